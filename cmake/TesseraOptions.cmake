@@ -1,0 +1,30 @@
+# Compiler flags shared by every target.
+add_compile_options(-Wall -Wextra -Wno-unused-parameter)
+
+if(CMAKE_CXX_COMPILER_ID MATCHES "Clang|GNU")
+  # lld links much faster than GNU ld on these 2-core machines.
+  include(CheckLinkerFlag)
+  check_linker_flag(CXX "-fuse-ld=lld" TESSERA_HAVE_LLD)
+  if(TESSERA_HAVE_LLD)
+    add_link_options(-fuse-ld=lld)
+  endif()
+endif()
+
+find_program(TESSERA_CCACHE ccache)
+if(TESSERA_CCACHE)
+  set(CMAKE_C_COMPILER_LAUNCHER "${TESSERA_CCACHE}")
+  set(CMAKE_CXX_COMPILER_LAUNCHER "${TESSERA_CCACHE}")
+endif()
+
+if(TESSERA_SANITIZE STREQUAL "address")
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+elseif(TESSERA_SANITIZE STREQUAL "thread")
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+elseif(TESSERA_SANITIZE STREQUAL "undefined")
+  add_compile_options(-fsanitize=undefined -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=undefined)
+elseif(NOT TESSERA_SANITIZE STREQUAL "")
+  message(FATAL_ERROR "TESSERA_SANITIZE must be address, thread or undefined")
+endif()

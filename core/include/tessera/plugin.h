@@ -1,0 +1,760 @@
+/*
+ * Tessera plugin ABI.  C99, no C++ types, nothing thrown across it.
+ *
+ * A plugin is a shared library named libtessera_plugin_<name>.so that exports
+ * exactly one symbol, TESSERA_PLUGIN_ENTRY_POINT ("tessera_plugin_get_api"),
+ * returning a pointer to a static TsPluginApi function table.
+ *
+ * VERSIONING (read this before changing the file)
+ *   The ABI version is MAJOR.MINOR (TESSERA_ABI_VERSION_MAJOR/MINOR).
+ *   - MINOR is bumped for additions only: a new entry point appended to the end
+ *     of TsPluginApi, a new field appended to the end of an Args or property
+ *     struct, a new enum value, a new flag bit.
+ *   - MAJOR is bumped for anything else: removing or reordering an entry or a
+ *     field, changing a type or the meaning of an existing field.
+ *   - Tables and structs are APPEND-ONLY.  Every struct begins with
+ *     `size_t struct_size` (set by whoever fills it, to TS_<TYPE>_STRUCT_SIZE
+ *     of the header it was compiled against) and `TsExtension* extension_start`.
+ *   - The core accepts any plugin of the same MAJOR, older or newer MINOR.
+ *     A reader of a struct MUST look at struct_size to know which fields the
+ *     writer knew about and MUST NOT reject a struct_size larger than its own
+ *     (a newer writer) or smaller (an older writer) as long as it covers the
+ *     fields introduced in MINOR 0.  Use TS_FIELD_PRESENT().
+ *   - An entry point that is NULL, or that lies past the plugin's
+ *     TsPluginApi.struct_size, is "not provided": the core reports
+ *     TS_ERROR_UNSUPPORTED to its caller and never calls it.
+ *
+ * ERRORS
+ *   Every entry point returns TsError*: NULL means success.  A non-NULL error
+ *   is owned by the caller, who reads it with Error_GetCode / Error_Message
+ *   and releases it with Error_Destroy.  The message string lives as long as
+ *   the error.  Messages name the vendor call that failed, e.g.
+ *   "cuMemAlloc(1.0 GiB) failed: CUDA_ERROR_OUT_OF_MEMORY".
+ *
+ * THREADING
+ *   Every entry point may be called from any thread.  Calls on different
+ *   objects never need external synchronisation.  Destroying an object while
+ *   another thread uses it is undefined (as in CUDA); the C++ API documents
+ *   which of its objects are safe to share.
+ */
+#ifndef TESSERA_PLUGIN_H_
+#define TESSERA_PLUGIN_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TESSERA_ABI_VERSION_MAJOR 1
+#define TESSERA_ABI_VERSION_MINOR 0
+
+#define TESSERA_PLUGIN_ENTRY_POINT "tessera_plugin_get_api"
+
+#if defined(_WIN32)
+#define TESSERA_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define TESSERA_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* Size of a struct up to and including its last field; pins the layout. */
+#define TS_STRUCT_SIZE(type, last_field) \
+  (offsetof(type, last_field) + sizeof(((type*)0)->last_field))
+
+/* Was `field` written by the producer of `s` (by struct_size)? */
+#define TS_FIELD_PRESENT(s, type, field) \
+  ((s)->struct_size >= TS_STRUCT_SIZE(type, field))
+
+/* Only tail padding may follow the recorded last field: adding a field
+ * without moving the traits macro to it fails to compile. */
+#define TS_STRUCT_SIZE_CHECK(type, last_field)                          \
+  static_assert(sizeof(type) - TS_STRUCT_SIZE(type, last_field) <      \
+                    alignof(type),                                      \
+                #type ": a field follows the recorded last field; "     \
+                "update TS_DEFINE_STRUCT_TRAITS")
+
+#ifdef __cplusplus
+#define TS_DEFINE_STRUCT_TRAITS(type, last_field) \
+  TS_STRUCT_SIZE_CHECK(type, last_field)
+#else
+#define TS_DEFINE_STRUCT_TRAITS(type, last_field) \
+  typedef char type##_struct_traits_[1]
+#endif
+
+/* Extension chain: every Args struct may point at a list of these. */
+typedef struct TsExtension {
+  size_t struct_size;
+  uint32_t type; /* TsExtensionType, vendor-registered ids start at 0x10000 */
+  struct TsExtension* next;
+} TsExtension;
+
+/* ---------------------------------------------------------------- handles */
+typedef struct TsError TsError;
+typedef struct TsClient TsClient;
+typedef struct TsDevice TsDevice;
+typedef struct TsBuffer TsBuffer;
+typedef struct TsStream TsStream;
+typedef struct TsEvent TsEvent;
+typedef struct TsGraph TsGraph;
+typedef struct TsGraphExec TsGraphExec;
+typedef struct TsExecutable TsExecutable;
+typedef struct TsKernel TsKernel;
+typedef struct TsCommunicator TsCommunicator;
+
+/* ------------------------------------------------------------------ enums */
+typedef enum TsErrorCode {
+  TS_ERROR_CANCELLED = 1,
+  TS_ERROR_UNKNOWN = 2,
+  TS_ERROR_INVALID_ARGUMENT = 3,
+  TS_ERROR_DEADLINE_EXCEEDED = 4,
+  TS_ERROR_NOT_FOUND = 5,
+  TS_ERROR_ALREADY_EXISTS = 6,
+  TS_ERROR_PERMISSION_DENIED = 7,
+  TS_ERROR_RESOURCE_EXHAUSTED = 8, /* out of memory, mlock limit, ... */
+  TS_ERROR_FAILED_PRECONDITION = 9, /* misuse: wrong state, pageable async */
+  TS_ERROR_ABORTED = 10,
+  TS_ERROR_OUT_OF_RANGE = 11,      /* copy past the end of a buffer */
+  TS_ERROR_UNIMPLEMENTED = 12,     /* entry exists, body not written */
+  TS_ERROR_INTERNAL = 13,
+  TS_ERROR_UNAVAILABLE = 14,       /* no driver / no device */
+  TS_ERROR_DATA_LOSS = 15,
+  TS_ERROR_UNAUTHENTICATED = 16,
+  TS_ERROR_UNSUPPORTED = 17,       /* capability missing on this device */
+  TS_ERROR_NOT_READY = 18,         /* event/stream query: still running */
+  TS_ERROR_INVALID_HANDLE = 19,    /* destroyed or foreign object */
+  TS_ERROR_ABI_MISMATCH = 20
+} TsErrorCode;
+
+typedef enum TsDeviceType {
+  TS_DEVICE_TYPE_CPU = 0,
+  TS_DEVICE_TYPE_DISCRETE_GPU = 1,
+  TS_DEVICE_TYPE_INTEGRATED_GPU = 2,
+  TS_DEVICE_TYPE_VIRTUAL = 3,
+  TS_DEVICE_TYPE_SOFTWARE = 4 /* e.g. lavapipe: a GPU API on the CPU */
+} TsDeviceType;
+
+typedef enum TsBufferKind {
+  TS_BUFFER_DEVICE = 0,      /* device memory, not host-addressable in general */
+  TS_BUFFER_HOST_PINNED = 1, /* page-locked host memory the device can reach */
+  TS_BUFFER_MANAGED = 2      /* unified memory, migrates on demand */
+} TsBufferKind;
+
+/* Bit i set <=> TsBufferKind i supported. */
+typedef uint32_t TsBufferKindMask;
+
+typedef enum TsHintResult {
+  TS_HINT_IGNORED = 0,  /* nothing happened; results are unaffected */
+  TS_HINT_EMULATED = 1, /* the plugin did something equivalent by other means */
+  TS_HINT_APPLIED = 2   /* mapped onto the vendor's unified-memory API */
+} TsHintResult;
+
+typedef enum TsAdvice {
+  TS_ADVICE_PREFERRED_LOCATION = 0,
+  TS_ADVICE_READ_MOSTLY = 1,
+  TS_ADVICE_ACCESSED_BY = 2,
+  TS_ADVICE_UNSET_PREFERRED_LOCATION = 3,
+  TS_ADVICE_UNSET_READ_MOSTLY = 4,
+  TS_ADVICE_UNSET_ACCESSED_BY = 5
+} TsAdvice;
+
+typedef enum TsDataType {
+  TS_DTYPE_F32 = 0,
+  TS_DTYPE_F64 = 1,
+  TS_DTYPE_I32 = 2,
+  TS_DTYPE_I64 = 3,
+  TS_DTYPE_F16 = 4,
+  TS_DTYPE_BF16 = 5,
+  TS_DTYPE_I8 = 6,
+  TS_DTYPE_U8 = 7
+} TsDataType;
+
+typedef enum TsReduceOp {
+  TS_REDUCE_SUM = 0,
+  TS_REDUCE_PROD = 1,
+  TS_REDUCE_MAX = 2,
+  TS_REDUCE_MIN = 3
+} TsReduceOp;
+
+typedef enum TsCollectiveOp {
+  TS_COLLECTIVE_ALL_REDUCE = 0,
+  TS_COLLECTIVE_BROADCAST = 1,
+  TS_COLLECTIVE_ALL_GATHER = 2,
+  TS_COLLECTIVE_REDUCE_SCATTER = 3
+} TsCollectiveOp;
+
+/* Capability bit sets (TsDeviceProperties). */
+enum {
+  TS_ATOMIC_SCOPE_TILE = 1u << 0,   /* within a lane's tile */
+  TS_ATOMIC_SCOPE_GROUP = 1u << 1,  /* within a tile group */
+  TS_ATOMIC_SCOPE_DEVICE = 1u << 2, /* across groups of one device */
+  TS_ATOMIC_SCOPE_MESH = 1u << 3    /* system scope: host and peers */
+};
+enum {
+  TS_COLLECTIVE_CAP_ALL_REDUCE = 1u << TS_COLLECTIVE_ALL_REDUCE,
+  TS_COLLECTIVE_CAP_BROADCAST = 1u << TS_COLLECTIVE_BROADCAST,
+  TS_COLLECTIVE_CAP_ALL_GATHER = 1u << TS_COLLECTIVE_ALL_GATHER,
+  TS_COLLECTIVE_CAP_REDUCE_SCATTER = 1u << TS_COLLECTIVE_REDUCE_SCATTER,
+  TS_COLLECTIVE_CAP_DETERMINISTIC = 1u << 16
+};
+
+typedef enum TsPeerCopyMode {
+  TS_PEER_COPY_NONE = 0,        /* peers cannot exchange data at all */
+  TS_PEER_COPY_HOST_STAGED = 1, /* through a host bounce buffer */
+  TS_PEER_COPY_DIRECT = 2       /* device to device without the host */
+} TsPeerCopyMode;
+
+/* Stream creation flags. */
+enum { TS_STREAM_NON_BLOCKING = 1u << 0 /* does not sync with default stream */ };
+/* Event creation flags. */
+enum { TS_EVENT_DISABLE_TIMING = 1u << 0 };
+
+#define TS_NAME_MAX 256
+
+/* ------------------------------------------------------ plain data types */
+typedef struct TsAbiVersion {
+  uint32_t major;
+  uint32_t minor;
+} TsAbiVersion;
+
+/* A place in memory: a device buffer + offset, or a host pointer.
+ * Exactly one of `buffer` and `host` is non-NULL. */
+typedef struct TsMemoryRef {
+  TsBuffer* buffer;
+  uint64_t offset;
+  void* host;
+} TsMemoryRef;
+
+typedef enum TsKernelArgKind {
+  TS_KERNEL_ARG_BUFFER = 0, /* buffer + offset: the kernel sees a pointer */
+  TS_KERNEL_ARG_SCALAR = 1  /* `size` bytes copied from `data` at launch */
+} TsKernelArgKind;
+
+typedef struct TsKernelArg {
+  TsKernelArgKind kind;
+  TsBuffer* buffer;
+  uint64_t offset;
+  const void* data;
+  size_t size;
+} TsKernelArg;
+
+typedef struct TsDim3 {
+  uint32_t x, y, z;
+} TsDim3;
+
+typedef struct TsDeviceProperties {
+  size_t struct_size;
+  TsExtension* extension_start;
+  char name[TS_NAME_MAX];
+  char vendor[TS_NAME_MAX];
+  char driver_version[TS_NAME_MAX];
+  TsDeviceType type;
+  uint32_t ordinal;               /* index within its plugin */
+  uint64_t total_memory;          /* bytes of TS_BUFFER_DEVICE memory */
+  TsBufferKindMask buffer_kinds;  /* which TsBufferKind are supported */
+  uint32_t managed_memory;        /* 1 if TS_BUFFER_MANAGED is real UM */
+  TsHintResult prefetch_hint;     /* what Buffer_Prefetch will report */
+  TsHintResult advise_hint;       /* what Buffer_Advise will report */
+  TsPeerCopyMode peer_copy;       /* between devices of this plugin */
+  uint32_t graphs;                /* stream capture + graph replay */
+  uint32_t collectives;           /* TS_COLLECTIVE_CAP_* bits */
+  uint32_t atomic_scopes;         /* TS_ATOMIC_SCOPE_* bits */
+  uint32_t subgroup_size;         /* lanes that execute in lock step */
+  uint64_t shared_memory_per_group; /* bytes */
+  uint32_t max_group_size;        /* lanes per tile group */
+  uint32_t compute_units;         /* SMs, CUs, EUs, cores */
+  uint32_t stream_weights;        /* 1 if weights shape scheduling */
+  /* comma-separated executable formats Executable_Load accepts,
+   * e.g. "elf-x86_64" "ptx,cubin" "spirv" "hsaco" */
+  char executable_formats[TS_NAME_MAX];
+} TsDeviceProperties;
+TS_DEFINE_STRUCT_TRAITS(TsDeviceProperties, executable_formats);
+#define TS_DEVICE_PROPERTIES_STRUCT_SIZE \
+  TS_STRUCT_SIZE(TsDeviceProperties, executable_formats)
+
+/* ============================================================ Args structs
+ * Each entry point FOO takes one TsFOO_Args*.  Fields marked "// out" are
+ * written by the plugin; all others are read.  */
+
+#define TS_ARGS_HEADER   \
+  size_t struct_size;    \
+  TsExtension* extension_start
+
+/* ---- errors */
+typedef struct TsError_Destroy_Args {
+  TS_ARGS_HEADER;
+  TsError* error;
+} TsError_Destroy_Args;
+#define TS_ERROR_DESTROY_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsError_Destroy_Args, error)
+
+typedef struct TsError_Message_Args {
+  TS_ARGS_HEADER;
+  const TsError* error;
+  const char* message;   /* out: NUL-terminated, lives as long as `error` */
+  size_t message_size;   /* out: strlen(message) */
+} TsError_Message_Args;
+#define TS_ERROR_MESSAGE_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsError_Message_Args, message_size)
+
+typedef struct TsError_GetCode_Args {
+  TS_ARGS_HEADER;
+  const TsError* error;
+  TsErrorCode code; /* out */
+} TsError_GetCode_Args;
+#define TS_ERROR_GETCODE_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsError_GetCode_Args, code)
+
+/* ---- plugin and client */
+typedef struct TsPlugin_GetInfo_Args {
+  TS_ARGS_HEADER;
+  const char* name;           /* out: "cpu", "cuda", ... (static storage) */
+  const char* vendor;         /* out: static storage */
+  const char* plugin_version; /* out: the plugin's own version, static */
+} TsPlugin_GetInfo_Args;
+#define TS_PLUGIN_GETINFO_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsPlugin_GetInfo_Args, plugin_version)
+
+/* Opens the vendor driver and enumerates devices.  A plugin whose driver is
+ * missing returns TS_ERROR_UNAVAILABLE with the reason ("libcuda.so.1: cannot
+ * open shared object file: No such file or directory"). */
+typedef struct TsClient_Create_Args {
+  TS_ARGS_HEADER;
+  TsClient* client; /* out */
+} TsClient_Create_Args;
+#define TS_CLIENT_CREATE_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsClient_Create_Args, client)
+
+/* Waits for all work, then frees everything the client owns. */
+typedef struct TsClient_Destroy_Args {
+  TS_ARGS_HEADER;
+  TsClient* client;
+} TsClient_Destroy_Args;
+#define TS_CLIENT_DESTROY_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsClient_Destroy_Args, client)
+
+typedef struct TsClient_GetDevices_Args {
+  TS_ARGS_HEADER;
+  TsClient* client;
+  TsDevice* const* devices; /* out: owned by the client */
+  size_t num_devices;       /* out */
+} TsClient_GetDevices_Args;
+#define TS_CLIENT_GETDEVICES_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsClient_GetDevices_Args, num_devices)
+
+/* ---- devices */
+typedef struct TsDevice_GetProperties_Args {
+  TS_ARGS_HEADER;
+  TsDevice* device;
+  TsDeviceProperties* properties; /* out: caller sets properties->struct_size */
+} TsDevice_GetProperties_Args;
+#define TS_DEVICE_GETPROPERTIES_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsDevice_GetProperties_Args, properties)
+
+/* The device's default stream: sequential with respect to every other
+ * blocking stream of the device.  Owned by the device; never destroyed. */
+typedef struct TsDevice_GetDefaultStream_Args {
+  TS_ARGS_HEADER;
+  TsDevice* device;
+  TsStream* stream; /* out */
+} TsDevice_GetDefaultStream_Args;
+#define TS_DEVICE_GETDEFAULTSTREAM_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsDevice_GetDefaultStream_Args, stream)
+
+typedef struct TsDevice_Synchronize_Args {
+  TS_ARGS_HEADER;
+  TsDevice* device;
+} TsDevice_Synchronize_Args;
+#define TS_DEVICE_SYNCHRONIZE_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsDevice_Synchronize_Args, device)
+
+/* ---- buffers and host memory */
+typedef struct TsBuffer_Allocate_Args {
+  TS_ARGS_HEADER;
+  TsDevice* device;
+  uint64_t size;      /* bytes, > 0 */
+  TsBufferKind kind;
+  uint64_t alignment; /* 0: the device's natural alignment */
+  TsBuffer* buffer;   /* out */
+  void* host_pointer; /* out: non-NULL when the host can address the buffer */
+} TsBuffer_Allocate_Args;
+#define TS_BUFFER_ALLOCATE_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsBuffer_Allocate_Args, host_pointer)
+
+/* Waits for the device's pending work, then frees (cudaFree semantics). */
+typedef struct TsBuffer_Free_Args {
+  TS_ARGS_HEADER;
+  TsBuffer* buffer;
+} TsBuffer_Free_Args;
+#define TS_BUFFER_FREE_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsBuffer_Free_Args, buffer)
+
+/* Page-locked host memory usable by every device of the client. */
+typedef struct TsHost_Allocate_Args {
+  TS_ARGS_HEADER;
+  TsClient* client;
+  uint64_t size;
+  void* pointer; /* out */
+} TsHost_Allocate_Args;
+#define TS_HOST_ALLOCATE_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsHost_Allocate_Args, pointer)
+
+typedef struct TsHost_Free_Args {
+  TS_ARGS_HEADER;
+  TsClient* client;
+  void* pointer;
+} TsHost_Free_Args;
+#define TS_HOST_FREE_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsHost_Free_Args, pointer)
+
+/* Page-locks existing host memory (cudaHostRegister). */
+typedef struct TsHost_Register_Args {
+  TS_ARGS_HEADER;
+  TsClient* client;
+  void* pointer;
+  uint64_t size;
+} TsHost_Register_Args;
+#define TS_HOST_REGISTER_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsHost_Register_Args, size)
+
+typedef struct TsHost_Unregister_Args {
+  TS_ARGS_HEADER;
+  TsClient* client;
+  void* pointer;
+} TsHost_Unregister_Args;
+#define TS_HOST_UNREGISTER_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsHost_Unregister_Args, pointer)
+
+/* ---- copies
+ * stream == NULL: synchronous copy, ordered as if on the default stream of
+ * the device involved (pageable host memory allowed).  stream != NULL:
+ * asynchronous; host memory must be pinned (Host_Allocate/Host_Register).
+ * The core checks bounds, sizes and pinning before calling the plugin. */
+typedef struct TsMemcpy_Args {
+  TS_ARGS_HEADER;
+  TsMemoryRef dst;
+  TsMemoryRef src;
+  uint64_t size;     /* bytes, > 0 */
+  TsStream* stream;  /* NULL: synchronous */
+  TsPeerCopyMode peer_mode; /* out: for device-to-device across devices */
+} TsMemcpy_Args;
+#define TS_MEMCPY_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsMemcpy_Args, peer_mode)
+
+typedef struct TsMemset_Args {
+  TS_ARGS_HEADER;
+  TsBuffer* buffer;
+  uint64_t offset;
+  uint64_t size;
+  uint8_t value;
+  TsStream* stream; /* NULL: synchronous */
+} TsMemset_Args;
+#define TS_MEMSET_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsMemset_Args, stream)
+
+/* ---- unified-memory hints */
+typedef struct TsBuffer_Prefetch_Args {
+  TS_ARGS_HEADER;
+  TsBuffer* buffer;
+  uint64_t offset;
+  uint64_t size;
+  TsDevice* target; /* NULL: the host */
+  TsStream* stream;
+  TsHintResult result; /* out */
+} TsBuffer_Prefetch_Args;
+#define TS_BUFFER_PREFETCH_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsBuffer_Prefetch_Args, result)
+
+typedef struct TsBuffer_Advise_Args {
+  TS_ARGS_HEADER;
+  TsBuffer* buffer;
+  uint64_t offset;
+  uint64_t size;
+  TsAdvice advice;
+  TsDevice* device; /* NULL: the host */
+  TsHintResult result; /* out */
+} TsBuffer_Advise_Args;
+#define TS_BUFFER_ADVISE_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsBuffer_Advise_Args, result)
+
+/* ---- streams */
+typedef struct TsStream_Create_Args {
+  TS_ARGS_HEADER;
+  TsDevice* device;
+  int32_t priority; /* larger runs first when both are ready; 0 default */
+  uint32_t weight;  /* share of the device under contention; 0 means 1 */
+  uint32_t flags;   /* TS_STREAM_* */
+  TsStream* stream; /* out */
+} TsStream_Create_Args;
+#define TS_STREAM_CREATE_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsStream_Create_Args, stream)
+
+/* Returns at once; work already queued still runs to completion and the
+ * stream's resources are released after it (cudaStreamDestroy semantics). */
+typedef struct TsStream_Destroy_Args {
+  TS_ARGS_HEADER;
+  TsStream* stream;
+} TsStream_Destroy_Args;
+#define TS_STREAM_DESTROY_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsStream_Destroy_Args, stream)
+
+typedef struct TsStream_Synchronize_Args {
+  TS_ARGS_HEADER;
+  TsStream* stream;
+} TsStream_Synchronize_Args;
+#define TS_STREAM_SYNCHRONIZE_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsStream_Synchronize_Args, stream)
+
+typedef struct TsStream_Query_Args {
+  TS_ARGS_HEADER;
+  TsStream* stream;
+  uint32_t idle; /* out: 1 when all queued work has completed */
+} TsStream_Query_Args;
+#define TS_STREAM_QUERY_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsStream_Query_Args, idle)
+
+/* Work queued on `stream` after this call waits for the event's most recent
+ * record.  A never-recorded event makes this a no-op. */
+typedef struct TsStream_WaitEvent_Args {
+  TS_ARGS_HEADER;
+  TsStream* stream;
+  TsEvent* event;
+} TsStream_WaitEvent_Args;
+#define TS_STREAM_WAITEVENT_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsStream_WaitEvent_Args, event)
+
+/* From now on work issued to `stream` (and to streams that join the capture
+ * by waiting on an event recorded in it) is recorded, not run. */
+typedef struct TsStream_BeginCapture_Args {
+  TS_ARGS_HEADER;
+  TsStream* stream;
+} TsStream_BeginCapture_Args;
+#define TS_STREAM_BEGINCAPTURE_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsStream_BeginCapture_Args, stream)
+
+/* Every stream that joined must have been joined back (origin waits on an
+ * event recorded last in it), else TS_ERROR_FAILED_PRECONDITION. */
+typedef struct TsStream_EndCapture_Args {
+  TS_ARGS_HEADER;
+  TsStream* stream;
+  TsGraph* graph; /* out */
+} TsStream_EndCapture_Args;
+#define TS_STREAM_ENDCAPTURE_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsStream_EndCapture_Args, graph)
+
+/* ---- events */
+typedef struct TsEvent_Create_Args {
+  TS_ARGS_HEADER;
+  TsDevice* device;
+  uint32_t flags;  /* TS_EVENT_* */
+  TsEvent* event;  /* out */
+} TsEvent_Create_Args;
+#define TS_EVENT_CREATE_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsEvent_Create_Args, event)
+
+typedef struct TsEvent_Destroy_Args {
+  TS_ARGS_HEADER;
+  TsEvent* event;
+} TsEvent_Destroy_Args;
+#define TS_EVENT_DESTROY_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsEvent_Destroy_Args, event)
+
+/* Captures all work queued on `stream` so far; re-recording replaces it. */
+typedef struct TsEvent_Record_Args {
+  TS_ARGS_HEADER;
+  TsEvent* event;
+  TsStream* stream;
+} TsEvent_Record_Args;
+#define TS_EVENT_RECORD_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsEvent_Record_Args, stream)
+
+typedef struct TsEvent_Query_Args {
+  TS_ARGS_HEADER;
+  TsEvent* event;
+  uint32_t complete; /* out: 1 when done, or never recorded */
+} TsEvent_Query_Args;
+#define TS_EVENT_QUERY_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsEvent_Query_Args, complete)
+
+typedef struct TsEvent_Synchronize_Args {
+  TS_ARGS_HEADER;
+  TsEvent* event;
+} TsEvent_Synchronize_Args;
+#define TS_EVENT_SYNCHRONIZE_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsEvent_Synchronize_Args, event)
+
+/* Milliseconds between two completed timing events.  Either never recorded:
+ * TS_ERROR_FAILED_PRECONDITION; either still pending: TS_ERROR_NOT_READY. */
+typedef struct TsEvent_ElapsedTime_Args {
+  TS_ARGS_HEADER;
+  TsEvent* start;
+  TsEvent* end;
+  double milliseconds; /* out */
+} TsEvent_ElapsedTime_Args;
+#define TS_EVENT_ELAPSEDTIME_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsEvent_ElapsedTime_Args, milliseconds)
+
+/* ---- graphs */
+typedef struct TsGraph_Destroy_Args {
+  TS_ARGS_HEADER;
+  TsGraph* graph;
+} TsGraph_Destroy_Args;
+#define TS_GRAPH_DESTROY_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsGraph_Destroy_Args, graph)
+
+typedef struct TsGraph_GetInfo_Args {
+  TS_ARGS_HEADER;
+  TsGraph* graph;
+  size_t num_nodes; /* out */
+  size_t num_edges; /* out: cross-stream and in-stream dependencies */
+} TsGraph_GetInfo_Args;
+#define TS_GRAPH_GETINFO_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsGraph_GetInfo_Args, num_edges)
+
+typedef struct TsGraph_Instantiate_Args {
+  TS_ARGS_HEADER;
+  TsGraph* graph;
+  TsGraphExec* exec; /* out: independent of `graph` afterwards */
+} TsGraph_Instantiate_Args;
+#define TS_GRAPH_INSTANTIATE_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsGraph_Instantiate_Args, exec)
+
+typedef struct TsGraphExec_Destroy_Args {
+  TS_ARGS_HEADER;
+  TsGraphExec* exec;
+} TsGraphExec_Destroy_Args;
+#define TS_GRAPHEXEC_DESTROY_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsGraphExec_Destroy_Args, exec)
+
+/* Runs the whole graph once, ordered after earlier work of `stream`; later
+ * work of `stream` waits for all of it. */
+typedef struct TsGraphExec_Launch_Args {
+  TS_ARGS_HEADER;
+  TsGraphExec* exec;
+  TsStream* stream;
+} TsGraphExec_Launch_Args;
+#define TS_GRAPHEXEC_LAUNCH_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsGraphExec_Launch_Args, stream)
+
+/* ---- executables and kernels */
+typedef struct TsExecutable_Load_Args {
+  TS_ARGS_HEADER;
+  TsDevice* device;
+  const char* format; /* one of TsDeviceProperties.executable_formats */
+  const void* data;   /* the image in memory, or NULL to read `path` */
+  size_t size;
+  const char* path;
+  TsExecutable* executable; /* out */
+} TsExecutable_Load_Args;
+#define TS_EXECUTABLE_LOAD_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsExecutable_Load_Args, executable)
+
+/* Waits for the device's pending work first, like Buffer_Free. */
+typedef struct TsExecutable_Destroy_Args {
+  TS_ARGS_HEADER;
+  TsExecutable* executable;
+} TsExecutable_Destroy_Args;
+#define TS_EXECUTABLE_DESTROY_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsExecutable_Destroy_Args, executable)
+
+/* The kernel handle is owned by the executable. */
+typedef struct TsExecutable_GetKernel_Args {
+  TS_ARGS_HEADER;
+  TsExecutable* executable;
+  const char* name;
+  TsKernel* kernel; /* out */
+} TsExecutable_GetKernel_Args;
+#define TS_EXECUTABLE_GETKERNEL_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsExecutable_GetKernel_Args, kernel)
+
+/* Runs grid.x*grid.y*grid.z tile groups of group_size lanes each.  Arguments
+ * are copied at launch; the arrays may be reused when the call returns. */
+typedef struct TsKernel_Launch_Args {
+  TS_ARGS_HEADER;
+  TsKernel* kernel;
+  TsStream* stream; /* must not be NULL: use the default stream explicitly */
+  TsDim3 grid;
+  TsDim3 group_size;
+  uint64_t shared_memory_bytes; /* per group, dynamic */
+  const TsKernelArg* args;
+  size_t num_args;
+} TsKernel_Launch_Args;
+#define TS_KERNEL_LAUNCH_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsKernel_Launch_Args, num_args)
+
+/* ---- collectives
+ * A communicator spans `num_devices` devices of one client (one rank each,
+ * single process).  A collective call covers every rank at once: arrays are
+ * indexed by rank.  Each rank's part is ordered on its own stream. */
+typedef struct TsCommunicator_Create_Args {
+  TS_ARGS_HEADER;
+  TsClient* client;
+  TsDevice* const* devices;
+  size_t num_devices;
+  TsCommunicator* communicator; /* out */
+} TsCommunicator_Create_Args;
+#define TS_COMMUNICATOR_CREATE_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsCommunicator_Create_Args, communicator)
+
+typedef struct TsCommunicator_Destroy_Args {
+  TS_ARGS_HEADER;
+  TsCommunicator* communicator;
+} TsCommunicator_Destroy_Args;
+#define TS_COMMUNICATOR_DESTROY_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsCommunicator_Destroy_Args, communicator)
+
+/* count: elements per rank in the send buffer (all_reduce, broadcast,
+ * all_gather) or per rank in the recv buffer (reduce_scatter).
+ * all_gather: recv holds count*num_devices.  reduce_scatter: send holds
+ * count*num_devices.  deterministic != 0: fixed association tree, results
+ * bitwise identical run to run. */
+typedef struct TsCommunicator_Collective_Args {
+  TS_ARGS_HEADER;
+  TsCommunicator* communicator;
+  TsCollectiveOp op;
+  TsReduceOp reduce_op;
+  TsDataType dtype;
+  uint64_t count;
+  uint32_t root; /* broadcast */
+  uint32_t deterministic;
+  TsMemoryRef const* send; /* [num_devices] buffer refs */
+  TsMemoryRef const* recv; /* [num_devices] buffer refs */
+  TsStream* const* streams; /* [num_devices] */
+} TsCommunicator_Collective_Args;
+#define TS_COMMUNICATOR_COLLECTIVE_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsCommunicator_Collective_Args, streams)
+
+/* ============================================================ the table */
+#define TS_API_ENTRY(name) TsError* (*name)(Ts##name##_Args* args)
+
+typedef struct TsPluginApi {
+  size_t struct_size;
+  TsExtension* extension_start;
+  TsAbiVersion abi_version;
+
+  TS_API_ENTRY(Error_Destroy);
+  TS_API_ENTRY(Error_Message);
+  TS_API_ENTRY(Error_GetCode);
+
+  TS_API_ENTRY(Plugin_GetInfo);
+  TS_API_ENTRY(Client_Create);
+  TS_API_ENTRY(Client_Destroy);
+  TS_API_ENTRY(Client_GetDevices);
+
+  TS_API_ENTRY(Device_GetProperties);
+  TS_API_ENTRY(Device_GetDefaultStream);
+  TS_API_ENTRY(Device_Synchronize);
+
+  TS_API_ENTRY(Buffer_Allocate);
+  TS_API_ENTRY(Buffer_Free);
+  TS_API_ENTRY(Host_Allocate);
+  TS_API_ENTRY(Host_Free);
+  TS_API_ENTRY(Host_Register);
+  TS_API_ENTRY(Host_Unregister);
+  TS_API_ENTRY(Memcpy);
+  TS_API_ENTRY(Memset);
+
+  TS_API_ENTRY(Buffer_Prefetch);
+  TS_API_ENTRY(Buffer_Advise);
+
+  TS_API_ENTRY(Stream_Create);
+  TS_API_ENTRY(Stream_Destroy);
+  TS_API_ENTRY(Stream_Synchronize);
+  TS_API_ENTRY(Stream_Query);
+  TS_API_ENTRY(Stream_WaitEvent);
+  TS_API_ENTRY(Stream_BeginCapture);
+  TS_API_ENTRY(Stream_EndCapture);
+
+  TS_API_ENTRY(Event_Create);
+  TS_API_ENTRY(Event_Destroy);
+  TS_API_ENTRY(Event_Record);
+  TS_API_ENTRY(Event_Query);
+  TS_API_ENTRY(Event_Synchronize);
+  TS_API_ENTRY(Event_ElapsedTime);
+
+  TS_API_ENTRY(Graph_Destroy);
+  TS_API_ENTRY(Graph_GetInfo);
+  TS_API_ENTRY(Graph_Instantiate);
+  TS_API_ENTRY(GraphExec_Destroy);
+  TS_API_ENTRY(GraphExec_Launch);
+
+  TS_API_ENTRY(Executable_Load);
+  TS_API_ENTRY(Executable_Destroy);
+  TS_API_ENTRY(Executable_GetKernel);
+  TS_API_ENTRY(Kernel_Launch);
+
+  TS_API_ENTRY(Communicator_Create);
+  TS_API_ENTRY(Communicator_Destroy);
+  TS_API_ENTRY(Communicator_Collective);
+} TsPluginApi;
+TS_DEFINE_STRUCT_TRAITS(TsPluginApi, Communicator_Collective);
+#define TS_PLUGIN_API_STRUCT_SIZE TS_STRUCT_SIZE(TsPluginApi, Communicator_Collective)
+
+/* The first entry point of MINOR 0 after the header fields; a table shorter
+ * than this is not a Tessera table. */
+#define TS_PLUGIN_API_MIN_STRUCT_SIZE TS_STRUCT_SIZE(TsPluginApi, Error_GetCode)
+
+/* The one exported symbol.  Returns a table with static lifetime, or NULL
+ * (the loader reports it as a broken plugin). */
+typedef const TsPluginApi* (*TsPluginGetApiFn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TESSERA_PLUGIN_H_ */

@@ -1,0 +1,458 @@
+// The Tessera C++ runtime API: RAII objects over the plugin ABI.
+//
+// Ownership: every object here is a cheap, copyable handle to a shared
+// implementation object.  The implementation lives until the last handle is
+// dropped or destroy() is called explicitly, whichever is first; destroy()
+// makes every copy of the handle invalid, and any later use returns
+// INVALID_HANDLE instead of crashing.  Objects keep what they need alive: a
+// Buffer keeps its Device, a Device its Runtime, a Runtime its plugin.
+//
+// Thread-safety: all methods may be called concurrently from several threads,
+// on the same or different objects, except destroy() racing with other uses
+// of the same object (undefined, as in CUDA).
+#ifndef TESSERA_RUNTIME_HPP_
+#define TESSERA_RUNTIME_HPP_
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/plugin.h"
+#include "tessera/status.hpp"
+
+namespace tessera {
+
+namespace detail {
+struct RuntimeImpl;
+struct DeviceImpl;
+struct BufferImpl;
+struct StreamImpl;
+struct EventImpl;
+struct GraphImpl;
+struct GraphExecImpl;
+struct ExecutableImpl;
+struct CommunicatorImpl;
+}  // namespace detail
+
+class Runtime;
+class Device;
+class Buffer;
+class Stream;
+class Event;
+class Graph;
+class GraphExec;
+class Executable;
+class Kernel;
+class Communicator;
+
+// ------------------------------------------------------------ plugin info
+enum class PluginState {
+  kLoaded,      // selected and serving devices
+  kAvailable,   // loads and has devices, not selected
+  kUnavailable, // loads, but no driver or no device (reason says why)
+  kRejected,    // not a usable plugin: not a shared object, no entry point,
+                // wrong ABI MAJOR, null table (reason says which)
+  kShadowed,    // another plugin of the same name came first in the path
+  kNotProbed,   // discovered, never opened (selection stopped earlier)
+};
+const char* PluginStateName(PluginState state);
+
+struct PluginCandidate {
+  std::string name;            // "cpu", "vulkan", ...
+  std::string path;            // file, or "<embedded>"
+  std::string abi_version;     // "1.0" as reported by the plugin; "" unknown
+  std::string vendor;
+  std::string plugin_version;
+  PluginState state = PluginState::kNotProbed;
+  std::string reason;          // why rejected / unavailable / shadowed
+};
+
+struct RuntimeOptions {
+  // Comma-separated ordered list; empty means read TESSERA_BACKEND, and if
+  // that is unset too, the automatic choice of DESIGN.md.
+  std::string backend;
+  // Extra directories or files searched before everything else.
+  std::vector<std::string> plugin_path;
+  // Load exactly this plugin file and nothing else (conformance --plugin).
+  std::string plugin_file;
+  // Read TESSERA_BACKEND, TESSERA_PLUGIN_PATH, TESSERA_VISIBLE_DEVICES.
+  bool read_environment = true;
+  // Comma-separated device ordinals to keep; empty: TESSERA_VISIBLE_DEVICES.
+  std::string visible_devices;
+};
+
+// Properties of a device, copied out of TsDeviceProperties.
+struct DeviceInfo {
+  std::string name;
+  std::string vendor;
+  std::string driver_version;
+  TsDeviceType type = TS_DEVICE_TYPE_CPU;
+  uint32_t ordinal = 0;
+  uint64_t total_memory = 0;
+  TsBufferKindMask buffer_kinds = 0;
+  bool managed_memory = false;
+  TsHintResult prefetch_hint = TS_HINT_IGNORED;
+  TsHintResult advise_hint = TS_HINT_IGNORED;
+  TsPeerCopyMode peer_copy = TS_PEER_COPY_NONE;
+  bool graphs = false;
+  uint32_t collectives = 0;   // TS_COLLECTIVE_CAP_* bits
+  uint32_t atomic_scopes = 0; // TS_ATOMIC_SCOPE_* bits
+  uint32_t subgroup_size = 0;
+  uint64_t shared_memory_per_group = 0;
+  uint32_t max_group_size = 0;
+  uint32_t compute_units = 0;
+  bool stream_weights = false;
+  std::vector<std::string> executable_formats;
+
+  bool supports(TsBufferKind kind) const {
+    return (buffer_kinds >> kind) & 1u;
+  }
+};
+
+const char* DeviceTypeName(TsDeviceType type);
+const char* BufferKindName(TsBufferKind kind);
+const char* HintResultName(TsHintResult result);
+const char* PeerCopyModeName(TsPeerCopyMode mode);
+
+// ------------------------------------------------------------- runtime
+class Runtime {
+ public:
+  Runtime() = default;  // invalid until Create()
+
+  // Discovers plugins, selects a backend, creates its client and devices.
+  static StatusOr<Runtime> Create(const RuntimeOptions& options = {});
+
+  // Opens every plugin that could be found (without selecting one) and
+  // reports each with its devices: what tessera-info shows.
+  struct ProbeResult {
+    PluginCandidate candidate;
+    std::vector<DeviceInfo> devices;
+  };
+  static std::vector<ProbeResult> ProbeAll(const RuntimeOptions& options = {});
+
+  // The directories searched, in order (after TESSERA_PLUGIN_PATH).
+  static std::vector<std::string> DefaultPluginDirectories();
+
+  bool valid() const { return impl_ != nullptr; }
+  const std::string& backend() const;  // selected plugin name
+  const std::vector<PluginCandidate>& candidates() const;
+  const std::vector<Device>& devices() const;  // after filtering
+  // The selected plugin's function table, for callers that must bypass the
+  // core (benchmarks measuring its overhead).  Valid while the Runtime lives.
+  const TsPluginApi* plugin_api() const;
+  TsClient* raw_client() const;
+
+  // Page-locked host memory (cudaMallocHost).  Async copies need it.
+  StatusOr<void*> pinned_malloc(size_t size) const;
+  Status pinned_free(void* pointer) const;
+  // Page-locks existing memory (cudaHostRegister) / undoes it.
+  Status register_host(void* pointer, size_t size) const;
+  Status unregister_host(void* pointer) const;
+  // True when [pointer, pointer+size) lies in pinned or registered memory.
+  bool is_pinned(const void* pointer, size_t size) const;
+
+  StatusOr<Communicator> create_communicator(
+      const std::vector<Device>& devices) const;
+
+  std::shared_ptr<detail::RuntimeImpl> impl() const { return impl_; }
+
+ private:
+  friend struct detail::RuntimeImpl;
+  explicit Runtime(std::shared_ptr<detail::RuntimeImpl> impl)
+      : impl_(std::move(impl)) {}
+  std::shared_ptr<detail::RuntimeImpl> impl_;
+};
+
+// ------------------------------------------------------------- memory refs
+// A place in memory: a buffer at an offset, or a host pointer.
+struct MemoryRef {
+  const Buffer* buffer = nullptr;
+  uint64_t offset = 0;
+  void* host = nullptr;
+
+  MemoryRef(const Buffer& b, uint64_t off = 0) : buffer(&b), offset(off) {}  // NOLINT
+  MemoryRef(void* h) : host(h) {}                                             // NOLINT
+  MemoryRef(const void* h) : host(const_cast<void*>(h)) {}                    // NOLINT
+};
+
+struct StreamOptions {
+  uint32_t weight = 1;    // share of the device under contention
+  int32_t priority = 0;   // larger first when both are ready
+  bool non_blocking = false;  // not ordered with the default stream
+};
+
+// ------------------------------------------------------------- device
+class Device {
+ public:
+  Device() = default;
+  bool valid() const { return impl_ != nullptr; }
+  const DeviceInfo& info() const;
+  const std::string& backend() const;
+  TsDevice* raw() const;
+
+  StatusOr<Buffer> allocate(uint64_t size,
+                            TsBufferKind kind = TS_BUFFER_DEVICE) const;
+  StatusOr<Stream> create_stream(const StreamOptions& options = {}) const;
+  // The sequential default stream (see docs/memory-model.md).
+  Stream default_stream() const;
+  StatusOr<Event> create_event(uint32_t flags = 0) const;
+  Status synchronize() const;
+
+  // Loads a vendor binary in one of info().executable_formats.
+  StatusOr<Executable> load_executable(const std::string& format,
+                                       const std::string& path) const;
+  StatusOr<Executable> load_executable(const std::string& format,
+                                       const void* data, size_t size) const;
+
+  bool operator==(const Device& o) const { return impl_ == o.impl_; }
+  bool operator!=(const Device& o) const { return impl_ != o.impl_; }
+  std::shared_ptr<detail::DeviceImpl> impl() const { return impl_; }
+
+ private:
+  friend struct detail::RuntimeImpl;
+  explicit Device(std::shared_ptr<detail::DeviceImpl> impl)
+      : impl_(std::move(impl)) {}
+  std::shared_ptr<detail::DeviceImpl> impl_;
+};
+
+// ------------------------------------------------------------- buffer
+class Buffer {
+ public:
+  Buffer() = default;
+  bool valid() const;  // false when null or destroyed
+  uint64_t size() const;
+  TsBufferKind kind() const;
+  // Host address of the buffer when the host can address it, else nullptr.
+  void* host_pointer() const;
+  Device device() const;
+  TsBuffer* raw() const;  // nullptr when destroyed
+  // Waits for the device's pending work, then frees.  Later uses of any copy
+  // of this handle return INVALID_HANDLE.
+  Status destroy();
+
+  std::shared_ptr<detail::BufferImpl> impl() const { return impl_; }
+
+ private:
+  friend class Device;
+  explicit Buffer(std::shared_ptr<detail::BufferImpl> impl)
+      : impl_(std::move(impl)) {}
+  std::shared_ptr<detail::BufferImpl> impl_;
+};
+
+// Synchronous copy; host memory may be pageable.  Direction from the refs.
+Status copy(MemoryRef dst, MemoryRef src, uint64_t size);
+Status memset(const Buffer& buffer, uint64_t offset, uint8_t value,
+              uint64_t size);
+// What advise() did: applied, emulated or ignored.  size 0: to the end.
+StatusOr<TsHintResult> advise(const Buffer& buffer, TsAdvice advice,
+                              const Device* device /* nullptr: host */,
+                              uint64_t offset = 0, uint64_t size = 0);
+
+// ------------------------------------------------------------- kernels
+class KernelArg {
+ public:
+  static KernelArg buffer(const Buffer& b, uint64_t offset = 0) {
+    KernelArg a;
+    a.kind_ = TS_KERNEL_ARG_BUFFER;
+    a.buffer_ = &b;
+    a.offset_ = offset;
+    return a;
+  }
+  template <typename T>
+  static KernelArg scalar(const T& value) {
+    static_assert(sizeof(T) <= sizeof(uint64_t) * 2, "scalar too large");
+    KernelArg a;
+    a.kind_ = TS_KERNEL_ARG_SCALAR;
+    std::memcpy(a.bytes_, &value, sizeof(T));
+    a.size_ = sizeof(T);
+    return a;
+  }
+  TsKernelArgKind kind() const { return kind_; }
+  const Buffer* buffer_ref() const { return buffer_; }
+  uint64_t offset() const { return offset_; }
+  const void* data() const { return bytes_; }
+  size_t size() const { return size_; }
+
+ private:
+  TsKernelArgKind kind_ = TS_KERNEL_ARG_SCALAR;
+  const Buffer* buffer_ = nullptr;
+  uint64_t offset_ = 0;
+  alignas(16) unsigned char bytes_[16] = {};
+  size_t size_ = 0;
+};
+
+class Kernel {
+ public:
+  Kernel() = default;
+  bool valid() const;
+  const std::string& name() const;
+  TsKernel* raw() const;
+
+ private:
+  friend class Executable;
+  std::shared_ptr<detail::ExecutableImpl> exe_;
+  TsKernel* kernel_ = nullptr;
+  std::string name_;
+};
+
+class Executable {
+ public:
+  Executable() = default;
+  bool valid() const;
+  StatusOr<Kernel> kernel(const std::string& name) const;
+  Status destroy();
+  std::shared_ptr<detail::ExecutableImpl> impl() const { return impl_; }
+
+ private:
+  friend class Device;
+  explicit Executable(std::shared_ptr<detail::ExecutableImpl> impl)
+      : impl_(std::move(impl)) {}
+  std::shared_ptr<detail::ExecutableImpl> impl_;
+};
+
+// ------------------------------------------------------------- streams
+class Stream {
+ public:
+  Stream() = default;
+  bool valid() const;
+  bool is_default() const;
+  Device device() const;
+  TsStream* raw() const;
+  const StreamOptions& options() const;
+
+  // Asynchronous copy: host memory must be pinned (Runtime::pinned_malloc or
+  // register_host), else FAILED_PRECONDITION.
+  Status copy_async(MemoryRef dst, MemoryRef src, uint64_t size) const;
+  Status memset_async(const Buffer& buffer, uint64_t offset, uint8_t value,
+                      uint64_t size) const;
+  Status launch(const Kernel& kernel, TsDim3 grid, TsDim3 group_size,
+                const std::vector<KernelArg>& args,
+                uint64_t shared_memory_bytes = 0) const;
+  Status launch(const GraphExec& exec) const;
+
+  Status record(const Event& event) const;  // event.record(*this)
+  Status wait(const Event& event) const;
+  Status synchronize() const;
+  StatusOr<bool> query() const;  // true when idle
+
+  Status begin_capture() const;
+  StatusOr<Graph> end_capture() const;
+
+  // Migrates managed memory toward `target` (nullptr: host) on this stream.
+  StatusOr<TsHintResult> prefetch(const Buffer& buffer,
+                                  const Device* target, uint64_t offset = 0,
+                                  uint64_t size = 0) const;
+
+  // Returns at once; queued work still completes (docs/memory-model.md).
+  // The default stream cannot be destroyed.
+  Status destroy();
+
+  std::shared_ptr<detail::StreamImpl> impl() const { return impl_; }
+
+ private:
+  friend class Device;
+  explicit Stream(std::shared_ptr<detail::StreamImpl> impl)
+      : impl_(std::move(impl)) {}
+  std::shared_ptr<detail::StreamImpl> impl_;
+};
+
+// ------------------------------------------------------------- events
+class Event {
+ public:
+  Event() = default;
+  bool valid() const;
+  TsEvent* raw() const;
+  Status record(const Stream& stream) const;
+  StatusOr<bool> query() const;  // true when complete or never recorded
+  Status synchronize() const;
+  Status destroy();
+  // Milliseconds from start to end; both recorded and complete.
+  static StatusOr<double> elapsed_ms(const Event& start, const Event& end);
+
+  std::shared_ptr<detail::EventImpl> impl() const { return impl_; }
+
+ private:
+  friend class Device;
+  explicit Event(std::shared_ptr<detail::EventImpl> impl)
+      : impl_(std::move(impl)) {}
+  std::shared_ptr<detail::EventImpl> impl_;
+};
+
+// ------------------------------------------------------------- graphs
+class Graph {
+ public:
+  Graph() = default;
+  bool valid() const;
+  size_t num_nodes() const;
+  size_t num_edges() const;
+  StatusOr<GraphExec> instantiate() const;
+  Status destroy();
+
+ private:
+  friend class Stream;
+  explicit Graph(std::shared_ptr<detail::GraphImpl> impl)
+      : impl_(std::move(impl)) {}
+  std::shared_ptr<detail::GraphImpl> impl_;
+};
+
+class GraphExec {
+ public:
+  GraphExec() = default;
+  bool valid() const;
+  TsGraphExec* raw() const;
+  Status destroy();
+  std::shared_ptr<detail::GraphExecImpl> impl() const { return impl_; }
+
+ private:
+  friend class Graph;
+  explicit GraphExec(std::shared_ptr<detail::GraphExecImpl> impl)
+      : impl_(std::move(impl)) {}
+  std::shared_ptr<detail::GraphExecImpl> impl_;
+};
+
+// ------------------------------------------------------------- collectives
+class Communicator {
+ public:
+  Communicator() = default;
+  bool valid() const;
+  size_t size() const;  // ranks
+  const std::vector<Device>& devices() const;
+
+  // Arrays are indexed by rank; see TsCommunicator_Collective_Args for the
+  // meaning of `count` per operation.
+  Status all_reduce(const std::vector<Buffer>& send,
+                    const std::vector<Buffer>& recv, uint64_t count,
+                    TsDataType dtype, TsReduceOp op,
+                    const std::vector<Stream>& streams,
+                    bool deterministic = false) const;
+  Status broadcast(const std::vector<Buffer>& send,
+                   const std::vector<Buffer>& recv, uint64_t count,
+                   TsDataType dtype, uint32_t root,
+                   const std::vector<Stream>& streams) const;
+  Status all_gather(const std::vector<Buffer>& send,
+                    const std::vector<Buffer>& recv, uint64_t count,
+                    TsDataType dtype, const std::vector<Stream>& streams) const;
+  Status reduce_scatter(const std::vector<Buffer>& send,
+                        const std::vector<Buffer>& recv, uint64_t count,
+                        TsDataType dtype, TsReduceOp op,
+                        const std::vector<Stream>& streams,
+                        bool deterministic = false) const;
+  Status destroy();
+
+ private:
+  friend class Runtime;
+  explicit Communicator(std::shared_ptr<detail::CommunicatorImpl> impl)
+      : impl_(std::move(impl)) {}
+  std::shared_ptr<detail::CommunicatorImpl> impl_;
+};
+
+size_t DataTypeSize(TsDataType dtype);
+const char* DataTypeName(TsDataType dtype);
+
+}  // namespace tessera
+
+#endif  // TESSERA_RUNTIME_HPP_
