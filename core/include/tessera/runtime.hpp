@@ -160,10 +160,11 @@ class Runtime {
 
   std::shared_ptr<detail::RuntimeImpl> impl() const { return impl_; }
 
- private:
-  friend struct detail::RuntimeImpl;
+  // Internal: handles are made by the runtime.
   explicit Runtime(std::shared_ptr<detail::RuntimeImpl> impl)
       : impl_(std::move(impl)) {}
+
+ private:
   std::shared_ptr<detail::RuntimeImpl> impl_;
 };
 
@@ -212,10 +213,11 @@ class Device {
   bool operator!=(const Device& o) const { return impl_ != o.impl_; }
   std::shared_ptr<detail::DeviceImpl> impl() const { return impl_; }
 
- private:
-  friend struct detail::RuntimeImpl;
+  // Internal: handles are made by the runtime.
   explicit Device(std::shared_ptr<detail::DeviceImpl> impl)
       : impl_(std::move(impl)) {}
+
+ private:
   std::shared_ptr<detail::DeviceImpl> impl_;
 };
 
@@ -236,10 +238,11 @@ class Buffer {
 
   std::shared_ptr<detail::BufferImpl> impl() const { return impl_; }
 
- private:
-  friend class Device;
+  // Internal: handles are made by the runtime.
   explicit Buffer(std::shared_ptr<detail::BufferImpl> impl)
       : impl_(std::move(impl)) {}
+
+ private:
   std::shared_ptr<detail::BufferImpl> impl_;
 };
 
@@ -307,10 +310,11 @@ class Executable {
   Status destroy();
   std::shared_ptr<detail::ExecutableImpl> impl() const { return impl_; }
 
- private:
-  friend class Device;
+  // Internal: handles are made by the runtime.
   explicit Executable(std::shared_ptr<detail::ExecutableImpl> impl)
       : impl_(std::move(impl)) {}
+
+ private:
   std::shared_ptr<detail::ExecutableImpl> impl_;
 };
 
@@ -353,10 +357,11 @@ class Stream {
 
   std::shared_ptr<detail::StreamImpl> impl() const { return impl_; }
 
- private:
-  friend class Device;
+  // Internal: handles are made by the runtime.
   explicit Stream(std::shared_ptr<detail::StreamImpl> impl)
       : impl_(std::move(impl)) {}
+
+ private:
   std::shared_ptr<detail::StreamImpl> impl_;
 };
 
@@ -375,10 +380,11 @@ class Event {
 
   std::shared_ptr<detail::EventImpl> impl() const { return impl_; }
 
- private:
-  friend class Device;
+  // Internal: handles are made by the runtime.
   explicit Event(std::shared_ptr<detail::EventImpl> impl)
       : impl_(std::move(impl)) {}
+
+ private:
   std::shared_ptr<detail::EventImpl> impl_;
 };
 
@@ -392,10 +398,11 @@ class Graph {
   StatusOr<GraphExec> instantiate() const;
   Status destroy();
 
- private:
-  friend class Stream;
+  // Internal: handles are made by the runtime.
   explicit Graph(std::shared_ptr<detail::GraphImpl> impl)
       : impl_(std::move(impl)) {}
+
+ private:
   std::shared_ptr<detail::GraphImpl> impl_;
 };
 
@@ -407,10 +414,11 @@ class GraphExec {
   Status destroy();
   std::shared_ptr<detail::GraphExecImpl> impl() const { return impl_; }
 
- private:
-  friend class Graph;
+  // Internal: handles are made by the runtime.
   explicit GraphExec(std::shared_ptr<detail::GraphExecImpl> impl)
       : impl_(std::move(impl)) {}
+
+ private:
   std::shared_ptr<detail::GraphExecImpl> impl_;
 };
 
@@ -443,10 +451,11 @@ class Communicator {
                         bool deterministic = false) const;
   Status destroy();
 
- private:
-  friend class Runtime;
+  // Internal: handles are made by the runtime.
   explicit Communicator(std::shared_ptr<detail::CommunicatorImpl> impl)
       : impl_(std::move(impl)) {}
+
+ private:
   std::shared_ptr<detail::CommunicatorImpl> impl_;
 };
 

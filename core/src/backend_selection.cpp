@@ -1,0 +1,280 @@
+#include "backend_selection.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+#include "log.hpp"
+#include "plugin_discovery.hpp"
+
+namespace tessera::detail {
+
+namespace {
+
+DeviceInfo ToDeviceInfo(const TsDeviceProperties& p) {
+  DeviceInfo info;
+  info.name = p.name;
+  info.vendor = p.vendor;
+  info.driver_version = p.driver_version;
+  info.type = p.type;
+  info.ordinal = p.ordinal;
+  info.total_memory = p.total_memory;
+  info.buffer_kinds = p.buffer_kinds;
+  info.managed_memory = p.managed_memory != 0;
+  info.prefetch_hint = p.prefetch_hint;
+  info.advise_hint = p.advise_hint;
+  info.peer_copy = p.peer_copy;
+  info.graphs = p.graphs != 0;
+  info.collectives = p.collectives;
+  info.atomic_scopes = p.atomic_scopes;
+  info.subgroup_size = p.subgroup_size;
+  info.shared_memory_per_group = p.shared_memory_per_group;
+  info.max_group_size = p.max_group_size;
+  info.compute_units = p.compute_units;
+  info.stream_weights = p.stream_weights != 0;
+  std::string formats = p.executable_formats;
+  size_t start = 0;
+  while (start < formats.size()) {
+    size_t end = formats.find(',', start);
+    if (end == std::string::npos) end = formats.size();
+    if (end > start) info.executable_formats.push_back(formats.substr(start, end - start));
+    start = end + 1;
+  }
+  return info;
+}
+
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    std::string item = text.substr(start, end - start);
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    if (!item.empty()) out.push_back(item);
+    start = end + 1;
+  }
+  return out;
+}
+
+std::string JoinNames(const std::set<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+bool IsHardwareAccelerator(TsDeviceType type) {
+  return type == TS_DEVICE_TYPE_DISCRETE_GPU ||
+         type == TS_DEVICE_TYPE_INTEGRATED_GPU;
+}
+
+}  // namespace
+
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1,
+                         diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+StatusOr<std::vector<std::pair<TsDevice*, DeviceInfo>>> ListDevices(
+    const PluginLibrary& lib, TsClient* client) {
+  auto args = MakeArgs<TsClient_GetDevices_Args>();
+  args.client = client;
+  TESSERA_RETURN_IF_ERROR(TESSERA_PLUGIN_CALL(lib, Client_GetDevices, args));
+  std::vector<std::pair<TsDevice*, DeviceInfo>> out;
+  for (size_t i = 0; i < args.num_devices; ++i) {
+    TsDeviceProperties props{};
+    props.struct_size = sizeof(props);
+    auto pargs = MakeArgs<TsDevice_GetProperties_Args>();
+    pargs.device = args.devices[i];
+    pargs.properties = &props;
+    TESSERA_RETURN_IF_ERROR(
+        TESSERA_PLUGIN_CALL(lib, Device_GetProperties, pargs));
+    props.name[TS_NAME_MAX - 1] = props.vendor[TS_NAME_MAX - 1] = 0;
+    props.driver_version[TS_NAME_MAX - 1] = 0;
+    props.executable_formats[TS_NAME_MAX - 1] = 0;
+    out.emplace_back(args.devices[i], ToDeviceInfo(props));
+  }
+  return out;
+}
+
+StatusOr<OpenedBackend> OpenBackend(PluginCandidate* candidate) {
+  OpenedBackend backend;
+  auto lib = PluginLibrary::Load(candidate);
+  if (!lib.ok()) return lib.status();
+  backend.plugin = *lib;
+  auto create = MakeArgs<TsClient_Create_Args>();
+  Status st = TESSERA_PLUGIN_CALL(*backend.plugin, Client_Create, create);
+  if (!st.ok()) {
+    candidate->state = PluginState::kUnavailable;
+    candidate->reason = "not available: " + st.message();
+    return st.Annotate("backend '" + candidate->name + "' is not available");
+  }
+  backend.client = create.client;
+  auto devices = ListDevices(*backend.plugin, backend.client);
+  if (!devices.ok()) {
+    candidate->state = PluginState::kUnavailable;
+    candidate->reason = "not available: " + devices.status().message();
+    Status failure = devices.status();
+    CloseBackend(&backend);
+    return failure.Annotate("backend '" + candidate->name + "'");
+  }
+  backend.devices = std::move(*devices);
+  if (backend.devices.empty()) {
+    candidate->state = PluginState::kUnavailable;
+    candidate->reason = "not available: the plugin loaded but found no device";
+    CloseBackend(&backend);
+    return Status(StatusCode::kUnavailable,
+                  "backend '" + candidate->name + "' has no device");
+  }
+  candidate->state = PluginState::kAvailable;
+  return backend;
+}
+
+void CloseBackend(OpenedBackend* backend) {
+  if (backend->client && backend->plugin) {
+    auto args = MakeArgs<TsClient_Destroy_Args>();
+    args.client = backend->client;
+    Status st = TESSERA_PLUGIN_CALL(*backend->plugin, Client_Destroy, args);
+    if (!st.ok()) TESSERA_LOG(kWarning, "Client_Destroy failed: " + st.message());
+  }
+  backend->client = nullptr;
+  backend->devices.clear();
+  backend->plugin.reset();
+}
+
+StatusOr<Selection> SelectBackend(const RuntimeOptions& options) {
+  Selection selection;
+  selection.candidates = DiscoverPlugins(options);
+  auto& candidates = selection.candidates;
+
+  std::string requested_text = options.backend;
+  std::string source = "RuntimeOptions::backend";
+  if (requested_text.empty() && options.read_environment) {
+    if (const char* env = std::getenv("TESSERA_BACKEND")) {
+      requested_text = env;
+      source = "TESSERA_BACKEND";
+    }
+  }
+  std::vector<std::string> requested = SplitList(requested_text);
+
+  auto find = [&](const std::string& name) -> PluginCandidate* {
+    for (PluginCandidate& c : candidates)
+      if (c.name == name && c.state != PluginState::kShadowed) return &c;
+    return nullptr;
+  };
+  auto try_open = [&](PluginCandidate* c, std::string* why) -> bool {
+    auto opened = OpenBackend(c);
+    if (!opened.ok()) {
+      *why = c->name + ": " + c->reason;
+      TESSERA_LOG(kDebug, "backend " + c->name + " (" + c->path +
+                              ") skipped: " + c->reason);
+      return false;
+    }
+    selection.backend = std::move(*opened);
+    c->state = PluginState::kLoaded;
+    return true;
+  };
+
+  // --plugin PATH: exactly that plugin.
+  if (!options.plugin_file.empty()) {
+    if (candidates.empty())
+      return Status(StatusCode::kNotFound,
+                    "plugin file " + options.plugin_file + " does not exist");
+    std::string why;
+    if (!try_open(&candidates.front(), &why))
+      return Status(StatusCode::kUnavailable,
+                    "plugin " + options.plugin_file + " cannot be used: " +
+                        candidates.front().reason);
+    return selection;
+  }
+
+  if (requested.empty()) {
+    // Automatic: the first vendor plugin with a hardware accelerator, else
+    // the CPU plugin.  Software devices (lavapipe) are used only when named.
+    for (const char* name : {"cuda", "hip", "level_zero", "vulkan"}) {
+      PluginCandidate* c = find(name);
+      if (!c) {
+        TESSERA_LOG(kDebug, std::string("automatic selection: no ") + name +
+                                " plugin found");
+        continue;
+      }
+      std::string why;
+      if (!try_open(c, &why)) continue;
+      bool hardware = std::any_of(
+          selection.backend.devices.begin(), selection.backend.devices.end(),
+          [](const auto& d) { return IsHardwareAccelerator(d.second.type); });
+      if (hardware) {
+        TESSERA_LOG(kDebug, std::string("automatic selection: ") + name +
+                                " has a hardware accelerator");
+        return selection;
+      }
+      TESSERA_LOG(kDebug, std::string("automatic selection: ") + name +
+                              " has only software devices; name it in "
+                              "TESSERA_BACKEND to use them");
+      c->state = PluginState::kAvailable;
+      c->reason = "only software devices (used only when named)";
+      CloseBackend(&selection.backend);
+    }
+    requested = {"cpu"};
+    source = "the default";
+  }
+
+  // Every name must be one we know: a typo is an error, not a fall-through.
+  std::set<std::string> known(WellKnownBackendNames().begin(),
+                              WellKnownBackendNames().end());
+  for (const PluginCandidate& c : candidates) known.insert(c.name);
+  for (const std::string& name : requested) {
+    if (known.count(name)) continue;
+    std::string best;
+    size_t best_distance = SIZE_MAX;
+    for (const std::string& k : known) {
+      size_t d = EditDistance(name, k);
+      if (d < best_distance) best_distance = d, best = k;
+    }
+    std::string message = "unknown backend '" + name + "' in " + source + "=" +
+                          requested_text + "; known backends: " +
+                          JoinNames(known);
+    if (best_distance <= std::max<size_t>(2, name.size() / 2))
+      message += "; did you mean '" + best + "'?";
+    return Status(StatusCode::kNotFound, message);
+  }
+
+  std::vector<std::string> reasons;
+  for (const std::string& name : requested) {
+    PluginCandidate* c = find(name);
+    if (!c) {
+      std::string why = name + ": no plugin file libtessera_plugin_" + name +
+                        ".so was found in the plugin search path (set "
+                        "TESSERA_PLUGIN_PATH to its directory)";
+      TESSERA_LOG(kDebug, "backend " + why + "; trying the next name");
+      reasons.push_back(why);
+      continue;
+    }
+    std::string why;
+    if (try_open(c, &why)) {
+      TESSERA_LOG(kDebug, "selected backend " + name + " from " + c->path);
+      return selection;
+    }
+    reasons.push_back(why);
+  }
+  std::string message = "no backend in " + source + "=" + requested_text +
+                        " can be used: ";
+  for (size_t i = 0; i < reasons.size(); ++i)
+    message += (i ? "; " : "") + reasons[i];
+  return Status(StatusCode::kUnavailable, message);
+}
+
+}  // namespace tessera::detail

@@ -1,0 +1,80 @@
+// Buffer handles, memset and advise.
+#include "memory_checks.hpp"
+#include "runtime_impl.hpp"
+
+namespace tessera {
+
+using detail::MakeArgs;
+
+namespace detail {
+
+Status BufferImpl::Release() {
+  if (!MarkDestroyed()) return Status::Ok();
+  if (kind == TS_BUFFER_HOST_PINNED && host_pointer)
+    device.impl()->runtime->pinned.Remove(host_pointer,
+                                          PinnedRegistry::Origin::kPinnedBuffer);
+  auto args = MakeArgs<TsBuffer_Free_Args>();
+  args.buffer = raw;
+  raw = nullptr;
+  return TESSERA_PLUGIN_CALL(device.impl()->lib(), Buffer_Free, args);
+}
+
+BufferImpl::~BufferImpl() {
+  Status st = Release();
+  if (!st.ok()) TESSERA_LOG(kWarning, "freeing a buffer: " + st.ToString());
+}
+
+}  // namespace detail
+
+bool Buffer::valid() const { return impl_ && impl_->Alive(); }
+uint64_t Buffer::size() const { return impl_ ? impl_->size : 0; }
+TsBufferKind Buffer::kind() const {
+  return impl_ ? impl_->kind : TS_BUFFER_DEVICE;
+}
+void* Buffer::host_pointer() const {
+  return valid() ? impl_->host_pointer : nullptr;
+}
+Device Buffer::device() const { return impl_ ? impl_->device : Device(); }
+TsBuffer* Buffer::raw() const { return valid() ? impl_->raw : nullptr; }
+
+Status Buffer::destroy() {
+  TESSERA_CHECK_HANDLE(impl_, "Buffer");
+  return impl_->Release();
+}
+
+Status memset(const Buffer& buffer, uint64_t offset, uint8_t value,
+              uint64_t size) {
+  TESSERA_RETURN_IF_ERROR(detail::CheckRange("memset", buffer, offset, size));
+  auto args = MakeArgs<TsMemset_Args>();
+  args.buffer = buffer.raw();
+  args.offset = offset;
+  args.size = size;
+  args.value = value;
+  return TESSERA_PLUGIN_CALL(buffer.impl()->device.impl()->lib(), Memset, args);
+}
+
+StatusOr<TsHintResult> advise(const Buffer& buffer, TsAdvice advice,
+                              const Device* device, uint64_t offset,
+                              uint64_t size) {
+  if (size == 0 && buffer.valid() && offset < buffer.size())
+    size = buffer.size() - offset;
+  TESSERA_RETURN_IF_ERROR(detail::CheckRange("advise", buffer, offset, size));
+  if (advice > TS_ADVICE_UNSET_ACCESSED_BY)
+    return Status(StatusCode::kInvalidArgument,
+                  "advise: unknown advice " + std::to_string(advice));
+  if (device && device->impl() &&
+      device->impl()->runtime != buffer.impl()->device.impl()->runtime)
+    return Status(StatusCode::kInvalidArgument,
+                  "advise: the device belongs to another Runtime");
+  auto args = MakeArgs<TsBuffer_Advise_Args>();
+  args.buffer = buffer.raw();
+  args.offset = offset;
+  args.size = size;
+  args.advice = advice;
+  args.device = device ? device->raw() : nullptr;
+  TESSERA_RETURN_IF_ERROR(
+      TESSERA_PLUGIN_CALL(buffer.impl()->device.impl()->lib(), Buffer_Advise, args));
+  return args.result;
+}
+
+}  // namespace tessera

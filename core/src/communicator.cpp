@@ -1,0 +1,198 @@
+// Collectives across the devices of one Runtime.
+#include "runtime_impl.hpp"
+
+namespace tessera {
+
+using detail::MakeArgs;
+
+namespace detail {
+
+Status CommunicatorImpl::Release() {
+  if (!MarkDestroyed()) return Status::Ok();
+  auto args = MakeArgs<TsCommunicator_Destroy_Args>();
+  args.communicator = raw;
+  raw = nullptr;
+  return TESSERA_PLUGIN_CALL(*runtime->plugin, Communicator_Destroy, args);
+}
+
+CommunicatorImpl::~CommunicatorImpl() {
+  Status st = Release();
+  if (!st.ok())
+    TESSERA_LOG(kWarning, "destroying a communicator: " + st.ToString());
+}
+
+namespace {
+
+const char* OpName(TsCollectiveOp op) {
+  switch (op) {
+    case TS_COLLECTIVE_ALL_REDUCE: return "all_reduce";
+    case TS_COLLECTIVE_BROADCAST: return "broadcast";
+    case TS_COLLECTIVE_ALL_GATHER: return "all_gather";
+    case TS_COLLECTIVE_REDUCE_SCATTER: return "reduce_scatter";
+  }
+  return "collective";
+}
+
+Status RunCollective(const CommunicatorImpl* comm, TsCollectiveOp op,
+                     const std::vector<Buffer>& send,
+                     const std::vector<Buffer>& recv, uint64_t count,
+                     TsDataType dtype, TsReduceOp reduce, uint32_t root,
+                     const std::vector<Stream>& streams, bool deterministic) {
+  TESSERA_CHECK_HANDLE(comm, "Communicator");
+  const size_t n = comm->devices.size();
+  const std::string name = OpName(op);
+  if (send.size() != n || recv.size() != n || streams.size() != n)
+    return Status(StatusCode::kInvalidArgument,
+                  name + ": the communicator has " + std::to_string(n) +
+                      " ranks; pass one send buffer, one recv buffer and one "
+                      "stream per rank (got " + std::to_string(send.size()) +
+                      ", " + std::to_string(recv.size()) + ", " +
+                      std::to_string(streams.size()) + ")");
+  if (count == 0)
+    return Status(StatusCode::kInvalidArgument, name + ": count must be > 0");
+  size_t element = DataTypeSize(dtype);
+  if (element == 0)
+    return Status(StatusCode::kInvalidArgument,
+                  name + ": unknown data type " + std::to_string(dtype));
+  if (op == TS_COLLECTIVE_BROADCAST && root >= n)
+    return Status(StatusCode::kInvalidArgument,
+                  name + ": root " + std::to_string(root) +
+                      " is not a rank of a communicator of " +
+                      std::to_string(n));
+  uint64_t send_elems = count, recv_elems = count;
+  if (op == TS_COLLECTIVE_ALL_GATHER) recv_elems = count * n;
+  if (op == TS_COLLECTIVE_REDUCE_SCATTER) send_elems = count * n;
+
+  std::vector<TsMemoryRef> send_refs(n), recv_refs(n);
+  std::vector<TsStream*> raw_streams(n);
+  for (size_t r = 0; r < n; ++r) {
+    const std::string rank = name + " rank " + std::to_string(r);
+    TESSERA_CHECK_HANDLE(send[r].impl(), "Buffer");
+    TESSERA_CHECK_HANDLE(recv[r].impl(), "Buffer");
+    TESSERA_CHECK_HANDLE(streams[r].impl(), "Stream");
+    const Device& device = comm->devices[r];
+    if (send[r].device() != device || recv[r].device() != device ||
+        streams[r].device() != device)
+      return Status(StatusCode::kInvalidArgument,
+                    rank + ": its buffers and stream must be on " +
+                        device.impl()->Describe());
+    if (send[r].size() < send_elems * element)
+      return Status(StatusCode::kOutOfRange,
+                    rank + ": the send buffer holds " +
+                        std::to_string(send[r].size()) + " bytes; " +
+                        std::to_string(send_elems) + " " + DataTypeName(dtype) +
+                        " elements need " +
+                        std::to_string(send_elems * element));
+    if (recv[r].size() < recv_elems * element)
+      return Status(StatusCode::kOutOfRange,
+                    rank + ": the recv buffer holds " +
+                        std::to_string(recv[r].size()) + " bytes; " +
+                        std::to_string(recv_elems) + " " + DataTypeName(dtype) +
+                        " elements need " +
+                        std::to_string(recv_elems * element));
+    send_refs[r].buffer = send[r].raw();
+    recv_refs[r].buffer = recv[r].raw();
+    raw_streams[r] = streams[r].raw();
+  }
+  auto args = MakeArgs<TsCommunicator_Collective_Args>();
+  args.communicator = comm->raw;
+  args.op = op;
+  args.reduce_op = reduce;
+  args.dtype = dtype;
+  args.count = count;
+  args.root = root;
+  args.deterministic = deterministic ? 1 : 0;
+  args.send = send_refs.data();
+  args.recv = recv_refs.data();
+  args.streams = raw_streams.data();
+  return TESSERA_PLUGIN_CALL(*comm->runtime->plugin, Communicator_Collective,
+                             args);
+}
+
+}  // namespace
+}  // namespace detail
+
+StatusOr<Communicator> Runtime::create_communicator(
+    const std::vector<Device>& devices) const {
+  if (devices.empty())
+    return Status(StatusCode::kInvalidArgument,
+                  "create_communicator: pass at least one device");
+  std::vector<TsDevice*> raw;
+  for (const Device& d : devices) {
+    if (!d.valid() || d.impl()->runtime != impl_.get())
+      return Status(StatusCode::kInvalidArgument,
+                    "create_communicator: every device must come from this "
+                    "Runtime's devices()");
+    for (TsDevice* seen : raw)
+      if (seen == d.raw())
+        return Status(StatusCode::kInvalidArgument,
+                      "create_communicator: device " +
+                          d.impl()->Describe() + " is listed twice");
+    raw.push_back(d.raw());
+  }
+  auto args = MakeArgs<TsCommunicator_Create_Args>();
+  args.client = impl_->client;
+  args.devices = raw.data();
+  args.num_devices = raw.size();
+  Status st = TESSERA_PLUGIN_CALL(impl_->lib(), Communicator_Create, args);
+  if (!st.ok()) return st.Annotate("create_communicator");
+  auto comm = std::make_shared<detail::CommunicatorImpl>();
+  comm->runtime = impl_;
+  comm->raw = args.communicator;
+  comm->devices = devices;
+  return Communicator(std::move(comm));
+}
+
+bool Communicator::valid() const { return impl_ && impl_->Alive(); }
+size_t Communicator::size() const { return impl_ ? impl_->devices.size() : 0; }
+const std::vector<Device>& Communicator::devices() const {
+  static const std::vector<Device> kNone;
+  return impl_ ? impl_->devices : kNone;
+}
+
+Status Communicator::all_reduce(const std::vector<Buffer>& send,
+                                const std::vector<Buffer>& recv,
+                                uint64_t count, TsDataType dtype,
+                                TsReduceOp op,
+                                const std::vector<Stream>& streams,
+                                bool deterministic) const {
+  return detail::RunCollective(impl_.get(), TS_COLLECTIVE_ALL_REDUCE, send,
+                               recv, count, dtype, op, 0, streams,
+                               deterministic);
+}
+
+Status Communicator::broadcast(const std::vector<Buffer>& send,
+                               const std::vector<Buffer>& recv, uint64_t count,
+                               TsDataType dtype, uint32_t root,
+                               const std::vector<Stream>& streams) const {
+  return detail::RunCollective(impl_.get(), TS_COLLECTIVE_BROADCAST, send,
+                               recv, count, dtype, TS_REDUCE_SUM, root,
+                               streams, true);
+}
+
+Status Communicator::all_gather(const std::vector<Buffer>& send,
+                                const std::vector<Buffer>& recv,
+                                uint64_t count, TsDataType dtype,
+                                const std::vector<Stream>& streams) const {
+  return detail::RunCollective(impl_.get(), TS_COLLECTIVE_ALL_GATHER, send,
+                               recv, count, dtype, TS_REDUCE_SUM, 0, streams,
+                               true);
+}
+
+Status Communicator::reduce_scatter(const std::vector<Buffer>& send,
+                                    const std::vector<Buffer>& recv,
+                                    uint64_t count, TsDataType dtype,
+                                    TsReduceOp op,
+                                    const std::vector<Stream>& streams,
+                                    bool deterministic) const {
+  return detail::RunCollective(impl_.get(), TS_COLLECTIVE_REDUCE_SCATTER, send,
+                               recv, count, dtype, op, 0, streams,
+                               deterministic);
+}
+
+Status Communicator::destroy() {
+  TESSERA_CHECK_HANDLE(impl_, "Communicator");
+  return impl_->Release();
+}
+
+}  // namespace tessera

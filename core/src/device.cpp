@@ -1,0 +1,149 @@
+// Device: allocation, streams, events, executables.
+#include "runtime_impl.hpp"
+
+namespace tessera {
+
+using detail::MakeArgs;
+
+const DeviceInfo& Device::info() const { return impl_->info; }
+const std::string& Device::backend() const { return impl_->runtime->backend; }
+TsDevice* Device::raw() const { return impl_ ? impl_->raw : nullptr; }
+
+StatusOr<Buffer> Device::allocate(uint64_t size, TsBufferKind kind) const {
+  if (!impl_) return detail::InvalidHandle("Device", true);
+  if (size == 0)
+    return Status(StatusCode::kInvalidArgument,
+                  "allocate(0 bytes): the size must be greater than zero");
+  if (kind > TS_BUFFER_MANAGED)
+    return Status(StatusCode::kInvalidArgument,
+                  "allocate: unknown buffer kind " + std::to_string(kind));
+  if (!impl_->info.supports(kind))
+    return Status(StatusCode::kUnsupported,
+                  impl_->Describe() + " does not support " +
+                      BufferKindName(kind) + " buffers (see tessera-info)");
+  auto args = MakeArgs<TsBuffer_Allocate_Args>();
+  args.device = impl_->raw;
+  args.size = size;
+  args.kind = kind;
+  Status st = TESSERA_PLUGIN_CALL(impl_->lib(), Buffer_Allocate, args);
+  if (!st.ok())
+    return st.Annotate("allocating " + FormatBytes(size) + " of " +
+                       BufferKindName(kind) + " memory on " +
+                       impl_->Describe());
+  auto buffer = std::make_shared<detail::BufferImpl>();
+  buffer->device = *this;
+  buffer->raw = args.buffer;
+  buffer->size = size;
+  buffer->kind = kind;
+  buffer->host_pointer = args.host_pointer;
+  if (kind == TS_BUFFER_HOST_PINNED && args.host_pointer)
+    impl_->runtime->pinned.Add(args.host_pointer, size,
+                               detail::PinnedRegistry::Origin::kPinnedBuffer);
+  return Buffer(std::move(buffer));
+}
+
+StatusOr<Stream> Device::create_stream(const StreamOptions& options) const {
+  if (!impl_) return detail::InvalidHandle("Device", true);
+  auto args = MakeArgs<TsStream_Create_Args>();
+  args.device = impl_->raw;
+  args.priority = options.priority;
+  args.weight = options.weight == 0 ? 1 : options.weight;
+  args.flags = options.non_blocking ? TS_STREAM_NON_BLOCKING : 0;
+  Status st = TESSERA_PLUGIN_CALL(impl_->lib(), Stream_Create, args);
+  if (!st.ok()) return st.Annotate("creating a stream on " + impl_->Describe());
+  auto stream = std::make_shared<detail::StreamImpl>();
+  stream->device = *this;
+  stream->raw = args.stream;
+  stream->options = options;
+  stream->options.weight = args.weight;
+  return Stream(std::move(stream));
+}
+
+Stream Device::default_stream() const {
+  auto stream = std::make_shared<detail::StreamImpl>();
+  if (!impl_ || !impl_->default_stream) {
+    stream->alive = false;  // reports INVALID_HANDLE / UNSUPPORTED on use
+    if (impl_) stream->device = *this;
+    return Stream(std::move(stream));
+  }
+  stream->device = *this;
+  stream->raw = impl_->default_stream;
+  stream->is_default = true;
+  return Stream(std::move(stream));
+}
+
+StatusOr<Event> Device::create_event(uint32_t flags) const {
+  if (!impl_) return detail::InvalidHandle("Device", true);
+  auto args = MakeArgs<TsEvent_Create_Args>();
+  args.device = impl_->raw;
+  args.flags = flags;
+  Status st = TESSERA_PLUGIN_CALL(impl_->lib(), Event_Create, args);
+  if (!st.ok()) return st.Annotate("creating an event on " + impl_->Describe());
+  auto event = std::make_shared<detail::EventImpl>();
+  event->device = *this;
+  event->raw = args.event;
+  return Event(std::move(event));
+}
+
+Status Device::synchronize() const {
+  if (!impl_) return detail::InvalidHandle("Device", true);
+  auto args = MakeArgs<TsDevice_Synchronize_Args>();
+  args.device = impl_->raw;
+  return TESSERA_PLUGIN_CALL(impl_->lib(), Device_Synchronize, args);
+}
+
+namespace {
+StatusOr<Executable> LoadExecutable(const Device& device,
+                                    const std::string& format,
+                                    const void* data, size_t size,
+                                    const std::string& path,
+                                    std::shared_ptr<detail::ExecutableImpl> impl) {
+  const DeviceInfo& info = device.info();
+  bool known = false;
+  for (const std::string& f : info.executable_formats) known |= f == format;
+  if (!known) {
+    std::string formats;
+    for (const std::string& f : info.executable_formats)
+      formats += (formats.empty() ? "" : ", ") + f;
+    return Status(StatusCode::kUnsupported,
+                  "executable format '" + format + "' is not accepted by " +
+                      device.impl()->Describe() + "; it accepts: " + formats);
+  }
+  auto args = MakeArgs<TsExecutable_Load_Args>();
+  args.device = device.raw();
+  args.format = format.c_str();
+  args.data = data;
+  args.size = size;
+  args.path = path.empty() ? nullptr : path.c_str();
+  Status st = TESSERA_PLUGIN_CALL(device.impl()->lib(), Executable_Load, args);
+  std::string origin = path.empty() ? "<memory image>" : path;
+  if (!st.ok()) return st.Annotate("loading executable " + origin);
+  impl->device = device;
+  impl->raw = args.executable;
+  impl->origin = origin;
+  return Executable(std::move(impl));
+}
+}  // namespace
+
+StatusOr<Executable> Device::load_executable(const std::string& format,
+                                             const std::string& path) const {
+  if (!impl_) return detail::InvalidHandle("Device", true);
+  if (path.empty())
+    return Status(StatusCode::kInvalidArgument,
+                  "load_executable: the path is empty");
+  return LoadExecutable(*this, format, nullptr, 0, path,
+                        std::make_shared<detail::ExecutableImpl>());
+}
+
+StatusOr<Executable> Device::load_executable(const std::string& format,
+                                             const void* data,
+                                             size_t size) const {
+  if (!impl_) return detail::InvalidHandle("Device", true);
+  if (data == nullptr || size == 0)
+    return Status(StatusCode::kInvalidArgument,
+                  "load_executable: the image is empty");
+  return LoadExecutable(*this, format, data, size, "",
+                        std::make_shared<detail::ExecutableImpl>());
+}
+
+}  // namespace tessera

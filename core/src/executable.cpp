@@ -1,0 +1,53 @@
+// Executables (vendor binaries) and the kernels inside them.
+#include "runtime_impl.hpp"
+
+namespace tessera {
+
+using detail::MakeArgs;
+
+namespace detail {
+
+Status ExecutableImpl::Release() {
+  if (!MarkDestroyed()) return Status::Ok();
+  auto args = MakeArgs<TsExecutable_Destroy_Args>();
+  args.executable = raw;
+  raw = nullptr;
+  return TESSERA_PLUGIN_CALL(device.impl()->lib(), Executable_Destroy, args);
+}
+
+ExecutableImpl::~ExecutableImpl() {
+  Status st = Release();
+  if (!st.ok())
+    TESSERA_LOG(kWarning, "destroying an executable: " + st.ToString());
+}
+
+}  // namespace detail
+
+bool Executable::valid() const { return impl_ && impl_->Alive(); }
+
+StatusOr<Kernel> Executable::kernel(const std::string& name) const {
+  TESSERA_CHECK_HANDLE(impl_, "Executable");
+  auto args = MakeArgs<TsExecutable_GetKernel_Args>();
+  args.executable = impl_->raw;
+  args.name = name.c_str();
+  Status st = TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(),
+                                  Executable_GetKernel, args);
+  if (!st.ok()) return st;
+  Kernel kernel;
+  kernel.exe_ = impl_;
+  kernel.kernel_ = args.kernel;
+  kernel.name_ = name;
+  return kernel;
+}
+
+Status Executable::destroy() {
+  TESSERA_CHECK_HANDLE(impl_, "Executable");
+  return impl_->Release();
+}
+
+// A kernel is valid while its executable lives (it keeps it alive).
+bool Kernel::valid() const { return exe_ && exe_->Alive() && kernel_; }
+const std::string& Kernel::name() const { return name_; }
+TsKernel* Kernel::raw() const { return valid() ? kernel_ : nullptr; }
+
+}  // namespace tessera

@@ -1,0 +1,35 @@
+// Finds plugin candidates: files named libtessera_plugin_<name>.so.
+//
+// Search order (first occurrence of a name wins, later ones are "shadowed"):
+//   1. every entry of TESSERA_PLUGIN_PATH and RuntimeOptions::plugin_path
+//      (':'-separated; directories are scanned, files taken as they are);
+//   2. the embedded CPU plugin;
+//   3. the installed plugin directory (<prefix>/lib/tessera/plugins);
+//   4. the build tree's plugin directory, when that exists.
+// RuntimeOptions::plugin_file replaces all of this with that one file.
+#ifndef TESSERA_CORE_PLUGIN_DISCOVERY_HPP_
+#define TESSERA_CORE_PLUGIN_DISCOVERY_HPP_
+
+#include <string>
+#include <vector>
+
+#include "tessera/runtime.hpp"
+
+namespace tessera::detail {
+
+// The plugin name of a file: "libtessera_plugin_vulkan.so" -> "vulkan";
+// a file named otherwise keeps its stem.
+std::string PluginNameFromPath(const std::string& path);
+
+// The directories and files searched, in order; the embedded plugin is
+// represented by kEmbeddedPath.
+std::vector<std::string> PluginSearchPath(const RuntimeOptions& options);
+
+std::vector<PluginCandidate> DiscoverPlugins(const RuntimeOptions& options);
+
+// The names users may always write in TESSERA_BACKEND.
+const std::vector<std::string>& WellKnownBackendNames();
+
+}  // namespace tessera::detail
+
+#endif  // TESSERA_CORE_PLUGIN_DISCOVERY_HPP_

@@ -1,0 +1,172 @@
+#include "plugin_library.hpp"
+
+#include <cstring>
+#include <exception>
+
+#include "log.hpp"
+#include "plugins/cpu/plugin_api.h"
+
+namespace tessera::detail {
+
+namespace {
+
+std::string VersionText(TsAbiVersion v) {
+  return std::to_string(v.major) + "." + std::to_string(v.minor);
+}
+
+Status Reject(PluginCandidate* candidate, PluginState state, StatusCode code,
+              std::string reason) {
+  candidate->state = state;
+  candidate->reason = reason;
+  return Status(code, "plugin '" + candidate->name + "' (" + candidate->path +
+                          "): " + reason);
+}
+
+// Entry points without which a plugin cannot serve anything.
+struct RequiredEntry {
+  const char* name;
+  size_t offset;
+};
+#define TESSERA_REQUIRED(Entry) {#Entry, offsetof(TsPluginApi, Entry)}
+constexpr RequiredEntry kRequired[] = {
+    TESSERA_REQUIRED(Error_Destroy),     TESSERA_REQUIRED(Error_Message),
+    TESSERA_REQUIRED(Error_GetCode),     TESSERA_REQUIRED(Plugin_GetInfo),
+    TESSERA_REQUIRED(Client_Create),     TESSERA_REQUIRED(Client_Destroy),
+    TESSERA_REQUIRED(Client_GetDevices), TESSERA_REQUIRED(Device_GetProperties),
+};
+#undef TESSERA_REQUIRED
+
+}  // namespace
+
+StatusOr<std::shared_ptr<PluginLibrary>> PluginLibrary::Load(
+    PluginCandidate* candidate) {
+  std::shared_ptr<PluginLibrary> lib(new PluginLibrary());
+  lib->name_ = candidate->name;
+  lib->path_ = candidate->path;
+
+  const TsPluginApi* api = nullptr;
+  if (candidate->path == kEmbeddedPath) {
+    api = tessera_cpu_plugin_get_api();
+  } else {
+    // Boost.DLL reports failures as exceptions carrying the dlerror text; the
+    // text is what the user needs ("invalid ELF header", "undefined symbol").
+    try {
+      lib->library_.load(candidate->path,
+                         boost::dll::load_mode::rtld_local |
+                             boost::dll::load_mode::rtld_now);
+    } catch (const std::exception& e) {
+      return Reject(candidate, PluginState::kRejected, StatusCode::kNotFound,
+                    std::string("cannot load the shared object: ") + e.what() +
+                        " (is it a plugin built for this machine?)");
+    }
+    if (!lib->library_.has(TESSERA_PLUGIN_ENTRY_POINT)) {
+      return Reject(candidate, PluginState::kRejected,
+                    StatusCode::kNotFound,
+                    std::string("not a Tessera plugin: it does not export the "
+                                "entry point '") +
+                        TESSERA_PLUGIN_ENTRY_POINT +
+                        "' (declare it with TESSERA_PLUGIN_EXPORT, extern \"C\")");
+    }
+    try {
+      auto& entry =
+          lib->library_.get<const TsPluginApi*()>(TESSERA_PLUGIN_ENTRY_POINT);
+      api = entry();
+    } catch (const std::exception& e) {
+      return Reject(candidate, PluginState::kRejected, StatusCode::kNotFound,
+                    std::string("cannot resolve the entry point: ") + e.what());
+    }
+  }
+
+  if (api == nullptr) {
+    return Reject(candidate, PluginState::kRejected, StatusCode::kInternal,
+                  std::string("its entry point ") + TESSERA_PLUGIN_ENTRY_POINT +
+                      "() returned NULL instead of a function table");
+  }
+  candidate->abi_version = VersionText(api->abi_version);
+  if (api->abi_version.major != TESSERA_ABI_VERSION_MAJOR) {
+    return Reject(
+        candidate, PluginState::kRejected, StatusCode::kAbiMismatch,
+        "ABI version mismatch: the plugin implements Tessera plugin ABI " +
+            VersionText(api->abi_version) + " but this runtime implements " +
+            std::to_string(TESSERA_ABI_VERSION_MAJOR) + "." +
+            std::to_string(TESSERA_ABI_VERSION_MINOR) +
+            "; plugins must have the same MAJOR version: rebuild the plugin "
+            "against tessera/plugin.h " +
+            std::to_string(TESSERA_ABI_VERSION_MAJOR) + ".x");
+  }
+  if (api->struct_size < TS_PLUGIN_API_MIN_STRUCT_SIZE) {
+    return Reject(candidate, PluginState::kRejected, StatusCode::kAbiMismatch,
+                  "its function table is " + std::to_string(api->struct_size) +
+                      " bytes, smaller than any Tessera 1.x table (" +
+                      std::to_string(TS_PLUGIN_API_MIN_STRUCT_SIZE) +
+                      "); set struct_size = TS_PLUGIN_API_STRUCT_SIZE");
+  }
+
+  // Copy what the plugin provides; a newer MINOR's extra entries are ignored.
+  size_t known = api->struct_size < sizeof(TsPluginApi) ? api->struct_size
+                                                         : sizeof(TsPluginApi);
+  std::memcpy(&lib->table_, api, known);
+  lib->table_.struct_size = sizeof(TsPluginApi);
+  lib->raw_ = api;
+  lib->version_ = api->abi_version;
+
+  for (const RequiredEntry& required : kRequired) {
+    void* fn = nullptr;
+    std::memcpy(&fn, reinterpret_cast<const char*>(&lib->table_) + required.offset,
+                sizeof fn);
+    if (fn == nullptr) {
+      return Reject(candidate, PluginState::kRejected, StatusCode::kAbiMismatch,
+                    std::string("its function table lacks the required entry "
+                                "point ") +
+                        required.name);
+    }
+  }
+
+  auto info = MakeArgs<TsPlugin_GetInfo_Args>();
+  Status st = lib->ToStatus(lib->table_.Plugin_GetInfo(&info));
+  if (!st.ok()) {
+    return Reject(candidate, PluginState::kRejected, st.code(),
+                  "Plugin_GetInfo failed: " + st.message());
+  }
+  if (info.vendor) candidate->vendor = info.vendor;
+  if (info.plugin_version) candidate->plugin_version = info.plugin_version;
+  if (info.name && candidate->name != info.name) {
+    TESSERA_LOG(kDebug, "plugin file " + candidate->path + " calls itself '" +
+                            info.name + "'; it is known as '" +
+                            candidate->name + "' from its file name");
+  }
+  TESSERA_LOG(kDebug, "loaded plugin '" + candidate->name + "' from " +
+                          candidate->path + " (ABI " +
+                          candidate->abi_version + ")");
+  return lib;
+}
+
+Status PluginLibrary::ToStatus(TsError* error) const {
+  if (error == nullptr) return Status::Ok();
+  auto code_args = MakeArgs<TsError_GetCode_Args>();
+  code_args.error = error;
+  auto message_args = MakeArgs<TsError_Message_Args>();
+  message_args.error = error;
+  StatusCode code = StatusCode::kUnknown;
+  std::string message;
+  // Error_* must not fail; if they do, say so rather than losing the error.
+  if (table_.Error_GetCode(&code_args) == nullptr)
+    code = static_cast<StatusCode>(code_args.code);
+  if (table_.Error_Message(&message_args) == nullptr && message_args.message)
+    message.assign(message_args.message, message_args.message_size);
+  else
+    message = "(the plugin returned an error without a readable message)";
+  auto destroy_args = MakeArgs<TsError_Destroy_Args>();
+  destroy_args.error = error;
+  table_.Error_Destroy(&destroy_args);
+  return Status(code, std::move(message));
+}
+
+Status PluginLibrary::Missing(const char* entry) const {
+  return Status(StatusCode::kUnsupported,
+                "the '" + name_ + "' plugin (ABI " + VersionText(version_) +
+                    ") does not provide " + entry +
+                    ": this operation is not supported by that backend");
+}
+
+}  // namespace tessera::detail

@@ -1,0 +1,76 @@
+// One loaded plugin: the mapped shared object (or the embedded CPU plugin)
+// and a full-size copy of its function table.
+//
+// Why a copy: a plugin built against an older MINOR has a shorter table;
+// reading past its struct_size would read past the plugin's static data.  At
+// load time the entries the plugin provides are copied into a zeroed
+// TsPluginApi of this header's size, so every later call is one null check.
+//
+// Ownership: shared by the Runtime and everything created from it; the shared
+// object stays mapped until the last user is gone.  Immutable after Load():
+// safe to use from any thread.
+#ifndef TESSERA_CORE_PLUGIN_LIBRARY_HPP_
+#define TESSERA_CORE_PLUGIN_LIBRARY_HPP_
+
+#include <memory>
+#include <string>
+
+#include <boost/dll/shared_library.hpp>
+
+#include "tessera/plugin.h"
+#include "tessera/runtime.hpp"
+#include "tessera/status.hpp"
+
+namespace tessera::detail {
+
+inline constexpr const char* kEmbeddedPath = "<embedded>";
+
+class PluginLibrary {
+ public:
+  // Opens `path` (or the embedded CPU plugin when path == kEmbeddedPath),
+  // calls its entry point and checks the table.  On failure fills
+  // candidate->state/reason and returns the error.  On success fills the
+  // candidate's ABI version, vendor and plugin version.
+  static StatusOr<std::shared_ptr<PluginLibrary>> Load(
+      PluginCandidate* candidate);
+
+  const std::string& name() const { return name_; }
+  const std::string& path() const { return path_; }
+  TsAbiVersion version() const { return version_; }
+  // The full-size table; entries the plugin lacks are null.
+  const TsPluginApi& table() const { return table_; }
+  // The plugin's own table, as it returned it (for direct-call benchmarks).
+  const TsPluginApi* raw_api() const { return raw_; }
+
+  // Turns a plugin error into a Status and destroys the error.
+  Status ToStatus(TsError* error) const;
+  // The status for an entry point this plugin does not provide.
+  Status Missing(const char* entry) const;
+
+ private:
+  PluginLibrary() = default;
+  std::string name_;
+  std::string path_;
+  boost::dll::shared_library library_;  // empty for the embedded plugin
+  const TsPluginApi* raw_ = nullptr;
+  TsPluginApi table_{};
+  TsAbiVersion version_{};
+};
+
+// A zero-initialised Args struct with struct_size set.
+template <typename Args>
+inline Args MakeArgs() {
+  Args args{};
+  args.struct_size = sizeof(Args);
+  return args;
+}
+
+}  // namespace tessera::detail
+
+// Calls entry point `Entry` of `lib` with `args` (an lvalue Args struct) and
+// returns a Status; a missing entry returns UNSUPPORTED without calling.
+#define TESSERA_PLUGIN_CALL(lib, Entry, args)                      \
+  ((lib).table().Entry ? (lib).ToStatus((lib).table().Entry(&(args))) \
+                       : (lib).Missing(#Entry))
+
+#endif  // TESSERA_CORE_PLUGIN_LIBRARY_HPP_

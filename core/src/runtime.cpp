@@ -1,0 +1,248 @@
+// Runtime: creation (discovery + selection + device filtering), probing for
+// tessera-info, and host memory that is page-locked.
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "backend_selection.hpp"
+#include "log.hpp"
+#include "plugin_discovery.hpp"
+#include "runtime_impl.hpp"
+
+namespace fs = std::filesystem;
+
+namespace tessera {
+
+namespace detail {
+
+Status InvalidHandle(const char* what, bool null_handle) {
+  if (null_handle)
+    return Status(StatusCode::kInvalidHandle,
+                  std::string("null ") + what +
+                      " handle: it was default-constructed or moved from; "
+                      "create it through its Device or Runtime");
+  return Status(StatusCode::kInvalidHandle,
+                std::string(what) +
+                    " was destroyed (destroy() was called on it or on a copy "
+                    "of its handle); create a new one");
+}
+
+RuntimeImpl::~RuntimeImpl() {
+  devices.clear();
+  owned_devices.clear();
+  if (client && plugin) {
+    auto args = MakeArgs<TsClient_Destroy_Args>();
+    args.client = client;
+    Status st = TESSERA_PLUGIN_CALL(*plugin, Client_Destroy, args);
+    if (!st.ok())
+      TESSERA_LOG(kWarning, "Client_Destroy failed: " + st.ToString());
+  }
+}
+
+static StatusOr<std::vector<uint32_t>> ParseVisible(const std::string& text,
+                                                   size_t count) {
+  std::vector<uint32_t> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    std::string item = text.substr(start, end - start);
+    start = end + 1;
+    if (item.empty()) continue;
+    char* tail = nullptr;
+    unsigned long value = std::strtoul(item.c_str(), &tail, 10);
+    if (*tail != 0 || item[0] == '-')
+      return Status(StatusCode::kInvalidArgument,
+                    "TESSERA_VISIBLE_DEVICES=" + text + ": '" + item +
+                        "' is not a device ordinal; write a comma-separated "
+                        "list such as 0,2");
+    if (value >= count)
+      return Status(StatusCode::kInvalidArgument,
+                    "TESSERA_VISIBLE_DEVICES=" + text + ": device " + item +
+                        " does not exist; the backend has " +
+                        std::to_string(count) + " device(s), 0.." +
+                        std::to_string(count - 1));
+    if (std::find(out.begin(), out.end(), value) == out.end())
+      out.push_back(static_cast<uint32_t>(value));
+  }
+  return out;
+}
+
+Status RuntimeImpl::InitDevices(const std::string& visible) {
+  TESSERA_ASSIGN_OR_RETURN(auto listed, ListDevices(*plugin, client));
+  for (auto& [raw, info] : listed) {
+    auto device = std::make_unique<DeviceImpl>();
+    device->runtime = this;
+    device->raw = raw;
+    device->info = std::move(info);
+    // Devices of a plugin without Device_GetDefaultStream have none; calls
+    // that need one report UNSUPPORTED.
+    auto ds = MakeArgs<TsDevice_GetDefaultStream_Args>();
+    ds.device = raw;
+    if (TESSERA_PLUGIN_CALL(*plugin, Device_GetDefaultStream, ds).ok())
+      device->default_stream = ds.stream;
+    owned_devices.push_back(std::move(device));
+  }
+  std::vector<uint32_t> keep;
+  if (visible.empty()) {
+    for (uint32_t i = 0; i < owned_devices.size(); ++i) keep.push_back(i);
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(keep, ParseVisible(visible, owned_devices.size()));
+    if (keep.empty())
+      return Status(StatusCode::kInvalidArgument,
+                    "TESSERA_VISIBLE_DEVICES=" + visible +
+                        " leaves no device visible");
+  }
+  auto self = shared_from_this();
+  for (uint32_t index : keep) {
+    // Aliasing handle: shares ownership of the runtime, points at the device.
+    devices.push_back(
+        Device(std::shared_ptr<DeviceImpl>(self, owned_devices[index].get())));
+    TESSERA_LOG(kDebug, "device " + std::to_string(index) + ": " +
+                            owned_devices[index]->info.name);
+  }
+  return Status::Ok();
+}
+
+std::string DeviceImpl::Describe() const {
+  return runtime->backend + " device " + std::to_string(info.ordinal) + " (" +
+         info.name + ")";
+}
+
+}  // namespace detail
+
+using detail::MakeArgs;
+
+StatusOr<Runtime> Runtime::Create(const RuntimeOptions& options) {
+  auto selection = detail::SelectBackend(options);
+  if (!selection.ok()) return selection.status();
+  auto impl = std::make_shared<detail::RuntimeImpl>();
+  impl->plugin = selection->backend.plugin;
+  impl->client = selection->backend.client;
+  impl->candidates = std::move(selection->candidates);
+  for (const PluginCandidate& c : impl->candidates)
+    if (c.state == PluginState::kLoaded) impl->backend = c.name;
+
+  std::string visible = options.visible_devices;
+  if (visible.empty() && options.read_environment) {
+    if (const char* env = std::getenv("TESSERA_VISIBLE_DEVICES")) visible = env;
+  }
+  Status st = impl->InitDevices(visible);
+  if (!st.ok()) return st;
+  return Runtime(std::move(impl));
+}
+
+std::vector<Runtime::ProbeResult> Runtime::ProbeAll(
+    const RuntimeOptions& options) {
+  std::vector<ProbeResult> results;
+  for (PluginCandidate& c : detail::DiscoverPlugins(options)) {
+    ProbeResult result;
+    if (c.state != PluginState::kShadowed) {
+      auto opened = detail::OpenBackend(&c);
+      if (opened.ok()) {
+        for (auto& device : opened->devices)
+          result.devices.push_back(device.second);
+        detail::CloseBackend(&*opened);
+      }
+    }
+    result.candidate = c;
+    results.push_back(std::move(result));
+  }
+  return results;
+}
+
+std::vector<std::string> Runtime::DefaultPluginDirectories() {
+  std::vector<std::string> dirs;
+  auto add = [&](const std::string& dir) {
+    std::error_code ec;
+    if (dir.empty() || !fs::is_directory(dir, ec)) return;
+    std::string canonical = fs::weakly_canonical(dir, ec).string();
+    if (std::find(dirs.begin(), dirs.end(), canonical) == dirs.end())
+      dirs.push_back(canonical);
+  };
+  // Next to this library (<libdir>/tessera/plugins): a relocated install
+  // still finds its plugins.
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&Runtime::DefaultPluginDirectories),
+             &info) && info.dli_fname) {
+    add((fs::path(info.dli_fname).parent_path() / "tessera" / "plugins").string());
+  }
+  add(TESSERA_INSTALL_PLUGIN_DIR);
+  add(TESSERA_BUILD_PLUGIN_DIR);
+  return dirs;
+}
+
+const std::string& Runtime::backend() const { return impl_->backend; }
+const std::vector<PluginCandidate>& Runtime::candidates() const {
+  return impl_->candidates;
+}
+const std::vector<Device>& Runtime::devices() const { return impl_->devices; }
+const TsPluginApi* Runtime::plugin_api() const {
+  return impl_->plugin->raw_api();
+}
+TsClient* Runtime::raw_client() const { return impl_->client; }
+
+StatusOr<void*> Runtime::pinned_malloc(size_t size) const {
+  if (size == 0)
+    return Status(StatusCode::kInvalidArgument,
+                  "pinned_malloc(0): the size must be greater than zero");
+  auto args = MakeArgs<TsHost_Allocate_Args>();
+  args.client = impl_->client;
+  args.size = size;
+  Status st = TESSERA_PLUGIN_CALL(impl_->lib(), Host_Allocate, args);
+  if (!st.ok()) return st.Annotate("pinned_malloc(" + FormatBytes(size) + ")");
+  impl_->pinned.Add(args.pointer, size, detail::PinnedRegistry::Origin::kPinnedMalloc);
+  return args.pointer;
+}
+
+Status Runtime::pinned_free(void* pointer) const {
+  if (pointer == nullptr) return Status::Ok();
+  if (!impl_->pinned.Remove(pointer, detail::PinnedRegistry::Origin::kPinnedMalloc))
+    return Status(StatusCode::kInvalidArgument,
+                  "pinned_free: the pointer was not returned by pinned_malloc "
+                  "(or was already freed)");
+  auto args = MakeArgs<TsHost_Free_Args>();
+  args.client = impl_->client;
+  args.pointer = pointer;
+  return TESSERA_PLUGIN_CALL(impl_->lib(), Host_Free, args);
+}
+
+Status Runtime::register_host(void* pointer, size_t size) const {
+  if (pointer == nullptr || size == 0)
+    return Status(StatusCode::kInvalidArgument,
+                  "register_host needs a non-null pointer and a size > 0");
+  // Claim the range first so two threads cannot register overlapping memory.
+  if (!impl_->pinned.Add(pointer, size,
+                         detail::PinnedRegistry::Origin::kRegisterHost))
+    return Status(StatusCode::kAlreadyExists,
+                  "register_host: the range overlaps memory that is already "
+                  "page-locked");
+  auto args = MakeArgs<TsHost_Register_Args>();
+  args.client = impl_->client;
+  args.pointer = pointer;
+  args.size = size;
+  Status st = TESSERA_PLUGIN_CALL(impl_->lib(), Host_Register, args);
+  if (!st.ok()) {
+    impl_->pinned.Remove(pointer, detail::PinnedRegistry::Origin::kRegisterHost);
+    return st.Annotate("register_host(" + FormatBytes(size) + ")");
+  }
+  return Status::Ok();
+}
+
+Status Runtime::unregister_host(void* pointer) const {
+  if (!impl_->pinned.Remove(pointer, detail::PinnedRegistry::Origin::kRegisterHost))
+    return Status(StatusCode::kInvalidArgument,
+                  "unregister_host: the pointer was not registered with "
+                  "register_host");
+  auto args = MakeArgs<TsHost_Unregister_Args>();
+  args.client = impl_->client;
+  args.pointer = pointer;
+  return TESSERA_PLUGIN_CALL(impl_->lib(), Host_Unregister, args);
+}
+
+bool Runtime::is_pinned(const void* pointer, size_t size) const {
+  return impl_->pinned.Contains(pointer, size);
+}
+
+}  // namespace tessera

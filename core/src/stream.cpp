@@ -1,0 +1,207 @@
+// Streams: kernel launches, event edges, synchronisation, capture, prefetch.
+#include "runtime_impl.hpp"
+
+#include <vector>
+
+namespace tessera {
+
+using detail::MakeArgs;
+
+namespace detail {
+
+Status StreamImpl::Release() {
+  if (is_default)
+    return Status(StatusCode::kFailedPrecondition,
+                  "the default stream belongs to its device and cannot be "
+                  "destroyed");
+  if (!MarkDestroyed()) return Status::Ok();
+  auto args = MakeArgs<TsStream_Destroy_Args>();
+  args.stream = raw;
+  raw = nullptr;
+  return TESSERA_PLUGIN_CALL(device.impl()->lib(), Stream_Destroy, args);
+}
+
+StreamImpl::~StreamImpl() {
+  if (is_default || !raw) return;
+  Status st = Release();
+  if (!st.ok()) TESSERA_LOG(kWarning, "destroying a stream: " + st.ToString());
+}
+
+}  // namespace detail
+
+bool Stream::valid() const { return impl_ && impl_->Alive(); }
+bool Stream::is_default() const { return impl_ && impl_->is_default; }
+Device Stream::device() const { return impl_ ? impl_->device : Device(); }
+TsStream* Stream::raw() const { return valid() ? impl_->raw : nullptr; }
+const StreamOptions& Stream::options() const {
+  static const StreamOptions kNone;
+  return impl_ ? impl_->options : kNone;
+}
+
+Status Stream::launch(const Kernel& kernel, TsDim3 grid, TsDim3 group_size,
+                      const std::vector<KernelArg>& args,
+                      uint64_t shared_memory_bytes) const {
+  TESSERA_CHECK_HANDLE(impl_, "Stream");
+  if (!kernel.valid())
+    return Status(StatusCode::kInvalidHandle,
+                  "launch: the kernel handle is null or its executable was "
+                  "destroyed");
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0 || group_size.x == 0 ||
+      group_size.y == 0 || group_size.z == 0)
+    return Status(StatusCode::kInvalidArgument,
+                  "launch of '" + kernel.name() + "': grid (" +
+                      std::to_string(grid.x) + "," + std::to_string(grid.y) +
+                      "," + std::to_string(grid.z) + ") and group size (" +
+                      std::to_string(group_size.x) + "," +
+                      std::to_string(group_size.y) + "," +
+                      std::to_string(group_size.z) +
+                      ") must have every dimension >= 1");
+  // Most kernels take a handful of arguments: convert them on the stack.
+  constexpr size_t kInline = 16;
+  TsKernelArg inline_args[kInline];
+  std::vector<TsKernelArg> heap_args;
+  TsKernelArg* raw_args = inline_args;
+  if (args.size() > kInline) {
+    heap_args.resize(args.size());
+    raw_args = heap_args.data();
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    const KernelArg& a = args[i];
+    TsKernelArg& r = raw_args[i];
+    r = TsKernelArg{};
+    r.kind = a.kind();
+    if (a.kind() == TS_KERNEL_ARG_BUFFER) {
+      const Buffer* b = a.buffer_ref();
+      if (!b || !b->valid())
+        return Status(StatusCode::kInvalidHandle,
+                      "launch of '" + kernel.name() + "': argument " +
+                          std::to_string(i) +
+                          " is a null or destroyed buffer");
+      if (b->impl()->device.impl()->runtime != impl_->device.impl()->runtime)
+        return Status(StatusCode::kInvalidArgument,
+                      "launch of '" + kernel.name() + "': argument " +
+                          std::to_string(i) +
+                          " is a buffer of another Runtime");
+      if (a.offset() >= b->size())
+        return Status(StatusCode::kOutOfRange,
+                      "launch of '" + kernel.name() + "': argument " +
+                          std::to_string(i) + " has offset " +
+                          std::to_string(a.offset()) +
+                          " past the end of its buffer of " +
+                          std::to_string(b->size()) + " bytes");
+      r.buffer = b->raw();
+      r.offset = a.offset();
+    } else {
+      r.data = a.data();
+      r.size = a.size();
+    }
+  }
+  auto launch = MakeArgs<TsKernel_Launch_Args>();
+  launch.kernel = kernel.raw();
+  launch.stream = impl_->raw;
+  launch.grid = grid;
+  launch.group_size = group_size;
+  launch.shared_memory_bytes = shared_memory_bytes;
+  launch.args = raw_args;
+  launch.num_args = args.size();
+  return TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(), Kernel_Launch,
+                             launch);
+}
+
+Status Stream::launch(const GraphExec& exec) const {
+  TESSERA_CHECK_HANDLE(impl_, "Stream");
+  TESSERA_CHECK_HANDLE(exec.impl(), "GraphExec");
+  if (exec.impl()->device.impl()->runtime != impl_->device.impl()->runtime)
+    return Status(StatusCode::kInvalidArgument,
+                  "launch: the graph belongs to another Runtime");
+  auto args = MakeArgs<TsGraphExec_Launch_Args>();
+  args.exec = exec.raw();
+  args.stream = impl_->raw;
+  return TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(), GraphExec_Launch,
+                             args);
+}
+
+Status Stream::record(const Event& event) const { return event.record(*this); }
+
+Status Stream::wait(const Event& event) const {
+  TESSERA_CHECK_HANDLE(impl_, "Stream");
+  TESSERA_CHECK_HANDLE(event.impl(), "Event");
+  if (event.impl()->device.impl()->runtime != impl_->device.impl()->runtime)
+    return Status(StatusCode::kInvalidArgument,
+                  "wait: the event belongs to another Runtime");
+  auto args = MakeArgs<TsStream_WaitEvent_Args>();
+  args.stream = impl_->raw;
+  args.event = event.raw();
+  return TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(), Stream_WaitEvent,
+                             args);
+}
+
+Status Stream::synchronize() const {
+  TESSERA_CHECK_HANDLE(impl_, "Stream");
+  auto args = MakeArgs<TsStream_Synchronize_Args>();
+  args.stream = impl_->raw;
+  return TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(), Stream_Synchronize,
+                             args);
+}
+
+StatusOr<bool> Stream::query() const {
+  TESSERA_CHECK_HANDLE(impl_, "Stream");
+  auto args = MakeArgs<TsStream_Query_Args>();
+  args.stream = impl_->raw;
+  TESSERA_RETURN_IF_ERROR(
+      TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(), Stream_Query, args));
+  return args.idle != 0;
+}
+
+Status Stream::begin_capture() const {
+  TESSERA_CHECK_HANDLE(impl_, "Stream");
+  auto args = MakeArgs<TsStream_BeginCapture_Args>();
+  args.stream = impl_->raw;
+  return TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(), Stream_BeginCapture,
+                             args);
+}
+
+StatusOr<Graph> Stream::end_capture() const {
+  TESSERA_CHECK_HANDLE(impl_, "Stream");
+  auto args = MakeArgs<TsStream_EndCapture_Args>();
+  args.stream = impl_->raw;
+  TESSERA_RETURN_IF_ERROR(TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(),
+                                              Stream_EndCapture, args));
+  auto graph = std::make_shared<detail::GraphImpl>();
+  graph->device = impl_->device;
+  graph->raw = args.graph;
+  return Graph(std::move(graph));
+}
+
+StatusOr<TsHintResult> Stream::prefetch(const Buffer& buffer,
+                                        const Device* target, uint64_t offset,
+                                        uint64_t size) const {
+  TESSERA_CHECK_HANDLE(impl_, "Stream");
+  TESSERA_CHECK_HANDLE(buffer.impl(), "Buffer");
+  if (size == 0 && offset < buffer.size()) size = buffer.size() - offset;
+  if (offset > buffer.size() || size > buffer.size() - offset)
+    return Status(StatusCode::kOutOfRange,
+                  "prefetch: " + std::to_string(size) + " bytes at offset " +
+                      std::to_string(offset) + " run past the end of a buffer of " +
+                      std::to_string(buffer.size()) + " bytes");
+  if (target && target->impl() &&
+      target->impl()->runtime != impl_->device.impl()->runtime)
+    return Status(StatusCode::kInvalidArgument,
+                  "prefetch: the target device belongs to another Runtime");
+  auto args = MakeArgs<TsBuffer_Prefetch_Args>();
+  args.buffer = buffer.raw();
+  args.offset = offset;
+  args.size = size;
+  args.target = target ? target->raw() : nullptr;
+  args.stream = impl_->raw;
+  TESSERA_RETURN_IF_ERROR(TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(),
+                                              Buffer_Prefetch, args));
+  return args.result;
+}
+
+Status Stream::destroy() {
+  TESSERA_CHECK_HANDLE(impl_, "Stream");
+  return impl_->Release();
+}
+
+}  // namespace tessera

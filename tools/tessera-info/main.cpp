@@ -1,0 +1,170 @@
+// tessera-info: every candidate plugin (path, ABI version, state and why),
+// then every device with its capabilities.  --json prints the same as JSON.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tessera/runtime.hpp"
+
+namespace {
+
+using tessera::DeviceInfo;
+using tessera::Runtime;
+
+std::string Bits(uint32_t bits, const char* const* names, int count) {
+  std::string out;
+  for (int i = 0; i < count; ++i)
+    if (bits & (1u << i)) out += (out.empty() ? "" : ",") + std::string(names[i]);
+  return out.empty() ? "none" : out;
+}
+
+const char* const kScopes[] = {"tile", "group", "device", "mesh"};
+const char* const kCollectives[] = {"all_reduce", "broadcast", "all_gather",
+                                    "reduce_scatter"};
+
+std::string BufferKinds(const DeviceInfo& d) {
+  std::string out;
+  for (TsBufferKind k : {TS_BUFFER_DEVICE, TS_BUFFER_HOST_PINNED, TS_BUFFER_MANAGED})
+    if (d.supports(k)) out += (out.empty() ? "" : ",") + std::string(tessera::BufferKindName(k));
+  return out;
+}
+
+std::string Collectives(const DeviceInfo& d) {
+  std::string out = Bits(d.collectives & 0xF, kCollectives, 4);
+  if (d.collectives & TS_COLLECTIVE_CAP_DETERMINISTIC) out += " (deterministic available)";
+  return out;
+}
+
+std::string Join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
+nlohmann::json DeviceJson(const DeviceInfo& d) {
+  nlohmann::json j;
+  j["name"] = d.name;
+  j["vendor"] = d.vendor;
+  j["driver_version"] = d.driver_version;
+  j["type"] = tessera::DeviceTypeName(d.type);
+  j["ordinal"] = d.ordinal;
+  j["total_memory"] = d.total_memory;
+  j["buffer_kinds"] = BufferKinds(d);
+  j["managed_memory"] = d.managed_memory;
+  j["hints"] = {{"prefetch", tessera::HintResultName(d.prefetch_hint)},
+                {"advise", tessera::HintResultName(d.advise_hint)}};
+  j["peer_copy"] = tessera::PeerCopyModeName(d.peer_copy);
+  j["graphs"] = d.graphs;
+  j["collectives"] = Bits(d.collectives & 0xF, kCollectives, 4);
+  j["deterministic_collectives"] = (d.collectives & TS_COLLECTIVE_CAP_DETERMINISTIC) != 0;
+  j["atomic_scopes"] = Bits(d.atomic_scopes, kScopes, 4);
+  j["subgroup_size"] = d.subgroup_size;
+  j["shared_memory_per_group"] = d.shared_memory_per_group;
+  j["max_group_size"] = d.max_group_size;
+  j["compute_units"] = d.compute_units;
+  j["stream_weights"] = d.stream_weights;
+  j["executable_formats"] = d.executable_formats;
+  return j;
+}
+
+void PrintDevice(const DeviceInfo& d) {
+  std::printf("    device %u: %s\n", d.ordinal, d.name.c_str());
+  std::printf("      vendor            %s (driver %s)\n", d.vendor.c_str(), d.driver_version.c_str());
+  std::printf("      type              %s\n", tessera::DeviceTypeName(d.type));
+  std::printf("      memory            %s\n", tessera::FormatBytes(d.total_memory).c_str());
+  std::printf("      memory kinds      %s\n", BufferKinds(d).c_str());
+  std::printf("      managed memory    %s\n", d.managed_memory ? "yes" : "no");
+  std::printf("      hints             prefetch: %s, advise: %s\n",
+              tessera::HintResultName(d.prefetch_hint), tessera::HintResultName(d.advise_hint));
+  std::printf("      peer copies       %s\n", tessera::PeerCopyModeName(d.peer_copy));
+  std::printf("      graphs            %s\n", d.graphs ? "yes" : "no");
+  std::printf("      collectives       %s\n", Collectives(d).c_str());
+  std::printf("      atomic scopes     %s\n", Bits(d.atomic_scopes, kScopes, 4).c_str());
+  std::printf("      subgroup size     %u\n", d.subgroup_size);
+  std::printf("      shared memory     %s per group\n", tessera::FormatBytes(d.shared_memory_per_group).c_str());
+  std::printf("      max group size    %u lanes\n", d.max_group_size);
+  std::printf("      compute units     %u\n", d.compute_units);
+  std::printf("      stream weights    %s\n", d.stream_weights ? "honoured" : "ignored");
+  std::printf("      executables       %s\n", Join(d.executable_formats).c_str());
+}
+
+int Usage(const char* argv0) {
+  std::fprintf(stderr,
+               "usage: %s [--json] [--plugin-path DIR_OR_FILE]...\n"
+               "Lists every candidate Tessera plugin and the devices of each.\n"
+               "Environment: TESSERA_PLUGIN_PATH, TESSERA_BACKEND (which one "
+               "is selected), TESSERA_LOG=debug.\n",
+               argv0);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool json = false;
+  tessera::RuntimeOptions options;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--json")) {
+      json = true;
+    } else if (!std::strcmp(argv[i], "--plugin-path") && i + 1 < argc) {
+      options.plugin_path.push_back(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
+      Usage(argv[0]);
+      return 0;
+    } else {
+      std::fprintf(stderr, "tessera-info: unknown argument '%s'\n", argv[i]);
+      return Usage(argv[0]);
+    }
+  }
+
+  auto probes = Runtime::ProbeAll(options);
+  // Which backend would a program get?  Same rules as Runtime::Create.
+  auto runtime = Runtime::Create(options);
+  std::string selected = runtime.ok() ? runtime->backend() : "";
+  std::string selection_error = runtime.ok() ? "" : runtime.status().ToString();
+
+  if (json) {
+    nlohmann::json out;
+    out["abi_version"] = std::to_string(TESSERA_ABI_VERSION_MAJOR) + "." +
+                         std::to_string(TESSERA_ABI_VERSION_MINOR);
+    out["selected_backend"] = selected;
+    if (!selection_error.empty()) out["selection_error"] = selection_error;
+    out["search_path"] = Runtime::DefaultPluginDirectories();
+    out["plugins"] = nlohmann::json::array();
+    for (const auto& p : probes) {
+      nlohmann::json j;
+      j["name"] = p.candidate.name;
+      j["path"] = p.candidate.path;
+      j["abi_version"] = p.candidate.abi_version;
+      j["vendor"] = p.candidate.vendor;
+      j["plugin_version"] = p.candidate.plugin_version;
+      j["state"] = tessera::PluginStateName(p.candidate.state);
+      j["reason"] = p.candidate.reason;
+      j["devices"] = nlohmann::json::array();
+      for (const auto& d : p.devices) j["devices"].push_back(DeviceJson(d));
+      out["plugins"].push_back(j);
+    }
+    std::printf("%s\n", out.dump(2).c_str());
+    return runtime.ok() ? 0 : 1;
+  }
+
+  std::printf("Tessera plugin ABI %d.%d\n", TESSERA_ABI_VERSION_MAJOR,
+              TESSERA_ABI_VERSION_MINOR);
+  if (runtime.ok())
+    std::printf("Selected backend: %s\n", selected.c_str());
+  else
+    std::printf("Selected backend: none: %s\n", selection_error.c_str());
+  std::printf("\nPlugins (in search order):\n");
+  for (const auto& p : probes) {
+    const auto& c = p.candidate;
+    std::printf("  %-11s %-11s ABI %-5s %s\n", c.name.c_str(),
+                tessera::PluginStateName(c.state),
+                c.abi_version.empty() ? "?" : c.abi_version.c_str(),
+                c.path.c_str());
+    if (!c.reason.empty()) std::printf("              %s\n", c.reason.c_str());
+    for (const auto& d : p.devices) PrintDevice(d);
+  }
+  return runtime.ok() ? 0 : 1;
+}
