@@ -119,7 +119,9 @@ StatusOr<OpenedBackend> OpenBackend(PluginCandidate* candidate) {
   Status st = TESSERA_PLUGIN_CALL(*backend.plugin, Client_Create, create);
   if (!st.ok()) {
     candidate->state = PluginState::kUnavailable;
-    candidate->reason = "not available: " + st.message();
+    candidate->reason = st.message().rfind("not available", 0) == 0
+                            ? st.message()
+                            : "not available: " + st.message();
     return st.Annotate("backend '" + candidate->name + "' is not available");
   }
   backend.client = create.client;

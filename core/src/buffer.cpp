@@ -10,6 +10,7 @@ namespace detail {
 
 Status BufferImpl::Release() {
   if (!MarkDestroyed()) return Status::Ok();
+  if (raw == nullptr) return Status::Ok();  // never fully created
   if (kind == TS_BUFFER_HOST_PINNED && host_pointer)
     device.impl()->runtime->pinned.Remove(host_pointer,
                                           PinnedRegistry::Origin::kPinnedBuffer);

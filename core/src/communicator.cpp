@@ -9,6 +9,7 @@ namespace detail {
 
 Status CommunicatorImpl::Release() {
   if (!MarkDestroyed()) return Status::Ok();
+  if (raw == nullptr) return Status::Ok();  // never fully created
   auto args = MakeArgs<TsCommunicator_Destroy_Args>();
   args.communicator = raw;
   raw = nullptr;

@@ -9,6 +9,7 @@ namespace detail {
 
 Status EventImpl::Release() {
   if (!MarkDestroyed()) return Status::Ok();
+  if (raw == nullptr) return Status::Ok();  // never fully created
   auto args = MakeArgs<TsEvent_Destroy_Args>();
   args.event = raw;
   raw = nullptr;

@@ -9,6 +9,7 @@ namespace detail {
 
 Status ExecutableImpl::Release() {
   if (!MarkDestroyed()) return Status::Ok();
+  if (raw == nullptr) return Status::Ok();  // never fully created
   auto args = MakeArgs<TsExecutable_Destroy_Args>();
   args.executable = raw;
   raw = nullptr;

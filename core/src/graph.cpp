@@ -9,6 +9,7 @@ namespace detail {
 
 Status GraphImpl::Release() {
   if (!MarkDestroyed()) return Status::Ok();
+  if (raw == nullptr) return Status::Ok();  // never fully created
   auto args = MakeArgs<TsGraph_Destroy_Args>();
   args.graph = raw;
   raw = nullptr;
@@ -22,6 +23,7 @@ GraphImpl::~GraphImpl() {
 
 Status GraphExecImpl::Release() {
   if (!MarkDestroyed()) return Status::Ok();
+  if (raw == nullptr) return Status::Ok();  // never fully created
   auto args = MakeArgs<TsGraphExec_Destroy_Args>();
   args.exec = raw;
   raw = nullptr;

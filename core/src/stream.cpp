@@ -15,6 +15,7 @@ Status StreamImpl::Release() {
                   "the default stream belongs to its device and cannot be "
                   "destroyed");
   if (!MarkDestroyed()) return Status::Ok();
+  if (raw == nullptr) return Status::Ok();  // never fully created
   auto args = MakeArgs<TsStream_Destroy_Args>();
   args.stream = raw;
   raw = nullptr;

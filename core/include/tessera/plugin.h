@@ -217,8 +217,8 @@ typedef struct TsAbiVersion {
   uint32_t minor;
 } TsAbiVersion;
 
-/* A place in memory: a device buffer + offset, or a host pointer.
- * Exactly one of `buffer` and `host` is non-NULL. */
+/* A place in memory: a device buffer + offset, or a host pointer + offset.
+ * Exactly one of `buffer` and `host` is non-NULL; `offset` applies to either. */
 typedef struct TsMemoryRef {
   TsBuffer* buffer;
   uint64_t offset;
@@ -420,7 +420,9 @@ typedef struct TsMemcpy_Args {
   TsMemoryRef src;
   uint64_t size;     /* bytes, > 0 */
   TsStream* stream;  /* NULL: synchronous */
-  TsPeerCopyMode peer_mode; /* out: for device-to-device across devices */
+  /* out: written only for buffer-to-buffer copies between two devices (how
+   * the plugin moved the data); left unchanged for every other copy. */
+  TsPeerCopyMode peer_mode;
 } TsMemcpy_Args;
 #define TS_MEMCPY_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsMemcpy_Args, peer_mode)
 
@@ -441,7 +443,7 @@ typedef struct TsBuffer_Prefetch_Args {
   uint64_t offset;
   uint64_t size;
   TsDevice* target; /* NULL: the host */
-  TsStream* stream;
+  TsStream* stream; /* NULL: the default stream of the buffer's device */
   TsHintResult result; /* out */
 } TsBuffer_Prefetch_Args;
 #define TS_BUFFER_PREFETCH_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsBuffer_Prefetch_Args, result)
@@ -507,7 +509,10 @@ typedef struct TsStream_BeginCapture_Args {
 #define TS_STREAM_BEGINCAPTURE_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsStream_BeginCapture_Args, stream)
 
 /* Every stream that joined must have been joined back (origin waits on an
- * event recorded last in it), else TS_ERROR_FAILED_PRECONDITION. */
+ * event recorded last in it), else TS_ERROR_FAILED_PRECONDITION.
+ * While a stream captures, these are TS_ERROR_FAILED_PRECONDITION on it:
+ * Stream_Synchronize, Stream_Query, waiting on an event recorded outside the
+ * capture, launching a graph into it, and synchronous copies. */
 typedef struct TsStream_EndCapture_Args {
   TS_ARGS_HEADER;
   TsStream* stream;
@@ -551,8 +556,10 @@ typedef struct TsEvent_Synchronize_Args {
 } TsEvent_Synchronize_Args;
 #define TS_EVENT_SYNCHRONIZE_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsEvent_Synchronize_Args, event)
 
-/* Milliseconds between two completed timing events.  Either never recorded:
- * TS_ERROR_FAILED_PRECONDITION; either still pending: TS_ERROR_NOT_READY. */
+/* Milliseconds between two completed timing events of one client (they may
+ * be on different devices).  Either never recorded:
+ * TS_ERROR_FAILED_PRECONDITION; either still pending: TS_ERROR_NOT_READY;
+ * either created with TS_EVENT_DISABLE_TIMING: TS_ERROR_FAILED_PRECONDITION. */
 typedef struct TsEvent_ElapsedTime_Args {
   TS_ARGS_HEADER;
   TsEvent* start;
@@ -627,7 +634,9 @@ typedef struct TsExecutable_GetKernel_Args {
 #define TS_EXECUTABLE_GETKERNEL_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsExecutable_GetKernel_Args, kernel)
 
 /* Runs grid.x*grid.y*grid.z tile groups of group_size lanes each.  Arguments
- * are copied at launch; the arrays may be reused when the call returns. */
+ * are copied at launch; the arrays may be reused when the call returns.
+ * shared_memory_bytes over TsDeviceProperties.shared_memory_per_group, or a
+ * group over max_group_size: TS_ERROR_INVALID_ARGUMENT naming the limit. */
 typedef struct TsKernel_Launch_Args {
   TS_ARGS_HEADER;
   TsKernel* kernel;
@@ -659,7 +668,9 @@ typedef struct TsCommunicator_Destroy_Args {
 } TsCommunicator_Destroy_Args;
 #define TS_COMMUNICATOR_DESTROY_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsCommunicator_Destroy_Args, communicator)
 
-/* count: elements per rank in the send buffer (all_reduce, broadcast,
+/* Data types a plugin does not support: TS_ERROR_UNSUPPORTED naming the
+ * type.  Broadcast reads send[root] only; other ranks' send may be NULL.
+ * count: elements per rank in the send buffer (all_reduce, broadcast,
  * all_gather) or per rank in the recv buffer (reduce_scatter).
  * all_gather: recv holds count*num_devices.  reduce_scatter: send holds
  * count*num_devices.  deterministic != 0: fixed association tree, results
@@ -745,8 +756,8 @@ typedef struct TsPluginApi {
 TS_DEFINE_STRUCT_TRAITS(TsPluginApi, Communicator_Collective);
 #define TS_PLUGIN_API_STRUCT_SIZE TS_STRUCT_SIZE(TsPluginApi, Communicator_Collective)
 
-/* The first entry point of MINOR 0 after the header fields; a table shorter
- * than this is not a Tessera table. */
+/* A table must reach at least the Error_* entry points (the first three of
+ * MINOR 0); a shorter one is not a Tessera table. */
 #define TS_PLUGIN_API_MIN_STRUCT_SIZE TS_STRUCT_SIZE(TsPluginApi, Error_GetCode)
 
 /* The one exported symbol.  Returns a table with static lifetime, or NULL

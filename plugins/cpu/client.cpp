@@ -1,0 +1,127 @@
+// Client: reads TESSERA_CPU_DEVICES / TESSERA_CPU_THREADS, starts the worker
+// pool shared by all devices, creates the devices and their default streams.
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include "internal.hpp"
+
+namespace tessera::cpu {
+namespace {
+
+constexpr unsigned long kMaxDevices = 64;
+constexpr unsigned long kMaxThreads = 1024;
+
+// Parses env `name` as an integer in [1, max]; unset -> `def`.
+TsError* env_count(const char* name, unsigned long def, unsigned long max, unsigned long* out) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') {
+    *out = def;
+    return nullptr;
+  }
+  char* end = nullptr;
+  errno = 0;
+  const long long n = std::strtoll(v, &end, 10);
+  if (errno != 0 || end == v || *end != '\0' || n < 1 || static_cast<unsigned long long>(n) > max)
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "cpu: Client_Create: %s='%s' is not a whole number between 1 and %lu: set it "
+                  "to e.g. %s=%lu, or unset it for the default (%lu)",
+                  name, v, max, name, def, def);
+  *out = static_cast<unsigned long>(n);
+  return nullptr;
+}
+
+std::string cpu_model_name() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon == std::string::npos) break;
+      auto s = line.substr(colon + 1);
+      const auto b = s.find_first_not_of(" \t");
+      return b == std::string::npos ? std::string("unknown CPU") : s.substr(b);
+    }
+  }
+  return "unknown CPU";
+}
+
+}  // namespace
+
+}  // namespace tessera::cpu
+
+TsClient::~TsClient() {
+  // Wait for all work, then stop the workers, before any device goes away.
+  scheduler.reset();
+  for (auto& d : devices) {
+    if (d->default_stream) {
+      d->default_stream->magic = tessera::cpu::kMagicDead;
+      delete d->default_stream;
+    }
+    d->magic = tessera::cpu::kMagicDead;
+  }
+  // Host memory the application never freed goes with the client.
+  for (auto& [p, size] : host_allocs) {
+    munlock(p, size);
+    munmap(p, size);
+  }
+  for (auto& [p, size] : host_registered) munlock(p, size);
+}
+
+namespace tessera::cpu {
+
+TS_CPU_ENTRY(Client_Create, TS_CLIENT_CREATE_ARGS_STRUCT_SIZE) {
+  unsigned long ndev = 0, nthreads = 0;
+  if (TsError* e = env_count("TESSERA_CPU_DEVICES", 1, kMaxDevices, &ndev)) return e;
+  unsigned long hw = std::thread::hardware_concurrency();
+  if (hw == 0) hw = 1;
+  if (TsError* e = env_count("TESSERA_CPU_THREADS", hw, kMaxThreads, &nthreads)) return e;
+  auto c = std::make_unique<TsClient>();
+  c->cpu_model = cpu_model_name();
+  c->physical_memory = physical_memory_bytes();
+  try {
+    c->scheduler = std::make_unique<Scheduler>(static_cast<unsigned>(nthreads));
+  } catch (const std::system_error& e) {
+    return errorf(TS_ERROR_RESOURCE_EXHAUSTED,
+                  "cpu: Client_Create: cannot start %lu worker threads: %s: lower "
+                  "TESSERA_CPU_THREADS",
+                  nthreads, e.what());
+  }
+  for (unsigned long i = 0; i < ndev; ++i) {
+    auto d = std::make_unique<TsDevice>();
+    d->client = c.get();
+    d->ordinal = static_cast<uint32_t>(i);
+    auto st = std::make_shared<StreamState>();
+    st->device = d.get();
+    st->is_default = true;
+    auto* ds = new TsStream;
+    ds->device = d.get();
+    ds->state = st;
+    d->default_stream = ds;
+    d->streams.push_back(st);
+    c->device_list.push_back(d.get());
+    c->devices.push_back(std::move(d));
+  }
+  args->client = c.release();
+  return nullptr;
+}
+
+TS_CPU_ENTRY(Client_Destroy, TS_CLIENT_DESTROY_ARGS_STRUCT_SIZE) {
+  TS_CPU_CHECK_HANDLE(args->client, "Client_Destroy", "client");
+  args->client->magic = kMagicDead;
+  delete args->client;  // ~TsClient waits for all work first
+  return nullptr;
+}
+
+TS_CPU_ENTRY(Client_GetDevices, TS_CLIENT_GETDEVICES_ARGS_STRUCT_SIZE) {
+  TS_CPU_CHECK_HANDLE(args->client, "Client_GetDevices", "client");
+  args->devices = args->client->device_list.data();
+  args->num_devices = args->client->device_list.size();
+  return nullptr;
+}
+
+}  // namespace tessera::cpu

@@ -1,0 +1,66 @@
+// Device properties, default stream, synchronize.
+#include <cstring>
+
+#include "internal.hpp"
+
+namespace tessera::cpu {
+namespace {
+void copy_name(char (&dst)[TS_NAME_MAX], const std::string& s) {
+  std::strncpy(dst, s.c_str(), TS_NAME_MAX - 1);
+  dst[TS_NAME_MAX - 1] = '\0';
+}
+}  // namespace
+
+TS_CPU_ENTRY(Device_GetProperties, TS_DEVICE_GETPROPERTIES_ARGS_STRUCT_SIZE) {
+  TS_CPU_CHECK_HANDLE(args->device, "Device_GetProperties", "device");
+  TsDeviceProperties* p = args->properties;
+  if (p == nullptr)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "cpu: Device_GetProperties: properties is NULL");
+  if (p->struct_size < TS_DEVICE_PROPERTIES_STRUCT_SIZE)
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "cpu: Device_GetProperties: TsDeviceProperties.struct_size is %zu, smaller "
+                  "than the %zu bytes of ABI 1.0: set it to TS_DEVICE_PROPERTIES_STRUCT_SIZE",
+                  p->struct_size, static_cast<size_t>(TS_DEVICE_PROPERTIES_STRUCT_SIZE));
+  const TsDevice* d = args->device;
+  const TsClient* c = d->client;
+  // Write only the fields of ABI 1.0; a newer caller's extra fields stay as they are.
+  copy_name(p->name, strprintf("Tessera CPU device %u (%s)", d->ordinal, c->cpu_model.c_str()));
+  copy_name(p->vendor, "Tessera");
+  copy_name(p->driver_version, "tessera-cpu 0.1.0");
+  p->type = TS_DEVICE_TYPE_CPU;
+  p->ordinal = d->ordinal;
+  p->total_memory = c->physical_memory;
+  p->buffer_kinds = (1u << TS_BUFFER_DEVICE) | (1u << TS_BUFFER_HOST_PINNED) |
+                    (1u << TS_BUFFER_MANAGED);
+  p->managed_memory = 1;
+  p->prefetch_hint = TS_HINT_EMULATED;
+  p->advise_hint = TS_HINT_EMULATED;
+  p->peer_copy = TS_PEER_COPY_DIRECT;
+  p->graphs = 1;
+  p->collectives = TS_COLLECTIVE_CAP_ALL_REDUCE | TS_COLLECTIVE_CAP_BROADCAST |
+                   TS_COLLECTIVE_CAP_ALL_GATHER | TS_COLLECTIVE_CAP_REDUCE_SCATTER |
+                   TS_COLLECTIVE_CAP_DETERMINISTIC;
+  p->atomic_scopes = TS_ATOMIC_SCOPE_TILE | TS_ATOMIC_SCOPE_GROUP | TS_ATOMIC_SCOPE_DEVICE |
+                     TS_ATOMIC_SCOPE_MESH;
+  p->subgroup_size = 1;  // lanes are loop iterations, not SIMD lanes in lock step
+  p->shared_memory_per_group = kSharedMemoryPerGroup;
+  p->max_group_size = 1024;
+  p->compute_units = c->scheduler->worker_count();
+  p->stream_weights = 1;
+  copy_name(p->executable_formats, "elf-native");
+  return nullptr;
+}
+
+TS_CPU_ENTRY(Device_GetDefaultStream, TS_DEVICE_GETDEFAULTSTREAM_ARGS_STRUCT_SIZE) {
+  TS_CPU_CHECK_HANDLE(args->device, "Device_GetDefaultStream", "device");
+  args->stream = args->device->default_stream;
+  return nullptr;
+}
+
+TS_CPU_ENTRY(Device_Synchronize, TS_DEVICE_SYNCHRONIZE_ARGS_STRUCT_SIZE) {
+  TS_CPU_CHECK_HANDLE(args->device, "Device_Synchronize", "device");
+  device_synchronize(args->device);
+  return nullptr;
+}
+
+}  // namespace tessera::cpu

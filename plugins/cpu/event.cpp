@@ -1,0 +1,131 @@
+// Events: markers on a stream timeline, with a timestamp taken when they run.
+#include <chrono>
+
+#include "internal.hpp"
+
+namespace tessera::cpu {
+namespace {
+
+class MarkerOp final : public Op {
+ public:
+  MarkerOp(std::shared_ptr<EventRecord> rec, bool timing) : rec_(std::move(rec)), timing_(timing) {}
+  void run(Task&, uint32_t, uint32_t, WorkerContext&) override {
+    if (timing_)
+      rec_->timestamp_ns.store(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count(),
+                               std::memory_order_release);
+  }
+
+ private:
+  std::shared_ptr<EventRecord> rec_;
+  bool timing_;
+};
+
+bool record_complete(const EventRecord& r) {
+  return r.stream->completed.load(std::memory_order_acquire) >= r.seq;
+}
+
+}  // namespace
+
+TS_CPU_ENTRY(Event_Create, TS_EVENT_CREATE_ARGS_STRUCT_SIZE) {
+  TS_CPU_CHECK_HANDLE(args->device, "Event_Create", "device");
+  if (args->flags & ~static_cast<uint32_t>(TS_EVENT_DISABLE_TIMING))
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "cpu: Event_Create: unknown flag bits 0x%x: only TS_EVENT_DISABLE_TIMING "
+                  "(0x1) is defined",
+                  args->flags & ~static_cast<uint32_t>(TS_EVENT_DISABLE_TIMING));
+  auto ev = std::make_unique<TsEvent>();
+  ev->device = args->device;
+  ev->flags = args->flags;
+  args->event = ev.release();
+  return nullptr;
+}
+
+TS_CPU_ENTRY(Event_Destroy, TS_EVENT_DESTROY_ARGS_STRUCT_SIZE) {
+  TS_CPU_CHECK_HANDLE(args->event, "Event_Destroy", "event");
+  // A pending marker owns its EventRecord, so the event can go at once.
+  args->event->magic = kMagicDead;
+  delete args->event;
+  return nullptr;
+}
+
+TS_CPU_ENTRY(Event_Record, TS_EVENT_RECORD_ARGS_STRUCT_SIZE) {
+  TS_CPU_CHECK_HANDLE(args->event, "Event_Record", "event");
+  TS_CPU_CHECK_HANDLE(args->stream, "Event_Record", "stream");
+  TsEvent* ev = args->event;
+  TsStream* s = args->stream;
+  if (ev->device->client != s->device->client)
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "cpu: Event_Record: event and stream belong to different clients");
+  auto rec = std::make_shared<EventRecord>();
+  Task* t = make_owned_task(MarkerOp(rec, (ev->flags & TS_EVENT_DISABLE_TIMING) == 0));
+  std::unique_ptr<Task, void (*)(Task*)> owned(t, t->release);
+  std::lock_guard<std::mutex> elk(ev->mu);
+  std::lock_guard<std::mutex> lk(s->device->sched().mutex());
+  if (capturing_locked(*s->state)) {
+    capture_record_event_locked(*s->state, ev);
+    return nullptr;
+  }
+  rec->stream = s->state;
+  enqueue_locked(s->device, s->state, owned.release());
+  rec->seq = t->seq;
+  ev->record = std::move(rec);
+  ev->capture.reset();
+  ev->capture_nodes.clear();
+  return nullptr;
+}
+
+TS_CPU_ENTRY(Event_Query, TS_EVENT_QUERY_ARGS_STRUCT_SIZE) {
+  TS_CPU_CHECK_HANDLE(args->event, "Event_Query", "event");
+  std::lock_guard<std::mutex> elk(args->event->mu);
+  const auto& r = args->event->record;
+  args->complete = (!r || record_complete(*r)) ? 1 : 0;
+  return nullptr;
+}
+
+TS_CPU_ENTRY(Event_Synchronize, TS_EVENT_SYNCHRONIZE_ARGS_STRUCT_SIZE) {
+  TS_CPU_CHECK_HANDLE(args->event, "Event_Synchronize", "event");
+  std::shared_ptr<EventRecord> r;
+  {
+    std::lock_guard<std::mutex> elk(args->event->mu);
+    r = args->event->record;
+  }
+  if (!r) return nullptr;
+  args->event->device->sched().wait(*r->stream, r->seq);
+  return nullptr;
+}
+
+TS_CPU_ENTRY(Event_ElapsedTime, TS_EVENT_ELAPSEDTIME_ARGS_STRUCT_SIZE) {
+  TS_CPU_CHECK_HANDLE(args->start, "Event_ElapsedTime", "start");
+  TS_CPU_CHECK_HANDLE(args->end, "Event_ElapsedTime", "end");
+  std::shared_ptr<EventRecord> rec[2];
+  TsEvent* evs[2] = {args->start, args->end};
+  const char* names[2] = {"start", "end"};
+  for (int i = 0; i < 2; ++i) {
+    if (evs[i]->flags & TS_EVENT_DISABLE_TIMING)
+      return errorf(TS_ERROR_FAILED_PRECONDITION,
+                    "cpu: Event_ElapsedTime: %s event %p was created with "
+                    "TS_EVENT_DISABLE_TIMING: create it without that flag to time with it",
+                    names[i], static_cast<void*>(evs[i]));
+    std::lock_guard<std::mutex> elk(evs[i]->mu);
+    rec[i] = evs[i]->record;
+    if (!rec[i])
+      return errorf(TS_ERROR_FAILED_PRECONDITION,
+                    "cpu: Event_ElapsedTime: %s event %p was never recorded: call "
+                    "Event_Record on it first",
+                    names[i], static_cast<void*>(evs[i]));
+  }
+  for (int i = 0; i < 2; ++i)
+    if (!record_complete(*rec[i]))
+      return errorf(TS_ERROR_NOT_READY,
+                    "cpu: Event_ElapsedTime: %s event %p has not completed yet: "
+                    "Event_Synchronize it first",
+                    names[i], static_cast<void*>(evs[i]));
+  const int64_t t0 = rec[0]->timestamp_ns.load(std::memory_order_acquire);
+  const int64_t t1 = rec[1]->timestamp_ns.load(std::memory_order_acquire);
+  args->milliseconds = static_cast<double>(t1 - t0) / 1e6;
+  return nullptr;
+}
+
+}  // namespace tessera::cpu

@@ -1,0 +1,225 @@
+// Objects behind the opaque handles of the CPU plugin, and the entry points.
+// Every handle starts with a magic word so a destroyed or foreign handle is
+// reported as TS_ERROR_INVALID_HANDLE instead of being used.
+#pragma once
+
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "error.hpp"
+#include "scheduler.hpp"
+#include "tessera/cpu_kernel.h"
+#include "tessera/plugin.h"
+
+namespace tessera::cpu {
+
+enum : uint32_t {
+  kMagicClient = 0x54434c49,  // "TCLI"
+  kMagicDevice = 0x54444556,
+  kMagicBuffer = 0x54425546,
+  kMagicStream = 0x54535452,
+  kMagicEvent = 0x54455654,
+  kMagicGraph = 0x54475250,
+  kMagicGraphExec = 0x54474558,
+  kMagicExecutable = 0x54455845,
+  kMagicKernel = 0x544b524e,
+  kMagicCommunicator = 0x54434f4d,
+  kMagicDead = 0xdeadbeef,
+};
+
+template <class T>
+bool valid(const T* p) {
+  return p != nullptr && p->magic == T::kMagic;
+}
+
+// Returns INVALID_HANDLE / INVALID_ARGUMENT for a bad handle `what`.
+template <class T>
+TsError* check_handle(const T* p, const char* entry, const char* what) {
+  if (p == nullptr)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "cpu: %s: %s is NULL", entry, what);
+  if (p->magic != T::kMagic)
+    return errorf(TS_ERROR_INVALID_HANDLE,
+                  "cpu: %s: %s %p is not a live CPU-plugin handle (destroyed, or "
+                  "created by another plugin)",
+                  entry, what, static_cast<const void*>(p));
+  return nullptr;
+}
+
+#define TS_CPU_CHECK_HANDLE(p, entry, what)                          \
+  do {                                                               \
+    if (TsError* e_ = ::tessera::cpu::check_handle(p, entry, what)) \
+      return e_;                                                     \
+  } while (0)
+
+}  // namespace tessera::cpu
+
+struct TsClient {
+  static constexpr uint32_t kMagic = tessera::cpu::kMagicClient;
+  uint32_t magic = kMagic;
+  std::unique_ptr<tessera::cpu::Scheduler> scheduler;
+  std::vector<std::unique_ptr<TsDevice>> devices;
+  std::vector<TsDevice*> device_list;  // what Client_GetDevices returns
+  std::string cpu_model;
+  uint64_t physical_memory = 0;
+  // Host_Allocate'd blocks (pointer -> size) and Host_Register'ed ranges.
+  std::mutex host_mu;
+  std::map<void*, uint64_t> host_allocs;
+  std::map<void*, uint64_t> host_registered;
+  ~TsClient();
+};
+
+struct TsDevice {
+  static constexpr uint32_t kMagic = tessera::cpu::kMagicDevice;
+  uint32_t magic = kMagic;
+  TsClient* client = nullptr;
+  uint32_t ordinal = 0;
+  TsStream* default_stream = nullptr;  // owned
+  // Every stream of this device (default, user, graph lanes); guarded by the
+  // scheduler mutex.  Destroyed streams are pruned once idle.
+  std::vector<std::shared_ptr<tessera::cpu::StreamState>> streams;
+  tessera::cpu::Scheduler& sched() { return *client->scheduler; }
+};
+
+struct TsStream {
+  static constexpr uint32_t kMagic = tessera::cpu::kMagicStream;
+  uint32_t magic = kMagic;
+  TsDevice* device = nullptr;
+  std::shared_ptr<tessera::cpu::StreamState> state;
+};
+
+struct TsBuffer {
+  static constexpr uint32_t kMagic = tessera::cpu::kMagicBuffer;
+  uint32_t magic = kMagic;
+  TsDevice* device = nullptr;
+  TsBufferKind kind = TS_BUFFER_DEVICE;
+  uint64_t size = 0;
+  uint8_t* data = nullptr;   // aligned start, what callers see
+  void* base = nullptr;      // what to free
+  uint64_t mapped = 0;       // mmap length, 0 for aligned_alloc
+  bool locked = false;       // mlock'ed (pinned)
+  std::mutex advice_mu;
+  std::vector<std::pair<TsAdvice, TsDevice*>> advice;  // managed only
+};
+
+// Where one record of an event lives: a marker on a stream's timeline.
+struct EventRecord {
+  std::shared_ptr<tessera::cpu::StreamState> stream;
+  uint64_t seq = 0;
+  std::atomic<int64_t> timestamp_ns{0};  // steady_clock, set when the marker runs
+};
+
+struct TsEvent {
+  static constexpr uint32_t kMagic = tessera::cpu::kMagicEvent;
+  uint32_t magic = kMagic;
+  TsDevice* device = nullptr;
+  uint32_t flags = 0;
+  std::mutex mu;
+  std::shared_ptr<EventRecord> record;  // last record, NULL if never recorded
+  // Last record made while its stream was capturing (graph.cpp).
+  std::shared_ptr<tessera::cpu::CaptureSession> capture;
+  std::vector<int64_t> capture_nodes;  // the capturing stream's frontier then
+};
+
+struct TsKernel {
+  static constexpr uint32_t kMagic = tessera::cpu::kMagicKernel;
+  uint32_t magic = kMagic;
+  TsExecutable* executable = nullptr;
+  std::string name;
+  TsCpuKernelFn fn = nullptr;
+};
+
+struct TsExecutable {
+  static constexpr uint32_t kMagic = tessera::cpu::kMagicExecutable;
+  uint32_t magic = kMagic;
+  TsDevice* device = nullptr;
+  void* handle = nullptr;  // dlopen
+  // memfd of an in-memory image, kept open while loaded: glibc matches
+  // already-loaded objects by path, so "/proc/self/fd/N" must stay unique.
+  int memfd = -1;
+  std::string path;        // for messages
+  std::mutex mu;
+  std::unordered_map<std::string, std::unique_ptr<TsKernel>> kernels;
+};
+
+namespace tessera::cpu {
+
+// ---- shared helpers (stream.cpp)
+// Submits `t` to `stream` with the default-stream rules and pending waits
+// applied, or records its op as a graph node when the stream is capturing.
+// Takes ownership of `t`.  `op_for_capture` builds the shared op for a graph.
+TsError* submit_task(TsStream* stream, Task* t, std::shared_ptr<Op> (*share)(Task*));
+template <class OpT>
+std::shared_ptr<Op> share_owned_op(Task* t) {
+  return std::make_shared<OpT>(std::move(static_cast<OwnedTask<OpT>*>(t)->op_storage));
+}
+template <class OpT>
+TsError* submit_op(TsStream* stream, OpT&& op) {
+  return submit_task(stream, make_owned_task(std::move(op)), &share_owned_op<OpT>);
+}
+// Adds to `deps` the implicit default-stream dependencies of work submitted
+// to `s` now (mutex held).
+void implicit_deps_locked(TsDevice* dev, StreamState* s, DepList& deps);
+// Queues `t` on `s` with implicit deps and pending waits (mutex held).
+void enqueue_locked(TsDevice* dev, const std::shared_ptr<StreamState>& s, Task* t);
+// Waits for everything queued so far on every stream of `dev`.
+void device_synchronize(TsDevice* dev);
+// Synchronous op: run on the device's default stream and wait.
+template <class OpT>
+TsError* run_sync(TsDevice* dev, OpT&& op) {
+  auto& sched = dev->sched();
+  auto st = dev->default_stream->state;
+  Task* t = make_owned_task(std::move(op));
+  uint64_t seq;
+  {
+    std::lock_guard<std::mutex> lk(sched.mutex());
+    enqueue_locked(dev, st, t);
+    seq = t->seq;
+  }
+  sched.wait(*st, seq);
+  return nullptr;
+}
+
+// ---- memory.cpp
+// Resolves a memory ref to a host address, checking `size` bytes fit.
+TsError* resolve_ref(const TsMemoryRef& ref, uint64_t size, const char* entry,
+                     const char* what, uint8_t** out);
+uint64_t physical_memory_bytes();
+
+// ---- capture (graph.cpp); mutex held
+bool capturing_locked(const StreamState& s);
+void capture_node_locked(StreamState& s, std::shared_ptr<Op> op);
+
+// ---- entry points (one TsError* Name(TsName_Args*) per table slot)
+#define TS_CPU_DECLARE(Name) TsError* Name(Ts##Name##_Args* args) noexcept;
+#define TS_CPU_FOR_EACH_ENTRY(X)                                                        \
+  X(Error_Destroy) X(Error_Message) X(Error_GetCode) X(Plugin_GetInfo) X(Client_Create) \
+  X(Client_Destroy) X(Client_GetDevices) X(Device_GetProperties)                        \
+  X(Device_GetDefaultStream) X(Device_Synchronize) X(Buffer_Allocate) X(Buffer_Free)    \
+  X(Host_Allocate) X(Host_Free) X(Host_Register) X(Host_Unregister) X(Memcpy)           \
+  X(Memset) X(Buffer_Prefetch) X(Buffer_Advise) X(Stream_Create) X(Stream_Destroy)      \
+  X(Stream_Synchronize) X(Stream_Query) X(Stream_WaitEvent) X(Stream_BeginCapture)      \
+  X(Stream_EndCapture) X(Event_Create) X(Event_Destroy) X(Event_Record) X(Event_Query)  \
+  X(Event_Synchronize) X(Event_ElapsedTime) X(Graph_Destroy) X(Graph_GetInfo)           \
+  X(Graph_Instantiate) X(GraphExec_Destroy) X(GraphExec_Launch) X(Executable_Load)      \
+  X(Executable_Destroy) X(Executable_GetKernel) X(Kernel_Launch)                        \
+  X(Communicator_Create) X(Communicator_Destroy) X(Communicator_Collective)
+TS_CPU_FOR_EACH_ENTRY(TS_CPU_DECLARE)
+#undef TS_CPU_DECLARE
+
+}  // namespace tessera::cpu
+
+namespace tessera::cpu {
+// ---- more capture hooks (graph.cpp); scheduler mutex held
+void capture_record_event_locked(StreamState& s, TsEvent* ev);
+TsError* capture_wait_event_locked(TsStream* stream, const std::shared_ptr<CaptureSession>& session,
+                                   const std::vector<int64_t>& nodes);
+// True while the session has not ended.
+bool capture_session_open_locked(const CaptureSession& session);
+}  // namespace tessera::cpu

@@ -1,0 +1,31 @@
+// The function table and Plugin_GetInfo.
+#include "plugin_api.h"
+
+#include "internal.hpp"
+
+namespace tessera::cpu {
+
+TS_CPU_ENTRY(Plugin_GetInfo, TS_PLUGIN_GETINFO_ARGS_STRUCT_SIZE) {
+  args->name = "cpu";
+  args->vendor = "Tessera";
+  args->plugin_version = "0.1.0";
+  return nullptr;
+}
+
+namespace {
+TsPluginApi make_api() {
+  TsPluginApi api{};
+  api.struct_size = TS_PLUGIN_API_STRUCT_SIZE;
+  api.extension_start = nullptr;
+  api.abi_version = TsAbiVersion{TESSERA_ABI_VERSION_MAJOR, TESSERA_ABI_VERSION_MINOR};
+#define TS_CPU_SET(Name) api.Name = &Name;
+  TS_CPU_FOR_EACH_ENTRY(TS_CPU_SET)
+#undef TS_CPU_SET
+  return api;
+}
+const TsPluginApi g_api = make_api();
+}  // namespace
+
+}  // namespace tessera::cpu
+
+extern "C" const TsPluginApi* tessera_cpu_plugin_get_api(void) { return &tessera::cpu::g_api; }

@@ -1,0 +1,146 @@
+// Buffers of every kind, host memory (pinned, registered) and misuse.
+#include <cstdlib>
+
+#include "test_util.hpp"
+
+namespace tessera {
+namespace {
+
+using testing::CpuTest;
+
+class MemoryTest : public CpuTest {};
+
+TEST_F(MemoryTest, AllocateEveryKindTheDeviceSupports) {
+  const DeviceInfo& info = device().info();
+  ASSERT_TRUE(info.supports(TS_BUFFER_DEVICE));
+  for (TsBufferKind kind :
+       {TS_BUFFER_DEVICE, TS_BUFFER_HOST_PINNED, TS_BUFFER_MANAGED}) {
+    SCOPED_TRACE(BufferKindName(kind));
+    auto buf = device().allocate(4096, kind);
+    if (!info.supports(kind)) {
+      EXPECT_FALSE(buf.ok());
+      continue;
+    }
+    ASSERT_TRUE(buf.ok()) << buf.status().ToString();
+    EXPECT_TRUE(buf->valid());
+    EXPECT_EQ(buf->size(), 4096u);
+    EXPECT_EQ(buf->kind(), kind);
+    EXPECT_EQ(buf->device(), device());
+    EXPECT_NE(buf->raw(), nullptr);
+    if (kind != TS_BUFFER_DEVICE) {
+      EXPECT_NE(buf->host_pointer(), nullptr);
+    }
+    // Round trip through it.
+    std::vector<float> in = testing::Iota(1024, 3.0f);
+    testing::Upload(*buf, in);
+    EXPECT_EQ(testing::Download<float>(*buf, 1024), in);
+    TS_EXPECT_OK(buf->destroy());
+    EXPECT_FALSE(buf->valid());
+  }
+}
+
+TEST_F(MemoryTest, CpuSupportsAllKindsAndManagedHostAccess) {
+  const DeviceInfo& info = device().info();
+  EXPECT_TRUE(info.supports(TS_BUFFER_HOST_PINNED));
+  EXPECT_TRUE(info.supports(TS_BUFFER_MANAGED));
+  TS_ASSERT_OK_AND_ASSIGN(Buffer managed,
+                          device().allocate(16 * sizeof(int), TS_BUFFER_MANAGED));
+  int* p = static_cast<int*>(managed.host_pointer());
+  ASSERT_NE(p, nullptr);
+  for (int i = 0; i < 16; ++i) p[i] = i * i;
+  auto back = testing::Download<int>(managed, 16);
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(back[i], i * i);
+}
+
+TEST_F(MemoryTest, SizeZeroIsAnError) {
+  auto buf = device().allocate(0);
+  ASSERT_FALSE(buf.ok());
+  EXPECT_EQ(buf.status().code(), StatusCode::kInvalidArgument)
+      << buf.status().ToString();
+}
+
+TEST_F(MemoryTest, HugeAllocationIsResourceExhaustedNamingTheSize) {
+  const uint64_t one_tib = 1ull << 40;
+  auto buf = device().allocate(one_tib);
+  ASSERT_FALSE(buf.ok()) << "a 1 TiB buffer was allocated";
+  EXPECT_EQ(buf.status().code(), StatusCode::kResourceExhausted)
+      << buf.status().ToString();
+  const std::string& m = buf.status().message();
+  EXPECT_TRUE(m.find(FormatBytes(one_tib)) != std::string::npos ||
+              m.find("1.0 TiB") != std::string::npos ||
+              m.find("1 TiB") != std::string::npos ||
+              m.find("1099511627776") != std::string::npos)
+      << "the message does not name the size: " << m;
+  // Nothing was lost: the device still works.
+  TS_ASSERT_OK_AND_ASSIGN(Buffer small, device().allocate(64));
+  TS_EXPECT_OK(memset(small, 0, 7, 64));
+}
+
+TEST_F(MemoryTest, PinnedMallocAndFree) {
+  TS_ASSERT_OK_AND_ASSIGN(void* p, runtime_.pinned_malloc(1 << 20));
+  ASSERT_NE(p, nullptr);
+  EXPECT_TRUE(runtime_.is_pinned(p, 1 << 20));
+  EXPECT_TRUE(runtime_.is_pinned(static_cast<char*>(p) + 100, 100));
+  EXPECT_FALSE(runtime_.is_pinned(p, (1 << 20) + 1));
+  std::memset(p, 0xab, 1 << 20);  // writable
+  TS_EXPECT_OK(runtime_.pinned_free(p));
+  EXPECT_FALSE(runtime_.is_pinned(p, 1));
+}
+
+TEST_F(MemoryTest, PinnedFreeOfUnknownPointerIsAnError) {
+  int on_stack = 0;
+  EXPECT_FALSE(runtime_.pinned_free(&on_stack).ok());
+}
+
+TEST_F(MemoryTest, RegisterAndUnregisterHostMemory) {
+  const size_t size = 64 * 1024;
+  void* p = std::aligned_alloc(4096, size);
+  ASSERT_NE(p, nullptr);
+  EXPECT_FALSE(runtime_.is_pinned(p, size));
+  TS_ASSERT_OK(runtime_.register_host(p, size));
+  EXPECT_TRUE(runtime_.is_pinned(p, size));
+  TS_EXPECT_OK(runtime_.unregister_host(p));
+  EXPECT_FALSE(runtime_.is_pinned(p, size));
+  std::free(p);
+}
+
+TEST_F(MemoryTest, PageableMemoryIsNotPinned) {
+  std::vector<char> v(4096);
+  EXPECT_FALSE(runtime_.is_pinned(v.data(), v.size()));
+}
+
+TEST_F(MemoryTest, UseOfDestroyedBufferIsInvalidHandle) {
+  TS_ASSERT_OK_AND_ASSIGN(Buffer buf, device().allocate(256));
+  Buffer alias = buf;  // another handle to the same buffer
+  TS_ASSERT_OK(buf.destroy());
+  EXPECT_FALSE(buf.valid());
+  EXPECT_FALSE(alias.valid());
+  EXPECT_EQ(alias.raw(), nullptr);
+  std::vector<char> host(256);
+  TS_EXPECT_CODE(copy(host.data(), alias, 256), kInvalidHandle);
+  TS_EXPECT_CODE(copy(alias, host.data(), 256), kInvalidHandle);
+  TS_EXPECT_CODE(memset(alias, 0, 0, 256), kInvalidHandle);
+  TS_EXPECT_CODE(alias.destroy(), kInvalidHandle);
+  TS_ASSERT_OK_AND_ASSIGN(Stream s, device().create_stream());
+  TS_EXPECT_CODE(s.memset_async(alias, 0, 0, 256), kInvalidHandle);
+}
+
+TEST_F(MemoryTest, DefaultConstructedBufferIsInvalidHandle) {
+  Buffer none;
+  EXPECT_FALSE(none.valid());
+  std::vector<char> host(16);
+  TS_EXPECT_CODE(copy(host.data(), none, 16), kInvalidHandle);
+}
+
+TEST_F(MemoryTest, BufferOutlivesItsRuntimeHandle) {
+  // A Buffer keeps its device (and the runtime) alive.
+  TS_ASSERT_OK_AND_ASSIGN(Buffer buf, device().allocate(64));
+  executables_.clear();
+  runtime_ = Runtime();
+  TS_EXPECT_OK(memset(buf, 0, 3, 64));
+  auto bytes = testing::Download<uint8_t>(buf, 64);
+  for (uint8_t b : bytes) EXPECT_EQ(b, 3);
+}
+
+}  // namespace
+}  // namespace tessera
