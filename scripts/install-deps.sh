@@ -9,6 +9,12 @@ PACKAGES=(
   libgtest-dev            # GoogleTest: tests/
   libbenchmark-dev        # Google Benchmark: bench/
   nlohmann-json3-dev      # JSON output of tessera-info and the conformance report
+  # Vulkan plugin: headers (the library itself is dlopen'ed, never linked),
+  # Mesa's lavapipe CPU driver to run it without a GPU, vulkaninfo, the GLSL
+  # -> SPIR-V compiler and validator for its test kernels, and the Khronos
+  # validation layer its validation test runs under.
+  libvulkan-dev mesa-vulkan-drivers vulkan-tools glslang-tools spirv-tools
+  vulkan-validationlayers
 )
 
 missing=()

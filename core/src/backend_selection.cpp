@@ -33,6 +33,12 @@ DeviceInfo ToDeviceInfo(const TsDeviceProperties& p) {
   info.max_group_size = p.max_group_size;
   info.compute_units = p.compute_units;
   info.stream_weights = p.stream_weights != 0;
+  info.api_version = p.api_version;
+  info.max_scalar_arg_bytes = p.max_scalar_arg_bytes;
+  for (uint32_t i = 0; i < p.num_memory_heaps && i < TS_MAX_MEMORY_HEAPS; ++i)
+    info.memory_heaps.push_back(p.memory_heaps[i]);
+  for (uint32_t i = 0; i < p.num_memory_types && i < TS_MAX_MEMORY_TYPES; ++i)
+    info.memory_types.push_back(p.memory_types[i]);
   std::string formats = p.executable_formats;
   size_t start = 0;
   while (start < formats.size()) {
@@ -73,19 +79,23 @@ bool IsHardwareAccelerator(TsDeviceType type) {
 }  // namespace
 
 size_t EditDistance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1,
-                         diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
+  // Optimal string alignment: insertions, deletions, substitutions and
+  // swaps of two adjacent letters each cost 1, so "cdua" is one edit from
+  // "cuda" (the typo people make) and two from "cpu".
+  const size_t n = a.size(), m = b.size();
+  std::vector<std::vector<size_t>> d(n + 1, std::vector<size_t>(m + 1));
+  for (size_t i = 0; i <= n; ++i) d[i][0] = i;
+  for (size_t j = 0; j <= m; ++j) d[0][j] = j;
+  for (size_t i = 1; i <= n; ++i) {
+    for (size_t j = 1; j <= m; ++j) {
+      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1,
+                          d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
   }
-  return row[b.size()];
+  return d[n][m];
 }
 
 StatusOr<std::vector<std::pair<TsDevice*, DeviceInfo>>> ListDevices(
@@ -105,6 +115,7 @@ StatusOr<std::vector<std::pair<TsDevice*, DeviceInfo>>> ListDevices(
     props.name[TS_NAME_MAX - 1] = props.vendor[TS_NAME_MAX - 1] = 0;
     props.driver_version[TS_NAME_MAX - 1] = 0;
     props.executable_formats[TS_NAME_MAX - 1] = 0;
+    props.api_version[TS_NAME_MAX - 1] = 0;
     out.emplace_back(args.devices[i], ToDeviceInfo(props));
   }
   return out;

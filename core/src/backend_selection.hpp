@@ -28,7 +28,7 @@ void CloseBackend(OpenedBackend* backend);
 StatusOr<std::vector<std::pair<TsDevice*, DeviceInfo>>> ListDevices(
     const PluginLibrary& lib, TsClient* client);
 
-// Levenshtein distance, for "did you mean" suggestions.
+// Edit distance with adjacent swaps (OSA), for "did you mean" suggestions.
 size_t EditDistance(const std::string& a, const std::string& b);
 
 struct Selection {

@@ -38,6 +38,11 @@ StatusOr<Kernel> Executable::kernel(const std::string& name) const {
   kernel.exe_ = impl_;
   kernel.kernel_ = args.kernel;
   kernel.name_ = name;
+  kernel.info_.required_group_size = args.required_group_size;
+  kernel.info_.num_buffer_args = args.num_buffer_args;
+  kernel.info_.scalar_arg_bytes = args.scalar_arg_bytes;
+  kernel.info_.static_shared_memory_bytes = args.static_shared_memory_bytes;
+  kernel.info_.args_known = args.args_known != 0;
   return kernel;
 }
 

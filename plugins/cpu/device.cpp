@@ -48,6 +48,16 @@ TS_CPU_ENTRY(Device_GetProperties, TS_DEVICE_GETPROPERTIES_ARGS_STRUCT_SIZE) {
   p->compute_units = c->scheduler->worker_count();
   p->stream_weights = 1;
   copy_name(p->executable_formats, "elf-native");
+  copy_name(p->api_version, "native x86-64 (shared objects, worker pool)");
+  p->max_scalar_arg_bytes = 0;  // scalars are copied into the task: no limit
+  // One heap: the machine's memory, which device and host share.
+  p->num_memory_heaps = 1;
+  p->memory_heaps[0].size = c->physical_memory;
+  p->memory_heaps[0].flags = TS_MEMORY_DEVICE_LOCAL;
+  p->num_memory_types = 1;
+  p->memory_types[0].heap_index = 0;
+  p->memory_types[0].flags = TS_MEMORY_DEVICE_LOCAL | TS_MEMORY_HOST_VISIBLE |
+                             TS_MEMORY_HOST_COHERENT | TS_MEMORY_HOST_CACHED;
   return nullptr;
 }
 

@@ -24,6 +24,10 @@ const char* const kScopes[] = {"tile", "group", "device", "mesh"};
 const char* const kCollectives[] = {"all_reduce", "broadcast", "all_gather",
                                     "reduce_scatter"};
 
+const char* const kMemoryFlags[] = {"device-local", "host-visible",
+                                    "host-coherent", "host-cached"};
+std::string MemoryFlags(uint32_t flags) { return Bits(flags, kMemoryFlags, 4); }
+
 std::string BufferKinds(const DeviceInfo& d) {
   std::string out;
   for (TsBufferKind k : {TS_BUFFER_DEVICE, TS_BUFFER_HOST_PINNED, TS_BUFFER_MANAGED})
@@ -66,6 +70,14 @@ nlohmann::json DeviceJson(const DeviceInfo& d) {
   j["compute_units"] = d.compute_units;
   j["stream_weights"] = d.stream_weights;
   j["executable_formats"] = d.executable_formats;
+  j["api_version"] = d.api_version;
+  j["max_scalar_arg_bytes"] = d.max_scalar_arg_bytes;
+  j["memory_heaps"] = nlohmann::json::array();
+  for (const TsMemoryHeap& h : d.memory_heaps)
+    j["memory_heaps"].push_back({{"size", h.size}, {"flags", MemoryFlags(h.flags)}});
+  j["memory_types"] = nlohmann::json::array();
+  for (const TsMemoryType& t : d.memory_types)
+    j["memory_types"].push_back({{"heap", t.heap_index}, {"flags", MemoryFlags(t.flags)}});
   return j;
 }
 
@@ -88,6 +100,17 @@ void PrintDevice(const DeviceInfo& d) {
   std::printf("      compute units     %u\n", d.compute_units);
   std::printf("      stream weights    %s\n", d.stream_weights ? "honoured" : "ignored");
   std::printf("      executables       %s\n", Join(d.executable_formats).c_str());
+  if (!d.api_version.empty())
+    std::printf("      api               %s\n", d.api_version.c_str());
+  if (d.max_scalar_arg_bytes)
+    std::printf("      scalar args       %u bytes at most\n", d.max_scalar_arg_bytes);
+  for (size_t i = 0; i < d.memory_heaps.size(); ++i)
+    std::printf("      memory heap %zu     %s (%s)\n", i,
+                tessera::FormatBytes(d.memory_heaps[i].size).c_str(),
+                MemoryFlags(d.memory_heaps[i].flags).c_str());
+  for (size_t i = 0; i < d.memory_types.size(); ++i)
+    std::printf("      memory type %zu     heap %u (%s)\n", i, d.memory_types[i].heap_index,
+                MemoryFlags(d.memory_types[i].flags).c_str());
 }
 
 int Usage(const char* argv0) {

@@ -242,6 +242,26 @@ typedef struct TsDim3 {
   uint32_t x, y, z;
 } TsDim3;
 
+#define TS_MAX_MEMORY_HEAPS 16
+#define TS_MAX_MEMORY_TYPES 32
+
+enum {
+  TS_MEMORY_DEVICE_LOCAL = 1u << 0,
+  TS_MEMORY_HOST_VISIBLE = 1u << 1,
+  TS_MEMORY_HOST_COHERENT = 1u << 2,
+  TS_MEMORY_HOST_CACHED = 1u << 3
+};
+
+typedef struct TsMemoryHeap {
+  uint64_t size;  /* bytes */
+  uint32_t flags; /* TS_MEMORY_DEVICE_LOCAL or 0 */
+} TsMemoryHeap;
+
+typedef struct TsMemoryType {
+  uint32_t heap_index;
+  uint32_t flags; /* TS_MEMORY_* */
+} TsMemoryType;
+
 typedef struct TsDeviceProperties {
   size_t struct_size;
   TsExtension* extension_start;
@@ -252,7 +272,9 @@ typedef struct TsDeviceProperties {
   uint32_t ordinal;               /* index within its plugin */
   uint64_t total_memory;          /* bytes of TS_BUFFER_DEVICE memory */
   TsBufferKindMask buffer_kinds;  /* which TsBufferKind are supported */
-  uint32_t managed_memory;        /* 1 if TS_BUFFER_MANAGED is real UM */
+  uint32_t managed_memory;        /* 1 if TS_BUFFER_MANAGED buffers are
+                                     reachable by host and device (migrated
+                                     on demand, or shared in place) */
   TsHintResult prefetch_hint;     /* what Buffer_Prefetch will report */
   TsHintResult advise_hint;       /* what Buffer_Advise will report */
   TsPeerCopyMode peer_copy;       /* between devices of this plugin */
@@ -262,15 +284,26 @@ typedef struct TsDeviceProperties {
   uint32_t subgroup_size;         /* lanes that execute in lock step */
   uint64_t shared_memory_per_group; /* bytes */
   uint32_t max_group_size;        /* lanes per tile group */
-  uint32_t compute_units;         /* SMs, CUs, EUs, cores */
+  uint32_t compute_units;         /* SMs, CUs, EUs, cores; 0: unknown */
   uint32_t stream_weights;        /* 1 if weights shape scheduling */
   /* comma-separated executable formats Executable_Load accepts,
    * e.g. "elf-x86_64" "ptx,cubin" "spirv" "hsaco" */
   char executable_formats[TS_NAME_MAX];
+  /* The vendor API and its version: "Vulkan 1.3.230", "CUDA 12.4", "". */
+  char api_version[TS_NAME_MAX];
+  /* Bytes of scalar kernel arguments a launch may pass (Vulkan: the
+   * push-constant limit); 0: no limit beyond memory. */
+  uint32_t max_scalar_arg_bytes;
+  /* Memory heaps and types as the vendor reports them (Vulkan's
+   * VkPhysicalDeviceMemoryProperties; one heap elsewhere). */
+  uint32_t num_memory_heaps;
+  TsMemoryHeap memory_heaps[TS_MAX_MEMORY_HEAPS];
+  uint32_t num_memory_types;
+  TsMemoryType memory_types[TS_MAX_MEMORY_TYPES];
 } TsDeviceProperties;
-TS_DEFINE_STRUCT_TRAITS(TsDeviceProperties, executable_formats);
+TS_DEFINE_STRUCT_TRAITS(TsDeviceProperties, memory_types);
 #define TS_DEVICE_PROPERTIES_STRUCT_SIZE \
-  TS_STRUCT_SIZE(TsDeviceProperties, executable_formats)
+  TS_STRUCT_SIZE(TsDeviceProperties, memory_types)
 
 /* ============================================================ Args structs
  * Each entry point FOO takes one TsFOO_Args*.  Fields marked "// out" are
@@ -492,7 +525,9 @@ typedef struct TsStream_Query_Args {
 #define TS_STREAM_QUERY_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsStream_Query_Args, idle)
 
 /* Work queued on `stream` after this call waits for the event's most recent
- * record.  A never-recorded event makes this a no-op. */
+ * record.  A never-recorded event makes this a no-op.  An event of another
+ * device: a plugin that cannot order work across its devices returns
+ * TS_ERROR_UNSUPPORTED (synchronize the event from the host instead). */
 typedef struct TsStream_WaitEvent_Args {
   TS_ARGS_HEADER;
   TsStream* stream;
@@ -624,17 +659,32 @@ typedef struct TsExecutable_Destroy_Args {
 } TsExecutable_Destroy_Args;
 #define TS_EXECUTABLE_DESTROY_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsExecutable_Destroy_Args, executable)
 
-/* The kernel handle is owned by the executable. */
+/* The kernel handle is owned by the executable.  Formats that fix the group
+ * size or the argument layout in the binary (SPIR-V's LocalSize and
+ * descriptor bindings) report them; the others report zeros. */
 typedef struct TsExecutable_GetKernel_Args {
   TS_ARGS_HEADER;
   TsExecutable* executable;
   const char* name;
   TsKernel* kernel; /* out */
+  TsDim3 required_group_size;   /* out: {0,0,0}: any group size */
+  uint32_t num_buffer_args;     /* out: 0 with `args_known` == 0: unknown */
+  uint32_t scalar_arg_bytes;    /* out */
+  uint32_t static_shared_memory_bytes; /* out: declared in the binary */
+  uint32_t args_known;          /* out: 1 when the two counts above are exact */
 } TsExecutable_GetKernel_Args;
-#define TS_EXECUTABLE_GETKERNEL_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsExecutable_GetKernel_Args, kernel)
+#define TS_EXECUTABLE_GETKERNEL_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsExecutable_GetKernel_Args, args_known)
 
 /* Runs grid.x*grid.y*grid.z tile groups of group_size lanes each.  Arguments
  * are copied at launch; the arrays may be reused when the call returns.
+ * Argument mapping: buffers in argument order become the kernel's buffer
+ * parameters (CUDA/HIP: pointer params; Level Zero: zeKernelSetArgumentValue;
+ * Vulkan: storage buffers at set 0, bindings 0..n-1); scalars in order become
+ * its value parameters (Vulkan: push constants at the offsets the shader
+ * declares).  A group size other than a required one is
+ * TS_ERROR_INVALID_ARGUMENT.  shared_memory_bytes is dynamic shared memory
+ * on top of what the binary declares; formats without dynamic shared memory
+ * (SPIR-V) accept only 0 or at most the declared size.
  * shared_memory_bytes over TsDeviceProperties.shared_memory_per_group, or a
  * group over max_group_size: TS_ERROR_INVALID_ARGUMENT naming the limit. */
 typedef struct TsKernel_Launch_Args {

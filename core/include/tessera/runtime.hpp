@@ -107,6 +107,10 @@ struct DeviceInfo {
   uint32_t compute_units = 0;
   bool stream_weights = false;
   std::vector<std::string> executable_formats;
+  std::string api_version;           // "Vulkan 1.3.230"; may be empty
+  uint32_t max_scalar_arg_bytes = 0; // 0: no limit
+  std::vector<TsMemoryHeap> memory_heaps;
+  std::vector<TsMemoryType> memory_types;
 
   bool supports(TsBufferKind kind) const {
     return (buffer_kinds >> kind) & 1u;
@@ -158,7 +162,7 @@ class Runtime {
   StatusOr<Communicator> create_communicator(
       const std::vector<Device>& devices) const;
 
-  std::shared_ptr<detail::RuntimeImpl> impl() const { return impl_; }
+  const std::shared_ptr<detail::RuntimeImpl>& impl() const { return impl_; }
 
   // Internal: handles are made by the runtime.
   explicit Runtime(std::shared_ptr<detail::RuntimeImpl> impl)
@@ -211,7 +215,7 @@ class Device {
 
   bool operator==(const Device& o) const { return impl_ == o.impl_; }
   bool operator!=(const Device& o) const { return impl_ != o.impl_; }
-  std::shared_ptr<detail::DeviceImpl> impl() const { return impl_; }
+  const std::shared_ptr<detail::DeviceImpl>& impl() const { return impl_; }
 
   // Internal: handles are made by the runtime.
   explicit Device(std::shared_ptr<detail::DeviceImpl> impl)
@@ -236,7 +240,7 @@ class Buffer {
   // of this handle return INVALID_HANDLE.
   Status destroy();
 
-  std::shared_ptr<detail::BufferImpl> impl() const { return impl_; }
+  const std::shared_ptr<detail::BufferImpl>& impl() const { return impl_; }
 
   // Internal: handles are made by the runtime.
   explicit Buffer(std::shared_ptr<detail::BufferImpl> impl)
@@ -288,11 +292,21 @@ class KernelArg {
   size_t size_ = 0;
 };
 
+// What the binary fixes about a kernel (see TsExecutable_GetKernel_Args).
+struct KernelInfo {
+  TsDim3 required_group_size{0, 0, 0};  // zeros: any
+  uint32_t num_buffer_args = 0;
+  uint32_t scalar_arg_bytes = 0;
+  uint32_t static_shared_memory_bytes = 0;
+  bool args_known = false;
+};
+
 class Kernel {
  public:
   Kernel() = default;
   bool valid() const;
   const std::string& name() const;
+  const KernelInfo& info() const { return info_; }
   TsKernel* raw() const;
 
  private:
@@ -300,6 +314,7 @@ class Kernel {
   std::shared_ptr<detail::ExecutableImpl> exe_;
   TsKernel* kernel_ = nullptr;
   std::string name_;
+  KernelInfo info_;
 };
 
 class Executable {
@@ -308,7 +323,7 @@ class Executable {
   bool valid() const;
   StatusOr<Kernel> kernel(const std::string& name) const;
   Status destroy();
-  std::shared_ptr<detail::ExecutableImpl> impl() const { return impl_; }
+  const std::shared_ptr<detail::ExecutableImpl>& impl() const { return impl_; }
 
   // Internal: handles are made by the runtime.
   explicit Executable(std::shared_ptr<detail::ExecutableImpl> impl)
@@ -355,7 +370,7 @@ class Stream {
   // The default stream cannot be destroyed.
   Status destroy();
 
-  std::shared_ptr<detail::StreamImpl> impl() const { return impl_; }
+  const std::shared_ptr<detail::StreamImpl>& impl() const { return impl_; }
 
   // Internal: handles are made by the runtime.
   explicit Stream(std::shared_ptr<detail::StreamImpl> impl)
@@ -378,7 +393,7 @@ class Event {
   // Milliseconds from start to end; both recorded and complete.
   static StatusOr<double> elapsed_ms(const Event& start, const Event& end);
 
-  std::shared_ptr<detail::EventImpl> impl() const { return impl_; }
+  const std::shared_ptr<detail::EventImpl>& impl() const { return impl_; }
 
   // Internal: handles are made by the runtime.
   explicit Event(std::shared_ptr<detail::EventImpl> impl)
@@ -412,7 +427,7 @@ class GraphExec {
   bool valid() const;
   TsGraphExec* raw() const;
   Status destroy();
-  std::shared_ptr<detail::GraphExecImpl> impl() const { return impl_; }
+  const std::shared_ptr<detail::GraphExecImpl>& impl() const { return impl_; }
 
   // Internal: handles are made by the runtime.
   explicit GraphExec(std::shared_ptr<detail::GraphExecImpl> impl)

@@ -1,0 +1,507 @@
+// Tessera on Vulkan against raw Vulkan, in one run (issue 5):
+//
+//   dispatch_small/{tessera_vulkan,raw_vulkan}   per dispatch, kSmallDispatches
+//       small kernels in order on one stream, then one wait.  Raw: one command
+//       buffer (bind once; push + dispatch + barrier each), one submit, one
+//       fence wait.
+//   submit_wait/{...}      one tiny dispatch + wait for it.  Raw: record it,
+//       vkQueueSubmit with a fence, vkWaitForFences.
+//   copy/{...}/64MiB       device buffer -> device buffer + wait (bytes/s).
+//       Raw: vkCmdCopyBuffer, submit, fence wait.
+//   saxpy/{...}/16M        y = a*x + y on 16M floats + wait (bytes/s: 12 per
+//       element).
+//
+// Both sides use the same SPIR-V (bench/vulkan_shaders, compiled at build
+// time), the same physical device (the first with a compute queue) and
+// memory of the same kind; every raw submission ends with the host barrier a
+// Tessera stream adds, and consecutive raw operations are separated by the
+// full barrier a Tessera stream keeps between them, so both do the same work.
+#include "vulkan_bench.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "vulkan_raw.hpp"
+
+namespace tessera_bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int kSmallDispatches = 256;  // per iteration of dispatch_small
+constexpr uint32_t kSmallLanes = 64;   // small.comp's LocalSize
+constexpr uint64_t kCopyBytes = 64 * kMiB;
+constexpr uint32_t kSaxpyN = 16u << 20;           // 16M floats
+constexpr uint32_t kSaxpyGroup = 256;             // saxpy.comp's LocalSize
+// saxpy.comp takes four floats per lane (vec4).
+constexpr uint32_t kSaxpyGridX = kSaxpyN / 4 / kSaxpyGroup;
+constexpr uint32_t kSaxpyGridY = 1;
+static_assert(kSaxpyGridX * kSaxpyGroup * 4 == kSaxpyN, "the grid covers n");
+
+std::string ShaderDir() {
+  if (const char* env = std::getenv("TESSERA_BENCH_VULKAN_SHADERS"); env && *env) return env;
+#ifdef TESSERA_BENCH_VULKAN_SHADER_DIR
+  return TESSERA_BENCH_VULKAN_SHADER_DIR;
+#else
+  return "";
+#endif
+}
+
+// The SPIR-V words of bench/vulkan_shaders/<name>.comp, or empty.
+std::vector<uint32_t> LoadSpirv(const std::string& name, std::string* error) {
+  const std::string path = ShaderDir() + "/" + name + ".spv";
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
+                          std::istreambuf_iterator<char>());
+  if (bytes.empty() || bytes.size() % 4) {
+    *error = "cannot read " + path +
+             " (built from bench/vulkan_shaders with glslangValidator; "
+             "TESSERA_BENCH_VULKAN_SHADERS overrides the folder)";
+    return {};
+  }
+  std::vector<uint32_t> words(bytes.size() / 4);
+  std::memcpy(words.data(), bytes.data(), bytes.size());
+  return words;
+}
+
+// "not available: ..." stays as it is; anything else gets the prefix, so a
+// machine without Vulkan reads the same in every Vulkan benchmark.
+std::string NotAvailable(const std::string& why) {
+  if (why.find("not available") != std::string::npos) return why;
+  return "not available: " + why;
+}
+
+// ------------------------------------------------------------- Tessera side
+
+struct VulkanEnv {
+  tessera::Status status;
+  tessera::Runtime runtime;
+  tessera::Device device;
+  tessera::Stream stream;  // a non-default stream
+  tessera::Executable small_exe, saxpy_exe;
+  tessera::Kernel small, saxpy;
+};
+
+tessera::Status LoadKernel(const tessera::Device& device, const char* name,
+                           tessera::Executable* exe, tessera::Kernel* kernel) {
+  std::string error;
+  std::vector<uint32_t> words = LoadSpirv(name, &error);
+  if (words.empty()) return tessera::Status(tessera::StatusCode::kNotFound, error);
+  auto e = device.load_executable("spirv", words.data(), words.size() * 4);
+  if (!e.ok()) return e.status();
+  *exe = std::move(e).value();
+  auto k = exe->kernel(name);
+  if (!k.ok()) return k.status();
+  *kernel = std::move(k).value();
+  return tessera::Status();
+}
+
+void CreateVulkanEnv(VulkanEnv& env) {
+  tessera::RuntimeOptions options;
+  options.backend = "vulkan";
+  auto runtime = tessera::Runtime::Create(options);
+  if (!runtime.ok()) {
+    env.status = runtime.status();
+    return;
+  }
+  env.runtime = std::move(runtime).value();
+  if (env.runtime.devices().empty()) {
+    env.status = tessera::Status(tessera::StatusCode::kUnavailable,
+                                 "the vulkan backend reported no device");
+    return;
+  }
+  env.device = env.runtime.devices().front();
+  auto stream = env.device.create_stream();
+  if (!stream.ok()) {
+    env.status = stream.status();
+    return;
+  }
+  env.stream = std::move(stream).value();
+  env.status = LoadKernel(env.device, "small", &env.small_exe, &env.small);
+  if (env.status.ok()) env.status = LoadKernel(env.device, "saxpy", &env.saxpy_exe, &env.saxpy);
+}
+
+VulkanEnv* VulkanEnvOrSkip(benchmark::State& state) {
+  static VulkanEnv* env = [] {
+    auto* e = new VulkanEnv;  // leaked, like Env()
+    CreateVulkanEnv(*e);
+    return e;
+  }();
+  if (!env->status.ok()) {
+    state.SkipWithError(NotAvailable(env->status.ToString()).c_str());
+    return nullptr;
+  }
+  return env;
+}
+
+bool Ok(benchmark::State& state, const tessera::Status& s, const char* what) {
+  return CheckOrSkip(state, s, what);
+}
+
+tessera::StatusOr<tessera::Buffer> Allocate(VulkanEnv& env, uint64_t size) {
+  return env.device.allocate(size, TS_BUFFER_DEVICE);
+}
+
+void BM_DispatchSmallTessera(benchmark::State& state) {
+  VulkanEnv* env = VulkanEnvOrSkip(state);
+  if (!env) return;
+  auto b = Allocate(*env, kSmallLanes * 4);
+  if (!Ok(state, b.status(), "allocate")) return;
+  tessera::Buffer buffer = std::move(b).value();
+  if (!Ok(state, tessera::memset(buffer, 0, 0, kSmallLanes * 4), "memset")) return;
+  const uint32_t one = 1;
+  const std::vector<tessera::KernelArg> args = {tessera::KernelArg::buffer(buffer),
+                                                tessera::KernelArg::scalar(one)};
+  const tessera::Stream& s = env->stream;
+  auto run = [&]() -> tessera::Status {
+    for (int i = 0; i < kSmallDispatches; ++i) {
+      tessera::Status st = s.launch(env->small, {1, 1, 1}, {kSmallLanes, 1, 1}, args);
+      if (!st.ok()) return st;
+    }
+    return s.synchronize();
+  };
+  if (!Ok(state, run(), "warm-up")) return;
+  uint64_t rounds = 1;
+  for (auto _ : state) {
+    const auto t0 = Clock::now();
+    tessera::Status st = run();
+    const auto t1 = Clock::now();
+    if (!Ok(state, st, "launches + synchronize")) break;
+    ++rounds;
+    state.SetIterationTime(std::chrono::duration<double>(t1 - t0).count() / kSmallDispatches);
+  }
+  // Every dispatch added 1 to every lane: check once, outside the timing.
+  std::vector<uint32_t> h(kSmallLanes);
+  if (tessera::copy(h.data(), buffer, kSmallLanes * 4).ok() &&
+      h[kSmallLanes - 1] != rounds * kSmallDispatches)
+    state.SkipWithError("dispatch_small/tessera_vulkan: wrong result");
+  state.SetItemsProcessed(state.iterations());
+  state.counters["dispatches_per_submit"] = kSmallDispatches;
+  buffer.destroy().IgnoreError();
+}
+
+void BM_SubmitWaitTessera(benchmark::State& state) {
+  VulkanEnv* env = VulkanEnvOrSkip(state);
+  if (!env) return;
+  auto b = Allocate(*env, kSmallLanes * 4);
+  if (!Ok(state, b.status(), "allocate")) return;
+  tessera::Buffer buffer = std::move(b).value();
+  const uint32_t one = 1;
+  const std::vector<tessera::KernelArg> args = {tessera::KernelArg::buffer(buffer),
+                                                tessera::KernelArg::scalar(one)};
+  const tessera::Stream& s = env->stream;
+  if (!Ok(state, s.synchronize(), "synchronize")) return;
+  for (auto _ : state) {
+    tessera::Status st = s.launch(env->small, {1, 1, 1}, {kSmallLanes, 1, 1}, args);
+    if (st.ok()) st = s.synchronize();
+    if (!Ok(state, st, "launch + synchronize")) break;
+  }
+  state.SetItemsProcessed(state.iterations());
+  buffer.destroy().IgnoreError();
+}
+
+void BM_CopyTessera(benchmark::State& state) {
+  VulkanEnv* env = VulkanEnvOrSkip(state);
+  if (!env) return;
+  auto a = Allocate(*env, kCopyBytes), b = Allocate(*env, kCopyBytes);
+  if (!Ok(state, a.status(), "allocate(64 MiB)") || !Ok(state, b.status(), "allocate(64 MiB)"))
+    return;
+  tessera::Buffer src = std::move(a).value(), dst = std::move(b).value();
+  const tessera::Stream& s = env->stream;
+  // Touch both buffers' pages once (and warm up).
+  if (!Ok(state, s.memset_async(src, 0, 0x5a, kCopyBytes), "memset_async")) return;
+  if (!Ok(state, s.memset_async(dst, 0, 0, kCopyBytes), "memset_async")) return;
+  if (!Ok(state, s.copy_async(dst, src, kCopyBytes), "copy_async")) return;
+  if (!Ok(state, s.synchronize(), "synchronize")) return;
+  for (auto _ : state) {
+    tessera::Status st = s.copy_async(dst, src, kCopyBytes);
+    if (st.ok()) st = s.synchronize();
+    if (!Ok(state, st, "copy_async + synchronize")) break;
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(kCopyBytes));
+  src.destroy().IgnoreError();
+  dst.destroy().IgnoreError();
+}
+
+void BM_SaxpyTessera(benchmark::State& state) {
+  VulkanEnv* env = VulkanEnvOrSkip(state);
+  if (!env) return;
+  const uint64_t bytes = uint64_t{kSaxpyN} * 4;
+  auto a = Allocate(*env, bytes), b = Allocate(*env, bytes);
+  if (!Ok(state, a.status(), "allocate(64 MiB)") || !Ok(state, b.status(), "allocate(64 MiB)"))
+    return;
+  tessera::Buffer x = std::move(a).value(), y = std::move(b).value();
+  const tessera::Stream& s = env->stream;
+  // x = 1.0f, y = 0: after k launches y = k * a.
+  if (!Ok(state, s.memset_async(y, 0, 0, bytes), "memset_async")) return;
+  std::vector<float> ones(kSaxpyN, 1.0f);
+  if (!Ok(state, s.synchronize(), "synchronize")) return;
+  if (!Ok(state, tessera::copy(x, ones.data(), bytes), "copy")) return;
+  const float alpha = 2.0f;
+  const uint32_t n = kSaxpyN;
+  const std::vector<tessera::KernelArg> args = {
+      tessera::KernelArg::buffer(x), tessera::KernelArg::buffer(y),
+      tessera::KernelArg::scalar(alpha), tessera::KernelArg::scalar(n)};
+  auto once = [&] {
+    tessera::Status st =
+        s.launch(env->saxpy, {kSaxpyGridX, kSaxpyGridY, 1}, {kSaxpyGroup, 1, 1}, args);
+    return st.ok() ? s.synchronize() : st;
+  };
+  if (!Ok(state, once(), "warm-up launch + synchronize")) return;
+  float launches = 1;
+  for (auto _ : state) {
+    if (!Ok(state, once(), "launch + synchronize")) break;
+    launches += 1;
+  }
+  float last = 0;
+  if (tessera::copy(&last, tessera::MemoryRef(y, bytes - 4), 4).ok() && last != launches * alpha)
+    state.SkipWithError("saxpy/tessera_vulkan: wrong result");
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(3 * bytes));
+  x.destroy().IgnoreError();
+  y.destroy().IgnoreError();
+}
+
+// ------------------------------------------------------------- raw side
+
+#if defined(TESSERA_BENCH_HAVE_VULKAN)
+
+rawvk::Context* RawOrSkip(benchmark::State& state) {
+  rawvk::Context& c = rawvk::Raw();
+  if (!c.error.empty()) {
+    state.SkipWithError(c.error.c_str());
+    return nullptr;
+  }
+  return &c;
+}
+
+bool RawOk(benchmark::State& state, bool ok, const std::string& error) {
+  if (!ok) state.SkipWithError(NotAvailable(error).c_str());
+  return ok;
+}
+
+// Makes the submission's writes visible to the host, as a Tessera stream
+// does at the end of every submitted batch.
+void HostBarrier(rawvk::Context& c) {
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT;
+  c.vkCmdPipelineBarrier(c.cb,
+                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+}
+
+// Owns the raw objects of one benchmark.
+struct RawScope {
+  rawvk::Context& c;
+  std::vector<rawvk::Buffer> buffers;
+  std::vector<rawvk::Kernel> kernels;
+  explicit RawScope(rawvk::Context& ctx) : c(ctx) {}
+  ~RawScope() {
+    c.vkDeviceWaitIdle(c.device);
+    for (auto& k : kernels) rawvk::DestroyKernel(c, k);
+    for (auto& b : buffers) rawvk::DestroyBuffer(c, b);
+  }
+  rawvk::Buffer* Buffer(uint64_t size, std::string* error) {
+    rawvk::Buffer b;
+    bool ok = rawvk::CreateBuffer(c, size, &b, error);
+    buffers.push_back(b);
+    return ok ? &buffers.back() : nullptr;
+  }
+};
+
+void BM_DispatchSmallRaw(benchmark::State& state) {
+  rawvk::Context* c = RawOrSkip(state);
+  if (!c) return;
+  std::string error;
+  std::vector<uint32_t> spv = LoadSpirv("small", &error);
+  if (!RawOk(state, !spv.empty(), error)) return;
+  RawScope scope(*c);
+  scope.buffers.reserve(1);
+  rawvk::Buffer* buffer = scope.Buffer(kSmallLanes * 4, &error);
+  if (!RawOk(state, buffer != nullptr, error)) return;
+  if (buffer->mapped) std::memset(buffer->mapped, 0, kSmallLanes * 4);
+  scope.kernels.emplace_back();
+  rawvk::Kernel& k = scope.kernels.back();
+  if (!RawOk(state, rawvk::CreateKernel(*c, spv, "small", {buffer}, 4, &k, &error), error))
+    return;
+  const uint32_t one = 1;
+  auto run = [&]() -> bool {
+    if (!rawvk::Begin(*c, &error)) return false;
+    rawvk::Bind(*c, k);
+    for (int i = 0; i < kSmallDispatches; ++i) {
+      if (i) rawvk::Barrier(*c);
+      rawvk::Dispatch(*c, k, &one, 1, 1, 1);
+    }
+    HostBarrier(*c);
+    return rawvk::EndSubmitWait(*c, &error);
+  };
+  if (!RawOk(state, run(), error)) return;
+  uint64_t rounds = 1;
+  for (auto _ : state) {
+    const auto t0 = Clock::now();
+    bool ok = run();
+    const auto t1 = Clock::now();
+    if (!RawOk(state, ok, error)) break;
+    ++rounds;
+    state.SetIterationTime(std::chrono::duration<double>(t1 - t0).count() / kSmallDispatches);
+  }
+  if (buffer->mapped &&
+      static_cast<const uint32_t*>(buffer->mapped)[kSmallLanes - 1] != rounds * kSmallDispatches)
+    state.SkipWithError("dispatch_small/raw_vulkan: wrong result");
+  state.SetItemsProcessed(state.iterations());
+  state.counters["dispatches_per_submit"] = kSmallDispatches;
+}
+
+void BM_SubmitWaitRaw(benchmark::State& state) {
+  rawvk::Context* c = RawOrSkip(state);
+  if (!c) return;
+  std::string error;
+  std::vector<uint32_t> spv = LoadSpirv("small", &error);
+  if (!RawOk(state, !spv.empty(), error)) return;
+  RawScope scope(*c);
+  scope.buffers.reserve(1);
+  rawvk::Buffer* buffer = scope.Buffer(kSmallLanes * 4, &error);
+  if (!RawOk(state, buffer != nullptr, error)) return;
+  scope.kernels.emplace_back();
+  rawvk::Kernel& k = scope.kernels.back();
+  if (!RawOk(state, rawvk::CreateKernel(*c, spv, "small", {buffer}, 4, &k, &error), error))
+    return;
+  const uint32_t one = 1;
+  for (auto _ : state) {
+    bool ok = rawvk::Begin(*c, &error);
+    if (ok) {
+      rawvk::Bind(*c, k);
+      rawvk::Dispatch(*c, k, &one, 1, 1, 1);
+      HostBarrier(*c);
+      ok = rawvk::EndSubmitWait(*c, &error);
+    }
+    if (!RawOk(state, ok, error)) break;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+void BM_CopyRaw(benchmark::State& state) {
+  rawvk::Context* c = RawOrSkip(state);
+  if (!c) return;
+  std::string error;
+  RawScope scope(*c);
+  scope.buffers.reserve(2);
+  rawvk::Buffer* src = scope.Buffer(kCopyBytes, &error);
+  if (!RawOk(state, src != nullptr, error)) return;
+  rawvk::Buffer* dst = scope.Buffer(kCopyBytes, &error);
+  if (!RawOk(state, dst != nullptr, error)) return;
+  auto copy_once = [&]() -> bool {
+    if (!rawvk::Begin(*c, &error)) return false;
+    VkBufferCopy region{0, 0, kCopyBytes};
+    c->vkCmdCopyBuffer(c->cb, src->buffer, dst->buffer, 1, &region);
+    HostBarrier(*c);
+    return rawvk::EndSubmitWait(*c, &error);
+  };
+  // Touch both buffers' pages once (and warm up), as the Tessera side does.
+  if (src->mapped) std::memset(src->mapped, 0x5a, kCopyBytes);
+  if (dst->mapped) std::memset(dst->mapped, 0, kCopyBytes);
+  if (!RawOk(state, copy_once(), error)) return;
+  for (auto _ : state)
+    if (!RawOk(state, copy_once(), error)) break;
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(kCopyBytes));
+}
+
+void BM_SaxpyRaw(benchmark::State& state) {
+  rawvk::Context* c = RawOrSkip(state);
+  if (!c) return;
+  std::string error;
+  std::vector<uint32_t> spv = LoadSpirv("saxpy", &error);
+  if (!RawOk(state, !spv.empty(), error)) return;
+  const uint64_t bytes = uint64_t{kSaxpyN} * 4;
+  RawScope scope(*c);
+  scope.buffers.reserve(2);
+  rawvk::Buffer* x = scope.Buffer(bytes, &error);
+  if (!RawOk(state, x != nullptr, error)) return;
+  rawvk::Buffer* y = scope.Buffer(bytes, &error);
+  if (!RawOk(state, y != nullptr, error)) return;
+  if (x->mapped) {
+    float* xf = static_cast<float*>(x->mapped);
+    for (uint32_t i = 0; i < kSaxpyN; ++i) xf[i] = 1.0f;
+  }
+  if (y->mapped) std::memset(y->mapped, 0, bytes);
+  scope.kernels.emplace_back();
+  rawvk::Kernel& k = scope.kernels.back();
+  if (!RawOk(state, rawvk::CreateKernel(*c, spv, "saxpy", {x, y}, 8, &k, &error), error))
+    return;
+  struct {
+    float a;
+    uint32_t n;
+  } push{2.0f, kSaxpyN};
+  auto once = [&]() -> bool {
+    if (!rawvk::Begin(*c, &error)) return false;
+    rawvk::Bind(*c, k);
+    rawvk::Dispatch(*c, k, &push, kSaxpyGridX, kSaxpyGridY, 1);
+    HostBarrier(*c);
+    return rawvk::EndSubmitWait(*c, &error);
+  };
+  if (!RawOk(state, once(), error)) return;
+  float launches = 1;
+  for (auto _ : state) {
+    if (!RawOk(state, once(), error)) break;
+    launches += 1;
+  }
+  if (y->mapped && static_cast<const float*>(y->mapped)[kSaxpyN - 1] != launches * push.a)
+    state.SkipWithError("saxpy/raw_vulkan: wrong result");
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(3 * bytes));
+}
+
+#else  // built without <vulkan/vulkan.h>
+
+void BM_RawUnavailable(benchmark::State& state) {
+  state.SkipWithError(rawvk::Availability().c_str());
+}
+#define BM_DispatchSmallRaw BM_RawUnavailable
+#define BM_SubmitWaitRaw BM_RawUnavailable
+#define BM_CopyRaw BM_RawUnavailable
+#define BM_SaxpyRaw BM_RawUnavailable
+
+#endif
+
+}  // namespace
+
+void RegisterVulkanBenchmarks(const RegisterOptions& o) {
+  using benchmark::RegisterBenchmark;
+  // Per-dispatch manual time is 1/kSmallDispatches of the wall time.
+  Configure(RegisterBenchmark("dispatch_small/tessera_vulkan", BM_DispatchSmallTessera), o,
+            0.2, kSmallDispatches)
+      ->UseManualTime()
+      ->Unit(benchmark::kMicrosecond);
+  Configure(RegisterBenchmark("dispatch_small/raw_vulkan", BM_DispatchSmallRaw), o, 0.2,
+            kSmallDispatches)
+      ->UseManualTime()
+      ->Unit(benchmark::kMicrosecond);
+  Configure(RegisterBenchmark("submit_wait/tessera_vulkan", BM_SubmitWaitTessera), o, 0.2)
+      ->UseRealTime()
+      ->Unit(benchmark::kMicrosecond);
+  Configure(RegisterBenchmark("submit_wait/raw_vulkan", BM_SubmitWaitRaw), o, 0.2)
+      ->UseRealTime()
+      ->Unit(benchmark::kMicrosecond);
+  Configure(RegisterBenchmark("copy/tessera_vulkan/64MiB", BM_CopyTessera), o, 0.3)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+  Configure(RegisterBenchmark("copy/raw_vulkan/64MiB", BM_CopyRaw), o, 0.3)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+  Configure(RegisterBenchmark("saxpy/tessera_vulkan/16M", BM_SaxpyTessera), o, 0.3)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+  Configure(RegisterBenchmark("saxpy/raw_vulkan/16M", BM_SaxpyRaw), o, 0.3)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+}
+
+}  // namespace tessera_bench

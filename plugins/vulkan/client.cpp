@@ -1,0 +1,191 @@
+// Client_Create / Client_Destroy / Client_GetDevices: dlopen libvulkan,
+// create the instance (with the validation layer's messages routed to
+// stderr when asked), and one TsDevice per physical device with compute.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "internal.hpp"
+
+namespace tessera::vk {
+
+namespace {
+
+std::atomic<uint64_t> g_validation_errors{0};
+
+VKAPI_ATTR VkBool32 VKAPI_CALL debug_callback(
+    VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT type,
+    const VkDebugUtilsMessengerCallbackDataEXT* data, void*) {
+  // The loader's own notes (e.g. "env var VK_INSTANCE_LAYERS defined") are
+  // general-type warnings, not findings about the plugin: keep them quiet.
+  if (!(severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) &&
+      !(type & (VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT)))
+    return VK_FALSE;
+  const char* level = (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT)
+                          ? "error"
+                          : "warning";
+  if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) ++g_validation_errors;
+  std::fprintf(stderr, "tessera vulkan: validation %s: %s\n", level,
+               data && data->pMessage ? data->pMessage : "(no message)");
+  return VK_FALSE;
+}
+
+bool env_true(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+bool env_contains(const char* name, const char* what) {
+  const char* v = std::getenv(name);
+  return v && std::strstr(v, what);
+}
+
+TsError* unavailable(const std::string& reason) {
+  return make_error(TS_ERROR_UNAVAILABLE, "not available: " + reason);
+}
+
+}  // namespace
+
+TS_VK_ENTRY(Client_Create, TS_CLIENT_CREATE_ARGS_STRUCT_SIZE) {
+  auto c = std::make_unique<TsClient>();
+  std::string reason;
+  if (!c->fn.OpenLibrary(&reason)) return unavailable(reason);
+
+  uint32_t loader_version = VK_API_VERSION_1_0;
+  c->fn.vkEnumerateInstanceVersion(&loader_version);
+  if (loader_version < VK_API_VERSION_1_2)
+    return unavailable(strprintf("the Vulkan loader is version %u.%u; Tessera needs 1.2 "
+                                 "(timeline semaphores)",
+                                 VK_API_VERSION_MAJOR(loader_version),
+                                 VK_API_VERSION_MINOR(loader_version)));
+
+  // Validation: TESSERA_VALIDATE=1 enables the Khronos layer; when it is on
+  // (either way) its messages go to stderr through VK_EXT_debug_utils.
+  bool want_layer = env_true("TESSERA_VALIDATE");
+  bool layer_on = env_contains("VK_INSTANCE_LAYERS", "VK_LAYER_KHRONOS_validation");
+  std::vector<const char*> layers, exts;
+  if (want_layer && !layer_on) {
+    uint32_t n = 0;
+    c->fn.vkEnumerateInstanceLayerProperties(&n, nullptr);
+    std::vector<VkLayerProperties> lp(n);
+    c->fn.vkEnumerateInstanceLayerProperties(&n, lp.data());
+    for (auto& l : lp)
+      if (std::strcmp(l.layerName, "VK_LAYER_KHRONOS_validation") == 0) {
+        layers.push_back("VK_LAYER_KHRONOS_validation");
+        layer_on = true;
+      }
+    if (!layer_on)
+      std::fprintf(stderr,
+                   "tessera vulkan: TESSERA_VALIDATE=1 but VK_LAYER_KHRONOS_validation is "
+                   "not installed (apt-get install vulkan-validationlayers)\n");
+  }
+  bool debug_utils = false;
+  if (layer_on) {
+    uint32_t n = 0;
+    c->fn.vkEnumerateInstanceExtensionProperties(nullptr, &n, nullptr);
+    std::vector<VkExtensionProperties> ep(n);
+    c->fn.vkEnumerateInstanceExtensionProperties(nullptr, &n, ep.data());
+    for (auto& e : ep)
+      if (std::strcmp(e.extensionName, VK_EXT_DEBUG_UTILS_EXTENSION_NAME) == 0)
+        debug_utils = true;
+    if (debug_utils) exts.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+  }
+
+  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+  app.pApplicationName = "tessera";
+  app.pEngineName = "tessera";
+  app.apiVersion = loader_version >= VK_API_VERSION_1_3 ? VK_API_VERSION_1_3 : VK_API_VERSION_1_2;
+  VkDebugUtilsMessengerCreateInfoEXT dci{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+  dci.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT |
+                        VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT;
+  dci.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                    VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                    VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+  dci.pfnUserCallback = debug_callback;
+  VkInstanceCreateInfo ici{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  ici.pNext = debug_utils ? &dci : nullptr;  // also covers vkCreate/DestroyInstance
+  ici.pApplicationInfo = &app;
+  ici.enabledLayerCount = static_cast<uint32_t>(layers.size());
+  ici.ppEnabledLayerNames = layers.data();
+  ici.enabledExtensionCount = static_cast<uint32_t>(exts.size());
+  ici.ppEnabledExtensionNames = exts.data();
+  VkResult r = c->fn.vkCreateInstance(&ici, nullptr, &c->instance);
+  if (r != VK_SUCCESS)
+    return unavailable(strprintf("vkCreateInstance failed: %s%s", vk_result_name(r),
+                                 r == VK_ERROR_INCOMPATIBLE_DRIVER
+                                     ? " (no Vulkan driver is installed: e.g. "
+                                       "mesa-vulkan-drivers for lavapipe)"
+                                     : ""));
+  if (!c->fn.LoadInstance(c->instance, &reason)) return unavailable(reason);
+  if (debug_utils && c->fn.vkCreateDebugUtilsMessengerEXT)
+    c->fn.vkCreateDebugUtilsMessengerEXT(c->instance, &dci, nullptr, &c->messenger);
+
+  uint32_t n = 0;
+  r = c->fn.vkEnumeratePhysicalDevices(c->instance, &n, nullptr);
+  if (r != VK_SUCCESS && r != VK_INCOMPLETE)
+    return unavailable(strprintf("vkEnumeratePhysicalDevices failed: %s", vk_result_name(r)));
+  std::vector<VkPhysicalDevice> phys(n);
+  if (n) c->fn.vkEnumeratePhysicalDevices(c->instance, &n, phys.data());
+  std::string skipped;
+  for (VkPhysicalDevice p : phys) {
+    std::unique_ptr<TsDevice> d;
+    std::string skip;
+    TsError* e = create_device(c.get(), p, static_cast<uint32_t>(c->devices.size()), &d, &skip);
+    if (e) return e;
+    if (!d) {
+      skipped += (skipped.empty() ? "" : "; ") + skip;
+      continue;
+    }
+    c->device_list.push_back(d.get());
+    c->devices.push_back(std::move(d));
+  }
+  if (c->devices.empty())
+    return unavailable(n == 0 ? std::string("the Vulkan loader found no physical device")
+                              : "no usable Vulkan device: " + skipped);
+  args->client = c.release();
+  return nullptr;
+}
+
+}  // namespace tessera::vk
+
+TsClient::~TsClient() {
+  devices.clear();  // each waits for its work
+  device_list.clear();
+  if (messenger && fn.vkDestroyDebugUtilsMessengerEXT)
+    fn.vkDestroyDebugUtilsMessengerEXT(instance, messenger, nullptr);
+  if (instance) fn.vkDestroyInstance(instance, nullptr);
+  fn.Close();
+}
+
+namespace tessera::vk {
+
+TS_VK_ENTRY(Client_Destroy, TS_CLIENT_DESTROY_ARGS_STRUCT_SIZE) {
+  TS_VK_CHECK_HANDLE(args->client, "Client_Destroy", "client");
+  TsClient* c = args->client;
+  for (auto& d : c->devices) synchronize_device(d.get());
+  {
+    // Pinned host memory still allocated: release the imports (the memory
+    // itself stays valid for the program; Host_Allocate'd blocks are freed).
+    std::lock_guard<std::mutex> lk(c->host_mu);
+    for (auto& [addr, r] : c->host_ranges) {
+      if (r->origin == HostRange::kPinnedBuffer) continue;
+      for (size_t i = 0; i < r->views.size() && i < c->devices.size(); ++i)
+        if (r->views[i].buffer) release(c->devices[i].get(), r->views[i]);
+      if (r->heap) std::free(r->heap);
+    }
+    c->host_ranges.clear();
+  }
+  c->magic = kMagicDead;
+  delete c;
+  return nullptr;
+}
+
+TS_VK_ENTRY(Client_GetDevices, TS_CLIENT_GETDEVICES_ARGS_STRUCT_SIZE) {
+  TS_VK_CHECK_HANDLE(args->client, "Client_GetDevices", "client");
+  args->devices = args->client->device_list.data();
+  args->num_devices = args->client->device_list.size();
+  return nullptr;
+}
+
+}  // namespace tessera::vk

@@ -1,0 +1,185 @@
+// Collectives across the Vulkan devices of one client, staged through the
+// host: every rank's stream is synchronized, the send buffers are read into
+// host memory, the result is computed with a fixed binary tree over the
+// ranks (deterministic, bitwise identical run to run) and written back.
+// The call therefore blocks the host until the collective is complete.
+#include <cstring>
+#include <vector>
+
+#include "internal.hpp"
+
+namespace tessera::vk {
+
+namespace {
+
+size_t dtype_size(TsDataType t) {
+  switch (t) {
+    case TS_DTYPE_F32: case TS_DTYPE_I32: return 4;
+    case TS_DTYPE_F64: case TS_DTYPE_I64: return 8;
+    default: return 0;
+  }
+}
+
+template <class T>
+void reduce_into(T* acc, const T* x, uint64_t n, TsReduceOp op) {
+  for (uint64_t i = 0; i < n; ++i) {
+    switch (op) {
+      case TS_REDUCE_SUM: acc[i] = acc[i] + x[i]; break;
+      case TS_REDUCE_PROD: acc[i] = acc[i] * x[i]; break;
+      case TS_REDUCE_MAX: acc[i] = acc[i] < x[i] ? x[i] : acc[i]; break;
+      case TS_REDUCE_MIN: acc[i] = x[i] < acc[i] ? x[i] : acc[i]; break;
+    }
+  }
+}
+
+void reduce_any(TsDataType t, void* acc, const void* x, uint64_t n, TsReduceOp op) {
+  switch (t) {
+    case TS_DTYPE_F32: reduce_into(static_cast<float*>(acc), static_cast<const float*>(x), n, op); break;
+    case TS_DTYPE_F64: reduce_into(static_cast<double*>(acc), static_cast<const double*>(x), n, op); break;
+    case TS_DTYPE_I32: reduce_into(static_cast<int32_t*>(acc), static_cast<const int32_t*>(x), n, op); break;
+    case TS_DTYPE_I64: reduce_into(static_cast<int64_t*>(acc), static_cast<const int64_t*>(x), n, op); break;
+    default: break;
+  }
+}
+
+// Tree over ranks in rank order: pairs (0,1),(2,3).. then (0,2).. (fixed).
+void tree_reduce(TsDataType t, std::vector<std::vector<uint8_t>>& v, uint64_t count,
+                 TsReduceOp op) {
+  size_t n = v.size();
+  for (size_t step = 1; step < n; step *= 2)
+    for (size_t r = 0; r + step < n; r += 2 * step)
+      reduce_any(t, v[r].data(), v[r + step].data(), count, op);
+}
+
+TsError* host_io(const std::shared_ptr<StreamState>& s, TsBuffer* b, uint64_t off, void* host,
+                 uint64_t size, bool to_device) {
+  if (b->alloc.mapped) {  // the stream has been synchronized
+    if (to_device)
+      std::memcpy(b->alloc.mapped + off, host, size);
+    else
+      std::memcpy(host, b->alloc.mapped + off, size);
+    return nullptr;
+  }
+  return staged_copy(s, b, off, host, size, to_device);
+}
+
+}  // namespace
+
+TS_VK_ENTRY(Communicator_Create, TS_COMMUNICATOR_CREATE_ARGS_STRUCT_SIZE) {
+  TS_VK_CHECK_HANDLE(args->client, "Communicator_Create", "client");
+  if (args->num_devices == 0 || !args->devices)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "vulkan: Communicator_Create: no devices");
+  auto* c = new TsCommunicator;
+  c->client = args->client;
+  for (size_t i = 0; i < args->num_devices; ++i) {
+    TsDevice* d = args->devices[i];
+    TsError* e = check_handle(d, "Communicator_Create", "device");
+    if (!e && d->client != args->client)
+      e = errorf(TS_ERROR_INVALID_ARGUMENT,
+                 "vulkan: Communicator_Create: device %zu belongs to another client", i);
+    for (TsDevice* o : c->devices)
+      if (!e && o == d)
+        e = errorf(TS_ERROR_INVALID_ARGUMENT,
+                   "vulkan: Communicator_Create: device %u appears twice", d->ordinal);
+    if (e) {
+      delete c;
+      return e;
+    }
+    c->devices.push_back(d);
+  }
+  args->communicator = c;
+  return nullptr;
+}
+
+TS_VK_ENTRY(Communicator_Destroy, TS_COMMUNICATOR_DESTROY_ARGS_STRUCT_SIZE) {
+  TS_VK_CHECK_HANDLE(args->communicator, "Communicator_Destroy", "communicator");
+  args->communicator->magic = kMagicDead;
+  delete args->communicator;
+  return nullptr;
+}
+
+TS_VK_ENTRY(Communicator_Collective, TS_COMMUNICATOR_COLLECTIVE_ARGS_STRUCT_SIZE) {
+  TS_VK_CHECK_HANDLE(args->communicator, "Communicator_Collective", "communicator");
+  TsCommunicator* c = args->communicator;
+  size_t n = c->devices.size();
+  size_t es = dtype_size(args->dtype);
+  if (es == 0)
+    return errorf(TS_ERROR_UNSUPPORTED,
+                  "vulkan: host-staged collectives support f32, f64, i32 and i64; not "
+                  "dtype %d",
+                  static_cast<int>(args->dtype));
+  if (!args->send || !args->recv || !args->streams)
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "vulkan: Communicator_Collective: send, recv and streams are required");
+  uint64_t count = args->count;
+  uint64_t send_elems = count, recv_elems = count;
+  switch (args->op) {
+    case TS_COLLECTIVE_ALL_REDUCE: case TS_COLLECTIVE_BROADCAST: break;
+    case TS_COLLECTIVE_ALL_GATHER: recv_elems = count * n; break;
+    case TS_COLLECTIVE_REDUCE_SCATTER: send_elems = count * n; break;
+    default:
+      return errorf(TS_ERROR_INVALID_ARGUMENT, "vulkan: unknown collective %d",
+                    static_cast<int>(args->op));
+  }
+  if (args->op == TS_COLLECTIVE_BROADCAST && args->root >= n)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "vulkan: broadcast root %u, but %zu ranks",
+                  args->root, n);
+  for (size_t r = 0; r < n; ++r) {
+    const TsMemoryRef* refs[2] = {&args->send[r], &args->recv[r]};
+    uint64_t sizes[2] = {send_elems * es, recv_elems * es};
+    for (int k = 0; k < 2; ++k) {
+      TS_VK_CHECK_HANDLE(refs[k]->buffer, "Communicator_Collective", k ? "recv buffer" : "send buffer");
+      TsBuffer* b = refs[k]->buffer;
+      if (b->device != c->devices[r])
+        return errorf(TS_ERROR_INVALID_ARGUMENT,
+                      "vulkan: collective: rank %zu's %s buffer is on another device", r,
+                      k ? "recv" : "send");
+      if (refs[k]->offset > b->size || sizes[k] > b->size - refs[k]->offset)
+        return errorf(TS_ERROR_OUT_OF_RANGE,
+                      "vulkan: collective: rank %zu's %s buffer holds %llu bytes past offset "
+                      "%llu; %llu are needed",
+                      r, k ? "recv" : "send",
+                      static_cast<unsigned long long>(b->size - std::min(b->size, refs[k]->offset)),
+                      static_cast<unsigned long long>(refs[k]->offset),
+                      static_cast<unsigned long long>(sizes[k]));
+    }
+    TS_VK_CHECK_HANDLE(args->streams[r], "Communicator_Collective", "stream");
+    if (args->streams[r]->device != c->devices[r])
+      return errorf(TS_ERROR_INVALID_ARGUMENT,
+                    "vulkan: collective: rank %zu's stream is on another device", r);
+  }
+  // Each rank's part is ordered on its stream: wait for what came before.
+  for (size_t r = 0; r < n; ++r)
+    TS_VK_RETURN_IF_ERROR(synchronize_stream(args->streams[r]->state));
+  std::vector<std::vector<uint8_t>> in(n);
+  for (size_t r = 0; r < n; ++r) {
+    if (args->op == TS_COLLECTIVE_BROADCAST && r != args->root) continue;
+    in[r].resize(send_elems * es);
+    TS_VK_RETURN_IF_ERROR(host_io(args->streams[r]->state, args->send[r].buffer,
+                                  args->send[r].offset, in[r].data(), in[r].size(), false));
+  }
+  std::vector<uint8_t> out;
+  switch (args->op) {
+    case TS_COLLECTIVE_ALL_REDUCE:
+    case TS_COLLECTIVE_REDUCE_SCATTER:
+      tree_reduce(args->dtype, in, send_elems, args->reduce_op);
+      out = std::move(in[0]);
+      break;
+    case TS_COLLECTIVE_BROADCAST:
+      out = std::move(in[args->root]);
+      break;
+    case TS_COLLECTIVE_ALL_GATHER:
+      for (auto& v : in) out.insert(out.end(), v.begin(), v.end());
+      break;
+  }
+  for (size_t r = 0; r < n; ++r) {
+    uint64_t bytes = recv_elems * es;
+    uint8_t* src = out.data();
+    if (args->op == TS_COLLECTIVE_REDUCE_SCATTER) src += r * bytes;
+    TS_VK_RETURN_IF_ERROR(host_io(args->streams[r]->state, args->recv[r].buffer,
+                                  args->recv[r].offset, src, bytes, true));
+  }
+  return nullptr;
+}
+
+}  // namespace tessera::vk

@@ -1,0 +1,408 @@
+// Devices: creation (queue, features, memory types, pipeline cache),
+// properties, the default stream, Device_Synchronize.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <thread>
+
+#include "internal.hpp"
+
+namespace tessera::vk {
+
+namespace {
+
+const char* vendor_name(uint32_t id) {
+  switch (id) {
+    case 0x10DE: return "NVIDIA";
+    case 0x1002: return "AMD";
+    case 0x8086: return "Intel";
+    case 0x13B5: return "ARM";
+    case 0x5143: return "Qualcomm";
+    case 0x1010: return "Imagination";
+    case 0x106B: return "Apple";
+    case 0x10005: return "Mesa";
+    default: return nullptr;
+  }
+}
+
+// Memory type with all of `need`, preferring `want`, avoiding `avoid`.
+int pick_type(const VkPhysicalDeviceMemoryProperties& m, VkMemoryPropertyFlags need,
+              VkMemoryPropertyFlags want, VkMemoryPropertyFlags avoid) {
+  int best = -1, best_score = -1;
+  for (uint32_t i = 0; i < m.memoryTypeCount; ++i) {
+    VkMemoryPropertyFlags f = m.memoryTypes[i].propertyFlags;
+    if ((f & need) != need) continue;
+    if (f & (VK_MEMORY_PROPERTY_PROTECTED_BIT | VK_MEMORY_PROPERTY_LAZILY_ALLOCATED_BIT)) continue;
+    int score = ((f & want) == want ? 2 : 0) + ((f & avoid) ? 0 : 1);
+    if (score > best_score) best = static_cast<int>(i), best_score = score;
+  }
+  return best;
+}
+
+std::string cache_dir() {
+  if (const char* d = std::getenv("TESSERA_CACHE_DIR"); d && *d) return std::string(d) + "/vulkan";
+  if (const char* d = std::getenv("XDG_CACHE_HOME"); d && *d) return std::string(d) + "/tessera/vulkan";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/tessera/vulkan";
+  return "";
+}
+
+void make_dirs(const std::string& path) {
+  for (size_t i = 1; i <= path.size(); ++i)
+    if (i == path.size() || path[i] == '/') ::mkdir(path.substr(0, i).c_str(), 0755);
+}
+
+// Loads the persisted pipeline cache when its header matches this device.
+void open_pipeline_cache(TsDevice* dev) {
+  std::string dir = cache_dir();
+  std::vector<char> data;
+  if (!dir.empty()) {
+    char uuid[2 * VK_UUID_SIZE + 1];
+    for (int i = 0; i < VK_UUID_SIZE; ++i)
+      std::snprintf(uuid + 2 * i, 3, "%02x", dev->props.pipelineCacheUUID[i]);
+    dev->cache_path = strprintf("%s/%04x-%04x-%s.bin", dir.c_str(), dev->props.vendorID,
+                                dev->props.deviceID, uuid);
+    std::ifstream in(dev->cache_path, std::ios::binary);
+    if (in) data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    // Header: length, version, vendorID, deviceID, UUID (VkPipelineCacheHeaderVersionOne).
+    bool ok = data.size() >= 16 + VK_UUID_SIZE;
+    if (ok) {
+      uint32_t h[4];
+      std::memcpy(h, data.data(), sizeof h);
+      ok = h[1] == VK_PIPELINE_CACHE_HEADER_VERSION_ONE && h[2] == dev->props.vendorID &&
+           h[3] == dev->props.deviceID &&
+           std::memcmp(data.data() + 16, dev->props.pipelineCacheUUID, VK_UUID_SIZE) == 0;
+    }
+    if (!ok) data.clear();
+  }
+  VkPipelineCacheCreateInfo ci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+  ci.initialDataSize = data.size();
+  ci.pInitialData = data.empty() ? nullptr : data.data();
+  if (dev->fn.vkCreatePipelineCache(dev->device, &ci, nullptr, &dev->pipeline_cache) != VK_SUCCESS) {
+    ci.initialDataSize = 0;
+    ci.pInitialData = nullptr;
+    dev->fn.vkCreatePipelineCache(dev->device, &ci, nullptr, &dev->pipeline_cache);
+  }
+  dev->cache_loaded_size = data.size();
+}
+
+}  // namespace
+
+void save_pipeline_cache(TsDevice* dev) {
+  if (!dev->pipeline_cache || dev->cache_path.empty()) return;
+  size_t size = 0;
+  if (dev->fn.vkGetPipelineCacheData(dev->device, dev->pipeline_cache, &size, nullptr) != VK_SUCCESS ||
+      size == 0 || size == dev->cache_loaded_size)
+    return;
+  std::vector<char> data(size);
+  if (dev->fn.vkGetPipelineCacheData(dev->device, dev->pipeline_cache, &size, data.data()) != VK_SUCCESS)
+    return;
+  make_dirs(dev->cache_path.substr(0, dev->cache_path.rfind('/')));
+  std::string tmp = strprintf("%s.%d.tmp", dev->cache_path.c_str(), static_cast<int>(::getpid()));
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!out) return;
+    out.write(data.data(), static_cast<std::streamsize>(size));
+    if (!out) return;
+  }
+  std::rename(tmp.c_str(), dev->cache_path.c_str());  // atomic: readers see old or new
+}
+}  // namespace tessera::vk
+
+using namespace tessera::vk;
+
+TsDevice::~TsDevice() {
+  if (!device) return;
+  synchronize_device(this);
+  fn.vkDeviceWaitIdle(device);
+  save_pipeline_cache(this);
+  if (default_stream) {
+    default_stream->state.reset();
+    delete default_stream;
+  }
+  streams.clear();
+  retired.clear();
+  for (VkDescriptorPool p : free_pools) fn.vkDestroyDescriptorPool(device, p, nullptr);
+  release(this, patterns);
+  release(this, staging);
+  if (pipeline_cache) fn.vkDestroyPipelineCache(device, pipeline_cache, nullptr);
+  fn.vkDestroyDevice(device, nullptr);
+}
+
+namespace tessera::vk {
+
+TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
+                       std::unique_ptr<TsDevice>* out, std::string* skip) {
+  const InstanceFns& ifn = c->fn;
+  auto d = std::make_unique<TsDevice>();
+  d->client = c;
+  d->ordinal = ordinal;
+  d->phys = phys;
+  // Properties (1.1/1.2 structures through vkGetPhysicalDeviceProperties2).
+  VkPhysicalDeviceExternalMemoryHostPropertiesEXT hostp{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
+  d->maint3.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES;
+  d->driver.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
+  d->subgroup.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
+  VkPhysicalDeviceProperties basic{};
+  ifn.vkGetPhysicalDeviceProperties(phys, &basic);
+  if (basic.apiVersion < VK_API_VERSION_1_2) {
+    *skip = strprintf("%s supports Vulkan %u.%u; Tessera needs 1.2 (timeline semaphores)",
+                      basic.deviceName, VK_API_VERSION_MAJOR(basic.apiVersion),
+                      VK_API_VERSION_MINOR(basic.apiVersion));
+    return nullptr;
+  }
+  uint32_t next = 0;
+  ifn.vkEnumerateDeviceExtensionProperties(phys, nullptr, &next, nullptr);
+  std::vector<VkExtensionProperties> dev_exts(next);
+  ifn.vkEnumerateDeviceExtensionProperties(phys, nullptr, &next, dev_exts.data());
+  bool has_host_import = false;
+  for (auto& e : dev_exts)
+    if (std::strcmp(e.extensionName, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) == 0)
+      has_host_import = true;
+
+  VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  p2.pNext = &d->subgroup;
+  d->subgroup.pNext = &d->driver;
+  d->driver.pNext = &d->maint3;
+  d->maint3.pNext = has_host_import ? &hostp : nullptr;
+  ifn.vkGetPhysicalDeviceProperties2(phys, &p2);
+  d->subgroup.pNext = d->driver.pNext = d->maint3.pNext = nullptr;
+  d->props = p2.properties;
+  ifn.vkGetPhysicalDeviceMemoryProperties(phys, &d->memory);
+
+  // A queue family with compute; prefer one with timestamps.
+  uint32_t nf = 0;
+  ifn.vkGetPhysicalDeviceQueueFamilyProperties(phys, &nf, nullptr);
+  std::vector<VkQueueFamilyProperties> fams(nf);
+  ifn.vkGetPhysicalDeviceQueueFamilyProperties(phys, &nf, fams.data());
+  int fam = -1;
+  for (uint32_t i = 0; i < nf; ++i) {
+    if (!(fams[i].queueFlags & VK_QUEUE_COMPUTE_BIT) || fams[i].queueCount == 0) continue;
+    if (fam < 0 || (fams[i].timestampValidBits && !fams[fam].timestampValidBits))
+      fam = static_cast<int>(i);
+  }
+  if (fam < 0) {
+    *skip = strprintf("%s has no compute queue", d->props.deviceName);
+    return nullptr;
+  }
+  d->family = static_cast<uint32_t>(fam);
+  d->timestamps = fams[fam].timestampValidBits > 0 && d->props.limits.timestampPeriod > 0;
+
+  // Features: query what exists, enable what kernels may use.
+  EnabledFeatures sup;
+  sup.f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+  sup.v11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES;
+  sup.v12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+  sup.v13.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES;
+  bool v13 = d->props.apiVersion >= VK_API_VERSION_1_3 &&
+             ifn.vkGetPhysicalDeviceFeatures2 != nullptr;
+  sup.f2.pNext = &sup.v11;
+  sup.v11.pNext = &sup.v12;
+  sup.v12.pNext = v13 ? &sup.v13 : nullptr;
+  ifn.vkGetPhysicalDeviceFeatures2(phys, &sup.f2);
+  if (!sup.v12.timelineSemaphore) {
+    *skip = strprintf("%s lacks timeline semaphores", d->props.deviceName);
+    return nullptr;
+  }
+  EnabledFeatures& en = d->features;
+  en.f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+  en.v11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES;
+  en.v12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+  en.v13.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES;
+#define EN(s, f) en.s.f = sup.s.f
+  EN(f2.features, shaderInt64); EN(f2.features, shaderFloat64); EN(f2.features, shaderInt16);
+  EN(v11, storageBuffer16BitAccess); EN(v11, uniformAndStorageBuffer16BitAccess);
+  EN(v11, storagePushConstant16); EN(v11, variablePointersStorageBuffer);
+  EN(v11, variablePointers);
+  EN(v12, timelineSemaphore); EN(v12, shaderFloat16); EN(v12, shaderInt8);
+  EN(v12, storageBuffer8BitAccess); EN(v12, uniformAndStorageBuffer8BitAccess);
+  EN(v12, storagePushConstant8); EN(v12, shaderBufferInt64Atomics);
+  EN(v12, shaderSharedInt64Atomics); EN(v12, vulkanMemoryModel);
+  EN(v12, vulkanMemoryModelDeviceScope); EN(v12, scalarBlockLayout);
+  EN(v12, uniformBufferStandardLayout); EN(v12, subgroupBroadcastDynamicId);
+  EN(v12, bufferDeviceAddress); EN(v12, hostQueryReset);
+  if (v13) {
+    EN(v13, subgroupSizeControl); EN(v13, computeFullSubgroups); EN(v13, maintenance4);
+  }
+#undef EN
+  en.f2.pNext = &en.v11;
+  en.v11.pNext = &en.v12;
+  en.v12.pNext = v13 ? &en.v13 : nullptr;
+
+  float prio = 1.0f;
+  VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  qci.queueFamilyIndex = d->family;
+  qci.queueCount = 1;
+  qci.pQueuePriorities = &prio;
+  std::vector<const char*> exts;
+  if (has_host_import) exts.push_back(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+  VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  dci.pNext = &en.f2;
+  dci.queueCreateInfoCount = 1;
+  dci.pQueueCreateInfos = &qci;
+  dci.enabledExtensionCount = static_cast<uint32_t>(exts.size());
+  dci.ppEnabledExtensionNames = exts.data();
+  VkResult r = ifn.vkCreateDevice(phys, &dci, nullptr, &d->device);
+  if (r != VK_SUCCESS) {
+    *skip = strprintf("vkCreateDevice(%s) failed: %s", d->props.deviceName, vk_result_name(r));
+    return nullptr;
+  }
+  std::string reason;
+  if (!d->fn.Load(ifn, d->device, &reason)) {
+    *skip = reason;
+    ifn.vkGetDeviceProcAddr(d->device, "vkDestroyDevice");
+    auto destroy = reinterpret_cast<PFN_vkDestroyDevice>(
+        ifn.vkGetDeviceProcAddr(d->device, "vkDestroyDevice"));
+    if (destroy) destroy(d->device, nullptr);
+    d->device = VK_NULL_HANDLE;
+    return nullptr;
+  }
+  d->fn.vkGetDeviceQueue(d->device, d->family, 0, &d->queue);
+  d->import_host = has_host_import && d->fn.vkGetMemoryHostPointerPropertiesEXT;
+  if (d->import_host && hostp.minImportedHostPointerAlignment)
+    d->import_alignment = hostp.minImportedHostPointerAlignment;
+
+  const auto& m = d->memory;
+  const VkMemoryPropertyFlags DL = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
+                              HV = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT,
+                              HC = VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                              CA = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+  d->type_device = pick_type(m, DL, 0, HV);
+  if (d->type_device < 0) d->type_device = pick_type(m, 0, 0, 0);
+  d->type_host = pick_type(m, HV | HC, CA, DL);
+  d->type_managed = pick_type(m, DL | HV | HC, CA, 0);
+
+  open_pipeline_cache(d.get());
+  std::shared_ptr<StreamState> ds;
+  TS_VK_RETURN_IF_ERROR(create_stream_state(d.get(), true, false, &ds));
+  d->streams.push_back(ds);
+  d->default_stream = new TsStream;
+  d->default_stream->device = d.get();
+  d->default_stream->state = std::move(ds);
+  // Memset edge patterns: 16 bytes of each byte value.
+  TS_VK_RETURN_IF_ERROR(allocate(d.get(), 256 * 16, MemoryUse::kHost, &d->patterns,
+                                 "the memset pattern buffer"));
+  for (int v = 0; v < 256; ++v) std::memset(d->patterns.mapped + v * 16, v, 16);
+  fill_properties(d.get());
+  *out = std::move(d);
+  return nullptr;
+}
+
+void fill_properties(TsDevice* d) {
+  TsDeviceProperties& p = d->ts;
+  p = TsDeviceProperties{};
+  p.struct_size = TS_DEVICE_PROPERTIES_STRUCT_SIZE;
+  std::snprintf(p.name, sizeof p.name, "%s", d->props.deviceName);
+  const char* vendor = vendor_name(d->props.vendorID);
+  if (vendor)
+    std::snprintf(p.vendor, sizeof p.vendor, "%s", vendor);
+  else
+    std::snprintf(p.vendor, sizeof p.vendor, "vendor 0x%04x", d->props.vendorID);
+  // The driver's own name and version; the Vulkan version goes to api_version.
+  if (d->driver.driverInfo[0])
+    std::snprintf(p.driver_version, sizeof p.driver_version, "%s %s", d->driver.driverName,
+                  d->driver.driverInfo);
+  else
+    std::snprintf(p.driver_version, sizeof p.driver_version, "%s (driverVersion 0x%08x)",
+                  d->driver.driverName[0] ? d->driver.driverName : "unknown driver",
+                  d->props.driverVersion);
+  uint32_t api = d->props.apiVersion;
+  std::snprintf(p.api_version, sizeof p.api_version, "Vulkan %u.%u.%u",
+                VK_API_VERSION_MAJOR(api), VK_API_VERSION_MINOR(api),
+                VK_API_VERSION_PATCH(api));
+  p.max_scalar_arg_bytes = d->props.limits.maxPushConstantsSize;
+  // Heaps and types exactly as VkPhysicalDeviceMemoryProperties lists them
+  // (same indices), with the flags Tessera names.
+  p.num_memory_heaps = std::min<uint32_t>(d->memory.memoryHeapCount, TS_MAX_MEMORY_HEAPS);
+  for (uint32_t i = 0; i < p.num_memory_heaps; ++i) {
+    const VkMemoryHeap& h = d->memory.memoryHeaps[i];
+    p.memory_heaps[i].size = h.size;
+    p.memory_heaps[i].flags =
+        (h.flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) ? TS_MEMORY_DEVICE_LOCAL : 0u;
+  }
+  p.num_memory_types = std::min<uint32_t>(d->memory.memoryTypeCount, TS_MAX_MEMORY_TYPES);
+  for (uint32_t i = 0; i < p.num_memory_types; ++i) {
+    const VkMemoryType& t = d->memory.memoryTypes[i];
+    uint32_t f = 0;
+    if (t.propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) f |= TS_MEMORY_DEVICE_LOCAL;
+    if (t.propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) f |= TS_MEMORY_HOST_VISIBLE;
+    if (t.propertyFlags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) f |= TS_MEMORY_HOST_COHERENT;
+    if (t.propertyFlags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) f |= TS_MEMORY_HOST_CACHED;
+    p.memory_types[i].heap_index = t.heapIndex;
+    p.memory_types[i].flags = f;
+  }
+  switch (d->props.deviceType) {
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: p.type = TS_DEVICE_TYPE_SOFTWARE; break;
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: p.type = TS_DEVICE_TYPE_DISCRETE_GPU; break;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: p.type = TS_DEVICE_TYPE_INTEGRATED_GPU; break;
+    default: p.type = TS_DEVICE_TYPE_VIRTUAL; break;
+  }
+  p.ordinal = d->ordinal;
+  for (uint32_t i = 0; i < d->memory.memoryHeapCount; ++i)
+    if (d->memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
+      p.total_memory += d->memory.memoryHeaps[i].size;
+  p.buffer_kinds = 1u << TS_BUFFER_DEVICE;
+  if (d->type_host >= 0) p.buffer_kinds |= 1u << TS_BUFFER_HOST_PINNED;
+  if (d->type_managed >= 0) p.buffer_kinds |= 1u << TS_BUFFER_MANAGED;
+  // Managed buffers live in a DEVICE_LOCAL|HOST_VISIBLE|HOST_COHERENT type
+  // (UMA, or a host-visible VRAM window): host and device both reach them,
+  // shared in place, so managed_memory is 1 (the header's meaning).  Nothing
+  // migrates, so the hints do nothing.
+  p.managed_memory = d->type_managed >= 0 ? 1 : 0;
+  p.prefetch_hint = TS_HINT_IGNORED;
+  p.advise_hint = TS_HINT_IGNORED;
+  p.peer_copy = TS_PEER_COPY_HOST_STAGED;
+  p.graphs = 1;
+  p.collectives = TS_COLLECTIVE_CAP_ALL_REDUCE | TS_COLLECTIVE_CAP_BROADCAST |
+                  TS_COLLECTIVE_CAP_ALL_GATHER | TS_COLLECTIVE_CAP_REDUCE_SCATTER |
+                  TS_COLLECTIVE_CAP_DETERMINISTIC;
+  // Vulkan scopes: Invocation, Subgroup, Workgroup, QueueFamily/Device.  No
+  // system scope (host and peers) in Vulkan's memory model.
+  p.atomic_scopes = TS_ATOMIC_SCOPE_TILE | TS_ATOMIC_SCOPE_GROUP | TS_ATOMIC_SCOPE_DEVICE;
+  p.subgroup_size = d->subgroup.subgroupSize;
+  p.shared_memory_per_group = d->props.limits.maxComputeSharedMemorySize;
+  p.max_group_size = d->props.limits.maxComputeWorkGroupInvocations;
+  // Vulkan does not report compute units; a CPU device runs on the host's cores.
+  p.compute_units = d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU
+                        ? std::thread::hardware_concurrency()
+                        : 0;
+  p.stream_weights = 0;  // one queue in submission order
+  std::snprintf(p.executable_formats, sizeof p.executable_formats, "spirv");
+}
+
+TS_VK_ENTRY(Device_GetProperties, TS_DEVICE_GETPROPERTIES_ARGS_STRUCT_SIZE) {
+  TS_VK_CHECK_HANDLE(args->device, "Device_GetProperties", "device");
+  TsDeviceProperties* out = args->properties;
+  if (!out)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "vulkan: Device_GetProperties: properties is NULL");
+  size_t n = std::min(out->struct_size, sizeof(TsDeviceProperties));
+  if (n < offsetof(TsDeviceProperties, name))
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "vulkan: Device_GetProperties: properties->struct_size is %zu",
+                  out->struct_size);
+  size_t caller = out->struct_size;
+  TsExtension* ext = out->extension_start;
+  std::memcpy(out, &args->device->ts, n);
+  out->struct_size = caller;
+  out->extension_start = ext;
+  return nullptr;
+}
+
+TS_VK_ENTRY(Device_GetDefaultStream, TS_DEVICE_GETDEFAULTSTREAM_ARGS_STRUCT_SIZE) {
+  TS_VK_CHECK_HANDLE(args->device, "Device_GetDefaultStream", "device");
+  args->stream = args->device->default_stream;
+  return nullptr;
+}
+
+TS_VK_ENTRY(Device_Synchronize, TS_DEVICE_SYNCHRONIZE_ARGS_STRUCT_SIZE) {
+  TS_VK_CHECK_HANDLE(args->device, "Device_Synchronize", "device");
+  return synchronize_device(args->device);
+}
+
+}  // namespace tessera::vk

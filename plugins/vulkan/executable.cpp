@@ -1,0 +1,459 @@
+// Executables and kernels: Executable_Load("spirv") -> VkShaderModule,
+// GetKernel(name) -> compute pipeline for that entry point (VkPipelineCache),
+// Kernel_Launch -> descriptor set + push constants + vkCmdDispatch.
+//
+// Launch ABI (what a SPIR-V producer must follow):
+//  - buffer arguments, in order, are the storage (or uniform) buffers of
+//    descriptor set 0, in increasing binding number (bindings 0..n-1);
+//  - scalar arguments, in order, are the members of the push-constant block,
+//    at the offsets the block declares; each must have the member's size;
+//  - grid = number of workgroups; group_size must equal the shader's
+//    LocalSize (or its WorkgroupSize built-in constant);
+//  - Vulkan has no dynamic shared memory: shared_memory_bytes may only be
+//    the size the shader already declares statically (or 0).
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "internal.hpp"
+#include "spirv.hpp"
+
+namespace tessera::vk {
+
+namespace {
+
+// "needs <capability>, which <device> lacks (<feature>)".
+TsError* check_capabilities(TsDevice* dev, const spirv::Module& m, const std::string& origin) {
+  const EnabledFeatures& f = dev->features;
+  const VkPhysicalDeviceSubgroupProperties& sg = dev->subgroup;
+  auto subgroup_op = [&](VkSubgroupFeatureFlags bit) {
+    return (sg.supportedOperations & bit) && (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT);
+  };
+  for (uint32_t cap : m.capabilities) {
+    bool ok = true;
+    const char* feature = "";
+    switch (cap) {
+#define FEAT(value, expr, name) \
+  case value:                   \
+    ok = (expr);                \
+    feature = name;             \
+    break;
+      FEAT(9, f.v12.shaderFloat16, "VkPhysicalDeviceVulkan12Features.shaderFloat16")
+      FEAT(10, f.f2.features.shaderFloat64, "VkPhysicalDeviceFeatures.shaderFloat64")
+      FEAT(11, f.f2.features.shaderInt64, "VkPhysicalDeviceFeatures.shaderInt64")
+      FEAT(12, f.v12.shaderBufferInt64Atomics || f.v12.shaderSharedInt64Atomics,
+           "shaderBufferInt64Atomics")
+      FEAT(22, f.f2.features.shaderInt16, "VkPhysicalDeviceFeatures.shaderInt16")
+      FEAT(39, f.v12.shaderInt8, "VkPhysicalDeviceVulkan12Features.shaderInt8")
+      FEAT(61, subgroup_op(VK_SUBGROUP_FEATURE_BASIC_BIT), "subgroup operations: basic")
+      FEAT(62, subgroup_op(VK_SUBGROUP_FEATURE_VOTE_BIT), "subgroup operations: vote")
+      FEAT(63, subgroup_op(VK_SUBGROUP_FEATURE_ARITHMETIC_BIT), "subgroup operations: arithmetic")
+      FEAT(64, subgroup_op(VK_SUBGROUP_FEATURE_BALLOT_BIT), "subgroup operations: ballot")
+      FEAT(65, subgroup_op(VK_SUBGROUP_FEATURE_SHUFFLE_BIT), "subgroup operations: shuffle")
+      FEAT(66, subgroup_op(VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT),
+           "subgroup operations: shuffle relative")
+      FEAT(67, subgroup_op(VK_SUBGROUP_FEATURE_CLUSTERED_BIT), "subgroup operations: clustered")
+      FEAT(68, subgroup_op(VK_SUBGROUP_FEATURE_QUAD_BIT), "subgroup operations: quad")
+      FEAT(4433, f.v11.storageBuffer16BitAccess, "storageBuffer16BitAccess")
+      FEAT(4434, f.v11.uniformAndStorageBuffer16BitAccess, "uniformAndStorageBuffer16BitAccess")
+      FEAT(4435, f.v11.storagePushConstant16, "storagePushConstant16")
+      FEAT(4448, f.v12.storageBuffer8BitAccess, "storageBuffer8BitAccess")
+      FEAT(4449, f.v12.uniformAndStorageBuffer8BitAccess, "uniformAndStorageBuffer8BitAccess")
+      FEAT(4450, f.v12.storagePushConstant8, "storagePushConstant8")
+      FEAT(4441, f.v11.variablePointersStorageBuffer, "variablePointersStorageBuffer")
+      FEAT(4442, f.v11.variablePointers, "variablePointers")
+      FEAT(5345, f.v12.vulkanMemoryModel, "vulkanMemoryModel")
+      FEAT(5346, f.v12.vulkanMemoryModelDeviceScope, "vulkanMemoryModelDeviceScope")
+      FEAT(5347, f.v12.bufferDeviceAddress, "bufferDeviceAddress")
+      FEAT(6033, false, "VK_EXT_shader_atomic_float (not enabled by Tessera)")
+      FEAT(6034, false, "VK_EXT_shader_atomic_float (not enabled by Tessera)")
+#undef FEAT
+      default:
+        break;
+    }
+    if (!ok)
+      return errorf(TS_ERROR_UNSUPPORTED,
+                    "vulkan: %s needs the SPIR-V capability %s, which %s lacks (%s)",
+                    origin.c_str(), spirv::CapabilityName(cap).c_str(), dev->props.deviceName,
+                    feature);
+  }
+  uint64_t shared_max = dev->props.limits.maxComputeSharedMemorySize;
+  if (m.shared_bytes > shared_max)
+    return errorf(TS_ERROR_UNSUPPORTED,
+                  "vulkan: %s needs %s of shared (workgroup) memory per group; %s has %s "
+                  "(maxComputeSharedMemorySize)",
+                  origin.c_str(), human_size(m.shared_bytes).c_str(), dev->props.deviceName,
+                  human_size(shared_max).c_str());
+  return nullptr;
+}
+
+}  // namespace
+
+TS_VK_ENTRY(Executable_Load, TS_EXECUTABLE_LOAD_ARGS_STRUCT_SIZE) {
+  TS_VK_CHECK_HANDLE(args->device, "Executable_Load", "device");
+  TsDevice* dev = args->device;
+  if (!args->format || std::strcmp(args->format, "spirv") != 0)
+    return errorf(TS_ERROR_UNSUPPORTED,
+                  "vulkan: Executable_Load: format '%s' is not supported; this plugin "
+                  "loads \"spirv\"",
+                  args->format ? args->format : "(null)");
+  std::string origin;
+  std::vector<uint8_t> bytes;
+  if (args->data) {
+    origin = "SPIR-V module (in memory)";
+    bytes.assign(static_cast<const uint8_t*>(args->data),
+                 static_cast<const uint8_t*>(args->data) + args->size);
+  } else {
+    if (!args->path)
+      return errorf(TS_ERROR_INVALID_ARGUMENT,
+                    "vulkan: Executable_Load: neither data nor path is set");
+    origin = std::string("SPIR-V module ") + args->path;
+    std::ifstream in(args->path, std::ios::binary);
+    if (!in)
+      return errorf(TS_ERROR_NOT_FOUND, "vulkan: Executable_Load: cannot open %s",
+                    args->path);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  if (bytes.empty() || bytes.size() % 4 != 0)
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "vulkan: %s is %zu bytes, not a whole number of 32-bit SPIR-V words",
+                  origin.c_str(), bytes.size());
+  std::vector<uint32_t> words(bytes.size() / 4);
+  std::memcpy(words.data(), bytes.data(), bytes.size());
+  spirv::Module m;
+  std::string why;
+  if (!spirv::Reflect(words.data(), words.size(), &m, &why))
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "vulkan: %s: %s", origin.c_str(), why.c_str());
+  if (std::none_of(m.entries.begin(), m.entries.end(),
+                   [](const spirv::EntryPoint& e) { return e.model == 5; }))
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "vulkan: %s has no GLCompute entry point (a compute shader is needed)",
+                  origin.c_str());
+  for (const spirv::Binding& b : m.bindings)
+    if (b.set != 0)
+      return errorf(TS_ERROR_INVALID_ARGUMENT,
+                    "vulkan: %s binds a buffer at descriptor set %u; Tessera passes buffer "
+                    "arguments in set 0",
+                    origin.c_str(), b.set);
+  TS_VK_RETURN_IF_ERROR(check_capabilities(dev, m, origin));
+  auto* exe = new TsExecutable;
+  exe->device = dev;
+  exe->origin = origin;
+  exe->words = std::move(words);
+  VkShaderModuleCreateInfo ci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  ci.codeSize = exe->words.size() * 4;
+  ci.pCode = exe->words.data();
+  VkResult r = dev->fn.vkCreateShaderModule(dev->device, &ci, nullptr, &exe->module);
+  if (r != VK_SUCCESS) {
+    delete exe;
+    return vk_error(r, "vkCreateShaderModule(" + origin + ")");
+  }
+  args->executable = exe;
+  return nullptr;
+}
+
+namespace {
+
+void destroy_kernel(TsDevice* dev, TsKernel* k) {
+  const DeviceFns& f = dev->fn;
+  if (k->pipeline) f.vkDestroyPipeline(dev->device, k->pipeline, nullptr);
+  if (k->layout) f.vkDestroyPipelineLayout(dev->device, k->layout, nullptr);
+  if (k->set_layout) f.vkDestroyDescriptorSetLayout(dev->device, k->set_layout, nullptr);
+  k->magic = kMagicDead;
+}
+
+TsError* build_kernel(TsExecutable* exe, const std::string& name, TsKernel* k) {
+  TsDevice* dev = exe->device;
+  const DeviceFns& f = dev->fn;
+  spirv::Module m;
+  std::string why;
+  if (!spirv::Reflect(exe->words.data(), exe->words.size(), &m, &why))
+    return errorf(TS_ERROR_INTERNAL, "vulkan: %s", why.c_str());
+  const spirv::EntryPoint* e = nullptr;
+  std::string names;
+  for (const spirv::EntryPoint& x : m.entries) {
+    if (x.model != 5) continue;
+    if (x.name == name) e = &x;
+    names += (names.empty() ? "" : ", ") + x.name;
+  }
+  if (!e)
+    return errorf(TS_ERROR_NOT_FOUND,
+                  "vulkan: %s has no compute entry point named '%s' (it has: %s)",
+                  exe->origin.c_str(), name.c_str(), names.c_str());
+  const uint32_t* local = m.has_workgroup_size_constant ? m.workgroup_size : e->local;
+  if (!m.has_workgroup_size_constant && !e->has_local)
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "vulkan: entry point '%s' of %s declares no LocalSize", name.c_str(),
+                  exe->origin.c_str());
+  const VkPhysicalDeviceLimits& lim = dev->props.limits;
+  uint64_t invocations = uint64_t{local[0]} * local[1] * local[2];
+  for (int d = 0; d < 3; ++d)
+    if (local[d] > lim.maxComputeWorkGroupSize[d] ||
+        invocations > lim.maxComputeWorkGroupInvocations)
+      return errorf(TS_ERROR_UNSUPPORTED,
+                    "vulkan: kernel '%s' has group size (%u,%u,%u); %s allows at most "
+                    "(%u,%u,%u) and %u invocations per group",
+                    name.c_str(), local[0], local[1], local[2], dev->props.deviceName,
+                    lim.maxComputeWorkGroupSize[0], lim.maxComputeWorkGroupSize[1],
+                    lim.maxComputeWorkGroupSize[2], lim.maxComputeWorkGroupInvocations);
+  bool filter = m.version >= 0x00010400;
+  k->executable = exe;
+  k->name = name;
+  std::copy(local, local + 3, k->local);
+  k->shared_bytes = m.shared_bytes;
+  if (filter) {  // SPIR-V 1.4+: only the Workgroup variables this entry uses
+    k->shared_bytes = 0;
+    for (const auto& [id, bytes] : m.shared_variables)
+      if (std::find(e->interface.begin(), e->interface.end(), id) != e->interface.end())
+        k->shared_bytes += bytes;
+  }
+  // Which bindings belong to this entry point: SPIR-V 1.4+ lists every global
+  // an entry point uses; before that, every binding of the module counts.
+  std::vector<VkDescriptorSetLayoutBinding> lb;
+  for (const spirv::Binding& b : m.bindings) {
+    if (filter && std::find(e->interface.begin(), e->interface.end(), b.variable) ==
+                      e->interface.end())
+      continue;
+    VkDescriptorType type =
+        b.uniform ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    k->bindings.push_back({b.binding, type});
+    lb.push_back({b.binding, type, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
+  }
+  if (m.push_variable && (!filter || std::find(e->interface.begin(), e->interface.end(),
+                                               m.push_variable) != e->interface.end())) {
+    k->push_members = m.push_members;
+    k->push_size = (m.push_size + 3) / 4 * 4;
+    if (k->push_size > lim.maxPushConstantsSize || k->push_size > 4096)
+      return errorf(TS_ERROR_UNSUPPORTED,
+                    "vulkan: kernel '%s' has %u bytes of scalar arguments (push constants); "
+                    "%s allows %u (maxPushConstantsSize)",
+                    name.c_str(), k->push_size, dev->props.deviceName,
+                    lim.maxPushConstantsSize);
+  }
+  VkDescriptorSetLayoutCreateInfo dci{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  dci.bindingCount = static_cast<uint32_t>(lb.size());
+  dci.pBindings = lb.data();
+  TS_VK_CALL(f.vkCreateDescriptorSetLayout(dev->device, &dci, nullptr, &k->set_layout),
+             "vkCreateDescriptorSetLayout");
+  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, k->push_size};
+  VkPipelineLayoutCreateInfo pci{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  pci.setLayoutCount = 1;
+  pci.pSetLayouts = &k->set_layout;
+  pci.pushConstantRangeCount = k->push_size ? 1 : 0;
+  pci.pPushConstantRanges = &range;
+  TS_VK_CALL(f.vkCreatePipelineLayout(dev->device, &pci, nullptr, &k->layout),
+             "vkCreatePipelineLayout");
+  VkComputePipelineCreateInfo cpi{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  cpi.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+  cpi.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  cpi.stage.module = exe->module;
+  cpi.stage.pName = k->name.c_str();
+  cpi.layout = k->layout;
+  TS_VK_CALL(f.vkCreateComputePipelines(dev->device, dev->pipeline_cache, 1, &cpi, nullptr,
+                                        &k->pipeline),
+             "vkCreateComputePipelines('" + name + "')");
+  return nullptr;
+}
+
+}  // namespace
+
+TS_VK_ENTRY(Executable_Destroy, TS_EXECUTABLE_DESTROY_ARGS_STRUCT_SIZE) {
+  TS_VK_CHECK_HANDLE(args->executable, "Executable_Destroy", "executable");
+  TsExecutable* exe = args->executable;
+  TsDevice* dev = exe->device;
+  TsError* e = synchronize_device(dev);  // never unload under running work
+  for (auto& [name, k] : exe->kernels) destroy_kernel(dev, k.get());
+  if (exe->module) dev->fn.vkDestroyShaderModule(dev->device, exe->module, nullptr);
+  exe->magic = kMagicDead;
+  delete exe;
+  return e;
+}
+
+namespace {
+
+// The out-fields appended after `kernel`, each written only when the caller's
+// struct_size covers it (an older core passes a shorter struct).
+void report_kernel(TsExecutable_GetKernel_Args* args, const TsKernel* k) {
+  args->kernel = const_cast<TsKernel*>(k);
+  using A = TsExecutable_GetKernel_Args;
+  if (TS_FIELD_PRESENT(args, A, required_group_size))
+    args->required_group_size = TsDim3{k->local[0], k->local[1], k->local[2]};
+  if (TS_FIELD_PRESENT(args, A, num_buffer_args))
+    args->num_buffer_args = static_cast<uint32_t>(k->bindings.size());
+  if (TS_FIELD_PRESENT(args, A, scalar_arg_bytes)) args->scalar_arg_bytes = k->push_size;
+  if (TS_FIELD_PRESENT(args, A, static_shared_memory_bytes))
+    args->static_shared_memory_bytes = static_cast<uint32_t>(k->shared_bytes);
+  if (TS_FIELD_PRESENT(args, A, args_known)) args->args_known = 1;
+}
+
+}  // namespace
+
+// The minimum is the MINOR-0 layout (up to `kernel`): the reflection fields
+// after it are optional outputs.
+TS_VK_ENTRY(Executable_GetKernel, TS_STRUCT_SIZE(TsExecutable_GetKernel_Args, kernel)) {
+  TS_VK_CHECK_HANDLE(args->executable, "Executable_GetKernel", "executable");
+  if (!args->name)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "vulkan: Executable_GetKernel: name is NULL");
+  TsExecutable* exe = args->executable;
+  std::lock_guard<std::mutex> lk(exe->mu);
+  auto it = exe->kernels.find(args->name);
+  if (it != exe->kernels.end()) {
+    report_kernel(args, it->second.get());
+    return nullptr;
+  }
+  auto k = std::make_unique<TsKernel>();
+  if (TsError* e = build_kernel(exe, args->name, k.get())) {
+    destroy_kernel(exe->device, k.get());
+    return e;
+  }
+  report_kernel(args, k.get());
+  exe->kernels.emplace(args->name, std::move(k));
+  return nullptr;
+}
+
+TS_VK_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_STRUCT_SIZE) {
+  TS_VK_CHECK_HANDLE(args->kernel, "Kernel_Launch", "kernel");
+  TS_VK_CHECK_HANDLE(args->stream, "Kernel_Launch", "stream");
+  TsKernel* k = args->kernel;
+  TsDevice* dev = k->executable->device;
+  const char* kn = k->name.c_str();
+  if (args->stream->device != dev)
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "vulkan: launch of '%s': the stream is on another device than the kernel",
+                  kn);
+  const TsDim3 gs = args->group_size, grid = args->grid;
+  if (gs.x != k->local[0] || gs.y != k->local[1] || gs.z != k->local[2])
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "vulkan: launch of '%s' with group size (%u,%u,%u), but the SPIR-V was "
+                  "compiled for (%u,%u,%u) (its LocalSize); Vulkan fixes the group size in "
+                  "the shader",
+                  kn, gs.x, gs.y, gs.z, k->local[0], k->local[1], k->local[2]);
+  const VkPhysicalDeviceLimits& lim = dev->props.limits;
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "vulkan: launch of '%s': empty grid", kn);
+  if (grid.x > lim.maxComputeWorkGroupCount[0] || grid.y > lim.maxComputeWorkGroupCount[1] ||
+      grid.z > lim.maxComputeWorkGroupCount[2])
+    return errorf(TS_ERROR_UNSUPPORTED,
+                  "vulkan: launch of '%s': grid (%u,%u,%u) exceeds the device's "
+                  "maxComputeWorkGroupCount (%u,%u,%u)",
+                  kn, grid.x, grid.y, grid.z, lim.maxComputeWorkGroupCount[0],
+                  lim.maxComputeWorkGroupCount[1], lim.maxComputeWorkGroupCount[2]);
+  if (args->shared_memory_bytes > lim.maxComputeSharedMemorySize)
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "vulkan: launch of '%s' asks for %s of shared memory per group; %s has %s "
+                  "(maxComputeSharedMemorySize)",
+                  kn, human_size(args->shared_memory_bytes).c_str(), dev->props.deviceName,
+                  human_size(lim.maxComputeSharedMemorySize).c_str());
+  if (args->shared_memory_bytes > k->shared_bytes)
+    return errorf(TS_ERROR_UNSUPPORTED,
+                  "vulkan: launch of '%s' asks for %llu bytes of dynamic shared memory; "
+                  "Vulkan has none: declare the shared array in the shader (it declares "
+                  "%llu bytes)",
+                  kn, static_cast<unsigned long long>(args->shared_memory_bytes),
+                  static_cast<unsigned long long>(k->shared_bytes));
+  if (args->num_args && !args->args)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "vulkan: launch of '%s': args is NULL", kn);
+
+  // Sort the arguments into descriptors and push-constant bytes.
+  // Per-thread scratch, reused launch after launch: no allocation per launch
+  // once warm (the call never re-enters itself on one thread).
+  thread_local std::vector<VkDescriptorBufferInfo> infos;
+  thread_local std::vector<VkWriteDescriptorSet> writes;
+  infos.clear();
+  // Only the block's bytes are cleared (gaps between members are pushed too).
+  uint8_t push[4096];  // > any maxPushConstantsSize in use (checked in build_kernel)
+  std::memset(push, 0, std::min<size_t>(k->push_size, sizeof push));
+  size_t nbuf = 0, nscalar = 0;
+  for (size_t i = 0; i < args->num_args; ++i) {
+    const TsKernelArg& a = args->args[i];
+    if (a.kind == TS_KERNEL_ARG_BUFFER) {
+      TS_VK_CHECK_HANDLE(a.buffer, "Kernel_Launch", "buffer argument");
+      if (a.buffer->device != dev)
+        return errorf(TS_ERROR_INVALID_ARGUMENT,
+                      "vulkan: launch of '%s': argument %zu is a buffer on another device",
+                      kn, i);
+      if (nbuf >= k->bindings.size())
+        return errorf(TS_ERROR_INVALID_ARGUMENT,
+                      "vulkan: launch of '%s': more buffer arguments than the %zu buffers "
+                      "the shader binds in set 0",
+                      kn, k->bindings.size());
+      bool uniform = k->bindings[nbuf].second == VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
+      uint64_t align = uniform ? lim.minUniformBufferOffsetAlignment
+                               : lim.minStorageBufferOffsetAlignment;
+      if (a.offset >= a.buffer->size || (align && a.offset % align))
+        return errorf(TS_ERROR_INVALID_ARGUMENT,
+                      "vulkan: launch of '%s': buffer argument %zu has offset %llu; it must "
+                      "lie inside the buffer and be a multiple of %llu (min%sBufferOffset"
+                      "Alignment)",
+                      kn, i, static_cast<unsigned long long>(a.offset),
+                      static_cast<unsigned long long>(align), uniform ? "Uniform" : "Storage");
+      uint64_t range = a.buffer->size - a.offset;
+      uint64_t max_range = uniform ? lim.maxUniformBufferRange : lim.maxStorageBufferRange;
+      if (range > max_range) range = VK_WHOLE_SIZE;
+      infos.push_back({a.buffer->alloc.buffer, a.offset, range});
+      ++nbuf;
+    } else if (a.kind == TS_KERNEL_ARG_SCALAR) {
+      if (nscalar >= k->push_members.size())
+        return errorf(TS_ERROR_INVALID_ARGUMENT,
+                      "vulkan: launch of '%s': scalar argument %zu has no push-constant "
+                      "member to go to (the shader declares %zu)",
+                      kn, i, k->push_members.size());
+      auto [off, sz] = k->push_members[nscalar];
+      if (a.size != sz || !a.data || off + sz > sizeof push)
+        return errorf(TS_ERROR_INVALID_ARGUMENT,
+                      "vulkan: launch of '%s': scalar argument %zu is %zu bytes; push-"
+                      "constant member %zu is %u bytes",
+                      kn, i, a.size, nscalar, sz);
+      std::memcpy(push + off, a.data, sz);
+      ++nscalar;
+    } else {
+      return errorf(TS_ERROR_INVALID_ARGUMENT, "vulkan: launch of '%s': argument %zu has "
+                    "unknown kind %d", kn, i, static_cast<int>(a.kind));
+    }
+  }
+  if (nbuf != k->bindings.size() || nscalar != k->push_members.size())
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "vulkan: launch of '%s' with %zu buffer and %zu scalar arguments; the "
+                  "shader takes %zu buffers (set 0) and %zu push-constant members",
+                  kn, nbuf, nscalar, k->bindings.size(), k->push_members.size());
+  // A range past maxStorageBufferRange: bind the largest the device allows.
+  for (size_t i = 0; i < infos.size(); ++i)
+    if (infos[i].range == VK_WHOLE_SIZE) {
+      bool uniform = k->bindings[i].second == VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
+      infos[i].range = uniform ? lim.maxUniformBufferRange : lim.maxStorageBufferRange;
+    }
+
+  StreamState& s = *args->stream->state;
+  std::lock_guard<std::mutex> lk(dev->mu);
+  CommandList* cl = nullptr;
+  TS_VK_RETURN_IF_ERROR(begin_op_locked(s, &cl));
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  if (!k->bindings.empty()) {
+    TS_VK_RETURN_IF_ERROR(allocate_descriptor_set(dev, *cl, k->set_layout, &set));
+    writes.resize(infos.size());
+    for (size_t i = 0; i < infos.size(); ++i) {
+      VkWriteDescriptorSet& w = writes[i];
+      w = VkWriteDescriptorSet{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+      w.dstSet = set;
+      w.dstBinding = k->bindings[i].first;
+      w.descriptorCount = 1;
+      w.descriptorType = k->bindings[i].second;
+      w.pBufferInfo = &infos[i];
+    }
+    dev->fn.vkUpdateDescriptorSets(dev->device, static_cast<uint32_t>(writes.size()),
+                                   writes.data(), 0, nullptr);
+  }
+  VkCommandBuffer cb = cl->cb;
+  dev->fn.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, k->pipeline);
+  if (set)
+    dev->fn.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1, &set,
+                                    0, nullptr);
+  if (k->push_size)
+    dev->fn.vkCmdPushConstants(cb, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, k->push_size,
+                               push);
+  dev->fn.vkCmdDispatch(cb, grid.x, grid.y, grid.z);
+  return end_op_locked(s);
+}
+
+}  // namespace tessera::vk

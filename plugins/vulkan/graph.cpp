@@ -1,0 +1,222 @@
+// Graphs: stream capture records operations into one reusable secondary
+// command buffer (SIMULTANEOUS_USE); a launch executes it inside the
+// stream's open batch with vkCmdExecuteCommands, so replays batch too.
+//
+// Streams that join a capture (by waiting on an event recorded in it)
+// record into the same command buffer in issue order.  Issue order respects
+// every captured dependency, so one linear command buffer with a barrier
+// between operations is a valid schedule; the event edges are counted for
+// Graph_GetInfo.  (lavapipe has one queue, so parallel branches would not
+// run concurrently anyway.)
+#include <algorithm>
+
+#include "internal.hpp"
+
+namespace tessera::vk {
+
+// The recorded commands; shared by the graph, its execs and the batches
+// that replay it.  Owns its command pool, so it can die on any thread.
+struct GraphData {
+  TsDevice* dev = nullptr;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  CommandList cl;
+  size_t nodes = 0;
+  size_t edges = 0;
+  ~GraphData() {
+    if (!dev) return;
+    for (VkDescriptorPool p : cl.pools) dev->fn.vkDestroyDescriptorPool(dev->device, p, nullptr);
+    for (Allocation& a : cl.staging) release(dev, a);
+    if (pool) dev->fn.vkDestroyCommandPool(dev->device, pool, nullptr);  // frees cl.cb
+  }
+};
+
+struct CaptureSession {
+  StreamState* origin = nullptr;
+  std::shared_ptr<GraphData> graph;
+  struct Member {
+    StreamState* stream;
+    int64_t last_node;
+    bool joined_back;
+  };
+  std::vector<Member> members;  // [0] is the origin
+  int64_t nodes = 0;
+  size_t edges = 0;
+  bool open = true;
+
+  Member* find(StreamState* s) {
+    for (Member& m : members)
+      if (m.stream == s) return &m;
+    return nullptr;
+  }
+};
+
+TsError* capture_begin_op_locked(StreamState& s, CommandList** out) {
+  CaptureSession& c = *s.capture;
+  CommandList& cl = c.graph->cl;
+  if (cl.commands > 0) record_barrier(s.dev, cl.cb);
+  CaptureSession::Member* m = c.find(&s);
+  if (m->last_node >= 0) c.edges++;  // in-stream order
+  m->last_node = c.nodes++;
+  if (&s != c.origin) m->joined_back = false;
+  cl.commands++;
+  *out = &cl;
+  return nullptr;
+}
+
+void capture_record_event_locked(StreamState& s, TsEvent* ev) {
+  CaptureSession& c = *s.capture;
+  ev->capture = s.capture;
+  ev->capture_node = c.find(&s)->last_node;
+  ev->capture_stream = &s;
+  ev->last_is_capture = true;
+}
+
+TsError* capture_wait_event_locked(StreamState& s, TsEvent* ev) {
+  std::shared_ptr<CaptureSession> c = ev->capture;
+  if (!c->open)
+    return errorf(TS_ERROR_FAILED_PRECONDITION,
+                  "vulkan: Stream_WaitEvent: the event was last recorded inside a graph "
+                  "capture that has ended; record it again outside the capture");
+  if (s.capture && s.capture != c)
+    return errorf(TS_ERROR_FAILED_PRECONDITION,
+                  "vulkan: Stream_WaitEvent: %s is capturing another graph",
+                  s.label.c_str());
+  if (!s.capture) {  // s joins the capture
+    s.capture = c;
+    c->members.push_back({&s, -1, false});
+  }
+  if (ev->capture_node >= 0 && ev->capture_stream != &s) c->edges++;
+  if (&s == c->origin && ev->capture_stream != &s) {
+    CaptureSession::Member* m = c->find(ev->capture_stream);
+    if (m && ev->capture_node >= m->last_node) m->joined_back = true;
+  }
+  return nullptr;
+}
+
+TS_VK_ENTRY(Stream_BeginCapture, TS_STREAM_BEGINCAPTURE_ARGS_STRUCT_SIZE) {
+  TS_VK_CHECK_HANDLE(args->stream, "Stream_BeginCapture", "stream");
+  StreamState& s = *args->stream->state;
+  TsDevice* dev = s.dev;
+  std::lock_guard<std::mutex> lk(dev->mu);
+  if (s.capture)
+    return errorf(TS_ERROR_FAILED_PRECONDITION,
+                  "vulkan: Stream_BeginCapture: %s is already capturing", s.label.c_str());
+  auto g = std::make_shared<GraphData>();
+  VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pci.queueFamilyIndex = dev->family;
+  TS_VK_CALL(dev->fn.vkCreateCommandPool(dev->device, &pci, nullptr, &g->pool),
+             "vkCreateCommandPool(graph)");
+  g->dev = dev;
+  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  ai.commandPool = g->pool;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_SECONDARY;
+  ai.commandBufferCount = 1;
+  TS_VK_CALL(dev->fn.vkAllocateCommandBuffers(dev->device, &ai, &g->cl.cb),
+             "vkAllocateCommandBuffers(graph)");
+  VkCommandBufferInheritanceInfo inh{VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO};
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bi.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
+  bi.pInheritanceInfo = &inh;
+  TS_VK_CALL(dev->fn.vkBeginCommandBuffer(g->cl.cb, &bi), "vkBeginCommandBuffer(graph)");
+  g->cl.begun = true;
+  auto c = std::make_shared<CaptureSession>();
+  c->origin = &s;
+  c->graph = std::move(g);
+  c->members.push_back({&s, -1, true});
+  s.capture = std::move(c);
+  return nullptr;
+}
+
+TS_VK_ENTRY(Stream_EndCapture, TS_STREAM_ENDCAPTURE_ARGS_STRUCT_SIZE) {
+  TS_VK_CHECK_HANDLE(args->stream, "Stream_EndCapture", "stream");
+  StreamState& s = *args->stream->state;
+  TsDevice* dev = s.dev;
+  std::lock_guard<std::mutex> lk(dev->mu);
+  if (!s.capture)
+    return errorf(TS_ERROR_FAILED_PRECONDITION,
+                  "vulkan: Stream_EndCapture: %s is not capturing", s.label.c_str());
+  std::shared_ptr<CaptureSession> c = s.capture;
+  if (c->origin != &s)
+    return errorf(TS_ERROR_FAILED_PRECONDITION,
+                  "vulkan: Stream_EndCapture: %s joined a capture begun on %s; end it "
+                  "there",
+                  s.label.c_str(), c->origin->label.c_str());
+  // The capture is over either way.
+  c->open = false;
+  std::string unjoined;
+  for (CaptureSession::Member& m : c->members) {
+    m.stream->capture.reset();
+    if (!m.joined_back && unjoined.empty()) unjoined = m.stream->label;
+  }
+  if (!unjoined.empty())
+    return errorf(TS_ERROR_FAILED_PRECONDITION,
+                  "vulkan: Stream_EndCapture: %s joined the capture and was not joined "
+                  "back (the origin stream must wait on an event recorded last in it); "
+                  "no graph was produced",
+                  unjoined.c_str());
+  std::shared_ptr<GraphData> g = std::move(c->graph);
+  TS_VK_CALL(dev->fn.vkEndCommandBuffer(g->cl.cb), "vkEndCommandBuffer(graph)");
+  g->nodes = static_cast<size_t>(c->nodes);
+  g->edges = c->edges;
+  auto* graph = new TsGraph;
+  graph->device = dev;
+  graph->data = std::move(g);
+  args->graph = graph;
+  return nullptr;
+}
+
+TS_VK_ENTRY(Graph_Destroy, TS_GRAPH_DESTROY_ARGS_STRUCT_SIZE) {
+  TS_VK_CHECK_HANDLE(args->graph, "Graph_Destroy", "graph");
+  args->graph->magic = kMagicDead;
+  delete args->graph;
+  return nullptr;
+}
+
+TS_VK_ENTRY(Graph_GetInfo, TS_GRAPH_GETINFO_ARGS_STRUCT_SIZE) {
+  TS_VK_CHECK_HANDLE(args->graph, "Graph_GetInfo", "graph");
+  args->num_nodes = args->graph->data->nodes;
+  args->num_edges = args->graph->data->edges;
+  return nullptr;
+}
+
+TS_VK_ENTRY(Graph_Instantiate, TS_GRAPH_INSTANTIATE_ARGS_STRUCT_SIZE) {
+  TS_VK_CHECK_HANDLE(args->graph, "Graph_Instantiate", "graph");
+  auto* exec = new TsGraphExec;
+  exec->device = args->graph->device;
+  exec->data = args->graph->data;  // immutable once captured
+  args->exec = exec;
+  return nullptr;
+}
+
+TS_VK_ENTRY(GraphExec_Destroy, TS_GRAPHEXEC_DESTROY_ARGS_STRUCT_SIZE) {
+  TS_VK_CHECK_HANDLE(args->exec, "GraphExec_Destroy", "exec");
+  args->exec->magic = kMagicDead;
+  delete args->exec;  // batches still replaying it hold the data
+  return nullptr;
+}
+
+TS_VK_ENTRY(GraphExec_Launch, TS_GRAPHEXEC_LAUNCH_ARGS_STRUCT_SIZE) {
+  TS_VK_CHECK_HANDLE(args->exec, "GraphExec_Launch", "exec");
+  TS_VK_CHECK_HANDLE(args->stream, "GraphExec_Launch", "stream");
+  TsGraphExec* exec = args->exec;
+  StreamState& s = *args->stream->state;
+  TsDevice* dev = s.dev;
+  if (exec->device != dev)
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "vulkan: GraphExec_Launch: the graph was captured on another device");
+  std::lock_guard<std::mutex> lk(dev->mu);
+  if (s.capture)
+    return errorf(TS_ERROR_UNSUPPORTED,
+                  "vulkan: GraphExec_Launch inside a capture (%s is capturing): nested "
+                  "graphs are not supported",
+                  s.label.c_str());
+  CommandList* cl = nullptr;
+  TS_VK_RETURN_IF_ERROR(begin_op_locked(s, &cl));
+  if (exec->data->nodes > 0) {
+    dev->fn.vkCmdExecuteCommands(cl->cb, 1, &exec->data->cl.cb);
+    cl->graphs.push_back(exec->data);
+  }
+  return end_op_locked(s);
+}
+
+}  // namespace tessera::vk

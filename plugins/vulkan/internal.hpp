@@ -1,0 +1,389 @@
+// Objects behind the opaque handles of the Vulkan plugin, and the shared
+// helpers of its files.  Every handle starts with a magic word so a destroyed
+// or foreign handle is reported as TS_ERROR_INVALID_HANDLE instead of used.
+//
+// Locking: one mutex per device (TsDevice::mu) guards all stream, batch,
+// event-record and capture state of that device and the VkQueue.  Host waits
+// (vkWaitSemaphores) run without it.  Executables guard their kernel map
+// with their own mutex; the client guards its pinned-host ranges.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "error.hpp"
+#include "tessera/plugin.h"
+#include "vulkan_symbols.hpp"
+
+namespace tessera::vk {
+
+enum : uint32_t {
+  kMagicClient = 0x56434c49,
+  kMagicDevice = 0x56444556,
+  kMagicBuffer = 0x56425546,
+  kMagicStream = 0x56535452,
+  kMagicEvent = 0x56455654,
+  kMagicGraph = 0x56475250,
+  kMagicGraphExec = 0x56474558,
+  kMagicExecutable = 0x56455845,
+  kMagicKernel = 0x564b524e,
+  kMagicCommunicator = 0x56434f4d,
+  kMagicDead = 0xdeadbeef,
+};
+
+template <class T>
+TsError* check_handle(const T* p, const char* entry, const char* what) {
+  if (p == nullptr)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "vulkan: %s: %s is NULL", entry, what);
+  if (p->magic != T::kMagic)
+    return errorf(TS_ERROR_INVALID_HANDLE,
+                  "vulkan: %s: %s %p is not a live Vulkan-plugin handle (destroyed, "
+                  "or created by another plugin)",
+                  entry, what, static_cast<const void*>(p));
+  return nullptr;
+}
+
+#define TS_VK_CHECK_HANDLE(p, entry, what)                          \
+  do {                                                              \
+    if (TsError* e_ = ::tessera::vk::check_handle(p, entry, what)) \
+      return e_;                                                    \
+  } while (0)
+#define TS_VK_RETURN_IF_ERROR(expr)    \
+  do {                                 \
+    if (TsError* e_ = (expr)) return e_; \
+  } while (0)
+
+// A VkBuffer bound to its own VkDeviceMemory (no sub-allocation).
+struct Allocation {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  uint64_t size = 0;
+  uint8_t* mapped = nullptr;  // persistently mapped when host-visible
+  uint32_t type = 0;
+};
+
+enum class MemoryUse {
+  kDevice,   // DEVICE_LOCAL, preferably not host-visible
+  kHost,     // HOST_VISIBLE|HOST_COHERENT, preferably cached, not device-local
+  kManaged,  // DEVICE_LOCAL|HOST_VISIBLE|HOST_COHERENT
+};
+
+struct StreamState;
+struct GraphData;
+struct CaptureSession;
+
+// Commands of one submission (a stream batch) or of one graph (a capture).
+struct CommandList {
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  bool begun = false;
+  uint32_t commands = 0;  // operations recorded; a barrier separates them
+  std::vector<VkDescriptorPool> pools;  // descriptor sets of its launches
+  std::vector<Allocation> staging;      // freed when the work completes
+  std::vector<std::shared_ptr<GraphData>> graphs;  // replayed graphs, kept alive
+};
+
+// A cross-stream dependency: wait until `stream`'s timeline reaches `value`.
+struct Wait {
+  std::shared_ptr<StreamState> stream;
+  uint64_t value = 0;
+};
+
+// One vkQueueSubmit: waits, one command buffer, signals `value`.
+struct Batch {
+  uint64_t value = 0;
+  CommandList cl;
+  std::vector<Wait> waits;
+  bool referenced = false;  // an event or another stream points at `value`
+};
+
+// A stream: an in-order timeline on the device's (shared) VkQueue.  Every
+// batch signals the stream's timeline semaphore with the next value and waits
+// on the previous one, so order survives many streams on one queue.
+// Lifetime: shared by the TsStream handle, events recorded on it and waits
+// of other streams; the device keeps it until its work completes.
+struct StreamState {
+  TsDevice* dev = nullptr;
+  VkSemaphore sem = VK_NULL_HANDLE;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  bool is_default = false;
+  bool non_blocking = false;
+  bool destroyed = false;
+  std::string label;        // "stream 3" for messages
+  uint64_t submitted = 0;   // highest value handed to vkQueueSubmit
+  Batch open;               // recording; value == submitted + 1
+  std::deque<Batch> inflight;  // submitted, not yet reaped
+  std::vector<VkCommandBuffer> free_cbs;
+  uint64_t last_op = 0;         // value of the batch holding the latest op
+  uint64_t default_seen = 0;    // blocking stream: default's last_op already waited for
+  uint64_t seen_by_default = 0; // blocking stream: my last_op the default waits for
+  std::shared_ptr<CaptureSession> capture;  // non-null while capturing
+  ~StreamState();
+};
+
+// Host memory the device can reach: Host_Allocate'd, Host_Register'ed or the
+// mapping of a HOST_PINNED buffer.  `views[ordinal]` is a VkBuffer over the
+// range on that device (imported with VK_EXT_external_memory_host), or empty
+// when the device cannot see it (copies are then staged, and blocking).
+struct HostRange {
+  enum Origin { kAllocated, kRegistered, kPinnedBuffer } origin = kAllocated;
+  uint8_t* start = nullptr;  // what the user sees
+  uint64_t size = 0;
+  uint8_t* view_base = nullptr;  // start of the imported range (page aligned)
+  void* heap = nullptr;          // Host_Allocate's aligned_alloc, or NULL
+  std::vector<Allocation> views; // by device ordinal; not owned for kPinnedBuffer
+};
+
+// A resolved host pointer on one device.
+struct HostView {
+  VkBuffer buffer = VK_NULL_HANDLE;  // NULL: pageable (or not visible here)
+  uint64_t offset = 0;
+};
+
+// Vulkan features the device was created with (what shaders may use).
+struct EnabledFeatures {
+  VkPhysicalDeviceFeatures2 f2{};
+  VkPhysicalDeviceVulkan11Features v11{};
+  VkPhysicalDeviceVulkan12Features v12{};
+  VkPhysicalDeviceVulkan13Features v13{};
+};
+
+}  // namespace tessera::vk
+
+struct TsClient {
+  static constexpr uint32_t kMagic = tessera::vk::kMagicClient;
+  uint32_t magic = kMagic;
+  tessera::vk::InstanceFns fn;
+  VkInstance instance = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
+  std::vector<std::unique_ptr<TsDevice>> devices;
+  std::vector<TsDevice*> device_list;  // what Client_GetDevices returns
+  std::mutex host_mu;
+  std::map<uintptr_t, std::shared_ptr<tessera::vk::HostRange>> host_ranges;
+  ~TsClient();
+};
+
+struct TsDevice {
+  static constexpr uint32_t kMagic = tessera::vk::kMagicDevice;
+  uint32_t magic = kMagic;
+  TsClient* client = nullptr;
+  uint32_t ordinal = 0;
+  VkPhysicalDevice phys = VK_NULL_HANDLE;
+  VkDevice device = VK_NULL_HANDLE;
+  VkQueue queue = VK_NULL_HANDLE;
+  uint32_t family = 0;
+  tessera::vk::DeviceFns fn;
+  VkPhysicalDeviceProperties props{};
+  VkPhysicalDeviceSubgroupProperties subgroup{};
+  VkPhysicalDeviceDriverProperties driver{};
+  VkPhysicalDeviceMemoryProperties memory{};
+  VkPhysicalDeviceMaintenance3Properties maint3{};
+  tessera::vk::EnabledFeatures features;
+  bool import_host = false;       // VK_EXT_external_memory_host enabled
+  uint64_t import_alignment = 4096;
+  bool timestamps = false;        // timestampValidBits > 0 on our family
+  int type_device = -1, type_host = -1, type_managed = -1;  // memory types
+  TsDeviceProperties ts{};        // filled once at creation
+
+  std::mutex mu;  // see the file comment
+  std::vector<std::shared_ptr<tessera::vk::StreamState>> streams;  // live
+  std::vector<std::shared_ptr<tessera::vk::StreamState>> retired;  // destroyed, running
+  TsStream* default_stream = nullptr;  // owned
+  std::vector<VkDescriptorPool> free_pools;
+  VkCommandPool graph_pool = VK_NULL_HANDLE;  // secondary cbs of graphs
+  VkPipelineCache pipeline_cache = VK_NULL_HANDLE;
+  std::string cache_path;
+  size_t cache_loaded_size = 0;
+  tessera::vk::Allocation patterns;  // byte v repeated at [4v, 4v+4): memset edges
+  std::mutex staging_mu;             // sync copies through `staging`
+  tessera::vk::Allocation staging;
+  uint32_t next_stream_id = 1;
+  ~TsDevice();
+};
+
+struct TsStream {
+  static constexpr uint32_t kMagic = tessera::vk::kMagicStream;
+  uint32_t magic = kMagic;
+  TsDevice* device = nullptr;
+  std::shared_ptr<tessera::vk::StreamState> state;
+};
+
+struct TsBuffer {
+  static constexpr uint32_t kMagic = tessera::vk::kMagicBuffer;
+  uint32_t magic = kMagic;
+  TsDevice* device = nullptr;
+  TsBufferKind kind = TS_BUFFER_DEVICE;
+  uint64_t size = 0;
+  tessera::vk::Allocation alloc;
+};
+
+struct TsEvent {
+  static constexpr uint32_t kMagic = tessera::vk::kMagicEvent;
+  uint32_t magic = kMagic;
+  TsDevice* device = nullptr;
+  uint32_t flags = 0;
+  VkQueryPool query = VK_NULL_HANDLE;  // one timestamp; NULL without timing
+  // Last eager record (guarded by device->mu); stream NULL: never recorded.
+  std::shared_ptr<tessera::vk::StreamState> stream;
+  uint64_t value = 0;
+  // Last record made inside a capture (graph.cpp), and which came last.
+  std::shared_ptr<tessera::vk::CaptureSession> capture;
+  int64_t capture_node = -1;
+  tessera::vk::StreamState* capture_stream = nullptr;
+  bool last_is_capture = false;
+};
+
+struct TsGraph {
+  static constexpr uint32_t kMagic = tessera::vk::kMagicGraph;
+  uint32_t magic = kMagic;
+  TsDevice* device = nullptr;
+  std::shared_ptr<tessera::vk::GraphData> data;
+};
+
+struct TsGraphExec {
+  static constexpr uint32_t kMagic = tessera::vk::kMagicGraphExec;
+  uint32_t magic = kMagic;
+  TsDevice* device = nullptr;
+  std::shared_ptr<tessera::vk::GraphData> data;
+};
+
+struct TsCommunicator {
+  static constexpr uint32_t kMagic = tessera::vk::kMagicCommunicator;
+  uint32_t magic = kMagic;
+  TsClient* client = nullptr;
+  std::vector<TsDevice*> devices;  // rank -> device
+};
+
+struct TsKernel {
+  static constexpr uint32_t kMagic = tessera::vk::kMagicKernel;
+  uint32_t magic = kMagic;
+  TsExecutable* executable = nullptr;
+  std::string name;
+  uint32_t local[3] = {1, 1, 1};
+  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  std::vector<std::pair<uint32_t, VkDescriptorType>> bindings;  // by binding
+  std::vector<std::pair<uint32_t, uint32_t>> push_members;      // (offset, size)
+  uint32_t push_size = 0;
+  uint64_t shared_bytes = 0;
+};
+
+struct TsExecutable {
+  static constexpr uint32_t kMagic = tessera::vk::kMagicExecutable;
+  uint32_t magic = kMagic;
+  TsDevice* device = nullptr;
+  VkShaderModule module = VK_NULL_HANDLE;
+  std::vector<uint32_t> words;  // the SPIR-V, for reflection per kernel
+  std::string origin;           // path or "<memory>" for messages
+  std::mutex mu;
+  std::unordered_map<std::string, std::unique_ptr<TsKernel>> kernels;
+};
+
+namespace tessera::vk {
+
+// ---- memory.cpp
+TsError* allocate(TsDevice* dev, uint64_t size, MemoryUse use, Allocation* out,
+                  const char* what);
+// Imports [host, host+size) (page aligned) as a VkBuffer on `dev`.
+TsError* import_host(TsDevice* dev, void* host, uint64_t size, Allocation* out);
+void release(TsDevice* dev, Allocation& a);
+// Where a host pointer lies in memory `dev` can reach (views of HostRanges).
+HostView resolve_host(TsDevice* dev, const void* p, uint64_t size);
+VkBufferUsageFlags buffer_usage();
+
+// ---- stream.cpp (device mutex held where the name says _locked)
+// Creates a stream state with its semaphore and command pool.
+TsError* create_stream_state(TsDevice* dev, bool is_default, bool non_blocking,
+                             std::shared_ptr<StreamState>* out);
+// Starts an operation on `s`: applies the default-stream rules, and returns
+// the command list to record it into (the open batch, or the capture), with a
+// barrier after the previous operation already recorded.
+TsError* begin_op_locked(StreamState& s, CommandList** out);
+// Ends it; may flush when the batch is long.
+TsError* end_op_locked(StreamState& s);
+// Submits the open batch (and, first, any batch it waits on).
+TsError* flush_locked(StreamState& s);
+// Recycles batches whose values the semaphore has reached.
+void reap_locked(StreamState& s);
+uint64_t counter_value(StreamState& s);
+// Host wait for `value` on `s` (mutex NOT held); then reaps.
+TsError* wait_value(StreamState& s, uint64_t value);
+// Flushes `s` and waits for everything submitted to it (mutex NOT held).
+TsError* synchronize_stream(const std::shared_ptr<StreamState>& s);
+// Waits for all work of the device (mutex NOT held).
+TsError* synchronize_device(TsDevice* dev);
+// Records an op into `s` and waits until it has run (mutex NOT held).
+template <class F>
+TsError* run_blocking(const std::shared_ptr<StreamState>& s, F&& record);
+// Allocates a descriptor set for one launch from `cl`'s pools.
+TsError* allocate_descriptor_set(TsDevice* dev, CommandList& cl,
+                                 VkDescriptorSetLayout layout, VkDescriptorSet* out);
+// A full memory barrier between two operations of one command buffer.
+void record_barrier(TsDevice* dev, VkCommandBuffer cb);
+// Returns a command list's resources to the device (mutex held).
+void recycle_list_locked(TsDevice* dev, CommandList& cl, bool reset_cb);
+StreamState* default_state(TsDevice* dev);
+
+// ---- graph.cpp (mutex held)
+TsError* capture_begin_op_locked(StreamState& s, CommandList** out);
+void capture_record_event_locked(StreamState& s, TsEvent* ev);
+TsError* capture_wait_event_locked(StreamState& s, TsEvent* ev);
+
+// ---- copy.cpp
+// Blocking copy between a buffer and pageable host memory, ordered on `s`.
+TsError* staged_copy(const std::shared_ptr<StreamState>& s, TsBuffer* buf,
+                     uint64_t offset, void* host, uint64_t size, bool to_device);
+
+// ---- device.cpp / client.cpp
+TsError* create_device(TsClient* client, VkPhysicalDevice phys, uint32_t ordinal,
+                       std::unique_ptr<TsDevice>* out, std::string* skip_reason);
+void fill_properties(TsDevice* dev);
+// Writes the pipeline cache to its file when it grew.
+void save_pipeline_cache(TsDevice* dev);
+
+// ---- entry points (one TsError* Name(TsName_Args*) per table slot)
+#define TS_VK_DECLARE(Name) TsError* Name(Ts##Name##_Args* args) noexcept;
+#define TS_VK_FOR_EACH_ENTRY(X)                                                         \
+  X(Error_Destroy) X(Error_Message) X(Error_GetCode) X(Plugin_GetInfo) X(Client_Create) \
+  X(Client_Destroy) X(Client_GetDevices) X(Device_GetProperties)                        \
+  X(Device_GetDefaultStream) X(Device_Synchronize) X(Buffer_Allocate) X(Buffer_Free)    \
+  X(Host_Allocate) X(Host_Free) X(Host_Register) X(Host_Unregister) X(Memcpy)           \
+  X(Memset) X(Buffer_Prefetch) X(Buffer_Advise) X(Stream_Create) X(Stream_Destroy)      \
+  X(Stream_Synchronize) X(Stream_Query) X(Stream_WaitEvent) X(Stream_BeginCapture)      \
+  X(Stream_EndCapture) X(Event_Create) X(Event_Destroy) X(Event_Record) X(Event_Query)  \
+  X(Event_Synchronize) X(Event_ElapsedTime) X(Graph_Destroy) X(Graph_GetInfo)           \
+  X(Graph_Instantiate) X(GraphExec_Destroy) X(GraphExec_Launch) X(Executable_Load)      \
+  X(Executable_Destroy) X(Executable_GetKernel) X(Kernel_Launch)                        \
+  X(Communicator_Create) X(Communicator_Destroy) X(Communicator_Collective)
+TS_VK_FOR_EACH_ENTRY(TS_VK_DECLARE)
+#undef TS_VK_DECLARE
+
+template <class F>
+TsError* run_blocking(const std::shared_ptr<StreamState>& s, F&& record) {
+  uint64_t value;
+  {
+    std::lock_guard<std::mutex> lk(s->dev->mu);
+    if (s->capture)
+      return errorf(TS_ERROR_FAILED_PRECONDITION,
+                    "vulkan: a blocking operation on %s while it is capturing a "
+                    "graph: end the capture first",
+                    s->label.c_str());
+    CommandList* cl = nullptr;
+    TS_VK_RETURN_IF_ERROR(begin_op_locked(*s, &cl));
+    TS_VK_RETURN_IF_ERROR(record(*cl));
+    TS_VK_RETURN_IF_ERROR(end_op_locked(*s));
+    s->open.referenced = true;
+    value = s->open.value;
+    TS_VK_RETURN_IF_ERROR(flush_locked(*s));
+  }
+  return wait_value(*s, value);
+}
+
+}  // namespace tessera::vk

@@ -1,0 +1,478 @@
+// Streams on one VkQueue: batching, timeline semaphores, the default-stream
+// rules, and the Stream_* entry points.
+//
+// Each stream owns a timeline semaphore.  Operations are recorded into the
+// stream's open batch (one primary command buffer) with a full memory
+// barrier between consecutive operations, and the batch is submitted once,
+// when something forces it: a host wait or query, a cross-stream dependency,
+// a blocking copy, or kMaxOpsPerBatch operations.  The submit waits on the
+// stream's previous value and on the values it depends on (events, the
+// default stream), and signals its own next value.  A batch is submitted only
+// after every batch it waits on: a single in-order queue never sees a wait
+// before its signal.
+#include <algorithm>
+#include <thread>
+
+#include "internal.hpp"
+
+namespace tessera::vk {
+
+namespace {
+constexpr uint32_t kMaxOpsPerBatch = 1024;
+constexpr uint32_t kSetsPerPool = 256;
+// Every operation is a compute dispatch, a transfer or a timestamp.
+constexpr VkPipelineStageFlags kStages =
+    VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+}  // namespace
+
+StreamState::~StreamState() {
+  if (!dev) return;
+  const DeviceFns& f = dev->fn;
+  // Work has completed (the device keeps a stream until then, and client
+  // destruction waits for idle).  Free without the device mutex: nothing else
+  // can reach this state any more.
+  auto drop = [&](CommandList& cl) {
+    for (VkDescriptorPool p : cl.pools) f.vkDestroyDescriptorPool(dev->device, p, nullptr);
+    cl.pools.clear();
+    for (Allocation& a : cl.staging) release(dev, a);
+    cl.staging.clear();
+  };
+  for (Batch& b : inflight) drop(b.cl);
+  drop(open.cl);
+  if (pool) f.vkDestroyCommandPool(dev->device, pool, nullptr);
+  if (sem) f.vkDestroySemaphore(dev->device, sem, nullptr);
+}
+
+StreamState* default_state(TsDevice* dev) { return dev->default_stream->state.get(); }
+
+TsError* create_stream_state(TsDevice* dev, bool is_default, bool non_blocking,
+                             std::shared_ptr<StreamState>* out) {
+  auto s = std::make_shared<StreamState>();
+  VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+  type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+  type.initialValue = 0;
+  VkSemaphoreCreateInfo sci{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type};
+  TS_VK_CALL(dev->fn.vkCreateSemaphore(dev->device, &sci, nullptr, &s->sem),
+             "vkCreateSemaphore(timeline)");
+  s->dev = dev;  // from here the destructor cleans up
+  VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pci.queueFamilyIndex = dev->family;
+  TS_VK_CALL(dev->fn.vkCreateCommandPool(dev->device, &pci, nullptr, &s->pool),
+             "vkCreateCommandPool");
+  s->is_default = is_default;
+  s->non_blocking = non_blocking;
+  s->open.value = 1;
+  s->label = is_default ? std::string("the default stream")
+                        : strprintf("stream %u", dev->next_stream_id++);
+  *out = std::move(s);
+  return nullptr;
+}
+
+void record_barrier(TsDevice* dev, VkCommandBuffer cb) {
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
+  dev->fn.vkCmdPipelineBarrier(cb, kStages, kStages, 0, 1, &mb, 0, nullptr, 0, nullptr);
+}
+
+void recycle_list_locked(TsDevice* dev, CommandList& cl, bool reset_cb) {
+  for (VkDescriptorPool p : cl.pools) {
+    dev->fn.vkResetDescriptorPool(dev->device, p, 0);
+    dev->free_pools.push_back(p);
+  }
+  cl.pools.clear();
+  for (Allocation& a : cl.staging) release(dev, a);
+  cl.staging.clear();
+  cl.graphs.clear();
+  if (reset_cb && cl.cb) dev->fn.vkResetCommandBuffer(cl.cb, 0);
+  cl.begun = false;
+  cl.commands = 0;
+}
+
+TsError* allocate_descriptor_set(TsDevice* dev, CommandList& cl,
+                                 VkDescriptorSetLayout layout, VkDescriptorSet* out) {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (!cl.pools.empty()) {
+      VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+      ai.descriptorPool = cl.pools.back();
+      ai.descriptorSetCount = 1;
+      ai.pSetLayouts = &layout;
+      VkResult r = dev->fn.vkAllocateDescriptorSets(dev->device, &ai, out);
+      if (r == VK_SUCCESS) return nullptr;
+      if (r != VK_ERROR_OUT_OF_POOL_MEMORY && r != VK_ERROR_FRAGMENTED_POOL)
+        return vk_error(r, "vkAllocateDescriptorSets");
+    }
+    // The current pool is full (or there is none): take a fresh one.
+    VkDescriptorPool pool = VK_NULL_HANDLE;
+    if (!dev->free_pools.empty()) {
+      pool = dev->free_pools.back();
+      dev->free_pools.pop_back();
+    } else {
+      VkDescriptorPoolSize sizes[2] = {
+          {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kSetsPerPool * 8},
+          {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, kSetsPerPool}};
+      VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+      pci.maxSets = kSetsPerPool;
+      pci.poolSizeCount = 2;
+      pci.pPoolSizes = sizes;
+      TS_VK_CALL(dev->fn.vkCreateDescriptorPool(dev->device, &pci, nullptr, &pool),
+                 "vkCreateDescriptorPool");
+    }
+    cl.pools.push_back(pool);
+  }
+  return errorf(TS_ERROR_RESOURCE_EXHAUSTED,
+                "vulkan: vkAllocateDescriptorSets failed on a fresh pool of %u sets: "
+                "the kernel uses more than %u storage buffers",
+                kSetsPerPool, 8u);
+}
+
+uint64_t counter_value(StreamState& s) {
+  uint64_t v = 0;
+  if (s.dev->fn.vkGetSemaphoreCounterValue(s.dev->device, s.sem, &v) != VK_SUCCESS) return 0;
+  return v;
+}
+
+void reap_locked(StreamState& s) {
+  if (s.inflight.empty()) return;
+  uint64_t done = counter_value(s);
+  while (!s.inflight.empty() && s.inflight.front().value <= done) {
+    Batch& b = s.inflight.front();
+    recycle_list_locked(s.dev, b.cl, true);
+    if (b.cl.cb) s.free_cbs.push_back(b.cl.cb);
+    s.inflight.pop_front();
+  }
+}
+
+namespace {
+
+// Adds the default-stream edges of an operation issued now on `s`.
+// Returns true when `s` needs to wait on something new.
+void implicit_waits_locked(StreamState& s, std::vector<Wait>* waits) {
+  TsDevice* dev = s.dev;
+  if (s.non_blocking) return;
+  if (s.is_default) {
+    auto scan = [&](const std::shared_ptr<StreamState>& o) {
+      if (o.get() == &s || o->non_blocking) return;
+      if (o->last_op > o->seen_by_default) {
+        waits->push_back({o, o->last_op});
+        o->seen_by_default = o->last_op;
+      }
+    };
+    for (auto& o : dev->streams) scan(o);
+    for (auto& o : dev->retired) scan(o);
+  } else {
+    const std::shared_ptr<StreamState>& d = dev->default_stream->state;
+    if (d->last_op > s.default_seen) {
+      waits->push_back({d, d->last_op});
+      s.default_seen = d->last_op;
+    }
+  }
+}
+
+TsError* ensure_begun_locked(StreamState& s) {
+  Batch& b = s.open;
+  if (b.cl.begun) return nullptr;
+  TsDevice* dev = s.dev;
+  if (!b.cl.cb) {
+    if (!s.free_cbs.empty()) {
+      b.cl.cb = s.free_cbs.back();
+      s.free_cbs.pop_back();
+    } else {
+      VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+      ai.commandPool = s.pool;
+      ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+      ai.commandBufferCount = 1;
+      TS_VK_CALL(dev->fn.vkAllocateCommandBuffers(dev->device, &ai, &b.cl.cb),
+                 "vkAllocateCommandBuffers");
+    }
+  }
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  TS_VK_CALL(dev->fn.vkBeginCommandBuffer(b.cl.cb, &bi), "vkBeginCommandBuffer");
+  b.cl.begun = true;
+  return nullptr;
+}
+
+}  // namespace
+
+TsError* begin_op_locked(StreamState& s, CommandList** out) {
+  if (s.capture) return capture_begin_op_locked(s, out);
+  std::vector<Wait> waits;
+  implicit_waits_locked(s, &waits);
+  if (!waits.empty()) {
+    // Waits sit at the start of a submit: close the batch holding earlier
+    // work, which others may already depend on (no cycles between batches).
+    if (s.open.cl.begun || s.open.referenced) TS_VK_RETURN_IF_ERROR(flush_locked(s));
+    for (Wait& w : waits) s.open.waits.push_back(std::move(w));
+  }
+  TS_VK_RETURN_IF_ERROR(ensure_begun_locked(s));
+  if (s.open.cl.commands > 0) record_barrier(s.dev, s.open.cl.cb);
+  *out = &s.open.cl;
+  return nullptr;
+}
+
+TsError* end_op_locked(StreamState& s) {
+  if (s.capture) return nullptr;  // graph.cpp counted the node
+  s.open.cl.commands++;
+  s.last_op = s.open.value;
+  if (s.open.cl.commands >= kMaxOpsPerBatch) return flush_locked(s);
+  return nullptr;
+}
+
+TsError* flush_locked(StreamState& s) {
+  Batch& b = s.open;
+  if (b.cl.commands == 0 && b.waits.empty() && !b.referenced && !b.cl.begun) return nullptr;
+  TsDevice* dev = s.dev;
+  // Everything this batch waits on must be on the queue before it.
+  for (size_t i = 0; i < b.waits.size(); ++i) {
+    StreamState& o = *b.waits[i].stream;
+    if (o.submitted < b.waits[i].value) TS_VK_RETURN_IF_ERROR(flush_locked(o));
+  }
+  if (b.cl.begun) {
+    // Make the batch's writes visible to the host once the semaphore says so.
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT;
+    dev->fn.vkCmdPipelineBarrier(b.cl.cb, kStages, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0,
+                                 nullptr);
+    TS_VK_CALL(dev->fn.vkEndCommandBuffer(b.cl.cb), "vkEndCommandBuffer");
+  }
+  // Wait list: our own previous value, then one entry per other stream.
+  std::vector<VkSemaphore> wsem;
+  std::vector<uint64_t> wval;
+  if (s.submitted > 0) {
+    wsem.push_back(s.sem);
+    wval.push_back(s.submitted);
+  }
+  for (const Wait& w : b.waits) {
+    auto it = std::find(wsem.begin(), wsem.end(), w.stream->sem);
+    if (it == wsem.end()) {
+      wsem.push_back(w.stream->sem);
+      wval.push_back(w.value);
+    } else {
+      uint64_t& v = wval[static_cast<size_t>(it - wsem.begin())];
+      v = std::max(v, w.value);
+    }
+  }
+  std::vector<VkPipelineStageFlags> stages(wsem.size(), kStages);
+  VkTimelineSemaphoreSubmitInfo ti{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+  ti.waitSemaphoreValueCount = static_cast<uint32_t>(wval.size());
+  ti.pWaitSemaphoreValues = wval.data();
+  ti.signalSemaphoreValueCount = 1;
+  ti.pSignalSemaphoreValues = &b.value;
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO, &ti};
+  si.waitSemaphoreCount = static_cast<uint32_t>(wsem.size());
+  si.pWaitSemaphores = wsem.data();
+  si.pWaitDstStageMask = stages.data();
+  si.commandBufferCount = b.cl.begun ? 1 : 0;
+  si.pCommandBuffers = &b.cl.cb;
+  si.signalSemaphoreCount = 1;
+  si.pSignalSemaphores = &s.sem;
+  VkResult r = dev->fn.vkQueueSubmit(dev->queue, 1, &si, VK_NULL_HANDLE);
+  uint64_t value = b.value;
+  if (r != VK_SUCCESS) {
+    // Nothing will signal `value`: signal it from the host so no waiter
+    // hangs, drop the batch, and report the failure.
+    VkSemaphoreSignalInfo sig{VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO};
+    sig.semaphore = s.sem;
+    sig.value = value;
+    dev->fn.vkSignalSemaphore(dev->device, &sig);
+  }
+  if (!b.cl.begun && b.cl.cb) {  // an unused command buffer goes back
+    s.free_cbs.push_back(b.cl.cb);
+    b.cl.cb = VK_NULL_HANDLE;
+  }
+  s.submitted = value;
+  s.inflight.push_back(std::move(b));
+  s.open = Batch{};
+  s.open.value = value + 1;
+  if (r != VK_SUCCESS) return vk_error(r, "vkQueueSubmit");
+  // Recycle what has finished while we are here (cheap: one counter read).
+  if (s.inflight.size() > 4) reap_locked(s);
+  return nullptr;
+}
+
+TsError* wait_value(StreamState& s, uint64_t value) {
+  TsDevice* dev = s.dev;
+  VkSemaphoreWaitInfo wi{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+  wi.semaphoreCount = 1;
+  wi.pSemaphores = &s.sem;
+  wi.pValues = &value;
+  VkResult r = dev->fn.vkWaitSemaphores(dev->device, &wi, UINT64_MAX);
+  {
+    std::lock_guard<std::mutex> lk(dev->mu);
+    reap_locked(s);
+  }
+  if (r != VK_SUCCESS) return vk_error(r, "vkWaitSemaphores");
+  return nullptr;
+}
+
+TsError* synchronize_stream(const std::shared_ptr<StreamState>& s) {
+  uint64_t value;
+  {
+    std::lock_guard<std::mutex> lk(s->dev->mu);
+    if (s->capture)
+      return errorf(TS_ERROR_FAILED_PRECONDITION,
+                    "vulkan: Stream_Synchronize on %s while it is capturing a graph",
+                    s->label.c_str());
+    TS_VK_RETURN_IF_ERROR(flush_locked(*s));
+    value = s->submitted;
+  }
+  if (value == 0) return nullptr;
+  return wait_value(*s, value);
+}
+
+TsError* synchronize_device(TsDevice* dev) {
+  std::vector<std::shared_ptr<StreamState>> all;
+  std::vector<VkSemaphore> sems;
+  std::vector<uint64_t> values;
+  {
+    std::lock_guard<std::mutex> lk(dev->mu);
+    for (auto* list : {&dev->streams, &dev->retired})
+      for (auto& s : *list) {
+        if (!s->capture) TS_VK_RETURN_IF_ERROR(flush_locked(*s));
+        if (s->submitted == 0) continue;
+        all.push_back(s);
+        sems.push_back(s->sem);
+        values.push_back(s->submitted);
+      }
+  }
+  VkResult r = VK_SUCCESS;
+  if (!sems.empty()) {
+    VkSemaphoreWaitInfo wi{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+    wi.semaphoreCount = static_cast<uint32_t>(sems.size());
+    wi.pSemaphores = sems.data();
+    wi.pValues = values.data();
+    r = dev->fn.vkWaitSemaphores(dev->device, &wi, UINT64_MAX);
+  }
+  std::vector<std::shared_ptr<StreamState>> dead;  // freed after unlocking
+  {
+    std::lock_guard<std::mutex> lk(dev->mu);
+    for (auto& s : all) reap_locked(*s);
+    auto& ret = dev->retired;
+    for (auto it = ret.begin(); it != ret.end();) {
+      if ((*it)->inflight.empty() && (*it)->open.cl.commands == 0) {
+        dead.push_back(std::move(*it));
+        it = ret.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  if (r != VK_SUCCESS) return vk_error(r, "vkWaitSemaphores");
+  return nullptr;
+}
+
+// ------------------------------------------------------------ entry points
+
+TS_VK_ENTRY(Stream_Create, TS_STREAM_CREATE_ARGS_STRUCT_SIZE) {
+  TS_VK_CHECK_HANDLE(args->device, "Stream_Create", "device");
+  TsDevice* dev = args->device;
+  std::shared_ptr<StreamState> st;
+  {
+    std::lock_guard<std::mutex> lk(dev->mu);
+    TS_VK_RETURN_IF_ERROR(create_stream_state(
+        dev, false, (args->flags & TS_STREAM_NON_BLOCKING) != 0, &st));
+    // A new blocking stream starts after the default stream's earlier work
+    // only through the normal rule (its first op waits for it).
+    dev->streams.push_back(st);
+  }
+  auto* s = new TsStream;
+  s->device = dev;
+  s->state = std::move(st);
+  args->stream = s;
+  return nullptr;
+}
+
+TS_VK_ENTRY(Stream_Destroy, TS_STREAM_DESTROY_ARGS_STRUCT_SIZE) {
+  TS_VK_CHECK_HANDLE(args->stream, "Stream_Destroy", "stream");
+  TsStream* s = args->stream;
+  TsDevice* dev = s->device;
+  if (s == dev->default_stream)
+    return errorf(TS_ERROR_FAILED_PRECONDITION,
+                  "vulkan: Stream_Destroy: the default stream belongs to its device");
+  {
+    std::lock_guard<std::mutex> lk(dev->mu);
+    StreamState& st = *s->state;
+    if (st.capture)
+      return errorf(TS_ERROR_FAILED_PRECONDITION,
+                    "vulkan: Stream_Destroy: %s is capturing a graph; end the capture "
+                    "first",
+                    st.label.c_str());
+    // Queued work still runs: submit it, and keep the state until it is done.
+    TS_VK_RETURN_IF_ERROR(flush_locked(st));
+    st.destroyed = true;
+    auto& v = dev->streams;
+    auto it = std::find(v.begin(), v.end(), s->state);
+    if (it != v.end()) v.erase(it);
+    reap_locked(st);
+    if (!st.inflight.empty()) dev->retired.push_back(s->state);
+    // Forget retired streams that have finished meanwhile.
+    auto& ret = dev->retired;
+    for (auto r = ret.begin(); r != ret.end();) {
+      reap_locked(**r);
+      if ((*r)->inflight.empty() && (*r)->open.cl.commands == 0)
+        r = ret.erase(r);
+      else
+        ++r;
+    }
+  }
+  s->magic = kMagicDead;
+  s->state.reset();
+  delete s;
+  return nullptr;
+}
+
+TS_VK_ENTRY(Stream_Synchronize, TS_STREAM_SYNCHRONIZE_ARGS_STRUCT_SIZE) {
+  TS_VK_CHECK_HANDLE(args->stream, "Stream_Synchronize", "stream");
+  return synchronize_stream(args->stream->state);
+}
+
+TS_VK_ENTRY(Stream_Query, TS_STREAM_QUERY_ARGS_STRUCT_SIZE) {
+  TS_VK_CHECK_HANDLE(args->stream, "Stream_Query", "stream");
+  StreamState& s = *args->stream->state;
+  std::lock_guard<std::mutex> lk(s.dev->mu);
+  if (s.capture) {
+    args->idle = 0;
+    return errorf(TS_ERROR_FAILED_PRECONDITION,
+                  "vulkan: Stream_Query on %s while it is capturing a graph",
+                  s.label.c_str());
+  }
+  // Queued work must start for a query to ever turn true.
+  TS_VK_RETURN_IF_ERROR(flush_locked(s));
+  reap_locked(s);
+  args->idle = counter_value(s) >= s.submitted ? 1 : 0;
+  return nullptr;
+}
+
+TS_VK_ENTRY(Stream_WaitEvent, TS_STREAM_WAITEVENT_ARGS_STRUCT_SIZE) {
+  TS_VK_CHECK_HANDLE(args->stream, "Stream_WaitEvent", "stream");
+  TS_VK_CHECK_HANDLE(args->event, "Stream_WaitEvent", "event");
+  TsEvent* ev = args->event;
+  StreamState& s = *args->stream->state;
+  // Each device has its own VkDevice: a timeline semaphore of one cannot be
+  // waited on by the queue of another, so the plugin cannot order work across
+  // its devices (plugin.h: TS_ERROR_UNSUPPORTED).
+  if (ev->device != args->stream->device)
+    return errorf(TS_ERROR_UNSUPPORTED,
+                  "vulkan: Stream_WaitEvent: the event belongs to %s, the stream to %s; "
+                  "Vulkan devices cannot wait on each other's semaphores: synchronize "
+                  "the event from the host (Event_Synchronize) instead",
+                  ev->device->props.deviceName, args->stream->device->props.deviceName);
+  std::lock_guard<std::mutex> lk(s.dev->mu);
+  if (ev->last_is_capture && ev->capture) return capture_wait_event_locked(s, ev);
+  if (s.capture) {
+    // An eager event inside a capture: the work it marks is outside the
+    // graph and already ordered before the capture began.
+    return nullptr;
+  }
+  if (!ev->stream) return nullptr;               // never recorded: no-op
+  if (ev->stream.get() == &s) return nullptr;   // in-order already
+  if (counter_value(*ev->stream) >= ev->value) return nullptr;  // done
+  if (s.open.cl.begun || s.open.referenced) TS_VK_RETURN_IF_ERROR(flush_locked(s));
+  s.open.waits.push_back({ev->stream, ev->value});
+  return nullptr;
+}
+
+}  // namespace tessera::vk
