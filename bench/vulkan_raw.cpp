@@ -14,9 +14,13 @@
 namespace tessera_bench::rawvk {
 namespace {
 
+// Set-up failures (instance, device) mean "no usable Vulkan here"; later
+// failures are real errors.
 std::string Failed(const char* what, VkResult r) {
-  return std::string("not available: raw Vulkan reference: ") + what + " failed: " +
-         ResultName(r);
+  return std::string("raw Vulkan reference: ") + what + " failed: " + ResultName(r);
+}
+std::string Unavailable(const char* what, VkResult r) {
+  return "not available: " + Failed(what, r);
 }
 
 void Create(Context& c) {
@@ -53,7 +57,7 @@ void Create(Context& c) {
   ici.pApplicationInfo = &app;
   VkResult r = c.vkCreateInstance(&ici, nullptr, &c.instance);
   if (r != VK_SUCCESS) {
-    c.error = Failed("vkCreateInstance", r);
+    c.error = Unavailable("vkCreateInstance", r);
     return;
   }
 #define TESSERA_RAWVK_LOAD_INSTANCE(name)                                              \
@@ -97,7 +101,7 @@ void Create(Context& c) {
   dci.pQueueCreateInfos = &qci;
   r = c.vkCreateDevice(c.phys, &dci, nullptr, &c.device);
   if (r != VK_SUCCESS) {
-    c.error = Failed("vkCreateDevice", r);
+    c.error = Unavailable("vkCreateDevice", r);
     return;
   }
 #define TESSERA_RAWVK_LOAD_DEVICE(name)                                           \

@@ -15,6 +15,11 @@ PACKAGES=(
   # validation layer its validation test runs under.
   libvulkan-dev mesa-vulkan-drivers vulkan-tools glslang-tools spirv-tools
   vulkan-validationlayers
+  # IR (ir/, tessera-opt, tessera-run): MLIR 16 and LLVM 16 (shared libMLIR),
+  # lit's FileCheck, ld.lld-16 to link generated kernels into shared objects.
+  llvm-16-dev libmlir-16-dev mlir-16-tools llvm-16-tools lld-16
+  # OpenBLAS: the reference GEMM in tessera-bench and tessera-run.
+  libopenblas-dev
 )
 
 missing=()

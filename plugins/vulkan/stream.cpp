@@ -241,7 +241,10 @@ TsError* flush_locked(StreamState& s) {
   // Wait list: our own previous value, then one entry per other stream.
   std::vector<VkSemaphore> wsem;
   std::vector<uint64_t> wval;
-  if (s.submitted > 0) {
+  // Our own previous batch: a wait only while it may still be running (a
+  // stream that was synchronized submits with no wait at all, which spares
+  // the driver a semaphore wait per round trip).
+  if (s.submitted > 0 && counter_value(s) < s.submitted) {
     wsem.push_back(s.sem);
     wval.push_back(s.submitted);
   }

@@ -1,0 +1,339 @@
+//===- GraphOps.td - Tessera Graph IR ----------------------*- tablegen -*-===//
+//
+// Graph IR: tensor-level ops with layouts (LayoutSpec, carried as the tensor
+// encoding) and shardings (ShardSpec over a named-axis Mesh).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSERA_GRAPH_OPS
+#define TESSERA_GRAPH_OPS
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/TensorEncoding.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+def Graph_Dialect : Dialect {
+  let name = "tessera_graph";
+  let cppNamespace = "::tessera::graph";
+  let summary = "Tessera Graph IR: tensor ops with layouts and shardings";
+  let description = [{
+    Whole-tensor operations on builtin `tensor` values. A tensor's physical
+    layout is its encoding (`#tessera_graph.layout<...>`, row-major when
+    absent); shardings are `#tessera_graph.shard<...>` attributes naming axes
+    of a `tessera_graph.mesh`.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let useFoldAPI = kEmitFoldAdaptorFolder;
+}
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Graph_ReduceKind : I32EnumAttr<"ReduceKind", "reduction kind", [
+    I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"max", 1>]> {
+  let cppNamespace = "::tessera::graph";
+}
+def Graph_AssocOrder : I32EnumAttr<"AssocOrder",
+    "association order of a reduction (fixed, hence deterministic)", [
+    I32EnumAttrCase<"sequential", 0>, I32EnumAttrCase<"pairwise", 1>]> {
+  let cppNamespace = "::tessera::graph";
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+class Graph_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<Graph_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+def Graph_LayoutAttr : Graph_Attr<"Layout", "layout",
+    [DeclareAttrInterfaceMethods<VerifiableTensorEncoding>]> {
+  let summary = "LayoutSpec: physical order of the last two dims of a tensor";
+  let description = [{
+    One of five layouts of the two innermost dimensions `[M, N]` (leading
+    dimensions stay row-major):
+
+    - `row_major`: offset `i*N + j`.
+    - `col_major`: offset `j*M + i`.
+    - `blocked<BM, BN[, BK]>`: BMxBN blocks stored contiguously, blocks and
+      elements in row-major order. `BK` is the contraction block the
+      scheduler uses when the tensor feeds a matmul (no effect on offsets).
+    - `tiled<[TM, TN], [UM, UN]>`: two levels of blocking: macro tiles TMxTN
+      in row-major order, micro tiles UMxUN inside each, row-major elements.
+    - `interleaved<F>`: groups of F rows stored element-interleaved:
+      offset `((i/F)*N + j)*F + i%F`.
+
+    The verifier checks that the blocks divide the shape.
+
+    Example:
+    ```mlir
+    tensor<64x64xf32, #tessera_graph.layout<blocked<16, 16>>>
+    tensor<64x64xf32, #tessera_graph.layout<tiled<[32, 32], [8, 8]>>>
+    ```
+  }];
+  let parameters = (ins
+    "::tessera::graph::LayoutKind":$kind,
+    ArrayRefParameter<"int64_t">:$block,
+    ArrayRefParameter<"int64_t">:$micro,
+    "int64_t":$factor);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    bool isRowMajor() const { return getKind() == LayoutKind::RowMajor; }
+    /// Physical element offset of logical (i, j) in an MxN tensor.
+    int64_t offset(int64_t i, int64_t j, int64_t M, int64_t N) const;
+  }];
+}
+
+def Graph_ShardAttr : Graph_Attr<"Shard", "shard"> {
+  let summary = "ShardSpec: how a tensor is placed on a mesh";
+  let description = [{
+    `dims` has one entry per tensor dimension: the mesh axis it is
+    partitioned over, or `""` for none. `replicate` lists axes the tensor is
+    replicated over; `reduce` lists axes that hold partial sums still to be
+    reduced. The mesh is a `tessera_graph.mesh` symbol; every axis named must
+    exist on it (checked where the attribute is used).
+
+    Example:
+    ```mlir
+    #tessera_graph.shard<mesh = @mesh, dims = ["dp", ""], replicate = ["tp"], reduce = []>
+    ```
+  }];
+  let parameters = (ins "::mlir::FlatSymbolRefAttr":$mesh,
+                        "::mlir::ArrayAttr":$dims,
+                        "::mlir::ArrayAttr":$replicate,
+                        "::mlir::ArrayAttr":$reduce);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+//===----------------------------------------------------------------------===//
+// Ops
+//===----------------------------------------------------------------------===//
+
+def Graph_ElementType : AnyTypeOf<[F32, F16, BF16, I32, I8, F8E4M3FN]>;
+def Graph_Tensor : RankedTensorOf<[F32, F16, BF16, I32, I8, F8E4M3FN]>;
+
+class Graph_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Graph_Dialect, mnemonic, traits>;
+
+def Graph_MeshOp : Graph_Op<"mesh", [Symbol]> {
+  let summary = "a device mesh with named axes";
+  let description = [{
+    Declares a logical mesh of devices; shardings and collectives name its
+    axes (conventionally `dp`, `tp`, `pp`).
+
+    Example:
+    ```mlir
+    tessera_graph.mesh @mesh axes = ["dp", "tp"] shape = [2, 4]
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, StrArrayAttr:$axes,
+                       DenseI64ArrayAttr:$shape);
+  let assemblyFormat = "$sym_name `axes` `=` $axes `shape` `=` $shape attr-dict";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Size of the named axis, or -1 when the mesh has no such axis.
+    int64_t axisSize(::llvm::StringRef axis);
+  }];
+}
+
+def Graph_MatmulOp : Graph_Op<"matmul", [Pure]> {
+  let summary = "matrix product with optional batch dimensions";
+  let description = [{
+    `[..., M, K] x [..., K, N] -> [..., M, N]`. f16/bf16/fp8 operands may
+    accumulate into an f32 result, i8 operands into i32.
+
+    Example:
+    ```mlir
+    %c = tessera_graph.matmul %a, %b : tensor<128x64xf32>, tensor<64x32xf32> -> tensor<128x32xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$lhs, Graph_Tensor:$rhs);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+class Graph_BinaryOp<string mnemonic, string what>
+    : Graph_Op<mnemonic, [Pure, AllTypesMatch<["lhs", "result"]>]> {
+  let summary = "elementwise " # what # " with trailing broadcast of rhs";
+  let description = [{
+    Elementwise on two tensors. `rhs` has the shape of `lhs` or of a suffix
+    of it (numpy trailing broadcast, e.g. a bias `[N]` on `[M, N]`).
+
+    Example:
+    ```mlir
+    %y = tessera_graph.}] # mnemonic # [{ %x, %b : tensor<4x8xf32>, tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$lhs, Graph_Tensor:$rhs);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
+  let builders = [OpBuilder<(ins "::mlir::Value":$lhs, "::mlir::Value":$rhs), [{
+    build($_builder, $_state, lhs.getType(), lhs, rhs);
+  }]>];
+  let hasVerifier = 1;
+}
+def Graph_AddOp : Graph_BinaryOp<"add", "addition">;
+def Graph_SubOp : Graph_BinaryOp<"sub", "subtraction">;
+def Graph_MulOp : Graph_BinaryOp<"mul", "multiplication">;
+def Graph_DivOp : Graph_BinaryOp<"div", "division">;
+def Graph_MaxOp : Graph_BinaryOp<"max", "maximum">;
+
+class Graph_UnaryOp<string mnemonic, string what>
+    : Graph_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = "elementwise " # what;
+  let description = [{
+    Elementwise }] # what # [{ of a tensor.
+
+    Example:
+    ```mlir
+    %y = tessera_graph.}] # mnemonic # [{ %x : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+def Graph_ExpOp : Graph_UnaryOp<"exp", "exponential">;
+def Graph_ReluOp : Graph_UnaryOp<"relu", "max(x, 0)">;
+def Graph_GeluOp : Graph_UnaryOp<"gelu", "GELU (tanh approximation)">;
+
+def Graph_CastOp : Graph_Op<"cast", [Pure]> {
+  let summary = "elementwise element-type conversion";
+  let description = [{
+    Converts each element; shapes and layouts must match.
+
+    Example:
+    ```mlir
+    %h = tessera_graph.cast %x : tensor<4x8xf32> -> tensor<4x8xbf16>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Graph_ReduceOp : Graph_Op<"reduce", [Pure]> {
+  let summary = "sum or max over dimensions with a fixed association order";
+  let description = [{
+    Reduces `dims`. `order` fixes the association tree (`sequential`: left
+    to right; `pairwise`: a balanced binary tree), so results are bitwise
+    reproducible.
+
+    Example:
+    ```mlir
+    %s = tessera_graph.reduce sum %x dims = [1] order = pairwise : tensor<4x8xf32> -> tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Graph_ReduceKind:$kind, Graph_Tensor:$input,
+                       DenseI64ArrayAttr:$dims, Graph_AssocOrder:$order);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$kind $input `dims` `=` $dims `order` `=` $order attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Graph_SoftmaxOp : Graph_Op<"softmax", [Pure, SameOperandsAndResultType]> {
+  let summary = "numerically stable softmax along one dimension";
+  let description = [{
+    `exp(x - max) / sum(exp(x - max))` along `dim`.
+
+    Example:
+    ```mlir
+    %p = tessera_graph.softmax %x dim = 1 : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, I64Attr:$dim);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input `dim` `=` $dim attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Graph_ConvertLayoutOp : Graph_Op<"convert_layout", [Pure]> {
+  let summary = "change the physical layout of a tensor";
+  let description = [{
+    Same logical values, different LayoutSpec encoding. Conversions between
+    any two of the five layouts are exact.
+
+    Example:
+    ```mlir
+    %b = tessera_graph.convert_layout %a : tensor<64x64xf32> -> tensor<64x64xf32, #tessera_graph.layout<blocked<16, 16>>>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+class Graph_CollectiveOp<string mnemonic, string what, dag extra,
+                         string fmt> : Graph_Op<mnemonic, []> {
+  let summary = what # " over mesh axes";
+  let arguments = !con((ins Graph_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                            StrArrayAttr:$axes), extra);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = fmt;
+  let hasVerifier = 1;
+}
+def Graph_AllReduceOp : Graph_CollectiveOp<"all_reduce", "all-reduce",
+    (ins Graph_ReduceKind:$kind),
+    "$kind $input `over` $mesh $axes attr-dict `:` type($input) `->` type($result)"> {
+  let description = [{
+    Every rank ends with the reduction of all ranks' tensors along `axes`.
+
+    Example:
+    ```mlir
+    %r = tessera_graph.all_reduce sum %x over @mesh ["tp"] : tensor<8xf32> -> tensor<8xf32>
+    ```
+  }];
+}
+def Graph_BroadcastOp : Graph_CollectiveOp<"broadcast", "broadcast from a root",
+    (ins I64Attr:$root),
+    "$input `over` $mesh $axes `root` `=` $root attr-dict `:` type($input) `->` type($result)"> {
+  let description = [{
+    Every rank ends with the root's tensor.
+
+    Example:
+    ```mlir
+    %r = tessera_graph.broadcast %x over @mesh ["dp"] root = 0 : tensor<8xf32> -> tensor<8xf32>
+    ```
+  }];
+}
+def Graph_AllGatherOp : Graph_CollectiveOp<"all_gather", "all-gather",
+    (ins I64Attr:$dim),
+    "$input `over` $mesh $axes `dim` `=` $dim attr-dict `:` type($input) `->` type($result)"> {
+  let description = [{
+    Concatenates every rank's tensor along `dim`; the result dimension is
+    the input's times the number of ranks on `axes`.
+
+    Example:
+    ```mlir
+    %r = tessera_graph.all_gather %x over @mesh ["tp"] dim = 0 : tensor<2x8xf32> -> tensor<8x8xf32>
+    ```
+  }];
+}
+def Graph_ReduceScatterOp : Graph_CollectiveOp<"reduce_scatter", "reduce-scatter",
+    (ins Graph_ReduceKind:$kind, I64Attr:$dim),
+    "$kind $input `over` $mesh $axes `dim` `=` $dim attr-dict `:` type($input) `->` type($result)"> {
+  let description = [{
+    Reduces over `axes`, then each rank keeps its slice along `dim` (the
+    dimension is divided by the number of ranks).
+
+    Example:
+    ```mlir
+    %r = tessera_graph.reduce_scatter sum %x over @mesh ["tp"] dim = 0 : tensor<8x8xf32> -> tensor<2x8xf32>
+    ```
+  }];
+}
+
+#endif // TESSERA_GRAPH_OPS

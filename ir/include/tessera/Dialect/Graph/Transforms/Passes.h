@@ -1,0 +1,21 @@
+//===- Passes.h - Tessera Graph IR passes ----------------------------------===//
+#ifndef TESSERA_DIALECT_GRAPH_TRANSFORMS_PASSES_H
+#define TESSERA_DIALECT_GRAPH_TRANSFORMS_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Pass/Pass.h"
+#include "tessera/Dialect/Graph/IR/Graph.h"
+#include "tessera/Dialect/Schedule/IR/Schedule.h"
+#include "tessera/Dialect/Tile/IR/Tile.h"
+
+namespace tessera::graph {
+#define GEN_PASS_DECL
+#include "tessera/Dialect/Graph/Transforms/Passes.h.inc"
+#define GEN_PASS_REGISTRATION
+#include "tessera/Dialect/Graph/Transforms/Passes.h.inc"
+}  // namespace tessera::graph
+
+#endif

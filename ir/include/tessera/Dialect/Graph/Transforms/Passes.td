@@ -1,0 +1,33 @@
+#ifndef TESSERA_GRAPH_PASSES
+#define TESSERA_GRAPH_PASSES
+include "mlir/Pass/PassBase.td"
+
+def LowerLayouts : Pass<"tessera-lower-layouts", "::mlir::ModuleOp"> {
+  let summary = "canonicalize layout conversions";
+  let description = [{
+    Removes conversions to the layout a tensor already has and splits a
+    conversion between two non-row-major layouts into two conversions
+    through row-major, the hub every backend implements directly. A round
+    trip A -> B -> A collapses to its input (conversions are exact).
+  }];
+}
+
+def GraphToSchedule : Pass<"tessera-graph-to-schedule", "::mlir::ModuleOp"> {
+  let summary = "tile matmuls and fuse their elementwise epilogues";
+  let description = [{
+    Wraps each `tessera_graph.matmul` together with the chain of elementwise
+    ops that consume it (bias add, relu, ...) into a
+    `tessera_schedule.tile` with cache and register tile sizes. A matmul
+    whose fused group feeds the next matmul (the MLP) gets the same row tile,
+    so the backend can keep the intermediate rows in cache.
+  }];
+  let dependentDialects = ["::tessera::schedule::ScheduleDialect"];
+  let options = [
+    Option<"tileM", "tile-m", "int64_t", "96", "MC: rows of the output per tile">,
+    Option<"tileN", "tile-n", "int64_t", "256", "NC: columns of the output per tile">,
+    Option<"tileK", "tile-k", "int64_t", "256", "KC: contraction slice">,
+    Option<"microM", "micro-m", "int64_t", "6", "MR: register tile rows">,
+    Option<"microN", "micro-n", "int64_t", "16", "NR: register tile columns">,
+  ];
+}
+#endif

@@ -1,0 +1,158 @@
+//===- ScheduleOps.td - Tessera Schedule IR ----------------*- tablegen -*-===//
+//
+// Schedule IR: how Graph IR work is cut into tiles, staged and overlapped.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSERA_SCHEDULE_OPS
+#define TESSERA_SCHEDULE_OPS
+
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+
+def Schedule_Dialect : Dialect {
+  let name = "tessera_schedule";
+  let cppNamespace = "::tessera::schedule";
+  let summary = "Tessera Schedule IR: tiling, prefetch, pipelines";
+  let description = [{
+    Hardware-neutral scheduling decisions: the tile sizes a fused group of
+    Graph ops is computed with, data movement into a memory scope
+    (`prefetch`, `copy`), software pipelines and the barriers between stages.
+  }];
+  let useFoldAPI = kEmitFoldAdaptorFolder;
+}
+
+class Schedule_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Schedule_Dialect, mnemonic, traits>;
+
+def Schedule_TileOp : Schedule_Op<"tile", [
+    IsolatedFromAbove, SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "a fused group of Graph ops computed tile by tile";
+  let description = [{
+    The region computes the results from the operands (passed as block
+    arguments) with Graph IR ops: a matmul and its elementwise epilogue, or
+    a chain of them (the fused MLP). `tile_sizes` = `[MC, NC, KC]` are the
+    cache tiles (rows of the output, columns of the output, contraction),
+    `micro_tile` = `[MR, NR]` the register tile; both are autotunable
+    parameters. Rows of the output are independent, so `MC`-row blocks are
+    the parallel work items.
+
+    Example:
+    ```mlir
+    %y = tessera_schedule.tile (%x, %w, %b) tile_sizes = [96, 256, 256] micro_tile = [6, 16] {
+    ^bb0(%a: tensor<96x64xf32>, %bw: tensor<64x32xf32>, %bias: tensor<32xf32>):
+      %m = tessera_graph.matmul %a, %bw : tensor<96x64xf32>, tensor<64x32xf32> -> tensor<96x32xf32>
+      %s = tessera_graph.add %m, %bias : tensor<96x32xf32>, tensor<32xf32>
+      tessera_schedule.yield %s : tensor<96x32xf32>
+    } : (tensor<96x64xf32>, tensor<64x32xf32>, tensor<32xf32>) -> tensor<96x32xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$operands,
+                       DenseI64ArrayAttr:$tile_sizes,
+                       DenseI64ArrayAttr:$micro_tile);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `(` $operands `)` `tile_sizes` `=` $tile_sizes `micro_tile` `=` $micro_tile
+    $body attr-dict `:` functional-type($operands, $results)
+  }];
+  let hasVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [OpBuilder<(ins "::mlir::TypeRange":$results,
+      "::mlir::ValueRange":$operands, "::llvm::ArrayRef<int64_t>":$tileSizes,
+      "::llvm::ArrayRef<int64_t>":$microTile)>];
+}
+
+def Schedule_PipelineOp : Schedule_Op<"pipeline", [
+    SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "a software-pipelined loop";
+  let description = [{
+    A loop from `lb` to `ub` by `step` whose `prefetch`es are issued
+    `stages - 1` iterations ahead of their use. The body's block argument is
+    the induction variable.
+
+    Example:
+    ```mlir
+    tessera_schedule.pipeline %k = %c0 to %c8 step %c1 stages = 2 {
+      %t = tessera_schedule.prefetch %a[%k] scope = shared double_buffer : memref<512xf32> -> memref<64xf32, 3>
+    }
+    ```
+  }];
+  let arguments = (ins Index:$lb, Index:$ub, Index:$step, I64Attr:$stages);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::Value getInductionVar() { return getBody().front().getArgument(0); }
+  }];
+}
+
+def Schedule_PrefetchOp : Schedule_Op<"prefetch", []> {
+  let summary = "bring a tile of a buffer into a closer memory scope";
+  let description = [{
+    The tile of `source` starting at tile index `indices` (in units of the
+    result shape) is made available in `scope` (`shared` or `local`). With
+    `double_buffer`, inside a `pipeline`, the next iteration's tile is
+    fetched into a second buffer while this one is used.
+
+    Example:
+    ```mlir
+    %t = tessera_schedule.prefetch %a[%k] scope = shared double_buffer : memref<512xf32> -> memref<64xf32, 3>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeMemRef:$source, Variadic<Index>:$indices,
+                       StrAttr:$scope, UnitAttr:$double_buffer);
+  let results = (outs AnyStaticShapeMemRef:$result);
+  let assemblyFormat = [{
+    $source `[` $indices `]` `scope` `=` $scope (`double_buffer` $double_buffer^)?
+    attr-dict `:` type($source) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Schedule_CopyOp : Schedule_Op<"copy", []> {
+  let summary = "copy a buffer into another of the same shape";
+  let description = [{
+    Example:
+    ```mlir
+    tessera_schedule.copy %src, %dst : memref<64xf32, 3>, memref<64xf32>
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$source, AnyMemRef:$target);
+  let assemblyFormat = "$source `,` $target attr-dict `:` type($source) `,` type($target)";
+  let hasVerifier = 1;
+}
+
+def Schedule_BarrierOp : Schedule_Op<"barrier", []> {
+  let summary = "all work of the previous stage is visible to the next";
+  let description = [{
+    Separates pipeline stages: every lane of the group waits until all lanes
+    finished the previous stage.
+
+    Example:
+    ```mlir
+    tessera_schedule.barrier
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
+def Schedule_YieldOp : Schedule_Op<"yield", [Pure, Terminator,
+    ParentOneOf<["TileOp", "PipelineOp"]>]> {
+  let summary = "terminates a schedule region";
+  let description = [{
+    Returns the results of a `tile` region (nothing for `pipeline`).
+
+    Example:
+    ```mlir
+    tessera_schedule.yield %v : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyType>:$values);
+  let builders = [OpBuilder<(ins), [{ }]>];
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+  let hasVerifier = 1;
+}
+
+#endif // TESSERA_SCHEDULE_OPS

@@ -1,0 +1,344 @@
+//===- TileOps.td - Tessera Tile IR ------------------------*- tablegen -*-===//
+//
+// Tile IR: the portable kernel contract every backend plugin lowers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSERA_TILE_OPS
+#define TESSERA_TILE_OPS
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+def Tile_Dialect : Dialect {
+  let name = "tessera_tile";
+  let cppNamespace = "::tessera::tile";
+  let summary = "Tessera Tile IR: the portable kernel contract";
+  let description = [{
+    A kernel is a `func.func` with the `tessera_tile.group_size` attribute
+    (lanes per tile group, up to three dims). It runs once per tile group;
+    inside, each lane runs the body. Memory is builtin `memref`: memory
+    space 3 is the group's shared memory, everything else is global.
+  }];
+  let hasOperationAttrVerify = 1;
+  let useFoldAPI = kEmitFoldAdaptorFolder;
+}
+
+def Tile_AtomicScope : I32EnumAttr<"AtomicScope", "visibility scope of an atomic", [
+    I32EnumAttrCase<"tile", 0>, I32EnumAttrCase<"group", 1>,
+    I32EnumAttrCase<"device", 2>, I32EnumAttrCase<"mesh", 3>]> {
+  let cppNamespace = "::tessera::tile";
+}
+def Tile_AtomicKind : I32EnumAttr<"AtomicKind", "atomic read-modify-write", [
+    I32EnumAttrCase<"add", 0>, I32EnumAttrCase<"max", 1>,
+    I32EnumAttrCase<"min", 2>, I32EnumAttrCase<"xchg", 3>]> {
+  let cppNamespace = "::tessera::tile";
+}
+def Tile_ShuffleMode : I32EnumAttr<"ShuffleMode", "subgroup shuffle mode", [
+    I32EnumAttrCase<"Xor", 0, "xor">, I32EnumAttrCase<"down", 1>,
+    I32EnumAttrCase<"up", 2>, I32EnumAttrCase<"idx", 3>]> {
+  let cppNamespace = "::tessera::tile";
+}
+def Tile_ReduceKind : I32EnumAttr<"ReduceKind", "subgroup reduction", [
+    I32EnumAttrCase<"add", 0>, I32EnumAttrCase<"max", 1>,
+    I32EnumAttrCase<"min", 2>]> {
+  let cppNamespace = "::tessera::tile";
+}
+def Tile_MathFn : I32EnumAttr<"MathFn", "elementwise math function", [
+    I32EnumAttrCase<"exp", 0>, I32EnumAttrCase<"log", 1>,
+    I32EnumAttrCase<"sqrt", 2>, I32EnumAttrCase<"rsqrt", 3>,
+    I32EnumAttrCase<"tanh", 4>, I32EnumAttrCase<"max", 5>,
+    I32EnumAttrCase<"min", 6>, I32EnumAttrCase<"fma", 7>]> {
+  let cppNamespace = "::tessera::tile";
+}
+
+class Tile_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Tile_Dialect, mnemonic, traits>;
+
+def Tile_FloatLike : AnyTypeOf<[AnyFloat, VectorOf<[AnyFloat]>]>;
+def Tile_Scalar : AnyTypeOf<[AnyFloat, AnySignlessInteger, Index]>;
+
+//===--- ids and counts ---------------------------------------------------===//
+
+class Tile_IdOp<string mnemonic, string what> : Tile_Op<mnemonic, [Pure]> {
+  let summary = what;
+  let description = [{
+    The }] # what # [{ along dimension `dim` (0, 1 or 2).
+
+    Example:
+    ```mlir
+    %v = tessera_tile.}] # mnemonic # [{ 0 : index
+    ```
+  }];
+  let arguments = (ins I64Attr:$dim);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$dim attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let builders = [OpBuilder<(ins "int64_t":$dim), [{
+    build($_builder, $_state, $_builder.getIndexType(), $_builder.getI64IntegerAttr(dim));
+  }]>];
+}
+def Tile_GroupIdOp : Tile_IdOp<"group_id", "index of this tile group in the grid">;
+def Tile_GroupCountOp : Tile_IdOp<"group_count", "number of tile groups in the grid">;
+def Tile_LaneIdOp : Tile_IdOp<"lane_id", "index of this lane in its group">;
+def Tile_LaneCountOp : Tile_IdOp<"lane_count", "number of lanes per group">;
+
+def Tile_TileIdOp : Tile_Op<"tile_id", [Pure]> {
+  let summary = "linear index of this tile group (x fastest)";
+  let description = [{
+    `x + y*gx + z*gx*gy`: the index of the tile of work this group owns.
+
+    Example:
+    ```mlir
+    %t = tessera_tile.tile_id : index
+    ```
+  }];
+  let results = (outs Index:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_SubgroupSizeOp : Tile_Op<"subgroup_size", [Pure]> {
+  let summary = "lanes per subgroup (warp / wavefront / SIMD width)";
+  let description = [{
+    Backend dependent: 32 on NVIDIA, 64 or 32 on AMD, 1 on the cpu plugin.
+
+    Example:
+    ```mlir
+    %s = tessera_tile.subgroup_size : index
+    ```
+  }];
+  let results = (outs Index:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===--- shared memory and synchronisation --------------------------------===//
+
+def Tile_SharedAllocOp : Tile_Op<"shared_alloc", []> {
+  let summary = "allocate group shared memory";
+  let description = [{
+    A statically shaped buffer in memory space 3, shared by the lanes of a
+    group. `swizzle` (0, 32, 64 or 128 bytes) permutes 16-byte chunks within
+    each row to avoid bank conflicts; backends without banks ignore it. The
+    kernel's total shared memory must not exceed its
+    `tessera_tile.max_shared_memory` attribute (default 65536 bytes).
+
+    Example:
+    ```mlir
+    %s = tessera_tile.shared_alloc swizzle = 128 : memref<64x64xf32, 3>
+    ```
+  }];
+  let arguments = (ins DefaultValuedAttr<I64Attr, "0">:$swizzle);
+  let results = (outs AnyStaticShapeMemRef:$result);
+  let assemblyFormat = "(`swizzle` `=` $swizzle^)? attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_BarrierOp : Tile_Op<"barrier", []> {
+  let summary = "group barrier with shared-memory visibility";
+  let description = [{
+    Every lane of the group waits here; writes to shared memory before it
+    are visible to every lane after it. Must be reached by all lanes
+    (uniform control flow).
+
+    Example:
+    ```mlir
+    tessera_tile.barrier
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
+def Tile_CpAsyncOp : Tile_Op<"cp_async", [AttrSizedOperandSegments]> {
+  let summary = "asynchronous copy global -> shared";
+  let description = [{
+    Copies `elements` contiguous elements (4, 8 or 16 bytes) from `source`
+    at `src_indices` into shared memory `target` at `dst_indices`. Complete
+    once a later `cp_async_wait` leaves fewer pending groups than it.
+
+    Example:
+    ```mlir
+    tessera_tile.cp_async %g[%i], %s[%j] elements = 4 : memref<1024xf32>, memref<256xf32, 3>
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$source, Variadic<Index>:$src_indices,
+                       AnyMemRef:$target, Variadic<Index>:$dst_indices,
+                       I64Attr:$elements);
+  let assemblyFormat = [{
+    $source `[` $src_indices `]` `,` $target `[` $dst_indices `]` `elements` `=` $elements
+    attr-dict `:` type($source) `,` type($target)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_CpAsyncCommitOp : Tile_Op<"cp_async_commit", []> {
+  let summary = "close the current group of cp_async copies";
+  let description = [{
+    Example:
+    ```mlir
+    tessera_tile.cp_async_commit
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def Tile_CpAsyncWaitOp : Tile_Op<"cp_async_wait", []> {
+  let summary = "wait until at most `pending` copy groups are in flight";
+  let description = [{
+    Example:
+    ```mlir
+    tessera_tile.cp_async_wait 1
+    ```
+  }];
+  let arguments = (ins I64Attr:$pending);
+  let assemblyFormat = "$pending attr-dict";
+  let hasVerifier = 1;
+}
+
+//===--- compute ----------------------------------------------------------===//
+
+def Tile_MmaOp : Tile_Op<"mma", [Pure, AllTypesMatch<["acc", "result"]>]> {
+  let summary = "matrix multiply-accumulate on register fragments";
+  let description = [{
+    `c + a x b` with `a: vector<MxK>`, `b: vector<KxN>`, `c: vector<MxN>`.
+    f16/bf16/fp8 fragments accumulate in f32, i8 in i32.
+
+    Example:
+    ```mlir
+    %d = tessera_tile.mma %a, %b, %c : vector<16x8xf16>, vector<8x16xf16>, vector<16x16xf32>
+    ```
+  }];
+  let arguments = (ins VectorOfRank<[2]>:$a, VectorOfRank<[2]>:$b,
+                       VectorOfRank<[2]>:$acc);
+  let results = (outs VectorOfRank<[2]>:$result);
+  let assemblyFormat = "$a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `,` type($acc)";
+  let builders = [OpBuilder<(ins "::mlir::Value":$a, "::mlir::Value":$b, "::mlir::Value":$acc), [{
+    build($_builder, $_state, acc.getType(), a, b, acc);
+  }]>];
+  let hasVerifier = 1;
+}
+
+def Tile_DotOp : Tile_Op<"dot", [Pure, AllTypesMatch<["acc", "result"]>, AllTypesMatch<["a", "b"]>]> {
+  let summary = "dot product of two vectors plus an accumulator";
+  let description = [{
+    Example:
+    ```mlir
+    %d = tessera_tile.dot %a, %b, %acc : vector<8xf32>, f32
+    ```
+  }];
+  let arguments = (ins VectorOfRank<[1]>:$a, VectorOfRank<[1]>:$b, AnyType:$acc);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = "$a `,` $b `,` $acc attr-dict `:` type($a) `,` type($acc)";
+  let builders = [OpBuilder<(ins "::mlir::Value":$a, "::mlir::Value":$b, "::mlir::Value":$acc), [{
+    build($_builder, $_state, acc.getType(), a, b, acc);
+  }]>];
+  let hasVerifier = 1;
+}
+
+def Tile_ShuffleOp : Tile_Op<"shuffle", [AllTypesMatch<["value", "result"]>]> {
+  let summary = "exchange a value between lanes of a subgroup";
+  let description = [{
+    Reads `value` from another lane: `lane ^ offset` (xor), `lane + offset`
+    (down), `lane - offset` (up) or `offset` (idx). Out-of-range lanes read
+    their own value.
+
+    Example:
+    ```mlir
+    %o = tessera_tile.shuffle xor %v, %c1 : f32
+    ```
+  }];
+  let arguments = (ins Tile_ShuffleMode:$mode, Tile_Scalar:$value, Index:$offset);
+  let results = (outs Tile_Scalar:$result);
+  let assemblyFormat = "$mode $value `,` $offset attr-dict `:` type($value)";
+  let hasVerifier = 1;
+}
+
+def Tile_SubgroupReduceOp : Tile_Op<"subgroup_reduce", [AllTypesMatch<["value", "result"]>]> {
+  let summary = "reduce a value over the lanes of a subgroup";
+  let description = [{
+    Every lane gets the reduction of `value` over its subgroup.
+
+    Example:
+    ```mlir
+    %s = tessera_tile.subgroup_reduce add %v : f32
+    ```
+  }];
+  let arguments = (ins Tile_ReduceKind:$kind, Tile_Scalar:$value);
+  let results = (outs Tile_Scalar:$result);
+  let assemblyFormat = "$kind $value attr-dict `:` type($value)";
+  let hasVerifier = 1;
+}
+
+def Tile_LoadOp : Tile_Op<"load", []> {
+  let summary = "vector load from a buffer";
+  let description = [{
+    Loads `vector<N x T>` of contiguous elements starting at `indices`.
+
+    Example:
+    ```mlir
+    %v = tessera_tile.load %m[%i] : memref<1024xf32>, vector<8xf32>
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$memref, Variadic<Index>:$indices);
+  let results = (outs VectorOfRank<[1]>:$result);
+  let assemblyFormat = "$memref `[` $indices `]` attr-dict `:` type($memref) `,` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_StoreOp : Tile_Op<"store", []> {
+  let summary = "vector store to a buffer";
+  let description = [{
+    Example:
+    ```mlir
+    tessera_tile.store %v, %m[%i] : vector<8xf32>, memref<1024xf32>
+    ```
+  }];
+  let arguments = (ins VectorOfRank<[1]>:$value, AnyMemRef:$memref, Variadic<Index>:$indices);
+  let assemblyFormat = "$value `,` $memref `[` $indices `]` attr-dict `:` type($value) `,` type($memref)";
+  let hasVerifier = 1;
+}
+
+def Tile_AtomicRMWOp : Tile_Op<"atomic_rmw", [AllTypesMatch<["value", "result"]>]> {
+  let summary = "atomic read-modify-write with a visibility scope";
+  let description = [{
+    Atomically applies `kind` with `value` to `memref[indices]` and returns
+    the old value. `scope` says which agents must observe it atomically:
+    `tile` (the lanes of a subgroup), `group`, `device` or `mesh` (system).
+
+    Example:
+    ```mlir
+    %old = tessera_tile.atomic_rmw add %v, %m[%i] scope = device : f32, memref<16xf32>
+    ```
+  }];
+  let arguments = (ins Tile_AtomicKind:$kind, Tile_Scalar:$value, AnyMemRef:$memref,
+                       Variadic<Index>:$indices, Tile_AtomicScope:$scope);
+  let results = (outs Tile_Scalar:$result);
+  let assemblyFormat = [{
+    $kind $value `,` $memref `[` $indices `]` `scope` `=` $scope attr-dict
+    `:` type($value) `,` type($memref)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_MathOp : Tile_Op<"math", [Pure]> {
+  let summary = "elementwise math on scalars or vectors";
+  let description = [{
+    `exp`, `log`, `sqrt`, `rsqrt`, `tanh` take one operand, `max` and `min`
+    two, `fma` three (`a*b + c`). All operands have the result type.
+
+    Example:
+    ```mlir
+    %e = tessera_tile.math exp(%x) : vector<8xf32>
+    %f = tessera_tile.math fma(%a, %b, %c) : f32
+    ```
+  }];
+  let arguments = (ins Tile_MathFn:$fn, Variadic<Tile_FloatLike>:$operands);
+  let results = (outs Tile_FloatLike:$result);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+}
+
+#endif // TESSERA_TILE_OPS

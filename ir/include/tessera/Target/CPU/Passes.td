@@ -1,0 +1,48 @@
+#ifndef TESSERA_CPU_PASSES
+#define TESSERA_CPU_PASSES
+include "mlir/Pass/PassBase.td"
+
+def ScheduleToCPU : Pass<"tessera-schedule-to-cpu", "::mlir::ModuleOp"> {
+  let summary = "lower Graph/Schedule IR functions to vectorized CPU loops";
+  let description = [{
+    Each function on tensors becomes a kernel on memrefs that computes one
+    block of `MC` output rows per tile group. A `tessera_schedule.tile`
+    around a matmul becomes the BLIS loop nest: KC slices, A packed into
+    MR-row slivers, B packed into NR-column slivers, and an MRxNR register
+    tile of `vector<NR x f32>` accumulators updated with `vector.fma`; the
+    fused epilogue is applied to the register tile before it is stored.
+    Other Graph ops become loops. Results are written to output arguments
+    appended after the inputs.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect", "::mlir::vector::VectorDialect",
+                           "::mlir::math::MathDialect", "::mlir::func::FuncDialect",
+                           "::tessera::tile::TileDialect"];
+}
+
+def TileToCPU : Pass<"tessera-tile-to-cpu", "::mlir::ModuleOp"> {
+  let summary = "lower Tile IR kernels to scf/memref/vector for the cpu plugin";
+  let description = [{
+    Kernels get trailing arguments for the group id, the grid and the
+    group's shared memory (a 64 KiB byte buffer); `shared_alloc` becomes a
+    view into it, `cp_async` a vector copy, commit/wait disappear, `mma` and
+    `dot` become `vector.contract`, atomics `memref.atomic_rmw`. Run after
+    `tessera-tile-work-item-loops`.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect", "::mlir::vector::VectorDialect",
+                           "::mlir::math::MathDialect"];
+}
+
+def CPUKernelABI : Pass<"tessera-cpu-kernel-abi", "::mlir::ModuleOp"> {
+  let summary = "export kernels as tessera_kernel_<name>(const TsCpuLaunchContext*)";
+  let description = [{
+    Runs on the LLVM dialect (after lowering with bare-pointer memrefs). For
+    each kernel function adds an exported wrapper that reads the launch
+    context of tessera/cpu_kernel.h: buffer arguments are pointers, scalar
+    arguments pointers to their bytes, then group id, grid and shared
+    memory.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+#endif

@@ -1,0 +1,23 @@
+//===- Pipeline.h - the cpu lowering pipelines ----------------------------===//
+#ifndef TESSERA_TARGET_CPU_PIPELINE_H
+#define TESSERA_TARGET_CPU_PIPELINE_H
+
+#include "mlir/Pass/PassManager.h"
+
+namespace tessera::cpu {
+struct GraphPipelineOptions {
+  int64_t tileM = 96, tileN = 256, tileK = 256, microM = 6, microN = 16;
+};
+/// Graph IR -> Schedule IR -> scf/vector kernels (stops before LLVM).
+void buildGraphToLoopsPipeline(mlir::OpPassManager &pm,
+                               const GraphPipelineOptions &options = {});
+/// Schedule/Tile IR kernels -> scf/vector kernels (stops before LLVM).
+void buildTileToLoopsPipeline(mlir::OpPassManager &pm);
+/// scf/vector/memref/math -> LLVM dialect, then the exported ABI wrappers.
+void buildLoopsToLLVMPipeline(mlir::OpPassManager &pm);
+/// Registers `tessera-cpu-graph-pipeline`, `tessera-cpu-tile-pipeline`
+/// (both to the LLVM dialect) with tessera-opt.
+void registerCPUPipelines();
+}  // namespace tessera::cpu
+
+#endif

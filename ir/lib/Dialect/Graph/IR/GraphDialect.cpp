@@ -1,0 +1,479 @@
+//===- GraphDialect.cpp - Tessera Graph IR --------------------------------===//
+//
+// The dialect, LayoutSpec / ShardSpec attributes and the op verifiers.
+//
+//===----------------------------------------------------------------------===//
+#include "tessera/Dialect/Graph/IR/Graph.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/SmallBitVector.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace tessera::graph;
+
+#include "tessera/Dialect/Graph/IR/GraphOpsDialect.cpp.inc"
+#include "tessera/Dialect/Graph/IR/GraphOpsEnums.cpp.inc"
+#define GET_ATTRDEF_CLASSES
+#include "tessera/Dialect/Graph/IR/GraphOpsAttrs.cpp.inc"
+#define GET_OP_CLASSES
+#include "tessera/Dialect/Graph/IR/GraphOps.cpp.inc"
+
+void GraphDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "tessera/Dialect/Graph/IR/GraphOpsAttrs.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "tessera/Dialect/Graph/IR/GraphOps.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// LayoutAttr
+//===----------------------------------------------------------------------===//
+
+static const char *layoutKeyword(LayoutKind k) {
+  switch (k) {
+  case LayoutKind::RowMajor: return "row_major";
+  case LayoutKind::ColMajor: return "col_major";
+  case LayoutKind::Blocked: return "blocked";
+  case LayoutKind::Tiled: return "tiled";
+  case LayoutKind::Interleaved: return "interleaved";
+  }
+  return "?";
+}
+
+Attribute LayoutAttr::parse(AsmParser &p, Type) {
+  StringRef kw;
+  SmallVector<int64_t> block, micro;
+  int64_t factor = 0;
+  LayoutKind kind;
+  auto parseInts = [&](SmallVectorImpl<int64_t> &out) {
+    return p.parseCommaSeparatedList([&]() -> ParseResult {
+      int64_t v;
+      if (p.parseInteger(v)) return failure();
+      out.push_back(v);
+      return success();
+    });
+  };
+  if (p.parseLess() || p.parseKeyword(&kw)) return {};
+  if (kw == "row_major") {
+    kind = LayoutKind::RowMajor;
+  } else if (kw == "col_major") {
+    kind = LayoutKind::ColMajor;
+  } else if (kw == "blocked") {
+    kind = LayoutKind::Blocked;
+    if (p.parseLess() || parseInts(block) || p.parseGreater()) return {};
+  } else if (kw == "tiled") {
+    kind = LayoutKind::Tiled;
+    if (p.parseLess() || p.parseLSquare() || parseInts(block) ||
+        p.parseRSquare() || p.parseComma() || p.parseLSquare() ||
+        parseInts(micro) || p.parseRSquare() || p.parseGreater())
+      return {};
+  } else if (kw == "interleaved") {
+    kind = LayoutKind::Interleaved;
+    if (p.parseLess() || p.parseInteger(factor) || p.parseGreater()) return {};
+  } else {
+    p.emitError(p.getCurrentLocation(), "unknown layout '")
+        << kw << "' (expected row_major, col_major, blocked, tiled or interleaved)";
+    return {};
+  }
+  if (p.parseGreater()) return {};
+  return getChecked([&] { return p.emitError(p.getNameLoc()); },
+                    p.getContext(), kind, block, micro, factor);
+}
+
+void LayoutAttr::print(AsmPrinter &p) const {
+  p << "<" << layoutKeyword(getKind());
+  switch (getKind()) {
+  case LayoutKind::Blocked:
+    p << "<";
+    llvm::interleaveComma(getBlock(), p);
+    p << ">";
+    break;
+  case LayoutKind::Tiled:
+    p << "<[";
+    llvm::interleaveComma(getBlock(), p);
+    p << "], [";
+    llvm::interleaveComma(getMicro(), p);
+    p << "]>";
+    break;
+  case LayoutKind::Interleaved:
+    p << "<" << getFactor() << ">";
+    break;
+  default:
+    break;
+  }
+  p << ">";
+}
+
+LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 LayoutKind kind, ArrayRef<int64_t> block,
+                                 ArrayRef<int64_t> micro, int64_t factor) {
+  for (int64_t v : llvm::concat<const int64_t>(block, micro))
+    if (v <= 0) return emitError() << "layout block sizes must be positive";
+  if (kind == LayoutKind::Blocked && (block.size() < 2 || block.size() > 3))
+    return emitError() << "blocked layout takes <BM, BN[, BK]>";
+  if (kind == LayoutKind::Tiled) {
+    if (block.size() != 2 || micro.size() != 2)
+      return emitError() << "tiled layout takes <[TM, TN], [UM, UN]>";
+    if (block[0] % micro[0] || block[1] % micro[1])
+      return emitError() << "tiled layout: micro tile [" << micro[0] << ", "
+                         << micro[1] << "] does not divide macro tile ["
+                         << block[0] << ", " << block[1] << "]";
+  }
+  if (kind == LayoutKind::Interleaved && factor <= 0)
+    return emitError() << "interleaved layout factor must be positive";
+  return success();
+}
+
+LogicalResult LayoutAttr::verifyEncoding(
+    ArrayRef<int64_t> shape, Type,
+    function_ref<InFlightDiagnostic()> emitError) const {
+  if (isRowMajor()) return success();
+  if (shape.size() < 2)
+    return emitError() << "layout " << layoutKeyword(getKind())
+                       << " needs a tensor of rank 2 or more";
+  int64_t m = shape[shape.size() - 2], n = shape.back();
+  auto divides = [&](int64_t b, int64_t d) {
+    return ShapedType::isDynamic(d) || d % b == 0;
+  };
+  ArrayRef<int64_t> b = getBlock();
+  switch (getKind()) {
+  case LayoutKind::Blocked:
+  case LayoutKind::Tiled:
+    if (!divides(b[0], m) || !divides(b[1], n))
+      return emitError() << "layout " << layoutKeyword(getKind()) << " block ["
+                         << b[0] << ", " << b[1] << "] does not divide the shape ["
+                         << m << ", " << n << "]";
+    break;
+  case LayoutKind::Interleaved:
+    if (!divides(getFactor(), m))
+      return emitError() << "interleaved layout factor " << getFactor()
+                         << " does not divide dimension " << m;
+    break;
+  default:
+    break;
+  }
+  return success();
+}
+
+int64_t LayoutAttr::offset(int64_t i, int64_t j, int64_t M, int64_t N) const {
+  ArrayRef<int64_t> b = getBlock();
+  switch (getKind()) {
+  case LayoutKind::RowMajor: return i * N + j;
+  case LayoutKind::ColMajor: return j * M + i;
+  case LayoutKind::Blocked:
+    return ((i / b[0]) * (N / b[1]) + j / b[1]) * b[0] * b[1] +
+           (i % b[0]) * b[1] + j % b[1];
+  case LayoutKind::Tiled: {
+    ArrayRef<int64_t> u = getMicro();
+    int64_t macro = ((i / b[0]) * (N / b[1]) + j / b[1]) * b[0] * b[1];
+    int64_t ii = i % b[0], jj = j % b[1];
+    int64_t microBlock = ((ii / u[0]) * (b[1] / u[1]) + jj / u[1]) * u[0] * u[1];
+    return macro + microBlock + (ii % u[0]) * u[1] + jj % u[1];
+  }
+  case LayoutKind::Interleaved: {
+    int64_t f = getFactor();
+    return ((i / f) * N + j) * f + i % f;
+  }
+  }
+  return 0;
+}
+
+LayoutAttr tessera::graph::getLayout(Type type) {
+  if (auto t = type.dyn_cast<RankedTensorType>())
+    return t.getEncoding().dyn_cast_or_null<LayoutAttr>();
+  return {};
+}
+
+static bool sameLayout(Type a, Type b) {
+  LayoutAttr la = getLayout(a), lb = getLayout(b);
+  bool ra = !la || la.isRowMajor(), rb = !lb || lb.isRowMajor();
+  if (ra || rb) return ra == rb;
+  return la == lb;
+}
+
+//===----------------------------------------------------------------------===//
+// Meshes and shardings
+//===----------------------------------------------------------------------===//
+
+int64_t MeshOp::axisSize(StringRef axis) {
+  for (auto [i, a] : llvm::enumerate(getAxes()))
+    if (a.cast<StringAttr>().getValue() == axis) return getShape()[i];
+  return -1;
+}
+
+LogicalResult MeshOp::verify() {
+  if (getAxes().size() != getShape().size())
+    return emitOpError() << "has " << getAxes().size() << " axes but "
+                         << getShape().size() << " sizes";
+  llvm::StringSet<> seen;
+  for (Attribute a : getAxes()) {
+    StringRef name = a.cast<StringAttr>().getValue();
+    if (name.empty()) return emitOpError("axis names must not be empty");
+    if (!seen.insert(name).second)
+      return emitOpError() << "axis '" << name << "' appears twice";
+  }
+  for (int64_t s : getShape())
+    if (s <= 0) return emitOpError("axis sizes must be positive");
+  return success();
+}
+
+/// Finds the mesh `sym` from `from`; emits an error naming it if absent.
+static MeshOp lookupMesh(Operation *from, FlatSymbolRefAttr sym,
+                         function_ref<InFlightDiagnostic()> emitError) {
+  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(from, sym.getAttr());
+  if (!mesh) emitError() << "mesh " << sym << " does not exist";
+  return mesh;
+}
+
+static LogicalResult verifyAxes(Operation *from, FlatSymbolRefAttr meshSym,
+                                ArrayRef<Attribute> axes, int64_t *ranks,
+                                function_ref<InFlightDiagnostic()> emitError) {
+  MeshOp mesh = lookupMesh(from, meshSym, emitError);
+  if (!mesh) return failure();
+  int64_t n = 1;
+  for (Attribute a : axes) {
+    auto s = a.dyn_cast<StringAttr>();
+    if (!s) return emitError() << "mesh axes must be strings";
+    if (s.getValue().empty()) continue;
+    int64_t size = mesh.axisSize(s.getValue());
+    if (size < 0)
+      return emitError() << "mesh " << meshSym << " has no axis '"
+                         << s.getValue() << "'";
+    n *= size;
+  }
+  if (ranks) *ranks = n;
+  return success();
+}
+
+static LogicalResult verifyShard(Operation *op, ShardAttr shard, Type type,
+                                 function_ref<InFlightDiagnostic()> emitError) {
+  auto all = llvm::to_vector(shard.getDims().getValue());
+  llvm::append_range(all, shard.getReplicate().getValue());
+  llvm::append_range(all, shard.getReduce().getValue());
+  if (failed(verifyAxes(op, shard.getMesh(), all, nullptr, emitError)))
+    return failure();
+  if (auto t = type.dyn_cast_or_null<RankedTensorType>())
+    if (t.getRank() != static_cast<int64_t>(shard.getDims().size()))
+      return emitError() << "sharding has " << shard.getDims().size()
+                         << " dims entries for a tensor of rank " << t.getRank();
+  return success();
+}
+
+LogicalResult GraphDialect::verifyOperationAttribute(Operation *op,
+                                                     NamedAttribute attr) {
+  auto shard = attr.getValue().dyn_cast<ShardAttr>();
+  if (attr.getName() != "tessera_graph.sharding" || !shard)
+    return op->emitError() << "unknown tessera_graph attribute '"
+                           << attr.getName().getValue()
+                           << "' (expected tessera_graph.sharding = #tessera_graph.shard<...>)";
+  Type t = op->getNumResults() == 1 ? op->getResult(0).getType() : Type();
+  return verifyShard(op, shard, t, [&] { return op->emitOpError(); });
+}
+
+LogicalResult GraphDialect::verifyRegionArgAttribute(Operation *op, unsigned,
+                                                     unsigned argIndex,
+                                                     NamedAttribute attr) {
+  auto shard = attr.getValue().dyn_cast<ShardAttr>();
+  if (attr.getName() != "tessera_graph.sharding" || !shard)
+    return op->emitError() << "unknown tessera_graph argument attribute '"
+                           << attr.getName().getValue() << "'";
+  Type t;
+  if (op->getNumRegions() && !op->getRegion(0).empty())
+    t = op->getRegion(0).getArgument(argIndex).getType();
+  return verifyShard(op, shard, t, [&] {
+    return op->emitOpError() << "argument " << argIndex << ": ";
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Op verifiers
+//===----------------------------------------------------------------------===//
+
+static bool isNarrowFloat(Type t) {
+  return t.isF16() || t.isBF16() || t.isFloat8E4M3FN() || t.isFloat8E5M2();
+}
+
+LogicalResult MatmulOp::verify() {
+  auto a = getLhs().getType().cast<RankedTensorType>();
+  auto b = getRhs().getType().cast<RankedTensorType>();
+  auto c = getResult().getType().cast<RankedTensorType>();
+  if (a.getRank() < 2 || b.getRank() != a.getRank() || c.getRank() != a.getRank())
+    return emitOpError() << "operands and result must have the same rank >= 2, got "
+                         << a.getRank() << ", " << b.getRank() << " and " << c.getRank();
+  int64_t r = a.getRank();
+  auto sa = a.getShape(), sb = b.getShape(), sc = c.getShape();
+  for (int64_t i = 0; i < r - 2; ++i)
+    if (sa[i] != sb[i] || sa[i] != sc[i])
+      return emitOpError() << "batch dimension " << i << " differs: " << sa[i]
+                           << ", " << sb[i] << ", " << sc[i];
+  if (sa[r - 1] != sb[r - 2])
+    return emitOpError() << "contraction dimensions differ: lhs has K = "
+                         << sa[r - 1] << ", rhs has K = " << sb[r - 2];
+  if (sc[r - 2] != sa[r - 2] || sc[r - 1] != sb[r - 1])
+    return emitOpError() << "result shape must be [" << sa[r - 2] << ", "
+                         << sb[r - 1] << "], got [" << sc[r - 2] << ", "
+                         << sc[r - 1] << "]";
+  Type ea = a.getElementType(), eb = b.getElementType(), ec = c.getElementType();
+  if (ea != eb)
+    return emitOpError() << "operand element types differ: " << ea << " and " << eb;
+  bool ok = ec == ea || (isNarrowFloat(ea) && ec.isF32()) ||
+            (ea.isInteger(8) && ec.isInteger(32));
+  if (!ok)
+    return emitOpError() << "result element type " << ec
+                         << " cannot accumulate " << ea;
+  if (ea.isFloat8E4M3FN() && !ec.isF32())
+    return emitOpError("fp8 is a storage type: accumulate in f32");
+  return success();
+}
+
+static LogicalResult verifyBinary(Operation *op) {
+  auto l = op->getOperand(0).getType().cast<RankedTensorType>();
+  auto r = op->getOperand(1).getType().cast<RankedTensorType>();
+  auto res = op->getResult(0).getType().cast<RankedTensorType>();
+  if (l != res)
+    return op->emitOpError() << "result type " << res << " must equal lhs type " << l;
+  if (l.getElementType() != r.getElementType())
+    return op->emitOpError() << "element types differ: " << l.getElementType()
+                             << " and " << r.getElementType();
+  if (r.getRank() > l.getRank() ||
+      l.getShape().take_back(r.getRank()) != r.getShape())
+    return op->emitOpError() << "rhs shape must equal lhs shape or a suffix of it "
+                                "(trailing broadcast)";
+  return success();
+}
+LogicalResult AddOp::verify() { return verifyBinary(*this); }
+LogicalResult SubOp::verify() { return verifyBinary(*this); }
+LogicalResult MulOp::verify() { return verifyBinary(*this); }
+LogicalResult DivOp::verify() { return verifyBinary(*this); }
+LogicalResult MaxOp::verify() { return verifyBinary(*this); }
+
+static LogicalResult verifyFloatOnly(Operation *op) {
+  Type e = op->getOperand(0).getType().cast<RankedTensorType>().getElementType();
+  if (!e.isa<FloatType>())
+    return op->emitOpError() << "needs a floating-point tensor, got " << e;
+  return success();
+}
+LogicalResult ExpOp::verify() { return verifyFloatOnly(*this); }
+LogicalResult GeluOp::verify() { return verifyFloatOnly(*this); }
+LogicalResult ReluOp::verify() { return success(); }
+
+LogicalResult CastOp::verify() {
+  auto a = getInput().getType().cast<RankedTensorType>();
+  auto b = getResult().getType().cast<RankedTensorType>();
+  if (a.getShape() != b.getShape())
+    return emitOpError("cast cannot change the shape");
+  if (!sameLayout(a, b))
+    return emitOpError("cast cannot change the layout (use convert_layout)");
+  return success();
+}
+
+LogicalResult ReduceOp::verify() {
+  auto in = getInput().getType().cast<RankedTensorType>();
+  auto out = getResult().getType().cast<RankedTensorType>();
+  SmallVector<int64_t> expect;
+  llvm::SmallBitVector reduced(in.getRank());
+  for (int64_t d : getDims()) {
+    if (d < 0 || d >= in.getRank())
+      return emitOpError() << "reduction dimension " << d << " out of range for rank "
+                           << in.getRank();
+    if (reduced[d]) return emitOpError() << "dimension " << d << " listed twice";
+    reduced.set(d);
+  }
+  for (int64_t i = 0; i < in.getRank(); ++i)
+    if (!reduced[i]) expect.push_back(in.getDimSize(i));
+  if (out.getShape() != ArrayRef<int64_t>(expect) ||
+      out.getElementType() != in.getElementType())
+    return emitOpError() << "result must be " << RankedTensorType::get(expect, in.getElementType());
+  return success();
+}
+
+LogicalResult SoftmaxOp::verify() {
+  auto t = getInput().getType().cast<RankedTensorType>();
+  if (getDim() < 0 || getDim() >= t.getRank())
+    return emitOpError() << "dim " << getDim() << " out of range for rank " << t.getRank();
+  return verifyFloatOnly(*this);
+}
+
+LogicalResult ConvertLayoutOp::verify() {
+  auto a = getInput().getType().cast<RankedTensorType>();
+  auto b = getResult().getType().cast<RankedTensorType>();
+  if (a.getShape() != b.getShape() || a.getElementType() != b.getElementType())
+    return emitOpError("convert_layout keeps shape and element type");
+  for (Type t : {Type(a), Type(b)}) {
+    Attribute enc = t.cast<RankedTensorType>().getEncoding();
+    if (enc && !enc.isa<LayoutAttr>())
+      return emitOpError() << "encoding " << enc << " is not a #tessera_graph.layout";
+  }
+  return success();
+}
+
+template <typename OpT>
+static LogicalResult verifyCollective(OpT op, int64_t *ranks) {
+  auto emit = [&] { return op.emitOpError(); };
+  if (op.getAxes().empty()) return op.emitOpError("needs at least one mesh axis");
+  return verifyAxes(op, op.getMeshAttr(), op.getAxes().getValue(), ranks, emit);
+}
+
+LogicalResult AllReduceOp::verify() {
+  if (getInput().getType() != getResult().getType())
+    return emitOpError("result type must equal the input type");
+  return verifyCollective(*this, nullptr);
+}
+LogicalResult BroadcastOp::verify() {
+  if (getInput().getType() != getResult().getType())
+    return emitOpError("result type must equal the input type");
+  int64_t n;
+  if (failed(verifyCollective(*this, &n))) return failure();
+  if (getRoot() < 0 || getRoot() >= n)
+    return emitOpError() << "root " << getRoot() << " out of range [0, " << n << ")";
+  return success();
+}
+
+static LogicalResult verifyGatherScatter(Operation *op, RankedTensorType in,
+                                         RankedTensorType out, int64_t dim,
+                                         int64_t ranks, bool gather) {
+  if (dim < 0 || dim >= in.getRank())
+    return op->emitOpError() << "dim " << dim << " out of range";
+  SmallVector<int64_t> expect(in.getShape());
+  if (gather) {
+    expect[dim] *= ranks;
+  } else {
+    if (expect[dim] % ranks)
+      return op->emitOpError() << "dimension " << dim << " (" << expect[dim]
+                               << ") is not divisible by the " << ranks << " ranks";
+    expect[dim] /= ranks;
+  }
+  if (out.getShape() != ArrayRef<int64_t>(expect) ||
+      out.getElementType() != in.getElementType())
+    return op->emitOpError() << "result must be "
+                             << RankedTensorType::get(expect, in.getElementType());
+  return success();
+}
+
+LogicalResult AllGatherOp::verify() {
+  int64_t n;
+  if (failed(verifyCollective(*this, &n))) return failure();
+  return verifyGatherScatter(*this, getInput().getType().cast<RankedTensorType>(),
+                             getResult().getType().cast<RankedTensorType>(),
+                             getDim(), n, true);
+}
+LogicalResult ReduceScatterOp::verify() {
+  int64_t n;
+  if (failed(verifyCollective(*this, &n))) return failure();
+  return verifyGatherScatter(*this, getInput().getType().cast<RankedTensorType>(),
+                             getResult().getType().cast<RankedTensorType>(),
+                             getDim(), n, false);
+}
+
+bool tessera::graph::isElementwise(Operation *op) {
+  return isa<AddOp, SubOp, MulOp, DivOp, MaxOp, ExpOp, ReluOp, GeluOp, CastOp>(op);
+}

@@ -1,0 +1,142 @@
+//===- ScheduleDialect.cpp - Tessera Schedule IR --------------------------===//
+#include "tessera/Dialect/Schedule/IR/Schedule.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/FunctionInterfaces.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace tessera::schedule;
+
+#include "tessera/Dialect/Schedule/IR/ScheduleOpsDialect.cpp.inc"
+#define GET_OP_CLASSES
+#include "tessera/Dialect/Schedule/IR/ScheduleOps.cpp.inc"
+
+void ScheduleDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "tessera/Dialect/Schedule/IR/ScheduleOps.cpp.inc"
+      >();
+}
+
+//===--- tile -------------------------------------------------------------===//
+
+void TileOp::build(OpBuilder &b, OperationState &state, TypeRange results,
+                   ValueRange operands, ArrayRef<int64_t> tileSizes,
+                   ArrayRef<int64_t> microTile) {
+  state.addOperands(operands);
+  state.addTypes(results);
+  state.addAttribute(getTileSizesAttrName(state.name), b.getDenseI64ArrayAttr(tileSizes));
+  state.addAttribute(getMicroTileAttrName(state.name), b.getDenseI64ArrayAttr(microTile));
+  Region *body = state.addRegion();
+  Block *block = new Block;
+  body->push_back(block);
+  for (Value v : operands) block->addArgument(v.getType(), v.getLoc());
+}
+
+LogicalResult TileOp::verify() {
+  ArrayRef<int64_t> t = getTileSizes(), m = getMicroTile();
+  if (t.size() != 3) return emitOpError("tile_sizes must be [MC, NC, KC]");
+  if (m.size() != 2) return emitOpError("micro_tile must be [MR, NR]");
+  for (int64_t v : llvm::concat<const int64_t>(t, m))
+    if (v <= 0) return emitOpError("tile sizes must be positive");
+  if (t[0] % m[0] || t[1] % m[1])
+    return emitOpError() << "micro tile [" << m[0] << ", " << m[1]
+                         << "] does not divide the cache tile [" << t[0] << ", "
+                         << t[1] << "]";
+  Block &block = getBody().front();
+  if (block.getNumArguments() != getNumOperands())
+    return emitOpError() << "region has " << block.getNumArguments()
+                         << " arguments for " << getNumOperands() << " operands";
+  for (auto [arg, v] : llvm::zip(block.getArguments(), getOperands()))
+    if (arg.getType() != v.getType())
+      return emitOpError() << "region argument type " << arg.getType()
+                           << " differs from operand type " << v.getType();
+  auto yield = cast<YieldOp>(block.getTerminator());
+  if (yield.getValues().getTypes() != getResultTypes())
+    return emitOpError("yielded types must equal the result types");
+  return success();
+}
+
+//===--- pipeline ---------------------------------------------------------===//
+
+ParseResult PipelineOp::parse(OpAsmParser &p, OperationState &state) {
+  OpAsmParser::Argument iv;
+  OpAsmParser::UnresolvedOperand lb, ub, step;
+  IntegerAttr stages;
+  Type index = p.getBuilder().getIndexType();
+  iv.type = index;
+  if (p.parseArgument(iv) || p.parseEqual() || p.parseOperand(lb) ||
+      p.parseKeyword("to") || p.parseOperand(ub) || p.parseKeyword("step") ||
+      p.parseOperand(step) || p.parseKeyword("stages") || p.parseEqual() ||
+      p.parseAttribute(stages, p.getBuilder().getI64Type(), "stages", state.attributes) ||
+      p.resolveOperand(lb, index, state.operands) ||
+      p.resolveOperand(ub, index, state.operands) ||
+      p.resolveOperand(step, index, state.operands))
+    return failure();
+  Region *body = state.addRegion();
+  if (p.parseRegion(*body, {iv})) return failure();
+  PipelineOp::ensureTerminator(*body, p.getBuilder(), state.location);
+  return p.parseOptionalAttrDict(state.attributes);
+}
+
+void PipelineOp::print(OpAsmPrinter &p) {
+  p << " " << getInductionVar() << " = " << getLb() << " to " << getUb()
+    << " step " << getStep() << " stages = " << getStages() << " ";
+  p.printRegion(getBody(), /*printEntryBlockArgs=*/false,
+                /*printBlockTerminators=*/false);
+  p.printOptionalAttrDict((*this)->getAttrs(), {"stages"});
+}
+
+LogicalResult PipelineOp::verify() {
+  if (getStages() < 1 || getStages() > 8)
+    return emitOpError() << "stages must be in [1, 8], got " << getStages();
+  Block &b = getBody().front();
+  if (b.getNumArguments() != 1 || !b.getArgument(0).getType().isIndex())
+    return emitOpError("body takes one index argument (the induction variable)");
+  return success();
+}
+
+//===--- data movement ----------------------------------------------------===//
+
+LogicalResult PrefetchOp::verify() {
+  auto src = getSource().getType().cast<MemRefType>();
+  auto dst = getResult().getType().cast<MemRefType>();
+  if (getScope() != "shared" && getScope() != "local")
+    return emitOpError() << "scope must be 'shared' or 'local', got '" << getScope() << "'";
+  if (src.getRank() != dst.getRank() ||
+      static_cast<int64_t>(getIndices().size()) != src.getRank())
+    return emitOpError("source, tile and indices must have the same rank");
+  if (src.getElementType() != dst.getElementType())
+    return emitOpError("tile element type must match the source");
+  for (int64_t i = 0; i < src.getRank(); ++i)
+    if (src.getDimSize(i) % dst.getDimSize(i))
+      return emitOpError() << "tile dimension " << i << " (" << dst.getDimSize(i)
+                           << ") does not divide the source dimension ("
+                           << src.getDimSize(i) << ")";
+  if (getDoubleBuffer() && !(*this)->getParentOfType<PipelineOp>())
+    return emitOpError("double_buffer needs an enclosing tessera_schedule.pipeline");
+  return success();
+}
+
+LogicalResult CopyOp::verify() {
+  auto a = getSource().getType().cast<MemRefType>();
+  auto b = getTarget().getType().cast<MemRefType>();
+  if (a.getShape() != b.getShape() || a.getElementType() != b.getElementType())
+    return emitOpError() << "source " << a << " and target " << b
+                         << " must have the same shape and element type";
+  return success();
+}
+
+LogicalResult BarrierOp::verify() {
+  if (!(*this)->getParentOfType<PipelineOp>() &&
+      !(*this)->getParentOfType<FunctionOpInterface>())
+    return emitOpError("must be inside a function or pipeline");
+  return success();
+}
+
+LogicalResult YieldOp::verify() {
+  if (isa<PipelineOp>((*this)->getParentOp()) && !getValues().empty())
+    return emitOpError("a pipeline yields nothing");
+  return success();
+}

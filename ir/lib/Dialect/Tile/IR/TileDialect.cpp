@@ -1,0 +1,274 @@
+//===- TileDialect.cpp - Tessera Tile IR ----------------------------------===//
+#include "tessera/Dialect/Tile/IR/Tile.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/FunctionInterfaces.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace tessera::tile;
+
+#include "tessera/Dialect/Tile/IR/TileOpsDialect.cpp.inc"
+#include "tessera/Dialect/Tile/IR/TileOpsEnums.cpp.inc"
+#define GET_OP_CLASSES
+#include "tessera/Dialect/Tile/IR/TileOps.cpp.inc"
+
+void TileDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "tessera/Dialect/Tile/IR/TileOps.cpp.inc"
+      >();
+}
+
+SmallVector<int64_t, 3> tessera::tile::getGroupSize(Operation *kernel) {
+  SmallVector<int64_t, 3> size{1, 1, 1};
+  if (auto a = kernel->getAttrOfType<DenseI64ArrayAttr>(kGroupSizeAttr))
+    for (auto [i, v] : llvm::enumerate(a.asArrayRef())) size[i] = v;
+  return size;
+}
+
+bool tessera::tile::isSharedMemory(MemRefType type) {
+  auto space = type.getMemorySpace().dyn_cast_or_null<IntegerAttr>();
+  return space && space.getInt() == kSharedMemorySpace;
+}
+
+LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name == kGroupSizeAttr) {
+    auto a = attr.getValue().dyn_cast<DenseI64ArrayAttr>();
+    if (!a || a.empty() || a.size() > 3)
+      return op->emitError() << kGroupSizeAttr
+                             << " must be array<i64: X[, Y[, Z]]>";
+    int64_t n = 1;
+    for (int64_t v : a.asArrayRef()) {
+      if (v <= 0) return op->emitError() << kGroupSizeAttr << " entries must be positive";
+      n *= v;
+    }
+    if (n > 1024)
+      return op->emitError() << "group of " << n << " lanes exceeds the limit of 1024";
+    return success();
+  }
+  if (name == kMaxSharedAttr) {
+    auto a = attr.getValue().dyn_cast<IntegerAttr>();
+    if (!a || a.getInt() <= 0)
+      return op->emitError() << kMaxSharedAttr << " must be a positive integer";
+    return success();
+  }
+  return op->emitError() << "unknown tessera_tile attribute '" << name << "'";
+}
+
+//===--- ids --------------------------------------------------------------===//
+
+static LogicalResult verifyDim(Operation *op, int64_t dim) {
+  if (dim < 0 || dim > 2)
+    return op->emitOpError() << "dim must be 0, 1 or 2, got " << dim;
+  return success();
+}
+LogicalResult GroupIdOp::verify() { return verifyDim(*this, getDim()); }
+LogicalResult GroupCountOp::verify() { return verifyDim(*this, getDim()); }
+LogicalResult LaneIdOp::verify() { return verifyDim(*this, getDim()); }
+LogicalResult LaneCountOp::verify() { return verifyDim(*this, getDim()); }
+LogicalResult TileIdOp::verify() { return success(); }
+LogicalResult SubgroupSizeOp::verify() { return success(); }
+
+//===--- shared memory ----------------------------------------------------===//
+
+static int64_t byteSize(MemRefType t) {
+  return t.getNumElements() *
+         std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
+}
+
+LogicalResult SharedAllocOp::verify() {
+  auto t = getResult().getType().cast<MemRefType>();
+  if (!isSharedMemory(t))
+    return emitOpError() << "result must be in shared memory (memory space "
+                         << kSharedMemorySpace << "), got " << t;
+  if (!t.getLayout().isIdentity())
+    return emitOpError("result must have the identity layout");
+  int64_t sw = getSwizzle();
+  if (sw != 0 && sw != 32 && sw != 64 && sw != 128)
+    return emitOpError() << "swizzle must be 0, 32, 64 or 128 bytes, got " << sw;
+  auto fn = (*this)->getParentOfType<FunctionOpInterface>();
+  if (!fn) return emitOpError("must be inside a kernel function");
+  int64_t limit = kDefaultMaxSharedMemory;
+  if (auto a = fn->getAttrOfType<IntegerAttr>(kMaxSharedAttr)) limit = a.getInt();
+  // Cumulative size up to this allocation; only the one that crosses the
+  // limit reports, so one kernel gets one error.
+  int64_t before = 0;
+  bool found = false;
+  fn->walk([&](SharedAllocOp a) {
+    if (found) return;
+    if (a == *this) { found = true; return; }
+    before += byteSize(a.getType().cast<MemRefType>());
+  });
+  int64_t after = before + byteSize(t);
+  if (after > limit && before <= limit)
+    return emitOpError() << "kernel needs " << after
+                         << " bytes of shared memory, more than the limit of "
+                         << limit << " bytes";
+  return success();
+}
+
+LogicalResult BarrierOp::verify() {
+  if (!(*this)->getParentOfType<FunctionOpInterface>())
+    return emitOpError("must be inside a kernel function");
+  return success();
+}
+
+static LogicalResult verifyIndices(Operation *op, MemRefType t, size_t n,
+                                   StringRef what) {
+  if (static_cast<int64_t>(n) != t.getRank())
+    return op->emitOpError() << what << " needs " << t.getRank()
+                             << " indices, got " << n;
+  return success();
+}
+
+LogicalResult CpAsyncOp::verify() {
+  auto src = getSource().getType().cast<MemRefType>();
+  auto dst = getTarget().getType().cast<MemRefType>();
+  if (failed(verifyIndices(*this, src, getSrcIndices().size(), "source")) ||
+      failed(verifyIndices(*this, dst, getDstIndices().size(), "target")))
+    return failure();
+  if (src.getElementType() != dst.getElementType())
+    return emitOpError("source and target element types differ");
+  if (!isSharedMemory(dst)) return emitOpError("target must be shared memory");
+  if (isSharedMemory(src)) return emitOpError("source must be global memory");
+  int64_t bytes = getElements() * std::max<int64_t>(1, src.getElementTypeBitWidth() / 8);
+  if (bytes != 4 && bytes != 8 && bytes != 16)
+    return emitOpError() << "copies 4, 8 or 16 bytes per lane, got " << bytes;
+  return success();
+}
+
+LogicalResult CpAsyncWaitOp::verify() {
+  if (getPending() < 0) return emitOpError("pending must be >= 0");
+  return success();
+}
+
+//===--- compute ----------------------------------------------------------===//
+
+static bool accumulates(Type in, Type acc) {
+  if (in == acc) return true;
+  if ((in.isF16() || in.isBF16() || in.isFloat8E4M3FN() || in.isFloat8E5M2()) && acc.isF32())
+    return true;
+  return in.isInteger(8) && acc.isInteger(32);
+}
+
+LogicalResult MmaOp::verify() {
+  auto a = getA().getType().cast<VectorType>();
+  auto b = getB().getType().cast<VectorType>();
+  auto c = getAcc().getType().cast<VectorType>();
+  int64_t m = a.getDimSize(0), k = a.getDimSize(1);
+  if (b.getDimSize(0) != k)
+    return emitOpError() << "fragment shapes are incompatible: a is " << m << "x" << k
+                         << ", b is " << b.getDimSize(0) << "x" << b.getDimSize(1)
+                         << " (K differs)";
+  int64_t n = b.getDimSize(1);
+  if (c.getDimSize(0) != m || c.getDimSize(1) != n)
+    return emitOpError() << "accumulator must be " << m << "x" << n << ", got "
+                         << c.getDimSize(0) << "x" << c.getDimSize(1);
+  if (a.getElementType() != b.getElementType())
+    return emitOpError("a and b element types differ");
+  if (!accumulates(a.getElementType(), c.getElementType()))
+    return emitOpError() << c.getElementType() << " cannot accumulate "
+                         << a.getElementType();
+  if (getResult().getType() != c) return emitOpError("result type must be the accumulator type");
+  return success();
+}
+
+LogicalResult DotOp::verify() {
+  auto a = getA().getType().cast<VectorType>();
+  if (getB().getType() != a) return emitOpError("a and b must have the same type");
+  if (!accumulates(a.getElementType(), getAcc().getType()))
+    return emitOpError() << getAcc().getType() << " cannot accumulate "
+                         << a.getElementType();
+  if (getResult().getType() != getAcc().getType())
+    return emitOpError("result type must be the accumulator type");
+  return success();
+}
+
+LogicalResult ShuffleOp::verify() {
+  if (getResult().getType() != getValue().getType())
+    return emitOpError("result type must equal the value type");
+  return success();
+}
+
+LogicalResult SubgroupReduceOp::verify() {
+  if (getResult().getType() != getValue().getType())
+    return emitOpError("result type must equal the value type");
+  return success();
+}
+
+LogicalResult LoadOp::verify() {
+  auto t = getMemref().getType().cast<MemRefType>();
+  auto v = getResult().getType().cast<VectorType>();
+  if (failed(verifyIndices(*this, t, getIndices().size(), "memref")))
+    return failure();
+  if (v.getElementType() != t.getElementType())
+    return emitOpError() << "vector element type " << v.getElementType()
+                         << " differs from memref element type " << t.getElementType();
+  return success();
+}
+
+LogicalResult StoreOp::verify() {
+  auto t = getMemref().getType().cast<MemRefType>();
+  auto v = getValue().getType().cast<VectorType>();
+  if (failed(verifyIndices(*this, t, getIndices().size(), "memref")))
+    return failure();
+  if (v.getElementType() != t.getElementType())
+    return emitOpError() << "vector element type " << v.getElementType()
+                         << " differs from memref element type " << t.getElementType();
+  return success();
+}
+
+LogicalResult AtomicRMWOp::verify() {
+  auto t = getMemref().getType().cast<MemRefType>();
+  if (failed(verifyIndices(*this, t, getIndices().size(), "memref")))
+    return failure();
+  if (getValue().getType() != t.getElementType() ||
+      getResult().getType() != t.getElementType())
+    return emitOpError() << "value and result must have the element type "
+                         << t.getElementType();
+  return success();
+}
+
+LogicalResult MathOp::verify() {
+  size_t arity = 1;
+  switch (getFn()) {
+  case MathFn::max:
+  case MathFn::min: arity = 2; break;
+  case MathFn::fma: arity = 3; break;
+  default: break;
+  }
+  if (getOperands().size() != arity)
+    return emitOpError() << stringifyMathFn(getFn()) << " takes " << arity
+                         << " operand(s), got " << getOperands().size();
+  for (Value v : getOperands())
+    if (v.getType() != getResult().getType())
+      return emitOpError("operands must have the result type");
+  return success();
+}
+
+// `tessera_tile.math fn(%a, ...) : type` (every operand has the result type).
+ParseResult MathOp::parse(OpAsmParser &p, OperationState &state) {
+  StringRef kw;
+  SMLoc loc = p.getCurrentLocation();
+  SmallVector<OpAsmParser::UnresolvedOperand> operands;
+  Type type;
+  if (p.parseKeyword(&kw)) return failure();
+  std::optional<MathFn> fn = symbolizeMathFn(kw);
+  if (!fn) return p.emitError(loc) << "unknown math function '" << kw << "'";
+  state.addAttribute("fn", MathFnAttr::get(p.getContext(), *fn));
+  if (p.parseOperandList(operands, OpAsmParser::Delimiter::Paren) ||
+      p.parseOptionalAttrDict(state.attributes) || p.parseColonType(type) ||
+      p.resolveOperands(operands, type, state.operands))
+    return failure();
+  state.addTypes(type);
+  return success();
+}
+
+void MathOp::print(OpAsmPrinter &p) {
+  p << " " << stringifyMathFn(getFn()) << "(" << getOperands() << ")";
+  p.printOptionalAttrDict((*this)->getAttrs(), {"fn"});
+  p << " : " << getResult().getType();
+}

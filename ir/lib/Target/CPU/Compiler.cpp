@@ -1,0 +1,292 @@
+//===- Compiler.cpp - Tessera IR -> elf-native shared object --------------===//
+#include "tessera/Target/CPU/Compiler.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/SubtargetFeature.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Host.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "tessera/Dialect/Graph/IR/Graph.h"
+#include "tessera/Target/CPU/Passes.h"
+
+using namespace mlir;
+using namespace tessera::cpu;
+
+namespace {
+
+constexpr const char *kCompilerVersion = "tessera-cpu-1";
+
+std::string typeName(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  if (t.isIndex()) return "i64";
+  t.print(os);
+  return os.str();
+}
+
+/// Reads the kernels' launch descriptions off the loop-level module.
+std::vector<KernelInfo> collectKernels(ModuleOp m) {
+  std::vector<KernelInfo> out;
+  m.walk([&](func::FuncOp f) {
+    auto d = f->getAttrOfType<DictionaryAttr>(kKernelAttr);
+    if (!d) return;
+    KernelInfo k;
+    k.name = f.getName().str();
+    int64_t nIn = d.getAs<IntegerAttr>("inputs").getInt();
+    int64_t nOut = d.getAs<IntegerAttr>("outputs").getInt();
+    k.graph = d.get("graph") != nullptr;
+    auto grid = d.getAs<DenseI64ArrayAttr>("grid").asArrayRef();
+    auto gs = d.getAs<DenseI64ArrayAttr>("group_size").asArrayRef();
+    for (int i = 0; i < 3; ++i) {
+      k.grid[i] = static_cast<uint32_t>(grid[i]);
+      k.group_size[i] = static_cast<uint32_t>(gs[i]);
+    }
+    for (int64_t i = 0; i < nIn + nOut; ++i) {
+      KernelArgInfo a;
+      Type t = f.getArgumentTypes()[i];
+      if (auto mt = t.dyn_cast<MemRefType>()) {
+        a.dtype = typeName(mt.getElementType());
+        a.shape.assign(mt.getShape().begin(), mt.getShape().end());
+      } else {
+        a.buffer = false;
+        a.dtype = typeName(t);
+      }
+      a.output = i >= nIn;
+      k.args.push_back(a);
+    }
+    out.push_back(k);
+  });
+  return out;
+}
+
+std::string serialize(const std::vector<KernelInfo> &ks) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  for (const KernelInfo &k : ks) {
+    os << "kernel " << k.name << " " << k.graph;
+    for (uint32_t v : k.grid) os << " " << v;
+    for (uint32_t v : k.group_size) os << " " << v;
+    os << " " << k.args.size() << "\n";
+    for (const KernelArgInfo &a : k.args) {
+      os << "arg " << a.buffer << " " << a.output << " " << a.dtype << " " << a.shape.size();
+      for (int64_t d : a.shape) os << " " << d;
+      os << "\n";
+    }
+  }
+  return os.str();
+}
+
+bool deserialize(llvm::StringRef text, std::vector<KernelInfo> &ks) {
+  SmallVector<StringRef> lines;
+  text.split(lines, '\n', -1, false);
+  for (StringRef line : lines) {
+    SmallVector<StringRef> w;
+    line.split(w, ' ', -1, false);
+    auto num = [&](size_t i) { int64_t v = 0; if (i < w.size()) w[i].getAsInteger(10, v); return v; };
+    if (w.empty()) continue;
+    if (w[0] == "kernel" && w.size() >= 10) {
+      KernelInfo k;
+      k.name = w[1].str();
+      k.graph = num(2);
+      for (int i = 0; i < 3; ++i) { k.grid[i] = num(3 + i); k.group_size[i] = num(6 + i); }
+      ks.push_back(k);
+    } else if (w[0] == "arg" && w.size() >= 5 && !ks.empty()) {
+      KernelArgInfo a;
+      a.buffer = num(1);
+      a.output = num(2);
+      a.dtype = w[3].str();
+      for (int64_t i = 0; i < num(4); ++i) a.shape.push_back(num(5 + i));
+      ks.back().args.push_back(a);
+    } else {
+      return false;
+    }
+  }
+  return !ks.empty();
+}
+
+std::string defaultCacheDir() {
+  if (const char *d = std::getenv("TESSERA_CACHE_DIR"); d && *d) return d;
+  SmallString<256> p;
+  if (const char *x = std::getenv("XDG_CACHE_HOME"); x && *x) p = x;
+  else if (const char *h = std::getenv("HOME"); h && *h) { p = h; llvm::sys::path::append(p, ".cache"); }
+  else p = "/tmp";
+  llvm::sys::path::append(p, "tessera");
+  return std::string(p);
+}
+
+std::mutex gMutex;
+std::map<std::string, CompiledProgram> gMemoryCache;
+
+}  // namespace
+
+FailureOr<CompiledProgram> tessera::cpu::compileForCPU(ModuleOp input,
+                                                       const CompileOptions &opts) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  };
+  static std::once_flag llvmInit;
+  std::call_once(llvmInit, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+  std::string cpu = opts.cpu.empty() ? llvm::sys::getHostCPUName().str() : opts.cpu;
+
+  // Cache key: IR text + everything that changes the binary.
+  std::string text;
+  {
+    llvm::raw_string_ostream os(text);
+    input->print(os, OpPrintingFlags().enableDebugInfo(false));
+    os << "\n" << kCompilerVersion << " cpu=" << cpu << " O" << opts.opt_level
+       << " tiles=" << opts.tiles.tileM << "," << opts.tiles.tileN << "," << opts.tiles.tileK
+       << "," << opts.tiles.microM << "," << opts.tiles.microN;
+  }
+  std::string key = llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(text)), true).substr(0, 32);
+  std::string dir = opts.cache_dir.empty() ? defaultCacheDir() : opts.cache_dir;
+  SmallString<256> soPath(dir), metaPath(dir);
+  llvm::sys::path::append(soPath, key + ".so");
+  llvm::sys::path::append(metaPath, key + ".kernels");
+
+  std::lock_guard<std::mutex> lock(gMutex);
+  if (opts.use_cache) {
+    if (auto it = gMemoryCache.find(key); it != gMemoryCache.end() && llvm::sys::fs::exists(it->second.so_path)) {
+      CompiledProgram p = it->second;
+      p.cache_hit = true;
+      p.compile_ms = elapsed();
+      return p;
+    }
+    auto meta = llvm::MemoryBuffer::getFile(metaPath);
+    if (meta && llvm::sys::fs::exists(soPath)) {
+      CompiledProgram p;
+      if (deserialize((*meta)->getBuffer(), p.kernels)) {
+        p.so_path = std::string(soPath);
+        p.key = key;
+        p.cache_hit = true;
+        gMemoryCache[key] = p;
+        p.compile_ms = elapsed();
+        return p;
+      }
+    }
+  }
+
+  // 1. Tessera IR -> loops (one pipeline per kind of input).
+  OwningOpRef<ModuleOp> module(cast<ModuleOp>(input->clone()));
+  MLIRContext *ctx = module->getContext();
+  bool graph = false;
+  module->walk([&](Operation *op) {
+    if (isa<graph::GraphDialect>(op->getDialect())) graph = true;
+  });
+  PassManager pm(ctx);
+  if (graph) buildGraphToLoopsPipeline(pm, opts.tiles);
+  else buildTileToLoopsPipeline(pm);
+  if (failed(pm.run(*module))) return failure();
+  CompiledProgram prog;
+  prog.kernels = collectKernels(*module);
+  if (graph) for (KernelInfo &k : prog.kernels) k.graph = true;
+  if (prog.kernels.empty()) {
+    emitError(module->getLoc()) << "no kernel to compile: expected a Graph IR function "
+                                   "on tensors or a Tile IR kernel (tessera_tile.group_size)";
+    return failure();
+  }
+  // 2. loops -> LLVM dialect -> LLVM IR.
+  PassManager llvmPm(ctx);
+  buildLoopsToLLVMPipeline(llvmPm);
+  if (failed(llvmPm.run(*module))) return failure();
+  DialectRegistry reg;
+  registerLLVMDialectTranslation(reg);
+  ctx->appendDialectRegistry(reg);
+  llvm::LLVMContext llvmCtx;
+  std::unique_ptr<llvm::Module> llvmModule = translateModuleToLLVMIR(*module, llvmCtx, "tessera");
+  if (!llvmModule) {
+    emitError(module->getLoc()) << "translation to LLVM IR failed";
+    return failure();
+  }
+  // 3. LLVM -O3 for the host (AVX2/FMA on this machine's Zen 3), object code.
+  std::string triple = llvm::sys::getProcessTriple(), err;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, err);
+  if (!target) {
+    emitError(module->getLoc()) << "no LLVM target for " << triple << ": " << err;
+    return failure();
+  }
+  llvm::SubtargetFeatures features;
+  llvm::StringMap<bool> host;
+  if (opts.cpu.empty() && llvm::sys::getHostCPUFeatures(host))
+    for (auto &f : host) features.AddFeature(f.first(), f.second);
+  llvm::TargetOptions to;
+  to.AllowFPOpFusion = llvm::FPOpFusion::Fast;
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      triple, cpu, features.getString(), to, llvm::Reloc::PIC_, std::nullopt,
+      llvm::CodeGenOpt::Aggressive));
+  llvmModule->setDataLayout(tm->createDataLayout());
+  llvmModule->setTargetTriple(triple);
+  auto optimize = makeOptimizingTransformer(opts.opt_level, 0, tm.get());
+  if (llvm::Error e = optimize(llvmModule.get())) {
+    emitError(module->getLoc()) << "LLVM optimization failed: " << llvm::toString(std::move(e));
+    return failure();
+  }
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+    emitError(module->getLoc()) << "cannot create cache directory " << dir << ": " << ec.message();
+    return failure();
+  }
+  SmallString<256> objPath(dir), tmpSo(dir);
+  llvm::sys::path::append(objPath, key + ".tmp%%%%%%.o");
+  llvm::sys::path::append(tmpSo, key + ".tmp%%%%%%.so");
+  int fd;
+  SmallString<256> objReal, soReal;
+  if (llvm::sys::fs::createUniqueFile(objPath, fd, objReal) ||
+      llvm::sys::fs::createUniqueFile(tmpSo, soReal)) {
+    emitError(module->getLoc()) << "cannot write into " << dir;
+    return failure();
+  }
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    llvm::legacy::PassManager codegen;
+    if (tm->addPassesToEmitFile(codegen, os, nullptr, llvm::CGFT_ObjectFile)) {
+      emitError(module->getLoc()) << "the target cannot emit object files";
+      return failure();
+    }
+    codegen.run(*llvmModule);
+  }
+  // 4. ld.lld -shared -> the elf-native executable.
+  std::string errMsg;
+  SmallVector<StringRef> argv{TESSERA_LD_LLD, "-shared", "--hash-style=gnu", "-o", soReal, objReal};
+  int rc = llvm::sys::ExecuteAndWait(TESSERA_LD_LLD, argv, std::nullopt, {}, 0, 0, &errMsg);
+  llvm::sys::fs::remove(objReal);
+  if (rc != 0) {
+    emitError(module->getLoc()) << TESSERA_LD_LLD << " failed (" << rc << ") " << errMsg;
+    return failure();
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(soReal, soPath)) {
+    emitError(module->getLoc()) << "cannot store " << soPath << ": " << ec.message();
+    return failure();
+  }
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream meta(metaPath, ec);
+    if (!ec) meta << serialize(prog.kernels);
+  }
+  prog.so_path = std::string(soPath);
+  prog.key = key;
+  gMemoryCache[key] = prog;
+  prog.compile_ms = elapsed();
+  return prog;
+}

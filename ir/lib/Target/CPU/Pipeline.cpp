@@ -1,0 +1,66 @@
+//===- Pipeline.cpp - the cpu lowering pipelines --------------------------===//
+#include "tessera/Target/CPU/Pipeline.h"
+
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+#include "tessera/Dialect/Graph/Transforms/Passes.h"
+#include "tessera/Dialect/Schedule/Transforms/Passes.h"
+#include "tessera/Dialect/Tile/Transforms/Passes.h"
+#include "tessera/Target/CPU/Passes.h"
+
+using namespace mlir;
+
+void tessera::cpu::buildGraphToLoopsPipeline(OpPassManager &pm,
+                                             const GraphPipelineOptions &o) {
+  pm.addPass(graph::createLowerLayouts());
+  graph::GraphToScheduleOptions gs;
+  gs.tileM = o.tileM;
+  gs.tileN = o.tileN;
+  gs.tileK = o.tileK;
+  gs.microM = o.microM;
+  gs.microN = o.microN;
+  pm.addPass(graph::createGraphToSchedule(gs));
+  pm.addPass(createScheduleToCPU());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void tessera::cpu::buildTileToLoopsPipeline(OpPassManager &pm) {
+  pm.addPass(schedule::createScheduleToTile());
+  pm.addNestedPass<func::FuncOp>(tile::createWorkItemLoops());
+  pm.addPass(createTileToCPU());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void tessera::cpu::buildLoopsToLLVMPipeline(OpPassManager &pm) {
+  // Bare pointers for memrefs: kernels take static shapes, and the ABI
+  // wrapper (tessera-cpu-kernel-abi) passes the launch context's pointers.
+  static const char kPipeline[] =
+      "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+      "convert-vector-to-llvm,convert-math-to-llvm,convert-arith-to-llvm,"
+      "convert-memref-to-llvm,"
+      "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
+      "convert-cf-to-llvm,reconcile-unrealized-casts";
+  if (failed(parsePassPipeline(kPipeline, pm, llvm::errs())))
+    llvm::report_fatal_error("tessera: upstream passes are not registered");
+  pm.addPass(createCPUKernelABI());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void tessera::cpu::registerCPUPipelines() {
+  PassPipelineRegistration<>(
+      "tessera-cpu-graph-pipeline",
+      "Graph IR -> Schedule IR -> vector loops -> LLVM dialect with kernel ABI",
+      [](OpPassManager &pm) {
+        buildGraphToLoopsPipeline(pm);
+        buildLoopsToLLVMPipeline(pm);
+      });
+  PassPipelineRegistration<>(
+      "tessera-cpu-tile-pipeline",
+      "Schedule/Tile IR -> work-item loops -> LLVM dialect with kernel ABI",
+      [](OpPassManager &pm) {
+        buildTileToLoopsPipeline(pm);
+        buildLoopsToLLVMPipeline(pm);
+      });
+}

@@ -1,0 +1,95 @@
+// RUN: tessera-opt %s -split-input-file -verify-diagnostics
+
+func.func @matmul_k(%a: tensor<4x8xf32>, %b: tensor<7x4xf32>) {
+  // expected-error @+1 {{contraction dimensions differ: lhs has K = 8, rhs has K = 7}}
+  %c = tessera_graph.matmul %a, %b : tensor<4x8xf32>, tensor<7x4xf32> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_result(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>) {
+  // expected-error @+1 {{result shape must be [4, 4], got [4, 5]}}
+  %c = tessera_graph.matmul %a, %b : tensor<4x8xf32>, tensor<8x4xf32> -> tensor<4x5xf32>
+  return
+}
+
+// -----
+
+func.func @fp8_accumulate(%a: tensor<4x8xf8E4M3FN>, %b: tensor<8x4xf8E4M3FN>) {
+  // expected-error @+1 {{cannot accumulate}}
+  %c = tessera_graph.matmul %a, %b : tensor<4x8xf8E4M3FN>, tensor<8x4xf8E4M3FN> -> tensor<4x4xf16>
+  return
+}
+
+// -----
+
+func.func @broadcast(%a: tensor<4x8xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{rhs shape must equal lhs shape or a suffix of it}}
+  %c = tessera_graph.add %a, %b : tensor<4x8xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{layout blocked block [16, 16] does not divide the shape [64, 24]}}
+func.func @layout_divides(%a: tensor<64x24xf32, #tessera_graph.layout<blocked<16, 16>>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{micro tile [3, 4] does not divide macro tile [16, 8]}}
+func.func @tiled_micro(%a: tensor<64x16xf32, #tessera_graph.layout<tiled<[16, 8], [3, 4]>>>) {
+  return
+}
+
+// -----
+
+tessera_graph.mesh @mesh axes = ["dp", "tp"] shape = [2, 4]
+func.func @bad_axis(%a: tensor<8xf32>) {
+  // expected-error @+1 {{mesh @mesh has no axis 'pp'}}
+  %r = tessera_graph.all_reduce sum %a over @mesh ["pp"] : tensor<8xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+tessera_graph.mesh @mesh axes = ["dp"] shape = [2]
+// expected-error @+1 {{mesh @mesh has no axis 'tp'}}
+func.func @bad_shard(%a: tensor<8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["tp"], replicate = [], reduce = []>}) {
+  return
+}
+
+// -----
+
+func.func @no_mesh(%a: tensor<8xf32>) {
+  // expected-error @+1 {{mesh @nowhere does not exist}}
+  %r = tessera_graph.all_reduce sum %a over @nowhere ["tp"] : tensor<8xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_shape(%a: tensor<4x8xf32>) {
+  // expected-error @+1 {{result must be 'tensor<4xf32>'}}
+  %s = tessera_graph.reduce sum %a dims = [1] order = sequential : tensor<4x8xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+tessera_graph.mesh @mesh axes = ["tp"] shape = [4]
+func.func @scatter(%a: tensor<6x8xf32>) {
+  // expected-error @+1 {{dimension 0 (6) is not divisible by the 4 ranks}}
+  %r = tessera_graph.reduce_scatter sum %a over @mesh ["tp"] dim = 0 : tensor<6x8xf32> -> tensor<1x8xf32>
+  return
+}
+
+// -----
+
+func.func @unknown_op(%a: tensor<8xf32>) {
+  // expected-error @+1 {{custom op 'tessera_graph.frobnicate' is unknown}}
+  %r = tessera_graph.frobnicate %a : tensor<8xf32>
+  return
+}

@@ -1,0 +1,48 @@
+// RUN: tessera-opt %s | tessera-opt | FileCheck %s
+
+// CHECK: tessera_graph.mesh @mesh axes = ["dp", "tp"] shape = [2, 4]
+tessera_graph.mesh @mesh axes = ["dp", "tp"] shape = [2, 4]
+
+// CHECK-LABEL: func.func @all_ops
+func.func @all_ops(%a: tensor<64x32xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["dp", ""], replicate = ["tp"], reduce = []>},
+                   %b: tensor<32x16xf32>, %bias: tensor<16xf32>, %h: tensor<64x32xbf16>, %q: tensor<64x32xf8E4M3FN>, %qb: tensor<32x16xf8E4M3FN>) {
+  // CHECK: tessera_graph.matmul %{{.*}}, %{{.*}} : tensor<64x32xf32>, tensor<32x16xf32> -> tensor<64x16xf32>
+  %c = tessera_graph.matmul %a, %b : tensor<64x32xf32>, tensor<32x16xf32> -> tensor<64x16xf32>
+  // CHECK: tessera_graph.matmul {{.*}} -> tensor<64x16xf32>
+  %c8 = tessera_graph.matmul %q, %qb : tensor<64x32xf8E4M3FN>, tensor<32x16xf8E4M3FN> -> tensor<64x16xf32>
+  // CHECK: tessera_graph.add
+  %d = tessera_graph.add %c, %bias : tensor<64x16xf32>, tensor<16xf32>
+  %e = tessera_graph.sub %d, %c : tensor<64x16xf32>, tensor<64x16xf32>
+  %f = tessera_graph.mul %e, %bias : tensor<64x16xf32>, tensor<16xf32>
+  %g = tessera_graph.div %f, %c : tensor<64x16xf32>, tensor<64x16xf32>
+  %m = tessera_graph.max %g, %c : tensor<64x16xf32>, tensor<64x16xf32>
+  // CHECK: tessera_graph.exp
+  %x = tessera_graph.exp %m : tensor<64x16xf32>
+  %r = tessera_graph.relu %x : tensor<64x16xf32>
+  %ge = tessera_graph.gelu %r : tensor<64x16xf32>
+  // CHECK: tessera_graph.cast %{{.*}} : tensor<64x32xbf16> -> tensor<64x32xf32>
+  %ca = tessera_graph.cast %h : tensor<64x32xbf16> -> tensor<64x32xf32>
+  // CHECK: tessera_graph.reduce sum %{{.*}} dims = [1] order = pairwise
+  %s = tessera_graph.reduce sum %ge dims = [1] order = pairwise : tensor<64x16xf32> -> tensor<64xf32>
+  // CHECK: tessera_graph.reduce max %{{.*}} order = sequential
+  %s2 = tessera_graph.reduce max %ge dims = [0, 1] order = sequential : tensor<64x16xf32> -> tensor<f32>
+  // CHECK: tessera_graph.softmax %{{.*}} dim = 1
+  %p = tessera_graph.softmax %ge dim = 1 : tensor<64x16xf32>
+  // CHECK: tensor<64x16xf32, #tessera_graph.layout<blocked<16, 16>>>
+  %l1 = tessera_graph.convert_layout %p : tensor<64x16xf32> -> tensor<64x16xf32, #tessera_graph.layout<blocked<16, 16>>>
+  // CHECK: #tessera_graph.layout<tiled<[16, 8], [4, 4]>>
+  %l2 = tessera_graph.convert_layout %p : tensor<64x16xf32> -> tensor<64x16xf32, #tessera_graph.layout<tiled<[16, 8], [4, 4]>>>
+  // CHECK: #tessera_graph.layout<col_major>
+  %l3 = tessera_graph.convert_layout %p : tensor<64x16xf32> -> tensor<64x16xf32, #tessera_graph.layout<col_major>>
+  // CHECK: #tessera_graph.layout<interleaved<4>>
+  %l4 = tessera_graph.convert_layout %p : tensor<64x16xf32> -> tensor<64x16xf32, #tessera_graph.layout<interleaved<4>>>
+  // CHECK: tessera_graph.all_reduce sum %{{.*}} over @mesh ["tp"]
+  %ar = tessera_graph.all_reduce sum %s over @mesh ["tp"] : tensor<64xf32> -> tensor<64xf32>
+  // CHECK: tessera_graph.broadcast %{{.*}} over @mesh ["dp"] root = 1
+  %bc = tessera_graph.broadcast %s over @mesh ["dp"] root = 1 : tensor<64xf32> -> tensor<64xf32>
+  // CHECK: tessera_graph.all_gather {{.*}} dim = 0 : tensor<64x16xf32> -> tensor<256x16xf32>
+  %ag = tessera_graph.all_gather %p over @mesh ["tp"] dim = 0 : tensor<64x16xf32> -> tensor<256x16xf32>
+  // CHECK: tessera_graph.reduce_scatter sum {{.*}} -> tensor<16x16xf32>
+  %rs = tessera_graph.reduce_scatter sum %p over @mesh ["tp"] dim = 0 : tensor<64x16xf32> -> tensor<16x16xf32>
+  return
+}

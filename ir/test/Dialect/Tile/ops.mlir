@@ -1,0 +1,43 @@
+// RUN: tessera-opt %s | tessera-opt | FileCheck %s
+
+// CHECK-LABEL: func.func @kernel
+// CHECK-SAME: tessera_tile.group_size = array<i64: 128>
+func.func @kernel(%g: memref<1024xf32>, %o: memref<16xf32>, %fa: vector<16x8xf16>, %fb: vector<8x16xf16>, %fc: vector<16x16xf32>)
+    attributes {tessera_tile.group_size = array<i64: 128>, tessera_tile.max_shared_memory = 49152 : i64} {
+  // CHECK: tessera_tile.group_id 0 : index
+  %v0 = arith.constant 0.0 : f32
+  %gid = tessera_tile.group_id 0 : index
+  %gn = tessera_tile.group_count 1 : index
+  %lid = tessera_tile.lane_id 0 : index
+  %ln = tessera_tile.lane_count 0 : index
+  %t = tessera_tile.tile_id : index
+  %sg = tessera_tile.subgroup_size : index
+  // CHECK: tessera_tile.shared_alloc swizzle = 128 : memref<64x64xf32, 3>
+  %s = tessera_tile.shared_alloc swizzle = 128 : memref<64x64xf32, 3>
+  %s1 = tessera_tile.shared_alloc : memref<256xf32, 3>
+  // CHECK: tessera_tile.cp_async %{{.*}}[%{{.*}}], %{{.*}}[%{{.*}}] elements = 4
+  tessera_tile.cp_async %g[%lid], %s1[%lid] elements = 4 : memref<1024xf32>, memref<256xf32, 3>
+  tessera_tile.cp_async_commit
+  // CHECK: tessera_tile.cp_async_wait 0
+  tessera_tile.cp_async_wait 0
+  tessera_tile.barrier
+  // CHECK: tessera_tile.mma
+  %d = tessera_tile.mma %fa, %fb, %fc : vector<16x8xf16>, vector<8x16xf16>, vector<16x16xf32>
+  %v = tessera_tile.load %g[%lid] : memref<1024xf32>, vector<8xf32>
+  // CHECK: tessera_tile.dot
+  %dt = tessera_tile.dot %v, %v, %v0 : vector<8xf32>, f32
+  tessera_tile.store %v, %g[%lid] : vector<8xf32>, memref<1024xf32>
+  %x = memref.load %g[%lid] : memref<1024xf32>
+  // CHECK: tessera_tile.shuffle xor
+  %sh = tessera_tile.shuffle xor %x, %ln : f32
+  // CHECK: tessera_tile.subgroup_reduce add
+  %r = tessera_tile.subgroup_reduce add %sh : f32
+  // CHECK: tessera_tile.atomic_rmw add {{.*}} scope = device
+  %old = tessera_tile.atomic_rmw add %r, %o[%gid] scope = device : f32, memref<16xf32>
+  %old2 = tessera_tile.atomic_rmw max %r, %o[%gid] scope = mesh : f32, memref<16xf32>
+  // CHECK: tessera_tile.math exp(%{{.*}}) : f32
+  %e = tessera_tile.math exp(%r) : f32
+  // CHECK: tessera_tile.math fma(%{{.*}}, %{{.*}}, %{{.*}}) : f32
+  %f = tessera_tile.math fma(%e, %e, %r) : f32
+  return
+}

@@ -1,0 +1,12 @@
+# lit configuration of the Tessera IR tests.
+import os
+import lit.formats
+
+config.name = "Tessera IR"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".mlir"]
+config.test_source_root = config.tessera_test_src
+config.test_exec_root = os.path.dirname(__file__) if "__file__" in globals() else config.test_source_root
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in"]
+config.environment["PATH"] = os.pathsep.join(
+    [config.tessera_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])

@@ -1,0 +1,14 @@
+//===- tessera-opt.cpp - mlir-opt with the Tessera dialects and passes ----===//
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "tessera/InitAll.h"
+
+int main(int argc, char **argv) {
+  mlir::registerAllPasses();  // upstream passes (they live in libMLIR.so)
+  tessera::registerAllPasses();
+  mlir::DialectRegistry registry;
+  tessera::registerAllDialects(registry);
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "Tessera optimizer driver\n", registry));
+}

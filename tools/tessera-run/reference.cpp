@@ -1,0 +1,159 @@
+#include "reference.hpp"
+
+#include <cmath>
+#include <functional>
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "tessera/Dialect/Graph/IR/Graph.h"
+#include "tessera/Dialect/Schedule/IR/Schedule.h"
+
+namespace tessera::run {
+namespace {
+
+using namespace mlir;
+namespace g = tessera::graph;
+
+struct T {
+  std::vector<int64_t> shape;
+  std::vector<float> v;  // logical, row-major
+  int64_t size() const { return static_cast<int64_t>(v.size()); }
+};
+
+// Logical <-> physical for the innermost two dims.
+std::vector<float> toPhysical(const T& t, g::LayoutAttr l) {
+  if (!l || l.isRowMajor()) return t.v;
+  int64_t M = t.shape[t.shape.size() - 2], N = t.shape.back(), mats = t.size() / (M * N);
+  std::vector<float> out(t.v.size());
+  for (int64_t b = 0; b < mats; ++b)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) out[b * M * N + l.offset(i, j, M, N)] = t.v[b * M * N + i * N + j];
+  return out;
+}
+T fromPhysical(const std::vector<float>& p, RankedTensorType type) {
+  T t{std::vector<int64_t>(type.getShape().begin(), type.getShape().end()), p};
+  auto l = g::getLayout(type);
+  if (!l || l.isRowMajor()) return t;
+  int64_t M = t.shape[t.shape.size() - 2], N = t.shape.back(), mats = t.size() / (M * N);
+  for (int64_t b = 0; b < mats; ++b)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) t.v[b * M * N + i * N + j] = p[b * M * N + l.offset(i, j, M, N)];
+  return t;
+}
+
+float gelu(float x) {
+  return 0.5f * x * (1.f + std::tanh(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+}
+
+std::string eval(Block& block, DenseMap<Value, T>& env) {
+  for (Operation& op : block) {
+    auto in = [&](unsigned i) -> T& { return env[op.getOperand(i)]; };
+    auto resultShape = [&](unsigned i = 0) {
+      auto s = op.getResult(i).getType().cast<RankedTensorType>().getShape();
+      return std::vector<int64_t>(s.begin(), s.end());
+    };
+    if (auto tile = dyn_cast<schedule::TileOp>(op)) {
+      for (auto [a, v] : llvm::zip(tile.getBody().getArguments(), tile.getOperands())) env[a] = env[v];
+      if (auto e = eval(tile.getBody().front(), env); !e.empty()) return e;
+      auto y = cast<schedule::YieldOp>(tile.getBody().front().getTerminator());
+      for (auto [r, v] : llvm::zip(tile.getResults(), y.getValues())) env[r] = env[v];
+      continue;
+    }
+    if (isa<schedule::YieldOp, func::ReturnOp>(op)) continue;
+    T out{resultShape(), {}};
+    int64_t n = 1;
+    for (int64_t d : out.shape) n *= d;
+    out.v.assign(n, 0.f);
+    if (auto mm = dyn_cast<g::MatmulOp>(op)) {
+      T &a = in(0), &b = in(1);
+      int64_t r = a.shape.size(), M = a.shape[r - 2], K = a.shape[r - 1], N = b.shape[r - 1];
+      int64_t batch = a.size() / (M * K);
+      for (int64_t bt = 0; bt < batch; ++bt)
+        for (int64_t i = 0; i < M; ++i)
+          for (int64_t k = 0; k < K; ++k) {
+            float av = a.v[bt * M * K + i * K + k];
+            for (int64_t j = 0; j < N; ++j) out.v[bt * M * N + i * N + j] += av * b.v[bt * K * N + k * N + j];
+          }
+    } else if (g::isElementwise(&op)) {
+      T& a = in(0);
+      const T* b = op.getNumOperands() == 2 ? &in(1) : nullptr;
+      for (int64_t i = 0; i < n; ++i) {
+        float x = a.v[i], y = b ? b->v[i % b->size()] : 0.f;
+        float r = x;
+        if (isa<g::AddOp>(op)) r = x + y;
+        else if (isa<g::SubOp>(op)) r = x - y;
+        else if (isa<g::MulOp>(op)) r = x * y;
+        else if (isa<g::DivOp>(op)) r = x / y;
+        else if (isa<g::MaxOp>(op)) r = std::max(x, y);
+        else if (isa<g::ReluOp>(op)) r = std::max(x, 0.f);
+        else if (isa<g::ExpOp>(op)) r = std::exp(x);
+        else if (isa<g::GeluOp>(op)) r = gelu(x);
+        out.v[i] = r;
+      }
+    } else if (auto sm = dyn_cast<g::SoftmaxOp>(op)) {
+      T& a = in(0);
+      int64_t len = a.shape.back();
+      for (int64_t r = 0; r < n / len; ++r) {
+        float mx = -INFINITY, sum = 0;
+        for (int64_t j = 0; j < len; ++j) mx = std::max(mx, a.v[r * len + j]);
+        for (int64_t j = 0; j < len; ++j) sum += out.v[r * len + j] = std::exp(a.v[r * len + j] - mx);
+        for (int64_t j = 0; j < len; ++j) out.v[r * len + j] /= sum;
+      }
+    } else if (auto red = dyn_cast<g::ReduceOp>(op)) {
+      T& a = in(0);
+      int64_t len = a.shape.back();
+      bool mx = red.getKind() == g::ReduceKind::max;
+      for (int64_t r = 0; r < n; ++r) {
+        double acc = mx ? -INFINITY : 0.0;
+        for (int64_t j = 0; j < len; ++j)
+          acc = mx ? std::max<double>(acc, a.v[r * len + j]) : acc + a.v[r * len + j];
+        out.v[r] = static_cast<float>(acc);
+      }
+    } else if (isa<g::ConvertLayoutOp>(op)) {
+      out.v = in(0).v;  // logical values are unchanged
+    } else {
+      return "no reference for '" + op.getName().getStringRef().str() + "'";
+    }
+    env[op.getResult(0)] = std::move(out);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string ReferenceGraph(func::FuncOp fn, const HostTensors& inputs, HostTensors* outputs) {
+  DenseMap<Value, T> env;
+  for (auto [i, a] : llvm::enumerate(fn.getArguments()))
+    env[a] = fromPhysical(inputs[i], a.getType().cast<RankedTensorType>());
+  if (auto e = eval(fn.front(), env); !e.empty()) return e;
+  outputs->clear();
+  for (Value v : fn.front().getTerminator()->getOperands())
+    outputs->push_back(toPhysical(env[v], g::getLayout(v.getType())));
+  return "";
+}
+
+bool ReferenceTile(const std::string& kernel, const HostTensors& args,
+                   const std::vector<unsigned>& grid, const std::vector<unsigned>& group,
+                   HostTensors* expected) {
+  *expected = args;
+  if (kernel == "saxpy" && args.size() >= 3) {  // (a, x, y): y = a*x + y
+    float a = args[0][0];
+    for (size_t i = 0; i < args[1].size(); ++i) (*expected)[2][i] = a * args[1][i] + args[2][i];
+    return true;
+  }
+  if (kernel == "block_sum" && args.size() >= 2) {  // (x, partial): one sum per group
+    size_t per = args[0].size() / grid[0];
+    for (size_t gi = 0; gi < grid[0]; ++gi) {
+      double s = 0;
+      for (size_t i = 0; i < per; ++i) s += args[0][gi * per + i];
+      (*expected)[1][gi] = static_cast<float>(s);
+    }
+    return true;
+  }
+  if (kernel == "pipelined_scale" && args.size() >= 2) {  // (x, y): y = 2x, via double buffering
+    for (size_t i = 0; i < args[0].size(); ++i) (*expected)[1][i] = 2.f * args[0][i];
+    return true;
+  }
+  return false;
+}
+
+}  // namespace tessera::run

@@ -1,0 +1,32 @@
+// Straightforward C++ reference implementations that tessera-run checks the
+// compiled kernels against: an interpreter of Graph IR on the host (float
+// math, logical row-major tensors converted to and from each layout) and
+// hand-written references for the Tile IR examples.
+#ifndef TESSERA_TOOLS_RUN_REFERENCE_HPP_
+#define TESSERA_TOOLS_RUN_REFERENCE_HPP_
+
+#include <string>
+#include <vector>
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace tessera::run {
+
+// Host buffers in the program's physical layouts, as float.
+using HostTensors = std::vector<std::vector<float>>;
+
+// Evaluates a Graph IR function. Returns "" or an error.
+std::string ReferenceGraph(mlir::func::FuncOp fn, const HostTensors& inputs,
+                           HostTensors* outputs);
+
+// Tile IR kernels with a known reference, by kernel name.  `args` are all
+// kernel arguments (buffers as floats, scalars as one-element vectors);
+// returns false when there is none for this kernel.  `expected` gets the
+// expected contents of every buffer argument.
+bool ReferenceTile(const std::string& kernel, const HostTensors& args,
+                   const std::vector<unsigned>& grid, const std::vector<unsigned>& group,
+                   HostTensors* expected);
+
+}  // namespace tessera::run
+
+#endif

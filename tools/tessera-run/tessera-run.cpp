@@ -1,0 +1,283 @@
+// tessera-run: compile a Tessera program (Graph IR or Tile IR) for the
+// selected backend, run it on generated or given inputs, check it against a
+// reference implementation in the same run and report the time per iteration.
+//
+//   tessera-run PROGRAM.mlir [--input a.npy ...] [--output out.npy]
+//               [--iterations N] [--kernel NAME] [--scalar V ...]
+//               [--grid X[,Y,Z]] [--tolerance T] [--seed S] [--no-verify]
+//
+// Exit codes: 0 verified (or --no-verify), 1 bad input / compile error,
+// 2 runtime error, 3 result mismatch.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/SourceMgr.h"
+#include "npy.hpp"
+#include "reference.hpp"
+#include "tessera/Dialect/Graph/IR/Graph.h"
+#include "tessera/InitAll.h"
+#include "tessera/Target/CPU/Compiler.h"
+#include "tessera/runtime.hpp"
+
+using namespace tessera;
+
+namespace {
+
+struct Args {
+  std::string program, output, kernel;
+  std::vector<std::string> inputs;
+  std::vector<double> scalars;
+  std::vector<unsigned> grid;
+  int iterations = 10;
+  double tolerance = 1e-3;
+  unsigned seed = 42;
+  bool verify = true;
+};
+
+int usage(const char* why) {
+  std::fprintf(stderr,
+               "tessera-run: %s\nusage: tessera-run PROGRAM.mlir [--input a.npy ...] "
+               "[--output out.npy] [--iterations N] [--kernel NAME] [--scalar V ...] "
+               "[--grid X[,Y,Z]] [--tolerance T] [--seed S] [--no-verify]\n",
+               why);
+  return 1;
+}
+
+float toFloat(const unsigned char* p, const std::string& dt) {
+  if (dt == "f32") { float f; std::memcpy(&f, p, 4); return f; }
+  if (dt == "i32") { int32_t v; std::memcpy(&v, p, 4); return static_cast<float>(v); }
+  if (dt == "i64") { int64_t v; std::memcpy(&v, p, 8); return static_cast<float>(v); }
+  if (dt == "i8") return static_cast<float>(static_cast<int8_t>(*p));
+  if (dt == "f64") { double v; std::memcpy(&v, p, 8); return static_cast<float>(v); }
+  return 0.f;
+}
+void fromFloat(float f, unsigned char* p, const std::string& dt) {
+  if (dt == "f32") std::memcpy(p, &f, 4);
+  else if (dt == "i32") { int32_t v = static_cast<int32_t>(f); std::memcpy(p, &v, 4); }
+  else if (dt == "i64") { int64_t v = static_cast<int64_t>(f); std::memcpy(p, &v, 8); }
+  else if (dt == "i8") *p = static_cast<unsigned char>(static_cast<int8_t>(f));
+  else if (dt == "f64") { double v = f; std::memcpy(p, &v, 8); }
+}
+std::vector<float> toFloats(const std::vector<unsigned char>& b, const std::string& dt) {
+  size_t s = run::DtypeSize(dt);
+  std::vector<float> out(b.size() / s);
+  for (size_t i = 0; i < out.size(); ++i) out[i] = toFloat(&b[i * s], dt);
+  return out;
+}
+std::string shapeStr(const std::vector<int64_t>& s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? "x" : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    std::string s = argv[i];
+    auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    const char* v = nullptr;
+    if (s == "--input" && (v = next())) a.inputs.push_back(v);
+    else if (s == "--output" && (v = next())) a.output = v;
+    else if (s == "--iterations" && (v = next())) a.iterations = std::max(1, std::atoi(v));
+    else if (s == "--kernel" && (v = next())) a.kernel = v;
+    else if (s == "--scalar" && (v = next())) a.scalars.push_back(std::atof(v));
+    else if (s == "--tolerance" && (v = next())) a.tolerance = std::atof(v);
+    else if (s == "--seed" && (v = next())) a.seed = std::atoi(v);
+    else if (s == "--grid" && (v = next())) {
+      for (char* t = std::strtok(const_cast<char*>(v), ","); t; t = std::strtok(nullptr, ","))
+        a.grid.push_back(std::atoi(t));
+    } else if (s == "--no-verify") a.verify = false;
+    else if (s == "-h" || s == "--help") return usage("help"), 0;
+    else if (!s.empty() && s[0] != '-' && a.program.empty()) a.program = s;
+    else return usage(("unknown or incomplete argument '" + s + "'").c_str());
+  }
+  if (a.program.empty()) return usage("no program given");
+
+  // ---- parse and verify: diagnostics carry file:line:col
+  mlir::DialectRegistry registry;
+  tessera::registerAllDialects(registry);
+  mlir::registerAllPasses();
+  tessera::registerAllPasses();
+  mlir::MLIRContext context(registry);
+  llvm::SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler diag(sourceMgr, &context);
+  std::string err;
+  auto file = mlir::openInputFile(a.program, &err);
+  if (!file) return std::fprintf(stderr, "tessera-run: %s\n", err.c_str()), 1;
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  if (!module) return std::fprintf(stderr, "tessera-run: %s: invalid program\n", a.program.c_str()), 1;
+
+  // ---- compile (cached)
+  auto compiled = cpu::compileForCPU(*module, {});
+  if (mlir::failed(compiled))
+    return std::fprintf(stderr, "tessera-run: %s: compilation failed\n", a.program.c_str()), 1;
+  const cpu::KernelInfo* kinfo = &compiled->kernels.front();
+  for (auto& k : compiled->kernels)
+    if (k.name == a.kernel) kinfo = &k;
+  std::printf("compiled %s: kernel %s in %.1f ms%s\n", a.program.c_str(), kinfo->name.c_str(),
+              compiled->compile_ms, compiled->cache_hit ? " (cache hit)" : "");
+
+  // ---- runtime
+  auto rt = Runtime::Create();
+  if (!rt.ok()) return std::fprintf(stderr, "tessera-run: %s\n", rt.status().ToString().c_str()), 2;
+  Device dev = rt->devices().front();
+  auto exe = dev.load_executable("elf-native", compiled->so_path);
+  if (!exe.ok()) return std::fprintf(stderr, "tessera-run: %s\n", exe.status().ToString().c_str()), 2;
+  auto kernel = exe->kernel(kinfo->name);
+  if (!kernel.ok()) return std::fprintf(stderr, "tessera-run: %s\n", kernel.status().ToString().c_str()), 2;
+
+  // ---- arguments: given inputs are matched to non-output buffers in order
+  std::mt19937 rng(a.seed);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  std::vector<run::NpyArray> host(kinfo->args.size());
+  std::vector<Buffer> buffers(kinfo->args.size());
+  size_t nextInput = 0, nextScalar = 0;
+  for (size_t i = 0; i < kinfo->args.size(); ++i) {
+    const auto& ai = kinfo->args[i];
+    auto& h = host[i];
+    h.dtype = ai.dtype;
+    h.shape = ai.buffer ? ai.shape : std::vector<int64_t>{1};
+    size_t n = 1;
+    for (int64_t d : h.shape) n *= d;
+    h.bytes.assign(n * run::DtypeSize(ai.dtype), 0);
+    if (!ai.buffer) {
+      double v = nextScalar < a.scalars.size() ? a.scalars[nextScalar++] : 1.5;
+      fromFloat(static_cast<float>(v), h.bytes.data(), ai.dtype);
+      continue;
+    }
+    if (!ai.output && nextInput < a.inputs.size()) {
+      run::NpyArray in;
+      std::string e = run::ReadNpy(a.inputs[nextInput], &in);
+      if (!e.empty()) return std::fprintf(stderr, "tessera-run: %s\n", e.c_str()), 1;
+      if (in.dtype != ai.dtype || in.shape != ai.shape)
+        return std::fprintf(stderr,
+                            "tessera-run: %s: argument %zu of %s expects %s %s, the file holds %s %s\n",
+                            a.inputs[nextInput].c_str(), i, kinfo->name.c_str(), ai.dtype.c_str(),
+                            shapeStr(ai.shape).c_str(), in.dtype.c_str(), shapeStr(in.shape).c_str()),
+               1;
+      h = in;
+      ++nextInput;
+    } else if (!ai.output) {
+      size_t s = run::DtypeSize(ai.dtype);
+      for (size_t k = 0; k < n; ++k)
+        fromFloat(ai.dtype[0] == 'f' ? dist(rng) : std::floor(dist(rng) * 8), &h.bytes[k * s], ai.dtype);
+    }
+    auto buf = dev.allocate(h.bytes.size());
+    if (!buf.ok()) return std::fprintf(stderr, "tessera-run: %s\n", buf.status().ToString().c_str()), 2;
+    buffers[i] = *buf;
+    if (auto st = copy(buffers[i], h.bytes.data(), h.bytes.size()); !st.ok())
+      return std::fprintf(stderr, "tessera-run: %s\n", st.ToString().c_str()), 2;
+  }
+  if (nextInput < a.inputs.size())
+    return std::fprintf(stderr, "tessera-run: %zu --input files given, %s takes %zu\n", a.inputs.size(),
+                        kinfo->name.c_str(), nextInput), 1;
+  std::vector<KernelArg> kargs;
+  for (size_t i = 0; i < kinfo->args.size(); ++i) {
+    if (kinfo->args[i].buffer) { kargs.push_back(KernelArg::buffer(buffers[i])); continue; }
+    KernelArg s = KernelArg::scalar(uint64_t{0});
+    uint64_t raw = 0;
+    std::memcpy(&raw, host[i].bytes.data(), host[i].bytes.size());
+    if (run::DtypeSize(kinfo->args[i].dtype) == 4) { uint32_t r32; std::memcpy(&r32, &raw, 4); s = KernelArg::scalar(r32); }
+    else s = KernelArg::scalar(raw);
+    kargs.push_back(s);
+  }
+  TsDim3 grid{kinfo->grid[0], kinfo->grid[1], kinfo->grid[2]};
+  for (size_t d = 0; d < a.grid.size() && d < 3; ++d) (&grid.x)[d] = a.grid[d];
+  TsDim3 group{kinfo->group_size[0], kinfo->group_size[1], kinfo->group_size[2]};
+  uint64_t shared = kinfo->graph ? 0 : 65536;
+  Stream stream = dev.default_stream();
+
+  // Snapshot of inputs for the reference (outputs may be updated in place).
+  run::HostTensors before;
+  for (auto& h : host) before.push_back(toFloats(h.bytes, h.dtype));
+
+  // ---- one checked run, then timed iterations
+  auto launch = [&]() -> bool {
+    Status st = stream.launch(*kernel, grid, group, kargs, shared);
+    if (st.ok()) st = stream.synchronize();
+    if (!st.ok()) std::fprintf(stderr, "tessera-run: launch: %s\n", st.ToString().c_str());
+    return st.ok();
+  };
+  if (!launch()) return 2;
+  std::vector<run::NpyArray> results = host;
+  for (size_t i = 0; i < kinfo->args.size(); ++i)
+    if (kinfo->args[i].buffer) (void)copy(results[i].bytes.data(), buffers[i], results[i].bytes.size());
+
+  int rc = 0;
+  if (a.verify) {
+    run::HostTensors expected;
+    bool have = false;
+    std::vector<size_t> checked;
+    if (kinfo->graph) {
+      mlir::func::FuncOp fn;
+      module->walk([&](mlir::func::FuncOp f) { if (f.getName() == kinfo->name) fn = f; });
+      size_t nIn = 0;
+      for (auto& ai : kinfo->args) nIn += !ai.output;
+      run::HostTensors ins(before.begin(), before.begin() + nIn), outs;
+      std::string e = fn ? run::ReferenceGraph(fn, ins, &outs) : "function not found";
+      if (!e.empty()) std::fprintf(stderr, "tessera-run: reference: %s\n", e.c_str());
+      else {
+        have = true;
+        expected = before;
+        for (size_t k = 0; k < outs.size(); ++k) { expected[nIn + k] = outs[k]; checked.push_back(nIn + k); }
+      }
+    } else {
+      std::vector<unsigned> gv{grid.x, grid.y, grid.z}, bv{group.x, group.y, group.z};
+      have = run::ReferenceTile(kinfo->name, before, gv, bv, &expected);
+      for (size_t i = 0; i < kinfo->args.size(); ++i) if (kinfo->args[i].buffer) checked.push_back(i);
+    }
+    if (!have) {
+      std::printf("verify: no reference for kernel %s (result not checked)\n", kinfo->name.c_str());
+    } else {
+      double maxErr = 0, maxRef = 0;
+      for (size_t i : checked) {
+        auto got = toFloats(results[i].bytes, results[i].dtype);
+        for (size_t k = 0; k < got.size(); ++k) {
+          maxErr = std::max<double>(maxErr, std::fabs(got[k] - expected[i][k]));
+          maxRef = std::max<double>(maxRef, std::fabs(expected[i][k]));
+        }
+      }
+      bool ok = maxErr <= a.tolerance * std::max(1.0, maxRef);
+      std::printf("verify: max abs error %.3g (max |ref| %.3g, tolerance %.3g relative): %s\n", maxErr,
+                  maxRef, a.tolerance, ok ? "PASS" : "FAIL");
+      if (!ok) rc = 3;
+    }
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  for (int it = 0; it < a.iterations; ++it)
+    if (!launch()) return 2;
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
+              a.iterations;
+  double flops = 0;
+  module->walk([&](graph::MatmulOp mm) {
+    auto t = mm.getLhs().getType().cast<mlir::RankedTensorType>();
+    auto r = mm.getResult().getType().cast<mlir::RankedTensorType>();
+    flops += 2.0 * r.getNumElements() * t.getShape().back();
+  });
+  std::printf("time: %.3f ms per iteration over %d iterations (grid %u, %s)", ms, a.iterations,
+              grid.x * grid.y * grid.z, rt->backend().c_str());
+  if (flops > 0) std::printf(", %.1f GFLOP/s", flops / (ms * 1e6));
+  std::printf("\n");
+  if (!a.output.empty()) {
+    for (size_t i = 0; i < kinfo->args.size(); ++i)
+      if (kinfo->args[i].output || (!kinfo->graph && i + 1 == kinfo->args.size())) {
+        std::string e = run::WriteNpy(a.output, results[i]);
+        if (!e.empty()) return std::fprintf(stderr, "tessera-run: %s\n", e.c_str()), 1;
+        break;
+      }
+  }
+  return rc;
+}
