@@ -15,12 +15,7 @@ TS_CPU_ENTRY(Plugin_GetInfo, TS_PLUGIN_GETINFO_ARGS_STRUCT_SIZE) {
 namespace {
 TsPluginApi make_api() {
   TsPluginApi api{};
-  api.struct_size = TS_PLUGIN_API_STRUCT_SIZE;
-  api.extension_start = nullptr;
-  api.abi_version = TsAbiVersion{TESSERA_ABI_VERSION_MAJOR, TESSERA_ABI_VERSION_MINOR};
-#define TS_CPU_SET(Name) api.Name = &Name;
-  TS_CPU_FOR_EACH_ENTRY(TS_CPU_SET)
-#undef TS_CPU_SET
+  TS_PLUGIN_FILL_TABLE();
   return api;
 }
 const TsPluginApi g_api = make_api();

@@ -14,12 +14,7 @@ TS_VK_ENTRY(Plugin_GetInfo, TS_PLUGIN_GETINFO_ARGS_STRUCT_SIZE) {
 namespace {
 TsPluginApi make_api() {
   TsPluginApi api{};
-  api.struct_size = TS_PLUGIN_API_STRUCT_SIZE;
-  api.extension_start = nullptr;
-  api.abi_version = {TESSERA_ABI_VERSION_MAJOR, TESSERA_ABI_VERSION_MINOR};
-#define TS_VK_SET(Name) api.Name = &Name;
-  TS_VK_FOR_EACH_ENTRY(TS_VK_SET)
-#undef TS_VK_SET
+  TS_PLUGIN_FILL_TABLE();
   return api;
 }
 const TsPluginApi g_api = make_api();

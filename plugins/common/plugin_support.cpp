@@ -1,15 +1,13 @@
-// Error objects: Error_Destroy / Error_Message / Error_GetCode.
-#include "error.hpp"
+#include "plugin_support.hpp"
 
 #include <cstdio>
 
-#include "internal.hpp"
+namespace tessera::plugin_support {
 
-namespace tessera::cpu {
 namespace {
 // Returned when even the error cannot be allocated; never freed.
 TsError g_out_of_memory{TS_ERROR_RESOURCE_EXHAUSTED,
-                        "cpu: out of host memory while reporting an error"};
+                        "out of host memory while reporting an error"};
 }  // namespace
 
 TsError* make_error(TsErrorCode code, std::string message) noexcept {
@@ -20,7 +18,7 @@ TsError* make_error(TsErrorCode code, std::string message) noexcept {
   }
 }
 
-static std::string vformat(const char* fmt, va_list ap) {
+std::string vformat(const char* fmt, va_list ap) {
   va_list ap2;
   va_copy(ap2, ap);
   char buf[512];
@@ -71,24 +69,25 @@ std::string human_size(uint64_t bytes) {
   return strprintf("%.1f %s", v, kUnits[u]);
 }
 
-TS_CPU_ENTRY(Error_Destroy, TS_ERROR_DESTROY_ARGS_STRUCT_SIZE) {
+TsError* Error_Destroy(TsError_Destroy_Args* args) noexcept {
+  if (args == nullptr) return nullptr;
   if (args->error != &g_out_of_memory) delete args->error;  // NULL is fine
   return nullptr;
 }
 
-TS_CPU_ENTRY(Error_Message, TS_ERROR_MESSAGE_ARGS_STRUCT_SIZE) {
-  if (args->error == nullptr)
-    return errorf(TS_ERROR_INVALID_ARGUMENT, "cpu: Error_Message: error is NULL");
+TsError* Error_Message(TsError_Message_Args* args) noexcept {
+  if (args == nullptr || args->error == nullptr)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "Error_Message: args or args->error is NULL");
   args->message = args->error->message.c_str();
   args->message_size = args->error->message.size();
   return nullptr;
 }
 
-TS_CPU_ENTRY(Error_GetCode, TS_ERROR_GETCODE_ARGS_STRUCT_SIZE) {
-  if (args->error == nullptr)
-    return errorf(TS_ERROR_INVALID_ARGUMENT, "cpu: Error_GetCode: error is NULL");
+TsError* Error_GetCode(TsError_GetCode_Args* args) noexcept {
+  if (args == nullptr || args->error == nullptr)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "Error_GetCode: args or args->error is NULL");
   args->code = args->error->code;
   return nullptr;
 }
 
-}  // namespace tessera::cpu
+}  // namespace tessera::plugin_support

@@ -1,0 +1,116 @@
+// What every plugin needs at the ABI boundary, written once: the opaque
+// error object, printf-style error builders, the guard that turns C++
+// exceptions into errors, the entry-point macro that checks Args structs, and
+// the three Error_* entry points.
+//
+// Each plugin links this static library (hidden visibility, so two plugins
+// loaded into one process keep separate copies) and defines its entries with
+//   TS_PLUGIN_ENTRY("cpu", Buffer_Allocate, TS_BUFFER_ALLOCATE_ARGS_STRUCT_SIZE) {...}
+//
+// Thread-safety: everything here is stateless or immutable.
+#pragma once
+
+#include <cstdarg>
+#include <cstdint>
+#include <exception>
+#include <new>
+#include <string>
+
+#include "tessera/plugin.h"
+
+// The opaque error handed across the ABI; owned by the caller.
+struct TsError {
+  TsErrorCode code;
+  std::string message;
+};
+
+namespace tessera::plugin_support {
+
+// Builds an error; never throws (falls back to a static out-of-memory error
+// that Error_Destroy knows not to free).
+TsError* make_error(TsErrorCode code, std::string message) noexcept;
+TsError* errorf(TsErrorCode code, const char* fmt, ...) noexcept
+    __attribute__((format(printf, 2, 3)));
+std::string vformat(const char* fmt, va_list ap);
+std::string strprintf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+// "1.0 TiB", "23.4 GiB", "512 B".
+std::string human_size(uint64_t bytes);
+
+// Runs f, turning every C++ exception into a TsError: nothing crosses the ABI.
+template <class F>
+TsError* guard(const char* plugin, const char* entry, F&& f) noexcept {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return errorf(TS_ERROR_RESOURCE_EXHAUSTED, "%s: %s: out of host memory", plugin, entry);
+  } catch (const std::exception& e) {
+    return errorf(TS_ERROR_INTERNAL, "%s: %s: internal error: %s", plugin, entry, e.what());
+  } catch (...) {
+    return errorf(TS_ERROR_INTERNAL, "%s: %s: internal error (unknown exception)", plugin,
+                  entry);
+  }
+}
+
+// The Error_* entry points, shared by every plugin's table.
+TsError* Error_Destroy(TsError_Destroy_Args* args) noexcept;
+TsError* Error_Message(TsError_Message_Args* args) noexcept;
+TsError* Error_GetCode(TsError_GetCode_Args* args) noexcept;
+
+}  // namespace tessera::plugin_support
+
+// Defines entry point Name: checks `args` and its struct_size (a larger size
+// from a newer caller is accepted, a smaller one than ABI x.0 rejected), then
+// runs Name_impl inside guard().  PLUGIN is the plugin's name for messages.
+#define TS_PLUGIN_ENTRY(PLUGIN, Name, SIZE)                                        \
+  static TsError* Name##_impl(Ts##Name##_Args* args);                              \
+  TsError* Name(Ts##Name##_Args* args) noexcept {                                  \
+    if (args == nullptr)                                                           \
+      return ::tessera::plugin_support::errorf(                                    \
+          TS_ERROR_INVALID_ARGUMENT,                                               \
+          PLUGIN ": " #Name ": args is NULL: pass a Ts" #Name                      \
+                 "_Args with struct_size = " #SIZE);                               \
+    if (args->struct_size < (SIZE))                                                \
+      return ::tessera::plugin_support::errorf(                                    \
+          TS_ERROR_INVALID_ARGUMENT,                                               \
+          PLUGIN ": " #Name ": Ts" #Name "_Args.struct_size is %zu, smaller than "  \
+                 "the %zu bytes of ABI %d.0: set it to " #SIZE,                    \
+          args->struct_size, static_cast<size_t>(SIZE), TESSERA_ABI_VERSION_MAJOR); \
+    return ::tessera::plugin_support::guard(PLUGIN, #Name,                         \
+                                            [&] { return Name##_impl(args); });   \
+  }                                                                                \
+  static TsError* Name##_impl(Ts##Name##_Args* args)
+
+// Every entry point a plugin implements itself (Error_* are shared), in table
+// order: X(Name) per entry.
+#define TS_PLUGIN_FOR_EACH_VENDOR_ENTRY(X)                                      \
+  X(Plugin_GetInfo) X(Client_Create) X(Client_Destroy) X(Client_GetDevices)    \
+  X(Device_GetProperties) X(Device_GetDefaultStream) X(Device_Synchronize)     \
+  X(Buffer_Allocate) X(Buffer_Free) X(Host_Allocate) X(Host_Free)              \
+  X(Host_Register) X(Host_Unregister) X(Memcpy) X(Memset) X(Buffer_Prefetch)   \
+  X(Buffer_Advise) X(Stream_Create) X(Stream_Destroy) X(Stream_Synchronize)    \
+  X(Stream_Query) X(Stream_WaitEvent) X(Stream_BeginCapture)                   \
+  X(Stream_EndCapture) X(Event_Create) X(Event_Destroy) X(Event_Record)        \
+  X(Event_Query) X(Event_Synchronize) X(Event_ElapsedTime) X(Graph_Destroy)    \
+  X(Graph_GetInfo) X(Graph_Instantiate) X(GraphExec_Destroy)                   \
+  X(GraphExec_Launch) X(Executable_Load) X(Executable_Destroy)                 \
+  X(Executable_GetKernel) X(Kernel_Launch) X(Communicator_Create)              \
+  X(Communicator_Destroy) X(Communicator_Collective)
+
+// Declares every vendor entry point in the current namespace.
+#define TS_PLUGIN_DECLARE_ENTRY_(Name) TsError* Name(Ts##Name##_Args* args) noexcept;
+#define TS_PLUGIN_DECLARE_ENTRIES() TS_PLUGIN_FOR_EACH_VENDOR_ENTRY(TS_PLUGIN_DECLARE_ENTRY_)
+
+// Fills the TsPluginApi named `api` from functions named after the entries,
+// found in the current namespace (Error_* come from plugin_support).
+#define TS_PLUGIN_FILL_TABLE()                                                   \
+  do {                                                                              \
+    api.struct_size = TS_PLUGIN_API_STRUCT_SIZE;                                  \
+    api.extension_start = nullptr;                                                \
+    api.abi_version =                                                             \
+        TsAbiVersion{TESSERA_ABI_VERSION_MAJOR, TESSERA_ABI_VERSION_MINOR};         \
+    api.Error_Destroy = &::tessera::plugin_support::Error_Destroy;                \
+    api.Error_Message = &::tessera::plugin_support::Error_Message;                \
+    api.Error_GetCode = &::tessera::plugin_support::Error_GetCode;                \
+    TS_PLUGIN_FOR_EACH_VENDOR_ENTRY(TS_PLUGIN_SET_ENTRY_)                           \
+  } while (0)
+#define TS_PLUGIN_SET_ENTRY_(Name) api.Name = &Name;
