@@ -103,7 +103,8 @@ static TsError* Plugin_GetInfo(TsPlugin_GetInfo_Args* args) {
 /* ------------------------------------------------------------ stubs
  * Replace these one by one.  Order of work that keeps conformance useful:
  * Client_* and Device_* first (the suite needs a device), then
- * Buffer_*/Host_*/Memcpy/Memset, Stream_*, Event_*, then the rest. */
+ * the Buffer, Host, Memcpy and Memset entries, then Stream and Event ones,
+ * then the rest. */
 #define SKELETON_STUB(name) \
   static TsError* name(Ts##name##_Args* args) { \
     (void)args;                                 \

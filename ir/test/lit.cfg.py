@@ -6,7 +6,8 @@ config.name = "Tessera IR"
 config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".mlir"]
 config.test_source_root = config.tessera_test_src
-config.test_exec_root = os.path.dirname(__file__) if "__file__" in globals() else config.test_source_root
+# Outputs (Output/*.script) go to the build tree, never the source tree.
+config.test_exec_root = config.tessera_test_exec
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in"]
 config.environment["PATH"] = os.pathsep.join(
     [config.tessera_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])

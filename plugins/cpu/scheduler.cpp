@@ -290,8 +290,14 @@ void Scheduler::worker_main(unsigned index) {
       Task* t = c.task;
       t->op->run(*t, c.begin, c.end, ctx);
       const uint32_t n = c.end - c.begin;
-      const bool last = t->done.fetch_add(n, std::memory_order_acq_rel) + n == t->items;
-      if (last && t->manual) {
+      // Read the task's fields BEFORE publishing our items: once done reaches
+      // items, the worker that finished last may complete and free the task
+      // (graph launch slabs), so `t` must not be touched after the fetch_add
+      // unless we are that worker.
+      const uint32_t items = t->items;
+      const bool manual = t->manual;
+      const bool last = t->done.fetch_add(n, std::memory_order_acq_rel) + n == items;
+      if (last && manual) {
         // The op arranged for complete_manual(); whoever comes second completes.
         if (t->manual_refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
           lk.lock();

@@ -1,0 +1,205 @@
+// Area "events": record, wait across streams, query, synchronize, elapsed
+// time, never-recorded events (docs/memory-model.md table), re-recording.
+#include "areas/sched_util.hpp"
+
+namespace tessera::cts {
+namespace {
+
+class Events : public CtsTest {
+ protected:
+  Status DelayedStore(const Stream& s, const Buffer& dst, uint32_t value, uint32_t us) {
+    StatusOr<Kernel> k = kernel("delayed_store");
+    if (!k.ok()) return k.status();
+    return s.launch(*k, Dim(1), Dim(1),
+                    {KernelArg::buffer(dst), KernelArg::scalar(value), KernelArg::scalar(us)});
+  }
+  Status CopyWord(const Stream& s, const Buffer& dst, const Buffer& src) {
+    StatusOr<Kernel> k = kernel("copy_u32");
+    if (!k.ok()) return k.status();
+    return s.launch(*k, Dim(1), Dim(1),
+                    {KernelArg::buffer(dst), KernelArg::buffer(src),
+                     KernelArg::scalar(uint64_t(1))});
+  }
+};
+
+TEST_F(Events, RecordQuerySynchronize) {
+  CTS_REQUIRE_GATE();
+  CTS_ASSERT_OK_AND_ASSIGN(Kernel gate_kernel, kernel("gate"));
+  HostGate gate;
+  CTS_ASSERT_OK(gate.Init(device()));
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s, device().create_stream());
+  CTS_ASSERT_OK_AND_ASSIGN(Event e, device().create_event());
+  CTS_ASSERT_OK(gate.Queue(s, gate_kernel));
+  CTS_ASSERT_OK(s.record(e));
+  CTS_ASSERT_OK_AND_ASSIGN(bool done, e.query());
+  EXPECT_FALSE(done) << "query() says complete while the recorded work waits";
+  gate.open();
+  CTS_ASSERT_OK(e.synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(done, e.query());
+  EXPECT_TRUE(done);
+  EXPECT_FALSE(gate.timed_out());
+}
+
+TEST_F(Events, WaitOrdersWorkAcrossStreams) {
+  CTS_REQUIRE_KERNELS();
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer flag, device().allocate(4));
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer out, device().allocate(4));
+  CTS_ASSERT_OK(tessera::memset(flag, 0, 0, 4));
+  CTS_ASSERT_OK(tessera::memset(out, 0, 0xff, 4));
+  StreamOptions nb;
+  nb.non_blocking = true;  // only the event orders them
+  CTS_ASSERT_OK_AND_ASSIGN(Stream a, device().create_stream(nb));
+  CTS_ASSERT_OK_AND_ASSIGN(Stream b, device().create_stream(nb));
+  CTS_ASSERT_OK_AND_ASSIGN(Event e, device().create_event(TS_EVENT_DISABLE_TIMING));
+  CTS_ASSERT_OK(DelayedStore(a, flag, 5, 30000));
+  CTS_ASSERT_OK(a.record(e));
+  CTS_ASSERT_OK(b.wait(e));
+  CTS_ASSERT_OK(CopyWord(b, out, flag));
+  CTS_ASSERT_OK(b.synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(auto v, Download<uint32_t>(out, 1));
+  EXPECT_EQ(v[0], 5u) << "work after Stream::wait ran before the event's work";
+}
+
+TEST_F(Events, WaitDoesNotBlockTheHost) {
+  CTS_REQUIRE_GATE();
+  CTS_ASSERT_OK_AND_ASSIGN(Kernel gate_kernel, kernel("gate"));
+  HostGate gate;
+  CTS_ASSERT_OK(gate.Init(device()));
+  CTS_ASSERT_OK_AND_ASSIGN(Stream a, device().create_stream());
+  CTS_ASSERT_OK_AND_ASSIGN(Stream b, device().create_stream());
+  CTS_ASSERT_OK_AND_ASSIGN(Event e, device().create_event());
+  CTS_ASSERT_OK(gate.Queue(a, gate_kernel));
+  CTS_ASSERT_OK(a.record(e));
+  CTS_ASSERT_OK(b.wait(e));  // must return while the gate is closed
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer x, device().allocate(4));
+  CTS_ASSERT_OK(DelayedStore(b, x, 1, 0));  // queued behind the wait
+  CTS_ASSERT_OK_AND_ASSIGN(bool idle, b.query());
+  EXPECT_FALSE(idle) << "work queued after a wait on a pending event already ran";
+  EXPECT_FALSE(gate.timed_out());
+  gate.open();
+  CTS_ASSERT_OK(b.synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(bool done, e.query());
+  EXPECT_TRUE(done) << "b finished its wait before the event completed";
+}
+
+TEST_F(Events, ElapsedTimeBetweenTimingEvents) {
+  CTS_REQUIRE_KERNELS();
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer flag, device().allocate(4));
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s, device().create_stream());
+  CTS_ASSERT_OK_AND_ASSIGN(Event start, device().create_event());
+  CTS_ASSERT_OK_AND_ASSIGN(Event end, device().create_event());
+  CTS_ASSERT_OK(s.record(start));
+  CTS_ASSERT_OK(DelayedStore(s, flag, 1, 5000));
+  CTS_ASSERT_OK(s.record(end));
+  CTS_ASSERT_OK(end.synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(double ms, Event::elapsed_ms(start, end));
+  // Not a timing assertion: only that the value is a sane duration.
+  EXPECT_GE(ms, 0.0);
+  EXPECT_LT(ms, 60000.0);
+  CTS_ASSERT_OK_AND_ASSIGN(double same, Event::elapsed_ms(start, start));
+  EXPECT_EQ(same, 0.0);
+}
+
+TEST_F(Events, ElapsedTimeOfPendingEventIsNotReady) {
+  CTS_REQUIRE_GATE();
+  CTS_ASSERT_OK_AND_ASSIGN(Kernel gate_kernel, kernel("gate"));
+  HostGate gate;
+  CTS_ASSERT_OK(gate.Init(device()));
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s, device().create_stream());
+  CTS_ASSERT_OK_AND_ASSIGN(Event start, device().create_event());
+  CTS_ASSERT_OK_AND_ASSIGN(Event end, device().create_event());
+  CTS_ASSERT_OK(s.record(start));
+  CTS_ASSERT_OK(gate.Queue(s, gate_kernel));
+  CTS_ASSERT_OK(s.record(end));
+  CTS_EXPECT_ERROR(Event::elapsed_ms(start, end), kNotReady);
+  gate.open();
+  CTS_ASSERT_OK(s.synchronize());
+  CTS_EXPECT_OK(Event::elapsed_ms(start, end));
+}
+
+TEST_F(Events, NeverRecordedEvent) {
+  CTS_REQUIRE_KERNELS();
+  CTS_ASSERT_OK_AND_ASSIGN(Event e, device().create_event());
+  CTS_ASSERT_OK_AND_ASSIGN(Event other, device().create_event());
+  CTS_ASSERT_OK_AND_ASSIGN(bool done, e.query());
+  EXPECT_TRUE(done) << "a never-recorded event is complete";
+  CTS_EXPECT_OK(e.synchronize());
+  // Waiting on it is a no-op: later work runs.
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s, device().create_stream());
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer x, device().allocate(4));
+  CTS_ASSERT_OK(s.wait(e));
+  CTS_ASSERT_OK(DelayedStore(s, x, 3, 0));
+  CTS_ASSERT_OK(s.synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(auto v, Download<uint32_t>(x, 1));
+  EXPECT_EQ(v[0], 3u);
+  CTS_ASSERT_OK(s.record(other));
+  CTS_ASSERT_OK(other.synchronize());
+  CTS_EXPECT_ERROR(Event::elapsed_ms(e, other), kFailedPrecondition);
+  CTS_EXPECT_ERROR(Event::elapsed_ms(other, e), kFailedPrecondition);
+}
+
+TEST_F(Events, ReRecordingReplacesThePreviousRecord) {
+  CTS_REQUIRE_GATE();
+  CTS_ASSERT_OK_AND_ASSIGN(Kernel gate_kernel, kernel("gate"));
+  HostGate gate;
+  CTS_ASSERT_OK(gate.Init(device()));
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s, device().create_stream());
+  CTS_ASSERT_OK_AND_ASSIGN(Event e, device().create_event());
+  CTS_ASSERT_OK(s.record(e));
+  CTS_ASSERT_OK(e.synchronize());
+  CTS_ASSERT_OK(gate.Queue(s, gate_kernel));
+  CTS_ASSERT_OK(s.record(e));  // now behind the gate
+  CTS_ASSERT_OK_AND_ASSIGN(bool done, e.query());
+  EXPECT_FALSE(done) << "query() answered for the old record";
+  gate.open();
+  CTS_ASSERT_OK(e.synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(done, e.query());
+  EXPECT_TRUE(done);
+  // And once more on another stream.
+  CTS_ASSERT_OK_AND_ASSIGN(Stream t, device().create_stream());
+  CTS_ASSERT_OK(t.record(e));
+  CTS_EXPECT_OK(e.synchronize());
+}
+
+TEST_F(Events, RecordOnTheDefaultStream) {
+  CTS_REQUIRE_KERNELS();
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer x, device().allocate(4));
+  CTS_ASSERT_OK_AND_ASSIGN(Event e, device().create_event());
+  Stream def = device().default_stream();
+  CTS_ASSERT_OK(DelayedStore(def, x, 11, 1000));
+  CTS_ASSERT_OK(def.record(e));
+  CTS_ASSERT_OK(e.synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(auto v, Download<uint32_t>(x, 1));
+  EXPECT_EQ(v[0], 11u);
+}
+
+TEST_F(Events, ManyEventsOnManyStreams) {
+  CTS_REQUIRE_KERNELS();
+  // A chain s0 -> s1 -> ... -> s7 through events; the last sees the first.
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer x, device().allocate(8 * 4));
+  CTS_ASSERT_OK(tessera::memset(x, 0, 0, 32));
+  std::vector<Stream> streams;
+  std::vector<Event> events;
+  for (int i = 0; i < 8; ++i) {
+    CTS_ASSERT_OK_AND_ASSIGN(Stream s, device().create_stream());
+    CTS_ASSERT_OK_AND_ASSIGN(Event e, device().create_event(TS_EVENT_DISABLE_TIMING));
+    streams.push_back(s);
+    events.push_back(e);
+  }
+  CTS_ASSERT_OK_AND_ASSIGN(Kernel copy, kernel("copy_u32"));
+  CTS_ASSERT_OK(DelayedStore(streams[0], x, 42, 20000));
+  CTS_ASSERT_OK(streams[0].record(events[0]));
+  for (int i = 1; i < 8; ++i) {
+    CTS_ASSERT_OK(streams[i].wait(events[i - 1]));
+    CTS_ASSERT_OK(streams[i].launch(copy, Dim(1), Dim(1),
+                                    {KernelArg::buffer(x, 4 * i), KernelArg::buffer(x, 4 * (i - 1)),
+                                     KernelArg::scalar(uint64_t(1))}));
+    CTS_ASSERT_OK(streams[i].record(events[i]));
+  }
+  CTS_ASSERT_OK(events[7].synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(auto v, Download<uint32_t>(x, 8));
+  EXPECT_EQ(v, std::vector<uint32_t>(8, 42));
+}
+
+}  // namespace
+}  // namespace tessera::cts

@@ -1,0 +1,197 @@
+// Area "graphs": stream capture (single stream and across streams joined by
+// events), instantiate, replay == eager, replay many times, the unjoined
+// capture error, and a GraphExec outliving its Graph.
+#include "cts/cts.hpp"
+
+namespace tessera::cts {
+namespace {
+
+class Graphs : public CtsTest {
+ protected:
+  Status MulAdd(const Stream& s, const Buffer& x, uint32_t m, uint32_t a, uint64_t n,
+                uint64_t offset = 0) {
+    StatusOr<Kernel> k = kernel("mul_add_u32");
+    if (!k.ok()) return k.status();
+    return s.launch(*k, Dim(GroupsFor(n, 32)), Dim(32),
+                    {KernelArg::buffer(x, offset), KernelArg::scalar(m),
+                     KernelArg::scalar(a), KernelArg::scalar(n)});
+  }
+  // The work of the cross-stream test, issued to (s0, s1), with events.
+  Status TwoStreamWork(const Stream& s0, const Stream& s1, const Event& fork,
+                       const Event& join, const Buffer& a, const Buffer& b, uint64_t n) {
+    TESSERA_RETURN_IF_ERROR(s0.memset_async(a, 0, 0, n * 4));
+    TESSERA_RETURN_IF_ERROR(MulAdd(s0, a, 1, 3, n));          // a = 3
+    TESSERA_RETURN_IF_ERROR(s0.record(fork));
+    TESSERA_RETURN_IF_ERROR(s1.wait(fork));                    // s1 joins
+    TESSERA_RETURN_IF_ERROR(s1.copy_async(b, a, n * 4));       // b = 3
+    TESSERA_RETURN_IF_ERROR(MulAdd(s1, b, 5, 1, n));           // b = 16
+    TESSERA_RETURN_IF_ERROR(MulAdd(s0, a, 2, 0, n));           // a = 6
+    TESSERA_RETURN_IF_ERROR(s1.record(join));
+    TESSERA_RETURN_IF_ERROR(s0.wait(join));                    // joined back
+    TESSERA_RETURN_IF_ERROR(s0.copy_async(MemoryRef(a, n * 2), MemoryRef(b), n * 2));
+    return MulAdd(s0, a, 3, 1, n);  // a = 19 (first half) | 49
+  }
+};
+
+#define CTS_REQUIRE_GRAPHS()                         \
+  do {                                               \
+    CTS_REQUIRE(info().graphs, "graphs");            \
+    CTS_REQUIRE_KERNELS();                           \
+  } while (0)
+
+TEST_F(Graphs, CapturedWorkIsRecordedNotRun) {
+  CTS_REQUIRE_GRAPHS();
+  const uint64_t n = 256;
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer x, device().allocate(n * 4));
+  CTS_ASSERT_OK(tessera::memset(x, 0, 0, n * 4));
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s, device().create_stream());
+  CTS_ASSERT_OK(s.begin_capture());
+  CTS_ASSERT_OK(MulAdd(s, x, 1, 7, n));
+  CTS_ASSERT_OK_AND_ASSIGN(Graph g, s.end_capture());
+  CTS_ASSERT_OK(device().synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(auto v, Download<uint32_t>(x, n));
+  EXPECT_EQ(v, std::vector<uint32_t>(n, 0)) << "captured work ran during capture";
+  EXPECT_GE(g.num_nodes(), 1u);
+}
+
+TEST_F(Graphs, ReplayEqualsEager) {
+  CTS_REQUIRE_GRAPHS();
+  const uint64_t n = 3000;
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer eager, device().allocate(n * 4));
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer graphed, device().allocate(n * 4));
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s, device().create_stream());
+  auto work = [&](const Buffer& x) -> Status {
+    TESSERA_RETURN_IF_ERROR(s.memset_async(x, 0, 1, n * 4));
+    for (uint32_t i = 0; i < 12; ++i) TESSERA_RETURN_IF_ERROR(MulAdd(s, x, 3 + i, i, n));
+    return s.memset_async(x, 100, 0, 8);
+  };
+  CTS_ASSERT_OK(work(eager));
+  CTS_ASSERT_OK(s.synchronize());
+  CTS_ASSERT_OK(s.begin_capture());
+  CTS_ASSERT_OK(work(graphed));
+  CTS_ASSERT_OK_AND_ASSIGN(Graph g, s.end_capture());
+  EXPECT_GE(g.num_nodes(), 14u);
+  CTS_ASSERT_OK_AND_ASSIGN(GraphExec exec, g.instantiate());
+  CTS_ASSERT_OK(s.launch(exec));
+  CTS_ASSERT_OK(s.synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(auto want, Download<uint32_t>(eager, n));
+  CTS_ASSERT_OK_AND_ASSIGN(auto got, Download<uint32_t>(graphed, n));
+  EXPECT_EQ(got, want);
+}
+
+TEST_F(Graphs, CaptureAcrossStreamsWithEventEdges) {
+  CTS_REQUIRE_GRAPHS();
+  const uint64_t n = 1024;
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s0, device().create_stream());
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s1, device().create_stream());
+  CTS_ASSERT_OK_AND_ASSIGN(Event fork, device().create_event(TS_EVENT_DISABLE_TIMING));
+  CTS_ASSERT_OK_AND_ASSIGN(Event join, device().create_event(TS_EVENT_DISABLE_TIMING));
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer a, device().allocate(n * 4));
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer b, device().allocate(n * 4));
+  // Eager first: the reference.
+  CTS_ASSERT_OK(TwoStreamWork(s0, s1, fork, join, a, b, n));
+  CTS_ASSERT_OK(s0.synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(auto want_a, Download<uint32_t>(a, n));
+  CTS_ASSERT_OK_AND_ASSIGN(auto want_b, Download<uint32_t>(b, n));
+  for (uint64_t i = 0; i < n; ++i)
+    ASSERT_EQ(want_a[i], i < n / 2 ? 19u : 49u) << "eager reference wrong at " << i;
+  // Captured.
+  CTS_ASSERT_OK(tessera::memset(a, 0, 0xEE, n * 4));
+  CTS_ASSERT_OK(tessera::memset(b, 0, 0xEE, n * 4));
+  CTS_ASSERT_OK(s0.begin_capture());
+  CTS_ASSERT_OK(TwoStreamWork(s0, s1, fork, join, a, b, n));
+  CTS_ASSERT_OK_AND_ASSIGN(Graph g, s0.end_capture());
+  EXPECT_GE(g.num_nodes(), 7u);
+  EXPECT_GE(g.num_edges(), 2u) << "the cross-stream event edges were lost";
+  CTS_ASSERT_OK_AND_ASSIGN(GraphExec exec, g.instantiate());
+  CTS_ASSERT_OK_AND_ASSIGN(Stream launcher, device().create_stream());
+  for (int replay = 0; replay < 3; ++replay) {
+    CTS_ASSERT_OK(launcher.launch(exec));
+    CTS_ASSERT_OK(launcher.synchronize());
+    CTS_ASSERT_OK_AND_ASSIGN(auto got_a, Download<uint32_t>(a, n));
+    CTS_ASSERT_OK_AND_ASSIGN(auto got_b, Download<uint32_t>(b, n));
+    EXPECT_EQ(got_a, want_a) << "replay " << replay;
+    EXPECT_EQ(got_b, want_b) << "replay " << replay;
+  }
+}
+
+TEST_F(Graphs, ReplayManyTimes) {
+  CTS_REQUIRE_GRAPHS();
+  const uint64_t n = 64;
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer x, device().allocate(n * 4));
+  CTS_ASSERT_OK(tessera::memset(x, 0, 0, n * 4));
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s, device().create_stream());
+  CTS_ASSERT_OK(s.begin_capture());
+  CTS_ASSERT_OK(MulAdd(s, x, 1, 1, n));
+  CTS_ASSERT_OK(MulAdd(s, x, 1, 2, n));
+  CTS_ASSERT_OK_AND_ASSIGN(Graph g, s.end_capture());
+  CTS_ASSERT_OK_AND_ASSIGN(GraphExec exec, g.instantiate());
+  constexpr uint32_t kReplays = 1000;
+  for (uint32_t i = 0; i < kReplays; ++i) CTS_ASSERT_OK(s.launch(exec));
+  CTS_ASSERT_OK(s.synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(auto v, Download<uint32_t>(x, n));
+  EXPECT_EQ(v, std::vector<uint32_t>(n, 3 * kReplays));
+}
+
+TEST_F(Graphs, ReplaysAreOrderedWithEagerWork) {
+  CTS_REQUIRE_GRAPHS();
+  const uint64_t n = 128;
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer x, device().allocate(n * 4));
+  CTS_ASSERT_OK(tessera::memset(x, 0, 0, n * 4));
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s, device().create_stream());
+  CTS_ASSERT_OK(s.begin_capture());
+  CTS_ASSERT_OK(MulAdd(s, x, 2, 0, n));  // x *= 2
+  CTS_ASSERT_OK_AND_ASSIGN(Graph g, s.end_capture());
+  CTS_ASSERT_OK_AND_ASSIGN(GraphExec exec, g.instantiate());
+  uint32_t want = 0;
+  for (uint32_t i = 0; i < 10; ++i) {
+    CTS_ASSERT_OK(MulAdd(s, x, 1, 1, n));  // x += 1, eager
+    CTS_ASSERT_OK(s.launch(exec));         // x *= 2, replay
+    want = (want + 1) * 2;
+  }
+  CTS_ASSERT_OK(s.synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(auto v, Download<uint32_t>(x, n));
+  EXPECT_EQ(v, std::vector<uint32_t>(n, want));
+}
+
+TEST_F(Graphs, ExecOutlivesItsGraph) {
+  CTS_REQUIRE_GRAPHS();
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer x, device().allocate(16));
+  CTS_ASSERT_OK(tessera::memset(x, 0, 0, 16));
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s, device().create_stream());
+  CTS_ASSERT_OK(s.begin_capture());
+  CTS_ASSERT_OK(MulAdd(s, x, 1, 5, 4));
+  CTS_ASSERT_OK_AND_ASSIGN(Graph g, s.end_capture());
+  CTS_ASSERT_OK_AND_ASSIGN(GraphExec exec, g.instantiate());
+  CTS_ASSERT_OK(g.destroy());
+  CTS_ASSERT_OK(s.launch(exec));
+  CTS_ASSERT_OK(s.synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(auto v, Download<uint32_t>(x, 4));
+  EXPECT_EQ(v, std::vector<uint32_t>(4, 5));
+}
+
+TEST_F(Graphs, UnjoinedCaptureIsAnError) {
+  CTS_REQUIRE_GRAPHS();
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer x, device().allocate(64));
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s0, device().create_stream());
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s1, device().create_stream());
+  CTS_ASSERT_OK_AND_ASSIGN(Event fork, device().create_event(TS_EVENT_DISABLE_TIMING));
+  CTS_ASSERT_OK(s0.begin_capture());
+  CTS_ASSERT_OK(s0.record(fork));
+  CTS_ASSERT_OK(s1.wait(fork));
+  CTS_ASSERT_OK(MulAdd(s1, x, 1, 1, 16));
+  // s1 never joined back.
+  StatusOr<Graph> g = s0.end_capture();
+  EXPECT_FALSE(g.ok()) << "end_capture accepted an unjoined stream";
+  if (!g.ok()) {
+    EXPECT_EQ(g.status().code(), StatusCode::kFailedPrecondition) << g.status().ToString();
+    EXPECT_FALSE(g.status().message().empty());
+  }
+  // Both streams are usable afterwards.
+  CTS_EXPECT_OK(MulAdd(s0, x, 0, 1, 16));
+  CTS_EXPECT_OK(MulAdd(s1, x, 0, 1, 16));
+  CTS_EXPECT_OK(device().synchronize());
+}
+
+}  // namespace
+}  // namespace tessera::cts

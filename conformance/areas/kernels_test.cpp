@@ -1,0 +1,309 @@
+// Area "kernels": the Tile IR examples, run on the device and checked
+// against host references: saxpy, a shared-memory reduction with barriers,
+// atomics at each scope, subgroup shuffles, GEMM, softmax.
+//
+// The kernels ship as a module per executable format (conformance/kernels/,
+// today "elf-native"); a device that accepts none of the shipped formats
+// reports every test here as unsupported: executable_formats.
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <thread>
+
+#include "cts/cts.hpp"
+
+namespace tessera::cts {
+namespace {
+
+class Kernels : public CtsTest {
+ protected:
+  std::vector<float> Random(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+    std::mt19937 gen(seed);
+    std::uniform_real_distribution<float> dist(lo, hi);
+    std::vector<float> v(n);
+    for (float& f : v) f = dist(gen);
+    return v;
+  }
+  void Atomics(uint32_t scope_bit, uint32_t scope);
+};
+
+TEST_F(Kernels, Saxpy) {
+  CTS_REQUIRE_KERNELS();
+  const uint64_t n = 100003;  // not a multiple of the group size
+  auto x = Random(n, 1), y = Random(n, 2);
+  const float a = 2.5f;
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer bx, device().allocate(n * 4));
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer by, device().allocate(n * 4));
+  CTS_ASSERT_OK(Upload(bx, x));
+  CTS_ASSERT_OK(Upload(by, y));
+  CTS_ASSERT_OK_AND_ASSIGN(Kernel k, kernel("saxpy"));
+  Stream s = device().default_stream();
+  CTS_ASSERT_OK(s.launch(k, Dim(GroupsFor(n, 128)), Dim(128),
+                         {KernelArg::buffer(by), KernelArg::buffer(bx), KernelArg::scalar(a),
+                          KernelArg::scalar(n)}));
+  CTS_ASSERT_OK(s.synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(auto got, Download<float>(by, n));
+  for (uint64_t i = 0; i < n; ++i) {
+    // Exact up to FMA contraction, which a GPU compiler may use.
+    const double want = double(a) * x[i] + y[i];
+    ASSERT_NEAR(got[i], want, 1e-6 * (std::fabs(a * x[i]) + std::fabs(y[i]) + 1e-30))
+        << "element " << i;
+  }
+}
+
+TEST_F(Kernels, ArgumentsAtBufferOffsets) {
+  CTS_REQUIRE_KERNELS();
+  const uint64_t n = 1000;
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer b, device().allocate(4 * (2 * n + 10)));
+  std::vector<float> x(n, 2.0f), y(n, 1.0f);
+  CTS_ASSERT_OK(Upload(b, y, 4 * 3));        // y at element 3
+  CTS_ASSERT_OK(Upload(b, x, 4 * (n + 7)));  // x at element n + 7
+  CTS_ASSERT_OK_AND_ASSIGN(Kernel k, kernel("saxpy"));
+  Stream s = device().default_stream();
+  CTS_ASSERT_OK(s.launch(k, Dim(GroupsFor(n, 64)), Dim(64),
+                         {KernelArg::buffer(b, 12), KernelArg::buffer(b, 4 * (n + 7)),
+                          KernelArg::scalar(3.0f), KernelArg::scalar(n)}));
+  CTS_ASSERT_OK(s.synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(auto v, Download<float>(b, n, 12));
+  EXPECT_EQ(v, std::vector<float>(n, 7.0f));
+}
+
+TEST_F(Kernels, MultiDimensionalGrid) {
+  CTS_REQUIRE_KERNELS();
+  // A 3-D grid of 1-D groups covers a flat array exactly once.
+  const uint64_t n = 4 * 3 * 5 * 16;
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer b, device().allocate(n * 4));
+  CTS_ASSERT_OK(tessera::memset(b, 0, 0, n * 4));
+  CTS_ASSERT_OK_AND_ASSIGN(Kernel k, kernel("mul_add_u32"));
+  Stream s = device().default_stream();
+  CTS_ASSERT_OK(s.launch(k, Dim(4, 3, 5), Dim(16),
+                         {KernelArg::buffer(b), KernelArg::scalar(1u), KernelArg::scalar(1u),
+                          KernelArg::scalar(n)}));
+  CTS_ASSERT_OK(s.synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(auto v, Download<uint32_t>(b, n));
+  EXPECT_EQ(v, std::vector<uint32_t>(n, 1u)) << "an element was missed or run twice";
+}
+
+TEST_F(Kernels, SharedMemoryReductionWithBarriers) {
+  CTS_REQUIRE_KERNELS();
+  uint32_t L = 256;
+  while (L > info().max_group_size || L * 4 > info().shared_memory_per_group) L /= 2;
+  CTS_REQUIRE(L >= 2, "max_group_size>=2 and shared_memory_per_group>=8");
+  const uint32_t groups = 97;
+  const uint64_t n = uint64_t(L) * groups - 17;
+  auto in = Random(n, 3);
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer bin, device().allocate(n * 4));
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer bout, device().allocate(groups * 4));
+  CTS_ASSERT_OK(Upload(bin, in));
+  CTS_ASSERT_OK_AND_ASSIGN(Kernel k, kernel("group_reduce_f32"));
+  Stream s = device().default_stream();
+  CTS_ASSERT_OK(s.launch(k, Dim(groups), Dim(L),
+                         {KernelArg::buffer(bout), KernelArg::buffer(bin), KernelArg::scalar(n)},
+                         L * 4));
+  CTS_ASSERT_OK(s.synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(auto got, Download<float>(bout, groups));
+  // The same fixed tree on the host: bitwise equal.
+  for (uint32_t g = 0; g < groups; ++g) {
+    std::vector<float> t(L);
+    for (uint32_t l = 0; l < L; ++l) {
+      uint64_t i = uint64_t(g) * L + l;
+      t[l] = i < n ? in[i] : 0.0f;
+    }
+    for (uint32_t st = L / 2; st > 0; st /= 2)
+      for (uint32_t l = 0; l < st; ++l) t[l] += t[l + st];
+    ASSERT_EQ(got[g], t[0]) << "group " << g;
+  }
+}
+
+void Kernels::Atomics(uint32_t scope_bit, uint32_t scope) {
+  const uint32_t L = std::min<uint32_t>(64, info().max_group_size);
+  const uint32_t groups = 40, iters = 50;
+  CTS_ASSERT_OK_AND_ASSIGN(Kernel k, kernel("atomic_add"));
+  std::vector<KernelArg> args;
+  if (scope == 3) {
+    // System scope: a host-visible counter that the host and every device
+    // increment at the same time.
+    CTS_REQUIRE(info().supports(TS_BUFFER_HOST_PINNED), "buffer_kinds.host_pinned");
+    CTS_ASSERT_OK_AND_ASSIGN(Buffer c, device().allocate(64, TS_BUFFER_HOST_PINNED));
+    auto* host = static_cast<uint32_t*>(c.host_pointer());
+    ASSERT_NE(host, nullptr);
+    __atomic_store_n(host, 0u, __ATOMIC_SEQ_CST);
+    size_t used = 0;
+    std::vector<Stream> streams;
+    for (size_t d = 0; d < devices().size(); ++d) {
+      if (!(devices()[d].info().atomic_scopes & TS_ATOMIC_SCOPE_MESH)) continue;
+      CTS_ASSERT_OK_AND_ASSIGN(Kernel kd, kernel("atomic_add", d));
+      CTS_ASSERT_OK_AND_ASSIGN(Stream sd, devices()[d].create_stream());
+      CTS_ASSERT_OK(sd.launch(kd, Dim(groups), Dim(L),
+                              {KernelArg::buffer(c), KernelArg::scalar(3u),
+                               KernelArg::scalar(iters)}));
+      streams.push_back(sd);
+      ++used;
+    }
+    const uint32_t host_adds = 100000;
+    for (uint32_t i = 0; i < host_adds; ++i) __atomic_fetch_add(host, 1u, __ATOMIC_SEQ_CST);
+    for (Stream& sd : streams) CTS_ASSERT_OK(sd.synchronize());
+    EXPECT_EQ(__atomic_load_n(host, __ATOMIC_SEQ_CST),
+              host_adds + used * groups * L * iters)
+        << "increments lost between the host and " << used << " device(s)";
+    return;
+  }
+  const uint64_t words = scope == 0 ? uint64_t(groups) * L : groups;
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer c, device().allocate(words * 4));
+  CTS_ASSERT_OK(tessera::memset(c, 0, 0, words * 4));
+  Stream s = device().default_stream();
+  CTS_ASSERT_OK(s.launch(k, Dim(groups), Dim(L),
+                         {KernelArg::buffer(c), KernelArg::scalar(scope),
+                          KernelArg::scalar(iters)},
+                         scope == 1 ? 64 : 0));
+  CTS_ASSERT_OK(s.synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(auto v, Download<uint32_t>(c, words));
+  if (scope == 0) {
+    EXPECT_EQ(v, std::vector<uint32_t>(words, iters));
+  } else if (scope == 1) {
+    EXPECT_EQ(v, std::vector<uint32_t>(words, L * iters));
+  } else {
+    EXPECT_EQ(v[0], groups * L * iters);
+  }
+  (void)scope_bit;
+}
+
+TEST_F(Kernels, AtomicsTileScope) {
+  CTS_REQUIRE_KERNELS();
+  CTS_REQUIRE(info().atomic_scopes & TS_ATOMIC_SCOPE_TILE, "atomic_scopes.tile");
+  Atomics(TS_ATOMIC_SCOPE_TILE, 0);
+}
+TEST_F(Kernels, AtomicsGroupScope) {
+  CTS_REQUIRE_KERNELS();
+  CTS_REQUIRE(info().atomic_scopes & TS_ATOMIC_SCOPE_GROUP, "atomic_scopes.group");
+  Atomics(TS_ATOMIC_SCOPE_GROUP, 1);
+}
+TEST_F(Kernels, AtomicsDeviceScope) {
+  CTS_REQUIRE_KERNELS();
+  CTS_REQUIRE(info().atomic_scopes & TS_ATOMIC_SCOPE_DEVICE, "atomic_scopes.device");
+  Atomics(TS_ATOMIC_SCOPE_DEVICE, 2);
+}
+TEST_F(Kernels, AtomicsMeshScope) {
+  CTS_REQUIRE_KERNELS();
+  CTS_REQUIRE(info().atomic_scopes & TS_ATOMIC_SCOPE_MESH, "atomic_scopes.mesh");
+  Atomics(TS_ATOMIC_SCOPE_MESH, 3);
+}
+
+TEST_F(Kernels, SubgroupShuffle) {
+  CTS_REQUIRE_KERNELS();
+  const uint32_t sg = info().subgroup_size;
+  CTS_REQUIRE(sg >= 1 && sg <= info().max_group_size, "subgroup_size");
+  uint32_t L = sg;
+  while (L * 2 <= std::min<uint32_t>(128, info().max_group_size)) L *= 2;
+  const uint32_t groups = 9;
+  const uint64_t n = uint64_t(L) * groups;
+  std::vector<uint32_t> in(n);
+  for (uint64_t i = 0; i < n; ++i) in[i] = static_cast<uint32_t>(i * 31 + 7);
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer bin, device().allocate(n * 4));
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer bout, device().allocate(n * 4));
+  CTS_ASSERT_OK(Upload(bin, in));
+  Stream s = device().default_stream();
+  for (const char* name : {"shuffle_xor", "shuffle_down"})
+    for (uint32_t p = 0; p < sg; p = p ? p * 2 : 1) {
+      SCOPED_TRACE(std::string(name) + " " + std::to_string(p) + ", subgroup " + std::to_string(sg));
+      CTS_ASSERT_OK_AND_ASSIGN(Kernel k, kernel(name));
+      CTS_ASSERT_OK(s.launch(k, Dim(groups), Dim(L),
+                             {KernelArg::buffer(bout), KernelArg::buffer(bin),
+                              KernelArg::scalar(sg), KernelArg::scalar(p)},
+                             L * 4));
+      CTS_ASSERT_OK(s.synchronize());
+      CTS_ASSERT_OK_AND_ASSIGN(auto got, Download<uint32_t>(bout, n));
+      for (uint64_t i = 0; i < n; ++i) {
+        const uint64_t base = i / sg * sg;
+        const uint32_t l = static_cast<uint32_t>(i % sg);
+        const uint32_t partner = std::string(name) == "shuffle_xor" ? (l ^ p)
+                                 : (l + p < sg ? l + p : l);
+        ASSERT_EQ(got[i], in[base + partner]) << "lane " << i;
+      }
+      if (sg == 1) break;  // the only shuffle of a 1-lane subgroup
+    }
+}
+
+TEST_F(Kernels, Gemm) {
+  CTS_REQUIRE_KERNELS();
+  const uint32_t T = 8;
+  CTS_REQUIRE(info().max_group_size >= T * T, "max_group_size>=64");
+  CTS_REQUIRE(info().shared_memory_per_group >= 2 * T * T * 4, "shared_memory_per_group>=512");
+  const uint32_t M = 67, N = 45, K = 33;  // not multiples of the tile
+  auto A = Random(size_t(M) * K, 4), B = Random(size_t(K) * N, 5);
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer bA, device().allocate(A.size() * 4));
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer bB, device().allocate(B.size() * 4));
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer bC, device().allocate(size_t(M) * N * 4));
+  CTS_ASSERT_OK(Upload(bA, A));
+  CTS_ASSERT_OK(Upload(bB, B));
+  CTS_ASSERT_OK_AND_ASSIGN(Kernel k, kernel("gemm_f32"));
+  Stream s = device().default_stream();
+  CTS_ASSERT_OK(s.launch(k, Dim(GroupsFor(N, T), GroupsFor(M, T)), Dim(T, T),
+                         {KernelArg::buffer(bC), KernelArg::buffer(bA), KernelArg::buffer(bB),
+                          KernelArg::scalar(M), KernelArg::scalar(N), KernelArg::scalar(K)},
+                         2 * T * T * 4));
+  CTS_ASSERT_OK(s.synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(auto C, Download<float>(bC, size_t(M) * N));
+  for (uint32_t i = 0; i < M; ++i)
+    for (uint32_t j = 0; j < N; ++j) {
+      double ref = 0, mag = 0;
+      for (uint32_t kk = 0; kk < K; ++kk) {
+        ref += double(A[i * K + kk]) * B[kk * N + j];
+        mag += std::fabs(double(A[i * K + kk]) * B[kk * N + j]);
+      }
+      ASSERT_NEAR(C[i * N + j], ref, 1e-6 * K * (mag + 1.0)) << "C[" << i << "][" << j << "]";
+    }
+}
+
+TEST_F(Kernels, Softmax) {
+  CTS_REQUIRE_KERNELS();
+  const uint32_t L = std::min<uint32_t>(64, info().max_group_size);
+  CTS_REQUIRE(info().shared_memory_per_group >= (L + 2) * 4, "shared_memory_per_group");
+  const uint32_t rows = 37, cols = 1000;
+  auto in = Random(size_t(rows) * cols, 6, -8.0f, 8.0f);
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer bin, device().allocate(in.size() * 4));
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer bout, device().allocate(in.size() * 4));
+  CTS_ASSERT_OK(Upload(bin, in));
+  CTS_ASSERT_OK_AND_ASSIGN(Kernel k, kernel("softmax_f32"));
+  Stream s = device().default_stream();
+  CTS_ASSERT_OK(s.launch(k, Dim(rows), Dim(L),
+                         {KernelArg::buffer(bout), KernelArg::buffer(bin),
+                          KernelArg::scalar(rows), KernelArg::scalar(cols)},
+                         (L + 2) * 4));
+  CTS_ASSERT_OK(s.synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(auto got, Download<float>(bout, in.size()));
+  for (uint32_t r = 0; r < rows; ++r) {
+    double mx = -INFINITY, sum = 0, total = 0;
+    for (uint32_t c = 0; c < cols; ++c) mx = std::max<double>(mx, in[r * cols + c]);
+    for (uint32_t c = 0; c < cols; ++c) sum += std::exp(double(in[r * cols + c]) - mx);
+    for (uint32_t c = 0; c < cols; ++c) {
+      double ref = std::exp(double(in[r * cols + c]) - mx) / sum;
+      ASSERT_NEAR(got[r * cols + c], ref, 1e-6 + 1e-4 * ref) << "row " << r << " col " << c;
+      total += got[r * cols + c];
+    }
+    EXPECT_NEAR(total, 1.0, 1e-4) << "row " << r;
+  }
+}
+
+TEST_F(Kernels, LaunchesOnEveryDevice) {
+  CTS_REQUIRE_KERNELS();
+  for (size_t d = 0; d < devices().size(); ++d) {
+    std::string why;
+    if (!LoadKernels(&why, d)) {
+      ADD_FAILURE() << "device " << d << ": " << why;
+      continue;
+    }
+    CTS_ASSERT_OK_AND_ASSIGN(Kernel k, kernel("fill_u32", d));
+    CTS_ASSERT_OK_AND_ASSIGN(Buffer b, devices()[d].allocate(1024));
+    Stream s = devices()[d].default_stream();
+    CTS_ASSERT_OK(s.launch(k, Dim(4), Dim(64),
+                           {KernelArg::buffer(b), KernelArg::scalar(uint32_t(d + 1)),
+                            KernelArg::scalar(uint64_t(256))}));
+    CTS_ASSERT_OK(s.synchronize());
+    CTS_ASSERT_OK_AND_ASSIGN(auto v, Download<uint32_t>(b, 256));
+    EXPECT_EQ(v, std::vector<uint32_t>(256, uint32_t(d + 1))) << "device " << d;
+  }
+}
+
+}  // namespace
+}  // namespace tessera::cts

@@ -1,0 +1,50 @@
+// Helpers for tests that need exact scheduling situations without timing:
+// a host-controlled gate (a kernel that waits until the host opens it) and
+// kernel shortcuts.  The gate's time limit is a safety net: a runtime that
+// waits where it must not makes the test fail instead of hanging.
+#ifndef TESSERA_CONFORMANCE_SCHED_UTIL_HPP_
+#define TESSERA_CONFORMANCE_SCHED_UTIL_HPP_
+
+#include "cts/cts.hpp"
+
+namespace tessera::cts {
+
+// Two words of host-visible memory: [0] the flag the host sets, [1] set by
+// the gate kernel when it gave up waiting.
+class HostGate {
+ public:
+  Status Init(const tessera::Device& device) {
+    StatusOr<Buffer> b = device.allocate(64, TS_BUFFER_HOST_PINNED);
+    if (!b.ok()) return b.status();
+    buffer_ = *b;
+    words_ = static_cast<uint32_t*>(buffer_.host_pointer());
+    if (!words_) return Status(StatusCode::kInternal, "pinned buffer without host pointer");
+    __atomic_store_n(&words_[0], 0u, __ATOMIC_RELEASE);
+    __atomic_store_n(&words_[1], 0u, __ATOMIC_RELEASE);
+    return Status::Ok();
+  }
+  // Queues the gate on `s`: work after it on `s` waits for open().
+  Status Queue(const Stream& s, const Kernel& gate, uint32_t limit_ms = 10000) const {
+    return s.launch(gate, Dim(1), Dim(1),
+                    {KernelArg::buffer(buffer_), KernelArg::buffer(buffer_, 4),
+                     KernelArg::scalar(limit_ms)});
+  }
+  void open() { __atomic_store_n(&words_[0], 1u, __ATOMIC_RELEASE); }
+  bool timed_out() const { return __atomic_load_n(&words_[1], __ATOMIC_ACQUIRE) != 0; }
+
+ private:
+  Buffer buffer_;
+  uint32_t* words_ = nullptr;
+};
+
+// Requires what the gate needs: kernels and host-pinned buffers.
+#define CTS_REQUIRE_GATE()                                              \
+  do {                                                                  \
+    CTS_REQUIRE_KERNELS();                                              \
+    CTS_REQUIRE(info().supports(TS_BUFFER_HOST_PINNED),                 \
+                "buffer_kinds.host_pinned (host-controlled gates)");    \
+  } while (0)
+
+}  // namespace tessera::cts
+
+#endif  // TESSERA_CONFORMANCE_SCHED_UTIL_HPP_

@@ -1,0 +1,246 @@
+// Area "streams": in-order execution, concurrency between streams, the
+// sequential default stream, non-blocking streams, queries, destruction with
+// pending work, and weights checked by counting completions (never timing).
+#include "areas/sched_util.hpp"
+
+namespace tessera::cts {
+namespace {
+
+class Streams : public CtsTest {
+ protected:
+  Status MulAdd(const Stream& s, const Buffer& x, uint32_t m, uint32_t a, uint64_t n) {
+    StatusOr<Kernel> k = kernel("mul_add_u32");
+    if (!k.ok()) return k.status();
+    return s.launch(*k, Dim(GroupsFor(n, 64)), Dim(64),
+                    {KernelArg::buffer(x), KernelArg::scalar(m), KernelArg::scalar(a),
+                     KernelArg::scalar(n)});
+  }
+  static uint32_t Apply(uint32_t x, const std::vector<std::pair<uint32_t, uint32_t>>& ops) {
+    for (auto [m, a] : ops) x = x * m + a;
+    return x;
+  }
+};
+
+TEST_F(Streams, WorkRunsInIssueOrder) {
+  CTS_REQUIRE_KERNELS();
+  const uint64_t n = 10000;
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer x, device().allocate(n * 4));
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s, device().create_stream());
+  CTS_ASSERT_OK(s.memset_async(x, 0, 0, n * 4));
+  std::vector<std::pair<uint32_t, uint32_t>> ops;
+  for (uint32_t i = 0; i < 50; ++i) {
+    ops.push_back({3 + i % 5, i});
+    CTS_ASSERT_OK(MulAdd(s, x, ops.back().first, ops.back().second, n));
+  }
+  CTS_ASSERT_OK(s.synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(auto v, Download<uint32_t>(x, n));
+  const uint32_t want = Apply(0, ops);
+  for (uint64_t i = 0; i < n; ++i) ASSERT_EQ(v[i], want) << "element " << i;
+}
+
+TEST_F(Streams, CopiesAndKernelsInterleaveInOrder) {
+  CTS_REQUIRE_KERNELS();
+  const uint64_t n = 4096;
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer a, device().allocate(n * 4));
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer b, device().allocate(n * 4));
+  CTS_ASSERT_OK_AND_ASSIGN(void* host, runtime().pinned_malloc(n * 4));
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s, device().create_stream());
+  CTS_ASSERT_OK(s.memset_async(a, 0, 0, n * 4));
+  CTS_ASSERT_OK(MulAdd(s, a, 1, 5, n));         // a = 5
+  CTS_ASSERT_OK(s.copy_async(b, a, n * 4));     // b = 5
+  CTS_ASSERT_OK(MulAdd(s, a, 2, 1, n));         // a = 11
+  CTS_ASSERT_OK(MulAdd(s, b, 3, 0, n));         // b = 15
+  CTS_ASSERT_OK(s.copy_async(MemoryRef(b), MemoryRef(a), n * 2));  // b[:n/2] = 11
+  CTS_ASSERT_OK(s.copy_async(host, b, n * 4));
+  CTS_ASSERT_OK(s.synchronize());
+  auto* v = static_cast<uint32_t*>(host);
+  for (uint64_t i = 0; i < n; ++i) ASSERT_EQ(v[i], i < n / 2 ? 11u : 15u) << i;
+  CTS_EXPECT_OK(runtime().pinned_free(host));
+}
+
+TEST_F(Streams, IndependentStreamsAllComplete) {
+  CTS_REQUIRE_KERNELS();
+  const uint64_t n = 2048;
+  std::vector<Stream> streams;
+  std::vector<Buffer> bufs;
+  for (uint32_t k = 0; k < 6; ++k) {
+    CTS_ASSERT_OK_AND_ASSIGN(Stream s, device().create_stream());
+    CTS_ASSERT_OK_AND_ASSIGN(Buffer b, device().allocate(n * 4));
+    CTS_ASSERT_OK(s.memset_async(b, 0, 0, n * 4));
+    streams.push_back(s);
+    bufs.push_back(b);
+  }
+  for (uint32_t round = 0; round < 20; ++round)
+    for (uint32_t k = 0; k < streams.size(); ++k)
+      CTS_ASSERT_OK(MulAdd(streams[k], bufs[k], 1, k + 1, n));
+  for (Stream& s : streams) CTS_ASSERT_OK(s.synchronize());
+  for (uint32_t k = 0; k < bufs.size(); ++k) {
+    CTS_ASSERT_OK_AND_ASSIGN(auto v, Download<uint32_t>(bufs[k], n));
+    for (uint64_t i = 0; i < n; ++i) ASSERT_EQ(v[i], 20 * (k + 1)) << "stream " << k;
+  }
+}
+
+TEST_F(Streams, StreamsRunConcurrently) {
+  CTS_REQUIRE_KERNELS();
+  CTS_REQUIRE(info().compute_units >= 2, "compute_units>=2 (concurrent streams)");
+  // Each kernel raises its flag and waits for the other's: both see each
+  // other only if the two streams ran at the same time.
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer flags, device().allocate(16));
+  CTS_ASSERT_OK(tessera::memset(flags, 0, 0, 16));
+  CTS_ASSERT_OK_AND_ASSIGN(Stream a, device().create_stream());
+  CTS_ASSERT_OK_AND_ASSIGN(Stream b, device().create_stream());
+  CTS_ASSERT_OK_AND_ASSIGN(Kernel hs, kernel("handshake"));
+  for (uint32_t me : {0u, 1u})
+    CTS_ASSERT_OK((me == 0 ? a : b).launch(
+        hs, Dim(1), Dim(1),
+        {KernelArg::buffer(flags), KernelArg::scalar(me), KernelArg::scalar(10000u),
+         KernelArg::buffer(flags, 8)}));
+  CTS_ASSERT_OK(a.synchronize());
+  CTS_ASSERT_OK(b.synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(auto v, Download<uint32_t>(flags, 4));
+  EXPECT_EQ(v[2], 1u) << "stream A never saw stream B running";
+  EXPECT_EQ(v[3], 1u) << "stream B never saw stream A running";
+}
+
+TEST_F(Streams, DefaultStreamWaitsForEarlierWork) {
+  CTS_REQUIRE_KERNELS();
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer flag, device().allocate(4));
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer out, device().allocate(4));
+  CTS_ASSERT_OK(tessera::memset(flag, 0, 0, 4));
+  CTS_ASSERT_OK(tessera::memset(out, 0, 0xff, 4));
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s, device().create_stream());
+  CTS_ASSERT_OK_AND_ASSIGN(Kernel slow, kernel("delayed_store"));
+  CTS_ASSERT_OK_AND_ASSIGN(Kernel copy, kernel("copy_u32"));
+  CTS_ASSERT_OK(s.launch(slow, Dim(1), Dim(1),
+                         {KernelArg::buffer(flag), KernelArg::scalar(1u), KernelArg::scalar(30000u)}));
+  Stream def = device().default_stream();
+  CTS_ASSERT_OK(def.launch(copy, Dim(1), Dim(1),
+                           {KernelArg::buffer(out), KernelArg::buffer(flag), KernelArg::scalar(uint64_t(1))}));
+  CTS_ASSERT_OK(def.synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(auto v, Download<uint32_t>(out, 1));
+  EXPECT_EQ(v[0], 1u) << "the default stream ran before earlier work of a blocking stream";
+}
+
+TEST_F(Streams, LaterWorkWaitsForDefaultStream) {
+  CTS_REQUIRE_KERNELS();
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer flag, device().allocate(4));
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer out, device().allocate(4));
+  CTS_ASSERT_OK(tessera::memset(flag, 0, 0, 4));
+  CTS_ASSERT_OK(tessera::memset(out, 0, 0xff, 4));
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s, device().create_stream());
+  CTS_ASSERT_OK_AND_ASSIGN(Kernel slow, kernel("delayed_store"));
+  CTS_ASSERT_OK_AND_ASSIGN(Kernel copy, kernel("copy_u32"));
+  Stream def = device().default_stream();
+  CTS_ASSERT_OK(def.launch(slow, Dim(1), Dim(1),
+                           {KernelArg::buffer(flag), KernelArg::scalar(7u), KernelArg::scalar(30000u)}));
+  CTS_ASSERT_OK(s.launch(copy, Dim(1), Dim(1),
+                         {KernelArg::buffer(out), KernelArg::buffer(flag), KernelArg::scalar(uint64_t(1))}));
+  CTS_ASSERT_OK(s.synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(auto v, Download<uint32_t>(out, 1));
+  EXPECT_EQ(v[0], 7u) << "a blocking stream ran before earlier default-stream work";
+}
+
+TEST_F(Streams, NonBlockingStreamDoesNotWaitForDefaultStream) {
+  CTS_REQUIRE_GATE();
+  CTS_ASSERT_OK_AND_ASSIGN(Kernel gate_kernel, kernel("gate"));
+  HostGate gate;
+  CTS_ASSERT_OK(gate.Init(device()));
+  StreamOptions nb;
+  nb.non_blocking = true;
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s, device().create_stream(nb));
+  CTS_ASSERT_OK(gate.Queue(device().default_stream(), gate_kernel));
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer x, device().allocate(64));
+  CTS_ASSERT_OK(MulAdd(s, x, 0, 9, 16));
+  CTS_EXPECT_OK(s.synchronize());  // must not wait for the closed gate
+  EXPECT_FALSE(gate.timed_out()) << "the non-blocking stream waited for the default stream";
+  gate.open();
+  CTS_ASSERT_OK(device().synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(auto v, Download<uint32_t>(x, 16));
+  EXPECT_EQ(v, std::vector<uint32_t>(16, 9));
+}
+
+TEST_F(Streams, QueryReportsBusyThenIdle) {
+  CTS_REQUIRE_GATE();
+  CTS_ASSERT_OK_AND_ASSIGN(Kernel gate_kernel, kernel("gate"));
+  HostGate gate;
+  CTS_ASSERT_OK(gate.Init(device()));
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s, device().create_stream());
+  CTS_ASSERT_OK(gate.Queue(s, gate_kernel));
+  CTS_ASSERT_OK_AND_ASSIGN(bool idle, s.query());
+  EXPECT_FALSE(idle) << "query() says idle while a gated kernel waits";
+  gate.open();
+  CTS_ASSERT_OK(s.synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(idle, s.query());
+  EXPECT_TRUE(idle);
+  EXPECT_FALSE(gate.timed_out());
+}
+
+TEST_F(Streams, DestroyWithPendingWorkCompletesTheWork) {
+  CTS_REQUIRE_GATE();
+  CTS_ASSERT_OK_AND_ASSIGN(Kernel gate_kernel, kernel("gate"));
+  HostGate gate;
+  CTS_ASSERT_OK(gate.Init(device()));
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer x, device().allocate(256));
+  CTS_ASSERT_OK(tessera::memset(x, 0, 0, 256));
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s, device().create_stream());
+  CTS_ASSERT_OK(gate.Queue(s, gate_kernel));
+  CTS_ASSERT_OK(MulAdd(s, x, 1, 4, 64));
+  CTS_ASSERT_OK(s.destroy());  // returns at once
+  EXPECT_FALSE(gate.timed_out()) << "Stream::destroy waited for queued work";
+  EXPECT_FALSE(s.valid());
+  gate.open();
+  CTS_ASSERT_OK(device().synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(auto v, Download<uint32_t>(x, 64));
+  EXPECT_EQ(v, std::vector<uint32_t>(64, 4)) << "work queued before destroy() was lost";
+}
+
+TEST_F(Streams, WeightsShareTheDeviceByCounting) {
+  CTS_REQUIRE_GATE();
+  CTS_REQUIRE(info().stream_weights, "stream_weights");
+  // Two streams of weight 3 and 1, saturated with small kernels that log
+  // their stream id in completion order; both become ready at the same
+  // moment (they wait on one gated event).  Among the first kCount
+  // completions the weight-3 stream must have 2 to 4.5 times as many.
+  constexpr uint32_t kPerStream = 300, kCount = 160, kCapacity = 2 * kPerStream;
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer log, device().allocate((1 + kCapacity) * 4));
+  CTS_ASSERT_OK(tessera::memset(log, 0, 0, (1 + kCapacity) * 4));
+  StreamOptions heavy_options, light_options;
+  heavy_options.weight = 3;
+  light_options.weight = 1;
+  CTS_ASSERT_OK_AND_ASSIGN(Stream heavy, device().create_stream(heavy_options));
+  CTS_ASSERT_OK_AND_ASSIGN(Stream light, device().create_stream(light_options));
+  CTS_ASSERT_OK_AND_ASSIGN(Stream gate_stream, device().create_stream());
+  CTS_ASSERT_OK_AND_ASSIGN(Event start, device().create_event(TS_EVENT_DISABLE_TIMING));
+  CTS_ASSERT_OK_AND_ASSIGN(Kernel gate_kernel, kernel("gate"));
+  CTS_ASSERT_OK_AND_ASSIGN(Kernel log_stream, kernel("log_stream"));
+  HostGate gate;
+  CTS_ASSERT_OK(gate.Init(device()));
+  CTS_ASSERT_OK(gate.Queue(gate_stream, gate_kernel));
+  CTS_ASSERT_OK(gate_stream.record(start));
+  CTS_ASSERT_OK(heavy.wait(start));
+  CTS_ASSERT_OK(light.wait(start));
+  for (uint32_t i = 0; i < kPerStream; ++i)
+    for (uint32_t id : {3u, 1u})
+      CTS_ASSERT_OK((id == 3 ? heavy : light)
+                        .launch(log_stream, Dim(1), Dim(1),
+                                {KernelArg::buffer(log), KernelArg::scalar(id),
+                                 KernelArg::scalar(kCapacity), KernelArg::scalar(2000u)}));
+  gate.open();
+  CTS_ASSERT_OK(heavy.synchronize());
+  CTS_ASSERT_OK(light.synchronize());
+  EXPECT_FALSE(gate.timed_out());
+  CTS_ASSERT_OK_AND_ASSIGN(auto entries, Download<uint32_t>(log, 1 + kCapacity));
+  ASSERT_EQ(entries[0], 2 * kPerStream) << "launches lost or repeated";
+  uint32_t heavy_count = 0, light_count = 0;
+  for (uint32_t k = 0; k < kCount; ++k) {
+    heavy_count += entries[1 + k] == 3;
+    light_count += entries[1 + k] == 1;
+  }
+  ASSERT_GT(light_count, 0u) << "the weight-1 stream starved";
+  double ratio = double(heavy_count) / light_count;
+  EXPECT_GE(ratio, 2.0) << heavy_count << " vs " << light_count;
+  EXPECT_LE(ratio, 4.5) << heavy_count << " vs " << light_count;
+}
+
+}  // namespace
+}  // namespace tessera::cts

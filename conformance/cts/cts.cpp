@@ -1,0 +1,153 @@
+#include "cts/cts.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <optional>
+
+namespace tessera::cts {
+
+Config& GlobalConfig() {
+  static Config config;
+  return config;
+}
+
+namespace {
+std::optional<StatusOr<Runtime>>& RuntimeSlot() {
+  static std::optional<StatusOr<Runtime>> slot;
+  return slot;
+}
+
+bool IsDirectory(const std::string& path) {
+  struct stat st;
+  return !path.empty() && ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+}  // namespace
+
+const StatusOr<Runtime>& SharedRuntime() {
+  auto& slot = RuntimeSlot();
+  if (!slot) {
+    const Config& config = GlobalConfig();
+    RuntimeOptions options;
+    options.backend = config.backend;
+    options.plugin_file = config.plugin_file;
+    StatusOr<Runtime> rt = Runtime::Create(options);
+    if (!rt.ok()) {
+      std::string what = !config.plugin_file.empty()
+                             ? "plugin " + config.plugin_file
+                             : !config.backend.empty()
+                                   ? "backend " + config.backend
+                                   : std::string("the default backend");
+      slot.emplace(Status(rt.status()).Annotate("cannot create a Runtime for " + what));
+    } else if (rt->devices().empty()) {
+      slot.emplace(Status(StatusCode::kUnavailable,
+                          "the Runtime for backend " + rt->backend() +
+                              " has no device"));
+    } else {
+      slot.emplace(std::move(rt));
+    }
+  }
+  return *slot;
+}
+
+void ResetSharedRuntime() { RuntimeSlot().reset(); }
+
+std::string FindKernelsDir(const std::string& argv0) {
+  if (const char* env = std::getenv("TESSERA_CTS_KERNELS_DIR"))
+    if (IsDirectory(env)) return env;
+  char exe[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  std::string self = n > 0 ? std::string(exe, n) : argv0;
+  std::string bin_dir = self.substr(0, self.find_last_of('/'));
+  // Installed: <prefix>/bin/tessera-conformance and
+  // <prefix>/<libdir>/tessera/conformance; the same relative layout holds
+  // in the build tree (bin/ and lib/tessera/conformance).
+  std::string relative = bin_dir + "/" TESSERA_CTS_KERNELS_RELATIVE_DIR;
+  if (IsDirectory(relative)) return relative;
+  if (IsDirectory(TESSERA_CTS_KERNELS_BUILD_DIR))
+    return TESSERA_CTS_KERNELS_BUILD_DIR;
+  return "";
+}
+
+const std::vector<KernelModule>& ShippedKernelModules() {
+  // Add a format here together with its module target in CMakeLists.txt.
+  static const std::vector<KernelModule> modules = {
+      {"elf-native", "libtessera_cts_kernels_elf_native.so"},
+  };
+  return modules;
+}
+
+// --------------------------------------------------------------- fixture
+void CtsTest::SetUp() {
+  const StatusOr<Runtime>& rt = SharedRuntime();
+  if (!rt.ok()) FAIL() << rt.status().ToString();
+  runtime_ = *rt;
+  device_ = runtime_.devices().front();
+  executables_.assign(runtime_.devices().size(), Executable());
+
+  const ::testing::TestInfo* test =
+      ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string name = std::string(test->test_suite_name()) + "." + test->name();
+  if (const char* reason = KnownFailureReason(runtime_.backend(), name)) {
+    if (!GlobalConfig().run_known_failures)
+      GTEST_SKIP() << "expected failure: " << reason;
+  }
+}
+
+bool CtsTest::LoadKernels(std::string* why, size_t device_index) {
+  if (device_index >= executables_.size()) {
+    *why = "no device " + std::to_string(device_index);
+    return false;
+  }
+  if (executables_[device_index].valid()) return true;
+  const tessera::Device& dev = runtime_.devices()[device_index];
+  const KernelModule* module = nullptr;
+  for (const KernelModule& m : ShippedKernelModules())
+    for (const std::string& f : dev.info().executable_formats)
+      if (!module && f == m.format) module = &m;
+  if (!module) {
+    std::string shipped, accepted;
+    for (const KernelModule& m : ShippedKernelModules())
+      shipped += (shipped.empty() ? "" : ",") + std::string(m.format);
+    for (const std::string& f : dev.info().executable_formats)
+      accepted += (accepted.empty() ? "" : ",") + f;
+    *why = "unsupported: executable_formats (the suite ships " + shipped +
+           "; the device accepts " + (accepted.empty() ? "none" : accepted) +
+           ")";
+    return false;
+  }
+  const std::string& dir = GlobalConfig().kernels_dir;
+  if (dir.empty()) {
+    *why = "the conformance kernel modules were not found: set "
+           "TESSERA_CTS_KERNELS_DIR";
+    return false;
+  }
+  StatusOr<Executable> exe =
+      dev.load_executable(module->format, dir + "/" + module->file);
+  if (!exe.ok()) {
+    *why = "loading the " + std::string(module->format) +
+           " kernel module: " + exe.status().ToString();
+    return false;
+  }
+  executables_[device_index] = *exe;
+  return true;
+}
+
+StatusOr<Kernel> CtsTest::kernel(const std::string& name, size_t device_index) {
+  if (device_index >= executables_.size() ||
+      !executables_[device_index].valid()) {
+    std::string why;
+    if (!LoadKernels(&why, device_index))
+      return Status(StatusCode::kFailedPrecondition, why);
+  }
+  return executables_[device_index].kernel(name);
+}
+
+bool BitwiseEqual(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+}
+
+}  // namespace tessera::cts

@@ -1,0 +1,195 @@
+// The conformance test framework: what every area's tests share.
+//
+// One binary, compiled once, runs against whichever plugin the command line
+// names (--backend NAME or --plugin FILE).  Every test derives from CtsTest,
+// which
+//   - creates the Runtime for the selected plugin once per test process and
+//     hands each test its first device (tests needing several devices take
+//     them from runtime().devices());
+//   - consults the known-failures table (known_failures.cpp) before the test
+//     body runs: a listed test is skipped as "expected failure: <reason>"
+//     unless TESSERA_CTS_RUN_KNOWN_FAILURES=1.
+// A test whose device lacks a capability skips itself with CTS_REQUIRE,
+// which reports "unsupported: <capability>".  Capabilities come from
+// DeviceInfo only; nothing is assumed per plugin.
+//
+// Lifetime: the shared Runtime lives until the gtest environment tears down
+// (end of RUN_ALL_TESTS); handles a test creates die with the test.
+#ifndef TESSERA_CONFORMANCE_CTS_HPP_
+#define TESSERA_CONFORMANCE_CTS_HPP_
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tessera/runtime.hpp"
+#include "tessera/status.hpp"
+
+namespace tessera::cts {
+
+// --------------------------------------------------------------- config
+struct Config {
+  std::string backend;      // --backend
+  std::string plugin_file;  // --plugin
+  std::string kernels_dir;  // where the shipped kernel modules are
+  bool run_known_failures = false;  // TESSERA_CTS_RUN_KNOWN_FAILURES=1
+};
+Config& GlobalConfig();
+
+// The Runtime of this test process, created on first use from GlobalConfig.
+// Its status is kept, so every test reports the same creation error.
+const StatusOr<Runtime>& SharedRuntime();
+void ResetSharedRuntime();  // at the end of RUN_ALL_TESTS
+
+// The directory holding the kernel modules shipped with the suite, resolved
+// from TESSERA_CTS_KERNELS_DIR, then next to the executable, then the build
+// tree.  Empty when none exists.
+std::string FindKernelsDir(const std::string& argv0);
+
+// ---------------------------------------------------------------- macros
+inline Status ToStatus(const Status& s) { return s; }
+template <typename T>
+Status ToStatus(const StatusOr<T>& s) {
+  return s.status();
+}
+
+// Skips the current test as unsupported: "unsupported: <capability>".
+#define CTS_UNSUPPORTED(capability) \
+  GTEST_SKIP() << "unsupported: " << capability
+#define CTS_REQUIRE(cond, capability)            \
+  do {                                           \
+    if (!(cond)) CTS_UNSUPPORTED(capability);    \
+  } while (0)
+
+#define CTS_EXPECT_OK(expr)                                          \
+  do {                                                               \
+    ::tessera::Status _cts_s = ::tessera::cts::ToStatus(expr);       \
+    EXPECT_TRUE(_cts_s.ok()) << #expr << ": " << _cts_s.ToString();  \
+  } while (0)
+#define CTS_ASSERT_OK(expr)                                          \
+  do {                                                               \
+    ::tessera::Status _cts_s = ::tessera::cts::ToStatus(expr);       \
+    ASSERT_TRUE(_cts_s.ok()) << #expr << ": " << _cts_s.ToString();  \
+  } while (0)
+#define CTS_CONCAT_I_(a, b) a##b
+#define CTS_CONCAT_(a, b) CTS_CONCAT_I_(a, b)
+#define CTS_ASSERT_OK_AND_ASSIGN(lhs, expr) \
+  CTS_ASSERT_OK_AND_ASSIGN_I_(CTS_CONCAT_(_cts_or_, __LINE__), lhs, expr)
+#define CTS_ASSERT_OK_AND_ASSIGN_I_(tmp, lhs, expr)                     \
+  auto tmp = (expr);                                                    \
+  ASSERT_TRUE(tmp.ok()) << #expr << ": " << tmp.status().ToString();   \
+  lhs = std::move(tmp).value()
+
+// A misuse check: `expr` must fail, with a non-empty message.  `code_` is
+// the StatusCode the ABI documents; another non-OK code is still a failure
+// of the test, reported with both codes.
+#define CTS_EXPECT_ERROR(expr, code_)                                     \
+  do {                                                                    \
+    ::tessera::Status _cts_s = ::tessera::cts::ToStatus(expr);            \
+    EXPECT_FALSE(_cts_s.ok()) << #expr << " succeeded; expected "         \
+                              << ::tessera::StatusCodeName(               \
+                                     ::tessera::StatusCode::code_);       \
+    if (!_cts_s.ok()) {                                                   \
+      EXPECT_EQ(_cts_s.code(), ::tessera::StatusCode::code_)              \
+          << #expr << " returned " << _cts_s.ToString();                  \
+      EXPECT_FALSE(_cts_s.message().empty())                              \
+          << #expr << " returned an error without a message";           \
+    }                                                                     \
+  } while (0)
+// Like CTS_EXPECT_ERROR but any error code is accepted.
+#define CTS_EXPECT_SOME_ERROR(expr)                                       \
+  do {                                                                    \
+    ::tessera::Status _cts_s = ::tessera::cts::ToStatus(expr);            \
+    EXPECT_FALSE(_cts_s.ok()) << #expr << " succeeded; expected an error"; \
+    if (!_cts_s.ok()) {                                                   \
+      EXPECT_FALSE(_cts_s.message().empty())                              \
+          << #expr << " returned an error without a message";           \
+    }                                                                     \
+  } while (0)
+
+// Loads the suite's kernel module for the device, or skips the test as
+// unsupported when the device accepts none of the formats the suite ships.
+#define CTS_REQUIRE_KERNELS()                                            \
+  do {                                                                   \
+    std::string _cts_why;                                                \
+    if (!LoadKernels(&_cts_why)) {                                       \
+      if (_cts_why.rfind("unsupported: ", 0) == 0) GTEST_SKIP() << _cts_why; \
+      FAIL() << _cts_why;                                                \
+    }                                                                    \
+  } while (0)
+
+// The executable formats the suite ships kernels in, and the module file
+// built for each (relative to Config::kernels_dir).
+struct KernelModule {
+  const char* format;
+  const char* file;
+};
+const std::vector<KernelModule>& ShippedKernelModules();
+
+// ---------------------------------------------------------------- fixture
+class CtsTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+
+  Runtime& runtime() { return runtime_; }
+  tessera::Device& device() { return device_; }
+  const DeviceInfo& info() const { return device_.info(); }
+  // Every device of the runtime (after TESSERA_VISIBLE_DEVICES).
+  const std::vector<tessera::Device>& devices() const {
+    return runtime_.devices();
+  }
+
+  // Loads the kernel module on `device_index` (default: every device once,
+  // lazily).  False with *why set on failure; *why starts with
+  // "unsupported: " when the device takes none of the shipped formats.
+  bool LoadKernels(std::string* why, size_t device_index = 0);
+  // A kernel from the module loaded on `device_index` (LoadKernels first).
+  StatusOr<Kernel> kernel(const std::string& name, size_t device_index = 0);
+
+  // Synchronous host <-> buffer transfers for test data.
+  template <typename T>
+  Status Upload(const Buffer& b, const std::vector<T>& data,
+                uint64_t offset = 0) {
+    if (data.empty()) return Status::Ok();
+    return tessera::copy(MemoryRef(b, offset), data.data(),
+                         data.size() * sizeof(T));
+  }
+  template <typename T>
+  StatusOr<std::vector<T>> Download(const Buffer& b, size_t count,
+                                    uint64_t offset = 0) {
+    std::vector<T> out(count);
+    if (count == 0) return out;
+    Status st = tessera::copy(out.data(), MemoryRef(b, offset),
+                              count * sizeof(T));
+    if (!st.ok()) return st;
+    return out;
+  }
+
+ private:
+  Runtime runtime_;
+  tessera::Device device_;
+  std::vector<Executable> executables_;  // per device index
+};
+
+// Launch helpers: 1-D launch of `n` lanes in groups of `group` lanes.
+inline TsDim3 Dim(uint32_t x, uint32_t y = 1, uint32_t z = 1) {
+  return TsDim3{x, y, z};
+}
+inline uint32_t GroupsFor(uint64_t n, uint32_t group) {
+  return static_cast<uint32_t>((n + group - 1) / group);
+}
+
+// Bitwise comparison of float vectors (exactness checks).
+bool BitwiseEqual(const std::vector<float>& a, const std::vector<float>& b);
+
+// Known failures (known_failures.cpp).  Returns the reason when the test
+// `suite.name` is a known failure on `plugin`, else nullptr.
+const char* KnownFailureReason(const std::string& plugin,
+                               const std::string& test);
+
+}  // namespace tessera::cts
+
+#endif  // TESSERA_CONFORMANCE_CTS_HPP_
