@@ -222,6 +222,41 @@ def main():
     rows.append(("vulkan batching gain", fmt_ns(ds), f"{fmt_ns(sw)} unbatched",
                  f"{sw / ds:.2f}x" if sw and ds else "n/a", "-", "info"))
 
+    # Issue 3: GEMM / fused MLP compiled from Graph IR by the cpu code
+    # generator against OpenBLAS with the same thread count (items/s = FLOP/s),
+    # and the compile time of examples/mlp.mlir.
+    def gflops(name):
+        r = res.get(name)
+        if not r or "error" in r:
+            return None
+        return r["ips"] / 1e9 if r.get("ips") else None
+
+    def fmt_gf(v):
+        return "n/a" if v is None else f"{v:.1f} GFLOP/s"
+
+    for size, limit in (("1024", None), ("2048", 0.8)):
+        t = gflops(f"gemm_f32/tessera_cpu/{size}")
+        r = gflops(f"gemm_f32/openblas/{size}")
+        ratio = t / r if t and r else None
+        rows.append((f"gemm_f32 {size}^3", fmt_gf(t), f"{fmt_gf(r)} openblas",
+                     f"{ratio:.2f}x" if ratio else "n/a",
+                     f">= {limit}x openblas" if limit else "-",
+                     verdict(None if ratio is None else ratio >= limit)
+                     if limit else "info"))
+    t = gflops("mlp_f32/tessera_cpu/512")
+    r = gflops("mlp_f32/openblas_unfused/512")
+    ratio = t / r if t and r else None
+    rows.append(("mlp_f32 512 (fused)", fmt_gf(t), f"{fmt_gf(r)} unfused",
+                 f"{ratio:.2f}x" if ratio else "n/a", "> 1x unfused",
+                 verdict(None if ratio is None else ratio > 1.0)))
+    cold = time_ns(res, "compile/tessera_cpu/mlp")
+    warm = time_ns(res, "compile_warm/tessera_cpu/mlp")
+    rows.append(("compile mlp.mlir cold", fmt_ns(cold), "-", "-", "< 1 s",
+                 verdict(None if cold is None else cold < 1e9)))
+    rows.append(("compile mlp.mlir warm", fmt_ns(warm), "-", "-",
+                 "< 1 ms (cache)",
+                 verdict(None if warm is None else warm < 1e6)))
+
     header = ("metric", "tessera", "reference", "ratio", "target", "result")
     widths = [max(len(str(r[i])) for r in rows + [header])
               for i in range(len(header))]

@@ -22,6 +22,7 @@
 
 #include "bench_env.hpp"
 #include "vulkan_bench.hpp"
+#include "gemm_bench.hpp"
 
 namespace tessera_bench {
 namespace {
@@ -133,6 +134,7 @@ int main(int argc, char** argv) {
   RegisterCallBenchmarks(options);
   RegisterCopyBenchmarks(options);
   RegisterVulkanBenchmarks(options);
+  RegisterGemmBenchmarks(options);
 
   std::unique_ptr<benchmark::BenchmarkReporter> display =
       MakeReporter(format, color, tabular);

@@ -42,7 +42,7 @@ TEST_F(Errors, DestroyedBufferAsKernelArgument) {
   CTS_ASSERT_OK_AND_ASSIGN(Buffer b, device().allocate(256));
   CTS_ASSERT_OK(b.destroy());
   CTS_EXPECT_ERROR(device().default_stream().launch(
-                       k, Dim(1), Dim(1),
+                       k, Dim(1), GroupFor(k, Dim(1)),
                        {KernelArg::buffer(b), KernelArg::scalar(1u), KernelArg::scalar(uint64_t(1))}),
                    kInvalidHandle);
 }
@@ -83,9 +83,9 @@ TEST_F(Errors, DestroyedEvent) {
 
 TEST_F(Errors, DestroyedExecutableAndKernel) {
   CTS_REQUIRE_KERNELS();
-  const std::string& dir = GlobalConfig().kernels_dir;
-  const KernelModule& m = ShippedKernelModules().front();
-  CTS_ASSERT_OK_AND_ASSIGN(Executable exe, device().load_executable(m.format, dir + "/" + m.file));
+  const KernelModule& m = *ShippedModuleFor(info());
+  CTS_ASSERT_OK_AND_ASSIGN(Executable exe,
+                           device().load_executable(m.format, KernelModulePath(m, "fill_u32")));
   CTS_ASSERT_OK_AND_ASSIGN(Kernel k, exe.kernel("fill_u32"));
   Executable alias = exe;
   CTS_ASSERT_OK(exe.destroy());
@@ -93,7 +93,7 @@ TEST_F(Errors, DestroyedExecutableAndKernel) {
   EXPECT_FALSE(k.valid()) << "a kernel of a destroyed executable is still valid";
   CTS_ASSERT_OK_AND_ASSIGN(Buffer b, device().allocate(64));
   CTS_EXPECT_ERROR(device().default_stream().launch(
-                       k, Dim(1), Dim(1),
+                       k, Dim(1), GroupFor(k, Dim(1)),
                        {KernelArg::buffer(b), KernelArg::scalar(1u), KernelArg::scalar(uint64_t(1))}),
                    kInvalidHandle);
   CTS_EXPECT_ERROR(alias.destroy(), kInvalidHandle);
@@ -149,7 +149,7 @@ TEST_F(Errors, OutOfRangeKernelArgument) {
   CTS_ASSERT_OK_AND_ASSIGN(Kernel k, kernel("fill_u32"));
   CTS_ASSERT_OK_AND_ASSIGN(Buffer b, device().allocate(64));
   CTS_EXPECT_ERROR(device().default_stream().launch(
-                       k, Dim(1), Dim(1),
+                       k, Dim(1), GroupFor(k, Dim(1)),
                        {KernelArg::buffer(b, 64), KernelArg::scalar(1u), KernelArg::scalar(uint64_t(1))}),
                    kOutOfRange);
 }
@@ -188,7 +188,7 @@ TEST_F(Errors, UnknownKernelAndFormat) {
   CTS_EXPECT_ERROR(kernel("no_such_kernel"), kNotFound);
   CTS_EXPECT_SOME_ERROR(kernel(""));
   CTS_EXPECT_ERROR(device().load_executable("no-such-format", "/dev/null"), kUnsupported);
-  const KernelModule& m = ShippedKernelModules().front();
+  const KernelModule& m = *ShippedModuleFor(info());
   CTS_EXPECT_SOME_ERROR(device().load_executable(m.format, "/nonexistent/kernels.so"));
   const char garbage[] = "this is not an executable image";
   CTS_EXPECT_SOME_ERROR(device().load_executable(m.format, garbage, sizeof(garbage)));
@@ -202,12 +202,13 @@ TEST_F(Errors, BadLaunchGeometry) {
   std::vector<KernelArg> args = {KernelArg::buffer(b), KernelArg::scalar(1u),
                                  KernelArg::scalar(uint64_t(16))};
   Stream s = device().default_stream();
-  CTS_EXPECT_ERROR(s.launch(k, Dim(0), Dim(1), args), kInvalidArgument);
-  CTS_EXPECT_ERROR(s.launch(k, Dim(1, 0), Dim(1), args), kInvalidArgument);
+  const TsDim3 g = GroupFor(k, Dim(1));
+  CTS_EXPECT_ERROR(s.launch(k, Dim(0), g, args), kInvalidArgument);
+  CTS_EXPECT_ERROR(s.launch(k, Dim(1, 0), g, args), kInvalidArgument);
   CTS_EXPECT_ERROR(s.launch(k, Dim(1), Dim(0), args), kInvalidArgument);
   // Beyond the device's limits: an error, whatever its code.
   CTS_EXPECT_SOME_ERROR(s.launch(k, Dim(1), Dim(info().max_group_size + 1), args));
-  CTS_EXPECT_SOME_ERROR(s.launch(k, Dim(1), Dim(1), args, info().shared_memory_per_group + 1));
+  CTS_EXPECT_SOME_ERROR(s.launch(k, Dim(1), g, args, info().shared_memory_per_group + 1));
   CTS_EXPECT_OK(s.synchronize());
 }
 

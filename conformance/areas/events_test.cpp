@@ -176,8 +176,11 @@ TEST_F(Events, RecordOnTheDefaultStream) {
 TEST_F(Events, ManyEventsOnManyStreams) {
   CTS_REQUIRE_KERNELS();
   // A chain s0 -> s1 -> ... -> s7 through events; the last sees the first.
-  CTS_ASSERT_OK_AND_ASSIGN(Buffer x, device().allocate(8 * 4));
-  CTS_ASSERT_OK(tessera::memset(x, 0, 0, 32));
+  // Word i is at byte 256*i: a buffer argument's offset must respect the
+  // storage-buffer offset alignment (Vulkan allows up to 256).
+  constexpr uint64_t kStride = 256;
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer x, device().allocate(8 * kStride));
+  CTS_ASSERT_OK(tessera::memset(x, 0, 0, 8 * kStride));
   std::vector<Stream> streams;
   std::vector<Event> events;
   for (int i = 0; i < 8; ++i) {
@@ -192,12 +195,14 @@ TEST_F(Events, ManyEventsOnManyStreams) {
   for (int i = 1; i < 8; ++i) {
     CTS_ASSERT_OK(streams[i].wait(events[i - 1]));
     CTS_ASSERT_OK(streams[i].launch(copy, Dim(1), Dim(1),
-                                    {KernelArg::buffer(x, 4 * i), KernelArg::buffer(x, 4 * (i - 1)),
+                                    {KernelArg::buffer(x, kStride * i), KernelArg::buffer(x, kStride * (i - 1)),
                                      KernelArg::scalar(uint64_t(1))}));
     CTS_ASSERT_OK(streams[i].record(events[i]));
   }
   CTS_ASSERT_OK(events[7].synchronize());
-  CTS_ASSERT_OK_AND_ASSIGN(auto v, Download<uint32_t>(x, 8));
+  CTS_ASSERT_OK_AND_ASSIGN(auto all, Download<uint32_t>(x, 8 * kStride / 4));
+  std::vector<uint32_t> v;
+  for (int i = 0; i < 8; ++i) v.push_back(all[i * kStride / 4]);
   EXPECT_EQ(v, std::vector<uint32_t>(8, 42));
 }
 

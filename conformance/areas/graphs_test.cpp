@@ -12,7 +12,8 @@ class Graphs : public CtsTest {
                 uint64_t offset = 0) {
     StatusOr<Kernel> k = kernel("mul_add_u32");
     if (!k.ok()) return k.status();
-    return s.launch(*k, Dim(GroupsFor(n, 32)), Dim(32),
+    const uint32_t group = GroupFor(*k, 32);
+    return s.launch(*k, Dim(GroupsFor(n, group)), Dim(group),
                     {KernelArg::buffer(x, offset), KernelArg::scalar(m),
                      KernelArg::scalar(a), KernelArg::scalar(n)});
   }
@@ -25,9 +26,11 @@ class Graphs : public CtsTest {
     TESSERA_RETURN_IF_ERROR(s1.wait(fork));                    // s1 joins
     TESSERA_RETURN_IF_ERROR(s1.copy_async(b, a, n * 4));       // b = 3
     TESSERA_RETURN_IF_ERROR(MulAdd(s1, b, 5, 1, n));           // b = 16
-    TESSERA_RETURN_IF_ERROR(MulAdd(s0, a, 2, 0, n));           // a = 6
     TESSERA_RETURN_IF_ERROR(s1.record(join));
     TESSERA_RETURN_IF_ERROR(s0.wait(join));                    // joined back
+    // Only after the join: s1's copy reads all of a, so s0 writing a
+    // between fork and join would race with it.
+    TESSERA_RETURN_IF_ERROR(MulAdd(s0, a, 2, 0, n));           // a = 6
     TESSERA_RETURN_IF_ERROR(s0.copy_async(MemoryRef(a, n * 2), MemoryRef(b), n * 2));
     return MulAdd(s0, a, 3, 1, n);  // a = 19 (first half) | 49
   }

@@ -11,7 +11,8 @@ class Hints : public CtsTest {
   Status Saxpy(const Stream& s, const Buffer& y, const Buffer& x, float a, uint64_t n) {
     StatusOr<Kernel> k = kernel("saxpy");
     if (!k.ok()) return k.status();
-    return s.launch(*k, Dim(GroupsFor(n, 128)), Dim(128),
+    const uint32_t group = GroupFor(*k, 128);
+    return s.launch(*k, Dim(GroupsFor(n, group)), Dim(group),
                     {KernelArg::buffer(y), KernelArg::buffer(x), KernelArg::scalar(a),
                      KernelArg::scalar(n)});
   }

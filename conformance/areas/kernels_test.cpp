@@ -38,7 +38,8 @@ TEST_F(Kernels, Saxpy) {
   CTS_ASSERT_OK(Upload(by, y));
   CTS_ASSERT_OK_AND_ASSIGN(Kernel k, kernel("saxpy"));
   Stream s = device().default_stream();
-  CTS_ASSERT_OK(s.launch(k, Dim(GroupsFor(n, 128)), Dim(128),
+  const uint32_t group = GroupFor(k, 128);
+  CTS_ASSERT_OK(s.launch(k, Dim(GroupsFor(n, group)), Dim(group),
                          {KernelArg::buffer(by), KernelArg::buffer(bx), KernelArg::scalar(a),
                           KernelArg::scalar(n)}));
   CTS_ASSERT_OK(s.synchronize());
@@ -53,30 +54,35 @@ TEST_F(Kernels, Saxpy) {
 
 TEST_F(Kernels, ArgumentsAtBufferOffsets) {
   CTS_REQUIRE_KERNELS();
-  const uint64_t n = 1000;
-  CTS_ASSERT_OK_AND_ASSIGN(Buffer b, device().allocate(4 * (2 * n + 10)));
+  // Offsets are multiples of 256 bytes, the largest storage-buffer offset
+  // alignment Vulkan allows a device to require (minStorageBufferOffset-
+  // Alignment); the second one is not a multiple of 512.
+  const uint64_t n = 1000, y_at = 256, x_at = 256 * 17;  // x_at >= y_at + 4n
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer b, device().allocate(x_at + 4 * n + 40));
   std::vector<float> x(n, 2.0f), y(n, 1.0f);
-  CTS_ASSERT_OK(Upload(b, y, 4 * 3));        // y at element 3
-  CTS_ASSERT_OK(Upload(b, x, 4 * (n + 7)));  // x at element n + 7
+  CTS_ASSERT_OK(Upload(b, y, y_at));
+  CTS_ASSERT_OK(Upload(b, x, x_at));
   CTS_ASSERT_OK_AND_ASSIGN(Kernel k, kernel("saxpy"));
   Stream s = device().default_stream();
-  CTS_ASSERT_OK(s.launch(k, Dim(GroupsFor(n, 64)), Dim(64),
-                         {KernelArg::buffer(b, 12), KernelArg::buffer(b, 4 * (n + 7)),
+  const uint32_t group = GroupFor(k, 64);
+  CTS_ASSERT_OK(s.launch(k, Dim(GroupsFor(n, group)), Dim(group),
+                         {KernelArg::buffer(b, y_at), KernelArg::buffer(b, x_at),
                           KernelArg::scalar(3.0f), KernelArg::scalar(n)}));
   CTS_ASSERT_OK(s.synchronize());
-  CTS_ASSERT_OK_AND_ASSIGN(auto v, Download<float>(b, n, 12));
+  CTS_ASSERT_OK_AND_ASSIGN(auto v, Download<float>(b, n, y_at));
   EXPECT_EQ(v, std::vector<float>(n, 7.0f));
 }
 
 TEST_F(Kernels, MultiDimensionalGrid) {
   CTS_REQUIRE_KERNELS();
   // A 3-D grid of 1-D groups covers a flat array exactly once.
-  const uint64_t n = 4 * 3 * 5 * 16;
+  CTS_ASSERT_OK_AND_ASSIGN(Kernel k, kernel("mul_add_u32"));
+  const uint32_t group = GroupFor(k, 16);
+  const uint64_t n = 4 * 3 * 5 * uint64_t(group);
   CTS_ASSERT_OK_AND_ASSIGN(Buffer b, device().allocate(n * 4));
   CTS_ASSERT_OK(tessera::memset(b, 0, 0, n * 4));
-  CTS_ASSERT_OK_AND_ASSIGN(Kernel k, kernel("mul_add_u32"));
   Stream s = device().default_stream();
-  CTS_ASSERT_OK(s.launch(k, Dim(4, 3, 5), Dim(16),
+  CTS_ASSERT_OK(s.launch(k, Dim(4, 3, 5), Dim(group),
                          {KernelArg::buffer(b), KernelArg::scalar(1u), KernelArg::scalar(1u),
                           KernelArg::scalar(n)}));
   CTS_ASSERT_OK(s.synchronize());
@@ -89,17 +95,18 @@ TEST_F(Kernels, SharedMemoryReductionWithBarriers) {
   uint32_t L = 256;
   while (L > info().max_group_size || L * 4 > info().shared_memory_per_group) L /= 2;
   CTS_REQUIRE(L >= 2, "max_group_size>=2 and shared_memory_per_group>=8");
+  CTS_ASSERT_OK_AND_ASSIGN(Kernel k, kernel("group_reduce_f32"));
+  L = GroupFor(k, L);  // a fixed group size is the shader's (and its tree's)
   const uint32_t groups = 97;
   const uint64_t n = uint64_t(L) * groups - 17;
   auto in = Random(n, 3);
   CTS_ASSERT_OK_AND_ASSIGN(Buffer bin, device().allocate(n * 4));
   CTS_ASSERT_OK_AND_ASSIGN(Buffer bout, device().allocate(groups * 4));
   CTS_ASSERT_OK(Upload(bin, in));
-  CTS_ASSERT_OK_AND_ASSIGN(Kernel k, kernel("group_reduce_f32"));
   Stream s = device().default_stream();
   CTS_ASSERT_OK(s.launch(k, Dim(groups), Dim(L),
                          {KernelArg::buffer(bout), KernelArg::buffer(bin), KernelArg::scalar(n)},
-                         L * 4));
+                         SharedFor(k, L * 4)));
   CTS_ASSERT_OK(s.synchronize());
   CTS_ASSERT_OK_AND_ASSIGN(auto got, Download<float>(bout, groups));
   // The same fixed tree on the host: bitwise equal.
@@ -116,9 +123,9 @@ TEST_F(Kernels, SharedMemoryReductionWithBarriers) {
 }
 
 void Kernels::Atomics(uint32_t scope_bit, uint32_t scope) {
-  const uint32_t L = std::min<uint32_t>(64, info().max_group_size);
-  const uint32_t groups = 40, iters = 50;
   CTS_ASSERT_OK_AND_ASSIGN(Kernel k, kernel("atomic_add"));
+  const uint32_t L = GroupFor(k, std::min<uint32_t>(64, info().max_group_size));
+  const uint32_t groups = 40, iters = 50;
   std::vector<KernelArg> args;
   if (scope == 3) {
     // System scope: a host-visible counter that the host and every device
@@ -155,7 +162,7 @@ void Kernels::Atomics(uint32_t scope_bit, uint32_t scope) {
   CTS_ASSERT_OK(s.launch(k, Dim(groups), Dim(L),
                          {KernelArg::buffer(c), KernelArg::scalar(scope),
                           KernelArg::scalar(iters)},
-                         scope == 1 ? 64 : 0));
+                         SharedFor(k, scope == 1 ? 64 : 0)));
   CTS_ASSERT_OK(s.synchronize());
   CTS_ASSERT_OK_AND_ASSIGN(auto v, Download<uint32_t>(c, words));
   if (scope == 0) {
@@ -207,10 +214,11 @@ TEST_F(Kernels, SubgroupShuffle) {
     for (uint32_t p = 0; p < sg; p = p ? p * 2 : 1) {
       SCOPED_TRACE(std::string(name) + " " + std::to_string(p) + ", subgroup " + std::to_string(sg));
       CTS_ASSERT_OK_AND_ASSIGN(Kernel k, kernel(name));
+      ASSERT_EQ(GroupFor(k, L), L) << "the shader's group size must be " << L;
       CTS_ASSERT_OK(s.launch(k, Dim(groups), Dim(L),
                              {KernelArg::buffer(bout), KernelArg::buffer(bin),
                               KernelArg::scalar(sg), KernelArg::scalar(p)},
-                             L * 4));
+                             SharedFor(k, L * 4)));
       CTS_ASSERT_OK(s.synchronize());
       CTS_ASSERT_OK_AND_ASSIGN(auto got, Download<uint32_t>(bout, n));
       for (uint64_t i = 0; i < n; ++i) {
@@ -237,11 +245,13 @@ TEST_F(Kernels, Gemm) {
   CTS_ASSERT_OK(Upload(bA, A));
   CTS_ASSERT_OK(Upload(bB, B));
   CTS_ASSERT_OK_AND_ASSIGN(Kernel k, kernel("gemm_f32"));
+  const TsDim3 g = GroupFor(k, Dim(T, T));
+  ASSERT_TRUE(g.x == T && g.y == T && g.z == 1) << "the shader's group size must be 8x8";
   Stream s = device().default_stream();
   CTS_ASSERT_OK(s.launch(k, Dim(GroupsFor(N, T), GroupsFor(M, T)), Dim(T, T),
                          {KernelArg::buffer(bC), KernelArg::buffer(bA), KernelArg::buffer(bB),
                           KernelArg::scalar(M), KernelArg::scalar(N), KernelArg::scalar(K)},
-                         2 * T * T * 4));
+                         SharedFor(k, 2 * T * T * 4)));
   CTS_ASSERT_OK(s.synchronize());
   CTS_ASSERT_OK_AND_ASSIGN(auto C, Download<float>(bC, size_t(M) * N));
   for (uint32_t i = 0; i < M; ++i)
@@ -257,19 +267,19 @@ TEST_F(Kernels, Gemm) {
 
 TEST_F(Kernels, Softmax) {
   CTS_REQUIRE_KERNELS();
-  const uint32_t L = std::min<uint32_t>(64, info().max_group_size);
+  CTS_ASSERT_OK_AND_ASSIGN(Kernel k, kernel("softmax_f32"));
+  const uint32_t L = GroupFor(k, std::min<uint32_t>(64, info().max_group_size));
   CTS_REQUIRE(info().shared_memory_per_group >= (L + 2) * 4, "shared_memory_per_group");
   const uint32_t rows = 37, cols = 1000;
   auto in = Random(size_t(rows) * cols, 6, -8.0f, 8.0f);
   CTS_ASSERT_OK_AND_ASSIGN(Buffer bin, device().allocate(in.size() * 4));
   CTS_ASSERT_OK_AND_ASSIGN(Buffer bout, device().allocate(in.size() * 4));
   CTS_ASSERT_OK(Upload(bin, in));
-  CTS_ASSERT_OK_AND_ASSIGN(Kernel k, kernel("softmax_f32"));
   Stream s = device().default_stream();
   CTS_ASSERT_OK(s.launch(k, Dim(rows), Dim(L),
                          {KernelArg::buffer(bout), KernelArg::buffer(bin),
                           KernelArg::scalar(rows), KernelArg::scalar(cols)},
-                         (L + 2) * 4));
+                         SharedFor(k, (L + 2) * 4)));
   CTS_ASSERT_OK(s.synchronize());
   CTS_ASSERT_OK_AND_ASSIGN(auto got, Download<float>(bout, in.size()));
   for (uint32_t r = 0; r < rows; ++r) {
@@ -296,7 +306,8 @@ TEST_F(Kernels, LaunchesOnEveryDevice) {
     CTS_ASSERT_OK_AND_ASSIGN(Kernel k, kernel("fill_u32", d));
     CTS_ASSERT_OK_AND_ASSIGN(Buffer b, devices()[d].allocate(1024));
     Stream s = devices()[d].default_stream();
-    CTS_ASSERT_OK(s.launch(k, Dim(4), Dim(64),
+    const uint32_t group = GroupFor(k, 64);
+    CTS_ASSERT_OK(s.launch(k, Dim(GroupsFor(256, group)), Dim(group),
                            {KernelArg::buffer(b), KernelArg::scalar(uint32_t(d + 1)),
                             KernelArg::scalar(uint64_t(256))}));
     CTS_ASSERT_OK(s.synchronize());

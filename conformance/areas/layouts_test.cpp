@@ -46,7 +46,7 @@ class Layouts : public CtsTest {
     if (!k.ok()) return k.status();
     Stream s = device().default_stream();
     TESSERA_RETURN_IF_ERROR(s.launch(
-        *k, Dim(GroupsFor(uint64_t(M) * N, 64)), Dim(64),
+        *k, Dim(GroupsFor(uint64_t(M) * N, GroupFor(*k, 64))), Dim(GroupFor(*k, 64)),
         {KernelArg::buffer(dst), KernelArg::buffer(src), KernelArg::scalar(M),
          KernelArg::scalar(N), KernelArg::scalar(l.kind), KernelArg::scalar(l.p[0]),
          KernelArg::scalar(l.p[1]), KernelArg::scalar(l.p[2]), KernelArg::scalar(l.p[3])}));

@@ -9,30 +9,35 @@
 
 namespace tessera::cts {
 
-// Two words of host-visible memory: [0] the flag the host sets, [1] set by
-// the gate kernel when it gave up waiting.
+// Two words of host-visible memory: [0] the flag the host sets, and at
+// byte kTimedOutOffset the word the gate kernel sets when it gave up
+// waiting.  256 bytes apart: buffer arguments at an offset must respect the
+// device's storage-buffer offset alignment (Vulkan allows up to 256).
 class HostGate {
  public:
   Status Init(const tessera::Device& device) {
-    StatusOr<Buffer> b = device.allocate(64, TS_BUFFER_HOST_PINNED);
+    StatusOr<Buffer> b = device.allocate(2 * kTimedOutOffset, TS_BUFFER_HOST_PINNED);
     if (!b.ok()) return b.status();
     buffer_ = *b;
     words_ = static_cast<uint32_t*>(buffer_.host_pointer());
     if (!words_) return Status(StatusCode::kInternal, "pinned buffer without host pointer");
     __atomic_store_n(&words_[0], 0u, __ATOMIC_RELEASE);
-    __atomic_store_n(&words_[1], 0u, __ATOMIC_RELEASE);
+    __atomic_store_n(&words_[kTimedOutOffset / 4], 0u, __ATOMIC_RELEASE);
     return Status::Ok();
   }
   // Queues the gate on `s`: work after it on `s` waits for open().
   Status Queue(const Stream& s, const Kernel& gate, uint32_t limit_ms = 10000) const {
     return s.launch(gate, Dim(1), Dim(1),
-                    {KernelArg::buffer(buffer_), KernelArg::buffer(buffer_, 4),
+                    {KernelArg::buffer(buffer_), KernelArg::buffer(buffer_, kTimedOutOffset),
                      KernelArg::scalar(limit_ms)});
   }
   void open() { __atomic_store_n(&words_[0], 1u, __ATOMIC_RELEASE); }
-  bool timed_out() const { return __atomic_load_n(&words_[1], __ATOMIC_ACQUIRE) != 0; }
+  bool timed_out() const {
+    return __atomic_load_n(&words_[kTimedOutOffset / 4], __ATOMIC_ACQUIRE) != 0;
+  }
 
  private:
+  static constexpr uint64_t kTimedOutOffset = 256;
   Buffer buffer_;
   uint32_t* words_ = nullptr;
 };

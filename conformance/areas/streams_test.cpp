@@ -11,7 +11,8 @@ class Streams : public CtsTest {
   Status MulAdd(const Stream& s, const Buffer& x, uint32_t m, uint32_t a, uint64_t n) {
     StatusOr<Kernel> k = kernel("mul_add_u32");
     if (!k.ok()) return k.status();
-    return s.launch(*k, Dim(GroupsFor(n, 64)), Dim(64),
+    const uint32_t group = GroupFor(*k, 64);
+    return s.launch(*k, Dim(GroupsFor(n, group)), Dim(group),
                     {KernelArg::buffer(x), KernelArg::scalar(m), KernelArg::scalar(a),
                      KernelArg::scalar(n)});
   }
@@ -85,8 +86,10 @@ TEST_F(Streams, StreamsRunConcurrently) {
   CTS_REQUIRE(info().compute_units >= 2, "compute_units>=2 (concurrent streams)");
   // Each kernel raises its flag and waits for the other's: both see each
   // other only if the two streams ran at the same time.
-  CTS_ASSERT_OK_AND_ASSIGN(Buffer flags, device().allocate(16));
-  CTS_ASSERT_OK(tessera::memset(flags, 0, 0, 16));
+  // flags[0..1] at byte 0, seen[0..1] at byte 256 (a buffer argument's
+  // offset must respect the storage-buffer offset alignment, at most 256).
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer flags, device().allocate(512));
+  CTS_ASSERT_OK(tessera::memset(flags, 0, 0, 512));
   CTS_ASSERT_OK_AND_ASSIGN(Stream a, device().create_stream());
   CTS_ASSERT_OK_AND_ASSIGN(Stream b, device().create_stream());
   CTS_ASSERT_OK_AND_ASSIGN(Kernel hs, kernel("handshake"));
@@ -94,12 +97,12 @@ TEST_F(Streams, StreamsRunConcurrently) {
     CTS_ASSERT_OK((me == 0 ? a : b).launch(
         hs, Dim(1), Dim(1),
         {KernelArg::buffer(flags), KernelArg::scalar(me), KernelArg::scalar(10000u),
-         KernelArg::buffer(flags, 8)}));
+         KernelArg::buffer(flags, 256)}));
   CTS_ASSERT_OK(a.synchronize());
   CTS_ASSERT_OK(b.synchronize());
-  CTS_ASSERT_OK_AND_ASSIGN(auto v, Download<uint32_t>(flags, 4));
-  EXPECT_EQ(v[2], 1u) << "stream A never saw stream B running";
-  EXPECT_EQ(v[3], 1u) << "stream B never saw stream A running";
+  CTS_ASSERT_OK_AND_ASSIGN(auto v, Download<uint32_t>(flags, 2, 256));
+  EXPECT_EQ(v[0], 1u) << "stream A never saw stream B running";
+  EXPECT_EQ(v[1], 1u) << "stream B never saw stream A running";
 }
 
 TEST_F(Streams, DefaultStreamWaitsForEarlierWork) {

@@ -47,7 +47,7 @@ TEST_F(Threads, PrivateStreams) {
     StatusOr<Stream> s = device().create_stream();
     CTS_THREAD_OK(s);
     for (uint32_t i = 0; i < launches; ++i)
-      CTS_THREAD_OK(s->launch(k, Dim(GroupsFor(n, 64)), Dim(64),
+      CTS_THREAD_OK(s->launch(k, Dim(GroupsFor(n, GroupFor(k, 64))), Dim(GroupFor(k, 64)),
                               {KernelArg::buffer(bufs[t]), KernelArg::scalar(1u),
                                KernelArg::scalar(uint32_t(t + 1)), KernelArg::scalar(n)}));
     CTS_THREAD_OK(s->synchronize());
@@ -99,7 +99,7 @@ TEST_F(Threads, SharedAndPrivateStreamsWithEvents) {
     for (int round = 0; round < 40; ++round) {
       StatusOr<Event> e = device().create_event(TS_EVENT_DISABLE_TIMING);
       CTS_THREAD_OK(e);
-      CTS_THREAD_OK(mine->launch(k, Dim(4), Dim(64),
+      CTS_THREAD_OK(mine->launch(k, Dim(GroupsFor(n, GroupFor(k, 64))), Dim(GroupFor(k, 64)),
                                  {KernelArg::buffer(bufs[t]), KernelArg::scalar(1u),
                                   KernelArg::scalar(1u), KernelArg::scalar(n)}));
       CTS_THREAD_OK(mine->record(*e));

@@ -74,9 +74,23 @@ std::string FindKernelsDir(const std::string& argv0) {
 const std::vector<KernelModule>& ShippedKernelModules() {
   // Add a format here together with its module target in CMakeLists.txt.
   static const std::vector<KernelModule> modules = {
-      {"elf-native", "libtessera_cts_kernels_elf_native.so"},
+      {"elf-native", "libtessera_cts_kernels_elf_native.so", false},
+      {"spirv", "spirv", true},
   };
   return modules;
+}
+
+const KernelModule* ShippedModuleFor(const DeviceInfo& info) {
+  for (const KernelModule& m : ShippedKernelModules())
+    for (const std::string& f : info.executable_formats)
+      if (f == m.format) return &m;
+  return nullptr;
+}
+
+std::string KernelModulePath(const KernelModule& module, const std::string& kernel) {
+  std::string path = GlobalConfig().kernels_dir + "/" + module.file;
+  if (module.per_kernel) path += "/" + kernel + ".spv";
+  return path;
 }
 
 // --------------------------------------------------------------- fixture
@@ -85,7 +99,8 @@ void CtsTest::SetUp() {
   if (!rt.ok()) FAIL() << rt.status().ToString();
   runtime_ = *rt;
   device_ = runtime_.devices().front();
-  executables_.assign(runtime_.devices().size(), Executable());
+  executables_.assign(runtime_.devices().size(), {});
+  modules_.assign(runtime_.devices().size(), nullptr);
 
   const ::testing::TestInfo* test =
       ::testing::UnitTest::GetInstance()->current_test_info();
@@ -101,12 +116,9 @@ bool CtsTest::LoadKernels(std::string* why, size_t device_index) {
     *why = "no device " + std::to_string(device_index);
     return false;
   }
-  if (executables_[device_index].valid()) return true;
+  if (modules_[device_index]) return true;
   const tessera::Device& dev = runtime_.devices()[device_index];
-  const KernelModule* module = nullptr;
-  for (const KernelModule& m : ShippedKernelModules())
-    for (const std::string& f : dev.info().executable_formats)
-      if (!module && f == m.format) module = &m;
+  const KernelModule* module = ShippedModuleFor(dev.info());
   if (!module) {
     std::string shipped, accepted;
     for (const KernelModule& m : ShippedKernelModules())
@@ -124,25 +136,57 @@ bool CtsTest::LoadKernels(std::string* why, size_t device_index) {
            "TESSERA_CTS_KERNELS_DIR";
     return false;
   }
-  StatusOr<Executable> exe =
-      dev.load_executable(module->format, dir + "/" + module->file);
-  if (!exe.ok()) {
-    *why = "loading the " + std::string(module->format) +
-           " kernel module: " + exe.status().ToString();
-    return false;
+  if (module->per_kernel) {
+    // One module per kernel, loaded on first use; check that one loads.
+    const std::string probe = "fill_u32";
+    StatusOr<Executable> exe =
+        dev.load_executable(module->format, KernelModulePath(*module, probe));
+    if (!exe.ok()) {
+      *why = "loading the " + std::string(module->format) + " kernel modules (" +
+             dir + "/" + module->file + "/): " + exe.status().ToString();
+      return false;
+    }
+    executables_[device_index][probe] = *exe;
+  } else {
+    StatusOr<Executable> exe =
+        dev.load_executable(module->format, KernelModulePath(*module, ""));
+    if (!exe.ok()) {
+      *why = "loading the " + std::string(module->format) +
+             " kernel module: " + exe.status().ToString();
+      return false;
+    }
+    executables_[device_index][""] = *exe;
   }
-  executables_[device_index] = *exe;
+  modules_[device_index] = module;
   return true;
 }
 
 StatusOr<Kernel> CtsTest::kernel(const std::string& name, size_t device_index) {
-  if (device_index >= executables_.size() ||
-      !executables_[device_index].valid()) {
+  if (device_index >= executables_.size() || !modules_[device_index]) {
     std::string why;
     if (!LoadKernels(&why, device_index))
       return Status(StatusCode::kFailedPrecondition, why);
   }
-  return executables_[device_index].kernel(name);
+  const KernelModule& module = *modules_[device_index];
+  auto& loaded = executables_[device_index];
+  if (!module.per_kernel) return loaded[""].kernel(name);
+  auto it = loaded.find(name);
+  if (it == loaded.end()) {
+    // No module for the name: the same NOT_FOUND a one-module format gives
+    // for an unknown kernel.
+    struct stat st;
+    const std::string path = KernelModulePath(module, name);
+    if (name.empty() || name.find('/') != std::string::npos ||
+        ::stat(path.c_str(), &st) != 0)
+      return Status(StatusCode::kNotFound,
+                    "no " + std::string(module.format) + " kernel named '" + name +
+                        "' in the suite's kernels (" + path + ")");
+    StatusOr<Executable> exe =
+        runtime_.devices()[device_index].load_executable(module.format, path);
+    if (!exe.ok()) return exe.status();
+    it = loaded.emplace(name, *exe).first;
+  }
+  return it->second.kernel(name);
 }
 
 bool BitwiseEqual(const std::vector<float>& a, const std::vector<float>& b) {

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -122,12 +123,21 @@ Status ToStatus(const StatusOr<T>& s) {
   } while (0)
 
 // The executable formats the suite ships kernels in, and the module file
-// built for each (relative to Config::kernels_dir).
+// built for each (relative to Config::kernels_dir).  A per-kernel format
+// ("spirv": one compute shader per module) ships a directory instead, with
+// one module per kernel, `<file>/<kernel>.spv`, whose entry point is named
+// after the kernel.
 struct KernelModule {
   const char* format;
   const char* file;
+  bool per_kernel = false;
 };
 const std::vector<KernelModule>& ShippedKernelModules();
+// The first shipped module whose format the device accepts, or nullptr.
+const KernelModule* ShippedModuleFor(const DeviceInfo& info);
+// The file to load for `kernel` from `module` (the module file itself unless
+// the format is per-kernel).
+std::string KernelModulePath(const KernelModule& module, const std::string& kernel);
 
 // ---------------------------------------------------------------- fixture
 class CtsTest : public ::testing::Test {
@@ -148,6 +158,24 @@ class CtsTest : public ::testing::Test {
   bool LoadKernels(std::string* why, size_t device_index = 0);
   // A kernel from the module loaded on `device_index` (LoadKernels first).
   StatusOr<Kernel> kernel(const std::string& name, size_t device_index = 0);
+
+  // The group size to launch `k` with: the kernel's required group size
+  // where it has one (Vulkan fixes it in the shader: the SPIR-V LocalSize),
+  // else `wanted`.  Tests compute their grids from what this returns.
+  static TsDim3 GroupFor(const Kernel& k, TsDim3 wanted) {
+    const TsDim3 r = k.info().required_group_size;
+    return r.x && r.y && r.z ? r : wanted;
+  }
+  static uint32_t GroupFor(const Kernel& k, uint32_t wanted) {
+    return GroupFor(k, TsDim3{wanted, 1, 1}).x;
+  }
+  // The dynamic shared memory to launch `k` with: none when the kernel has
+  // a fixed group size and declares its shared memory statically (Vulkan
+  // has no dynamic shared memory), else `wanted`.
+  static uint64_t SharedFor(const Kernel& k, uint64_t wanted) {
+    const TsDim3 r = k.info().required_group_size;
+    return r.x && k.info().args_known ? 0 : wanted;
+  }
 
   // Synchronous host <-> buffer transfers for test data.
   template <typename T>
@@ -171,7 +199,10 @@ class CtsTest : public ::testing::Test {
  private:
   Runtime runtime_;
   tessera::Device device_;
-  std::vector<Executable> executables_;  // per device index
+  // Per device index: the loaded module(s), by kernel name for a per-kernel
+  // format, else under "".
+  std::vector<std::map<std::string, Executable>> executables_;
+  std::vector<const KernelModule*> modules_;  // per device index, once loaded
 };
 
 // Launch helpers: 1-D launch of `n` lanes in groups of `group` lanes.

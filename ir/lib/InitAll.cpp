@@ -6,11 +6,14 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
 #include "tessera/Dialect/Graph/Transforms/Passes.h"
 #include "tessera/Dialect/Schedule/Transforms/Passes.h"
 #include "tessera/Dialect/Tile/Transforms/Passes.h"
 #include "tessera/Target/CPU/Passes.h"
 #include "tessera/Target/CPU/Pipeline.h"
+#include "tessera/Target/SPIRV/Passes.h"
 
 void tessera::registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<graph::GraphDialect, schedule::ScheduleDialect,
@@ -19,6 +22,8 @@ void tessera::registerAllDialects(mlir::DialectRegistry &registry) {
                   mlir::scf::SCFDialect, mlir::memref::MemRefDialect,
                   mlir::vector::VectorDialect, mlir::tensor::TensorDialect,
                   mlir::cf::ControlFlowDialect, mlir::LLVM::LLVMDialect>();
+  // The Vulkan (SPIR-V) code generator's output dialects.
+  registry.insert<mlir::gpu::GPUDialect, mlir::spirv::SPIRVDialect>();
 }
 
 void tessera::registerAllPasses() {
@@ -27,4 +32,6 @@ void tessera::registerAllPasses() {
   tile::registerTilePasses();
   cpu::registerCPUPasses();
   cpu::registerCPUPipelines();
+  spv::registerSPIRVPasses();
+  spv::registerSPIRVPipelines();
 }

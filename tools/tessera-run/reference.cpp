@@ -149,6 +149,16 @@ bool ReferenceTile(const std::string& kernel, const HostTensors& args,
     }
     return true;
   }
+  if (kernel == "tiled_gemm" && args.size() >= 3) {  // (A, B, C): C = A x B, square
+    size_t n = static_cast<size_t>(std::lround(std::sqrt(static_cast<double>(args[0].size()))));
+    for (size_t i = 0; i < n; ++i)
+      for (size_t j = 0; j < n; ++j) {
+        double s = 0;
+        for (size_t k = 0; k < n; ++k) s += static_cast<double>(args[0][i * n + k]) * args[1][k * n + j];
+        (*expected)[2][i * n + j] = static_cast<float>(s);
+      }
+    return true;
+  }
   if (kernel == "pipelined_scale" && args.size() >= 2) {  // (x, y): y = 2x, via double buffering
     for (size_t i = 0; i < args[0].size(); ++i) (*expected)[1][i] = 2.f * args[0][i];
     return true;

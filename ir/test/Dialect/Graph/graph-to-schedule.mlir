@@ -3,7 +3,7 @@
 
 // The MLP: each matmul with its bias (+relu) epilogue becomes one tile.
 // CHECK-LABEL: func.func @mlp
-// CHECK: %[[H:.*]] = tessera_schedule.tile(%{{.*}}, %{{.*}}, %{{.*}}) tile_sizes = [96, 256, 256] micro_tile = [6, 16]
+// CHECK: %[[H:.*]] = tessera_schedule.tile(%{{.*}}, %{{.*}}, %{{.*}}) tile_sizes = [132, 256, 256] micro_tile = [6, 16]
 // CHECK: tessera_graph.matmul
 // CHECK-NEXT: tessera_graph.add
 // CHECK-NEXT: tessera_graph.relu

@@ -77,3 +77,128 @@ func.func @math(%a: f32) {
   %r = tessera_tile.math fma(%a, %a) : f32
   return
 }
+
+// -----
+
+// expected-error @+1 {{tessera_tile.grid entries must be positive}}
+func.func @grid() attributes {tessera_tile.grid = array<i64: 4, 0>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{tessera_tile.group_size must be array<i64: X[, Y[, Z]]>}}
+func.func @group4() attributes {tessera_tile.group_size = array<i64: 2, 2, 2, 2>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{unknown tessera_tile attribute 'tessera_tile.lanes'}}
+func.func @unknown_attr() attributes {tessera_tile.lanes = 4 : i64} {
+  return
+}
+
+// -----
+
+func.func @cp_target(%g: memref<64xf32>, %h: memref<64xf32>, %i: index) {
+  // expected-error @+1 {{target must be shared memory}}
+  tessera_tile.cp_async %g[%i], %h[%i] elements = 4 : memref<64xf32>, memref<64xf32>
+  return
+}
+
+// -----
+
+func.func @cp_source(%g: memref<64xf32, 3>, %s: memref<64xf32, 3>, %i: index) {
+  // expected-error @+1 {{source must be global memory}}
+  tessera_tile.cp_async %g[%i], %s[%i] elements = 4 : memref<64xf32, 3>, memref<64xf32, 3>
+  return
+}
+
+// -----
+
+func.func @cp_types(%g: memref<64xf16>, %s: memref<64xf32, 3>, %i: index) {
+  // expected-error @+1 {{source and target element types differ}}
+  tessera_tile.cp_async %g[%i], %s[%i] elements = 4 : memref<64xf16>, memref<64xf32, 3>
+  return
+}
+
+// -----
+
+func.func @cp_indices(%g: memref<8x8xf32>, %s: memref<64xf32, 3>, %i: index) {
+  // expected-error @+1 {{source needs 2 indices, got 1}}
+  tessera_tile.cp_async %g[%i], %s[%i] elements = 4 : memref<8x8xf32>, memref<64xf32, 3>
+  return
+}
+
+// -----
+
+func.func @wait() {
+  // expected-error @+1 {{pending must be >= 0}}
+  tessera_tile.cp_async_wait -1
+  return
+}
+
+// -----
+
+func.func @mma_types(%a: vector<16x8xf16>, %b: vector<8x16xbf16>, %c: vector<16x16xf32>) {
+  // expected-error @+1 {{a and b element types differ}}
+  %d = tessera_tile.mma %a, %b, %c : vector<16x8xf16>, vector<8x16xbf16>, vector<16x16xf32>
+  return
+}
+
+// -----
+
+func.func @mma_acc_type(%a: vector<16x8xf32>, %b: vector<8x16xf32>, %c: vector<16x16xf16>) {
+  // expected-error @+1 {{'f16' cannot accumulate 'f32'}}
+  %d = tessera_tile.mma %a, %b, %c : vector<16x8xf32>, vector<8x16xf32>, vector<16x16xf16>
+  return
+}
+
+// -----
+
+func.func @dot_acc(%a: vector<8xi8>, %acc: f32) {
+  // expected-error @+1 {{'f32' cannot accumulate 'i8'}}
+  %d = tessera_tile.dot %a, %a, %acc : vector<8xi8>, f32
+  return
+}
+
+// -----
+
+func.func @load_type(%m: memref<64xf32>, %i: index) {
+  // expected-error @+1 {{vector element type 'f16' differs from memref element type 'f32'}}
+  %v = tessera_tile.load %m[%i] : memref<64xf32>, vector<8xf16>
+  return
+}
+
+// -----
+
+func.func @store_indices(%v: vector<8xf32>, %m: memref<8x8xf32>, %i: index) {
+  // expected-error @+1 {{memref needs 2 indices, got 1}}
+  tessera_tile.store %v, %m[%i] : vector<8xf32>, memref<8x8xf32>
+  return
+}
+
+// -----
+
+func.func @atomic_type(%v: i32, %m: memref<16xf32>, %i: index) {
+  // expected-error @+1 {{value and result must have the element type 'f32'}}
+  %o = tessera_tile.atomic_rmw add %v, %m[%i] scope = group : i32, memref<16xf32>
+  return
+}
+
+// -----
+
+func.func @atomic_scope(%v: f32, %m: memref<16xf32>, %i: index) {
+  // expected-error @+1 {{expected}}
+  %o = tessera_tile.atomic_rmw add %v, %m[%i] scope = warp : f32, memref<16xf32>
+  return
+}
+
+// -----
+
+func.func @math_unknown(%a: f32) {
+  // expected-error @+1 {{unknown math function 'sin'}}
+  %r = tessera_tile.math sin(%a) : f32
+  return
+}

@@ -25,9 +25,11 @@ def TileToCPU : Pass<"tessera-tile-to-cpu", "::mlir::ModuleOp"> {
   let description = [{
     Kernels get trailing arguments for the group id, the grid and the
     group's shared memory (a 64 KiB byte buffer); `shared_alloc` becomes a
-    view into it, `cp_async` a vector copy, commit/wait disappear, `mma` and
-    `dot` become `vector.contract`, atomics `memref.atomic_rmw`. Run after
-    `tessera-tile-work-item-loops`.
+    view into it, `cp_async` a synchronous vector copy, commit/wait
+    disappear, `mma` becomes one `vector.outerproduct` per k, `dot` a
+    `vector.reduction`, device/mesh atomics `memref.atomic_rmw` (tile/group
+    scope: a plain read-modify-write, the group runs on one thread). Run
+    after `tessera-tile-work-item-loops`.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect",
                            "::mlir::arith::ArithDialect", "::mlir::vector::VectorDialect",

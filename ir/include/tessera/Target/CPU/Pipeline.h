@@ -6,7 +6,7 @@
 
 namespace tessera::cpu {
 struct GraphPipelineOptions {
-  int64_t tileM = 96, tileN = 256, tileK = 256, microM = 6, microN = 16;
+  int64_t tileM = 144, tileN = 4096, tileK = 256, microM = 6, microN = 16;
 };
 /// Graph IR -> Schedule IR -> scf/vector kernels (stops before LLVM).
 void buildGraphToLoopsPipeline(mlir::OpPassManager &pm,

@@ -49,6 +49,14 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "group of " << n << " lanes exceeds the limit of 1024";
     return success();
   }
+  if (name == kGridAttr) {
+    auto a = attr.getValue().dyn_cast<DenseI64ArrayAttr>();
+    if (!a || a.empty() || a.size() > 3)
+      return op->emitError() << kGridAttr << " must be array<i64: X[, Y[, Z]]>";
+    for (int64_t v : a.asArrayRef())
+      if (v <= 0) return op->emitError() << kGridAttr << " entries must be positive";
+    return success();
+  }
   if (name == kMaxSharedAttr) {
     auto a = attr.getValue().dyn_cast<IntegerAttr>();
     if (!a || a.getInt() <= 0)
@@ -141,7 +149,7 @@ LogicalResult CpAsyncOp::verify() {
 }
 
 LogicalResult CpAsyncWaitOp::verify() {
-  if (getPending() < 0) return emitOpError("pending must be >= 0");
+  if (getPendingAttr().getInt() < 0) return emitOpError("pending must be >= 0");
   return success();
 }
 

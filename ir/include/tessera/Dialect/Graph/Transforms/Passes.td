@@ -23,8 +23,8 @@ def GraphToSchedule : Pass<"tessera-graph-to-schedule", "::mlir::ModuleOp"> {
   }];
   let dependentDialects = ["::tessera::schedule::ScheduleDialect"];
   let options = [
-    Option<"tileM", "tile-m", "int64_t", "96", "MC: rows of the output per tile">,
-    Option<"tileN", "tile-n", "int64_t", "256", "NC: columns of the output per tile">,
+    Option<"tileM", "tile-m", "int64_t", "144", "MC: rows of the output per tile">,
+    Option<"tileN", "tile-n", "int64_t", "4096", "NC: columns of the B panel packed at once (L3)">,
     Option<"tileK", "tile-k", "int64_t", "256", "KC: contraction slice">,
     Option<"microM", "micro-m", "int64_t", "6", "MR: register tile rows">,
     Option<"microN", "micro-n", "int64_t", "16", "NR: register tile columns">,

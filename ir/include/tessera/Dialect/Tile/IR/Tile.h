@@ -21,6 +21,8 @@ constexpr int64_t kDefaultMaxSharedMemory = 65536;
 /// Attribute names on kernel functions.
 constexpr llvm::StringLiteral kGroupSizeAttr = "tessera_tile.group_size";
 constexpr llvm::StringLiteral kMaxSharedAttr = "tessera_tile.max_shared_memory";
+/// Launch grid (tile groups in x, y, z) a runner uses by default.
+constexpr llvm::StringLiteral kGridAttr = "tessera_tile.grid";
 /// Static lanes per group of a kernel ({1,1,1} when absent).
 llvm::SmallVector<int64_t, 3> getGroupSize(mlir::Operation *kernel);
 bool isSharedMemory(mlir::MemRefType type);

@@ -1,0 +1,321 @@
+// fp32 GEMM and the fused MLP compiled from Graph IR by the Tessera cpu
+// code generator, against OpenBLAS (cblas_sgemm) with the same thread count,
+// measured in the same run; and the compile time of examples/mlp.mlir.
+//
+//   gemm_f32/tessera_cpu/{1024,2048}   C = A B (Graph IR matmul, compiled)
+//   gemm_f32/openblas/{1024,2048}      cblas_sgemm, openblas_set_num_threads
+//   mlp_f32/tessera_cpu/512            examples/mlp.mlir (fused)
+//   mlp_f32/openblas_unfused/512       sgemm, bias pass, relu pass, sgemm, bias pass
+//   compile/tessera_cpu/mlp            examples/mlp.mlir, cold (no cache)
+//   compile_warm/tessera_cpu/mlp       the same, warm (in-memory cache hit)
+//
+// Both implementations use the runtime's worker count: the cpu plugin's
+// threads (TESSERA_CPU_THREADS, default: all cores) and as many OpenBLAS
+// threads.  items_per_second is FLOP/s (2 M N K per matmul).
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench_env.hpp"
+#include "ir_compile.hpp"
+
+#if TESSERA_BENCH_HAVE_OPENBLAS
+#include <cblas.h>
+#endif
+
+namespace tessera_bench {
+namespace {
+
+unsigned Threads() {
+  if (const char* t = std::getenv("TESSERA_CPU_THREADS"); t && *t)
+    return static_cast<unsigned>(std::max(1, std::atoi(t)));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+std::vector<float> Random(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+#if TESSERA_BENCH_HAVE_OPENBLAS
+void Sgemm(int M, int N, int K, const float* A, const float* B, float* C) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.f, A, K,
+              B, N, 0.f, C, N);
+}
+void SetBlasThreads() {
+  static bool done = [] {
+    openblas_set_num_threads(static_cast<int>(Threads()));
+    return true;
+  }();
+  (void)done;
+}
+#endif
+
+std::string GemmProgram(int n) {
+  std::ostringstream s;
+  std::string t = "tensor<" + std::to_string(n) + "x" + std::to_string(n) + "xf32>";
+  s << "func.func @gemm(%a: " << t << ", %b: " << t << ") -> " << t << " {\n"
+    << "  %c = tessera_graph.matmul %a, %b : " << t << ", " << t << " -> " << t << "\n"
+    << "  return %c : " << t << "\n}\n";
+  return s.str();
+}
+
+std::string MlpProgram(std::string* error) {
+  std::string path = TESSERA_BENCH_EXAMPLES_DIR "/mlp.mlir";
+  if (const char* d = std::getenv("TESSERA_BENCH_EXAMPLES"); d && *d)
+    path = std::string(d) + "/mlp.mlir";
+  std::ifstream f(path);
+  if (!f) {
+    *error = "cannot read " + path;
+    return "";
+  }
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// A compiled, loaded program with its device buffers (kept for the run).
+struct Loaded {
+  IrProgram prog;
+  tessera::Executable exe;
+  tessera::Kernel kernel;
+  std::vector<tessera::Buffer> buffers;
+  std::vector<tessera::KernelArg> args;
+  std::string error;
+  bool verified = false;
+
+  float* host(size_t i) const {
+    return static_cast<float*>(buffers[i].host_pointer());
+  }
+  tessera::Status run(const tessera::Stream& s) const {
+    tessera::Status st = s.launch(kernel, TsDim3{prog.grid[0], prog.grid[1], prog.grid[2]},
+                                  TsDim3{prog.group[0], prog.group[1], prog.group[2]}, args, 0);
+    return st.ok() ? s.synchronize() : st;
+  }
+};
+
+// Compiles (through the cache) and loads `text` once per process.
+Loaded* Load(benchmark::State& state, BenchEnv* env, const std::string& text) {
+  static std::map<std::string, std::unique_ptr<Loaded>> cache;
+  auto& slot = cache[text];
+  if (!slot) {
+    slot = std::make_unique<Loaded>();
+    Loaded& l = *slot;
+    if (!CompileGraphIR(text, {}, &l.prog, &l.error)) {
+    } else if (auto exe = env->device.load_executable("elf-native", l.prog.so_path); !exe.ok()) {
+      l.error = exe.status().ToString();
+    } else if (auto k = exe->kernel(l.prog.kernel); !k.ok()) {
+      l.error = k.status().ToString();
+    } else {
+      l.exe = *exe;
+      l.kernel = *k;
+      // KernelArg::buffer keeps a pointer to the Buffer: no reallocation.
+      l.buffers.reserve(l.prog.shapes.size());
+      for (size_t i = 0; i < l.prog.shapes.size() && l.error.empty(); ++i) {
+        size_t n = 1;
+        for (int64_t d : l.prog.shapes[i]) n *= static_cast<size_t>(d);
+        auto buf = env->device.allocate(n * sizeof(float));
+        if (!buf.ok()) { l.error = buf.status().ToString(); break; }
+        l.buffers.push_back(*buf);
+        float* p = l.host(i);
+        if (!p) { l.error = "cpu buffer without a host pointer"; break; }
+        auto v = Random(n, 17 + static_cast<unsigned>(i));
+        std::copy(v.begin(), v.end(), p);
+        l.args.push_back(tessera::KernelArg::buffer(l.buffers.back()));
+      }
+    }
+  }
+  if (!slot->error.empty()) {
+    state.SkipWithError(slot->error.c_str());
+    return nullptr;
+  }
+  return slot.get();
+}
+
+double MaxRelError(const float* got, const std::vector<float>& want) {
+  double err = 0, ref = 1;
+  for (size_t i = 0; i < want.size(); ++i) {
+    err = std::max<double>(err, std::fabs(got[i] - want[i]));
+    ref = std::max<double>(ref, std::fabs(want[i]));
+  }
+  return err / ref;
+}
+
+void BM_GemmTessera(benchmark::State& state, int n) {
+  BenchEnv* env = EnvOrSkip(state);
+  if (!env) return;
+  Loaded* l = Load(state, env, GemmProgram(n));
+  if (!l) return;
+  if (!CheckOrSkip(state, l->run(env->stream), "launch + synchronize")) return;
+#if TESSERA_BENCH_HAVE_OPENBLAS
+  if (!l->verified) {
+    SetBlasThreads();
+    std::vector<float> want(static_cast<size_t>(n) * n);
+    Sgemm(n, n, n, l->host(0), l->host(1), want.data());
+    double e = MaxRelError(l->host(2), want);
+    if (e > 1e-4) {
+      state.SkipWithError(("result differs from cblas_sgemm: relative error " +
+                           std::to_string(e)).c_str());
+      return;
+    }
+    l->verified = true;
+  }
+#endif
+  for (auto _ : state) {
+    tessera::Status s = l->run(env->stream);
+    if (!s.ok()) { CheckOrSkip(state, s, "launch + synchronize"); break; }
+  }
+  state.SetItemsProcessed(state.iterations() * 2 * int64_t(n) * n * n);
+  state.counters["groups"] = l->prog.grid[0] * l->prog.grid[1] * l->prog.grid[2];
+}
+
+// The fused MLP's reference, unfused: what a framework calling BLAS does.
+struct Mlp {
+  int B = 512, D = 1024, H = 4096;
+};
+
+#if TESSERA_BENCH_HAVE_OPENBLAS
+void MlpUnfused(const Mlp& m, const float* x, const float* w1, const float* b1,
+                const float* w2, const float* b2, float* h, float* y) {
+  Sgemm(m.B, m.H, m.D, x, w1, h);
+  for (int i = 0; i < m.B; ++i)  // bias pass
+    for (int j = 0; j < m.H; ++j) h[size_t(i) * m.H + j] += b1[j];
+  for (size_t i = 0; i < size_t(m.B) * m.H; ++i) h[i] = std::max(h[i], 0.f);  // relu pass
+  Sgemm(m.B, m.D, m.H, h, w2, y);
+  for (int i = 0; i < m.B; ++i)
+    for (int j = 0; j < m.D; ++j) y[size_t(i) * m.D + j] += b2[j];
+}
+#endif
+
+void BM_MlpTessera(benchmark::State& state) {
+  BenchEnv* env = EnvOrSkip(state);
+  if (!env) return;
+  std::string err, text = MlpProgram(&err);
+  if (text.empty()) { state.SkipWithError(err.c_str()); return; }
+  Loaded* l = Load(state, env, text);
+  if (!l) return;
+  if (!CheckOrSkip(state, l->run(env->stream), "launch + synchronize")) return;
+  Mlp m;
+#if TESSERA_BENCH_HAVE_OPENBLAS
+  if (!l->verified) {
+    SetBlasThreads();
+    std::vector<float> h(size_t(m.B) * m.H), y(size_t(m.B) * m.D);
+    MlpUnfused(m, l->host(0), l->host(1), l->host(2), l->host(3), l->host(4), h.data(), y.data());
+    double e = MaxRelError(l->host(5), y);
+    if (e > 1e-4) {
+      state.SkipWithError(("result differs from the OpenBLAS MLP: relative error " +
+                           std::to_string(e)).c_str());
+      return;
+    }
+    l->verified = true;
+  }
+#endif
+  for (auto _ : state) {
+    tessera::Status s = l->run(env->stream);
+    if (!s.ok()) { CheckOrSkip(state, s, "launch + synchronize"); break; }
+  }
+  state.SetItemsProcessed(state.iterations() * 2 * int64_t(m.B) * m.D * m.H * 2);
+  state.counters["groups"] = l->prog.grid[0] * l->prog.grid[1] * l->prog.grid[2];
+}
+
+#if TESSERA_BENCH_HAVE_OPENBLAS
+void BM_GemmOpenBLAS(benchmark::State& state, int n) {
+  SetBlasThreads();
+  size_t nn = size_t(n) * n;
+  auto a = Random(nn, 17), b = Random(nn, 18);
+  std::vector<float> c(nn);
+  Sgemm(n, n, n, a.data(), b.data(), c.data());  // warm-up: threads, pages
+  for (auto _ : state) {
+    Sgemm(n, n, n, a.data(), b.data(), c.data());
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.SetItemsProcessed(state.iterations() * 2 * int64_t(n) * n * n);
+  state.counters["threads"] = Threads();
+}
+
+void BM_MlpOpenBLASUnfused(benchmark::State& state) {
+  SetBlasThreads();
+  Mlp m;
+  auto x = Random(size_t(m.B) * m.D, 17), w1 = Random(size_t(m.D) * m.H, 18),
+       b1 = Random(m.H, 19), w2 = Random(size_t(m.H) * m.D, 20), b2 = Random(m.D, 21);
+  std::vector<float> h(size_t(m.B) * m.H), y(size_t(m.B) * m.D);
+  MlpUnfused(m, x.data(), w1.data(), b1.data(), w2.data(), b2.data(), h.data(), y.data());
+  for (auto _ : state) {
+    MlpUnfused(m, x.data(), w1.data(), b1.data(), w2.data(), b2.data(), h.data(), y.data());
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetItemsProcessed(state.iterations() * 2 * int64_t(m.B) * m.D * m.H * 2);
+  state.counters["threads"] = Threads();
+}
+#endif
+
+// Compile time of examples/mlp.mlir, Graph IR text -> loadable .so: cold
+// (no cache: every pass, LLVM -O3, ld.lld) and warm (the cache answers).
+void BM_Compile(benchmark::State& state, bool warm) {
+  std::string err, text = MlpProgram(&err);
+  if (text.empty()) { state.SkipWithError(err.c_str()); return; }
+  IrCompileOptions opts;
+  opts.use_cache = warm;
+  char dir[] = "/tmp/tessera-bench-cacheXXXXXX";
+  if (!mkdtemp(dir)) { state.SkipWithError("mkdtemp failed"); return; }
+  opts.cache_dir = dir;
+  IrProgram p;
+  if (warm && !CompileGraphIR(text, opts, &p, &err)) {  // fill the cache
+    state.SkipWithError(err.c_str());
+    return;
+  }
+  for (auto _ : state) {
+    if (!CompileGraphIR(text, opts, &p, &err)) { state.SkipWithError(err.c_str()); break; }
+    if (p.cache_hit != warm) { state.SkipWithError("unexpected cache behaviour"); break; }
+  }
+  std::string rm = std::string("rm -rf '") + dir + "'";
+  if (std::system(rm.c_str()) != 0) {}
+}
+
+}  // namespace
+
+void RegisterGemmBenchmarks(const RegisterOptions& options) {
+  auto real = [&](benchmark::internal::Benchmark* b, double min_time) {
+    Configure(b, options, min_time)->UseRealTime()->Unit(benchmark::kMillisecond);
+  };
+#if TESSERA_BENCH_HAVE_IR
+  const bool have_ir = true;
+#else
+  const bool have_ir = false;
+#endif
+  if (have_ir) {
+    for (int n : {1024, 2048}) {
+      real(benchmark::RegisterBenchmark(("gemm_f32/tessera_cpu/" + std::to_string(n)).c_str(),
+                                        BM_GemmTessera, n), 0.5);
+#if TESSERA_BENCH_HAVE_OPENBLAS
+      real(benchmark::RegisterBenchmark(("gemm_f32/openblas/" + std::to_string(n)).c_str(),
+                                        BM_GemmOpenBLAS, n), 0.5);
+#endif
+    }
+    real(benchmark::RegisterBenchmark("mlp_f32/tessera_cpu/512", BM_MlpTessera), 0.5);
+#if TESSERA_BENCH_HAVE_OPENBLAS
+    real(benchmark::RegisterBenchmark("mlp_f32/openblas_unfused/512", BM_MlpOpenBLASUnfused), 0.5);
+#endif
+    // Cold compiles take long: few iterations, 3 repetitions.
+    auto* cold = benchmark::RegisterBenchmark("compile/tessera_cpu/mlp", BM_Compile, false);
+    cold->UseRealTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+    if (options.set_repetitions) cold->Repetitions(3)->ReportAggregatesOnly(true);
+    real(benchmark::RegisterBenchmark("compile_warm/tessera_cpu/mlp", BM_Compile, true), 0.2);
+  }
+}
+
+}  // namespace tessera_bench

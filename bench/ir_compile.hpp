@@ -1,0 +1,37 @@
+// The Tessera IR compiler as tessera-bench uses it: Graph IR text in, a
+// cached elf-native shared object and its launch description out.  This
+// header has no MLIR types, so the benchmark files need no LLVM flags;
+// ir_compile.cpp (built only when the TesseraIR target exists) links the
+// same compiler library as tessera-run (TesseraCPUCompiler).
+#ifndef TESSERA_BENCH_IR_COMPILE_HPP_
+#define TESSERA_BENCH_IR_COMPILE_HPP_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tessera_bench {
+
+struct IrProgram {
+  std::string so_path;
+  std::string kernel;              // first kernel's name
+  uint32_t grid[3] = {1, 1, 1};
+  uint32_t group[3] = {1, 1, 1};
+  std::vector<bool> output;        // per argument: written by the kernel
+  std::vector<std::vector<int64_t>> shapes;
+  double compile_ms = 0;
+  bool cache_hit = false;
+};
+
+struct IrCompileOptions {
+  bool use_cache = true;
+  std::string cache_dir;           // empty: the compiler's default
+};
+
+// False (and *error) on a parse or compile failure.
+bool CompileGraphIR(const std::string& text, const IrCompileOptions& options,
+                    IrProgram* out, std::string* error);
+
+}  // namespace tessera_bench
+
+#endif  // TESSERA_BENCH_IR_COMPILE_HPP_

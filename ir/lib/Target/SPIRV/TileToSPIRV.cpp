@@ -1,0 +1,636 @@
+//===- TileToSPIRV.cpp - Tile IR kernels -> SPIR-V for Vulkan -------------===//
+//
+// The whole Vulkan code generator in one translation unit:
+//
+//  tessera-tile-to-gpu   Tile IR kernel -> gpu.func in a gpu.module with the
+//                        Vulkan target environment (below)
+//  map-memref-spirv-storage-class (upstream, client-api=vulkan): memory
+//                        space 0 -> StorageBuffer, 3 -> Workgroup
+//  tessera-gpu-to-spirv  one full conversion with the upstream GPU, SCF
+//                        (structured spirv.mlir.selection / loop: MLIR 16's
+//                        convert-gpu-to-spirv has no scf patterns), arith,
+//                        math, memref and func patterns plus Tessera's
+//                        atomics; scalar arguments -> one PushConstant block
+//  spirv-lower-abi-attrs, spirv-update-vce (upstream)
+//  tessera-serialize-spirv / compileForVulkan: mlir::spirv::serialize
+//
+// Tile IR -> SPIR-V (Shader, GLCompute, Logical GLSL450):
+//
+//  group_id d / group_count d     WorkgroupId / NumWorkgroups builtins
+//  lane_id d                      LocalInvocationId builtin
+//  lane_count d                   constant from the group size, which is
+//                                 the entry point's LocalSize
+//  tile_id                        x + y*gx + z*gx*gy of the above
+//  subgroup_size                  SubgroupSize builtin (GroupNonUniform)
+//  shared_alloc                   a Workgroup variable (swizzle: ignored)
+//  barrier                        spirv.ControlBarrier Workgroup, Workgroup,
+//                                 AcquireRelease|WorkgroupMemory
+//  cp_async                       synchronous element copy; commit/wait
+//                                 vanish
+//  load / store (vector<N>)       N scalar loads / stores (SPIR-V vectors
+//                                 have at most 4 components, so every 1-D
+//                                 vector value is scalarized, elementwise
+//                                 arith/math ops and broadcasts included)
+//  dot                            scalar multiply-add chain
+//  subgroup_reduce add|max|min    GroupNonUniform{F,I}Add/{F,S}Max/{F,S}Min
+//                                 Reduce, Subgroup scope
+//  shuffle xor|idx                GroupNonUniformShuffleXor / Shuffle
+//  atomic_rmw                     OpAtomic{IAdd,SMax,SMin,Exchange},
+//                                 OpAtomicFAddEXT for f32 add; scope
+//                                 tile/group -> Workgroup, device/mesh ->
+//                                 Device (Workgroup on shared memory);
+//                                 semantics AcquireRelease|Uniform- or
+//                                 WorkgroupMemory
+//  math                           GLSL.std.450 ops
+//  kernel arguments               memrefs: StorageBuffer variables, set 0,
+//                                 bindings 0..n-1 in argument order;
+//                                 scalars: members of one PushConstant
+//                                 block, in argument order at naturally
+//                                 aligned offsets (the Vulkan plugin reads
+//                                 the offsets from the binary)
+//
+// Not lowered (a diagnostic): mma, shuffle up/down, float atomic max/min,
+// vectors used by anything but elementwise ops / load / store / dot.
+//===----------------------------------------------------------------------===//
+#include "tessera/Target/SPIRV/Passes.h"
+
+#include <fstream>
+
+#include "mlir/Conversion/ArithToSPIRV/ArithToSPIRV.h"
+#include "mlir/Conversion/FuncToSPIRV/FuncToSPIRV.h"
+#include "mlir/Conversion/GPUToSPIRV/GPUToSPIRV.h"
+#include "mlir/Conversion/MathToSPIRV/MathToSPIRV.h"
+#include "mlir/Conversion/MemRefToSPIRV/MemRefToSPIRV.h"
+#include "mlir/Conversion/MemRefToSPIRV/MemRefToSPIRVPass.h"
+#include "mlir/Conversion/SCFToSPIRV/SCFToSPIRV.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
+#include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
+#include "mlir/Dialect/SPIRV/Transforms/Passes.h"
+#include "mlir/Dialect/SPIRV/Transforms/SPIRVConversion.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/SPIRV/Serialization.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "mlir/Transforms/Passes.h"
+#include "tessera/Dialect/Schedule/Transforms/Passes.h"
+#include "tessera/Dialect/Tile/IR/Tile.h"
+
+namespace tessera::spv {
+#define GEN_PASS_DEF_TILETOGPU
+#define GEN_PASS_DEF_GPUTOSPIRV
+#define GEN_PASS_DEF_SERIALIZESPIRV
+#include "tessera/Target/SPIRV/Passes.h.inc"
+}  // namespace tessera::spv
+
+using namespace mlir;
+namespace t = tessera::tile;
+
+namespace {
+
+/// Vulkan 1.1+ Shader target: SPIR-V up to 1.3 with subgroup operations and
+/// float atomic add; spirv-update-vce keeps only what a kernel uses.
+constexpr const char kTargetEnv[] =
+    "#spirv.target_env<#spirv.vce<v1.3, [Shader, GroupNonUniform, "
+    "GroupNonUniformArithmetic, GroupNonUniformShuffle, AtomicFloat32AddEXT], "
+    "[SPV_KHR_storage_buffer_storage_class, SPV_EXT_shader_atomic_float_add]>, "
+    "api=Vulkan, #spirv.resource_limits<max_compute_workgroup_invocations = 1024, "
+    "max_compute_workgroup_size = [1024, 1024, 64]>>";
+
+bool isVec(Type ty) {
+  auto v = ty.dyn_cast<VectorType>();
+  return v && v.getRank() == 1;
+}
+
+Value cIdx(OpBuilder &b, Location l, int64_t v) { return b.create<arith::ConstantIndexOp>(l, v); }
+
+/// Tile IR -> gpu/memref/spirv ops with scalarized vectors, for one kernel.
+struct KernelLowering {
+  func::FuncOp f;
+  SmallVector<int64_t, 3> group;
+  DenseMap<Value, SmallVector<Value>> scal;  // 1-D vector -> its elements
+
+  FailureOr<SmallVector<Value>> elems(Value v, Operation *user) {
+    if (auto it = scal.find(v); it != scal.end()) return it->second;
+    DenseElementsAttr d;
+    if (matchPattern(v, m_Constant(&d))) {
+      OpBuilder cb(v.getDefiningOp());
+      cb.setInsertionPointAfter(v.getDefiningOp());
+      SmallVector<Value> r;
+      for (Attribute a : d.getValues<Attribute>())
+        r.push_back(cb.create<arith::ConstantOp>(v.getLoc(), a.cast<TypedAttr>()));
+      return scal[v] = r;
+    }
+    user->emitOpError("has a vector operand the SPIR-V lowering cannot scalarize (")
+        << v.getType() << ")";
+    return failure();
+  }
+
+  static Value mathOp(OpBuilder &b, Location l, t::MathFn fn, ValueRange x) {
+    switch (fn) {
+    case t::MathFn::exp: return b.create<math::ExpOp>(l, x[0]);
+    case t::MathFn::log: return b.create<math::LogOp>(l, x[0]);
+    case t::MathFn::sqrt: return b.create<math::SqrtOp>(l, x[0]);
+    case t::MathFn::rsqrt: return b.create<math::RsqrtOp>(l, x[0]);
+    case t::MathFn::tanh: return b.create<math::TanhOp>(l, x[0]);
+    case t::MathFn::max: return b.create<arith::MaxFOp>(l, x[0], x[1]);
+    case t::MathFn::min: return b.create<arith::MinFOp>(l, x[0], x[1]);
+    case t::MathFn::fma: return b.create<math::FmaOp>(l, x[0], x[1], x[2]);
+    }
+    return {};
+  }
+
+  /// Indices with `k` added to the last one.
+  static SmallVector<Value> shifted(OpBuilder &b, Location l, ValueRange idx, int64_t k) {
+    SmallVector<Value> r(idx.begin(), idx.end());
+    if (k) r.back() = b.create<arith::AddIOp>(l, r.back(), cIdx(b, l, k));
+    return r;
+  }
+
+  /// Runs `build` on an i32 view of an index value (SPIR-V ops take i32).
+  template <typename Fn>
+  static Value onI32(OpBuilder &b, Location l, Value v, Fn build) {
+    if (!v.getType().isIndex()) return build(v);
+    Value x = b.create<arith::IndexCastOp>(l, b.getI32Type(), v);
+    return b.create<arith::IndexCastOp>(l, b.getIndexType(), build(x));
+  }
+
+  LogicalResult run() {
+    MLIRContext *ctx = f.getContext();
+    SmallVector<Operation *> ops;
+    f.walk([&](Operation *op) { ops.push_back(op); });
+    SmallVector<Operation *> done;  // replaced; erased at the end
+    OpBuilder b(ctx);
+    Value tileId;
+    for (Operation *op : ops) {
+      b.setInsertionPoint(op);
+      Location l = op->getLoc();
+      auto dimOf = [](uint64_t d) { return static_cast<gpu::Dimension>(d); };
+      auto replace = [&](Value v) {
+        op->getResult(0).replaceAllUsesWith(v);
+        done.push_back(op);
+      };
+      auto replaceVec = [&](SmallVector<Value> v) {
+        scal[op->getResult(0)] = std::move(v);
+        done.push_back(op);
+      };
+      if (auto o = dyn_cast<t::GroupIdOp>(op)) {
+        replace(b.create<gpu::BlockIdOp>(l, dimOf(o.getDim())));
+      } else if (auto o = dyn_cast<t::GroupCountOp>(op)) {
+        replace(b.create<gpu::GridDimOp>(l, dimOf(o.getDim())));
+      } else if (auto o = dyn_cast<t::LaneIdOp>(op)) {
+        replace(b.create<gpu::ThreadIdOp>(l, dimOf(o.getDim())));
+      } else if (auto o = dyn_cast<t::LaneCountOp>(op)) {
+        replace(cIdx(b, l, group[o.getDim()]));
+      } else if (isa<t::TileIdOp>(op)) {
+        if (!tileId) {
+          OpBuilder eb = OpBuilder::atBlockBegin(&f.front());
+          Value x = eb.create<gpu::BlockIdOp>(l, gpu::Dimension::x);
+          Value y = eb.create<gpu::BlockIdOp>(l, gpu::Dimension::y);
+          Value z = eb.create<gpu::BlockIdOp>(l, gpu::Dimension::z);
+          Value gx = eb.create<gpu::GridDimOp>(l, gpu::Dimension::x);
+          Value gy = eb.create<gpu::GridDimOp>(l, gpu::Dimension::y);
+          Value yz = eb.create<arith::AddIOp>(l, y, eb.create<arith::MulIOp>(l, z, gy));
+          tileId = eb.create<arith::AddIOp>(l, x, eb.create<arith::MulIOp>(l, yz, gx));
+        }
+        replace(tileId);
+      } else if (isa<t::SubgroupSizeOp>(op)) {
+        replace(b.create<gpu::SubgroupSizeOp>(l, b.getIndexType()));
+      } else if (isa<t::BarrierOp>(op)) {
+        b.create<gpu::BarrierOp>(l);
+        done.push_back(op);
+      } else if (isa<t::CpAsyncCommitOp, t::CpAsyncWaitOp>(op)) {
+        done.push_back(op);
+      } else if (auto o = dyn_cast<t::SharedAllocOp>(op)) {
+        replace(b.create<memref::AllocOp>(l, o.getType().cast<MemRefType>()));
+      } else if (auto o = dyn_cast<t::CpAsyncOp>(op)) {
+        for (int64_t k = 0; k < static_cast<int64_t>(o.getElements()); ++k) {
+          Value v = b.create<memref::LoadOp>(l, o.getSource(), shifted(b, l, o.getSrcIndices(), k));
+          b.create<memref::StoreOp>(l, v, o.getTarget(), shifted(b, l, o.getDstIndices(), k));
+        }
+        done.push_back(op);
+      } else if (auto o = dyn_cast<t::LoadOp>(op)) {
+        SmallVector<Value> r;
+        for (int64_t k = 0; k < o.getType().getNumElements(); ++k)
+          r.push_back(b.create<memref::LoadOp>(l, o.getMemref(), shifted(b, l, o.getIndices(), k)));
+        replaceVec(r);
+      } else if (auto o = dyn_cast<t::StoreOp>(op)) {
+        auto v = elems(o.getValue(), op);
+        if (failed(v)) return failure();
+        for (auto [k, x] : llvm::enumerate(*v))
+          b.create<memref::StoreOp>(l, x, o.getMemref(), shifted(b, l, o.getIndices(), k));
+        done.push_back(op);
+      } else if (auto o = dyn_cast<t::MathOp>(op)) {
+        if (!isVec(o.getType())) {
+          replace(mathOp(b, l, o.getFn(), o.getOperands()));
+          continue;
+        }
+        SmallVector<SmallVector<Value>> xs;
+        for (Value x : o.getOperands()) {
+          auto e = elems(x, op);
+          if (failed(e)) return failure();
+          xs.push_back(*e);
+        }
+        SmallVector<Value> r;
+        for (int64_t k = 0; k < o.getType().cast<VectorType>().getNumElements(); ++k) {
+          SmallVector<Value> args;
+          for (auto &x : xs) args.push_back(x[k]);
+          r.push_back(mathOp(b, l, o.getFn(), args));
+        }
+        replaceVec(r);
+      } else if (auto o = dyn_cast<t::DotOp>(op)) {
+        auto a = elems(o.getA(), op), bb = elems(o.getB(), op);
+        if (failed(a) || failed(bb)) return failure();
+        Type ae = o.getAcc().getType();
+        bool fl = ae.isa<FloatType>();
+        auto widen = [&](Value v) -> Value {
+          if (v.getType() == ae) return v;
+          return fl ? b.create<arith::ExtFOp>(l, ae, v).getResult()
+                    : b.create<arith::ExtSIOp>(l, ae, v).getResult();
+        };
+        Value acc = o.getAcc();
+        for (auto [x, y] : llvm::zip(*a, *bb)) {
+          Value p = fl ? b.create<arith::MulFOp>(l, widen(x), widen(y)).getResult()
+                       : b.create<arith::MulIOp>(l, widen(x), widen(y)).getResult();
+          acc = fl ? b.create<arith::AddFOp>(l, acc, p).getResult()
+                   : b.create<arith::AddIOp>(l, acc, p).getResult();
+        }
+        replace(acc);
+      } else if (auto o = dyn_cast<t::SubgroupReduceOp>(op)) {
+        Value v = o.getValue();
+        bool fl = v.getType().isa<FloatType>();
+        auto sc = spirv::Scope::Subgroup;
+        auto red = spirv::GroupOperation::Reduce;
+        replace(onI32(b, l, v, [&](Value x) -> Value {
+          Type ty = x.getType();
+          switch (o.getKind()) {
+          case t::ReduceKind::add:
+            return fl ? b.create<spirv::GroupNonUniformFAddOp>(l, ty, sc, red, x, Value()).getResult()
+                      : b.create<spirv::GroupNonUniformIAddOp>(l, ty, sc, red, x, Value()).getResult();
+          case t::ReduceKind::max:
+            return fl ? b.create<spirv::GroupNonUniformFMaxOp>(l, ty, sc, red, x, Value()).getResult()
+                      : b.create<spirv::GroupNonUniformSMaxOp>(l, ty, sc, red, x, Value()).getResult();
+          case t::ReduceKind::min:
+            return fl ? b.create<spirv::GroupNonUniformFMinOp>(l, ty, sc, red, x, Value()).getResult()
+                      : b.create<spirv::GroupNonUniformSMinOp>(l, ty, sc, red, x, Value()).getResult();
+          }
+          return x;
+        }));
+      } else if (auto o = dyn_cast<t::ShuffleOp>(op)) {
+        if (o.getMode() != t::ShuffleMode::Xor && o.getMode() != t::ShuffleMode::idx)
+          return op->emitOpError("shuffle up/down has no SPIR-V lowering yet (use xor or idx)");
+        Value off = b.create<arith::IndexCastOp>(l, b.getI32Type(), o.getOffset());
+        bool isXor = o.getMode() == t::ShuffleMode::Xor;
+        replace(onI32(b, l, o.getValue(), [&](Value x) -> Value {
+          if (isXor)
+            return b.create<spirv::GroupNonUniformShuffleXorOp>(l, x.getType(), spirv::Scope::Subgroup, x, off);
+          return b.create<spirv::GroupNonUniformShuffleOp>(l, x.getType(), spirv::Scope::Subgroup, x, off);
+        }));
+      } else if (auto o = dyn_cast<t::AtomicRMWOp>(op)) {
+        Type ty = o.getType();
+        if (ty.isIndex() || ty.getIntOrFloatBitWidth() != 32)
+          return op->emitOpError("SPIR-V atomics take 32-bit values, not ") << ty;
+        if (ty.isa<FloatType>() &&
+            (o.getKind() == t::AtomicKind::max || o.getKind() == t::AtomicKind::min))
+          return op->emitOpError("float atomic max/min has no SPIR-V lowering yet");
+        // lowered by the conversion (tessera-gpu-to-spirv)
+      } else if (isa<t::MmaOp>(op)) {
+        return op->emitOpError("has no SPIR-V lowering yet");
+      } else if (auto o = dyn_cast<vector::BroadcastOp>(op)) {
+        if (!isVec(o.getType()) || o.getSource().getType().isa<VectorType>())
+          return op->emitOpError("only scalar -> 1-D vector broadcasts lower to SPIR-V");
+        replaceVec(SmallVector<Value>(o.getType().cast<VectorType>().getNumElements(), o.getSource()));
+      } else if (op->hasTrait<OpTrait::Elementwise>() && op->getNumResults() == 1 &&
+                 isVec(op->getResult(0).getType())) {
+        SmallVector<SmallVector<Value>> xs;
+        for (Value x : op->getOperands()) {
+          if (!isVec(x.getType())) { xs.push_back({}); continue; }
+          auto e = elems(x, op);
+          if (failed(e)) return failure();
+          xs.push_back(*e);
+        }
+        Type et = op->getResult(0).getType().cast<VectorType>().getElementType();
+        SmallVector<Value> r;
+        for (int64_t k = 0; k < op->getResult(0).getType().cast<VectorType>().getNumElements(); ++k) {
+          OperationState st(l, op->getName());
+          for (auto [i, x] : llvm::enumerate(op->getOperands())) st.addOperands(xs[i].empty() ? x : xs[i][k]);
+          st.addTypes(et);
+          st.addAttributes(op->getAttrs());
+          r.push_back(b.create(st)->getResult(0));
+        }
+        replaceVec(r);
+      } else if (isa_and_nonnull<t::TileDialect>(op->getDialect())) {
+        return op->emitOpError("has no SPIR-V lowering");
+      }
+    }
+    for (Operation *op : llvm::reverse(done)) {
+      if (!op->use_empty())
+        return op->emitOpError("its vector result is used by an op the SPIR-V lowering cannot scalarize");
+      op->erase();
+    }
+    // MLIR 16's arith -> SPIR-V rejects unsigned compares of index (its
+    // bitwidth emulation check); index is i32 in SPIR-V, so compare i32.
+    SmallVector<arith::CmpIOp> cmps;
+    f.walk([&](arith::CmpIOp c) {
+      if (c.getLhs().getType().isIndex() && c.getPredicate() >= arith::CmpIPredicate::ult)
+        cmps.push_back(c);
+    });
+    for (arith::CmpIOp c : cmps) {
+      OpBuilder cb(c);
+      Value x = cb.create<arith::IndexCastOp>(c.getLoc(), cb.getI32Type(), c.getLhs());
+      Value y = cb.create<arith::IndexCastOp>(c.getLoc(), cb.getI32Type(), c.getRhs());
+      c.replaceAllUsesWith(cb.create<arith::CmpIOp>(c.getLoc(), c.getPredicate(), x, y).getResult());
+      c.erase();
+    }
+    // A select of buffers (double buffering) would be an OpSelect of
+    // pointers, which needs VariablePointers: select the loaded values and
+    // branch around stores instead.
+    SmallVector<arith::SelectOp> sels;
+    f.walk([&](arith::SelectOp s) { if (s.getType().isa<MemRefType>()) sels.push_back(s); });
+    for (arith::SelectOp s : sels) {
+      for (Operation *u : llvm::make_early_inc_range(s->getUsers())) {
+        OpBuilder ub(u);
+        Location l = u->getLoc();
+        if (auto ld = dyn_cast<memref::LoadOp>(u)) {
+          Value a = ub.create<memref::LoadOp>(l, s.getTrueValue(), ld.getIndices());
+          Value c = ub.create<memref::LoadOp>(l, s.getFalseValue(), ld.getIndices());
+          ld.replaceAllUsesWith(ub.create<arith::SelectOp>(l, s.getCondition(), a, c).getResult());
+          ld.erase();
+        } else if (auto st = dyn_cast<memref::StoreOp>(u)) {
+          auto ifOp = ub.create<scf::IfOp>(l, s.getCondition(), /*withElse=*/true);
+          OpBuilder tb = ifOp.getThenBodyBuilder();
+          tb.create<memref::StoreOp>(l, st.getValue(), s.getTrueValue(), st.getIndices());
+          OpBuilder eb = ifOp.getElseBodyBuilder();
+          eb.create<memref::StoreOp>(l, st.getValue(), s.getFalseValue(), st.getIndices());
+          st.erase();
+        } else {
+          return u->emitOpError("uses a select of buffers, which SPIR-V (without VariablePointers) "
+                                "cannot express here");
+        }
+      }
+      s.erase();
+    }
+    // Unused vector constants would not convert.
+    SmallVector<Operation *> dead;
+    f.walk([&](arith::ConstantOp c) { if (c.use_empty() && isVec(c.getType())) dead.push_back(c); });
+    for (Operation *c : dead) c->erase();
+    return success();
+  }
+};
+
+struct TileToGPUPass : tessera::spv::impl::TileToGPUBase<TileToGPUPass> {
+  void runOnOperation() override {
+    ModuleOp m = getOperation();
+    MLIRContext *ctx = m.getContext();
+    auto env = parseAttribute(kTargetEnv, ctx);
+    if (!env) return signalPassFailure();
+    SmallVector<func::FuncOp> kernels;
+    m.walk([&](func::FuncOp f) {
+      if (!f.isExternal() && f->hasAttr(t::kGroupSizeAttr)) kernels.push_back(f);
+    });
+    for (func::FuncOp f : kernels)
+      if (failed(lower(f, env))) return signalPassFailure();
+    WalkResult r = m.walk([&](Operation *op) {
+      if (isa_and_nonnull<t::TileDialect>(op->getDialect()) && !op->getParentOfType<gpu::GPUModuleOp>()) {
+        op->emitOpError("is outside a Tile IR kernel (a func.func with tessera_tile.group_size)");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (r.wasInterrupted()) signalPassFailure();
+  }
+
+  LogicalResult lower(func::FuncOp f, Attribute env) {
+    MLIRContext *ctx = f.getContext();
+    Location loc = f.getLoc();
+    if (f.getNumResults()) return f.emitError("a Tile IR kernel returns nothing");
+    for (auto [i, ty] : llvm::enumerate(f.getArgumentTypes())) {
+      auto mt = ty.dyn_cast<MemRefType>();
+      bool ok = mt ? mt.hasStaticShape() && mt.getLayout().isIdentity() && !t::isSharedMemory(mt)
+                   : (ty.isIntOrIndexOrFloat() && !ty.isInteger(1) &&
+                      (ty.isIndex() || ty.getIntOrFloatBitWidth() == 32));
+      if (!ok)
+        return f.emitError() << "SPIR-V kernel argument " << i << " has type " << ty
+                             << ": expected a statically shaped global memref or a 32-bit scalar";
+    }
+    KernelLowering kl{f, t::getGroupSize(f)};
+    if (failed(kl.run())) return failure();
+
+    OpBuilder mb(f);
+    auto gm = mb.create<gpu::GPUModuleOp>(loc, f.getName());
+    gm->setAttr(spirv::getTargetEnvAttrName(), env);
+    OpBuilder gb = OpBuilder::atBlockBegin(gm.getBody());
+    auto gf = gb.create<gpu::GPUFuncOp>(loc, f.getName(), f.getFunctionType());
+    gf->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
+    SmallVector<int32_t, 3> ls(kl.group.begin(), kl.group.end());
+    gf->setAttr(spirv::getEntryPointABIAttrName(), spirv::getEntryPointABIAttr(ctx, ls));
+    unsigned binding = 0;
+    for (auto [i, ty] : llvm::enumerate(f.getArgumentTypes())) {
+      // Scalars get a placeholder; tessera-gpu-to-spirv moves them into the
+      // push-constant block before spirv-lower-abi-attrs.
+      unsigned bnd = ty.isa<MemRefType>() ? binding++ : 1000 + i;
+      gf.setArgAttr(i, spirv::getInterfaceVarABIAttrName(),
+                    spirv::getInterfaceVarABIAttr(0, bnd, std::nullopt, ctx));
+    }
+    gf.getBody().getBlocks().clear();
+    gf.getBody().takeBody(f.getBody());
+    SmallVector<func::ReturnOp> rets;
+    gf.walk([&](func::ReturnOp r) { rets.push_back(r); });
+    for (func::ReturnOp r : rets) {
+      OpBuilder rb(r);
+      rb.create<gpu::ReturnOp>(r.getLoc());
+      r.erase();
+    }
+    f.erase();
+    return success();
+  }
+};
+
+/// tessera_tile.atomic_rmw on a converted memref -> SPIR-V atomics.
+struct AtomicPattern : OpConversionPattern<t::AtomicRMWOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(t::AtomicRMWOp o, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    Location l = o.getLoc();
+    auto &tc = *getTypeConverter<SPIRVTypeConverter>();
+    auto mt = o.getMemref().getType().cast<MemRefType>();
+    Value ptr = spirv::getElementPtr(tc, mt, a.getMemref(), a.getIndices(), l, rw);
+    if (!ptr) return rw.notifyMatchFailure(o, "no element pointer");
+    auto sc = mt.getMemorySpace().dyn_cast_or_null<spirv::StorageClassAttr>();
+    bool shared = sc && sc.getValue() == spirv::StorageClass::Workgroup;
+    bool narrow = o.getScope() == t::AtomicScope::tile || o.getScope() == t::AtomicScope::group;
+    spirv::Scope scope = shared || narrow ? spirv::Scope::Workgroup : spirv::Scope::Device;
+    spirv::MemorySemantics sem =
+        spirv::MemorySemantics::AcquireRelease |
+        (shared ? spirv::MemorySemantics::WorkgroupMemory : spirv::MemorySemantics::UniformMemory);
+    Value v = a.getValue();
+    Type ty = v.getType();
+    bool fl = ty.isa<FloatType>();
+    Value r;
+    switch (o.getKind()) {
+    case t::AtomicKind::add:
+      r = fl ? rw.create<spirv::EXTAtomicFAddOp>(l, ty, ptr, scope, sem, v).getResult()
+             : rw.create<spirv::AtomicIAddOp>(l, ty, ptr, scope, sem, v).getResult();
+      break;
+    case t::AtomicKind::max:
+      if (fl) return rw.notifyMatchFailure(o, "float max");
+      r = rw.create<spirv::AtomicSMaxOp>(l, ty, ptr, scope, sem, v);
+      break;
+    case t::AtomicKind::min:
+      if (fl) return rw.notifyMatchFailure(o, "float min");
+      r = rw.create<spirv::AtomicSMinOp>(l, ty, ptr, scope, sem, v);
+      break;
+    case t::AtomicKind::xchg:
+      r = rw.create<spirv::AtomicExchangeOp>(l, ty, ptr, scope, sem, v);
+      break;
+    }
+    rw.replaceOp(o, r);
+    return success();
+  }
+};
+
+/// Scalar arguments of an entry function -> one PushConstant block.
+void lowerScalarArgs(spirv::ModuleOp sm, spirv::FuncOp fn) {
+  SmallVector<unsigned> idx;
+  SmallVector<Type> tys;
+  SmallVector<spirv::StructType::OffsetInfo> offs;
+  uint32_t off = 0;
+  for (auto [i, ty] : llvm::enumerate(fn.getArgumentTypes())) {
+    if (ty.isa<spirv::PointerType>()) continue;
+    uint32_t sz = ty.getIntOrFloatBitWidth() / 8;
+    off = (off + sz - 1) / sz * sz;
+    idx.push_back(i);
+    tys.push_back(ty);
+    offs.push_back(off);
+    off += sz;
+  }
+  if (idx.empty()) return;
+  Location l = fn.getLoc();
+  auto ptrTy = spirv::PointerType::get(spirv::StructType::get(tys, offs),
+                                       spirv::StorageClass::PushConstant);
+  OpBuilder b = OpBuilder::atBlockBegin(sm.getBody());
+  auto var = b.create<spirv::GlobalVariableOp>(l, ptrTy, "__tessera_push_constants", FlatSymbolRefAttr());
+  b.setInsertionPointToStart(&fn.front());
+  Value base = b.create<spirv::AddressOfOp>(l, var);
+  llvm::BitVector erase(fn.getNumArguments());
+  for (auto [m, i] : llvm::enumerate(idx)) {
+    Value c = b.create<spirv::ConstantOp>(l, b.getI32Type(), b.getI32IntegerAttr(m));
+    Value p = b.create<spirv::AccessChainOp>(l, base, ValueRange{c});
+    Value v = b.create<spirv::LoadOp>(l, p);
+    fn.getArgument(i).replaceAllUsesWith(v);
+    erase.set(i);
+  }
+  fn.eraseArguments(erase);
+}
+
+struct GPUToSPIRVPass : tessera::spv::impl::GPUToSPIRVBase<GPUToSPIRVPass> {
+  void runOnOperation() override {
+    ModuleOp m = getOperation();
+    MLIRContext *ctx = m.getContext();
+    SmallVector<gpu::GPUModuleOp> gms(m.getOps<gpu::GPUModuleOp>());
+    for (gpu::GPUModuleOp gm : gms) {
+      spirv::TargetEnvAttr env = spirv::lookupTargetEnvOrDefault(gm);
+      std::unique_ptr<ConversionTarget> target = SPIRVConversionTarget::get(env);
+      SPIRVTypeConverter tc(env);
+      ScfToSPIRVContext scfCtx;
+      RewritePatternSet patterns(ctx);
+      populateGPUToSPIRVPatterns(tc, patterns);
+      arith::populateArithToSPIRVPatterns(tc, patterns);
+      populateMathToSPIRVPatterns(tc, patterns);
+      populateMemRefToSPIRVPatterns(tc, patterns);
+      populateFuncToSPIRVPatterns(tc, patterns);
+      populateSCFToSPIRVPatterns(tc, scfCtx, patterns);
+      patterns.add<AtomicPattern>(tc, ctx);
+      if (failed(applyFullConversion(gm, *target, std::move(patterns)))) return signalPassFailure();
+    }
+    for (auto sm : m.getOps<spirv::ModuleOp>())
+      for (auto fn : llvm::make_early_inc_range(sm.getOps<spirv::FuncOp>()))
+        if (fn->hasAttr(spirv::getEntryPointABIAttrName())) lowerScalarArgs(sm, fn);
+  }
+};
+
+struct SerializeSPIRVPass : tessera::spv::impl::SerializeSPIRVBase<SerializeSPIRVPass> {
+  using SerializeSPIRVBase::SerializeSPIRVBase;
+  void runOnOperation() override {
+    ModuleOp m = getOperation();
+    auto sms = llvm::to_vector(m.getOps<spirv::ModuleOp>());
+    if (sms.size() != 1) {
+      m.emitError() << "tessera-serialize-spirv: expected one spirv.module, found " << sms.size();
+      return signalPassFailure();
+    }
+    if (output.empty()) {
+      m.emitError("tessera-serialize-spirv: no output= path");
+      return signalPassFailure();
+    }
+    SmallVector<uint32_t, 0> words;
+    if (failed(spirv::serialize(sms.front(), words))) return signalPassFailure();
+    std::ofstream os(output, std::ios::binary);
+    os.write(reinterpret_cast<const char *>(words.data()), words.size() * 4);
+    if (!os) {
+      m.emitError() << "tessera-serialize-spirv: cannot write " << output;
+      signalPassFailure();
+    }
+  }
+};
+
+}  // namespace
+
+void tessera::spv::buildTileToSPIRVPipeline(OpPassManager &pm) {
+  pm.addPass(schedule::createScheduleToTile());
+  pm.addPass(createTileToGPU());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createMapMemRefStorageClassPass());  // client-api=vulkan
+  pm.addPass(createGPUToSPIRV());
+  OpPassManager &spm = pm.nest<spirv::ModuleOp>();
+  spm.addPass(spirv::createSPIRVLowerABIAttributesPass());
+  // No canonicalizer here: it merges the stores of an if/else on two
+  // buffers into a store through a pointer select/phi (VariablePointers).
+  spm.addPass(createCSEPass());
+  spm.addPass(spirv::createSPIRVUpdateVCEPass());
+}
+
+void tessera::spv::registerSPIRVPipelines() {
+  PassPipelineRegistration<>(
+      "tessera-tile-to-spirv",
+      "Schedule/Tile IR kernels -> one spirv.module per kernel (Vulkan Shader, GLCompute)",
+      [](OpPassManager &pm) { buildTileToSPIRVPipeline(pm); });
+}
+
+LogicalResult tessera::spv::compileForVulkan(ModuleOp module, std::vector<VulkanKernel> *kernels) {
+  OwningOpRef<ModuleOp> m(module.clone());
+  std::vector<VulkanKernel> infos;
+  m->walk([&](func::FuncOp f) {
+    if (f.isExternal() || !f->hasAttr(t::kGroupSizeAttr)) return;
+    VulkanKernel k;
+    k.name = f.getName().str();
+    auto g = t::getGroupSize(f);
+    for (int d = 0; d < 3; ++d) k.groupSize[d] = g[d];
+    if (auto a = f->getAttrOfType<DenseI64ArrayAttr>(t::kGridAttr))
+      for (auto [i, v] : llvm::enumerate(a.asArrayRef())) k.grid[i] = v;
+    infos.push_back(std::move(k));
+  });
+  if (infos.empty()) return module.emitError("no Tile IR kernel (func.func with tessera_tile.group_size)");
+  PassManager pm(module.getContext());
+  buildTileToSPIRVPipeline(pm);
+  if (failed(pm.run(*m))) return failure();
+  for (auto sm : m->getOps<spirv::ModuleOp>()) {
+    std::string entry;
+    sm.walk([&](spirv::EntryPointOp e) { entry = e.getFn().str(); });
+    for (VulkanKernel &k : infos) {
+      if (k.name != entry) continue;
+      SmallVector<uint32_t, 0> words;
+      if (failed(spirv::serialize(sm, words))) return failure();
+      k.spirv.assign(words.begin(), words.end());
+    }
+  }
+  for (VulkanKernel &k : infos) {
+    if (k.spirv.empty()) return module.emitError() << "kernel " << k.name << " produced no SPIR-V";
+    kernels->push_back(std::move(k));
+  }
+  return success();
+}
