@@ -1,8 +1,10 @@
 #include "reference.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "tessera/Dialect/Graph/IR/Graph.h"
 #include "tessera/Dialect/Schedule/IR/Schedule.h"
@@ -108,6 +110,16 @@ std::string eval(Block& block, DenseMap<Value, T>& env) {
           acc = mx ? std::max<double>(acc, a.v[r * len + j]) : acc + a.v[r * len + j];
         out.v[r] = static_cast<float>(acc);
       }
+    } else if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
+      auto dense = cst.getValue().dyn_cast<DenseElementsAttr>();
+      if (!dense) return "no reference for non-dense 'arith.constant'";
+      int64_t i = 0;
+      if (dense.getElementType().isa<FloatType>()) {
+        for (const APFloat& f : dense.getValues<APFloat>()) out.v[i++] = (float)f.convertToDouble();
+      } else {
+        for (const APInt& x : dense.getValues<APInt>()) out.v[i++] = (float)x.getSExtValue();
+      }
+      if (dense.isSplat()) std::fill(out.v.begin(), out.v.end(), out.v[0]);
     } else if (isa<g::ConvertLayoutOp>(op)) {
       out.v = in(0).v;  // logical values are unchanged
     } else {

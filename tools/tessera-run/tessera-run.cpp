@@ -6,8 +6,12 @@
 //               [--iterations N] [--kernel NAME] [--scalar V ...]
 //               [--grid X[,Y,Z]] [--tolerance T] [--seed S] [--no-verify]
 //
+// Backends: cpu (Graph IR and Tile IR, compiled to a shared object) and
+// vulkan (Tile IR only, compiled to SPIR-V by tessera::spv::compileForVulkan).
+//
 // Exit codes: 0 verified (or --no-verify), 1 bad input / compile error,
-// 2 runtime error, 3 result mismatch.
+// 2 runtime error (or a program the backend cannot run), 3 result mismatch,
+// 77 the vulkan backend was requested but is unavailable (ctest SKIP).
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -26,6 +30,7 @@
 #include "tessera/Dialect/Graph/IR/Graph.h"
 #include "tessera/InitAll.h"
 #include "tessera/Target/CPU/Compiler.h"
+#include "tessera/Target/SPIRV/Passes.h"
 #include "tessera/runtime.hpp"
 
 using namespace tessera;
@@ -73,6 +78,23 @@ std::vector<float> toFloats(const std::vector<unsigned char>& b, const std::stri
   for (size_t i = 0; i < out.size(); ++i) out[i] = toFloat(&b[i * s], dt);
   return out;
 }
+// Exit code for "the requested backend cannot run here" (ctest SKIP_RETURN_CODE).
+constexpr int kExitSkip = 77;
+
+bool requestsVulkan() {
+  const char* env = std::getenv("TESSERA_BACKEND");
+  return env && std::strstr(env, "vulkan");
+}
+
+// Host dtype of a SPIR-V kernel argument: index is 32-bit there.
+std::string spirvTypeName(mlir::Type t) {
+  if (t.isIndex()) return "i32";
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  t.print(os);
+  return os.str();
+}
+
 std::string shapeStr(const std::vector<int64_t>& s) {
   std::string r = "[";
   for (size_t i = 0; i < s.size(); ++i) r += (i ? "x" : "") + std::to_string(s[i]);
@@ -120,21 +142,82 @@ int main(int argc, char** argv) {
       mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
   if (!module) return std::fprintf(stderr, "tessera-run: %s: invalid program\n", a.program.c_str()), 1;
 
-  // ---- compile (cached)
-  auto compiled = cpu::compileForCPU(*module, {});
-  if (mlir::failed(compiled))
-    return std::fprintf(stderr, "tessera-run: %s: compilation failed\n", a.program.c_str()), 1;
-  const cpu::KernelInfo* kinfo = &compiled->kernels.front();
-  for (auto& k : compiled->kernels)
-    if (k.name == a.kernel) kinfo = &k;
-  std::printf("compiled %s: kernel %s in %.1f ms%s\n", a.program.c_str(), kinfo->name.c_str(),
-              compiled->compile_ms, compiled->cache_hit ? " (cache hit)" : "");
+  bool isGraph = false;
+  module->walk([&](mlir::Operation* op) {
+    if (mlir::isa_and_nonnull<graph::GraphDialect>(op->getDialect())) isGraph = true;
+  });
 
-  // ---- runtime
+  // ---- runtime: selected first, since the backend decides how to compile
   auto rt = Runtime::Create();
-  if (!rt.ok()) return std::fprintf(stderr, "tessera-run: %s\n", rt.status().ToString().c_str()), 2;
+  if (!rt.ok()) {
+    std::fprintf(stderr, "tessera-run: %s\n", rt.status().ToString().c_str());
+    // A vulkan backend that was asked for but cannot be used (no plugin, no
+    // loader, no device): exit 77 so that ctest reports SKIP.
+    if (requestsVulkan() && (rt.status().code() == StatusCode::kUnavailable ||
+                             rt.status().code() == StatusCode::kNotFound))
+      return std::fprintf(stderr, "tessera-run: vulkan backend unavailable: skipped\n"), kExitSkip;
+    return 2;
+  }
+  if (rt->devices().empty()) {
+    std::fprintf(stderr, "tessera-run: backend %s has no device\n", rt->backend().c_str());
+    return rt->backend() == "vulkan" ? kExitSkip : 2;
+  }
   Device dev = rt->devices().front();
-  auto exe = dev.load_executable("elf-native", compiled->so_path);
+  const bool vulkan = rt->backend() == "vulkan";
+  if (vulkan && isGraph)
+    return std::fprintf(stderr,
+                        "tessera-run: Graph IR programs are not yet lowered for the vulkan "
+                        "backend; use TESSERA_BACKEND=cpu\n"),
+           2;
+  // ---- compile (cpu and others: cached shared object; vulkan: SPIR-V in process)
+  cpu::KernelInfo vkInfo;
+  const cpu::KernelInfo* kinfo = nullptr;
+  StatusOr<Executable> exe = Status(StatusCode::kInternal, "not loaded");
+  if (vulkan) {
+    std::vector<spv::VulkanKernel> vks;
+    auto t0 = std::chrono::steady_clock::now();
+    if (mlir::failed(spv::compileForVulkan(*module, &vks)))
+      return std::fprintf(stderr, "tessera-run: %s: SPIR-V compilation failed\n", a.program.c_str()), 1;
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const spv::VulkanKernel* vk = &vks.front();
+    for (auto& k : vks)
+      if (k.name == a.kernel) vk = &k;
+    mlir::func::FuncOp fn;
+    module->walk([&](mlir::func::FuncOp f) { if (f.getName() == vk->name) fn = f; });
+    if (!fn) return std::fprintf(stderr, "tessera-run: kernel %s not found\n", vk->name.c_str()), 1;
+    vkInfo.name = vk->name;
+    for (int d = 0; d < 3; ++d) {
+      vkInfo.grid[d] = static_cast<uint32_t>(vk->grid[d]);
+      vkInfo.group_size[d] = static_cast<uint32_t>(vk->groupSize[d]);
+    }
+    for (mlir::Type t : fn.getArgumentTypes()) {
+      cpu::KernelArgInfo ai;
+      if (auto mt = t.dyn_cast<mlir::MemRefType>()) {
+        ai.dtype = spirvTypeName(mt.getElementType());
+        ai.shape.assign(mt.getShape().begin(), mt.getShape().end());
+      } else {
+        ai.buffer = false;
+        ai.dtype = spirvTypeName(t);
+      }
+      vkInfo.args.push_back(ai);
+    }
+    kinfo = &vkInfo;
+    std::printf("compiled %s: kernel %s to SPIR-V (%zu words) in %.1f ms\n", a.program.c_str(),
+                kinfo->name.c_str(), vk->spirv.size(), ms);
+    exe = dev.load_executable("spirv", vk->spirv.data(), vk->spirv.size() * sizeof(uint32_t));
+  } else {
+    auto compiled = cpu::compileForCPU(*module, {});
+    if (mlir::failed(compiled))
+      return std::fprintf(stderr, "tessera-run: %s: compilation failed\n", a.program.c_str()), 1;
+    kinfo = &compiled->kernels.front();
+    for (auto& k : compiled->kernels)
+      if (k.name == a.kernel) kinfo = &k;
+    vkInfo = *kinfo;  // keep it past `compiled`
+    kinfo = &vkInfo;
+    std::printf("compiled %s: kernel %s in %.1f ms%s\n", a.program.c_str(), kinfo->name.c_str(),
+                compiled->compile_ms, compiled->cache_hit ? " (cache hit)" : "");
+    exe = dev.load_executable("elf-native", compiled->so_path);
+  }
   if (!exe.ok()) return std::fprintf(stderr, "tessera-run: %s\n", exe.status().ToString().c_str()), 2;
   auto kernel = exe->kernel(kinfo->name);
   if (!kernel.ok()) return std::fprintf(stderr, "tessera-run: %s\n", kernel.status().ToString().c_str()), 2;
@@ -197,7 +280,17 @@ int main(int argc, char** argv) {
   TsDim3 grid{kinfo->grid[0], kinfo->grid[1], kinfo->grid[2]};
   for (size_t d = 0; d < a.grid.size() && d < 3; ++d) (&grid.x)[d] = a.grid[d];
   TsDim3 group{kinfo->group_size[0], kinfo->group_size[1], kinfo->group_size[2]};
-  uint64_t shared = kinfo->graph ? 0 : 65536;
+  // The cpu backend gives Tile IR kernels their shared memory at launch; a
+  // SPIR-V shader declares its Workgroup variables itself (shared = 0) and
+  // fixes its group size (LocalSize), which the plugin reports.
+  uint64_t shared = (kinfo->graph || vulkan) ? 0 : 65536;
+  if (vulkan) {
+    const TsDim3& req = kernel->info().required_group_size;
+    if (req.x && (req.x != group.x || req.y != group.y || req.z != group.z))
+      return std::fprintf(stderr, "tessera-run: %s: the shader's group size %ux%ux%u differs from the kernel's %ux%ux%u\n",
+                          kinfo->name.c_str(), req.x, req.y, req.z, group.x, group.y, group.z),
+             2;
+  }
   Stream stream = dev.default_stream();
 
   // Snapshot of inputs for the reference (outputs may be updated in place).

@@ -589,6 +589,19 @@ LogicalResult KernelBuilder::lowerOp(Operation *op) {
     });
     return success();
   }
+  if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
+    // Splat tensor constants (e.g. an attention scale): fill the buffer.
+    auto dense = cst.getValue().dyn_cast<DenseElementsAttr>();
+    if (!dense || !dense.isSplat() || !cst.getType().isa<RankedTensorType>())
+      return op->emitError("cpu backend: only splat tensor constants are supported");
+    Buf out = bufs[cst.getResult()];
+    Type et = out.type.getElementType();
+    Value v = et.isa<FloatType>()
+                  ? constF(b, loc, et, dense.getSplatValue<APFloat>().convertToDouble())
+                  : constF(b, loc, et, (double)dense.getSplatValue<APInt>().getSExtValue());
+    forNest(b, loc, extents(out), [&](ArrayRef<Value> iv) { store(out, iv, v); });
+    return success();
+  }
   if (auto cl = dyn_cast<g::ConvertLayoutOp>(op)) {
     Buf out = bufs[cl.getResult()], in = bufs[cl.getInput()];
     forNest(b, loc, extents(out), [&](ArrayRef<Value> iv) { store(out, iv, load(in, iv)); });

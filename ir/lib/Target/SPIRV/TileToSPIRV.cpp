@@ -21,7 +21,13 @@
 //  lane_count d                   constant from the group size, which is
 //                                 the entry point's LocalSize
 //  tile_id                        x + y*gx + z*gx*gy of the above
-//  subgroup_size                  SubgroupSize builtin (GroupNonUniform)
+//  subgroup_size                  SubgroupSize builtin (GroupNonUniform),
+//                                 clamped to the group's lane count.
+//                                 Subgroups are assumed full and made of
+//                                 consecutive lane ids (1-D groups whose
+//                                 size is a multiple of the subgroup size;
+//                                 what the drivers we know do); the
+//                                 reductions are over active lanes
 //  shared_alloc                   a Workgroup variable (swizzle: ignored)
 //  barrier                        spirv.ControlBarrier Workgroup, Workgroup,
 //                                 AcquireRelease|WorkgroupMemory
@@ -199,7 +205,13 @@ struct KernelLowering {
         }
         replace(tileId);
       } else if (isa<t::SubgroupSizeOp>(op)) {
-        replace(b.create<gpu::SubgroupSizeOp>(l, b.getIndexType()));
+        // A subgroup never holds more lanes than the group: the builtin
+        // reports the device width (e.g. 32/64), which overstates it for
+        // small groups, and code like `lane < subgroup_size` would then
+        // address lanes that do not exist.  Clamp to the group's lanes.
+        int64_t lanes = group[0] * group[1] * group[2];
+        Value hw = b.create<gpu::SubgroupSizeOp>(l, b.getIndexType());
+        replace(b.create<arith::MinUIOp>(l, hw, cIdx(b, l, lanes)));
       } else if (isa<t::BarrierOp>(op)) {
         b.create<gpu::BarrierOp>(l);
         done.push_back(op);

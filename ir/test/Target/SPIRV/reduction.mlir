@@ -11,6 +11,8 @@
 // CHECK-DAG: bind(0, 0) : !spirv.ptr<!spirv.struct<(!spirv.array<65536 x f32, stride=4> [0])>, StorageBuffer>
 // CHECK-DAG: bind(0, 1) : !spirv.ptr<!spirv.struct<(!spirv.array<64 x f32, stride=4> [0])>, StorageBuffer>
 // CHECK: spirv.func @block_sum() "None"
+// subgroup_size is clamped to the group's 256 lanes.
+// CHECK: spirv.GL.UMin %{{.*}}, %{{.*}} : i32
 // CHECK: spirv.mlir.loop
 // CHECK: spirv.mlir.merge
 // CHECK: spirv.ControlBarrier <Workgroup>, <Workgroup>, <AcquireRelease|WorkgroupMemory>
