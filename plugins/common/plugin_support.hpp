@@ -51,6 +51,21 @@ TsError* guard(const char* plugin, const char* entry, F&& f) noexcept {
   }
 }
 
+// Checks a handle whose object starts with `uint32_t magic` equal to
+// T::kMagic (objects overwrite it when destroyed): NULL -> INVALID_ARGUMENT,
+// a destroyed or foreign handle -> INVALID_HANDLE, instead of a crash.
+template <class T>
+TsError* check_handle(const char* plugin, const T* p, const char* entry, const char* what) {
+  if (p == nullptr)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: %s: %s is NULL", plugin, entry, what);
+  if (p->magic != T::kMagic)
+    return errorf(TS_ERROR_INVALID_HANDLE,
+                  "%s: %s: %s %p is not a live %s-plugin handle (destroyed, or "
+                  "created by another plugin)",
+                  plugin, entry, what, static_cast<const void*>(p), plugin);
+  return nullptr;
+}
+
 // The Error_* entry points, shared by every plugin's table.
 TsError* Error_Destroy(TsError_Destroy_Args* args) noexcept;
 TsError* Error_Message(TsError_Message_Args* args) noexcept;

@@ -39,17 +39,9 @@ bool valid(const T* p) {
   return p != nullptr && p->magic == T::kMagic;
 }
 
-// Returns INVALID_HANDLE / INVALID_ARGUMENT for a bad handle `what`.
 template <class T>
 TsError* check_handle(const T* p, const char* entry, const char* what) {
-  if (p == nullptr)
-    return errorf(TS_ERROR_INVALID_ARGUMENT, "cpu: %s: %s is NULL", entry, what);
-  if (p->magic != T::kMagic)
-    return errorf(TS_ERROR_INVALID_HANDLE,
-                  "cpu: %s: %s %p is not a live CPU-plugin handle (destroyed, or "
-                  "created by another plugin)",
-                  entry, what, static_cast<const void*>(p));
-  return nullptr;
+  return plugin_support::check_handle("cpu", p, entry, what);
 }
 
 #define TS_CPU_CHECK_HANDLE(p, entry, what)                          \

@@ -40,14 +40,7 @@ enum : uint32_t {
 
 template <class T>
 TsError* check_handle(const T* p, const char* entry, const char* what) {
-  if (p == nullptr)
-    return errorf(TS_ERROR_INVALID_ARGUMENT, "vulkan: %s: %s is NULL", entry, what);
-  if (p->magic != T::kMagic)
-    return errorf(TS_ERROR_INVALID_HANDLE,
-                  "vulkan: %s: %s %p is not a live Vulkan-plugin handle (destroyed, "
-                  "or created by another plugin)",
-                  entry, what, static_cast<const void*>(p));
-  return nullptr;
+  return plugin_support::check_handle("vulkan", p, entry, what);
 }
 
 #define TS_VK_CHECK_HANDLE(p, entry, what)                          \
