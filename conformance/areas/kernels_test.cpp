@@ -3,8 +3,10 @@
 // atomics at each scope, subgroup shuffles, GEMM, softmax.
 //
 // The kernels ship as a module per executable format (conformance/kernels/,
-// today "elf-native"); a device that accepts none of the shipped formats
-// reports every test here as unsupported: executable_formats.
+// "elf-native" and "spirv"); a device that accepts none of the shipped
+// formats reports every test here as unsupported: executable_formats.  The
+// TileIr* tests run the kernels compiled at build time from the Tile IR
+// examples themselves (see the end of this file).
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -25,6 +27,18 @@ class Kernels : public CtsTest {
     return v;
   }
   void Atomics(uint32_t scope_bit, uint32_t scope);
+
+  // Tile IR kernels (the tests at the end).
+  // Dynamic shared memory for a Tile IR kernel needing `need` bytes.
+  uint64_t TileShared(const Kernel& k, uint64_t need) {
+    if (k.info().required_group_size.x) return 0;
+    return std::max<uint64_t>(need, std::min<uint64_t>(65536, info().shared_memory_per_group));
+  }
+  // The kernel's fixed group size must be the program's where it has one.
+  static bool GroupMatches(const Kernel& k, TsDim3 g) {
+    const TsDim3 r = k.info().required_group_size;
+    return !r.x || (r.x == g.x && r.y == g.y && r.z == g.z);
+  }
 };
 
 TEST_F(Kernels, Saxpy) {
@@ -314,6 +328,104 @@ TEST_F(Kernels, LaunchesOnEveryDevice) {
     CTS_ASSERT_OK_AND_ASSIGN(auto v, Download<uint32_t>(b, 256));
     EXPECT_EQ(v, std::vector<uint32_t>(256, uint32_t(d + 1))) << "device " << d;
   }
+}
+
+// ---------------------------------------------------------------- Tile IR
+// The IR issue's Tile IR examples (examples/saxpy.mlir, reduction.mlir,
+// tiled_gemm.mlir), compiled at build time by tessera-cts-compile into one
+// module per kernel and format (elf-native for the cpu plugin; spirv for
+// saxpy and block_sum, the programs the SPIR-V lowering handles).  Their ABI
+// is tessera-run's: the function's arguments in order (memrefs as buffers,
+// scalars by value), the grid and group size of the tessera_tile.grid and
+// tessera_tile.group_size attributes, and on the cpu the shared memory of
+// tessera_tile.shared_alloc given at launch (a SPIR-V shader declares its
+// own and fixes its group size).  Without such a module the tests report
+// unsupported: tile_ir_modules.
+
+
+TEST_F(Kernels, TileIrSaxpy) {
+  // func @saxpy(%a: f32, %x: memref<65536xf32>, %y: memref<65536xf32>),
+  // grid 64, group 128, 8 elements per lane: y = a * x + y.
+  CTS_REQUIRE(info().max_group_size >= 128, "max_group_size>=128");
+  CTS_REQUIRE_TILE_IR_KERNEL(k, "saxpy");
+  ASSERT_TRUE(GroupMatches(k, Dim(128))) << "the module's group size must be 128";
+  const uint64_t n = 65536;
+  auto x = Random(n, 11), y = Random(n, 12);
+  const float a = 2.5f;
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer bx, device().allocate(n * 4));
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer by, device().allocate(n * 4));
+  CTS_ASSERT_OK(Upload(bx, x));
+  CTS_ASSERT_OK(Upload(by, y));
+  Stream s = device().default_stream();
+  CTS_ASSERT_OK(s.launch(k, Dim(64), Dim(128),
+                         {KernelArg::scalar(a), KernelArg::buffer(bx), KernelArg::buffer(by)},
+                         TileShared(k, 0)));
+  CTS_ASSERT_OK(s.synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(auto got, Download<float>(by, n));
+  for (uint64_t i = 0; i < n; ++i) {
+    const double want = double(a) * x[i] + y[i];  // tessera_tile.math fma
+    ASSERT_NEAR(got[i], want, 1e-6 * (std::fabs(a * x[i]) + std::fabs(y[i]) + 1e-30))
+        << "element " << i;
+  }
+}
+
+TEST_F(Kernels, TileIrReduction) {
+  // func @block_sum(%x: memref<65536xf32>, %partial: memref<64xf32>), grid
+  // 64, group 256, 1 KiB of shared memory: partial[g] = sum of x[g*1024, +1024).
+  CTS_REQUIRE(info().max_group_size >= 256, "max_group_size>=256");
+  CTS_REQUIRE(info().shared_memory_per_group >= 1024, "shared_memory_per_group>=1024");
+  CTS_REQUIRE_TILE_IR_KERNEL(k, "block_sum");
+  ASSERT_TRUE(GroupMatches(k, Dim(256))) << "the module's group size must be 256";
+  const uint64_t n = 65536, groups = 64;
+  auto x = Random(n, 13);
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer bx, device().allocate(n * 4));
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer bp, device().allocate(groups * 4));
+  CTS_ASSERT_OK(Upload(bx, x));
+  CTS_ASSERT_OK(Upload(bp, std::vector<float>(groups, -1.0f)));
+  Stream s = device().default_stream();
+  CTS_ASSERT_OK(s.launch(k, Dim(groups), Dim(256),
+                         {KernelArg::buffer(bx), KernelArg::buffer(bp)}, TileShared(k, 1024)));
+  CTS_ASSERT_OK(s.synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(auto got, Download<float>(bp, groups));
+  // The order of the additions depends on the subgroup size (the tree stops
+  // there and subgroup_reduce finishes): compare within rounding.
+  for (uint64_t g = 0; g < groups; ++g) {
+    double want = 0, mag = 0;
+    for (uint64_t i = g * 1024; i < (g + 1) * 1024; ++i) want += x[i], mag += std::fabs(x[i]);
+    ASSERT_NEAR(got[g], want, 1e-6 * (mag + 1.0)) << "group " << g;
+  }
+}
+
+TEST_F(Kernels, TileIrGemm) {
+  // func @tiled_gemm(%A, %B, %C: memref<128x128xf32>), grid 4x4, group 4x4,
+  // 8 KiB of shared memory (cp_async staging, mma): C = A x B.
+  CTS_REQUIRE(info().max_group_size >= 16, "max_group_size>=16");
+  CTS_REQUIRE(info().shared_memory_per_group >= 8192, "shared_memory_per_group>=8192");
+  CTS_REQUIRE_TILE_IR_KERNEL(k, "tiled_gemm");
+  ASSERT_TRUE(GroupMatches(k, Dim(4, 4))) << "the module's group size must be 4x4";
+  const uint32_t M = 128, N = 128, K = 128;
+  auto A = Random(size_t(M) * K, 14), B = Random(size_t(K) * N, 15);
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer bA, device().allocate(A.size() * 4));
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer bB, device().allocate(B.size() * 4));
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer bC, device().allocate(size_t(M) * N * 4));
+  CTS_ASSERT_OK(Upload(bA, A));
+  CTS_ASSERT_OK(Upload(bB, B));
+  CTS_ASSERT_OK(Upload(bC, std::vector<float>(size_t(M) * N, -1.0f)));
+  Stream s = device().default_stream();
+  CTS_ASSERT_OK(s.launch(k, Dim(4, 4), Dim(4, 4),
+                         {KernelArg::buffer(bA), KernelArg::buffer(bB), KernelArg::buffer(bC)},
+                         TileShared(k, 8192)));
+  CTS_ASSERT_OK(s.synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(auto C, Download<float>(bC, size_t(M) * N));
+  for (uint32_t i = 0; i < M; ++i)
+    for (uint32_t j = 0; j < N; ++j) {
+      double ref = 0, mag = 0;
+      for (uint32_t kk = 0; kk < K; ++kk) {
+        ref += double(A[i * K + kk]) * B[kk * N + j];
+        mag += std::fabs(double(A[i * K + kk]) * B[kk * N + j]);
+      }
+      ASSERT_NEAR(C[i * N + j], ref, 1e-6 * K * (mag + 1.0)) << "C[" << i << "][" << j << "]";
+    }
 }
 
 }  // namespace

@@ -80,6 +80,15 @@ const std::vector<KernelModule>& ShippedKernelModules() {
   return modules;
 }
 
+const std::vector<KernelModule>& TileIrKernelModules() {
+  // Add a format here together with its outputs in CMakeLists.txt.
+  static const std::vector<KernelModule> modules = {
+      {"elf-native", "tile_ir/elf-native", true, ".so"},
+      {"spirv", "tile_ir/spirv", true, ".spv"},
+  };
+  return modules;
+}
+
 const KernelModule* ShippedModuleFor(const DeviceInfo& info) {
   for (const KernelModule& m : ShippedKernelModules())
     for (const std::string& f : info.executable_formats)
@@ -89,7 +98,7 @@ const KernelModule* ShippedModuleFor(const DeviceInfo& info) {
 
 std::string KernelModulePath(const KernelModule& module, const std::string& kernel) {
   std::string path = GlobalConfig().kernels_dir + "/" + module.file;
-  if (module.per_kernel) path += "/" + kernel + ".spv";
+  if (module.per_kernel) path += "/" + kernel + module.suffix;
   return path;
 }
 
@@ -187,6 +196,53 @@ StatusOr<Kernel> CtsTest::kernel(const std::string& name, size_t device_index) {
     it = loaded.emplace(name, *exe).first;
   }
   return it->second.kernel(name);
+}
+
+bool CtsTest::TileIrKernel(const std::string& name, Kernel* out, std::string* why) {
+  auto it = tile_ir_executables_.find(name);
+  if (it == tile_ir_executables_.end()) {
+    const std::string& dir = GlobalConfig().kernels_dir;
+    std::string accepted, tried;
+    for (const std::string& f : info().executable_formats)
+      accepted += (accepted.empty() ? "" : ",") + f;
+    const KernelModule* module = nullptr;
+    for (const KernelModule& m : TileIrKernelModules()) {
+      bool takes = false;
+      for (const std::string& f : info().executable_formats) takes |= f == m.format;
+      if (!takes) continue;
+      tried += (tried.empty() ? "" : ",") + std::string(m.format);
+      struct stat st;
+      if (!dir.empty() && ::stat(KernelModulePath(m, name).c_str(), &st) == 0) {
+        module = &m;
+        break;
+      }
+    }
+    if (!module) {
+      *why = "unsupported: tile_ir_modules (no Tile IR module for kernel '" + name +
+             "' in the formats the device accepts: " +
+             (accepted.empty() ? std::string("none") : accepted) +
+             (tried.empty() ? std::string()
+                            : "; looked under " + (dir.empty() ? std::string("<no kernels dir>")
+                                                               : dir + "/tile_ir")) +
+             ")";
+      return false;
+    }
+    StatusOr<Executable> exe =
+        device().load_executable(module->format, KernelModulePath(*module, name));
+    if (!exe.ok()) {
+      *why = "loading the " + std::string(module->format) + " Tile IR module " +
+             KernelModulePath(*module, name) + ": " + exe.status().ToString();
+      return false;
+    }
+    it = tile_ir_executables_.emplace(name, *exe).first;
+  }
+  StatusOr<Kernel> k = it->second.kernel(name);
+  if (!k.ok()) {
+    *why = "Tile IR kernel " + name + ": " + k.status().ToString();
+    return false;
+  }
+  *out = *k;
+  return true;
 }
 
 bool BitwiseEqual(const std::vector<float>& a, const std::vector<float>& b) {

@@ -122,6 +122,19 @@ Status ToStatus(const StatusOr<T>& s) {
     }                                                                    \
   } while (0)
 
+// A kernel compiled from Tile IR (TileIrKernelModules) into `var`, or skips
+// the test as "unsupported: tile_ir_modules (...)" when the device accepts
+// no format with a Tile IR module for it.
+#define CTS_REQUIRE_TILE_IR_KERNEL(var, name)                            \
+  ::tessera::Kernel var;                                                 \
+  do {                                                                   \
+    std::string _cts_why;                                                \
+    if (!TileIrKernel(name, &var, &_cts_why)) {                          \
+      if (_cts_why.rfind("unsupported: ", 0) == 0) GTEST_SKIP() << _cts_why; \
+      FAIL() << _cts_why;                                                \
+    }                                                                    \
+  } while (0)
+
 // The executable formats the suite ships kernels in, and the module file
 // built for each (relative to Config::kernels_dir).  A per-kernel format
 // ("spirv": one compute shader per module) ships a directory instead, with
@@ -131,8 +144,14 @@ struct KernelModule {
   const char* format;
   const char* file;
   bool per_kernel = false;
+  const char* suffix = ".spv";  // per-kernel formats: <file>/<kernel><suffix>
 };
 const std::vector<KernelModule>& ShippedKernelModules();
+// The Tile IR kernels: compiled at build time from the IR issue's
+// examples/*.mlir by tessera-cts-compile (conformance/tools/), one module per
+// kernel and format, `tile_ir/<format>/<kernel><suffix>`.  Absent when the
+// IR was not built; a format may lack a kernel the IR cannot lower for it.
+const std::vector<KernelModule>& TileIrKernelModules();
 // The first shipped module whose format the device accepts, or nullptr.
 const KernelModule* ShippedModuleFor(const DeviceInfo& info);
 // The file to load for `kernel` from `module` (the module file itself unless
@@ -158,6 +177,12 @@ class CtsTest : public ::testing::Test {
   bool LoadKernels(std::string* why, size_t device_index = 0);
   // A kernel from the module loaded on `device_index` (LoadKernels first).
   StatusOr<Kernel> kernel(const std::string& name, size_t device_index = 0);
+
+  // The Tile IR kernel `name` on the first device, from the first format of
+  // TileIrKernelModules() the device accepts that has a module for it.
+  // False with *why set otherwise; *why starts with "unsupported: " when
+  // there is no such module (the IR was not built, or not for this format).
+  bool TileIrKernel(const std::string& name, Kernel* out, std::string* why);
 
   // The group size to launch `k` with: the kernel's required group size
   // where it has one (Vulkan fixes it in the shader: the SPIR-V LocalSize),
@@ -203,6 +228,7 @@ class CtsTest : public ::testing::Test {
   // format, else under "".
   std::vector<std::map<std::string, Executable>> executables_;
   std::vector<const KernelModule*> modules_;  // per device index, once loaded
+  std::map<std::string, Executable> tile_ir_executables_;  // by kernel name
 };
 
 // Launch helpers: 1-D launch of `n` lanes in groups of `group` lanes.
