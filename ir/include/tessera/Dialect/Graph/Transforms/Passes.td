@@ -3,12 +3,15 @@
 include "mlir/Pass/PassBase.td"
 
 def LowerLayouts : Pass<"tessera-lower-layouts", "::mlir::ModuleOp"> {
-  let summary = "canonicalize layout conversions";
+  let summary = "fold chains of layout conversions into one exact permutation";
   let description = [{
-    Removes conversions to the layout a tensor already has and splits a
-    conversion between two non-row-major layouts into two conversions
-    through row-major, the hub every backend implements directly. A round
-    trip A -> B -> A collapses to its input (conversions are exact).
+    Every `convert_layout` is an exact permutation of the elements, so a
+    conversion to the type a tensor already has vanishes, a chain
+    `A -> B -> C` becomes one conversion `A -> C` (one pass over memory
+    instead of two) and a round trip `A -> B -> A` becomes its input. An
+    intermediate with other uses is kept. The conversions that remain are
+    lowered by each backend (cpu: one loop nest addressed through
+    `LayoutAttr::offset`).
   }];
 }
 
