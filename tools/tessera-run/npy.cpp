@@ -1,5 +1,6 @@
 #include "npy.hpp"
 
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -10,14 +11,49 @@ namespace {
 const char* kDescr[][2] = {{"<f4", "f32"}, {"<f8", "f64"}, {"<f2", "f16"},
                            {"|i1", "i8"},  {"<i4", "i32"}, {"<i8", "i64"}};
 
+// Headers are a Python dict literal; NumPy keeps them under 64 KiB (format
+// 1.0) and writes small ones in practice. A larger one is a corrupt file.
+constexpr uint32_t kMaxHeader = 1u << 20;
+
+/// The text after `'key':` up to the next top-level ',' or '}' (a tuple is
+/// returned whole). Empty when the key is missing or the dict is malformed.
 std::string field(const std::string& header, const std::string& key) {
   size_t k = header.find("'" + key + "'");
   if (k == std::string::npos) return "";
   size_t colon = header.find(':', k);
+  if (colon == std::string::npos) return "";
   size_t start = header.find_first_not_of(" ", colon + 1);
-  if (header[start] == '(') return header.substr(start, header.find(')', start) - start + 1);
+  if (start == std::string::npos) return "";
+  if (header[start] == '(') {
+    size_t close = header.find(')', start);
+    return close == std::string::npos ? "" : header.substr(start, close - start + 1);
+  }
   size_t end = header.find_first_of(",}", start);
-  return header.substr(start, end - start);
+  return end == std::string::npos ? "" : header.substr(start, end - start);
+}
+
+/// Parses "(a, b, ...)" into dims; false on anything else (negative, not a
+/// number, overflowing the element count).
+bool parseShape(const std::string& tuple, std::vector<int64_t>* shape, uint64_t* count) {
+  if (tuple.size() < 2 || tuple.front() != '(' || tuple.back() != ')') return false;
+  shape->clear();
+  *count = 1;
+  std::stringstream ss(tuple.substr(1, tuple.size() - 2));
+  std::string tok;
+  while (std::getline(ss, tok, ',')) {
+    size_t b = tok.find_first_not_of(" ");
+    if (b == std::string::npos) continue;  // "(4,)" has an empty last token
+    size_t e = tok.find_last_not_of(" L");  // Python 2 wrote "4L"
+    tok = tok.substr(b, e - b + 1);
+    if (tok.empty() || tok.find_first_not_of("0123456789") != std::string::npos ||
+        tok.size() > 18)
+      return false;
+    int64_t d = std::stoll(tok);
+    if (d != 0 && *count > (uint64_t(1) << 62) / static_cast<uint64_t>(d)) return false;
+    shape->push_back(d);
+    *count *= static_cast<uint64_t>(d);
+  }
+  return true;
 }
 
 }  // namespace
@@ -37,35 +73,47 @@ std::string ReadNpy(const std::string& path, NpyArray* out) {
     return path + ": not a .npy file (bad magic)";
   uint32_t hlen = 0;
   if (magic[6] == 1) {
-    uint16_t h;
-    in.read(reinterpret_cast<char*>(&h), 2);
-    hlen = h;
+    unsigned char h[2];
+    if (!in.read(reinterpret_cast<char*>(h), 2)) return path + ": truncated header";
+    hlen = h[0] | (h[1] << 8);
+  } else if (magic[6] == 2 || magic[6] == 3) {
+    unsigned char h[4];
+    if (!in.read(reinterpret_cast<char*>(h), 4)) return path + ": truncated header";
+    hlen = h[0] | (h[1] << 8) | (h[2] << 16) | (uint32_t(h[3]) << 24);
   } else {
-    in.read(reinterpret_cast<char*>(&hlen), 4);
+    return path + ": unsupported .npy format version " + std::to_string(int(magic[6]));
   }
+  if (hlen > kMaxHeader) return path + ": header of " + std::to_string(hlen) + " bytes (corrupt file?)";
   std::string header(hlen, '\0');
-  in.read(header.data(), hlen);
+  if (!in.read(header.data(), hlen)) return path + ": truncated header";
   std::string descr = field(header, "descr"), order = field(header, "fortran_order"),
               shape = field(header, "shape");
+  if (descr.empty() || order.empty() || shape.empty())
+    return path + ": malformed header (needs 'descr', 'fortran_order' and 'shape'): " +
+           header.substr(0, header.find_last_not_of(" \n") + 1);
   if (order.find("True") != std::string::npos)
     return path + ": Fortran-order arrays are not supported (use np.ascontiguousarray)";
   out->dtype.clear();
   for (auto& d : kDescr)
     if (descr.find(d[0]) != std::string::npos) out->dtype = d[1];
-  if (out->dtype.empty()) return path + ": unsupported dtype " + descr;
-  out->shape.clear();
-  std::string dims = shape.substr(1, shape.size() - 2);
-  std::stringstream ss(dims);
-  std::string tok;
-  size_t n = 1;
-  while (std::getline(ss, tok, ','))
-    if (tok.find_first_not_of(" ") != std::string::npos) {
-      out->shape.push_back(std::stoll(tok));
-      n *= out->shape.back();
-    }
-  out->bytes.resize(n * DtypeSize(out->dtype));
+  if (out->dtype.empty())
+    return path + ": unsupported dtype " + descr +
+           " (little-endian f16, f32, f64, i8, i32 or i64; use arr.astype('<f4'))";
+  uint64_t count = 0;
+  if (!parseShape(shape, &out->shape, &count)) return path + ": malformed or too large shape " + shape;
+  // Check the size against the file before allocating: a corrupt header must
+  // not turn into a multi-gigabyte allocation.
+  const uint64_t bytes = count * DtypeSize(out->dtype);
+  const std::streampos data_start = in.tellg();
+  in.seekg(0, std::ios::end);
+  const uint64_t available = static_cast<uint64_t>(in.tellg() - data_start);
+  in.seekg(data_start);
+  if (available < bytes)
+    return path + ": file is shorter than its header says (" + std::to_string(available) +
+           " data bytes, shape " + shape + " needs " + std::to_string(bytes) + ")";
+  out->bytes.resize(bytes);
   if (!in.read(reinterpret_cast<char*>(out->bytes.data()), out->bytes.size()))
-    return path + ": file is shorter than its header says";
+    return path + ": read failed";
   return "";
 }
 

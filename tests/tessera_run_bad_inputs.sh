@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# tessera-run given bad .npy inputs: every case must exit 1 with a message
+# naming the file and the problem, never crash (a signal gives 128+N).
+#   usage: tessera_run_bad_inputs.sh TESSERA_RUN EXAMPLES_DIR
+set -u
+RUN=$1 EX=$2
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+export TESSERA_BACKEND=cpu
+fail=0
+
+# Writes a .npy with the given header dict and N float32 zeros of data.
+npy() {  # path header-dict nfloats
+  python3 - "$1" "$2" "$3" <<'PY'
+import struct, sys
+path, d, n = sys.argv[1], sys.argv[2].encode(), int(sys.argv[3])
+d += b' ' * ((64 - (10 + len(d) + 1) % 64) % 64) + b'\n'
+open(path, 'wb').write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(d)) + d + b'\0' * (4 * n))
+PY
+}
+
+expect() {  # name expected-substring args...
+  local name=$1 want=$2; shift 2
+  local out rc
+  out=$("$RUN" "$@" --iterations 1 2>&1); rc=$?
+  if [[ $rc -ne 1 ]]; then
+    echo "FAIL $name: exit $rc (want 1)"; echo "$out"; fail=1
+  elif [[ "$out" != *"$want"* ]]; then
+    echo "FAIL $name: message lacks '$want'"; echo "$out"; fail=1
+  else
+    echo "ok   $name: $(grep -m1 'tessera-run:' <<<"$out")"
+  fi
+}
+
+npy "$T/good.npy" "{'descr': '<f4', 'fortran_order': False, 'shape': (512, 1024), }" $((512 * 1024))
+head -c 40 "$T/good.npy" > "$T/truncated_header.npy"
+head -c 4096 "$T/good.npy" > "$T/truncated_data.npy"
+printf 'this is not numpy' > "$T/text.npy"
+npy "$T/big_endian.npy" "{'descr': '>f4', 'fortran_order': False, 'shape': (4,), }" 4
+npy "$T/fortran.npy" "{'descr': '<f4', 'fortran_order': True, 'shape': (512, 1024), }" $((512 * 1024))
+npy "$T/negative.npy" "{'descr': '<f4', 'fortran_order': False, 'shape': (-1, 4), }" 4
+npy "$T/huge.npy" "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, 99999999999), }" 0
+npy "$T/noshape.npy" "{'descr': '<f4', 'fortran_order': False, }" 4
+npy "$T/i32.npy" "{'descr': '<i4', 'fortran_order': False, 'shape': (512, 1024), }" $((512 * 1024))
+
+SM=$EX/softmax.mlir
+expect missing_file     "nope.npy: cannot open"                 "$SM" --input "$T/nope.npy"
+expect not_npy          "not a .npy file"                       "$SM" --input "$T/text.npy"
+expect truncated_header "truncated header"                      "$SM" --input "$T/truncated_header.npy"
+expect truncated_data   "shorter than its header says"          "$SM" --input "$T/truncated_data.npy"
+expect big_endian       "unsupported dtype"                     "$SM" --input "$T/big_endian.npy"
+expect fortran_order    "Fortran-order arrays are not supported" "$SM" --input "$T/fortran.npy"
+expect negative_dim     "malformed or too large shape"          "$SM" --input "$T/negative.npy"
+expect huge_shape       "malformed or too large shape"          "$SM" --input "$T/huge.npy"
+expect no_shape_key     "malformed header"                      "$SM" --input "$T/noshape.npy"
+expect wrong_shape      "expects f32 [65536], the file holds f32 [512x1024]" "$EX/saxpy.mlir" --input "$T/good.npy"
+expect wrong_dtype      "the file holds i32"                    "$SM" --input "$T/i32.npy"
+expect too_many_inputs  "2 --input files given, softmax takes 1" "$SM" --input "$T/good.npy" --input "$T/good.npy"
+# And the good file runs.
+if ! "$RUN" "$SM" --input "$T/good.npy" --iterations 1 >/dev/null 2>&1; then
+  echo "FAIL good input did not run"; fail=1
+fi
+exit $fail
