@@ -2,11 +2,11 @@
 // RUN: tessera-opt %s --tessera-graph-to-tile-kernels --tessera-strip-launch-plans=keep=odd_k0_gemm --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.spv
 // RUN: spirv-val --target-env vulkan1.1 %t.spv
 
-// M = 100, K = 70, N = 50: no dimension is a multiple of the 64x64x16 tile.
+// M = 100, K = 70, N = 50: no dimension is a multiple of the 128x128x16 tile.
 // Out-of-range A/B elements are read as 0 from a clamped address (select,
 // no branch); out-of-range outputs are not stored (scf.if).
 // CHECK-LABEL: func.func @odd(
-// CHECK: call @odd_k0_gemm(%arg0, %arg1, %arg2, %arg3) {tessera.grid = array<i64: 1, 2, 1>}
+// CHECK: call @odd_k0_gemm(%arg0, %arg1, %arg2, %arg3) {tessera.grid = array<i64: 1, 1, 1>}
 // CHECK-LABEL: func.func @odd_k0_gemm(
 // K rounded up to the slice: 80.
 // CHECK: scf.for %{{.*}} = %c0 to %c80 step %c16

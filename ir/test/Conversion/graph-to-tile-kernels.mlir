@@ -12,28 +12,28 @@
 // CHECK-LABEL: func.func @mlp(
 // CHECK-SAME: %[[X:.*]]: memref<524288xf32> {tessera.buffer = "input"}, %[[W1:.*]]: memref<4194304xf32> {tessera.buffer = "input"}, %[[B1:.*]]: memref<4096xf32> {tessera.buffer = "input"}, %[[W2:.*]]: memref<4194304xf32> {tessera.buffer = "input"}, %[[B2:.*]]: memref<1024xf32> {tessera.buffer = "input"}, %[[Y:.*]]: memref<524288xf32> {tessera.buffer = "output"}) attributes {tessera.launch_plan}
 // CHECK-NEXT: %[[H:.*]] = memref.alloc() {tessera.buffer = "intermediate", tessera.bytes = 8388608 : i64} : memref<2097152xf32>
-// N/64 x M/64 groups: 64x8, then 16x8.
-// CHECK-NEXT: call @mlp_k0_gemm(%[[X]], %[[W1]], %[[B1]], %[[H]]) {tessera.grid = array<i64: 64, 8, 1>}
-// CHECK-NEXT: call @mlp_k1_gemm(%[[H]], %[[W2]], %[[B2]], %[[Y]]) {tessera.grid = array<i64: 16, 8, 1>}
+// N/128 x M/128 groups: 32x4, then 8x4.
+// CHECK-NEXT: call @mlp_k0_gemm(%[[X]], %[[W1]], %[[B1]], %[[H]]) {tessera.grid = array<i64: 32, 4, 1>}
+// CHECK-NEXT: call @mlp_k1_gemm(%[[H]], %[[W2]], %[[B2]], %[[Y]]) {tessera.grid = array<i64: 8, 4, 1>}
 // CHECK-NEXT: memref.dealloc %[[H]]
 // CHECK-NEXT: return
 
 // The first GEMM: 256 lanes, A and B slices of 16 in shared memory, a
-// 4x4 register block (16 accumulators) per lane, barriers around the
+// 8x8 register block (64 accumulators) per lane, barriers around the
 // compute; no guards (512, 4096, 1024 are multiples of the tile).
 // CHECK-LABEL: func.func @mlp_k0_gemm(
-// CHECK-SAME: tessera_tile.grid = array<i64: 64, 8, 1>, tessera_tile.group_size = array<i64: 256>
+// CHECK-SAME: tessera_tile.grid = array<i64: 32, 4, 1>, tessera_tile.group_size = array<i64: 256>
 // CHECK-NOT: arith.select
 // CHECK: tessera_tile.lane_id 0
 // CHECK-DAG: tessera_tile.group_id 0
 // CHECK-DAG: tessera_tile.group_id 1
-// CHECK: %[[AS:.*]] = tessera_tile.shared_alloc : memref<1024xf32, 3>
-// CHECK: %[[BS:.*]] = tessera_tile.shared_alloc : memref<1024xf32, 3>
-// CHECK: %[[ACC:.*]]:16 = scf.for %{{.*}} = %c0 to %c1024 step %c16 iter_args(
-// CHECK-COUNT-4: memref.store %{{.*}}, %[[BS]][%{{.*}}] : memref<1024xf32, 3>
+// CHECK: %[[AS:.*]] = tessera_tile.shared_alloc : memref<2048xf32, 3>
+// CHECK: %[[BS:.*]] = tessera_tile.shared_alloc : memref<2048xf32, 3>
+// CHECK: %[[ACC:.*]]:64 = scf.for %{{.*}} = %c0 to %c1024 step %c16 iter_args(
+// CHECK-COUNT-8: memref.store %{{.*}}, %[[BS]][%{{.*}}] : memref<2048xf32, 3>
 // CHECK: tessera_tile.barrier
 // CHECK: scf.for %{{.*}} = %c0 to %c16 step %c1 iter_args(
-// CHECK-COUNT-16: math.fma
+// CHECK-COUNT-64: math.fma
 // CHECK: tessera_tile.barrier
 // Epilogue on the registers: bias (broadcast over rows: flat % 4096), relu,
 // then the store.
@@ -43,7 +43,7 @@
 // CHECK-NEXT: %[[R:.*]] = arith.maxf %[[S]], %cst : f32
 // CHECK-NEXT: memref.store %[[R]], %arg3
 // CHECK-LABEL: func.func @mlp_k1_gemm(
-// CHECK-SAME: tessera_tile.grid = array<i64: 16, 8, 1>
+// CHECK-SAME: tessera_tile.grid = array<i64: 8, 4, 1>
 // CHECK: math.fma
 // CHECK: arith.addf
 // CHECK-NOT: arith.maxf

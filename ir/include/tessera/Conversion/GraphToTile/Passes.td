@@ -16,7 +16,7 @@ def GraphToTileKernels : Pass<"tessera-graph-to-tile-kernels", "::mlir::ModuleOp
     its grid in `tessera.grid` and the buffers it binds as operands.
 
     Kernels: matmul + fused elementwise epilogue -> a shared-memory tiled
-    GEMM (64x64 tile per group of 256 lanes, 4x4 per lane, BK = 16, guards
+    GEMM (128x128 tile per group of 256 lanes, 8x8 per lane, BK = 16, guards
     where M, N, K are not multiples of the tile); chains of elementwise ops
     (with trailing broadcast and splat constants) -> one fused elementwise
     kernel; softmax (last dim) and reduce sum/max (last dim) -> one group per
