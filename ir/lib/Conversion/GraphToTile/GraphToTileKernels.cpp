@@ -173,7 +173,7 @@ struct FunctionLowering {
       if (a.getRank() != b.getRank() || a.getShape().drop_back(2) != b.getShape().drop_back(2))
         return unsupported(op, "batch dimensions of both operands must be equal");
     }
-    if (auto sm = dyn_cast<g::SoftmaxOp>(op); sm && sm.getDim() != sm.getType().cast<ShapedType>().getRank() - 1)
+    if (auto sm = dyn_cast<g::SoftmaxOp>(op); sm && static_cast<int64_t>(sm.getDim()) != sm.getType().cast<ShapedType>().getRank() - 1)
       return unsupported(op, "softmax only over the last dimension");
     if (auto r = dyn_cast<g::ReduceOp>(op)) {
       int64_t rank = r.getInput().getType().cast<ShapedType>().getRank();
@@ -236,6 +236,9 @@ struct ExprEmitter {
   Value acc;                    // its value at this element
   DenseMap<Value, Value> memo;  // per element
 
+  ExprEmitter(OpBuilder &b, Location loc, DenseMap<Value, Value> args, Value matmul = {}, Value acc = {})
+      : b(b), loc(loc), args(std::move(args)), matmul(matmul), acc(acc) {}
+
   Value load(Value leaf, Value flat, int64_t total) {
     Value buf = args.lookup(leaf);
     int64_t n = numElements(leaf.getType());
@@ -284,7 +287,6 @@ struct ExprEmitter {
 
 /// Builds the Tile IR kernel functions and the launch plan of one function.
 struct KernelBuilder {
-  ModuleOp module;
   FunctionLowering &fl;
   Location loc;
   SmallVectorImpl<func::FuncOp> &created;  // every kernel built
@@ -349,11 +351,9 @@ struct KernelBuilder {
 
   static Value emitOffset(OpBuilder &b, Location l, g::LayoutAttr layout, Value i, Value j, int64_t M, int64_t N) {
     auto mul = [&](Value x, int64_t c) { return b.create<arith::MulIOp>(l, x, cIdx(b, l, c)).getResult(); };
-    auto mulv = [&](Value x, Value y) { return b.create<arith::MulIOp>(l, x, y).getResult(); };
     auto add = [&](Value x, Value y) { return b.create<arith::AddIOp>(l, x, y).getResult(); };
     auto div = [&](Value x, int64_t c) { return b.create<arith::DivUIOp>(l, x, cIdx(b, l, c)).getResult(); };
     auto rem = [&](Value x, int64_t c) { return b.create<arith::RemUIOp>(l, x, cIdx(b, l, c)).getResult(); };
-    (void)mulv;
     if (!layout) return add(mul(i, N), j);
     ArrayRef<int64_t> bl = layout.getBlock();
     switch (layout.getKind()) {
@@ -382,10 +382,10 @@ struct KernelBuilder {
     int64_t n = numElements(s.root.getType());
     OpBuilder b = OpBuilder::atBlockBegin(&k.front());
     Value out = k.getArgument(s.leaves.size());
-    ExprEmitter ee{b, loc, {}, {}, {}, {}};
-    for (auto [i, v] : llvm::enumerate(s.leaves)) ee.args[v] = k.getArgument(i);
+    DenseMap<Value, Value> args;  // leaf Graph value -> kernel argument
+    for (auto [i, v] : llvm::enumerate(s.leaves)) args[v] = k.getArgument(i);
     gridStride(b, loc, n, [&](OpBuilder &lb, Value i) {
-      ExprEmitter e{lb, loc, ee.args, {}, {}, {}};
+      ExprEmitter e(lb, loc, args);
       Value v = s.copy ? e.load(s.root, i, n) : e.emit(s.root, i, n, /*top=*/true);
       lb.create<memref::StoreOp>(loc, v, out, i);
     });
@@ -479,9 +479,9 @@ struct KernelBuilder {
     bool guardM = M % kTM != 0, guardN = N % kTN != 0, guardK = K % kBK != 0;
     OpBuilder b = OpBuilder::atBlockBegin(&k.front());
     Location l = loc;
-    ExprEmitter ee{b, l, {}, s.matmul.getResult(), {}, {}};
-    for (auto [i, v] : llvm::enumerate(s.leaves)) ee.args[v] = k.getArgument(i);
-    Value A = ee.args.lookup(s.matmul.getLhs()), B = ee.args.lookup(s.matmul.getRhs());
+    DenseMap<Value, Value> args;  // leaf Graph value -> kernel argument
+    for (auto [i, v] : llvm::enumerate(s.leaves)) args[v] = k.getArgument(i);
+    Value A = args.lookup(s.matmul.getLhs()), B = args.lookup(s.matmul.getRhs());
     Value C = k.getArgument(s.leaves.size());
     Value lane = b.create<t::LaneIdOp>(l, b.getIndexType(), uint64_t{0});
     Value gn = b.create<t::GroupIdOp>(l, b.getIndexType(), uint64_t{0});
@@ -566,7 +566,7 @@ struct KernelBuilder {
           sb = ifOp.getThenBodyBuilder();
         }
         Value flat = add(sb, cBase, add(sb, mulC(sb, row, N), col));
-        ExprEmitter e{sb, l, ee.args, s.matmul.getResult(), kLoop.getResult(i * kRB + j), {}};
+        ExprEmitter e(sb, l, args, s.matmul.getResult(), kLoop.getResult(i * kRB + j));
         sb.create<memref::StoreOp>(l, e.emit(s.root, flat, total, /*top=*/true), C, flat);
       }
     b.create<func::ReturnOp>(l);
@@ -688,7 +688,7 @@ struct GraphToTileKernelsPass : tessera::conversion::impl::GraphToTileKernelsBas
         }
       FunctionLowering fl{f, backend, {}, {}};
       if (failed(fl.plan())) return signalPassFailure();
-      KernelBuilder kb{m, fl, f.getLoc(), kernels};
+      KernelBuilder kb{fl, f.getLoc(), kernels};
       if (failed(kb.run())) return signalPassFailure();
     }
     // The builders emit one constant per use and unfolded index math:
