@@ -8,6 +8,7 @@
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
+#include "tessera/Conversion/GraphToTile/Passes.h"
 #include "tessera/Dialect/Graph/Transforms/Passes.h"
 #include "tessera/Dialect/Schedule/Transforms/Passes.h"
 #include "tessera/Dialect/Tile/Transforms/Passes.h"
@@ -34,4 +35,5 @@ void tessera::registerAllPasses() {
   cpu::registerCPUPipelines();
   spv::registerSPIRVPasses();
   spv::registerSPIRVPipelines();
+  conversion::registerGraphToTilePasses();
 }

@@ -7,7 +7,8 @@
 //               [--grid X[,Y,Z]] [--tolerance T] [--seed S] [--no-verify]
 //
 // Backends: cpu (Graph IR and Tile IR, compiled to a shared object) and
-// vulkan (Tile IR only, compiled to SPIR-V by tessera::spv::compileForVulkan).
+// vulkan (Tile IR compiled to SPIR-V by tessera::spv::compileForVulkan;
+// Graph IR lowered to Tile IR kernels + a launch plan first, gpu_plan.cpp).
 //
 // Exit codes: 0 verified (or --no-verify), 1 bad input / compile error,
 // 2 runtime error (or a program the backend cannot run), 3 result mismatch,
@@ -25,6 +26,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/SourceMgr.h"
+#include "gpu_plan.hpp"
 #include "npy.hpp"
 #include "reference.hpp"
 #include "tessera/Dialect/Graph/IR/Graph.h"
@@ -164,16 +166,22 @@ int main(int argc, char** argv) {
   }
   Device dev = rt->devices().front();
   const bool vulkan = rt->backend() == "vulkan";
-  if (vulkan && isGraph)
-    return std::fprintf(stderr,
-                        "tessera-run: Graph IR programs are not yet lowered for the vulkan "
-                        "backend; use TESSERA_BACKEND=cpu\n"),
-           2;
+  // Graph IR on a GPU backend: kernels + launch plan (gpu_plan.cpp).
+  const bool gpuGraph = vulkan && isGraph;
+  run::GpuProgram gpu;
   // ---- compile (cpu and others: cached shared object; vulkan: SPIR-V in process)
   cpu::KernelInfo vkInfo;
   const cpu::KernelInfo* kinfo = nullptr;
   StatusOr<Executable> exe = Status(StatusCode::kInternal, "not loaded");
-  if (vulkan) {
+  if (gpuGraph) {
+    if (int rc = run::CompileGraphForGpu(*module, a.kernel, dev, &gpu)) return rc;
+    vkInfo = gpu.info;
+    kinfo = &vkInfo;
+    std::printf("compiled %s: %s to %zu kernels, %zu launches, %zu intermediate buffers "
+                "(SPIR-V, %zu words) in %.1f ms\n",
+                a.program.c_str(), kinfo->name.c_str(), gpu.num_kernels, gpu.plan.launches.size(),
+                gpu.intermediates.size(), gpu.spirv_words, gpu.compile_ms);
+  } else if (vulkan) {
     std::vector<spv::VulkanKernel> vks;
     auto t0 = std::chrono::steady_clock::now();
     if (mlir::failed(spv::compileForVulkan(*module, &vks)))
@@ -218,9 +226,12 @@ int main(int argc, char** argv) {
                 compiled->compile_ms, compiled->cache_hit ? " (cache hit)" : "");
     exe = dev.load_executable("elf-native", compiled->so_path);
   }
-  if (!exe.ok()) return std::fprintf(stderr, "tessera-run: %s\n", exe.status().ToString().c_str()), 2;
-  auto kernel = exe->kernel(kinfo->name);
-  if (!kernel.ok()) return std::fprintf(stderr, "tessera-run: %s\n", kernel.status().ToString().c_str()), 2;
+  StatusOr<Kernel> kernel = Status(StatusCode::kInternal, "not loaded");
+  if (!gpuGraph) {
+    if (!exe.ok()) return std::fprintf(stderr, "tessera-run: %s\n", exe.status().ToString().c_str()), 2;
+    kernel = exe->kernel(kinfo->name);
+    if (!kernel.ok()) return std::fprintf(stderr, "tessera-run: %s\n", kernel.status().ToString().c_str()), 2;
+  }
 
   // ---- arguments: given inputs are matched to non-output buffers in order
   std::mt19937 rng(a.seed);
@@ -284,7 +295,7 @@ int main(int argc, char** argv) {
   // SPIR-V shader declares its Workgroup variables itself (shared = 0) and
   // fixes its group size (LocalSize), which the plugin reports.
   uint64_t shared = (kinfo->graph || vulkan) ? 0 : 65536;
-  if (vulkan) {
+  if (vulkan && !gpuGraph) {
     const TsDim3& req = kernel->info().required_group_size;
     if (req.x && (req.x != group.x || req.y != group.y || req.z != group.z))
       return std::fprintf(stderr, "tessera-run: %s: the shader's group size %ux%ux%u differs from the kernel's %ux%ux%u\n",
@@ -299,7 +310,8 @@ int main(int argc, char** argv) {
 
   // ---- one checked run, then timed iterations
   auto launch = [&]() -> bool {
-    Status st = stream.launch(*kernel, grid, group, kargs, shared);
+    Status st = gpuGraph ? run::EnqueueGpuProgram(gpu, stream, buffers)
+                         : stream.launch(*kernel, grid, group, kargs, shared);
     if (st.ok()) st = stream.synchronize();
     if (!st.ok()) std::fprintf(stderr, "tessera-run: launch: %s\n", st.ToString().c_str());
     return st.ok();
@@ -360,8 +372,12 @@ int main(int argc, char** argv) {
     auto r = mm.getResult().getType().cast<mlir::RankedTensorType>();
     flops += 2.0 * r.getNumElements() * t.getShape().back();
   });
-  std::printf("time: %.3f ms per iteration over %d iterations (grid %u, %s)", ms, a.iterations,
-              grid.x * grid.y * grid.z, rt->backend().c_str());
+  if (gpuGraph)
+    std::printf("time: %.3f ms per iteration over %d iterations (%zu launches, %s)", ms, a.iterations,
+                gpu.plan.launches.size(), rt->backend().c_str());
+  else
+    std::printf("time: %.3f ms per iteration over %d iterations (grid %u, %s)", ms, a.iterations,
+                grid.x * grid.y * grid.z, rt->backend().c_str());
   if (flops > 0) std::printf(", %.1f GFLOP/s", flops / (ms * 1e6));
   std::printf("\n");
   if (!a.output.empty()) {
