@@ -34,7 +34,7 @@ using namespace tessera::cpu;
 
 namespace {
 
-constexpr const char *kCompilerVersion = "tessera-cpu-2";
+constexpr const char *kCompilerVersion = "tessera-cpu-3";
 
 std::string typeName(Type t) {
   std::string s;
@@ -159,7 +159,8 @@ FailureOr<CompiledProgram> tessera::cpu::compileForCPU(ModuleOp input,
     input->print(os, OpPrintingFlags().enableDebugInfo(false));
     os << "\n" << kCompilerVersion << " cpu=" << cpu << " O" << opts.opt_level
        << " tiles=" << opts.tiles.tileM << "," << opts.tiles.tileN << "," << opts.tiles.tileK
-       << "," << opts.tiles.microM << "," << opts.tiles.microN;
+       << "," << opts.tiles.microM << "," << opts.tiles.microN
+       << " attn=" << opts.tiles.attnBlockQ << "," << opts.tiles.attnBlockKV;
   }
   std::string key = llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(text)), true).substr(0, 32);
   std::string dir = opts.cache_dir.empty() ? defaultCacheDir() : opts.cache_dir;
