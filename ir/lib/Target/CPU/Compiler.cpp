@@ -27,6 +27,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "tessera/Dialect/Graph/IR/Graph.h"
+#include "tessera/Dialect/Schedule/IR/Schedule.h"
 #include "tessera/Target/CPU/Passes.h"
 
 using namespace mlir;
@@ -195,7 +196,11 @@ FailureOr<CompiledProgram> tessera::cpu::compileForCPU(ModuleOp input,
   MLIRContext *ctx = module->getContext();
   bool graph = false;
   module->walk([&](Operation *op) {
-    if (isa<graph::GraphDialect>(op->getDialect())) graph = true;
+    // Schedule IR on tensors (e.g. a hand-tuned flash_attention) takes the
+    // Graph IR pipeline too: graph-to-schedule leaves it as it is.
+    if (isa<graph::GraphDialect>(op->getDialect()) ||
+        isa<schedule::FlashAttentionOp, schedule::TileOp>(op))
+      graph = true;
   });
   PassManager pm(ctx);
   if (graph) buildGraphToLoopsPipeline(pm, opts.tiles);
