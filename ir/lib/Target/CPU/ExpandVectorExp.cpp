@@ -5,8 +5,8 @@
 // replaces math.exp on f32 VECTORS by Cephes' expf in vector ops (range
 // reduction x = n ln2 + r, a degree-5 polynomial for e^r, 2^n built in the
 // exponent bits); relative error about 2 ulp.  Inputs below -88.37 (and -inf)
-// give 0, as the online softmax needs for exp(-inf - m).  Scalar math.exp is
-// left to libm.
+// give 0, as the online softmax needs for exp(-inf - m); results below 2^-126
+// (x < -87.3) flush to 0, NaN stays NaN.  Scalar math.exp is left to libm.
 //
 //===----------------------------------------------------------------------===//
 #include "tessera/Target/CPU/Passes.h"
@@ -44,13 +44,16 @@ Value expandExp(OpBuilder &b, Location loc, Value x, VectorType vt) {
     y = fma(y, r, cf(p));
   y = fma(y, b.create<arith::MulFOp>(loc, r, r), r);
   y = b.create<arith::AddFOp>(loc, y, cf(1.0));
-  // 2^n from the exponent bits (n + 127 = 0 at the low clamp: exactly 0).
+  // 2^n from the exponent bits (n + 127 = 0 at n = -127 gives exactly 0).
   Value ni = b.create<arith::FPToSIOp>(loc, it, n);
   Value bits = b.create<arith::ShLIOp>(loc, b.create<arith::AddIOp>(loc, ni, ci(127)), ci(23));
   y = b.create<arith::MulFOp>(loc, y, b.create<arith::BitcastOp>(loc, vt, bits));
-  // Below the clamp the result is 0 (exp(-inf) = 0 exactly).
-  Value under = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::ULT, x, cf(lo));
-  return b.create<arith::SelectOp>(loc, under, cf(0.0), y);
+  // Below the clamp the result is 0 (exp(-inf) = 0 exactly); NaN stays NaN
+  // (the clamp's min/max may drop it).
+  Value under = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, x, cf(lo));
+  y = b.create<arith::SelectOp>(loc, under, cf(0.0), y);
+  Value nan = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, x, x);
+  return b.create<arith::SelectOp>(loc, nan, x, y);
 }
 
 struct ExpandVectorExpPass
