@@ -50,6 +50,21 @@ func.func @unscaled(%q: tensor<128x32xf32>, %kt: tensor<32x512xf32>, %v: tensor<
   return %o : tensor<128x32xf32>
 }
 
+// The scale on the left of the mul (a same-shape splat).
+// CHECK-LABEL: func.func @scale_lhs
+// CHECK-NOT: arith.constant
+// CHECK: tessera_schedule.flash_attention %{{.*}}, %{{.*}}, %{{.*}} scale = 5.000000e-01 block_q = 64 block_kv = 64
+// CHECK-NOT: = tessera_graph.
+// CHECK: return
+func.func @scale_lhs(%q: tensor<64x32xf32>, %kt: tensor<32x64xf32>, %v: tensor<64x32xf32>) -> tensor<64x32xf32> {
+  %c = arith.constant dense<0.5> : tensor<64x64xf32>
+  %s0 = tessera_graph.matmul %q, %kt : tensor<64x32xf32>, tensor<32x64xf32> -> tensor<64x64xf32>
+  %s = tessera_graph.mul %c, %s0 : tensor<64x64xf32>, tensor<64x64xf32>
+  %p = tessera_graph.softmax %s dim = 1 : tensor<64x64xf32>
+  %o = tessera_graph.matmul %p, %v : tensor<64x64xf32>, tensor<64x32xf32> -> tensor<64x32xf32>
+  return %o : tensor<64x32xf32>
+}
+
 // Negative: the probabilities are also returned (two uses), so the score
 // matrix is needed and today's lowering stays: two tiles and a softmax.
 // CHECK-LABEL: func.func @two_uses

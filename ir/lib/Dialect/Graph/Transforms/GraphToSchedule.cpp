@@ -71,12 +71,18 @@ struct GraphToSchedulePass
     Operation *scaleOp = nullptr;
     Value s = sm.getInput();
     if (auto *def = s.getDefiningOp(); def && isa<graph::MulOp, graph::DivOp>(def)) {
+      // scores * c, scores / c, or c * scores with a same-shape splat c.
+      unsigned scoreIdx = 0;
       std::optional<double> c = splatValue(def->getOperand(1));
+      if (!c && isa<graph::MulOp>(def)) {
+        c = splatValue(def->getOperand(0));
+        scoreIdx = 1;
+      }
       if (!c || def->getOperand(0) == def->getOperand(1) || !s.hasOneUse()) return;
       if (isa<graph::DivOp>(def) && *c == 0.0) return;
       scale = isa<graph::MulOp>(def) ? *c : 1.0 / *c;
       scaleOp = def;
-      s = def->getOperand(0);
+      s = def->getOperand(scoreIdx);
     }
     auto qk = s.getDefiningOp<graph::MatmulOp>();
     if (!qk || !s.hasOneUse()) return;
@@ -111,9 +117,10 @@ struct GraphToSchedulePass
     pv->erase();
     sm->erase();
     if (scaleOp) {
-      Value c = scaleOp->getOperand(1);
+      SmallVector<Value, 2> ins(scaleOp->getOperands());
       scaleOp->erase();
-      if (Operation *cst = c.getDefiningOp(); cst && cst->use_empty()) cst->erase();
+      for (Value c : ins)
+        if (auto cst = c.getDefiningOp<arith::ConstantOp>(); cst && cst->use_empty()) cst->erase();
     }
     qk->erase();
     if (kconv && kconv->use_empty()) kconv->erase();
