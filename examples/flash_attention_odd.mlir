@@ -4,9 +4,10 @@
 //
 //   TESSERA_BACKEND=cpu tessera-run examples/flash_attention_odd.mlir
 //
-// graph-to-schedule picks blocks of 50 queries x 50 keys (the largest
-// divisors of 200 not above 64); the kernel pads the 50 query lanes of a
-// block to whole vectors and never stores the padding.
+// graph-to-schedule keeps blocks of 64 queries x 64 keys: three full key
+// blocks and a partial one of 8 keys (its own static trip counts); a group
+// of 100 queries runs a block of 64 and one of 36, whose lanes are padded to
+// whole vectors (48) and never stored.
 func.func @attention_odd(%q: tensor<200x48xf32>,
                          %kt: tensor<48x200xf32, #tessera_graph.layout<col_major>>,
                          %v: tensor<200x40xf32>) -> tensor<200x40xf32> {

@@ -156,13 +156,15 @@ LogicalResult lowerFlashAttention(OpBuilder &b, schedule::FlashAttentionOp op,
       forLoop(b, loc, e.c(0), e.c(bqp), e.c(kVec), [&](Value iv) { e.vstore(zeroV, oT, {cc, iv}); });
     });
 
-    forLoop(b, loc, e.c(0), e.c(skv), e.c(bkv), [&](Value kb) {
+    // One key/value block of `nk` keys (static): full blocks in a loop, then
+    // the partial last block (Skv % BKV keys) with its own static trip counts.
+    auto kvBlock = [&](Value kb, int64_t nk) {
       forLoop(b, loc, e.c(0), e.c(bqp), e.c(kVec), [&](Value iv) {
         e.vstore(e.vload(mRun, iv), mNew, iv);
       });
       // S^T = K_blk Q^T; m_new = max(m, rowmax S) while the tile is in registers.
       forLoop(b, loc, e.c(0), e.c(bqp), e.c(kQTile), [&](Value it) {
-        e.rowTiles(bkv, [&](Value jt, int64_t mr) {
+        e.rowTiles(nk, [&](Value jt, int64_t mr) {
           SmallVector<Value> acc(mr * nv, zeroV);
           acc = e.tile(
               mr, d, acc,
@@ -185,7 +187,7 @@ LogicalResult lowerFlashAttention(OpBuilder &b, schedule::FlashAttentionOp op,
       forLoop(b, loc, e.c(0), e.c(bqp), e.c(kVec), [&](Value iv) {
         Value mn = e.vload(mNew, iv);
         Value a = b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, e.vload(mRun, iv), mn));
-        auto sum = b.create<scf::ForOp>(loc, e.c(0), e.c(bkv), e.c(1), ValueRange{zeroV});
+        auto sum = b.create<scf::ForOp>(loc, e.c(0), e.c(nk), e.c(1), ValueRange{zeroV});
         {
           OpBuilder::InsertionGuard g(b);
           b.setInsertionPointToStart(sum.getBody());
@@ -209,7 +211,7 @@ LogicalResult lowerFlashAttention(OpBuilder &b, schedule::FlashAttentionOp op,
               acc.push_back(b.create<arith::MulFOp>(
                   loc, e.vload(oT, {e.addc(ct, r), e.addc(it, v * kVec)}), al[v]));
           acc = e.tile(
-              mr, bkv, acc,
+              mr, nk, acc,
               [&](Value j, int64_t r) {
                 return b.create<memref::LoadOp>(loc, in.v, in.vAt(e.add(kb, j), e.addc(ct, r)));
               },
@@ -219,7 +221,10 @@ LogicalResult lowerFlashAttention(OpBuilder &b, schedule::FlashAttentionOp op,
               e.vstore(acc[r * nv + v], oT, {e.addc(ct, r), e.addc(it, v * kVec)});
         });
       });
-    });
+    };
+    const int64_t fullKV = skv - skv % bkv;
+    if (fullKV) forLoop(b, loc, e.c(0), e.c(fullKV), e.c(bkv), [&](Value kb) { kvBlock(kb, bkv); });
+    if (skv % bkv) kvBlock(e.c(fullKV), skv % bkv);
 
     // O = O^T^T / l for the block's real queries.
     forLoop(b, loc, e.c(0), nq, e.c(1), [&](Value i) {

@@ -1,5 +1,6 @@
 // RUN: tessera-opt %s --tessera-graph-to-schedule | FileCheck %s
 // RUN: tessera-opt %s --tessera-graph-to-schedule="attn-block-q=32 attn-block-kv=128" | FileCheck %s --check-prefix=OPT
+// RUN: tessera-opt %s --tessera-graph-to-schedule="attn-block-q=512 attn-block-kv=1024" | FileCheck %s --check-prefix=CLAMP
 
 // The example's form: K^T is a convert_layout of a col_major tensor, whose
 // storage is K row-major: the op takes that tensor and the copy goes away.
@@ -13,6 +14,8 @@
 // CHECK: return %[[O]]
 // OPT-LABEL: func.func @attention
 // OPT: tessera_schedule.flash_attention {{.*}} block_q = 32 block_kv = 128
+// CLAMP-LABEL: func.func @attention
+// CLAMP: tessera_schedule.flash_attention {{.*}} block_q = 256 block_kv = 256
 func.func @attention(%q: tensor<256x64xf32>,
                      %kt: tensor<64x256xf32, #tessera_graph.layout<col_major>>,
                      %v: tensor<256x64xf32>) -> tensor<256x64xf32> {
@@ -25,12 +28,13 @@ func.func @attention(%q: tensor<256x64xf32>,
   return %o : tensor<256x64xf32>
 }
 
-// A row-major K^T, a division by sqrt(d), 200 keys and queries: the blocks
-// are the largest divisors of 200 not above the requested sizes.
+// A row-major K^T, a division by sqrt(d), 200 keys and queries: not a
+// multiple of the blocks, which stay as requested (the last one is partial)
+// and are clamped to the sequence.
 // CHECK-LABEL: func.func @divided
-// CHECK: tessera_schedule.flash_attention %{{.*}}, %{{.*}}, %{{.*}} scale = 1.250000e-01 block_q = 50 block_kv = 50 : tensor<200x64xf32>, tensor<64x200xf32>, tensor<200x32xf32> -> tensor<200x32xf32>
+// CHECK: tessera_schedule.flash_attention %{{.*}}, %{{.*}}, %{{.*}} scale = 1.250000e-01 block_q = 64 block_kv = 64 : tensor<200x64xf32>, tensor<64x200xf32>, tensor<200x32xf32> -> tensor<200x32xf32>
 // OPT-LABEL: func.func @divided
-// OPT: block_q = 25 block_kv = 100
+// OPT: block_q = 32 block_kv = 128
 func.func @divided(%q: tensor<200x64xf32>, %kt: tensor<64x200xf32>, %v: tensor<200x32xf32>) -> tensor<200x32xf32> {
   %d = arith.constant dense<8.0> : tensor<200x200xf32>
   %s0 = tessera_graph.matmul %q, %kt : tensor<200x64xf32>, tensor<64x200xf32> -> tensor<200x200xf32>
@@ -43,6 +47,8 @@ func.func @divided(%q: tensor<200x64xf32>, %kt: tensor<64x200xf32>, %v: tensor<2
 // No scale, cross attention (128 queries, 512 keys).
 // CHECK-LABEL: func.func @unscaled
 // CHECK: tessera_schedule.flash_attention %{{.*}}, %{{.*}}, %{{.*}} scale = 1.000000e+00 block_q = 64 block_kv = 64 : tensor<128x32xf32>, tensor<32x512xf32>, tensor<512x32xf32> -> tensor<128x32xf32>
+// OPT-LABEL: func.func @unscaled
+// OPT: block_q = 32 block_kv = 128
 func.func @unscaled(%q: tensor<128x32xf32>, %kt: tensor<32x512xf32>, %v: tensor<512x32xf32>) -> tensor<128x32xf32> {
   %s = tessera_graph.matmul %q, %kt : tensor<128x32xf32>, tensor<32x512xf32> -> tensor<128x512xf32>
   %p = tessera_graph.softmax %s dim = 1 : tensor<128x512xf32>

@@ -44,20 +44,20 @@ func.func @attn_head_dim(%q: tensor<128x64xf32>, %kt: tensor<32x128xf32>, %v: te
 
 // -----
 
-func.func @attn_block_kv(%q: tensor<128x64xf32>, %kt: tensor<64x200xf32>, %v: tensor<200x64xf32>) -> tensor<128x64xf32> {
-  // expected-error @+1 {{block_kv = 64 does not divide the 200 keys}}
+func.func @attn_block_kv(%q: tensor<128x64xf32>, %kt: tensor<64x48xf32>, %v: tensor<48x64xf32>) -> tensor<128x64xf32> {
+  // expected-error @+1 {{block_kv = 64 exceeds the 48 keys}}
   %o = tessera_schedule.flash_attention %q, %kt, %v scale = 0.125 block_q = 64 block_kv = 64
-      : tensor<128x64xf32>, tensor<64x200xf32>, tensor<200x64xf32> -> tensor<128x64xf32>
+      : tensor<128x64xf32>, tensor<64x48xf32>, tensor<48x64xf32> -> tensor<128x64xf32>
   return %o : tensor<128x64xf32>
 }
 
 // -----
 
-func.func @attn_block_q(%q: tensor<100x64xf32>, %kt: tensor<64x128xf32>, %v: tensor<128x64xf32>) -> tensor<100x64xf32> {
-  // expected-error @+1 {{block_q = 64 does not divide the 100 query rows}}
+func.func @attn_block_q(%q: tensor<32x64xf32>, %kt: tensor<64x128xf32>, %v: tensor<128x64xf32>) -> tensor<32x64xf32> {
+  // expected-error @+1 {{block_q = 64 exceeds the 32 query rows}}
   %o = tessera_schedule.flash_attention %q, %kt, %v scale = 0.125 block_q = 64 block_kv = 64
-      : tensor<100x64xf32>, tensor<64x128xf32>, tensor<128x64xf32> -> tensor<100x64xf32>
-  return %o : tensor<100x64xf32>
+      : tensor<32x64xf32>, tensor<64x128xf32>, tensor<128x64xf32> -> tensor<32x64xf32>
+  return %o : tensor<32x64xf32>
 }
 
 // -----

@@ -88,3 +88,20 @@ func.func @attention(%q: tensor<256x64xf32>,
   %o = tessera_graph.matmul %p, %v : tensor<256x256xf32>, tensor<256x64xf32> -> tensor<256x64xf32>
   return %o : tensor<256x64xf32>
 }
+
+// 200 keys in blocks of 64: three full blocks in a loop, then the partial
+// block of 8 keys with its own static trip counts (S^T tile rows, the exp
+// loop, the O^T contraction).
+// CHECK-LABEL: func.func @partial
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c192{{.*}} step %c64
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c64{{.*}} step %c1{{.*}} iter_args
+// CHECK: math.exp
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c8{{.*}} step %c1{{.*}} iter_args
+// CHECK: math.exp
+// CHECK: return
+func.func @partial(%q: tensor<64x16xf32>, %kt: tensor<16x200xf32>, %v: tensor<200x16xf32>) -> tensor<64x16xf32> {
+  %s = tessera_graph.matmul %q, %kt : tensor<64x16xf32>, tensor<16x200xf32> -> tensor<64x200xf32>
+  %p = tessera_graph.softmax %s dim = 1 : tensor<64x200xf32>
+  %o = tessera_graph.matmul %p, %v : tensor<64x200xf32>, tensor<200x16xf32> -> tensor<64x16xf32>
+  return %o : tensor<64x16xf32>
+}

@@ -41,12 +41,10 @@ struct GraphToSchedulePass
     for (graph::MatmulOp mm : matmuls) fuse(mm);
   }
 
-  /// The largest divisor of n that is at most `want` (>= 1): the op's blocks
-  /// must divide the sequence, and this keeps any length on the fast path.
+  /// The requested block, clamped to the sequence (the op allows a partial
+  /// last block, so a prime length keeps full-size blocks).
   static int64_t blockFor(int64_t n, int64_t want) {
-    for (int64_t b = std::min(std::max<int64_t>(want, 1), n); b > 1; --b)
-      if (n % b == 0) return b;
-    return 1;
+    return std::max<int64_t>(1, std::min(want, n));
   }
 
   /// A splat float constant (the attention scale), or nothing.

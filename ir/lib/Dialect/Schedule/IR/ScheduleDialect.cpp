@@ -93,10 +93,12 @@ LogicalResult FlashAttentionOp::verify() {
   if (bq <= 0 || bkv <= 0)
     return emitOpError() << "block sizes must be positive, got block_q = " << bq
                          << " block_kv = " << bkv;
-  if (sq % bq)
-    return emitOpError() << "block_q = " << bq << " does not divide the " << sq << " query rows";
-  if (skv % bkv)
-    return emitOpError() << "block_kv = " << bkv << " does not divide the " << skv << " keys";
+  // A block need not divide its sequence (the last one is partial), but a
+  // block longer than the sequence is a tuning mistake.
+  if (bq > sq)
+    return emitOpError() << "block_q = " << bq << " exceeds the " << sq << " query rows";
+  if (bkv > skv)
+    return emitOpError() << "block_kv = " << bkv << " exceeds the " << skv << " keys";
   if (!std::isfinite(getScale().convertToFloat()))
     return emitOpError("scale must be finite");
   return success();

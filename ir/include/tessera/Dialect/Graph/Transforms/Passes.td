@@ -26,9 +26,9 @@ def GraphToSchedule : Pass<"tessera-graph-to-schedule", "::mlir::ModuleOp"> {
     intermediates, becomes one `tessera_schedule.flash_attention` (online
     softmax over key/value blocks; the score matrix is never formed). A K^T
     that is a `convert_layout` of a `col_major` tensor is replaced by that
-    tensor (its storage is K row-major). Block sizes are the largest
-    divisors of the sequence lengths not above `attn-block-q` /
-    `attn-block-kv`. Anything else keeps the matmul lowering.
+    tensor (its storage is K row-major). Block sizes are `attn-block-q` /
+    `attn-block-kv` clamped to the sequence lengths (the last block may be
+    partial). Anything else keeps the matmul lowering.
   }];
   let dependentDialects = ["::tessera::schedule::ScheduleDialect"];
   let options = [

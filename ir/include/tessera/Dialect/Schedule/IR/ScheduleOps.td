@@ -155,8 +155,9 @@ def Schedule_FlashAttentionOp : Schedule_Op<"flash_attention", [Pure]> {
     `query` is `[Sq, d]`, `key_t` is K^T `[d, Skv]` (in any layout: with
     `col_major` its storage is K `[Skv, d]` row-major, which a backend may
     read directly instead of materialising K^T), `value` is `[Skv, dv]`, the
-    result `[Sq, dv]`. `block_q` and `block_kv` are autotunable tile sizes
-    and must divide `Sq` and `Skv`.
+    result `[Sq, dv]`. `block_q` and `block_kv` are autotunable tile sizes,
+    at most `Sq` and `Skv`; when one does not divide its sequence the last
+    block is partial.
 
     Example:
     ```mlir
