@@ -1,7 +1,8 @@
 //===- FlashAttentionToCPU.cpp - flash_attention -> vectorized cpu loops --===//
 //
 // For each block of BQ query rows (a tile group owns one or more such
-// blocks), the key/value rows are visited in blocks of BKV with a running
+// blocks), the key/value rows are visited in blocks of BKV (the last one
+// possibly partial, with its own static sizes) with a running
 // max m, a running sum l and an accumulator O; the Sq x Skv score matrix is
 // never formed (only one BKV x BQ block of it, in L1).
 //
