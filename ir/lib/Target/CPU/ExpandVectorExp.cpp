@@ -48,9 +48,10 @@ Value expandExp(OpBuilder &b, Location loc, Value x, VectorType vt) {
   Value ni = b.create<arith::FPToSIOp>(loc, it, n);
   Value bits = b.create<arith::ShLIOp>(loc, b.create<arith::AddIOp>(loc, ni, ci(127)), ci(23));
   y = b.create<arith::MulFOp>(loc, y, b.create<arith::BitcastOp>(loc, vt, bits));
-  // Below the clamp the result is 0 (exp(-inf) = 0 exactly); NaN stays NaN
-  // (the clamp's min/max may drop it).
-  Value under = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, x, cf(lo));
+  // At or below the clamp the result is 0 (exp(-inf) = 0 exactly; at the
+  // clamp itself n could round to -128, whose bits would read as -inf); NaN
+  // stays NaN (the clamp's min/max may drop it).
+  Value under = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLE, x, cf(lo));
   y = b.create<arith::SelectOp>(loc, under, cf(0.0), y);
   Value nan = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, x, x);
   return b.create<arith::SelectOp>(loc, nan, x, y);

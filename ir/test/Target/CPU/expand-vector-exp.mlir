@@ -15,7 +15,7 @@
 // CHECK: %[[SH:.*]] = arith.shli %[[E]]
 // CHECK: %[[P:.*]] = arith.bitcast %[[SH]] : vector<8xi32> to vector<8xf32>
 // CHECK: arith.mulf %{{.*}}, %[[P]]
-// CHECK: arith.cmpf olt, %[[X]]
+// CHECK: arith.cmpf ole, %[[X]]
 // CHECK: arith.cmpf uno, %[[X]], %[[X]]
 // CHECK: %[[R:.*]] = arith.select
 // CHECK-NOT: math.exp %{{.*}} : vector
