@@ -249,6 +249,16 @@ def main():
     rows.append(("mlp_f32 512 (fused)", fmt_gf(t), f"{fmt_gf(r)} unfused",
                  f"{ratio:.2f}x" if ratio else "n/a", "> 1x unfused",
                  verdict(None if ratio is None else ratio > 1.0)))
+    # Attention in the FlashAttention form (online softmax, no score
+    # matrix) against cblas_sgemm + softmax pass + cblas_sgemm; FLOP/s count
+    # the two matmuls.  No target in the issue: reported as a ratio.
+    for size in ("1024", "2048"):
+        t = gflops(f"attention_f32/tessera_cpu/{size}")
+        r = gflops(f"attention_f32/openblas_unfused/{size}")
+        ratio = t / r if t and r else None
+        rows.append((f"attention_f32 seq {size} d 64 (flash)", fmt_gf(t),
+                     f"{fmt_gf(r)} unfused",
+                     f"{ratio:.2f}x" if ratio else "n/a", "-", "info"))
     cold = time_ns(res, "compile/tessera_cpu/mlp")
     warm = time_ns(res, "compile_warm/tessera_cpu/mlp")
     rows.append(("compile mlp.mlir cold", fmt_ns(cold), "-", "-", "< 1 s",

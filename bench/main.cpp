@@ -23,6 +23,7 @@
 #include "bench_env.hpp"
 #include "vulkan_bench.hpp"
 #include "gemm_bench.hpp"
+#include "attention_bench.hpp"
 
 namespace tessera_bench {
 namespace {
@@ -135,6 +136,7 @@ int main(int argc, char** argv) {
   RegisterCopyBenchmarks(options);
   RegisterVulkanBenchmarks(options);
   RegisterGemmBenchmarks(options);
+  RegisterAttentionBenchmarks(options);
 
   std::unique_ptr<benchmark::BenchmarkReporter> display =
       MakeReporter(format, color, tabular);

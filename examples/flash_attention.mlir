@@ -6,10 +6,13 @@
 // whose physical order is exactly K [256x64] row-major; the convert_layout
 // to row_major materialises K^T.  1/sqrt(64) = 0.125 is a splat constant.
 //
-// NOTE: the cpu backend does NOT yet lower this in the FlashAttention form
-// (tiles of Q, K, V with an online softmax).  It runs as matmul (+ fused
-// scale) -> softmax over the full 256x256 score matrix -> matmul; see
-// docs/ir.md.
+// On the cpu backend --tessera-graph-to-schedule rewrites the chain into one
+// tessera_schedule.flash_attention (blocks of 64 queries x 64 keys, scale
+// 0.125, K taken straight from %kt: the convert_layout disappears), and the
+// kernel computes it in the FlashAttention form: per block of queries a
+// running max, a running sum and an O accumulator, updated key block by key
+// block with an online softmax.  The 256x256 score matrix is never formed.
+// See docs/ir.md, "Attention".
 func.func @attention(%q: tensor<256x64xf32>,
                      %kt: tensor<64x256xf32, #tessera_graph.layout<col_major>>,
                      %v: tensor<256x64xf32>) -> tensor<256x64xf32> {

@@ -27,6 +27,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "tessera/Dialect/Graph/IR/Graph.h"
+#include "tessera/Dialect/Schedule/IR/Schedule.h"
 #include "tessera/Target/CPU/Passes.h"
 
 using namespace mlir;
@@ -34,7 +35,7 @@ using namespace tessera::cpu;
 
 namespace {
 
-constexpr const char *kCompilerVersion = "tessera-cpu-2";
+constexpr const char *kCompilerVersion = "tessera-cpu-3";
 
 std::string typeName(Type t) {
   std::string s;
@@ -159,7 +160,8 @@ FailureOr<CompiledProgram> tessera::cpu::compileForCPU(ModuleOp input,
     input->print(os, OpPrintingFlags().enableDebugInfo(false));
     os << "\n" << kCompilerVersion << " cpu=" << cpu << " O" << opts.opt_level
        << " tiles=" << opts.tiles.tileM << "," << opts.tiles.tileN << "," << opts.tiles.tileK
-       << "," << opts.tiles.microM << "," << opts.tiles.microN;
+       << "," << opts.tiles.microM << "," << opts.tiles.microN
+       << " attn=" << opts.tiles.attnBlockQ << "," << opts.tiles.attnBlockKV;
   }
   std::string key = llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(text)), true).substr(0, 32);
   std::string dir = opts.cache_dir.empty() ? defaultCacheDir() : opts.cache_dir;
@@ -194,7 +196,11 @@ FailureOr<CompiledProgram> tessera::cpu::compileForCPU(ModuleOp input,
   MLIRContext *ctx = module->getContext();
   bool graph = false;
   module->walk([&](Operation *op) {
-    if (isa<graph::GraphDialect>(op->getDialect())) graph = true;
+    // Schedule IR on tensors (e.g. a hand-tuned flash_attention) takes the
+    // Graph IR pipeline too: graph-to-schedule leaves it as it is.
+    if (isa<graph::GraphDialect>(op->getDialect()) ||
+        isa<schedule::FlashAttentionOp, schedule::TileOp>(op))
+      graph = true;
   });
   PassManager pm(ctx);
   if (graph) buildGraphToLoopsPipeline(pm, opts.tiles);

@@ -19,8 +19,12 @@ void tessera::cpu::buildGraphToLoopsPipeline(OpPassManager &pm,
   gs.tileK = o.tileK;
   gs.microM = o.microM;
   gs.microN = o.microN;
+  gs.attnBlockQ = o.attnBlockQ;
+  gs.attnBlockKV = o.attnBlockKV;
   pm.addPass(graph::createGraphToSchedule(gs));
   pm.addPass(createScheduleToCPU());
+  // Vector exps (the online softmax) become polynomials, not libm calls.
+  pm.addPass(createExpandVectorExp());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

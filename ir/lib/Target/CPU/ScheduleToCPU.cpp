@@ -5,11 +5,13 @@
 // inner dims: the MLP), each tile group computes one block of MC output rows
 // and intermediates live in per-group scratch; otherwise one group computes
 // everything.  Matmuls are emitted in the BLIS structure with a register
-// tile of vector<8xf32> accumulators and vector.fma.
+// tile of vector<8xf32> accumulators and vector.fma.  flash_attention ops
+// (FlashAttentionToCPU.cpp) are row-local in their queries.
 //
 //===----------------------------------------------------------------------===//
 #include "tessera/Target/CPU/Passes.h"
 
+#include "FlashAttentionToCPU.h"
 #include "LoopBuilder.h"
 
 #include <algorithm>
@@ -127,6 +129,7 @@ class KernelBuilder {
                             DenseMap<Value, Buf> &local);
   LogicalResult lowerOp(Operation *op);
   LogicalResult lowerTile(schedule::TileOp tile);
+  LogicalResult lowerFlashAttention(schedule::FlashAttentionOp fa);
 };
 
 /// Rows are independent when every op maps row i of its row operands to row
@@ -175,6 +178,15 @@ LogicalResult KernelBuilder::analyzeRows() {
       rowValues.insert(op->getResult(0));
       return;
     }
+    if (auto fa = dyn_cast<schedule::FlashAttentionOp>(op)) {
+      // Query rows are independent; every group reads all of K and V, which
+      // must therefore be inputs (computed ones would be per-group rows).
+      if (!rowValues.contains(fa.getQuery()) || !isArg(fa.getKeyT()) || !isArg(fa.getValue()) ||
+          rowValues.contains(fa.getKeyT()) || rowValues.contains(fa.getValue()))
+        ok = false;
+      rowValues.insert(fa.getResult());
+      return;
+    }
     if (auto sm = dyn_cast<g::SoftmaxOp>(op)) {
       if (!rowValues.contains(sm.getInput()) || sm.getDim() == 0) ok = false;
       rowValues.insert(sm.getResult());
@@ -198,7 +210,7 @@ LogicalResult KernelBuilder::analyzeRows() {
           if ((isa<g::MatmulOp>(inner.getOwner()) && inner.getOperandNumber() == 0) ||
               (!isa<g::MatmulOp>(inner.getOwner()) && inner.getOperandNumber() == 0))
             asRows = true;
-      } else if (use.getOperandNumber() == 0 || !isa<g::MatmulOp>(u)) {
+      } else if (use.getOperandNumber() == 0 || !isa<g::MatmulOp, schedule::FlashAttentionOp>(u)) {
         if (!(g::isElementwise(u) && use.getOperandNumber() == 1 &&
               a.getType().cast<RankedTensorType>().getRank() <
                   u->getOperand(0).getType().cast<RankedTensorType>().getRank()))
@@ -206,7 +218,12 @@ LogicalResult KernelBuilder::analyzeRows() {
       }
     }
     if (asRows) markRowIf(a);
-    if (g::getLayout(a.getType()) && !g::getLayout(a.getType()).isRowMajor()) ok = false;
+    // Layout arguments are not row blocks; the K^T of a flash_attention is
+    // read whole in any layout (memIndices), so it does not count.
+    bool onlyKey = !a.use_empty() && llvm::all_of(a.getUses(), [](OpOperand &use) {
+      return isa<schedule::FlashAttentionOp>(use.getOwner()) && use.getOperandNumber() == 1;
+    });
+    if (g::getLayout(a.getType()) && !g::getLayout(a.getType()).isRowMajor() && !onlyKey) ok = false;
   }
   for (Operation &op : src.front().without_terminator()) visit(&op);
   for (Value v : src.front().getTerminator()->getOperands())
@@ -571,8 +588,31 @@ LogicalResult KernelBuilder::lowerTile(schedule::TileOp tile) {
   return success();
 }
 
+LogicalResult KernelBuilder::lowerFlashAttention(schedule::FlashAttentionOp fa) {
+  Buf q = bufs[fa.getQuery()], kt = bufs[fa.getKeyT()], v = bufs[fa.getValue()];
+  Buf out = bufs[fa.getResult()];
+  if (out.layout && !out.layout.isRowMajor())
+    return fa.emitError("cpu backend: flash_attention result must be row-major");
+  FlashAttentionAccess a;
+  a.q = q.mem;
+  a.kt = kt.mem;
+  a.v = v.mem;
+  a.out = out.mem;
+  // memIndices adds the group's row offset to row buffers and applies layouts.
+  auto at = [this](Buf buf) {
+    return [this, buf](Value i, Value j) { return memIndices(buf, {i, j}); };
+  };
+  a.qAt = at(q);
+  a.ktAt = at(kt);
+  a.vAt = at(v);
+  a.outAt = at(out);
+  a.rows = q.row ? rows : cIdx(b, loc, q.type.getDimSize(0));
+  return cpu::lowerFlashAttention(b, fa, a, allocs);
+}
+
 LogicalResult KernelBuilder::lowerOp(Operation *op) {
   if (auto tile = dyn_cast<schedule::TileOp>(op)) return lowerTile(tile);
+  if (auto fa = dyn_cast<schedule::FlashAttentionOp>(op)) return lowerFlashAttention(fa);
   if (auto mm = dyn_cast<g::MatmulOp>(op))
     return lowerMatmul(op, mm, {}, bufs[mm.getLhs()], bufs[mm.getRhs()], bufs[mm.getResult()], bufs);
   Value c0 = cIdx(b, loc, 0);

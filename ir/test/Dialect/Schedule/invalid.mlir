@@ -32,3 +32,66 @@ func.func @copy(%a: memref<64xf32>, %b: memref<32xf32>) {
   tessera_schedule.copy %a, %b : memref<64xf32>, memref<32xf32>
   return
 }
+
+// -----
+
+func.func @attn_head_dim(%q: tensor<128x64xf32>, %kt: tensor<32x128xf32>, %v: tensor<128x64xf32>) -> tensor<128x64xf32> {
+  // expected-error @+1 {{head dims differ: query [128, 64] has d = 64 but key_t (K^T) has 32 rows}}
+  %o = tessera_schedule.flash_attention %q, %kt, %v scale = 0.125 block_q = 64 block_kv = 64
+      : tensor<128x64xf32>, tensor<32x128xf32>, tensor<128x64xf32> -> tensor<128x64xf32>
+  return %o : tensor<128x64xf32>
+}
+
+// -----
+
+func.func @attn_block_kv(%q: tensor<128x64xf32>, %kt: tensor<64x48xf32>, %v: tensor<48x64xf32>) -> tensor<128x64xf32> {
+  // expected-error @+1 {{block_kv = 64 exceeds the 48 keys}}
+  %o = tessera_schedule.flash_attention %q, %kt, %v scale = 0.125 block_q = 64 block_kv = 64
+      : tensor<128x64xf32>, tensor<64x48xf32>, tensor<48x64xf32> -> tensor<128x64xf32>
+  return %o : tensor<128x64xf32>
+}
+
+// -----
+
+func.func @attn_block_q(%q: tensor<32x64xf32>, %kt: tensor<64x128xf32>, %v: tensor<128x64xf32>) -> tensor<32x64xf32> {
+  // expected-error @+1 {{block_q = 64 exceeds the 32 query rows}}
+  %o = tessera_schedule.flash_attention %q, %kt, %v scale = 0.125 block_q = 64 block_kv = 64
+      : tensor<32x64xf32>, tensor<64x128xf32>, tensor<128x64xf32> -> tensor<32x64xf32>
+  return %o : tensor<32x64xf32>
+}
+
+// -----
+
+func.func @attn_block_zero(%q: tensor<128x64xf32>, %kt: tensor<64x128xf32>, %v: tensor<128x64xf32>) -> tensor<128x64xf32> {
+  // expected-error @+1 {{block sizes must be positive, got block_q = 0 block_kv = 64}}
+  %o = tessera_schedule.flash_attention %q, %kt, %v scale = 0.125 block_q = 0 block_kv = 64
+      : tensor<128x64xf32>, tensor<64x128xf32>, tensor<128x64xf32> -> tensor<128x64xf32>
+  return %o : tensor<128x64xf32>
+}
+
+// -----
+
+func.func @attn_value_rows(%q: tensor<128x64xf32>, %kt: tensor<64x128xf32>, %v: tensor<64x64xf32>) -> tensor<128x64xf32> {
+  // expected-error @+1 {{value has 64 rows but key_t has 128 keys}}
+  %o = tessera_schedule.flash_attention %q, %kt, %v scale = 0.125 block_q = 64 block_kv = 64
+      : tensor<128x64xf32>, tensor<64x128xf32>, tensor<64x64xf32> -> tensor<128x64xf32>
+  return %o : tensor<128x64xf32>
+}
+
+// -----
+
+func.func @attn_result(%q: tensor<128x64xf32>, %kt: tensor<64x128xf32>, %v: tensor<128x32xf32>) -> tensor<128x64xf32> {
+  // expected-error @+1 {{result must be [128, 32]}}
+  %o = tessera_schedule.flash_attention %q, %kt, %v scale = 0.125 block_q = 64 block_kv = 64
+      : tensor<128x64xf32>, tensor<64x128xf32>, tensor<128x32xf32> -> tensor<128x64xf32>
+  return %o : tensor<128x64xf32>
+}
+
+// -----
+
+func.func @attn_types(%q: tensor<128x64xf16>, %kt: tensor<64x128xf32>, %v: tensor<128x64xf32>) -> tensor<128x64xf32> {
+  // expected-error @+1 {{must have the same float element type}}
+  %o = tessera_schedule.flash_attention %q, %kt, %v scale = 0.125 block_q = 64 block_kv = 64
+      : tensor<128x64xf16>, tensor<64x128xf32>, tensor<128x64xf32> -> tensor<128x64xf32>
+  return %o : tensor<128x64xf32>
+}

@@ -29,3 +29,20 @@ func.func @pipeline(%a: memref<512xf32>, %out: memref<64xf32, 3>) {
   }
   return
 }
+
+// K^T as a col_major tensor (its storage is K row-major) and as a plain one;
+// the value head dim may differ from the query/key head dim; a block need
+// not divide its sequence (256 keys in blocks of 96: 96, 96, 64).
+// CHECK-LABEL: func.func @flash_attention
+func.func @flash_attention(%q: tensor<256x64xf32>,
+                           %kt: tensor<64x256xf32, #tessera_graph.layout<col_major>>,
+                           %kt2: tensor<64x128xf32>, %v: tensor<256x64xf32>,
+                           %v2: tensor<128x32xf32>) -> (tensor<256x64xf32>, tensor<256x32xf32>) {
+  // CHECK: tessera_schedule.flash_attention %{{.*}}, %{{.*}}, %{{.*}} scale = 1.250000e-01 block_q = 64 block_kv = 96 : tensor<256x64xf32>, tensor<64x256xf32, #tessera_graph.layout<col_major>>, tensor<256x64xf32> -> tensor<256x64xf32>
+  %o = tessera_schedule.flash_attention %q, %kt, %v scale = 0.125 block_q = 64 block_kv = 96
+      : tensor<256x64xf32>, tensor<64x256xf32, #tessera_graph.layout<col_major>>, tensor<256x64xf32> -> tensor<256x64xf32>
+  // CHECK: tessera_schedule.flash_attention %{{.*}}, %{{.*}}, %{{.*}} scale = 1.000000e+00 block_q = 256 block_kv = 128 : tensor<256x64xf32>, tensor<64x128xf32>, tensor<128x32xf32> -> tensor<256x32xf32>
+  %o2 = tessera_schedule.flash_attention %q, %kt2, %v2 scale = 1.0 block_q = 256 block_kv = 128
+      : tensor<256x64xf32>, tensor<64x128xf32>, tensor<128x32xf32> -> tensor<256x32xf32>
+  return %o, %o2 : tensor<256x64xf32>, tensor<256x32xf32>
+}

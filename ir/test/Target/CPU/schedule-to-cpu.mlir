@@ -22,9 +22,11 @@ func.func @dense(%x: tensor<96x64xf32>, %w: tensor<64x32xf32>, %b: tensor<32xf32
 // A splat tensor constant (the attention scale) fills its buffer; a K^T
 // argument in col_major layout is a flat memref read by convert_layout; the
 // softmax becomes max / exp-sum / scale loops.  Not row-local (layout
-// argument), so one group computes everything.
+// argument), so one group computes everything.  The probabilities are also
+// returned, so this is not rewritten into a flash_attention
+// (flash-attention-to-cpu.mlir has that form).
 // CHECK-LABEL: func.func @attention
-// CHECK-SAME: (%{{.*}}: memref<32x16xf32>, %{{.*}}: memref<512xf32>, %{{.*}}: memref<32x16xf32>, %{{.*}}: memref<32x16xf32>, %{{.*}}: index
+// CHECK-SAME: (%{{.*}}: memref<32x16xf32>, %{{.*}}: memref<512xf32>, %{{.*}}: memref<32x16xf32>, %{{.*}}: memref<32x16xf32>, %{{.*}}: memref<32x32xf32>, %{{.*}}: index
 // CHECK-SAME: grid = array<i64: 1, 1, 1>
 // CHECK: %[[SCALE:.*]] = arith.constant 2.500000e-01 : f32
 // CHECK: memref.store %[[SCALE]]
@@ -32,12 +34,12 @@ func.func @dense(%x: tensor<96x64xf32>, %w: tensor<64x32xf32>, %b: tensor<32xf32
 // CHECK: math.exp
 // CHECK: vector.fma
 func.func @attention(%q: tensor<32x16xf32>, %kt: tensor<16x32xf32, #tessera_graph.layout<col_major>>,
-                     %v: tensor<32x16xf32>) -> tensor<32x16xf32> {
+                     %v: tensor<32x16xf32>) -> (tensor<32x16xf32>, tensor<32x32xf32>) {
   %scale = arith.constant dense<0.25> : tensor<32xf32>
   %k = tessera_graph.convert_layout %kt : tensor<16x32xf32, #tessera_graph.layout<col_major>> -> tensor<16x32xf32>
   %s0 = tessera_graph.matmul %q, %k : tensor<32x16xf32>, tensor<16x32xf32> -> tensor<32x32xf32>
   %s = tessera_graph.mul %s0, %scale : tensor<32x32xf32>, tensor<32xf32>
   %p = tessera_graph.softmax %s dim = 1 : tensor<32x32xf32>
   %o = tessera_graph.matmul %p, %v : tensor<32x32xf32>, tensor<32x16xf32> -> tensor<32x16xf32>
-  return %o : tensor<32x16xf32>
+  return %o, %p : tensor<32x16xf32>, tensor<32x32xf32>
 }

@@ -20,6 +20,18 @@ def ScheduleToCPU : Pass<"tessera-schedule-to-cpu", "::mlir::ModuleOp"> {
                            "::tessera::tile::TileDialect"];
 }
 
+def ExpandVectorExp : Pass<"tessera-cpu-expand-vector-exp", "::mlir::ModuleOp"> {
+  let summary = "expand math.exp on f32 vectors into a polynomial (no libm calls)";
+  let description = [{
+    LLVM would scalarize `llvm.exp` on vectors into one `expf` call per lane.
+    Each `math.exp` whose operand is a vector of f32 becomes Cephes' expf in
+    vector ops: clamp, `n = floor(x log2(e) + 1/2)`, `r = x - n ln 2`, a
+    degree-5 polynomial, `2^n` from the exponent bits. About 2 ulp; inputs
+    below -88.37 (and -inf) give exactly 0. Scalar `math.exp` is unchanged.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
+}
+
 def TileToCPU : Pass<"tessera-tile-to-cpu", "::mlir::ModuleOp"> {
   let summary = "lower Tile IR kernels to scf/memref/vector for the cpu plugin";
   let description = [{

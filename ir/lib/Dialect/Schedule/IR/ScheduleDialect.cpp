@@ -5,6 +5,8 @@
 #include "mlir/IR/FunctionInterfaces.h"
 #include "mlir/IR/OpImplementation.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace tessera::schedule;
 
@@ -55,6 +57,50 @@ LogicalResult TileOp::verify() {
   auto yield = cast<YieldOp>(block.getTerminator());
   if (yield.getValues().getTypes() != getResultTypes())
     return emitOpError("yielded types must equal the result types");
+  return success();
+}
+
+//===--- flash_attention --------------------------------------------------===//
+
+LogicalResult FlashAttentionOp::verify() {
+  auto q = getQuery().getType().cast<RankedTensorType>();
+  auto kt = getKeyT().getType().cast<RankedTensorType>();
+  auto v = getValue().getType().cast<RankedTensorType>();
+  auto o = getResult().getType().cast<RankedTensorType>();
+  for (auto [name, t] : {std::pair<const char *, RankedTensorType>{"query", q},
+                         {"key_t", kt}, {"value", v}, {"result", o}}) {
+    if (t.getRank() != 2)
+      return emitOpError() << name << " must be rank 2, got " << t;
+    if (!t.hasStaticShape())
+      return emitOpError() << name << " must have a static shape, got " << t;
+  }
+  Type et = q.getElementType();
+  if (!et.isa<FloatType>() || kt.getElementType() != et || v.getElementType() != et ||
+      o.getElementType() != et)
+    return emitOpError("query, key_t, value and result must have the same float element type");
+  int64_t sq = q.getDimSize(0), d = q.getDimSize(1);
+  int64_t skv = kt.getDimSize(1), dv = v.getDimSize(1);
+  if (kt.getDimSize(0) != d)
+    return emitOpError() << "head dims differ: query [" << sq << ", " << d
+                         << "] has d = " << d << " but key_t (K^T) has "
+                         << kt.getDimSize(0) << " rows";
+  if (v.getDimSize(0) != skv)
+    return emitOpError() << "value has " << v.getDimSize(0) << " rows but key_t has "
+                         << skv << " keys";
+  if (o.getDimSize(0) != sq || o.getDimSize(1) != dv)
+    return emitOpError() << "result must be [" << sq << ", " << dv << "], got " << o;
+  int64_t bq = getBlockQ(), bkv = getBlockKv();
+  if (bq <= 0 || bkv <= 0)
+    return emitOpError() << "block sizes must be positive, got block_q = " << bq
+                         << " block_kv = " << bkv;
+  // A block need not divide its sequence (the last one is partial), but a
+  // block longer than the sequence is a tuning mistake.
+  if (bq > sq)
+    return emitOpError() << "block_q = " << bq << " exceeds the " << sq << " query rows";
+  if (bkv > skv)
+    return emitOpError() << "block_kv = " << bkv << " exceeds the " << skv << " keys";
+  if (!std::isfinite(getScale().convertToFloat()))
+    return emitOpError("scale must be finite");
   return success();
 }
 

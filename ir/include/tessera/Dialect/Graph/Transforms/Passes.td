@@ -23,6 +23,15 @@ def GraphToSchedule : Pass<"tessera-graph-to-schedule", "::mlir::ModuleOp"> {
     `tessera_schedule.tile` with cache and register tile sizes. A matmul
     whose fused group feeds the next matmul (the MLP) gets the same row tile,
     so the backend can keep the intermediate rows in cache.
+
+    Attention, `matmul(Q, K^T)` -> optional `mul`/`div` by a splat constant
+    -> `softmax` over the last dim -> `matmul(P, V)` with single-use
+    intermediates, becomes one `tessera_schedule.flash_attention` (online
+    softmax over key/value blocks; the score matrix is never formed). A K^T
+    that is a `convert_layout` of a `col_major` tensor is replaced by that
+    tensor (its storage is K row-major). Block sizes are `attn-block-q` /
+    `attn-block-kv` clamped to the sequence lengths (the last block may be
+    partial). Anything else keeps the matmul lowering.
   }];
   let dependentDialects = ["::tessera::schedule::ScheduleDialect"];
   let options = [
@@ -31,6 +40,8 @@ def GraphToSchedule : Pass<"tessera-graph-to-schedule", "::mlir::ModuleOp"> {
     Option<"tileK", "tile-k", "int64_t", "256", "KC: contraction slice">,
     Option<"microM", "micro-m", "int64_t", "6", "MR: register tile rows">,
     Option<"microN", "micro-n", "int64_t", "16", "NR: register tile columns">,
+    Option<"attnBlockQ", "attn-block-q", "int64_t", "64", "attention: query rows per block (at most)">,
+    Option<"attnBlockKV", "attn-block-kv", "int64_t", "64", "attention: key/value rows per block (at most)">,
   ];
 }
 #endif

@@ -138,6 +138,46 @@ def Schedule_BarrierOp : Schedule_Op<"barrier", []> {
   let hasVerifier = 1;
 }
 
+def Schedule_FlashAttentionOp : Schedule_Op<"flash_attention", [Pure]> {
+  let summary = "attention computed block by block with an online softmax";
+  let description = [{
+    `softmax(scale * Q K^T, dim = 1) V` without the score matrix: for each
+    block of `block_q` query rows, the key/value rows are visited in blocks
+    of `block_kv`, keeping per query row a running max `m`, a running sum
+    `l` and an accumulator `O` (FlashAttention, Dao et al. 2022):
+
+    ```
+    S = scale * Q_blk K_blk^T          m_new = max(m, rowmax S)
+    P = exp(S - m_new)                 l = l * exp(m - m_new) + rowsum P
+    O = O * exp(m - m_new) + P V_blk   m = m_new          ...   O / l
+    ```
+
+    `query` is `[Sq, d]`, `key_t` is K^T `[d, Skv]` (in any layout: with
+    `col_major` its storage is K `[Skv, d]` row-major, which a backend may
+    read directly instead of materialising K^T), `value` is `[Skv, dv]`, the
+    result `[Sq, dv]`. `block_q` and `block_kv` are autotunable tile sizes,
+    at most `Sq` and `Skv`; when one does not divide its sequence the last
+    block is partial.
+
+    Example:
+    ```mlir
+    %o = tessera_schedule.flash_attention %q, %kt, %v scale = 1.250000e-01 block_q = 64 block_kv = 64
+        : tensor<256x64xf32>, tensor<64x256xf32, #tessera_graph.layout<col_major>>, tensor<256x64xf32>
+        -> tensor<256x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$query, AnyRankedTensor:$key_t,
+                       AnyRankedTensor:$value, F32Attr:$scale,
+                       I64Attr:$block_q, I64Attr:$block_kv);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key_t `,` $value `scale` `=` $scale `block_q` `=` $block_q
+    `block_kv` `=` $block_kv attr-dict `:` type($query) `,` type($key_t) `,`
+    type($value) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Schedule_YieldOp : Schedule_Op<"yield", [Pure, Terminator,
     ParentOneOf<["TileOp", "PipelineOp"]>]> {
   let summary = "terminates a schedule region";

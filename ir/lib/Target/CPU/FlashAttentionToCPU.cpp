@@ -1,0 +1,244 @@
+//===- FlashAttentionToCPU.cpp - flash_attention -> vectorized cpu loops --===//
+//
+// For each block of BQ query rows (a tile group owns one or more such
+// blocks), the key/value rows are visited in blocks of BKV (the last one
+// possibly partial, with its own static sizes) with a running
+// max m, a running sum l and an accumulator O; the Sq x Skv score matrix is
+// never formed (only one BKV x BQ block of it, in L1).
+//
+// Everything is kept with the QUERY index innermost, S^T [BKV x BQp] and
+// O^T [dv x BQp], so that the 8 lanes of a vector<8xf32> are 8 query rows:
+//  - S^T = K_blk (scale * Q_blk)^T is a register-tiled product (6 key rows x
+//    16 queries, 12 accumulators, vector.fma) whose scalar operand is K[j][c]
+//    broadcast straight from K's storage: a col_major K^T argument is read
+//    as the K it physically is, with no transposition pass and no K^T copy;
+//  - rowmax S and rowsum P are elementwise arith.maxf / addf over the key
+//    rows (no horizontal reductions) and m, l are vectors of queries;
+//  - O^T = O^T * exp(m - m_new) + V_blk^T P^T is the same register tile with
+//    broadcasts of V[j][c], the rescale folded into the accumulator load.
+// Q^T is packed (and scaled) once per query block; O^T is transposed and
+// divided by l once at the end.  math.exp on vectors is expanded into a
+// polynomial later (tessera-cpu-expand-vector-exp).
+//
+//===----------------------------------------------------------------------===//
+#include "FlashAttentionToCPU.h"
+
+#include <cmath>
+
+#include "LoopBuilder.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+
+namespace tessera::cpu {
+namespace {
+
+constexpr int64_t kVec = 8;      // f32 lanes of an AVX2 register
+constexpr int64_t kQTile = 16;   // queries per register tile (2 vectors)
+constexpr int64_t kRowTile = 6;  // key rows / value columns per register tile
+constexpr int64_t kUnroll = 4;   // contraction steps per loop trip
+
+struct Emitter {
+  OpBuilder &b;
+  Location loc;
+  VectorType vt;
+  Type f32;
+
+  Value c(int64_t v) { return cIdx(b, loc, v); }
+  Value add(Value x, Value y) { return b.create<arith::AddIOp>(loc, x, y); }
+  Value addc(Value x, int64_t y) { return y ? add(x, c(y)) : x; }
+  Value fconst(double v) { return b.create<arith::ConstantOp>(loc, f32, b.getF32FloatAttr(v)); }
+  Value vconst(double v) {
+    return b.create<arith::ConstantOp>(loc, vt, SplatElementsAttr::get(vt, b.getF32FloatAttr(v)));
+  }
+  Value vload(Value mem, ValueRange idx) { return b.create<vector::LoadOp>(loc, vt, mem, idx); }
+  void vstore(Value v, Value mem, ValueRange idx) { b.create<vector::StoreOp>(loc, v, mem, idx); }
+  Value alloc(ArrayRef<int64_t> shape, SmallVectorImpl<Value> &allocs) {
+    Value m = b.create<memref::AllocOp>(loc, MemRefType::get(shape, f32), b.getI64IntegerAttr(64));
+    allocs.push_back(m);
+    return m;
+  }
+
+  /// acc[r * 2 + v] += broadcast(a(k, r)) * bvec(k, v) for k in [0, K):
+  /// the register tile of both products.  The k loop is unrolled kUnroll
+  /// times by hand (Graph IR kernels are compiled without LLVM's unroller).
+  SmallVector<Value> tile(int64_t mr, int64_t K, SmallVector<Value> acc,
+                          function_ref<Value(Value, int64_t)> a,
+                          function_ref<Value(Value, int64_t)> bvec) {
+    constexpr int64_t nv = kQTile / kVec;
+    auto step = [&](Value k, SmallVector<Value> &acc) {
+      Value bv[nv];
+      for (int64_t v = 0; v < nv; ++v) bv[v] = bvec(k, v);
+      for (int64_t r = 0; r < mr; ++r) {
+        Value ab = b.create<vector::BroadcastOp>(loc, vt, a(k, r));
+        for (int64_t v = 0; v < nv; ++v)
+          acc[r * nv + v] = b.create<vector::FMAOp>(loc, ab, bv[v], acc[r * nv + v]);
+      }
+    };
+    auto loop = [&](int64_t lb, int64_t ub, int64_t unroll) {
+      if (lb >= ub) return;
+      auto f = b.create<scf::ForOp>(loc, c(lb), c(ub), c(unroll), acc);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(f.getBody());
+      SmallVector<Value> cur(f.getRegionIterArgs());
+      for (int64_t u = 0; u < unroll; ++u) step(addc(f.getInductionVar(), u), cur);
+      b.create<scf::YieldOp>(loc, cur);
+      acc.assign(f.getResults().begin(), f.getResults().end());
+    };
+    int64_t main = K - K % kUnroll;
+    loop(0, main, kUnroll);
+    loop(main, K, 1);
+    return acc;
+  }
+
+  /// body(row0, mr) over [0, n) in register tiles of kRowTile rows: an
+  /// scf.for over the full tiles, then one (static) remainder tile.
+  void rowTiles(int64_t n, function_ref<void(Value, int64_t)> body) {
+    int64_t full = n - n % kRowTile;
+    if (full) forLoop(b, loc, c(0), c(full), c(kRowTile), [&](Value r0) { body(r0, kRowTile); });
+    if (n % kRowTile) body(c(full), n % kRowTile);
+  }
+};
+
+}  // namespace
+
+LogicalResult lowerFlashAttention(OpBuilder &b, schedule::FlashAttentionOp op,
+                                  const FlashAttentionAccess &in,
+                                  SmallVectorImpl<Value> &allocs) {
+  auto qt = op.getQuery().getType().cast<RankedTensorType>();
+  auto kt = op.getKeyT().getType().cast<RankedTensorType>();
+  auto vt_ = op.getValue().getType().cast<RankedTensorType>();
+  if (!qt.getElementType().isF32())
+    return op.emitError("cpu backend: flash_attention supports f32 tensors");
+  const int64_t d = qt.getDimSize(1), skv = kt.getDimSize(1), dv = vt_.getDimSize(1);
+  const int64_t bq = op.getBlockQ(), bkv = op.getBlockKv();
+  // Query lanes per block, padded to whole register tiles: padded queries
+  // see Q = 0 (finite scores) and are never stored.
+  const int64_t bqp = (bq + kQTile - 1) / kQTile * kQTile;
+  constexpr int64_t nv = kQTile / kVec;
+  Location loc = op.getLoc();
+  Type f32 = b.getF32Type();
+  Emitter e{b, loc, VectorType::get({kVec}, f32), f32};
+
+  // Scratch (per group, small): Q^T, the score block S^T (P^T in place),
+  // the accumulator O^T and the per-query vectors m, m_new, l, alpha.
+  Value qT = e.alloc({d, bqp}, allocs);
+  Value sT = e.alloc({bkv, bqp}, allocs);
+  Value oT = e.alloc({dv, bqp}, allocs);
+  Value mRun = e.alloc({bqp}, allocs), mNew = e.alloc({bqp}, allocs);
+  Value lSum = e.alloc({bqp}, allocs), alpha = e.alloc({bqp}, allocs);
+  Value zeroV = e.vconst(0.0), negInfV = e.vconst(-INFINITY), zeroF = e.fconst(0.0);
+  Value scale = e.fconst(op.getScale().convertToDouble());
+  Value rows = in.rows;
+
+  forLoop(b, loc, e.c(0), rows, e.c(bq), [&](Value qb) {
+    Value nq = b.create<arith::MinSIOp>(loc, e.c(bq), b.create<arith::SubIOp>(loc, rows, qb));
+    Value lastRow = b.create<arith::SubIOp>(loc, rows, e.c(1));
+    // Q^T * scale (the scale is applied once per query, not per score).
+    forLoop(b, loc, e.c(0), e.c(bqp), e.c(1), [&](Value i) {
+      Value row = e.add(qb, i);
+      Value valid = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, i, nq);
+      Value clamped = b.create<arith::MinSIOp>(loc, row, lastRow);
+      forLoop(b, loc, e.c(0), e.c(d), e.c(1), [&](Value k) {
+        Value x = b.create<memref::LoadOp>(loc, in.q, in.qAt(clamped, k));
+        x = b.create<arith::MulFOp>(loc, x, scale);
+        x = b.create<arith::SelectOp>(loc, valid, x, zeroF);
+        b.create<memref::StoreOp>(loc, x, qT, ValueRange{k, i});
+      });
+    });
+    // m = -inf, l = 0, O = 0.
+    forLoop(b, loc, e.c(0), e.c(bqp), e.c(kVec), [&](Value iv) {
+      e.vstore(negInfV, mRun, iv);
+      e.vstore(zeroV, lSum, iv);
+    });
+    forLoop(b, loc, e.c(0), e.c(dv), e.c(1), [&](Value cc) {
+      forLoop(b, loc, e.c(0), e.c(bqp), e.c(kVec), [&](Value iv) { e.vstore(zeroV, oT, {cc, iv}); });
+    });
+
+    // One key/value block of `nk` keys (static): full blocks in a loop, then
+    // the partial last block (Skv % BKV keys) with its own static trip counts.
+    auto kvBlock = [&](Value kb, int64_t nk) {
+      forLoop(b, loc, e.c(0), e.c(bqp), e.c(kVec), [&](Value iv) {
+        e.vstore(e.vload(mRun, iv), mNew, iv);
+      });
+      // S^T = K_blk Q^T; m_new = max(m, rowmax S) while the tile is in registers.
+      forLoop(b, loc, e.c(0), e.c(bqp), e.c(kQTile), [&](Value it) {
+        e.rowTiles(nk, [&](Value jt, int64_t mr) {
+          SmallVector<Value> acc(mr * nv, zeroV);
+          acc = e.tile(
+              mr, d, acc,
+              [&](Value k, int64_t r) {
+                return b.create<memref::LoadOp>(loc, in.kt, in.ktAt(k, e.add(kb, e.addc(jt, r))));
+              },
+              [&](Value k, int64_t v) { return e.vload(qT, {k, e.addc(it, v * kVec)}); });
+          for (int64_t v = 0; v < nv; ++v) {
+            Value col = e.addc(it, v * kVec);
+            Value mx = acc[v];
+            for (int64_t r = 0; r < mr; ++r) {
+              e.vstore(acc[r * nv + v], sT, {e.addc(jt, r), col});
+              if (r) mx = b.create<arith::MaxFOp>(loc, mx, acc[r * nv + v]);
+            }
+            e.vstore(b.create<arith::MaxFOp>(loc, e.vload(mNew, col), mx), mNew, col);
+          }
+        });
+      });
+      // P = exp(S - m_new) in place; l = l * exp(m - m_new) + rowsum P.
+      forLoop(b, loc, e.c(0), e.c(bqp), e.c(kVec), [&](Value iv) {
+        Value mn = e.vload(mNew, iv);
+        Value a = b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, e.vload(mRun, iv), mn));
+        auto sum = b.create<scf::ForOp>(loc, e.c(0), e.c(nk), e.c(1), ValueRange{zeroV});
+        {
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPointToStart(sum.getBody());
+          Value j = sum.getInductionVar();
+          Value p = b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, e.vload(sT, {j, iv}), mn));
+          e.vstore(p, sT, {j, iv});
+          b.create<scf::YieldOp>(loc, ValueRange{b.create<arith::AddFOp>(loc, sum.getRegionIterArgs()[0], p).getResult()});
+        }
+        e.vstore(b.create<vector::FMAOp>(loc, e.vload(lSum, iv), a, sum.getResult(0)), lSum, iv);
+        e.vstore(mn, mRun, iv);
+        e.vstore(a, alpha, iv);
+      });
+      // O^T = O^T * alpha + V_blk^T P^T.
+      forLoop(b, loc, e.c(0), e.c(bqp), e.c(kQTile), [&](Value it) {
+        Value al[nv];
+        for (int64_t v = 0; v < nv; ++v) al[v] = e.vload(alpha, e.addc(it, v * kVec));
+        e.rowTiles(dv, [&](Value ct, int64_t mr) {
+          SmallVector<Value> acc;
+          for (int64_t r = 0; r < mr; ++r)
+            for (int64_t v = 0; v < nv; ++v)
+              acc.push_back(b.create<arith::MulFOp>(
+                  loc, e.vload(oT, {e.addc(ct, r), e.addc(it, v * kVec)}), al[v]));
+          acc = e.tile(
+              mr, nk, acc,
+              [&](Value j, int64_t r) {
+                return b.create<memref::LoadOp>(loc, in.v, in.vAt(e.add(kb, j), e.addc(ct, r)));
+              },
+              [&](Value j, int64_t v) { return e.vload(sT, {j, e.addc(it, v * kVec)}); });
+          for (int64_t r = 0; r < mr; ++r)
+            for (int64_t v = 0; v < nv; ++v)
+              e.vstore(acc[r * nv + v], oT, {e.addc(ct, r), e.addc(it, v * kVec)});
+        });
+      });
+    };
+    const int64_t fullKV = skv - skv % bkv;
+    if (fullKV) forLoop(b, loc, e.c(0), e.c(fullKV), e.c(bkv), [&](Value kb) { kvBlock(kb, bkv); });
+    if (skv % bkv) kvBlock(e.c(fullKV), skv % bkv);
+
+    // O = O^T^T / l for the block's real queries.
+    forLoop(b, loc, e.c(0), nq, e.c(1), [&](Value i) {
+      Value l = b.create<memref::LoadOp>(loc, lSum, ValueRange{i});
+      Value inv = b.create<arith::DivFOp>(loc, e.fconst(1.0), l);
+      Value row = e.add(qb, i);
+      forLoop(b, loc, e.c(0), e.c(dv), e.c(1), [&](Value cc) {
+        Value o = b.create<memref::LoadOp>(loc, oT, ValueRange{cc, i});
+        b.create<memref::StoreOp>(loc, b.create<arith::MulFOp>(loc, o, inv), in.out, in.outAt(row, cc));
+      });
+    });
+  });
+  return success();
+}
+
+}  // namespace tessera::cpu

@@ -1,0 +1,28 @@
+// RUN: tessera-opt %s --tessera-cpu-expand-vector-exp | FileCheck %s
+
+// A vector exp becomes Cephes' expf in vector ops: clamp, n = floor(x log2 e
+// + 1/2), r = x - n ln2 (two parts), the polynomial, 2^n from the exponent
+// bits, 0 below the clamp, NaN kept.  A scalar exp is left to libm.
+// CHECK-LABEL: func.func @vexp
+// CHECK-SAME: (%[[X:.*]]: vector<8xf32>, %[[S:.*]]: f32)
+// CHECK: arith.minf %[[X]]
+// CHECK: arith.maxf
+// CHECK: %[[N:.*]] = math.floor %{{.*}} : vector<8xf32>
+// CHECK: math.fma %[[N]]
+// CHECK: math.fma %[[N]]
+// CHECK: %[[NI:.*]] = arith.fptosi %[[N]] : vector<8xf32> to vector<8xi32>
+// CHECK: %[[E:.*]] = arith.addi %[[NI]]
+// CHECK: %[[SH:.*]] = arith.shli %[[E]]
+// CHECK: %[[P:.*]] = arith.bitcast %[[SH]] : vector<8xi32> to vector<8xf32>
+// CHECK: arith.mulf %{{.*}}, %[[P]]
+// CHECK: arith.cmpf ole, %[[X]]
+// CHECK: arith.cmpf uno, %[[X]], %[[X]]
+// CHECK: %[[R:.*]] = arith.select
+// CHECK-NOT: math.exp %{{.*}} : vector
+// CHECK: %[[SE:.*]] = math.exp %[[S]] : f32
+// CHECK: return %[[R]], %[[SE]]
+func.func @vexp(%x: vector<8xf32>, %s: f32) -> (vector<8xf32>, f32) {
+  %e = math.exp %x : vector<8xf32>
+  %se = math.exp %s : f32
+  return %e, %se : vector<8xf32>, f32
+}
