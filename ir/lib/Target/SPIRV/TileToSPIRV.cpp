@@ -14,7 +14,8 @@
 //  spirv-lower-abi-attrs, spirv-update-vce (upstream)
 //  tessera-serialize-spirv / compileForVulkan: mlir::spirv::serialize
 //
-// Tile IR -> SPIR-V (Shader, GLCompute, Logical GLSL450):
+// Tile IR -> SPIR-V (Shader, GLCompute, Logical GLSL450; docs/spirv-lowering.md
+// has the full table, the capabilities and the plugin's device checks):
 //
 //  group_id d / group_count d     WorkgroupId / NumWorkgroups builtins
 //  lane_id d                      LocalInvocationId builtin
@@ -23,31 +24,52 @@
 //  tile_id                        x + y*gx + z*gx*gy of the above
 //  subgroup_size                  SubgroupSize builtin (GroupNonUniform),
 //                                 clamped to the group's lane count.
-//                                 Subgroups are assumed full and made of
-//                                 consecutive lane ids (1-D groups whose
-//                                 size is a multiple of the subgroup size;
-//                                 what the drivers we know do); the
-//                                 reductions are over active lanes
+//                                 Subgroups are assumed made of
+//                                 consecutive lane ids; the Vulkan plugin
+//                                 requests full subgroups for kernels that
+//                                 use them (REQUIRE_FULL_SUBGROUPS, where
+//                                 the group's X is a multiple of the
+//                                 subgroup size); reductions are over the
+//                                 active lanes
 //  shared_alloc                   a Workgroup variable (swizzle: ignored)
 //  barrier                        spirv.ControlBarrier Workgroup, Workgroup,
 //                                 AcquireRelease|WorkgroupMemory
 //  cp_async                       synchronous element copy; commit/wait
 //                                 vanish
 //  load / store (vector<N>)       N scalar loads / stores (SPIR-V vectors
-//                                 have at most 4 components, so every 1-D
-//                                 vector value is scalarized, elementwise
-//                                 arith/math ops and broadcasts included)
+//                                 have at most 4 components, so every
+//                                 vector value is scalarized: elementwise
+//                                 arith/math ops, broadcasts, vector.insert/
+//                                 extract, constants, scf.for iter_args)
+//  mma (MxK * KxN + MxN)          per lane (each lane owns its fragments,
+//                                 as on the cpu): M*N*K GL Fma, k outermost
+//                                 (integers: IMul + IAdd); f16/bf16 widen to
+//                                 f32, i8 to i32 first.  No cooperative
+//                                 matrices (lavapipe has none)
 //  dot                            scalar multiply-add chain
 //  subgroup_reduce add|max|min    GroupNonUniform{F,I}Add/{F,S}Max/{F,S}Min
 //                                 Reduce, Subgroup scope
 //  shuffle xor|idx                GroupNonUniformShuffleXor / Shuffle
-//  atomic_rmw                     OpAtomic{IAdd,SMax,SMin,Exchange},
-//                                 OpAtomicFAddEXT for f32 add; scope
-//                                 tile/group -> Workgroup, device/mesh ->
-//                                 Device (Workgroup on shared memory);
-//                                 semantics AcquireRelease|Uniform- or
-//                                 WorkgroupMemory
+//  shuffle down|up                GroupNonUniformShuffleDown / Up
+//                                 (GroupNonUniformShuffleRelative) + a
+//                                 select of the lane's own value where the
+//                                 source lane is outside its subgroup
+//  atomic_rmw                     OpAtomic{IAdd,SMax,SMin,Exchange} (i32;
+//                                 i64 with Int64Atomics), OpAtomicFAddEXT
+//                                 for f32 add; f32 max/min: relaxed
+//                                 compare-exchange loop between release /
+//                                 acquire fences, on the bits of a buffer
+//                                 retyped to i32 (NaN propagates; no
+//                                 VK_EXT_shader_atomic_float2 needed).
+//                                 Scope tile/group -> Workgroup,
+//                                 device/mesh -> Device (Workgroup on
+//                                 shared memory); semantics AcquireRelease|
+//                                 Uniform- or WorkgroupMemory
 //  math                           GLSL.std.450 ops
+//  scalar types                   i8/i16/i32/i64, f16/f32/f64 (Int8, Int16,
+//                                 Int64, Float16, Float64, 8/16-bit storage
+//                                 capabilities: allowed by the target env,
+//                                 recorded by spirv-update-vce when used)
 //  kernel arguments               memrefs: StorageBuffer variables, set 0,
 //                                 bindings 0..n-1 in argument order;
 //                                 scalars: members of one PushConstant
@@ -55,8 +77,9 @@
 //                                 aligned offsets (the Vulkan plugin reads
 //                                 the offsets from the binary)
 //
-// Not lowered (a diagnostic): mma, shuffle up/down, float atomic max/min,
-// vectors used by anything but elementwise ops / load / store / dot.
+// Not lowered (a diagnostic): bf16 and i1 scalars, 16/64-bit float atomics,
+// float atomic max/min on a buffer view, vectors of rank > 2 or carried by
+// anything but scf.for (ir/test/Target/SPIRV/invalid.mlir).
 //===----------------------------------------------------------------------===//
 #include "tessera/Target/SPIRV/Passes.h"
 
@@ -745,12 +768,40 @@ Value floatCasLoop(t::AtomicKind kind, Type ft, Value ptr, Value value, spirv::S
                    spirv::MemorySemantics sem, Location l, ConversionPatternRewriter &rw) {
   Type it = value.getType();
   Type i1 = rw.getI1Type();
-  // A failed exchange only reads: it must not be a release (SPIR-V rule).
+  // Ordering: the other atomics are AcquireRelease; here that becomes a
+  // release fence before the loop and an acquire fence after it around
+  // relaxed exchanges, which orders the same accesses (the fences cover
+  // the exchange that succeeds).  Fences in the loop itself, one per
+  // retry, broke lavapipe: its shared-memory results lost updates when
+  // lanes retried different numbers of times (VulkanTileIr.FloatAtomicMaxMin),
+  // while relaxed exchanges with the fences outside pass.
   auto storage = sem & (spirv::MemorySemantics::UniformMemory | spirv::MemorySemantics::WorkgroupMemory);
-  spirv::MemorySemantics unequal = spirv::MemorySemantics::Acquire | storage;
-  auto w = rw.create<scf::WhileOp>(l, TypeRange{it}, ValueRange{value});
-  Block *before = rw.createBlock(&w.getBefore(), {}, {it}, {l});
-  Value expected = before->getArgument(0);
+  rw.create<spirv::MemoryBarrierOp>(l, scope, spirv::MemorySemantics::Release | storage);
+  // The loop is built as spirv.mlir.loop directly, in the shape glslang
+  // gives a `while (true) { ...; if (done) break; }`: the header holds only
+  // the phi and branches to a body block that does the exchange and breaks
+  // to the merge block.  scf.while's lowering puts the exchange and the
+  // exit branch in the header block itself; valid SPIR-V, but Mesa's
+  // lavapipe then loses updates of shared-memory exchanges (seen with
+  // VulkanTileIr.FloatAtomicMaxMin), so that shape is avoided.  The result
+  // leaves the loop through a Function variable (the merge block of a
+  // structured loop takes no arguments), as MLIR's own scf lowering does.
+  auto varTy = spirv::PointerType::get(it, spirv::StorageClass::Function);
+  Value var = rw.create<spirv::VariableOp>(l, varTy, spirv::StorageClass::Function, Value());
+  auto loop = rw.create<spirv::LoopOp>(l, spirv::LoopControl::None);
+  Region &r = loop.getBody();
+  Block *entry = rw.createBlock(&r, r.end());
+  Block *header = rw.createBlock(&r, r.end(), {it}, {l});
+  Block *body = rw.createBlock(&r, r.end());
+  Block *cont = rw.createBlock(&r, r.end(), {it}, {l});
+  Block *merge = rw.createBlock(&r, r.end());
+  rw.create<spirv::MergeOp>(l);
+  rw.setInsertionPointToEnd(entry);
+  rw.create<spirv::BranchOp>(l, header, ValueRange{value});
+  rw.setInsertionPointToEnd(header);
+  rw.create<spirv::BranchOp>(l, body, ValueRange{});
+  rw.setInsertionPointToEnd(body);
+  Value expected = header->getArgument(0);
   Value old = rw.create<spirv::BitcastOp>(l, ft, expected);
   Value x = rw.create<spirv::BitcastOp>(l, ft, value);
   Value nf;
@@ -768,13 +819,16 @@ Value floatCasLoop(t::AtomicKind kind, Type ft, Value ptr, Value value, spirv::S
   case t::AtomicKind::xchg: nf = x; break;
   }
   Value nb = rw.create<spirv::BitcastOp>(l, it, nf);
-  Value prev = rw.create<spirv::AtomicCompareExchangeOp>(l, it, ptr, scope, sem, unequal, nb, expected);
+  Value prev = rw.create<spirv::AtomicCompareExchangeOp>(l, it, ptr, scope, spirv::MemorySemantics::None,
+                                                         spirv::MemorySemantics::None, nb, expected);
+  rw.create<spirv::StoreOp>(l, var, prev);
   Value retry = rw.create<spirv::INotEqualOp>(l, prev, expected);
-  rw.create<scf::ConditionOp>(l, retry, ValueRange{prev});
-  Block *after = rw.createBlock(&w.getAfter(), {}, {it}, {l});
-  rw.create<scf::YieldOp>(l, after->getArgument(0));
-  rw.setInsertionPointAfter(w);
-  return w.getResult(0);
+  rw.create<spirv::BranchConditionalOp>(l, retry, cont, ValueRange{prev}, merge, ValueRange{});
+  rw.setInsertionPointToEnd(cont);
+  rw.create<spirv::BranchOp>(l, header, ValueRange{cont->getArgument(0)});
+  rw.setInsertionPointAfter(loop);
+  rw.create<spirv::MemoryBarrierOp>(l, scope, spirv::MemorySemantics::Acquire | storage);
+  return rw.create<spirv::LoadOp>(l, var);
 }
 
 /// The i32 value of builtin `bi`, declared (once) in the module being

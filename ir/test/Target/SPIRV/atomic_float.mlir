@@ -14,16 +14,29 @@
 // The plain store to the retyped buffer stores bits.
 // CHECK: spirv.Bitcast %{{.*}} : f32 to i32
 // CHECK: spirv.Store "StorageBuffer" %{{.*}}, %{{.*}} : i32
-// max on global memory, device scope:
+// max on global memory, device scope: a release fence, the loop (header:
+// the phi only; body: exchange and break), an acquire fence.
+// CHECK: spirv.MemoryBarrier <Device>, <Release|UniformMemory>
 // CHECK: spirv.mlir.loop
+// CHECK: spirv.Branch ^[[HDR:bb[0-9]+]](%{{.*}} : i32)
+// CHECK: ^[[HDR]](%{{.*}}: i32):
+// CHECK-NEXT: spirv.Branch ^[[BODY:bb[0-9]+]]
+// CHECK: ^[[BODY]]:
 // CHECK: spirv.FOrdGreaterThan %{{.*}}, %{{.*}} : f32
 // CHECK: spirv.IsNan %{{.*}} : f32
-// CHECK: spirv.AtomicCompareExchange "Device" "AcquireRelease|UniformMemory" "Acquire|UniformMemory" %{{.*}}, %{{.*}}, %{{.*}} : !spirv.ptr<i32, StorageBuffer>
+// CHECK: spirv.AtomicCompareExchange "Device" "None" "None" %{{.*}}, %{{.*}}, %{{.*}} : !spirv.ptr<i32, StorageBuffer>
 // CHECK: spirv.INotEqual
-// CHECK: spirv.mlir.merge
+// CHECK: spirv.BranchConditional %{{.*}}, ^[[CONT:bb[0-9]+]](%{{.*}} : i32), ^[[MERGE:bb[0-9]+]]
+// CHECK: ^[[CONT]](%[[P:.*]]: i32):
+// CHECK-NEXT: spirv.Branch ^[[HDR]](%[[P]] : i32)
+// CHECK: ^[[MERGE]]:
+// CHECK-NEXT: spirv.mlir.merge
+// CHECK: spirv.MemoryBarrier <Device>, <Acquire|UniformMemory>
 // min on shared memory, workgroup scope:
+// CHECK: spirv.MemoryBarrier <Workgroup>, <Release|WorkgroupMemory>
 // CHECK: spirv.FOrdLessThan %{{.*}}, %{{.*}} : f32
-// CHECK: spirv.AtomicCompareExchange "Workgroup" "AcquireRelease|WorkgroupMemory" "Acquire|WorkgroupMemory" %{{.*}}, %{{.*}}, %{{.*}} : !spirv.ptr<i32, Workgroup>
+// CHECK: spirv.AtomicCompareExchange "Workgroup" "None" "None" %{{.*}}, %{{.*}}, %{{.*}} : !spirv.ptr<i32, Workgroup>
+// CHECK: spirv.MemoryBarrier <Workgroup>, <Acquire|WorkgroupMemory>
 // add on the retyped buffer: the loop with an FAdd, no OpAtomicFAddEXT.
 // CHECK: spirv.FAdd %{{.*}}, %{{.*}} : f32
 // CHECK: spirv.AtomicCompareExchange "Device"
