@@ -241,6 +241,7 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
   MASK(v11, storagePushConstant16); MASK(v12, shaderFloat16); MASK(v12, shaderInt8);
   MASK(v12, storageBuffer8BitAccess); MASK(v12, storagePushConstant8);
   MASK(v12, shaderBufferInt64Atomics); MASK(v12, shaderSharedInt64Atomics);
+  MASK(v12, shaderSubgroupExtendedTypes);
   MASK(v13, computeFullSubgroups); MASK(subgroup_size_control, computeFullSubgroups);
   MASK(atomic_float, shaderBufferFloat32AtomicAdd);
   MASK(atomic_float, shaderSharedFloat32AtomicAdd);

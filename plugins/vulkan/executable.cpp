@@ -114,6 +114,12 @@ TsError* check_capabilities(TsDevice* dev, const spirv::Module& m, const std::st
                     kernels_of(m, origin).c_str(), spirv::CapabilityName(cap).c_str(), feature,
                     dev->props.deviceName);
   }
+  if (m.subgroup_extended_types && !f.v12.shaderSubgroupExtendedTypes)
+    return errorf(TS_ERROR_UNSUPPORTED,
+                  "vulkan: %s uses subgroup operations on 8/16/64-bit values, which need "
+                  "VkPhysicalDeviceVulkan12Features::shaderSubgroupExtendedTypes; device '%s' "
+                  "does not support it",
+                  kernels_of(m, origin).c_str(), dev->props.deviceName);
   uint64_t shared_max = dev->props.limits.maxComputeSharedMemorySize;
   if (m.shared_bytes > shared_max)
     return errorf(TS_ERROR_UNSUPPORTED,

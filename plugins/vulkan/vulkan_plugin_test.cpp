@@ -776,6 +776,46 @@ TEST_F(VulkanTileIr, FloatAtomicMaxMin) {
   EXPECT_LT(old[arg], mx);
 }
 
+TEST_F(VulkanTileIr, SubgroupReduceI64) {
+  Executable exe;
+  Kernel k;
+  LoadTile("tile_subgroup_i64", "sg_i64", &exe, &k);
+  const uint32_t sg = dev_.info().subgroup_size;
+  if (sg == 0 || 64 % sg) GTEST_SKIP() << "subgroup size " << sg << " does not divide 64";
+  std::vector<int64_t> x(64);
+  for (int i = 0; i < 64; ++i) x[i] = i + 1;
+  Buffer bx = Upload(x), bo = Alloc(64 * 8);
+  VK_ASSERT_OK(dev_.default_stream().launch(k, {1, 1, 1}, {64, 1, 1},
+                                            {KernelArg::buffer(bx), KernelArg::buffer(bo)}));
+  auto out = Download<int64_t>(bo, 64);
+  for (uint32_t i = 0; i < 64; ++i) {
+    int64_t want = 0;
+    for (uint32_t j = i / sg * sg; j < i / sg * sg + sg; ++j) want += x[j] << 32;
+    ASSERT_EQ(out[i], want) << "lane " << i;  // needs all 64 bits
+  }
+}
+
+TEST_F(MaskedFeatures, SubgroupExtendedTypes) {
+  // No capability names this one: the plugin finds the 64-bit subgroup
+  // operation in the module and checks shaderSubgroupExtendedTypes.
+  std::string path = ShaderPath("tile_subgroup_i64");
+  if (ReadFile(path).empty()) GTEST_SKIP() << "no " << path << " (IR not built)";
+  setenv("TESSERA_VK_TEST_MASK_FEATURES", "shaderSubgroupExtendedTypes", 1);
+  auto rt = CreateVulkanRuntime();
+  unsetenv("TESSERA_VK_TEST_MASK_FEATURES");
+  if (!rt.ok() && rt.status().code() == StatusCode::kUnavailable)
+    GTEST_SKIP() << rt.status().ToString();
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  Device dev = rt->devices()[0];
+  auto e = dev.load_executable("spirv", path);
+  ASSERT_FALSE(e.ok());
+  const std::string m = e.status().message();
+  EXPECT_EQ(e.status().code(), StatusCode::kUnsupported) << m;
+  EXPECT_NE(m.find("kernel 'sg_i64'"), std::string::npos) << m;
+  EXPECT_NE(m.find("shaderSubgroupExtendedTypes"), std::string::npos) << m;
+  EXPECT_NE(m.find("device '" + dev.info().name + "' does not support"), std::string::npos) << m;
+}
+
 uint16_t HalfBits(float f) {  // exact for the normal values the test uses
   uint32_t u;
   std::memcpy(&u, &f, 4);
