@@ -43,9 +43,10 @@
 //                                 extract, constants, scf.for iter_args)
 //  mma (MxK * KxN + MxN)          per lane (each lane owns its fragments,
 //                                 as on the cpu): M*N*K GL Fma, k outermost
-//                                 (integers: IMul + IAdd); f16/bf16 widen to
-//                                 f32, i8 to i32 first.  No cooperative
-//                                 matrices (lavapipe has none)
+//                                 (integers: IMul + IAdd); f16 widens to
+//                                 f32, i8 to i32 first (bf16/fp8: no SPIR-V
+//                                 type in MLIR 16, a diagnostic).  No
+//                                 cooperative matrices (lavapipe has none)
 //  dot                            scalar multiply-add chain
 //  subgroup_reduce add|max|min    GroupNonUniform{F,I}Add/{F,S}Max/{F,S}Min
 //                                 Reduce, Subgroup scope
@@ -77,7 +78,8 @@
 //                                 aligned offsets (the Vulkan plugin reads
 //                                 the offsets from the binary)
 //
-// Not lowered (a diagnostic): bf16 and i1 scalars, 16/64-bit float atomics,
+// Not lowered (a diagnostic): bf16/fp8 buffers, scalars and mma fragments,
+// i1 scalars, 16/64-bit float atomics,
 // float atomic max/min on a buffer view, vectors of rank > 2 or carried by
 // anything but scf.for (ir/test/Target/SPIRV/invalid.mlir).
 //===----------------------------------------------------------------------===//
@@ -144,6 +146,11 @@ constexpr const char kTargetEnv[] =
 /// buffer (float max/min): the conversion emits a compare-exchange loop that
 /// applies `kind` to the float value (the attribute holds the float type).
 constexpr const char kFloatCasAttr[] = "tessera.spirv_float_cas";
+
+/// bf16 and the fp8 types: no SPIR-V type in MLIR 16 (no SPV_KHR_bfloat16).
+bool noSPIRVType(Type t) {
+  return t.isBF16() || t.isFloat8E5M2() || t.isFloat8E4M3FN();
+}
 
 /// Vectors the lowering scalarizes: 1-D values and 2-D mma fragments, with
 /// elements in row-major order.
@@ -451,6 +458,9 @@ struct KernelLowering {
         // matrices: MLIR 16 only has the NV flavour and lavapipe has none.
         auto at = o.getA().getType().cast<VectorType>();
         auto ct = o.getAcc().getType().cast<VectorType>();
+        if (noSPIRVType(at.getElementType()))
+          return op->emitOpError() << "has " << at.getElementType()
+                                   << " fragments, which have no SPIR-V type for Vulkan in MLIR 16";
         int64_t M = at.getDimSize(0), K = at.getDimSize(1), N = ct.getDimSize(1);
         auto a = elems(o.getA(), op), bb = elems(o.getB(), op), c = elems(o.getAcc(), op);
         if (failed(a) || failed(bb) || failed(c)) return failure();
@@ -658,6 +668,11 @@ struct TileToGPUPass : tessera::spv::impl::TileToGPUBase<TileToGPUPass> {
     if (f.getNumResults()) return f.emitError("a Tile IR kernel returns nothing");
     for (auto [i, ty] : llvm::enumerate(f.getArgumentTypes())) {
       auto mt = ty.dyn_cast<MemRefType>();
+      if (mt && noSPIRVType(mt.getElementType()))
+        return f.emitError() << "SPIR-V kernel argument " << i << " has type " << ty << ": "
+                             << mt.getElementType()
+                             << " has no SPIR-V type for Vulkan (MLIR 16 has no bf16/fp8 "
+                                "storage); widen it to f16 or f32 first";
       bool ok = mt ? mt.hasStaticShape() && mt.getLayout().isIdentity() && !t::isSharedMemory(mt)
                    : (ty.isIntOrIndexOrFloat() && !ty.isInteger(1) && !ty.isBF16() &&
                       (ty.isIndex() || llvm::is_contained({8u, 16u, 32u, 64u},

@@ -71,3 +71,21 @@ func.func @rank3(%o: memref<16xf32>) attributes {tessera_tile.group_size = array
 func.func @bool_arg(%p: i1) attributes {tessera_tile.group_size = array<i64: 1>} {
   return
 }
+
+// -----
+
+// expected-error @+1 {{SPIR-V kernel argument 0 has type 'memref<16xbf16>': 'bf16' has no SPIR-V type for Vulkan}}
+func.func @bf16_buffer(%x: memref<16xbf16>) attributes {tessera_tile.group_size = array<i64: 1>} {
+  return
+}
+
+// -----
+
+func.func @mma_bf16(%o: memref<16xf32>) attributes {tessera_tile.group_size = array<i64: 1>} {
+  %a = arith.constant dense<1.0> : vector<4x2xbf16>
+  %b = arith.constant dense<2.0> : vector<2x4xbf16>
+  %c = arith.constant dense<0.0> : vector<4x4xf32>
+  // expected-error @+1 {{has 'bf16' fragments, which have no SPIR-V type for Vulkan in MLIR 16}}
+  %d = tessera_tile.mma %a, %b, %c : vector<4x2xbf16>, vector<2x4xbf16>, vector<4x4xf32>
+  return
+}
