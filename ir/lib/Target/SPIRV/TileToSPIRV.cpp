@@ -742,6 +742,9 @@ struct AtomicPattern : OpConversionPattern<t::AtomicRMWOp> {
       rw.replaceOp(o, floatCasLoop(o.getKind(), fa.getValue(), ptr, v, scope, sem, l, rw));
       return success();
     }
+    // Float max/min were all moved onto integer bits by retypeFloatAtomics.
+    if (fl && (o.getKind() == t::AtomicKind::max || o.getKind() == t::AtomicKind::min))
+      return rw.notifyMatchFailure(o, "float max/min not retyped to integer bits");
     Value r;
     switch (o.getKind()) {
     case t::AtomicKind::add:
