@@ -816,6 +816,17 @@ TEST_F(MaskedFeatures, SubgroupExtendedTypes) {
   EXPECT_NE(m.find("device '" + dev.info().name + "' does not support"), std::string::npos) << m;
 }
 
+TEST_F(VulkanTileIr, FloatAddCas) {
+  Executable exe;
+  Kernel k;
+  LoadTile("tile_fadd_cas", "fadd_cas", &exe, &k);
+  Buffer b = Upload(std::vector<float>{1.0f, 2.0f});
+  VK_ASSERT_OK(dev_.default_stream().launch(k, {4, 1, 1}, {64, 1, 1}, {KernelArg::buffer(b)}));
+  auto out = Download<float>(b, 2);
+  EXPECT_EQ(out[0], 1.0f + 256 * 0.5f);  // exact: multiples of 0.5 below 2^23
+  EXPECT_EQ(out[1], 2.0f + 4 * 32.0f);   // four groups' shared sums of 64 * 0.5
+}
+
 uint16_t HalfBits(float f) {  // exact for the normal values the test uses
   uint32_t u;
   std::memcpy(&u, &f, 4);

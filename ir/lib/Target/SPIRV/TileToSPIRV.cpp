@@ -177,6 +177,7 @@ Value cIdx(OpBuilder &b, Location l, int64_t v) { return b.create<arith::Constan
 struct KernelLowering {
   func::FuncOp f;
   SmallVector<int64_t, 3> group;
+  bool casFloatAdd = false;  // f32 atomic add as a compare-exchange loop too
   DenseMap<Value, SmallVector<Value>> scal;  // 1-D vector -> its elements
 
   FailureOr<SmallVector<Value>> elems(Value v, Operation *user) {
@@ -238,7 +239,8 @@ struct KernelLowering {
     llvm::SetVector<Value> bufs;
     f.walk([&](t::AtomicRMWOp o) {
       if (o.getType().isa<FloatType>() &&
-          (o.getKind() == t::AtomicKind::max || o.getKind() == t::AtomicKind::min))
+          (o.getKind() == t::AtomicKind::max || o.getKind() == t::AtomicKind::min ||
+           (casFloatAdd && o.getKind() == t::AtomicKind::add)))
         bufs.insert(o.getMemref());
     });
     if (bufs.empty()) return success();
@@ -641,6 +643,7 @@ struct KernelLowering {
 };
 
 struct TileToGPUPass : tessera::spv::impl::TileToGPUBase<TileToGPUPass> {
+  using TileToGPUBase::TileToGPUBase;
   void runOnOperation() override {
     ModuleOp m = getOperation();
     MLIRContext *ctx = m.getContext();
@@ -682,7 +685,10 @@ struct TileToGPUPass : tessera::spv::impl::TileToGPUBase<TileToGPUPass> {
                              << ": expected a statically shaped global memref or an 8/16/32/64-bit "
                                 "integer or f16/f32/f64 scalar";
     }
-    KernelLowering kl{f, t::getGroupSize(f)};
+    if (floatAtomicAdd != "native" && floatAtomicAdd != "cas")
+      return f.emitError() << "tessera-tile-to-gpu: float-atomic-add must be 'native' or 'cas', not '"
+                           << floatAtomicAdd << "'";
+    KernelLowering kl{f, t::getGroupSize(f), floatAtomicAdd == "cas", {}};
     if (failed(kl.run())) return failure();
 
     OpBuilder mb(f);
@@ -1018,9 +1024,11 @@ struct SerializeSPIRVPass : tessera::spv::impl::SerializeSPIRVBase<SerializeSPIR
 
 }  // namespace
 
-void tessera::spv::buildTileToSPIRVPipeline(OpPassManager &pm) {
+void tessera::spv::buildTileToSPIRVPipeline(OpPassManager &pm, const VulkanTargetOptions &options) {
   pm.addPass(schedule::createScheduleToTile());
-  pm.addPass(createTileToGPU());
+  TileToGPUOptions tg;
+  tg.floatAtomicAdd = options.nativeFloatAtomicAdd ? "native" : "cas";
+  pm.addPass(createTileToGPU(tg));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createMapMemRefStorageClassPass());  // client-api=vulkan
@@ -1034,14 +1042,28 @@ void tessera::spv::buildTileToSPIRVPipeline(OpPassManager &pm) {
   spm.addPass(std::make_unique<Int64AtomicsVCEPass>());
 }
 
+namespace {
+struct TileToSPIRVPipelineOptions : PassPipelineOptions<TileToSPIRVPipelineOptions> {
+  Option<std::string> floatAtomicAdd{
+      *this, "float-atomic-add",
+      llvm::cl::desc("f32 atomic add: native (OpAtomicFAddEXT) or cas (any device)"),
+      llvm::cl::init("native")};
+};
+}  // namespace
+
 void tessera::spv::registerSPIRVPipelines() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<TileToSPIRVPipelineOptions>(
       "tessera-tile-to-spirv",
       "Schedule/Tile IR kernels -> one spirv.module per kernel (Vulkan Shader, GLCompute)",
-      [](OpPassManager &pm) { buildTileToSPIRVPipeline(pm); });
+      [](OpPassManager &pm, const TileToSPIRVPipelineOptions &o) {
+        VulkanTargetOptions vo;
+        vo.nativeFloatAtomicAdd = o.floatAtomicAdd != "cas";
+        buildTileToSPIRVPipeline(pm, vo);
+      });
 }
 
-LogicalResult tessera::spv::compileForVulkan(ModuleOp module, std::vector<VulkanKernel> *kernels) {
+LogicalResult tessera::spv::compileForVulkan(ModuleOp module, std::vector<VulkanKernel> *kernels,
+                                             const VulkanTargetOptions &options) {
   OwningOpRef<ModuleOp> m(module.clone());
   std::vector<VulkanKernel> infos;
   m->walk([&](func::FuncOp f) {
@@ -1056,7 +1078,7 @@ LogicalResult tessera::spv::compileForVulkan(ModuleOp module, std::vector<Vulkan
   });
   if (infos.empty()) return module.emitError("no Tile IR kernel (func.func with tessera_tile.group_size)");
   PassManager pm(module.getContext());
-  buildTileToSPIRVPipeline(pm);
+  buildTileToSPIRVPipeline(pm, options);
   if (failed(pm.run(*m))) return failure();
   for (auto sm : m->getOps<spirv::ModuleOp>()) {
     std::string entry;

@@ -16,6 +16,12 @@ def TileToGPU : Pass<"tessera-tile-to-gpu", "::mlir::ModuleOp"> {
     `spirv.interface_var_abi` (set 0, bindings 0..n-1 in argument order) and
     the kernel `spirv.entry_point_abi` with the group size as LocalSize.
   }];
+  let options = [
+    Option<"floatAtomicAdd", "float-atomic-add", "std::string", /*default=*/"\"native\"",
+           "f32 atomic_rmw add: 'native' (OpAtomicFAddEXT: the device needs "
+           "VK_EXT_shader_atomic_float) or 'cas' (a compare-exchange loop on the "
+           "buffer's bits, like float max/min: any device)">
+  ];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::spirv::SPIRVDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect"];
