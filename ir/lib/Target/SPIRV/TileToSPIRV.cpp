@@ -57,7 +57,8 @@
 //                                 source lane is outside its subgroup
 //  atomic_rmw                     OpAtomic{IAdd,SMax,SMin,Exchange} (i32;
 //                                 i64 with Int64Atomics), OpAtomicFAddEXT
-//                                 for f32 add; f32 max/min: relaxed
+//                                 for f32 add (float-atomic-add=cas: the
+//                                 loop below instead); f32 max/min: relaxed
 //                                 compare-exchange loop between release /
 //                                 acquire fences, on the bits of a buffer
 //                                 retyped to i32 (NaN propagates; no
