@@ -292,8 +292,11 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
   if (use_atomic_float) *tail = &en.atomic_float, tail = &en.atomic_float.pNext;
   if (has_sg_control_ext && en.subgroup_size_control.subgroupSizeControl)
     *tail = &en.subgroup_size_control;
+  // 1.2 + EXT: only when the extension (and its feature struct) is enabled.
   en.full_subgroups = v13 ? en.v13.computeFullSubgroups == VK_TRUE
-                          : en.subgroup_size_control.computeFullSubgroups == VK_TRUE;
+                          : has_sg_control_ext &&
+                                en.subgroup_size_control.subgroupSizeControl == VK_TRUE &&
+                                en.subgroup_size_control.computeFullSubgroups == VK_TRUE;
   en.max_subgroup_size = sgc.maxSubgroupSize ? sgc.maxSubgroupSize : d->subgroup.subgroupSize;
   en.subgroup_ops = (d->subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT)
                         ? d->subgroup.supportedOperations : 0;
