@@ -334,7 +334,7 @@ TEST_F(Kernels, LaunchesOnEveryDevice) {
 // The IR issue's Tile IR examples (examples/saxpy.mlir, reduction.mlir,
 // tiled_gemm.mlir), compiled at build time by tessera-cts-compile into one
 // module per kernel and format (elf-native for the cpu plugin; spirv for
-// saxpy and block_sum, the programs the SPIR-V lowering handles).  Their ABI
+// the Vulkan plugin, tiled_gemm's mma as per-lane FMAs).  Their ABI
 // is tessera-run's: the function's arguments in order (memrefs as buffers,
 // scalars by value), the grid and group size of the tessera_tile.grid and
 // tessera_tile.group_size attributes, and on the cpu the shared memory of

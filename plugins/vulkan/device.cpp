@@ -91,7 +91,20 @@ void open_pipeline_cache(TsDevice* dev) {
   dev->cache_loaded_size = data.size();
 }
 
+bool has_extension(const std::vector<VkExtensionProperties>& exts, const char* name) {
+  for (const auto& e : exts)
+    if (std::strcmp(e.extensionName, name) == 0) return true;
+  return false;
+}
+
 }  // namespace
+
+bool test_masks_feature(const char* name) {
+  const char* v = std::getenv("TESSERA_VK_TEST_MASK_FEATURES");
+  if (!v || !*v) return false;
+  std::string list = std::string(",") + v + ",";
+  return list.find(std::string(",") + name + ",") != std::string::npos;
+}
 
 void save_pipeline_cache(TsDevice* dev) {
   if (!dev->pipeline_cache || dev->cache_path.empty()) return;
@@ -161,16 +174,24 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
   ifn.vkEnumerateDeviceExtensionProperties(phys, nullptr, &next, nullptr);
   std::vector<VkExtensionProperties> dev_exts(next);
   ifn.vkEnumerateDeviceExtensionProperties(phys, nullptr, &next, dev_exts.data());
-  bool has_host_import = false;
-  for (auto& e : dev_exts)
-    if (std::strcmp(e.extensionName, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) == 0)
-      has_host_import = true;
+  bool has_host_import = has_extension(dev_exts, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+  bool has_atomic_float = has_extension(dev_exts, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+  // Subgroup size control is core in 1.3; a 1.2 device may have the EXT.
+  bool api13 = basic.apiVersion >= VK_API_VERSION_1_3;
+  bool has_sg_control_ext =
+      !api13 && has_extension(dev_exts, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
 
+  VkPhysicalDeviceSubgroupSizeControlProperties sgc{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
   VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   p2.pNext = &d->subgroup;
   d->subgroup.pNext = &d->driver;
   d->driver.pNext = &d->maint3;
   d->maint3.pNext = has_host_import ? &hostp : nullptr;
+  if (api13 || has_sg_control_ext) {
+    sgc.pNext = d->maint3.pNext;
+    d->maint3.pNext = &sgc;
+  }
   ifn.vkGetPhysicalDeviceProperties2(phys, &p2);
   d->subgroup.pNext = d->driver.pNext = d->maint3.pNext = nullptr;
   d->props = p2.properties;
@@ -202,10 +223,29 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
   sup.v13.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES;
   bool v13 = d->props.apiVersion >= VK_API_VERSION_1_3 &&
              ifn.vkGetPhysicalDeviceFeatures2 != nullptr;
+  sup.atomic_float.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT;
+  sup.subgroup_size_control.sType =
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES;
   sup.f2.pNext = &sup.v11;
   sup.v11.pNext = &sup.v12;
   sup.v12.pNext = v13 ? &sup.v13 : nullptr;
+  void** tail = v13 ? &sup.v13.pNext : &sup.v12.pNext;
+  if (has_atomic_float) *tail = &sup.atomic_float, tail = &sup.atomic_float.pNext;
+  if (has_sg_control_ext) *tail = &sup.subgroup_size_control;
   ifn.vkGetPhysicalDeviceFeatures2(phys, &sup.f2);
+  // Test hook (see test_masks_feature): masked features count as absent.
+#define MASK(s, f) \
+  if (test_masks_feature(#f)) sup.s.f = VK_FALSE
+  MASK(f2.features, shaderInt64); MASK(f2.features, shaderFloat64);
+  MASK(f2.features, shaderInt16); MASK(v11, storageBuffer16BitAccess);
+  MASK(v11, storagePushConstant16); MASK(v12, shaderFloat16); MASK(v12, shaderInt8);
+  MASK(v12, storageBuffer8BitAccess); MASK(v12, storagePushConstant8);
+  MASK(v12, shaderBufferInt64Atomics); MASK(v12, shaderSharedInt64Atomics);
+  MASK(v12, shaderSubgroupExtendedTypes);
+  MASK(v13, computeFullSubgroups); MASK(subgroup_size_control, computeFullSubgroups);
+  MASK(atomic_float, shaderBufferFloat32AtomicAdd);
+  MASK(atomic_float, shaderSharedFloat32AtomicAdd);
+#undef MASK
   if (!sup.v12.timelineSemaphore) {
     *skip = strprintf("%s lacks timeline semaphores", d->props.deviceName);
     return nullptr;
@@ -227,13 +267,50 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
   EN(v12, vulkanMemoryModelDeviceScope); EN(v12, scalarBlockLayout);
   EN(v12, uniformBufferStandardLayout); EN(v12, subgroupBroadcastDynamicId);
   EN(v12, bufferDeviceAddress); EN(v12, hostQueryReset);
+  EN(v12, shaderSubgroupExtendedTypes);  // subgroup ops on 8/16/64-bit values
   if (v13) {
     EN(v13, subgroupSizeControl); EN(v13, computeFullSubgroups); EN(v13, maintenance4);
+  }
+  en.atomic_float.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT;
+  en.subgroup_size_control.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES;
+  if (has_atomic_float) {
+    EN(atomic_float, shaderBufferFloat32Atomics); EN(atomic_float, shaderBufferFloat32AtomicAdd);
+    EN(atomic_float, shaderSharedFloat32Atomics); EN(atomic_float, shaderSharedFloat32AtomicAdd);
+  }
+  if (has_sg_control_ext) {
+    EN(subgroup_size_control, subgroupSizeControl);
+    EN(subgroup_size_control, computeFullSubgroups);
   }
 #undef EN
   en.f2.pNext = &en.v11;
   en.v11.pNext = &en.v12;
   en.v12.pNext = v13 ? &en.v13 : nullptr;
+  tail = v13 ? &en.v13.pNext : &en.v12.pNext;
+  // Extension feature structs go into the chain only with their extension.
+  bool use_atomic_float = has_atomic_float && (en.atomic_float.shaderBufferFloat32AtomicAdd ||
+                                               en.atomic_float.shaderSharedFloat32AtomicAdd);
+  if (use_atomic_float) *tail = &en.atomic_float, tail = &en.atomic_float.pNext;
+  if (has_sg_control_ext && en.subgroup_size_control.subgroupSizeControl)
+    *tail = &en.subgroup_size_control;
+  // 1.2 + EXT: only when the extension (and its feature struct) is enabled.
+  en.full_subgroups = v13 ? en.v13.computeFullSubgroups == VK_TRUE
+                          : has_sg_control_ext &&
+                                en.subgroup_size_control.subgroupSizeControl == VK_TRUE &&
+                                en.subgroup_size_control.computeFullSubgroups == VK_TRUE;
+  en.max_subgroup_size = sgc.maxSubgroupSize ? sgc.maxSubgroupSize : d->subgroup.subgroupSize;
+  en.subgroup_ops = (d->subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT)
+                        ? d->subgroup.supportedOperations : 0;
+  static const std::pair<const char*, VkSubgroupFeatureFlags> kSubgroupOps[] = {
+      {"subgroupBasic", VK_SUBGROUP_FEATURE_BASIC_BIT},
+      {"subgroupVote", VK_SUBGROUP_FEATURE_VOTE_BIT},
+      {"subgroupArithmetic", VK_SUBGROUP_FEATURE_ARITHMETIC_BIT},
+      {"subgroupBallot", VK_SUBGROUP_FEATURE_BALLOT_BIT},
+      {"subgroupShuffle", VK_SUBGROUP_FEATURE_SHUFFLE_BIT},
+      {"subgroupShuffleRelative", VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT},
+      {"subgroupClustered", VK_SUBGROUP_FEATURE_CLUSTERED_BIT},
+      {"subgroupQuad", VK_SUBGROUP_FEATURE_QUAD_BIT}};
+  for (const auto& [name, bit] : kSubgroupOps)
+    if (test_masks_feature(name)) en.subgroup_ops &= ~bit;
 
   float prio = 1.0f;
   VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
@@ -242,6 +319,9 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
   qci.pQueuePriorities = &prio;
   std::vector<const char*> exts;
   if (has_host_import) exts.push_back(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+  if (use_atomic_float) exts.push_back(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+  if (has_sg_control_ext && en.subgroup_size_control.subgroupSizeControl)
+    exts.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   dci.pNext = &en.f2;
   dci.queueCreateInfoCount = 1;

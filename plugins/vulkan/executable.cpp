@@ -23,13 +23,25 @@ namespace tessera::vk {
 
 namespace {
 
-// "needs <capability>, which <device> lacks (<feature>)".
+// The module's kernels, for messages: "kernel 'k'" or "kernels 'a', 'b'".
+std::string kernels_of(const spirv::Module& m, const std::string& origin) {
+  std::string names;
+  size_t n = 0;
+  for (const spirv::EntryPoint& e : m.entries)
+    if (e.model == 5) names += (n++ ? ", '" : "'") + e.name + "'";
+  return (n == 1 ? "kernel " : "kernels ") + names + " (" + origin + ")";
+}
+
+// Each capability the module declares against the device feature it needs,
+// and its workgroup memory against maxComputeSharedMemorySize; before any
+// Vulkan call sees the module, so a device that lacks something gets
+// TS_ERROR_UNSUPPORTED naming it instead of a crash, an undefined result or
+// a validation-layer complaint (vkCreateShaderModule requires every
+// capability's feature to be enabled).  Capabilities not listed are either
+// implied by Vulkan 1.2 (Shader, ...) or left to the driver.
 TsError* check_capabilities(TsDevice* dev, const spirv::Module& m, const std::string& origin) {
   const EnabledFeatures& f = dev->features;
-  const VkPhysicalDeviceSubgroupProperties& sg = dev->subgroup;
-  auto subgroup_op = [&](VkSubgroupFeatureFlags bit) {
-    return (sg.supportedOperations & bit) && (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT);
-  };
+  auto subgroup_op = [&](VkSubgroupFeatureFlags bit) { return (f.subgroup_ops & bit) != 0; };
   for (uint32_t cap : m.capabilities) {
     bool ok = true;
     const char* feature = "";
@@ -39,53 +51,89 @@ TsError* check_capabilities(TsDevice* dev, const spirv::Module& m, const std::st
     ok = (expr);                \
     feature = name;             \
     break;
-      FEAT(9, f.v12.shaderFloat16, "VkPhysicalDeviceVulkan12Features.shaderFloat16")
-      FEAT(10, f.f2.features.shaderFloat64, "VkPhysicalDeviceFeatures.shaderFloat64")
-      FEAT(11, f.f2.features.shaderInt64, "VkPhysicalDeviceFeatures.shaderInt64")
+      FEAT(9, f.v12.shaderFloat16, "VkPhysicalDeviceVulkan12Features::shaderFloat16")
+      FEAT(10, f.f2.features.shaderFloat64, "VkPhysicalDeviceFeatures::shaderFloat64")
+      FEAT(11, f.f2.features.shaderInt64, "VkPhysicalDeviceFeatures::shaderInt64")
       FEAT(12, f.v12.shaderBufferInt64Atomics || f.v12.shaderSharedInt64Atomics,
-           "shaderBufferInt64Atomics")
-      FEAT(22, f.f2.features.shaderInt16, "VkPhysicalDeviceFeatures.shaderInt16")
-      FEAT(39, f.v12.shaderInt8, "VkPhysicalDeviceVulkan12Features.shaderInt8")
-      FEAT(61, subgroup_op(VK_SUBGROUP_FEATURE_BASIC_BIT), "subgroup operations: basic")
-      FEAT(62, subgroup_op(VK_SUBGROUP_FEATURE_VOTE_BIT), "subgroup operations: vote")
-      FEAT(63, subgroup_op(VK_SUBGROUP_FEATURE_ARITHMETIC_BIT), "subgroup operations: arithmetic")
-      FEAT(64, subgroup_op(VK_SUBGROUP_FEATURE_BALLOT_BIT), "subgroup operations: ballot")
-      FEAT(65, subgroup_op(VK_SUBGROUP_FEATURE_SHUFFLE_BIT), "subgroup operations: shuffle")
+           "VkPhysicalDeviceVulkan12Features::shaderBufferInt64Atomics")
+      FEAT(22, f.f2.features.shaderInt16, "VkPhysicalDeviceFeatures::shaderInt16")
+      FEAT(39, f.v12.shaderInt8, "VkPhysicalDeviceVulkan12Features::shaderInt8")
+      FEAT(61, subgroup_op(VK_SUBGROUP_FEATURE_BASIC_BIT),
+           "VkPhysicalDeviceSubgroupProperties::supportedOperations BASIC in compute")
+      FEAT(62, subgroup_op(VK_SUBGROUP_FEATURE_VOTE_BIT),
+           "VkPhysicalDeviceSubgroupProperties::supportedOperations VOTE in compute")
+      FEAT(63, subgroup_op(VK_SUBGROUP_FEATURE_ARITHMETIC_BIT),
+           "VkPhysicalDeviceSubgroupProperties::supportedOperations ARITHMETIC in compute")
+      FEAT(64, subgroup_op(VK_SUBGROUP_FEATURE_BALLOT_BIT),
+           "VkPhysicalDeviceSubgroupProperties::supportedOperations BALLOT in compute")
+      FEAT(65, subgroup_op(VK_SUBGROUP_FEATURE_SHUFFLE_BIT),
+           "VkPhysicalDeviceSubgroupProperties::supportedOperations SHUFFLE in compute")
       FEAT(66, subgroup_op(VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT),
-           "subgroup operations: shuffle relative")
-      FEAT(67, subgroup_op(VK_SUBGROUP_FEATURE_CLUSTERED_BIT), "subgroup operations: clustered")
-      FEAT(68, subgroup_op(VK_SUBGROUP_FEATURE_QUAD_BIT), "subgroup operations: quad")
-      FEAT(4433, f.v11.storageBuffer16BitAccess, "storageBuffer16BitAccess")
-      FEAT(4434, f.v11.uniformAndStorageBuffer16BitAccess, "uniformAndStorageBuffer16BitAccess")
-      FEAT(4435, f.v11.storagePushConstant16, "storagePushConstant16")
-      FEAT(4448, f.v12.storageBuffer8BitAccess, "storageBuffer8BitAccess")
-      FEAT(4449, f.v12.uniformAndStorageBuffer8BitAccess, "uniformAndStorageBuffer8BitAccess")
-      FEAT(4450, f.v12.storagePushConstant8, "storagePushConstant8")
-      FEAT(4441, f.v11.variablePointersStorageBuffer, "variablePointersStorageBuffer")
-      FEAT(4442, f.v11.variablePointers, "variablePointers")
-      FEAT(5345, f.v12.vulkanMemoryModel, "vulkanMemoryModel")
-      FEAT(5346, f.v12.vulkanMemoryModelDeviceScope, "vulkanMemoryModelDeviceScope")
-      FEAT(5347, f.v12.bufferDeviceAddress, "bufferDeviceAddress")
-      FEAT(6033, false, "VK_EXT_shader_atomic_float (not enabled by Tessera)")
-      FEAT(6034, false, "VK_EXT_shader_atomic_float (not enabled by Tessera)")
+           "VkPhysicalDeviceSubgroupProperties::supportedOperations SHUFFLE_RELATIVE in compute")
+      FEAT(67, subgroup_op(VK_SUBGROUP_FEATURE_CLUSTERED_BIT),
+           "VkPhysicalDeviceSubgroupProperties::supportedOperations CLUSTERED in compute")
+      FEAT(68, subgroup_op(VK_SUBGROUP_FEATURE_QUAD_BIT),
+           "VkPhysicalDeviceSubgroupProperties::supportedOperations QUAD in compute")
+      FEAT(4433, f.v11.storageBuffer16BitAccess,
+           "VkPhysicalDeviceVulkan11Features::storageBuffer16BitAccess")
+      FEAT(4434, f.v11.uniformAndStorageBuffer16BitAccess,
+           "VkPhysicalDeviceVulkan11Features::uniformAndStorageBuffer16BitAccess")
+      FEAT(4435, f.v11.storagePushConstant16,
+           "VkPhysicalDeviceVulkan11Features::storagePushConstant16")
+      FEAT(4448, f.v12.storageBuffer8BitAccess,
+           "VkPhysicalDeviceVulkan12Features::storageBuffer8BitAccess")
+      FEAT(4449, f.v12.uniformAndStorageBuffer8BitAccess,
+           "VkPhysicalDeviceVulkan12Features::uniformAndStorageBuffer8BitAccess")
+      FEAT(4450, f.v12.storagePushConstant8,
+           "VkPhysicalDeviceVulkan12Features::storagePushConstant8")
+      FEAT(4441, f.v11.variablePointersStorageBuffer,
+           "VkPhysicalDeviceVulkan11Features::variablePointersStorageBuffer")
+      FEAT(4442, f.v11.variablePointers, "VkPhysicalDeviceVulkan11Features::variablePointers")
+      FEAT(5345, f.v12.vulkanMemoryModel, "VkPhysicalDeviceVulkan12Features::vulkanMemoryModel")
+      FEAT(5346, f.v12.vulkanMemoryModelDeviceScope,
+           "VkPhysicalDeviceVulkan12Features::vulkanMemoryModelDeviceScope")
+      FEAT(5347, f.v12.bufferDeviceAddress,
+           "VkPhysicalDeviceVulkan12Features::bufferDeviceAddress")
+      // OpAtomicFAddEXT on buffers or shared memory (the capability does not
+      // say which: either feature is accepted, the driver checks the rest).
+      FEAT(6033, f.atomic_float.shaderBufferFloat32AtomicAdd ||
+                     f.atomic_float.shaderSharedFloat32AtomicAdd,
+           "VkPhysicalDeviceShaderAtomicFloatFeaturesEXT::shaderBufferFloat32AtomicAdd "
+           "(VK_EXT_shader_atomic_float)")
+      FEAT(6034, f.atomic_float.shaderBufferFloat64AtomicAdd,
+           "VkPhysicalDeviceShaderAtomicFloatFeaturesEXT::shaderBufferFloat64AtomicAdd "
+           "(not enabled by Tessera)")
 #undef FEAT
       default:
         break;
     }
     if (!ok)
       return errorf(TS_ERROR_UNSUPPORTED,
-                    "vulkan: %s needs the SPIR-V capability %s, which %s lacks (%s)",
-                    origin.c_str(), spirv::CapabilityName(cap).c_str(), dev->props.deviceName,
-                    feature);
+                    "vulkan: %s needs the SPIR-V capability %s (%s), which device '%s' does "
+                    "not support",
+                    kernels_of(m, origin).c_str(), spirv::CapabilityName(cap).c_str(), feature,
+                    dev->props.deviceName);
   }
+  if (m.subgroup_extended_types && !f.v12.shaderSubgroupExtendedTypes)
+    return errorf(TS_ERROR_UNSUPPORTED,
+                  "vulkan: %s uses subgroup operations on 8/16/64-bit values, which need "
+                  "VkPhysicalDeviceVulkan12Features::shaderSubgroupExtendedTypes; device '%s' "
+                  "does not support it",
+                  kernels_of(m, origin).c_str(), dev->props.deviceName);
   uint64_t shared_max = dev->props.limits.maxComputeSharedMemorySize;
   if (m.shared_bytes > shared_max)
     return errorf(TS_ERROR_UNSUPPORTED,
-                  "vulkan: %s needs %s of shared (workgroup) memory per group; %s has %s "
-                  "(maxComputeSharedMemorySize)",
-                  origin.c_str(), human_size(m.shared_bytes).c_str(), dev->props.deviceName,
-                  human_size(shared_max).c_str());
+                  "vulkan: %s needs %s of shared (workgroup) memory per group; device '%s' "
+                  "has %s (VkPhysicalDeviceLimits::maxComputeSharedMemorySize)",
+                  kernels_of(m, origin).c_str(), human_size(m.shared_bytes).c_str(),
+                  dev->props.deviceName, human_size(shared_max).c_str());
   return nullptr;
+}
+
+bool uses_subgroup_ops(const spirv::Module& m) {
+  // GroupNonUniform* are capabilities 61..68.
+  return std::any_of(m.capabilities.begin(), m.capabilities.end(),
+                     [](uint32_t c) { return c >= 61 && c <= 68; });
 }
 
 }  // namespace
@@ -249,6 +297,16 @@ TsError* build_kernel(TsExecutable* exe, const std::string& name, TsKernel* k) {
   cpi.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
   cpi.stage.module = exe->module;
   cpi.stage.pName = k->name.c_str();
+  // Subgroup code (shuffles, reductions) assumes full subgroups of
+  // consecutive lanes; without this flag a driver may run partial ones.
+  // Vulkan allows the flag only when X is a multiple of maxSubgroupSize
+  // (VUID-VkPipelineShaderStageCreateInfo-flags-02759); other group sizes
+  // keep the driver's default and docs/spirv-lowering.md says so.
+  if (uses_subgroup_ops(m) && dev->features.full_subgroups &&
+      dev->features.max_subgroup_size && local[0] % dev->features.max_subgroup_size == 0) {
+    cpi.stage.flags |= VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
+    k->full_subgroups = true;
+  }
   cpi.layout = k->layout;
   TS_VK_CALL(f.vkCreateComputePipelines(dev->device, dev->pipeline_cache, 1, &cpi, nullptr,
                                         &k->pipeline),

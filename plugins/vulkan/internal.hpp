@@ -145,7 +145,24 @@ struct EnabledFeatures {
   VkPhysicalDeviceVulkan11Features v11{};
   VkPhysicalDeviceVulkan12Features v12{};
   VkPhysicalDeviceVulkan13Features v13{};
+  // VK_EXT_shader_atomic_float (OpAtomicFAddEXT), enabled when present.
+  VkPhysicalDeviceShaderAtomicFloatFeaturesEXT atomic_float{};
+  // VK_EXT_subgroup_size_control on a Vulkan 1.2 device (1.3: in v13).
+  VkPhysicalDeviceSubgroupSizeControlFeatures subgroup_size_control{};
+  // Subgroup operations the device offers in compute shaders
+  // (VkPhysicalDeviceSubgroupProperties, less what a test hook masks).
+  VkSubgroupFeatureFlags subgroup_ops = 0;
+  // Pipelines may set REQUIRE_FULL_SUBGROUPS (computeFullSubgroups on).
+  bool full_subgroups = false;
+  uint32_t max_subgroup_size = 0;  // VkPhysicalDeviceSubgroupSizeControlProperties
 };
+
+// Test-only: TESSERA_VK_TEST_MASK_FEATURES="shaderInt64,subgroupShuffle,..."
+// makes the plugin treat those features (VkPhysicalDevice*Features member
+// names, or subgroup<Op> for VkSubgroupFeatureFlagBits) as unsupported, so
+// the load-time capability checks can be tested on a device that has them
+// all (lavapipe).  Never set it outside tests.
+bool test_masks_feature(const char* name);
 
 }  // namespace tessera::vk
 
@@ -266,6 +283,7 @@ struct TsKernel {
   std::vector<std::pair<uint32_t, uint32_t>> push_members;      // (offset, size)
   uint32_t push_size = 0;
   uint64_t shared_bytes = 0;
+  bool full_subgroups = false;  // pipeline created with REQUIRE_FULL_SUBGROUPS
 };
 
 struct TsExecutable {

@@ -31,6 +31,8 @@ enum : uint32_t {
   OpDecorate = 71,
   OpMemberDecorate = 72,
   OpExecutionModeId = 331,
+  OpGroupNonUniformFirst = 333,  // OpGroupNonUniformElect
+  OpGroupNonUniformLast = 366,   // OpGroupNonUniformQuadSwap
   // decorations
   DecBlock = 2,
   DecBufferBlock = 3,
@@ -110,6 +112,7 @@ bool Reflect(const uint32_t* w, size_t n, Module* out, std::string* error) {
   std::vector<uint32_t> variable_sc;
   uint32_t workgroup_size_id = 0;
   std::vector<std::pair<uint32_t, std::vector<uint32_t>>> local_size_ids;  // fn, ids
+  std::vector<uint32_t> subgroup_result_types;  // result types of OpGroupNonUniform*
 
   for (size_t i = 5; i < n;) {
     uint32_t wc = w[i] >> 16, op = w[i] & 0xffff;
@@ -184,6 +187,8 @@ bool Reflect(const uint32_t* w, size_t n, Module* out, std::string* error) {
         }
         break;
       default:
+        if (op >= OpGroupNonUniformFirst && op <= OpGroupNonUniformLast && na >= 1)
+          subgroup_result_types.push_back(a[0]);
         break;
     }
     i += wc;
@@ -268,6 +273,19 @@ bool Reflect(const uint32_t* w, size_t n, Module* out, std::string* error) {
         m.workgroup_size[d] = v == constants.end() ? 0 : v->second;
       }
     }
+  }
+  // Width of a scalar or vector-of-scalar type (0 for bool and others).
+  auto scalar_width = [&](uint32_t id) -> uint32_t {
+    auto it = types.find(id);
+    if (it != types.end() && it->second.op == OpTypeVector && !it->second.operands.empty())
+      it = types.find(it->second.operands[0]);
+    if (it == types.end() || it->second.operands.empty()) return 0;
+    if (it->second.op != OpTypeInt && it->second.op != OpTypeFloat) return 0;
+    return it->second.operands[0];
+  };
+  for (uint32_t t : subgroup_result_types) {
+    uint32_t w = scalar_width(t);
+    if (w && w != 32) m.subgroup_extended_types = true;
   }
   for (auto& [fn, ids] : local_size_ids)
     for (EntryPoint& e : m.entries)

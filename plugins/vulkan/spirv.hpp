@@ -36,6 +36,9 @@ struct Module {
   uint32_t push_variable = 0;
   uint64_t shared_bytes = 0;  // all Workgroup variables
   std::vector<std::pair<uint32_t, uint64_t>> shared_variables;  // (id, bytes)
+  // A subgroup operation (OpGroupNonUniform*) on an 8/16/64-bit value:
+  // no capability says so, yet the device needs shaderSubgroupExtendedTypes.
+  bool subgroup_extended_types = false;
   // A constant decorated BuiltIn WorkgroupSize overrides LocalSize.
   bool has_workgroup_size_constant = false;
   uint32_t workgroup_size[3] = {0, 0, 0};

@@ -14,7 +14,8 @@
 //  spirv-lower-abi-attrs, spirv-update-vce (upstream)
 //  tessera-serialize-spirv / compileForVulkan: mlir::spirv::serialize
 //
-// Tile IR -> SPIR-V (Shader, GLCompute, Logical GLSL450):
+// Tile IR -> SPIR-V (Shader, GLCompute, Logical GLSL450; docs/spirv-lowering.md
+// has the full table, the capabilities and the plugin's device checks):
 //
 //  group_id d / group_count d     WorkgroupId / NumWorkgroups builtins
 //  lane_id d                      LocalInvocationId builtin
@@ -23,31 +24,54 @@
 //  tile_id                        x + y*gx + z*gx*gy of the above
 //  subgroup_size                  SubgroupSize builtin (GroupNonUniform),
 //                                 clamped to the group's lane count.
-//                                 Subgroups are assumed full and made of
-//                                 consecutive lane ids (1-D groups whose
-//                                 size is a multiple of the subgroup size;
-//                                 what the drivers we know do); the
-//                                 reductions are over active lanes
+//                                 Subgroups are assumed made of
+//                                 consecutive lane ids; the Vulkan plugin
+//                                 requests full subgroups for kernels that
+//                                 use them (REQUIRE_FULL_SUBGROUPS, where
+//                                 the group's X is a multiple of the
+//                                 subgroup size); reductions are over the
+//                                 active lanes
 //  shared_alloc                   a Workgroup variable (swizzle: ignored)
 //  barrier                        spirv.ControlBarrier Workgroup, Workgroup,
 //                                 AcquireRelease|WorkgroupMemory
 //  cp_async                       synchronous element copy; commit/wait
 //                                 vanish
 //  load / store (vector<N>)       N scalar loads / stores (SPIR-V vectors
-//                                 have at most 4 components, so every 1-D
-//                                 vector value is scalarized, elementwise
-//                                 arith/math ops and broadcasts included)
+//                                 have at most 4 components, so every
+//                                 vector value is scalarized: elementwise
+//                                 arith/math ops, broadcasts, vector.insert/
+//                                 extract, constants, scf.for iter_args)
+//  mma (MxK * KxN + MxN)          per lane (each lane owns its fragments,
+//                                 as on the cpu): M*N*K GL Fma, k outermost
+//                                 (integers: IMul + IAdd); f16 widens to
+//                                 f32, i8 to i32 first (bf16/fp8: no SPIR-V
+//                                 type in MLIR 16, a diagnostic).  No
+//                                 cooperative matrices (lavapipe has none)
 //  dot                            scalar multiply-add chain
 //  subgroup_reduce add|max|min    GroupNonUniform{F,I}Add/{F,S}Max/{F,S}Min
 //                                 Reduce, Subgroup scope
 //  shuffle xor|idx                GroupNonUniformShuffleXor / Shuffle
-//  atomic_rmw                     OpAtomic{IAdd,SMax,SMin,Exchange},
-//                                 OpAtomicFAddEXT for f32 add; scope
-//                                 tile/group -> Workgroup, device/mesh ->
-//                                 Device (Workgroup on shared memory);
-//                                 semantics AcquireRelease|Uniform- or
-//                                 WorkgroupMemory
+//  shuffle down|up                GroupNonUniformShuffleDown / Up
+//                                 (GroupNonUniformShuffleRelative) + a
+//                                 select of the lane's own value where the
+//                                 source lane is outside its subgroup
+//  atomic_rmw                     OpAtomic{IAdd,SMax,SMin,Exchange} (i32;
+//                                 i64 with Int64Atomics), OpAtomicFAddEXT
+//                                 for f32 add (float-atomic-add=cas: the
+//                                 loop below instead); f32 max/min: relaxed
+//                                 compare-exchange loop between release /
+//                                 acquire fences, on the bits of a buffer
+//                                 retyped to i32 (NaN propagates; no
+//                                 VK_EXT_shader_atomic_float2 needed).
+//                                 Scope tile/group -> Workgroup,
+//                                 device/mesh -> Device (Workgroup on
+//                                 shared memory); semantics AcquireRelease|
+//                                 Uniform- or WorkgroupMemory
 //  math                           GLSL.std.450 ops
+//  scalar types                   i8/i16/i32/i64, f16/f32/f64 (Int8, Int16,
+//                                 Int64, Float16, Float64, 8/16-bit storage
+//                                 capabilities: allowed by the target env,
+//                                 recorded by spirv-update-vce when used)
 //  kernel arguments               memrefs: StorageBuffer variables, set 0,
 //                                 bindings 0..n-1 in argument order;
 //                                 scalars: members of one PushConstant
@@ -55,8 +79,10 @@
 //                                 aligned offsets (the Vulkan plugin reads
 //                                 the offsets from the binary)
 //
-// Not lowered (a diagnostic): mma, shuffle up/down, float atomic max/min,
-// vectors used by anything but elementwise ops / load / store / dot.
+// Not lowered (a diagnostic): bf16/fp8 buffers, scalars and mma fragments,
+// i1 scalars, 16/64-bit float atomics,
+// float atomic max/min on a buffer view, vectors of rank > 2 or carried by
+// anything but scf.for (ir/test/Target/SPIRV/invalid.mlir).
 //===----------------------------------------------------------------------===//
 #include "tessera/Target/SPIRV/Passes.h"
 
@@ -75,6 +101,7 @@
 #include "mlir/Dialect/SPIRV/Transforms/Passes.h"
 #include "mlir/Dialect/SPIRV/Transforms/SPIRVConversion.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/ADT/SetVector.h"
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -98,18 +125,51 @@ namespace t = tessera::tile;
 
 namespace {
 
-/// Vulkan 1.1+ Shader target: SPIR-V up to 1.3 with subgroup operations and
-/// float atomic add; spirv-update-vce keeps only what a kernel uses.
+/// Vulkan 1.1+ Shader target: SPIR-V up to 1.3 with subgroup operations
+/// (shuffles, relative shuffles, arithmetic), float atomic add, and the
+/// non-32-bit scalar types (Int8/16/64, Float16/64) in arithmetic, storage
+/// buffers and push constants.  The environment only says what a kernel MAY
+/// use: spirv-update-vce then records exactly what the module does use, and
+/// the Vulkan plugin checks each recorded capability against the device's
+/// features when the module is loaded (plugins/vulkan/executable.cpp).
 constexpr const char kTargetEnv[] =
     "#spirv.target_env<#spirv.vce<v1.3, [Shader, GroupNonUniform, "
-    "GroupNonUniformArithmetic, GroupNonUniformShuffle, AtomicFloat32AddEXT], "
-    "[SPV_KHR_storage_buffer_storage_class, SPV_EXT_shader_atomic_float_add]>, "
+    "GroupNonUniformArithmetic, GroupNonUniformShuffle, GroupNonUniformShuffleRelative, "
+    "AtomicFloat32AddEXT, Int8, Int16, Int64, Int64Atomics, Float16, Float64, "
+    "StorageBuffer16BitAccess, StoragePushConstant16, StorageBuffer8BitAccess, "
+    "StoragePushConstant8], "
+    "[SPV_KHR_storage_buffer_storage_class, SPV_EXT_shader_atomic_float_add, "
+    "SPV_KHR_16bit_storage, SPV_KHR_8bit_storage]>, "
     "api=Vulkan, #spirv.resource_limits<max_compute_workgroup_invocations = 1024, "
     "max_compute_workgroup_size = [1024, 1024, 64]>>";
 
+/// Marks an atomic_rmw that was rewritten onto the integer bits of a float
+/// buffer (float max/min): the conversion emits a compare-exchange loop that
+/// applies `kind` to the float value (the attribute holds the float type).
+constexpr const char kFloatCasAttr[] = "tessera.spirv_float_cas";
+
+/// bf16 and the fp8 types: no SPIR-V type in MLIR 16 (no SPV_KHR_bfloat16).
+bool noSPIRVType(Type t) {
+  return t.isBF16() || t.isFloat8E5M2() || t.isFloat8E4M3FN();
+}
+
+/// Vectors the lowering scalarizes: 1-D values and 2-D mma fragments, with
+/// elements in row-major order.
 bool isVec(Type ty) {
   auto v = ty.dyn_cast<VectorType>();
-  return v && v.getRank() == 1;
+  return v && (v.getRank() == 1 || v.getRank() == 2) && v.hasStaticShape();
+}
+
+/// Row-major offset of a (leading-dims) position in a vector of `shape`, and
+/// the number of elements the position selects.
+std::pair<int64_t, int64_t> positionOf(ArrayRef<int64_t> shape, ArrayAttr pos) {
+  int64_t off = 0, count = 1;
+  for (int64_t d : shape) count *= d;
+  for (auto [i, a] : llvm::enumerate(pos)) {
+    count /= shape[i];
+    off += a.cast<IntegerAttr>().getInt() * count;
+  }
+  return {off, count};
 }
 
 Value cIdx(OpBuilder &b, Location l, int64_t v) { return b.create<arith::ConstantIndexOp>(l, v); }
@@ -118,6 +178,7 @@ Value cIdx(OpBuilder &b, Location l, int64_t v) { return b.create<arith::Constan
 struct KernelLowering {
   func::FuncOp f;
   SmallVector<int64_t, 3> group;
+  bool casFloatAdd = false;  // f32 atomic add as a compare-exchange loop too
   DenseMap<Value, SmallVector<Value>> scal;  // 1-D vector -> its elements
 
   FailureOr<SmallVector<Value>> elems(Value v, Operation *user) {
@@ -165,10 +226,83 @@ struct KernelLowering {
     return b.create<arith::IndexCastOp>(l, b.getIndexType(), build(x));
   }
 
+  /// Float atomic max/min have no SPIR-V op that MLIR 16 can emit
+  /// (OpAtomicFMaxEXT/FMinEXT of SPV_EXT_shader_atomic_float_min_max are
+  /// not in its SPIR-V dialect), and Vulkan's compare-exchange only takes
+  /// integers while logical addressing forbids a float* -> int* cast.  So a
+  /// buffer (kernel argument or shared_alloc) that such an atomic targets
+  /// is retyped to integers of the same width: its loads and stores bitcast,
+  /// and every atomic on it works on the bits (float ones carry
+  /// kFloatCasAttr and become a compare-exchange loop in AtomicPattern).
+  /// The bytes in memory are unchanged, so the host's view of the buffer is
+  /// too.
+  LogicalResult retypeFloatAtomics() {
+    llvm::SetVector<Value> bufs;
+    f.walk([&](t::AtomicRMWOp o) {
+      if (o.getType().isa<FloatType>() &&
+          (o.getKind() == t::AtomicKind::max || o.getKind() == t::AtomicKind::min ||
+           (casFloatAdd && o.getKind() == t::AtomicKind::add)))
+        bufs.insert(o.getMemref());
+    });
+    if (bufs.empty()) return success();
+    MLIRContext *ctx = f.getContext();
+    for (Value v : bufs) {
+      auto mt = v.getType().cast<MemRefType>();
+      auto ft = mt.getElementType().cast<FloatType>();
+      auto it = IntegerType::get(ctx, ft.getWidth());
+      auto nt = MemRefType::get(mt.getShape(), it, mt.getLayout(), mt.getMemorySpace());
+      Value nv;
+      auto ba = v.dyn_cast<BlockArgument>();
+      if (ba && ba.getOwner() == &f.front()) {
+        ba.setType(nt);
+        nv = ba;
+      } else if (auto al = v.getDefiningOp<memref::AllocOp>()) {
+        OpBuilder ab(al);
+        nv = ab.create<memref::AllocOp>(al.getLoc(), nt);
+      } else {
+        return mlir::emitError(v.getLoc(), "float atomic max/min on a buffer that is neither a "
+                                           "kernel argument nor a shared_alloc: the SPIR-V "
+                                           "lowering cannot retype it to integers");
+      }
+      for (OpOperand &use : llvm::make_early_inc_range(v.getUses())) {
+        Operation *u = use.getOwner();
+        OpBuilder ub(u);
+        Location l = u->getLoc();
+        if (auto ld = dyn_cast<memref::LoadOp>(u)) {
+          Value x = ub.create<memref::LoadOp>(l, nv, ld.getIndices());
+          ld.replaceAllUsesWith(ub.create<arith::BitcastOp>(l, ft, x).getResult());
+          ld.erase();
+        } else if (auto st = dyn_cast<memref::StoreOp>(u)) {
+          if (use.getOperandNumber() != 1)
+            return u->emitOpError("stores a buffer that float atomics retype to integers");
+          Value x = ub.create<arith::BitcastOp>(l, it, st.getValue());
+          ub.create<memref::StoreOp>(l, x, nv, st.getIndices());
+          st.erase();
+        } else if (auto at = dyn_cast<t::AtomicRMWOp>(u)) {
+          Value x = ub.create<arith::BitcastOp>(l, it, at.getValue());
+          auto na = ub.create<t::AtomicRMWOp>(l, it, at.getKind(), x, nv, at.getIndices(),
+                                              at.getScope());
+          if (at.getKind() != t::AtomicKind::xchg)  // exchange moves bits as they are
+            na->setAttr(kFloatCasAttr, TypeAttr::get(ft));
+          at.replaceAllUsesWith(ub.create<arith::BitcastOp>(l, ft, na.getResult()).getResult());
+          at.erase();
+        } else {
+          return u->emitOpError("uses a buffer that float atomic max/min retype to integers; "
+                                "the SPIR-V lowering handles only loads, stores and atomics there");
+        }
+      }
+      if (!ba) v.getDefiningOp()->erase();
+    }
+    f.setType(FunctionType::get(ctx, f.front().getArgumentTypes(), {}));
+    return success();
+  }
+
   LogicalResult run() {
     MLIRContext *ctx = f.getContext();
     SmallVector<Operation *> ops;
-    f.walk([&](Operation *op) { ops.push_back(op); });
+    // Pre-order: a loop is rewritten (its vector iter_args scalarized)
+    // before the ops of its body, which read them.
+    f.walk<WalkOrder::PreOrder>([&](Operation *op) { ops.push_back(op); });
     SmallVector<Operation *> done;  // replaced; erased at the end
     OpBuilder b(ctx);
     Value tileId;
@@ -293,8 +427,14 @@ struct KernelLowering {
           return x;
         }));
       } else if (auto o = dyn_cast<t::ShuffleOp>(op)) {
-        if (o.getMode() != t::ShuffleMode::Xor && o.getMode() != t::ShuffleMode::idx)
-          return op->emitOpError("shuffle up/down has no SPIR-V lowering yet (use xor or idx)");
+        // up/down need the subgroup-local lane id and size for their
+        // out-of-range rule: lowered by ShuffleRelativePattern during the
+        // conversion, where the builtins can be declared.  Record the
+        // group's lane count for it.
+        if (o.getMode() == t::ShuffleMode::up || o.getMode() == t::ShuffleMode::down) {
+          op->setAttr("tessera.group_lanes", b.getI32IntegerAttr(group[0] * group[1] * group[2]));
+          continue;
+        }
         Value off = b.create<arith::IndexCastOp>(l, b.getI32Type(), o.getOffset());
         bool isXor = o.getMode() == t::ShuffleMode::Xor;
         replace(onI32(b, l, o.getValue(), [&](Value x) -> Value {
@@ -304,14 +444,122 @@ struct KernelLowering {
         }));
       } else if (auto o = dyn_cast<t::AtomicRMWOp>(op)) {
         Type ty = o.getType();
-        if (ty.isIndex() || ty.getIntOrFloatBitWidth() != 32)
-          return op->emitOpError("SPIR-V atomics take 32-bit values, not ") << ty;
-        if (ty.isa<FloatType>() &&
-            (o.getKind() == t::AtomicKind::max || o.getKind() == t::AtomicKind::min))
-          return op->emitOpError("float atomic max/min has no SPIR-V lowering yet");
-        // lowered by the conversion (tessera-gpu-to-spirv)
-      } else if (isa<t::MmaOp>(op)) {
-        return op->emitOpError("has no SPIR-V lowering yet");
+        unsigned w = ty.isIndex() ? 32 : ty.getIntOrFloatBitWidth();
+        bool fl = ty.isa<FloatType>();
+        // Vulkan atomics are on 32-bit integers and floats, and on 64-bit
+        // integers with Int64Atomics; float atomics are 32-bit here (MLIR
+        // 16 has no 16/64-bit float atomic ops we could emit portably).
+        if (!(w == 32 || (w == 64 && !fl)))
+          return op->emitOpError("SPIR-V atomics take 32-bit values (or 64-bit integers), not ") << ty;
+        // lowered by the conversion (tessera-gpu-to-spirv); float max/min
+        // first move onto the buffer's integer bits (retypeFloatAtomics).
+      } else if (auto o = dyn_cast<t::MmaOp>(op)) {
+        // Each lane owns its whole fragments (Tile IR vectors are per-lane
+        // register values, as on the cpu path): c[i][j] += a[i][k] * b[k][j]
+        // for k = 0..K-1 in order, as fused multiply-adds (the cpu's
+        // vector.outerproduct also becomes one FMA per k).  No cooperative
+        // matrices: MLIR 16 only has the NV flavour and lavapipe has none.
+        auto at = o.getA().getType().cast<VectorType>();
+        auto ct = o.getAcc().getType().cast<VectorType>();
+        if (noSPIRVType(at.getElementType()))
+          return op->emitOpError() << "has " << at.getElementType()
+                                   << " fragments, which have no SPIR-V type for Vulkan in MLIR 16";
+        int64_t M = at.getDimSize(0), K = at.getDimSize(1), N = ct.getDimSize(1);
+        auto a = elems(o.getA(), op), bb = elems(o.getB(), op), c = elems(o.getAcc(), op);
+        if (failed(a) || failed(bb) || failed(c)) return failure();
+        Type ce = ct.getElementType();
+        bool fl = ce.isa<FloatType>();
+        auto widen = [&](Value v) -> Value {
+          if (v.getType() == ce) return v;
+          return fl ? b.create<arith::ExtFOp>(l, ce, v).getResult()
+                    : b.create<arith::ExtSIOp>(l, ce, v).getResult();
+        };
+        SmallVector<Value> av, bv;
+        for (Value x : *a) av.push_back(widen(x));
+        for (Value x : *bb) bv.push_back(widen(x));
+        SmallVector<Value> r(c->begin(), c->end());
+        for (int64_t k = 0; k < K; ++k)
+          for (int64_t i = 0; i < M; ++i)
+            for (int64_t j = 0; j < N; ++j) {
+              Value x = av[i * K + k], y = bv[k * N + j], &acc = r[i * N + j];
+              acc = fl ? b.create<math::FmaOp>(l, x, y, acc).getResult()
+                       : b.create<arith::AddIOp>(l, acc, b.create<arith::MulIOp>(l, x, y)).getResult();
+            }
+        replaceVec(r);
+      } else if (auto o = dyn_cast<vector::InsertOp>(op)) {
+        auto dt = o.getDestVectorType();
+        if (!isVec(dt)) return op->emitOpError("only 1-D / 2-D vectors lower to SPIR-V");
+        auto d = elems(o.getDest(), op);
+        if (failed(d)) return failure();
+        auto [off, count] = positionOf(dt.getShape(), o.getPosition());
+        SmallVector<Value> r(d->begin(), d->end());
+        if (isVec(o.getSourceType())) {
+          auto src = elems(o.getSource(), op);
+          if (failed(src)) return failure();
+          for (int64_t k = 0; k < count; ++k) r[off + k] = (*src)[k];
+        } else {
+          r[off] = o.getSource();
+        }
+        replaceVec(r);
+      } else if (auto o = dyn_cast<vector::ExtractOp>(op)) {
+        auto vt = o.getVectorType();
+        if (!isVec(vt)) return op->emitOpError("only 1-D / 2-D vectors lower to SPIR-V");
+        auto v = elems(o.getVector(), op);
+        if (failed(v)) return failure();
+        auto [off, count] = positionOf(vt.getShape(), o.getPosition());
+        if (isVec(o.getType()))
+          replaceVec(SmallVector<Value>(v->begin() + off, v->begin() + off + count));
+        else
+          replace((*v)[off]);
+      } else if (auto o = dyn_cast<scf::ForOp>(op)) {
+        // Loop-carried vectors (an mma accumulator) become one scalar
+        // iter_arg per element; the body moves into the new loop as is and
+        // its uses of the vector argument read the scalars.
+        if (llvm::none_of(o.getInitArgs(), [](Value v) { return isVec(v.getType()); })) continue;
+        SmallVector<Value> inits;
+        SmallVector<std::pair<int64_t, int64_t>> slots;  // (first, count) per old iter_arg
+        for (Value v : o.getInitArgs()) {
+          if (!isVec(v.getType())) {
+            slots.push_back({(int64_t)inits.size(), 0});
+            inits.push_back(v);
+            continue;
+          }
+          auto e = elems(v, op);
+          if (failed(e)) return failure();
+          slots.push_back({(int64_t)inits.size(), (int64_t)e->size()});
+          inits.append(e->begin(), e->end());
+        }
+        auto nf = b.create<scf::ForOp>(l, o.getLowerBound(), o.getUpperBound(), o.getStep(), inits);
+        Block *nb = nf.getBody(), *ob = o.getBody();
+        if (!nb->empty()) nb->getTerminator()->erase();
+        nb->getOperations().splice(nb->end(), ob->getOperations());
+        o.getInductionVar().replaceAllUsesWith(nf.getInductionVar());
+        for (auto [i, arg] : llvm::enumerate(o.getRegionIterArgs())) {
+          auto [first, count] = slots[i];
+          ValueRange na = nf.getRegionIterArgs(), nr = nf.getResults();
+          if (!count) {
+            arg.replaceAllUsesWith(na[first]);
+            o.getResult(i).replaceAllUsesWith(nr[first]);
+            continue;
+          }
+          scal[arg] = SmallVector<Value>(na.begin() + first, na.begin() + first + count);
+          scal[o.getResult(i)] = SmallVector<Value>(nr.begin() + first, nr.begin() + first + count);
+        }
+        done.push_back(op);
+      } else if (auto o = dyn_cast<scf::YieldOp>(op)) {
+        if (llvm::none_of(o.getOperands(), [](Value v) { return isVec(v.getType()); })) continue;
+        if (!isa<scf::ForOp>(op->getParentOp()))
+          return op->emitOpError("yields a vector from an op other than scf.for, which the SPIR-V "
+                                 "lowering cannot scalarize");
+        SmallVector<Value> outs;
+        for (Value v : o.getOperands()) {
+          if (!isVec(v.getType())) { outs.push_back(v); continue; }
+          auto e = elems(v, op);
+          if (failed(e)) return failure();
+          outs.append(e->begin(), e->end());
+        }
+        b.create<scf::YieldOp>(l, outs);
+        op->erase();  // the terminator is replaced now: the block keeps one
       } else if (auto o = dyn_cast<vector::BroadcastOp>(op)) {
         if (!isVec(o.getType()) || o.getSource().getType().isa<VectorType>())
           return op->emitOpError("only scalar -> 1-D vector broadcasts lower to SPIR-V");
@@ -386,6 +634,7 @@ struct KernelLowering {
       }
       s.erase();
     }
+    if (failed(retypeFloatAtomics())) return failure();
     // Unused vector constants would not convert.
     SmallVector<Operation *> dead;
     f.walk([&](arith::ConstantOp c) { if (c.use_empty() && isVec(c.getType())) dead.push_back(c); });
@@ -395,6 +644,7 @@ struct KernelLowering {
 };
 
 struct TileToGPUPass : tessera::spv::impl::TileToGPUBase<TileToGPUPass> {
+  using TileToGPUBase::TileToGPUBase;
   void runOnOperation() override {
     ModuleOp m = getOperation();
     MLIRContext *ctx = m.getContext();
@@ -422,14 +672,24 @@ struct TileToGPUPass : tessera::spv::impl::TileToGPUBase<TileToGPUPass> {
     if (f.getNumResults()) return f.emitError("a Tile IR kernel returns nothing");
     for (auto [i, ty] : llvm::enumerate(f.getArgumentTypes())) {
       auto mt = ty.dyn_cast<MemRefType>();
+      if (mt && noSPIRVType(mt.getElementType()))
+        return f.emitError() << "SPIR-V kernel argument " << i << " has type " << ty << ": "
+                             << mt.getElementType()
+                             << " has no SPIR-V type for Vulkan (MLIR 16 has no bf16/fp8 "
+                                "storage); widen it to f16 or f32 first";
       bool ok = mt ? mt.hasStaticShape() && mt.getLayout().isIdentity() && !t::isSharedMemory(mt)
-                   : (ty.isIntOrIndexOrFloat() && !ty.isInteger(1) &&
-                      (ty.isIndex() || ty.getIntOrFloatBitWidth() == 32));
+                   : (ty.isIntOrIndexOrFloat() && !ty.isInteger(1) && !ty.isBF16() &&
+                      (ty.isIndex() || llvm::is_contained({8u, 16u, 32u, 64u},
+                                                          ty.getIntOrFloatBitWidth())));
       if (!ok)
         return f.emitError() << "SPIR-V kernel argument " << i << " has type " << ty
-                             << ": expected a statically shaped global memref or a 32-bit scalar";
+                             << ": expected a statically shaped global memref or an 8/16/32/64-bit "
+                                "integer or f16/f32/f64 scalar";
     }
-    KernelLowering kl{f, t::getGroupSize(f)};
+    if (floatAtomicAdd != "native" && floatAtomicAdd != "cas")
+      return f.emitError() << "tessera-tile-to-gpu: float-atomic-add must be 'native' or 'cas', not '"
+                           << floatAtomicAdd << "'";
+    KernelLowering kl{f, t::getGroupSize(f), floatAtomicAdd == "cas", {}};
     if (failed(kl.run())) return failure();
 
     OpBuilder mb(f);
@@ -462,6 +722,9 @@ struct TileToGPUPass : tessera::spv::impl::TileToGPUBase<TileToGPUPass> {
   }
 };
 
+Value floatCasLoop(t::AtomicKind kind, Type ft, Value ptr, Value value, spirv::Scope scope,
+                   spirv::MemorySemantics sem, Location l, ConversionPatternRewriter &rw);
+
 /// tessera_tile.atomic_rmw on a converted memref -> SPIR-V atomics.
 struct AtomicPattern : OpConversionPattern<t::AtomicRMWOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -482,6 +745,13 @@ struct AtomicPattern : OpConversionPattern<t::AtomicRMWOp> {
     Value v = a.getValue();
     Type ty = v.getType();
     bool fl = ty.isa<FloatType>();
+    if (auto fa = o->getAttrOfType<TypeAttr>(kFloatCasAttr)) {
+      rw.replaceOp(o, floatCasLoop(o.getKind(), fa.getValue(), ptr, v, scope, sem, l, rw));
+      return success();
+    }
+    // Float max/min were all moved onto integer bits by retypeFloatAtomics.
+    if (fl && (o.getKind() == t::AtomicKind::max || o.getKind() == t::AtomicKind::min))
+      return rw.notifyMatchFailure(o, "float max/min not retyped to integer bits");
     Value r;
     switch (o.getKind()) {
     case t::AtomicKind::add:
@@ -489,11 +759,9 @@ struct AtomicPattern : OpConversionPattern<t::AtomicRMWOp> {
              : rw.create<spirv::AtomicIAddOp>(l, ty, ptr, scope, sem, v).getResult();
       break;
     case t::AtomicKind::max:
-      if (fl) return rw.notifyMatchFailure(o, "float max");
       r = rw.create<spirv::AtomicSMaxOp>(l, ty, ptr, scope, sem, v);
       break;
     case t::AtomicKind::min:
-      if (fl) return rw.notifyMatchFailure(o, "float min");
       r = rw.create<spirv::AtomicSMinOp>(l, ty, ptr, scope, sem, v);
       break;
     case t::AtomicKind::xchg:
@@ -501,6 +769,146 @@ struct AtomicPattern : OpConversionPattern<t::AtomicRMWOp> {
       break;
     }
     rw.replaceOp(o, r);
+    return success();
+  }
+};
+
+/// old = *ptr; *ptr = kind(old, value), atomically, on a float stored as
+/// the integer bits `ptr` points to: a compare-exchange loop.
+///
+///   expected = bits(value)          // a guess: no racy plain load
+///   loop: new = bits(kind(float(expected), value))
+///         prev = AtomicCompareExchange(ptr, new, expected)
+///         if prev != expected: expected = prev, retry
+///   result: prev (the value replaced, as a float)
+///
+/// Correct for every float, on any device (no VK_EXT_shader_atomic_float2
+/// needed).  NaN semantics, those of the cpu path's arith.maxf / minf: a
+/// NaN value stores NaN, a NaN in memory stays (no number compares above
+/// or below it), so NaN propagates.  +0 and -0 compare equal: memory keeps
+/// the zero it has.  The loop terminates: a compare-exchange only fails
+/// when another lane changed the word, and each failure hands back the new
+/// word (lock-free, not wait-free, like every CAS loop).
+Value floatCasLoop(t::AtomicKind kind, Type ft, Value ptr, Value value, spirv::Scope scope,
+                   spirv::MemorySemantics sem, Location l, ConversionPatternRewriter &rw) {
+  Type it = value.getType();
+  Type i1 = rw.getI1Type();
+  // Ordering: the other atomics are AcquireRelease; here that becomes a
+  // release fence before the loop and an acquire fence after it around
+  // relaxed exchanges, which orders the same accesses (the fences cover
+  // the exchange that succeeds).  Fences in the loop itself, one per
+  // retry, broke lavapipe: its shared-memory results lost updates when
+  // lanes retried different numbers of times (VulkanTileIr.FloatAtomicMaxMin),
+  // while relaxed exchanges with the fences outside pass.
+  auto storage = sem & (spirv::MemorySemantics::UniformMemory | spirv::MemorySemantics::WorkgroupMemory);
+  rw.create<spirv::MemoryBarrierOp>(l, scope, spirv::MemorySemantics::Release | storage);
+  // The loop is built as spirv.mlir.loop directly, in the shape glslang
+  // gives a `while (true) { ...; if (done) break; }`: the header holds only
+  // the phi and branches to a body block that does the exchange and breaks
+  // to the merge block.  scf.while's lowering puts the exchange and the
+  // exit branch in the header block itself; valid SPIR-V, but Mesa's
+  // lavapipe then loses updates of shared-memory exchanges (seen with
+  // VulkanTileIr.FloatAtomicMaxMin), so that shape is avoided.  The result
+  // leaves the loop through a Function variable (the merge block of a
+  // structured loop takes no arguments), as MLIR's own scf lowering does.
+  auto varTy = spirv::PointerType::get(it, spirv::StorageClass::Function);
+  Value var = rw.create<spirv::VariableOp>(l, varTy, spirv::StorageClass::Function, Value());
+  auto loop = rw.create<spirv::LoopOp>(l, spirv::LoopControl::None);
+  Region &r = loop.getBody();
+  Block *entry = rw.createBlock(&r, r.end());
+  Block *header = rw.createBlock(&r, r.end(), {it}, {l});
+  Block *body = rw.createBlock(&r, r.end());
+  Block *cont = rw.createBlock(&r, r.end(), {it}, {l});
+  Block *merge = rw.createBlock(&r, r.end());
+  rw.create<spirv::MergeOp>(l);
+  rw.setInsertionPointToEnd(entry);
+  rw.create<spirv::BranchOp>(l, header, ValueRange{value});
+  rw.setInsertionPointToEnd(header);
+  rw.create<spirv::BranchOp>(l, body, ValueRange{});
+  rw.setInsertionPointToEnd(body);
+  Value expected = header->getArgument(0);
+  Value old = rw.create<spirv::BitcastOp>(l, ft, expected);
+  Value x = rw.create<spirv::BitcastOp>(l, ft, value);
+  Value nf;
+  switch (kind) {
+  case t::AtomicKind::add: nf = rw.create<spirv::FAddOp>(l, old, x); break;
+  case t::AtomicKind::max:
+  case t::AtomicKind::min: {
+    Value better = kind == t::AtomicKind::max
+                       ? rw.create<spirv::FOrdGreaterThanOp>(l, i1, x, old).getResult()
+                       : rw.create<spirv::FOrdLessThanOp>(l, i1, x, old).getResult();
+    Value take = rw.create<spirv::LogicalOrOp>(l, better, rw.create<spirv::IsNanOp>(l, i1, x));
+    nf = rw.create<spirv::SelectOp>(l, take, x, old);
+    break;
+  }
+  case t::AtomicKind::xchg: nf = x; break;
+  }
+  Value nb = rw.create<spirv::BitcastOp>(l, it, nf);
+  Value prev = rw.create<spirv::AtomicCompareExchangeOp>(l, it, ptr, scope, spirv::MemorySemantics::None,
+                                                         spirv::MemorySemantics::None, nb, expected);
+  rw.create<spirv::StoreOp>(l, var, prev);
+  Value retry = rw.create<spirv::INotEqualOp>(l, prev, expected);
+  rw.create<spirv::BranchConditionalOp>(l, retry, cont, ValueRange{prev}, merge, ValueRange{});
+  rw.setInsertionPointToEnd(cont);
+  rw.create<spirv::BranchOp>(l, header, ValueRange{cont->getArgument(0)});
+  rw.setInsertionPointAfter(loop);
+  rw.create<spirv::MemoryBarrierOp>(l, scope, spirv::MemorySemantics::Acquire | storage);
+  return rw.create<spirv::LoadOp>(l, var);
+}
+
+/// The i32 value of builtin `bi`, declared (once) in the module being
+/// converted under the name upstream uses (`__builtin_var_<Name>__`), so
+/// upstream's patterns and this one share the variable.  MLIR 16's
+/// spirv::getBuiltinVariableValue does not know SubgroupLocalInvocationId.
+Value builtinI32(Operation *op, spirv::BuiltIn bi, OpBuilder &b) {
+  Location l = op->getLoc();
+  Operation *table = SymbolTable::getNearestSymbolTable(op->getParentOp());
+  std::string name = ("__builtin_var_" + spirv::stringifyBuiltIn(bi) + "__").str();
+  auto var = dyn_cast_or_null<spirv::GlobalVariableOp>(SymbolTable::lookupSymbolIn(table, name));
+  if (!var) {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&table->getRegion(0).front());
+    auto ptr = spirv::PointerType::get(b.getI32Type(), spirv::StorageClass::Input);
+    var = b.create<spirv::GlobalVariableOp>(l, ptr, name, bi);
+  }
+  return b.create<spirv::LoadOp>(l, b.create<spirv::AddressOfOp>(l, var));
+}
+
+/// shuffle up|down -> OpGroupNonUniformShuffleUp/Down (SPIR-V 1.3,
+/// GroupNonUniformShuffleRelative).  SPIR-V leaves a read from outside the
+/// subgroup undefined; Tile IR says such lanes read their own value, so
+/// the result is selected by whether the source lane exists:
+/// down: id + delta < lanes, up: id >= delta, where `lanes` is the lane
+/// count of this subgroup (the SubgroupSize builtin, less for the last
+/// subgroup of a group whose lane count is not a multiple of it).
+struct ShuffleRelativePattern : OpConversionPattern<t::ShuffleOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(t::ShuffleOp o, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    bool down = o.getMode() == t::ShuffleMode::down;
+    if (!down && o.getMode() != t::ShuffleMode::up) return failure();
+    auto lanesAttr = o->getAttrOfType<IntegerAttr>("tessera.group_lanes");
+    if (!lanesAttr) return failure();
+    Location l = o.getLoc();
+    Type i32 = rw.getI32Type(), i1 = rw.getI1Type();
+    Value x = a.getValue(), d = a.getOffset();
+    if (!d.getType().isInteger(32)) return rw.notifyMatchFailure(o, "offset is not i32");
+    auto sc = spirv::Scope::Subgroup;
+    Value r = down ? rw.create<spirv::GroupNonUniformShuffleDownOp>(l, x.getType(), sc, x, d).getResult()
+                   : rw.create<spirv::GroupNonUniformShuffleUpOp>(l, x.getType(), sc, x, d).getResult();
+    Value id = builtinI32(o, spirv::BuiltIn::SubgroupLocalInvocationId, rw);
+    Value inRange;
+    if (down) {
+      Value size = builtinI32(o, spirv::BuiltIn::SubgroupSize, rw);
+      Value sgid = builtinI32(o, spirv::BuiltIn::SubgroupId, rw);
+      Value total = rw.create<spirv::ConstantOp>(l, i32, rw.getI32IntegerAttr(lanesAttr.getInt()));
+      Value left = rw.create<spirv::ISubOp>(l, total, rw.create<spirv::IMulOp>(l, sgid, size));
+      Value lanes = rw.create<spirv::GLUMinOp>(l, size, left);
+      inRange = rw.create<spirv::ULessThanOp>(l, i1, rw.create<spirv::IAddOp>(l, id, d), lanes);
+    } else {
+      inRange = rw.create<spirv::UGreaterThanEqualOp>(l, i1, id, d);
+    }
+    rw.replaceOpWithNewOp<spirv::SelectOp>(o, inRange, r, x);
     return success();
   }
 };
@@ -556,12 +964,38 @@ struct GPUToSPIRVPass : tessera::spv::impl::GPUToSPIRVBase<GPUToSPIRVPass> {
       populateMemRefToSPIRVPatterns(tc, patterns);
       populateFuncToSPIRVPatterns(tc, patterns);
       populateSCFToSPIRVPatterns(tc, scfCtx, patterns);
-      patterns.add<AtomicPattern>(tc, ctx);
+      patterns.add<AtomicPattern, ShuffleRelativePattern>(tc, ctx);
       if (failed(applyFullConversion(gm, *target, std::move(patterns)))) return signalPassFailure();
     }
     for (auto sm : m.getOps<spirv::ModuleOp>())
       for (auto fn : llvm::make_early_inc_range(sm.getOps<spirv::FuncOp>()))
         if (fn->hasAttr(spirv::getEntryPointABIAttrName())) lowerScalarArgs(sm, fn);
+  }
+};
+
+/// spirv-update-vce (MLIR 16) derives capabilities from types and ops but
+/// not Int64Atomics, which a 64-bit atomic needs (spirv-val checks it):
+/// add it where the module has one.
+struct Int64AtomicsVCEPass
+    : PassWrapper<Int64AtomicsVCEPass, OperationPass<spirv::ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(Int64AtomicsVCEPass)
+  StringRef getArgument() const final { return "tessera-spirv-int64-atomics-vce"; }
+  void runOnOperation() override {
+    spirv::ModuleOp m = getOperation();
+    auto vce = m.getVceTriple();
+    if (!vce) return;
+    bool wide = false;
+    m.walk([&](Operation *op) {
+      if (op->getName().getStringRef().starts_with("spirv.Atomic") && op->getNumResults() == 1 &&
+          op->getResult(0).getType().isInteger(64))
+        wide = true;
+    });
+    if (!wide) return;
+    SmallVector<spirv::Capability> caps(vce->getCapabilities());
+    if (llvm::is_contained(caps, spirv::Capability::Int64Atomics)) return;
+    caps.push_back(spirv::Capability::Int64Atomics);
+    SmallVector<spirv::Extension> exts(vce->getExtensions());
+    m.setVceTripleAttr(spirv::VerCapExtAttr::get(vce->getVersion(), caps, exts, m.getContext()));
   }
 };
 
@@ -591,9 +1025,11 @@ struct SerializeSPIRVPass : tessera::spv::impl::SerializeSPIRVBase<SerializeSPIR
 
 }  // namespace
 
-void tessera::spv::buildTileToSPIRVPipeline(OpPassManager &pm) {
+void tessera::spv::buildTileToSPIRVPipeline(OpPassManager &pm, const VulkanTargetOptions &options) {
   pm.addPass(schedule::createScheduleToTile());
-  pm.addPass(createTileToGPU());
+  TileToGPUOptions tg;
+  tg.floatAtomicAdd = options.nativeFloatAtomicAdd ? "native" : "cas";
+  pm.addPass(createTileToGPU(tg));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createMapMemRefStorageClassPass());  // client-api=vulkan
@@ -604,16 +1040,31 @@ void tessera::spv::buildTileToSPIRVPipeline(OpPassManager &pm) {
   // buffers into a store through a pointer select/phi (VariablePointers).
   spm.addPass(createCSEPass());
   spm.addPass(spirv::createSPIRVUpdateVCEPass());
+  spm.addPass(std::make_unique<Int64AtomicsVCEPass>());
 }
+
+namespace {
+struct TileToSPIRVPipelineOptions : PassPipelineOptions<TileToSPIRVPipelineOptions> {
+  Option<std::string> floatAtomicAdd{
+      *this, "float-atomic-add",
+      llvm::cl::desc("f32 atomic add: native (OpAtomicFAddEXT) or cas (any device)"),
+      llvm::cl::init("native")};
+};
+}  // namespace
 
 void tessera::spv::registerSPIRVPipelines() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<TileToSPIRVPipelineOptions>(
       "tessera-tile-to-spirv",
       "Schedule/Tile IR kernels -> one spirv.module per kernel (Vulkan Shader, GLCompute)",
-      [](OpPassManager &pm) { buildTileToSPIRVPipeline(pm); });
+      [](OpPassManager &pm, const TileToSPIRVPipelineOptions &o) {
+        VulkanTargetOptions vo;
+        vo.nativeFloatAtomicAdd = o.floatAtomicAdd != "cas";
+        buildTileToSPIRVPipeline(pm, vo);
+      });
 }
 
-LogicalResult tessera::spv::compileForVulkan(ModuleOp module, std::vector<VulkanKernel> *kernels) {
+LogicalResult tessera::spv::compileForVulkan(ModuleOp module, std::vector<VulkanKernel> *kernels,
+                                             const VulkanTargetOptions &options) {
   OwningOpRef<ModuleOp> m(module.clone());
   std::vector<VulkanKernel> infos;
   m->walk([&](func::FuncOp f) {
@@ -628,7 +1079,7 @@ LogicalResult tessera::spv::compileForVulkan(ModuleOp module, std::vector<Vulkan
   });
   if (infos.empty()) return module.emitError("no Tile IR kernel (func.func with tessera_tile.group_size)");
   PassManager pm(module.getContext());
-  buildTileToSPIRVPipeline(pm);
+  buildTileToSPIRVPipeline(pm, options);
   if (failed(pm.run(*m))) return failure();
   for (auto sm : m->getOps<spirv::ModuleOp>()) {
     std::string entry;

@@ -1,36 +1,91 @@
 // RUN: tessera-opt %s -split-input-file --tessera-tile-to-gpu -verify-diagnostics
 
-func.func @mma(%o: memref<16xf32>) attributes {tessera_tile.group_size = array<i64: 1>} {
-  %a = arith.constant dense<1.0> : vector<4x2xf16>
-  %b = arith.constant dense<2.0> : vector<2x4xf16>
-  %c = arith.constant dense<0.0> : vector<4x4xf32>
-  // expected-error @+1 {{has no SPIR-V lowering yet}}
-  %d = tessera_tile.mma %a, %b, %c : vector<4x2xf16>, vector<2x4xf16>, vector<4x4xf32>
+// What the SPIR-V lowering still cannot express, each with a diagnostic
+// (never a crash or a module spirv-val rejects).
+
+// bf16 has no SPIR-V type in MLIR 16's Vulkan target (no
+// SPV_KHR_bfloat16).
+// expected-error @+1 {{SPIR-V kernel argument 0 has type 'bf16': expected a statically shaped global memref or an 8/16/32/64-bit integer or f16/f32/f64 scalar}}
+func.func @bf16(%x: bf16) attributes {tessera_tile.group_size = array<i64: 1>} {
   return
 }
 
 // -----
 
-func.func @fmax(%o: memref<16xf32>, %v: f32) attributes {tessera_tile.group_size = array<i64: 4>} {
+// Float atomics are 32-bit (16/64-bit float atomics need extensions MLIR
+// 16 cannot emit).
+func.func @f16_atomic(%o: memref<16xf16>, %v: f16) attributes {tessera_tile.group_size = array<i64: 4>} {
   %c0 = arith.constant 0 : index
-  // expected-error @+1 {{float atomic max/min has no SPIR-V lowering yet}}
-  %r = tessera_tile.atomic_rmw max %v, %o[%c0] scope = device : f32, memref<16xf32>
+  // expected-error @+1 {{SPIR-V atomics take 32-bit values (or 64-bit integers), not 'f16'}}
+  %r = tessera_tile.atomic_rmw add %v, %o[%c0] scope = device : f16, memref<16xf16>
   return
 }
 
 // -----
 
-// expected-error @+1 {{SPIR-V kernel argument 0 has type 'f64': expected a statically shaped global memref or a 32-bit scalar}}
-func.func @f64(%x: f64) attributes {tessera_tile.group_size = array<i64: 1>} {
+// A float atomic max/min retypes its buffer to integers; a buffer that is
+// only reachable through a view cannot be retyped.
+func.func @fmax_view(%o: memref<16xf32>, %v: f32) attributes {tessera_tile.group_size = array<i64: 4>} {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{float atomic max/min on a buffer that is neither a kernel argument nor a shared_alloc}}
+  %s = memref.subview %o[0] [8] [1] : memref<16xf32> to memref<8xf32, strided<[1]>>
+  %r = tessera_tile.atomic_rmw max %v, %s[%c0] scope = device : f32, memref<8xf32, strided<[1]>>
   return
 }
 
 // -----
 
-func.func @shuffle_down(%v: f32, %o: memref<4xf32>) attributes {tessera_tile.group_size = array<i64: 4>} {
-  %c1 = arith.constant 1 : index
-  // expected-error @+1 {{shuffle up/down has no SPIR-V lowering yet}}
-  %r = tessera_tile.shuffle down %v, %c1 : f32
-  memref.store %r, %o[%c1] : memref<4xf32>
+// Vectors are scalarized; a vector carried out of an scf.if cannot be.
+func.func @vector_if(%o: memref<16xf32>, %n: i32) attributes {tessera_tile.group_size = array<i64: 1>} {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0 : i32
+  %p = arith.cmpi sgt, %n, %z : i32
+  %a = arith.constant dense<1.0> : vector<2xf32>
+  %r = scf.if %p -> (vector<2xf32>) {
+    // expected-error @+1 {{yields a vector from an op other than scf.for}}
+    scf.yield %a : vector<2xf32>
+  } else {
+    scf.yield %a : vector<2xf32>
+  }
+  tessera_tile.store %r, %o[%c0] : vector<2xf32>, memref<16xf32>
+  return
+}
+
+// -----
+
+// 3-D vectors are not Tile IR fragments.
+func.func @rank3(%o: memref<16xf32>) attributes {tessera_tile.group_size = array<i64: 1>} {
+  %c0 = arith.constant 0 : index
+  %a = arith.constant dense<1.0> : vector<2x2x2xf32>
+  // expected-error @+1 {{only 1-D / 2-D vectors lower to SPIR-V}}
+  %r = vector.extract %a[0] : vector<2x2x2xf32>
+  %s = vector.extract %r[0, 0] : vector<2x2xf32>
+  memref.store %s, %o[%c0] : memref<16xf32>
+  return
+}
+
+// -----
+
+// i1 is not a storable scalar (no bool push constants in Vulkan).
+// expected-error @+1 {{SPIR-V kernel argument 0 has type 'i1'}}
+func.func @bool_arg(%p: i1) attributes {tessera_tile.group_size = array<i64: 1>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{SPIR-V kernel argument 0 has type 'memref<16xbf16>': 'bf16' has no SPIR-V type for Vulkan}}
+func.func @bf16_buffer(%x: memref<16xbf16>) attributes {tessera_tile.group_size = array<i64: 1>} {
+  return
+}
+
+// -----
+
+func.func @mma_bf16(%o: memref<16xf32>) attributes {tessera_tile.group_size = array<i64: 1>} {
+  %a = arith.constant dense<1.0> : vector<4x2xbf16>
+  %b = arith.constant dense<2.0> : vector<2x4xbf16>
+  %c = arith.constant dense<0.0> : vector<4x4xf32>
+  // expected-error @+1 {{has 'bf16' fragments, which have no SPIR-V type for Vulkan in MLIR 16}}
+  %d = tessera_tile.mma %a, %b, %c : vector<4x2xbf16>, vector<2x4xbf16>, vector<4x4xf32>
   return
 }

@@ -22,10 +22,20 @@ namespace tessera::spv {
 #define GEN_PASS_REGISTRATION
 #include "tessera/Target/SPIRV/Passes.h.inc"
 
+/// What the generated SPIR-V may assume about the device.
+struct VulkanTargetOptions {
+  /// f32 atomic add as OpAtomicFAddEXT (the device needs
+  /// VK_EXT_shader_atomic_float: shaderBufferFloat32AtomicAdd, or the shared
+  /// one for shared memory); false: a compare-exchange loop that runs on
+  /// any device (docs/spirv-lowering.md).
+  bool nativeFloatAtomicAdd = true;
+};
+
 /// Schedule/Tile IR -> spirv.module per kernel (Vulkan, Shader, GLCompute),
 /// ABI lowered and VCE triple minimized. Registered as
-/// `tessera-tile-to-spirv` by registerSPIRVPipelines().
-void buildTileToSPIRVPipeline(mlir::OpPassManager &pm);
+/// `tessera-tile-to-spirv` (option `float-atomic-add=native|cas`) by
+/// registerSPIRVPipelines().
+void buildTileToSPIRVPipeline(mlir::OpPassManager &pm, const VulkanTargetOptions &options = {});
 void registerSPIRVPipelines();
 
 /// One compiled kernel: its SPIR-V binary and launch description.
@@ -38,7 +48,8 @@ struct VulkanKernel {
 /// Runs the pipeline on a clone of `module` and serializes every kernel in
 /// process (mlir::spirv::serialize). Diagnostics go to the context.
 mlir::LogicalResult compileForVulkan(mlir::ModuleOp module,
-                                     std::vector<VulkanKernel> *kernels);
+                                     std::vector<VulkanKernel> *kernels,
+                                     const VulkanTargetOptions &options = {});
 }  // namespace tessera::spv
 
 #endif

@@ -11,11 +11,21 @@ def TileToGPU : Pass<"tessera-tile-to-gpu", "::mlir::ModuleOp"> {
     group counts `gpu.grid_dim`, lane counts constants, `shared_alloc` a
     `memref.alloc` in memory space 3 (Workgroup), `barrier` `gpu.barrier`,
     `cp_async` a synchronous element copy (commit/wait vanish), subgroup
-    reductions and shuffles SPIR-V GroupNonUniform ops. 1-D vectors (SPIR-V
-    has at most 4 components) are scalarized. Buffer arguments get
+    reductions and xor/idx shuffles SPIR-V GroupNonUniform ops (up/down are
+    left to tessera-gpu-to-spirv). 1-D vectors and 2-D mma fragments
+    (SPIR-V has at most 4 components) are scalarized, loop-carried ones
+    included; `mma` becomes per-lane FMAs. Buffers that float atomic
+    max/min (or, with float-atomic-add=cas, add) touch are retyped to
+    integers of the same width for a compare-exchange loop. Buffer arguments get
     `spirv.interface_var_abi` (set 0, bindings 0..n-1 in argument order) and
     the kernel `spirv.entry_point_abi` with the group size as LocalSize.
   }];
+  let options = [
+    Option<"floatAtomicAdd", "float-atomic-add", "std::string", /*default=*/"\"native\"",
+           "f32 atomic_rmw add: 'native' (OpAtomicFAddEXT: the device needs "
+           "VK_EXT_shader_atomic_float) or 'cas' (a compare-exchange loop on the "
+           "buffer's bits, like float max/min: any device)">
+  ];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::spirv::SPIRVDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect"];
@@ -27,7 +37,8 @@ def GPUToSPIRV : Pass<"tessera-gpu-to-spirv", "::mlir::ModuleOp"> {
     The upstream GPU, SCF (structured selection/loop), arith, math, memref
     and func patterns in one full conversion, plus `tessera_tile.atomic_rmw`
     -> SPIR-V atomics (scope tile/group -> Workgroup, device/mesh -> Device;
-    Workgroup scope for shared memory). Scalar kernel arguments become the
+    Workgroup scope for shared memory; float max/min as compare-exchange
+    loops) and shuffle up/down -> GroupNonUniformShuffleUp/Down. Scalar kernel arguments become the
     members of one PushConstant block (in argument order, naturally aligned
     offsets). Run `map-memref-spirv-storage-class` first and
     `spirv-lower-abi-attrs`, `spirv-update-vce` after.
