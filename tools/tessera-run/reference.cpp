@@ -46,7 +46,7 @@ float gelu(float x) {
   return 0.5f * x * (1.f + std::tanh(0.7978845608028654f * (x + 0.044715f * x * x * x)));
 }
 
-std::string eval(Block& block, DenseMap<Value, T>& env) {
+std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollective& collective) {
   for (Operation& op : block) {
     auto in = [&](unsigned i) -> T& { return env[op.getOperand(i)]; };
     auto resultShape = [&](unsigned i = 0) {
@@ -55,7 +55,7 @@ std::string eval(Block& block, DenseMap<Value, T>& env) {
     };
     if (auto tile = dyn_cast<schedule::TileOp>(op)) {
       for (auto [a, v] : llvm::zip(tile.getBody().getArguments(), tile.getOperands())) env[a] = env[v];
-      if (auto e = eval(tile.getBody().front(), env); !e.empty()) return e;
+      if (auto e = eval(tile.getBody().front(), env, collective); !e.empty()) return e;
       auto y = cast<schedule::YieldOp>(tile.getBody().front().getTerminator());
       for (auto [r, v] : llvm::zip(tile.getResults(), y.getValues())) env[r] = env[v];
       continue;
@@ -122,6 +122,8 @@ std::string eval(Block& block, DenseMap<Value, T>& env) {
       if (dense.isSplat()) std::fill(out.v.begin(), out.v.end(), out.v[0]);
     } else if (isa<g::ConvertLayoutOp>(op)) {
       out.v = in(0).v;  // logical values are unchanged
+    } else if (collective && isa<g::AllReduceOp, g::BroadcastOp, g::AllGatherOp, g::ReduceScatterOp>(op)) {
+      if (auto e = collective(op, in(0).v, &out.v); !e.empty()) return e;
     } else {
       return "no reference for '" + op.getName().getStringRef().str() + "'";
     }
@@ -132,11 +134,12 @@ std::string eval(Block& block, DenseMap<Value, T>& env) {
 
 }  // namespace
 
-std::string ReferenceGraph(func::FuncOp fn, const HostTensors& inputs, HostTensors* outputs) {
+std::string ReferenceGraph(func::FuncOp fn, const HostTensors& inputs, HostTensors* outputs,
+                           const ReferenceCollective& collective) {
   DenseMap<Value, T> env;
   for (auto [i, a] : llvm::enumerate(fn.getArguments()))
     env[a] = fromPhysical(inputs[i], a.getType().cast<RankedTensorType>());
-  if (auto e = eval(fn.front(), env); !e.empty()) return e;
+  if (auto e = eval(fn.front(), env, collective); !e.empty()) return e;
   outputs->clear();
   for (Value v : fn.front().getTerminator()->getOperands())
     outputs->push_back(toPhysical(env[v], g::getLayout(v.getType())));

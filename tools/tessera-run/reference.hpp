@@ -5,6 +5,7 @@
 #ifndef TESSERA_TOOLS_RUN_REFERENCE_HPP_
 #define TESSERA_TOOLS_RUN_REFERENCE_HPP_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -15,9 +16,17 @@ namespace tessera::run {
 // Host buffers in the program's physical layouts, as float.
 using HostTensors = std::vector<std::vector<float>>;
 
-// Evaluates a Graph IR function. Returns "" or an error.
+// Evaluates a collective op for one device of an SPMD program (see
+// spmd_reference.hpp): `input` is the device's operand, `result` comes sized
+// for the op's result; both hold logical row-major values.  Returns "" or an
+// error.
+using ReferenceCollective = std::function<std::string(
+    mlir::Operation& op, const std::vector<float>& input, std::vector<float>* result)>;
+
+// Evaluates a Graph IR function. Returns "" or an error.  Collectives need
+// `collective` (an SPMD program runs one evaluation per device).
 std::string ReferenceGraph(mlir::func::FuncOp fn, const HostTensors& inputs,
-                           HostTensors* outputs);
+                           HostTensors* outputs, const ReferenceCollective& collective = nullptr);
 
 // Tile IR kernels with a known reference, by kernel name.  `args` are all
 // kernel arguments (buffers as floats, scalars as one-element vectors);

@@ -29,6 +29,7 @@
 #include "gpu_plan.hpp"
 #include "npy.hpp"
 #include "reference.hpp"
+#include "spmd.hpp"
 #include "tessera/Dialect/Graph/IR/Graph.h"
 #include "tessera/InitAll.h"
 #include "tessera/Target/CPU/Compiler.h"
@@ -149,6 +150,14 @@ int main(int argc, char** argv) {
     if (mlir::isa_and_nonnull<graph::GraphDialect>(op->getDialect())) isGraph = true;
   });
 
+  // An SPMD program (a function on a tessera_graph.mesh) runs on one device
+  // per mesh position (spmd.cpp).  The cpu backend makes
+  // TESSERA_CPU_DEVICES devices: unless the user chose, as many as the mesh.
+  const int64_t meshDevices = run::SpmdDevicesNeeded(*module, a.kernel);
+  if (meshDevices < 0) return 1;
+  if (meshDevices > 0 && !std::getenv("TESSERA_CPU_DEVICES"))
+    setenv("TESSERA_CPU_DEVICES", std::to_string(meshDevices).c_str(), 1);
+
   // ---- runtime: selected first, since the backend decides how to compile
   auto rt = Runtime::Create();
   if (!rt.ok()) {
@@ -163,6 +172,18 @@ int main(int argc, char** argv) {
   if (rt->devices().empty()) {
     std::fprintf(stderr, "tessera-run: backend %s has no device\n", rt->backend().c_str());
     return rt->backend() == "vulkan" ? kExitSkip : 2;
+  }
+  if (meshDevices > 0) {
+    run::SpmdOptions so;
+    so.function = a.kernel;
+    so.program = a.program;
+    so.inputs = a.inputs;
+    so.output = a.output;
+    so.iterations = a.iterations;
+    so.tolerance = a.tolerance;
+    so.seed = a.seed;
+    so.verify = a.verify;
+    return run::RunSpmd(*module, so, *rt);
   }
   Device dev = rt->devices().front();
   const bool vulkan = rt->backend() == "vulkan";

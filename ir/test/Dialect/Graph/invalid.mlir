@@ -93,3 +93,27 @@ func.func @unknown_op(%a: tensor<8xf32>) {
   %r = tessera_graph.frobnicate %a : tensor<8xf32>
   return
 }
+
+// -----
+
+tessera_graph.mesh @mesh axes = ["dp", "tp"] shape = [2, 2]
+// expected-error @+1 {{sharding uses mesh axis 'tp' twice: an axis partitions one dim, replicates or reduces}}
+func.func @axis_twice(%a: tensor<8x8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["tp", ""], replicate = ["tp"], reduce = []>}) {
+  return
+}
+
+// -----
+
+tessera_graph.mesh @mesh axes = ["dp"] shape = [2]
+// expected-error @+1 {{result 0: mesh @mesh has no axis 'tp'}}
+func.func @bad_result_shard(%a: tensor<8xf32>) -> (tensor<8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["tp"], replicate = [], reduce = []>}) {
+  return %a : tensor<8xf32>
+}
+
+// -----
+
+tessera_graph.mesh @mesh axes = ["dp"] shape = [2]
+// expected-error @+1 {{result 0: sharding has 2 dims entries for a tensor of rank 1}}
+func.func @result_shard_rank(%a: tensor<8xf32>) -> (tensor<8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["dp", ""], replicate = [], reduce = []>}) {
+  return %a : tensor<8xf32>
+}

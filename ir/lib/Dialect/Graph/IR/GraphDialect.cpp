@@ -9,6 +9,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/FunctionInterfaces.h"
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -261,6 +262,14 @@ static LogicalResult verifyShard(Operation *op, ShardAttr shard, Type type,
   llvm::append_range(all, shard.getReduce().getValue());
   if (failed(verifyAxes(op, shard.getMesh(), all, nullptr, emitError)))
     return failure();
+  // An axis partitions one dim, replicates or reduces: never two of these.
+  llvm::StringSet<> seen;
+  for (Attribute a : all) {
+    StringRef name = a.cast<StringAttr>().getValue();
+    if (!name.empty() && !seen.insert(name).second)
+      return emitError() << "sharding uses mesh axis '" << name
+                         << "' twice: an axis partitions one dim, replicates or reduces";
+  }
   if (auto t = type.dyn_cast_or_null<RankedTensorType>())
     if (t.getRank() != static_cast<int64_t>(shard.getDims().size()))
       return emitError() << "sharding has " << shard.getDims().size()
@@ -291,6 +300,21 @@ LogicalResult GraphDialect::verifyRegionArgAttribute(Operation *op, unsigned,
     t = op->getRegion(0).getArgument(argIndex).getType();
   return verifyShard(op, shard, t, [&] {
     return op->emitOpError() << "argument " << argIndex << ": ";
+  });
+}
+
+LogicalResult GraphDialect::verifyRegionResultAttribute(Operation *op, unsigned,
+                                                        unsigned resultIndex,
+                                                        NamedAttribute attr) {
+  auto shard = attr.getValue().dyn_cast<ShardAttr>();
+  if (attr.getName() != "tessera_graph.sharding" || !shard)
+    return op->emitError() << "unknown tessera_graph result attribute '"
+                           << attr.getName().getValue() << "'";
+  Type t;
+  if (auto fn = dyn_cast<FunctionOpInterface>(op))
+    t = fn.getResultTypes()[resultIndex];
+  return verifyShard(op, shard, t, [&] {
+    return op->emitOpError() << "result " << resultIndex << ": ";
   });
 }
 

@@ -44,4 +44,35 @@ def GraphToSchedule : Pass<"tessera-graph-to-schedule", "::mlir::ModuleOp"> {
     Option<"attnBlockKV", "attn-block-kv", "int64_t", "64", "attention: key/value rows per block (at most)">,
   ];
 }
+def SpmdStages : Pass<"tessera-spmd-stages", "::mlir::ModuleOp"> {
+  let summary = "cut SPMD functions at their collectives into stage functions and a plan";
+  let description = [{
+    An SPMD function names a `tessera_graph.mesh` (in a collective or a
+    `tessera_graph.sharding`); every device of the mesh runs it on local
+    tensors. This pass makes it runnable by a host runtime whose
+    Communicator moves flat buffers:
+
+    1. every `all_gather` / `reduce_scatter` becomes *flat* (rank r's part
+       is the r-th contiguous chunk of the full tensor): along dim 0 of a
+       row-major tensor it already is; along the last dim of a rank-2
+       tensor the full tensor gets the layout `blocked<M, n>` (whose blocks
+       are exactly the ranks' [M, n] pieces, one after the other) and a
+       `convert_layout` restores the original layout; operands in other
+       layouts are converted to row-major first;
+    2. each maximal run of non-collective ops is outlined into a private
+       function `<fn>_stage<i>(live-ins) -> (live-outs)` (plain Graph IR:
+       any backend compiles it like a program of its own) and replaced by a
+       `func.call`; ops whose results are unused are dropped;
+    3. the function keeps its signature and shardings and is marked
+       `tessera.spmd_plan` with `tessera.mesh = @mesh`
+       (`tessera::graph::readSpmdPlan` reads it; docs/spmd.md).
+
+    Example (tensor-parallel MLP, examples/tp_mlp.mlir):
+    ```mlir
+    %p = call @tp_mlp_stage0(%x, %w1, %b1, %w2) : (...) -> tensor<256x512xf32>
+    %y0 = tessera_graph.all_reduce sum %p over @mesh ["tp"] : ...
+    %y = call @tp_mlp_stage1(%y0, %b2) : (...) -> tensor<256x512xf32>
+    ```
+  }];
+}
 #endif

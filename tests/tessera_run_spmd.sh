@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# SPMD Graph IR programs under tessera-run (docs/spmd.md), end to end:
+# - the global result assembled from the devices' results equals the same
+#   computation run unsplit on one device, from the same global inputs;
+# - bad setups get a clear message and the documented exit code.
+#   usage: tessera_run_spmd.sh TESSERA_RUN REPO_ROOT
+set -u
+RUN=$1 ROOT=$2
+EX=$ROOT/examples TD=$ROOT/tools/tessera-run/testdata
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+export TESSERA_BACKEND=cpu
+unset TESSERA_CPU_DEVICES TESSERA_VISIBLE_DEVICES
+fail=0
+
+# rand_npy PATH SEED DIM...: float32 in [-1, 1).
+rand_npy() {
+  python3 - "$@" <<'PY'
+import random, struct, sys
+path, seed, shape = sys.argv[1], int(sys.argv[2]), [int(d) for d in sys.argv[3:]]
+n = 1
+for d in shape: n *= d
+rng = random.Random(seed)
+d = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % "".join("%d," % s for s in shape)
+d = d.encode(); d += b' ' * ((64 - (10 + len(d) + 1) % 64) % 64) + b'\n'
+data = struct.pack('<%df' % n, *[rng.uniform(-1, 1) for _ in range(n)])
+open(path, 'wb').write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(d)) + d + data)
+PY
+}
+# same NAME A.npy B.npy REL_TOL: the two float32 arrays agree.
+same() {
+  if python3 - "$2" "$3" "$4" <<'PY'
+import ast, struct, sys
+def load(p):
+    b = open(p, 'rb').read()
+    hl = struct.unpack('<H', b[8:10])[0]
+    h = ast.literal_eval(b[10:10 + hl].decode())
+    assert h['descr'] == '<f4', h
+    n = 1
+    for d in h['shape']: n *= d
+    return h['shape'], struct.unpack('<%df' % n, b[10 + hl:10 + hl + 4 * n])
+sa, a = load(sys.argv[1]); sb, b = load(sys.argv[2])
+if tuple(sa) != tuple(sb): sys.exit('shapes differ: %s %s' % (sa, sb))
+err = max(abs(x - y) for x, y in zip(a, b)); ref = max(abs(y) for y in b)
+print('max abs difference %.3g (max |ref| %.3g)' % (err, ref))
+sys.exit(0 if err <= float(sys.argv[3]) * max(1.0, ref) else 1)
+PY
+  then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi
+}
+# expect NAME RC SUBSTRING ARGS...: exit code RC and the message.
+expect() {
+  local name=$1 want_rc=$2 want=$3; shift 3
+  local out rc
+  out=$("$@" 2>&1); rc=$?
+  if [[ $rc -ne $want_rc ]]; then
+    echo "FAIL $name: exit $rc (want $want_rc)"; echo "$out"; fail=1
+  elif [[ "$out" != *"$want"* ]]; then
+    echo "FAIL $name: output lacks '$want'"; echo "$out"; fail=1
+  else
+    echo "ok   $name"
+  fi
+}
+
+# 1. Tensor-parallel MLP == the unsplit MLP.
+rand_npy "$T/x.npy" 1 256 512
+rand_npy "$T/w1.npy" 2 512 2048
+rand_npy "$T/b1.npy" 3 2048
+rand_npy "$T/w2.npy" 4 2048 512
+rand_npy "$T/b2.npy" 5 512
+IN=(--input "$T/x.npy" --input "$T/w1.npy" --input "$T/b1.npy" --input "$T/w2.npy" --input "$T/b2.npy")
+"$RUN" "$TD/tp_mlp_global.mlir" "${IN[@]}" --iterations 1 --output "$T/ref.npy" || fail=1
+expect tp_mlp.runs 0 "verify: 2 devices" "$RUN" "$EX/tp_mlp.mlir" "${IN[@]}" --iterations 1 --output "$T/out.npy"
+same tp_mlp.global_equals_unsplit "$T/out.npy" "$T/ref.npy" 1e-4
+
+# 2. The collectives example on a 2x2 mesh: its first result is
+#    relu(x w + bias) of the global x and w.
+rand_npy "$T/cx.npy" 6 128 128
+rand_npy "$T/cw.npy" 7 128 128
+rand_npy "$T/cb.npy" 8 128
+CIN=(--input "$T/cx.npy" --input "$T/cw.npy" --input "$T/cb.npy")
+"$RUN" "$TD/spmd_collectives_global.mlir" "${CIN[@]}" --iterations 1 --output "$T/cref.npy" || fail=1
+expect collectives.runs 0 "verify: 4 devices" "$RUN" "$EX/spmd_collectives.mlir" "${CIN[@]}" --iterations 1 --output "$T/cout.npy"
+same collectives.global_equals_unsplit "$T/cout.npy" "$T/cref.npy" 1e-5
+
+# 3. Bad setups.
+expect too_few_devices 2 "mesh @mesh needs 2 devices; backend cpu has 1 (set TESSERA_CPU_DEVICES=2" \
+  env TESSERA_CPU_DEVICES=1 "$RUN" "$EX/tp_mlp.mlir" --iterations 1
+expect local_shape_input 1 "expects the global f32 [512x2048] (local [512x1024], dim 1 over tp)" \
+  "$RUN" "$EX/tp_mlp.mlir" --input "$T/x.npy" --input "$T/cx.npy" --iterations 1
+expect wrong_replication 0 "warning: result 0 is replicated over some mesh axes" \
+  "$RUN" "$TD/spmd_bad_sharding.mlir" --iterations 1
+expect middle_dim_gather 1 "is not supported by the SPMD runtime" \
+  "$RUN" "$TD/spmd_middle_dim.mlir" --iterations 1
+
+exit $fail
