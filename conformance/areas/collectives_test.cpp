@@ -1,11 +1,14 @@
 // Area "collectives": all_reduce (sum, max, min), broadcast, all_gather and
-// reduce_scatter over communicators of 1..N devices, f32 / f64 / i32, and
+// reduce_scatter over communicators of 1..N devices, f32 / f64 / i32 (and
+// every TsDataType through all_reduce and all_gather), and
 // deterministic mode giving bitwise-identical results run to run.
 //
 // The runner gives the cpu plugin 4 devices (TESSERA_CPU_DEVICES=4) for this
 // area.  Values are small integers where the order of a reduction must not
 // matter, so every result is compared exactly.
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "cts/cts.hpp"
@@ -234,6 +237,143 @@ TEST_F(Collectives, DeterministicModeIsBitwiseIdentical) {
       if (run == 0) firsts[k] = got;
       EXPECT_TRUE(BitwiseEqual(got, firsts[k])) << "run " << run << " rank " << k;
     }
+  }
+}
+
+// Every TsDataType, stored exactly: small integers, which every type
+// (including F16 and BF16) represents without rounding, so every result is
+// compared exactly.  Encoded by hand so the suite needs no half library.
+std::vector<uint8_t> EncodeInts(TsDataType t, const std::vector<int64_t>& v) {
+  auto f32bits = [](float f) { uint32_t x; std::memcpy(&x, &f, 4); return x; };
+  std::vector<uint8_t> out;
+  for (int64_t x : v) {
+    uint8_t b[8] = {};
+    size_t n = 0;
+    switch (t) {
+      case TS_DTYPE_F32: { float f = float(x); std::memcpy(b, &f, n = 4); break; }
+      case TS_DTYPE_F64: { double d = double(x); std::memcpy(b, &d, n = 8); break; }
+      case TS_DTYPE_I32: { int32_t i = int32_t(x); std::memcpy(b, &i, n = 4); break; }
+      case TS_DTYPE_I64: std::memcpy(b, &x, n = 8); break;
+      case TS_DTYPE_I8: b[0] = uint8_t(int8_t(x)); n = 1; break;
+      case TS_DTYPE_U8: b[0] = uint8_t(x); n = 1; break;
+      case TS_DTYPE_BF16: { uint16_t h = uint16_t(f32bits(float(x)) >> 16); std::memcpy(b, &h, n = 2); break; }
+      case TS_DTYPE_F16: {  // |x| < 2048: sign, exponent, 10-bit mantissa
+        uint16_t h = x < 0 ? 0x8000 : 0;
+        uint64_t a = uint64_t(x < 0 ? -x : x);
+        if (a) {
+          int e = 63 - __builtin_clzll(a);
+          h |= uint16_t((e + 15) << 10) | uint16_t(((a << 10) >> e) & 0x3ff);
+        }
+        std::memcpy(b, &h, n = 2);
+        break;
+      }
+    }
+    out.insert(out.end(), b, b + n);
+  }
+  return out;
+}
+std::vector<int64_t> DecodeInts(TsDataType t, const std::vector<uint8_t>& bytes, size_t count) {
+  std::vector<int64_t> out(count);
+  for (size_t i = 0; i < count; ++i) {
+    switch (t) {
+      case TS_DTYPE_F32: { float f; std::memcpy(&f, &bytes[4 * i], 4); out[i] = int64_t(f); break; }
+      case TS_DTYPE_F64: { double d; std::memcpy(&d, &bytes[8 * i], 8); out[i] = int64_t(d); break; }
+      case TS_DTYPE_I32: { int32_t v; std::memcpy(&v, &bytes[4 * i], 4); out[i] = v; break; }
+      case TS_DTYPE_I64: std::memcpy(&out[i], &bytes[8 * i], 8); break;
+      case TS_DTYPE_I8: out[i] = int8_t(bytes[i]); break;
+      case TS_DTYPE_U8: out[i] = bytes[i]; break;
+      case TS_DTYPE_BF16: {
+        uint32_t x = uint32_t(bytes[2 * i] | bytes[2 * i + 1] << 8) << 16;
+        float f;
+        std::memcpy(&f, &x, 4);
+        out[i] = int64_t(f);
+        break;
+      }
+      case TS_DTYPE_F16: {
+        uint16_t h = uint16_t(bytes[2 * i] | bytes[2 * i + 1] << 8);
+        int e = (h >> 10) & 0x1f;
+        int64_t a = e ? ((int64_t(h & 0x3ff) | 0x400) << e) >> 25 : 0;  // normal numbers only
+        out[i] = (h & 0x8000) ? -a : a;
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+TEST_F(Collectives, EveryDataType) {
+  const TsDataType types[] = {TS_DTYPE_F32, TS_DTYPE_F64, TS_DTYPE_I32, TS_DTYPE_I64,
+                              TS_DTYPE_F16, TS_DTYPE_BF16, TS_DTYPE_I8,  TS_DTYPE_U8};
+  const char* names[] = {"F32", "F64", "I32", "I64", "F16", "BF16", "I8", "U8"};
+  const size_t sizes[] = {4, 8, 4, 8, 2, 2, 1, 1};
+  const uint64_t count = 777;  // odd: a wrong element size shows
+  const size_t n = devices().size();
+  std::vector<std::string> unsupported;
+  auto note = [&](const char* name) {
+    if (std::find(unsupported.begin(), unsupported.end(), name) == unsupported.end())
+      unsupported.push_back(name);
+  };
+  for (size_t ti = 0; ti < 8; ++ti) {
+    const TsDataType t = types[ti];
+    const size_t es = sizes[ti];
+    SCOPED_TRACE(names[ti]);
+    // Rank k's element i; non-negative for U8.  |sum| <= 4 * 30 fits I8.
+    auto value = [&](size_t k, uint64_t i) {
+      int64_t v = int64_t((i * 7 + k * 13) % 61);
+      return t == TS_DTYPE_U8 ? v : v - 30;
+    };
+    // all_reduce sum and max.
+    for (TsReduceOp op : {TS_REDUCE_SUM, TS_REDUCE_MAX}) {
+      if (!(caps() & TS_COLLECTIVE_CAP_ALL_REDUCE)) break;
+      Ranks r;
+      CTS_ASSERT_OK(Make(n, count * es, count * es, &r));
+      for (size_t k = 0; k < n; ++k) {
+        std::vector<int64_t> v(count);
+        for (uint64_t i = 0; i < count; ++i) v[i] = value(k, i);
+        CTS_ASSERT_OK(Upload(r.send[k], EncodeInts(t, v)));
+      }
+      Status st = r.comm.all_reduce(r.send, r.recv, count, t, op, r.streams);
+      if (st.code() == StatusCode::kUnsupported) { note(names[ti]); break; }
+      CTS_ASSERT_OK(st);
+      CTS_ASSERT_OK(SyncAll(r));
+      for (size_t k = 0; k < n; ++k) {
+        CTS_ASSERT_OK_AND_ASSIGN(auto bytes, Download<uint8_t>(r.recv[k], count * es));
+        std::vector<int64_t> got = DecodeInts(t, bytes, count);
+        for (uint64_t i = 0; i < count; ++i) {
+          int64_t want = value(0, i);
+          for (size_t j = 1; j < n; ++j)
+            want = op == TS_REDUCE_SUM ? want + value(j, i) : std::max(want, value(j, i));
+          ASSERT_EQ(got[i], want) << (op == TS_REDUCE_SUM ? "sum" : "max") << ", rank " << k
+                                  << ", element " << i;
+        }
+      }
+    }
+    // all_gather: rank-major concatenation, byte for byte.
+    if (caps() & TS_COLLECTIVE_CAP_ALL_GATHER) {
+      Ranks r;
+      CTS_ASSERT_OK(Make(n, count * es, n * count * es, &r));
+      for (size_t k = 0; k < n; ++k) {
+        std::vector<int64_t> v(count);
+        for (uint64_t i = 0; i < count; ++i) v[i] = value(k, i);
+        CTS_ASSERT_OK(Upload(r.send[k], EncodeInts(t, v)));
+      }
+      Status st = r.comm.all_gather(r.send, r.recv, count, t, r.streams);
+      if (st.code() == StatusCode::kUnsupported) { note(names[ti]); continue; }
+      CTS_ASSERT_OK(st);
+      CTS_ASSERT_OK(SyncAll(r));
+      for (size_t k = 0; k < n; ++k) {
+        CTS_ASSERT_OK_AND_ASSIGN(auto bytes, Download<uint8_t>(r.recv[k], n * count * es));
+        std::vector<int64_t> got = DecodeInts(t, bytes, n * count);
+        for (size_t q = 0; q < n; ++q)
+          for (uint64_t i = 0; i < count; ++i)
+            ASSERT_EQ(got[q * count + i], value(q, i)) << "rank " << k << " part " << q;
+      }
+    }
+  }
+  if (!unsupported.empty()) {
+    std::string list;
+    for (const std::string& u : unsupported) list += (list.empty() ? "" : ",") + u;
+    CTS_UNSUPPORTED("collectives.dtype." + list);
   }
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "host_reduce.hpp"
 #include "internal.hpp"
 
 struct TsCommunicator {
@@ -16,6 +17,9 @@ struct TsCommunicator {
 
 namespace tessera::cpu {
 namespace {
+
+using plugin_support::dtype_size;
+using plugin_support::host_reduce;
 
 struct CollectiveCall {
   TsCollectiveOp op;
@@ -32,83 +36,26 @@ struct CollectiveCall {
   std::vector<uint32_t> order;  // ranks in arrival order
 };
 
-const char* dtype_name(TsDataType t) {
-  switch (t) {
-    case TS_DTYPE_F32: return "F32";
-    case TS_DTYPE_F64: return "F64";
-    case TS_DTYPE_I32: return "I32";
-    case TS_DTYPE_I64: return "I64";
-    case TS_DTYPE_F16: return "F16";
-    case TS_DTYPE_BF16: return "BF16";
-    case TS_DTYPE_I8: return "I8";
-    case TS_DTYPE_U8: return "U8";
-  }
-  return "unknown";
-}
-
-template <class T>
-inline T combine(TsReduceOp op, T a, T b) {
-  switch (op) {
-    case TS_REDUCE_SUM: return a + b;
-    case TS_REDUCE_PROD: return a * b;
-    case TS_REDUCE_MAX: return a > b ? a : b;
-    case TS_REDUCE_MIN: return a < b ? a : b;
-  }
-  return a;
-}
-
-// out[i] = reduce over ranks of in[r][i] for i < n, in blocks.
-// Deterministic: fixed pairwise tree ((r0 op r1) op (r2 op r3)) ...;
-// otherwise in `order` (arrival order).
-template <class T>
-void reduce_block(TsReduceOp op, const std::vector<const T*>& in, const std::vector<uint32_t>& order,
-                  bool deterministic, uint64_t n, std::vector<T>& tmp, T* out) {
-  const size_t ranks = in.size();
-  if (deterministic) {
-    for (size_t r = 0; r < ranks; ++r) std::memcpy(&tmp[r * n], in[r], n * sizeof(T));
-    for (size_t stride = 1; stride < ranks; stride *= 2)
-      for (size_t r = 0; r + stride < ranks; r += 2 * stride) {
-        T* a = &tmp[r * n];
-        const T* b = &tmp[(r + stride) * n];
-        for (uint64_t i = 0; i < n; ++i) a[i] = combine(op, a[i], b[i]);
-      }
-    std::memcpy(out, &tmp[0], n * sizeof(T));
-  } else {
-    std::memcpy(&tmp[0], in[order[0]], n * sizeof(T));
-    for (size_t k = 1; k < ranks; ++k) {
-      const T* b = in[order[k]];
-      for (uint64_t i = 0; i < n; ++i) tmp[i] = combine(op, tmp[i], b[i]);
-    }
-    std::memcpy(out, &tmp[0], n * sizeof(T));
-  }
-}
-
-template <class T>
+// Reduces rank by rank in blocks (host_reduce: every TsDataType; integers
+// wrap, F16/BF16 accumulate in float).  all_reduce: one segment written to
+// every rank; reduce_scatter: segment r to rank r.
 void run_reduction(CollectiveCall& c, const std::vector<uint32_t>& order) {
-  constexpr uint64_t kBlock = 4096;
   const size_t ranks = c.send.size();
-  std::vector<T> tmp(ranks * kBlock);
-  std::vector<T> result(kBlock);
-  std::vector<const T*> in(ranks);
-  // all_reduce: one segment written to every rank; reduce_scatter: segment r to rank r.
+  const size_t esz = dtype_size(c.dtype);
   const size_t segments = c.op == TS_COLLECTIVE_ALL_REDUCE ? 1 : ranks;
+  std::vector<const void*> in(ranks);
   for (size_t seg = 0; seg < segments; ++seg) {
-    for (uint64_t off = 0; off < c.count; off += kBlock) {
-      const uint64_t n = std::min(kBlock, c.count - off);
-      for (size_t r = 0; r < ranks; ++r)
-        in[r] = reinterpret_cast<const T*>(c.send[r]) + seg * c.count + off;
-      reduce_block<T>(c.reduce_op, in, order, c.deterministic, n, tmp, result.data());
-      if (c.op == TS_COLLECTIVE_ALL_REDUCE) {
-        for (size_t r = 0; r < ranks; ++r)
-          std::memcpy(reinterpret_cast<T*>(c.recv[r]) + off, result.data(), n * sizeof(T));
-      } else {
-        std::memcpy(reinterpret_cast<T*>(c.recv[seg]) + off, result.data(), n * sizeof(T));
-      }
-    }
+    for (size_t r = 0; r < ranks; ++r) in[r] = c.send[r] + seg * c.count * esz;
+    // host_reduce reads every rank's block before writing it, so a
+    // destination that aliases its own rank's send buffer is safe; the other
+    // ranks' copies are made once every send buffer has been read.
+    uint8_t* dst = c.op == TS_COLLECTIVE_ALL_REDUCE ? c.recv[0] : c.recv[seg];
+    host_reduce(c.dtype, c.reduce_op, in, order, c.deterministic, c.count, dst);
+    if (c.op == TS_COLLECTIVE_ALL_REDUCE)
+      for (size_t r = 1; r < ranks; ++r)
+        if (c.recv[r] != dst) std::memmove(c.recv[r], dst, c.count * esz);
   }
 }
-
-size_t dtype_size(TsDataType t) { return t == TS_DTYPE_F64 ? 8 : 4; }
 
 void perform(CollectiveCall& c, const std::vector<uint32_t>& order) {
   const size_t ranks = c.send.size();
@@ -125,11 +72,7 @@ void perform(CollectiveCall& c, const std::vector<uint32_t>& order) {
       return;
     case TS_COLLECTIVE_ALL_REDUCE:
     case TS_COLLECTIVE_REDUCE_SCATTER:
-      switch (c.dtype) {
-        case TS_DTYPE_F32: return run_reduction<float>(c, order);
-        case TS_DTYPE_F64: return run_reduction<double>(c, order);
-        default: return run_reduction<int32_t>(c, order);
-      }
+      return run_reduction(c, order);
   }
 }
 
@@ -210,10 +153,9 @@ TS_CPU_ENTRY(Communicator_Collective, TS_COMMUNICATOR_COLLECTIVE_ARGS_STRUCT_SIZ
   if (reduces && static_cast<unsigned>(args->reduce_op) > TS_REDUCE_MIN)
     return errorf(TS_ERROR_INVALID_ARGUMENT, "cpu: %s: reduce_op %d is not a TsReduceOp", E,
                   static_cast<int>(args->reduce_op));
-  if (args->dtype != TS_DTYPE_F32 && args->dtype != TS_DTYPE_F64 && args->dtype != TS_DTYPE_I32)
-    return errorf(TS_ERROR_UNSUPPORTED,
-                  "cpu: %s: dtype %s is not supported by CPU collectives: use F32, F64 or I32",
-                  E, dtype_name(args->dtype));
+  if (dtype_size(args->dtype) == 0)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "cpu: %s: dtype %d is not a TsDataType", E,
+                  static_cast<int>(args->dtype));
   if (args->count == 0)
     return errorf(TS_ERROR_INVALID_ARGUMENT, "cpu: %s: count is 0", E);
   if (args->op == TS_COLLECTIVE_BROADCAST && args->root >= ranks)
