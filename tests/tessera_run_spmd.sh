@@ -82,7 +82,16 @@ CIN=(--input "$T/cx.npy" --input "$T/cw.npy" --input "$T/cb.npy")
 expect collectives.runs 0 "verify: 4 devices" "$RUN" "$EX/spmd_collectives.mlir" "${CIN[@]}" --iterations 1 --output "$T/cout.npy"
 same collectives.global_equals_unsplit "$T/cout.npy" "$T/cref.npy" 1e-5
 
-# 3. Bad setups.
+# 3. A result of partial sums (reduce = ["tp"]): the global result is their
+#    sum, x w of the global x and w.
+rand_npy "$T/px.npy" 9 64 128
+rand_npy "$T/pw.npy" 10 128 48
+"$RUN" "$TD/matmul_global.mlir" --input "$T/px.npy" --input "$T/pw.npy" --iterations 1 --output "$T/pref.npy" || fail=1
+expect partial_sums.runs 0 "verify: 4 devices" \
+  "$RUN" "$TD/spmd_partial_sums.mlir" --input "$T/px.npy" --input "$T/pw.npy" --iterations 1 --output "$T/pout.npy"
+same partial_sums.global_equals_unsplit "$T/pout.npy" "$T/pref.npy" 1e-5
+
+# 4. Bad setups.
 expect too_few_devices 2 "mesh @mesh needs 2 devices; backend cpu has 1 (set TESSERA_CPU_DEVICES=2" \
   env TESSERA_CPU_DEVICES=1 "$RUN" "$EX/tp_mlp.mlir" --iterations 1
 expect local_shape_input 1 "expects the global f32 [512x2048] (local [512x1024], dim 1 over tp)" \
