@@ -13,6 +13,7 @@
 // Exit codes: 0 verified (or --no-verify), 1 bad input / compile error,
 // 2 runtime error (or a program the backend cannot run), 3 result mismatch,
 // 77 the vulkan backend was requested but is unavailable (ctest SKIP).
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -26,6 +27,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/SourceMgr.h"
+#include "dtype.hpp"
 #include "gpu_plan.hpp"
 #include "npy.hpp"
 #include "reference.hpp"
@@ -45,7 +47,7 @@ struct Args {
   std::vector<double> scalars;
   std::vector<unsigned> grid;
   int iterations = 10;
-  double tolerance = 1e-3;
+  double tolerance = -1;  // < 0: the default of each result's type (dtype.hpp)
   unsigned seed = 42;
   bool verify = true;
 };
@@ -59,27 +61,6 @@ int usage(const char* why) {
   return 1;
 }
 
-float toFloat(const unsigned char* p, const std::string& dt) {
-  if (dt == "f32") { float f; std::memcpy(&f, p, 4); return f; }
-  if (dt == "i32") { int32_t v; std::memcpy(&v, p, 4); return static_cast<float>(v); }
-  if (dt == "i64") { int64_t v; std::memcpy(&v, p, 8); return static_cast<float>(v); }
-  if (dt == "i8") return static_cast<float>(static_cast<int8_t>(*p));
-  if (dt == "f64") { double v; std::memcpy(&v, p, 8); return static_cast<float>(v); }
-  return 0.f;
-}
-void fromFloat(float f, unsigned char* p, const std::string& dt) {
-  if (dt == "f32") std::memcpy(p, &f, 4);
-  else if (dt == "i32") { int32_t v = static_cast<int32_t>(f); std::memcpy(p, &v, 4); }
-  else if (dt == "i64") { int64_t v = static_cast<int64_t>(f); std::memcpy(p, &v, 8); }
-  else if (dt == "i8") *p = static_cast<unsigned char>(static_cast<int8_t>(f));
-  else if (dt == "f64") { double v = f; std::memcpy(p, &v, 8); }
-}
-std::vector<float> toFloats(const std::vector<unsigned char>& b, const std::string& dt) {
-  size_t s = run::DtypeSize(dt);
-  std::vector<float> out(b.size() / s);
-  for (size_t i = 0; i < out.size(); ++i) out[i] = toFloat(&b[i * s], dt);
-  return out;
-}
 // Exit code for "the requested backend cannot run here" (ctest SKIP_RETURN_CODE).
 constexpr int kExitSkip = 77;
 
@@ -235,7 +216,6 @@ int main(int argc, char** argv) {
 
   // ---- arguments: given inputs are matched to non-output buffers in order
   std::mt19937 rng(a.seed);
-  std::uniform_real_distribution<float> dist(-1.f, 1.f);
   std::vector<run::NpyArray> host(kinfo->args.size());
   std::vector<Buffer> buffers(kinfo->args.size());
   size_t nextInput = 0, nextScalar = 0;
@@ -249,7 +229,7 @@ int main(int argc, char** argv) {
     h.bytes.assign(n * run::DtypeSize(ai.dtype), 0);
     if (!ai.buffer) {
       double v = nextScalar < a.scalars.size() ? a.scalars[nextScalar++] : 1.5;
-      fromFloat(static_cast<float>(v), h.bytes.data(), ai.dtype);
+      run::Encode(v, h.bytes.data(), ai.dtype);
       continue;
     }
     if (!ai.output && nextInput < a.inputs.size()) {
@@ -267,7 +247,7 @@ int main(int argc, char** argv) {
     } else if (!ai.output) {
       size_t s = run::DtypeSize(ai.dtype);
       for (size_t k = 0; k < n; ++k)
-        fromFloat(ai.dtype[0] == 'f' ? dist(rng) : std::floor(dist(rng) * 8), &h.bytes[k * s], ai.dtype);
+        run::Encode(run::RandomValue(rng, ai.dtype), &h.bytes[k * s], ai.dtype);
     }
     auto buf = dev.allocate(h.bytes.size());
     if (!buf.ok()) return std::fprintf(stderr, "tessera-run: %s\n", buf.status().ToString().c_str()), 2;
@@ -306,7 +286,7 @@ int main(int argc, char** argv) {
 
   // Snapshot of inputs for the reference (outputs may be updated in place).
   run::HostTensors before;
-  for (auto& h : host) before.push_back(toFloats(h.bytes, h.dtype));
+  for (auto& h : host) before.push_back(run::DecodeAll(h.bytes, h.dtype));
 
   // ---- one checked run, then timed iterations
   auto launch = [&]() -> bool {
@@ -347,18 +327,32 @@ int main(int argc, char** argv) {
     if (!have) {
       std::printf("verify: no reference for kernel %s (result not checked)\n", kinfo->name.c_str());
     } else {
-      double maxErr = 0, maxRef = 0;
-      for (size_t i : checked) {
-        auto got = toFloats(results[i].bytes, results[i].dtype);
-        for (size_t k = 0; k < got.size(); ++k) {
-          maxErr = std::max<double>(maxErr, std::fabs(got[k] - expected[i][k]));
-          maxRef = std::max<double>(maxRef, std::fabs(expected[i][k]));
+      // One line per result type, each with its tolerance; NaN matches NaN
+      // and an infinity the same infinity.
+      std::vector<std::string> types;
+      for (size_t i : checked)
+        if (std::find(types.begin(), types.end(), results[i].dtype) == types.end()) types.push_back(results[i].dtype);
+      for (const std::string& dt : types) {
+        double maxErr = 0, maxRef = 0;
+        for (size_t i : checked) {
+          if (results[i].dtype != dt) continue;
+          auto got = run::DecodeAll(results[i].bytes, dt);
+          for (size_t k = 0; k < got.size(); ++k) {
+            double g = got[k], w = expected[i][k];
+            double err = std::isnan(g) || std::isnan(w) ? (std::isnan(g) && std::isnan(w) ? 0 : INFINITY)
+                                                        : g == w ? 0 : std::fabs(g - w);
+            maxErr = std::max(maxErr, err);
+            if (std::isfinite(w)) maxRef = std::max(maxRef, std::fabs(w));
+          }
         }
+        double tol = a.tolerance >= 0 ? a.tolerance : run::DefaultTolerance(dt);
+        bool ok = maxErr <= tol * std::max(1.0, maxRef);
+        std::string label = types.size() > 1 ? dt + " results: " : "";
+        std::string why = a.tolerance >= 0 ? "--tolerance" : "default for " + dt;
+        std::printf("verify: %smax abs error %.3g (max |ref| %.3g, tolerance %.3g relative, %s): %s\n",
+                    label.c_str(), maxErr, maxRef, tol, why.c_str(), ok ? "PASS" : "FAIL");
+        if (!ok) rc = 3;
       }
-      bool ok = maxErr <= a.tolerance * std::max(1.0, maxRef);
-      std::printf("verify: max abs error %.3g (max |ref| %.3g, tolerance %.3g relative): %s\n", maxErr,
-                  maxRef, a.tolerance, ok ? "PASS" : "FAIL");
-      if (!ok) rc = 3;
     }
   }
   auto t0 = std::chrono::steady_clock::now();
