@@ -127,7 +127,7 @@ std::string ReadNpy(const std::string& path, NpyArray* out) {
 std::string WriteNpy(const std::string& path, const NpyArray& a) {
   std::string descr;
   for (auto& d : kDescr)
-    if (a.dtype == d[1]) descr = d[0];
+    if (a.dtype == d[1] && descr.empty()) descr = d[0];
   if (descr.empty()) return path + ": cannot write dtype " + a.dtype;
   std::string shape = "(";
   for (size_t i = 0; i < a.shape.size(); ++i)

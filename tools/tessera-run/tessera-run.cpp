@@ -5,6 +5,7 @@
 //   tessera-run PROGRAM.mlir [--input a.npy ...] [--output out.npy]
 //               [--iterations N] [--kernel NAME] [--scalar V ...]
 //               [--grid X[,Y,Z]] [--tolerance T] [--seed S] [--no-verify]
+//               [--cpu NAME]   (LLVM cpu for the cpu backend, default: the host)
 //
 // Backends: cpu (Graph IR and Tile IR, compiled to a shared object) and
 // vulkan (Tile IR compiled to SPIR-V by tessera::spv::compileForVulkan;
@@ -43,6 +44,7 @@ namespace {
 
 struct Args {
   std::string program, output, kernel;
+  std::string cpu;  // LLVM cpu to compile for (cpu backend); empty: the host
   std::vector<std::string> inputs;
   std::vector<double> scalars;
   std::vector<unsigned> grid;
@@ -56,7 +58,7 @@ int usage(const char* why) {
   std::fprintf(stderr,
                "tessera-run: %s\nusage: tessera-run PROGRAM.mlir [--input a.npy ...] "
                "[--output out.npy] [--iterations N] [--kernel NAME] [--scalar V ...] "
-               "[--grid X[,Y,Z]] [--tolerance T] [--seed S] [--no-verify]\n",
+               "[--grid X[,Y,Z]] [--tolerance T] [--seed S] [--no-verify] [--cpu NAME]\n",
                why);
   return 1;
 }
@@ -99,6 +101,7 @@ int main(int argc, char** argv) {
     else if (s == "--scalar" && (v = next())) a.scalars.push_back(std::atof(v));
     else if (s == "--tolerance" && (v = next())) a.tolerance = std::atof(v);
     else if (s == "--seed" && (v = next())) a.seed = std::atoi(v);
+    else if (s == "--cpu" && (v = next())) a.cpu = v;
     else if (s == "--grid" && (v = next())) {
       for (char* t = std::strtok(const_cast<char*>(v), ","); t; t = std::strtok(nullptr, ","))
         a.grid.push_back(std::atoi(t));
@@ -195,7 +198,9 @@ int main(int argc, char** argv) {
                 kinfo->name.c_str(), vk->spirv.size(), ms);
     exe = dev.load_executable("spirv", vk->spirv.data(), vk->spirv.size() * sizeof(uint32_t));
   } else {
-    auto compiled = cpu::compileForCPU(*module, {});
+    cpu::CompileOptions copts;
+    copts.cpu = a.cpu;
+    auto compiled = cpu::compileForCPU(*module, copts);
     if (mlir::failed(compiled))
       return std::fprintf(stderr, "tessera-run: %s: compilation failed\n", a.program.c_str()), 1;
     kinfo = &compiled->kernels.front();
