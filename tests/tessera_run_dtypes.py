@@ -19,6 +19,14 @@
    bytes with the dtype's spelling ('<f2', '<u2' for bf16, '|u1' for fp8,
    '|i1', '<i4'); bf16 / fp8 files spelled as raw void types ('<V2', '|V1')
    are accepted; a file of the wrong dtype gets the usual error.
+3. Every op the cpu backend lowers, for every type it takes (elementwise
+   with a broadcast operand, exp/gelu, softmax, reduce sum/max in both
+   orders, splat constants, convert_layout) and matmuls of each legal type
+   pair with fused epilogues, odd shapes, several K slices, a panel-packed
+   group and a batch, on random inputs against tessera-run's reference:
+   exactly (--tolerance 0: the reference computes in f32 in the kernel's
+   order and rounds like it), except gelu (tanh against the kernel's exp
+   form) and matmuls (summation order), which get the type's default.
 
 No NumPy: .npy files are read and written with struct.
 """
@@ -225,6 +233,58 @@ def read_npy(path):
     return header, raw[10 + hlen:]
 
 
+def T(shape, t):
+    return "tensor<" + "x".join(map(str, shape)) + "x" + t + ">"
+
+
+def op_programs():
+    """name -> (function text, exact)"""
+    progs = {}
+    floats = ["f32", "f16", "bf16", "f8E4M3FN"]
+    for t in TYPES:
+        s, b = T([24, 40], t), T([40], t)
+        for op in ["add", "sub", "mul", "div", "max"]:
+            progs[f"{op}_{t}"] = (f"(%x: {s}, %y: {b}) -> {s} {{\n"
+                                  f"  %r = tessera_graph.{op} %x, %y : {s}, {b}\n  return %r : {s}\n}}", True)
+        for op in ["relu"] + (["exp", "gelu"] if t in floats else []):
+            progs[f"{op}_{t}"] = (f"(%x: {s}) -> {s} {{\n"
+                                  f"  %r = tessera_graph.{op} %x : {s}\n  return %r : {s}\n}}", op != "gelu")
+        if t in floats:
+            progs[f"softmax_{t}"] = (f"(%x: {s}) -> {s} {{\n"
+                                     f"  %r = tessera_graph.softmax %x dim = 1 : {s}\n  return %r : {s}\n}}", True)
+        for kind in ["sum", "max"]:
+            for order in ["sequential", "pairwise"]:
+                i, o = T([24, 37], t), T([24], t)
+                progs[f"reduce_{kind}_{order}_{t}"] = (
+                    f"(%x: {i}) -> {o} {{\n  %r = tessera_graph.reduce {kind} %x dims = [1] order = {order}"
+                    f" : {i} -> {o}\n  return %r : {o}\n}}", True)
+        cm = f"tensor<24x40x{t}, #tessera_graph.layout<col_major>>"
+        progs[f"layout_{t}"] = (f"(%x: {s}) -> {cm} {{\n"
+                                f"  %r = tessera_graph.convert_layout %x : {s} -> {cm}\n  return %r : {cm}\n}}", True)
+        # x * 100 wraps in i8; x / 0 is 0 for integers (no trap), inf for floats
+        c = T([40], t)
+        for name, op, v in (("const", "mul", "1.5" if t in floats else "100"), ("divzero", "div", "0.0" if t in floats else "0")):
+            progs[f"{name}_{t}"] = (f"(%x: {s}) -> {s} {{\n  %c = arith.constant dense<{v}> : {c}\n"
+                                    f"  %r = tessera_graph.{op} %x, %c : {s}, {c}\n  return %r : {s}\n}}", True)
+    # matmuls: (lhs type, result type, M, K, N, bias): K = 300 and 600 need
+    # 2 and 3 K slices; 300 rows make groups of 150 > MC (panel packing).
+    for a, r, M, K, N in [("f32", "f32", 300, 64, 20), ("f16", "f16", 50, 300, 40),
+                          ("f16", "f32", 33, 70, 17), ("bf16", "bf16", 300, 300, 40),
+                          ("f8E4M3FN", "f32", 64, 600, 24), ("i8", "i8", 50, 300, 40),
+                          ("i8", "i32", 300, 70, 17), ("i32", "i32", 33, 70, 33)]:
+        x, w, bias, y = T([M, K], a), T([K, N], a), T([N], r), T([M, N], r)
+        progs[f"matmul_{a}_{r}_{M}x{K}x{N}"] = (
+            f"(%x: {x}, %w: {w}, %b: {bias}) -> {y} {{\n"
+            f"  %m = tessera_graph.matmul %x, %w : {x}, {w} -> {y}\n"
+            f"  %a = tessera_graph.add %m, %b : {y}, {bias}\n"
+            f"  %r = tessera_graph.relu %a : {y}\n  return %r : {y}\n}}", False)
+    x, w, y = T([3, 20, 300], "bf16"), T([3, 300, 21], "bf16"), T([3, 20, 21], "f32")
+    progs["matmul_batched_bf16_f32"] = (f"(%x: {x}, %w: {w}) -> {y} {{\n"
+                                        f"  %m = tessera_graph.matmul %x, %w : {x}, {w} -> {y}\n"
+                                        f"  return %m : {y}\n}}", False)
+    return progs
+
+
 def main():
     run = sys.argv[1]
     env = dict(os.environ, TESSERA_BACKEND="cpu")
@@ -319,6 +379,21 @@ def main():
                 failures += 1
             else:
                 print(f"ok   {kernel} given {file}: {r.stderr.strip()}")
+
+        # 3. every op for every type
+        progs = op_programs()
+        prog = os.path.join(tmp, "ops.mlir")
+        with open(prog, "w") as f:
+            for name, (text, _) in progs.items():
+                f.write(f"func.func @{name}{text}\n")
+        for name, (_, exact) in progs.items():
+            r = tessera_run(name, *(["--tolerance", "0"] if exact else []))
+            verdict = [l for l in r.stdout.splitlines() if l.startswith("verify:")]
+            if r.returncode != 0 or not verdict or any("PASS" not in v for v in verdict):
+                print(f"FAIL {name}: exit {r.returncode}\n{r.stdout}{r.stderr}")
+                failures += 1
+            else:
+                print(f"ok   {name}: {verdict[0][8:]}")
     print(f"{failures} failure(s)")
     return 1 if failures else 0
 

@@ -366,7 +366,9 @@ int main(int argc, char** argv) {
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
               a.iterations;
   double flops = 0;
-  module->walk([&](graph::MatmulOp mm) {
+  module->walk([&](graph::MatmulOp mm) {  // this kernel's matmuls only
+    auto fn = mm->getParentOfType<mlir::func::FuncOp>();
+    if (fn && fn.getName() != kinfo->name) return;
     auto t = mm.getLhs().getType().cast<mlir::RankedTensorType>();
     auto r = mm.getResult().getType().cast<mlir::RankedTensorType>();
     flops += 2.0 * r.getNumElements() * t.getShape().back();
