@@ -4,6 +4,7 @@
 // so that the reference checks the generated code rather than repeating it.
 #include "dtype.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -168,6 +169,18 @@ double DefaultTolerance(const std::string& d) {
   if (d == "f8E4M3FN") return 0.25;
   if (IntWidth(d)) return 0;
   return 1e-3;
+}
+
+void Compare(const std::vector<unsigned char>& got, const std::string& dtype,
+             const std::vector<double>& want, Mismatch* m) {
+  std::vector<double> g = DecodeAll(got, dtype);
+  for (size_t k = 0; k < g.size() && k < want.size(); ++k) {
+    double x = g[k], w = want[k];
+    double err = std::isnan(x) || std::isnan(w) ? (std::isnan(x) && std::isnan(w) ? 0 : INFINITY)
+                                                : x == w ? 0 : std::fabs(x - w);
+    m->max_error = std::max(m->max_error, err);
+    if (std::isfinite(w)) m->max_ref = std::max(m->max_ref, std::fabs(w));
+  }
 }
 
 }  // namespace tessera::run

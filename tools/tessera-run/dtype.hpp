@@ -45,6 +45,16 @@ double RandomValue(std::mt19937& rng, const std::string& dtype);
 // integers 0 (exact).
 double DefaultTolerance(const std::string& dtype);
 
+// Differences between computed bytes of type `dtype` and expected values,
+// accumulated over buffers: max |got - want| (NaN matches only NaN, an
+// infinity only itself; any other mismatch is infinite) and max |want| over
+// the finite expected values (the scale of a relative tolerance).
+struct Mismatch {
+  double max_error = 0, max_ref = 0;
+};
+void Compare(const std::vector<unsigned char>& got, const std::string& dtype,
+             const std::vector<double>& want, Mismatch* m);
+
 }  // namespace tessera::run
 
 #endif

@@ -332,30 +332,20 @@ int main(int argc, char** argv) {
     if (!have) {
       std::printf("verify: no reference for kernel %s (result not checked)\n", kinfo->name.c_str());
     } else {
-      // One line per result type, each with its tolerance; NaN matches NaN
-      // and an infinity the same infinity.
+      // One line per result type, each with its tolerance (dtype.hpp).
       std::vector<std::string> types;
       for (size_t i : checked)
         if (std::find(types.begin(), types.end(), results[i].dtype) == types.end()) types.push_back(results[i].dtype);
       for (const std::string& dt : types) {
-        double maxErr = 0, maxRef = 0;
-        for (size_t i : checked) {
-          if (results[i].dtype != dt) continue;
-          auto got = run::DecodeAll(results[i].bytes, dt);
-          for (size_t k = 0; k < got.size(); ++k) {
-            double g = got[k], w = expected[i][k];
-            double err = std::isnan(g) || std::isnan(w) ? (std::isnan(g) && std::isnan(w) ? 0 : INFINITY)
-                                                        : g == w ? 0 : std::fabs(g - w);
-            maxErr = std::max(maxErr, err);
-            if (std::isfinite(w)) maxRef = std::max(maxRef, std::fabs(w));
-          }
-        }
+        run::Mismatch m;
+        for (size_t i : checked)
+          if (results[i].dtype == dt) run::Compare(results[i].bytes, dt, expected[i], &m);
         double tol = a.tolerance >= 0 ? a.tolerance : run::DefaultTolerance(dt);
-        bool ok = maxErr <= tol * std::max(1.0, maxRef);
+        bool ok = m.max_error <= tol * std::max(1.0, m.max_ref);
         std::string label = types.size() > 1 ? dt + " results: " : "";
         std::string why = a.tolerance >= 0 ? "--tolerance" : "default for " + dt;
         std::printf("verify: %smax abs error %.3g (max |ref| %.3g, tolerance %.3g relative, %s): %s\n",
-                    label.c_str(), maxErr, maxRef, tol, why.c_str(), ok ? "PASS" : "FAIL");
+                    label.c_str(), m.max_error, m.max_ref, tol, why.c_str(), ok ? "PASS" : "FAIL");
         if (!ok) rc = 3;
       }
     }
