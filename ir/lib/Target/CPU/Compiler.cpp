@@ -158,12 +158,18 @@ FailureOr<CompiledProgram> tessera::cpu::compileForCPU(ModuleOp input,
   std::string cpu = opts.cpu.empty() ? llvm::sys::getHostCPUName().str() : opts.cpu;
   // Host features (an explicit cpu gets that cpu's defaults); F16C decides
   // how f16 is converted (ElementTypes.h).
+  // Read once per process: it runs cpuid, and warm compiles (cache hits)
+  // take well under 100 us.
+  static const llvm::StringMap<bool> hostFeatures = [] {
+    llvm::StringMap<bool> f;
+    if (!llvm::sys::getHostCPUFeatures(f)) f.clear();
+    return f;
+  }();
   llvm::SubtargetFeatures features;
-  llvm::StringMap<bool> host;
-  if (opts.cpu.empty() && llvm::sys::getHostCPUFeatures(host))
-    for (auto &f : host) features.AddFeature(f.first(), f.second);
+  if (opts.cpu.empty())
+    for (auto &f : hostFeatures) features.AddFeature(f.first(), f.second);
   GraphPipelineOptions tiles = opts.tiles;
-  tiles.hardwareF16 = opts.cpu.empty() && host.lookup("f16c");
+  tiles.hardwareF16 = opts.cpu.empty() && hostFeatures.lookup("f16c");
 
   // Cache key: IR text + everything that changes the binary.
   std::string text;
