@@ -243,6 +243,14 @@ def main():
                      f">= {limit}x openblas" if limit else "-",
                      verdict(None if ratio is None else ratio >= limit)
                      if limit else "info"))
+    # bf16 x bf16 -> f32 (operands widened while packing): no target,
+    # reported against the f32 OpenBLAS GEMM of the same size.
+    t = gflops("gemm_bf16/tessera_cpu/2048")
+    r = gflops("gemm_f32/openblas/2048")
+    ratio = t / r if t and r else None
+    rows.append(("gemm_bf16 2048^3 (-> f32)", fmt_gf(t),
+                 f"{fmt_gf(r)} openblas f32",
+                 f"{ratio:.2f}x" if ratio else "n/a", "-", "info"))
     t = gflops("mlp_f32/tessera_cpu/512")
     r = gflops("mlp_f32/openblas_unfused/512")
     ratio = t / r if t and r else None

@@ -4,6 +4,8 @@
 //
 //   gemm_f32/tessera_cpu/{1024,2048}   C = A B (Graph IR matmul, compiled)
 //   gemm_f32/openblas/{1024,2048}      cblas_sgemm, openblas_set_num_threads
+//   gemm_bf16/tessera_cpu/2048         bf16 x bf16 -> f32 (widened while packing),
+//                                      compared with gemm_f32/openblas/2048
 //   mlp_f32/tessera_cpu/512            examples/mlp.mlir (fused)
 //   mlp_f32/openblas_unfused/512       sgemm, bias pass, relu pass, sgemm, bias pass
 //   compile/tessera_cpu/mlp            examples/mlp.mlir, cold (no cache)
@@ -17,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -65,13 +68,28 @@ void SetBlasThreads() {
 }
 #endif
 
-std::string GemmProgram(int n) {
+// C = A B on n x n matrices of `in`, result `out` (MLIR element types).
+std::string GemmProgram(int n, const std::string& in = "f32", const std::string& out = "f32") {
   std::ostringstream s;
-  std::string t = "tensor<" + std::to_string(n) + "x" + std::to_string(n) + "xf32>";
-  s << "func.func @gemm(%a: " << t << ", %b: " << t << ") -> " << t << " {\n"
-    << "  %c = tessera_graph.matmul %a, %b : " << t << ", " << t << " -> " << t << "\n"
-    << "  return %c : " << t << "\n}\n";
+  std::string dims = "tensor<" + std::to_string(n) + "x" + std::to_string(n) + "x";
+  std::string t = dims + in + ">", r = dims + out + ">";
+  s << "func.func @gemm(%a: " << t << ", %b: " << t << ") -> " << r << " {\n"
+    << "  %c = tessera_graph.matmul %a, %b : " << t << ", " << t << " -> " << r << "\n"
+    << "  return %c : " << r << "\n}\n";
   return s.str();
+}
+
+// bf16 <-> f32 on the bits (round to nearest even; the inputs are finite).
+uint16_t ToBf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return static_cast<uint16_t>((u + 0x7FFF + ((u >> 16) & 1)) >> 16);
+}
+float FromBf16(uint16_t h) {
+  uint32_t u = uint32_t{h} << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
 }
 
 std::string MlpProgram(std::string* error) {
@@ -101,6 +119,19 @@ struct Loaded {
   float* host(size_t i) const {
     return static_cast<float*>(buffers[i].host_pointer());
   }
+  // Argument i as floats (bf16 buffers widened).
+  std::vector<float> floats(size_t i) const {
+    size_t n = 1;
+    for (int64_t d : prog.shapes[i]) n *= static_cast<size_t>(d);
+    std::vector<float> v(n);
+    if (prog.dtypes[i] == "bf16") {
+      auto* p = static_cast<const uint16_t*>(buffers[i].host_pointer());
+      for (size_t k = 0; k < n; ++k) v[k] = FromBf16(p[k]);
+    } else {
+      std::copy(host(i), host(i) + n, v.begin());
+    }
+    return v;
+  }
   tessera::Status run(const tessera::Stream& s) const {
     tessera::Status st = s.launch(kernel, TsDim3{prog.grid[0], prog.grid[1], prog.grid[2]},
                                   TsDim3{prog.group[0], prog.group[1], prog.group[2]}, args, 0);
@@ -128,13 +159,19 @@ Loaded* Load(benchmark::State& state, BenchEnv* env, const std::string& text) {
       for (size_t i = 0; i < l.prog.shapes.size() && l.error.empty(); ++i) {
         size_t n = 1;
         for (int64_t d : l.prog.shapes[i]) n *= static_cast<size_t>(d);
-        auto buf = env->device.allocate(n * sizeof(float));
+        const bool bf16 = l.prog.dtypes[i] == "bf16";
+        auto buf = env->device.allocate(n * (bf16 ? sizeof(uint16_t) : sizeof(float)));
         if (!buf.ok()) { l.error = buf.status().ToString(); break; }
         l.buffers.push_back(*buf);
         float* p = l.host(i);
         if (!p) { l.error = "cpu buffer without a host pointer"; break; }
         auto v = Random(n, 17 + static_cast<unsigned>(i));
-        std::copy(v.begin(), v.end(), p);
+        if (bf16) {
+          auto* h = reinterpret_cast<uint16_t*>(p);
+          for (size_t k = 0; k < n; ++k) h[k] = ToBf16(v[k]);
+        } else {
+          std::copy(v.begin(), v.end(), p);
+        }
         l.args.push_back(tessera::KernelArg::buffer(l.buffers.back()));
       }
     }
@@ -155,17 +192,19 @@ double MaxRelError(const float* got, const std::vector<float>& want) {
   return err / ref;
 }
 
-void BM_GemmTessera(benchmark::State& state, int n) {
+// `in` x `in` -> f32; bf16 operands are checked against cblas_sgemm of
+// their (exact) f32 values.
+void BM_GemmTessera(benchmark::State& state, int n, const char* in) {
   BenchEnv* env = EnvOrSkip(state);
   if (!env) return;
-  Loaded* l = Load(state, env, GemmProgram(n));
+  Loaded* l = Load(state, env, GemmProgram(n, in));
   if (!l) return;
   if (!CheckOrSkip(state, l->run(env->stream), "launch + synchronize")) return;
 #if TESSERA_BENCH_HAVE_OPENBLAS
   if (!l->verified) {
     SetBlasThreads();
     std::vector<float> want(static_cast<size_t>(n) * n);
-    Sgemm(n, n, n, l->host(0), l->host(1), want.data());
+    Sgemm(n, n, n, l->floats(0).data(), l->floats(1).data(), want.data());
     double e = MaxRelError(l->host(2), want);
     if (e > 1e-4) {
       state.SkipWithError(("result differs from cblas_sgemm: relative error " +
@@ -300,12 +339,16 @@ void RegisterGemmBenchmarks(const RegisterOptions& options) {
   if (have_ir) {
     for (int n : {1024, 2048}) {
       real(benchmark::RegisterBenchmark(("gemm_f32/tessera_cpu/" + std::to_string(n)).c_str(),
-                                        BM_GemmTessera, n), 0.5);
+                                        BM_GemmTessera, n, "f32"), 0.5);
 #if TESSERA_BENCH_HAVE_OPENBLAS
       real(benchmark::RegisterBenchmark(("gemm_f32/openblas/" + std::to_string(n)).c_str(),
                                         BM_GemmOpenBLAS, n), 0.5);
 #endif
     }
+    // bf16 operands, f32 accumulation and result; compared with the f32
+    // OpenBLAS GEMM of the same size: the same arithmetic (bf16 values are
+    // exact in f32) on twice the operand bytes.
+    real(benchmark::RegisterBenchmark("gemm_bf16/tessera_cpu/2048", BM_GemmTessera, 2048, "bf16"), 0.5);
     real(benchmark::RegisterBenchmark("mlp_f32/tessera_cpu/512", BM_MlpTessera), 0.5);
 #if TESSERA_BENCH_HAVE_OPENBLAS
     real(benchmark::RegisterBenchmark("mlp_f32/openblas_unfused/512", BM_MlpOpenBLASUnfused), 0.5);

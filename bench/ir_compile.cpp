@@ -57,9 +57,11 @@ bool CompileGraphIR(const std::string& text, const IrCompileOptions& options,
   }
   out->output.clear();
   out->shapes.clear();
+  out->dtypes.clear();
   for (const auto& a : k.args) {
     out->output.push_back(a.output);
     out->shapes.push_back(a.shape);
+    out->dtypes.push_back(a.dtype);
   }
   out->compile_ms = compiled->compile_ms;
   out->cache_hit = compiled->cache_hit;

@@ -19,6 +19,7 @@ struct IrProgram {
   uint32_t group[3] = {1, 1, 1};
   std::vector<bool> output;        // per argument: written by the kernel
   std::vector<std::vector<int64_t>> shapes;
+  std::vector<std::string> dtypes;  // per argument: f32, bf16, ... (MLIR spelling)
   double compile_ms = 0;
   bool cache_hit = false;
 };

@@ -91,7 +91,17 @@ expect partial_sums.runs 0 "verify: 4 devices" \
   "$RUN" "$TD/spmd_partial_sums.mlir" --input "$T/px.npy" --input "$T/pw.npy" --iterations 1 --output "$T/pout.npy"
 same partial_sums.global_equals_unsplit "$T/pout.npy" "$T/pref.npy" 1e-5
 
-# 4. Bad setups.
+# 4. Other element types: the collectives example on bf16 and i32 tensors
+#    (the Communicator reduces bf16 in f32 and rounds once; i32 wraps).
+sed 's/xf32/xbf16/g' "$EX/spmd_collectives.mlir" > "$T/coll_bf16.mlir"
+expect collectives.bf16 0 "PASS" "$RUN" "$T/coll_bf16.mlir" --iterations 1
+sed 's/xf32/xi32/g; s/tessera_graph.exp %c/tessera_graph.relu %c/' "$EX/spmd_collectives.mlir" > "$T/coll_i32.mlir"
+expect collectives.i32 0 "tolerance 0 relative, default for i32): PASS" "$RUN" "$T/coll_i32.mlir" --iterations 1
+
+# 5. Bad setups.
+expect fp8_gather 0 "PASS" "$RUN" "$TD/spmd_fp8.mlir" --kernel gather --iterations 1
+expect fp8_reduction 1 "reduces f8E4M3FN values: fp8 is a storage type" \
+  "$RUN" "$TD/spmd_fp8.mlir" --kernel reduce --iterations 1
 expect too_few_devices 2 "mesh @mesh needs 2 devices; backend cpu has 1 (set TESSERA_CPU_DEVICES=2" \
   env TESSERA_CPU_DEVICES=1 "$RUN" "$EX/tp_mlp.mlir" --iterations 1
 expect local_shape_input 1 "expects the global f32 [512x2048] (local [512x1024], dim 1 over tp)" \

@@ -4,8 +4,11 @@
 #include <cmath>
 #include <functional>
 
+#include "dtype.hpp"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "tessera/Dialect/Graph/IR/Graph.h"
 #include "tessera/Dialect/Schedule/IR/Schedule.h"
 
@@ -17,21 +20,21 @@ namespace g = tessera::graph;
 
 struct T {
   std::vector<int64_t> shape;
-  std::vector<float> v;  // logical, row-major
+  std::vector<double> v;  // logical, row-major; values of the element type
   int64_t size() const { return static_cast<int64_t>(v.size()); }
 };
 
 // Logical <-> physical for the innermost two dims.
-std::vector<float> toPhysical(const T& t, g::LayoutAttr l) {
+std::vector<double> toPhysical(const T& t, g::LayoutAttr l) {
   if (!l || l.isRowMajor()) return t.v;
   int64_t M = t.shape[t.shape.size() - 2], N = t.shape.back(), mats = t.size() / (M * N);
-  std::vector<float> out(t.v.size());
+  std::vector<double> out(t.v.size());
   for (int64_t b = 0; b < mats; ++b)
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) out[b * M * N + l.offset(i, j, M, N)] = t.v[b * M * N + i * N + j];
   return out;
 }
-T fromPhysical(const std::vector<float>& p, RankedTensorType type) {
+T fromPhysical(const std::vector<double>& p, RankedTensorType type) {
   T t{std::vector<int64_t>(type.getShape().begin(), type.getShape().end()), p};
   auto l = g::getLayout(type);
   if (!l || l.isRowMajor()) return t;
@@ -40,6 +43,13 @@ T fromPhysical(const std::vector<float>& p, RankedTensorType type) {
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) t.v[b * M * N + i * N + j] = p[b * M * N + l.offset(i, j, M, N)];
   return t;
+}
+
+std::string dtypeOf(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  getElementTypeOrSelf(t).print(os);
+  return os.str();
 }
 
 float gelu(float x) {
@@ -65,21 +75,54 @@ std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollectiv
     int64_t n = 1;
     for (int64_t d : out.shape) n *= d;
     out.v.assign(n, 0.f);
+    // Element types: float ops compute in f32 (as float), integer ops
+    // exactly (int64 / uint64, wrapping), and every result is rounded to
+    // its type at the end (RoundTo), as the generated code stores it.
+    const std::string rt = dtypeOf(op.getResult(0).getType());
+    const bool isInt = !IsFloatDtype(rt);
     if (auto mm = dyn_cast<g::MatmulOp>(op)) {
+      // Accumulated exactly (double: every partial sum of f32 products up
+      // to K = 2^29 terms within 2^-24; integers mod 2^64), rounded once.
       T &a = in(0), &b = in(1);
       int64_t r = a.shape.size(), M = a.shape[r - 2], K = a.shape[r - 1], N = b.shape[r - 1];
       int64_t batch = a.size() / (M * K);
+      bool intAcc = !IsFloatDtype(dtypeOf(mm.getLhs().getType()));
+      std::vector<uint64_t> iacc(intAcc ? n : 0);
       for (int64_t bt = 0; bt < batch; ++bt)
         for (int64_t i = 0; i < M; ++i)
           for (int64_t k = 0; k < K; ++k) {
-            float av = a.v[bt * M * K + i * K + k];
-            for (int64_t j = 0; j < N; ++j) out.v[bt * M * N + i * N + j] += av * b.v[bt * K * N + k * N + j];
+            double av = a.v[bt * M * K + i * K + k];
+            for (int64_t j = 0; j < N; ++j) {
+              int64_t o = bt * M * N + i * N + j;
+              double bv = b.v[bt * K * N + k * N + j];
+              if (intAcc) iacc[o] += static_cast<uint64_t>(static_cast<int64_t>(av) * static_cast<int64_t>(bv));
+              else out.v[o] += av * bv;  // exact: 24-bit x 24-bit significands
+            }
           }
+      if (intAcc)  // the low 32 bits (the i32 accumulator); RoundTo wraps to the result type
+        for (int64_t o = 0; o < n; ++o) out.v[o] = static_cast<double>(static_cast<int32_t>(static_cast<uint32_t>(iacc[o])));
+    } else if (auto cast = dyn_cast<g::CastOp>(op)) {
+      std::string from = dtypeOf(cast.getInput().getType());
+      for (int64_t i = 0; i < n; ++i) out.v[i] = CastValue(in(0).v[i], from, rt);
+    } else if (g::isElementwise(&op) && isInt) {
+      T& a = in(0);
+      const T* b = op.getNumOperands() == 2 ? &in(1) : nullptr;
+      for (int64_t i = 0; i < n; ++i) {
+        int64_t x = static_cast<int64_t>(a.v[i]), y = b ? static_cast<int64_t>(b->v[i % b->size()]) : 0;
+        int64_t r = x;
+        if (isa<g::AddOp>(op)) r = x + y;
+        else if (isa<g::SubOp>(op)) r = x - y;
+        else if (isa<g::MulOp>(op)) r = static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y));
+        else if (isa<g::DivOp>(op)) r = y == 0 ? 0 : x / y;  // toward zero; x / 0 = 0 (docs/ir.md)
+        else if (isa<g::MaxOp>(op)) r = std::max(x, y);
+        else if (isa<g::ReluOp>(op)) r = std::max<int64_t>(x, 0);
+        out.v[i] = static_cast<double>(r);
+      }
     } else if (g::isElementwise(&op)) {
       T& a = in(0);
       const T* b = op.getNumOperands() == 2 ? &in(1) : nullptr;
       for (int64_t i = 0; i < n; ++i) {
-        float x = a.v[i], y = b ? b->v[i % b->size()] : 0.f;
+        float x = static_cast<float>(a.v[i]), y = b ? static_cast<float>(b->v[i % b->size()]) : 0.f;
         float r = x;
         if (isa<g::AddOp>(op)) r = x + y;
         else if (isa<g::SubOp>(op)) r = x - y;
@@ -94,30 +137,43 @@ std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollectiv
     } else if (auto sm = dyn_cast<g::SoftmaxOp>(op)) {
       T& a = in(0);
       int64_t len = a.shape.back();
+      std::vector<float> e(len);
       for (int64_t r = 0; r < n / len; ++r) {
         float mx = -INFINITY, sum = 0;
-        for (int64_t j = 0; j < len; ++j) mx = std::max(mx, a.v[r * len + j]);
-        for (int64_t j = 0; j < len; ++j) sum += out.v[r * len + j] = std::exp(a.v[r * len + j] - mx);
-        for (int64_t j = 0; j < len; ++j) out.v[r * len + j] /= sum;
+        for (int64_t j = 0; j < len; ++j) mx = std::max(mx, static_cast<float>(a.v[r * len + j]));
+        for (int64_t j = 0; j < len; ++j) sum += e[j] = std::exp(static_cast<float>(a.v[r * len + j]) - mx);
+        for (int64_t j = 0; j < len; ++j) out.v[r * len + j] = e[j] * (1.f / sum);
       }
     } else if (auto red = dyn_cast<g::ReduceOp>(op)) {
+      // In the order the attribute fixes: floats in f32, integers exactly.
       T& a = in(0);
       int64_t len = a.shape.back();
       bool mx = red.getKind() == g::ReduceKind::max;
+      bool pairwise = red.getOrder() == g::AssocOrder::pairwise;
+      std::vector<double> row(len);
       for (int64_t r = 0; r < n; ++r) {
-        double acc = mx ? -INFINITY : 0.0;
-        for (int64_t j = 0; j < len; ++j)
-          acc = mx ? std::max<double>(acc, a.v[r * len + j]) : acc + a.v[r * len + j];
-        out.v[r] = static_cast<float>(acc);
+        for (int64_t j = 0; j < len; ++j) row[j] = a.v[r * len + j];
+        auto combine = [&](double x, double y) -> double {
+          if (mx) return std::max(x, y);
+          if (isInt) return static_cast<double>(static_cast<int64_t>(x) + static_cast<int64_t>(y));
+          return static_cast<float>(x) + static_cast<float>(y);
+        };
+        if (pairwise) {
+          for (int64_t st = 1; st < len; st *= 2)
+            for (int64_t i = 0; i + st < len; i += 2 * st) row[i] = combine(row[i], row[i + st]);
+        } else {
+          for (int64_t j = 1; j < len; ++j) row[0] = combine(row[0], row[j]);
+        }
+        out.v[r] = row[0];
       }
     } else if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
       auto dense = cst.getValue().dyn_cast<DenseElementsAttr>();
       if (!dense) return "no reference for non-dense 'arith.constant'";
       int64_t i = 0;
       if (dense.getElementType().isa<FloatType>()) {
-        for (const APFloat& f : dense.getValues<APFloat>()) out.v[i++] = (float)f.convertToDouble();
+        for (const APFloat& f : dense.getValues<APFloat>()) out.v[i++] = f.convertToDouble();
       } else {
-        for (const APInt& x : dense.getValues<APInt>()) out.v[i++] = (float)x.getSExtValue();
+        for (const APInt& x : dense.getValues<APInt>()) out.v[i++] = static_cast<double>(x.getSExtValue());
       }
       if (dense.isSplat()) std::fill(out.v.begin(), out.v.end(), out.v[0]);
     } else if (isa<g::ConvertLayoutOp>(op)) {
@@ -127,6 +183,7 @@ std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollectiv
     } else {
       return "no reference for '" + op.getName().getStringRef().str() + "'";
     }
+    for (double& v : out.v) v = RoundTo(v, rt);
     env[op.getResult(0)] = std::move(out);
   }
   return "";

@@ -1,7 +1,8 @@
 // Straightforward C++ reference implementations that tessera-run checks the
 // compiled kernels against: an interpreter of Graph IR on the host (float
 // math, logical row-major tensors converted to and from each layout) and
-// hand-written references for the Tile IR examples.
+// hand-written references for the Tile IR examples.  The Graph IR
+// interpreter models the element types as the cpu backend does (dtype.hpp).
 #ifndef TESSERA_TOOLS_RUN_REFERENCE_HPP_
 #define TESSERA_TOOLS_RUN_REFERENCE_HPP_
 
@@ -13,15 +14,16 @@
 
 namespace tessera::run {
 
-// Host buffers in the program's physical layouts, as float.
-using HostTensors = std::vector<std::vector<float>>;
+// Host buffers in the program's physical layouts, as the values of their
+// element types (double holds f32, f16, bf16, fp8, i8 and i32 exactly).
+using HostTensors = std::vector<std::vector<double>>;
 
 // Evaluates a collective op for one device of an SPMD program (see
 // spmd_reference.hpp): `input` is the device's operand, `result` comes sized
 // for the op's result; both hold logical row-major values.  Returns "" or an
 // error.
 using ReferenceCollective = std::function<std::string(
-    mlir::Operation& op, const std::vector<float>& input, std::vector<float>* result)>;
+    mlir::Operation& op, const std::vector<double>& input, std::vector<double>* result)>;
 
 // Evaluates a Graph IR function. Returns "" or an error.  Collectives need
 // `collective` (an SPMD program runs one evaluation per device).

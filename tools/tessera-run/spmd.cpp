@@ -1,5 +1,6 @@
 #include "spmd.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -8,6 +9,7 @@
 #include <random>
 
 #include "mlir/Pass/PassManager.h"
+#include "dtype.hpp"
 #include "npy.hpp"
 #include "spmd_reference.hpp"
 #include "tessera/Dialect/Graph/Transforms/Passes.h"
@@ -19,35 +21,6 @@ namespace {
 
 namespace g = tessera::graph;
 using mlir::func::FuncOp;
-
-// ------------------------------------------------------------ host values
-
-// Element <-> float for the element types tessera-run generates and checks.
-bool Supported(const std::string& dt) {
-  return dt == "f32" || dt == "i32" || dt == "i8" || dt == "f64" || dt == "i64";
-}
-float ToFloat(const unsigned char* p, const std::string& dt) {
-  if (dt == "f32") { float f; std::memcpy(&f, p, 4); return f; }
-  if (dt == "i32") { int32_t v; std::memcpy(&v, p, 4); return static_cast<float>(v); }
-  if (dt == "i64") { int64_t v; std::memcpy(&v, p, 8); return static_cast<float>(v); }
-  if (dt == "i8") return static_cast<float>(static_cast<int8_t>(*p));
-  double v;
-  std::memcpy(&v, p, 8);
-  return static_cast<float>(v);
-}
-void FromFloat(float f, unsigned char* p, const std::string& dt) {
-  if (dt == "f32") std::memcpy(p, &f, 4);
-  else if (dt == "i32") { int32_t v = static_cast<int32_t>(f); std::memcpy(p, &v, 4); }
-  else if (dt == "i64") { int64_t v = static_cast<int64_t>(f); std::memcpy(p, &v, 8); }
-  else if (dt == "i8") *p = static_cast<unsigned char>(static_cast<int8_t>(f));
-  else { double v = f; std::memcpy(p, &v, 8); }
-}
-std::vector<float> ToFloats(const NpyArray& a) {
-  size_t s = DtypeSize(a.dtype);
-  std::vector<float> out(a.bytes.size() / s);
-  for (size_t i = 0; i < out.size(); ++i) out[i] = ToFloat(&a.bytes[i * s], a.dtype);
-  return out;
-}
 
 int64_t Elements(const std::vector<int64_t>& shape) {
   int64_t n = 1;
@@ -195,9 +168,15 @@ int RunSpmd(mlir::ModuleOp module, const SpmdOptions& o, const Runtime& rt) {
   if (mlir::failed(planOr)) return 1;
   const g::SpmdPlan& plan = *planOr;
   const int64_t P = plan.devices();
-  for (const g::SpmdValue& v : plan.values)
-    if (!Supported(v.dtype))
-      return Fail(1, "SPMD programs on " + v.dtype + " tensors are not supported by tessera-run yet (f32, i32, i8)");
+  // fp8 is a storage type: the Communicator moves it as bytes (U8), which
+  // is right for gathers and broadcasts and wrong for sums.
+  for (const g::SpmdStep& st : plan.steps)
+    if ((st.kind == g::SpmdStep::kAllReduce || st.kind == g::SpmdStep::kReduceScatter) &&
+        plan.values[st.inputs[0]].dtype == "f8E4M3FN") {
+      st.op->emitOpError("reduces f8E4M3FN values: fp8 is a storage type, cast to bf16 or f32 "
+                         "before reducing across devices");
+      return 1;
+    }
   for (size_t i = 0; i < plan.argShardings.size(); ++i)
     if (Partitioned(plan.argShardings[i]) && g::getLayout(srcFn.getArgumentTypes()[i]) &&
         !g::getLayout(srcFn.getArgumentTypes()[i]).isRowMajor())
@@ -266,7 +245,6 @@ int RunSpmd(mlir::ModuleOp module, const SpmdOptions& o, const Runtime& rt) {
 
   // ---- inputs: global tensors cut into local ones
   std::mt19937 rng(o.seed);
-  std::uniform_real_distribution<float> dist(-1.f, 1.f);
   const size_t nArgs = plan.argShardings.size();
   if (o.inputs.size() > nArgs)
     return Fail(1, std::to_string(o.inputs.size()) + " --input files given, " + plan.name + " takes " +
@@ -290,7 +268,7 @@ int RunSpmd(mlir::ModuleOp module, const SpmdOptions& o, const Runtime& rt) {
     } else {
       global.bytes.assign(Elements(global.shape) * es, 0);
       for (int64_t k = 0; k < Elements(global.shape); ++k)
-        FromFloat(v.dtype[0] == 'f' ? dist(rng) : std::floor(dist(rng) * 8), &global.bytes[k * es], v.dtype);
+        Encode(RandomValue(rng, v.dtype), &global.bytes[k * es], v.dtype);
     }
     for (int64_t d = 0; d < P; ++d) {
       std::vector<unsigned char> local(v.bytes, 0);
@@ -300,8 +278,7 @@ int RunSpmd(mlir::ModuleOp module, const SpmdOptions& o, const Runtime& rt) {
           std::memcpy(&local[k * es], &global.bytes[map(k) * es], es);
       }
       if (Status st = copy(ds[d].values[i], local.data(), local.size()); !st.ok()) return Fail(2, st.ToString());
-      NpyArray la{v.dtype, v.shape, local};
-      localIn[d][i] = ToFloats(la);
+      localIn[d][i] = DecodeAll(local, v.dtype);
     }
   }
 
@@ -376,13 +353,15 @@ int RunSpmd(mlir::ModuleOp module, const SpmdOptions& o, const Runtime& rt) {
   if (!iteration()) return 2;
 
   // ---- results: per device, then the global ones
+  std::vector<std::vector<std::vector<unsigned char>>> gotBytes(P);  // [device][result]
   std::vector<HostTensors> got(P);
   for (int64_t d = 0; d < P; ++d)
     for (unsigned r : plan.results) {
       const g::SpmdValue& v = plan.values[r];
-      NpyArray a{v.dtype, v.shape, std::vector<unsigned char>(v.bytes)};
-      if (Status st = copy(a.bytes.data(), ds[d].values[r], a.bytes.size()); !st.ok()) return Fail(2, st.ToString());
-      got[d].push_back(ToFloats(a));
+      std::vector<unsigned char> bytes(v.bytes);
+      if (Status st = copy(bytes.data(), ds[d].values[r], bytes.size()); !st.ok()) return Fail(2, st.ToString());
+      got[d].push_back(DecodeAll(bytes, v.dtype));
+      gotBytes[d].push_back(std::move(bytes));
     }
   int rc = 0;
   if (o.verify) {
@@ -392,20 +371,32 @@ int RunSpmd(mlir::ModuleOp module, const SpmdOptions& o, const Runtime& rt) {
       std::fprintf(stderr, "tessera-run: reference: %s\n", e.c_str());
       rc = 3;
     } else {
-      double maxErr = 0, maxRef = 0;
-      int64_t worst = 0;
-      for (int64_t d = 0; d < P; ++d)
-        for (size_t r = 0; r < got[d].size(); ++r)
-          for (size_t k = 0; k < got[d][r].size(); ++k) {
-            double err = std::fabs(got[d][r][k] - expected[d][r][k]);
-            if (err > maxErr) { maxErr = err; worst = d; }
-            maxRef = std::max<double>(maxRef, std::fabs(expected[d][r][k]));
-          }
-      bool ok = maxErr <= o.tolerance * std::max(1.0, maxRef);
-      std::printf("verify: %lld devices, max abs error %.3g (device %lld; max |ref| %.3g, tolerance %.3g relative): %s\n",
-                  static_cast<long long>(P), maxErr, static_cast<long long>(worst), maxRef, o.tolerance,
-                  ok ? "PASS" : "FAIL");
-      if (!ok) rc = 3;
+      // One line per result type, each with its tolerance (dtype.hpp).
+      std::vector<std::string> types;
+      for (unsigned r : plan.results)
+        if (std::find(types.begin(), types.end(), plan.values[r].dtype) == types.end())
+          types.push_back(plan.values[r].dtype);
+      for (const std::string& dt : types) {
+        Mismatch m, worst;
+        int64_t worstDevice = 0;
+        for (int64_t d = 0; d < P; ++d) {
+          Mismatch md;
+          for (size_t r = 0; r < plan.results.size(); ++r)
+            if (plan.values[plan.results[r]].dtype == dt) Compare(gotBytes[d][r], dt, expected[d][r], &md);
+          if (md.max_error > worst.max_error || d == 0) { worst = md; worstDevice = d; }
+          m.max_error = std::max(m.max_error, md.max_error);
+          m.max_ref = std::max(m.max_ref, md.max_ref);
+        }
+        double tol = o.tolerance >= 0 ? o.tolerance : DefaultTolerance(dt);
+        bool ok = m.max_error <= tol * std::max(1.0, m.max_ref);
+        std::string label = types.size() > 1 ? dt + " results: " : "";
+        std::string why = o.tolerance >= 0 ? "--tolerance" : "default for " + dt;
+        std::printf("verify: %lld devices, %smax abs error %.3g (device %lld; max |ref| %.3g, tolerance %.3g "
+                    "relative, %s): %s\n",
+                    static_cast<long long>(P), label.c_str(), m.max_error, static_cast<long long>(worstDevice),
+                    m.max_ref, tol, why.c_str(), ok ? "PASS" : "FAIL");
+        if (!ok) rc = 3;
+      }
     }
   }
   // Global results: partitioned dims placed, partial sums added; copies on
@@ -415,7 +406,7 @@ int RunSpmd(mlir::ModuleOp module, const SpmdOptions& o, const Runtime& rt) {
     const g::SpmdValue& v = plan.values[plan.results[r]];
     const g::SpmdSharding& sh = plan.resultShardings[r];
     std::vector<int64_t> gshape = GlobalShape(sh, v.shape, plan.shape);
-    std::vector<float> sum(Elements(gshape), 0.f);
+    std::vector<double> sum(Elements(gshape), 0.0);
     double replicaDiff = 0;
     // Devices with the same coordinates on the partitioned and reduce axes
     // hold copies of one block: the first is placed (partial sums added),
@@ -426,9 +417,9 @@ int RunSpmd(mlir::ModuleOp module, const SpmdOptions& o, const Runtime& rt) {
       for (int a : sh.dimAxis) key.push_back(a >= 0 ? c[a] : -1);
       for (int a : sh.reduceAxes) key.push_back(c[a]);
       auto [it, isFirst] = firstHolder.emplace(key, d);
-      const std::vector<float>& x = got[d][r];
+      const std::vector<double>& x = got[d][r];
       if (!isFirst) {
-        const std::vector<float>& ref = got[it->second][r];
+        const std::vector<double>& ref = got[it->second][r];
         for (size_t k = 0; k < x.size(); ++k) replicaDiff = std::max<double>(replicaDiff, std::fabs(x[k] - ref[k]));
         continue;
       }
@@ -443,7 +434,8 @@ int RunSpmd(mlir::ModuleOp module, const SpmdOptions& o, const Runtime& rt) {
     out.dtype = v.dtype;
     out.shape = gshape;
     out.bytes.assign(sum.size() * DtypeSize(v.dtype), 0);
-    for (size_t k = 0; k < sum.size(); ++k) FromFloat(sum[k], &out.bytes[k * DtypeSize(v.dtype)], v.dtype);
+    // Partial sums add exactly in double and are rounded once to the type.
+    for (size_t k = 0; k < sum.size(); ++k) Encode(sum[k], &out.bytes[k * DtypeSize(v.dtype)], v.dtype);
     globals.push_back(std::move(out));
   }
 

@@ -1,5 +1,7 @@
 #include "spmd_reference.hpp"
 
+#include "dtype.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <condition_variable>
@@ -7,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include "llvm/Support/raw_ostream.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "tessera/Dialect/Graph/Transforms/SpmdPlan.h"
 
@@ -27,8 +30,8 @@ class Rendezvous {
   // Deposits device `d`'s operand of `op` and waits for every device's.
   // On success `*all` points at the operands, indexed by device; they stay
   // valid until the Rendezvous is destroyed.
-  std::string Exchange(Operation* op, size_t d, const std::vector<float>& input,
-                       const std::vector<std::vector<float>>** all) {
+  std::string Exchange(Operation* op, size_t d, const std::vector<double>& input,
+                       const std::vector<std::vector<double>>** all) {
     std::unique_lock<std::mutex> lock(mu_);
     Slot& slot = slots_[op];
     if (slot.inputs.empty()) slot.inputs.resize(devices_);
@@ -48,7 +51,7 @@ class Rendezvous {
 
  private:
   struct Slot {
-    std::vector<std::vector<float>> inputs;
+    std::vector<std::vector<double>> inputs;
     size_t arrived = 0;
   };
   const size_t devices_;
@@ -68,8 +71,8 @@ void Split(ArrayRef<int64_t> shape, int64_t dim, int64_t* outer, int64_t* inner)
 
 // Device d's result of `op` from the operands of every device.
 std::string Collective(Operation& op, const std::vector<int64_t>& meshShape, g::MeshOp mesh,
-                       size_t d, const std::vector<std::vector<float>>& all,
-                       std::vector<float>* out) {
+                       size_t d, const std::vector<std::vector<double>>& all,
+                       std::vector<double>* out) {
   std::vector<int> axes;
   for (Attribute a : op.getAttrOfType<ArrayAttr>("axes")) {
     int idx = -1;
@@ -80,14 +83,21 @@ std::string Collective(Operation& op, const std::vector<int64_t>& meshShape, g::
   }
   int64_t rank = 0;
   std::vector<int64_t> group = g::collectiveGroup(meshShape, axes, static_cast<int64_t>(d), &rank);
+  std::string dtype;
+  {
+    llvm::raw_string_ostream os(dtype);
+    op.getResult(0).getType().cast<RankedTensorType>().getElementType().print(os);
+  }
   auto reduce = [&](g::ReduceKind kind, size_t i, int64_t src) {
     // Rank order: rank 0's value, then + (or max) rank 1's, ...
-    float acc = all[group[0]][src];
+    double acc = all[group[0]][src];
     for (size_t r = 1; r < group.size(); ++r) {
-      float v = all[group[r]][src];
+      double v = all[group[r]][src];
       acc = kind == g::ReduceKind::max ? std::max(acc, v) : acc + v;
     }
-    (*out)[i] = acc;
+    // Sums are exact in double; stored as the device stores them (f32,
+    // bf16, ... rounded once; integers wrap).
+    (*out)[i] = RoundTo(acc, dtype);
   };
   if (auto ar = dyn_cast<g::AllReduceOp>(op)) {
     for (size_t i = 0; i < out->size(); ++i) reduce(ar.getKind(), i, static_cast<int64_t>(i));
@@ -137,9 +147,9 @@ std::string ReferenceSpmd(mlir::func::FuncOp fn, g::MeshOp mesh,
   std::vector<std::thread> threads;
   for (size_t d = 0; d < devices; ++d) {
     threads.emplace_back([&, d] {
-      ReferenceCollective collective = [&](Operation& op, const std::vector<float>& in,
-                                           std::vector<float>* out) -> std::string {
-        const std::vector<std::vector<float>>* all = nullptr;
+      ReferenceCollective collective = [&](Operation& op, const std::vector<double>& in,
+                                           std::vector<double>* out) -> std::string {
+        const std::vector<std::vector<double>>* all = nullptr;
         if (auto e = rendezvous.Exchange(&op, d, in, &all); !e.empty()) return e;
         return Collective(op, shape, mesh, d, *all, out);
       };

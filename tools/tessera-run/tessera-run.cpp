@@ -5,6 +5,7 @@
 //   tessera-run PROGRAM.mlir [--input a.npy ...] [--output out.npy]
 //               [--iterations N] [--kernel NAME] [--scalar V ...]
 //               [--grid X[,Y,Z]] [--tolerance T] [--seed S] [--no-verify]
+//               [--cpu NAME]   (LLVM cpu for the cpu backend, default: the host)
 //
 // Backends: cpu (Graph IR and Tile IR, compiled to a shared object) and
 // vulkan (Tile IR compiled to SPIR-V by tessera::spv::compileForVulkan;
@@ -13,6 +14,7 @@
 // Exit codes: 0 verified (or --no-verify), 1 bad input / compile error,
 // 2 runtime error (or a program the backend cannot run), 3 result mismatch,
 // 77 the vulkan backend was requested but is unavailable (ctest SKIP).
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -26,6 +28,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/SourceMgr.h"
+#include "dtype.hpp"
 #include "gpu_plan.hpp"
 #include "npy.hpp"
 #include "reference.hpp"
@@ -42,11 +45,12 @@ namespace {
 
 struct Args {
   std::string program, output, kernel;
+  std::string cpu;  // LLVM cpu to compile for (cpu backend); empty: the host
   std::vector<std::string> inputs;
   std::vector<double> scalars;
   std::vector<unsigned> grid;
   int iterations = 10;
-  double tolerance = 1e-3;
+  double tolerance = -1;  // < 0: the default of each result's type (dtype.hpp)
   unsigned seed = 42;
   bool verify = true;
 };
@@ -55,32 +59,11 @@ int usage(const char* why) {
   std::fprintf(stderr,
                "tessera-run: %s\nusage: tessera-run PROGRAM.mlir [--input a.npy ...] "
                "[--output out.npy] [--iterations N] [--kernel NAME] [--scalar V ...] "
-               "[--grid X[,Y,Z]] [--tolerance T] [--seed S] [--no-verify]\n",
+               "[--grid X[,Y,Z]] [--tolerance T] [--seed S] [--no-verify] [--cpu NAME]\n",
                why);
   return 1;
 }
 
-float toFloat(const unsigned char* p, const std::string& dt) {
-  if (dt == "f32") { float f; std::memcpy(&f, p, 4); return f; }
-  if (dt == "i32") { int32_t v; std::memcpy(&v, p, 4); return static_cast<float>(v); }
-  if (dt == "i64") { int64_t v; std::memcpy(&v, p, 8); return static_cast<float>(v); }
-  if (dt == "i8") return static_cast<float>(static_cast<int8_t>(*p));
-  if (dt == "f64") { double v; std::memcpy(&v, p, 8); return static_cast<float>(v); }
-  return 0.f;
-}
-void fromFloat(float f, unsigned char* p, const std::string& dt) {
-  if (dt == "f32") std::memcpy(p, &f, 4);
-  else if (dt == "i32") { int32_t v = static_cast<int32_t>(f); std::memcpy(p, &v, 4); }
-  else if (dt == "i64") { int64_t v = static_cast<int64_t>(f); std::memcpy(p, &v, 8); }
-  else if (dt == "i8") *p = static_cast<unsigned char>(static_cast<int8_t>(f));
-  else if (dt == "f64") { double v = f; std::memcpy(p, &v, 8); }
-}
-std::vector<float> toFloats(const std::vector<unsigned char>& b, const std::string& dt) {
-  size_t s = run::DtypeSize(dt);
-  std::vector<float> out(b.size() / s);
-  for (size_t i = 0; i < out.size(); ++i) out[i] = toFloat(&b[i * s], dt);
-  return out;
-}
 // Exit code for "the requested backend cannot run here" (ctest SKIP_RETURN_CODE).
 constexpr int kExitSkip = 77;
 
@@ -119,6 +102,7 @@ int main(int argc, char** argv) {
     else if (s == "--scalar" && (v = next())) a.scalars.push_back(std::atof(v));
     else if (s == "--tolerance" && (v = next())) a.tolerance = std::atof(v);
     else if (s == "--seed" && (v = next())) a.seed = std::atoi(v);
+    else if (s == "--cpu" && (v = next())) a.cpu = v;
     else if (s == "--grid" && (v = next())) {
       for (char* t = std::strtok(const_cast<char*>(v), ","); t; t = std::strtok(nullptr, ","))
         a.grid.push_back(std::atoi(t));
@@ -235,7 +219,9 @@ int main(int argc, char** argv) {
                 kinfo->name.c_str(), vk->spirv.size(), ms);
     exe = dev.load_executable("spirv", vk->spirv.data(), vk->spirv.size() * sizeof(uint32_t));
   } else {
-    auto compiled = cpu::compileForCPU(*module, {});
+    cpu::CompileOptions copts;
+    copts.cpu = a.cpu;
+    auto compiled = cpu::compileForCPU(*module, copts);
     if (mlir::failed(compiled))
       return std::fprintf(stderr, "tessera-run: %s: compilation failed\n", a.program.c_str()), 1;
     kinfo = &compiled->kernels.front();
@@ -256,7 +242,6 @@ int main(int argc, char** argv) {
 
   // ---- arguments: given inputs are matched to non-output buffers in order
   std::mt19937 rng(a.seed);
-  std::uniform_real_distribution<float> dist(-1.f, 1.f);
   std::vector<run::NpyArray> host(kinfo->args.size());
   std::vector<Buffer> buffers(kinfo->args.size());
   size_t nextInput = 0, nextScalar = 0;
@@ -270,7 +255,7 @@ int main(int argc, char** argv) {
     h.bytes.assign(n * run::DtypeSize(ai.dtype), 0);
     if (!ai.buffer) {
       double v = nextScalar < a.scalars.size() ? a.scalars[nextScalar++] : 1.5;
-      fromFloat(static_cast<float>(v), h.bytes.data(), ai.dtype);
+      run::Encode(v, h.bytes.data(), ai.dtype);
       continue;
     }
     if (!ai.output && nextInput < a.inputs.size()) {
@@ -288,7 +273,7 @@ int main(int argc, char** argv) {
     } else if (!ai.output) {
       size_t s = run::DtypeSize(ai.dtype);
       for (size_t k = 0; k < n; ++k)
-        fromFloat(ai.dtype[0] == 'f' ? dist(rng) : std::floor(dist(rng) * 8), &h.bytes[k * s], ai.dtype);
+        run::Encode(run::RandomValue(rng, ai.dtype), &h.bytes[k * s], ai.dtype);
     }
     auto buf = dev.allocate(h.bytes.size());
     if (!buf.ok()) return std::fprintf(stderr, "tessera-run: %s\n", buf.status().ToString().c_str()), 2;
@@ -327,7 +312,7 @@ int main(int argc, char** argv) {
 
   // Snapshot of inputs for the reference (outputs may be updated in place).
   run::HostTensors before;
-  for (auto& h : host) before.push_back(toFloats(h.bytes, h.dtype));
+  for (auto& h : host) before.push_back(run::DecodeAll(h.bytes, h.dtype));
 
   // ---- one checked run, then timed iterations
   auto launch = [&]() -> bool {
@@ -368,18 +353,22 @@ int main(int argc, char** argv) {
     if (!have) {
       std::printf("verify: no reference for kernel %s (result not checked)\n", kinfo->name.c_str());
     } else {
-      double maxErr = 0, maxRef = 0;
-      for (size_t i : checked) {
-        auto got = toFloats(results[i].bytes, results[i].dtype);
-        for (size_t k = 0; k < got.size(); ++k) {
-          maxErr = std::max<double>(maxErr, std::fabs(got[k] - expected[i][k]));
-          maxRef = std::max<double>(maxRef, std::fabs(expected[i][k]));
-        }
+      // One line per result type, each with its tolerance (dtype.hpp).
+      std::vector<std::string> types;
+      for (size_t i : checked)
+        if (std::find(types.begin(), types.end(), results[i].dtype) == types.end()) types.push_back(results[i].dtype);
+      for (const std::string& dt : types) {
+        run::Mismatch m;
+        for (size_t i : checked)
+          if (results[i].dtype == dt) run::Compare(results[i].bytes, dt, expected[i], &m);
+        double tol = a.tolerance >= 0 ? a.tolerance : run::DefaultTolerance(dt);
+        bool ok = m.max_error <= tol * std::max(1.0, m.max_ref);
+        std::string label = types.size() > 1 ? dt + " results: " : "";
+        std::string why = a.tolerance >= 0 ? "--tolerance" : "default for " + dt;
+        std::printf("verify: %smax abs error %.3g (max |ref| %.3g, tolerance %.3g relative, %s): %s\n",
+                    label.c_str(), m.max_error, m.max_ref, tol, why.c_str(), ok ? "PASS" : "FAIL");
+        if (!ok) rc = 3;
       }
-      bool ok = maxErr <= a.tolerance * std::max(1.0, maxRef);
-      std::printf("verify: max abs error %.3g (max |ref| %.3g, tolerance %.3g relative): %s\n", maxErr,
-                  maxRef, a.tolerance, ok ? "PASS" : "FAIL");
-      if (!ok) rc = 3;
     }
   }
   auto t0 = std::chrono::steady_clock::now();
@@ -388,7 +377,9 @@ int main(int argc, char** argv) {
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
               a.iterations;
   double flops = 0;
-  module->walk([&](graph::MatmulOp mm) {
+  module->walk([&](graph::MatmulOp mm) {  // this kernel's matmuls only
+    auto fn = mm->getParentOfType<mlir::func::FuncOp>();
+    if (fn && fn.getName() != kinfo->name) return;
     auto t = mm.getLhs().getType().cast<mlir::RankedTensorType>();
     auto r = mm.getResult().getType().cast<mlir::RankedTensorType>();
     flops += 2.0 * r.getNumElements() * t.getShape().back();

@@ -35,7 +35,7 @@ using namespace tessera::cpu;
 
 namespace {
 
-constexpr const char *kCompilerVersion = "tessera-cpu-3";
+constexpr const char *kCompilerVersion = "tessera-cpu-4-dtypes";
 
 std::string typeName(Type t) {
   std::string s;
@@ -62,11 +62,15 @@ std::vector<KernelInfo> collectKernels(ModuleOp m) {
       k.grid[i] = static_cast<uint32_t>(grid[i]);
       k.group_size[i] = static_cast<uint32_t>(gs[i]);
     }
+    // Graph IR kernels list their element types (an fp8 buffer is an i8 memref).
+    auto dtypes = d.getAs<ArrayAttr>("dtypes");
     for (int64_t i = 0; i < nIn + nOut; ++i) {
       KernelArgInfo a;
       Type t = f.getArgumentTypes()[i];
       if (auto mt = t.dyn_cast<MemRefType>()) {
-        a.dtype = typeName(mt.getElementType());
+        a.dtype = typeName(dtypes && i < (int64_t)dtypes.size()
+                               ? dtypes[i].cast<TypeAttr>().getValue()
+                               : mt.getElementType());
         a.shape.assign(mt.getShape().begin(), mt.getShape().end());
       } else {
         a.buffer = false;
@@ -152,6 +156,20 @@ FailureOr<CompiledProgram> tessera::cpu::compileForCPU(ModuleOp input,
     llvm::InitializeNativeTargetAsmPrinter();
   });
   std::string cpu = opts.cpu.empty() ? llvm::sys::getHostCPUName().str() : opts.cpu;
+  // Host features (an explicit cpu gets that cpu's defaults); F16C decides
+  // how f16 is converted (ElementTypes.h).
+  // Read once per process: it runs cpuid, and warm compiles (cache hits)
+  // take well under 100 us.
+  static const llvm::StringMap<bool> hostFeatures = [] {
+    llvm::StringMap<bool> f;
+    if (!llvm::sys::getHostCPUFeatures(f)) f.clear();
+    return f;
+  }();
+  llvm::SubtargetFeatures features;
+  if (opts.cpu.empty())
+    for (auto &f : hostFeatures) features.AddFeature(f.first(), f.second);
+  GraphPipelineOptions tiles = opts.tiles;
+  tiles.hardwareF16 = opts.cpu.empty() && hostFeatures.lookup("f16c");
 
   // Cache key: IR text + everything that changes the binary.
   std::string text;
@@ -161,7 +179,8 @@ FailureOr<CompiledProgram> tessera::cpu::compileForCPU(ModuleOp input,
     os << "\n" << kCompilerVersion << " cpu=" << cpu << " O" << opts.opt_level
        << " tiles=" << opts.tiles.tileM << "," << opts.tiles.tileN << "," << opts.tiles.tileK
        << "," << opts.tiles.microM << "," << opts.tiles.microN
-       << " attn=" << opts.tiles.attnBlockQ << "," << opts.tiles.attnBlockKV;
+       << " attn=" << opts.tiles.attnBlockQ << "," << opts.tiles.attnBlockKV
+       << " f16c=" << tiles.hardwareF16;
   }
   std::string key = llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(text)), true).substr(0, 32);
   std::string dir = opts.cache_dir.empty() ? defaultCacheDir() : opts.cache_dir;
@@ -203,7 +222,7 @@ FailureOr<CompiledProgram> tessera::cpu::compileForCPU(ModuleOp input,
       graph = true;
   });
   PassManager pm(ctx);
-  if (graph) buildGraphToLoopsPipeline(pm, opts.tiles);
+  if (graph) buildGraphToLoopsPipeline(pm, tiles);
   else buildTileToLoopsPipeline(pm);
   if (failed(pm.run(*module))) return failure();
   CompiledProgram prog;
@@ -234,10 +253,6 @@ FailureOr<CompiledProgram> tessera::cpu::compileForCPU(ModuleOp input,
     emitError(module->getLoc()) << "no LLVM target for " << triple << ": " << err;
     return failure();
   }
-  llvm::SubtargetFeatures features;
-  llvm::StringMap<bool> host;
-  if (opts.cpu.empty() && llvm::sys::getHostCPUFeatures(host))
-    for (auto &f : host) features.AddFeature(f.first(), f.second);
   llvm::TargetOptions to;
   to.AllowFPOpFusion = llvm::FPOpFusion::Fast;
   std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(

@@ -22,7 +22,9 @@ void tessera::cpu::buildGraphToLoopsPipeline(OpPassManager &pm,
   gs.attnBlockQ = o.attnBlockQ;
   gs.attnBlockKV = o.attnBlockKV;
   pm.addPass(graph::createGraphToSchedule(gs));
-  pm.addPass(createScheduleToCPU());
+  ScheduleToCPUOptions sc;
+  sc.hardwareF16 = o.hardwareF16;
+  pm.addPass(createScheduleToCPU(sc));
   // Vector exps (the online softmax) become polynomials, not libm calls.
   pm.addPass(createExpandVectorExp());
   pm.addPass(createCanonicalizerPass());

@@ -5,7 +5,7 @@
 // vector.fma, and the epilogue applied before the store.
 // CHECK-LABEL: func.func @dense
 // CHECK-SAME: (%{{.*}}: memref<96x64xf32>, %{{.*}}: memref<64x32xf32>, %{{.*}}: memref<32xf32>, %{{.*}}: memref<96x32xf32>, %{{.*}}: index
-// CHECK-SAME: tessera.cpu_kernel = {grid = array<i64: 2, 1, 1>
+// CHECK-SAME: tessera.cpu_kernel = {dtypes = [f32, f32, f32, f32], grid = array<i64: 2, 1, 1>
 // Packed A: (MC/MR + 1) slivers of KC x MR floats (MC = 96, KC = 64).
 // CHECK: memref.alloc() {alignment = 64 : i64} : memref<6528xf32>
 // CHECK: scf.for

@@ -13,7 +13,19 @@ def ScheduleToCPU : Pass<"tessera-schedule-to-cpu", "::mlir::ModuleOp"> {
     fused epilogue is applied to the register tile before it is stored.
     Other Graph ops become loops. Results are written to output arguments
     appended after the inputs.
+
+    Element types: f16/bf16/f8E4M3FN are storage types (loaded, widened to
+    f32, rounded to nearest even when stored; fp8 is held in i8 memrefs and
+    saturates to +-448), i8/i32 compute in i32 and wrap when stored. Matmul
+    operands are widened while packing, so the micro-kernel runs on f32 (or
+    i32) and the result is rounded once. Any M, N, K; batched matmuls loop
+    over their batch dims. The kernel attribute's `dtypes` lists the element
+    type of each argument.
   }];
+  let options = [
+    Option<"hardwareF16", "hardware-f16", "bool", /*default=*/"false",
+           "convert f16 with arith.extf/truncf (the target has F16C); else in integer code">
+  ];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect",
                            "::mlir::arith::ArithDialect", "::mlir::vector::VectorDialect",
                            "::mlir::math::MathDialect", "::mlir::func::FuncDialect",

@@ -9,6 +9,8 @@ struct GraphPipelineOptions {
   int64_t tileM = 144, tileN = 4096, tileK = 256, microM = 6, microN = 16;
   /// Attention blocks (tessera_schedule.flash_attention), at most.
   int64_t attnBlockQ = 64, attnBlockKV = 64;
+  /// The target has F16C: f16 conversions in hardware (else integer code).
+  bool hardwareF16 = false;
 };
 /// Graph IR -> Schedule IR -> scf/vector kernels (stops before LLVM).
 void buildGraphToLoopsPipeline(mlir::OpPassManager &pm,

@@ -57,10 +57,12 @@ struct GraphToSchedulePass
   }
 
   /// matmul(Q, K^T) [-> mul/div by a splat] -> softmax(last dim) ->
-  /// matmul(P, V), every intermediate used once, all in one block, rank 2.
+  /// matmul(P, V), every intermediate used once, all in one block, rank 2,
+  /// f32 (flash_attention keeps its blocks in f32 and does not round the
+  /// scores and probabilities to a narrower type as the unfused program does).
   void matchAttention(graph::SoftmaxOp sm) {
     auto st = sm.getInput().getType().cast<RankedTensorType>();
-    if (st.getRank() != 2 || sm.getDim() != 1 || !st.getElementType().isa<FloatType>()) return;
+    if (st.getRank() != 2 || sm.getDim() != 1 || !st.getElementType().isF32()) return;
     if (!sm.getResult().hasOneUse()) return;
     auto pv = dyn_cast<graph::MatmulOp>(*sm.getResult().getUsers().begin());
     if (!pv || pv.getLhs() != sm.getResult() || pv.getRhs() == sm.getResult()) return;
@@ -125,12 +127,13 @@ struct GraphToSchedulePass
   }
 
   void fuse(graph::MatmulOp mm) {
-    // The epilogue: single-use elementwise consumers, each fed by the last.
+    // The epilogue: single-use elementwise consumers, each fed by the last
+    // (casts included: a bf16 layer's final cast is applied in registers).
     SmallVector<Operation *> chain{mm};
     Value cur = mm.getResult();
     while (cur.hasOneUse()) {
       Operation *user = *cur.getUsers().begin();
-      if (!graph::isElementwise(user) || isa<graph::CastOp>(user) ||
+      if (!graph::isElementwise(user) ||
           user->getOperand(0) != cur || user->getBlock() != mm->getBlock())
         break;
       if (user->getNumOperands() == 2 && user->getOperand(1) == cur) break;

@@ -149,12 +149,28 @@ def Graph_MeshOp : Graph_Op<"mesh", [Symbol]> {
 def Graph_MatmulOp : Graph_Op<"matmul", [Pure]> {
   let summary = "matrix product with optional batch dimensions";
   let description = [{
-    `[..., M, K] x [..., K, N] -> [..., M, N]`. f16/bf16/fp8 operands may
-    accumulate into an f32 result, i8 operands into i32.
+    `[..., M, K] x [..., K, N] -> [..., M, N]`; leading (batch) dimensions
+    must match. Operand and result element types:
+
+    | operands | result |
+    |---|---|
+    | f32 | f32 |
+    | f16 | f16 or f32 |
+    | bf16 | bf16 or f32 |
+    | f8E4M3FN | f32 (fp8 is a storage type) |
+    | i8 | i8 or i32 |
+    | i32 | i32 |
+
+    Each result element is the sum over all of K of the products, in the
+    accumulator type (f32 for float operands, the products of narrow floats
+    being exact; i32 for integer operands, wrapping), rounded once to the
+    result type (round to nearest even; i32 -> i8 keeps the low byte). The
+    order of the summation is the backend's.
 
     Example:
     ```mlir
     %c = tessera_graph.matmul %a, %b : tensor<128x64xf32>, tensor<64x32xf32> -> tensor<128x32xf32>
+    %d = tessera_graph.matmul %x, %w : tensor<4x128x64xbf16>, tensor<4x64x32xbf16> -> tensor<4x128x32xf32>
     ```
   }];
   let arguments = (ins Graph_Tensor:$lhs, Graph_Tensor:$rhs);
@@ -169,6 +185,11 @@ class Graph_BinaryOp<string mnemonic, string what>
   let description = [{
     Elementwise on two tensors. `rhs` has the shape of `lhs` or of a suffix
     of it (numpy trailing broadcast, e.g. a bias `[N]` on `[M, N]`).
+
+    f16, bf16 and f8E4M3FN values are computed in f32 and the result is
+    rounded to the element type (nearest even; see `cast`); integers wrap
+    around in their width. Integer `div` truncates toward zero; `x / 0` is
+    0 and `INT_MIN / -1` wraps to `INT_MIN` (never a trap).
 
     Example:
     ```mlir
@@ -212,11 +233,26 @@ def Graph_GeluOp : Graph_UnaryOp<"gelu", "GELU (tanh approximation)">;
 def Graph_CastOp : Graph_Op<"cast", [Pure]> {
   let summary = "elementwise element-type conversion";
   let description = [{
-    Converts each element; shapes and layouts must match.
+    Converts each element; shapes and layouts must match. Between any two
+    of f32, f16, bf16, f8E4M3FN, i32 and i8:
+
+    - float -> float: the nearest value of the result type, ties to even.
+      Overflow: f16 and bf16 become +-inf; f8E4M3FN (no infinities, largest
+      finite value 448) saturates: a finite value whose rounding exceeds
+      448 becomes +-448, and so do +-inf (NVIDIA's `cvt.rn.satfinite`).
+      NaN stays NaN (f8E4M3FN: 0x7F / 0xFF); -0 stays -0; subnormals of
+      every format are kept (no flush to zero).
+    - float -> int: round toward zero, then saturate to the range of the
+      result type (i8: [-128, 127]); NaN gives 0. Never undefined.
+    - int -> float: to the nearest f32 (ties to even), then as float ->
+      float (an i32 beyond 2^24 may round twice).
+    - int -> int: i8 -> i32 sign-extends; i32 -> i8 keeps the low 8 bits
+      (two's complement wrap-around).
 
     Example:
     ```mlir
     %h = tessera_graph.cast %x : tensor<4x8xf32> -> tensor<4x8xbf16>
+    %q = tessera_graph.cast %y : tensor<4x8xf32> -> tensor<4x8xf8E4M3FN>
     ```
   }];
   let arguments = (ins Graph_Tensor:$input);

@@ -1,0 +1,270 @@
+//===- ElementTypes.cpp - storage <-> compute conversions for the cpu -----===//
+//
+// Conversions in integer arithmetic on the bits (see ElementTypes.h for
+// why), written without branches so that they work lane-wise on vectors
+// (LLVM: vpsrlvd / vpsllvd / vpminud / vblendvps on AVX2).
+//
+//===----------------------------------------------------------------------===//
+#include "ElementTypes.h"
+
+#include <cmath>
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "tessera/Dialect/Graph/IR/Graph.h"
+
+using namespace mlir;
+
+namespace tessera::cpu {
+namespace {
+
+/// A binary float format with a sign, `exp` exponent bits and `man`
+/// mantissa bits.  `ieee`: the all-ones exponent holds inf/NaN (f16);
+/// else only the all-ones pattern is NaN and there is no inf (e4m3fn).
+struct FloatFormat {
+  int exp, man, bias;
+  bool ieee;
+};
+constexpr FloatFormat kF16{5, 10, 15, true};
+constexpr FloatFormat kE4M3FN{4, 3, 7, false};
+
+/// Builds integer/float ops on values shaped like `shape` (scalar or vector).
+struct Bits {
+  OpBuilder &b;
+  Location loc;
+  Type i32, f32;
+
+  Bits(OpBuilder &b, Location loc, Type shape)
+      : b(b), loc(loc), i32(withElement(shape, b.getI32Type())),
+        f32(withElement(shape, b.getF32Type())) {}
+
+  Value c(int64_t v) {  // an i32 constant (bit pattern, wraps)
+    auto e = b.getI32Type();
+    Attribute a = IntegerAttr::get(e, APInt(32, static_cast<uint64_t>(v), /*isSigned=*/v < 0));
+    if (auto vt = i32.dyn_cast<VectorType>())
+      return b.create<arith::ConstantOp>(loc, vt, SplatElementsAttr::get(vt, a));
+    return b.create<arith::ConstantOp>(loc, e, a);
+  }
+  Value cf(double v) { return splatConstant(b, loc, f32, v); }
+  Value shl(Value x, Value s) { return b.create<arith::ShLIOp>(loc, x, s); }
+  Value shl(Value x, int64_t s) { return shl(x, c(s)); }
+  Value shr(Value x, Value s) { return b.create<arith::ShRUIOp>(loc, x, s); }
+  Value shr(Value x, int64_t s) { return shr(x, c(s)); }
+  Value band(Value x, int64_t m) { return b.create<arith::AndIOp>(loc, x, c(m)); }
+  Value bor(Value x, Value y) { return b.create<arith::OrIOp>(loc, x, y); }
+  Value add(Value x, Value y) { return b.create<arith::AddIOp>(loc, x, y); }
+  Value add(Value x, int64_t y) { return add(x, c(y)); }
+  Value sub(Value x, Value y) { return b.create<arith::SubIOp>(loc, x, y); }
+  Value minu(Value x, int64_t y) { return b.create<arith::MinUIOp>(loc, x, c(y)); }
+  Value cmp(arith::CmpIPredicate p, Value x, int64_t y) { return b.create<arith::CmpIOp>(loc, p, x, c(y)); }
+  Value sel(Value cond, Value x, Value y) { return b.create<arith::SelectOp>(loc, cond, x, y); }
+  Value sel(Value cond, int64_t x, Value y) { return sel(cond, c(x), y); }
+  Value toBits(Value f) { return b.create<arith::BitcastOp>(loc, i32, f); }
+  Value toFloat(Value i) { return b.create<arith::BitcastOp>(loc, f32, i); }
+};
+
+/// Bits of format `f` (zero-extended to i32) -> the f32 with that value.
+Value widenFormat(OpBuilder &b, Location loc, Value h, FloatFormat f) {
+  Bits x(b, loc, h.getType());
+  int total = f.exp + f.man;
+  Value sign = x.shl(x.shr(h, total), 31);
+  Value e = x.band(x.shr(h, f.man), (1 << f.exp) - 1);
+  Value m = x.band(h, (1 << f.man) - 1);
+  // Normal: rebias the exponent, left-align the mantissa.
+  Value normal = x.bor(sign, x.bor(x.shl(x.add(e, 127 - f.bias), 23), x.shl(m, 23 - f.man)));
+  // Subnormal: m * 2^(1 - bias - man), exact in f32 (no f32 subnormal is
+  // involved, so it does not depend on the DAZ/FTZ mode).
+  Value subF = b.create<arith::MulFOp>(loc, b.create<arith::SIToFPOp>(loc, x.f32, m),
+                                       x.cf(std::ldexp(1.0, 1 - f.bias - f.man)));
+  Value sub = x.bor(x.toBits(subF), sign);
+  Value special, isSpecial;
+  if (f.ieee) {  // inf (m == 0) or NaN with its payload
+    special = x.bor(sign, x.bor(x.c(0x7F800000), x.shl(m, 23 - f.man)));
+    isSpecial = x.cmp(arith::CmpIPredicate::eq, e, (1 << f.exp) - 1);
+  } else {  // only all ones is NaN
+    special = x.bor(sign, x.c(0x7FC00000));
+    isSpecial = x.cmp(arith::CmpIPredicate::eq, x.band(h, (1 << total) - 1), (1 << total) - 1);
+  }
+  Value isSub = x.cmp(arith::CmpIPredicate::eq, e, 0);
+  return x.toFloat(x.sel(isSub, sub, x.sel(isSpecial, special, normal)));
+}
+
+/// f32 -> bits of format `f` (in the low bits of an i32), round to nearest
+/// even; overflow: inf (ieee) or the largest finite value (saturation).
+Value narrowFormat(OpBuilder &b, Location loc, Value v, FloatFormat f) {
+  Bits x(b, loc, v.getType());
+  using P = arith::CmpIPredicate;
+  int total = f.exp + f.man;
+  Value u = x.toBits(v);
+  Value sign = x.shl(x.shr(u, 31), total);
+  Value a = x.band(u, 0x7FFFFFFF);
+  Value isNaN = x.cmp(P::ugt, a, 0x7F800000);
+  Value e = x.shr(a, 23);
+  // Normal results: drop 23 - man mantissa bits with round to nearest even
+  // (add half - 1 plus the kept lsb; a carry moves into the exponent), then
+  // rebias.  Large values give codes past the largest, clamped below.
+  int shift = 23 - f.man;
+  Value lsb = x.band(x.shr(a, shift), 1);
+  Value rn = x.shr(x.add(x.add(a, (1 << (shift - 1)) - 1), lsb), shift);
+  Value normal = x.sub(rn, x.c(static_cast<int64_t>(127 - f.bias) << f.man));
+  // Subnormal results (e < 128 - bias): the 24-bit significand shifted
+  // right by 151 - bias - man - e with the same rounding; the shift is
+  // clamped to 31 (larger shifts give 0 anyway; LLVM shifts >= 32 are poison).
+  Value mant = x.bor(x.band(a, 0x7FFFFF),
+                     x.sel(x.cmp(P::ne, e, 0), x.c(0x800000), x.c(0)));
+  Value eEff = b.create<arith::MaxUIOp>(loc, e, x.c(1));
+  Value sh = x.minu(x.sub(x.c(151 - f.bias - f.man), eEff), 31);
+  Value halfMinus1 = x.sub(x.shr(x.shl(x.c(1), sh), 1), x.c(1));
+  Value sub = x.shr(x.add(x.add(mant, halfMinus1), x.band(x.shr(mant, sh), 1)), sh);
+  Value out = x.sel(x.cmp(P::ult, e, 128 - f.bias), sub, normal);
+  int64_t largest = f.ieee ? ((1 << f.exp) - 1) << f.man   // inf
+                           : (1 << total) - 2;              // e4m3fn: 448
+  out = x.minu(out, largest);
+  int64_t nan = f.ieee ? (((1 << f.exp) - 1) << f.man) | (1 << (f.man - 1)) : (1 << total) - 1;
+  return x.bor(x.sel(isNaN, nan, out), sign);
+}
+
+Value bitcastTo(OpBuilder &b, Location loc, Value v, Type elem) {
+  return b.create<arith::BitcastOp>(loc, withElement(v.getType(), elem), v);
+}
+
+}  // namespace
+
+Type storageType(Type elem) {
+  if (elem.isFloat8E4M3FN()) return IntegerType::get(elem.getContext(), 8);
+  return elem;
+}
+
+Type computeType(Type elem) {
+  if (elem.isa<FloatType>()) return Float32Type::get(elem.getContext());
+  return IntegerType::get(elem.getContext(), 32);
+}
+
+Type withElement(Type like, Type elem) {
+  if (auto vt = like.dyn_cast<VectorType>()) return VectorType::get(vt.getShape(), elem);
+  return elem;
+}
+
+Value splatConstant(OpBuilder &b, Location loc, Type type, double value) {
+  Type e = getElementTypeOrSelf(type);
+  Attribute a = e.isa<FloatType>() ? Attribute(b.getFloatAttr(e, value))
+                                   : Attribute(b.getIntegerAttr(e, static_cast<int64_t>(value)));
+  if (auto vt = type.dyn_cast<VectorType>())
+    return b.create<arith::ConstantOp>(loc, vt, SplatElementsAttr::get(vt, a));
+  return b.create<arith::ConstantOp>(loc, e, a);
+}
+
+Value widen(OpBuilder &b, Location loc, Value v, Type elem, const ElementOptions &o) {
+  Type i32 = withElement(v.getType(), b.getI32Type());
+  if (elem.isF32() || elem.isInteger(32)) return v;
+  if (elem.isInteger(8)) return b.create<arith::ExtSIOp>(loc, i32, v);
+  if (elem.isF16() && o.hardwareF16)
+    return b.create<arith::ExtFOp>(loc, withElement(v.getType(), b.getF32Type()), v);
+  if (elem.isBF16()) {  // the high half of an f32
+    Value h = b.create<arith::ExtUIOp>(loc, i32, bitcastTo(b, loc, v, b.getI16Type()));
+    Bits x(b, loc, v.getType());
+    return x.toFloat(x.shl(h, 16));
+  }
+  if (elem.isF16())
+    return widenFormat(b, loc, b.create<arith::ExtUIOp>(loc, i32, bitcastTo(b, loc, v, b.getI16Type())), kF16);
+  if (elem.isFloat8E4M3FN())  // stored as i8
+    return widenFormat(b, loc, b.create<arith::ExtUIOp>(loc, i32, v), kE4M3FN);
+  llvm_unreachable("not a Graph IR element type");
+}
+
+Value narrow(OpBuilder &b, Location loc, Value v, Type elem, const ElementOptions &o) {
+  if (elem.isF32() || elem.isInteger(32)) return v;
+  Type i16 = withElement(v.getType(), b.getI16Type());
+  if (elem.isInteger(8)) return b.create<arith::TruncIOp>(loc, withElement(v.getType(), elem), v);
+  if (elem.isF16() && o.hardwareF16)  // vcvtps2ph: rounding per MXCSR, nearest even
+    return b.create<arith::TruncFOp>(loc, withElement(v.getType(), elem), v);
+  if (elem.isBF16()) {
+    // Round to nearest even on the high half; NaN stays NaN (quieted).
+    Bits x(b, loc, v.getType());
+    Value u = x.toBits(v);
+    Value isNaN = x.cmp(arith::CmpIPredicate::ugt, x.band(u, 0x7FFFFFFF), 0x7F800000);
+    Value r = x.shr(x.add(x.add(u, 0x7FFF), x.band(x.shr(u, 16), 1)), 16);
+    Value nan = x.bor(x.shr(u, 16), x.c(0x40));
+    Value bits = b.create<arith::TruncIOp>(loc, i16, x.sel(isNaN, nan, r));
+    return bitcastTo(b, loc, bits, elem);
+  }
+  if (elem.isF16())
+    return bitcastTo(b, loc, b.create<arith::TruncIOp>(loc, i16, narrowFormat(b, loc, v, kF16)), elem);
+  if (elem.isFloat8E4M3FN())
+    return b.create<arith::TruncIOp>(loc, withElement(v.getType(), b.getI8Type()),
+                                     narrowFormat(b, loc, v, kE4M3FN));
+  llvm_unreachable("not a Graph IR element type");
+}
+
+Value roundTo(OpBuilder &b, Location loc, Value v, Type elem, const ElementOptions &o) {
+  if (elem.isF32() || elem.isInteger(32)) return v;
+  return widen(b, loc, narrow(b, loc, v, elem, o), elem, o);
+}
+
+Value castCompute(OpBuilder &b, Location loc, Value v, Type from, Type to) {
+  bool fromFloat = from.isa<FloatType>(), toFloat = to.isa<FloatType>();
+  if (fromFloat == toFloat) return v;
+  if (!fromFloat)
+    return b.create<arith::SIToFPOp>(loc, withElement(v.getType(), b.getF32Type()), v);
+  // float -> int: toward zero, saturating, NaN -> 0; never LLVM poison
+  // (the clamped value converts exactly; the selects pick a defined value).
+  Bits x(b, loc, v.getType());
+  unsigned w = to.getIntOrFloatBitWidth();
+  double lo = -std::ldexp(1.0, w - 1), hi = std::ldexp(1.0, w - 1) - 1;
+  // The largest f32 not above hi: 127 for i8, 2^31 - 128 for i32.
+  double hiF = w <= 24 ? hi : std::ldexp(1.0, w - 1) - std::ldexp(1.0, w - 1 - 24);
+  Value clamped = b.create<arith::MinFOp>(loc, b.create<arith::MaxFOp>(loc, v, x.cf(lo)), x.cf(hiF));
+  Value r = b.create<arith::FPToSIOp>(loc, x.i32, clamped);
+  if (hiF != hi) {
+    Value big = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGE, v, x.cf(std::ldexp(1.0, w - 1)));
+    r = x.sel(big, static_cast<int64_t>(hi), r);
+  }
+  Value nan = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, v, v);
+  return x.sel(nan, 0, r);
+}
+
+FailureOr<Value> emitElementwise(OpBuilder &b, Location loc, Operation *op, ArrayRef<Value> in) {
+  namespace g = tessera::graph;
+  Value x = in[0];
+  Type t = x.getType();
+  bool f = getElementTypeOrSelf(t).isa<FloatType>();
+  auto c = [&](double v) { return splatConstant(b, loc, t, v); };
+  if (isa<g::AddOp>(op)) return f ? b.create<arith::AddFOp>(loc, x, in[1]).getResult() : b.create<arith::AddIOp>(loc, x, in[1]).getResult();
+  if (isa<g::SubOp>(op)) return f ? b.create<arith::SubFOp>(loc, x, in[1]).getResult() : b.create<arith::SubIOp>(loc, x, in[1]).getResult();
+  if (isa<g::MulOp>(op)) return f ? b.create<arith::MulFOp>(loc, x, in[1]).getResult() : b.create<arith::MulIOp>(loc, x, in[1]).getResult();
+  if (isa<g::MaxOp>(op)) return f ? b.create<arith::MaxFOp>(loc, x, in[1]).getResult() : b.create<arith::MaxSIOp>(loc, x, in[1]).getResult();
+  if (isa<g::DivOp>(op)) {
+    if (f) return b.create<arith::DivFOp>(loc, x, in[1]).getResult();
+    // x86 idiv traps on / 0 and on INT_MIN / -1 (LLVM: undefined): divide
+    // by 1 there and patch the result (x / -1 = -x, wrapping; x / 0 = 0).
+    Value y = in[1];
+    auto eq = [&](double v) { return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, y, c(v)); };
+    Value zero = eq(0), minus1 = eq(-1);
+    Value safe = b.create<arith::SelectOp>(loc, b.create<arith::OrIOp>(loc, zero, minus1), c(1), y);
+    Value q = b.create<arith::DivSIOp>(loc, x, safe);
+    q = b.create<arith::SelectOp>(loc, minus1, b.create<arith::SubIOp>(loc, c(0), x), q);
+    return b.create<arith::SelectOp>(loc, zero, c(0), q).getResult();
+  }
+  if (isa<g::ReluOp>(op))
+    return f ? b.create<arith::MaxFOp>(loc, x, c(0)).getResult() : b.create<arith::MaxSIOp>(loc, x, c(0)).getResult();
+  if (isa<g::ExpOp>(op)) return b.create<math::ExpOp>(loc, x).getResult();
+  if (isa<g::GeluOp>(op)) {
+    // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), tanh(y) = 1 - 2/(e^{2y}+1)
+    Value x3 = b.create<arith::MulFOp>(loc, b.create<arith::MulFOp>(loc, x, x), x);
+    Value inner = b.create<arith::AddFOp>(loc, x, b.create<arith::MulFOp>(loc, x3, c(0.044715)));
+    Value y2 = b.create<arith::MulFOp>(loc, inner, c(2.0 * 0.7978845608028654));
+    Value e = b.create<math::ExpOp>(loc, y2);
+    Value th = b.create<arith::SubFOp>(loc, c(1.0),
+        b.create<arith::DivFOp>(loc, c(2.0), b.create<arith::AddFOp>(loc, e, c(1.0))));
+    Value half = b.create<arith::MulFOp>(loc, x, c(0.5));
+    return b.create<arith::AddFOp>(loc, half, b.create<arith::MulFOp>(loc, half, th)).getResult();
+  }
+  if (auto cast = dyn_cast<g::CastOp>(op))
+    return castCompute(b, loc, x, getElementTypeOrSelf(cast.getInput().getType()),
+                       getElementTypeOrSelf(cast.getResult().getType()));
+  return failure();
+}
+
+}  // namespace tessera::cpu

@@ -1,0 +1,81 @@
+//===- ElementTypes.h - Graph IR element types on the cpu -------*- C++ -*-===//
+//
+// How the cpu kernels store and compute each Graph IR element type:
+//
+//   element     stored in memrefs as   computed in
+//   f32         f32                    f32
+//   f16         f16                    f32   (F16C vcvtph2ps/vcvtps2ph, or integer code)
+//   bf16        bf16                   f32   (integer code)
+//   f8E4M3FN    i8 (raw bits)          f32   (integer code)
+//   i32         i32                    i32
+//   i8          i8                     i32
+//
+// Narrow floats are storage types: a load widens to f32 (exact), a store
+// rounds to nearest even once.  fp8 e4m3fn has no infinities: finite values
+// beyond +-448 and +-inf saturate to +-448 (NVIDIA's cvt.rn.satfinite), NaN
+// is 0x7F / 0xFF.  f16 and bf16 keep IEEE overflow (to +-inf).  Integers
+// wrap in their width when stored (i32 -> i8 keeps the low byte).
+//
+// The integer code exists because LLVM 16's x86 backend cannot select a
+// vector fptrunc to bf16 (X86ISD::VFPROUND on v16bf16) and has no f16
+// conversion without F16C (it calls __extendhfsf2 / __truncsfhf2, which a
+// kernel .so cannot resolve), and because MLIR 16's LLVM type converter
+// leaves f8E4M3FN unconverted (memref<...xf8E4M3FN> has no LLVM type), so
+// fp8 is an i8 memref.  Every helper works on scalars and on vectors.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSERA_LIB_TARGET_CPU_ELEMENTTYPES_H
+#define TESSERA_LIB_TARGET_CPU_ELEMENTTYPES_H
+
+#include "mlir/IR/Builders.h"
+
+namespace tessera::cpu {
+
+struct ElementOptions {
+  /// f16 <-> f32 with arith.extf / truncf (F16C on x86); else integer code.
+  bool hardwareF16 = false;
+};
+
+/// The memref element type of a Graph IR element type (f8E4M3FN -> i8).
+mlir::Type storageType(mlir::Type elem);
+/// f32 for float element types, i32 for integer ones.
+mlir::Type computeType(mlir::Type elem);
+/// `like` (a scalar or vector type) with its element type replaced.
+mlir::Type withElement(mlir::Type like, mlir::Type elem);
+
+/// A value loaded from storage of Graph IR type `elem` -> its compute type
+/// (exact).
+mlir::Value widen(mlir::OpBuilder &b, mlir::Location loc, mlir::Value stored,
+                  mlir::Type elem, const ElementOptions &options);
+/// A compute-type value -> the storage of `elem`: round to nearest even
+/// (floats), truncate (integers).
+mlir::Value narrow(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
+                   mlir::Type elem, const ElementOptions &options);
+/// narrow then widen: the value an op of result type `elem` produces.
+mlir::Value roundTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
+                    mlir::Type elem, const ElementOptions &options);
+
+/// The arithmetic of `tessera_graph.cast` from `from` to `to` on compute
+/// values (the rounding or wrapping to `to` happens in `narrow`):
+///   float -> int: toward zero, saturated to the range of `to`, NaN -> 0;
+///   int -> float: to f32 (round to nearest even);
+///   float -> float, int -> int: unchanged.
+mlir::Value castCompute(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
+                        mlir::Type from, mlir::Type to);
+
+/// The compute-type result of an elementwise Graph op (add sub mul div max
+/// exp relu gelu cast) on compute-type operands (scalars or vectors).  The
+/// caller rounds it to the op's result type (`narrow` / `roundTo`).
+/// Integer division truncates toward zero; x / 0 = 0 and the overflow of
+/// INT_MIN / -1 wraps (no trap, no poison).
+mlir::FailureOr<mlir::Value> emitElementwise(mlir::OpBuilder &b, mlir::Location loc,
+                                             mlir::Operation *op,
+                                             llvm::ArrayRef<mlir::Value> in);
+
+/// A splat constant of `type` (scalar or vector; float or integer).
+mlir::Value splatConstant(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type,
+                          double value);
+
+}  // namespace tessera::cpu
+
+#endif

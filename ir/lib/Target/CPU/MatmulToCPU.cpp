@@ -1,0 +1,465 @@
+//===- MatmulToCPU.cpp - matmul + epilogue -> BLIS loop nest --------------===//
+//
+// The BLIS structure (Goto, van Zee), per matrix of a batch:
+//
+//   for jc in N step NC:            B panel KC x NC packed once per (jc, pc)
+//     for pc in K step KC:          (L3 / L2)
+//       pack B[pc:pc+kc, jc:jc+nc] into NR-column slivers, k-major
+//       for ic in rows step MC:     A block MC x KC packed (L2)
+//         pack A[ic:ic+mc, pc:pc+kc] into MR-row slivers, k-major
+//         for jr in nc step NR:     B sliver KC x NR stays in L1
+//           for ir in mc step MR:   MR x NR register tile, k loop unrolled
+//
+// Each tile group owns a block of rows (or of batch matrices), so B is packed
+// once per group and A never twice.  The fused epilogue is applied in
+// registers after the last K slice, before the store.
+//
+// Element types: the packed buffers hold the accumulator type, f32 for
+// float matmuls (f16/bf16/fp8 operands are widened while packing, in
+// vector code) and i32 for integer ones (i8 sign-extended), so the
+// micro-kernel is the same for every storage type: vector.fma on
+// vector<8xf32>, or muli + addi on vector<8xi32>.  The result is the sum
+// over all of K in the accumulator type, rounded once to the result type.
+//
+// Column remainders (N % NR != 0): the last sliver has a static width
+// N % NR, packed with zeros past it, and its register tile is
+// ceil(width / 8) vectors wide; the partial vector is read and written with
+// vector.maskedload / maskedstore (vmaskmovps on AVX2) for 32-bit storage,
+// lane by lane for 8/16-bit storage (AVX2 has no masked byte/word moves).
+// Measured against padding the remainder tile to 16 columns (masked stores
+// only), f32 2048 x 2048 x N on 2 cores, 4 alternating runs of 30
+// iterations: no difference beyond the shared machine's noise, at N = 2040
+// (1 sliver in 128) or N = 24 (where packing A dominates).  The narrower
+// tile is kept: it does no FMAs on zero columns and never loads them.
+//
+//===----------------------------------------------------------------------===//
+#include "MatmulToCPU.h"
+
+#include <algorithm>
+
+#include "LoopBuilder.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+namespace g = tessera::graph;
+
+namespace tessera::cpu {
+namespace {
+
+constexpr int64_t kVec = 8;     // 32-bit lanes of an AVX2 register
+constexpr int64_t kUnroll = 8;  // k iterations per trip of the micro-kernel loop
+
+class MatmulEmitter {
+ public:
+  MatmulEmitter(OpBuilder &b, g::MatmulOp mm, ArrayRef<Operation *> epilogue,
+                const MatmulAccess &x, SmallVectorImpl<Value> &allocs)
+      : b(b), loc(mm.getLoc()), mm(mm), epilogue(epilogue), x(x), allocs(allocs) {}
+
+  LogicalResult emit();
+
+ private:
+  OpBuilder &b;
+  Location loc;
+  g::MatmulOp mm;
+  ArrayRef<Operation *> epilogue;
+  const MatmulAccess &x;
+  SmallVectorImpl<Value> &allocs;
+
+  int64_t rank = 2, M = 0, K = 0, N = 0, MC = 0, NC = 0, KC = 0, MR = 0, NR = 0;
+  int64_t nv = 0, nc = 0, kcMax = 0, maxRows = 0, nrem = 0, prefetchRows = 1;
+  Type accElem;
+  VectorType accVec;
+  bool panel = false, accInC = true, singleSlice = true;
+  SmallVector<int64_t> remainders;
+  Value cAcc;  // partial sums when C does not hold the accumulator type
+
+  // Loop state of the current position in the nest.
+  SmallVector<Value> prefix;  // batch indices
+  Value mRows, jc, ncv, ncvFull, pc, kc, first, last, ic, mc;
+
+  Value c(int64_t v) { return cIdx(b, loc, v); }
+  Value add(Value p, Value q) { return b.create<arith::AddIOp>(loc, p, q); }
+  Value mul(Value p, int64_t q) { return b.create<arith::MulIOp>(loc, p, c(q)); }
+  Value addc(Value p, int64_t q) { return q ? add(p, c(q)) : p; }
+  Value divc(Value p, int64_t q) { return b.create<arith::DivUIOp>(loc, p, c(q)); }
+  Value minI(int64_t cap, Value ub, Value iv) {
+    return b.create<arith::MinSIOp>(loc, c(cap), b.create<arith::SubIOp>(loc, ub, iv));
+  }
+  SmallVector<Value> at(Value i, Value j) {
+    SmallVector<Value> v(prefix.begin(), prefix.end());
+    v.push_back(i);
+    v.push_back(j);
+    return v;
+  }
+
+  Value loadVec(const TensorAccess &t, ArrayRef<Value> idx, int64_t lanes);
+  void storeVec(const TensorAccess &t, ArrayRef<Value> idx, Value v, int64_t lanes);
+  void packPanel();
+  void packA();
+  void sliver(Value jr, int64_t width);
+  void tile(Value jr, Value bBase, Value ir, int64_t mr, int64_t width);
+  FailureOr<Value> applyEpilogue(Value v, Value row, Value col, int64_t lanes);
+};
+
+/// `lanes` (<= 8) consecutive elements of `t` from logical index `idx`,
+/// widened to the compute type; lanes past `lanes` are zero.
+Value MatmulEmitter::loadVec(const TensorAccess &t, ArrayRef<Value> idx, int64_t lanes) {
+  Type elem = t.type.getElementType(), st = storageType(elem);
+  auto svt = VectorType::get({kVec}, st);
+  if (lanes == kVec)
+    return widen(b, loc, b.create<vector::LoadOp>(loc, svt, t.mem, t.at(idx)), elem, x.elements);
+  if (st.getIntOrFloatBitWidth() == 32) {  // f32 / i32: storage is the compute type
+    auto mask = b.create<vector::ConstantMaskOp>(loc, VectorType::get({kVec}, b.getI1Type()),
+                                                 b.getI64ArrayAttr({lanes}));
+    return b.create<vector::MaskedLoadOp>(loc, svt, t.mem, t.at(idx), mask,
+                                          splatConstant(b, loc, svt, 0));
+  }
+  Value v = splatConstant(b, loc, VectorType::get({kVec}, computeType(elem)), 0);
+  for (int64_t l = 0; l < lanes; ++l) {
+    SmallVector<Value> li(idx.begin(), idx.end());
+    li.back() = addc(li.back(), l);
+    Value s = widen(b, loc, b.create<memref::LoadOp>(loc, t.mem, t.at(li)), elem, x.elements);
+    v = b.create<vector::InsertOp>(loc, s, v, ArrayRef<int64_t>{l});
+  }
+  return v;
+}
+
+/// Rounds the compute-type vector `v` to `t`'s type and stores its first
+/// `lanes` lanes at logical index `idx`.
+void MatmulEmitter::storeVec(const TensorAccess &t, ArrayRef<Value> idx, Value v, int64_t lanes) {
+  Type elem = t.type.getElementType(), st = storageType(elem);
+  if (lanes == kVec) {
+    b.create<vector::StoreOp>(loc, narrow(b, loc, v, elem, x.elements), t.mem, t.at(idx));
+    return;
+  }
+  if (st.getIntOrFloatBitWidth() == 32) {
+    auto mask = b.create<vector::ConstantMaskOp>(loc, VectorType::get({kVec}, b.getI1Type()),
+                                                 b.getI64ArrayAttr({lanes}));
+    b.create<vector::MaskedStoreOp>(loc, t.mem, t.at(idx), mask, v);
+    return;
+  }
+  for (int64_t l = 0; l < lanes; ++l) {
+    SmallVector<Value> li(idx.begin(), idx.end());
+    li.back() = addc(li.back(), l);
+    Value s = b.create<vector::ExtractOp>(loc, v, ArrayRef<int64_t>{l});
+    b.create<memref::StoreOp>(loc, narrow(b, loc, s, elem, x.elements), t.mem, t.at(li));
+  }
+}
+
+/// The whole KC x NC panel (when a group has several A blocks): sliver t
+/// holds B[pc+k, jc+t*NR : +NR] at t*KC*NR + k*NR.  Rows of B are read
+/// contiguously (k outer); the remainder sliver is zero-padded.
+void MatmulEmitter::packPanel() {
+  forLoop(b, loc, c(0), kc, c(1), [&](Value k) {
+    Value krow = add(pc, k), dk = mul(k, NR);
+    auto packCols = [&](Value t, int64_t width) {
+      Value dst = add(mul(divc(t, NR), kcMax * NR), dk);
+      for (int64_t j = 0; j * kVec < width; ++j) {
+        Value v = loadVec(x.b, at(krow, addc(add(jc, t), j * kVec)), std::min(kVec, width - j * kVec));
+        b.create<vector::StoreOp>(loc, v, x.packB, ValueRange{addc(dst, j * kVec)});
+      }
+    };
+    forLoop(b, loc, c(0), ncvFull, c(NR), [&](Value t) { packCols(t, NR); });
+    if (nrem) {
+      auto has = b.create<scf::IfOp>(loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, ncv, ncvFull), false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&has.getThenRegion().front());
+      packCols(ncvFull, nrem);
+    }
+  });
+}
+
+/// Sliver s of the A block holds rows ic+s*MR .. +MR at s*KC*MR + k*MR + r,
+/// widened to the accumulator type; rows past the end read as zero.
+void MatmulEmitter::packA() {
+  Type elem = x.a.type.getElementType();
+  Value zero = splatConstant(b, loc, accElem, 0);
+  Value lastRow = b.create<arith::SubIOp>(loc, mRows, c(1));
+  Value nSlivers = divc(addc(mc, MR - 1), MR);
+  forLoop(b, loc, c(0), nSlivers, c(1), [&](Value s) {
+    Value sBase = mul(s, kcMax * MR);
+    SmallVector<Value> valid, clamped;
+    for (int64_t r = 0; r < MR; ++r) {
+      Value row = add(ic, addc(mul(s, MR), r));
+      valid.push_back(b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, row, mRows));
+      clamped.push_back(b.create<arith::MinSIOp>(loc, row, lastRow));
+    }
+    // k outer: each k writes MR contiguous values.
+    forLoop(b, loc, c(0), kc, c(1), [&](Value k) {
+      Value dst = add(sBase, mul(k, MR)), col = add(pc, k);
+      for (int64_t r = 0; r < MR; ++r) {
+        Value v = b.create<memref::LoadOp>(loc, x.a.mem, x.a.at(at(clamped[r], col)));
+        v = widen(b, loc, v, elem, x.elements);
+        v = b.create<arith::SelectOp>(loc, valid[r], v, zero);
+        b.create<memref::StoreOp>(loc, v, x.packA, ValueRange{addc(dst, r)});
+      }
+    });
+  });
+}
+
+/// One NR-column sliver at jr (`width` = NR, or the static remainder).
+void MatmulEmitter::sliver(Value jr, int64_t width) {
+  Value jcol = add(jc, jr);
+  Value bBase = c(0);
+  if (panel) {
+    bBase = mul(divc(jr, NR), kcMax * NR);
+  } else {
+    // Pack this KC x NR sliver of B right before its micro-kernels: it
+    // stays in L1 for all of them.
+    forLoop(b, loc, c(0), kc, c(1), [&](Value k) {
+      Value krow = add(pc, k);
+      for (int64_t j = 0; j * kVec < width; ++j) {
+        Value v = loadVec(x.b, at(krow, addc(jcol, j * kVec)), std::min(kVec, width - j * kVec));
+        b.create<vector::StoreOp>(loc, v, x.packB, ValueRange{addc(mul(k, NR), j * kVec)});
+      }
+    });
+  }
+  // Full tiles, then the remainder rows (mc % MR) with a smaller register
+  // tile: one variant per remainder this kernel can see.
+  Value mcFull = b.create<arith::SubIOp>(loc, mc, b.create<arith::RemUIOp>(loc, mc, c(MR)));
+  forLoop(b, loc, c(0), mcFull, c(MR), [&](Value ir) { tile(jr, bBase, ir, MR, width); });
+  for (int64_t rem : remainders) {
+    Value is = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq,
+                                       b.create<arith::SubIOp>(loc, mc, mcFull), c(rem));
+    auto ifOp = b.create<scf::IfOp>(loc, is, false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    tile(jr, bBase, mcFull, rem, width);
+  }
+}
+
+/// The epilogue on one accumulator vector at logical (row, col): each op
+/// computes in its compute type and rounds to its result type, as the
+/// unfused program would (the last rounding is the store's).
+FailureOr<Value> MatmulEmitter::applyEpilogue(Value v, Value row, Value col, int64_t lanes) {
+  if (epilogue.empty()) return v;
+  Value e = roundTo(b, loc, v, mm.getType().getElementType(), x.elements);
+  for (auto [k, op] : llvm::enumerate(epilogue)) {
+    SmallVector<Value> ins{e};
+    if (op->getNumOperands() == 2) {
+      TensorAccess rhs = x.operand(op->getOperand(1));
+      SmallVector<Value> idx = at(row, col);
+      ins.push_back(loadVec(rhs, ArrayRef<Value>(idx).take_back(rhs.type.getRank()), lanes));
+    }
+    FailureOr<Value> r = emitElementwise(b, loc, op, ins);
+    if (failed(r)) return failure();
+    e = *r;
+    if (k + 1 < epilogue.size())
+      e = roundTo(b, loc, e, getElementTypeOrSelf(op->getResult(0).getType()), x.elements);
+  }
+  return e;
+}
+
+/// One mr x width register tile at rows ic+ir.., columns jc+jr...
+void MatmulEmitter::tile(Value jr, Value bBase, Value ir, int64_t mr, int64_t width) {
+  int64_t nvT = (width + kVec - 1) / kVec;
+  auto lanesOf = [&](int64_t j) { return std::min(kVec, width - j * kVec); };
+  Value jcol = add(jc, jr);
+  Value aBase = mul(divc(ir, MR), kcMax * MR);
+  bool isFloat = accElem.isa<FloatType>();
+  auto kStep = [&](Value k, SmallVector<Value> &acc) {
+    Value bo = add(bBase, mul(k, NR)), ao = add(aBase, mul(k, MR));
+    SmallVector<Value> bv;
+    for (int64_t j = 0; j < nvT; ++j)
+      bv.push_back(b.create<vector::LoadOp>(loc, accVec, x.packB, ValueRange{addc(bo, j * kVec)}));
+    for (int64_t r = 0; r < mr; ++r) {
+      Value a = b.create<memref::LoadOp>(loc, x.packA, ValueRange{addc(ao, r)});
+      Value ab = b.create<vector::BroadcastOp>(loc, accVec, a);
+      for (int64_t j = 0; j < nvT; ++j) {
+        Value &s = acc[r * nvT + j];
+        s = isFloat ? b.create<vector::FMAOp>(loc, ab, bv[j], s).getResult()
+                    : b.create<arith::AddIOp>(loc, b.create<arith::MulIOp>(loc, ab, bv[j]), s).getResult();
+      }
+    }
+  };
+  // Prefetch the rows of B that the next K slice packs for this sliver,
+  // prefetchRows per tile, spread over the sliver's tiles (B comes from
+  // memory once per group: hide it behind compute).
+  {
+    Value nextRow = add(addc(pc, kcMax), mul(divc(ir, MR), prefetchRows));
+    Value lastK = c(K - 1);
+    for (int64_t i = 0; i < prefetchRows; ++i) {
+      Value krow = b.create<arith::MinSIOp>(loc, addc(nextRow, i), lastK);
+      b.create<memref::PrefetchOp>(loc, x.b.mem, x.b.at(at(krow, jcol)),
+                                   /*isWrite=*/false, /*localityHint=*/2, /*isDataCache=*/true);
+    }
+  }
+  // Prefetch the C tile (it is read and written after the k loop).
+  Value lastRowC = b.create<arith::SubIOp>(loc, mRows, c(1));
+  for (int64_t r = 0; r < mr; ++r) {
+    Value prow = b.create<arith::MinSIOp>(loc, add(ic, addc(ir, r)), lastRowC);
+    b.create<memref::PrefetchOp>(loc, x.c.mem, x.c.at(at(prow, jcol)),
+                                 /*isWrite=*/true, /*localityHint=*/3, /*isDataCache=*/true);
+  }
+  // k loop: kUnroll steps per trip, then the remainder.
+  Value kMain = b.create<arith::SubIOp>(loc, kc, b.create<arith::RemUIOp>(loc, kc, c(kUnroll)));
+  SmallVector<Value> init(mr * nvT, splatConstant(b, loc, accVec, 0));
+  auto main = b.create<scf::ForOp>(loc, c(0), kMain, c(kUnroll), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(main.getBody());
+    SmallVector<Value> acc(main.getRegionIterArgs());
+    for (int64_t u = 0; u < kUnroll; ++u) kStep(addc(main.getInductionVar(), u), acc);
+    b.create<scf::YieldOp>(loc, acc);
+  }
+  auto rest = b.create<scf::ForOp>(loc, kMain, kc, c(1), main.getResults());
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(rest.getBody());
+    SmallVector<Value> acc(rest.getRegionIterArgs());
+    kStep(rest.getInductionVar(), acc);
+    b.create<scf::YieldOp>(loc, acc);
+  }
+  // Store the register tile.
+  for (int64_t r = 0; r < mr; ++r) {
+    Value lrow = add(ic, addc(ir, r));
+    Value valid = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, lrow, mRows);
+    auto ifOp = b.create<scf::IfOp>(loc, valid, false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    for (int64_t j = 0; j < nvT; ++j) {
+      Value col = addc(jcol, j * kVec);
+      int64_t lanes = lanesOf(j);
+      Value v = rest.getResult(r * nvT + j);
+      SmallVector<Value> scratchIdx{lrow, addc(jr, j * kVec)};
+      if (!singleSlice) {
+        // Accumulate the earlier K slices (not on the first).
+        auto accIf = b.create<scf::IfOp>(loc, TypeRange{accVec}, first, true);
+        OpBuilder::InsertionGuard g2(b);
+        b.setInsertionPointToStart(&accIf.getThenRegion().front());
+        b.create<scf::YieldOp>(loc, v);
+        b.setInsertionPointToStart(&accIf.getElseRegion().front());
+        Value old = accInC ? loadVec(x.c, at(lrow, col), lanes)
+                           : b.create<vector::LoadOp>(loc, accVec, cAcc, scratchIdx).getResult();
+        Value sum = isFloat ? b.create<arith::AddFOp>(loc, v, old).getResult()
+                            : b.create<arith::AddIOp>(loc, v, old).getResult();
+        b.create<scf::YieldOp>(loc, sum);
+        b.setInsertionPointAfter(accIf);
+        v = accIf.getResult(0);
+      }
+      FailureOr<Value> e = applyEpilogue(v, lrow, col, lanes);
+      assert(succeeded(e) && "emit() checked the epilogue ops");
+      if (singleSlice) {
+        storeVec(x.c, at(lrow, col), *e, lanes);
+      } else if (accInC) {
+        // C holds the accumulator type: partial sums go through it, the
+        // epilogue applies after the last slice.
+        Value out = epilogue.empty() ? v : b.create<arith::SelectOp>(loc, last, *e, v).getResult();
+        storeVec(x.c, at(lrow, col), out, lanes);
+      } else {
+        // A narrower (or other) result type: partial sums stay in the
+        // accumulator scratch and C is written once, from the full sum;
+        // rounding every K slice to, say, bf16 would lose the low bits of
+        // the sum KC by KC.
+        auto lastIf = b.create<scf::IfOp>(loc, last, true);
+        OpBuilder::InsertionGuard g2(b);
+        b.setInsertionPointToStart(&lastIf.getThenRegion().front());
+        storeVec(x.c, at(lrow, col), *e, lanes);
+        b.setInsertionPointToStart(&lastIf.getElseRegion().front());
+        b.create<vector::StoreOp>(loc, v, cAcc, scratchIdx);
+      }
+    }
+  }
+}
+
+LogicalResult MatmulEmitter::emit() {
+  auto at_ = x.a.type, bt = x.b.type, ct = x.c.type;
+  auto rowMajor = [](RankedTensorType t) {
+    auto l = g::getLayout(t);
+    return !l || l.isRowMajor();
+  };
+  if (!rowMajor(at_) || !rowMajor(bt) || !rowMajor(ct))
+    return mm.emitError("cpu backend: matmul operands must be row-major (insert convert_layout)");
+  for (Operation *op : epilogue)
+    if (!g::isElementwise(op))
+      return op->emitError("cpu backend: a matmul epilogue must be elementwise ops");
+  for (Operation *op : epilogue)
+    if (op->getNumOperands() == 2 && !rowMajor(op->getOperand(1).getType().cast<RankedTensorType>()))
+      return op->emitError("cpu backend: a fused epilogue operand must be row-major");
+  rank = at_.getRank();
+  M = at_.getDimSize(rank - 2);
+  K = at_.getDimSize(rank - 1);
+  N = bt.getDimSize(rank - 1);
+  MC = x.MC; NC = x.NC; KC = x.KC; MR = x.MR; NR = x.NR;
+  accElem = computeType(at_.getElementType());
+  accVec = VectorType::get({kVec}, accElem);
+  nv = NR / kVec;
+  nc = (std::min(NC, N) + NR - 1) / NR * NR;
+  nrem = N % NR;
+  kcMax = std::min(KC, K);
+  singleSlice = K <= kcMax;
+  accInC = ct.getElementType() == accElem;
+
+  SmallVector<int64_t> rowCounts{M};
+  if (rank == 2) rowCounts.assign(x.dim0Counts.begin(), x.dim0Counts.end());
+  maxRows = *std::max_element(rowCounts.begin(), rowCounts.end());
+  // One A block per group (the usual case: groups own <= MC rows): B is
+  // packed sliver by sliver into L1; else the KC x NC panel is packed once
+  // per K slice and shared by the A blocks.
+  panel = maxRows > MC;
+  int64_t tilesPerSliver = std::max<int64_t>(1, std::min(MC, maxRows) / MR);
+  prefetchRows = (kcMax + std::max<int64_t>(1, tilesPerSliver - 1) - 1) /
+                 std::max<int64_t>(1, tilesPerSliver - 1);
+  // Row counts mc of an A block this kernel can see -> remainders mod MR.
+  for (int64_t m : rowCounts)
+    for (int64_t mcv : {m >= MC ? MC : int64_t(0), m % MC})
+      if (mcv % MR && !llvm::is_contained(remainders, mcv % MR)) remainders.push_back(mcv % MR);
+
+  if (!accInC && !singleSlice) {
+    cAcc = b.create<memref::AllocOp>(loc, MemRefType::get({maxRows, nc}, accElem), b.getI64IntegerAttr(64));
+    allocs.push_back(cAcc);
+  }
+  SmallVector<Value> batchExtents;
+  for (int64_t d = 0; d + 2 < rank; ++d) batchExtents.push_back(d == 0 ? x.dim0 : c(at_.getDimSize(d)));
+  forNest(b, loc, batchExtents, [&](ArrayRef<Value> batch) {
+    prefix.assign(batch.begin(), batch.end());
+    mRows = rank == 2 ? x.dim0 : c(M);
+    forLoop(b, loc, c(0), c(N), c(nc), [&](Value jcv) {
+      jc = jcv;
+      ncv = minI(nc, c(N), jc);
+      ncvFull = nrem ? b.create<arith::SubIOp>(loc, ncv, b.create<arith::RemUIOp>(loc, ncv, c(NR))).getResult() : ncv;
+      forLoop(b, loc, c(0), c(K), c(kcMax), [&](Value pcv) {
+        pc = pcv;
+        kc = minI(kcMax, c(K), pc);
+        first = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, pc, c(0));
+        last = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, add(pc, kc), c(K));
+        if (panel) packPanel();
+        forLoop(b, loc, c(0), mRows, c(MC), [&](Value icv) {
+          ic = icv;
+          mc = minI(MC, mRows, ic);
+          packA();
+          forLoop(b, loc, c(0), ncvFull, c(NR), [&](Value jr) { sliver(jr, NR); });
+          if (nrem) {
+            auto has = b.create<scf::IfOp>(loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, ncv, ncvFull), false);
+            OpBuilder::InsertionGuard g(b);
+            b.setInsertionPointToStart(&has.getThenRegion().front());
+            sliver(ncvFull, nrem);
+          }
+        });
+      });
+    });
+  });
+  return success();
+}
+
+}  // namespace
+
+std::pair<int64_t, int64_t> packBufferSizes(g::MatmulOp mm, int64_t MC, int64_t NC, int64_t KC,
+                                            int64_t MR, int64_t NR) {
+  auto at = mm.getLhs().getType().cast<RankedTensorType>();
+  auto bt = mm.getRhs().getType().cast<RankedTensorType>();
+  int64_t K = at.getShape().back(), N = bt.getShape().back();
+  int64_t kc = std::min(KC, K);
+  int64_t nc = (std::min(NC, N) + NR - 1) / NR * NR;
+  return {(MC / MR + 1) * kc * MR, nc * kc};
+}
+
+LogicalResult lowerMatmul(OpBuilder &b, g::MatmulOp mm, ArrayRef<Operation *> epilogue,
+                          const MatmulAccess &access, SmallVectorImpl<Value> &allocs) {
+  return MatmulEmitter(b, mm, epilogue, access, allocs).emit();
+}
+
+}  // namespace tessera::cpu

@@ -1,0 +1,55 @@
+//===- MatmulToCPU.h - matmul + epilogue -> BLIS loop nest ------*- C++ -*-===//
+#ifndef TESSERA_LIB_TARGET_CPU_MATMULTOCPU_H
+#define TESSERA_LIB_TARGET_CPU_MATMULTOCPU_H
+
+#include <functional>
+
+#include "ElementTypes.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "tessera/Dialect/Graph/IR/Graph.h"
+
+namespace tessera::cpu {
+
+/// One tensor as the kernel stores it: a memref of the storage type
+/// (ElementTypes.h) and a function from logical indices (all dims) to the
+/// memref's indices (layouts and the group's row offset included), so that
+/// the emitter does not depend on how ScheduleToCPU stores values.
+struct TensorAccess {
+  using IndexFn = std::function<llvm::SmallVector<mlir::Value>(llvm::ArrayRef<mlir::Value>)>;
+  mlir::Value mem;
+  mlir::RankedTensorType type;   // logical type
+  IndexFn at;
+};
+
+struct MatmulAccess {
+  TensorAccess a, b, c;          // lhs, rhs, the chain's result
+  /// The second operand of a binary epilogue op.
+  std::function<TensorAccess(mlir::Value)> operand;
+  /// Extent of dim 0 of the result that this group computes (rows of a
+  /// rank-2 matmul, the leading batch dim otherwise), and every value it
+  /// can take over the groups (rank 2: for the remainder-row tiles).
+  mlir::Value dim0;
+  llvm::SmallVector<int64_t> dim0Counts;
+  /// Packing buffers of the accumulator type (f32, or i32 for integer
+  /// matmuls), large enough for these tile sizes (packBufferSizes).
+  mlir::Value packA, packB;
+  int64_t MC = 144, NC = 4096, KC = 256, MR = 6, NR = 16;
+  ElementOptions elements;
+};
+
+/// Elements of the A and B packing buffers a matmul needs with these tiles.
+std::pair<int64_t, int64_t> packBufferSizes(graph::MatmulOp mm, int64_t MC, int64_t NC,
+                                            int64_t KC, int64_t MR, int64_t NR);
+
+/// Emits `mm` followed by its fused elementwise `epilogue` (each op fed by
+/// the previous one; casts included) at the builder's insertion point.
+/// Scratch buffers are appended to `allocs` (the caller frees them).
+mlir::LogicalResult lowerMatmul(mlir::OpBuilder &b, graph::MatmulOp mm,
+                                llvm::ArrayRef<mlir::Operation *> epilogue,
+                                const MatmulAccess &access,
+                                llvm::SmallVectorImpl<mlir::Value> &allocs);
+
+}  // namespace tessera::cpu
+
+#endif
