@@ -146,13 +146,34 @@ std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollectiv
       }
     } else if (auto red = dyn_cast<g::ReduceOp>(op)) {
       // In the order the attribute fixes: floats in f32, integers exactly.
+      // Any set of dims: the reduced elements of an output, in row-major
+      // order over the (sorted) reduced dims, are the sequence the order
+      // attribute associates.
       T& a = in(0);
-      int64_t len = a.shape.back();
+      const int64_t rank = static_cast<int64_t>(a.shape.size());
+      std::vector<int64_t> stride(rank, 1);
+      for (int64_t d = rank - 2; d >= 0; --d) stride[d] = stride[d + 1] * a.shape[d + 1];
+      std::vector<bool> reduced(rank, false);
+      for (int64_t d : red.getDims()) reduced[d] = true;
+      std::vector<int64_t> keptDims, redDims;
+      for (int64_t d = 0; d < rank; ++d) (reduced[d] ? redDims : keptDims).push_back(d);
+      int64_t len = 1;
+      for (int64_t d : redDims) len *= a.shape[d];
+      // Offset of flat index `f` over `ds` (row-major) in the input.
+      auto offsetOf = [&](int64_t f, const std::vector<int64_t>& ds) {
+        int64_t off = 0;
+        for (size_t k = ds.size(); k-- > 0;) {
+          off += (f % a.shape[ds[k]]) * stride[ds[k]];
+          f /= a.shape[ds[k]];
+        }
+        return off;
+      };
       bool mx = red.getKind() == g::ReduceKind::max;
       bool pairwise = red.getOrder() == g::AssocOrder::pairwise;
       std::vector<double> row(len);
       for (int64_t r = 0; r < n; ++r) {
-        for (int64_t j = 0; j < len; ++j) row[j] = a.v[r * len + j];
+        const int64_t base = offsetOf(r, keptDims);
+        for (int64_t j = 0; j < len; ++j) row[j] = a.v[base + offsetOf(j, redDims)];
         auto combine = [&](double x, double y) -> double {
           if (mx) return std::max(x, y);
           if (isInt) return static_cast<double>(static_cast<int64_t>(x) + static_cast<int64_t>(y));

@@ -98,7 +98,12 @@ LogicalResult KernelBuilder::analyzeRows() {
   auto results = src.getFunctionType().getResults();
   if (results.empty()) return src.emitError("a Graph IR program must return a tensor");
   auto r0 = results[0].dyn_cast<RankedTensorType>();
-  if (!r0 || r0.getRank() < 1) return failure();
+  if (!r0) return src.emitError("a Graph IR program must return tensors");
+  if (r0.getRank() < 1) {  // a scalar result: one group computes everything
+    rowsTotal = 1;
+    parallel = false;
+    return success();
+  }
   rowsTotal = r0.getDimSize(0);
   bool ok = true;
   auto isArg = [&](Value v) { return v.isa<BlockArgument>() && v.getParentBlock() == &src.front(); };
@@ -451,9 +456,13 @@ LogicalResult KernelBuilder::lowerOp(Operation *op) {
   if (auto red = dyn_cast<g::ReduceOp>(op)) {
     Buf out = bufs[red.getResult()], in = bufs[red.getInput()];
     auto t = in.type;
-    ArrayRef<int64_t> dims = red.getDims();
-    if (dims.size() != 1 || dims[0] != t.getRank() - 1)
-      return op->emitError("cpu backend: reductions over the innermost dimension");
+    // Any set of dims: the reduced elements of one output are visited in
+    // row-major order over the reduced dims (the "sequential" order: left to
+    // right; "pairwise": a balanced tree over that sequence).
+    SmallVector<int64_t> dims(red.getDims());
+    llvm::sort(dims);
+    int64_t n = 1;
+    for (int64_t d : dims) n *= t.getDimSize(d);
     bool isMax = red.getKind() == g::ReduceKind::max;
     // In the compute type (f32 / i32), rounded once by the store (integer
     // sums wrap mod 2^32 and then to the width: the same as wrapping each step).
@@ -463,16 +472,26 @@ LogicalResult KernelBuilder::lowerOp(Operation *op) {
         return isMax ? b.create<arith::MaxFOp>(loc, x, y).getResult() : b.create<arith::AddFOp>(loc, x, y).getResult();
       return isMax ? b.create<arith::MaxSIOp>(loc, x, y).getResult() : b.create<arith::AddIOp>(loc, x, y).getResult();
     };
-    int64_t n = t.getShape().back();
-    auto ext = extents(in);
     Value scratch;
     if (red.getOrder() == g::AssocOrder::pairwise) {
       scratch = b.create<memref::AllocOp>(loc, MemRefType::get({n}, et), b.getI64IntegerAttr(64));
       allocs.push_back(scratch);
     }
-    forNest(b, loc, ArrayRef<Value>(ext).drop_back(), [&](ArrayRef<Value> outer) {
-      auto idx = [&](Value j) { SmallVector<Value> v(outer.begin(), outer.end()); v.push_back(j); return v; };
-      Value result;
+    forNest(b, loc, extents(out), [&](ArrayRef<Value> outer) {
+      // The input index of reduced element `flat` of the output at `outer`.
+      auto idx = [&](Value flat) {
+        SmallVector<Value> v(t.getRank());
+        Value rest = flat;
+        for (size_t k = dims.size(); k-- > 0;) {
+          int64_t size = t.getDimSize(dims[k]);
+          if (k == 0) { v[dims[k]] = rest; break; }
+          v[dims[k]] = b.create<arith::RemUIOp>(loc, rest, cIdx(b, loc, size));
+          rest = b.create<arith::DivUIOp>(loc, rest, cIdx(b, loc, size));
+        }
+        for (int64_t d = 0, o = 0; d < t.getRank(); ++d)
+          if (!v[d]) v[d] = outer[o++];
+        return v;
+      };
       if (red.getOrder() == g::AssocOrder::sequential) {
         auto loop = b.create<scf::ForOp>(loc, cIdx(b, loc, 1), cIdx(b, loc, n), cIdx(b, loc, 1),
                                          ValueRange{load(in, idx(c0))});
@@ -480,8 +499,7 @@ LogicalResult KernelBuilder::lowerOp(Operation *op) {
         b.setInsertionPointToStart(loop.getBody());
         b.create<scf::YieldOp>(loc, ValueRange{combine(loop.getRegionIterArgs()[0], load(in, idx(loop.getInductionVar())))});
         b.setInsertionPointAfter(loop);
-        result = loop.getResult(0);
-        store(out, outer, result);
+        store(out, outer, loop.getResult(0));
       } else {
         // Balanced tree: level s combines x[i] and x[i+s] for i % 2s == 0.
         forLoop(b, loc, c0, cIdx(b, loc, n), cIdx(b, loc, 1), [&](Value j) {
@@ -505,6 +523,27 @@ LogicalResult KernelBuilder::lowerOp(Operation *op) {
 }
 
 LogicalResult KernelBuilder::run() {
+  // Static, non-empty shapes only: the kernel's loops, row blocks and
+  // buffers are sized at compile time.
+  auto checkType = [&](Location at, Type type) -> LogicalResult {
+    auto t = type.dyn_cast<RankedTensorType>();
+    if (!t) return success();
+    if (!t.hasStaticShape())
+      return emitError(at) << "cpu backend: " << t << " has a dynamic shape: Graph IR programs are "
+                              "compiled for static shapes";
+    if (t.getNumElements() == 0)
+      return emitError(at) << "cpu backend: " << t << " has no elements: zero-sized tensors are "
+                              "not supported";
+    return success();
+  };
+  for (Type t : llvm::concat<const Type>(src.getArgumentTypes(), src.getResultTypes()))
+    if (failed(checkType(src.getLoc(), t))) return failure();
+  WalkResult shapes = src.walk([&](Operation *op) {
+    for (Type t : op->getResultTypes())
+      if (failed(checkType(op->getLoc(), t))) return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  if (shapes.wasInterrupted()) return failure();
   if (failed(analyzeRows())) return failure();
   // Row block of a tile group.  B panels are packed once per group, so a
   // group should own many rows (its packing cost is K*N per group against

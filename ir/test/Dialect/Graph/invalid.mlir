@@ -117,3 +117,11 @@ tessera_graph.mesh @mesh axes = ["dp"] shape = [2]
 func.func @result_shard_rank(%a: tensor<8xf32>) -> (tensor<8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["dp", ""], replicate = [], reduce = []>}) {
   return %a : tensor<8xf32>
 }
+
+// -----
+
+func.func @dynamic_shape(%a: tensor<?x16xf32>) -> tensor<?x16xf32> {
+  // expected-error @+1 {{operand #0 must be statically shaped tensor}}
+  %r = tessera_graph.exp %a : tensor<?x16xf32>
+  return %r : tensor<?x16xf32>
+}

@@ -120,7 +120,9 @@ def Graph_ShardAttr : Graph_Attr<"Shard", "shard"> {
 //===----------------------------------------------------------------------===//
 
 def Graph_ElementType : AnyTypeOf<[F32, F16, BF16, I32, I8, F8E4M3FN]>;
-def Graph_Tensor : RankedTensorOf<[F32, F16, BF16, I32, I8, F8E4M3FN]>;
+// Static shapes: every backend sizes its loops, tiles and buffers at compile
+// time (a dynamic dim is a verifier error naming the operand).
+def Graph_Tensor : StaticShapeTensorOf<[F32, F16, BF16, I32, I8, F8E4M3FN]>;
 
 class Graph_Op<string mnemonic, list<Trait> traits = []>
     : Op<Graph_Dialect, mnemonic, traits>;
