@@ -33,7 +33,9 @@
 #include "npy.hpp"
 #include "reference.hpp"
 #include "spmd.hpp"
+#include "mlir/IR/Verifier.h"
 #include "tessera/Dialect/Graph/IR/Graph.h"
+#include "tessera/Dialect/Tile/IR/Tile.h"
 #include "tessera/InitAll.h"
 #include "tessera/Target/CPU/Compiler.h"
 #include "tessera/Target/SPIRV/Passes.h"
@@ -85,6 +87,32 @@ std::string shapeStr(const std::vector<int64_t>& s) {
   std::string r = "[";
   for (size_t i = 0; i < s.size(); ++i) r += (i ? "x" : "") + std::to_string(s[i]);
   return r + "]";
+}
+
+// The device decides how much shared memory a tile group gets: Tile IR
+// kernels are verified against its limit (lowering an explicit
+// tessera_tile.max_shared_memory to it), so an allocation that does not fit
+// is a diagnostic at the shared_alloc, with file:line:col, rather than a
+// load-time error from the plugin.  Returns false after a diagnostic.
+bool FitKernelsToDevice(mlir::ModuleOp module, const Device& dev) {
+  const int64_t limit = static_cast<int64_t>(dev.info().shared_memory_per_group);
+  if (limit <= 0) return true;  // the device does not say
+  bool changed = false;
+  module.walk([&](mlir::func::FuncOp f) {
+    if (!f->hasAttr(tile::kGroupSizeAttr)) return;
+    int64_t cur = tile::kDefaultMaxSharedMemory;
+    if (auto a = f->getAttrOfType<mlir::IntegerAttr>(tile::kMaxSharedAttr)) cur = a.getInt();
+    if (limit < cur) {
+      f->setAttr(tile::kMaxSharedAttr, mlir::IntegerAttr::get(mlir::IntegerType::get(f.getContext(), 64), limit));
+      changed = true;
+    }
+  });
+  if (changed && mlir::failed(mlir::verify(module))) {
+    std::fprintf(stderr, "tessera-run: the kernel does not fit device %s: %lld bytes of shared memory per group\n",
+                 dev.info().name.c_str(), static_cast<long long>(limit));
+    return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -171,6 +199,7 @@ int main(int argc, char** argv) {
   }
   Device dev = rt->devices().front();
   const bool vulkan = rt->backend() == "vulkan";
+  if (!isGraph && !FitKernelsToDevice(*module, dev)) return 1;
   // Graph IR on a GPU backend: kernels + launch plan (gpu_plan.cpp).
   const bool gpuGraph = vulkan && isGraph;
   run::GpuProgram gpu;
