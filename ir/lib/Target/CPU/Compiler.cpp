@@ -35,7 +35,7 @@ using namespace tessera::cpu;
 
 namespace {
 
-constexpr const char *kCompilerVersion = "tessera-cpu-4-dtypes";
+constexpr const char *kCompilerVersion = "tessera-cpu-5-rowvec";
 
 std::string typeName(Type t) {
   std::string s;

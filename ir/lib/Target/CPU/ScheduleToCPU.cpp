@@ -17,6 +17,7 @@
 #include "FlashAttentionToCPU.h"
 #include "LoopBuilder.h"
 #include "MatmulToCPU.h"
+#include "RowOpsToCPU.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -384,18 +385,12 @@ LogicalResult KernelBuilder::lowerOp(Operation *op) {
     return lowerMatmul(mm, {}, bufs[mm.getLhs()], bufs[mm.getRhs()], bufs[mm.getResult()], bufs);
   Value c0 = cIdx(b, loc, 0);
   if (g::isElementwise(op)) {
-    Buf out = bufs[op->getResult(0)], lhs = bufs[op->getOperand(0)];
-    forNest(b, loc, extents(out), [&](ArrayRef<Value> iv) {
-      SmallVector<Value> ins{load(lhs, iv)};
-      if (op->getNumOperands() == 2) {
-        Buf rhs = bufs[op->getOperand(1)];
-        ins.push_back(load(rhs, iv.take_back(rhs.type.getRank())));
-      }
-      // Computed in f32 / i32, rounded to the result type by the store.
-      FailureOr<Value> r = emitElementwise(b, loc, op, ins);
-      if (succeeded(r)) store(out, iv, *r);
-    });
-    return success();
+    // Over the last dim in vectors where it is contiguous (RowOpsToCPU).
+    Buf out = bufs[op->getResult(0)];
+    std::optional<TensorAccess> rhs;
+    if (op->getNumOperands() == 2) rhs = access(bufs[op->getOperand(1)]);
+    return lowerElementwiseRows(b, op, access(out), access(bufs[op->getOperand(0)]), rhs,
+                                extents(out), elements);
   }
   if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
     // Splat tensor constants (e.g. an attention scale): fill the buffer.
@@ -422,35 +417,15 @@ LogicalResult KernelBuilder::lowerOp(Operation *op) {
     auto t = in.type;
     if (sm.getDim() != (uint64_t)t.getRank() - 1)
       return op->emitError("cpu backend: softmax along the last dim");
-    auto ext = extents(in);
-    Type f32 = b.getF32Type();
-    Value n = ext.back();
     // In f32; a narrower result keeps the row's exponentials in an f32 row
     // buffer, so that the result is rounded once.
-    bool direct = t.getElementType().isF32();
     Value rowBuf;
-    if (!direct) {
-      rowBuf = b.create<memref::AllocOp>(loc, MemRefType::get({t.getShape().back()}, f32), b.getI64IntegerAttr(64));
+    if (!t.getElementType().isF32()) {
+      rowBuf = b.create<memref::AllocOp>(loc, MemRefType::get({t.getShape().back()}, b.getF32Type()),
+                                         b.getI64IntegerAttr(64));
       allocs.push_back(rowBuf);
     }
-    forNest(b, loc, ArrayRef<Value>(ext).drop_back(), [&](ArrayRef<Value> outer) {
-      auto idx = [&](Value j) { SmallVector<Value> v(outer.begin(), outer.end()); v.push_back(j); return v; };
-      auto mx = b.create<scf::ForOp>(loc, c0, n, cIdx(b, loc, 1), ValueRange{splatConstant(b, loc, f32, -INFINITY)});
-      { OpBuilder::InsertionGuard gd(b); b.setInsertionPointToStart(mx.getBody());
-        b.create<scf::YieldOp>(loc, ValueRange{b.create<arith::MaxFOp>(loc, mx.getRegionIterArgs()[0], load(in, idx(mx.getInductionVar())))}); }
-      auto sum = b.create<scf::ForOp>(loc, c0, n, cIdx(b, loc, 1), ValueRange{splatConstant(b, loc, f32, 0.0)});
-      { OpBuilder::InsertionGuard gd(b); b.setInsertionPointToStart(sum.getBody());
-        Value j = sum.getInductionVar();
-        Value e = b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, load(in, idx(j)), mx.getResult(0)));
-        if (direct) storeRaw(out, idx(j), e);
-        else b.create<memref::StoreOp>(loc, e, rowBuf, ValueRange{j});
-        b.create<scf::YieldOp>(loc, ValueRange{b.create<arith::AddFOp>(loc, sum.getRegionIterArgs()[0], e)}); }
-      Value inv = b.create<arith::DivFOp>(loc, splatConstant(b, loc, f32, 1.0), sum.getResult(0));
-      forLoop(b, loc, c0, n, cIdx(b, loc, 1), [&](Value j) {
-        Value e = direct ? loadRaw(out, idx(j)) : b.create<memref::LoadOp>(loc, rowBuf, ValueRange{j}).getResult();
-        store(out, idx(j), b.create<arith::MulFOp>(loc, e, inv));
-      });
-    });
+    lowerSoftmaxRows(b, loc, access(out), access(in), extents(in), rowBuf, elements);
     return success();
   }
   if (auto red = dyn_cast<g::ReduceOp>(op)) {
