@@ -13,3 +13,13 @@ func.func @reductions(%a: tensor<4x6x8xf32>, %i: tensor<4x6x8xi32>)
   %im = tessera_graph.reduce max %i dims = [2] order = pairwise : tensor<4x6x8xi32> -> tensor<4x6xi32>
   return %r, %m, %all, %is, %im : tensor<6xf32>, tensor<4x8xf32>, tensor<f32>, tensor<8xi32>, tensor<4x6xi32>
 }
+
+// Softmax along a dim other than the last (one element at a time: the
+// elements of a column are not contiguous), and along the last.
+func.func @softmax_dims(%a: tensor<4x6x8xf32>) -> (tensor<4x6x8xf32>, tensor<4x6x8xf32>, tensor<4x6x8xbf16>) {
+  %s0 = tessera_graph.softmax %a dim = 0 : tensor<4x6x8xf32>
+  %s1 = tessera_graph.softmax %a dim = 1 : tensor<4x6x8xf32>
+  %h = tessera_graph.cast %a : tensor<4x6x8xf32> -> tensor<4x6x8xbf16>
+  %s2 = tessera_graph.softmax %h dim = 1 : tensor<4x6x8xbf16>
+  return %s0, %s1, %s2 : tensor<4x6x8xf32>, tensor<4x6x8xf32>, tensor<4x6x8xbf16>
+}

@@ -135,14 +135,19 @@ std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollectiv
         out.v[i] = r;
       }
     } else if (auto sm = dyn_cast<g::SoftmaxOp>(op)) {
+      // Along any dim: [outer, len, inner] around it.
       T& a = in(0);
-      int64_t len = a.shape.back();
+      const int64_t dim = static_cast<int64_t>(sm.getDim());
+      int64_t len = a.shape[dim], inner = 1;
+      for (size_t d = dim + 1; d < a.shape.size(); ++d) inner *= a.shape[d];
       std::vector<float> e(len);
       for (int64_t r = 0; r < n / len; ++r) {
+        const int64_t base = (r / inner) * len * inner + r % inner;
+        auto at = [&](int64_t j) { return base + j * inner; };
         float mx = -INFINITY, sum = 0;
-        for (int64_t j = 0; j < len; ++j) mx = std::max(mx, static_cast<float>(a.v[r * len + j]));
-        for (int64_t j = 0; j < len; ++j) sum += e[j] = std::exp(static_cast<float>(a.v[r * len + j]) - mx);
-        for (int64_t j = 0; j < len; ++j) out.v[r * len + j] = e[j] * (1.f / sum);
+        for (int64_t j = 0; j < len; ++j) mx = std::max(mx, static_cast<float>(a.v[at(j)]));
+        for (int64_t j = 0; j < len; ++j) sum += e[j] = std::exp(static_cast<float>(a.v[at(j)]) - mx);
+        for (int64_t j = 0; j < len; ++j) out.v[at(j)] = e[j] * (1.f / sum);
       }
     } else if (auto red = dyn_cast<g::ReduceOp>(op)) {
       // In the order the attribute fixes: floats in f32, integers exactly.

@@ -105,28 +105,32 @@ LogicalResult lowerElementwiseRows(OpBuilder &b, Operation *op, const TensorAcce
 }
 
 void lowerSoftmaxRows(OpBuilder &b, Location loc, const TensorAccess &out, const TensorAccess &in,
-                      ArrayRef<Value> ext, Value rowBuf, const ElementOptions &elements) {
+                      int64_t dim, ArrayRef<Value> ext, Value rowBuf, const ElementOptions &elements) {
   Type f32 = b.getF32Type();
   auto vf32 = VectorType::get({kRowVector}, f32);
-  const bool vectorize = contiguousLastDim(out) && contiguousLastDim(in);
+  const bool last = dim == static_cast<int64_t>(ext.size()) - 1;
+  const bool vectorize = last && contiguousLastDim(out) && contiguousLastDim(in);
+  SmallVector<Value> outerExt(ext.begin(), ext.end());
+  outerExt.erase(outerExt.begin() + dim);
   // The exponentials: in `out` (f32 results) or in the f32 row buffer.
   auto putExp = [&](ArrayRef<Value> idx, Value e) {
     if (!rowBuf) return storeChunk(b, loc, out, idx, e, elements);
-    if (e.getType().isa<VectorType>()) b.create<vector::StoreOp>(loc, e, rowBuf, ValueRange{idx.back()});
-    else b.create<memref::StoreOp>(loc, e, rowBuf, ValueRange{idx.back()});
+    if (e.getType().isa<VectorType>()) b.create<vector::StoreOp>(loc, e, rowBuf, ValueRange{idx[dim]});
+    else b.create<memref::StoreOp>(loc, e, rowBuf, ValueRange{idx[dim]});
   };
   auto getExp = [&](ArrayRef<Value> idx, int64_t w) -> Value {
     if (!rowBuf) return loadChunk(b, loc, out, idx, w, elements);
-    if (w == 1) return b.create<memref::LoadOp>(loc, rowBuf, ValueRange{idx.back()});
-    return b.create<vector::LoadOp>(loc, vf32, rowBuf, ValueRange{idx.back()});
+    if (w == 1) return b.create<memref::LoadOp>(loc, rowBuf, ValueRange{idx[dim]});
+    return b.create<vector::LoadOp>(loc, vf32, rowBuf, ValueRange{idx[dim]});
   };
-  forNest(b, loc, ext.drop_back(), [&](ArrayRef<Value> outer) {
+  forNest(b, loc, outerExt, [&](ArrayRef<Value> outer) {
+    // The full index with `j` along `dim`.
     auto idx = [&](Value j) {
       SmallVector<Value> v(outer.begin(), outer.end());
-      v.push_back(j);
+      v.insert(v.begin() + dim, j);
       return v;
     };
-    Value n = ext.back(), c0 = cIdx(b, loc, 0);
+    Value n = ext[dim], c0 = cIdx(b, loc, 0);
     Value main = vectorize ? b.create<arith::SubIOp>(loc, n, b.create<arith::RemUIOp>(loc, n, cIdx(b, loc, kRowVector))).getResult()
                            : c0;
     // 1. The row max: vector partial maxima, one horizontal max, the rest.

@@ -33,12 +33,13 @@ mlir::LogicalResult lowerElementwiseRows(mlir::OpBuilder &b, mlir::Operation *op
                                          llvm::ArrayRef<mlir::Value> ext,
                                          const ElementOptions &elements);
 
-/// Softmax over the last dim of `in` (row-major), in f32: max, then
-/// exp(x - max) and their sum, then the scale by 1/sum.  A result narrower
-/// than f32 keeps the row's exponentials in `rowBuf` (a memref<N x f32>) so
-/// that it is rounded once; for f32 `rowBuf` is null and `out` holds them.
+/// Softmax of `in` along `dim`, in f32: max, then exp(x - max) and their
+/// sum, then the scale by 1/sum; in vectors along a contiguous last dim,
+/// one element at a time otherwise.  A result narrower than f32 keeps the
+/// exponentials in `rowBuf` (a memref<shape[dim] x f32>) so that it is
+/// rounded once; for f32 `rowBuf` is null and `out` holds them.
 void lowerSoftmaxRows(mlir::OpBuilder &b, mlir::Location loc, const TensorAccess &out,
-                      const TensorAccess &in, llvm::ArrayRef<mlir::Value> ext,
+                      const TensorAccess &in, int64_t dim, llvm::ArrayRef<mlir::Value> ext,
                       mlir::Value rowBuf, const ElementOptions &elements);
 
 }  // namespace tessera::cpu

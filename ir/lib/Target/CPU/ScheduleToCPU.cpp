@@ -415,17 +415,16 @@ LogicalResult KernelBuilder::lowerOp(Operation *op) {
   if (auto sm = dyn_cast<g::SoftmaxOp>(op)) {
     Buf out = bufs[sm.getResult()], in = bufs[sm.getInput()];
     auto t = in.type;
-    if (sm.getDim() != (uint64_t)t.getRank() - 1)
-      return op->emitError("cpu backend: softmax along the last dim");
+    const int64_t dim = static_cast<int64_t>(sm.getDim());
     // In f32; a narrower result keeps the row's exponentials in an f32 row
     // buffer, so that the result is rounded once.
     Value rowBuf;
     if (!t.getElementType().isF32()) {
-      rowBuf = b.create<memref::AllocOp>(loc, MemRefType::get({t.getShape().back()}, b.getF32Type()),
+      rowBuf = b.create<memref::AllocOp>(loc, MemRefType::get({t.getDimSize(dim)}, b.getF32Type()),
                                          b.getI64IntegerAttr(64));
       allocs.push_back(rowBuf);
     }
-    lowerSoftmaxRows(b, loc, access(out), access(in), extents(in), rowBuf, elements);
+    lowerSoftmaxRows(b, loc, access(out), access(in), dim, extents(in), rowBuf, elements);
     return success();
   }
   if (auto red = dyn_cast<g::ReduceOp>(op)) {
