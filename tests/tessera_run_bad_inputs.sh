@@ -56,6 +56,22 @@ expect no_shape_key     "malformed header"                      "$SM" --input "$
 expect wrong_shape      "expects f32 [65536], the file holds f32 [512x1024]" "$EX/saxpy.mlir" --input "$T/good.npy"
 expect wrong_dtype      "the file holds i32"                    "$SM" --input "$T/i32.npy"
 expect too_many_inputs  "2 --input files given, softmax takes 1" "$SM" --input "$T/good.npy" --input "$T/good.npy"
+expect too_many_outputs "2 --output files given, softmax has 1 result" "$SM" --output "$T/a.npy" --output "$T/b.npy"
+
+# Several results: one --output file per result, in order, each with its
+# own shape and dtype.
+if "$RUN" "$EX/reductions.mlir" --iterations 1 --output "$T/r0.npy" --output "$T/r1.npy" \
+     --output "$T/r2.npy" --output "$T/r3.npy" --output "$T/r4.npy" >/dev/null 2>&1 &&
+   python3 - "$T" <<'PY'
+import ast, struct, sys
+want = [("<f4", (6,)), ("<f4", (4, 8)), ("<f4", ()), ("<i4", (8,)), ("<i4", (4, 6))]
+for k, (descr, shape) in enumerate(want):
+    b = open("%s/r%d.npy" % (sys.argv[1], k), "rb").read()
+    h = ast.literal_eval(b[10:10 + struct.unpack("<H", b[8:10])[0]].decode())
+    assert (h["descr"], tuple(h["shape"])) == (descr, shape), (k, h)
+PY
+then echo "ok   one --output per result"; else echo "FAIL one --output per result"; fail=1; fi
+
 # And the good file runs.
 if ! "$RUN" "$SM" --input "$T/good.npy" --iterations 1 >/dev/null 2>&1; then
   echo "FAIL good input did not run"; fail=1

@@ -79,8 +79,20 @@ rand_npy "$T/cw.npy" 7 128 128
 rand_npy "$T/cb.npy" 8 128
 CIN=(--input "$T/cx.npy" --input "$T/cw.npy" --input "$T/cb.npy")
 "$RUN" "$TD/spmd_collectives_global.mlir" "${CIN[@]}" --iterations 1 --output "$T/cref.npy" || fail=1
-expect collectives.runs 0 "verify: 4 devices" "$RUN" "$EX/spmd_collectives.mlir" "${CIN[@]}" --iterations 1 --output "$T/cout.npy"
+expect collectives.runs 0 "verify: 4 devices" "$RUN" "$EX/spmd_collectives.mlir" "${CIN[@]}" --iterations 1 \
+  --output "$T/cout.npy" --output "$T/cout1.npy" --output "$T/cout2.npy"
 same collectives.global_equals_unsplit "$T/cout.npy" "$T/cref.npy" 1e-5
+# The other global results have the shapes their shardings give.
+if python3 - "$T" <<'PY'
+import ast, struct, sys
+for name, shape in (("cout1", (64, 128)), ("cout2", (256, 64))):
+    b = open("%s/%s.npy" % (sys.argv[1], name), "rb").read()
+    h = ast.literal_eval(b[10:10 + struct.unpack("<H", b[8:10])[0]].decode())
+    assert tuple(h["shape"]) == shape, (name, h)
+PY
+then echo "ok   collectives.global_shapes"; else echo "FAIL collectives.global_shapes"; fail=1; fi
+expect too_many_outputs 1 "4 --output files given, collectives has 3 results" \
+  "$RUN" "$EX/spmd_collectives.mlir" --iterations 1 --output "$T/o1.npy" --output "$T/o2.npy" --output "$T/o3.npy" --output "$T/o4.npy"
 
 # 3. A result of partial sums (reduce = ["tp"]): the global result is their
 #    sum, x w of the global x and w.

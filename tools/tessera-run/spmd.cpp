@@ -249,6 +249,9 @@ int RunSpmd(mlir::ModuleOp module, const SpmdOptions& o, const Runtime& rt) {
   if (o.inputs.size() > nArgs)
     return Fail(1, std::to_string(o.inputs.size()) + " --input files given, " + plan.name + " takes " +
                        std::to_string(nArgs));
+  if (o.outputs.size() > plan.results.size())
+    return Fail(1, std::to_string(o.outputs.size()) + " --output files given, " + plan.name + " has " +
+                       std::to_string(plan.results.size()) + " results");
   std::vector<HostTensors> localIn(P, HostTensors(nArgs));
   for (size_t i = 0; i < nArgs; ++i) {
     const g::SpmdValue& v = plan.values[i];
@@ -454,11 +457,11 @@ int RunSpmd(mlir::ModuleOp module, const SpmdOptions& o, const Runtime& rt) {
               static_cast<long long>(P), plan.steps.size(), rt.backend().c_str());
   if (flops > 0) std::printf(", %.1f GFLOP/s over all devices", flops / (ms * 1e6));
   std::printf("\n");
-  if (!o.output.empty() && !globals.empty()) {
-    std::string e = WriteNpy(o.output, globals.front());
+  for (size_t k = 0; k < o.outputs.size(); ++k) {
+    std::string e = WriteNpy(o.outputs[k], globals[k]);
     if (!e.empty()) return Fail(1, e);
-    std::printf("wrote %s: global result 0, %s %s\n", o.output.c_str(), globals.front().dtype.c_str(),
-                ShapeStr(globals.front().shape).c_str());
+    std::printf("wrote %s: global result %zu, %s %s\n", o.outputs[k].c_str(), k, globals[k].dtype.c_str(),
+                ShapeStr(globals[k].shape).c_str());
   }
   return rc;
 }

@@ -12,7 +12,7 @@
 //      synchronizes every stream;
 //   4. every device's results are checked against the SPMD reference
 //      (spmd_reference.hpp); the global results are assembled from the
-//      results' shardings (--output writes the first).
+//      results' shardings (--output files get them, in order).
 #ifndef TESSERA_TOOLS_RUN_SPMD_HPP_
 #define TESSERA_TOOLS_RUN_SPMD_HPP_
 
@@ -29,7 +29,7 @@ struct SpmdOptions {
   std::string function;             // empty: the first SPMD function
   std::string program;              // file name, for messages
   std::vector<std::string> inputs;  // .npy files of the GLOBAL arguments, in order
-  std::string output;               // .npy file for the first GLOBAL result
+  std::vector<std::string> outputs; // .npy files for the GLOBAL results, in order
   int iterations = 10;
   double tolerance = -1;            // < 0: the default of each result type (dtype.hpp)
   unsigned seed = 42;

@@ -2,7 +2,7 @@
 // selected backend, run it on generated or given inputs, check it against a
 // reference implementation in the same run and report the time per iteration.
 //
-//   tessera-run PROGRAM.mlir [--input a.npy ...] [--output out.npy]
+//   tessera-run PROGRAM.mlir [--input a.npy ...] [--output out.npy ...]
 //               [--iterations N] [--kernel NAME] [--scalar V ...]
 //               [--grid X[,Y,Z]] [--tolerance T] [--seed S] [--no-verify]
 //               [--cpu NAME]   (LLVM cpu for the cpu backend, default: the host)
@@ -46,7 +46,8 @@ using namespace tessera;
 namespace {
 
 struct Args {
-  std::string program, output, kernel;
+  std::string program, kernel;
+  std::vector<std::string> outputs;  // one per result, in order
   std::string cpu;  // LLVM cpu to compile for (cpu backend); empty: the host
   std::vector<std::string> inputs;
   std::vector<double> scalars;
@@ -60,7 +61,7 @@ struct Args {
 int usage(const char* why) {
   std::fprintf(stderr,
                "tessera-run: %s\nusage: tessera-run PROGRAM.mlir [--input a.npy ...] "
-               "[--output out.npy] [--iterations N] [--kernel NAME] [--scalar V ...] "
+               "[--output out.npy ...] [--iterations N] [--kernel NAME] [--scalar V ...] "
                "[--grid X[,Y,Z]] [--tolerance T] [--seed S] [--no-verify] [--cpu NAME]\n",
                why);
   return 1;
@@ -124,7 +125,7 @@ int main(int argc, char** argv) {
     auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
     const char* v = nullptr;
     if (s == "--input" && (v = next())) a.inputs.push_back(v);
-    else if (s == "--output" && (v = next())) a.output = v;
+    else if (s == "--output" && (v = next())) a.outputs.push_back(v);
     else if (s == "--iterations" && (v = next())) a.iterations = std::max(1, std::atoi(v));
     else if (s == "--kernel" && (v = next())) a.kernel = v;
     else if (s == "--scalar" && (v = next())) a.scalars.push_back(std::atof(v));
@@ -190,7 +191,7 @@ int main(int argc, char** argv) {
     so.function = a.kernel;
     so.program = a.program;
     so.inputs = a.inputs;
-    so.output = a.output;
+    so.outputs = a.outputs;
     so.iterations = a.iterations;
     so.tolerance = a.tolerance;
     so.seed = a.seed;
@@ -313,6 +314,17 @@ int main(int argc, char** argv) {
   if (nextInput < a.inputs.size())
     return std::fprintf(stderr, "tessera-run: %zu --input files given, %s takes %zu\n", a.inputs.size(),
                         kinfo->name.c_str(), nextInput), 1;
+  // --output files: the results in order (Graph IR), or a Tile IR kernel's
+  // last buffer argument.
+  std::vector<size_t> outputArgs;
+  for (size_t i = 0; i < kinfo->args.size(); ++i)
+    if (kinfo->args[i].output) outputArgs.push_back(i);
+  if (outputArgs.empty())
+    for (size_t i = kinfo->args.size(); i-- > 0;)
+      if (kinfo->args[i].buffer) { outputArgs.push_back(i); break; }
+  if (a.outputs.size() > outputArgs.size())
+    return std::fprintf(stderr, "tessera-run: %zu --output files given, %s has %zu result%s\n", a.outputs.size(),
+                        kinfo->name.c_str(), outputArgs.size(), outputArgs.size() == 1 ? "" : "s"), 1;
   std::vector<KernelArg> kargs;
   for (size_t i = 0; i < kinfo->args.size(); ++i) {
     if (kinfo->args[i].buffer) { kargs.push_back(KernelArg::buffer(buffers[i])); continue; }
@@ -421,13 +433,9 @@ int main(int argc, char** argv) {
                 grid.x * grid.y * grid.z, rt->backend().c_str());
   if (flops > 0) std::printf(", %.1f GFLOP/s", flops / (ms * 1e6));
   std::printf("\n");
-  if (!a.output.empty()) {
-    for (size_t i = 0; i < kinfo->args.size(); ++i)
-      if (kinfo->args[i].output || (!kinfo->graph && i + 1 == kinfo->args.size())) {
-        std::string e = run::WriteNpy(a.output, results[i]);
-        if (!e.empty()) return std::fprintf(stderr, "tessera-run: %s\n", e.c_str()), 1;
-        break;
-      }
+  for (size_t k = 0; k < a.outputs.size(); ++k) {
+    std::string e = run::WriteNpy(a.outputs[k], results[outputArgs[k]]);
+    if (!e.empty()) return std::fprintf(stderr, "tessera-run: %s\n", e.c_str()), 1;
   }
   return rc;
 }
