@@ -35,6 +35,8 @@ DeviceInfo ToDeviceInfo(const TsDeviceProperties& p) {
   info.stream_weights = p.stream_weights != 0;
   info.api_version = p.api_version;
   info.max_scalar_arg_bytes = p.max_scalar_arg_bytes;
+  if (TS_FIELD_PRESENT(&p, TsDeviceProperties, max_buffer_arg_bytes))
+    info.max_buffer_arg_bytes = p.max_buffer_arg_bytes;
   for (uint32_t i = 0; i < p.num_memory_heaps && i < TS_MAX_MEMORY_HEAPS; ++i)
     info.memory_heaps.push_back(p.memory_heaps[i]);
   for (uint32_t i = 0; i < p.num_memory_types && i < TS_MAX_MEMORY_TYPES; ++i)

@@ -397,6 +397,8 @@ void fill_properties(TsDevice* d) {
                 VK_API_VERSION_MAJOR(api), VK_API_VERSION_MINOR(api),
                 VK_API_VERSION_PATCH(api));
   p.max_scalar_arg_bytes = d->props.limits.maxPushConstantsSize;
+  // A buffer argument binds buffer size - offset bytes (Kernel_Launch).
+  p.max_buffer_arg_bytes = d->props.limits.maxStorageBufferRange;
   // Heaps and types exactly as VkPhysicalDeviceMemoryProperties lists them
   // (same indices), with the flags Tessera names.
   p.num_memory_heaps = std::min<uint32_t>(d->memory.memoryHeapCount, TS_MAX_MEMORY_HEAPS);

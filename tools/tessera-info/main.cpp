@@ -72,6 +72,7 @@ nlohmann::json DeviceJson(const DeviceInfo& d) {
   j["executable_formats"] = d.executable_formats;
   j["api_version"] = d.api_version;
   j["max_scalar_arg_bytes"] = d.max_scalar_arg_bytes;
+  j["max_buffer_arg_bytes"] = d.max_buffer_arg_bytes;
   j["memory_heaps"] = nlohmann::json::array();
   for (const TsMemoryHeap& h : d.memory_heaps)
     j["memory_heaps"].push_back({{"size", h.size}, {"flags", MemoryFlags(h.flags)}});
@@ -104,6 +105,9 @@ void PrintDevice(const DeviceInfo& d) {
     std::printf("      api               %s\n", d.api_version.c_str());
   if (d.max_scalar_arg_bytes)
     std::printf("      scalar args       %u bytes at most\n", d.max_scalar_arg_bytes);
+  if (d.max_buffer_arg_bytes)
+    std::printf("      buffer args       %s at most each (buffer size - offset)\n",
+                tessera::FormatBytes(d.max_buffer_arg_bytes).c_str());
   for (size_t i = 0; i < d.memory_heaps.size(); ++i)
     std::printf("      memory heap %zu     %s (%s)\n", i,
                 tessera::FormatBytes(d.memory_heaps[i].size).c_str(),

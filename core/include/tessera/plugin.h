@@ -24,6 +24,10 @@
  *     TsPluginApi.struct_size, is "not provided": the core reports
  *     TS_ERROR_UNSUPPORTED to its caller and never calls it.
  *
+ * HISTORY
+ *   1.0  the first version.
+ *   1.1  TsDeviceProperties.max_buffer_arg_bytes.
+ *
  * ERRORS
  *   Every entry point returns TsError*: NULL means success.  A non-NULL error
  *   is owned by the caller, who reads it with Error_GetCode / Error_Message
@@ -48,7 +52,7 @@ extern "C" {
 #endif
 
 #define TESSERA_ABI_VERSION_MAJOR 1
-#define TESSERA_ABI_VERSION_MINOR 0
+#define TESSERA_ABI_VERSION_MINOR 1
 
 #define TESSERA_PLUGIN_ENTRY_POINT "tessera_plugin_get_api"
 
@@ -300,9 +304,18 @@ typedef struct TsDeviceProperties {
   TsMemoryHeap memory_heaps[TS_MAX_MEMORY_HEAPS];
   uint32_t num_memory_types;
   TsMemoryType memory_types[TS_MAX_MEMORY_TYPES];
+  /* ---- MINOR 1 */
+  /* The most bytes one buffer argument of a kernel may span, i.e. its
+   * buffer's size minus the argument's offset (Vulkan: maxStorageBufferRange;
+   * the whole buffer is bound, the binding cannot be shortened).  0: no
+   * limit beyond the buffer.  See Kernel_Launch. */
+  uint64_t max_buffer_arg_bytes;
 } TsDeviceProperties;
-TS_DEFINE_STRUCT_TRAITS(TsDeviceProperties, memory_types);
+TS_DEFINE_STRUCT_TRAITS(TsDeviceProperties, max_buffer_arg_bytes);
 #define TS_DEVICE_PROPERTIES_STRUCT_SIZE \
+  TS_STRUCT_SIZE(TsDeviceProperties, max_buffer_arg_bytes)
+/* The MINOR-0 layout: a reader accepts any struct at least this large. */
+#define TS_DEVICE_PROPERTIES_MIN_STRUCT_SIZE \
   TS_STRUCT_SIZE(TsDeviceProperties, memory_types)
 
 /* ============================================================ Args structs
@@ -685,8 +698,11 @@ typedef struct TsExecutable_GetKernel_Args {
  * TS_ERROR_INVALID_ARGUMENT.  shared_memory_bytes is dynamic shared memory
  * on top of what the binary declares; formats without dynamic shared memory
  * (SPIR-V) accept only 0 or at most the declared size.
- * shared_memory_bytes over TsDeviceProperties.shared_memory_per_group, or a
- * group over max_group_size: TS_ERROR_INVALID_ARGUMENT naming the limit. */
+ * shared_memory_bytes over TsDeviceProperties.shared_memory_per_group, a
+ * group over max_group_size, or a buffer argument spanning more than
+ * max_buffer_arg_bytes (buffer size - offset): TS_ERROR_INVALID_ARGUMENT
+ * naming the limit.  A plugin never silently binds less than the argument
+ * spans. */
 typedef struct TsKernel_Launch_Args {
   TS_ARGS_HEADER;
   TsKernel* kernel;

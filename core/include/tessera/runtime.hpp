@@ -109,6 +109,8 @@ struct DeviceInfo {
   std::vector<std::string> executable_formats;
   std::string api_version;           // "Vulkan 1.3.230"; may be empty
   uint32_t max_scalar_arg_bytes = 0; // 0: no limit
+  // Bytes one buffer argument may span (buffer size - offset); 0: no limit.
+  uint64_t max_buffer_arg_bytes = 0;
   std::vector<TsMemoryHeap> memory_heaps;
   std::vector<TsMemoryType> memory_types;
 
