@@ -76,6 +76,7 @@ TsError* sync_host_copy(TsBuffer* buf, uint64_t offset, void* host, uint64_t siz
 TsError* staged_copy(const std::shared_ptr<StreamState>& s, TsBuffer* buf, uint64_t offset,
                      void* host, uint64_t size, bool to_device) {
   TsDevice* dev = buf->device;
+  dev->stat_staged.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard<std::mutex> lk(dev->staging_mu);
   uint64_t want = std::min(size, kStagingChunk);
   if (dev->staging.size < want) {

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "internal.hpp"
+#include "vulkan_ext.h"
 
 namespace tessera::vk {
 
@@ -84,6 +85,8 @@ void open_pipeline_cache(TsDevice* dev) {
   ci.initialDataSize = data.size();
   ci.pInitialData = data.empty() ? nullptr : data.data();
   if (dev->fn.vkCreatePipelineCache(dev->device, &ci, nullptr, &dev->pipeline_cache) != VK_SUCCESS) {
+    // The driver refused the file's contents: start empty.
+    data.clear();
     ci.initialDataSize = 0;
     ci.pInitialData = nullptr;
     dev->fn.vkCreatePipelineCache(dev->device, &ci, nullptr, &dev->pipeline_cache);
@@ -140,6 +143,10 @@ TsDevice::~TsDevice() {
   }
   streams.clear();
   retired.clear();
+  // The device is idle (vkDeviceWaitIdle drains Mesa's submit thread too):
+  // now the timelines can go.
+  for (VkSemaphore sem : free_semaphores) fn.vkDestroySemaphore(device, sem, nullptr);
+  free_semaphores.clear();
   for (VkDescriptorPool p : free_pools) fn.vkDestroyDescriptorPool(device, p, nullptr);
   release(this, patterns);
   release(this, staging);
@@ -473,6 +480,21 @@ TS_VK_ENTRY(Device_GetProperties, TS_DEVICE_GETPROPERTIES_ARGS_STRUCT_SIZE) {
   std::memcpy(out, &args->device->ts, n);
   out->struct_size = caller;
   out->extension_start = ext;
+  // Vendor extension (vulkan_ext.h): the device's counters.
+  const TsDevice* d = args->device;
+  for (TsExtension* e = args->extension_start; e; e = e->next) {
+    if (e->type != TS_EXTENSION_VULKAN_DEVICE_STATS ||
+        e->struct_size < TS_VULKAN_DEVICE_STATS_STRUCT_SIZE)
+      continue;
+    auto* st = reinterpret_cast<TsVulkanDeviceStats*>(e);
+    st->queue_submits = d->stat_submits.load(std::memory_order_relaxed);
+    st->submitted_commands = d->stat_commands.load(std::memory_order_relaxed);
+    st->staged_copies = d->stat_staged.load(std::memory_order_relaxed);
+    st->host_imports = d->stat_imports.load(std::memory_order_relaxed);
+    st->pipeline_cache_loaded_bytes = d->cache_loaded_size;
+    st->pipeline_cache_path = d->cache_path.c_str();
+    st->timeline_semaphores = d->stat_semaphores.load(std::memory_order_relaxed);
+  }
   return nullptr;
 }
 

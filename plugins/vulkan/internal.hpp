@@ -206,6 +206,16 @@ struct TsDevice {
   std::vector<std::shared_ptr<tessera::vk::StreamState>> retired;  // destroyed, running
   TsStream* default_stream = nullptr;  // owned
   std::vector<VkDescriptorPool> free_pools;
+  // Timeline semaphores of streams that are gone, for new streams to reuse.
+  // A stream's semaphore is never destroyed before the device: Mesa's
+  // threaded queue (lavapipe) still touches the timelines a submission
+  // waited on or signalled after the host has seen it complete (it releases
+  // its time points under the timeline's mutex), so destroying one as soon
+  // as its values were reached crashed about one run in four of the
+  // conformance events area (a destroyed mutex locked, or a SIGSEGV, in
+  // lavapipe's submit thread).  Guarded by sem_mu (taken after mu).
+  std::mutex sem_mu;
+  std::vector<VkSemaphore> free_semaphores;
   VkCommandPool graph_pool = VK_NULL_HANDLE;  // secondary cbs of graphs
   VkPipelineCache pipeline_cache = VK_NULL_HANDLE;
   std::string cache_path;
@@ -214,6 +224,12 @@ struct TsDevice {
   std::mutex staging_mu;             // sync copies through `staging`
   tessera::vk::Allocation staging;
   uint32_t next_stream_id = 1;
+  // What the device did (vulkan_ext.h TsVulkanDeviceStats); only grow.
+  std::atomic<uint64_t> stat_submits{0};   // vkQueueSubmit calls
+  std::atomic<uint64_t> stat_commands{0};  // operations in them
+  std::atomic<uint64_t> stat_staged{0};    // staged host<->device copies
+  std::atomic<uint64_t> stat_imports{0};   // imported host ranges
+  std::atomic<uint64_t> stat_semaphores{0};  // timeline semaphores created
   ~TsDevice();
 };
 

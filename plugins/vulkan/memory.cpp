@@ -197,8 +197,13 @@ void import_everywhere(TsClient* c, HostRange& r) {
                             d->import_alignment);
     if (a % d->import_alignment) continue;
     Allocation view;
-    if (import_host(d.get(), r.view_base, len, &view) == nullptr) {
+    if (TsError* e = import_host(d.get(), r.view_base, len, &view)) {
+      // The device cannot see the range: its copies are staged (and blocking).
+      TsError_Destroy_Args da{TS_ERROR_DESTROY_ARGS_STRUCT_SIZE, nullptr, e};
+      plugin_support::Error_Destroy(&da);
+    } else {
       r.views[d->ordinal] = view;
+      d->stat_imports.fetch_add(1, std::memory_order_relaxed);
     }
   }
 }

@@ -40,7 +40,10 @@ StreamState::~StreamState() {
   for (Batch& b : inflight) drop(b.cl);
   drop(open.cl);
   if (pool) f.vkDestroyCommandPool(dev->device, pool, nullptr);
-  if (sem) f.vkDestroySemaphore(dev->device, sem, nullptr);
+  if (sem) {  // reused by a later stream, destroyed with the device (TsDevice)
+    std::lock_guard<std::mutex> lk(dev->sem_mu);
+    dev->free_semaphores.push_back(sem);
+  }
 }
 
 StreamState* default_state(TsDevice* dev) { return dev->default_stream->state.get(); }
@@ -48,12 +51,32 @@ StreamState* default_state(TsDevice* dev) { return dev->default_stream->state.ge
 TsError* create_stream_state(TsDevice* dev, bool is_default, bool non_blocking,
                              std::shared_ptr<StreamState>* out) {
   auto s = std::make_shared<StreamState>();
-  VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
-  type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
-  type.initialValue = 0;
-  VkSemaphoreCreateInfo sci{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type};
-  TS_VK_CALL(dev->fn.vkCreateSemaphore(dev->device, &sci, nullptr, &s->sem),
-             "vkCreateSemaphore(timeline)");
+  {
+    std::lock_guard<std::mutex> lk(dev->sem_mu);
+    if (!dev->free_semaphores.empty()) {
+      s->sem = dev->free_semaphores.back();
+      dev->free_semaphores.pop_back();
+    }
+  }
+  uint64_t start = 0;
+  if (s->sem) {
+    // A dead stream's timeline: every value it was given has been reached;
+    // this stream's values continue after them.
+    if (dev->fn.vkGetSemaphoreCounterValue(dev->device, s->sem, &start) != VK_SUCCESS) {
+      dev->fn.vkDestroySemaphore(dev->device, s->sem, nullptr);  // unusable
+      s->sem = VK_NULL_HANDLE;
+      start = 0;
+    }
+  }
+  if (!s->sem) {
+    VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+    type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+    type.initialValue = 0;
+    VkSemaphoreCreateInfo sci{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type};
+    TS_VK_CALL(dev->fn.vkCreateSemaphore(dev->device, &sci, nullptr, &s->sem),
+               "vkCreateSemaphore(timeline)");
+    dev->stat_semaphores.fetch_add(1, std::memory_order_relaxed);
+  }
   s->dev = dev;  // from here the destructor cleans up
   VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
@@ -62,7 +85,8 @@ TsError* create_stream_state(TsDevice* dev, bool is_default, bool non_blocking,
              "vkCreateCommandPool");
   s->is_default = is_default;
   s->non_blocking = non_blocking;
-  s->open.value = 1;
+  s->submitted = start;
+  s->open.value = start + 1;
   s->label = is_default ? std::string("the default stream")
                         : strprintf("stream %u", dev->next_stream_id++);
   *out = std::move(s);
@@ -273,6 +297,8 @@ TsError* flush_locked(StreamState& s) {
   si.signalSemaphoreCount = 1;
   si.pSignalSemaphores = &s.sem;
   VkResult r = dev->fn.vkQueueSubmit(dev->queue, 1, &si, VK_NULL_HANDLE);
+  dev->stat_submits.fetch_add(1, std::memory_order_relaxed);
+  dev->stat_commands.fetch_add(b.cl.commands, std::memory_order_relaxed);
   uint64_t value = b.value;
   if (r != VK_SUCCESS) {
     // Nothing will signal `value`: signal it from the host so no waiter

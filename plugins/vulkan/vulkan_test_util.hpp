@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tessera/runtime.hpp"
+#include "vulkan_ext.h"
 
 namespace tessera_vk_test {
 
@@ -57,6 +58,24 @@ inline std::vector<uint8_t> ReadFile(const std::string& path) {
 
 inline std::string ShaderPath(const char* name) {
   return std::string(TESSERA_VK_SHADER_DIR) + "/" + name + ".spv";
+}
+
+// The plugin's counters for `dev` (vulkan_ext.h), through the plugin's own
+// Device_GetProperties with the extension chained.
+inline TsVulkanDeviceStats Stats(const Runtime& rt, const Device& dev) {
+  TsVulkanDeviceStats stats{};
+  stats.header.struct_size = TS_VULKAN_DEVICE_STATS_STRUCT_SIZE;
+  stats.header.type = TS_EXTENSION_VULKAN_DEVICE_STATS;
+  TsDeviceProperties props{};
+  props.struct_size = TS_DEVICE_PROPERTIES_STRUCT_SIZE;
+  TsDevice_GetProperties_Args args{};
+  args.struct_size = TS_DEVICE_GETPROPERTIES_ARGS_STRUCT_SIZE;
+  args.extension_start = &stats.header;
+  args.device = dev.raw();
+  args.properties = &props;
+  TsError* e = rt.plugin_api()->Device_GetProperties(&args);
+  EXPECT_EQ(e, nullptr) << "Device_GetProperties with TsVulkanDeviceStats failed";
+  return stats;
 }
 
 class VulkanTest : public ::testing::Test {

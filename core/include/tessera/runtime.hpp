@@ -167,11 +167,13 @@ class Runtime {
   const std::shared_ptr<detail::RuntimeImpl>& impl() const { return impl_; }
 
   // Internal: handles are made by the runtime.
-  explicit Runtime(std::shared_ptr<detail::RuntimeImpl> impl)
-      : impl_(std::move(impl)) {}
+  explicit Runtime(std::shared_ptr<detail::RuntimeImpl> impl);
 
  private:
+  // Lifetime: the runtime (plugin, client, devices) lives while any Runtime,
+  // Device or object handle refers to it, and is destroyed with the last one.
   std::shared_ptr<detail::RuntimeImpl> impl_;
+  std::vector<Device> devices_;  // each shares ownership of *impl_
 };
 
 // ------------------------------------------------------------- memory refs
