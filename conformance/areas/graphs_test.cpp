@@ -196,5 +196,36 @@ TEST_F(Graphs, UnjoinedCaptureIsAnError) {
   CTS_EXPECT_OK(device().synchronize());
 }
 
+// A capturing stream cannot wait on an event recorded outside the capture:
+// the graph would replay without the dependency.  The wait is
+// FAILED_PRECONDITION (docs/memory-model.md), the capture goes on, and a
+// never-recorded event stays a no-op.  (The Vulkan plugin used to return OK
+// and drop the edge.)
+TEST_F(Graphs, WaitOnAnEventRecordedOutsideTheCaptureIsAnError) {
+  CTS_REQUIRE(info().graphs, "graphs");
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer x, device().allocate(256));
+  CTS_ASSERT_OK_AND_ASSIGN(Stream producer, device().create_stream());
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s, device().create_stream());
+  CTS_ASSERT_OK_AND_ASSIGN(Event outside, device().create_event(TS_EVENT_DISABLE_TIMING));
+  CTS_ASSERT_OK_AND_ASSIGN(Event never, device().create_event(TS_EVENT_DISABLE_TIMING));
+  CTS_ASSERT_OK(producer.memset_async(x, 0, 1, 256));
+  CTS_ASSERT_OK(producer.record(outside));
+  CTS_ASSERT_OK(s.begin_capture());
+  Status st = s.wait(outside);
+  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition)
+      << "a capturing stream waited on an event recorded outside the capture: "
+      << st.ToString();
+  EXPECT_FALSE(st.message().empty());
+  CTS_EXPECT_OK(s.wait(never));  // never recorded: a no-op, also in a capture
+  CTS_ASSERT_OK(s.memset_async(x, 0, 2, 256));
+  CTS_ASSERT_OK_AND_ASSIGN(Graph g, s.end_capture());
+  CTS_ASSERT_OK_AND_ASSIGN(GraphExec exec, g.instantiate());
+  CTS_ASSERT_OK(producer.synchronize());
+  CTS_ASSERT_OK(s.launch(exec));
+  CTS_ASSERT_OK(s.synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(auto v, Download<uint8_t>(x, 256));
+  EXPECT_EQ(v, std::vector<uint8_t>(256, 2));
+}
+
 }  // namespace
 }  // namespace tessera::cts

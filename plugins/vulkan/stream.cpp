@@ -491,12 +491,16 @@ TS_VK_ENTRY(Stream_WaitEvent, TS_STREAM_WAITEVENT_ARGS_STRUCT_SIZE) {
                   ev->device->props.deviceName, args->stream->device->props.deviceName);
   std::lock_guard<std::mutex> lk(s.dev->mu);
   if (ev->last_is_capture && ev->capture) return capture_wait_event_locked(s, ev);
-  if (s.capture) {
-    // An eager event inside a capture: the work it marks is outside the
-    // graph and already ordered before the capture began.
-    return nullptr;
-  }
   if (!ev->stream) return nullptr;               // never recorded: no-op
+  if (s.capture)
+    // A graph cannot depend on work outside it: replaying it later would
+    // silently drop the edge (plugin.h, Stream_EndCapture; as the cpu plugin).
+    return errorf(TS_ERROR_FAILED_PRECONDITION,
+                  "vulkan: Stream_WaitEvent: %s is capturing a graph, but the event was "
+                  "recorded outside the capture (on %s); a graph cannot depend on work "
+                  "outside it: record the event inside the capture, or wait on it before "
+                  "Stream_BeginCapture",
+                  s.label.c_str(), ev->stream->label.c_str());
   if (ev->stream.get() == &s) return nullptr;   // in-order already
   if (counter_value(*ev->stream) >= ev->value) return nullptr;  // done
   if (s.open.cl.begun || s.open.referenced) TS_VK_RETURN_IF_ERROR(flush_locked(s));
