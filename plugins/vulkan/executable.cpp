@@ -499,6 +499,16 @@ TS_VK_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_STRUCT_SIZE) {
   std::lock_guard<std::mutex> lk(dev->mu);
   CommandList* cl = nullptr;
   TS_VK_RETURN_IF_ERROR(begin_op_locked(s, &cl));
+  if (s.capture) {  // what the graph's replays will need
+    capture_note_locked(s, k->executable->life,
+                        strprintf("the executable of kernel '%s' (%s)", kn,
+                                  k->executable->origin.c_str()));
+    for (size_t i = 0, b = 0; i < args->num_args; ++i)
+      if (args->args[i].kind == TS_KERNEL_ARG_BUFFER)
+        capture_note_locked(s, args->args[i].buffer->life,
+                            strprintf("buffer argument %zu (%s) of the launch of kernel '%s'",
+                                      b++, describe_buffer(args->args[i].buffer).c_str(), kn));
+  }
   VkDescriptorSet set = VK_NULL_HANDLE;
   if (!k->bindings.empty()) {
     TS_VK_RETURN_IF_ERROR(allocate_descriptor_set(dev, *cl, k->set_layout, &set));

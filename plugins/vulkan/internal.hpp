@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "captured_refs.hpp"
 #include "error.hpp"
 #include "tessera/plugin.h"
 #include "vulkan_symbols.hpp"
@@ -137,6 +138,7 @@ struct HostRange {
 struct HostView {
   VkBuffer buffer = VK_NULL_HANDLE;  // NULL: pageable (or not visible here)
   uint64_t offset = 0;
+  std::shared_ptr<HostRange> range;  // what `buffer` views (graphs note it)
 };
 
 // Vulkan features the device was created with (what shaders may use).
@@ -247,6 +249,8 @@ struct TsBuffer {
   TsBufferKind kind = TS_BUFFER_DEVICE;
   uint64_t size = 0;
   tessera::vk::Allocation alloc;
+  // Expires when the buffer is freed: graphs that captured it check it.
+  tessera::plugin_support::LifeToken life = tessera::plugin_support::make_life_token();
 };
 
 struct TsEvent {
@@ -309,6 +313,9 @@ struct TsExecutable {
   VkShaderModule module = VK_NULL_HANDLE;
   std::vector<uint32_t> words;  // the SPIR-V, for reflection per kernel
   std::string origin;           // path or "<memory>" for messages
+  // Expires when the executable is destroyed: graphs that captured a launch
+  // of one of its kernels check it.
+  tessera::plugin_support::LifeToken life = tessera::plugin_support::make_life_token();
   std::mutex mu;
   std::unordered_map<std::string, std::unique_ptr<TsKernel>> kernels;
 };
@@ -360,6 +367,14 @@ StreamState* default_state(TsDevice* dev);
 
 // ---- graph.cpp (mutex held)
 TsError* capture_begin_op_locked(StreamState& s, CommandList** out);
+// Notes that the operation just begun on capturing stream `s` uses the
+// object behind `token`; `what` describes the use ("buffer argument 1 of the
+// launch of kernel 'k'"), the node is appended.  GraphExec_Launch refuses to
+// replay once the object is gone.
+void capture_note_locked(StreamState& s, const std::weak_ptr<const void>& token,
+                         const std::string& what);
+// "a 256 B device buffer"
+std::string describe_buffer(const TsBuffer* b);
 void capture_record_event_locked(StreamState& s, TsEvent* ev);
 TsError* capture_wait_event_locked(StreamState& s, TsEvent* ev);
 

@@ -179,6 +179,7 @@ HostView resolve_host(TsDevice* dev, const void* p, uint64_t size) {
   if (dev->ordinal >= r.views.size() || !r.views[dev->ordinal].buffer) return v;
   v.buffer = r.views[dev->ordinal].buffer;
   v.offset = addr - reinterpret_cast<uintptr_t>(r.view_base);
+  v.range = it->second;
   return v;
 }
 
