@@ -134,6 +134,7 @@ using namespace tessera::vk;
 
 TsDevice::~TsDevice() {
   if (!device) return;
+  stop_flusher(this);  // first: it submits and touches the streams
   synchronize_device(this);
   fn.vkDeviceWaitIdle(device);
   save_pipeline_cache(this);
@@ -147,6 +148,7 @@ TsDevice::~TsDevice() {
   // now the timelines can go.
   for (VkSemaphore sem : free_semaphores) fn.vkDestroySemaphore(device, sem, nullptr);
   free_semaphores.clear();
+  if (wake_sem) fn.vkDestroySemaphore(device, wake_sem, nullptr);
   for (VkDescriptorPool p : free_pools) fn.vkDestroyDescriptorPool(device, p, nullptr);
   release(this, patterns);
   release(this, staging);
@@ -181,7 +183,8 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
   ifn.vkEnumerateDeviceExtensionProperties(phys, nullptr, &next, nullptr);
   std::vector<VkExtensionProperties> dev_exts(next);
   ifn.vkEnumerateDeviceExtensionProperties(phys, nullptr, &next, dev_exts.data());
-  bool has_host_import = has_extension(dev_exts, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+  bool has_host_import = has_extension(dev_exts, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) &&
+                         !test_masks_feature(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
   bool has_atomic_float = has_extension(dev_exts, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
   // Subgroup size control is core in 1.3; a 1.2 device may have the EXT.
   bool api13 = basic.apiVersion >= VK_API_VERSION_1_3;
@@ -376,6 +379,7 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
   TS_VK_RETURN_IF_ERROR(allocate(d.get(), 256 * 16, MemoryUse::kHost, &d->patterns,
                                  "the memset pattern buffer"));
   for (int v = 0; v < 256; ++v) std::memset(d->patterns.mapped + v * 16, v, 16);
+  TS_VK_RETURN_IF_ERROR(start_flusher(d.get()));
   fill_properties(d.get());
   *out = std::move(d);
   return nullptr;

@@ -9,12 +9,14 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -118,6 +120,12 @@ struct StreamState {
   uint64_t default_seen = 0;    // blocking stream: default's last_op already waited for
   uint64_t seen_by_default = 0; // blocking stream: my last_op the default waits for
   std::shared_ptr<CaptureSession> capture;  // non-null while capturing
+  // The open batch holds operations and waits for the stream to drain; the
+  // device's flusher submits it then (stream.cpp, batching policy).
+  bool deferred = false;
+  // A submit the flusher made failed: reported by the next synchronize.
+  TsErrorCode async_error_code = TS_ERROR_INTERNAL;
+  std::string async_error;
   ~StreamState();
 };
 
@@ -161,7 +169,8 @@ struct EnabledFeatures {
 
 // Test-only: TESSERA_VK_TEST_MASK_FEATURES="shaderInt64,subgroupShuffle,..."
 // makes the plugin treat those features (VkPhysicalDevice*Features member
-// names, or subgroup<Op> for VkSubgroupFeatureFlagBits) as unsupported, so
+// names, subgroup<Op> for VkSubgroupFeatureFlagBits, or
+// VK_EXT_external_memory_host) as unsupported, so
 // the load-time capability checks can be tested on a device that has them
 // all (lavapipe).  Never set it outside tests.
 bool test_masks_feature(const char* name);
@@ -226,6 +235,20 @@ struct TsDevice {
   std::mutex staging_mu;             // sync copies through `staging`
   tessera::vk::Allocation staging;
   uint32_t next_stream_id = 1;
+  // The flusher (stream.cpp): one thread per device that submits a busy
+  // stream's open batch as soon as the stream drains, so work queued behind
+  // running work starts without waiting for the host's next call.  Its state
+  // is guarded by mu; it sleeps on flusher_cv when no stream has a deferred
+  // batch, else in vkWaitSemaphores (any of those streams' last submitted
+  // values, or wake_sem, which the host signals when a new stream defers).
+  enum class FlusherState { kBusy, kIdle, kWaiting };
+  std::thread flusher;
+  std::condition_variable flusher_cv;
+  FlusherState flusher_state = FlusherState::kBusy;
+  bool flusher_stop = false;
+  VkSemaphore wake_sem = VK_NULL_HANDLE;  // timeline
+  uint64_t wake_value = 0;                // last value signalled or waited for
+  bool wake_signalled = false;            // since the flusher began waiting
   // What the device did (vulkan_ext.h TsVulkanDeviceStats); only grow.
   std::atomic<uint64_t> stat_submits{0};   // vkQueueSubmit calls
   std::atomic<uint64_t> stat_commands{0};  // operations in them
@@ -340,12 +363,18 @@ TsError* create_stream_state(TsDevice* dev, bool is_default, bool non_blocking,
 // the command list to record it into (the open batch, or the capture), with a
 // barrier after the previous operation already recorded.
 TsError* begin_op_locked(StreamState& s, CommandList** out);
-// Ends it; may flush when the batch is long.
+// Ends it, and submits the batch when the stream has nothing in flight or
+// the batch is long (the batching policy, stream.cpp).
 TsError* end_op_locked(StreamState& s);
 // Submits the open batch (and, first, any batch it waits on).
 TsError* flush_locked(StreamState& s);
 // Recycles batches whose values the semaphore has reached.
 void reap_locked(StreamState& s);
+// Wakes the device's flusher: a stream has deferred its open batch.
+void wake_flusher_locked(TsDevice* dev);
+// Starts / stops the device's flusher thread (stop: mutex NOT held).
+TsError* start_flusher(TsDevice* dev);
+void stop_flusher(TsDevice* dev);
 uint64_t counter_value(StreamState& s);
 // Host wait for `value` on `s` (mutex NOT held); then reaps.
 TsError* wait_value(StreamState& s, uint64_t value);
@@ -406,10 +435,11 @@ TsError* run_blocking(const std::shared_ptr<StreamState>& s, F&& record) {
     CommandList* cl = nullptr;
     TS_VK_RETURN_IF_ERROR(begin_op_locked(*s, &cl));
     TS_VK_RETURN_IF_ERROR(record(*cl));
-    TS_VK_RETURN_IF_ERROR(end_op_locked(*s));
+    // The batch holding the op; end_op may submit it already.
     s->open.referenced = true;
     value = s->open.value;
-    TS_VK_RETURN_IF_ERROR(flush_locked(*s));
+    TS_VK_RETURN_IF_ERROR(end_op_locked(*s));
+    if (s->submitted < value) TS_VK_RETURN_IF_ERROR(flush_locked(*s));
   }
   return wait_value(*s, value);
 }

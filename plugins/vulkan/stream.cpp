@@ -3,14 +3,27 @@
 //
 // Each stream owns a timeline semaphore.  Operations are recorded into the
 // stream's open batch (one primary command buffer) with a full memory
-// barrier between consecutive operations, and the batch is submitted once,
-// when something forces it: a host wait or query, a cross-stream dependency,
-// a blocking copy, or kMaxOpsPerBatch operations.  The submit waits on the
-// stream's previous value and on the values it depends on (events, the
-// default stream), and signals its own next value.  A batch is submitted only
-// after every batch it waits on: a single in-order queue never sees a wait
-// before its signal.
+// barrier between consecutive operations.  The submit waits on the stream's
+// previous value and on the values it depends on (events, the default
+// stream), and signals its own next value.  A batch is submitted only after
+// every batch it waits on: a single in-order queue never sees a wait before
+// its signal.
+//
+// When a batch is submitted (the batching policy, as GPU runtimes do it):
+//  - at once, at the end of an operation, when the stream has nothing in
+//    flight: the device starts now and the host's next work overlaps it (a
+//    launch followed by host work and a synchronize runs both at once);
+//  - while the stream's earlier submits are still running, operations
+//    accumulate in the open batch: one vkQueueSubmit for many of them.  The
+//    batch goes at the first operation that finds the stream drained, or at
+//    kMaxOpsPerBatch operations;
+//  - and whenever something needs it on the queue: a host wait or query, a
+//    cross-stream dependency, a blocking copy, a destroyed stream.
+// Checking for "drained" costs one vkGetSemaphoreCounterValue per operation.
+#include <pthread.h>
+
 #include <algorithm>
+#include <chrono>
 #include <thread>
 
 #include "internal.hpp"
@@ -240,8 +253,115 @@ TsError* end_op_locked(StreamState& s) {
   if (s.capture) return nullptr;  // graph.cpp counted the node
   s.open.cl.commands++;
   s.last_op = s.open.value;
-  if (s.open.cl.commands >= kMaxOpsPerBatch) return flush_locked(s);
+  // Nothing in flight: submit now (the device would idle otherwise).  Busy:
+  // keep batching, up to kMaxOpsPerBatch; the flusher submits the batch when
+  // the stream drains, if no later operation of the host does it first.
+  if (s.open.cl.commands >= kMaxOpsPerBatch || counter_value(s) >= s.submitted)
+    return flush_locked(s);
+  if (!s.deferred) {
+    s.deferred = true;
+    wake_flusher_locked(s.dev);
+  }
   return nullptr;
+}
+
+// ------------------------------------------------------------- flusher
+
+void wake_flusher_locked(TsDevice* dev) {
+  using FS = TsDevice::FlusherState;
+  if (dev->flusher_state == FS::kIdle) {
+    dev->flusher_cv.notify_one();
+  } else if (dev->flusher_state == FS::kWaiting && !dev->wake_signalled) {
+    VkSemaphoreSignalInfo sig{VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO};
+    sig.semaphore = dev->wake_sem;
+    sig.value = ++dev->wake_value;
+    dev->fn.vkSignalSemaphore(dev->device, &sig);
+    dev->wake_signalled = true;
+  }
+  // kBusy: it rescans every stream before it sleeps again.
+}
+
+namespace {
+
+void flusher_main(TsDevice* dev) {
+  using FS = TsDevice::FlusherState;
+  pthread_setname_np(pthread_self(), "tessera:vkflush");
+  std::vector<std::shared_ptr<StreamState>> busy;
+  std::vector<VkSemaphore> sems;
+  std::vector<uint64_t> values;
+  std::unique_lock<std::mutex> lk(dev->mu);
+  while (!dev->flusher_stop) {
+    // Submit the deferred batches of drained streams; wait for the others.
+    busy.clear();  // may destroy dead streams' states (they do not take mu)
+    sems.clear();
+    values.clear();
+    for (auto* list : {&dev->streams, &dev->retired})
+      for (const std::shared_ptr<StreamState>& s : *list) {
+        if (!s->deferred) continue;
+        if (counter_value(*s) >= s->submitted) {
+          if (TsError* e = flush_locked(*s)) {
+            s->async_error_code = e->code;
+            s->async_error = e->message;
+            TsError_Destroy_Args da{TS_ERROR_DESTROY_ARGS_STRUCT_SIZE, nullptr, e};
+            plugin_support::Error_Destroy(&da);
+          }
+          continue;
+        }
+        busy.push_back(s);
+        sems.push_back(s->sem);
+        values.push_back(s->submitted);
+      }
+    if (busy.empty()) {
+      dev->flusher_state = FS::kIdle;
+      dev->flusher_cv.wait(lk);
+      dev->flusher_state = FS::kBusy;
+      continue;
+    }
+    sems.push_back(dev->wake_sem);
+    values.push_back(dev->wake_value + 1);
+    dev->wake_signalled = false;
+    dev->flusher_state = FS::kWaiting;
+    lk.unlock();
+    VkSemaphoreWaitInfo wi{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+    wi.flags = VK_SEMAPHORE_WAIT_ANY_BIT;
+    wi.semaphoreCount = static_cast<uint32_t>(sems.size());
+    wi.pSemaphores = sems.data();
+    wi.pValues = values.data();
+    // Bounded (100 ms): the loop rescans anyway, and a lost device must not
+    // keep the thread spinning or stuck.
+    VkResult r = dev->fn.vkWaitSemaphores(dev->device, &wi, 100ull * 1000 * 1000);
+    lk.lock();
+    dev->flusher_state = FS::kBusy;
+    if (r != VK_SUCCESS && r != VK_TIMEOUT)  // e.g. VK_ERROR_DEVICE_LOST
+      dev->flusher_cv.wait_for(lk, std::chrono::milliseconds(10));
+  }
+}
+
+}  // namespace
+
+TsError* start_flusher(TsDevice* dev) {
+  VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+  type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+  VkSemaphoreCreateInfo sci{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type};
+  TS_VK_CALL(dev->fn.vkCreateSemaphore(dev->device, &sci, nullptr, &dev->wake_sem),
+             "vkCreateSemaphore(timeline, flusher)");
+  try {
+    dev->flusher = std::thread(flusher_main, dev);
+  } catch (const std::system_error& e) {
+    return errorf(TS_ERROR_RESOURCE_EXHAUSTED, "vulkan: cannot start the flusher thread: %s",
+                  e.what());
+  }
+  return nullptr;
+}
+
+void stop_flusher(TsDevice* dev) {
+  if (!dev->flusher.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lk(dev->mu);
+    dev->flusher_stop = true;
+    wake_flusher_locked(dev);
+  }
+  dev->flusher.join();
 }
 
 TsError* flush_locked(StreamState& s) {
@@ -316,6 +436,7 @@ TsError* flush_locked(StreamState& s) {
   s.inflight.push_back(std::move(b));
   s.open = Batch{};
   s.open.value = value + 1;
+  s.deferred = false;
   if (r != VK_SUCCESS) return vk_error(r, "vkQueueSubmit");
   // Recycle what has finished while we are here (cheap: one counter read).
   if (s.inflight.size() > 4) reap_locked(s);
@@ -347,6 +468,11 @@ TsError* synchronize_stream(const std::shared_ptr<StreamState>& s) {
                     s->label.c_str());
     TS_VK_RETURN_IF_ERROR(flush_locked(*s));
     value = s->submitted;
+    if (!s->async_error.empty()) {  // a submit of the flusher failed
+      TsError* e = make_error(s->async_error_code, s->async_error);
+      s->async_error.clear();
+      return e;
+    }
   }
   if (value == 0) return nullptr;
   return wait_value(*s, value);

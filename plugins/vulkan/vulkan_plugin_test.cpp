@@ -977,22 +977,6 @@ TEST_F(VulkanTest, GraphCrossStreamCapture) {
 
 // ---------------------------------------------------------------- misc
 
-TEST_F(VulkanTest, ManyLaunchesBatched) {
-  Executable exe;
-  Kernel fill;
-  LoadKernel("fill", &exe, &fill);
-  const uint32_t n = 64;
-  Buffer a = Alloc(n * 4);
-  Stream s = dev_.default_stream();
-  for (uint32_t v = 0; v < 3000; ++v)  // crosses the per-batch limit
-    VK_ASSERT_OK(s.launch(fill, {2, 1, 1}, {32, 1, 1},
-                          {KernelArg::buffer(a), KernelArg::scalar(v), KernelArg::scalar(n)}));
-  std::vector<uint32_t> h(n);
-  VK_ASSERT_OK(tessera::copy(h.data(), a, n * 4));
-  EXPECT_EQ(h[0], 2999u);
-  EXPECT_EQ(h[63], 2999u + 63);
-}
-
 TEST_F(VulkanTest, ConcurrentThreadsOwnStreams) {
   Executable exe;
   Kernel fill;
