@@ -9,6 +9,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -120,9 +121,13 @@ struct StreamState {
   uint64_t default_seen = 0;    // blocking stream: default's last_op already waited for
   uint64_t seen_by_default = 0; // blocking stream: my last_op the default waits for
   std::shared_ptr<CaptureSession> capture;  // non-null while capturing
-  // The open batch holds operations and waits for the stream to drain; the
-  // device's flusher submits it then (stream.cpp, batching policy).
+  // The open batch holds operations the device's flusher will submit
+  // (stream.cpp, batching policy): when the stream drains if it was busy
+  // when the batch began, else once the host has been quiet for a moment.
   bool deferred = false;
+  bool deferred_on_busy = false;  // earlier submits were running then
+  std::chrono::steady_clock::time_point deferred_since;  // the batch's first op
+  std::chrono::steady_clock::time_point last_op_time;    // its latest op
   // A submit the flusher made failed: reported by the next synchronize.
   TsErrorCode async_error_code = TS_ERROR_INTERNAL;
   std::string async_error;
@@ -235,12 +240,14 @@ struct TsDevice {
   std::mutex staging_mu;             // sync copies through `staging`
   tessera::vk::Allocation staging;
   uint32_t next_stream_id = 1;
-  // The flusher (stream.cpp): one thread per device that submits a busy
-  // stream's open batch as soon as the stream drains, so work queued behind
-  // running work starts without waiting for the host's next call.  Its state
-  // is guarded by mu; it sleeps on flusher_cv when no stream has a deferred
-  // batch, else in vkWaitSemaphores (any of those streams' last submitted
-  // values, or wake_sem, which the host signals when a new stream defers).
+  // The flusher (stream.cpp): one thread per device that submits the open
+  // batches the host left behind (the batching policy), so queued work
+  // starts without waiting for the host's next call.  Its state is guarded
+  // by mu; it sleeps on flusher_cv (indefinitely when no stream has a
+  // deferred batch, else until the next batch is due), or in
+  // vkWaitSemaphores while a deferred stream is busy (any of those streams'
+  // last submitted values, or wake_sem, which the host signals when a new
+  // stream defers).
   enum class FlusherState { kBusy, kIdle, kWaiting };
   std::thread flusher;
   std::condition_variable flusher_cv;

@@ -9,17 +9,20 @@
 // every batch it waits on: a single in-order queue never sees a wait before
 // its signal.
 //
-// When a batch is submitted (the batching policy, as GPU runtimes do it):
-//  - at once, at the end of an operation, when the stream has nothing in
-//    flight: the device starts now and the host's next work overlaps it (a
-//    launch followed by host work and a synchronize runs both at once);
-//  - while the stream's earlier submits are still running, operations
-//    accumulate in the open batch: one vkQueueSubmit for many of them.  The
-//    batch goes at the first operation that finds the stream drained, or at
-//    kMaxOpsPerBatch operations;
-//  - and whenever something needs it on the queue: a host wait or query, a
-//    cross-stream dependency, a blocking copy, a destroyed stream.
-// Checking for "drained" costs one vkGetSemaphoreCounterValue per operation.
+// When a batch is submitted (the batching policy):
+//  - a batch begun while the stream had work in flight is submitted as soon
+//    as that work completes (the flusher waits on the stream's timeline), so
+//    the device never idles while operations are queued;
+//  - a batch begun on an idle stream is submitted once the host has issued
+//    no operation on the stream for kQuietWindow, or kMaxDelay after its
+//    first operation: a burst of launches becomes one submit (as raw Vulkan
+//    code would record it), and a launch followed by host work starts
+//    within kQuietWindow, overlapping that work (Nagle's rule, for submits);
+//  - at kMaxOpsPerBatch operations;
+//  - and whenever something needs it on the queue at once: a host wait or
+//    query, a cross-stream dependency, a blocking copy, a destroyed stream.
+// The host's side costs a clock read per operation; only the first
+// operation of a batch queries the timeline and wakes the flusher.
 #include <pthread.h>
 
 #include <algorithm>
@@ -32,6 +35,8 @@ namespace tessera::vk {
 
 namespace {
 constexpr uint32_t kMaxOpsPerBatch = 1024;
+constexpr auto kQuietWindow = std::chrono::microseconds(50);
+constexpr auto kMaxDelay = std::chrono::microseconds(2000);
 constexpr uint32_t kSetsPerPool = 256;
 // Every operation is a compute dispatch, a transfer or a timestamp.
 constexpr VkPipelineStageFlags kStages =
@@ -253,13 +258,13 @@ TsError* end_op_locked(StreamState& s) {
   if (s.capture) return nullptr;  // graph.cpp counted the node
   s.open.cl.commands++;
   s.last_op = s.open.value;
-  // Nothing in flight: submit now (the device would idle otherwise).  Busy:
-  // keep batching, up to kMaxOpsPerBatch; the flusher submits the batch when
-  // the stream drains, if no later operation of the host does it first.
-  if (s.open.cl.commands >= kMaxOpsPerBatch || counter_value(s) >= s.submitted)
-    return flush_locked(s);
+  if (s.open.cl.commands >= kMaxOpsPerBatch) return flush_locked(s);
+  // The flusher submits the batch (see the policy above).
+  s.last_op_time = std::chrono::steady_clock::now();
   if (!s.deferred) {
     s.deferred = true;
+    s.deferred_since = s.last_op_time;
+    s.deferred_on_busy = counter_value(s) < s.submitted;
     wake_flusher_locked(s.dev);
   }
   return nullptr;
@@ -269,7 +274,7 @@ TsError* end_op_locked(StreamState& s) {
 
 void wake_flusher_locked(TsDevice* dev) {
   using FS = TsDevice::FlusherState;
-  if (dev->flusher_state == FS::kIdle) {
+  if (dev->flusher_state == FS::kIdle) {  // on the condition variable
     dev->flusher_cv.notify_one();
   } else if (dev->flusher_state == FS::kWaiting && !dev->wake_signalled) {
     VkSemaphoreSignalInfo sig{VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO};
@@ -290,33 +295,53 @@ void flusher_main(TsDevice* dev) {
   std::vector<VkSemaphore> sems;
   std::vector<uint64_t> values;
   std::unique_lock<std::mutex> lk(dev->mu);
+  using Clock = std::chrono::steady_clock;
   while (!dev->flusher_stop) {
-    // Submit the deferred batches of drained streams; wait for the others.
+    // Submit the deferred batches that are due; find when the next is.
     busy.clear();  // may destroy dead streams' states (they do not take mu)
     sems.clear();
     values.clear();
+    const Clock::time_point now = Clock::now();
+    Clock::time_point due = Clock::time_point::max();
     for (auto* list : {&dev->streams, &dev->retired})
       for (const std::shared_ptr<StreamState>& s : *list) {
         if (!s->deferred) continue;
-        if (counter_value(*s) >= s->submitted) {
-          if (TsError* e = flush_locked(*s)) {
-            s->async_error_code = e->code;
-            s->async_error = e->message;
-            TsError_Destroy_Args da{TS_ERROR_DESTROY_ARGS_STRUCT_SIZE, nullptr, e};
-            plugin_support::Error_Destroy(&da);
-          }
+        if (counter_value(*s) < s->submitted) {  // busy: due when it drains
+          busy.push_back(s);
+          sems.push_back(s->sem);
+          values.push_back(s->submitted);
           continue;
         }
-        busy.push_back(s);
-        sems.push_back(s->sem);
-        values.push_back(s->submitted);
+        const Clock::time_point at =
+            s->deferred_on_busy ? now
+                                : std::min(s->last_op_time + kQuietWindow,
+                                           s->deferred_since + kMaxDelay);
+        if (at > now) {
+          due = std::min(due, at);
+          continue;
+        }
+        if (TsError* e = flush_locked(*s)) {
+          s->async_error_code = e->code;
+          s->async_error = e->message;
+          TsError_Destroy_Args da{TS_ERROR_DESTROY_ARGS_STRUCT_SIZE, nullptr, e};
+          plugin_support::Error_Destroy(&da);
+        }
       }
     if (busy.empty()) {
       dev->flusher_state = FS::kIdle;
-      dev->flusher_cv.wait(lk);
+      if (due == Clock::time_point::max())
+        dev->flusher_cv.wait(lk);
+      else
+        dev->flusher_cv.wait_until(lk, due);
       dev->flusher_state = FS::kBusy;
       continue;
     }
+    uint64_t timeout_ns = 100ull * 1000 * 1000;  // bounded: the loop rescans anyway
+    if (due != Clock::time_point::max())
+      timeout_ns = std::min<uint64_t>(
+          timeout_ns, static_cast<uint64_t>(std::max<int64_t>(
+                          0, std::chrono::duration_cast<std::chrono::nanoseconds>(due - now)
+                                 .count())));
     sems.push_back(dev->wake_sem);
     values.push_back(dev->wake_value + 1);
     dev->wake_signalled = false;
@@ -327,9 +352,8 @@ void flusher_main(TsDevice* dev) {
     wi.semaphoreCount = static_cast<uint32_t>(sems.size());
     wi.pSemaphores = sems.data();
     wi.pValues = values.data();
-    // Bounded (100 ms): the loop rescans anyway, and a lost device must not
-    // keep the thread spinning or stuck.
-    VkResult r = dev->fn.vkWaitSemaphores(dev->device, &wi, 100ull * 1000 * 1000);
+    // A lost device must not keep the thread spinning or stuck (below).
+    VkResult r = dev->fn.vkWaitSemaphores(dev->device, &wi, timeout_ns);
     lk.lock();
     dev->flusher_state = FS::kBusy;
     if (r != VK_SUCCESS && r != VK_TIMEOUT)  // e.g. VK_ERROR_DEVICE_LOST

@@ -1,16 +1,18 @@
 // The batching policy (stream.cpp) and pinned host memory, checked through
 // the plugin's counters (TsVulkanDeviceStats, vulkan_ext.h) rather than only
 // through results, which would be the same whatever the plugin submitted:
-//  - an operation on an idle stream is submitted at once;
+//  - an operation on an idle stream is submitted with no further call from
+//    the host (the flusher, once the host is quiet for a moment);
 //  - operations on a busy stream accumulate: one submit for many, or one per
 //    kMaxOpsPerBatch (1024);
 //  - a batch waiting behind running work is submitted when the stream
-//    drains, with no further call from the host (the flusher);
+//    drains, again with no call from the host;
 //  - pinned host memory is imported (VK_EXT_external_memory_host), never
 //    copied through a staging buffer.
 // "Busy" is made exact with a gate: a kernel that runs until the host opens
 // it (its bound is a safety net, not a timing; test_shaders/gate.comp says
-// why it is many groups on lavapipe).
+// why it is many groups on lavapipe).  Waits for the plugin's own actions
+// are bounded polls (10 s): liveness checks, not timings.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -55,6 +57,15 @@ class VulkanBatching : public VulkanTest {
                     {KernelArg::buffer(b), KernelArg::scalar(value), KernelArg::scalar(n)});
   }
   TsVulkanDeviceStats Now() { return Stats(rt_, dev_); }
+  // Waits (at most 10 s) until the device has made `submits` submits.
+  uint64_t AwaitSubmits(uint64_t submits) {
+    uint64_t now = Now().queue_submits;
+    for (int i = 0; i < 10000 && now < submits; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      now = Now().queue_submits;
+    }
+    return now;
+  }
 
   Executable gate_exe_, fill_exe_;
   Kernel gate_, fill_;
@@ -62,15 +73,25 @@ class VulkanBatching : public VulkanTest {
   uint32_t* words_ = nullptr;
 };
 
-TEST_F(VulkanBatching, AnOperationOnAnIdleStreamIsSubmittedAtOnce) {
+TEST_F(VulkanBatching, AnOperationOnAnIdleStreamIsSubmittedWithoutAHostCall) {
   auto s = dev_.create_stream();
   ASSERT_TRUE(s.ok());
-  Buffer b = Alloc(256);
+  Buffer b = Alloc(256, TS_BUFFER_HOST_PINNED);
+  auto* h = static_cast<uint32_t*>(b.host_pointer());
+  ASSERT_NE(h, nullptr);
+  std::memset(h, 0, 256);
   VK_ASSERT_OK(s->synchronize());
   const TsVulkanDeviceStats before = Now();
   VK_ASSERT_OK(Fill(*s, b, 5));
+  // No synchronize, no query: the plugin submits it by itself, and it runs.
+  EXPECT_EQ(AwaitSubmits(before.queue_submits + 1), before.queue_submits + 1);
+  bool ran = false;
+  for (int i = 0; i < 10000 && !ran; ++i) {
+    ran = __atomic_load_n(&h[63], __ATOMIC_ACQUIRE) == 5u + 63;
+    if (!ran) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_TRUE(ran) << "a launch on an idle stream never ran without a host call";
   const TsVulkanDeviceStats after = Now();
-  // No synchronize, no query: the device already has it.
   EXPECT_EQ(after.queue_submits, before.queue_submits + 1);
   EXPECT_EQ(after.submitted_commands, before.submitted_commands + 1);
   VK_ASSERT_OK(s->synchronize());
@@ -86,7 +107,8 @@ TEST_F(VulkanBatching, LaunchesOnABusyStreamShareOneSubmit) {
   VK_ASSERT_OK(s.synchronize());
   const TsVulkanDeviceStats start = Now();
   VK_ASSERT_OK(QueueGate(s));
-  ASSERT_EQ(Now().queue_submits, start.queue_submits + 1) << "the gate went alone, at once";
+  ASSERT_EQ(AwaitSubmits(start.queue_submits + 1), start.queue_submits + 1)
+      << "the gate on an idle stream was not submitted";
   for (uint32_t v = 0; v < 256; ++v) VK_ASSERT_OK(Fill(s, a, v, n));
   TsVulkanDeviceStats mid = Now();
   EXPECT_EQ(mid.queue_submits, start.queue_submits + 1)
@@ -106,6 +128,7 @@ TEST_F(VulkanBatching, LaunchesOnABusyStreamShareOneSubmit) {
   // closed, the rest with the synchronize.
   const TsVulkanDeviceStats start2 = Now();
   VK_ASSERT_OK(QueueGate(s));
+  ASSERT_EQ(AwaitSubmits(start2.queue_submits + 1), start2.queue_submits + 1);
   for (uint32_t v = 0; v < 3000; ++v) VK_ASSERT_OK(Fill(s, a, v, n));
   EXPECT_EQ(Now().queue_submits, start2.queue_submits + 3) << "the gate, then 2 full batches";
   Open();
@@ -128,9 +151,12 @@ TEST_F(VulkanBatching, QueuedWorkStartsWhenTheStreamDrains) {
   auto* h = static_cast<uint32_t*>(out.host_pointer());
   ASSERT_NE(h, nullptr);
   std::memset(h, 0, 256);
+  const uint64_t before = Now().queue_submits;
   VK_ASSERT_OK(QueueGate(*s));
-  VK_ASSERT_OK(Fill(*s, out, 1000, 64));  // deferred behind the gate
+  ASSERT_EQ(AwaitSubmits(before + 1), before + 1);
+  VK_ASSERT_OK(Fill(*s, out, 1000, 64));  // deferred behind the running gate
   const uint64_t submits = Now().queue_submits;
+  ASSERT_EQ(submits, before + 1);
   Open();
   bool seen = false;
   for (int i = 0; i < 10000 && !seen; ++i) {
