@@ -486,18 +486,27 @@ TS_VK_ENTRY(Device_GetProperties, TS_DEVICE_GETPROPERTIES_ARGS_STRUCT_SIZE) {
   out->extension_start = ext;
   // Vendor extension (vulkan_ext.h): the device's counters.
   const TsDevice* d = args->device;
+  // Append-only like the ABI's structs: a shorter (older) struct gets the
+  // fields it has.
+  using S = TsVulkanDeviceStats;
   for (TsExtension* e = args->extension_start; e; e = e->next) {
-    if (e->type != TS_EXTENSION_VULKAN_DEVICE_STATS ||
-        e->struct_size < TS_VULKAN_DEVICE_STATS_STRUCT_SIZE)
-      continue;
-    auto* st = reinterpret_cast<TsVulkanDeviceStats*>(e);
-    st->queue_submits = d->stat_submits.load(std::memory_order_relaxed);
-    st->submitted_commands = d->stat_commands.load(std::memory_order_relaxed);
-    st->staged_copies = d->stat_staged.load(std::memory_order_relaxed);
-    st->host_imports = d->stat_imports.load(std::memory_order_relaxed);
-    st->pipeline_cache_loaded_bytes = d->cache_loaded_size;
-    st->pipeline_cache_path = d->cache_path.c_str();
-    st->timeline_semaphores = d->stat_semaphores.load(std::memory_order_relaxed);
+    if (e->type != TS_EXTENSION_VULKAN_DEVICE_STATS) continue;
+    auto* st = reinterpret_cast<S*>(e);
+    auto relaxed = std::memory_order_relaxed;
+    if (TS_FIELD_PRESENT(e, S, queue_submits)) st->queue_submits = d->stat_submits.load(relaxed);
+    if (TS_FIELD_PRESENT(e, S, submitted_commands))
+      st->submitted_commands = d->stat_commands.load(relaxed);
+    if (TS_FIELD_PRESENT(e, S, staged_copies)) st->staged_copies = d->stat_staged.load(relaxed);
+    if (TS_FIELD_PRESENT(e, S, host_imports)) st->host_imports = d->stat_imports.load(relaxed);
+    if (TS_FIELD_PRESENT(e, S, pipeline_cache_loaded_bytes))
+      st->pipeline_cache_loaded_bytes = d->cache_loaded_size;
+    if (TS_FIELD_PRESENT(e, S, pipeline_cache_path))
+      st->pipeline_cache_path = d->cache_path.c_str();
+    if (TS_FIELD_PRESENT(e, S, timeline_semaphores))
+      st->timeline_semaphores = d->stat_semaphores.load(relaxed);
+    if (TS_FIELD_PRESENT(e, S, validation_layer))
+      st->validation_layer = d->client->validation_layer ? 1 : 0;
+    if (TS_FIELD_PRESENT(e, S, debug_messenger)) st->debug_messenger = d->client->messenger ? 1 : 0;
   }
   return nullptr;
 }

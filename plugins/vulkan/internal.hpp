@@ -187,7 +187,8 @@ struct TsClient {
   uint32_t magic = kMagic;
   tessera::vk::InstanceFns fn;
   VkInstance instance = VK_NULL_HANDLE;
-  VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;  // validation messages -> stderr
+  bool validation_layer = false;  // VK_LAYER_KHRONOS_validation enabled by name
   std::vector<std::unique_ptr<TsDevice>> devices;
   std::vector<TsDevice*> device_list;  // what Client_GetDevices returns
   std::mutex host_mu;

@@ -8,9 +8,10 @@
  * the pipeline cache file was loaded).  Chain it on
  * TsDevice_GetProperties_Args.extension_start and call the plugin's
  * Device_GetProperties (Runtime::plugin_api(), Device::raw()); the plugin
- * fills every TsVulkanDeviceStats in the chain whose struct_size covers the
- * fields (TS_FIELD_PRESENT), and leaves other extensions alone.  Counters
- * only grow; compare two readings.  Other plugins ignore the extension.
+ * fills, in every TsVulkanDeviceStats of the chain, the fields its
+ * header.struct_size covers (TS_FIELD_PRESENT: the struct is append-only,
+ * like the ABI's), and leaves other extensions alone.  Counters only grow;
+ * compare two readings.  Other plugins ignore the extension.
  */
 #ifndef TESSERA_PLUGINS_VULKAN_VULKAN_EXT_H_
 #define TESSERA_PLUGINS_VULKAN_VULKAN_EXT_H_
@@ -38,9 +39,14 @@ typedef struct TsVulkanDeviceStats {
                                       directory); valid while the device lives */
   uint64_t timeline_semaphores; /* out: timeline semaphores created (streams
                                    reuse those of dead streams) */
+  uint32_t validation_layer;  /* out: 1 when VK_LAYER_KHRONOS_validation was
+                                 enabled by name (TESSERA_VALIDATE=1) and the
+                                 instance was created with it */
+  uint32_t debug_messenger;   /* out: 1 when a VK_EXT_debug_utils messenger
+                                 routes validation messages to stderr */
 } TsVulkanDeviceStats;
 #define TS_VULKAN_DEVICE_STATS_STRUCT_SIZE \
-  TS_STRUCT_SIZE(TsVulkanDeviceStats, timeline_semaphores)
+  TS_STRUCT_SIZE(TsVulkanDeviceStats, debug_messenger)
 
 #ifdef __cplusplus
 }

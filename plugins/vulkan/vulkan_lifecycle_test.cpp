@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -159,6 +160,52 @@ TEST_F(VulkanTest, DeadStreamsLendTheirTimelinesToNewOnes) {
   VK_ASSERT_OK(tessera::copy(hb.data(), b, n * 4));
   EXPECT_EQ(ha[5], 199u + 5);
   EXPECT_EQ(hb[5], 398u + 5);
+}
+
+// TsVulkanDeviceStats is append-only: a caller built against a shorter
+// version gets the fields it has and nothing is written past them.
+TEST_F(VulkanTest, DeviceStatsFromAnOlderCaller) {
+  struct {
+    TsVulkanDeviceStats stats;
+    unsigned char canary[32];
+  } block;
+  std::memset(&block, 0xA5, sizeof block);
+  const size_t older = TS_STRUCT_SIZE(TsVulkanDeviceStats, pipeline_cache_path);
+  block.stats.header.struct_size = older;
+  block.stats.header.type = TS_EXTENSION_VULKAN_DEVICE_STATS;
+  block.stats.header.next = nullptr;
+  TsDeviceProperties props{};
+  props.struct_size = TS_DEVICE_PROPERTIES_STRUCT_SIZE;
+  TsDevice_GetProperties_Args args{};
+  args.struct_size = TS_DEVICE_GETPROPERTIES_ARGS_STRUCT_SIZE;
+  args.extension_start = &block.stats.header;
+  args.device = dev_.raw();
+  args.properties = &props;
+  ASSERT_EQ(rt_.plugin_api()->Device_GetProperties(&args), nullptr);
+  EXPECT_NE(block.stats.pipeline_cache_path, nullptr);
+  EXPECT_EQ(block.stats.queue_submits, Stats(rt_, dev_).queue_submits);
+  const unsigned char* tail = reinterpret_cast<const unsigned char*>(&block.stats) + older;
+  const unsigned char* end = reinterpret_cast<const unsigned char*>(&block) + sizeof block;
+  for (const unsigned char* p = tail; p < end; ++p)
+    ASSERT_EQ(*p, 0xA5) << "written " << (p - tail) << " bytes past the caller's struct_size";
+}
+
+// The ctest vulkan_plugin_validation runs this suite with TESSERA_VALIDATE=1
+// and fails on any validation message in its output.  That only means
+// something if the layer is really there: before, a layer that failed to
+// load (or a missing VK_EXT_debug_utils messenger) passed as "no messages".
+TEST_F(VulkanTest, ValidationLayerIsActiveWhenAsked) {
+  const char* v = std::getenv("TESSERA_VALIDATE");
+  const bool asked = v && *v && std::string(v) != "0";
+  TsVulkanDeviceStats st = Stats(rt_, dev_);
+  if (!asked) {
+    EXPECT_EQ(st.validation_layer, 0u);
+    GTEST_SKIP() << "TESSERA_VALIDATE is not set (ctest vulkan_plugin_validation sets it)";
+  }
+  EXPECT_EQ(st.validation_layer, 1u)
+      << "TESSERA_VALIDATE=1 but VK_LAYER_KHRONOS_validation is not active";
+  EXPECT_EQ(st.debug_messenger, 1u)
+      << "no VK_EXT_debug_utils messenger: validation messages would not reach the output";
 }
 
 }  // namespace
