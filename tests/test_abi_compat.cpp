@@ -163,6 +163,25 @@ TEST(AbiCompat, NewerMinorRunsKernels) {
   for (float v : testing::Download<float>(buf, 100)) ASSERT_EQ(v, 2.5f);
 }
 
+// A MINOR-0 plugin writes none of the MINOR-1 properties: the core reports
+// them as not known (not as "no features") and a zero limit as no limit.
+TEST(AbiCompat, OlderMinorReportsNoKernelFeatures) {
+  auto rt = CreateTestPluginRuntime("oldminor");
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  const DeviceInfo& info = rt->devices().at(0).info();
+  EXPECT_FALSE(info.kernel_features_known);
+  EXPECT_EQ(info.shader_types, 0u);
+  EXPECT_EQ(info.max_buffer_arg_bytes, 0u);
+  EXPECT_GT(info.max_group_size, 0u);  // the MINOR-0 fields are there
+  // The current cpu plugin reports them.
+  auto cpu = CreateTestPluginRuntime("newminor");
+  ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
+  const DeviceInfo& now = cpu->devices().at(0).info();
+  EXPECT_TRUE(now.kernel_features_known);
+  EXPECT_EQ(now.shader_types & TS_SHADER_TYPE_INT64, TS_SHADER_TYPE_INT64);
+  EXPECT_TRUE(now.host_memory_import);
+}
+
 // A core built against MINOR 0 passes a TsDeviceProperties that ends at
 // memory_types.  The plugin must accept it and write nothing past it (the
 // MINOR-1 field max_buffer_arg_bytes would land on the caller's next data).

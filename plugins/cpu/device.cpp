@@ -64,6 +64,21 @@ TS_CPU_ENTRY(Device_GetProperties, TS_DEVICE_GETPROPERTIES_ARGS_STRUCT_SIZE) {
   using P = TsDeviceProperties;
   if (TS_FIELD_PRESENT(p, P, max_buffer_arg_bytes))
     p->max_buffer_arg_bytes = 0;  // a kernel gets a pointer: no limit
+  if (TS_FIELD_PRESENT(p, P, host_memory_import)) {
+    // Kernels are native code: every C type, and LLVM's atomics (float ones
+    // as compare-exchange loops, which is what x86 has).  One lane per
+    // subgroup: the subgroup operations Tile IR lowers are trivial.
+    p->kernel_features_known = 1;
+    p->shader_types = TS_SHADER_TYPE_INT8 | TS_SHADER_TYPE_INT16 | TS_SHADER_TYPE_INT64 |
+                      TS_SHADER_TYPE_FLOAT16 | TS_SHADER_TYPE_FLOAT64;
+    p->subgroup_ops = TS_SUBGROUP_OP_BASIC | TS_SUBGROUP_OP_ARITHMETIC |
+                      TS_SUBGROUP_OP_SHUFFLE | TS_SUBGROUP_OP_SHUFFLE_RELATIVE;
+    p->float_atomics = 0;  // no native float atomics on x86: CAS loops
+    p->subgroup_size_min = p->subgroup_size_max = 1;
+    p->subgroup_size_control = 0;
+    p->full_subgroups = 1;  // a subgroup of one lane is always full
+    p->host_memory_import = 1;  // device memory is host memory
+  }
   return nullptr;
 }
 

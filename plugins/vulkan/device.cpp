@@ -186,6 +186,7 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
   bool has_host_import = has_extension(dev_exts, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) &&
                          !test_masks_feature(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
   bool has_atomic_float = has_extension(dev_exts, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+  bool has_atomic_float2 = has_extension(dev_exts, VK_EXT_SHADER_ATOMIC_FLOAT_2_EXTENSION_NAME);
   // Subgroup size control is core in 1.3; a 1.2 device may have the EXT.
   bool api13 = basic.apiVersion >= VK_API_VERSION_1_3;
   bool has_sg_control_ext =
@@ -241,8 +242,13 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
   sup.v12.pNext = v13 ? &sup.v13 : nullptr;
   void** tail = v13 ? &sup.v13.pNext : &sup.v12.pNext;
   if (has_atomic_float) *tail = &sup.atomic_float, tail = &sup.atomic_float.pNext;
-  if (has_sg_control_ext) *tail = &sup.subgroup_size_control;
+  if (has_sg_control_ext) *tail = &sup.subgroup_size_control, tail = &sup.subgroup_size_control.pNext;
+  VkPhysicalDeviceShaderAtomicFloat2FeaturesEXT float2{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_2_FEATURES_EXT};
+  if (has_atomic_float2) *tail = &float2;
   ifn.vkGetPhysicalDeviceFeatures2(phys, &sup.f2);
+  if (test_masks_feature("shaderBufferFloat32AtomicMinMax")) float2.shaderBufferFloat32AtomicMinMax = VK_FALSE;
+  if (test_masks_feature("shaderSharedFloat32AtomicMinMax")) float2.shaderSharedFloat32AtomicMinMax = VK_FALSE;
   // Test hook (see test_masks_feature): masked features count as absent.
 #define MASK(s, f) \
   if (test_masks_feature(#f)) sup.s.f = VK_FALSE
@@ -308,6 +314,12 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
                                 en.subgroup_size_control.subgroupSizeControl == VK_TRUE &&
                                 en.subgroup_size_control.computeFullSubgroups == VK_TRUE;
   en.max_subgroup_size = sgc.maxSubgroupSize ? sgc.maxSubgroupSize : d->subgroup.subgroupSize;
+  en.min_subgroup_size = sgc.minSubgroupSize ? sgc.minSubgroupSize : d->subgroup.subgroupSize;
+  en.size_control =
+      v13 ? en.v13.subgroupSizeControl == VK_TRUE
+          : has_sg_control_ext && en.subgroup_size_control.subgroupSizeControl == VK_TRUE;
+  en.float_minmax_buffer = has_atomic_float2 && float2.shaderBufferFloat32AtomicMinMax;
+  en.float_minmax_shared = has_atomic_float2 && float2.shaderSharedFloat32AtomicMinMax;
   en.subgroup_ops = (d->subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT)
                         ? d->subgroup.supportedOperations : 0;
   static const std::pair<const char*, VkSubgroupFeatureFlags> kSubgroupOps[] = {
@@ -467,6 +479,27 @@ void fill_properties(TsDevice* d) {
                         : 0;
   p.stream_weights = 0;  // one queue in submission order
   std::snprintf(p.executable_formats, sizeof p.executable_formats, "spirv");
+  // What kernels may use: the features the device was created with (the
+  // ones Executable_Load checks a module against), less what the test hook
+  // masks.
+  const EnabledFeatures& f = d->features;
+  p.kernel_features_known = 1;
+  p.shader_types = (f.v12.shaderInt8 ? TS_SHADER_TYPE_INT8 : 0u) |
+                   (f.f2.features.shaderInt16 ? TS_SHADER_TYPE_INT16 : 0u) |
+                   (f.f2.features.shaderInt64 ? TS_SHADER_TYPE_INT64 : 0u) |
+                   (f.v12.shaderFloat16 ? TS_SHADER_TYPE_FLOAT16 : 0u) |
+                   (f.f2.features.shaderFloat64 ? TS_SHADER_TYPE_FLOAT64 : 0u);
+  p.subgroup_ops = f.subgroup_ops & 0xffu;  // same bits as VkSubgroupFeatureFlagBits
+  p.float_atomics =
+      (f.atomic_float.shaderBufferFloat32AtomicAdd ? TS_FLOAT_ATOMIC_ADD_GLOBAL : 0u) |
+      (f.atomic_float.shaderSharedFloat32AtomicAdd ? TS_FLOAT_ATOMIC_ADD_SHARED : 0u) |
+      (f.float_minmax_buffer ? TS_FLOAT_ATOMIC_MIN_MAX_GLOBAL : 0u) |
+      (f.float_minmax_shared ? TS_FLOAT_ATOMIC_MIN_MAX_SHARED : 0u);
+  p.subgroup_size_min = f.min_subgroup_size;
+  p.subgroup_size_max = f.max_subgroup_size;
+  p.subgroup_size_control = f.size_control ? 1 : 0;
+  p.full_subgroups = f.full_subgroups ? 1 : 0;
+  p.host_memory_import = d->import_host ? 1 : 0;
 }
 
 TS_VK_ENTRY(Device_GetProperties, TS_DEVICE_GETPROPERTIES_ARGS_STRUCT_SIZE) {

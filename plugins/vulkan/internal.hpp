@@ -169,7 +169,12 @@ struct EnabledFeatures {
   VkSubgroupFeatureFlags subgroup_ops = 0;
   // Pipelines may set REQUIRE_FULL_SUBGROUPS (computeFullSubgroups on).
   bool full_subgroups = false;
-  uint32_t max_subgroup_size = 0;  // VkPhysicalDeviceSubgroupSizeControlProperties
+  bool size_control = false;  // subgroupSizeControl on
+  uint32_t min_subgroup_size = 0;  // VkPhysicalDeviceSubgroupSizeControlProperties
+  uint32_t max_subgroup_size = 0;
+  // VK_EXT_shader_atomic_float2 min/max on f32 (reported only: the SPIR-V
+  // lowering uses compare-exchange loops for float min/max).
+  bool float_minmax_buffer = false, float_minmax_shared = false;
 };
 
 // Test-only: TESSERA_VK_TEST_MASK_FEATURES="shaderInt64,subgroupShuffle,..."

@@ -59,6 +59,49 @@ TEST_F(VulkanTest, MaxBufferArgBytesIsReported) {
   }
 }
 
+// What kernels may use is reported (ABI 1.1), from the features the device
+// was created with.
+TEST_F(VulkanTest, KernelFeaturesAreReported) {
+  const tessera::DeviceInfo& d = dev_.info();
+  ASSERT_TRUE(d.kernel_features_known);
+  EXPECT_GE(d.subgroup_size, d.subgroup_size_min);
+  EXPECT_LE(d.subgroup_size, d.subgroup_size_max);
+  EXPECT_NE(d.subgroup_ops & TS_SUBGROUP_OP_BASIC, 0u);
+  if (d.name.find("llvmpipe") != std::string::npos) {  // what lavapipe has
+    const uint32_t all_types = TS_SHADER_TYPE_INT8 | TS_SHADER_TYPE_INT16 |
+                               TS_SHADER_TYPE_INT64 | TS_SHADER_TYPE_FLOAT16 |
+                               TS_SHADER_TYPE_FLOAT64;
+    EXPECT_EQ(d.shader_types, all_types);
+    for (uint32_t op : {TS_SUBGROUP_OP_VOTE, TS_SUBGROUP_OP_ARITHMETIC, TS_SUBGROUP_OP_BALLOT,
+                        TS_SUBGROUP_OP_SHUFFLE, TS_SUBGROUP_OP_SHUFFLE_RELATIVE})
+      EXPECT_NE(d.subgroup_ops & op, 0u) << "subgroup op bit " << op;
+    EXPECT_NE(d.float_atomics & TS_FLOAT_ATOMIC_ADD_GLOBAL, 0u);
+    EXPECT_TRUE(d.host_memory_import);
+    EXPECT_TRUE(d.full_subgroups);
+  }
+}
+
+// Capabilities are queried, not assumed: what the device lacks (here masked
+// by the plugin's test hook) is not reported.
+TEST(VulkanMaskedCapabilities, AreNotReported) {
+  setenv("TESSERA_VK_TEST_MASK_FEATURES",
+         "shaderInt64,shaderFloat16,subgroupShuffleRelative,subgroupVote,"
+         "shaderBufferFloat32AtomicAdd,computeFullSubgroups,VK_EXT_external_memory_host",
+         1);
+  auto rt = CreateVulkanRuntime();
+  unsetenv("TESSERA_VK_TEST_MASK_FEATURES");
+  if (!rt.ok() && rt.status().code() == StatusCode::kUnavailable)
+    GTEST_SKIP() << rt.status().ToString();
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  const tessera::DeviceInfo& d = rt->devices().at(0).info();
+  ASSERT_TRUE(d.kernel_features_known);
+  EXPECT_EQ(d.shader_types & (TS_SHADER_TYPE_INT64 | TS_SHADER_TYPE_FLOAT16), 0u);
+  EXPECT_EQ(d.subgroup_ops & (TS_SUBGROUP_OP_SHUFFLE_RELATIVE | TS_SUBGROUP_OP_VOTE), 0u);
+  EXPECT_EQ(d.float_atomics & TS_FLOAT_ATOMIC_ADD_GLOBAL, 0u);
+  EXPECT_FALSE(d.full_subgroups);
+  EXPECT_FALSE(d.host_memory_import);
+}
+
 // A core built against MINOR 0 passes a shorter TsDeviceProperties: the
 // plugin accepts it and writes nothing past its struct_size.
 TEST_F(VulkanTest, DevicePropertiesFromAMinorZeroCaller) {
