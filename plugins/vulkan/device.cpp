@@ -148,7 +148,6 @@ TsDevice::~TsDevice() {
   // now the timelines can go.
   for (VkSemaphore sem : free_semaphores) fn.vkDestroySemaphore(device, sem, nullptr);
   free_semaphores.clear();
-  if (wake_sem) fn.vkDestroySemaphore(device, wake_sem, nullptr);
   for (VkDescriptorPool p : free_pools) fn.vkDestroyDescriptorPool(device, p, nullptr);
   release(this, patterns);
   release(this, staging);

@@ -249,19 +249,17 @@ struct TsDevice {
   // The flusher (stream.cpp): one thread per device that submits the open
   // batches the host left behind (the batching policy), so queued work
   // starts without waiting for the host's next call.  Its state is guarded
-  // by mu; it sleeps on flusher_cv (indefinitely when no stream has a
-  // deferred batch, else until the next batch is due), or in
-  // vkWaitSemaphores while a deferred stream is busy (any of those streams'
-  // last submitted values, or wake_sem, which the host signals when a new
-  // stream defers).
-  enum class FlusherState { kBusy, kIdle, kWaiting };
+  // by mu.  While a deferred stream is busy it waits in vkWaitSemaphores
+  // for it to drain; otherwise on flusher_cv, at most kFlusherPoll at a
+  // time while the device was active in the last kFlusherLinger (so a new
+  // deferral needs no wake-up call: that would cost every launch a context
+  // switch), indefinitely after that (kIdle: the next deferral notifies).
+  enum class FlusherState { kBusy, kIdle, kPolling };
   std::thread flusher;
   std::condition_variable flusher_cv;
   FlusherState flusher_state = FlusherState::kBusy;
   bool flusher_stop = false;
-  VkSemaphore wake_sem = VK_NULL_HANDLE;  // timeline
-  uint64_t wake_value = 0;                // last value signalled or waited for
-  bool wake_signalled = false;            // since the flusher began waiting
+  std::chrono::steady_clock::time_point last_deferral;  // guarded by mu
   // What the device did (vulkan_ext.h TsVulkanDeviceStats); only grow.
   std::atomic<uint64_t> stat_submits{0};   // vkQueueSubmit calls
   std::atomic<uint64_t> stat_commands{0};  // operations in them

@@ -22,7 +22,9 @@
 //  - and whenever something needs it on the queue at once: a host wait or
 //    query, a cross-stream dependency, a blocking copy, a destroyed stream.
 // The host's side costs a clock read per operation; only the first
-// operation of a batch queries the timeline and wakes the flusher.
+// operation of a batch queries the timeline, and it wakes the flusher only
+// after the device was idle for kFlusherLinger (otherwise the flusher looks
+// every kFlusherPoll, 1 ms, while anything is deferred or was recently).
 #include <pthread.h>
 
 #include <algorithm>
@@ -37,6 +39,8 @@ namespace {
 constexpr uint32_t kMaxOpsPerBatch = 1024;
 constexpr auto kQuietWindow = std::chrono::microseconds(50);
 constexpr auto kMaxDelay = std::chrono::microseconds(2000);
+constexpr auto kFlusherPoll = std::chrono::microseconds(1000);
+constexpr auto kFlusherLinger = std::chrono::milliseconds(100);
 constexpr uint32_t kSetsPerPool = 256;
 // Every operation is a compute dispatch, a transfer or a timestamp.
 constexpr VkPipelineStageFlags kStages =
@@ -265,6 +269,7 @@ TsError* end_op_locked(StreamState& s) {
     s.deferred = true;
     s.deferred_since = s.last_op_time;
     s.deferred_on_busy = counter_value(s) < s.submitted;
+    s.dev->last_deferral = s.last_op_time;
     wake_flusher_locked(s.dev);
   }
   return nullptr;
@@ -273,39 +278,33 @@ TsError* end_op_locked(StreamState& s) {
 // ------------------------------------------------------------- flusher
 
 void wake_flusher_locked(TsDevice* dev) {
-  using FS = TsDevice::FlusherState;
-  if (dev->flusher_state == FS::kIdle) {  // on the condition variable
-    dev->flusher_cv.notify_one();
-  } else if (dev->flusher_state == FS::kWaiting && !dev->wake_signalled) {
-    VkSemaphoreSignalInfo sig{VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO};
-    sig.semaphore = dev->wake_sem;
-    sig.value = ++dev->wake_value;
-    dev->fn.vkSignalSemaphore(dev->device, &sig);
-    dev->wake_signalled = true;
-  }
-  // kBusy: it rescans every stream before it sleeps again.
+  // Only an idle flusher needs a call; a polling or waiting one looks again
+  // within kFlusherPoll.
+  if (dev->flusher_state == TsDevice::FlusherState::kIdle) dev->flusher_cv.notify_one();
 }
 
 namespace {
 
 void flusher_main(TsDevice* dev) {
   using FS = TsDevice::FlusherState;
+  using Clock = std::chrono::steady_clock;
   pthread_setname_np(pthread_self(), "tessera:vkflush");
   std::vector<std::shared_ptr<StreamState>> busy;
   std::vector<VkSemaphore> sems;
   std::vector<uint64_t> values;
   std::unique_lock<std::mutex> lk(dev->mu);
-  using Clock = std::chrono::steady_clock;
   while (!dev->flusher_stop) {
     // Submit the deferred batches that are due; find when the next is.
     busy.clear();  // may destroy dead streams' states (they do not take mu)
     sems.clear();
     values.clear();
     const Clock::time_point now = Clock::now();
-    Clock::time_point due = Clock::time_point::max();
+    Clock::time_point due = now + kFlusherPoll;
+    bool deferred = false;
     for (auto* list : {&dev->streams, &dev->retired})
       for (const std::shared_ptr<StreamState>& s : *list) {
         if (!s->deferred) continue;
+        deferred = true;
         if (counter_value(*s) < s->submitted) {  // busy: due when it drains
           busy.push_back(s);
           sems.push_back(s->sem);
@@ -327,48 +326,35 @@ void flusher_main(TsDevice* dev) {
           plugin_support::Error_Destroy(&da);
         }
       }
-    if (busy.empty()) {
+    if (!busy.empty()) {
+      // Until a busy stream drains (any of them), or the next batch is due.
+      const uint64_t timeout_ns = static_cast<uint64_t>(std::max<int64_t>(
+          0, std::chrono::duration_cast<std::chrono::nanoseconds>(due - now).count()));
+      dev->flusher_state = FS::kPolling;
+      lk.unlock();
+      VkSemaphoreWaitInfo wi{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+      wi.flags = VK_SEMAPHORE_WAIT_ANY_BIT;
+      wi.semaphoreCount = static_cast<uint32_t>(sems.size());
+      wi.pSemaphores = sems.data();
+      wi.pValues = values.data();
+      VkResult r = dev->fn.vkWaitSemaphores(dev->device, &wi, timeout_ns);
+      lk.lock();
+      if (r != VK_SUCCESS && r != VK_TIMEOUT)  // e.g. VK_ERROR_DEVICE_LOST: do not spin
+        dev->flusher_cv.wait_for(lk, std::chrono::milliseconds(10));
+    } else if (deferred || now - dev->last_deferral < kFlusherLinger) {
+      dev->flusher_state = FS::kPolling;
+      dev->flusher_cv.wait_until(lk, due);
+    } else {
       dev->flusher_state = FS::kIdle;
-      if (due == Clock::time_point::max())
-        dev->flusher_cv.wait(lk);
-      else
-        dev->flusher_cv.wait_until(lk, due);
-      dev->flusher_state = FS::kBusy;
-      continue;
+      dev->flusher_cv.wait(lk);
     }
-    uint64_t timeout_ns = 100ull * 1000 * 1000;  // bounded: the loop rescans anyway
-    if (due != Clock::time_point::max())
-      timeout_ns = std::min<uint64_t>(
-          timeout_ns, static_cast<uint64_t>(std::max<int64_t>(
-                          0, std::chrono::duration_cast<std::chrono::nanoseconds>(due - now)
-                                 .count())));
-    sems.push_back(dev->wake_sem);
-    values.push_back(dev->wake_value + 1);
-    dev->wake_signalled = false;
-    dev->flusher_state = FS::kWaiting;
-    lk.unlock();
-    VkSemaphoreWaitInfo wi{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-    wi.flags = VK_SEMAPHORE_WAIT_ANY_BIT;
-    wi.semaphoreCount = static_cast<uint32_t>(sems.size());
-    wi.pSemaphores = sems.data();
-    wi.pValues = values.data();
-    // A lost device must not keep the thread spinning or stuck (below).
-    VkResult r = dev->fn.vkWaitSemaphores(dev->device, &wi, timeout_ns);
-    lk.lock();
     dev->flusher_state = FS::kBusy;
-    if (r != VK_SUCCESS && r != VK_TIMEOUT)  // e.g. VK_ERROR_DEVICE_LOST
-      dev->flusher_cv.wait_for(lk, std::chrono::milliseconds(10));
   }
 }
 
 }  // namespace
 
 TsError* start_flusher(TsDevice* dev) {
-  VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
-  type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
-  VkSemaphoreCreateInfo sci{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type};
-  TS_VK_CALL(dev->fn.vkCreateSemaphore(dev->device, &sci, nullptr, &dev->wake_sem),
-             "vkCreateSemaphore(timeline, flusher)");
   try {
     dev->flusher = std::thread(flusher_main, dev);
   } catch (const std::system_error& e) {
@@ -383,7 +369,7 @@ void stop_flusher(TsDevice* dev) {
   {
     std::lock_guard<std::mutex> lk(dev->mu);
     dev->flusher_stop = true;
-    wake_flusher_locked(dev);
+    dev->flusher_cv.notify_one();  // a semaphore wait ends within kFlusherPoll
   }
   dev->flusher.join();
 }
