@@ -49,6 +49,10 @@ DeviceInfo ToDeviceInfo(const TsDeviceProperties& p) {
     info.full_subgroups = p.full_subgroups != 0;
     info.host_memory_import = p.host_memory_import != 0;
   }
+  if (TS_FIELD_PRESENT(&p, TsDeviceProperties, concurrent_streams) && p.kernel_features_known)
+    info.concurrent_streams = p.concurrent_streams != 0;
+  else
+    info.concurrent_streams = p.compute_units >= 2;  // a MINOR-0 plugin: a guess
   for (uint32_t i = 0; i < p.num_memory_heaps && i < TS_MAX_MEMORY_HEAPS; ++i)
     info.memory_heaps.push_back(p.memory_heaps[i]);
   for (uint32_t i = 0; i < p.num_memory_types && i < TS_MAX_MEMORY_TYPES; ++i)

@@ -79,6 +79,8 @@ TS_CPU_ENTRY(Device_GetProperties, TS_DEVICE_GETPROPERTIES_ARGS_STRUCT_SIZE) {
     p->full_subgroups = 1;  // a subgroup of one lane is always full
     p->host_memory_import = 1;  // device memory is host memory
   }
+  if (TS_FIELD_PRESENT(p, P, concurrent_streams))
+    p->concurrent_streams = c->scheduler->worker_count() >= 2 ? 1 : 0;  // a worker pool
   return nullptr;
 }
 

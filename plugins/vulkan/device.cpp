@@ -499,6 +499,11 @@ void fill_properties(TsDevice* d) {
   p.subgroup_size_control = f.size_control ? 1 : 0;
   p.full_subgroups = f.full_subgroups ? 1 : 0;
   p.host_memory_import = d->import_host ? 1 : 0;
+  // Every stream submits to the device's one queue.  A GPU overlaps
+  // independent batches of a queue; lavapipe (a CPU device) executes its
+  // queue's submissions one at a time: two streams never run at once there
+  // (conformance Streams.StreamsRunConcurrently, with a handshake kernel).
+  p.concurrent_streams = d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 0 : 1;
 }
 
 TS_VK_ENTRY(Device_GetProperties, TS_DEVICE_GETPROPERTIES_ARGS_STRUCT_SIZE) {

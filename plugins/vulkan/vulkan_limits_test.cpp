@@ -78,6 +78,7 @@ TEST_F(VulkanTest, KernelFeaturesAreReported) {
     EXPECT_NE(d.float_atomics & TS_FLOAT_ATOMIC_ADD_GLOBAL, 0u);
     EXPECT_TRUE(d.host_memory_import);
     EXPECT_TRUE(d.full_subgroups);
+    EXPECT_FALSE(d.concurrent_streams) << "lavapipe runs one submission at a time";
   }
 }
 

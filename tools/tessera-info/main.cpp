@@ -100,6 +100,7 @@ nlohmann::json DeviceJson(const DeviceInfo& d) {
     k["full_subgroups"] = d.full_subgroups;
     k["host_memory_import"] = d.host_memory_import;
   }
+  j["concurrent_streams"] = d.concurrent_streams;
   j["kernel_features"] = k;
   j["memory_heaps"] = nlohmann::json::array();
   for (const TsMemoryHeap& h : d.memory_heaps)
@@ -145,6 +146,8 @@ void PrintDevice(const DeviceInfo& d) {
   std::printf("      max group size    %u lanes\n", d.max_group_size);
   std::printf("      compute units     %u\n", d.compute_units);
   std::printf("      stream weights    %s\n", d.stream_weights ? "honoured" : "ignored");
+  std::printf("      concurrent streams %s\n",
+              d.concurrent_streams ? "yes" : "no (one kernel at a time)");
   std::printf("      executables       %s\n", Join(d.executable_formats).c_str());
   if (!d.api_version.empty())
     std::printf("      api               %s\n", d.api_version.c_str());

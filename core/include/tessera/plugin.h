@@ -30,7 +30,7 @@
  *        kernel_features_known, shader_types, subgroup_ops, float_atomics,
  *        subgroup_size_min/max, subgroup_size_control, full_subgroups,
  *        host_memory_import (TS_SHADER_TYPE_*, TS_SUBGROUP_OP_*,
- *        TS_FLOAT_ATOMIC_*).
+ *        TS_FLOAT_ATOMIC_*), concurrent_streams.
  *
  * ERRORS
  *   Every entry point returns TsError*: NULL means success.  A non-NULL error
@@ -357,10 +357,15 @@ typedef struct TsDeviceProperties {
    * async copies of it are asynchronous; 0: they go through a staging
    * buffer and block. */
   uint32_t host_memory_import;
+  /* 1: kernels on different streams can run at the same time (given free
+   * compute units); 0: the device runs one at a time (e.g. lavapipe, which
+   * executes its single queue's submissions in order).  Valid with
+   * kernel_features_known. */
+  uint32_t concurrent_streams;
 } TsDeviceProperties;
-TS_DEFINE_STRUCT_TRAITS(TsDeviceProperties, host_memory_import);
+TS_DEFINE_STRUCT_TRAITS(TsDeviceProperties, concurrent_streams);
 #define TS_DEVICE_PROPERTIES_STRUCT_SIZE \
-  TS_STRUCT_SIZE(TsDeviceProperties, host_memory_import)
+  TS_STRUCT_SIZE(TsDeviceProperties, concurrent_streams)
 /* The MINOR-0 layout: a reader accepts any struct at least this large. */
 #define TS_DEVICE_PROPERTIES_MIN_STRUCT_SIZE \
   TS_STRUCT_SIZE(TsDeviceProperties, memory_types)

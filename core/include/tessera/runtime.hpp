@@ -122,6 +122,9 @@ struct DeviceInfo {
   bool subgroup_size_control = false;
   bool full_subgroups = false;
   bool host_memory_import = false;  // pinned memory used in place, not staged
+  // Kernels on different streams can run at the same time.  An older
+  // plugin does not say: then compute_units >= 2 is the best guess.
+  bool concurrent_streams = false;
   std::vector<TsMemoryHeap> memory_heaps;
   std::vector<TsMemoryType> memory_types;
 
