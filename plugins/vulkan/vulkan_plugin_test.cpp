@@ -242,6 +242,7 @@ TEST_F(VulkanTest, Saxpy) {
   Executable exe;
   Kernel k;
   LoadKernel("saxpy", &exe, &k);
+  if (IsSkipped() || HasFatalFailure()) return;
   const uint32_t n = 1000;  // not a multiple of the group size
   std::vector<float> x(n), y(n);
   for (uint32_t i = 0; i < n; ++i) x[i] = float(i), y[i] = 1.0f + float(i % 7);
@@ -262,6 +263,7 @@ TEST_F(VulkanTest, SharedMemoryReduction) {
   Executable exe;
   Kernel k;
   LoadKernel("reduce", &exe, &k);
+  if (IsSkipped() || HasFatalFailure()) return;
   const uint32_t n = 256 * 40 + 7, groups = (n + 255) / 256;
   std::vector<float> x(n);
   for (uint32_t i = 0; i < n; ++i) x[i] = float(i % 13) - 3.0f;
@@ -285,6 +287,7 @@ TEST_F(VulkanTest, WrongGroupSizeAndArguments) {
   Executable exe;
   Kernel k;
   LoadKernel("saxpy", &exe, &k);
+  if (IsSkipped() || HasFatalFailure()) return;
   Buffer bx = Alloc(256), by = Alloc(256);
   float a = 1;
   uint32_t n = 64;
@@ -631,6 +634,7 @@ TEST_F(VulkanTileIr, ShuffleUpDown) {
   Executable exe;
   Kernel k;
   LoadTile("tile_shuffle", "wide", &exe, &k);
+  if (IsSkipped() || HasFatalFailure()) return;  // GTEST_SKIP in a helper returns from it only
   const uint32_t sg = dev_.info().subgroup_size;
   if (sg == 0 || 64 % sg) GTEST_SKIP() << "subgroup size " << sg << " does not divide 64";
   std::vector<float> x(256);
@@ -648,6 +652,7 @@ TEST_F(VulkanTileIr, ShuffleUpDownPartialSubgroup) {
   Executable exe;
   Kernel k;
   LoadTile("tile_shuffle_narrow", "narrow", &exe, &k);
+  if (IsSkipped() || HasFatalFailure()) return;  // GTEST_SKIP in a helper returns from it only
   const uint32_t sg = dev_.info().subgroup_size;
   ASSERT_GT(sg, 0u);
   std::vector<int32_t> x(48);
@@ -663,6 +668,7 @@ TEST_F(VulkanTileIr, FloatAtomicMaxMin) {
   Executable exe;
   Kernel k;
   LoadTile("tile_float_atomics", "fatomics", &exe, &k);
+  if (IsSkipped() || HasFatalFailure()) return;  // GTEST_SKIP in a helper returns from it only
   const size_t n = 1024, groups = 8, group = 128;
   std::vector<float> x(n), y(n);
   for (size_t i = 0; i < n; ++i) {
@@ -701,6 +707,7 @@ TEST_F(VulkanTileIr, SubgroupReduceI64) {
   Executable exe;
   Kernel k;
   LoadTile("tile_subgroup_i64", "sg_i64", &exe, &k);
+  if (IsSkipped() || HasFatalFailure()) return;  // GTEST_SKIP in a helper returns from it only
   const uint32_t sg = dev_.info().subgroup_size;
   if (sg == 0 || 64 % sg) GTEST_SKIP() << "subgroup size " << sg << " does not divide 64";
   std::vector<int64_t> x(64);
@@ -741,6 +748,7 @@ TEST_F(VulkanTileIr, FloatAddCas) {
   Executable exe;
   Kernel k;
   LoadTile("tile_fadd_cas", "fadd_cas", &exe, &k);
+  if (IsSkipped() || HasFatalFailure()) return;  // GTEST_SKIP in a helper returns from it only
   Buffer b = Upload(std::vector<float>{1.0f, 2.0f});
   VK_ASSERT_OK(dev_.default_stream().launch(k, {4, 1, 1}, {64, 1, 1}, {KernelArg::buffer(b)}));
   auto out = Download<float>(b, 2);
@@ -760,6 +768,7 @@ TEST_F(VulkanTileIr, NonThirtyTwoBitTypes) {
   Executable exe;
   Kernel k;
   LoadTile("tile_types", "types", &exe, &k);  // skips without shaderInt64 etc.
+  if (IsSkipped() || HasFatalFailure()) return;  // GTEST_SKIP in a helper returns from it only
   std::vector<int64_t> wide(64);
   std::vector<uint16_t> half(64);
   std::vector<double> dbl(64);
@@ -796,6 +805,7 @@ TEST_F(VulkanTest, TwoStreamsEventEdge) {
   Executable exe;
   Kernel fill;
   LoadKernel("fill", &exe, &fill);
+  if (IsSkipped() || HasFatalFailure()) return;
   const uint32_t n = 1 << 16;
   for (bool non_blocking : {false, true}) {
     tessera::StreamOptions o;
@@ -831,6 +841,7 @@ TEST_F(VulkanTest, DefaultStreamOrdering) {
   Executable exe;
   Kernel fill;
   LoadKernel("fill", &exe, &fill);
+  if (IsSkipped() || HasFatalFailure()) return;
   const uint32_t n = 1 << 14;
   auto s = dev_.create_stream();
   ASSERT_TRUE(s.ok());
@@ -901,6 +912,7 @@ TEST_F(VulkanTest, GraphCaptureReplay) {
   Executable exe;
   Kernel saxpy;
   LoadKernel("saxpy", &exe, &saxpy);
+  if (IsSkipped() || HasFatalFailure()) return;
   const uint32_t n = 512;
   Buffer bx = Alloc(n * 4), by = Alloc(n * 4);
   auto s = dev_.create_stream();
@@ -937,6 +949,7 @@ TEST_F(VulkanTest, GraphCrossStreamCapture) {
   Executable exe;
   Kernel fill;
   LoadKernel("fill", &exe, &fill);
+  if (IsSkipped() || HasFatalFailure()) return;
   const uint32_t n = 256;
   Buffer a = Alloc(n * 4), b = Alloc(n * 4);
   auto s1 = dev_.create_stream(), s2 = dev_.create_stream();
@@ -981,6 +994,7 @@ TEST_F(VulkanTest, ConcurrentThreadsOwnStreams) {
   Executable exe;
   Kernel fill;
   LoadKernel("fill", &exe, &fill);
+  if (IsSkipped() || HasFatalFailure()) return;
   const uint32_t n = 1024;
   const int kThreads = 4;
   std::vector<Buffer> bufs;
