@@ -215,6 +215,17 @@ def main():
     ratio = st / sr if st and sr else None
     rows.append(("saxpy vulkan 16M", fmt_ns(st), f"{fmt_ns(sr)} raw",
                  f"{ratio:.2f}x" if ratio else "n/a", "-", "info"))
+    # Overlap: launches -> host work -> synchronize against launches ->
+    # synchronize -> host work, the host work as long as the device work.
+    # About 0.5x when the device runs while the host works; 1.0x when the
+    # runtime holds the launches until synchronize.
+    so = time_ns(res, "overlap/serial/tessera_vulkan")
+    oo = time_ns(res, "overlap/overlapped/tessera_vulkan")
+    ratio = oo / so if so and oo else None
+    rows.append(("vulkan overlap (host work while launched)", fmt_ns(oo),
+                 f"{fmt_ns(so)} serial", f"{ratio:.2f}x" if ratio else "n/a",
+                 "<= 0.8x serial",
+                 verdict(None if ratio is None else ratio <= 0.8)))
     # Batching: what one submit + wait costs against one dispatch inside a
     # batched command buffer (informative).
     sw = time_ns(res, "submit_wait/tessera_vulkan")

@@ -6,6 +6,8 @@
 //    entries abort.
 //  - newminor: the CPU plugin behind a table claiming 1.99 and longer than
 //    the core's.  It loads and works.
+#include <cstring>
+
 #include "test_util.hpp"
 
 namespace tessera {
@@ -159,6 +161,56 @@ TEST(AbiCompat, NewerMinorRunsKernels) {
                               KernelArg::scalar(uint32_t{100})}));
   TS_ASSERT_OK(stream.synchronize());
   for (float v : testing::Download<float>(buf, 100)) ASSERT_EQ(v, 2.5f);
+}
+
+// A MINOR-0 plugin writes none of the MINOR-1 properties: the core reports
+// them as not known (not as "no features") and a zero limit as no limit.
+TEST(AbiCompat, OlderMinorReportsNoKernelFeatures) {
+  auto rt = CreateTestPluginRuntime("oldminor");
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  const DeviceInfo& info = rt->devices().at(0).info();
+  EXPECT_FALSE(info.kernel_features_known);
+  EXPECT_EQ(info.shader_types, 0u);
+  EXPECT_EQ(info.max_buffer_arg_bytes, 0u);
+  EXPECT_GT(info.max_group_size, 0u);  // the MINOR-0 fields are there
+  // The current cpu plugin reports them.
+  auto cpu = CreateTestPluginRuntime("newminor");
+  ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
+  const DeviceInfo& now = cpu->devices().at(0).info();
+  EXPECT_TRUE(now.kernel_features_known);
+  EXPECT_EQ(now.shader_types & TS_SHADER_TYPE_INT64, TS_SHADER_TYPE_INT64);
+  EXPECT_TRUE(now.host_memory_import);
+}
+
+// A core built against MINOR 0 passes a TsDeviceProperties that ends at
+// memory_types.  The plugin must accept it and write nothing past it (the
+// MINOR-1 field max_buffer_arg_bytes would land on the caller's next data).
+TEST(AbiCompat, MinorZeroDevicePropertiesStruct) {
+  RuntimeOptions options;
+  options.backend = "cpu";
+  options.read_environment = false;
+  auto rt = Runtime::Create(options);
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  const TsPluginApi* api = rt->plugin_api();
+  struct {
+    TsDeviceProperties props;
+    unsigned char canary[64];
+  } block;
+  std::memset(&block, 0xA5, sizeof block);
+  block.props.struct_size = TS_DEVICE_PROPERTIES_MIN_STRUCT_SIZE;
+  block.props.extension_start = nullptr;
+  TsDevice_GetProperties_Args args{};
+  args.struct_size = TS_DEVICE_GETPROPERTIES_ARGS_STRUCT_SIZE;
+  args.device = rt->devices().at(0).raw();
+  args.properties = &block.props;
+  TsError* error = api->Device_GetProperties(&args);
+  ASSERT_EQ(error, nullptr) << "a MINOR-0 struct_size was rejected";
+  EXPECT_GT(block.props.max_group_size, 0u);
+  const unsigned char* tail = reinterpret_cast<const unsigned char*>(&block.props) +
+                              TS_DEVICE_PROPERTIES_MIN_STRUCT_SIZE;
+  const unsigned char* end = reinterpret_cast<const unsigned char*>(&block) + sizeof block;
+  for (const unsigned char* p = tail; p < end; ++p)
+    ASSERT_EQ(*p, 0xA5) << "written " << (p - tail) << " bytes past the caller's struct_size";
 }
 
 }  // namespace

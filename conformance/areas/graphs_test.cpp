@@ -196,5 +196,88 @@ TEST_F(Graphs, UnjoinedCaptureIsAnError) {
   CTS_EXPECT_OK(device().synchronize());
 }
 
+// A capturing stream cannot wait on an event recorded outside the capture:
+// the graph would replay without the dependency.  The wait is
+// FAILED_PRECONDITION (docs/memory-model.md), the capture goes on, and a
+// never-recorded event stays a no-op.  (The Vulkan plugin used to return OK
+// and drop the edge.)
+TEST_F(Graphs, WaitOnAnEventRecordedOutsideTheCaptureIsAnError) {
+  CTS_REQUIRE(info().graphs, "graphs");
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer x, device().allocate(256));
+  CTS_ASSERT_OK_AND_ASSIGN(Stream producer, device().create_stream());
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s, device().create_stream());
+  CTS_ASSERT_OK_AND_ASSIGN(Event outside, device().create_event(TS_EVENT_DISABLE_TIMING));
+  CTS_ASSERT_OK_AND_ASSIGN(Event never, device().create_event(TS_EVENT_DISABLE_TIMING));
+  CTS_ASSERT_OK(producer.memset_async(x, 0, 1, 256));
+  CTS_ASSERT_OK(producer.record(outside));
+  CTS_ASSERT_OK(s.begin_capture());
+  Status st = s.wait(outside);
+  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition)
+      << "a capturing stream waited on an event recorded outside the capture: "
+      << st.ToString();
+  EXPECT_FALSE(st.message().empty());
+  CTS_EXPECT_OK(s.wait(never));  // never recorded: a no-op, also in a capture
+  CTS_ASSERT_OK(s.memset_async(x, 0, 2, 256));
+  CTS_ASSERT_OK_AND_ASSIGN(Graph g, s.end_capture());
+  CTS_ASSERT_OK_AND_ASSIGN(GraphExec exec, g.instantiate());
+  CTS_ASSERT_OK(producer.synchronize());
+  CTS_ASSERT_OK(s.launch(exec));
+  CTS_ASSERT_OK(s.synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(auto v, Download<uint8_t>(x, 256));
+  EXPECT_EQ(v, std::vector<uint8_t>(256, 2));
+}
+
+// A graph keeps no buffer or executable alive.  Replaying one after an object
+// it uses was destroyed must fail cleanly (FAILED_PRECONDITION, naming the
+// object), not touch freed memory; the stream stays usable.  (Both plugins
+// used to replay: the cpu plugin wrote freed memory, the Vulkan one
+// submitted a command buffer naming a destroyed VkBuffer.)
+TEST_F(Graphs, ReplayAfterABufferOrExecutableWasDestroyedIsAnError) {
+  CTS_REQUIRE_GRAPHS();
+  const uint64_t n = 64;
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s, device().create_stream());
+  // A buffer.
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer kept, device().allocate(n * 4));
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer gone, device().allocate(n * 4));
+  CTS_ASSERT_OK(tessera::memset(kept, 0, 0, n * 4));
+  CTS_ASSERT_OK(s.begin_capture());
+  CTS_ASSERT_OK(MulAdd(s, kept, 1, 1, n));
+  CTS_ASSERT_OK(MulAdd(s, gone, 1, 1, n));
+  CTS_ASSERT_OK_AND_ASSIGN(Graph g, s.end_capture());
+  CTS_ASSERT_OK_AND_ASSIGN(GraphExec exec, g.instantiate());
+  CTS_ASSERT_OK(s.launch(exec));  // both alive: fine
+  CTS_ASSERT_OK(gone.destroy());
+  Status st = s.launch(exec);
+  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition)
+      << "replayed a graph whose buffer was destroyed: " << st.ToString();
+  EXPECT_NE(st.message().find("buffer"), std::string::npos) << st.ToString();
+  CTS_ASSERT_OK(s.synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(auto v, Download<uint32_t>(kept, n));
+  EXPECT_EQ(v, std::vector<uint32_t>(n, 1)) << "the refused replay ran in part";
+
+  // An executable.
+  const KernelModule* module = ShippedModuleFor(info());
+  ASSERT_NE(module, nullptr);
+  CTS_ASSERT_OK_AND_ASSIGN(
+      Executable exe,
+      device().load_executable(module->format, KernelModulePath(*module, "mul_add_u32")));
+  CTS_ASSERT_OK_AND_ASSIGN(Kernel k, exe.kernel("mul_add_u32"));
+  const uint32_t group = GroupFor(k, 32);
+  CTS_ASSERT_OK(s.begin_capture());
+  CTS_ASSERT_OK(s.launch(k, Dim(GroupsFor(n, group)), Dim(group),
+                         {KernelArg::buffer(kept), KernelArg::scalar(uint32_t{1}),
+                          KernelArg::scalar(uint32_t{5}), KernelArg::scalar(n)}));
+  CTS_ASSERT_OK_AND_ASSIGN(Graph g2, s.end_capture());
+  CTS_ASSERT_OK_AND_ASSIGN(GraphExec exec2, g2.instantiate());
+  CTS_ASSERT_OK(exe.destroy());
+  st = s.launch(exec2);
+  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition)
+      << "replayed a graph whose executable was destroyed: " << st.ToString();
+  EXPECT_NE(st.message().find("executable"), std::string::npos) << st.ToString();
+  CTS_ASSERT_OK(s.synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(v, Download<uint32_t>(kept, n));
+  EXPECT_EQ(v, std::vector<uint32_t>(n, 1));
+}
+
 }  // namespace
 }  // namespace tessera::cts

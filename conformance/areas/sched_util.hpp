@@ -25,19 +25,26 @@ class HostGate {
     __atomic_store_n(&words_[kTimedOutOffset / 4], 0u, __ATOMIC_RELEASE);
     return Status::Ok();
   }
-  // Queues the gate on `s`: work after it on `s` waits for open().
-  Status Queue(const Stream& s, const Kernel& gate, uint32_t limit_ms = 10000) const {
-    return s.launch(gate, Dim(1), Dim(1),
+  // Queues the gate on `s`: work after it on `s` waits for open().  A gate
+  // compiled for a fixed group size (SPIR-V) is launched over kSpirvGroups
+  // groups that each wait (see kernels/spirv/gate.comp: lavapipe ends one
+  // invocation's loops after 65535 iterations); the cpu gate is one group.
+  Status Queue(const Stream& s, const Kernel& gate, uint32_t limit_ms = 10000) {
+    groups_ = gate.info().required_group_size.x ? kSpirvGroups : 1;
+    return s.launch(gate, Dim(groups_), Dim(1),
                     {KernelArg::buffer(buffer_), KernelArg::buffer(buffer_, kTimedOutOffset),
                      KernelArg::scalar(limit_ms)});
   }
   void open() { __atomic_store_n(&words_[0], 1u, __ATOMIC_RELEASE); }
+  // True when the gate gave up waiting (every group of it).
   bool timed_out() const {
-    return __atomic_load_n(&words_[kTimedOutOffset / 4], __ATOMIC_ACQUIRE) != 0;
+    return __atomic_load_n(&words_[kTimedOutOffset / 4], __ATOMIC_ACQUIRE) >= groups_;
   }
 
  private:
   static constexpr uint64_t kTimedOutOffset = 256;
+  static constexpr uint32_t kSpirvGroups = 128;
+  uint32_t groups_ = 1;
   Buffer buffer_;
   uint32_t* words_ = nullptr;
 };

@@ -44,6 +44,7 @@ nlohmann::json DeviceInfoJson(const DeviceInfo& d) {
           {"max_group_size", d.max_group_size},
           {"compute_units", d.compute_units},
           {"stream_weights", d.stream_weights},
+          {"concurrent_streams", d.concurrent_streams},
           {"executable_formats", d.executable_formats}};
 }
 

@@ -335,7 +335,7 @@ std::string MarkdownReport(const RunReport& report) {
          {"type", "total_memory", "buffer_kinds", "managed_memory",
           "prefetch_hint", "advise_hint", "peer_copy", "graphs", "collectives",
           "atomic_scopes", "subgroup_size", "shared_memory_per_group",
-          "max_group_size", "compute_units", "stream_weights",
+          "max_group_size", "compute_units", "stream_weights", "concurrent_streams",
           "executable_formats"}) {
       md << "| " << key << " |";
       for (const auto& d : report.devices) {

@@ -35,6 +35,24 @@ DeviceInfo ToDeviceInfo(const TsDeviceProperties& p) {
   info.stream_weights = p.stream_weights != 0;
   info.api_version = p.api_version;
   info.max_scalar_arg_bytes = p.max_scalar_arg_bytes;
+  if (TS_FIELD_PRESENT(&p, TsDeviceProperties, max_buffer_arg_bytes))
+    info.max_buffer_arg_bytes = p.max_buffer_arg_bytes;
+  if (TS_FIELD_PRESENT(&p, TsDeviceProperties, host_memory_import) &&
+      p.kernel_features_known) {
+    info.kernel_features_known = true;
+    info.shader_types = p.shader_types;
+    info.subgroup_ops = p.subgroup_ops;
+    info.float_atomics = p.float_atomics;
+    info.subgroup_size_min = p.subgroup_size_min;
+    info.subgroup_size_max = p.subgroup_size_max;
+    info.subgroup_size_control = p.subgroup_size_control != 0;
+    info.full_subgroups = p.full_subgroups != 0;
+    info.host_memory_import = p.host_memory_import != 0;
+  }
+  if (TS_FIELD_PRESENT(&p, TsDeviceProperties, concurrent_streams) && p.kernel_features_known)
+    info.concurrent_streams = p.concurrent_streams != 0;
+  else
+    info.concurrent_streams = p.compute_units >= 2;  // a MINOR-0 plugin: a guess
   for (uint32_t i = 0; i < p.num_memory_heaps && i < TS_MAX_MEMORY_HEAPS; ++i)
     info.memory_heaps.push_back(p.memory_heaps[i]);
   for (uint32_t i = 0; i < p.num_memory_types && i < TS_MAX_MEMORY_TYPES; ++i)

@@ -29,7 +29,10 @@ Status InvalidHandle(const char* what, bool null_handle) {
 }
 
 RuntimeImpl::~RuntimeImpl() {
-  devices.clear();
+  // Every object of the plugin is gone (each held a Device handle, hence this
+  // runtime).  Devices, then the client, then the library: the plugin's code
+  // must stay mapped until Client_Destroy has returned.
+  visible_devices.clear();
   owned_devices.clear();
   if (client && plugin) {
     auto args = MakeArgs<TsClient_Destroy_Args>();
@@ -37,7 +40,9 @@ RuntimeImpl::~RuntimeImpl() {
     Status st = TESSERA_PLUGIN_CALL(*plugin, Client_Destroy, args);
     if (!st.ok())
       TESSERA_LOG(kWarning, "Client_Destroy failed: " + st.ToString());
+    client = nullptr;
   }
+  plugin.reset();  // unmaps the shared object (unless another runtime uses it)
 }
 
 static StatusOr<std::vector<uint32_t>> ParseVisible(const std::string& text,
@@ -94,11 +99,8 @@ Status RuntimeImpl::InitDevices(const std::string& visible) {
                     "TESSERA_VISIBLE_DEVICES=" + visible +
                         " leaves no device visible");
   }
-  auto self = shared_from_this();
   for (uint32_t index : keep) {
-    // Aliasing handle: shares ownership of the runtime, points at the device.
-    devices.push_back(
-        Device(std::shared_ptr<DeviceImpl>(self, owned_devices[index].get())));
+    visible_devices.push_back(owned_devices[index].get());
     TESSERA_LOG(kDebug, "device " + std::to_string(index) + ": " +
                             owned_devices[index]->info.name);
   }
@@ -177,7 +179,17 @@ const std::string& Runtime::backend() const { return impl_->backend; }
 const std::vector<PluginCandidate>& Runtime::candidates() const {
   return impl_->candidates;
 }
-const std::vector<Device>& Runtime::devices() const { return impl_->devices; }
+Runtime::Runtime(std::shared_ptr<detail::RuntimeImpl> impl) : impl_(std::move(impl)) {
+  if (!impl_) return;
+  // Aliasing handles: each points at a device and shares ownership of the
+  // runtime.  They live here, in the handle, not in the RuntimeImpl (which
+  // would then own itself).
+  devices_.reserve(impl_->visible_devices.size());
+  for (detail::DeviceImpl* d : impl_->visible_devices)
+    devices_.push_back(Device(std::shared_ptr<detail::DeviceImpl>(impl_, d)));
+}
+
+const std::vector<Device>& Runtime::devices() const { return devices_; }
 const TsPluginApi* Runtime::plugin_api() const {
   return impl_->plugin->raw_api();
 }

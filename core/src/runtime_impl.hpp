@@ -1,10 +1,28 @@
 // Implementation objects behind the C++ handles of tessera/runtime.hpp.
 //
-// Ownership graph (no cycles): RuntimeImpl owns the plugin, the client and
-// its DeviceImpls.  Public Device handles are aliasing shared_ptrs into the
-// RuntimeImpl, so holding a Device keeps the whole runtime alive.  Every other
-// impl holds a Device handle.  Destruction order: objects -> devices ->
-// client (Client_Destroy waits for work) -> plugin library (unmapped last).
+// Ownership and lifetime (no cycles):
+//  - RuntimeImpl owns the plugin library, the plugin's client and one
+//    DeviceImpl per device the plugin lists.
+//  - A public Device handle is an aliasing shared_ptr: it points at a
+//    DeviceImpl and shares ownership of the RuntimeImpl, so a Device (and
+//    every object that holds one: Buffer, Stream, Event, Graph, GraphExec,
+//    Executable, Communicator) keeps the whole runtime and its plugin alive.
+//  - Nothing owned by a RuntimeImpl holds a Device handle or any other
+//    shared ownership of the RuntimeImpl: that would be a cycle, and the
+//    runtime would never be destroyed (Client_Destroy never called, the
+//    Vulkan device and pipeline cache never released, vendor threads still
+//    running at exit).  The handles Runtime::devices() returns live in the
+//    Runtime handle itself (Runtime::devices_); RuntimeImpl keeps only plain
+//    pointers to the visible devices.
+//  - Destruction therefore starts when the last Runtime, Device or object
+//    handle goes: every plugin object is already destroyed by then (each one
+//    held a Device), then ~RuntimeImpl drops the DeviceImpls, calls
+//    Client_Destroy (which waits for the device's work), and finally unmaps
+//    the plugin library (the `plugin` member, declared first, is destroyed
+//    last).
+//
+// Thread safety: RuntimeImpl and DeviceImpl are immutable after
+// Runtime::Create; the pinned registry has its own lock.
 #ifndef TESSERA_CORE_RUNTIME_IMPL_HPP_
 #define TESSERA_CORE_RUNTIME_IMPL_HPP_
 
@@ -20,7 +38,7 @@
 
 namespace tessera::detail {
 
-struct RuntimeImpl : std::enable_shared_from_this<RuntimeImpl> {
+struct RuntimeImpl {
   ~RuntimeImpl();
 
   std::shared_ptr<PluginLibrary> plugin;
@@ -28,16 +46,19 @@ struct RuntimeImpl : std::enable_shared_from_this<RuntimeImpl> {
   std::string backend;
   std::vector<PluginCandidate> candidates;
   std::vector<std::unique_ptr<DeviceImpl>> owned_devices;
-  std::vector<Device> devices;  // visible ones, as handles
+  // The devices that passed TESSERA_VISIBLE_DEVICES, in its order.  Not
+  // owning (see above): Runtime turns them into Device handles.
+  std::vector<DeviceImpl*> visible_devices;
   PinnedRegistry pinned;
 
   const PluginLibrary& lib() const { return *plugin; }
-  // Builds handles for the devices that pass `visible` (empty: all).
+  // Lists the plugin's devices and keeps those that pass `visible` (empty:
+  // all).
   Status InitDevices(const std::string& visible);
 };
 
 struct DeviceImpl {
-  RuntimeImpl* runtime = nullptr;  // owner; alive while any handle is
+  RuntimeImpl* runtime = nullptr;  // owner; alive while any Device handle is
   TsDevice* raw = nullptr;
   TsStream* default_stream = nullptr;
   DeviceInfo info;

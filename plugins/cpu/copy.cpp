@@ -78,7 +78,11 @@ TS_CPU_ENTRY(Memcpy, TS_MEMCPY_ARGS_STRUCT_SIZE) {
   args->peer_mode = (db && sb) ? TS_PEER_COPY_DIRECT : TS_PEER_COPY_NONE;
   if (args->stream != nullptr) {
     TS_CPU_CHECK_HANDLE(args->stream, "Memcpy", "stream");
-    return submit_op(args->stream, CopyOp(dst, src, args->size));
+    OpUses uses;
+    uses.buffers[0] = sb;
+    uses.buffers[1] = db;
+    uses.op = "copy";
+    return submit_op(args->stream, CopyOp(dst, src, args->size), &uses);
   }
   TsDevice* dev = db ? db->device : sb ? sb->device : nullptr;
   if (dev == nullptr) {  // host to host
@@ -97,7 +101,10 @@ TS_CPU_ENTRY(Memset, TS_MEMSET_ARGS_STRUCT_SIZE) {
   if (TsError* e = resolve_ref(ref, args->size, "Memset", "buffer", &dst)) return e;
   if (args->stream != nullptr) {
     TS_CPU_CHECK_HANDLE(args->stream, "Memset", "stream");
-    return submit_op(args->stream, MemsetOp(dst, args->value, args->size));
+    OpUses uses;
+    uses.buffers[0] = args->buffer;
+    uses.op = "memset";
+    return submit_op(args->stream, MemsetOp(dst, args->value, args->size), &uses);
   }
   return run_sync(args->buffer->device, MemsetOp(dst, args->value, args->size));
 }

@@ -16,14 +16,17 @@ TS_CPU_ENTRY(Device_GetProperties, TS_DEVICE_GETPROPERTIES_ARGS_STRUCT_SIZE) {
   TsDeviceProperties* p = args->properties;
   if (p == nullptr)
     return errorf(TS_ERROR_INVALID_ARGUMENT, "cpu: Device_GetProperties: properties is NULL");
-  if (p->struct_size < TS_DEVICE_PROPERTIES_STRUCT_SIZE)
+  // A caller built against an older MINOR passes a shorter struct: accept
+  // anything that holds the MINOR-0 fields and write only what it has room for.
+  if (p->struct_size < TS_DEVICE_PROPERTIES_MIN_STRUCT_SIZE)
     return errorf(TS_ERROR_INVALID_ARGUMENT,
                   "cpu: Device_GetProperties: TsDeviceProperties.struct_size is %zu, smaller "
                   "than the %zu bytes of ABI 1.0: set it to TS_DEVICE_PROPERTIES_STRUCT_SIZE",
-                  p->struct_size, static_cast<size_t>(TS_DEVICE_PROPERTIES_STRUCT_SIZE));
+                  p->struct_size, static_cast<size_t>(TS_DEVICE_PROPERTIES_MIN_STRUCT_SIZE));
   const TsDevice* d = args->device;
   const TsClient* c = d->client;
-  // Write only the fields of ABI 1.0; a newer caller's extra fields stay as they are.
+  // Write the fields the caller's struct_size covers; a newer caller's extra
+  // fields stay as they are.
   copy_name(p->name, strprintf("Tessera CPU device %u (%s)", d->ordinal, c->cpu_model.c_str()));
   copy_name(p->vendor, "Tessera");
   copy_name(p->driver_version, "tessera-cpu 0.1.0");
@@ -58,6 +61,26 @@ TS_CPU_ENTRY(Device_GetProperties, TS_DEVICE_GETPROPERTIES_ARGS_STRUCT_SIZE) {
   p->memory_types[0].heap_index = 0;
   p->memory_types[0].flags = TS_MEMORY_DEVICE_LOCAL | TS_MEMORY_HOST_VISIBLE |
                              TS_MEMORY_HOST_COHERENT | TS_MEMORY_HOST_CACHED;
+  using P = TsDeviceProperties;
+  if (TS_FIELD_PRESENT(p, P, max_buffer_arg_bytes))
+    p->max_buffer_arg_bytes = 0;  // a kernel gets a pointer: no limit
+  if (TS_FIELD_PRESENT(p, P, host_memory_import)) {
+    // Kernels are native code: every C type, and LLVM's atomics (float ones
+    // as compare-exchange loops, which is what x86 has).  One lane per
+    // subgroup: the subgroup operations Tile IR lowers are trivial.
+    p->kernel_features_known = 1;
+    p->shader_types = TS_SHADER_TYPE_INT8 | TS_SHADER_TYPE_INT16 | TS_SHADER_TYPE_INT64 |
+                      TS_SHADER_TYPE_FLOAT16 | TS_SHADER_TYPE_FLOAT64;
+    p->subgroup_ops = TS_SUBGROUP_OP_BASIC | TS_SUBGROUP_OP_ARITHMETIC |
+                      TS_SUBGROUP_OP_SHUFFLE | TS_SUBGROUP_OP_SHUFFLE_RELATIVE;
+    p->float_atomics = 0;  // no native float atomics on x86: CAS loops
+    p->subgroup_size_min = p->subgroup_size_max = 1;
+    p->subgroup_size_control = 0;
+    p->full_subgroups = 1;  // a subgroup of one lane is always full
+    p->host_memory_import = 1;  // device memory is host memory
+  }
+  if (TS_FIELD_PRESENT(p, P, concurrent_streams))
+    p->concurrent_streams = c->scheduler->worker_count() >= 2 ? 1 : 0;  // a worker pool
   return nullptr;
 }
 

@@ -257,7 +257,11 @@ TS_CPU_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_STRUCT_SIZE) {
                     static_cast<unsigned long long>(buf->size));
     op.ptrs_[i] = buf->data + a.offset;
   }
-  return submit_op(args->stream, std::move(op));
+  OpUses uses;
+  uses.kernel = k;
+  uses.args = args->args;
+  uses.num_args = args->num_args;
+  return submit_op(args->stream, std::move(op), &uses);
 }
 
 }  // namespace tessera::cpu

@@ -29,6 +29,7 @@ struct CaptureSession {
   StreamState* origin = nullptr;
   bool open = true;
   std::vector<CaptureNode> nodes;
+  plugin_support::CapturedRefs refs;  // objects the nodes use
   std::vector<std::shared_ptr<StreamState>> members;  // origin first, then joiners
 };
 
@@ -46,6 +47,7 @@ struct TsGraph {
   std::vector<Node> nodes;
   uint32_t num_lanes = 0;
   size_t num_edges = 0;
+  tessera::plugin_support::CapturedRefs refs;  // buffers, executables used
 };
 
 struct TsGraphExec {
@@ -70,6 +72,7 @@ struct TsGraphExec {
   std::vector<std::shared_ptr<tessera::cpu::StreamState>> lanes;
   std::vector<uint64_t> lane_len;
   std::vector<uint64_t> base;  // scratch for Launch, guarded by the scheduler mutex
+  tessera::plugin_support::CapturedRefs refs;  // checked before each launch
 };
 
 namespace tessera::cpu {
@@ -100,7 +103,35 @@ void end_session_locked(CaptureSession& s) {
 bool capturing_locked(const StreamState& s) { return s.capture != nullptr; }
 bool capture_session_open_locked(const CaptureSession& s) { return s.open; }
 
-void capture_node_locked(StreamState& s, std::shared_ptr<Op> op) {
+namespace {
+std::string describe_buffer(const TsBuffer* b) {
+  const char* kind = b->kind == TS_BUFFER_HOST_PINNED ? "host-pinned"
+                     : b->kind == TS_BUFFER_MANAGED   ? "managed"
+                                                      : "device";
+  return strprintf("a %s %s buffer", human_size(b->size).c_str(), kind);
+}
+
+void note_uses_locked(CaptureSession& cs, const OpUses& u) {
+  const long long node = static_cast<long long>(cs.nodes.size()) - 1;
+  if (u.kernel) {
+    const char* kn = u.kernel->name.c_str();
+    cs.refs.add(u.kernel->executable->life,
+                strprintf("the executable of kernel '%s' (%s) (node %lld)", kn,
+                          u.kernel->executable->path.c_str(), node));
+    for (size_t i = 0, b = 0; i < u.num_args; ++i)
+      if (u.args[i].kind == TS_KERNEL_ARG_BUFFER)
+        cs.refs.add(u.args[i].buffer->life,
+                    strprintf("buffer argument %zu (%s) of the launch of kernel '%s' (node %lld)",
+                              b++, describe_buffer(u.args[i].buffer).c_str(), kn, node));
+  }
+  for (const TsBuffer* b : u.buffers)
+    if (b)
+      cs.refs.add(b->life, strprintf("%s of a %s (node %lld)", describe_buffer(b).c_str(),
+                                     u.op, node));
+}
+}  // namespace
+
+void capture_node_locked(StreamState& s, std::shared_ptr<Op> op, const OpUses* uses) {
   CaptureSession& cs = *s.capture;
   CaptureNode n;
   n.op = std::move(op);
@@ -112,6 +143,7 @@ void capture_node_locked(StreamState& s, std::shared_ptr<Op> op) {
   n.deps.erase(std::unique(n.deps.begin(), n.deps.end()), n.deps.end());
   cs.nodes.push_back(std::move(n));
   s.capture_tail = static_cast<int64_t>(cs.nodes.size()) - 1;
+  if (uses) note_uses_locked(cs, *uses);
 }
 
 void capture_record_event_locked(StreamState& s, TsEvent* ev) {
@@ -214,6 +246,7 @@ TS_CPU_ENTRY(Stream_EndCapture, TS_STREAM_ENDCAPTURE_ARGS_STRUCT_SIZE) {
     graph->nodes.push_back(TsGraph::Node{n.op, lane, n.deps});
     graph->num_edges += n.deps.size();
   }
+  graph->refs = session->refs;
   end_session_locked(*session);
   args->graph = graph.release();
   return nullptr;
@@ -238,6 +271,7 @@ TS_CPU_ENTRY(Graph_Instantiate, TS_GRAPH_INSTANTIATE_ARGS_STRUCT_SIZE) {
   const TsGraph& g = *args->graph;
   auto ex = std::make_unique<TsGraphExec>();
   ex->device = g.device;
+  ex->refs = g.refs;
   ex->lane_len.assign(g.num_lanes, 0);
   ex->base.assign(g.num_lanes, 0);
   ex->nodes.reserve(g.nodes.size());
@@ -299,6 +333,8 @@ TS_CPU_ENTRY(GraphExec_Launch, TS_GRAPHEXEC_LAUNCH_ARGS_STRUCT_SIZE) {
   if (s->device->client != ex->device->client)
     return errorf(TS_ERROR_INVALID_ARGUMENT,
                   "cpu: GraphExec_Launch: the stream belongs to another client than the graph");
+  // A node whose buffer or kernel is gone would touch freed memory.
+  if (TsError* e = ex->refs.check("cpu")) return e;
   const size_t n = ex->nodes.size();
   auto* slab = new LaunchSlab(n + 1);
   Scheduler& sched = ex->device->sched();

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "captured_refs.hpp"
 #include "error.hpp"
 #include "scheduler.hpp"
 #include "tessera/cpu_kernel.h"
@@ -96,6 +97,8 @@ struct TsBuffer {
   void* base = nullptr;      // what to free
   uint64_t mapped = 0;       // mmap length, 0 for aligned_alloc
   bool locked = false;       // mlock'ed (pinned)
+  // Expires when the buffer is freed: graphs that captured it check it.
+  tessera::plugin_support::LifeToken life = tessera::plugin_support::make_life_token();
   std::mutex advice_mu;
   std::vector<std::pair<TsAdvice, TsDevice*>> advice;  // managed only
 };
@@ -136,24 +139,40 @@ struct TsExecutable {
   // already-loaded objects by path, so "/proc/self/fd/N" must stay unique.
   int memfd = -1;
   std::string path;        // for messages
+  // Expires when the executable is unloaded: graphs that captured a launch
+  // of one of its kernels check it.
+  tessera::plugin_support::LifeToken life = tessera::plugin_support::make_life_token();
   std::mutex mu;
   std::unordered_map<std::string, std::unique_ptr<TsKernel>> kernels;
 };
 
 namespace tessera::cpu {
 
+// The objects an operation uses, for a graph that captures it (graphs keep
+// none of them alive and refuse to replay once one is gone).  Only read when
+// the stream is capturing.
+struct OpUses {
+  const TsKernel* kernel = nullptr;   // a launch: its executable, and
+  const TsKernelArg* args = nullptr;  // its buffer arguments
+  size_t num_args = 0;
+  const TsBuffer* buffers[2] = {nullptr, nullptr};  // a copy's or memset's
+  const char* op = "";                              // "copy", "memset"
+};
+
 // ---- shared helpers (stream.cpp)
 // Submits `t` to `stream` with the default-stream rules and pending waits
 // applied, or records its op as a graph node when the stream is capturing.
-// Takes ownership of `t`.  `op_for_capture` builds the shared op for a graph.
-TsError* submit_task(TsStream* stream, Task* t, std::shared_ptr<Op> (*share)(Task*));
+// Takes ownership of `t`.  `share` builds the shared op for a graph; `uses`
+// (may be NULL) says which objects the node uses.
+TsError* submit_task(TsStream* stream, Task* t, std::shared_ptr<Op> (*share)(Task*),
+                     const OpUses* uses = nullptr);
 template <class OpT>
 std::shared_ptr<Op> share_owned_op(Task* t) {
   return std::make_shared<OpT>(std::move(static_cast<OwnedTask<OpT>*>(t)->op_storage));
 }
 template <class OpT>
-TsError* submit_op(TsStream* stream, OpT&& op) {
-  return submit_task(stream, make_owned_task(std::move(op)), &share_owned_op<OpT>);
+TsError* submit_op(TsStream* stream, OpT&& op, const OpUses* uses = nullptr) {
+  return submit_task(stream, make_owned_task(std::move(op)), &share_owned_op<OpT>, uses);
 }
 // Adds to `deps` the implicit default-stream dependencies of work submitted
 // to `s` now (mutex held).
@@ -186,7 +205,7 @@ uint64_t physical_memory_bytes();
 
 // ---- capture (graph.cpp); mutex held
 bool capturing_locked(const StreamState& s);
-void capture_node_locked(StreamState& s, std::shared_ptr<Op> op);
+void capture_node_locked(StreamState& s, std::shared_ptr<Op> op, const OpUses* uses);
 
 // ---- entry points (one TsError* Name(TsName_Args*) per table slot)
 TS_PLUGIN_DECLARE_ENTRIES()

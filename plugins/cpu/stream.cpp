@@ -44,13 +44,14 @@ void enqueue_locked(TsDevice* dev, const std::shared_ptr<StreamState>& s, Task* 
   dev->sched().submit_locked(s, t);
 }
 
-TsError* submit_task(TsStream* stream, Task* t, std::shared_ptr<Op> (*share)(Task*)) {
+TsError* submit_task(TsStream* stream, Task* t, std::shared_ptr<Op> (*share)(Task*),
+                     const OpUses* uses) {
   std::unique_ptr<Task, void (*)(Task*)> owned(t, t->release);
   Scheduler& sched = stream->device->sched();
   std::lock_guard<std::mutex> lk(sched.mutex());
   const auto& st = stream->state;
   if (capturing_locked(*st)) {
-    capture_node_locked(*st, share(t));
+    capture_node_locked(*st, share(t), uses);
     return nullptr;
   }
   enqueue_locked(stream->device, st, owned.release());

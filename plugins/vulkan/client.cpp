@@ -11,8 +11,6 @@ namespace tessera::vk {
 
 namespace {
 
-std::atomic<uint64_t> g_validation_errors{0};
-
 VKAPI_ATTR VkBool32 VKAPI_CALL debug_callback(
     VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT type,
     const VkDebugUtilsMessengerCallbackDataEXT* data, void*) {
@@ -25,7 +23,6 @@ VKAPI_ATTR VkBool32 VKAPI_CALL debug_callback(
   const char* level = (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT)
                           ? "error"
                           : "warning";
-  if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) ++g_validation_errors;
   std::fprintf(stderr, "tessera vulkan: validation %s: %s\n", level,
                data && data->pMessage ? data->pMessage : "(no message)");
   return VK_FALSE;
@@ -60,25 +57,32 @@ TS_VK_ENTRY(Client_Create, TS_CLIENT_CREATE_ARGS_STRUCT_SIZE) {
                                  VK_API_VERSION_MAJOR(loader_version),
                                  VK_API_VERSION_MINOR(loader_version)));
 
-  // Validation: TESSERA_VALIDATE=1 enables the Khronos layer; when it is on
-  // (either way) its messages go to stderr through VK_EXT_debug_utils.
+  // Validation: TESSERA_VALIDATE=1 enables the Khronos layer by name, so
+  // vkCreateInstance fails rather than run without it once it was found;
+  // VK_INSTANCE_LAYERS may name it too.  When it is on, its messages go to
+  // stderr through VK_EXT_debug_utils, and the client says so once (the
+  // validation ctests check for that line: a layer that silently failed to
+  // load must not pass as "no messages").
   bool want_layer = env_true("TESSERA_VALIDATE");
   bool layer_on = env_contains("VK_INSTANCE_LAYERS", "VK_LAYER_KHRONOS_validation");
   std::vector<const char*> layers, exts;
-  if (want_layer && !layer_on) {
+  if (want_layer) {
     uint32_t n = 0;
     c->fn.vkEnumerateInstanceLayerProperties(&n, nullptr);
     std::vector<VkLayerProperties> lp(n);
     c->fn.vkEnumerateInstanceLayerProperties(&n, lp.data());
-    for (auto& l : lp)
-      if (std::strcmp(l.layerName, "VK_LAYER_KHRONOS_validation") == 0) {
-        layers.push_back("VK_LAYER_KHRONOS_validation");
-        layer_on = true;
-      }
-    if (!layer_on)
+    bool found = false;
+    for (auto& l : lp) found |= std::strcmp(l.layerName, "VK_LAYER_KHRONOS_validation") == 0;
+    if (found) {
+      layers.push_back("VK_LAYER_KHRONOS_validation");
+      layer_on = true;
+    } else {
+      layer_on = false;  // named in VK_INSTANCE_LAYERS, but not there
       std::fprintf(stderr,
                    "tessera vulkan: TESSERA_VALIDATE=1 but VK_LAYER_KHRONOS_validation is "
-                   "not installed (apt-get install vulkan-validationlayers)\n");
+                   "not installed (apt-get install vulkan-validationlayers); running "
+                   "without validation\n");
+    }
   }
   bool debug_utils = false;
   if (layer_on) {
@@ -120,6 +124,13 @@ TS_VK_ENTRY(Client_Create, TS_CLIENT_CREATE_ARGS_STRUCT_SIZE) {
   if (!c->fn.LoadInstance(c->instance, &reason)) return unavailable(reason);
   if (debug_utils && c->fn.vkCreateDebugUtilsMessengerEXT)
     c->fn.vkCreateDebugUtilsMessengerEXT(c->instance, &dci, nullptr, &c->messenger);
+  c->validation_layer = layer_on && !layers.empty();  // enabled by name: it loaded
+  if (want_layer && c->validation_layer)
+    std::fprintf(stderr,
+                 "tessera vulkan: validation layer VK_LAYER_KHRONOS_validation active%s\n",
+                 c->messenger ? "; its messages follow as 'tessera vulkan: validation ...'"
+                              : ", but VK_EXT_debug_utils is missing: its messages go to "
+                                "the layer's own output");
 
   uint32_t n = 0;
   r = c->fn.vkEnumeratePhysicalDevices(c->instance, &n, nullptr);

@@ -76,6 +76,7 @@ TsError* sync_host_copy(TsBuffer* buf, uint64_t offset, void* host, uint64_t siz
 TsError* staged_copy(const std::shared_ptr<StreamState>& s, TsBuffer* buf, uint64_t offset,
                      void* host, uint64_t size, bool to_device) {
   TsDevice* dev = buf->device;
+  dev->stat_staged.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard<std::mutex> lk(dev->staging_mu);
   uint64_t want = std::min(size, kStagingChunk);
   if (dev->staging.size < want) {
@@ -152,6 +153,11 @@ TS_VK_ENTRY(Memcpy, TS_MEMCPY_ARGS_STRUCT_SIZE) {
     std::lock_guard<std::mutex> lk(dev->mu);
     CommandList* cl = nullptr;
     TS_VK_RETURN_IF_ERROR(begin_op_locked(s, &cl));
+    if (s.capture) {
+      capture_note_locked(s, sb->life, "the source (" + describe_buffer(sb) + ") of a copy");
+      capture_note_locked(s, db->life,
+                          "the destination (" + describe_buffer(db) + ") of a copy");
+    }
     rec(*cl);
     return end_op_locked(s);
   }
@@ -173,6 +179,14 @@ TS_VK_ENTRY(Memcpy, TS_MEMCPY_ARGS_STRUCT_SIZE) {
   std::lock_guard<std::mutex> lk(dev->mu);
   CommandList* cl = nullptr;
   TS_VK_RETURN_IF_ERROR(begin_op_locked(s, &cl));
+  if (s.capture) {
+    capture_note_locked(s, buf->life,
+                        strprintf("the %s (%s) of a copy", to_device ? "destination" : "source",
+                                  describe_buffer(buf).c_str()));
+    capture_note_locked(s, v.range,
+                        strprintf("the pinned host memory at %p (%s) of a copy", host,
+                                  to_device ? "source" : "destination"));
+  }
   if (to_device)
     record_copy(dev, *cl, v.buffer, v.offset, buf->alloc.buffer, offset, size);
   else
@@ -230,6 +244,7 @@ TS_VK_ENTRY(Memset, TS_MEMSET_ARGS_STRUCT_SIZE) {
   std::lock_guard<std::mutex> lk(dev->mu);
   CommandList* cl = nullptr;
   TS_VK_RETURN_IF_ERROR(begin_op_locked(s, &cl));
+  if (s.capture) capture_note_locked(s, b->life, "the " + describe_buffer(b) + " of a memset");
   rec(*cl);
   return end_op_locked(s);
 }

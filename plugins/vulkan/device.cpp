@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "internal.hpp"
+#include "vulkan_ext.h"
 
 namespace tessera::vk {
 
@@ -84,6 +85,8 @@ void open_pipeline_cache(TsDevice* dev) {
   ci.initialDataSize = data.size();
   ci.pInitialData = data.empty() ? nullptr : data.data();
   if (dev->fn.vkCreatePipelineCache(dev->device, &ci, nullptr, &dev->pipeline_cache) != VK_SUCCESS) {
+    // The driver refused the file's contents: start empty.
+    data.clear();
     ci.initialDataSize = 0;
     ci.pInitialData = nullptr;
     dev->fn.vkCreatePipelineCache(dev->device, &ci, nullptr, &dev->pipeline_cache);
@@ -131,6 +134,7 @@ using namespace tessera::vk;
 
 TsDevice::~TsDevice() {
   if (!device) return;
+  stop_flusher(this);  // first: it submits and touches the streams
   synchronize_device(this);
   fn.vkDeviceWaitIdle(device);
   save_pipeline_cache(this);
@@ -140,6 +144,10 @@ TsDevice::~TsDevice() {
   }
   streams.clear();
   retired.clear();
+  // The device is idle (vkDeviceWaitIdle drains Mesa's submit thread too):
+  // now the timelines can go.
+  for (VkSemaphore sem : free_semaphores) fn.vkDestroySemaphore(device, sem, nullptr);
+  free_semaphores.clear();
   for (VkDescriptorPool p : free_pools) fn.vkDestroyDescriptorPool(device, p, nullptr);
   release(this, patterns);
   release(this, staging);
@@ -174,8 +182,10 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
   ifn.vkEnumerateDeviceExtensionProperties(phys, nullptr, &next, nullptr);
   std::vector<VkExtensionProperties> dev_exts(next);
   ifn.vkEnumerateDeviceExtensionProperties(phys, nullptr, &next, dev_exts.data());
-  bool has_host_import = has_extension(dev_exts, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+  bool has_host_import = has_extension(dev_exts, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) &&
+                         !test_masks_feature(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
   bool has_atomic_float = has_extension(dev_exts, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+  bool has_atomic_float2 = has_extension(dev_exts, VK_EXT_SHADER_ATOMIC_FLOAT_2_EXTENSION_NAME);
   // Subgroup size control is core in 1.3; a 1.2 device may have the EXT.
   bool api13 = basic.apiVersion >= VK_API_VERSION_1_3;
   bool has_sg_control_ext =
@@ -231,8 +241,13 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
   sup.v12.pNext = v13 ? &sup.v13 : nullptr;
   void** tail = v13 ? &sup.v13.pNext : &sup.v12.pNext;
   if (has_atomic_float) *tail = &sup.atomic_float, tail = &sup.atomic_float.pNext;
-  if (has_sg_control_ext) *tail = &sup.subgroup_size_control;
+  if (has_sg_control_ext) *tail = &sup.subgroup_size_control, tail = &sup.subgroup_size_control.pNext;
+  VkPhysicalDeviceShaderAtomicFloat2FeaturesEXT float2{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_2_FEATURES_EXT};
+  if (has_atomic_float2) *tail = &float2;
   ifn.vkGetPhysicalDeviceFeatures2(phys, &sup.f2);
+  if (test_masks_feature("shaderBufferFloat32AtomicMinMax")) float2.shaderBufferFloat32AtomicMinMax = VK_FALSE;
+  if (test_masks_feature("shaderSharedFloat32AtomicMinMax")) float2.shaderSharedFloat32AtomicMinMax = VK_FALSE;
   // Test hook (see test_masks_feature): masked features count as absent.
 #define MASK(s, f) \
   if (test_masks_feature(#f)) sup.s.f = VK_FALSE
@@ -298,6 +313,12 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
                                 en.subgroup_size_control.subgroupSizeControl == VK_TRUE &&
                                 en.subgroup_size_control.computeFullSubgroups == VK_TRUE;
   en.max_subgroup_size = sgc.maxSubgroupSize ? sgc.maxSubgroupSize : d->subgroup.subgroupSize;
+  en.min_subgroup_size = sgc.minSubgroupSize ? sgc.minSubgroupSize : d->subgroup.subgroupSize;
+  en.size_control =
+      v13 ? en.v13.subgroupSizeControl == VK_TRUE
+          : has_sg_control_ext && en.subgroup_size_control.subgroupSizeControl == VK_TRUE;
+  en.float_minmax_buffer = has_atomic_float2 && float2.shaderBufferFloat32AtomicMinMax;
+  en.float_minmax_shared = has_atomic_float2 && float2.shaderSharedFloat32AtomicMinMax;
   en.subgroup_ops = (d->subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT)
                         ? d->subgroup.supportedOperations : 0;
   static const std::pair<const char*, VkSubgroupFeatureFlags> kSubgroupOps[] = {
@@ -369,6 +390,7 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
   TS_VK_RETURN_IF_ERROR(allocate(d.get(), 256 * 16, MemoryUse::kHost, &d->patterns,
                                  "the memset pattern buffer"));
   for (int v = 0; v < 256; ++v) std::memset(d->patterns.mapped + v * 16, v, 16);
+  TS_VK_RETURN_IF_ERROR(start_flusher(d.get()));
   fill_properties(d.get());
   *out = std::move(d);
   return nullptr;
@@ -397,6 +419,8 @@ void fill_properties(TsDevice* d) {
                 VK_API_VERSION_MAJOR(api), VK_API_VERSION_MINOR(api),
                 VK_API_VERSION_PATCH(api));
   p.max_scalar_arg_bytes = d->props.limits.maxPushConstantsSize;
+  // A buffer argument binds buffer size - offset bytes (Kernel_Launch).
+  p.max_buffer_arg_bytes = d->props.limits.maxStorageBufferRange;
   // Heaps and types exactly as VkPhysicalDeviceMemoryProperties lists them
   // (same indices), with the flags Tessera names.
   p.num_memory_heaps = std::min<uint32_t>(d->memory.memoryHeapCount, TS_MAX_MEMORY_HEAPS);
@@ -454,6 +478,32 @@ void fill_properties(TsDevice* d) {
                         : 0;
   p.stream_weights = 0;  // one queue in submission order
   std::snprintf(p.executable_formats, sizeof p.executable_formats, "spirv");
+  // What kernels may use: the features the device was created with (the
+  // ones Executable_Load checks a module against), less what the test hook
+  // masks.
+  const EnabledFeatures& f = d->features;
+  p.kernel_features_known = 1;
+  p.shader_types = (f.v12.shaderInt8 ? TS_SHADER_TYPE_INT8 : 0u) |
+                   (f.f2.features.shaderInt16 ? TS_SHADER_TYPE_INT16 : 0u) |
+                   (f.f2.features.shaderInt64 ? TS_SHADER_TYPE_INT64 : 0u) |
+                   (f.v12.shaderFloat16 ? TS_SHADER_TYPE_FLOAT16 : 0u) |
+                   (f.f2.features.shaderFloat64 ? TS_SHADER_TYPE_FLOAT64 : 0u);
+  p.subgroup_ops = f.subgroup_ops & 0xffu;  // same bits as VkSubgroupFeatureFlagBits
+  p.float_atomics =
+      (f.atomic_float.shaderBufferFloat32AtomicAdd ? TS_FLOAT_ATOMIC_ADD_GLOBAL : 0u) |
+      (f.atomic_float.shaderSharedFloat32AtomicAdd ? TS_FLOAT_ATOMIC_ADD_SHARED : 0u) |
+      (f.float_minmax_buffer ? TS_FLOAT_ATOMIC_MIN_MAX_GLOBAL : 0u) |
+      (f.float_minmax_shared ? TS_FLOAT_ATOMIC_MIN_MAX_SHARED : 0u);
+  p.subgroup_size_min = f.min_subgroup_size;
+  p.subgroup_size_max = f.max_subgroup_size;
+  p.subgroup_size_control = f.size_control ? 1 : 0;
+  p.full_subgroups = f.full_subgroups ? 1 : 0;
+  p.host_memory_import = d->import_host ? 1 : 0;
+  // Every stream submits to the device's one queue.  A GPU overlaps
+  // independent batches of a queue; lavapipe (a CPU device) executes its
+  // queue's submissions one at a time: two streams never run at once there
+  // (conformance Streams.StreamsRunConcurrently, with a handshake kernel).
+  p.concurrent_streams = d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 0 : 1;
 }
 
 TS_VK_ENTRY(Device_GetProperties, TS_DEVICE_GETPROPERTIES_ARGS_STRUCT_SIZE) {
@@ -471,6 +521,30 @@ TS_VK_ENTRY(Device_GetProperties, TS_DEVICE_GETPROPERTIES_ARGS_STRUCT_SIZE) {
   std::memcpy(out, &args->device->ts, n);
   out->struct_size = caller;
   out->extension_start = ext;
+  // Vendor extension (vulkan_ext.h): the device's counters.
+  const TsDevice* d = args->device;
+  // Append-only like the ABI's structs: a shorter (older) struct gets the
+  // fields it has.
+  using S = TsVulkanDeviceStats;
+  for (TsExtension* e = args->extension_start; e; e = e->next) {
+    if (e->type != TS_EXTENSION_VULKAN_DEVICE_STATS) continue;
+    auto* st = reinterpret_cast<S*>(e);
+    auto relaxed = std::memory_order_relaxed;
+    if (TS_FIELD_PRESENT(e, S, queue_submits)) st->queue_submits = d->stat_submits.load(relaxed);
+    if (TS_FIELD_PRESENT(e, S, submitted_commands))
+      st->submitted_commands = d->stat_commands.load(relaxed);
+    if (TS_FIELD_PRESENT(e, S, staged_copies)) st->staged_copies = d->stat_staged.load(relaxed);
+    if (TS_FIELD_PRESENT(e, S, host_imports)) st->host_imports = d->stat_imports.load(relaxed);
+    if (TS_FIELD_PRESENT(e, S, pipeline_cache_loaded_bytes))
+      st->pipeline_cache_loaded_bytes = d->cache_loaded_size;
+    if (TS_FIELD_PRESENT(e, S, pipeline_cache_path))
+      st->pipeline_cache_path = d->cache_path.c_str();
+    if (TS_FIELD_PRESENT(e, S, timeline_semaphores))
+      st->timeline_semaphores = d->stat_semaphores.load(relaxed);
+    if (TS_FIELD_PRESENT(e, S, validation_layer))
+      st->validation_layer = d->client->validation_layer ? 1 : 0;
+    if (TS_FIELD_PRESENT(e, S, debug_messenger)) st->debug_messenger = d->client->messenger ? 1 : 0;
+  }
   return nullptr;
 }
 

@@ -446,9 +446,28 @@ TS_VK_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_STRUCT_SIZE) {
                       "Alignment)",
                       kn, i, static_cast<unsigned long long>(a.offset),
                       static_cast<unsigned long long>(align), uniform ? "Uniform" : "Storage");
+      // The binding covers the rest of the buffer: the shader may index all
+      // of it, and the ABI does not say how much it reads.  Vulkan bounds a
+      // binding by max{Storage,Uniform}BufferRange; a shorter binding would
+      // silently cut the kernel's view of its argument, so refuse.
       uint64_t range = a.buffer->size - a.offset;
       uint64_t max_range = uniform ? lim.maxUniformBufferRange : lim.maxStorageBufferRange;
-      if (range > max_range) range = VK_WHOLE_SIZE;
+      if (range > max_range)
+        return errorf(TS_ERROR_INVALID_ARGUMENT,
+                      "vulkan: launch of '%s': buffer argument %zu (binding %u, a %s "
+                      "buffer) spans %llu bytes (%s) from offset %llu of a buffer of %llu "
+                      "bytes; device '%s' can bind at most %llu bytes (%s) to one %s "
+                      "buffer (%s): split the data over several buffers or arguments at "
+                      "offsets",
+                      kn, i, k->bindings[nbuf].first, uniform ? "uniform" : "storage",
+                      static_cast<unsigned long long>(range), human_size(range).c_str(),
+                      static_cast<unsigned long long>(a.offset),
+                      static_cast<unsigned long long>(a.buffer->size), dev->props.deviceName,
+                      static_cast<unsigned long long>(max_range),
+                      human_size(max_range).c_str(), uniform ? "uniform" : "storage",
+                      uniform ? "VkPhysicalDeviceLimits::maxUniformBufferRange"
+                              : "VkPhysicalDeviceLimits::maxStorageBufferRange, "
+                                "TsDeviceProperties.max_buffer_arg_bytes");
       infos.push_back({a.buffer->alloc.buffer, a.offset, range});
       ++nbuf;
     } else if (a.kind == TS_KERNEL_ARG_SCALAR) {
@@ -475,17 +494,21 @@ TS_VK_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_STRUCT_SIZE) {
                   "vulkan: launch of '%s' with %zu buffer and %zu scalar arguments; the "
                   "shader takes %zu buffers (set 0) and %zu push-constant members",
                   kn, nbuf, nscalar, k->bindings.size(), k->push_members.size());
-  // A range past maxStorageBufferRange: bind the largest the device allows.
-  for (size_t i = 0; i < infos.size(); ++i)
-    if (infos[i].range == VK_WHOLE_SIZE) {
-      bool uniform = k->bindings[i].second == VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
-      infos[i].range = uniform ? lim.maxUniformBufferRange : lim.maxStorageBufferRange;
-    }
 
   StreamState& s = *args->stream->state;
   std::lock_guard<std::mutex> lk(dev->mu);
   CommandList* cl = nullptr;
   TS_VK_RETURN_IF_ERROR(begin_op_locked(s, &cl));
+  if (s.capture) {  // what the graph's replays will need
+    capture_note_locked(s, k->executable->life,
+                        strprintf("the executable of kernel '%s' (%s)", kn,
+                                  k->executable->origin.c_str()));
+    for (size_t i = 0, b = 0; i < args->num_args; ++i)
+      if (args->args[i].kind == TS_KERNEL_ARG_BUFFER)
+        capture_note_locked(s, args->args[i].buffer->life,
+                            strprintf("buffer argument %zu (%s) of the launch of kernel '%s'",
+                                      b++, describe_buffer(args->args[i].buffer).c_str(), kn));
+  }
   VkDescriptorSet set = VK_NULL_HANDLE;
   if (!k->bindings.empty()) {
     TS_VK_RETURN_IF_ERROR(allocate_descriptor_set(dev, *cl, k->set_layout, &set));

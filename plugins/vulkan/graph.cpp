@@ -22,6 +22,9 @@ struct GraphData {
   CommandList cl;
   size_t nodes = 0;
   size_t edges = 0;
+  // The buffers, executables and pinned host ranges the commands name; a
+  // launch after one of them is gone would submit destroyed VkBuffers.
+  plugin_support::CapturedRefs refs;
   ~GraphData() {
     if (!dev) return;
     for (VkDescriptorPool p : cl.pools) dev->fn.vkDestroyDescriptorPool(dev->device, p, nullptr);
@@ -61,6 +64,20 @@ TsError* capture_begin_op_locked(StreamState& s, CommandList** out) {
   cl.commands++;
   *out = &cl;
   return nullptr;
+}
+
+void capture_note_locked(StreamState& s, const std::weak_ptr<const void>& token,
+                         const std::string& what) {
+  CaptureSession& c = *s.capture;
+  c.graph->refs.add(token, strprintf("%s (node %lld)", what.c_str(),
+                                     static_cast<long long>(c.nodes - 1)));
+}
+
+std::string describe_buffer(const TsBuffer* b) {
+  const char* kind = b->kind == TS_BUFFER_HOST_PINNED ? "host-pinned"
+                     : b->kind == TS_BUFFER_MANAGED   ? "managed"
+                                                      : "device";
+  return strprintf("a %s %s buffer", human_size(b->size).c_str(), kind);
 }
 
 void capture_record_event_locked(StreamState& s, TsEvent* ev) {
@@ -204,6 +221,7 @@ TS_VK_ENTRY(GraphExec_Launch, TS_GRAPHEXEC_LAUNCH_ARGS_STRUCT_SIZE) {
   if (exec->device != dev)
     return errorf(TS_ERROR_INVALID_ARGUMENT,
                   "vulkan: GraphExec_Launch: the graph was captured on another device");
+  TS_VK_RETURN_IF_ERROR(exec->data->refs.check("vulkan"));
   std::lock_guard<std::mutex> lk(dev->mu);
   if (s.capture)
     return errorf(TS_ERROR_UNSUPPORTED,

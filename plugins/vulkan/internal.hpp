@@ -9,15 +9,19 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "captured_refs.hpp"
 #include "error.hpp"
 #include "tessera/plugin.h"
 #include "vulkan_symbols.hpp"
@@ -117,6 +121,16 @@ struct StreamState {
   uint64_t default_seen = 0;    // blocking stream: default's last_op already waited for
   uint64_t seen_by_default = 0; // blocking stream: my last_op the default waits for
   std::shared_ptr<CaptureSession> capture;  // non-null while capturing
+  // The open batch holds operations the device's flusher will submit
+  // (stream.cpp, batching policy): when the stream drains if it was busy
+  // when the batch began, else once the host has been quiet for a moment.
+  bool deferred = false;
+  bool deferred_on_busy = false;  // earlier submits were running then
+  std::chrono::steady_clock::time_point deferred_since;  // the batch's first op
+  std::chrono::steady_clock::time_point last_op_time;    // its latest op
+  // A submit the flusher made failed: reported by the next synchronize.
+  TsErrorCode async_error_code = TS_ERROR_INTERNAL;
+  std::string async_error;
   ~StreamState();
 };
 
@@ -137,6 +151,7 @@ struct HostRange {
 struct HostView {
   VkBuffer buffer = VK_NULL_HANDLE;  // NULL: pageable (or not visible here)
   uint64_t offset = 0;
+  std::shared_ptr<HostRange> range;  // what `buffer` views (graphs note it)
 };
 
 // Vulkan features the device was created with (what shaders may use).
@@ -154,12 +169,18 @@ struct EnabledFeatures {
   VkSubgroupFeatureFlags subgroup_ops = 0;
   // Pipelines may set REQUIRE_FULL_SUBGROUPS (computeFullSubgroups on).
   bool full_subgroups = false;
-  uint32_t max_subgroup_size = 0;  // VkPhysicalDeviceSubgroupSizeControlProperties
+  bool size_control = false;  // subgroupSizeControl on
+  uint32_t min_subgroup_size = 0;  // VkPhysicalDeviceSubgroupSizeControlProperties
+  uint32_t max_subgroup_size = 0;
+  // VK_EXT_shader_atomic_float2 min/max on f32 (reported only: the SPIR-V
+  // lowering uses compare-exchange loops for float min/max).
+  bool float_minmax_buffer = false, float_minmax_shared = false;
 };
 
 // Test-only: TESSERA_VK_TEST_MASK_FEATURES="shaderInt64,subgroupShuffle,..."
 // makes the plugin treat those features (VkPhysicalDevice*Features member
-// names, or subgroup<Op> for VkSubgroupFeatureFlagBits) as unsupported, so
+// names, subgroup<Op> for VkSubgroupFeatureFlagBits, or
+// VK_EXT_external_memory_host) as unsupported, so
 // the load-time capability checks can be tested on a device that has them
 // all (lavapipe).  Never set it outside tests.
 bool test_masks_feature(const char* name);
@@ -171,7 +192,8 @@ struct TsClient {
   uint32_t magic = kMagic;
   tessera::vk::InstanceFns fn;
   VkInstance instance = VK_NULL_HANDLE;
-  VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;  // validation messages -> stderr
+  bool validation_layer = false;  // VK_LAYER_KHRONOS_validation enabled by name
   std::vector<std::unique_ptr<TsDevice>> devices;
   std::vector<TsDevice*> device_list;  // what Client_GetDevices returns
   std::mutex host_mu;
@@ -206,6 +228,16 @@ struct TsDevice {
   std::vector<std::shared_ptr<tessera::vk::StreamState>> retired;  // destroyed, running
   TsStream* default_stream = nullptr;  // owned
   std::vector<VkDescriptorPool> free_pools;
+  // Timeline semaphores of streams that are gone, for new streams to reuse.
+  // A stream's semaphore is never destroyed before the device: Mesa's
+  // threaded queue (lavapipe) still touches the timelines a submission
+  // waited on or signalled after the host has seen it complete (it releases
+  // its time points under the timeline's mutex), so destroying one as soon
+  // as its values were reached crashed about one run in four of the
+  // conformance events area (a destroyed mutex locked, or a SIGSEGV, in
+  // lavapipe's submit thread).  Guarded by sem_mu (taken after mu).
+  std::mutex sem_mu;
+  std::vector<VkSemaphore> free_semaphores;
   VkCommandPool graph_pool = VK_NULL_HANDLE;  // secondary cbs of graphs
   VkPipelineCache pipeline_cache = VK_NULL_HANDLE;
   std::string cache_path;
@@ -214,6 +246,26 @@ struct TsDevice {
   std::mutex staging_mu;             // sync copies through `staging`
   tessera::vk::Allocation staging;
   uint32_t next_stream_id = 1;
+  // The flusher (stream.cpp): one thread per device that submits the open
+  // batches the host left behind (the batching policy), so queued work
+  // starts without waiting for the host's next call.  Its state is guarded
+  // by mu.  While a deferred stream is busy it waits in vkWaitSemaphores
+  // for it to drain; otherwise on flusher_cv, at most kFlusherPoll at a
+  // time while the device was active in the last kFlusherLinger (so a new
+  // deferral needs no wake-up call: that would cost every launch a context
+  // switch), indefinitely after that (kIdle: the next deferral notifies).
+  enum class FlusherState { kBusy, kIdle, kPolling };
+  std::thread flusher;
+  std::condition_variable flusher_cv;
+  FlusherState flusher_state = FlusherState::kBusy;
+  bool flusher_stop = false;
+  std::chrono::steady_clock::time_point last_deferral;  // guarded by mu
+  // What the device did (vulkan_ext.h TsVulkanDeviceStats); only grow.
+  std::atomic<uint64_t> stat_submits{0};   // vkQueueSubmit calls
+  std::atomic<uint64_t> stat_commands{0};  // operations in them
+  std::atomic<uint64_t> stat_staged{0};    // staged host<->device copies
+  std::atomic<uint64_t> stat_imports{0};   // imported host ranges
+  std::atomic<uint64_t> stat_semaphores{0};  // timeline semaphores created
   ~TsDevice();
 };
 
@@ -231,6 +283,8 @@ struct TsBuffer {
   TsBufferKind kind = TS_BUFFER_DEVICE;
   uint64_t size = 0;
   tessera::vk::Allocation alloc;
+  // Expires when the buffer is freed: graphs that captured it check it.
+  tessera::plugin_support::LifeToken life = tessera::plugin_support::make_life_token();
 };
 
 struct TsEvent {
@@ -293,6 +347,9 @@ struct TsExecutable {
   VkShaderModule module = VK_NULL_HANDLE;
   std::vector<uint32_t> words;  // the SPIR-V, for reflection per kernel
   std::string origin;           // path or "<memory>" for messages
+  // Expires when the executable is destroyed: graphs that captured a launch
+  // of one of its kernels check it.
+  tessera::plugin_support::LifeToken life = tessera::plugin_support::make_life_token();
   std::mutex mu;
   std::unordered_map<std::string, std::unique_ptr<TsKernel>> kernels;
 };
@@ -317,12 +374,18 @@ TsError* create_stream_state(TsDevice* dev, bool is_default, bool non_blocking,
 // the command list to record it into (the open batch, or the capture), with a
 // barrier after the previous operation already recorded.
 TsError* begin_op_locked(StreamState& s, CommandList** out);
-// Ends it; may flush when the batch is long.
+// Ends it, and submits the batch when the stream has nothing in flight or
+// the batch is long (the batching policy, stream.cpp).
 TsError* end_op_locked(StreamState& s);
 // Submits the open batch (and, first, any batch it waits on).
 TsError* flush_locked(StreamState& s);
 // Recycles batches whose values the semaphore has reached.
 void reap_locked(StreamState& s);
+// Wakes the device's flusher: a stream has deferred its open batch.
+void wake_flusher_locked(TsDevice* dev);
+// Starts / stops the device's flusher thread (stop: mutex NOT held).
+TsError* start_flusher(TsDevice* dev);
+void stop_flusher(TsDevice* dev);
 uint64_t counter_value(StreamState& s);
 // Host wait for `value` on `s` (mutex NOT held); then reaps.
 TsError* wait_value(StreamState& s, uint64_t value);
@@ -344,6 +407,14 @@ StreamState* default_state(TsDevice* dev);
 
 // ---- graph.cpp (mutex held)
 TsError* capture_begin_op_locked(StreamState& s, CommandList** out);
+// Notes that the operation just begun on capturing stream `s` uses the
+// object behind `token`; `what` describes the use ("buffer argument 1 of the
+// launch of kernel 'k'"), the node is appended.  GraphExec_Launch refuses to
+// replay once the object is gone.
+void capture_note_locked(StreamState& s, const std::weak_ptr<const void>& token,
+                         const std::string& what);
+// "a 256 B device buffer"
+std::string describe_buffer(const TsBuffer* b);
 void capture_record_event_locked(StreamState& s, TsEvent* ev);
 TsError* capture_wait_event_locked(StreamState& s, TsEvent* ev);
 
@@ -375,10 +446,11 @@ TsError* run_blocking(const std::shared_ptr<StreamState>& s, F&& record) {
     CommandList* cl = nullptr;
     TS_VK_RETURN_IF_ERROR(begin_op_locked(*s, &cl));
     TS_VK_RETURN_IF_ERROR(record(*cl));
-    TS_VK_RETURN_IF_ERROR(end_op_locked(*s));
+    // The batch holding the op; end_op may submit it already.
     s->open.referenced = true;
     value = s->open.value;
-    TS_VK_RETURN_IF_ERROR(flush_locked(*s));
+    TS_VK_RETURN_IF_ERROR(end_op_locked(*s));
+    if (s->submitted < value) TS_VK_RETURN_IF_ERROR(flush_locked(*s));
   }
   return wait_value(*s, value);
 }

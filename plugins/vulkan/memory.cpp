@@ -179,6 +179,7 @@ HostView resolve_host(TsDevice* dev, const void* p, uint64_t size) {
   if (dev->ordinal >= r.views.size() || !r.views[dev->ordinal].buffer) return v;
   v.buffer = r.views[dev->ordinal].buffer;
   v.offset = addr - reinterpret_cast<uintptr_t>(r.view_base);
+  v.range = it->second;
   return v;
 }
 
@@ -197,8 +198,13 @@ void import_everywhere(TsClient* c, HostRange& r) {
                             d->import_alignment);
     if (a % d->import_alignment) continue;
     Allocation view;
-    if (import_host(d.get(), r.view_base, len, &view) == nullptr) {
+    if (TsError* e = import_host(d.get(), r.view_base, len, &view)) {
+      // The device cannot see the range: its copies are staged (and blocking).
+      TsError_Destroy_Args da{TS_ERROR_DESTROY_ARGS_STRUCT_SIZE, nullptr, e};
+      plugin_support::Error_Destroy(&da);
+    } else {
       r.views[d->ordinal] = view;
+      d->stat_imports.fetch_add(1, std::memory_order_relaxed);
     }
   }
 }

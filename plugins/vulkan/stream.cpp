@@ -3,14 +3,32 @@
 //
 // Each stream owns a timeline semaphore.  Operations are recorded into the
 // stream's open batch (one primary command buffer) with a full memory
-// barrier between consecutive operations, and the batch is submitted once,
-// when something forces it: a host wait or query, a cross-stream dependency,
-// a blocking copy, or kMaxOpsPerBatch operations.  The submit waits on the
-// stream's previous value and on the values it depends on (events, the
-// default stream), and signals its own next value.  A batch is submitted only
-// after every batch it waits on: a single in-order queue never sees a wait
-// before its signal.
+// barrier between consecutive operations.  The submit waits on the stream's
+// previous value and on the values it depends on (events, the default
+// stream), and signals its own next value.  A batch is submitted only after
+// every batch it waits on: a single in-order queue never sees a wait before
+// its signal.
+//
+// When a batch is submitted (the batching policy):
+//  - a batch begun while the stream had work in flight is submitted as soon
+//    as that work completes (the flusher waits on the stream's timeline), so
+//    the device never idles while operations are queued;
+//  - a batch begun on an idle stream is submitted once the host has issued
+//    no operation on the stream for kQuietWindow, or kMaxDelay after its
+//    first operation: a burst of launches becomes one submit (as raw Vulkan
+//    code would record it), and a launch followed by host work starts
+//    within kQuietWindow, overlapping that work (Nagle's rule, for submits);
+//  - at kMaxOpsPerBatch operations;
+//  - and whenever something needs it on the queue at once: a host wait or
+//    query, a cross-stream dependency, a blocking copy, a destroyed stream.
+// The host's side costs a clock read per operation; only the first
+// operation of a batch queries the timeline, and it wakes the flusher only
+// after the device was idle for kFlusherLinger (otherwise the flusher looks
+// every kFlusherPoll, 1 ms, while anything is deferred or was recently).
+#include <pthread.h>
+
 #include <algorithm>
+#include <chrono>
 #include <thread>
 
 #include "internal.hpp"
@@ -19,6 +37,10 @@ namespace tessera::vk {
 
 namespace {
 constexpr uint32_t kMaxOpsPerBatch = 1024;
+constexpr auto kQuietWindow = std::chrono::microseconds(50);
+constexpr auto kMaxDelay = std::chrono::microseconds(2000);
+constexpr auto kFlusherPoll = std::chrono::microseconds(1000);
+constexpr auto kFlusherLinger = std::chrono::milliseconds(100);
 constexpr uint32_t kSetsPerPool = 256;
 // Every operation is a compute dispatch, a transfer or a timestamp.
 constexpr VkPipelineStageFlags kStages =
@@ -40,7 +62,10 @@ StreamState::~StreamState() {
   for (Batch& b : inflight) drop(b.cl);
   drop(open.cl);
   if (pool) f.vkDestroyCommandPool(dev->device, pool, nullptr);
-  if (sem) f.vkDestroySemaphore(dev->device, sem, nullptr);
+  if (sem) {  // reused by a later stream, destroyed with the device (TsDevice)
+    std::lock_guard<std::mutex> lk(dev->sem_mu);
+    dev->free_semaphores.push_back(sem);
+  }
 }
 
 StreamState* default_state(TsDevice* dev) { return dev->default_stream->state.get(); }
@@ -48,12 +73,32 @@ StreamState* default_state(TsDevice* dev) { return dev->default_stream->state.ge
 TsError* create_stream_state(TsDevice* dev, bool is_default, bool non_blocking,
                              std::shared_ptr<StreamState>* out) {
   auto s = std::make_shared<StreamState>();
-  VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
-  type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
-  type.initialValue = 0;
-  VkSemaphoreCreateInfo sci{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type};
-  TS_VK_CALL(dev->fn.vkCreateSemaphore(dev->device, &sci, nullptr, &s->sem),
-             "vkCreateSemaphore(timeline)");
+  {
+    std::lock_guard<std::mutex> lk(dev->sem_mu);
+    if (!dev->free_semaphores.empty()) {
+      s->sem = dev->free_semaphores.back();
+      dev->free_semaphores.pop_back();
+    }
+  }
+  uint64_t start = 0;
+  if (s->sem) {
+    // A dead stream's timeline: every value it was given has been reached;
+    // this stream's values continue after them.
+    if (dev->fn.vkGetSemaphoreCounterValue(dev->device, s->sem, &start) != VK_SUCCESS) {
+      dev->fn.vkDestroySemaphore(dev->device, s->sem, nullptr);  // unusable
+      s->sem = VK_NULL_HANDLE;
+      start = 0;
+    }
+  }
+  if (!s->sem) {
+    VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+    type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+    type.initialValue = 0;
+    VkSemaphoreCreateInfo sci{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type};
+    TS_VK_CALL(dev->fn.vkCreateSemaphore(dev->device, &sci, nullptr, &s->sem),
+               "vkCreateSemaphore(timeline)");
+    dev->stat_semaphores.fetch_add(1, std::memory_order_relaxed);
+  }
   s->dev = dev;  // from here the destructor cleans up
   VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
@@ -62,7 +107,8 @@ TsError* create_stream_state(TsDevice* dev, bool is_default, bool non_blocking,
              "vkCreateCommandPool");
   s->is_default = is_default;
   s->non_blocking = non_blocking;
-  s->open.value = 1;
+  s->submitted = start;
+  s->open.value = start + 1;
   s->label = is_default ? std::string("the default stream")
                         : strprintf("stream %u", dev->next_stream_id++);
   *out = std::move(s);
@@ -217,7 +263,115 @@ TsError* end_op_locked(StreamState& s) {
   s.open.cl.commands++;
   s.last_op = s.open.value;
   if (s.open.cl.commands >= kMaxOpsPerBatch) return flush_locked(s);
+  // The flusher submits the batch (see the policy above).
+  s.last_op_time = std::chrono::steady_clock::now();
+  if (!s.deferred) {
+    s.deferred = true;
+    s.deferred_since = s.last_op_time;
+    s.deferred_on_busy = counter_value(s) < s.submitted;
+    s.dev->last_deferral = s.last_op_time;
+    wake_flusher_locked(s.dev);
+  }
   return nullptr;
+}
+
+// ------------------------------------------------------------- flusher
+
+void wake_flusher_locked(TsDevice* dev) {
+  // Only an idle flusher needs a call; a polling or waiting one looks again
+  // within kFlusherPoll.
+  if (dev->flusher_state == TsDevice::FlusherState::kIdle) dev->flusher_cv.notify_one();
+}
+
+namespace {
+
+void flusher_main(TsDevice* dev) {
+  using FS = TsDevice::FlusherState;
+  using Clock = std::chrono::steady_clock;
+  pthread_setname_np(pthread_self(), "tessera:vkflush");
+  std::vector<std::shared_ptr<StreamState>> busy;
+  std::vector<VkSemaphore> sems;
+  std::vector<uint64_t> values;
+  std::unique_lock<std::mutex> lk(dev->mu);
+  while (!dev->flusher_stop) {
+    // Submit the deferred batches that are due; find when the next is.
+    busy.clear();  // may destroy dead streams' states (they do not take mu)
+    sems.clear();
+    values.clear();
+    const Clock::time_point now = Clock::now();
+    Clock::time_point due = now + kFlusherPoll;
+    bool deferred = false;
+    for (auto* list : {&dev->streams, &dev->retired})
+      for (const std::shared_ptr<StreamState>& s : *list) {
+        if (!s->deferred) continue;
+        deferred = true;
+        if (counter_value(*s) < s->submitted) {  // busy: due when it drains
+          busy.push_back(s);
+          sems.push_back(s->sem);
+          values.push_back(s->submitted);
+          continue;
+        }
+        const Clock::time_point at =
+            s->deferred_on_busy ? now
+                                : std::min(s->last_op_time + kQuietWindow,
+                                           s->deferred_since + kMaxDelay);
+        if (at > now) {
+          due = std::min(due, at);
+          continue;
+        }
+        if (TsError* e = flush_locked(*s)) {
+          s->async_error_code = e->code;
+          s->async_error = e->message;
+          TsError_Destroy_Args da{TS_ERROR_DESTROY_ARGS_STRUCT_SIZE, nullptr, e};
+          plugin_support::Error_Destroy(&da);
+        }
+      }
+    if (!busy.empty()) {
+      // Until a busy stream drains (any of them), or the next batch is due.
+      const uint64_t timeout_ns = static_cast<uint64_t>(std::max<int64_t>(
+          0, std::chrono::duration_cast<std::chrono::nanoseconds>(due - now).count()));
+      dev->flusher_state = FS::kPolling;
+      lk.unlock();
+      VkSemaphoreWaitInfo wi{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+      wi.flags = VK_SEMAPHORE_WAIT_ANY_BIT;
+      wi.semaphoreCount = static_cast<uint32_t>(sems.size());
+      wi.pSemaphores = sems.data();
+      wi.pValues = values.data();
+      VkResult r = dev->fn.vkWaitSemaphores(dev->device, &wi, timeout_ns);
+      lk.lock();
+      if (r != VK_SUCCESS && r != VK_TIMEOUT)  // e.g. VK_ERROR_DEVICE_LOST: do not spin
+        dev->flusher_cv.wait_for(lk, std::chrono::milliseconds(10));
+    } else if (deferred || now - dev->last_deferral < kFlusherLinger) {
+      dev->flusher_state = FS::kPolling;
+      dev->flusher_cv.wait_until(lk, due);
+    } else {
+      dev->flusher_state = FS::kIdle;
+      dev->flusher_cv.wait(lk);
+    }
+    dev->flusher_state = FS::kBusy;
+  }
+}
+
+}  // namespace
+
+TsError* start_flusher(TsDevice* dev) {
+  try {
+    dev->flusher = std::thread(flusher_main, dev);
+  } catch (const std::system_error& e) {
+    return errorf(TS_ERROR_RESOURCE_EXHAUSTED, "vulkan: cannot start the flusher thread: %s",
+                  e.what());
+  }
+  return nullptr;
+}
+
+void stop_flusher(TsDevice* dev) {
+  if (!dev->flusher.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lk(dev->mu);
+    dev->flusher_stop = true;
+    dev->flusher_cv.notify_one();  // a semaphore wait ends within kFlusherPoll
+  }
+  dev->flusher.join();
 }
 
 TsError* flush_locked(StreamState& s) {
@@ -273,6 +427,8 @@ TsError* flush_locked(StreamState& s) {
   si.signalSemaphoreCount = 1;
   si.pSignalSemaphores = &s.sem;
   VkResult r = dev->fn.vkQueueSubmit(dev->queue, 1, &si, VK_NULL_HANDLE);
+  dev->stat_submits.fetch_add(1, std::memory_order_relaxed);
+  dev->stat_commands.fetch_add(b.cl.commands, std::memory_order_relaxed);
   uint64_t value = b.value;
   if (r != VK_SUCCESS) {
     // Nothing will signal `value`: signal it from the host so no waiter
@@ -290,6 +446,7 @@ TsError* flush_locked(StreamState& s) {
   s.inflight.push_back(std::move(b));
   s.open = Batch{};
   s.open.value = value + 1;
+  s.deferred = false;
   if (r != VK_SUCCESS) return vk_error(r, "vkQueueSubmit");
   // Recycle what has finished while we are here (cheap: one counter read).
   if (s.inflight.size() > 4) reap_locked(s);
@@ -321,6 +478,11 @@ TsError* synchronize_stream(const std::shared_ptr<StreamState>& s) {
                     s->label.c_str());
     TS_VK_RETURN_IF_ERROR(flush_locked(*s));
     value = s->submitted;
+    if (!s->async_error.empty()) {  // a submit of the flusher failed
+      TsError* e = make_error(s->async_error_code, s->async_error);
+      s->async_error.clear();
+      return e;
+    }
   }
   if (value == 0) return nullptr;
   return wait_value(*s, value);
@@ -465,12 +627,16 @@ TS_VK_ENTRY(Stream_WaitEvent, TS_STREAM_WAITEVENT_ARGS_STRUCT_SIZE) {
                   ev->device->props.deviceName, args->stream->device->props.deviceName);
   std::lock_guard<std::mutex> lk(s.dev->mu);
   if (ev->last_is_capture && ev->capture) return capture_wait_event_locked(s, ev);
-  if (s.capture) {
-    // An eager event inside a capture: the work it marks is outside the
-    // graph and already ordered before the capture began.
-    return nullptr;
-  }
   if (!ev->stream) return nullptr;               // never recorded: no-op
+  if (s.capture)
+    // A graph cannot depend on work outside it: replaying it later would
+    // silently drop the edge (plugin.h, Stream_EndCapture; as the cpu plugin).
+    return errorf(TS_ERROR_FAILED_PRECONDITION,
+                  "vulkan: Stream_WaitEvent: %s is capturing a graph, but the event was "
+                  "recorded outside the capture (on %s); a graph cannot depend on work "
+                  "outside it: record the event inside the capture, or wait on it before "
+                  "Stream_BeginCapture",
+                  s.label.c_str(), ev->stream->label.c_str());
   if (ev->stream.get() == &s) return nullptr;   // in-order already
   if (counter_value(*ev->stream) >= ev->value) return nullptr;  // done
   if (s.open.cl.begun || s.open.referenced) TS_VK_RETURN_IF_ERROR(flush_locked(s));

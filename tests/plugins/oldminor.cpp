@@ -1,7 +1,9 @@
 // Test plugin (f): a plugin "built against an older MINOR" of the header.
 //
 // It is the real CPU plugin, but its table's struct_size ends at
-// Stream_EndCapture, as if the header it was compiled against stopped there:
+// Stream_EndCapture, and its Device_GetProperties writes only the MINOR-0
+// fields of TsDeviceProperties, as if the header it was compiled against
+// stopped there:
 // the later graph entries (Graph_*, GraphExec_*), executables and collectives
 // do not exist for the core.  The entries past struct_size are deliberately
 // filled with a function that aborts, so a core that reads past struct_size
@@ -22,6 +24,18 @@ TsError* PluginGetInfo(TsPlugin_GetInfo_Args* args) {
   return nullptr;
 }
 
+// A MINOR-0 plugin knows TsDeviceProperties only up to memory_types: it
+// writes nothing after them, whatever struct_size the core passes.
+TsError* DevicePropertiesMinorZero(TsDevice_GetProperties_Args* args) {
+  TsDeviceProperties* p = args->properties;
+  if (!p) return tessera_cpu_plugin_get_api()->Device_GetProperties(args);
+  const size_t caller = p->struct_size;
+  p->struct_size = TS_DEVICE_PROPERTIES_MIN_STRUCT_SIZE;
+  TsError* e = tessera_cpu_plugin_get_api()->Device_GetProperties(args);
+  p->struct_size = caller;
+  return e;
+}
+
 template <typename Args>
 TsError* PastTheEnd(Args*) {
   std::fprintf(stderr,
@@ -34,6 +48,7 @@ TsPluginApi MakeTable() {
   TsPluginApi api;
   std::memcpy(&api, tessera_cpu_plugin_get_api(), sizeof api);
   api.Plugin_GetInfo = PluginGetInfo;
+  api.Device_GetProperties = DevicePropertiesMinorZero;
   api.struct_size = TS_STRUCT_SIZE(TsPluginApi, Stream_EndCapture);
   api.Graph_Destroy = PastTheEnd<TsGraph_Destroy_Args>;
   api.Graph_GetInfo = PastTheEnd<TsGraph_GetInfo_Args>;

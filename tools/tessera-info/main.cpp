@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -23,6 +24,19 @@ std::string Bits(uint32_t bits, const char* const* names, int count) {
 const char* const kScopes[] = {"tile", "group", "device", "mesh"};
 const char* const kCollectives[] = {"all_reduce", "broadcast", "all_gather",
                                     "reduce_scatter"};
+
+const char* const kShaderTypes[] = {"int8", "int16", "int64", "fp16", "fp64"};
+const char* const kSubgroupOps[] = {"basic",   "vote",    "arithmetic",       "ballot",
+                                    "shuffle", "shuffle_relative", "clustered", "quad"};
+const char* const kFloatAtomics[] = {"add_global", "add_shared", "min_max_global",
+                                     "min_max_shared"};
+
+std::vector<std::string> BitNames(uint32_t bits, const char* const* names, int count) {
+  std::vector<std::string> out;
+  for (int i = 0; i < count; ++i)
+    if (bits & (1u << i)) out.push_back(names[i]);
+  return out;
+}
 
 const char* const kMemoryFlags[] = {"device-local", "host-visible",
                                     "host-coherent", "host-cached"};
@@ -72,6 +86,22 @@ nlohmann::json DeviceJson(const DeviceInfo& d) {
   j["executable_formats"] = d.executable_formats;
   j["api_version"] = d.api_version;
   j["max_scalar_arg_bytes"] = d.max_scalar_arg_bytes;
+  j["max_buffer_arg_bytes"] = d.max_buffer_arg_bytes;
+  // What kernels may use (plugin ABI 1.1); "known": false from older plugins.
+  nlohmann::json k;
+  k["known"] = d.kernel_features_known;
+  if (d.kernel_features_known) {
+    k["shader_types"] = BitNames(d.shader_types, kShaderTypes, 5);
+    k["subgroup_ops"] = BitNames(d.subgroup_ops, kSubgroupOps, 8);
+    k["float_atomics"] = BitNames(d.float_atomics, kFloatAtomics, 4);
+    k["subgroup_size_min"] = d.subgroup_size_min;
+    k["subgroup_size_max"] = d.subgroup_size_max;
+    k["subgroup_size_control"] = d.subgroup_size_control;
+    k["full_subgroups"] = d.full_subgroups;
+    k["host_memory_import"] = d.host_memory_import;
+  }
+  j["concurrent_streams"] = d.concurrent_streams;
+  j["kernel_features"] = k;
   j["memory_heaps"] = nlohmann::json::array();
   for (const TsMemoryHeap& h : d.memory_heaps)
     j["memory_heaps"].push_back({{"size", h.size}, {"flags", MemoryFlags(h.flags)}});
@@ -94,16 +124,38 @@ void PrintDevice(const DeviceInfo& d) {
   std::printf("      graphs            %s\n", d.graphs ? "yes" : "no");
   std::printf("      collectives       %s\n", Collectives(d).c_str());
   std::printf("      atomic scopes     %s\n", Bits(d.atomic_scopes, kScopes, 4).c_str());
-  std::printf("      subgroup size     %u\n", d.subgroup_size);
+  if (d.kernel_features_known)
+    std::printf("      subgroup size     %u (%u..%u; size control %s, full subgroups %s)\n",
+                d.subgroup_size, d.subgroup_size_min, d.subgroup_size_max,
+                d.subgroup_size_control ? "yes" : "no", d.full_subgroups ? "yes" : "no");
+  else
+    std::printf("      subgroup size     %u\n", d.subgroup_size);
+  if (d.kernel_features_known) {
+    std::printf("      kernel types      32-bit, %s\n", Bits(d.shader_types, kShaderTypes, 5).c_str());
+    std::printf("      subgroup ops      %s\n", Bits(d.subgroup_ops, kSubgroupOps, 8).c_str());
+    std::printf("      float atomics     %s native (f32; others: compare-exchange loops)\n",
+                Bits(d.float_atomics, kFloatAtomics, 4).c_str());
+    std::printf("      pinned memory     %s\n",
+                d.host_memory_import
+                    ? "used in place by the device (async copies are asynchronous)"
+                    : "not reachable: async copies of it are staged and block");
+  } else {
+    std::printf("      kernel features   not reported (plugin ABI 1.0)\n");
+  }
   std::printf("      shared memory     %s per group\n", tessera::FormatBytes(d.shared_memory_per_group).c_str());
   std::printf("      max group size    %u lanes\n", d.max_group_size);
   std::printf("      compute units     %u\n", d.compute_units);
   std::printf("      stream weights    %s\n", d.stream_weights ? "honoured" : "ignored");
+  std::printf("      concurrent streams %s\n",
+              d.concurrent_streams ? "yes" : "no (one kernel at a time)");
   std::printf("      executables       %s\n", Join(d.executable_formats).c_str());
   if (!d.api_version.empty())
     std::printf("      api               %s\n", d.api_version.c_str());
   if (d.max_scalar_arg_bytes)
     std::printf("      scalar args       %u bytes at most\n", d.max_scalar_arg_bytes);
+  if (d.max_buffer_arg_bytes)
+    std::printf("      buffer args       %s at most each (buffer size - offset)\n",
+                tessera::FormatBytes(d.max_buffer_arg_bytes).c_str());
   for (size_t i = 0; i < d.memory_heaps.size(); ++i)
     std::printf("      memory heap %zu     %s (%s)\n", i,
                 tessera::FormatBytes(d.memory_heaps[i].size).c_str(),

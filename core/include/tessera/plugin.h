@@ -24,6 +24,14 @@
  *     TsPluginApi.struct_size, is "not provided": the core reports
  *     TS_ERROR_UNSUPPORTED to its caller and never calls it.
  *
+ * HISTORY
+ *   1.0  the first version.
+ *   1.1  TsDeviceProperties.max_buffer_arg_bytes, and what kernels may use:
+ *        kernel_features_known, shader_types, subgroup_ops, float_atomics,
+ *        subgroup_size_min/max, subgroup_size_control, full_subgroups,
+ *        host_memory_import (TS_SHADER_TYPE_*, TS_SUBGROUP_OP_*,
+ *        TS_FLOAT_ATOMIC_*), concurrent_streams.
+ *
  * ERRORS
  *   Every entry point returns TsError*: NULL means success.  A non-NULL error
  *   is owned by the caller, who reads it with Error_GetCode / Error_Message
@@ -48,7 +56,7 @@ extern "C" {
 #endif
 
 #define TESSERA_ABI_VERSION_MAJOR 1
-#define TESSERA_ABI_VERSION_MINOR 0
+#define TESSERA_ABI_VERSION_MINOR 1
 
 #define TESSERA_PLUGIN_ENTRY_POINT "tessera_plugin_get_api"
 
@@ -198,6 +206,33 @@ enum {
   TS_COLLECTIVE_CAP_DETERMINISTIC = 1u << 16
 };
 
+/* What kernels may use (TsDeviceProperties, MINOR 1). */
+enum { /* arithmetic on these types in kernels (32-bit ints and floats: always) */
+  TS_SHADER_TYPE_INT8 = 1u << 0,
+  TS_SHADER_TYPE_INT16 = 1u << 1,
+  TS_SHADER_TYPE_INT64 = 1u << 2,
+  TS_SHADER_TYPE_FLOAT16 = 1u << 3,
+  TS_SHADER_TYPE_FLOAT64 = 1u << 4
+};
+enum { /* subgroup operations in kernels (Vulkan's VkSubgroupFeatureFlagBits) */
+  TS_SUBGROUP_OP_BASIC = 1u << 0,
+  TS_SUBGROUP_OP_VOTE = 1u << 1,
+  TS_SUBGROUP_OP_ARITHMETIC = 1u << 2,
+  TS_SUBGROUP_OP_BALLOT = 1u << 3,
+  TS_SUBGROUP_OP_SHUFFLE = 1u << 4,
+  TS_SUBGROUP_OP_SHUFFLE_RELATIVE = 1u << 5,
+  TS_SUBGROUP_OP_CLUSTERED = 1u << 6,
+  TS_SUBGROUP_OP_QUAD = 1u << 7
+};
+enum { /* 32-bit float atomics the device does natively, on global (buffer)
+          or shared memory.  Compilers may emulate the others with
+          compare-exchange loops. */
+  TS_FLOAT_ATOMIC_ADD_GLOBAL = 1u << 0,
+  TS_FLOAT_ATOMIC_ADD_SHARED = 1u << 1,
+  TS_FLOAT_ATOMIC_MIN_MAX_GLOBAL = 1u << 2,
+  TS_FLOAT_ATOMIC_MIN_MAX_SHARED = 1u << 3
+};
+
 typedef enum TsPeerCopyMode {
   TS_PEER_COPY_NONE = 0,        /* peers cannot exchange data at all */
   TS_PEER_COPY_HOST_STAGED = 1, /* through a host bounce buffer */
@@ -300,9 +335,39 @@ typedef struct TsDeviceProperties {
   TsMemoryHeap memory_heaps[TS_MAX_MEMORY_HEAPS];
   uint32_t num_memory_types;
   TsMemoryType memory_types[TS_MAX_MEMORY_TYPES];
+  /* ---- MINOR 1 */
+  /* The most bytes one buffer argument of a kernel may span, i.e. its
+   * buffer's size minus the argument's offset (Vulkan: maxStorageBufferRange;
+   * the whole buffer is bound, the binding cannot be shortened).  0: no
+   * limit beyond the buffer.  See Kernel_Launch. */
+  uint64_t max_buffer_arg_bytes;
+  /* What kernels may use.  kernel_features_known is 1 when the plugin wrote
+   * the fields below; a MINOR-0 plugin leaves them 0, which then means
+   * "not reported", not "none". */
+  uint32_t kernel_features_known;
+  uint32_t shader_types;      /* TS_SHADER_TYPE_* bits */
+  uint32_t subgroup_ops;      /* TS_SUBGROUP_OP_* bits */
+  uint32_t float_atomics;     /* TS_FLOAT_ATOMIC_* bits */
+  uint32_t subgroup_size_min; /* lanes; subgroup_size is the default */
+  uint32_t subgroup_size_max;
+  uint32_t subgroup_size_control; /* 1: a kernel may pick its subgroup size */
+  uint32_t full_subgroups;    /* 1: a kernel may require full subgroups */
+  /* 1: pinned host memory (Host_Allocate, Host_Register) is used in place
+   * by the device (Vulkan: imported with VK_EXT_external_memory_host), so
+   * async copies of it are asynchronous; 0: they go through a staging
+   * buffer and block. */
+  uint32_t host_memory_import;
+  /* 1: kernels on different streams can run at the same time (given free
+   * compute units); 0: the device runs one at a time (e.g. lavapipe, which
+   * executes its single queue's submissions in order).  Valid with
+   * kernel_features_known. */
+  uint32_t concurrent_streams;
 } TsDeviceProperties;
-TS_DEFINE_STRUCT_TRAITS(TsDeviceProperties, memory_types);
+TS_DEFINE_STRUCT_TRAITS(TsDeviceProperties, concurrent_streams);
 #define TS_DEVICE_PROPERTIES_STRUCT_SIZE \
+  TS_STRUCT_SIZE(TsDeviceProperties, concurrent_streams)
+/* The MINOR-0 layout: a reader accepts any struct at least this large. */
+#define TS_DEVICE_PROPERTIES_MIN_STRUCT_SIZE \
   TS_STRUCT_SIZE(TsDeviceProperties, memory_types)
 
 /* ============================================================ Args structs
@@ -685,8 +750,11 @@ typedef struct TsExecutable_GetKernel_Args {
  * TS_ERROR_INVALID_ARGUMENT.  shared_memory_bytes is dynamic shared memory
  * on top of what the binary declares; formats without dynamic shared memory
  * (SPIR-V) accept only 0 or at most the declared size.
- * shared_memory_bytes over TsDeviceProperties.shared_memory_per_group, or a
- * group over max_group_size: TS_ERROR_INVALID_ARGUMENT naming the limit. */
+ * shared_memory_bytes over TsDeviceProperties.shared_memory_per_group, a
+ * group over max_group_size, or a buffer argument spanning more than
+ * max_buffer_arg_bytes (buffer size - offset): TS_ERROR_INVALID_ARGUMENT
+ * naming the limit.  A plugin never silently binds less than the argument
+ * spans. */
 typedef struct TsKernel_Launch_Args {
   TS_ARGS_HEADER;
   TsKernel* kernel;

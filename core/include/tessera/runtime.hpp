@@ -109,6 +109,22 @@ struct DeviceInfo {
   std::vector<std::string> executable_formats;
   std::string api_version;           // "Vulkan 1.3.230"; may be empty
   uint32_t max_scalar_arg_bytes = 0; // 0: no limit
+  // Bytes one buffer argument may span (buffer size - offset); 0: no limit.
+  uint64_t max_buffer_arg_bytes = 0;
+  // What kernels may use (plugin ABI 1.1).  kernel_features_known is false
+  // for an older plugin, which reports none of the fields below.
+  bool kernel_features_known = false;
+  uint32_t shader_types = 0;    // TS_SHADER_TYPE_* bits
+  uint32_t subgroup_ops = 0;    // TS_SUBGROUP_OP_* bits
+  uint32_t float_atomics = 0;   // TS_FLOAT_ATOMIC_* bits (native)
+  uint32_t subgroup_size_min = 0;
+  uint32_t subgroup_size_max = 0;
+  bool subgroup_size_control = false;
+  bool full_subgroups = false;
+  bool host_memory_import = false;  // pinned memory used in place, not staged
+  // Kernels on different streams can run at the same time.  An older
+  // plugin does not say: then compute_units >= 2 is the best guess.
+  bool concurrent_streams = false;
   std::vector<TsMemoryHeap> memory_heaps;
   std::vector<TsMemoryType> memory_types;
 
@@ -165,11 +181,13 @@ class Runtime {
   const std::shared_ptr<detail::RuntimeImpl>& impl() const { return impl_; }
 
   // Internal: handles are made by the runtime.
-  explicit Runtime(std::shared_ptr<detail::RuntimeImpl> impl)
-      : impl_(std::move(impl)) {}
+  explicit Runtime(std::shared_ptr<detail::RuntimeImpl> impl);
 
  private:
+  // Lifetime: the runtime (plugin, client, devices) lives while any Runtime,
+  // Device or object handle refers to it, and is destroyed with the last one.
   std::shared_ptr<detail::RuntimeImpl> impl_;
+  std::vector<Device> devices_;  // each shares ownership of *impl_
 };
 
 // ------------------------------------------------------------- memory refs

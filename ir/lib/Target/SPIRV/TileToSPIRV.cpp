@@ -64,9 +64,10 @@
 //                                 retyped to i32 (NaN propagates; no
 //                                 VK_EXT_shader_atomic_float2 needed).
 //                                 Scope tile/group -> Workgroup,
-//                                 device/mesh -> Device (Workgroup on
-//                                 shared memory); semantics AcquireRelease|
-//                                 Uniform- or WorkgroupMemory
+//                                 device -> Device (Workgroup on shared
+//                                 memory), mesh -> a diagnostic (Vulkan has
+//                                 no system scope); semantics
+//                                 AcquireRelease|Uniform- or WorkgroupMemory
 //  math                           GLSL.std.450 ops
 //  scalar types                   i8/i16/i32/i64, f16/f32/f64 (Int8, Int16,
 //                                 Int64, Float16, Float64, 8/16-bit storage
@@ -451,6 +452,17 @@ struct KernelLowering {
         // 16 has no 16/64-bit float atomic ops we could emit portably).
         if (!(w == 32 || (w == 64 && !fl)))
           return op->emitOpError("SPIR-V atomics take 32-bit values (or 64-bit integers), not ") << ty;
+        // Vulkan's memory model has no system scope: a mesh atomic lowered
+        // to Device scope would silently stop being atomic with respect to
+        // the host and peer devices (the Vulkan plugin reports no
+        // atomic_scopes.mesh for that reason).
+        if (o.getScope() == t::AtomicScope::mesh)
+          return op->emitOpError(
+              "has scope 'mesh' (the host and peer devices), which Vulkan cannot express: "
+              "its widest atomic scope is one device (the Vulkan plugin reports no "
+              "atomic_scopes.mesh). Use scope = device and combine across devices with a "
+              "collective, or read the result on the host after the kernel completes; or "
+              "run the kernel on a backend with atomic_scopes.mesh (cpu)");
         // lowered by the conversion (tessera-gpu-to-spirv); float max/min
         // first move onto the buffer's integer bits (retypeFloatAtomics).
       } else if (auto o = dyn_cast<t::MmaOp>(op)) {

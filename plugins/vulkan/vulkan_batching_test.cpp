@@ -1,0 +1,238 @@
+// The batching policy (stream.cpp) and pinned host memory, checked through
+// the plugin's counters (TsVulkanDeviceStats, vulkan_ext.h) rather than only
+// through results, which would be the same whatever the plugin submitted:
+//  - an operation on an idle stream is submitted with no further call from
+//    the host (the flusher, once the host is quiet for a moment);
+//  - operations on a busy stream accumulate: one submit for many, or one per
+//    kMaxOpsPerBatch (1024);
+//  - a batch waiting behind running work is submitted when the stream
+//    drains, again with no call from the host;
+//  - pinned host memory is imported (VK_EXT_external_memory_host), never
+//    copied through a staging buffer.
+// "Busy" is made exact with a gate: a kernel that runs until the host opens
+// it (its bound is a safety net, not a timing; test_shaders/gate.comp says
+// why it is many groups on lavapipe).  Waits for the plugin's own actions
+// are bounded polls (10 s): liveness checks, not timings.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "vulkan_test_util.hpp"
+
+namespace tessera_vk_test {
+namespace {
+
+class VulkanBatching : public VulkanTest {
+ protected:
+  void SetUp() override {
+    VulkanTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    LoadKernel("gate", &gate_exe_, &gate_);
+    if (IsSkipped() || HasFatalFailure()) return;
+    LoadKernel("fill", &fill_exe_, &fill_);
+    if (IsSkipped() || HasFatalFailure()) return;
+    gate_words_ = Alloc(256, TS_BUFFER_HOST_PINNED);
+    words_ = static_cast<uint32_t*>(gate_words_.host_pointer());
+    ASSERT_NE(words_, nullptr);
+  }
+  // Queues the gate on `s`: `s` stays busy until Open() (or, as a safety
+  // net, about 8 s on lavapipe, which runs ~16 of these groups a second).
+  Status QueueGate(const Stream& s) {
+    std::memset(words_, 0, 256);
+    const uint32_t iterations = 100u * 1000 * 1000;
+    return s.launch(gate_, {kGateGroups, 1, 1}, {1, 1, 1},
+                    {KernelArg::buffer(gate_words_), KernelArg::scalar(iterations)});
+  }
+  void Open() { __atomic_store_n(&words_[0], 1u, __ATOMIC_RELEASE); }
+  bool GateTimedOut() const {
+    return __atomic_load_n(&words_[2], __ATOMIC_ACQUIRE) == kGateGroups;
+  }
+  static constexpr uint32_t kGateGroups = 128;
+  Status Fill(const Stream& s, const Buffer& b, uint32_t value, uint32_t n = 64) {
+    return s.launch(fill_, {(n + 31) / 32, 1, 1}, {32, 1, 1},
+                    {KernelArg::buffer(b), KernelArg::scalar(value), KernelArg::scalar(n)});
+  }
+  TsVulkanDeviceStats Now() { return Stats(rt_, dev_); }
+  // Waits (at most 10 s) until the device has made `submits` submits.
+  uint64_t AwaitSubmits(uint64_t submits) {
+    uint64_t now = Now().queue_submits;
+    for (int i = 0; i < 10000 && now < submits; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      now = Now().queue_submits;
+    }
+    return now;
+  }
+
+  Executable gate_exe_, fill_exe_;
+  Kernel gate_, fill_;
+  Buffer gate_words_;
+  uint32_t* words_ = nullptr;
+};
+
+TEST_F(VulkanBatching, AnOperationOnAnIdleStreamIsSubmittedWithoutAHostCall) {
+  auto s = dev_.create_stream();
+  ASSERT_TRUE(s.ok());
+  Buffer b = Alloc(256, TS_BUFFER_HOST_PINNED);
+  auto* h = static_cast<uint32_t*>(b.host_pointer());
+  ASSERT_NE(h, nullptr);
+  std::memset(h, 0, 256);
+  VK_ASSERT_OK(s->synchronize());
+  const TsVulkanDeviceStats before = Now();
+  VK_ASSERT_OK(Fill(*s, b, 5));
+  // No synchronize, no query: the plugin submits it by itself, and it runs.
+  EXPECT_EQ(AwaitSubmits(before.queue_submits + 1), before.queue_submits + 1);
+  bool ran = false;
+  for (int i = 0; i < 10000 && !ran; ++i) {
+    ran = __atomic_load_n(&h[63], __ATOMIC_ACQUIRE) == 5u + 63;
+    if (!ran) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_TRUE(ran) << "a launch on an idle stream never ran without a host call";
+  const TsVulkanDeviceStats after = Now();
+  EXPECT_EQ(after.queue_submits, before.queue_submits + 1);
+  EXPECT_EQ(after.submitted_commands, before.submitted_commands + 1);
+  VK_ASSERT_OK(s->synchronize());
+  EXPECT_EQ(Now().queue_submits, before.queue_submits + 1) << "synchronize submitted again";
+}
+
+// 256 launches behind running work + synchronize: one submit for all of them;
+// past kMaxOpsPerBatch (1024) a busy stream submits each full batch.
+TEST_F(VulkanBatching, LaunchesOnABusyStreamShareOneSubmit) {
+  Stream s = dev_.default_stream();
+  const uint32_t n = 64;
+  Buffer a = Alloc(n * 4);
+  VK_ASSERT_OK(s.synchronize());
+  const TsVulkanDeviceStats start = Now();
+  VK_ASSERT_OK(QueueGate(s));
+  ASSERT_EQ(AwaitSubmits(start.queue_submits + 1), start.queue_submits + 1)
+      << "the gate on an idle stream was not submitted";
+  for (uint32_t v = 0; v < 256; ++v) VK_ASSERT_OK(Fill(s, a, v, n));
+  TsVulkanDeviceStats mid = Now();
+  EXPECT_EQ(mid.queue_submits, start.queue_submits + 1)
+      << "launches on a busy stream were submitted one by one";
+  Open();
+  VK_ASSERT_OK(s.synchronize());
+  ASSERT_FALSE(GateTimedOut());
+  TsVulkanDeviceStats end = Now();
+  EXPECT_EQ(end.queue_submits, start.queue_submits + 2) << "256 launches + synchronize";
+  EXPECT_EQ(end.submitted_commands, start.submitted_commands + 257);
+  std::vector<uint32_t> h(n);
+  VK_ASSERT_OK(tessera::copy(h.data(), a, n * 4));
+  EXPECT_EQ(h[0], 255u);
+  EXPECT_EQ(h[63], 255u + 63);
+
+  // 3000 launches behind a gate: full batches of 1024 go while it is
+  // closed, the rest with the synchronize.
+  const TsVulkanDeviceStats start2 = Now();
+  VK_ASSERT_OK(QueueGate(s));
+  ASSERT_EQ(AwaitSubmits(start2.queue_submits + 1), start2.queue_submits + 1);
+  for (uint32_t v = 0; v < 3000; ++v) VK_ASSERT_OK(Fill(s, a, v, n));
+  EXPECT_EQ(Now().queue_submits, start2.queue_submits + 3) << "the gate, then 2 full batches";
+  Open();
+  VK_ASSERT_OK(s.synchronize());
+  ASSERT_FALSE(GateTimedOut());
+  EXPECT_EQ(Now().queue_submits, start2.queue_submits + 4);
+  VK_ASSERT_OK(tessera::copy(h.data(), a, n * 4));
+  EXPECT_EQ(h[0], 2999u);
+  EXPECT_EQ(h[63], 2999u + 63);
+}
+
+// Work queued behind running work starts when that work ends, with no call
+// from the host: launch -> host work -> synchronize overlaps.  The
+// second kernel's result must appear in host-visible memory while the host
+// makes no call at all (bounded wait: a liveness check, not a timing).
+TEST_F(VulkanBatching, QueuedWorkStartsWhenTheStreamDrains) {
+  auto s = dev_.create_stream();
+  ASSERT_TRUE(s.ok());
+  Buffer out = Alloc(256, TS_BUFFER_HOST_PINNED);
+  auto* h = static_cast<uint32_t*>(out.host_pointer());
+  ASSERT_NE(h, nullptr);
+  std::memset(h, 0, 256);
+  const uint64_t before = Now().queue_submits;
+  VK_ASSERT_OK(QueueGate(*s));
+  ASSERT_EQ(AwaitSubmits(before + 1), before + 1);
+  VK_ASSERT_OK(Fill(*s, out, 1000, 64));  // deferred behind the running gate
+  const uint64_t submits = Now().queue_submits;
+  ASSERT_EQ(submits, before + 1);
+  Open();
+  bool seen = false;
+  for (int i = 0; i < 10000 && !seen; ++i) {
+    seen = __atomic_load_n(&h[63], __ATOMIC_ACQUIRE) == 1063u;
+    if (!seen) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_TRUE(seen) << "the launch queued behind the gate never ran without a host call";
+  EXPECT_EQ(Now().queue_submits, submits + 1);
+  VK_ASSERT_OK(s->synchronize());
+  ASSERT_FALSE(GateTimedOut());
+}
+
+// Pinned host memory (Host_Allocate, Host_Register) is imported into the
+// device: async copies read and write it in place, never through a staging
+// buffer.
+TEST_F(VulkanTest, PinnedMemoryIsImportedNotStaged) {
+  if (dev_.info().name.find("llvmpipe") == std::string::npos)
+    GTEST_SKIP() << "checked on lavapipe, which has VK_EXT_external_memory_host";
+  const size_t size = 1 << 20;
+  Buffer b = Alloc(size);
+  auto s = dev_.create_stream();
+  ASSERT_TRUE(s.ok());
+  const TsVulkanDeviceStats before = Stats(rt_, dev_);
+  auto p = rt_.pinned_malloc(size);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  std::vector<uint8_t> reg(size + 123);
+  VK_ASSERT_OK(rt_.register_host(reg.data() + 7, size));
+  TsVulkanDeviceStats mid = Stats(rt_, dev_);
+  EXPECT_EQ(mid.host_imports, before.host_imports + 2) << "pinned memory was not imported";
+
+  std::memset(*p, 0x11, size);
+  VK_ASSERT_OK(s->copy_async(b, *p, size));
+  VK_ASSERT_OK(s->copy_async(reg.data() + 7, b, size));
+  VK_ASSERT_OK(s->memset_async(b, 0, 0x22, size));
+  VK_ASSERT_OK(s->copy_async(*p, b, size));
+  VK_ASSERT_OK(s->synchronize());
+  EXPECT_EQ(Stats(rt_, dev_).staged_copies, before.staged_copies)
+      << "async copies of pinned memory went through a staging buffer";
+  EXPECT_EQ(reg[7], 0x11);
+  EXPECT_EQ(reg[7 + size - 1], 0x11);
+  EXPECT_EQ(static_cast<uint8_t*>(*p)[size - 1], 0x22);
+  VK_ASSERT_OK(rt_.unregister_host(reg.data() + 7));
+  VK_ASSERT_OK(rt_.pinned_free(*p));
+}
+
+// The same copies on a device without VK_EXT_external_memory_host (masked by
+// the plugin's test hook): nothing is imported, every copy of pinned memory
+// is staged, and the results are the same.  (Shows the counters above would
+// catch a plugin that staged.)
+TEST(VulkanNoHostImport, PinnedMemoryIsStaged) {
+  setenv("TESSERA_VK_TEST_MASK_FEATURES", "VK_EXT_external_memory_host", 1);
+  auto rt = CreateVulkanRuntime();
+  unsetenv("TESSERA_VK_TEST_MASK_FEATURES");
+  if (!rt.ok() && rt.status().code() == StatusCode::kUnavailable)
+    GTEST_SKIP() << rt.status().ToString();
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  Device dev = rt->devices().at(0);
+  const size_t size = 1 << 16;
+  auto b = dev.allocate(size);
+  auto s = dev.create_stream();
+  ASSERT_TRUE(b.ok() && s.ok());
+  const TsVulkanDeviceStats before = Stats(*rt, dev);
+  auto p = rt->pinned_malloc(size);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  std::memset(*p, 0x33, size);
+  VK_ASSERT_OK(s->copy_async(*b, *p, size));
+  VK_ASSERT_OK(s->memset_async(*b, 0, 0x44, 16));
+  VK_ASSERT_OK(s->copy_async(*p, *b, size));
+  VK_ASSERT_OK(s->synchronize());
+  const TsVulkanDeviceStats after = Stats(*rt, dev);
+  EXPECT_EQ(after.host_imports, before.host_imports);
+  EXPECT_EQ(after.staged_copies, before.staged_copies + 2);
+  EXPECT_EQ(static_cast<uint8_t*>(*p)[0], 0x44);
+  EXPECT_EQ(static_cast<uint8_t*>(*p)[size - 1], 0x33);
+  VK_ASSERT_OK(rt->pinned_free(*p));
+}
+
+}  // namespace
+}  // namespace tessera_vk_test

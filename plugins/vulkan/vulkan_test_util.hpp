@@ -1,0 +1,117 @@
+// Shared by the Vulkan plugin's test files: the fixture that opens the
+// "vulkan" backend (skipping where there is no Vulkan), the status macros and
+// small file helpers.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "tessera/runtime.hpp"
+#include "vulkan_ext.h"
+
+namespace tessera_vk_test {
+
+using tessera::Buffer;
+using tessera::Device;
+using tessera::Event;
+using tessera::Executable;
+using tessera::Kernel;
+using tessera::KernelArg;
+using tessera::Runtime;
+using tessera::RuntimeOptions;
+using tessera::Status;
+using tessera::StatusCode;
+using tessera::Stream;
+
+#define VK_ASSERT_OK(expr)                                               \
+  do {                                                                   \
+    auto&& _st = (expr);                                                 \
+    ASSERT_TRUE(_st.ok()) << #expr << ": " << StatusOf(_st).ToString(); \
+  } while (0)
+#define VK_EXPECT_OK(expr)                                               \
+  do {                                                                   \
+    auto&& _st = (expr);                                                 \
+    EXPECT_TRUE(_st.ok()) << #expr << ": " << StatusOf(_st).ToString(); \
+  } while (0)
+
+inline Status StatusOf(const Status& s) { return s; }
+template <class T>
+Status StatusOf(const tessera::StatusOr<T>& s) {
+  return s.status();
+}
+
+inline tessera::StatusOr<Runtime> CreateVulkanRuntime() {
+  RuntimeOptions options;
+  options.backend = "vulkan";
+  options.read_environment = false;
+  return Runtime::Create(options);
+}
+
+inline std::vector<uint8_t> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+inline std::string ShaderPath(const char* name) {
+  return std::string(TESSERA_VK_SHADER_DIR) + "/" + name + ".spv";
+}
+
+// The plugin's counters for `dev` (vulkan_ext.h), through the plugin's own
+// Device_GetProperties with the extension chained.
+inline TsVulkanDeviceStats Stats(const Runtime& rt, const Device& dev) {
+  TsVulkanDeviceStats stats{};
+  stats.header.struct_size = TS_VULKAN_DEVICE_STATS_STRUCT_SIZE;
+  stats.header.type = TS_EXTENSION_VULKAN_DEVICE_STATS;
+  TsDeviceProperties props{};
+  props.struct_size = TS_DEVICE_PROPERTIES_STRUCT_SIZE;
+  TsDevice_GetProperties_Args args{};
+  args.struct_size = TS_DEVICE_GETPROPERTIES_ARGS_STRUCT_SIZE;
+  args.extension_start = &stats.header;
+  args.device = dev.raw();
+  args.properties = &props;
+  TsError* e = rt.plugin_api()->Device_GetProperties(&args);
+  EXPECT_EQ(e, nullptr) << "Device_GetProperties with TsVulkanDeviceStats failed";
+  return stats;
+}
+
+class VulkanTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto rt = CreateVulkanRuntime();
+    if (!rt.ok()) {
+      if (rt.status().code() == StatusCode::kUnavailable)
+        GTEST_SKIP() << "Vulkan is unavailable here: " << rt.status().ToString();
+      FAIL() << rt.status().ToString();
+    }
+    rt_ = std::move(rt).value();
+    ASSERT_FALSE(rt_.devices().empty());
+    dev_ = rt_.devices()[0];
+  }
+
+  // Loads test_shaders/<name>.spv and returns its kernel <name>.
+  void LoadKernel(const char* name, Executable* exe, Kernel* k) {
+    std::string path = ShaderPath(name);
+    if (ReadFile(path).empty()) GTEST_SKIP() << "no " << path << " (glslangValidator missing)";
+    auto e = dev_.load_executable("spirv", path);
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    *exe = std::move(e).value();
+    auto kk = exe->kernel(name);
+    ASSERT_TRUE(kk.ok()) << kk.status().ToString();
+    *k = std::move(kk).value();
+  }
+
+  Buffer Alloc(uint64_t size, TsBufferKind kind = TS_BUFFER_DEVICE) {
+    auto b = dev_.allocate(size, kind);
+    EXPECT_TRUE(b.ok()) << b.status().ToString();
+    return b.ok() ? std::move(b).value() : Buffer();
+  }
+
+  Runtime rt_;
+  Device dev_;
+};
+
+}  // namespace tessera_vk_test
