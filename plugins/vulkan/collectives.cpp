@@ -1,55 +1,20 @@
 // Collectives across the Vulkan devices of one client, staged through the
 // host: every rank's stream is synchronized, the send buffers are read into
 // host memory, the result is computed with a fixed binary tree over the
-// ranks (deterministic, bitwise identical run to run) and written back.
+// ranks (deterministic, bitwise identical run to run; every TsDataType, by
+// plugins/common/host_reduce, as on the cpu plugin) and written back.
 // The call therefore blocks the host until the collective is complete.
 #include <cstring>
 #include <vector>
 
+#include "host_reduce.hpp"
 #include "internal.hpp"
 
 namespace tessera::vk {
 
 namespace {
 
-size_t dtype_size(TsDataType t) {
-  switch (t) {
-    case TS_DTYPE_F32: case TS_DTYPE_I32: return 4;
-    case TS_DTYPE_F64: case TS_DTYPE_I64: return 8;
-    default: return 0;
-  }
-}
-
-template <class T>
-void reduce_into(T* acc, const T* x, uint64_t n, TsReduceOp op) {
-  for (uint64_t i = 0; i < n; ++i) {
-    switch (op) {
-      case TS_REDUCE_SUM: acc[i] = acc[i] + x[i]; break;
-      case TS_REDUCE_PROD: acc[i] = acc[i] * x[i]; break;
-      case TS_REDUCE_MAX: acc[i] = acc[i] < x[i] ? x[i] : acc[i]; break;
-      case TS_REDUCE_MIN: acc[i] = x[i] < acc[i] ? x[i] : acc[i]; break;
-    }
-  }
-}
-
-void reduce_any(TsDataType t, void* acc, const void* x, uint64_t n, TsReduceOp op) {
-  switch (t) {
-    case TS_DTYPE_F32: reduce_into(static_cast<float*>(acc), static_cast<const float*>(x), n, op); break;
-    case TS_DTYPE_F64: reduce_into(static_cast<double*>(acc), static_cast<const double*>(x), n, op); break;
-    case TS_DTYPE_I32: reduce_into(static_cast<int32_t*>(acc), static_cast<const int32_t*>(x), n, op); break;
-    case TS_DTYPE_I64: reduce_into(static_cast<int64_t*>(acc), static_cast<const int64_t*>(x), n, op); break;
-    default: break;
-  }
-}
-
-// Tree over ranks in rank order: pairs (0,1),(2,3).. then (0,2).. (fixed).
-void tree_reduce(TsDataType t, std::vector<std::vector<uint8_t>>& v, uint64_t count,
-                 TsReduceOp op) {
-  size_t n = v.size();
-  for (size_t step = 1; step < n; step *= 2)
-    for (size_t r = 0; r + step < n; r += 2 * step)
-      reduce_any(t, v[r].data(), v[r + step].data(), count, op);
-}
+using plugin_support::dtype_size;
 
 TsError* host_io(const std::shared_ptr<StreamState>& s, TsBuffer* b, uint64_t off, void* host,
                  uint64_t size, bool to_device) {
@@ -104,9 +69,7 @@ TS_VK_ENTRY(Communicator_Collective, TS_COMMUNICATOR_COLLECTIVE_ARGS_STRUCT_SIZE
   size_t n = c->devices.size();
   size_t es = dtype_size(args->dtype);
   if (es == 0)
-    return errorf(TS_ERROR_UNSUPPORTED,
-                  "vulkan: host-staged collectives support f32, f64, i32 and i64; not "
-                  "dtype %d",
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "vulkan: Communicator_Collective: dtype %d is not a TsDataType",
                   static_cast<int>(args->dtype));
   if (!args->send || !args->recv || !args->streams)
     return errorf(TS_ERROR_INVALID_ARGUMENT,
@@ -161,10 +124,19 @@ TS_VK_ENTRY(Communicator_Collective, TS_COMMUNICATOR_COLLECTIVE_ARGS_STRUCT_SIZE
   std::vector<uint8_t> out;
   switch (args->op) {
     case TS_COLLECTIVE_ALL_REDUCE:
-    case TS_COLLECTIVE_REDUCE_SCATTER:
-      tree_reduce(args->dtype, in, send_elems, args->reduce_op);
-      out = std::move(in[0]);
+    case TS_COLLECTIVE_REDUCE_SCATTER: {
+      // Always the fixed tree (deterministic), whatever the caller asked.
+      std::vector<const void*> ranks;
+      std::vector<uint32_t> order;
+      for (size_t r = 0; r < n; ++r) {
+        ranks.push_back(in[r].data());
+        order.push_back(static_cast<uint32_t>(r));
+      }
+      out.resize(send_elems * es);
+      plugin_support::host_reduce(args->dtype, args->reduce_op, ranks, order, true, send_elems,
+                                  out.data());
       break;
+    }
     case TS_COLLECTIVE_BROADCAST:
       out = std::move(in[args->root]);
       break;
