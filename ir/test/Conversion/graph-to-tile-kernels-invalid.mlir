@@ -2,22 +2,6 @@
 
 // Graph ops without a GPU kernel: a diagnostic naming the op and the
 // backend, nothing half-converted.
-func.func @reduce_rows(%x: tensor<8x16xf32>) -> tensor<16xf32> {
-  // expected-error @+1 {{'tessera_graph.reduce' op is not lowered for the vulkan backend (tessera-graph-to-tile-kernels): reduce only over the last dimension}}
-  %r = tessera_graph.reduce sum %x dims = [0] order = sequential : tensor<8x16xf32> -> tensor<16xf32>
-  return %r : tensor<16xf32>
-}
-
-// -----
-
-func.func @softmax_dim0(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
-  // expected-error @+1 {{'tessera_graph.softmax' op is not lowered for the vulkan backend (tessera-graph-to-tile-kernels): softmax only over the last dimension}}
-  %p = tessera_graph.softmax %x dim = 0 : tensor<8x16xf32>
-  return %p : tensor<8x16xf32>
-}
-
-// -----
-
 tessera_graph.mesh @mesh axes = ["dp"] shape = [2]
 func.func @collective(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
   // expected-error @+1 {{'tessera_graph.all_reduce' op is not lowered for the vulkan backend (tessera-graph-to-tile-kernels): no GPU kernel for this op yet}}

@@ -9,10 +9,16 @@
 // RUN: spirv-val --target-env vulkan1.1 %t.k3_reduce.spv
 // RUN: tessera-opt %s --tessera-graph-to-tile-kernels --tessera-strip-launch-plans=keep=ops_k4_layout --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.k4_layout.spv
 // RUN: spirv-val --target-env vulkan1.1 %t.k4_layout.spv
+// RUN: tessera-opt %s --tessera-graph-to-tile-kernels --tessera-strip-launch-plans=keep=strided_k0_softmax --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.s0.spv
+// RUN: spirv-val --target-env vulkan1.1 %t.s0.spv
+// RUN: tessera-opt %s --tessera-graph-to-tile-kernels --tessera-strip-launch-plans=keep=strided_k1_reduce --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.s1.spv
+// RUN: spirv-val --target-env vulkan1.1 %t.s1.spv
 
 // Everything but matmul: one fused elementwise kernel for sub (bias
-// broadcast), mul by a splat constant, gelu, exp, div, max; softmax and two
-// reductions (one group per row, shared-memory trees); a layout conversion.
+// broadcast), mul by a splat constant, gelu, exp, div, max; softmax (one
+// group per row, shared-memory trees); a sequential reduction (one lane per
+// row, left to right) and a pairwise one (one group per row: the balanced
+// tree, chunks of 2 per lane, then shared memory); a layout conversion.
 // Results are written straight into the output buffers; only %5 (used by
 // softmax and reduce max) needs an intermediate.
 // CHECK-LABEL: func.func @ops(
@@ -20,7 +26,7 @@
 // CHECK-NEXT: %[[T:.*]] = memref.alloc() {tessera.buffer = "intermediate", tessera.bytes = 9600 : i64}
 // CHECK-NEXT: call @ops_k0_elementwise(%[[X]], %[[B]], %[[Y]], %[[T]]) {tessera.grid = array<i64: 10, 1, 1>}
 // CHECK-NEXT: call @ops_k1_softmax(%[[T]], %[[P]]) {tessera.grid = array<i64: 8, 1, 1>}
-// CHECK-NEXT: call @ops_k2_reduce(%[[P]], %[[S]]) {tessera.grid = array<i64: 8, 1, 1>}
+// CHECK-NEXT: call @ops_k2_reduce(%[[P]], %[[S]]) {tessera.grid = array<i64: 1, 1, 1>}
 // CHECK-NEXT: call @ops_k3_reduce(%[[T]], %[[M]]) {tessera.grid = array<i64: 8, 1, 1>}
 // CHECK-NEXT: call @ops_k4_layout(%[[P]], %[[C]]) {tessera.grid = array<i64: 10, 1, 1>}
 // CHECK-NEXT: memref.dealloc %[[T]]
@@ -53,12 +59,24 @@
 // CHECK: tessera_tile.barrier
 
 // CHECK-LABEL: func.func @ops_k2_reduce(
-// CHECK: arith.addf
-// CHECK: tessera_tile.barrier
-// CHECK: arith.cmpi eq
-// CHECK: memref.store %{{.*}}, %arg1[
+// CHECK: scf.for %[[O:.*]] = %{{.*}} to %c8 step
+// CHECK-NEXT: %[[BASE:.*]] = arith.muli %[[O]], %c300
+// CHECK-NEXT: %[[FIRST:.*]] = memref.load %arg0[%[[BASE]]]
+// CHECK-NEXT: %[[SUM:.*]] = scf.for %[[J:.*]] = %c1 to %c300 step %c1 iter_args(%[[ACC:.*]] = %[[FIRST]])
+// CHECK-NEXT: %[[AT:.*]] = arith.addi %[[BASE]], %[[J]]
+// CHECK-NEXT: %[[V:.*]] = memref.load %arg0[%[[AT]]]
+// CHECK-NEXT: arith.addf %[[ACC]], %[[V]] : f32
+// CHECK-NOT: tessera_tile.barrier
+// CHECK: memref.store %[[SUM]], %arg1[%[[O]]]
 // CHECK-LABEL: func.func @ops_k3_reduce(
-// CHECK: arith.maxf
+// CHECK: %[[ID:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: scf.for %{{.*}} = %c0 to %c2 step %c1 iter_args(%[[ACC:.*]] = %[[ID]])
+// CHECK: arith.cmpi ult, %{{.*}}, %c300
+// CHECK: arith.maxf %[[ACC]]
+// CHECK: tessera_tile.barrier
+// CHECK-COUNT-8: arith.maxf
+// CHECK: arith.cmpi eq, %{{.*}}, %c0
+// CHECK: memref.store %{{.*}}, %arg1[
 
 // row_major [8x300] -> col_major: load at i*300 + j, store at j*8 + i.
 // CHECK-LABEL: func.func @ops_k4_layout(
@@ -80,4 +98,25 @@ func.func @ops(%x: tensor<8x300xf32>, %b: tensor<300xf32>, %y: tensor<8x300xf32>
   %m = tessera_graph.reduce max %5 dims = [1] order = pairwise : tensor<8x300xf32> -> tensor<8xf32>
   %c = tessera_graph.convert_layout %6 : tensor<8x300xf32> -> tensor<8x300xf32, #tessera_graph.layout<col_major>>
   return %6, %s, %m, %c : tensor<8x300xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x300xf32, #tessera_graph.layout<col_major>>
+}
+
+
+// Softmax over dim 0 of 4x6x8: 48 rows of 4 elements, 48 apart (row r
+// starts at (r / 48) * 192 + r % 48 = r). Reduce over dims [0, 2]: the
+// kept index o is at o * 8, reduced element j at (j / 8) * 48 + j % 8.
+// CHECK-LABEL: func.func @strided(
+// CHECK: call @strided_k0_softmax(%{{.*}}) {tessera.grid = array<i64: 48, 1, 1>}
+// CHECK: call @strided_k1_reduce(%{{.*}}) {tessera.grid = array<i64: 1, 1, 1>}
+// CHECK-LABEL: func.func @strided_k0_softmax(
+// CHECK: arith.muli %{{.*}}, %c48
+// CHECK-LABEL: func.func @strided_k1_reduce(
+// CHECK: %[[KEPT:.*]] = arith.muli %{{.*}}, %c8
+// CHECK: scf.for %[[J:.*]] = %c1 to %c32 step %c1
+// CHECK-DAG: arith.remui %[[J]], %c8
+// CHECK-DAG: arith.divui %[[J]], %c8
+// CHECK: arith.muli %{{.*}}, %c48
+func.func @strided(%x: tensor<4x6x8xf32>) -> (tensor<4x6x8xf32>, tensor<6xf32>) {
+  %s = tessera_graph.softmax %x dim = 0 : tensor<4x6x8xf32>
+  %r = tessera_graph.reduce sum %x dims = [0, 2] order = sequential : tensor<4x6x8xf32> -> tensor<6xf32>
+  return %s, %r : tensor<4x6x8xf32>, tensor<6xf32>
 }

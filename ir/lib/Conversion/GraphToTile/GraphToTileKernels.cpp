@@ -16,8 +16,8 @@
 //      rest of the tree as its epilogue, applied to the registers;
 //    - other elementwise trees (and splat constants, copies): a fused
 //      elementwise kernel, one lane per element, grid-stride loop;
-//    - softmax / reduce over the last dim: one group per row, shared-memory
-//      tree reductions;
+//    - softmax over any dim, reduce over any dims, in the reduce's
+//      association order (RowKernels.cpp);
 //    - convert_layout: a copy whose load and store offsets are the two
 //      layouts' offset formulas (LayoutAttr::offset, emitted as index math).
 //    Buffers are flat `memref<N x f32>`; a leaf of N elements is read at
@@ -28,8 +28,9 @@
 //===----------------------------------------------------------------------===//
 #include "tessera/Conversion/GraphToTile/Passes.h"
 
+#include "RowKernels.h"
+
 #include <cmath>
-#include <limits>
 
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
@@ -172,13 +173,6 @@ struct FunctionLowering {
       auto a = mm.getLhs().getType().cast<ShapedType>(), b = mm.getRhs().getType().cast<ShapedType>();
       if (a.getRank() != b.getRank() || a.getShape().drop_back(2) != b.getShape().drop_back(2))
         return unsupported(op, "batch dimensions of both operands must be equal");
-    }
-    if (auto sm = dyn_cast<g::SoftmaxOp>(op); sm && static_cast<int64_t>(sm.getDim()) != sm.getType().cast<ShapedType>().getRank() - 1)
-      return unsupported(op, "softmax only over the last dimension");
-    if (auto r = dyn_cast<g::ReduceOp>(op)) {
-      int64_t rank = r.getInput().getType().cast<ShapedType>().getRank();
-      if (r.getDims().size() != 1 || r.getDims()[0] != rank - 1)
-        return unsupported(op, "reduce only over the last dimension");
     }
     if (auto cl = dyn_cast<g::ConvertLayoutOp>(op); cl && cl.getType().cast<ShapedType>().getRank() < 2)
       return unsupported(op, "convert_layout needs a tensor of rank >= 2");
@@ -327,28 +321,6 @@ struct KernelBuilder {
     return {std::max<int64_t>(1, std::min((n + kLanes - 1) / kLanes, kMaxGroups)), 1, 1};
   }
 
-  /// Group-wide reduction of `v` through shared memory `sh` (256 slots):
-  /// a fixed tree (strides 128 .. 1, barrier after each step), so results
-  /// are the same run to run. Every lane gets the result.
-  static Value groupReduce(OpBuilder &b, Location l, Value v, Value sh, Value lane, bool isMax) {
-    b.create<memref::StoreOp>(l, v, sh, lane);
-    b.create<t::BarrierOp>(l);
-    auto steps = b.create<scf::ForOp>(l, cIdx(b, l, 0), cIdx(b, l, 8), cIdx(b, l, 1));
-    {
-      OpBuilder sb = OpBuilder::atBlockBegin(steps.getBody());
-      Value stride = sb.create<arith::ShRUIOp>(l, cIdx(sb, l, kLanes / 2), steps.getInductionVar());
-      Value mine = sb.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, lane, stride);
-      auto ifOp = sb.create<scf::IfOp>(l, mine, /*withElse=*/false);
-      OpBuilder ib = ifOp.getThenBodyBuilder();
-      Value x = ib.create<memref::LoadOp>(l, sh, lane);
-      Value y = ib.create<memref::LoadOp>(l, sh, ValueRange{ib.create<arith::AddIOp>(l, lane, stride)});
-      Value s = isMax ? ib.create<arith::MaxFOp>(l, x, y).getResult() : ib.create<arith::AddFOp>(l, x, y).getResult();
-      ib.create<memref::StoreOp>(l, s, sh, lane);
-      sb.create<t::BarrierOp>(l);
-    }
-    return b.create<memref::LoadOp>(l, sh, ValueRange{cIdx(b, l, 0)});
-  }
-
   static Value emitOffset(OpBuilder &b, Location l, g::LayoutAttr layout, Value i, Value j, int64_t M, int64_t N) {
     auto mul = [&](Value x, int64_t c) { return b.create<arith::MulIOp>(l, x, cIdx(b, l, c)).getResult(); };
     auto add = [&](Value x, Value y) { return b.create<arith::AddIOp>(l, x, y).getResult(); };
@@ -410,63 +382,6 @@ struct KernelBuilder {
       Value v = lb.create<memref::LoadOp>(loc, in, so);
       lb.create<memref::StoreOp>(loc, v, out, dO);
     });
-    b.create<func::ReturnOp>(loc);
-  }
-
-  /// softmax / reduce over rows of length `len`: rows loop over groups
-  /// (uniform bounds, so barriers inside are fine).
-  void buildRowKernel(func::FuncOp k, const KernelSpec &s) {
-    auto in = s.leaves[0].getType().cast<ShapedType>();
-    int64_t len = in.getShape().back(), rows = in.getNumElements() / len;
-    bool softmax = s.kind == KernelSpec::kSoftmax;
-    bool isMax = !softmax && cast<g::ReduceOp>(s.root.getDefiningOp()).getKind() == g::ReduceKind::max;
-    OpBuilder b = OpBuilder::atBlockBegin(&k.front());
-    Value x = k.getArgument(0), out = k.getArgument(1);
-    Value g = b.create<t::GroupIdOp>(loc, b.getIndexType(), uint64_t{0});
-    Value gc = b.create<t::GroupCountOp>(loc, b.getIndexType(), uint64_t{0});
-    Value lane = b.create<t::LaneIdOp>(loc, b.getIndexType(), uint64_t{0});
-    auto shTy = MemRefType::get({kLanes}, b.getF32Type(), AffineMap(), b.getI64IntegerAttr(t::kSharedMemorySpace));
-    Value shA = b.create<t::SharedAllocOp>(loc, shTy, uint64_t{0});
-    Value shB = softmax ? b.create<t::SharedAllocOp>(loc, shTy, uint64_t{0}).getResult() : Value();
-    Value cLen = cIdx(b, loc, len), c256 = cIdx(b, loc, kLanes);
-    Value negInf = cF32(b, loc, -std::numeric_limits<double>::infinity());
-    auto rowLoop = b.create<scf::ForOp>(loc, g, cIdx(b, loc, rows), gc);
-    OpBuilder rb = OpBuilder::atBlockBegin(rowLoop.getBody());
-    Value row = rowLoop.getInductionVar();
-    Value base = rb.create<arith::MulIOp>(loc, row, cLen);
-    // Each lane folds the elements lane, lane+256, ... of the row.
-    auto laneFold = [&](Value init, function_ref<Value(OpBuilder &, Value, Value)> f) {
-      auto lp = rb.create<scf::ForOp>(loc, lane, cLen, c256, ValueRange{init});
-      OpBuilder lb = OpBuilder::atBlockBegin(lp.getBody());
-      Value v = lb.create<memref::LoadOp>(loc, x, ValueRange{lb.create<arith::AddIOp>(loc, base, lp.getInductionVar())});
-      lb.create<scf::YieldOp>(loc, f(lb, lp.getRegionIterArgs()[0], v));
-      return lp.getResult(0);
-    };
-    auto maxF = [&](OpBuilder &lb, Value a, Value v) -> Value { return lb.create<arith::MaxFOp>(loc, a, v); };
-    if (!softmax) {
-      Value part = isMax ? laneFold(negInf, maxF)
-                         : laneFold(cF32(rb, loc, 0.0), [&](OpBuilder &lb, Value a, Value v) -> Value {
-                             return lb.create<arith::AddFOp>(loc, a, v);
-                           });
-      Value r = groupReduce(rb, loc, part, shA, lane, isMax);
-      Value first = rb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, lane, cIdx(rb, loc, 0));
-      auto ifOp = rb.create<scf::IfOp>(loc, first, false);
-      ifOp.getThenBodyBuilder().create<memref::StoreOp>(loc, r, out, row);
-    } else {
-      Value mx = groupReduce(rb, loc, laneFold(negInf, maxF), shA, lane, true);
-      Value part = laneFold(cF32(rb, loc, 0.0), [&](OpBuilder &lb, Value a, Value v) -> Value {
-        return lb.create<arith::AddFOp>(loc, a, lb.create<math::ExpOp>(loc, lb.create<arith::SubFOp>(loc, v, mx)));
-      });
-      Value sum = groupReduce(rb, loc, part, shB, lane, false);
-      auto wr = rb.create<scf::ForOp>(loc, lane, cLen, c256);
-      OpBuilder wb = OpBuilder::atBlockBegin(wr.getBody());
-      Value idx = wb.create<arith::AddIOp>(loc, base, wr.getInductionVar());
-      Value v = wb.create<memref::LoadOp>(loc, x, idx);
-      Value e = wb.create<math::ExpOp>(loc, wb.create<arith::SubFOp>(loc, v, mx));
-      wb.create<memref::StoreOp>(loc, wb.create<arith::DivFOp>(loc, e, sum), out, idx);
-    }
-    // Every lane has read the shared results before the next row's stores.
-    rb.create<t::BarrierOp>(loc);
     b.create<func::ReturnOp>(loc);
   }
 
@@ -612,8 +527,7 @@ struct KernelBuilder {
           return s.matmul.emitOpError() << "is too large for one " << fl.backend << " launch (grid "
                                         << grid[0] << "x" << grid[1] << "x" << grid[2] << ")";
       } else if (s.kind == KernelSpec::kSoftmax || s.kind == KernelSpec::kReduce) {
-        int64_t len = s.leaves[0].getType().cast<ShapedType>().getShape().back();
-        grid = {std::min(numElements(s.leaves[0].getType()) / len, kMaxGroups), 1, 1};
+        grid = conv::rows::grid(s.root.getDefiningOp(), kLanes, kMaxGroups);
       } else {
         grid = grid1D(numElements((s.kind == KernelSpec::kLayout ? s.leaves[0] : s.root).getType()));
       }
@@ -622,7 +536,7 @@ struct KernelBuilder {
       case KernelSpec::kGemm: buildGemm(k, s); break;
       case KernelSpec::kElementwise: buildElementwise(k, s); break;
       case KernelSpec::kSoftmax:
-      case KernelSpec::kReduce: buildRowKernel(k, s); break;
+      case KernelSpec::kReduce: conv::rows::buildKernel(k, s.root.getDefiningOp(), kLanes); break;
       case KernelSpec::kLayout: buildLayout(k, s); break;
       }
       SmallVector<Value> operands;

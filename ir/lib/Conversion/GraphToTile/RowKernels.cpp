@@ -1,0 +1,288 @@
+//===- RowKernels.cpp - Tile IR kernels for Graph softmax and reduce ------===//
+//
+// See RowKernels.h for what each kernel computes and why the reductions
+// are shaped the way they are (bitwise agreement with the cpu backend).
+//===----------------------------------------------------------------------===//
+#include "RowKernels.h"
+
+#include <functional>
+#include <limits>
+
+#include "llvm/Support/MathExtras.h"
+#include "mlir/IR/Builders.h"
+#include "tessera/Conversion/GraphToTile/Passes.h"
+
+using namespace mlir;
+namespace g = tessera::graph;
+namespace t = tessera::tile;
+
+namespace tessera::conversion::rows {
+namespace {
+
+Value cIdx(OpBuilder &b, Location l, int64_t v) { return b.create<arith::ConstantIndexOp>(l, v); }
+Value cF32(OpBuilder &b, Location l, double v) {
+  return b.create<arith::ConstantOp>(l, b.getF32FloatAttr(static_cast<float>(v)));
+}
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// One dimension of a row-major index decomposition: its extent and the
+/// stride of its index in the input buffer.
+struct Dim {
+  int64_t size, stride;
+};
+
+/// Offset in the input of flat index `f` taken row-major over `dims`
+/// (f < the product of their sizes).
+Value offsetOf(OpBuilder &b, Location l, Value f, ArrayRef<Dim> dims) {
+  Value off, rest = f;
+  for (size_t k = dims.size(); k-- > 0;) {
+    if (dims[k].size == 1) continue;
+    Value idx = k == 0 ? rest : b.create<arith::RemUIOp>(l, rest, cIdx(b, l, dims[k].size)).getResult();
+    if (k != 0) rest = b.create<arith::DivUIOp>(l, rest, cIdx(b, l, dims[k].size));
+    Value term = dims[k].stride == 1 ? idx : b.create<arith::MulIOp>(l, idx, cIdx(b, l, dims[k].stride)).getResult();
+    off = off ? b.create<arith::AddIOp>(l, off, term).getResult() : term;
+  }
+  return off ? off : cIdx(b, l, 0);
+}
+
+/// The kept and the reduced dims of a reduce, with their input strides.
+struct ReduceShape {
+  SmallVector<Dim> kept, reduced;
+  int64_t outputs = 1, n = 1;  // outputs; reduced elements per output
+};
+ReduceShape reduceShape(g::ReduceOp op) {
+  auto t = op.getInput().getType().cast<ShapedType>();
+  SmallVector<int64_t> stride(t.getRank(), 1);
+  for (int64_t d = t.getRank() - 2; d >= 0; --d) stride[d] = stride[d + 1] * t.getDimSize(d + 1);
+  SmallVector<bool> isReduced(t.getRank(), false);
+  for (int64_t d : op.getDims()) isReduced[d] = true;
+  ReduceShape s;
+  for (int64_t d = 0; d < t.getRank(); ++d) {
+    Dim dim{t.getDimSize(d), stride[d]};
+    if (isReduced[d]) s.reduced.push_back(dim), s.n *= dim.size;
+    else s.kept.push_back(dim), s.outputs *= dim.size;
+  }
+  return s;
+}
+
+/// Rows of a softmax: `rows` rows of `len` elements `stride` apart.
+struct SoftmaxShape {
+  int64_t len, stride, rows;
+};
+SoftmaxShape softmaxShape(g::SoftmaxOp op) {
+  auto t = op.getType().cast<ShapedType>();
+  int64_t d = static_cast<int64_t>(op.getDim()), inner = 1;
+  for (int64_t k = d + 1; k < t.getRank(); ++k) inner *= t.getDimSize(k);
+  return {t.getDimSize(d), inner, t.getNumElements() / t.getDimSize(d)};
+}
+
+struct Ids {
+  Value group, groups, lane;
+};
+Ids ids(OpBuilder &b, Location l) {
+  return {b.create<t::GroupIdOp>(l, b.getIndexType(), uint64_t{0}),
+          b.create<t::GroupCountOp>(l, b.getIndexType(), uint64_t{0}),
+          b.create<t::LaneIdOp>(l, b.getIndexType(), uint64_t{0})};
+}
+
+Value sharedF32(OpBuilder &b, Location l, int64_t n) {
+  auto ty = MemRefType::get({n}, b.getF32Type(), AffineMap(), b.getI64IntegerAttr(t::kSharedMemorySpace));
+  return b.create<t::SharedAllocOp>(l, ty, uint64_t{0});
+}
+
+/// Group-wide reduction of `v` through shared memory `sh` (`lanes` slots):
+/// a fixed tree (strides lanes/2 .. 1, barrier after each step), so
+/// results are the same run to run. Every lane gets the result.
+Value groupReduce(OpBuilder &b, Location l, Value v, Value sh, Value lane, bool isMax, int64_t lanes) {
+  b.create<memref::StoreOp>(l, v, sh, lane);
+  b.create<t::BarrierOp>(l);
+  auto steps = b.create<scf::ForOp>(l, cIdx(b, l, 0), cIdx(b, l, llvm::Log2_64(lanes)), cIdx(b, l, 1));
+  {
+    OpBuilder sb = OpBuilder::atBlockBegin(steps.getBody());
+    Value stride = sb.create<arith::ShRUIOp>(l, cIdx(sb, l, lanes / 2), steps.getInductionVar());
+    Value mine = sb.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, lane, stride);
+    auto ifOp = sb.create<scf::IfOp>(l, mine, /*withElse=*/false);
+    OpBuilder ib = ifOp.getThenBodyBuilder();
+    Value x = ib.create<memref::LoadOp>(l, sh, lane);
+    Value y = ib.create<memref::LoadOp>(l, sh, ValueRange{ib.create<arith::AddIOp>(l, lane, stride)});
+    Value s = isMax ? ib.create<arith::MaxFOp>(l, x, y).getResult() : ib.create<arith::AddFOp>(l, x, y).getResult();
+    ib.create<memref::StoreOp>(l, s, sh, lane);
+    sb.create<t::BarrierOp>(l);
+  }
+  return b.create<memref::LoadOp>(l, sh, ValueRange{cIdx(b, l, 0)});
+}
+
+/// softmax: rows loop over groups (uniform bounds, so the barriers inside
+/// are reached by every lane); each lane takes elements lane, lane+lanes, ...
+void buildSoftmax(func::FuncOp k, g::SoftmaxOp op, int64_t lanes) {
+  Location loc = op.getLoc();
+  SoftmaxShape s = softmaxShape(op);
+  OpBuilder b = OpBuilder::atBlockBegin(&k.front());
+  Value x = k.getArgument(0), out = k.getArgument(1);
+  Ids id = ids(b, loc);
+  Value shA = sharedF32(b, loc, lanes), shB = sharedF32(b, loc, lanes);
+  Value cLen = cIdx(b, loc, s.len), cLanes = cIdx(b, loc, lanes);
+  Value negInf = cF32(b, loc, -std::numeric_limits<double>::infinity());
+  auto rowLoop = b.create<scf::ForOp>(loc, id.group, cIdx(b, loc, s.rows), id.groups);
+  OpBuilder rb = OpBuilder::atBlockBegin(rowLoop.getBody());
+  Value row = rowLoop.getInductionVar();
+  // Row r starts at (r / stride) * len * stride + r % stride.
+  Value base = s.stride == 1
+                   ? rb.create<arith::MulIOp>(loc, row, cLen).getResult()
+                   : rb.create<arith::AddIOp>(
+                           loc,
+                           rb.create<arith::MulIOp>(loc, rb.create<arith::DivUIOp>(loc, row, cIdx(rb, loc, s.stride)),
+                                                    cIdx(rb, loc, s.len * s.stride)),
+                           rb.create<arith::RemUIOp>(loc, row, cIdx(rb, loc, s.stride)))
+                         .getResult();
+  auto at = [&](OpBuilder &ob, Value e) -> Value {
+    Value step = s.stride == 1 ? e : ob.create<arith::MulIOp>(loc, e, cIdx(ob, loc, s.stride)).getResult();
+    return ob.create<arith::AddIOp>(loc, base, step);
+  };
+  auto laneFold = [&](Value init, function_ref<Value(OpBuilder &, Value, Value)> f) {
+    auto lp = rb.create<scf::ForOp>(loc, id.lane, cLen, cLanes, ValueRange{init});
+    OpBuilder lb = OpBuilder::atBlockBegin(lp.getBody());
+    Value v = lb.create<memref::LoadOp>(loc, x, ValueRange{at(lb, lp.getInductionVar())});
+    lb.create<scf::YieldOp>(loc, f(lb, lp.getRegionIterArgs()[0], v));
+    return lp.getResult(0);
+  };
+  Value mx = groupReduce(rb, loc,
+                         laneFold(negInf, [&](OpBuilder &lb, Value a, Value v) -> Value {
+                           return lb.create<arith::MaxFOp>(loc, a, v);
+                         }),
+                         shA, id.lane, /*isMax=*/true, lanes);
+  Value part = laneFold(cF32(rb, loc, 0.0), [&](OpBuilder &lb, Value a, Value v) -> Value {
+    return lb.create<arith::AddFOp>(loc, a, lb.create<math::ExpOp>(loc, lb.create<arith::SubFOp>(loc, v, mx)));
+  });
+  Value sum = groupReduce(rb, loc, part, shB, id.lane, /*isMax=*/false, lanes);
+  auto wr = rb.create<scf::ForOp>(loc, id.lane, cLen, cLanes);
+  OpBuilder wb = OpBuilder::atBlockBegin(wr.getBody());
+  Value idx = at(wb, wr.getInductionVar());
+  Value v = wb.create<memref::LoadOp>(loc, x, idx);
+  Value e = wb.create<math::ExpOp>(loc, wb.create<arith::SubFOp>(loc, v, mx));
+  wb.create<memref::StoreOp>(loc, wb.create<arith::DivFOp>(loc, e, sum), out, idx);
+  // Every lane has read the shared results before the next row's stores.
+  rb.create<t::BarrierOp>(loc);
+  b.create<func::ReturnOp>(loc);
+}
+
+/// What a reduce combines with, and the value that changes nothing:
+/// -0.0 for sums (x + -0.0 == x bitwise, for every x) and -inf for max.
+struct Combiner {
+  bool isMax;
+  Value identity(OpBuilder &b, Location l) const {
+    return cF32(b, l, isMax ? -std::numeric_limits<double>::infinity() : -0.0);
+  }
+  Value operator()(OpBuilder &b, Location l, Value x, Value y) const {
+    return isMax ? b.create<arith::MaxFOp>(l, x, y).getResult() : b.create<arith::AddFOp>(l, x, y).getResult();
+  }
+};
+
+/// reduce, order = sequential: one lane per output, left to right.
+void buildSequentialReduce(func::FuncOp k, g::ReduceOp op, int64_t lanes) {
+  Location loc = op.getLoc();
+  ReduceShape s = reduceShape(op);
+  Combiner combine{op.getKind() == g::ReduceKind::max};
+  OpBuilder b = OpBuilder::atBlockBegin(&k.front());
+  Value x = k.getArgument(0), out = k.getArgument(1);
+  Ids id = ids(b, loc);
+  Value cLanes = cIdx(b, loc, lanes);
+  Value start = b.create<arith::AddIOp>(loc, b.create<arith::MulIOp>(loc, id.group, cLanes), id.lane);
+  Value step = b.create<arith::MulIOp>(loc, id.groups, cLanes);
+  auto outLoop = b.create<scf::ForOp>(loc, start, cIdx(b, loc, s.outputs), step);
+  OpBuilder ob = OpBuilder::atBlockBegin(outLoop.getBody());
+  Value o = outLoop.getInductionVar();
+  Value kept = offsetOf(ob, loc, o, s.kept);
+  Value first = ob.create<memref::LoadOp>(loc, x, kept);
+  auto fold = ob.create<scf::ForOp>(loc, cIdx(ob, loc, 1), cIdx(ob, loc, s.n), cIdx(ob, loc, 1), ValueRange{first});
+  {
+    OpBuilder fb = OpBuilder::atBlockBegin(fold.getBody());
+    Value off = fb.create<arith::AddIOp>(loc, kept, offsetOf(fb, loc, fold.getInductionVar(), s.reduced));
+    Value v = fb.create<memref::LoadOp>(loc, x, off);
+    fb.create<scf::YieldOp>(loc, combine(fb, loc, fold.getRegionIterArgs()[0], v));
+  }
+  ob.create<memref::StoreOp>(loc, fold.getResult(0), out, o);
+  b.create<func::ReturnOp>(loc);
+}
+
+/// reduce, order = pairwise: lane c computes the tree of the chunk
+/// [c*C, (c+1)*C) (C a power of two, so the tree's levels below C stay
+/// inside chunks), then levels C, 2C, ... combine chunk c with c + t for
+/// c % 2t == 0 in shared memory. Elements past the end read as the
+/// identity, which leaves every partial result bitwise unchanged: the
+/// reference's "no partner at this level" case.
+void buildPairwiseReduce(func::FuncOp k, g::ReduceOp op, int64_t lanes) {
+  Location loc = op.getLoc();
+  ReduceShape s = reduceShape(op);
+  Combiner combine{op.getKind() == g::ReduceKind::max};
+  const int64_t chunk = static_cast<int64_t>(llvm::PowerOf2Ceil(ceilDiv(s.n, lanes)));
+  const int64_t chunks = ceilDiv(s.n, chunk);
+  const bool guard = chunk * lanes != s.n;
+  OpBuilder b = OpBuilder::atBlockBegin(&k.front());
+  Value x = k.getArgument(0), out = k.getArgument(1);
+  Ids id = ids(b, loc);
+  Value sh = sharedF32(b, loc, lanes);
+  auto rowLoop = b.create<scf::ForOp>(loc, id.group, cIdx(b, loc, s.outputs), id.groups);
+  OpBuilder rb = OpBuilder::atBlockBegin(rowLoop.getBody());
+  Value o = rowLoop.getInductionVar();
+  Value kept = offsetOf(rb, loc, o, s.kept);
+  auto element = [&](OpBuilder &eb, Value j) -> Value {
+    if (!guard)
+      return eb.create<memref::LoadOp>(loc, x, ValueRange{eb.create<arith::AddIOp>(loc, kept, offsetOf(eb, loc, j, s.reduced))});
+    Value ok = eb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, j, cIdx(eb, loc, s.n));
+    Value safe = eb.create<arith::SelectOp>(loc, ok, j, cIdx(eb, loc, 0));
+    Value v = eb.create<memref::LoadOp>(loc, x, ValueRange{eb.create<arith::AddIOp>(loc, kept, offsetOf(eb, loc, safe, s.reduced))});
+    return eb.create<arith::SelectOp>(loc, ok, v, combine.identity(eb, loc));
+  };
+  // The tree over [first, first + 2^level): two halves, each its own tree,
+  // combined left to right (identity (+) left (+) right == left (+) right).
+  std::function<Value(OpBuilder &, unsigned, Value)> tree = [&](OpBuilder &tb, unsigned level, Value first) -> Value {
+    if (level == 0) return element(tb, first);
+    auto halves = tb.create<scf::ForOp>(loc, cIdx(tb, loc, 0), cIdx(tb, loc, 2), cIdx(tb, loc, 1),
+                                        ValueRange{combine.identity(tb, loc)});
+    OpBuilder hb = OpBuilder::atBlockBegin(halves.getBody());
+    Value half = hb.create<arith::AddIOp>(
+        loc, first, hb.create<arith::MulIOp>(loc, halves.getInductionVar(), cIdx(hb, loc, int64_t{1} << (level - 1))));
+    hb.create<scf::YieldOp>(loc, combine(hb, loc, halves.getRegionIterArgs()[0], tree(hb, level - 1, half)));
+    return halves.getResult(0);
+  };
+  Value mine = tree(rb, llvm::Log2_64(chunk), rb.create<arith::MulIOp>(loc, id.lane, cIdx(rb, loc, chunk)));
+  rb.create<memref::StoreOp>(loc, mine, sh, id.lane);
+  rb.create<t::BarrierOp>(loc);
+  for (int64_t t = 1; t < chunks; t *= 2) {
+    Value rem = rb.create<arith::RemUIOp>(loc, id.lane, cIdx(rb, loc, 2 * t));
+    Value leader = rb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, rem, cIdx(rb, loc, 0));
+    auto ifOp = rb.create<scf::IfOp>(loc, leader, /*withElse=*/false);
+    OpBuilder ib = ifOp.getThenBodyBuilder();
+    Value left = ib.create<memref::LoadOp>(loc, sh, id.lane);
+    Value right = ib.create<memref::LoadOp>(loc, sh, ValueRange{ib.create<arith::AddIOp>(loc, id.lane, cIdx(ib, loc, t))});
+    ib.create<memref::StoreOp>(loc, combine(ib, loc, left, right), sh, id.lane);
+    rb.create<t::BarrierOp>(loc);
+  }
+  Value first = rb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, id.lane, cIdx(rb, loc, 0));
+  auto store = rb.create<scf::IfOp>(loc, first, /*withElse=*/false);
+  OpBuilder sb = store.getThenBodyBuilder();
+  sb.create<memref::StoreOp>(loc, sb.create<memref::LoadOp>(loc, sh, ValueRange{cIdx(sb, loc, 0)}), out, o);
+  // Lane 0 has read the result before the next output's stores.
+  rb.create<t::BarrierOp>(loc);
+  b.create<func::ReturnOp>(loc);
+}
+
+}  // namespace
+
+std::array<int64_t, 3> grid(Operation *op, int64_t lanes, int64_t maxGroups) {
+  if (auto sm = dyn_cast<g::SoftmaxOp>(op)) return {std::min(softmaxShape(sm).rows, maxGroups), 1, 1};
+  auto red = cast<g::ReduceOp>(op);
+  ReduceShape s = reduceShape(red);
+  int64_t groups = red.getOrder() == g::AssocOrder::sequential ? ceilDiv(s.outputs, lanes) : s.outputs;
+  return {std::max<int64_t>(1, std::min(groups, maxGroups)), 1, 1};
+}
+
+void buildKernel(func::FuncOp k, Operation *op, int64_t lanes) {
+  if (auto sm = dyn_cast<g::SoftmaxOp>(op)) return buildSoftmax(k, sm, lanes);
+  auto red = cast<g::ReduceOp>(op);
+  if (red.getOrder() == g::AssocOrder::sequential) return buildSequentialReduce(k, red, lanes);
+  buildPairwiseReduce(k, red, lanes);
+}
+
+}  // namespace tessera::conversion::rows
