@@ -170,6 +170,7 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
   d->maint3.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES;
   d->driver.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
   d->subgroup.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
+  d->float_controls.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES;
   VkPhysicalDeviceProperties basic{};
   ifn.vkGetPhysicalDeviceProperties(phys, &basic);
   if (basic.apiVersion < VK_API_VERSION_1_2) {
@@ -196,14 +197,15 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
   VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   p2.pNext = &d->subgroup;
   d->subgroup.pNext = &d->driver;
-  d->driver.pNext = &d->maint3;
+  d->driver.pNext = &d->float_controls;
+  d->float_controls.pNext = &d->maint3;
   d->maint3.pNext = has_host_import ? &hostp : nullptr;
   if (api13 || has_sg_control_ext) {
     sgc.pNext = d->maint3.pNext;
     d->maint3.pNext = &sgc;
   }
   ifn.vkGetPhysicalDeviceProperties2(phys, &p2);
-  d->subgroup.pNext = d->driver.pNext = d->maint3.pNext = nullptr;
+  d->subgroup.pNext = d->driver.pNext = d->float_controls.pNext = d->maint3.pNext = nullptr;
   d->props = p2.properties;
   ifn.vkGetPhysicalDeviceMemoryProperties(phys, &d->memory);
 

@@ -89,6 +89,9 @@ TsError* check_capabilities(TsDevice* dev, const spirv::Module& m, const std::st
       FEAT(4441, f.v11.variablePointersStorageBuffer,
            "VkPhysicalDeviceVulkan11Features::variablePointersStorageBuffer")
       FEAT(4442, f.v11.variablePointers, "VkPhysicalDeviceVulkan11Features::variablePointers")
+      // Tessera's SPIR-V declares SignedZeroInfNanPreserve 32 (IEEE inf/NaN).
+      FEAT(4466, dev->float_controls.shaderSignedZeroInfNanPreserveFloat32,
+           "VkPhysicalDeviceFloatControlsProperties::shaderSignedZeroInfNanPreserveFloat32")
       FEAT(5345, f.v12.vulkanMemoryModel, "VkPhysicalDeviceVulkan12Features::vulkanMemoryModel")
       FEAT(5346, f.v12.vulkanMemoryModelDeviceScope,
            "VkPhysicalDeviceVulkan12Features::vulkanMemoryModelDeviceScope")

@@ -214,6 +214,7 @@ struct TsDevice {
   VkPhysicalDeviceProperties props{};
   VkPhysicalDeviceSubgroupProperties subgroup{};
   VkPhysicalDeviceDriverProperties driver{};
+  VkPhysicalDeviceFloatControlsProperties float_controls{};  // inf/NaN preservation (executable.cpp)
   VkPhysicalDeviceMemoryProperties memory{};
   VkPhysicalDeviceMaintenance3Properties maint3{};
   tessera::vk::EnabledFeatures features;

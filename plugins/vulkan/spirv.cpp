@@ -82,6 +82,7 @@ std::string CapabilityName(uint32_t cap) {
     case 4448: return "StorageBuffer8BitAccess";
     case 4449: return "UniformAndStorageBuffer8BitAccess";
     case 4450: return "StoragePushConstant8";
+    case 4466: return "SignedZeroInfNanPreserve";
     case 4441: return "VariablePointersStorageBuffer";
     case 4442: return "VariablePointers";
     case 5345: return "VulkanMemoryModel";

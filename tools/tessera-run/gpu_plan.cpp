@@ -52,7 +52,9 @@ int CompileGraphForGpu(mlir::ModuleOp module, const std::string& name, const Dev
   auto addArg = [&](mlir::Type t, bool output) {
     auto tt = t.cast<mlir::RankedTensorType>();
     cpu::KernelArgInfo ai;
-    ai.dtype = "f32";  // the lowering accepts f32 only
+    llvm::raw_string_ostream os(ai.dtype);  // as MLIR prints it: f32, bf16, i8, ...
+    tt.getElementType().print(os);
+    os.flush();
     ai.shape.assign(tt.getShape().begin(), tt.getShape().end());
     ai.output = output;
     info.args.push_back(ai);

@@ -1,8 +1,9 @@
-// A valid Graph IR program with an op the GPU lowering does not handle (an
-// element type conversion: the GPU path is f32-only): on vulkan,
-// tessera-run must print a diagnostic naming the op and the backend and
-// exit 1 (ctest example.ir.vulkan.graph_not_lowered).
-func.func @to_half(%x: tensor<64x32xf32>) -> tensor<64x32xf16> {
-  %h = tessera_graph.cast %x : tensor<64x32xf32> -> tensor<64x32xf16>
-  return %h : tensor<64x32xf16>
+// A valid Graph IR program with an op the GPU lowering does not handle (a
+// tensor constant that is not a splat: kernels inline only splats): on
+// vulkan, tessera-run must print a diagnostic naming the op and the
+// backend and exit 1 (ctest example.ir.vulkan.graph_not_lowered).
+func.func @add_table(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %t = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %y = tessera_graph.add %x, %t : tensor<4xf32>, tensor<4xf32>
+  return %y : tensor<4xf32>
 }

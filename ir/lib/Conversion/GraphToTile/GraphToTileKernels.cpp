@@ -20,8 +20,11 @@
 //      association order (RowKernels.cpp);
 //    - convert_layout: a copy whose load and store offsets are the two
 //      layouts' offset formulas (LayoutAttr::offset, emitted as index math).
-//    Buffers are flat `memref<N x f32>`; a leaf of N elements is read at
+//    Buffers are flat memrefs of the storage type (`memref<N x f32>`; bf16
+//    as i16, fp8 as i8: kGpuElements); a leaf of N elements is read at
 //    `flat % N` (a trailing-suffix broadcast, as Graph IR defines it).
+//    Loads widen to f32 / i32, every op's value is rounded to its type,
+//    stores narrow: the arithmetic of the cpu backend (ElementTypes.h).
 // 3. The launch plan: the function rewritten on memrefs (inputs then
 //    results as arguments), `memref.alloc` for intermediates, one
 //    `func.call` per kernel launch with `tessera.grid`.
@@ -79,13 +82,22 @@ bool isSplatConst(Value v) {
 double splatValue(Value v) {
   DenseElementsAttr d;
   (void)matchPattern(v, m_Constant(&d));
-  return d.getSplatValue<APFloat>().convertToDouble();
+  if (d.getElementType().isa<FloatType>()) return d.getSplatValue<APFloat>().convertToDouble();
+  return static_cast<double>(d.getSplatValue<APInt>().getSExtValue());
+}
+Type elemOf(Value v) { return v.getType().cast<ShapedType>().getElementType(); }
+/// The element types the GPU kernels store and compute (ElementTypes.h).
+bool supportedElement(Type t) {
+  return t.isF32() || t.isF16() || t.isBF16() || t.isFloat8E4M3FN() || t.isInteger(32) || t.isInteger(8);
+}
+Value widen(OpBuilder &b, Location l, Value stored, Type elem) {
+  return tessera::elements::widen(b, l, stored, elem, conv::kGpuElements);
+}
+Value narrow(OpBuilder &b, Location l, Value v, Type elem) {
+  return tessera::elements::narrow(b, l, v, elem, conv::kGpuElements);
 }
 
 Value cIdx(OpBuilder &b, Location l, int64_t v) { return b.create<arith::ConstantIndexOp>(l, v); }
-Value cF32(OpBuilder &b, Location l, double v) {
-  return b.create<arith::ConstantOp>(l, b.getF32FloatAttr(static_cast<float>(v)));
-}
 
 /// One kernel to emit: the value it materializes and how.
 struct KernelSpec {
@@ -150,8 +162,8 @@ struct FunctionLowering {
   LogicalResult check(Operation *op) {
     if (isa<func::ReturnOp>(op)) return success();
     if (auto c = dyn_cast<arith::ConstantOp>(op)) {
-      if (!isSplatConst(c.getResult()) || !c.getType().cast<ShapedType>().getElementType().isF32())
-        return unsupported(op, "only splat f32 tensor constants are supported");
+      if (!isSplatConst(c.getResult()) || !supportedElement(elemOf(c.getResult())))
+        return unsupported(op, "only splat tensor constants are supported (f32, f16, bf16, f8E4M3FN, i32, i8)");
       return success();
     }
     if (!isa_and_nonnull<g::GraphDialect>(op->getDialect()))
@@ -162,13 +174,11 @@ struct FunctionLowering {
     llvm::append_range(types, op->getResultTypes());
     for (Type ty : types) {
       auto tt = ty.dyn_cast<RankedTensorType>();
-      if (!tt || !tt.getElementType().isF32())
-        return unsupported(op, "only f32 tensors are supported, got ") << ty;
+      if (!tt || !supportedElement(tt.getElementType()))
+        return unsupported(op, "element types f32, f16, bf16, f8E4M3FN, i32 and i8 are supported, got ") << ty;
       if (!isa<g::ConvertLayoutOp>(op) && !rowMajor(ty))
         return unsupported(op, "operands must be row-major (insert a convert_layout), got ") << ty;
     }
-    if (auto c = dyn_cast<g::CastOp>(op); c && c.getInput().getType() != c.getType())
-      return unsupported(op, "element type conversions are not supported");
     if (auto mm = dyn_cast<g::MatmulOp>(op)) {
       auto a = mm.getLhs().getType().cast<ShapedType>(), b = mm.getRhs().getType().cast<ShapedType>();
       if (a.getRank() != b.getRank() || a.getShape().drop_back(2) != b.getShape().drop_back(2))
@@ -233,49 +243,57 @@ struct ExprEmitter {
   ExprEmitter(OpBuilder &b, Location loc, DenseMap<Value, Value> args, Value matmul = {}, Value acc = {})
       : b(b), loc(loc), args(std::move(args)), matmul(matmul), acc(acc) {}
 
+  /// Leaf `leaf` at flat element `flat` of a `total`-element result (a
+  /// trailing-suffix broadcast when smaller), widened to its compute type.
   Value load(Value leaf, Value flat, int64_t total) {
     Value buf = args.lookup(leaf);
     int64_t n = numElements(leaf.getType());
     Value idx = n == total ? flat : b.create<arith::RemUIOp>(loc, flat, cIdx(b, loc, n)).getResult();
-    return b.create<memref::LoadOp>(loc, buf, idx);
+    return widen(b, loc, b.create<memref::LoadOp>(loc, buf, idx), elemOf(leaf));
   }
 
-  static Value gelu(OpBuilder &b, Location l, Value x) {
-    // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), the reference's
-    // formula, with tanh(y) = 1 - 2 / (exp(2y) + 1): finite for every y
-    // (exp overflowing to inf gives 1), whatever the device's tanh does.
-    Value x3 = b.create<arith::MulFOp>(l, b.create<arith::MulFOp>(l, x, x), x);
-    Value in = b.create<arith::AddFOp>(l, x, b.create<arith::MulFOp>(l, cF32(b, l, 0.044715), x3));
-    Value y = b.create<arith::MulFOp>(l, cF32(b, l, 0.7978845608028654), in);
-    Value e = b.create<math::ExpOp>(l, b.create<arith::MulFOp>(l, cF32(b, l, 2.0), y));
-    Value th = b.create<arith::SubFOp>(
-        l, cF32(b, l, 1.0), b.create<arith::DivFOp>(l, cF32(b, l, 2.0), b.create<arith::AddFOp>(l, e, cF32(b, l, 1.0))));
-    Value half = b.create<arith::MulFOp>(l, cF32(b, l, 0.5), x);
-    return b.create<arith::MulFOp>(l, half, b.create<arith::AddFOp>(l, cF32(b, l, 1.0), th));
+  /// x / y in f32 with IEEE results for y = +-0 (x / 0 = +-inf with the
+  /// sign of x * y, 0 / 0 and NaN / 0 = NaN). Vulkan leaves OpFDiv by zero
+  /// undefined, even with SignedZeroInfNanPreserve (its precision table
+  /// covers |y| in [2^-126, 2^126] only), and lavapipe returns 0.
+  static Value divide(OpBuilder &b, Location l, Value x, Value y) {
+    Type i32 = b.getI32Type();
+    auto bits = [&](Value f) { return b.create<arith::BitcastOp>(l, i32, f).getResult(); };
+    auto ci = [&](int64_t v) { return b.create<arith::ConstantOp>(l, b.getI32IntegerAttr(static_cast<int32_t>(v))).getResult(); };
+    Value zero = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(0.0f));
+    Value byZero = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, y, zero);
+    Value sign = b.create<arith::AndIOp>(l, b.create<arith::XOrIOp>(l, bits(x), bits(y)), ci(0x80000000));
+    Value inf = b.create<arith::OrIOp>(l, sign, ci(0x7F800000));
+    // x == 0 or x is NaN: NaN (UEQ is true for unordered operands).
+    Value nanResult = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::UEQ, x, zero);
+    Value special = b.create<arith::SelectOp>(l, nanResult, ci(0x7FC00000), inf);
+    Value specialF = b.create<arith::BitcastOp>(l, b.getF32Type(), special);
+    return b.create<arith::SelectOp>(l, byZero, specialF, b.create<arith::DivFOp>(l, x, y));
   }
 
-  /// The value of Graph value `v` at flat element `flat` of a result with
-  /// `total` elements; `top`: v is the root, computed even if materialized.
+  /// The compute-type value of Graph value `v` at flat element `flat` of a
+  /// result with `total` elements; `top`: v is the root, computed even if
+  /// materialized, and left unrounded (the store narrows it). Every other
+  /// op's value is rounded to its result type, as the reference does.
   Value emit(Value v, Value flat, int64_t total, bool top = false) {
-    if (v == matmul) return acc;
+    Type elem = elemOf(v);
+    auto rounded = [&](Value x) {
+      return top ? x : tessera::elements::roundTo(b, loc, x, elem, conv::kGpuElements);
+    };
+    if (v == matmul) return rounded(acc);
     if (!top && args.count(v)) return load(v, flat, total);
-    if (isSplatConst(v)) return cF32(b, loc, splatValue(v));
+    if (isSplatConst(v))
+      return tessera::elements::splatConstant(b, loc, tessera::elements::computeType(elem), splatValue(v));
     if (auto it = memo.find(v); it != memo.end()) return it->second;
     Operation *op = v.getDefiningOp();
     if (!op) return load(v, flat, total);  // a copied argument
     SmallVector<Value> xs;
     for (Value o : op->getOperands()) xs.push_back(emit(o, flat, total));
-    Value r;
-    if (isa<g::AddOp>(op)) r = b.create<arith::AddFOp>(loc, xs[0], xs[1]);
-    else if (isa<g::SubOp>(op)) r = b.create<arith::SubFOp>(loc, xs[0], xs[1]);
-    else if (isa<g::MulOp>(op)) r = b.create<arith::MulFOp>(loc, xs[0], xs[1]);
-    else if (isa<g::DivOp>(op)) r = b.create<arith::DivFOp>(loc, xs[0], xs[1]);
-    else if (isa<g::MaxOp>(op)) r = b.create<arith::MaxFOp>(loc, xs[0], xs[1]);
-    else if (isa<g::ReluOp>(op)) r = b.create<arith::MaxFOp>(loc, xs[0], cF32(b, loc, 0.0));
-    else if (isa<g::ExpOp>(op)) r = b.create<math::ExpOp>(loc, xs[0]);
-    else if (isa<g::GeluOp>(op)) r = gelu(b, loc, xs[0]);
-    else r = xs[0];  // same-type cast (checked)
-    return memo[v] = r;
+    // Only elementwise ops reach here (FunctionLowering::check).
+    Value r = isa<g::DivOp>(op) && xs[0].getType().isa<FloatType>()
+                  ? divide(b, loc, xs[0], xs[1])
+                  : *tessera::elements::emitElementwise(b, loc, op, xs);
+    return memo[v] = rounded(r);
   }
 };
 
@@ -287,7 +305,7 @@ struct KernelBuilder {
 
   static MemRefType flatType(Value v) {
     auto tt = v.getType().cast<ShapedType>();
-    return MemRefType::get({tt.getNumElements()}, tt.getElementType());
+    return MemRefType::get({tt.getNumElements()}, tessera::elements::storageType(tt.getElementType(), conv::kGpuElements));
   }
 
   /// A kernel function with flat buffer arguments `ins` + the output.
@@ -357,9 +375,12 @@ struct KernelBuilder {
     DenseMap<Value, Value> args;  // leaf Graph value -> kernel argument
     for (auto [i, v] : llvm::enumerate(s.leaves)) args[v] = k.getArgument(i);
     gridStride(b, loc, n, [&](OpBuilder &lb, Value i) {
+      if (s.copy) {  // the stored bits, unchanged
+        lb.create<memref::StoreOp>(loc, lb.create<memref::LoadOp>(loc, k.getArgument(0), i), out, i);
+        return;
+      }
       ExprEmitter e(lb, loc, args);
-      Value v = s.copy ? e.load(s.root, i, n) : e.emit(s.root, i, n, /*top=*/true);
-      lb.create<memref::StoreOp>(loc, v, out, i);
+      lb.create<memref::StoreOp>(loc, narrow(lb, loc, e.emit(s.root, i, n, /*top=*/true), elemOf(s.root)), out, i);
     });
     b.create<func::ReturnOp>(loc);
   }
@@ -411,10 +432,16 @@ struct KernelBuilder {
     Value tx = b.create<arith::RemUIOp>(l, lane, cI(16)), ty = b.create<arith::DivUIOp>(l, lane, cI(16));
     Value m0 = mulC(b, gm, kTM), n0 = mulC(b, gn, kTN);
     Value aBase = mulC(b, gb, M * K), bBase = mulC(b, gb, K * N), cBase = mulC(b, gb, M * N);
-    auto shTy = MemRefType::get({kBK * kTM}, b.getF32Type(), AffineMap(), b.getI64IntegerAttr(t::kSharedMemorySpace));
+    // Operands are staged widened to their compute type (f32, or i32 for
+    // i8 / i32), which is also the accumulator's.
+    Type aElem = elemOf(s.matmul.getLhs()), bElem = elemOf(s.matmul.getRhs());
+    Type acct = tessera::elements::computeType(elemOf(s.matmul.getResult()));
+    const bool isFloat = acct.isa<FloatType>();
+    auto shTy = MemRefType::get({kBK * kTM}, acct, AffineMap(), b.getI64IntegerAttr(t::kSharedMemorySpace));
     Value As = b.create<t::SharedAllocOp>(l, shTy, uint64_t{0});  // [k][m]
     Value Bs = b.create<t::SharedAllocOp>(l, shTy, uint64_t{0});  // [k][n]
-    Value zero = cF32(b, l, 0.0);
+    auto zeroOf = [&](OpBuilder &ob) { return tessera::elements::splatConstant(ob, l, acct, 0.0); };
+    Value zero = zeroOf(b);
     SmallVector<Value> init(kRB * kRB, zero);
     auto kLoop = b.create<scf::ForOp>(l, cI(0), cI((K + kBK - 1) / kBK * kBK), cI(kBK), init);
     {
@@ -424,11 +451,11 @@ struct KernelBuilder {
       // (16x64): 1024 elements each, 4 per lane, consecutive lanes on
       // consecutive addresses. Out-of-range elements read as 0 (clamped
       // address + select: no divergent branch).
-      auto guarded = [&](Value buf, Value flat, Value ok) -> Value {
-        if (!ok) return kb.create<memref::LoadOp>(l, buf, flat);
+      auto guarded = [&](Value buf, Type elem, Value flat, Value ok) -> Value {
+        if (!ok) return widen(kb, l, kb.create<memref::LoadOp>(l, buf, flat), elem);
         Value safe = kb.create<arith::SelectOp>(l, ok, flat, cIdx(kb, l, 0));
-        Value v = kb.create<memref::LoadOp>(l, buf, safe);
-        return kb.create<arith::SelectOp>(l, ok, v, cF32(kb, l, 0.0));
+        Value v = widen(kb, l, kb.create<memref::LoadOp>(l, buf, safe), elem);
+        return kb.create<arith::SelectOp>(l, ok, v, zeroOf(kb));
       };
       auto andOk = [&](Value a, Value c) -> Value {
         if (!a) return c;
@@ -440,12 +467,12 @@ struct KernelBuilder {
         Value am = kb.create<arith::DivUIOp>(l, e, cIdx(kb, l, kBK)), ak = kb.create<arith::RemUIOp>(l, e, cIdx(kb, l, kBK));
         Value row = add(kb, m0, am), kk = add(kb, k0, ak);
         Value okA = andOk(guardM ? lt(kb, row, M) : Value(), guardK ? lt(kb, kk, K) : Value());
-        Value va = guarded(A, add(kb, aBase, add(kb, mulC(kb, row, K), kk)), okA);
+        Value va = guarded(A, aElem, add(kb, aBase, add(kb, mulC(kb, row, K), kk)), okA);
         kb.create<memref::StoreOp>(l, va, As, ValueRange{add(kb, mulC(kb, ak, kTM), am)});
         Value bk = kb.create<arith::DivUIOp>(l, e, cIdx(kb, l, kTN)), bn = kb.create<arith::RemUIOp>(l, e, cIdx(kb, l, kTN));
         Value kr = add(kb, k0, bk), col = add(kb, n0, bn);
         Value okB = andOk(guardK ? lt(kb, kr, K) : Value(), guardN ? lt(kb, col, N) : Value());
-        Value vb = guarded(B, add(kb, bBase, add(kb, mulC(kb, kr, N), col)), okB);
+        Value vb = guarded(B, bElem, add(kb, bBase, add(kb, mulC(kb, kr, N), col)), okB);
         kb.create<memref::StoreOp>(l, vb, Bs, ValueRange{add(kb, mulC(kb, bk, kTN), bn)});
       }
       kb.create<t::BarrierOp>(l);
@@ -461,7 +488,9 @@ struct KernelBuilder {
         }
         for (int64_t i = 0; i < kRB; ++i)
           for (int64_t j = 0; j < kRB; ++j)
-            acc.push_back(ib.create<math::FmaOp>(l, a[i], bv[j], inner.getRegionIterArgs()[i * kRB + j]));
+            acc.push_back(isFloat ? ib.create<math::FmaOp>(l, a[i], bv[j], inner.getRegionIterArgs()[i * kRB + j]).getResult()
+                                  : ib.create<arith::AddIOp>(l, inner.getRegionIterArgs()[i * kRB + j],
+                                                             ib.create<arith::MulIOp>(l, a[i], bv[j])).getResult());
         ib.create<scf::YieldOp>(l, acc);
       }
       // The next slice overwrites As/Bs: every lane must be done reading.
@@ -482,7 +511,7 @@ struct KernelBuilder {
         }
         Value flat = add(sb, cBase, add(sb, mulC(sb, row, N), col));
         ExprEmitter e(sb, l, args, s.matmul.getResult(), kLoop.getResult(i * kRB + j));
-        sb.create<memref::StoreOp>(l, e.emit(s.root, flat, total, /*top=*/true), C, flat);
+        sb.create<memref::StoreOp>(l, narrow(sb, l, e.emit(s.root, flat, total, /*top=*/true), elemOf(s.root)), C, flat);
       }
     b.create<func::ReturnOp>(l);
   }
@@ -554,7 +583,8 @@ struct KernelBuilder {
       } else {
         auto alloc = pbld.create<memref::AllocOp>(loc, flatType(s.root));
         alloc->setAttr(conv::kBufferRoleAttr, StringAttr::get(ctx, "intermediate"));
-        alloc->setAttr(conv::kBytesAttr, pbld.getI64IntegerAttr(numElements(s.root.getType()) * 4));
+        MemRefType ft = flatType(s.root);
+        alloc->setAttr(conv::kBytesAttr, pbld.getI64IntegerAttr(ft.getNumElements() * ft.getElementTypeBitWidth() / 8));
         out = alloc;
         intermediates.push_back(alloc);
       }

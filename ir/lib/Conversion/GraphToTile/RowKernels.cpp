@@ -24,6 +24,14 @@ Value cF32(OpBuilder &b, Location l, double v) {
   return b.create<arith::ConstantOp>(l, b.getF32FloatAttr(static_cast<float>(v)));
 }
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+Type elemOf(Value v) { return v.getType().cast<ShapedType>().getElementType(); }
+/// Stored element of type `elem` -> its compute type (f32 / i32), and back.
+Value widen(OpBuilder &b, Location l, Value stored, Type elem) {
+  return elements::widen(b, l, stored, elem, kGpuElements);
+}
+Value narrow(OpBuilder &b, Location l, Value v, Type elem) {
+  return elements::narrow(b, l, v, elem, kGpuElements);
+}
 
 /// One dimension of a row-major index decomposition: its extent and the
 /// stride of its index in the input buffer.
@@ -85,8 +93,8 @@ Ids ids(OpBuilder &b, Location l) {
           b.create<t::LaneIdOp>(l, b.getIndexType(), uint64_t{0})};
 }
 
-Value sharedF32(OpBuilder &b, Location l, int64_t n) {
-  auto ty = MemRefType::get({n}, b.getF32Type(), AffineMap(), b.getI64IntegerAttr(t::kSharedMemorySpace));
+Value shared(OpBuilder &b, Location l, Type elem, int64_t n) {
+  auto ty = MemRefType::get({n}, elem, AffineMap(), b.getI64IntegerAttr(t::kSharedMemorySpace));
   return b.create<t::SharedAllocOp>(l, ty, uint64_t{0});
 }
 
@@ -120,7 +128,8 @@ void buildSoftmax(func::FuncOp k, g::SoftmaxOp op, int64_t lanes) {
   OpBuilder b = OpBuilder::atBlockBegin(&k.front());
   Value x = k.getArgument(0), out = k.getArgument(1);
   Ids id = ids(b, loc);
-  Value shA = sharedF32(b, loc, lanes), shB = sharedF32(b, loc, lanes);
+  Type elem = elemOf(op.getResult());  // a float type: f32 arithmetic
+  Value shA = shared(b, loc, b.getF32Type(), lanes), shB = shared(b, loc, b.getF32Type(), lanes);
   Value cLen = cIdx(b, loc, s.len), cLanes = cIdx(b, loc, lanes);
   Value negInf = cF32(b, loc, -std::numeric_limits<double>::infinity());
   auto rowLoop = b.create<scf::ForOp>(loc, id.group, cIdx(b, loc, s.rows), id.groups);
@@ -142,7 +151,7 @@ void buildSoftmax(func::FuncOp k, g::SoftmaxOp op, int64_t lanes) {
   auto laneFold = [&](Value init, function_ref<Value(OpBuilder &, Value, Value)> f) {
     auto lp = rb.create<scf::ForOp>(loc, id.lane, cLen, cLanes, ValueRange{init});
     OpBuilder lb = OpBuilder::atBlockBegin(lp.getBody());
-    Value v = lb.create<memref::LoadOp>(loc, x, ValueRange{at(lb, lp.getInductionVar())});
+    Value v = widen(lb, loc, lb.create<memref::LoadOp>(loc, x, ValueRange{at(lb, lp.getInductionVar())}), elem);
     lb.create<scf::YieldOp>(loc, f(lb, lp.getRegionIterArgs()[0], v));
     return lp.getResult(0);
   };
@@ -158,23 +167,40 @@ void buildSoftmax(func::FuncOp k, g::SoftmaxOp op, int64_t lanes) {
   auto wr = rb.create<scf::ForOp>(loc, id.lane, cLen, cLanes);
   OpBuilder wb = OpBuilder::atBlockBegin(wr.getBody());
   Value idx = at(wb, wr.getInductionVar());
-  Value v = wb.create<memref::LoadOp>(loc, x, idx);
+  Value v = widen(wb, loc, wb.create<memref::LoadOp>(loc, x, idx), elem);
   Value e = wb.create<math::ExpOp>(loc, wb.create<arith::SubFOp>(loc, v, mx));
-  wb.create<memref::StoreOp>(loc, wb.create<arith::DivFOp>(loc, e, sum), out, idx);
+  wb.create<memref::StoreOp>(loc, narrow(wb, loc, wb.create<arith::DivFOp>(loc, e, sum), elem), out, idx);
   // Every lane has read the shared results before the next row's stores.
   rb.create<t::BarrierOp>(loc);
   b.create<func::ReturnOp>(loc);
 }
 
-/// What a reduce combines with, and the value that changes nothing:
-/// -0.0 for sums (x + -0.0 == x bitwise, for every x) and -inf for max.
+/// How a reduce combines, in the compute type of its element type (f32, or
+/// i32: integer sums wrap, and wrap again to the width at the store), and
+/// the value that changes nothing: -0.0 for float sums (x + -0.0 == x
+/// bitwise, for every x), -inf for float max, 0 and INT32_MIN for integers.
 struct Combiner {
   bool isMax;
+  Type elem, compute;
+  explicit Combiner(g::ReduceOp op)
+      : isMax(op.getKind() == g::ReduceKind::max), elem(elemOf(op.getInput())),
+        compute(elements::computeType(elem)) {}
+  bool isFloat() const { return compute.isa<FloatType>(); }
   Value identity(OpBuilder &b, Location l) const {
-    return cF32(b, l, isMax ? -std::numeric_limits<double>::infinity() : -0.0);
+    if (isFloat()) return cF32(b, l, isMax ? -std::numeric_limits<double>::infinity() : -0.0);
+    return elements::splatConstant(b, l, compute, isMax ? static_cast<double>(std::numeric_limits<int32_t>::min()) : 0.0);
   }
   Value operator()(OpBuilder &b, Location l, Value x, Value y) const {
-    return isMax ? b.create<arith::MaxFOp>(l, x, y).getResult() : b.create<arith::AddFOp>(l, x, y).getResult();
+    if (isFloat())
+      return isMax ? b.create<arith::MaxFOp>(l, x, y).getResult() : b.create<arith::AddFOp>(l, x, y).getResult();
+    return isMax ? b.create<arith::MaxSIOp>(l, x, y).getResult() : b.create<arith::AddIOp>(l, x, y).getResult();
+  }
+  Value load(OpBuilder &b, Location l, Value buf, Value at) const {
+    return widen(b, l, b.create<memref::LoadOp>(l, buf, at), elem);
+  }
+  /// The result has the input's element type.
+  void store(OpBuilder &b, Location l, Value v, Value buf, Value at) const {
+    b.create<memref::StoreOp>(l, narrow(b, l, v, elem), buf, at);
   }
 };
 
@@ -182,7 +208,7 @@ struct Combiner {
 void buildSequentialReduce(func::FuncOp k, g::ReduceOp op, int64_t lanes) {
   Location loc = op.getLoc();
   ReduceShape s = reduceShape(op);
-  Combiner combine{op.getKind() == g::ReduceKind::max};
+  Combiner combine(op);
   OpBuilder b = OpBuilder::atBlockBegin(&k.front());
   Value x = k.getArgument(0), out = k.getArgument(1);
   Ids id = ids(b, loc);
@@ -193,15 +219,15 @@ void buildSequentialReduce(func::FuncOp k, g::ReduceOp op, int64_t lanes) {
   OpBuilder ob = OpBuilder::atBlockBegin(outLoop.getBody());
   Value o = outLoop.getInductionVar();
   Value kept = offsetOf(ob, loc, o, s.kept);
-  Value first = ob.create<memref::LoadOp>(loc, x, kept);
+  Value first = combine.load(ob, loc, x, kept);
   auto fold = ob.create<scf::ForOp>(loc, cIdx(ob, loc, 1), cIdx(ob, loc, s.n), cIdx(ob, loc, 1), ValueRange{first});
   {
     OpBuilder fb = OpBuilder::atBlockBegin(fold.getBody());
     Value off = fb.create<arith::AddIOp>(loc, kept, offsetOf(fb, loc, fold.getInductionVar(), s.reduced));
-    Value v = fb.create<memref::LoadOp>(loc, x, off);
+    Value v = combine.load(fb, loc, x, off);
     fb.create<scf::YieldOp>(loc, combine(fb, loc, fold.getRegionIterArgs()[0], v));
   }
-  ob.create<memref::StoreOp>(loc, fold.getResult(0), out, o);
+  combine.store(ob, loc, fold.getResult(0), out, o);
   b.create<func::ReturnOp>(loc);
 }
 
@@ -214,24 +240,23 @@ void buildSequentialReduce(func::FuncOp k, g::ReduceOp op, int64_t lanes) {
 void buildPairwiseReduce(func::FuncOp k, g::ReduceOp op, int64_t lanes) {
   Location loc = op.getLoc();
   ReduceShape s = reduceShape(op);
-  Combiner combine{op.getKind() == g::ReduceKind::max};
+  Combiner combine(op);
   const int64_t chunk = static_cast<int64_t>(llvm::PowerOf2Ceil(ceilDiv(s.n, lanes)));
   const int64_t chunks = ceilDiv(s.n, chunk);
   const bool guard = chunk * lanes != s.n;
   OpBuilder b = OpBuilder::atBlockBegin(&k.front());
   Value x = k.getArgument(0), out = k.getArgument(1);
   Ids id = ids(b, loc);
-  Value sh = sharedF32(b, loc, lanes);
+  Value sh = shared(b, loc, combine.compute, lanes);
   auto rowLoop = b.create<scf::ForOp>(loc, id.group, cIdx(b, loc, s.outputs), id.groups);
   OpBuilder rb = OpBuilder::atBlockBegin(rowLoop.getBody());
   Value o = rowLoop.getInductionVar();
   Value kept = offsetOf(rb, loc, o, s.kept);
   auto element = [&](OpBuilder &eb, Value j) -> Value {
-    if (!guard)
-      return eb.create<memref::LoadOp>(loc, x, ValueRange{eb.create<arith::AddIOp>(loc, kept, offsetOf(eb, loc, j, s.reduced))});
+    if (!guard) return combine.load(eb, loc, x, eb.create<arith::AddIOp>(loc, kept, offsetOf(eb, loc, j, s.reduced)));
     Value ok = eb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, j, cIdx(eb, loc, s.n));
     Value safe = eb.create<arith::SelectOp>(loc, ok, j, cIdx(eb, loc, 0));
-    Value v = eb.create<memref::LoadOp>(loc, x, ValueRange{eb.create<arith::AddIOp>(loc, kept, offsetOf(eb, loc, safe, s.reduced))});
+    Value v = combine.load(eb, loc, x, eb.create<arith::AddIOp>(loc, kept, offsetOf(eb, loc, safe, s.reduced)));
     return eb.create<arith::SelectOp>(loc, ok, v, combine.identity(eb, loc));
   };
   // The tree over [first, first + 2^level): two halves, each its own tree,
@@ -262,7 +287,7 @@ void buildPairwiseReduce(func::FuncOp k, g::ReduceOp op, int64_t lanes) {
   Value first = rb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, id.lane, cIdx(rb, loc, 0));
   auto store = rb.create<scf::IfOp>(loc, first, /*withElse=*/false);
   OpBuilder sb = store.getThenBodyBuilder();
-  sb.create<memref::StoreOp>(loc, sb.create<memref::LoadOp>(loc, sh, ValueRange{cIdx(sb, loc, 0)}), out, o);
+  combine.store(sb, loc, sb.create<memref::LoadOp>(loc, sh, ValueRange{cIdx(sb, loc, 0)}), out, o);
   // Lane 0 has read the result before the next output's stores.
   rb.create<t::BarrierOp>(loc);
   b.create<func::ReturnOp>(loc);

@@ -32,7 +32,8 @@ namespace tessera::conversion::rows {
 std::array<int64_t, 3> grid(mlir::Operation *op, int64_t lanes, int64_t maxGroups);
 
 /// Fills the body of kernel `k` (arguments: the flat input, the flat
-/// output) that computes `op`, a graph softmax or reduce on f32.
+/// output) that computes `op`, a graph softmax or reduce (loads widen and
+/// stores narrow as kGpuElements says; arithmetic in f32 or i32).
 void buildKernel(mlir::func::FuncOp k, mlir::Operation *op, int64_t lanes);
 
 }  // namespace tessera::conversion::rows

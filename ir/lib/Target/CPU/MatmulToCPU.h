@@ -4,12 +4,15 @@
 
 #include <functional>
 
-#include "ElementTypes.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "tessera/Conversion/ElementTypes.h"
 #include "tessera/Dialect/Graph/IR/Graph.h"
 
 namespace tessera::cpu {
+
+// The cpu kernels store and compute element types as every backend does.
+using namespace tessera::elements;
 
 /// One tensor as the kernel stores it: a memref of the storage type
 /// (ElementTypes.h) and a function from logical indices (all dims) to the

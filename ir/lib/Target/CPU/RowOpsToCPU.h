@@ -14,9 +14,9 @@
 
 #include <optional>
 
-#include "ElementTypes.h"
 #include "MatmulToCPU.h"
 #include "mlir/IR/Builders.h"
+#include "tessera/Conversion/ElementTypes.h"
 
 namespace tessera::cpu {
 

@@ -13,7 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "tessera/Target/CPU/Passes.h"
 
-#include "ElementTypes.h"
+#include "tessera/Conversion/ElementTypes.h"
 #include "FlashAttentionToCPU.h"
 #include "LoopBuilder.h"
 #include "MatmulToCPU.h"

@@ -107,6 +107,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/SPIRV/Serialization.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -1011,6 +1012,47 @@ struct Int64AtomicsVCEPass
   }
 };
 
+/// IEEE infinities, NaNs and signed zeros for f32 (SignedZeroInfNanPreserve
+/// 32 on every entry point, SPV_KHR_float_controls): without it a Vulkan
+/// compiler may assume neither occurs and fold x - x to 0, x * 0 to 0, or
+/// reorder min/max (Mesa's NIR does), and Tessera's arithmetic (x / 0 =
+/// inf, inf - inf = NaN, NaN -> 0 in float -> int casts, fp8 saturation of
+/// inf) would differ from the cpu backend and the reference. Needs
+/// VkPhysicalDeviceFloatControlsProperties::shaderSignedZeroInfNanPreserveFloat32
+/// (Vulkan 1.2; every desktop driver and lavapipe have it); the plugin
+/// checks it when the module is loaded.
+struct PreserveInfNanPass
+    : PassWrapper<PreserveInfNanPass, OperationPass<spirv::ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PreserveInfNanPass)
+  StringRef getArgument() const final { return "tessera-spirv-preserve-inf-nan"; }
+  void runOnOperation() override {
+    spirv::ModuleOp m = getOperation();
+    auto vce = m.getVceTriple();
+    if (!vce) return;
+    bool usesF32 = false;
+    m.walk([&](Operation *op) {
+      for (Type t : op->getResultTypes()) usesF32 |= getElementTypeOrSelf(t).isF32();
+    });
+    if (!usesF32) return;
+    SmallVector<spirv::EntryPointOp> entries(m.getOps<spirv::EntryPointOp>());
+    OpBuilder b = OpBuilder::atBlockEnd(m.getBody());
+    for (spirv::EntryPointOp e : entries) {
+      auto fn = m.lookupSymbol<spirv::FuncOp>(e.getFn());
+      if (!fn) continue;
+      b.setInsertionPointAfter(e);
+      b.create<spirv::ExecutionModeOp>(e.getLoc(), fn, spirv::ExecutionMode::SignedZeroInfNanPreserve,
+                                       ArrayRef<int32_t>{32});
+    }
+    SmallVector<spirv::Capability> caps(vce->getCapabilities());
+    SmallVector<spirv::Extension> exts(vce->getExtensions());
+    if (!llvm::is_contained(caps, spirv::Capability::SignedZeroInfNanPreserve))
+      caps.push_back(spirv::Capability::SignedZeroInfNanPreserve);
+    if (vce->getVersion() < spirv::Version::V_1_4 && !llvm::is_contained(exts, spirv::Extension::SPV_KHR_float_controls))
+      exts.push_back(spirv::Extension::SPV_KHR_float_controls);
+    m.setVceTripleAttr(spirv::VerCapExtAttr::get(vce->getVersion(), caps, exts, m.getContext()));
+  }
+};
+
 struct SerializeSPIRVPass : tessera::spv::impl::SerializeSPIRVBase<SerializeSPIRVPass> {
   using SerializeSPIRVBase::SerializeSPIRVBase;
   void runOnOperation() override {
@@ -1053,6 +1095,7 @@ void tessera::spv::buildTileToSPIRVPipeline(OpPassManager &pm, const VulkanTarge
   spm.addPass(createCSEPass());
   spm.addPass(spirv::createSPIRVUpdateVCEPass());
   spm.addPass(std::make_unique<Int64AtomicsVCEPass>());
+  spm.addPass(std::make_unique<PreserveInfNanPass>());
 }
 
 namespace {

@@ -8,7 +8,7 @@
 // the loop too.  The loop starts from the value's own bits as a guess (no
 // racy plain load) and retries with what the exchange returns.  NaN
 // propagates (a NaN value is stored, a stored NaN stays).
-// CHECK: spirv.module @__spv__fminmax Logical GLSL450 requires #spirv.vce<v1.0, [Shader], [SPV_KHR_storage_buffer_storage_class]>
+// CHECK: spirv.module @__spv__fminmax Logical GLSL450 requires #spirv.vce<v1.0, [Shader, SignedZeroInfNanPreserve], [SPV_KHR_storage_buffer_storage_class, SPV_KHR_float_controls]>
 // CHECK-DAG: spirv.GlobalVariable @__workgroup_mem__{{.*}} : !spirv.ptr<!spirv.struct<(!spirv.array<64 x i32>)>, Workgroup>
 // CHECK-DAG: bind(0, 0) : !spirv.ptr<!spirv.struct<(!spirv.array<16 x i32, stride=4> [0])>, StorageBuffer>
 // The plain store to the retyped buffer stores bits.

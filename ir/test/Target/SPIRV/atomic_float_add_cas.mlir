@@ -9,7 +9,7 @@
 // its integer bits and the add is the compare-exchange loop of float
 // max/min, so the module needs no AtomicFloat32AddEXT.  The default
 // (native) emits OpAtomicFAddEXT.
-// CHECK: spirv.module @__spv__fadd Logical GLSL450 requires #spirv.vce<v1.0, [Shader], [SPV_KHR_storage_buffer_storage_class]>
+// CHECK: spirv.module @__spv__fadd Logical GLSL450 requires #spirv.vce<v1.0, [Shader, SignedZeroInfNanPreserve], [SPV_KHR_storage_buffer_storage_class, SPV_KHR_float_controls]>
 // CHECK-DAG: bind(0, 0) : !spirv.ptr<!spirv.struct<(!spirv.array<16 x i32, stride=4> [0])>, StorageBuffer>
 // CHECK: spirv.mlir.loop
 // CHECK: spirv.FAdd %{{.*}}, %{{.*}} : f32

@@ -5,7 +5,7 @@
 // are control barriers, scf.for / scf.if are structured loops and
 // selections (merge blocks), subgroup_size is the SubgroupSize builtin and
 // subgroup_reduce a GroupNonUniformFAdd Reduce (SPIR-V 1.3).
-// CHECK: spirv.module @__spv__block_sum Logical GLSL450 requires #spirv.vce<v1.3, [Shader, GroupNonUniformArithmetic]
+// CHECK: spirv.module @__spv__block_sum Logical GLSL450 requires #spirv.vce<v1.3, [Shader, GroupNonUniformArithmetic, SignedZeroInfNanPreserve]
 // CHECK-DAG: spirv.GlobalVariable @__workgroup_mem__{{.*}} : !spirv.ptr<!spirv.struct<(!spirv.array<256 x f32>)>, Workgroup>
 // CHECK-DAG: built_in("SubgroupSize")
 // CHECK-DAG: bind(0, 0) : !spirv.ptr<!spirv.struct<(!spirv.array<65536 x f32, stride=4> [0])>, StorageBuffer>

@@ -5,7 +5,7 @@
 // the buffers are bindings 0 and 1 of set 0, the vector<8xf32> is
 // scalarized (SPIR-V vectors have at most 4 components), the group size is
 // the entry point's LocalSize and the VCE triple is the minimal one.
-// CHECK: spirv.module @__spv__saxpy Logical GLSL450 requires #spirv.vce<v1.0, [Shader], [SPV_KHR_storage_buffer_storage_class]>
+// CHECK: spirv.module @__spv__saxpy Logical GLSL450 requires #spirv.vce<v1.0, [Shader, SignedZeroInfNanPreserve], [SPV_KHR_storage_buffer_storage_class, SPV_KHR_float_controls]>
 // CHECK-DAG: spirv.GlobalVariable @__tessera_push_constants : !spirv.ptr<!spirv.struct<(f32 [0])>, PushConstant>
 // CHECK-DAG: spirv.GlobalVariable @__builtin_var_LocalInvocationId__ built_in("LocalInvocationId")
 // CHECK-DAG: spirv.GlobalVariable @__builtin_var_WorkgroupId__ built_in("WorkgroupId")
@@ -19,7 +19,9 @@
 // CHECK-COUNT-8: spirv.Store "StorageBuffer"
 // CHECK-NOT: vector<8xf32>
 // CHECK: spirv.EntryPoint "GLCompute" @saxpy
-// CHECK: spirv.ExecutionMode @saxpy "LocalSize", 128, 1, 1
+// IEEE inf/NaN/signed zeros for f32 (tessera-spirv-preserve-inf-nan).
+// CHECK-DAG: spirv.ExecutionMode @saxpy "SignedZeroInfNanPreserve", 32
+// CHECK-DAG: spirv.ExecutionMode @saxpy "LocalSize", 128, 1, 1
 func.func @saxpy(%a: f32, %x: memref<65536xf32>, %y: memref<65536xf32>)
     attributes {tessera_tile.group_size = array<i64: 128>, tessera_tile.grid = array<i64: 64>} {
   %c8 = arith.constant 8 : index

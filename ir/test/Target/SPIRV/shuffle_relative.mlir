@@ -12,7 +12,7 @@
 // the result is a select on SubgroupLocalInvocationId + delta < lanes of
 // this subgroup (down) or SubgroupLocalInvocationId >= delta (up).  Index
 // values shuffle as i32.
-// CHECK: spirv.module @__spv__shuffles Logical GLSL450 requires #spirv.vce<v1.3, [Shader, GroupNonUniformShuffleRelative]
+// CHECK: spirv.module @__spv__shuffles Logical GLSL450 requires #spirv.vce<v1.3, [Shader, GroupNonUniformShuffleRelative, SignedZeroInfNanPreserve]
 // CHECK-DAG: built_in("SubgroupLocalInvocationId")
 // CHECK-DAG: built_in("SubgroupSize")
 // CHECK-DAG: built_in("SubgroupId")

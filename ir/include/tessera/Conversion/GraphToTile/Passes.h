@@ -19,6 +19,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+#include "tessera/Conversion/ElementTypes.h"
 #include "tessera/Dialect/Graph/IR/Graph.h"
 #include "tessera/Dialect/Tile/IR/Tile.h"
 
@@ -27,6 +28,12 @@ namespace tessera::conversion {
 #include "tessera/Conversion/GraphToTile/Passes.h.inc"
 #define GEN_PASS_REGISTRATION
 #include "tessera/Conversion/GraphToTile/Passes.h.inc"
+
+/// How the GPU kernels store Graph IR element types (ElementTypes.h): f16
+/// as f16 (SPIR-V Float16 + 16-bit storage), bf16 as its bits in i16 (no
+/// bf16 type in SPIR-V), fp8 as i8; so a plan buffer of a bf16 tensor is
+/// `memref<N x i16>` with the bf16 bytes, what a host uploads unchanged.
+inline constexpr elements::ElementOptions kGpuElements{/*hardwareF16=*/true, /*bf16AsI16=*/true};
 
 /// Attribute names of the launch plan.
 constexpr llvm::StringLiteral kLaunchPlanAttr = "tessera.launch_plan";
@@ -38,7 +45,7 @@ constexpr llvm::StringLiteral kLaunchGridAttr = "tessera.grid";
 struct PlanBuffer {
   enum Role { kInput, kOutput, kIntermediate } role = kIntermediate;
   int64_t bytes = 0;
-  std::string dtype;                 // "f32"
+  std::string dtype;                 // the memref element type: "f32", "i16" (bf16), ...
   std::vector<int64_t> elements;     // flat element count {N}
 };
 struct PlanLaunch {

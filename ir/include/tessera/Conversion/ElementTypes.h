@@ -1,11 +1,15 @@
-//===- ElementTypes.h - Graph IR element types on the cpu -------*- C++ -*-===//
+//===- ElementTypes.h - how Graph IR element types are stored and computed ===//
 //
-// How the cpu kernels store and compute each Graph IR element type:
+// Shared by the code generators (the cpu backend's ScheduleToCPU and the
+// GPU path's tessera-graph-to-tile-kernels), so that every backend stores,
+// computes and rounds each Graph IR element type the same way, and the same
+// way as tessera-run's reference (tools/tessera-run/dtype.hpp):
 //
 //   element     stored in memrefs as   computed in
 //   f32         f32                    f32
-//   f16         f16                    f32   (F16C vcvtph2ps/vcvtps2ph, or integer code)
-//   bf16        bf16                   f32   (integer code)
+//   f16         f16                    f32   (arith.extf/truncf: F16C on x86,
+//                                             OpFConvert in SPIR-V; or integer code)
+//   bf16        bf16 (i16 for SPIR-V)  f32   (integer code)
 //   f8E4M3FN    i8 (raw bits)          f32   (integer code)
 //   i32         i32                    i32
 //   i8          i8                     i32
@@ -19,25 +23,31 @@
 // The integer code exists because LLVM 16's x86 backend cannot select a
 // vector fptrunc to bf16 (X86ISD::VFPROUND on v16bf16) and has no f16
 // conversion without F16C (it calls __extendhfsf2 / __truncsfhf2, which a
-// kernel .so cannot resolve), and because MLIR 16's LLVM type converter
-// leaves f8E4M3FN unconverted (memref<...xf8E4M3FN> has no LLVM type), so
-// fp8 is an i8 memref.  Every helper works on scalars and on vectors.
+// kernel .so cannot resolve), because MLIR 16's LLVM type converter leaves
+// f8E4M3FN unconverted (memref<...xf8E4M3FN> has no LLVM type), so fp8 is
+// an i8 memref, and because MLIR 16's SPIR-V dialect has no bf16 type.
+// Every helper works on scalars and on vectors; the ops are plain arith /
+// math ops, which both the LLVM and the SPIR-V lowerings handle.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TESSERA_LIB_TARGET_CPU_ELEMENTTYPES_H
-#define TESSERA_LIB_TARGET_CPU_ELEMENTTYPES_H
+#ifndef TESSERA_CONVERSION_ELEMENTTYPES_H
+#define TESSERA_CONVERSION_ELEMENTTYPES_H
 
 #include "mlir/IR/Builders.h"
 
-namespace tessera::cpu {
+namespace tessera::elements {
 
 struct ElementOptions {
   /// f16 <-> f32 with arith.extf / truncf (F16C on x86); else integer code.
   bool hardwareF16 = false;
+  /// bf16 is stored as its bits in i16 (SPIR-V has no bf16 type): widen
+  /// takes and narrow returns i16 values for bf16.
+  bool bf16AsI16 = false;
 };
 
-/// The memref element type of a Graph IR element type (f8E4M3FN -> i8).
-mlir::Type storageType(mlir::Type elem);
+/// The memref element type of a Graph IR element type (f8E4M3FN -> i8;
+/// bf16 -> i16 with options.bf16AsI16).
+mlir::Type storageType(mlir::Type elem, const ElementOptions &options = {});
 /// f32 for float element types, i32 for integer ones.
 mlir::Type computeType(mlir::Type elem);
 /// `like` (a scalar or vector type) with its element type replaced.
@@ -76,6 +86,6 @@ mlir::FailureOr<mlir::Value> emitElementwise(mlir::OpBuilder &b, mlir::Location 
 mlir::Value splatConstant(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type,
                           double value);
 
-}  // namespace tessera::cpu
+}  // namespace tessera::elements
 
 #endif

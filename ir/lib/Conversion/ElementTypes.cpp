@@ -1,11 +1,11 @@
-//===- ElementTypes.cpp - storage <-> compute conversions for the cpu -----===//
+//===- ElementTypes.cpp - storage <-> compute conversions of Graph IR types ===//
 //
 // Conversions in integer arithmetic on the bits (see ElementTypes.h for
 // why), written without branches so that they work lane-wise on vectors
 // (LLVM: vpsrlvd / vpsllvd / vpminud / vblendvps on AVX2).
 //
 //===----------------------------------------------------------------------===//
-#include "ElementTypes.h"
+#include "tessera/Conversion/ElementTypes.h"
 
 #include <cmath>
 
@@ -17,7 +17,7 @@
 
 using namespace mlir;
 
-namespace tessera::cpu {
+namespace tessera::elements {
 namespace {
 
 /// A binary float format with a sign, `exp` exponent bits and `man`
@@ -132,8 +132,9 @@ Value bitcastTo(OpBuilder &b, Location loc, Value v, Type elem) {
 
 }  // namespace
 
-Type storageType(Type elem) {
+Type storageType(Type elem, const ElementOptions &o) {
   if (elem.isFloat8E4M3FN()) return IntegerType::get(elem.getContext(), 8);
+  if (elem.isBF16() && o.bf16AsI16) return IntegerType::get(elem.getContext(), 16);
   return elem;
 }
 
@@ -163,7 +164,8 @@ Value widen(OpBuilder &b, Location loc, Value v, Type elem, const ElementOptions
   if (elem.isF16() && o.hardwareF16)
     return b.create<arith::ExtFOp>(loc, withElement(v.getType(), b.getF32Type()), v);
   if (elem.isBF16()) {  // the high half of an f32
-    Value h = b.create<arith::ExtUIOp>(loc, i32, bitcastTo(b, loc, v, b.getI16Type()));
+    Value bits = o.bf16AsI16 ? v : bitcastTo(b, loc, v, b.getI16Type());
+    Value h = b.create<arith::ExtUIOp>(loc, i32, bits);
     Bits x(b, loc, v.getType());
     return x.toFloat(x.shl(h, 16));
   }
@@ -188,7 +190,7 @@ Value narrow(OpBuilder &b, Location loc, Value v, Type elem, const ElementOption
     Value r = x.shr(x.add(x.add(u, 0x7FFF), x.band(x.shr(u, 16), 1)), 16);
     Value nan = x.bor(x.shr(u, 16), x.c(0x40));
     Value bits = b.create<arith::TruncIOp>(loc, i16, x.sel(isNaN, nan, r));
-    return bitcastTo(b, loc, bits, elem);
+    return o.bf16AsI16 ? bits : bitcastTo(b, loc, bits, elem);
   }
   if (elem.isF16())
     return bitcastTo(b, loc, b.create<arith::TruncIOp>(loc, i16, narrowFormat(b, loc, v, kF16)), elem);
@@ -267,4 +269,4 @@ FailureOr<Value> emitElementwise(OpBuilder &b, Location loc, Operation *op, Arra
   return failure();
 }
 
-}  // namespace tessera::cpu
+}  // namespace tessera::elements
