@@ -206,6 +206,9 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
   }
   ifn.vkGetPhysicalDeviceProperties2(phys, &p2);
   d->subgroup.pNext = d->driver.pNext = d->float_controls.pNext = d->maint3.pNext = nullptr;
+  // Test hook (test_masks_feature): a device without IEEE inf/NaN in f32.
+  if (test_masks_feature("shaderSignedZeroInfNanPreserveFloat32"))
+    d->float_controls.shaderSignedZeroInfNanPreserveFloat32 = VK_FALSE;
   d->props = p2.properties;
   ifn.vkGetPhysicalDeviceMemoryProperties(phys, &d->memory);
 

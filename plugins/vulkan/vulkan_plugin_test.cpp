@@ -744,6 +744,28 @@ TEST_F(MaskedFeatures, SubgroupExtendedTypes) {
   EXPECT_NE(m.find("device '" + dev.info().name + "' does not support"), std::string::npos) << m;
 }
 
+TEST_F(MaskedFeatures, SignedZeroInfNanPreserve) {
+  // Tessera's SPIR-V keeps IEEE inf/NaN in f32 (SignedZeroInfNanPreserve
+  // 32, ir/lib/Target/SPIRV/TileToSPIRV.cpp): a device that cannot gets a
+  // clear UNSUPPORTED naming the property, not different arithmetic.
+  std::string path = ShaderPath("tile_fadd_cas");
+  if (ReadFile(path).empty()) GTEST_SKIP() << "no " << path << " (IR not built)";
+  setenv("TESSERA_VK_TEST_MASK_FEATURES", "shaderSignedZeroInfNanPreserveFloat32", 1);
+  auto rt = CreateVulkanRuntime();
+  unsetenv("TESSERA_VK_TEST_MASK_FEATURES");
+  if (!rt.ok() && rt.status().code() == StatusCode::kUnavailable)
+    GTEST_SKIP() << rt.status().ToString();
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  Device dev = rt->devices()[0];
+  auto e = dev.load_executable("spirv", path);
+  ASSERT_FALSE(e.ok());
+  const std::string m = e.status().message();
+  EXPECT_EQ(e.status().code(), StatusCode::kUnsupported) << m;
+  EXPECT_NE(m.find("kernel 'fadd_cas'"), std::string::npos) << m;
+  EXPECT_NE(m.find("needs the SPIR-V capability SignedZeroInfNanPreserve"), std::string::npos) << m;
+  EXPECT_NE(m.find("shaderSignedZeroInfNanPreserveFloat32"), std::string::npos) << m;
+}
+
 TEST_F(VulkanTileIr, FloatAddCas) {
   Executable exe;
   Kernel k;
