@@ -110,25 +110,16 @@ TEST(AbiCompat, OlderMinorMissingGraphsAreUnsupported) {
   const Device& dev = rt->devices().at(0);
   TS_ASSERT_OK_AND_ASSIGN(Stream stream, dev.create_stream());
   TS_ASSERT_OK_AND_ASSIGN(Buffer buf, dev.allocate(64));
-  // Capture exists in the old table, but no graph can be instantiated: the
-  // core may refuse at begin_capture, end_capture or instantiate, each time
-  // with UNSUPPORTED.
+  // Capture exists in the old table, but a captured graph could be neither
+  // instantiated nor destroyed (it leaked in the plugin: LeakSanitizer
+  // found it), so the core refuses at begin_capture, naming an entry the
+  // plugin lacks, and the stream is not left capturing.
   Status begin = stream.begin_capture();
-  if (!begin.ok()) {
-    EXPECT_EQ(begin.code(), StatusCode::kUnsupported) << begin.ToString();
-    return;
-  }
+  ASSERT_FALSE(begin.ok());
+  EXPECT_EQ(begin.code(), StatusCode::kUnsupported) << begin.ToString();
+  EXPECT_NE(begin.message().find("does not provide Graph_"), std::string::npos) << begin.ToString();
   TS_EXPECT_OK(stream.memset_async(buf, 0, 1, 64));
-  auto graph = stream.end_capture();
-  if (!graph.ok()) {
-    EXPECT_EQ(graph.status().code(), StatusCode::kUnsupported)
-        << graph.status().ToString();
-    return;
-  }
-  auto exec = graph->instantiate();
-  ASSERT_FALSE(exec.ok());
-  EXPECT_EQ(exec.status().code(), StatusCode::kUnsupported)
-      << exec.status().ToString();
+  TS_EXPECT_OK(stream.synchronize());
 }
 
 TEST(AbiCompat, NewerMinorLoadsAndWorks) {

@@ -156,6 +156,15 @@ StatusOr<bool> Stream::query() const {
 
 Status Stream::begin_capture() const {
   TESSERA_CHECK_HANDLE(impl_, "Stream");
+  // A plugin whose table ends before the graph entries (an older MINOR)
+  // could capture, but the graph could be neither replayed nor destroyed:
+  // it would leak in the plugin. Refuse before anything is captured.
+  const detail::PluginLibrary& lib = impl_->device.impl()->lib();
+  for (auto [entry, name] : {std::pair{lib.table().Graph_Destroy != nullptr, "Graph_Destroy"},
+                             std::pair{lib.table().Graph_Instantiate != nullptr, "Graph_Instantiate"},
+                             std::pair{lib.table().GraphExec_Launch != nullptr, "GraphExec_Launch"},
+                             std::pair{lib.table().GraphExec_Destroy != nullptr, "GraphExec_Destroy"}})
+    if (!entry) return lib.Missing(name);
   auto args = MakeArgs<TsStream_BeginCapture_Args>();
   args.stream = impl_->raw;
   return TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(), Stream_BeginCapture,
