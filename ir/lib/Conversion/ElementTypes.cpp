@@ -227,7 +227,8 @@ Value castCompute(OpBuilder &b, Location loc, Value v, Type from, Type to) {
   return x.sel(nan, 0, r);
 }
 
-FailureOr<Value> emitElementwise(OpBuilder &b, Location loc, Operation *op, ArrayRef<Value> in) {
+FailureOr<Value> emitElementwise(OpBuilder &b, Location loc, Operation *op, ArrayRef<Value> in,
+                                 const ElementOptions &o) {
   namespace g = tessera::graph;
   Value x = in[0];
   Type t = x.getType();
@@ -238,6 +239,16 @@ FailureOr<Value> emitElementwise(OpBuilder &b, Location loc, Operation *op, Arra
   if (isa<g::MulOp>(op)) return f ? b.create<arith::MulFOp>(loc, x, in[1]).getResult() : b.create<arith::MulIOp>(loc, x, in[1]).getResult();
   if (isa<g::MaxOp>(op)) return f ? b.create<arith::MaxFOp>(loc, x, in[1]).getResult() : b.create<arith::MaxSIOp>(loc, x, in[1]).getResult();
   if (isa<g::DivOp>(op)) {
+    if (f && o.selectDivisionByZero) {
+      Bits u(b, loc, t);
+      Value y = in[1], zero = c(0);
+      Value byZero = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, y, zero);
+      Value inf = u.bor(u.band(b.create<arith::XOrIOp>(loc, u.toBits(x), u.toBits(y)), 0x80000000), u.c(0x7F800000));
+      // x == 0 or x is NaN (UEQ holds for unordered operands): NaN.
+      Value nan = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UEQ, x, zero);
+      Value special = u.toFloat(u.sel(nan, 0x7FC00000, inf));
+      return b.create<arith::SelectOp>(loc, byZero, special, b.create<arith::DivFOp>(loc, x, y)).getResult();
+    }
     if (f) return b.create<arith::DivFOp>(loc, x, in[1]).getResult();
     // x86 idiv traps on / 0 and on INT_MIN / -1 (LLVM: undefined): divide
     // by 1 there and patch the result (x / -1 = -x, wrapping; x / 0 = 0).

@@ -43,6 +43,12 @@ struct ElementOptions {
   /// bf16 is stored as its bits in i16 (SPIR-V has no bf16 type): widen
   /// takes and narrow returns i16 values for bf16.
   bool bf16AsI16 = false;
+  /// Float x / +-0 is computed as IEEE says (+-inf with the sign of x * y;
+  /// 0 / 0 and NaN / 0 are NaN) by a select rather than by the divide:
+  /// Vulkan leaves OpFDiv by zero undefined (its precision table covers
+  /// |y| in [2^-126, 2^126] only) and lavapipe returns 0. LLVM on x86
+  /// divides in IEEE already.
+  bool selectDivisionByZero = false;
 };
 
 /// The memref element type of a Graph IR element type (f8E4M3FN -> i8;
@@ -80,7 +86,8 @@ mlir::Value castCompute(mlir::OpBuilder &b, mlir::Location loc, mlir::Value valu
 /// INT_MIN / -1 wraps (no trap, no poison).
 mlir::FailureOr<mlir::Value> emitElementwise(mlir::OpBuilder &b, mlir::Location loc,
                                              mlir::Operation *op,
-                                             llvm::ArrayRef<mlir::Value> in);
+                                             llvm::ArrayRef<mlir::Value> in,
+                                             const ElementOptions &options = {});
 
 /// A splat constant of `type` (scalar or vector; float or integer).
 mlir::Value splatConstant(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type,

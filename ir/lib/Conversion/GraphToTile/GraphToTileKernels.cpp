@@ -252,25 +252,6 @@ struct ExprEmitter {
     return widen(b, loc, b.create<memref::LoadOp>(loc, buf, idx), elemOf(leaf));
   }
 
-  /// x / y in f32 with IEEE results for y = +-0 (x / 0 = +-inf with the
-  /// sign of x * y, 0 / 0 and NaN / 0 = NaN). Vulkan leaves OpFDiv by zero
-  /// undefined, even with SignedZeroInfNanPreserve (its precision table
-  /// covers |y| in [2^-126, 2^126] only), and lavapipe returns 0.
-  static Value divide(OpBuilder &b, Location l, Value x, Value y) {
-    Type i32 = b.getI32Type();
-    auto bits = [&](Value f) { return b.create<arith::BitcastOp>(l, i32, f).getResult(); };
-    auto ci = [&](int64_t v) { return b.create<arith::ConstantOp>(l, b.getI32IntegerAttr(static_cast<int32_t>(v))).getResult(); };
-    Value zero = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(0.0f));
-    Value byZero = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, y, zero);
-    Value sign = b.create<arith::AndIOp>(l, b.create<arith::XOrIOp>(l, bits(x), bits(y)), ci(0x80000000));
-    Value inf = b.create<arith::OrIOp>(l, sign, ci(0x7F800000));
-    // x == 0 or x is NaN: NaN (UEQ is true for unordered operands).
-    Value nanResult = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::UEQ, x, zero);
-    Value special = b.create<arith::SelectOp>(l, nanResult, ci(0x7FC00000), inf);
-    Value specialF = b.create<arith::BitcastOp>(l, b.getF32Type(), special);
-    return b.create<arith::SelectOp>(l, byZero, specialF, b.create<arith::DivFOp>(l, x, y));
-  }
-
   /// The compute-type value of Graph value `v` at flat element `flat` of a
   /// result with `total` elements; `top`: v is the root, computed even if
   /// materialized, and left unrounded (the store narrows it). Every other
@@ -290,9 +271,7 @@ struct ExprEmitter {
     SmallVector<Value> xs;
     for (Value o : op->getOperands()) xs.push_back(emit(o, flat, total));
     // Only elementwise ops reach here (FunctionLowering::check).
-    Value r = isa<g::DivOp>(op) && xs[0].getType().isa<FloatType>()
-                  ? divide(b, loc, xs[0], xs[1])
-                  : *tessera::elements::emitElementwise(b, loc, op, xs);
+    Value r = *tessera::elements::emitElementwise(b, loc, op, xs, conv::kGpuElements);
     return memo[v] = rounded(r);
   }
 };

@@ -33,7 +33,9 @@ namespace tessera::conversion {
 /// as f16 (SPIR-V Float16 + 16-bit storage), bf16 as its bits in i16 (no
 /// bf16 type in SPIR-V), fp8 as i8; so a plan buffer of a bf16 tensor is
 /// `memref<N x i16>` with the bf16 bytes, what a host uploads unchanged.
-inline constexpr elements::ElementOptions kGpuElements{/*hardwareF16=*/true, /*bf16AsI16=*/true};
+/// Float division by zero is selected (ElementOptions::selectDivisionByZero).
+inline constexpr elements::ElementOptions kGpuElements{/*hardwareF16=*/true, /*bf16AsI16=*/true,
+                                                       /*selectDivisionByZero=*/true};
 
 /// Attribute names of the launch plan.
 constexpr llvm::StringLiteral kLaunchPlanAttr = "tessera.launch_plan";
