@@ -13,7 +13,9 @@
 //
 // Exit codes: 0 verified (or --no-verify), 1 bad input / compile error,
 // 2 runtime error (or a program the backend cannot run), 3 result mismatch,
-// 77 the vulkan backend was requested but is unavailable (ctest SKIP).
+// 4 no reference to check the result against (run it with --no-verify to
+// accept an unchecked result), 77 the vulkan backend was requested but is
+// unavailable (ctest SKIP).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -69,6 +71,8 @@ int usage(const char* why) {
 
 // Exit code for "the requested backend cannot run here" (ctest SKIP_RETURN_CODE).
 constexpr int kExitSkip = 77;
+// Exit code for "verification was asked for but nothing could check the result".
+constexpr int kExitNoReference = 4;
 
 bool requestsVulkan() {
   const char* env = std::getenv("TESSERA_BACKEND");
@@ -392,7 +396,10 @@ int main(int argc, char** argv) {
       for (size_t i = 0; i < kinfo->args.size(); ++i) if (kinfo->args[i].buffer) checked.push_back(i);
     }
     if (!have) {
-      std::printf("verify: no reference for kernel %s (result not checked)\n", kinfo->name.c_str());
+      // A check that could not be made is not a pass: say so in the exit code.
+      std::printf("verify: no reference for kernel %s: the result was NOT checked "
+                  "(--no-verify runs it unchecked on purpose)\n", kinfo->name.c_str());
+      rc = kExitNoReference;
     } else {
       // One line per result type, each with its tolerance (dtype.hpp).
       std::vector<std::string> types;
