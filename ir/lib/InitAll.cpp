@@ -9,6 +9,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
 #include "tessera/Conversion/GraphToTile/Passes.h"
+#include "tessera/Conversion/GraphToTile/Pipeline.h"
 #include "tessera/Dialect/Graph/Transforms/Passes.h"
 #include "tessera/Dialect/Schedule/Transforms/Passes.h"
 #include "tessera/Dialect/Tile/Transforms/Passes.h"
@@ -36,4 +37,5 @@ void tessera::registerAllPasses() {
   spv::registerSPIRVPasses();
   spv::registerSPIRVPipelines();
   conversion::registerGraphToTilePasses();
+  conversion::registerGpuPipelines();
 }

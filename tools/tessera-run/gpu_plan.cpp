@@ -1,5 +1,7 @@
 #include "gpu_plan.hpp"
 
+#include "tessera/Conversion/GraphToTile/Pipeline.h"
+
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -18,7 +20,7 @@ int fail(int rc, const std::string& msg) {
 }  // namespace
 
 int CompileGraphForGpu(mlir::ModuleOp module, const std::string& name, const Device& dev,
-                       GpuProgram* out) {
+                       const std::string& schedule, GpuProgram* out) {
   const std::string& backend = dev.backend();
   auto t0 = std::chrono::steady_clock::now();
   // The Graph function: by name, else the first function with tensor arguments.
@@ -30,13 +32,13 @@ int CompileGraphForGpu(mlir::ModuleOp module, const std::string& name, const Dev
   });
   if (!fn) return fail(1, "no Graph IR function" + (name.empty() ? std::string() : " named " + name));
 
-  // Graph -> Tile IR kernels + launch plan, on a copy (the original stays
+  // Graph -> Schedule IR (the GPU schedule) -> Tile IR kernels + launch
+  // plan, on a copy (the original stays
   // for the reference interpreter).
   mlir::OwningOpRef<mlir::ModuleOp> m(module.clone());
   mlir::PassManager pm(module.getContext());
-  conversion::GraphToTileKernelsOptions opts;
-  opts.backend = backend;
-  pm.addPass(conversion::createGraphToTileKernels(opts));
+  if (mlir::failed(conversion::buildGpuGraphPipeline(pm, backend, schedule)))
+    return fail(1, "--schedule '" + schedule + "': not options of --tessera-graph-to-schedule");
   if (mlir::failed(pm.run(*m))) return 1;
   auto planFn = m->lookupSymbol<mlir::func::FuncOp>(fn.getName());
   if (!planFn) return fail(1, "no launch plan for " + fn.getName().str());

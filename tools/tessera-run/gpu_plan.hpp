@@ -29,12 +29,13 @@ struct GpuProgram {
 };
 
 // Lowers the Graph IR function `name` (empty: the first one) of `module`
-// (not modified) for `dev`, loads its kernels and allocates the
+// (not modified) for `dev` with the GPU schedule (`schedule`: graph-to-schedule
+// options over it, may be empty), loads its kernels and allocates the
 // intermediates. Returns 0, or tessera-run's exit code (1: the program
 // cannot be lowered/compiled, with MLIR diagnostics; 2: runtime error),
 // with the reason on stderr.
 int CompileGraphForGpu(mlir::ModuleOp module, const std::string& name, const Device& dev,
-                       GpuProgram* out);
+                       const std::string& schedule, GpuProgram* out);
 
 // Enqueues every launch of the plan on `stream`, in order (the stream
 // orders them; the Vulkan plugin records them into one command buffer).

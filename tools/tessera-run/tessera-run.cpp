@@ -6,6 +6,8 @@
 //               [--iterations N] [--kernel NAME] [--scalar V ...]
 //               [--grid X[,Y,Z]] [--tolerance T] [--seed S] [--no-verify]
 //               [--cpu NAME]   (LLVM cpu for the cpu backend, default: the host)
+//               [--schedule "OPTIONS"] (--tessera-graph-to-schedule options over
+//                              the backend's schedule: "tile-m=64 micro-m=4")
 //
 // Backends: cpu (Graph IR and Tile IR, compiled to a shared object) and
 // vulkan (Tile IR compiled to SPIR-V by tessera::spv::compileForVulkan;
@@ -51,6 +53,7 @@ struct Args {
   std::string program, kernel;
   std::vector<std::string> outputs;  // one per result, in order
   std::string cpu;  // LLVM cpu to compile for (cpu backend); empty: the host
+  std::string schedule;  // graph-to-schedule options over the backend's schedule
   std::vector<std::string> inputs;
   std::vector<double> scalars;
   std::vector<unsigned> grid;
@@ -64,7 +67,8 @@ int usage(const char* why) {
   std::fprintf(stderr,
                "tessera-run: %s\nusage: tessera-run PROGRAM.mlir [--input a.npy ...] "
                "[--output out.npy ...] [--iterations N] [--kernel NAME] [--scalar V ...] "
-               "[--grid X[,Y,Z]] [--tolerance T] [--seed S] [--no-verify] [--cpu NAME]\n",
+               "[--grid X[,Y,Z]] [--tolerance T] [--seed S] [--no-verify] [--cpu NAME] "
+               "[--schedule \"tile-m=64 ...\"]\n",
                why);
   return 1;
 }
@@ -136,6 +140,7 @@ int main(int argc, char** argv) {
     else if (s == "--tolerance" && (v = next())) a.tolerance = std::atof(v);
     else if (s == "--seed" && (v = next())) a.seed = std::atoi(v);
     else if (s == "--cpu" && (v = next())) a.cpu = v;
+    else if (s == "--schedule" && (v = next())) a.schedule = v;
     else if (s == "--grid" && (v = next())) {
       for (char* t = std::strtok(const_cast<char*>(v), ","); t; t = std::strtok(nullptr, ","))
         a.grid.push_back(std::atoi(t));
@@ -213,7 +218,7 @@ int main(int argc, char** argv) {
   const cpu::KernelInfo* kinfo = nullptr;
   StatusOr<Executable> exe = Status(StatusCode::kInternal, "not loaded");
   if (gpuGraph) {
-    if (int rc = run::CompileGraphForGpu(*module, a.kernel, dev, &gpu)) return rc;
+    if (int rc = run::CompileGraphForGpu(*module, a.kernel, dev, a.schedule, &gpu)) return rc;
     vkInfo = gpu.info;
     kinfo = &vkInfo;
     std::printf("compiled %s: %s to %zu kernels, %zu launches, %zu intermediate buffers "
@@ -255,6 +260,7 @@ int main(int argc, char** argv) {
   } else {
     cpu::CompileOptions copts;
     copts.cpu = a.cpu;
+    copts.tiles.schedule = a.schedule;
     auto compiled = cpu::compileForCPU(*module, copts);
     if (mlir::failed(compiled))
       return std::fprintf(stderr, "tessera-run: %s: compilation failed\n", a.program.c_str()), 1;

@@ -1,5 +1,5 @@
-// RUN: tessera-opt %s --tessera-graph-to-tile-kernels | FileCheck %s
-// RUN: tessera-opt %s --tessera-graph-to-tile-kernels --tessera-strip-launch-plans=keep=odd_k0_gemm --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.spv
+// RUN: tessera-opt %s --tessera-gpu-graph-pipeline | FileCheck %s
+// RUN: tessera-opt %s --tessera-gpu-graph-pipeline --tessera-strip-launch-plans=keep=odd_k0_gemm --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.spv
 // RUN: spirv-val --target-env vulkan1.1 %t.spv
 
 // M = 100, K = 70, N = 50: no dimension is a multiple of the 128x128x16 tile.

@@ -1,4 +1,4 @@
-// RUN: tessera-opt %s -split-input-file --tessera-graph-to-tile-kernels=backend=vulkan -verify-diagnostics
+// RUN: tessera-opt %s -split-input-file --tessera-gpu-graph-pipeline=backend=vulkan -verify-diagnostics
 
 // Graph ops without a GPU kernel: a diagnostic naming the op and the
 // backend, nothing half-converted.

@@ -1,17 +1,17 @@
-// RUN: tessera-opt %s --tessera-graph-to-tile-kernels | FileCheck %s
-// RUN: tessera-opt %s --tessera-graph-to-tile-kernels --tessera-strip-launch-plans=keep=ops_k0_elementwise --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.k0_elementwise.spv
+// RUN: tessera-opt %s --tessera-gpu-graph-pipeline | FileCheck %s
+// RUN: tessera-opt %s --tessera-gpu-graph-pipeline --tessera-strip-launch-plans=keep=ops_k0_elementwise --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.k0_elementwise.spv
 // RUN: spirv-val --target-env vulkan1.1 %t.k0_elementwise.spv
-// RUN: tessera-opt %s --tessera-graph-to-tile-kernels --tessera-strip-launch-plans=keep=ops_k1_softmax --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.k1_softmax.spv
+// RUN: tessera-opt %s --tessera-gpu-graph-pipeline --tessera-strip-launch-plans=keep=ops_k1_softmax --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.k1_softmax.spv
 // RUN: spirv-val --target-env vulkan1.1 %t.k1_softmax.spv
-// RUN: tessera-opt %s --tessera-graph-to-tile-kernels --tessera-strip-launch-plans=keep=ops_k2_reduce --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.k2_reduce.spv
+// RUN: tessera-opt %s --tessera-gpu-graph-pipeline --tessera-strip-launch-plans=keep=ops_k2_reduce --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.k2_reduce.spv
 // RUN: spirv-val --target-env vulkan1.1 %t.k2_reduce.spv
-// RUN: tessera-opt %s --tessera-graph-to-tile-kernels --tessera-strip-launch-plans=keep=ops_k3_reduce --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.k3_reduce.spv
+// RUN: tessera-opt %s --tessera-gpu-graph-pipeline --tessera-strip-launch-plans=keep=ops_k3_reduce --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.k3_reduce.spv
 // RUN: spirv-val --target-env vulkan1.1 %t.k3_reduce.spv
-// RUN: tessera-opt %s --tessera-graph-to-tile-kernels --tessera-strip-launch-plans=keep=ops_k4_layout --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.k4_layout.spv
+// RUN: tessera-opt %s --tessera-gpu-graph-pipeline --tessera-strip-launch-plans=keep=ops_k4_layout --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.k4_layout.spv
 // RUN: spirv-val --target-env vulkan1.1 %t.k4_layout.spv
-// RUN: tessera-opt %s --tessera-graph-to-tile-kernels --tessera-strip-launch-plans=keep=strided_k0_softmax --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.s0.spv
+// RUN: tessera-opt %s --tessera-gpu-graph-pipeline --tessera-strip-launch-plans=keep=strided_k0_softmax --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.s0.spv
 // RUN: spirv-val --target-env vulkan1.1 %t.s0.spv
-// RUN: tessera-opt %s --tessera-graph-to-tile-kernels --tessera-strip-launch-plans=keep=strided_k1_reduce --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.s1.spv
+// RUN: tessera-opt %s --tessera-gpu-graph-pipeline --tessera-strip-launch-plans=keep=strided_k1_reduce --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.s1.spv
 // RUN: spirv-val --target-env vulkan1.1 %t.s1.spv
 
 // Everything but matmul: one fused elementwise kernel for sub (bias

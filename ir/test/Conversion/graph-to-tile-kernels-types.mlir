@@ -1,9 +1,9 @@
-// RUN: tessera-opt %s --tessera-graph-to-tile-kernels | FileCheck %s
-// RUN: tessera-opt %s --tessera-graph-to-tile-kernels --tessera-strip-launch-plans=keep=bf16_layer_k0_gemm --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.bf16.spv
+// RUN: tessera-opt %s --tessera-gpu-graph-pipeline | FileCheck %s
+// RUN: tessera-opt %s --tessera-gpu-graph-pipeline --tessera-strip-launch-plans=keep=bf16_layer_k0_gemm --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.bf16.spv
 // RUN: spirv-val --target-env vulkan1.1 %t.bf16.spv
-// RUN: tessera-opt %s --tessera-graph-to-tile-kernels --tessera-strip-launch-plans=keep=int8_layer_k0_gemm --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.i8.spv
+// RUN: tessera-opt %s --tessera-gpu-graph-pipeline --tessera-strip-launch-plans=keep=int8_layer_k0_gemm --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.i8.spv
 // RUN: spirv-val --target-env vulkan1.1 %t.i8.spv
-// RUN: tessera-opt %s --tessera-graph-to-tile-kernels --tessera-strip-launch-plans=keep=fp8_k0_elementwise --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.f8.spv
+// RUN: tessera-opt %s --tessera-gpu-graph-pipeline --tessera-strip-launch-plans=keep=fp8_k0_elementwise --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.f8.spv
 // RUN: spirv-val --target-env vulkan1.1 %t.f8.spv
 
 // Element types on the GPU path: buffers in the storage type (bf16 as its

@@ -1,8 +1,8 @@
-// RUN: tessera-opt %s --tessera-graph-to-tile-kernels | FileCheck %s
+// RUN: tessera-opt %s --tessera-gpu-graph-pipeline | FileCheck %s
 // Each kernel compiles to valid Vulkan SPIR-V on its own:
-// RUN: tessera-opt %s --tessera-graph-to-tile-kernels --tessera-strip-launch-plans=keep=mlp_k0_gemm --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.k0.spv | FileCheck %s --check-prefix=SPV
+// RUN: tessera-opt %s --tessera-gpu-graph-pipeline --tessera-strip-launch-plans=keep=mlp_k0_gemm --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.k0.spv | FileCheck %s --check-prefix=SPV
 // RUN: spirv-val --target-env vulkan1.1 %t.k0.spv
-// RUN: tessera-opt %s --tessera-graph-to-tile-kernels --tessera-strip-launch-plans=keep=mlp_k1_gemm --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.k1.spv
+// RUN: tessera-opt %s --tessera-gpu-graph-pipeline --tessera-strip-launch-plans=keep=mlp_k1_gemm --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.k1.spv
 // RUN: spirv-val --target-env vulkan1.1 %t.k1.spv
 
 // examples/mlp.mlir: two GEMM kernels with their epilogues fused (bias +

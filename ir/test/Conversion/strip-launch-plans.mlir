@@ -1,6 +1,6 @@
-// RUN: tessera-opt %s --tessera-graph-to-tile-kernels --tessera-strip-launch-plans | FileCheck %s
-// RUN: tessera-opt %s --tessera-graph-to-tile-kernels --tessera-strip-launch-plans=keep=f_k1_elementwise | FileCheck %s --check-prefix=KEEP
-// RUN: not tessera-opt %s --tessera-graph-to-tile-kernels --tessera-strip-launch-plans=keep=nope 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: tessera-opt %s --tessera-gpu-graph-pipeline --tessera-strip-launch-plans | FileCheck %s
+// RUN: tessera-opt %s --tessera-gpu-graph-pipeline --tessera-strip-launch-plans=keep=f_k1_elementwise | FileCheck %s --check-prefix=KEEP
+// RUN: not tessera-opt %s --tessera-gpu-graph-pipeline --tessera-strip-launch-plans=keep=nope 2>&1 | FileCheck %s --check-prefix=BAD
 
 // The launch plan (the function rewritten on memrefs) goes; the kernels
 // stay, ready for a Tile IR compiler on their own.

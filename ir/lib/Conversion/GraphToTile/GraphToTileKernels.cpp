@@ -32,6 +32,7 @@
 #include "tessera/Conversion/GraphToTile/Passes.h"
 
 #include "RowKernels.h"
+#include "ScheduleGroups.h"
 
 #include <cmath>
 
@@ -60,13 +61,16 @@ namespace {
 // Lanes per group of every kernel (1-D). 256 is a multiple of every
 // subgroup width we know (8 on lavapipe, 32, 64) and fits all devices.
 constexpr int64_t kLanes = 256;
-// GEMM tile: 128x128 outputs per group, each lane an 8x8 register block of
-// rows ty + 16*i and columns tx + 16*j (tx, ty = lane % 16, lane / 16:
-// conflict-free shared reads, coalesced global stores), K staged in slices
-// of 16 (2 x 8 KiB of shared memory). 8x8 rather than 4x4 halves the shared
-// loads per FMA: 2.4x faster on lavapipe, where every per-lane load is a
-// gather, and the usual choice on GPUs with 255 registers per lane.
-constexpr int64_t kRB = 8, kTM = 16 * kRB, kTN = 16 * kRB, kBK = 16;
+// The GEMM's tile comes from Schedule IR (ScheduleGroups.h: GemmTile; the GPU
+// schedule is 128x128 outputs per group of 16x16 lanes, each lane an 8x8
+// register block of rows ty + 16*i and columns tx + 16*j: conflict-free
+// shared reads, coalesced global stores; K staged in slices of 16, 2 x 8
+// KiB of shared memory). 8x8 rather than 4x4 halves the shared loads per
+// FMA: 2.4x faster on lavapipe, where every per-lane load is a gather, and
+// the usual choice on GPUs with 255 registers per lane.
+// Lanes a group may have (Vulkan guarantees 128; every device we target
+// has at least 1024).
+constexpr int64_t kMaxLanes = 1024;
 // Vulkan's minimum maxComputeWorkGroupCount; larger problems loop.
 constexpr int64_t kMaxGroups = 65535;
 
@@ -104,6 +108,7 @@ struct KernelSpec {
   enum Kind { kGemm, kElementwise, kSoftmax, kReduce, kLayout } kind;
   Value root;            // the materialized Graph value (or a copied one)
   mutable g::MatmulOp matmul;  // kGemm: the matmul inside the tree (op handles are not const-correct)
+  conv::GemmTile tile;   // kGemm: its tile sizes (from Schedule IR)
   bool copy = false;     // kElementwise: out = root's buffer (a second result)
   SmallVector<Value> leaves;  // materialized values read (kernel arguments)
 };
@@ -112,6 +117,7 @@ struct KernelSpec {
 struct FunctionLowering {
   func::FuncOp fn;
   std::string backend;
+  conv::ScheduleGroups groups;
   DenseSet<Value> materialized;
   SmallVector<KernelSpec> specs;
 
@@ -120,20 +126,11 @@ struct FunctionLowering {
                              << " backend (tessera-graph-to-tile-kernels): " << why;
   }
 
-  /// Is `v` computed inside its user's kernel rather than stored?
+  /// Is `v` computed inside its user's kernel rather than stored? Schedule
+  /// IR decided (ScheduleGroups); `forced` overrides it where a kernel
+  /// cannot fuse (a second matmul in a tree, a softmax or reduce epilogue).
   bool fusible(Value v, const DenseSet<Value> &forced) {
-    if (forced.contains(v) || v.isa<BlockArgument>()) return false;
-    Operation *def = v.getDefiningOp();
-    auto users = llvm::to_vector(v.getUsers());
-    auto elementwiseUser = [&](Operation *u) { return g::isElementwise(u) && rowMajor(u->getResult(0).getType()); };
-    if (isSplatConst(v))
-      return !users.empty() && llvm::all_of(users, elementwiseUser);
-    if (!def || !(g::isElementwise(def) || isa<g::MatmulOp>(def))) return false;
-    if (!v.hasOneUse() || !elementwiseUser(users.front()) || !rowMajor(v.getType())) return false;
-    if (isa<g::MatmulOp>(def) && v.getType().cast<ShapedType>().getShape() !=
-                                     users.front()->getResult(0).getType().cast<ShapedType>().getShape())
-      return false;
-    return true;
+    return groups.fused.contains(v) && !forced.contains(v);
   }
 
   /// Walks the fused tree under `v` (a materialized root): collects leaves
@@ -195,6 +192,10 @@ struct FunctionLowering {
     for (Operation &op : body)
       if (failed(check(&op))) return failure();
     DenseSet<Value> forced;
+    // The softmax and reduce kernels do not apply epilogues yet: a result
+    // the schedule fused into its consumer is stored (and read back).
+    for (Value v : groups.fused)
+      if (isa_and_nonnull<g::SoftmaxOp, g::ReduceOp>(v.getDefiningOp())) forced.insert(v);
     // Fixed point: a tree may hold one matmul, on a full-shape path; extra
     // matmuls are materialized and the trees rebuilt.
     for (int round = 0;; ++round) {
@@ -208,7 +209,7 @@ struct FunctionLowering {
       for (Operation &op : body) {
         if (op.getNumResults() != 1 || !materialized.contains(op.getResult(0))) continue;
         Value r = op.getResult(0);
-        KernelSpec s{KernelSpec::kElementwise, r, {}, false, {}};
+        KernelSpec s{KernelSpec::kElementwise, r, {}, {}, false, {}};
         if (isa<g::SoftmaxOp>(op)) s.kind = KernelSpec::kSoftmax;
         else if (isa<g::ReduceOp>(op)) s.kind = KernelSpec::kReduce;
         else if (isa<g::ConvertLayoutOp>(op)) s.kind = KernelSpec::kLayout;
@@ -221,6 +222,17 @@ struct FunctionLowering {
           if (!mms.empty()) {
             s.kind = KernelSpec::kGemm;
             s.matmul = mms.front().getDefiningOp<g::MatmulOp>();
+            if (auto it = groups.gemm.find(s.matmul); it != groups.gemm.end()) s.tile = it->second;
+            const conv::GemmTile &t = s.tile;
+            if (t.tm < 1 || t.tn < 1 || t.bk < 1 || t.rm < 1 || t.rn < 1 || t.tm % t.rm ||
+                t.tn % t.rn || t.lanes() > kMaxLanes)
+              return unsupported(s.matmul, "the schedule's GEMM tile ")
+                     << t.tm << "x" << t.tn << "x" << t.bk << " with " << t.rm << "x" << t.rn
+                     << " per lane has "
+                     << (t.tm % t.rm || t.tn % t.rn ? std::string("a register block that does not divide it")
+                                                    : std::to_string(t.lanes()) + " lanes per group")
+                     << "; it needs RM | TM, RN | TN and (TM/RM) x (TN/RN) <= " << kMaxLanes
+                     << " lanes (raise micro-m / micro-n or lower tile-m / tile-n)";
           }
         }
         specs.push_back(std::move(s));
@@ -288,13 +300,14 @@ struct KernelBuilder {
   }
 
   /// A kernel function with flat buffer arguments `ins` + the output.
-  func::FuncOp newKernel(StringRef name, ArrayRef<Value> ins, Value out, std::array<int64_t, 3> grid) {
+  func::FuncOp newKernel(StringRef name, ArrayRef<Value> ins, Value out, std::array<int64_t, 3> grid,
+                         int64_t lanes) {
     OpBuilder mb(fl.fn);
     SmallVector<Type> tys;
     for (Value v : ins) tys.push_back(flatType(v));
     tys.push_back(flatType(out));
     auto f = mb.create<func::FuncOp>(loc, name, mb.getFunctionType(tys, {}));
-    f->setAttr(t::kGroupSizeAttr, mb.getDenseI64ArrayAttr({kLanes}));
+    f->setAttr(t::kGroupSizeAttr, mb.getDenseI64ArrayAttr({lanes}));
     f->setAttr(t::kGridAttr, mb.getDenseI64ArrayAttr(grid));
     f.addEntryBlock();
     created.push_back(f);
@@ -391,7 +404,10 @@ struct KernelBuilder {
     auto ct = s.matmul.getType().cast<ShapedType>();
     int64_t r = at.getRank(), M = at.getShape()[r - 2], K = at.getShape()[r - 1], N = ct.getShape().back();
     int64_t total = ct.getNumElements();
-    bool guardM = M % kTM != 0, guardN = N % kTN != 0, guardK = K % kBK != 0;
+    const conv::GemmTile &t = s.tile;
+    const int64_t TM = t.tm, TN = t.tn, BK = t.bk, RM = t.rm, RN = t.rn;
+    const int64_t LM = t.lanesM(), LN = t.lanesN(), lanes = t.lanes();
+    bool guardM = M % TM != 0, guardN = N % TN != 0, guardK = K % BK != 0;
     OpBuilder b = OpBuilder::atBlockBegin(&k.front());
     Location l = loc;
     DenseMap<Value, Value> args;  // leaf Graph value -> kernel argument
@@ -408,28 +424,32 @@ struct KernelBuilder {
     auto lt = [&](OpBuilder &ob, Value x, int64_t c) {
       return ob.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, x, cIdx(ob, l, c)).getResult();
     };
-    Value tx = b.create<arith::RemUIOp>(l, lane, cI(16)), ty = b.create<arith::DivUIOp>(l, lane, cI(16));
-    Value m0 = mulC(b, gm, kTM), n0 = mulC(b, gn, kTN);
+    // Lane (tx, ty) of an LN x LM grid owns rows ty + LM*i, columns tx + LN*j.
+    Value tx = b.create<arith::RemUIOp>(l, lane, cI(LN)), ty = b.create<arith::DivUIOp>(l, lane, cI(LN));
+    Value m0 = mulC(b, gm, TM), n0 = mulC(b, gn, TN);
     Value aBase = mulC(b, gb, M * K), bBase = mulC(b, gb, K * N), cBase = mulC(b, gb, M * N);
     // Operands are staged widened to their compute type (f32, or i32 for
     // i8 / i32), which is also the accumulator's.
     Type aElem = elemOf(s.matmul.getLhs()), bElem = elemOf(s.matmul.getRhs());
     Type acct = tessera::elements::computeType(elemOf(s.matmul.getResult()));
     const bool isFloat = acct.isa<FloatType>();
-    auto shTy = MemRefType::get({kBK * kTM}, acct, AffineMap(), b.getI64IntegerAttr(t::kSharedMemorySpace));
-    Value As = b.create<t::SharedAllocOp>(l, shTy, uint64_t{0});  // [k][m]
-    Value Bs = b.create<t::SharedAllocOp>(l, shTy, uint64_t{0});  // [k][n]
+    auto shared = [&](int64_t n) {
+      return MemRefType::get({n}, acct, AffineMap(), b.getI64IntegerAttr(t::kSharedMemorySpace));
+    };
+    Value As = b.create<t::SharedAllocOp>(l, shared(BK * TM), uint64_t{0});  // [k][m]
+    Value Bs = b.create<t::SharedAllocOp>(l, shared(BK * TN), uint64_t{0});  // [k][n]
     auto zeroOf = [&](OpBuilder &ob) { return tessera::elements::splatConstant(ob, l, acct, 0.0); };
     Value zero = zeroOf(b);
-    SmallVector<Value> init(kRB * kRB, zero);
-    auto kLoop = b.create<scf::ForOp>(l, cI(0), cI((K + kBK - 1) / kBK * kBK), cI(kBK), init);
+    SmallVector<Value> init(RM * RN, zero);
+    auto kLoop = b.create<scf::ForOp>(l, cI(0), cI((K + BK - 1) / BK * BK), cI(BK), init);
     {
       OpBuilder kb = OpBuilder::atBlockBegin(kLoop.getBody());
       Value k0 = kLoop.getInductionVar();
-      // Stage A[m0.., k0..] (64x16, transposed to [k][m]) and B[k0.., n0..]
-      // (16x64): 1024 elements each, 4 per lane, consecutive lanes on
-      // consecutive addresses. Out-of-range elements read as 0 (clamped
-      // address + select: no divergent branch).
+      // Stage A[m0.., k0..] (TM x BK, transposed to [k][m]) and B[k0.., n0..]
+      // (BK x TN): consecutive lanes on consecutive addresses, each lane
+      // ceil(BK*T/lanes) elements (the last round guarded when lanes do not
+      // divide the slice). Out-of-range elements read as 0 (clamped address
+      // + select: no divergent branch).
       auto guarded = [&](Value buf, Type elem, Value flat, Value ok) -> Value {
         if (!ok) return widen(kb, l, kb.create<memref::LoadOp>(l, buf, flat), elem);
         Value safe = kb.create<arith::SelectOp>(l, ok, flat, cIdx(kb, l, 0));
@@ -441,34 +461,50 @@ struct KernelBuilder {
         if (!c) return a;
         return kb.create<arith::AndIOp>(l, a, c);
       };
-      for (int64_t q = 0; q < kBK * kTM / kLanes; ++q) {
-        Value e = add(kb, lane, cIdx(kb, l, q * kLanes));
-        Value am = kb.create<arith::DivUIOp>(l, e, cIdx(kb, l, kBK)), ak = kb.create<arith::RemUIOp>(l, e, cIdx(kb, l, kBK));
+      // Round q of a staging loop over `n` slice elements: body(e) for
+      // e = lane + q*lanes, inside `if e < n` on the last round if needed.
+      auto stage = [&](int64_t n, function_ref<void(OpBuilder &, Value)> body) {
+        for (int64_t q = 0; q * lanes < n; ++q) {
+          Value e = add(kb, lane, cIdx(kb, l, q * lanes));
+          if ((q + 1) * lanes <= n) { body(kb, e); continue; }
+          auto ifOp = kb.create<scf::IfOp>(l, lt(kb, e, n), false);
+          OpBuilder ib = ifOp.getThenBodyBuilder();
+          body(ib, e);
+        }
+      };
+      stage(BK * TM, [&](OpBuilder &ob, Value e) {
+        OpBuilder::InsertionGuard g(kb);
+        kb.setInsertionPoint(ob.getInsertionBlock(), ob.getInsertionPoint());
+        Value am = kb.create<arith::DivUIOp>(l, e, cIdx(kb, l, BK)), ak = kb.create<arith::RemUIOp>(l, e, cIdx(kb, l, BK));
         Value row = add(kb, m0, am), kk = add(kb, k0, ak);
         Value okA = andOk(guardM ? lt(kb, row, M) : Value(), guardK ? lt(kb, kk, K) : Value());
         Value va = guarded(A, aElem, add(kb, aBase, add(kb, mulC(kb, row, K), kk)), okA);
-        kb.create<memref::StoreOp>(l, va, As, ValueRange{add(kb, mulC(kb, ak, kTM), am)});
-        Value bk = kb.create<arith::DivUIOp>(l, e, cIdx(kb, l, kTN)), bn = kb.create<arith::RemUIOp>(l, e, cIdx(kb, l, kTN));
+        kb.create<memref::StoreOp>(l, va, As, ValueRange{add(kb, mulC(kb, ak, TM), am)});
+      });
+      stage(BK * TN, [&](OpBuilder &ob, Value e) {
+        OpBuilder::InsertionGuard g(kb);
+        kb.setInsertionPoint(ob.getInsertionBlock(), ob.getInsertionPoint());
+        Value bk = kb.create<arith::DivUIOp>(l, e, cIdx(kb, l, TN)), bn = kb.create<arith::RemUIOp>(l, e, cIdx(kb, l, TN));
         Value kr = add(kb, k0, bk), col = add(kb, n0, bn);
         Value okB = andOk(guardK ? lt(kb, kr, K) : Value(), guardN ? lt(kb, col, N) : Value());
         Value vb = guarded(B, bElem, add(kb, bBase, add(kb, mulC(kb, kr, N), col)), okB);
-        kb.create<memref::StoreOp>(l, vb, Bs, ValueRange{add(kb, mulC(kb, bk, kTN), bn)});
-      }
+        kb.create<memref::StoreOp>(l, vb, Bs, ValueRange{add(kb, mulC(kb, bk, TN), bn)});
+      });
       kb.create<t::BarrierOp>(l);
-      auto inner = kb.create<scf::ForOp>(l, cIdx(kb, l, 0), cIdx(kb, l, kBK), cIdx(kb, l, 1), kLoop.getRegionIterArgs());
+      auto inner = kb.create<scf::ForOp>(l, cIdx(kb, l, 0), cIdx(kb, l, BK), cIdx(kb, l, 1), kLoop.getRegionIterArgs());
       {
         OpBuilder ib = OpBuilder::atBlockBegin(inner.getBody());
         Value kk = inner.getInductionVar();
-        Value rowA = mulC(ib, kk, kTM);
+        Value rowA = mulC(ib, kk, TM), rowB = mulC(ib, kk, TN);
         SmallVector<Value> a, bv, acc;
-        for (int64_t i = 0; i < kRB; ++i) {
-          a.push_back(ib.create<memref::LoadOp>(l, As, ValueRange{add(ib, rowA, add(ib, ty, cIdx(ib, l, 16 * i)))}));
-          bv.push_back(ib.create<memref::LoadOp>(l, Bs, ValueRange{add(ib, rowA, add(ib, tx, cIdx(ib, l, 16 * i)))}));
-        }
-        for (int64_t i = 0; i < kRB; ++i)
-          for (int64_t j = 0; j < kRB; ++j)
-            acc.push_back(isFloat ? ib.create<math::FmaOp>(l, a[i], bv[j], inner.getRegionIterArgs()[i * kRB + j]).getResult()
-                                  : ib.create<arith::AddIOp>(l, inner.getRegionIterArgs()[i * kRB + j],
+        for (int64_t i = 0; i < RM; ++i)
+          a.push_back(ib.create<memref::LoadOp>(l, As, ValueRange{add(ib, rowA, add(ib, ty, cIdx(ib, l, LM * i)))}));
+        for (int64_t j = 0; j < RN; ++j)
+          bv.push_back(ib.create<memref::LoadOp>(l, Bs, ValueRange{add(ib, rowB, add(ib, tx, cIdx(ib, l, LN * j)))}));
+        for (int64_t i = 0; i < RM; ++i)
+          for (int64_t j = 0; j < RN; ++j)
+            acc.push_back(isFloat ? ib.create<math::FmaOp>(l, a[i], bv[j], inner.getRegionIterArgs()[i * RN + j]).getResult()
+                                  : ib.create<arith::AddIOp>(l, inner.getRegionIterArgs()[i * RN + j],
                                                              ib.create<arith::MulIOp>(l, a[i], bv[j])).getResult());
         ib.create<scf::YieldOp>(l, acc);
       }
@@ -477,9 +513,9 @@ struct KernelBuilder {
       kb.create<scf::YieldOp>(l, inner.getResults());
     }
     // Epilogue (bias, relu, ...) on the registers, then the guarded store.
-    for (int64_t i = 0; i < kRB; ++i)
-      for (int64_t j = 0; j < kRB; ++j) {
-        Value row = add(b, m0, add(b, ty, cI(16 * i))), col = add(b, n0, add(b, tx, cI(16 * j)));
+    for (int64_t i = 0; i < RM; ++i)
+      for (int64_t j = 0; j < RN; ++j) {
+        Value row = add(b, m0, add(b, ty, cI(LM * i))), col = add(b, n0, add(b, tx, cI(LN * j)));
         Value ok;
         if (guardM) ok = lt(b, row, M);
         if (guardN) ok = ok ? b.create<arith::AndIOp>(l, ok, lt(b, col, N)).getResult() : lt(b, col, N);
@@ -489,7 +525,7 @@ struct KernelBuilder {
           sb = ifOp.getThenBodyBuilder();
         }
         Value flat = add(sb, cBase, add(sb, mulC(sb, row, N), col));
-        ExprEmitter e(sb, l, args, s.matmul.getResult(), kLoop.getResult(i * kRB + j));
+        ExprEmitter e(sb, l, args, s.matmul.getResult(), kLoop.getResult(i * RN + j));
         sb.create<memref::StoreOp>(l, narrow(sb, l, e.emit(s.root, flat, total, /*top=*/true), elemOf(s.root)), C, flat);
       }
     b.create<func::ReturnOp>(l);
@@ -530,7 +566,7 @@ struct KernelBuilder {
         auto ct = s.matmul.getType().cast<ShapedType>();
         int64_t M = at.getShape()[at.getRank() - 2], N = ct.getShape().back();
         int64_t batch = ct.getNumElements() / (M * N);
-        grid = {(N + kTN - 1) / kTN, (M + kTM - 1) / kTM, batch};
+        grid = {(N + s.tile.tn - 1) / s.tile.tn, (M + s.tile.tm - 1) / s.tile.tm, batch};
         if (grid[0] > kMaxGroups || grid[1] > kMaxGroups || grid[2] > kMaxGroups)
           return s.matmul.emitOpError() << "is too large for one " << fl.backend << " launch (grid "
                                         << grid[0] << "x" << grid[1] << "x" << grid[2] << ")";
@@ -539,7 +575,8 @@ struct KernelBuilder {
       } else {
         grid = grid1D(numElements((s.kind == KernelSpec::kLayout ? s.leaves[0] : s.root).getType()));
       }
-      func::FuncOp k = newKernel(name, s.leaves, s.root, grid);
+      func::FuncOp k = newKernel(name, s.leaves, s.root, grid,
+                                 s.kind == KernelSpec::kGemm ? s.tile.lanes() : kLanes);
       switch (s.kind) {
       case KernelSpec::kGemm: buildGemm(k, s); break;
       case KernelSpec::kElementwise: buildElementwise(k, s); break;
@@ -573,7 +610,7 @@ struct KernelBuilder {
     for (auto [i, r] : llvm::enumerate(ret.getOperands())) {
       Value o = plan.getArgument(nIn + i);
       if (buf.lookup(r) == o) continue;
-      KernelSpec c{KernelSpec::kElementwise, r, {}, true, {r}};
+      KernelSpec c{KernelSpec::kElementwise, r, {}, {}, true, {r}};
       if (failed(launch(c, "copy", o))) return failure();
     }
     for (Value a : intermediates) pbld.create<memref::DeallocOp>(loc, a);
@@ -609,7 +646,9 @@ struct GraphToTileKernelsPass : tessera::conversion::impl::GraphToTileKernelsBas
                         << backend << " backend, got " << ty;
           return signalPassFailure();
         }
-      FunctionLowering fl{f, backend, {}, {}};
+      FailureOr<conv::ScheduleGroups> groups = conv::inlineScheduleGroups(f, backend);
+      if (failed(groups)) return signalPassFailure();
+      FunctionLowering fl{f, backend, std::move(*groups), {}, {}};
       if (failed(fl.plan())) return signalPassFailure();
       KernelBuilder kb{fl, f.getLoc(), kernels};
       if (failed(kb.run())) return signalPassFailure();

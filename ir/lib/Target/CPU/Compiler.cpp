@@ -180,7 +180,7 @@ FailureOr<CompiledProgram> tessera::cpu::compileForCPU(ModuleOp input,
        << " tiles=" << opts.tiles.tileM << "," << opts.tiles.tileN << "," << opts.tiles.tileK
        << "," << opts.tiles.microM << "," << opts.tiles.microN
        << " attn=" << opts.tiles.attnBlockQ << "," << opts.tiles.attnBlockKV
-       << " f16c=" << tiles.hardwareF16;
+       << " f16c=" << tiles.hardwareF16 << " schedule=" << opts.tiles.schedule;
   }
   std::string key = llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(text)), true).substr(0, 32);
   std::string dir = opts.cache_dir.empty() ? defaultCacheDir() : opts.cache_dir;
@@ -222,8 +222,13 @@ FailureOr<CompiledProgram> tessera::cpu::compileForCPU(ModuleOp input,
       graph = true;
   });
   PassManager pm(ctx);
-  if (graph) buildGraphToLoopsPipeline(pm, tiles);
-  else buildTileToLoopsPipeline(pm);
+  if (graph) {
+    if (failed(buildGraphToLoopsPipeline(pm, tiles)))
+      return emitError(module->getLoc()) << "bad schedule options '" << tiles.schedule
+                                         << "' for --tessera-graph-to-schedule";
+  } else {
+    buildTileToLoopsPipeline(pm);
+  }
   if (failed(pm.run(*module))) return failure();
   CompiledProgram prog;
   prog.kernels = collectKernels(*module);

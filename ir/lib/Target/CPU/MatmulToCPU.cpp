@@ -54,7 +54,7 @@ constexpr int64_t kUnroll = 8;  // k iterations per trip of the micro-kernel loo
 
 class MatmulEmitter {
  public:
-  MatmulEmitter(OpBuilder &b, g::MatmulOp mm, ArrayRef<Operation *> epilogue,
+  MatmulEmitter(OpBuilder &b, g::MatmulOp mm, const FusedTree &epilogue,
                 const MatmulAccess &x, SmallVectorImpl<Value> &allocs)
       : b(b), loc(mm.getLoc()), mm(mm), epilogue(epilogue), x(x), allocs(allocs) {}
 
@@ -64,7 +64,7 @@ class MatmulEmitter {
   OpBuilder &b;
   Location loc;
   g::MatmulOp mm;
-  ArrayRef<Operation *> epilogue;
+  const FusedTree &epilogue;
   const MatmulAccess &x;
   SmallVectorImpl<Value> &allocs;
 
@@ -235,22 +235,15 @@ void MatmulEmitter::sliver(Value jr, int64_t width) {
 /// computes in its compute type and rounds to its result type, as the
 /// unfused program would (the last rounding is the store's).
 FailureOr<Value> MatmulEmitter::applyEpilogue(Value v, Value row, Value col, int64_t lanes) {
-  if (epilogue.empty()) return v;
-  Value e = roundTo(b, loc, v, mm.getType().getElementType(), x.elements);
-  for (auto [k, op] : llvm::enumerate(epilogue)) {
-    SmallVector<Value> ins{e};
-    if (op->getNumOperands() == 2) {
-      TensorAccess rhs = x.operand(op->getOperand(1));
-      SmallVector<Value> idx = at(row, col);
-      ins.push_back(loadVec(rhs, ArrayRef<Value>(idx).take_back(rhs.type.getRank()), lanes));
-    }
-    FailureOr<Value> r = emitElementwise(b, loc, op, ins);
-    if (failed(r)) return failure();
-    e = *r;
-    if (k + 1 < epilogue.size())
-      e = roundTo(b, loc, e, getElementTypeOrSelf(op->getResult(0).getType()), x.elements);
-  }
-  return e;
+  if (epilogue.ops.empty()) return v;
+  LeafLoader load = [&](Value leaf, ArrayRef<Value> idx, int64_t w) -> Value {
+    TensorAccess t = x.operand(leaf);
+    if (t.type.getRank() == 0)
+      return widen(b, loc, b.create<memref::LoadOp>(loc, t.mem, t.at({})), t.type.getElementType(),
+                   x.elements);
+    return loadVec(t, idx, lanes);
+  };
+  return emitFusedTree(b, loc, epilogue, at(row, col), kVec, v, load, x.elements);
 }
 
 /// One mr x width register tile at rows ic+ir.., columns jc+jr...
@@ -347,7 +340,7 @@ void MatmulEmitter::tile(Value jr, Value bBase, Value ir, int64_t mr, int64_t wi
       } else if (accInC) {
         // C holds the accumulator type: partial sums go through it, the
         // epilogue applies after the last slice.
-        Value out = epilogue.empty() ? v : b.create<arith::SelectOp>(loc, last, *e, v).getResult();
+        Value out = epilogue.ops.empty() ? v : b.create<arith::SelectOp>(loc, last, *e, v).getResult();
         storeVec(x.c, at(lrow, col), out, lanes);
       } else {
         // A narrower (or other) result type: partial sums stay in the
@@ -373,12 +366,12 @@ LogicalResult MatmulEmitter::emit() {
   };
   if (!rowMajor(at_) || !rowMajor(bt) || !rowMajor(ct))
     return mm.emitError("cpu backend: matmul operands must be row-major (insert convert_layout)");
-  for (Operation *op : epilogue)
-    if (!g::isElementwise(op))
-      return op->emitError("cpu backend: a matmul epilogue must be elementwise ops");
-  for (Operation *op : epilogue)
-    if (op->getNumOperands() == 2 && !rowMajor(op->getOperand(1).getType().cast<RankedTensorType>()))
-      return op->emitError("cpu backend: a fused epilogue operand must be row-major");
+  if (epilogue.root != mm.getResult())
+    return mm.emitError("cpu backend: the fused epilogue does not consume this matmul");
+  for (Value leaf : epilogue.leaves())
+    if (!rowMajor(leaf.getType().cast<RankedTensorType>()))
+      return mm.emitError("cpu backend: a fused epilogue operand must be row-major, got ")
+             << leaf.getType();
   rank = at_.getRank();
   M = at_.getDimSize(rank - 2);
   K = at_.getDimSize(rank - 1);
@@ -457,7 +450,7 @@ std::pair<int64_t, int64_t> packBufferSizes(g::MatmulOp mm, int64_t MC, int64_t 
   return {(MC / MR + 1) * kc * MR, nc * kc};
 }
 
-LogicalResult lowerMatmul(OpBuilder &b, g::MatmulOp mm, ArrayRef<Operation *> epilogue,
+LogicalResult lowerMatmul(OpBuilder &b, g::MatmulOp mm, const FusedTree &epilogue,
                           const MatmulAccess &access, SmallVectorImpl<Value> &allocs) {
   return MatmulEmitter(b, mm, epilogue, access, allocs).emit();
 }

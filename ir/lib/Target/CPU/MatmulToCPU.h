@@ -6,6 +6,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "FusedTree.h"
 #include "tessera/Conversion/ElementTypes.h"
 #include "tessera/Dialect/Graph/IR/Graph.h"
 
@@ -27,7 +28,7 @@ struct TensorAccess {
 
 struct MatmulAccess {
   TensorAccess a, b, c;          // lhs, rhs, the chain's result
-  /// The second operand of a binary epilogue op.
+  /// The tensors the fused epilogue reads (FusedTree::leaves).
   std::function<TensorAccess(mlir::Value)> operand;
   /// Extent of dim 0 of the result that this group computes (rows of a
   /// rank-2 matmul, the leading batch dim otherwise), and every value it
@@ -45,11 +46,13 @@ struct MatmulAccess {
 std::pair<int64_t, int64_t> packBufferSizes(graph::MatmulOp mm, int64_t MC, int64_t NC,
                                             int64_t KC, int64_t MR, int64_t NR);
 
-/// Emits `mm` followed by its fused elementwise `epilogue` (each op fed by
-/// the previous one; casts included) at the builder's insertion point.
-/// Scratch buffers are appended to `allocs` (the caller frees them).
+/// Emits `mm` followed by its fused elementwise epilogue (`epilogue`, whose
+/// root is `mm`'s result; casts included) at the builder's insertion point:
+/// the tree is applied to the registers after the last K slice and its
+/// output stored to `access.c`.  Scratch buffers are appended to `allocs`
+/// (the caller frees them).
 mlir::LogicalResult lowerMatmul(mlir::OpBuilder &b, graph::MatmulOp mm,
-                                llvm::ArrayRef<mlir::Operation *> epilogue,
+                                const FusedTree &epilogue,
                                 const MatmulAccess &access,
                                 llvm::SmallVectorImpl<mlir::Value> &allocs);
 

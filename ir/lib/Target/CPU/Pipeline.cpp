@@ -10,8 +10,8 @@
 
 using namespace mlir;
 
-void tessera::cpu::buildGraphToLoopsPipeline(OpPassManager &pm,
-                                             const GraphPipelineOptions &o) {
+LogicalResult tessera::cpu::buildGraphToLoopsPipeline(OpPassManager &pm,
+                                                      const GraphPipelineOptions &o) {
   pm.addPass(graph::createLowerLayouts());
   graph::GraphToScheduleOptions gs;
   gs.tileM = o.tileM;
@@ -21,7 +21,9 @@ void tessera::cpu::buildGraphToLoopsPipeline(OpPassManager &pm,
   gs.microN = o.microN;
   gs.attnBlockQ = o.attnBlockQ;
   gs.attnBlockKV = o.attnBlockKV;
-  pm.addPass(graph::createGraphToSchedule(gs));
+  std::unique_ptr<Pass> schedule = graph::createGraphToSchedule(gs);
+  if (!o.schedule.empty() && failed(schedule->initializeOptions(o.schedule))) return failure();
+  pm.addPass(std::move(schedule));
   ScheduleToCPUOptions sc;
   sc.hardwareF16 = o.hardwareF16;
   pm.addPass(createScheduleToCPU(sc));
@@ -29,6 +31,7 @@ void tessera::cpu::buildGraphToLoopsPipeline(OpPassManager &pm,
   pm.addPass(createExpandVectorExp());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  return success();
 }
 
 void tessera::cpu::buildTileToLoopsPipeline(OpPassManager &pm) {
@@ -59,7 +62,7 @@ void tessera::cpu::registerCPUPipelines() {
       "tessera-cpu-graph-pipeline",
       "Graph IR -> Schedule IR -> vector loops -> LLVM dialect with kernel ABI",
       [](OpPassManager &pm) {
-        buildGraphToLoopsPipeline(pm);
+        (void)buildGraphToLoopsPipeline(pm);  // no schedule text: cannot fail
         buildLoopsToLLVMPipeline(pm);
       });
   PassPipelineRegistration<>(

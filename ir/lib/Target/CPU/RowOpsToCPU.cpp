@@ -71,45 +71,61 @@ Value reduceLoop(OpBuilder &b, Location loc, Value lb, Value ub, int64_t step, V
   return loop.getResult(0);
 }
 
+bool leavesContiguous(const FusedTree &tree, const LeafAccess &leaves) {
+  return llvm::all_of(tree.leaves(), [&](Value v) { return contiguousLastDim(leaves(v)); });
+}
+
+/// The loader of a fused tree: leaves through the caller's buffers.
+LeafLoader leafLoader(OpBuilder &b, Location loc, const LeafAccess &leaves,
+                      const ElementOptions &elements) {
+  return [&b, loc, &leaves, &elements](Value v, ArrayRef<Value> idx, int64_t w) {
+    return loadChunk(b, loc, leaves(v), idx, w, elements);
+  };
+}
+
+/// The epilogue's value at `idx` (width w) from the root's value there.
+Value applyEpilogue(OpBuilder &b, Location loc, const FusedTree &epilogue, ArrayRef<Value> idx,
+                    int64_t w, Value v, const LeafLoader &load, const ElementOptions &elements,
+                    bool &ok) {
+  if (epilogue.ops.empty()) return v;
+  FailureOr<Value> r = emitFusedTree(b, loc, epilogue, idx, w, v, load, elements);
+  if (failed(r)) {
+    ok = false;
+    return v;
+  }
+  return *r;
+}
+
 }  // namespace
 
-LogicalResult lowerElementwiseRows(OpBuilder &b, Operation *op, const TensorAccess &out,
-                                   const TensorAccess &lhs, const std::optional<TensorAccess> &rhs,
-                                   ArrayRef<Value> ext, const ElementOptions &elements) {
-  Location loc = op->getLoc();
-  bool vectorize = contiguousLastDim(out) && contiguousLastDim(lhs) &&
-                   (!rhs || contiguousLastDim(*rhs)) && !ext.empty();
+LogicalResult lowerFusedTreeRows(OpBuilder &b, Location loc, const FusedTree &tree,
+                                 const TensorAccess &out, const LeafAccess &leaves,
+                                 ArrayRef<Value> ext, const ElementOptions &elements) {
+  bool vectorize = contiguousLastDim(out) && leavesContiguous(tree, leaves) && !ext.empty();
+  LeafLoader load = leafLoader(b, loc, leaves, elements);
   bool ok = true;
-  if (ext.empty()) {  // rank 0: one element
-    SmallVector<Value> ins{loadChunk(b, loc, lhs, {}, 1, elements)};
-    if (rhs) ins.push_back(loadChunk(b, loc, *rhs, {}, 1, elements));
-    FailureOr<Value> r = emitElementwise(b, loc, op, ins);
-    if (failed(r)) return failure();
-    storeChunk(b, loc, out, {}, *r, elements);
-    return success();
-  }
-  forRowChunks(b, loc, ext, vectorize, [&](ArrayRef<Value> iv, int64_t w) {
-    SmallVector<Value> ins{loadChunk(b, loc, lhs, iv, w, elements)};
-    if (rhs) {
-      int64_t rank = rhs->type.getRank();
-      Value x = loadChunk(b, loc, *rhs, iv.take_back(rank), rank == 0 ? 1 : w, elements);
-      if (rank == 0 && w > 1) x = b.create<vector::BroadcastOp>(loc, VectorType::get({w}, x.getType()), x);
-      ins.push_back(x);
-    }
+  auto body = [&](ArrayRef<Value> iv, int64_t w) {
     // Computed in f32 / i32, rounded to the result type by the store.
-    FailureOr<Value> r = emitElementwise(b, loc, op, ins);
+    FailureOr<Value> r = emitFusedTree(b, loc, tree, iv, w, Value(), load, elements);
     if (failed(r)) { ok = false; return; }
     storeChunk(b, loc, out, iv, *r, elements);
-  });
+  };
+  if (ext.empty()) body({}, 1);  // rank 0: one element
+  else forRowChunks(b, loc, ext, vectorize, body);
   return success(ok);
 }
 
-void lowerSoftmaxRows(OpBuilder &b, Location loc, const TensorAccess &out, const TensorAccess &in,
-                      int64_t dim, ArrayRef<Value> ext, Value rowBuf, const ElementOptions &elements) {
+LogicalResult lowerSoftmaxRows(OpBuilder &b, Location loc, const TensorAccess &out,
+                               const TensorAccess &in, int64_t dim, ArrayRef<Value> ext, Value rowBuf,
+                               const FusedTree &epilogue, const LeafAccess &leaves,
+                               const ElementOptions &elements) {
+  LeafLoader load = leafLoader(b, loc, leaves, elements);
+  bool ok = true;
   Type f32 = b.getF32Type();
   auto vf32 = VectorType::get({kRowVector}, f32);
   const bool last = dim == static_cast<int64_t>(ext.size()) - 1;
-  const bool vectorize = last && contiguousLastDim(out) && contiguousLastDim(in);
+  const bool vectorize = last && contiguousLastDim(out) && contiguousLastDim(in) &&
+                         leavesContiguous(epilogue, leaves);
   SmallVector<Value> outerExt(ext.begin(), ext.end());
   outerExt.erase(outerExt.begin() + dim);
   // The exponentials: in `out` (f32 results) or in the f32 row buffer.
@@ -162,18 +178,83 @@ void lowerSoftmaxRows(OpBuilder &b, Location loc, const TensorAccess &out, const
       putExp(idx(j), e);
       return b.create<arith::AddFOp>(loc, acc, e);
     });
-    // 3. Scale by 1/sum; the result is rounded once, here.
+    // 3. Scale by 1/sum, apply the epilogue; the result is rounded once, here.
     Value inv = b.create<arith::DivFOp>(loc, splatConstant(b, loc, f32, 1.0), sum);
+    auto finish = [&](Value j, int64_t w, Value scale) {
+      Value p = b.create<arith::MulFOp>(loc, getExp(idx(j), w), scale);
+      storeChunk(b, loc, out, idx(j), applyEpilogue(b, loc, epilogue, idx(j), w, p, load, elements, ok),
+                 elements);
+    };
     if (vectorize) {
       Value invv = b.create<vector::BroadcastOp>(loc, vf32, inv);
-      forLoop(b, loc, c0, main, cIdx(b, loc, kRowVector), [&](Value j) {
-        storeChunk(b, loc, out, idx(j), b.create<arith::MulFOp>(loc, getExp(idx(j), kRowVector), invv), elements);
-      });
+      forLoop(b, loc, c0, main, cIdx(b, loc, kRowVector), [&](Value j) { finish(j, kRowVector, invv); });
     }
-    forLoop(b, loc, main, n, cIdx(b, loc, 1), [&](Value j) {
-      storeChunk(b, loc, out, idx(j), b.create<arith::MulFOp>(loc, getExp(idx(j), 1), inv), elements);
-    });
+    forLoop(b, loc, main, n, cIdx(b, loc, 1), [&](Value j) { finish(j, 1, inv); });
   });
+  return success(ok);
+}
+
+LogicalResult lowerReduceRows(OpBuilder &b, graph::ReduceOp red, const TensorAccess &out,
+                              const TensorAccess &in, ArrayRef<Value> extOut, Value scratch,
+                              const FusedTree &epilogue, const LeafAccess &leaves,
+                              const ElementOptions &elements) {
+  Location loc = red.getLoc();
+  LeafLoader load = leafLoader(b, loc, leaves, elements);
+  bool ok = true;
+  auto t = in.type;
+  Value c0 = cIdx(b, loc, 0);
+  SmallVector<int64_t> dims(red.getDims());
+  llvm::sort(dims);
+  int64_t n = 1;
+  for (int64_t d : dims) n *= t.getDimSize(d);
+  bool isMax = red.getKind() == graph::ReduceKind::max;
+  // In the compute type (f32 / i32), rounded once by the store (integer
+  // sums wrap mod 2^32 and then to the width: the same as wrapping each step).
+  Type et = computeType(t.getElementType());
+  auto combine = [&](Value x, Value y) -> Value {
+    if (et.isa<FloatType>())
+      return isMax ? b.create<arith::MaxFOp>(loc, x, y).getResult() : b.create<arith::AddFOp>(loc, x, y).getResult();
+    return isMax ? b.create<arith::MaxSIOp>(loc, x, y).getResult() : b.create<arith::AddIOp>(loc, x, y).getResult();
+  };
+  auto loadIn = [&](ArrayRef<Value> idx) { return loadChunk(b, loc, in, idx, 1, elements); };
+  forNest(b, loc, extOut, [&](ArrayRef<Value> outer) {
+    // The input index of reduced element `flat` of the output at `outer`.
+    auto idx = [&](Value flat) {
+      SmallVector<Value> v(t.getRank());
+      Value rest = flat;
+      for (size_t k = dims.size(); k-- > 0;) {
+        int64_t size = t.getDimSize(dims[k]);
+        if (k == 0) { v[dims[k]] = rest; break; }
+        v[dims[k]] = b.create<arith::RemUIOp>(loc, rest, cIdx(b, loc, size));
+        rest = b.create<arith::DivUIOp>(loc, rest, cIdx(b, loc, size));
+      }
+      for (int64_t d = 0, o = 0; d < t.getRank(); ++d)
+        if (!v[d]) v[d] = outer[o++];
+      return v;
+    };
+    Value result;
+    if (red.getOrder() == graph::AssocOrder::sequential) {
+      result = reduceLoop(b, loc, cIdx(b, loc, 1), cIdx(b, loc, n), 1, loadIn(idx(c0)),
+                          [&](Value j, Value acc) { return combine(acc, loadIn(idx(j))); });
+    } else {
+      // Balanced tree: level s combines x[i] and x[i+s] for i % 2s == 0.
+      forLoop(b, loc, c0, cIdx(b, loc, n), cIdx(b, loc, 1), [&](Value j) {
+        b.create<memref::StoreOp>(loc, loadIn(idx(j)), scratch, ValueRange{j});
+      });
+      for (int64_t s = 1; s < n; s *= 2) {
+        forLoop(b, loc, c0, cIdx(b, loc, n - s), cIdx(b, loc, 2 * s), [&](Value i) {
+          Value i2 = b.create<arith::AddIOp>(loc, i, cIdx(b, loc, s));
+          Value v = combine(b.create<memref::LoadOp>(loc, scratch, ValueRange{i}),
+                            b.create<memref::LoadOp>(loc, scratch, ValueRange{i2}));
+          b.create<memref::StoreOp>(loc, v, scratch, ValueRange{i});
+        });
+      }
+      result = b.create<memref::LoadOp>(loc, scratch, ValueRange{c0});
+    }
+    storeChunk(b, loc, out, outer, applyEpilogue(b, loc, epilogue, outer, 1, result, load, elements, ok),
+               elements);
+  });
+  return success(ok);
 }
 
 }  // namespace tessera::cpu

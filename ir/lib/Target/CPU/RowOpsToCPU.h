@@ -1,10 +1,11 @@
 //===- RowOpsToCPU.h - elementwise ops and softmax in vectors ---*- C++ -*-===//
 //
-// Graph ops outside matmul tiles whose innermost dim is contiguous (row-major
-// tensors): elementwise ops and softmax over the last dim run over that dim
-// in vector<8> chunks (one AVX2 register of f32) and finish with a scalar
-// remainder loop; loads widen and stores round as ElementTypes.h says, so
-// every element type takes the same path.  Vector math.exp is expanded into
+// The tiles without matmul: a fused elementwise tree alone, or a softmax or
+// a reduce with the tree that consumes it (FusedTree.h), applied before the
+// store.  Over a contiguous (row-major) last dim they run in vector<8>
+// chunks (one AVX2 register of f32) and finish with a scalar remainder
+// loop; loads widen and stores round as ElementTypes.h says, so every
+// element type takes the same path.  Vector math.exp is expanded into
 // a polynomial later (ExpandVectorExp.cpp), so softmax's exponentials do
 // not become a call per lane.
 //
@@ -23,24 +24,43 @@ namespace tessera::cpu {
 /// f32 lanes of an AVX2 register: the chunk width of these loops.
 constexpr int64_t kRowVector = 8;
 
-/// `out = op(lhs[, rhs])` over the loop extents `ext` (the last one may be
-/// dynamic); `rhs` is a trailing-suffix broadcast of `lhs` (rank 0 allowed).
-/// Every tensor must be row-major (TensorAccess::at gives the memref index
-/// of the first element of a chunk).
-mlir::LogicalResult lowerElementwiseRows(mlir::OpBuilder &b, mlir::Operation *op,
-                                         const TensorAccess &out, const TensorAccess &lhs,
-                                         const std::optional<TensorAccess> &rhs,
-                                         llvm::ArrayRef<mlir::Value> ext,
-                                         const ElementOptions &elements);
+/// Reads the tensors a fused tree's leaves name (the caller's buffers).
+using LeafAccess = std::function<TensorAccess(mlir::Value)>;
+
+/// A tile without root: `out = tree.output` over the loop extents `ext`
+/// (the last one may be dynamic), one fused loop nest; vectors along the
+/// last dim when `out` and every leaf are row-major.  Leaves of lower rank
+/// are trailing-suffix broadcasts (rank 0 allowed).
+mlir::LogicalResult lowerFusedTreeRows(mlir::OpBuilder &b, mlir::Location loc,
+                                       const FusedTree &tree, const TensorAccess &out,
+                                       const LeafAccess &leaves,
+                                       llvm::ArrayRef<mlir::Value> ext,
+                                       const ElementOptions &elements);
 
 /// Softmax of `in` along `dim`, in f32: max, then exp(x - max) and their
-/// sum, then the scale by 1/sum; in vectors along a contiguous last dim,
-/// one element at a time otherwise.  A result narrower than f32 keeps the
-/// exponentials in `rowBuf` (a memref<shape[dim] x f32>) so that it is
-/// rounded once; for f32 `rowBuf` is null and `out` holds them.
-void lowerSoftmaxRows(mlir::OpBuilder &b, mlir::Location loc, const TensorAccess &out,
-                      const TensorAccess &in, int64_t dim, llvm::ArrayRef<mlir::Value> ext,
-                      mlir::Value rowBuf, const ElementOptions &elements);
+/// sum, then the scale by 1/sum, to which the fused `epilogue` (root: the
+/// softmax) is applied before the store to `out`; in vectors along a
+/// contiguous last dim, one element at a time otherwise.  When `out` is
+/// narrower than f32 the exponentials are kept in `rowBuf` (a
+/// memref<shape[dim] x f32>) so that the result is rounded once; for an
+/// f32 `out`, `rowBuf` is null and `out` holds them.
+mlir::LogicalResult lowerSoftmaxRows(mlir::OpBuilder &b, mlir::Location loc,
+                                     const TensorAccess &out, const TensorAccess &in,
+                                     int64_t dim, llvm::ArrayRef<mlir::Value> ext,
+                                     mlir::Value rowBuf, const FusedTree &epilogue,
+                                     const LeafAccess &leaves, const ElementOptions &elements);
+
+/// `red` of `in` into `out` (`extOut`: the output's extents), with the fused
+/// `epilogue` (root: the reduce) applied to each reduced value before its
+/// store. The reduced elements of one output are visited in row-major
+/// order over the reduced dims: left to right for `sequential`, a balanced
+/// tree over that sequence for `pairwise` (in `scratch`, n elements of the
+/// compute type). Computed in f32 / i32, rounded once by the store.
+mlir::LogicalResult lowerReduceRows(mlir::OpBuilder &b, graph::ReduceOp red,
+                                    const TensorAccess &out, const TensorAccess &in,
+                                    llvm::ArrayRef<mlir::Value> extOut, mlir::Value scratch,
+                                    const FusedTree &epilogue, const LeafAccess &leaves,
+                                    const ElementOptions &elements);
 
 }  // namespace tessera::cpu
 

@@ -20,9 +20,12 @@
 #include "RowOpsToCPU.h"
 
 #include <algorithm>
+
+#include "llvm/ADT/SetVector.h"
 #include <cstdlib>
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Matchers.h"
 #include "tessera/Dialect/Graph/IR/Graph.h"
 #include "tessera/Dialect/Schedule/IR/Schedule.h"
 
@@ -79,13 +82,21 @@ class KernelBuilder {
   TensorAccess access(const Buf &buf);
   SmallVector<Value> memIndices(const Buf &buf, ArrayRef<Value> idx);
   SmallVector<Value> extents(const Buf &buf);
-  LogicalResult lowerMatmul(g::MatmulOp mm, ArrayRef<Operation *> epilogue,
+  LogicalResult lowerMatmul(g::MatmulOp mm, const FusedTree &epilogue,
                             const Buf &A, const Buf &B, const Buf &C,
                             DenseMap<Value, Buf> &local);
+  LogicalResult lowerGroup(const FusedTree &tree, const Buf &out, DenseMap<Value, Buf> &local);
   LogicalResult lowerOp(Operation *op);
   LogicalResult lowerTile(schedule::TileOp tile);
   LogicalResult lowerFlashAttention(schedule::FlashAttentionOp fa);
 };
+
+bool isSplatConstant(Value v) {
+  DenseElementsAttr d;
+  return v.getType().isa<RankedTensorType>() && matchPattern(v, m_Constant(&d)) && d.isSplat();
+}
+bool isRoot(Operation *op) { return isa_and_nonnull<g::MatmulOp, g::SoftmaxOp, g::ReduceOp>(op); }
+int64_t rankOf(Value v) { return v.getType().cast<ShapedType>().getRank(); }
 
 bool isBatched(g::MatmulOp mm) { return mm.getType().cast<RankedTensorType>().getRank() > 2; }
 bool isBatchedRhs(OpOperand &use) {
@@ -136,17 +147,19 @@ LogicalResult KernelBuilder::analyzeRows() {
       return;
     }
     if (g::isElementwise(op)) {
-      Value lhs = op->getOperand(0);
-      if (!rowValues.contains(lhs)) { ok = false; return; }
-      if (op->getNumOperands() == 2) {
-        Value rhs = op->getOperand(1);
-        bool sameRank = rhs.getType().cast<RankedTensorType>().getRank() ==
-                        lhs.getType().cast<RankedTensorType>().getRank();
-        if (sameRank ? !rowValues.contains(rhs) : rowValues.contains(rhs)) ok = false;
+      // Operands of the result's rank are rows (or splat constants: the
+      // same in every row); lower-rank ones are broadcasts, read whole.
+      bool anyRows = false;
+      for (Value o : op->getOperands()) {
+        bool full = rankOf(o) == rankOf(op->getResult(0));
+        if (full && rowValues.contains(o)) anyRows = true;
+        else if (full ? !isSplatConstant(o) : rowValues.contains(o)) ok = false;
       }
+      if (!anyRows) ok = false;
       rowValues.insert(op->getResult(0));
       return;
     }
+    if (isSplatConstant(op->getNumResults() == 1 ? op->getResult(0) : Value())) return;
     if (auto fa = dyn_cast<schedule::FlashAttentionOp>(op)) {
       // Query rows are independent; every group reads all of K and V, which
       // must therefore be inputs (computed ones would be per-group rows).
@@ -168,23 +181,20 @@ LogicalResult KernelBuilder::analyzeRows() {
     }
     ok = false;  // layout conversions, collectives: not row-local
   };
-  // Seed: inputs with the row count whose first use reads them as rows.
-  for (BlockArgument a : src.getArguments()) {
-    bool asRows = false;
-    for (OpOperand &use : a.getUses()) {
-      Operation *u = use.getOwner();
-      if (auto tile = dyn_cast<schedule::TileOp>(u)) {
-        Value arg = tile.getBody().getArgument(use.getOperandNumber());
-        for (OpOperand &inner : arg.getUses())
-          if (inner.getOperandNumber() == 0 || isBatchedRhs(inner)) asRows = true;
-      } else if (use.getOperandNumber() == 0 || isBatchedRhs(use) ||
-                 !isa<g::MatmulOp, schedule::FlashAttentionOp>(u)) {
-        if (!(g::isElementwise(u) && use.getOperandNumber() == 1 &&
-              a.getType().cast<RankedTensorType>().getRank() <
-                  u->getOperand(0).getType().cast<RankedTensorType>().getRank()))
-          asRows = true;
-      }
+  // Seed: inputs with the row count that some op reads as rows.
+  std::function<bool(OpOperand &)> readsAsRows = [&](OpOperand &use) -> bool {
+    Operation *u = use.getOwner();
+    if (auto tile = dyn_cast<schedule::TileOp>(u)) {
+      Value arg = tile.getBody().getArgument(use.getOperandNumber());
+      return llvm::any_of(arg.getUses(), readsAsRows);
     }
+    if (isa<g::MatmulOp>(u)) return use.getOperandNumber() == 0 || isBatchedRhs(use);
+    if (isa<schedule::FlashAttentionOp>(u)) return use.getOperandNumber() == 0;
+    if (g::isElementwise(u)) return rankOf(use.get()) == rankOf(u->getResult(0));
+    return true;
+  };
+  for (BlockArgument a : src.getArguments()) {
+    bool asRows = llvm::any_of(a.getUses(), readsAsRows);
     if (asRows) markRowIf(a);
     // Layout arguments are not row blocks; the K^T of a flash_attention is
     // read whole in any layout (memIndices), so it does not count.
@@ -289,7 +299,7 @@ Buf KernelBuilder::makeBuf(Value v) {
   return buf;
 }
 
-LogicalResult KernelBuilder::lowerMatmul(g::MatmulOp mm, ArrayRef<Operation *> epilogue,
+LogicalResult KernelBuilder::lowerMatmul(g::MatmulOp mm, const FusedTree &epilogue,
                                          const Buf &A, const Buf &B, const Buf &C,
                                          DenseMap<Value, Buf> &local) {
   MatmulAccess m;
@@ -312,46 +322,94 @@ LogicalResult KernelBuilder::lowerMatmul(g::MatmulOp mm, ArrayRef<Operation *> e
   return cpu::lowerMatmul(b, mm, epilogue, m, allocs);
 }
 
+/// One group: the root (if any) computed by its emitter, the fused tree
+/// applied before the store to `out`. Leaves are read through `local`.
+LogicalResult KernelBuilder::lowerGroup(const FusedTree &tree, const Buf &out,
+                                        DenseMap<Value, Buf> &local) {
+  LeafAccess leaves = [this, &local](Value v) { return access(local.find(v)->second); };
+  for (Value v : tree.leaves())
+    if (!local.count(v)) return emitError(loc) << "cpu backend: no buffer for a fused operand";
+  Operation *root = tree.root ? tree.root.getDefiningOp() : nullptr;
+  if (!root) return lowerFusedTreeRows(b, loc, tree, access(out), leaves, extents(out), elements);
+  if (auto mm = dyn_cast<g::MatmulOp>(root))
+    return lowerMatmul(mm, tree, local[mm.getLhs()], local[mm.getRhs()], out, local);
+  if (auto sm = dyn_cast<g::SoftmaxOp>(root)) {
+    Buf in = local[sm.getInput()];
+    const int64_t dim = static_cast<int64_t>(sm.getDim());
+    // In f32; a narrower output keeps the row's exponentials in an f32 row
+    // buffer, so that the result is rounded once.
+    Value rowBuf;
+    if (!out.type.getElementType().isF32()) {
+      rowBuf = b.create<memref::AllocOp>(
+          loc, MemRefType::get({in.type.getDimSize(dim)}, b.getF32Type()), b.getI64IntegerAttr(64));
+      allocs.push_back(rowBuf);
+    }
+    return lowerSoftmaxRows(b, loc, access(out), access(in), dim, extents(in), rowBuf, tree, leaves,
+                            elements);
+  }
+  auto red = cast<g::ReduceOp>(root);
+  Buf in = local[red.getInput()];
+  Value scratch;
+  if (red.getOrder() == g::AssocOrder::pairwise) {
+    int64_t n = 1;
+    for (int64_t d : red.getDims()) n *= in.type.getDimSize(d);
+    scratch = b.create<memref::AllocOp>(
+        loc, MemRefType::get({n}, computeType(in.type.getElementType())), b.getI64IntegerAttr(64));
+    allocs.push_back(scratch);
+  }
+  return lowerReduceRows(b, red, access(out), access(in), extents(out), scratch, tree, leaves, elements);
+}
+
 LogicalResult KernelBuilder::lowerTile(schedule::TileOp tile) {
-  ArrayRef<int64_t> ts = tile.getTileSizes(), mt = tile.getMicroTile();
-  MC = ts[0]; NC = ts[1]; KC = ts[2]; MR = mt[0]; NR = mt[1];
-  if (NR % kVec) return tile.emitError() << "cpu backend: NR must be a multiple of " << kVec;
+  Block &body = tile.getBody().front();
+  auto yield = cast<schedule::YieldOp>(body.getTerminator());
+  bool hasMatmul = !body.getOps<g::MatmulOp>().empty();
+  if (hasMatmul) {
+    ArrayRef<int64_t> ts = tile.getTileSizes(), mt = tile.getMicroTile();
+    MC = ts[0]; NC = ts[1]; KC = ts[2]; MR = mt[0]; NR = mt[1];
+    if (NR % kVec) return tile.emitError() << "cpu backend: NR must be a multiple of " << kVec;
+  }
   DenseMap<Value, Buf> local;
   for (auto [arg, v] : llvm::zip(tile.getBody().getArguments(), tile.getOperands()))
     local[arg] = bufs[v];
-  Block &body = tile.getBody().front();
-  auto yield = cast<schedule::YieldOp>(body.getTerminator());
-  // Chains of `matmul -> elementwise*` become one BLIS nest each.
-  SmallVector<Operation *> ops;
-  for (Operation &op : body.without_terminator()) ops.push_back(&op);
-  for (size_t i = 0; i < ops.size();) {
-    auto mm = dyn_cast<g::MatmulOp>(ops[i]);
-    if (!mm) return ops[i]->emitError("cpu backend: a tile region must be matmul chains");
-    SmallVector<Operation *> epi;
-    Value cur = mm.getResult();
-    size_t j = i + 1;
-    while (j < ops.size() && g::isElementwise(ops[j]) && ops[j]->getOperand(0) == cur &&
-           cur.hasOneUse() &&
-           (ops[j]->getNumOperands() == 1 || local.count(ops[j]->getOperand(1)))) {
-      epi.push_back(ops[j]);
-      cur = ops[j]->getResult(0);
-      ++j;
-    }
-    // The chain's result: the tile's output buffer when yielded, else scratch.
-    Buf out;
-    bool yielded = false;
+  // The values that are stored: what the tile yields, what a matmul,
+  // softmax or reduce in it reads, and anything read twice. Each is the
+  // output of one group (FusedTree) whose other values stay in registers.
+  llvm::SetVector<Value> outputs;
+  for (Operation &op : body.without_terminator()) {
+    if (isRoot(&op))
+      for (Value o : op.getOperands())
+        if (o.getParentBlock() == &body && !o.isa<BlockArgument>()) outputs.insert(o);
+    if (!isSplatConstant(op.getNumResults() == 1 ? op.getResult(0) : Value()))
+      for (Value r : op.getResults())
+        if (!r.use_empty() && !r.hasOneUse()) outputs.insert(r);
+  }
+  auto outBuf = [&](Value v) -> Buf {
     for (auto [k, y] : llvm::enumerate(yield.getValues()))
-      if (y == cur) { out = bufs[tile.getResult(k)]; yielded = true; }
-    if (!yielded) {
-      bool saved = rowValues.contains(cur);
-      if (parallel && rowValues.contains(mm.getLhs())) rowValues.insert(cur);
-      out = makeBuf(cur);
-      if (!saved) rowValues.erase(cur);
-    }
-    local[cur] = out;
-    if (failed(lowerMatmul(mm, epi, local[mm.getLhs()], local[mm.getRhs()], out, local)))
-      return failure();
-    i = j;
+      if (y == v) return bufs[tile.getResult(k)];
+    return makeBuf(v);
+  };
+  auto lowerOutput = [&](Value v) -> LogicalResult {
+    FusedTree tree = FusedTree::collect(v, [&](Value x) { return local.count(x) > 0; });
+    Buf out = outBuf(v);
+    if (failed(lowerGroup(tree, out, local))) return failure();
+    local[v] = out;
+    return success();
+  };
+  // A yielded operand is copied (a tree of one leaf).
+  for (Value y : yield.getValues())
+    if (y.isa<BlockArgument>() && failed(lowerOutput(y))) return failure();
+  for (Operation &op : body.without_terminator())
+    for (Value r : op.getResults())
+      if ((outputs.contains(r) || llvm::is_contained(yield.getValues(), r)) && !local.count(r) &&
+          failed(lowerOutput(r)))
+        return failure();
+  // Values yielded twice share the first buffer: copy it into the others.
+  for (auto [k, y] : llvm::enumerate(yield.getValues())) {
+    Buf dst = bufs[tile.getResult(k)];
+    Buf src = local[y];
+    if (src.mem != dst.mem)
+      forNest(b, loc, extents(dst), [&](ArrayRef<Value> iv) { storeRaw(dst, iv, loadRaw(src, iv)); });
   }
   return success();
 }
@@ -381,16 +439,11 @@ LogicalResult KernelBuilder::lowerFlashAttention(schedule::FlashAttentionOp fa) 
 LogicalResult KernelBuilder::lowerOp(Operation *op) {
   if (auto tile = dyn_cast<schedule::TileOp>(op)) return lowerTile(tile);
   if (auto fa = dyn_cast<schedule::FlashAttentionOp>(op)) return lowerFlashAttention(fa);
-  if (auto mm = dyn_cast<g::MatmulOp>(op))
-    return lowerMatmul(mm, {}, bufs[mm.getLhs()], bufs[mm.getRhs()], bufs[mm.getResult()], bufs);
-  Value c0 = cIdx(b, loc, 0);
-  if (g::isElementwise(op)) {
-    // Over the last dim in vectors where it is contiguous (RowOpsToCPU).
-    Buf out = bufs[op->getResult(0)];
-    std::optional<TensorAccess> rhs;
-    if (op->getNumOperands() == 2) rhs = access(bufs[op->getOperand(1)]);
-    return lowerElementwiseRows(b, op, access(out), access(bufs[op->getOperand(0)]), rhs,
-                                extents(out), elements);
+  if (isRoot(op) || g::isElementwise(op)) {
+    // Outside a tile (Graph IR given to this pass directly): a group of one op.
+    Value r = op->getResult(0);
+    FusedTree tree = FusedTree::collect(r, [&](Value v) { return v != r; });
+    return lowerGroup(tree, bufs[r], bufs);
   }
   if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
     // Splat tensor constants (e.g. an attention scale): fill the buffer.
@@ -410,86 +463,6 @@ LogicalResult KernelBuilder::lowerOp(Operation *op) {
   if (auto cl = dyn_cast<g::ConvertLayoutOp>(op)) {
     Buf out = bufs[cl.getResult()], in = bufs[cl.getInput()];
     forNest(b, loc, extents(out), [&](ArrayRef<Value> iv) { storeRaw(out, iv, loadRaw(in, iv)); });
-    return success();
-  }
-  if (auto sm = dyn_cast<g::SoftmaxOp>(op)) {
-    Buf out = bufs[sm.getResult()], in = bufs[sm.getInput()];
-    auto t = in.type;
-    const int64_t dim = static_cast<int64_t>(sm.getDim());
-    // In f32; a narrower result keeps the row's exponentials in an f32 row
-    // buffer, so that the result is rounded once.
-    Value rowBuf;
-    if (!t.getElementType().isF32()) {
-      rowBuf = b.create<memref::AllocOp>(loc, MemRefType::get({t.getDimSize(dim)}, b.getF32Type()),
-                                         b.getI64IntegerAttr(64));
-      allocs.push_back(rowBuf);
-    }
-    lowerSoftmaxRows(b, loc, access(out), access(in), dim, extents(in), rowBuf, elements);
-    return success();
-  }
-  if (auto red = dyn_cast<g::ReduceOp>(op)) {
-    Buf out = bufs[red.getResult()], in = bufs[red.getInput()];
-    auto t = in.type;
-    // Any set of dims: the reduced elements of one output are visited in
-    // row-major order over the reduced dims (the "sequential" order: left to
-    // right; "pairwise": a balanced tree over that sequence).
-    SmallVector<int64_t> dims(red.getDims());
-    llvm::sort(dims);
-    int64_t n = 1;
-    for (int64_t d : dims) n *= t.getDimSize(d);
-    bool isMax = red.getKind() == g::ReduceKind::max;
-    // In the compute type (f32 / i32), rounded once by the store (integer
-    // sums wrap mod 2^32 and then to the width: the same as wrapping each step).
-    Type et = computeType(t.getElementType());
-    auto combine = [&](Value x, Value y) -> Value {
-      if (et.isa<FloatType>())
-        return isMax ? b.create<arith::MaxFOp>(loc, x, y).getResult() : b.create<arith::AddFOp>(loc, x, y).getResult();
-      return isMax ? b.create<arith::MaxSIOp>(loc, x, y).getResult() : b.create<arith::AddIOp>(loc, x, y).getResult();
-    };
-    Value scratch;
-    if (red.getOrder() == g::AssocOrder::pairwise) {
-      scratch = b.create<memref::AllocOp>(loc, MemRefType::get({n}, et), b.getI64IntegerAttr(64));
-      allocs.push_back(scratch);
-    }
-    forNest(b, loc, extents(out), [&](ArrayRef<Value> outer) {
-      // The input index of reduced element `flat` of the output at `outer`.
-      auto idx = [&](Value flat) {
-        SmallVector<Value> v(t.getRank());
-        Value rest = flat;
-        for (size_t k = dims.size(); k-- > 0;) {
-          int64_t size = t.getDimSize(dims[k]);
-          if (k == 0) { v[dims[k]] = rest; break; }
-          v[dims[k]] = b.create<arith::RemUIOp>(loc, rest, cIdx(b, loc, size));
-          rest = b.create<arith::DivUIOp>(loc, rest, cIdx(b, loc, size));
-        }
-        for (int64_t d = 0, o = 0; d < t.getRank(); ++d)
-          if (!v[d]) v[d] = outer[o++];
-        return v;
-      };
-      if (red.getOrder() == g::AssocOrder::sequential) {
-        auto loop = b.create<scf::ForOp>(loc, cIdx(b, loc, 1), cIdx(b, loc, n), cIdx(b, loc, 1),
-                                         ValueRange{load(in, idx(c0))});
-        OpBuilder::InsertionGuard gd(b);
-        b.setInsertionPointToStart(loop.getBody());
-        b.create<scf::YieldOp>(loc, ValueRange{combine(loop.getRegionIterArgs()[0], load(in, idx(loop.getInductionVar())))});
-        b.setInsertionPointAfter(loop);
-        store(out, outer, loop.getResult(0));
-      } else {
-        // Balanced tree: level s combines x[i] and x[i+s] for i % 2s == 0.
-        forLoop(b, loc, c0, cIdx(b, loc, n), cIdx(b, loc, 1), [&](Value j) {
-          b.create<memref::StoreOp>(loc, load(in, idx(j)), scratch, ValueRange{j});
-        });
-        for (int64_t s = 1; s < n; s *= 2) {
-          forLoop(b, loc, c0, cIdx(b, loc, n - s), cIdx(b, loc, 2 * s), [&](Value i) {
-            Value i2 = b.create<arith::AddIOp>(loc, i, cIdx(b, loc, s));
-            Value v = combine(b.create<memref::LoadOp>(loc, scratch, ValueRange{i}),
-                              b.create<memref::LoadOp>(loc, scratch, ValueRange{i2}));
-            b.create<memref::StoreOp>(loc, v, scratch, ValueRange{i});
-          });
-        }
-        store(out, outer, b.create<memref::LoadOp>(loc, scratch, ValueRange{c0}));
-      }
-    });
     return success();
   }
   return op->emitError() << "cpu backend: cannot lower '" << op->getName()

@@ -1,10 +1,47 @@
 // RUN: tessera-opt %s -split-input-file -verify-diagnostics
 
-func.func @micro(%x: tensor<96x64xf32>) -> tensor<96x64xf32> {
+func.func @micro(%x: tensor<96x64xf32>, %w: tensor<64x32xf32>) -> tensor<96x32xf32> {
   // expected-error @+1 {{micro tile [5, 16] does not divide the cache tile [96, 256]}}
-  %y = tessera_schedule.tile (%x) tile_sizes = [96, 256, 256] micro_tile = [5, 16] {
+  %y = tessera_schedule.tile (%x, %w) tile_sizes = [96, 256, 256] micro_tile = [5, 16] {
+  ^bb0(%a: tensor<96x64xf32>, %b: tensor<64x32xf32>):
+    %m = tessera_graph.matmul %a, %b : tensor<96x64xf32>, tensor<64x32xf32> -> tensor<96x32xf32>
+    tessera_schedule.yield %m : tensor<96x32xf32>
+  } : (tensor<96x64xf32>, tensor<64x32xf32>) -> tensor<96x32xf32>
+  return %y : tensor<96x32xf32>
+}
+
+// -----
+
+func.func @matmul_sizes(%x: tensor<96x64xf32>, %w: tensor<64x32xf32>) -> tensor<96x32xf32> {
+  // expected-error @+1 {{a tile with a matmul needs tile_sizes = [MC, NC, KC]}}
+  %y = tessera_schedule.tile (%x, %w) tile_sizes = [96] micro_tile = [8] {
+  ^bb0(%a: tensor<96x64xf32>, %b: tensor<64x32xf32>):
+    %m = tessera_graph.matmul %a, %b : tensor<96x64xf32>, tensor<64x32xf32> -> tensor<96x32xf32>
+    tessera_schedule.yield %m : tensor<96x32xf32>
+  } : (tensor<96x64xf32>, tensor<64x32xf32>) -> tensor<96x32xf32>
+  return %y : tensor<96x32xf32>
+}
+
+// -----
+
+func.func @row_sizes(%x: tensor<96x64xf32>) -> tensor<96x64xf32> {
+  // expected-error @+1 {{a tile without matmul needs tile_sizes = [R] (rows per work item)}}
+  %y = tessera_schedule.tile (%x) tile_sizes = [96, 256, 256] micro_tile = [6, 16] {
   ^bb0(%a: tensor<96x64xf32>):
-    tessera_schedule.yield %a : tensor<96x64xf32>
+    %s = tessera_graph.softmax %a dim = 1 : tensor<96x64xf32>
+    tessera_schedule.yield %s : tensor<96x64xf32>
+  } : (tensor<96x64xf32>) -> tensor<96x64xf32>
+  return %y : tensor<96x64xf32>
+}
+
+// -----
+
+func.func @row_vector(%x: tensor<96x64xf32>) -> tensor<96x64xf32> {
+  // expected-error @+1 {{a tile without matmul needs micro_tile = [V] (vector width)}}
+  %y = tessera_schedule.tile (%x) tile_sizes = [32] micro_tile = [8, 8] {
+  ^bb0(%a: tensor<96x64xf32>):
+    %s = tessera_graph.exp %a : tensor<96x64xf32>
+    tessera_schedule.yield %s : tensor<96x64xf32>
   } : (tensor<96x64xf32>) -> tensor<96x64xf32>
   return %y : tensor<96x64xf32>
 }

@@ -19,7 +19,8 @@ func.func @dense(%x: tensor<96x64xf32>, %w: tensor<64x32xf32>, %b: tensor<32xf32
   return %r : tensor<96x32xf32>
 }
 
-// A splat tensor constant (the attention scale) fills its buffer; a K^T
+// A splat tensor constant (the attention scale) is fused into the first
+// matmul's epilogue as a scalar, broadcast across the register; a K^T
 // argument in col_major layout is a flat memref read by convert_layout; the
 // softmax becomes max / exp-sum / scale loops.  Not row-local (layout
 // argument), so one group computes everything.  The probabilities are also
@@ -28,9 +29,10 @@ func.func @dense(%x: tensor<96x64xf32>, %w: tensor<64x32xf32>, %b: tensor<32xf32
 // CHECK-LABEL: func.func @attention
 // CHECK-SAME: (%{{.*}}: memref<32x16xf32>, %{{.*}}: memref<512xf32>, %{{.*}}: memref<32x16xf32>, %{{.*}}: memref<32x16xf32>, %{{.*}}: memref<32x32xf32>, %{{.*}}: index
 // CHECK-SAME: grid = array<i64: 1, 1, 1>
-// CHECK: %[[SCALE:.*]] = arith.constant 2.500000e-01 : f32
-// CHECK: memref.store %[[SCALE]]
+// CHECK-NOT: memref<32xf32>
 // CHECK: vector.fma
+// CHECK: %[[SCALE:.*]] = arith.constant 2.500000e-01 : f32
+// CHECK: vector.broadcast %[[SCALE]] : f32 to vector<8xf32>
 // CHECK: math.exp
 // CHECK: vector.fma
 func.func @attention(%q: tensor<32x16xf32>, %kt: tensor<16x32xf32, #tessera_graph.layout<col_major>>,

@@ -2,6 +2,8 @@
 #ifndef TESSERA_TARGET_CPU_PIPELINE_H
 #define TESSERA_TARGET_CPU_PIPELINE_H
 
+#include <string>
+
 #include "mlir/Pass/PassManager.h"
 
 namespace tessera::cpu {
@@ -11,10 +13,15 @@ struct GraphPipelineOptions {
   int64_t attnBlockQ = 64, attnBlockKV = 64;
   /// The target has F16C: f16 conversions in hardware (else integer code).
   bool hardwareF16 = false;
+  /// --tessera-graph-to-schedule options given as text ("tile-m=96
+  /// fuse-reductions=0"), applied over the fields above: a schedule to try
+  /// without rebuilding (tessera-run --schedule).
+  std::string schedule;
 };
 /// Graph IR -> Schedule IR -> scf/vector kernels (stops before LLVM).
-void buildGraphToLoopsPipeline(mlir::OpPassManager &pm,
-                               const GraphPipelineOptions &options = {});
+/// Fails (with a message on stderr) when `options.schedule` does not parse.
+mlir::LogicalResult buildGraphToLoopsPipeline(mlir::OpPassManager &pm,
+                                              const GraphPipelineOptions &options = {});
 /// Schedule/Tile IR kernels -> scf/vector kernels (stops before LLVM).
 void buildTileToLoopsPipeline(mlir::OpPassManager &pm);
 /// scf/vector/memref/math -> LLVM dialect, then the exported ABI wrappers.

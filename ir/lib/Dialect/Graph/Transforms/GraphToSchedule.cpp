@@ -1,17 +1,36 @@
-//===- GraphToSchedule.cpp - tile matmuls, fuse elementwise epilogues -----===//
+//===- GraphToSchedule.cpp - group Graph ops into scheduled tiles ---------===//
 //
-// Attention chains become tessera_schedule.flash_attention; every other
-// matmul becomes a tessera_schedule.tile with its elementwise epilogue.
+// Every Graph op that computes (matmul, softmax, reduce, elementwise) ends
+// up in exactly one tessera_schedule.tile; attention chains become a
+// tessera_schedule.flash_attention first (AttentionToSchedule.cpp).  The
+// grouping is the fusion decision every backend then follows:
+//
+//   - A value is *fused* into its user when it has one use, the user is an
+//     elementwise op in the same block, both are row-major and the user's
+//     result has the value's shape: the user's tile computes it in
+//     registers, nobody stores it.  A splat constant read by elementwise
+//     ops is cloned into each tile that reads it (a scalar there).
+//   - A group is the tree of fused values under one unfused value (its
+//     output).  It holds at most one *root* (matmul, softmax or reduce:
+//     the ops that are not elementwise); an extra root, or a root reached
+//     through a broadcast, is materialized and the groups are rebuilt.
+//     Softmax and reduce take elementwise epilogues only with
+//     `fuse-reductions` (the GPU kernels do not apply them yet).
+//   - With `merge-matmul-chains`, a matmul tile whose only user is the lhs
+//     of the next matmul tile (the MLP) joins it: one tile, one row block,
+//     the intermediate rows never leave the group's scratch.
+//
+// Tile sizes are parameters of the pass, recorded on each tile:
+// matmul groups get [MC, NC, KC] / [MR, NR] (cache and register tiles,
+// clamped to the problem), the others [R] / [V] (rows of the output per
+// work item, vector width).
 //
 //===----------------------------------------------------------------------===//
-#include "tessera/Dialect/Graph/Transforms/Passes.h"
+#include "GraphToSchedule.h"
 
-#include <optional>
-
-#include "mlir/Dialect/Arith/IR/Arith.h"
-
-#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/SetVector.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 
 namespace tessera::graph {
 #define GEN_PASS_DEF_GRAPHTOSCHEDULE
@@ -23,147 +42,190 @@ using namespace tessera;
 
 namespace {
 
-struct GraphToSchedulePass
-    : graph::impl::GraphToScheduleBase<GraphToSchedulePass> {
+bool rowMajor(Type t) {
+  graph::LayoutAttr l = graph::getLayout(t);
+  return !l || l.isRowMajor();
+}
+bool isSplatConstant(Value v) {
+  DenseElementsAttr d;
+  return v.getType().isa<RankedTensorType>() && matchPattern(v, m_Constant(&d)) && d.isSplat();
+}
+/// The ops a group is built around; every other op of a group is elementwise.
+bool isRoot(Operation *op) { return isa<graph::MatmulOp, graph::SoftmaxOp, graph::ReduceOp>(op); }
+bool computes(Operation *op) { return op && (isRoot(op) || graph::isElementwise(op)); }
+ArrayRef<int64_t> shapeOf(Value v) { return v.getType().cast<ShapedType>().getShape(); }
+
+struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePass> {
   using GraphToScheduleBase::GraphToScheduleBase;
 
+  /// Values kept out of their user's group (extra roots).
+  DenseSet<Value> forced;
+
   void runOnOperation() override {
-    // Attention first: its two matmuls must not be wrapped into tiles.
-    SmallVector<graph::SoftmaxOp> softmaxes;
-    getOperation().walk([&](graph::SoftmaxOp sm) {
-      if (!sm->getParentOfType<schedule::TileOp>()) softmaxes.push_back(sm);
+    if (attention) {
+      SmallVector<graph::SoftmaxOp> softmaxes;
+      getOperation().walk([&](graph::SoftmaxOp sm) {
+        if (!sm->getParentOfType<schedule::TileOp>()) softmaxes.push_back(sm);
+      });
+      for (graph::SoftmaxOp sm : softmaxes) graph::matchAttention(sm, attnBlockQ, attnBlockKV);
+    }
+    SmallVector<Block *> blocks;
+    getOperation().walk([&](func::FuncOp f) {
+      if (!f.isExternal()) blocks.push_back(&f.front());
     });
-    for (graph::SoftmaxOp sm : softmaxes) matchAttention(sm);
-    SmallVector<graph::MatmulOp> matmuls;
-    getOperation().walk([&](graph::MatmulOp mm) {
-      if (!mm->getParentOfType<schedule::TileOp>()) matmuls.push_back(mm);
-    });
-    for (graph::MatmulOp mm : matmuls) fuse(mm);
+    for (Block *block : blocks) {
+      if (failed(groupBlock(*block))) return signalPassFailure();
+      if (mergeMatmulChains) mergeChains(*block);
+    }
   }
 
-  /// The requested block, clamped to the sequence (the op allows a partial
-  /// last block, so a prime length keeps full-size blocks).
-  static int64_t blockFor(int64_t n, int64_t want) {
-    return std::max<int64_t>(1, std::min(want, n));
+  /// Is `v` computed inside its single user's group?
+  bool fused(Value v) {
+    if (forced.contains(v)) return false;
+    Operation *def = v.getDefiningOp();
+    if (!computes(def) || !v.hasOneUse()) return false;
+    Operation *user = *v.getUsers().begin();
+    if (!graph::isElementwise(user) || user->getBlock() != def->getBlock()) return false;
+    if (!rowMajor(v.getType()) || !rowMajor(user->getResult(0).getType())) return false;
+    if (shapeOf(v) != shapeOf(user->getResult(0))) return false;  // no recomputed broadcasts
+    if (isa<graph::SoftmaxOp, graph::ReduceOp>(def) && !fuseReductions) return false;
+    return true;
   }
 
-  /// A splat float constant (the attention scale), or nothing.
-  static std::optional<double> splatValue(Value v) {
-    auto cst = v.getDefiningOp<arith::ConstantOp>();
-    if (!cst) return std::nullopt;
-    auto dense = cst.getValue().dyn_cast<DenseFPElementsAttr>();
-    if (!dense || !dense.isSplat()) return std::nullopt;
-    return dense.getSplatValue<APFloat>().convertToDouble();
+  /// The ops of the group whose output is `out`, in no particular order;
+  /// `roots` gets its root values.
+  void collect(Value out, SetVector<Operation *> &ops, SmallVectorImpl<Value> &roots) {
+    Operation *def = out.getDefiningOp();
+    ops.insert(def);
+    if (isRoot(def)) {
+      roots.push_back(out);
+      return;
+    }
+    for (Value o : def->getOperands()) {
+      if (fused(o)) collect(o, ops, roots);
+      else if (isSplatConstant(o)) ops.insert(o.getDefiningOp());
+    }
   }
 
-  /// matmul(Q, K^T) [-> mul/div by a splat] -> softmax(last dim) ->
-  /// matmul(P, V), every intermediate used once, all in one block, rank 2,
-  /// f32 (flash_attention keeps its blocks in f32 and does not round the
-  /// scores and probabilities to a narrower type as the unfused program does).
-  void matchAttention(graph::SoftmaxOp sm) {
-    auto st = sm.getInput().getType().cast<RankedTensorType>();
-    if (st.getRank() != 2 || sm.getDim() != 1 || !st.getElementType().isF32()) return;
-    if (!sm.getResult().hasOneUse()) return;
-    auto pv = dyn_cast<graph::MatmulOp>(*sm.getResult().getUsers().begin());
-    if (!pv || pv.getLhs() != sm.getResult() || pv.getRhs() == sm.getResult()) return;
-    Block *block = sm->getBlock();
-    double scale = 1.0;
-    Operation *scaleOp = nullptr;
-    Value s = sm.getInput();
-    if (auto *def = s.getDefiningOp(); def && isa<graph::MulOp, graph::DivOp>(def)) {
-      // scores * c, scores / c, or c * scores with a same-shape splat c.
-      unsigned scoreIdx = 0;
-      std::optional<double> c = splatValue(def->getOperand(1));
-      if (!c && isa<graph::MulOp>(def)) {
-        c = splatValue(def->getOperand(0));
-        scoreIdx = 1;
+  LogicalResult groupBlock(Block &block) {
+    // Group outputs and their ops; an extra root is materialized and the
+    // groups rebuilt (each round forces at least one more value: it ends).
+    SmallVector<std::pair<Value, SetVector<Operation *>>> groups;
+    for (bool again = true; again;) {
+      again = false;
+      groups.clear();
+      for (Operation &op : block) {
+        if (!computes(&op) || op.getParentOfType<schedule::TileOp>() || fused(op.getResult(0))) continue;
+        SetVector<Operation *> ops;
+        SmallVector<Value> roots;
+        collect(op.getResult(0), ops, roots);
+        for (size_t k = 1; k < roots.size(); ++k) forced.insert(roots[k]), again = true;
+        groups.push_back({op.getResult(0), std::move(ops)});
       }
-      if (!c || def->getOperand(0) == def->getOperand(1) || !s.hasOneUse()) return;
-      if (isa<graph::DivOp>(def) && *c == 0.0) return;
-      scale = isa<graph::MulOp>(def) ? *c : 1.0 / *c;
-      scaleOp = def;
-      s = def->getOperand(scoreIdx);
     }
-    auto qk = s.getDefiningOp<graph::MatmulOp>();
-    if (!qk || !s.hasOneUse()) return;
-    for (Operation *op : {qk.getOperation(), scaleOp, pv.getOperation()})
-      if (op && op->getBlock() != block) return;
-    for (Value v : {qk.getLhs(), qk.getRhs(), pv.getRhs(), pv.getResult()}) {
-      auto t = v.getType().cast<RankedTensorType>();
-      if (t.getRank() != 2 || t.getElementType() != st.getElementType()) return;
-    }
-    // The result is stored row-major by the consumers of `pv`.
-    if (auto l = graph::getLayout(pv.getType()); l && !l.isRowMajor()) return;
-    // K^T = convert_layout(col_major K^T): the col_major tensor's storage is
-    // K row-major, so hand that tensor to the kernel and skip the copy.
-    Value kt = qk.getRhs();
-    graph::ConvertLayoutOp kconv = kt.getDefiningOp<graph::ConvertLayoutOp>();
-    if (kconv) {
-      auto in = graph::getLayout(kconv.getInput().getType());
-      if (in && in.getKind() == graph::LayoutKind::ColMajor) kt = kconv.getInput();
-      else kconv = nullptr;
-    }
-    // The new op is created at `pv`: the key must be defined before it.
-    auto q = qk.getLhs().getType().cast<RankedTensorType>();
-    int64_t sq = q.getDimSize(0);
-    int64_t skv = kt.getType().cast<RankedTensorType>().getDimSize(1);
-    OpBuilder b(pv);
-    auto fa = b.create<schedule::FlashAttentionOp>(
-        pv.getLoc(), pv.getType(), qk.getLhs(), kt, pv.getRhs(),
-        b.getF32FloatAttr(static_cast<float>(scale)),
-        b.getI64IntegerAttr(blockFor(sq, attnBlockQ)),
-        b.getI64IntegerAttr(blockFor(skv, attnBlockKV)));
-    pv.getResult().replaceAllUsesWith(fa.getResult());
-    pv->erase();
-    sm->erase();
-    if (scaleOp) {
-      SmallVector<Value, 2> ins(scaleOp->getOperands());
-      scaleOp->erase();
-      for (Value c : ins)
-        if (auto cst = c.getDefiningOp<arith::ConstantOp>(); cst && cst->use_empty()) cst->erase();
-    }
-    qk->erase();
-    if (kconv && kconv->use_empty()) kconv->erase();
+    for (auto &[out, ops] : groups) makeTile(out, ops);
+    // Constants now cloned into every tile that reads them.
+    for (Operation &op : llvm::make_early_inc_range(block))
+      if (isa<arith::ConstantOp>(op) && op.use_empty()) op.erase();
+    return success();
   }
 
-  void fuse(graph::MatmulOp mm) {
-    // The epilogue: single-use elementwise consumers, each fed by the last
-    // (casts included: a bf16 layer's final cast is applied in registers).
-    SmallVector<Operation *> chain{mm};
-    Value cur = mm.getResult();
-    while (cur.hasOneUse()) {
-      Operation *user = *cur.getUsers().begin();
-      if (!graph::isElementwise(user) ||
-          user->getOperand(0) != cur || user->getBlock() != mm->getBlock())
-        break;
-      if (user->getNumOperands() == 2 && user->getOperand(1) == cur) break;
-      chain.push_back(user);
-      cur = user->getResult(0);
-    }
-    // Operands of the group: everything the chain reads from outside.
-    SmallVector<Value> operands;
-    for (Operation *op : chain)
+  void makeTile(Value out, const SetVector<Operation *> &group) {
+    Operation *outOp = out.getDefiningOp();
+    // In program order; leaves are what the ops read from outside.
+    SmallVector<Operation *> ops(group.begin(), group.end());
+    llvm::sort(ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+    SetVector<Value> leaves;
+    graph::MatmulOp matmul;
+    for (Operation *op : ops) {
+      if (auto mm = dyn_cast<graph::MatmulOp>(op)) matmul = mm;
       for (Value v : op->getOperands())
-        if (!llvm::is_contained(chain, v.getDefiningOp()) && !llvm::is_contained(operands, v))
-          operands.push_back(v);
-    OpBuilder b(chain.back());
-    int64_t tileM = this->tileM, tileN = this->tileN;
-    // Clamp the cache tile to the problem; keep MR | MC and NR | NC.
-    auto ct = cur.getType().cast<RankedTensorType>();
-    int64_t M = ct.getDimSize(ct.getRank() - 2), N = ct.getDimSize(ct.getRank() - 1);
-    if (M < tileM) tileM = std::max<int64_t>(microM, (M + microM - 1) / microM * microM);
-    if (N < tileN) tileN = std::max<int64_t>(microN, (N + microN - 1) / microN * microN);
-    auto tile = b.create<schedule::TileOp>(
-        mm.getLoc(), TypeRange{cur.getType()}, operands,
-        ArrayRef<int64_t>{tileM, tileN, tileK}, ArrayRef<int64_t>{microM, microN});
+        if (!group.contains(v.getDefiningOp())) leaves.insert(v);
+    }
+    OpBuilder b(outOp);
+    SmallVector<int64_t> sizes, micro;
+    auto ot = out.getType().cast<RankedTensorType>();
+    if (matmul) {
+      // Clamp the cache tile to the problem; keep MR | MC and NR | NC.
+      auto ct = matmul.getType().cast<RankedTensorType>();
+      int64_t M = ct.getDimSize(ct.getRank() - 2), N = ct.getDimSize(ct.getRank() - 1);
+      int64_t tm = tileM, tn = tileN;
+      if (clampTiles && M < tm) tm = std::max<int64_t>(microM, (M + microM - 1) / microM * microM);
+      if (clampTiles && N < tn) tn = std::max<int64_t>(microN, (N + microN - 1) / microN * microN);
+      sizes = {tm, tn, tileK};
+      micro = {microM, microN};
+    } else {
+      int64_t rows = ot.getRank() ? ot.getDimSize(0) : 1;
+      sizes = {std::max<int64_t>(1, std::min<int64_t>(rowTile, rows))};
+      micro = {vectorWidth};
+    }
+    auto tile = b.create<schedule::TileOp>(outOp->getLoc(), TypeRange{ot}, leaves.getArrayRef(),
+                                           sizes, micro);
     Block &body = tile.getBody().front();
+    IRMapping map;
+    for (auto [v, arg] : llvm::zip(leaves, body.getArguments())) map.map(v, arg);
+    OpBuilder inner = OpBuilder::atBlockEnd(&body);
+    // Splat constants are cloned: another group may read the same one.
+    for (Operation *op : ops) inner.clone(*op, map);
+    inner.create<schedule::YieldOp>(outOp->getLoc(), ValueRange{map.lookup(out)});
+    out.replaceAllUsesWith(tile.getResult(0));
+    for (Operation *op : llvm::reverse(ops))
+      if (!isa<arith::ConstantOp>(op)) op->erase();
+  }
+
+  static bool hasMatmul(schedule::TileOp t) {
+    return !t.getBody().front().getOps<graph::MatmulOp>().empty();
+  }
+
+  /// tile A -> (only use) lhs of a matmul of tile B  ==>  one tile.
+  void mergeChains(Block &block) {
+    for (bool again = true; again;) {
+      again = false;
+      for (auto a : llvm::make_early_inc_range(block.getOps<schedule::TileOp>())) {
+        if (!hasMatmul(a) || !a.getResult(0).hasOneUse()) continue;
+        OpOperand &use = *a.getResult(0).getUses().begin();
+        auto bt = dyn_cast<schedule::TileOp>(use.getOwner());
+        if (!bt || !hasMatmul(bt)) continue;
+        BlockArgument arg = bt.getBody().getArgument(use.getOperandNumber());
+        bool asLhs = arg.hasOneUse() && isa<graph::MatmulOp>(*arg.getUsers().begin()) &&
+                     arg.getUses().begin()->getOperandNumber() == 0;
+        if (!asLhs) continue;
+        merge(a, bt, use.getOperandNumber());
+        again = true;
+        break;
+      }
+    }
+  }
+
+  void merge(schedule::TileOp a, schedule::TileOp bt, unsigned bArg) {
+    SetVector<Value> operands;
+    for (Value v : a.getOperands()) operands.insert(v);
+    for (auto [i, v] : llvm::enumerate(bt.getOperands()))
+      if (i != bArg) operands.insert(v);
+    SmallVector<int64_t> sizes, micro;
+    for (auto [x, y] : llvm::zip(a.getTileSizes(), bt.getTileSizes())) sizes.push_back(std::max(x, y));
+    micro.assign(bt.getMicroTile().begin(), bt.getMicroTile().end());
+    OpBuilder b(bt);
+    auto t = b.create<schedule::TileOp>(bt.getLoc(), bt.getResultTypes(), operands.getArrayRef(),
+                                        sizes, micro);
+    Block &body = t.getBody().front();
     IRMapping map;
     for (auto [v, arg] : llvm::zip(operands, body.getArguments())) map.map(v, arg);
     OpBuilder inner = OpBuilder::atBlockEnd(&body);
-    for (Operation *op : chain) inner.clone(*op, map);
-    inner.create<schedule::YieldOp>(mm.getLoc(), ValueRange{map.lookup(cur)});
-    cur.replaceAllUsesWith(tile.getResult(0));
-    for (Operation *op : llvm::reverse(chain)) op->erase();
+    IRMapping am;
+    for (auto [x, v] : llvm::zip(a.getBody().getArguments(), a.getOperands())) am.map(x, map.lookup(v));
+    Value aOut;
+    for (Operation &op : a.getBody().front()) {
+      if (auto y = dyn_cast<schedule::YieldOp>(op)) { aOut = am.lookup(y.getValues()[0]); break; }
+      inner.clone(op, am);
+    }
+    IRMapping bm;
+    for (auto [i, x] : llvm::enumerate(bt.getBody().getArguments()))
+      bm.map(x, i == bArg ? aOut : map.lookup(bt.getOperand(i)));
+    for (Operation &op : bt.getBody().front()) inner.clone(op, bm);
+    bt.getResult(0).replaceAllUsesWith(t.getResult(0));
+    bt.erase();
+    a.erase();
   }
 };
 

@@ -1,5 +1,6 @@
 //===- ScheduleDialect.cpp - Tessera Schedule IR --------------------------===//
 #include "tessera/Dialect/Schedule/IR/Schedule.h"
+#include "tessera/Dialect/Graph/IR/Graph.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/FunctionInterfaces.h"
@@ -38,11 +39,17 @@ void TileOp::build(OpBuilder &b, OperationState &state, TypeRange results,
 
 LogicalResult TileOp::verify() {
   ArrayRef<int64_t> t = getTileSizes(), m = getMicroTile();
-  if (t.size() != 3) return emitOpError("tile_sizes must be [MC, NC, KC]");
-  if (m.size() != 2) return emitOpError("micro_tile must be [MR, NR]");
+  bool matmul = !getBody().front().getOps<graph::MatmulOp>().empty();
+  if (matmul) {
+    if (t.size() != 3) return emitOpError("a tile with a matmul needs tile_sizes = [MC, NC, KC]");
+    if (m.size() != 2) return emitOpError("a tile with a matmul needs micro_tile = [MR, NR]");
+  } else {
+    if (t.size() != 1) return emitOpError("a tile without matmul needs tile_sizes = [R] (rows per work item)");
+    if (m.size() != 1) return emitOpError("a tile without matmul needs micro_tile = [V] (vector width)");
+  }
   for (int64_t v : llvm::concat<const int64_t>(t, m))
     if (v <= 0) return emitOpError("tile sizes must be positive");
-  if (t[0] % m[0] || t[1] % m[1])
+  if (matmul && (t[0] % m[0] || t[1] % m[1]))
     return emitOpError() << "micro tile [" << m[0] << ", " << m[1]
                          << "] does not divide the cache tile [" << t[0] << ", "
                          << t[1] << "]";

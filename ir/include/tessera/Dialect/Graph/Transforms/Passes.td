@@ -16,22 +16,49 @@ def LowerLayouts : Pass<"tessera-lower-layouts", "::mlir::ModuleOp"> {
 }
 
 def GraphToSchedule : Pass<"tessera-graph-to-schedule", "::mlir::ModuleOp"> {
-  let summary = "tile matmuls and fuse their elementwise epilogues";
+  let summary = "group Graph ops into scheduled tiles: the fusion and tiling decisions";
   let description = [{
-    Wraps each `tessera_graph.matmul` together with the chain of elementwise
-    ops that consume it (bias add, relu, ...) into a
-    `tessera_schedule.tile` with cache and register tile sizes. A matmul
-    whose fused group feeds the next matmul (the MLP) gets the same row tile,
-    so the backend can keep the intermediate rows in cache.
+    Every computing Graph op (matmul, softmax, reduce, elementwise) ends up
+    in exactly one `tessera_schedule.tile`, the unit each backend lowers as
+    one loop nest (cpu) or one kernel (GPU):
 
-    Attention, `matmul(Q, K^T)` -> optional `mul`/`div` by a splat constant
-    -> `softmax` over the last dim -> `matmul(P, V)` with single-use
-    intermediates, becomes one `tessera_schedule.flash_attention` (online
-    softmax over key/value blocks; the score matrix is never formed). A K^T
-    that is a `convert_layout` of a `col_major` tensor is replaced by that
-    tensor (its storage is K row-major). Block sizes are `attn-block-q` /
-    `attn-block-kv` clamped to the sequence lengths (the last block may be
-    partial). Anything else keeps the matmul lowering.
+    - a value is fused into its user when it has one use, the user is an
+      elementwise op of the same shape and both are row-major: the
+      elementwise chains and trees that consume a matmul (bias, relu,
+      gelu, casts), a softmax or a reduce (`fuse-reductions`), or another
+      elementwise op, are computed in registers with their producer;
+    - a group holds at most one matmul, softmax or reduce (its root);
+      splat constants are cloned into the tiles that read them;
+    - with `merge-matmul-chains`, a matmul group that feeds the lhs of the
+      next matmul group (the MLP) joins it: one tile, one row block.
+
+    Matmul tiles record `tile_sizes = [MC, NC, KC]` and
+    `micro_tile = [MR, NR]` (clamped to the problem unless
+    `clamp-tiles=0`), the others
+    `tile_sizes = [R]` (rows of the output per work item) and
+    `micro_tile = [V]` (vector width).
+
+    Before grouping (`attention`), `matmul(Q, K^T)` -> optional `mul`/`div`
+    by a splat constant -> `softmax` over the last dim -> `matmul(P, V)`
+    with single-use intermediates becomes one
+    `tessera_schedule.flash_attention` (online softmax over key/value
+    blocks; the score matrix is never formed). A K^T that is a
+    `convert_layout` of a `col_major` tensor is replaced by that tensor (its
+    storage is K row-major). Block sizes are `attn-block-q` /
+    `attn-block-kv` clamped to the sequence lengths.
+
+    Example (examples/mlp.mlir, one tile for both layers):
+    ```mlir
+    %y = tessera_schedule.tile(%x, %w1, %b1, %w2, %b2) tile_sizes = [144, 4096, 256] micro_tile = [6, 16] {
+    ^bb0(...):
+      %h0 = tessera_graph.matmul %a0, %a1 ...
+      %h1 = tessera_graph.add %h0, %a2 ...
+      %h = tessera_graph.relu %h1 ...
+      %y0 = tessera_graph.matmul %h, %a3 ...
+      %y1 = tessera_graph.add %y0, %a4 ...
+      tessera_schedule.yield %y1 : tensor<512x1024xf32>
+    } : (...) -> tensor<512x1024xf32>
+    ```
   }];
   let dependentDialects = ["::tessera::schedule::ScheduleDialect"];
   let options = [
@@ -40,6 +67,12 @@ def GraphToSchedule : Pass<"tessera-graph-to-schedule", "::mlir::ModuleOp"> {
     Option<"tileK", "tile-k", "int64_t", "256", "KC: contraction slice">,
     Option<"microM", "micro-m", "int64_t", "6", "MR: register tile rows">,
     Option<"microN", "micro-n", "int64_t", "16", "NR: register tile columns">,
+    Option<"clampTiles", "clamp-tiles", "bool", "true", "shrink matmul cache tiles to the problem (cpu); GPUs keep the lane grid and guard">,
+    Option<"rowTile", "row-tile", "int64_t", "128", "R: rows of the output per work item of a tile without matmul">,
+    Option<"vectorWidth", "vector-width", "int64_t", "8", "V: elements per vector of a tile without matmul">,
+    Option<"fuseReductions", "fuse-reductions", "bool", "true", "softmax and reduce take elementwise epilogues">,
+    Option<"mergeMatmulChains", "merge-matmul-chains", "bool", "true", "a matmul group feeding the next matmul joins its tile (MLP)">,
+    Option<"attention", "attention", "bool", "true", "attention chains become flash_attention">,
     Option<"attnBlockQ", "attn-block-q", "int64_t", "64", "attention: query rows per block (at most)">,
     Option<"attnBlockKV", "attn-block-kv", "int64_t", "64", "attention: key/value rows per block (at most)">,
   ];

@@ -30,12 +30,18 @@ def Schedule_TileOp : Schedule_Op<"tile", [
   let summary = "a fused group of Graph ops computed tile by tile";
   let description = [{
     The region computes the results from the operands (passed as block
-    arguments) with Graph IR ops: a matmul and its elementwise epilogue, or
-    a chain of them (the fused MLP). `tile_sizes` = `[MC, NC, KC]` are the
-    cache tiles (rows of the output, columns of the output, contraction),
-    `micro_tile` = `[MR, NR]` the register tile; both are autotunable
-    parameters. Rows of the output are independent, so `MC`-row blocks are
-    the parallel work items.
+    arguments) with Graph IR ops, fused: nothing computed inside the region
+    is stored except what it yields. It holds a root (a matmul, a softmax
+    or a reduce) with the tree of elementwise ops that consumes it, an
+    elementwise tree alone, or a chain of matmul groups where each feeds
+    the next one's lhs (the fused MLP); splat constants are cloned in.
+
+    With a matmul, `tile_sizes` = `[MC, NC, KC]` are the cache tiles (rows
+    of the output, columns of the output, contraction) and `micro_tile` =
+    `[MR, NR]` the register tile. Without one, `tile_sizes` = `[R]` are the
+    rows of the output per work item and `micro_tile` = `[V]` the vector
+    width. All are autotunable parameters, chosen per backend by
+    `--tessera-graph-to-schedule`.
 
     Example:
     ```mlir

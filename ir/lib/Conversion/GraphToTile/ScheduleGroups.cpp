@@ -1,0 +1,70 @@
+//===- ScheduleGroups.cpp - what Schedule IR decided, for the GPU kernels -===//
+#include "ScheduleGroups.h"
+
+#include "llvm/ADT/SetVector.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "tessera/Dialect/Graph/IR/Graph.h"
+#include "tessera/Dialect/Schedule/IR/Schedule.h"
+
+using namespace mlir;
+namespace g = tessera::graph;
+namespace s = tessera::schedule;
+
+namespace tessera::conversion {
+namespace {
+
+bool isRoot(Operation *op) { return isa<g::MatmulOp, g::SoftmaxOp, g::ReduceOp>(op); }
+bool isConstant(Operation *op) { return matchPattern(op, m_Constant()); }
+
+/// The values of `body` that a kernel must store.
+llvm::SetVector<Value> storedValues(Block &body) {
+  llvm::SetVector<Value> stored;
+  for (Value y : body.getTerminator()->getOperands()) stored.insert(y);
+  for (Operation &op : body.without_terminator()) {
+    if (isRoot(&op))
+      for (Value o : op.getOperands())
+        if (o.getParentBlock() == &body && !o.isa<BlockArgument>()) stored.insert(o);
+    if (!isConstant(&op))
+      for (Value r : op.getResults())
+        if (!r.use_empty() && !r.hasOneUse()) stored.insert(r);
+  }
+  return stored;
+}
+
+}  // namespace
+
+FailureOr<ScheduleGroups> inlineScheduleGroups(func::FuncOp fn, StringRef backend) {
+  ScheduleGroups groups;
+  for (Operation &op : llvm::make_early_inc_range(fn.front())) {
+    if (auto fa = dyn_cast<s::FlashAttentionOp>(op))
+      return fa.emitOpError() << "is not lowered for the " << backend
+                              << " backend yet: schedule attention as matmul + softmax + matmul "
+                                 "(--tessera-graph-to-schedule with attention=0)";
+    auto tile = dyn_cast<s::TileOp>(op);
+    if (!tile) continue;
+    Block &body = tile.getBody().front();
+    llvm::SetVector<Value> stored = storedValues(body);
+    GemmTile sizes;
+    bool hasMatmul = !body.getOps<g::MatmulOp>().empty();
+    if (hasMatmul) {
+      ArrayRef<int64_t> ts = tile.getTileSizes(), mt = tile.getMicroTile();
+      sizes = GemmTile{ts[0], ts[1], ts[2], mt[0], mt[1]};
+    }
+    IRMapping map;
+    for (auto [arg, v] : llvm::zip(body.getArguments(), tile.getOperands())) map.map(arg, v);
+    OpBuilder b(tile);
+    for (Operation &inner : body.without_terminator()) {
+      Operation *c = b.clone(inner, map);
+      for (Value r : inner.getResults())
+        if (!stored.contains(r)) groups.fused.insert(map.lookup(r));
+      if (isa<g::MatmulOp>(c)) groups.gemm[c] = sizes;
+    }
+    for (auto [r, y] : llvm::zip(tile.getResults(), body.getTerminator()->getOperands()))
+      r.replaceAllUsesWith(map.lookupOrDefault(y));
+    tile.erase();
+  }
+  return groups;
+}
+
+}  // namespace tessera::conversion

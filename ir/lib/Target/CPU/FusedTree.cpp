@@ -1,0 +1,112 @@
+//===- FusedTree.cpp - a tile's elementwise tree, computed in registers ---===//
+#include "FusedTree.h"
+
+#include "llvm/ADT/SetVector.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
+#include "tessera/Dialect/Graph/IR/Graph.h"
+
+using namespace mlir;
+namespace g = tessera::graph;
+using namespace tessera::elements;
+
+namespace tessera::cpu {
+namespace {
+
+bool isSplatConstant(Value v) {
+  DenseElementsAttr d;
+  return v.getType().isa<RankedTensorType>() && matchPattern(v, m_Constant(&d)) && d.isSplat();
+}
+bool isRoot(Operation *op) { return isa_and_nonnull<g::MatmulOp, g::SoftmaxOp, g::ReduceOp>(op); }
+int64_t rankOf(Value v) { return v.getType().cast<ShapedType>().getRank(); }
+Type elemOf(Value v) { return v.getType().cast<ShapedType>().getElementType(); }
+
+struct Collector {
+  function_ref<bool(Value)> isLeaf;
+  FusedTree &tree;
+  llvm::SetVector<Operation *> ops;
+
+  void visit(Value v) {
+    if (v == tree.root) return;
+    Operation *def = v.getDefiningOp();
+    if (isRoot(def) && !tree.root && !isLeaf(v)) {
+      tree.root = v;
+      return;
+    }
+    if (isLeaf(v) || !def) return;
+    if (isSplatConstant(v)) {
+      ops.insert(def);
+      return;
+    }
+    if (!g::isElementwise(def)) return;  // read from memory
+    ops.insert(def);
+    for (Value o : def->getOperands()) visit(o);
+  }
+};
+
+}  // namespace
+
+FusedTree FusedTree::collect(Value output, function_ref<bool(Value)> isLeaf) {
+  FusedTree tree;
+  tree.output = output;
+  Collector c{isLeaf, tree, {}};
+  c.visit(output);
+  tree.ops.assign(c.ops.begin(), c.ops.end());
+  llvm::sort(tree.ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return tree;
+}
+
+SmallVector<Value> FusedTree::leaves() const {
+  SmallVector<Value> out;
+  for (Operation *op : ops) {
+    if (isa<arith::ConstantOp>(op)) continue;
+    for (Value v : op->getOperands())
+      if (v != root && !contains(v.getDefiningOp()) && !llvm::is_contained(out, v)) out.push_back(v);
+  }
+  return out;
+}
+
+FailureOr<Value> emitFusedTree(OpBuilder &b, Location loc, const FusedTree &tree,
+                               ArrayRef<Value> idx, int64_t w, Value rootValue,
+                               const LeafLoader &load, const ElementOptions &elements) {
+  // A scalar read by a vector op is splat across the chunk.
+  auto fit = [&](Value v) -> Value {
+    if (w == 1 || v.getType().isa<VectorType>()) return v;
+    return b.create<vector::BroadcastOp>(loc, VectorType::get({w}, v.getType()), v);
+  };
+  std::function<FailureOr<Value>(Value, ArrayRef<Value>)> emit =
+      [&](Value v, ArrayRef<Value> at) -> FailureOr<Value> {
+    Value r;
+    Operation *def = v.getDefiningOp();
+    if (v == tree.root) {
+      r = rootValue;
+    } else if (def && tree.contains(def)) {
+      if (auto cst = dyn_cast<arith::ConstantOp>(def)) {
+        auto dense = cst.getValue().cast<DenseElementsAttr>();
+        Type et = elemOf(v);
+        // The attribute holds values of the element type: exact in f32 / i32.
+        double x = et.isa<FloatType>() ? dense.getSplatValue<APFloat>().convertToDouble()
+                                       : (double)dense.getSplatValue<APInt>().getSExtValue();
+        return fit(splatConstant(b, loc, computeType(et), x));
+      }
+      SmallVector<Value> ins;
+      for (Value o : def->getOperands()) {
+        FailureOr<Value> x = emit(o, at.take_back(rankOf(o)));
+        if (failed(x)) return failure();
+        ins.push_back(fit(*x));
+      }
+      FailureOr<Value> y = emitElementwise(b, loc, def, ins, elements);
+      if (failed(y)) return failure();
+      r = *y;
+    } else {
+      return fit(load(v, at, rankOf(v) == 0 ? 1 : w));
+    }
+    // Intermediates carry their type's rounding; the output is rounded by
+    // the caller's store.
+    return v == tree.output ? r : roundTo(b, loc, r, elemOf(v), elements);
+  };
+  return emit(tree.output, idx);
+}
+
+}  // namespace tessera::cpu
