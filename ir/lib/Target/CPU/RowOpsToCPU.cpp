@@ -36,10 +36,11 @@ void storeChunk(OpBuilder &b, Location loc, const TensorAccess &t, ArrayRef<Valu
 }
 
 /// The rows of `ext` (all dims but the last), and in each the last dim in
-/// chunks of kRowVector, then one element at a time.  `vectorize` false:
+/// chunks of `width`, then one element at a time.  `vectorize` false:
 /// elements only (layouts whose last dim is not contiguous).
 template <typename Fn>
-void forRowChunks(OpBuilder &b, Location loc, ArrayRef<Value> ext, bool vectorize, Fn body) {
+void forRowChunks(OpBuilder &b, Location loc, ArrayRef<Value> ext, bool vectorize, int64_t width,
+                  Fn body) {
   forNest(b, loc, ext.drop_back(), [&](ArrayRef<Value> outer) {
     auto idx = [&](Value j) {
       SmallVector<Value> v(outer.begin(), outer.end());
@@ -49,8 +50,8 @@ void forRowChunks(OpBuilder &b, Location loc, ArrayRef<Value> ext, bool vectoriz
     Value n = ext.back(), c0 = cIdx(b, loc, 0);
     Value main = c0;
     if (vectorize) {
-      main = b.create<arith::SubIOp>(loc, n, b.create<arith::RemUIOp>(loc, n, cIdx(b, loc, kRowVector)));
-      forLoop(b, loc, c0, main, cIdx(b, loc, kRowVector), [&](Value j) { body(idx(j), kRowVector); });
+      main = b.create<arith::SubIOp>(loc, n, b.create<arith::RemUIOp>(loc, n, cIdx(b, loc, width)));
+      forLoop(b, loc, c0, main, cIdx(b, loc, width), [&](Value j) { body(idx(j), width); });
     }
     forLoop(b, loc, main, n, cIdx(b, loc, 1), [&](Value j) { body(idx(j), 1); });
   });
@@ -100,8 +101,8 @@ Value applyEpilogue(OpBuilder &b, Location loc, const FusedTree &epilogue, Array
 
 LogicalResult lowerFusedTreeRows(OpBuilder &b, Location loc, const FusedTree &tree,
                                  const TensorAccess &out, const LeafAccess &leaves,
-                                 ArrayRef<Value> ext, const ElementOptions &elements) {
-  bool vectorize = contiguousLastDim(out) && leavesContiguous(tree, leaves) && !ext.empty();
+                                 ArrayRef<Value> ext, int64_t width, const ElementOptions &elements) {
+  bool vectorize = width > 1 && contiguousLastDim(out) && leavesContiguous(tree, leaves) && !ext.empty();
   LeafLoader load = leafLoader(b, loc, leaves, elements);
   bool ok = true;
   auto body = [&](ArrayRef<Value> iv, int64_t w) {
@@ -111,20 +112,20 @@ LogicalResult lowerFusedTreeRows(OpBuilder &b, Location loc, const FusedTree &tr
     storeChunk(b, loc, out, iv, *r, elements);
   };
   if (ext.empty()) body({}, 1);  // rank 0: one element
-  else forRowChunks(b, loc, ext, vectorize, body);
+  else forRowChunks(b, loc, ext, vectorize, width, body);
   return success(ok);
 }
 
 LogicalResult lowerSoftmaxRows(OpBuilder &b, Location loc, const TensorAccess &out,
                                const TensorAccess &in, int64_t dim, ArrayRef<Value> ext, Value rowBuf,
-                               const FusedTree &epilogue, const LeafAccess &leaves,
+                               const FusedTree &epilogue, const LeafAccess &leaves, int64_t width,
                                const ElementOptions &elements) {
   LeafLoader load = leafLoader(b, loc, leaves, elements);
   bool ok = true;
   Type f32 = b.getF32Type();
-  auto vf32 = VectorType::get({kRowVector}, f32);
+  auto vf32 = VectorType::get({width}, f32);
   const bool last = dim == static_cast<int64_t>(ext.size()) - 1;
-  const bool vectorize = last && contiguousLastDim(out) && contiguousLastDim(in) &&
+  const bool vectorize = width > 1 && last && contiguousLastDim(out) && contiguousLastDim(in) &&
                          leavesContiguous(epilogue, leaves);
   SmallVector<Value> outerExt(ext.begin(), ext.end());
   outerExt.erase(outerExt.begin() + dim);
@@ -147,14 +148,14 @@ LogicalResult lowerSoftmaxRows(OpBuilder &b, Location loc, const TensorAccess &o
       return v;
     };
     Value n = ext[dim], c0 = cIdx(b, loc, 0);
-    Value main = vectorize ? b.create<arith::SubIOp>(loc, n, b.create<arith::RemUIOp>(loc, n, cIdx(b, loc, kRowVector))).getResult()
+    Value main = vectorize ? b.create<arith::SubIOp>(loc, n, b.create<arith::RemUIOp>(loc, n, cIdx(b, loc, width))).getResult()
                            : c0;
     // 1. The row max: vector partial maxima, one horizontal max, the rest.
     Value mx = splatConstant(b, loc, f32, -INFINITY);
     if (vectorize) {
-      Value v = reduceLoop(b, loc, c0, main, kRowVector, splatConstant(b, loc, vf32, -INFINITY),
+      Value v = reduceLoop(b, loc, c0, main, width, splatConstant(b, loc, vf32, -INFINITY),
                            [&](Value j, Value acc) {
-                             return b.create<arith::MaxFOp>(loc, acc, loadChunk(b, loc, in, idx(j), kRowVector, elements));
+                             return b.create<arith::MaxFOp>(loc, acc, loadChunk(b, loc, in, idx(j), width, elements));
                            });
       mx = b.create<vector::ReductionOp>(loc, vector::CombiningKind::MAXF, v);
     }
@@ -165,9 +166,9 @@ LogicalResult lowerSoftmaxRows(OpBuilder &b, Location loc, const TensorAccess &o
     Value sum = splatConstant(b, loc, f32, 0.0);
     if (vectorize) {
       Value mxv = b.create<vector::BroadcastOp>(loc, vf32, mx);
-      Value v = reduceLoop(b, loc, c0, main, kRowVector, splatConstant(b, loc, vf32, 0.0), [&](Value j, Value acc) {
+      Value v = reduceLoop(b, loc, c0, main, width, splatConstant(b, loc, vf32, 0.0), [&](Value j, Value acc) {
         Value e = b.create<math::ExpOp>(
-            loc, b.create<arith::SubFOp>(loc, loadChunk(b, loc, in, idx(j), kRowVector, elements), mxv));
+            loc, b.create<arith::SubFOp>(loc, loadChunk(b, loc, in, idx(j), width, elements), mxv));
         putExp(idx(j), e);
         return b.create<arith::AddFOp>(loc, acc, e);
       });
@@ -187,7 +188,7 @@ LogicalResult lowerSoftmaxRows(OpBuilder &b, Location loc, const TensorAccess &o
     };
     if (vectorize) {
       Value invv = b.create<vector::BroadcastOp>(loc, vf32, inv);
-      forLoop(b, loc, c0, main, cIdx(b, loc, kRowVector), [&](Value j) { finish(j, kRowVector, invv); });
+      forLoop(b, loc, c0, main, cIdx(b, loc, width), [&](Value j) { finish(j, width, invv); });
     }
     forLoop(b, loc, main, n, cIdx(b, loc, 1), [&](Value j) { finish(j, 1, inv); });
   });

@@ -21,26 +21,27 @@
 
 namespace tessera::cpu {
 
-/// f32 lanes of an AVX2 register: the chunk width of these loops.
+/// f32 lanes of an AVX2 register: the default chunk width of these loops
+/// (a tile's micro_tile = [V] sets it).
 constexpr int64_t kRowVector = 8;
 
 /// Reads the tensors a fused tree's leaves name (the caller's buffers).
 using LeafAccess = std::function<TensorAccess(mlir::Value)>;
 
 /// A tile without root: `out = tree.output` over the loop extents `ext`
-/// (the last one may be dynamic), one fused loop nest; vectors along the
-/// last dim when `out` and every leaf are row-major.  Leaves of lower rank
+/// (the last one may be dynamic), one fused loop nest; vectors of `width`
+/// along the last dim when `out` and every leaf are row-major.  Leaves of lower rank
 /// are trailing-suffix broadcasts (rank 0 allowed).
 mlir::LogicalResult lowerFusedTreeRows(mlir::OpBuilder &b, mlir::Location loc,
                                        const FusedTree &tree, const TensorAccess &out,
                                        const LeafAccess &leaves,
-                                       llvm::ArrayRef<mlir::Value> ext,
+                                       llvm::ArrayRef<mlir::Value> ext, int64_t width,
                                        const ElementOptions &elements);
 
 /// Softmax of `in` along `dim`, in f32: max, then exp(x - max) and their
 /// sum, then the scale by 1/sum, to which the fused `epilogue` (root: the
-/// softmax) is applied before the store to `out`; in vectors along a
-/// contiguous last dim, one element at a time otherwise.  When `out` is
+/// softmax) is applied before the store to `out`; in vectors of `width`
+/// along a contiguous last dim, one element at a time otherwise.  When `out` is
 /// narrower than f32 the exponentials are kept in `rowBuf` (a
 /// memref<shape[dim] x f32>) so that the result is rounded once; for an
 /// f32 `out`, `rowBuf` is null and `out` holds them.
@@ -48,7 +49,8 @@ mlir::LogicalResult lowerSoftmaxRows(mlir::OpBuilder &b, mlir::Location loc,
                                      const TensorAccess &out, const TensorAccess &in,
                                      int64_t dim, llvm::ArrayRef<mlir::Value> ext,
                                      mlir::Value rowBuf, const FusedTree &epilogue,
-                                     const LeafAccess &leaves, const ElementOptions &elements);
+                                     const LeafAccess &leaves, int64_t width,
+                                     const ElementOptions &elements);
 
 /// `red` of `in` into `out` (`extOut`: the output's extents), with the fused
 /// `epilogue` (root: the reduce) applied to each reduced value before its

@@ -71,6 +71,7 @@ class KernelBuilder {
   Value rows;  // rows this group owns (index)
   DenseMap<Type, std::pair<Value, Value>> packs;  // accumulator type -> packed A, B
   int64_t MC = 144, NC = 4096, KC = 256, MR = 6, NR = 16;
+  int64_t vectorWidth = kVec;  // V of the tile being lowered (row tiles)
   SmallVector<Value> allocs;
 
   LogicalResult analyzeRows();
@@ -330,7 +331,8 @@ LogicalResult KernelBuilder::lowerGroup(const FusedTree &tree, const Buf &out,
   for (Value v : tree.leaves())
     if (!local.count(v)) return emitError(loc) << "cpu backend: no buffer for a fused operand";
   Operation *root = tree.root ? tree.root.getDefiningOp() : nullptr;
-  if (!root) return lowerFusedTreeRows(b, loc, tree, access(out), leaves, extents(out), elements);
+  if (!root)
+    return lowerFusedTreeRows(b, loc, tree, access(out), leaves, extents(out), vectorWidth, elements);
   if (auto mm = dyn_cast<g::MatmulOp>(root))
     return lowerMatmul(mm, tree, local[mm.getLhs()], local[mm.getRhs()], out, local);
   if (auto sm = dyn_cast<g::SoftmaxOp>(root)) {
@@ -345,7 +347,7 @@ LogicalResult KernelBuilder::lowerGroup(const FusedTree &tree, const Buf &out,
       allocs.push_back(rowBuf);
     }
     return lowerSoftmaxRows(b, loc, access(out), access(in), dim, extents(in), rowBuf, tree, leaves,
-                            elements);
+                            vectorWidth, elements);
   }
   auto red = cast<g::ReduceOp>(root);
   Buf in = local[red.getInput()];
@@ -364,10 +366,13 @@ LogicalResult KernelBuilder::lowerTile(schedule::TileOp tile) {
   Block &body = tile.getBody().front();
   auto yield = cast<schedule::YieldOp>(body.getTerminator());
   bool hasMatmul = !body.getOps<g::MatmulOp>().empty();
+  vectorWidth = kVec;
   if (hasMatmul) {
     ArrayRef<int64_t> ts = tile.getTileSizes(), mt = tile.getMicroTile();
     MC = ts[0]; NC = ts[1]; KC = ts[2]; MR = mt[0]; NR = mt[1];
     if (NR % kVec) return tile.emitError() << "cpu backend: NR must be a multiple of " << kVec;
+  } else {
+    vectorWidth = tile.getMicroTile()[0];
   }
   DenseMap<Value, Buf> local;
   for (auto [arg, v] : llvm::zip(tile.getBody().getArguments(), tile.getOperands()))
@@ -440,6 +445,7 @@ LogicalResult KernelBuilder::lowerOp(Operation *op) {
   if (auto tile = dyn_cast<schedule::TileOp>(op)) return lowerTile(tile);
   if (auto fa = dyn_cast<schedule::FlashAttentionOp>(op)) return lowerFlashAttention(fa);
   if (isRoot(op) || g::isElementwise(op)) {
+    vectorWidth = kVec;
     // Outside a tile (Graph IR given to this pass directly): a group of one op.
     Value r = op->getResult(0);
     FusedTree tree = FusedTree::collect(r, [&](Value v) { return v != r; });
@@ -511,6 +517,17 @@ LogicalResult KernelBuilder::run() {
     groups = std::min(groups, rowsTotal);
     if (groups > 1 && groups % 2) --groups;
     rowBlock = (rowsTotal + groups - 1) / groups;
+    // Without a matmul or attention (whose packing sets the heuristic
+    // above), the schedule's row tiles say how many dim-0 slices a group
+    // computes: the smallest R of the kernel's tiles.
+    bool packs = false;
+    int64_t rowTile = 0;
+    src.walk([&](Operation *op) {
+      if (isa<g::MatmulOp, schedule::FlashAttentionOp>(op)) packs = true;
+      if (auto t = dyn_cast<schedule::TileOp>(op); t && t.getTileSizes().size() == 1)
+        rowTile = rowTile ? std::min(rowTile, t.getTileSizes()[0]) : t.getTileSizes()[0];
+    });
+    if (!packs && rowTile > 0) rowBlock = std::min(rowTile, rowsTotal);
   }
   int64_t grid = parallel ? (rowsTotal + rowBlock - 1) / rowBlock : 1;
 

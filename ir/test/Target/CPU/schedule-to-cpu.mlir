@@ -1,4 +1,5 @@
 // RUN: tessera-opt %s --tessera-graph-to-schedule --tessera-schedule-to-cpu | FileCheck %s
+// RUN: tessera-opt %s --tessera-graph-to-schedule="row-tile=8 vector-width=4" --tessera-schedule-to-cpu | FileCheck %s --check-prefix=ROWS
 
 // A matmul with a fused bias+relu epilogue becomes a BLIS nest on memrefs:
 // packed A/B buffers, an MRxNR register tile of vector<8xf32> updated with
@@ -44,4 +45,24 @@ func.func @attention(%q: tensor<32x16xf32>, %kt: tensor<16x32xf32, #tessera_grap
   %p = tessera_graph.softmax %s dim = 1 : tensor<32x32xf32>
   %o = tessera_graph.matmul %p, %v : tensor<32x32xf32>, tensor<32x16xf32> -> tensor<32x16xf32>
   return %o, %p : tensor<32x16xf32>, tensor<32x32xf32>
+}
+
+// A tile without matmul follows its schedule: R = 64 rows per group by
+// default (one group for 64 rows), 8-wide vectors; with row-tile=8 and
+// vector-width=4, 8 groups of 8 rows and vector<4xf32>. The scale and the
+// cast are applied before the one store (no buffer for the softmax).
+// CHECK-LABEL: func.func @softmax_rows
+// CHECK-SAME: grid = array<i64: 1, 1, 1>
+// CHECK-NOT: memref.alloc() {{.*}} : memref<{{[0-9]+}}x100xf32>
+// CHECK: math.exp {{.*}} : vector<8xf32>
+// CHECK: arith.mulf {{.*}} : vector<8xf32>
+// ROWS-LABEL: func.func @softmax_rows
+// ROWS-SAME: grid = array<i64: 8, 1, 1>
+// ROWS: math.exp {{.*}} : vector<4xf32>
+func.func @softmax_rows(%x: tensor<64x100xf32>) -> tensor<64x100xbf16> {
+  %c = arith.constant dense<2.0> : tensor<64x100xf32>
+  %s = tessera_graph.softmax %x dim = 1 : tensor<64x100xf32>
+  %m = tessera_graph.mul %s, %c : tensor<64x100xf32>, tensor<64x100xf32>
+  %y = tessera_graph.cast %m : tensor<64x100xf32> -> tensor<64x100xbf16>
+  return %y : tensor<64x100xbf16>
 }

@@ -22,11 +22,13 @@
 //
 // Tile sizes are parameters of the pass, recorded on each tile:
 // matmul groups get [MC, NC, KC] / [MR, NR] (cache and register tiles,
-// clamped to the problem), the others [R] / [V] (rows of the output per
-// work item, vector width).
+// clamped to the problem), the others [R] / [V] (dim-0 slices of the output
+// per work item, about `row-tile` rows of its last dim; vector width).
 //
 //===----------------------------------------------------------------------===//
 #include "GraphToSchedule.h"
+
+#include <algorithm>
 
 #include "llvm/ADT/SetVector.h"
 #include "mlir/IR/IRMapping.h"
@@ -155,8 +157,11 @@ struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePas
       sizes = {tm, tn, tileK};
       micro = {microM, microN};
     } else {
-      int64_t rows = ot.getRank() ? ot.getDimSize(0) : 1;
-      sizes = {std::max<int64_t>(1, std::min<int64_t>(rowTile, rows))};
+      // R counts dim-0 slices: row-tile rows of the last dim, each slice
+      // holding the product of the dims in between.
+      int64_t dim0 = ot.getRank() ? ot.getDimSize(0) : 1, perSlice = 1;
+      for (int64_t d = 1; d + 1 < ot.getRank(); ++d) perSlice *= ot.getDimSize(d);
+      sizes = {std::max<int64_t>(1, std::min(rowTile / std::max<int64_t>(1, perSlice), dim0))};
       micro = {vectorWidth};
     }
     auto tile = b.create<schedule::TileOp>(outOp->getLoc(), TypeRange{ot}, leaves.getArrayRef(),

@@ -34,8 +34,8 @@ def GraphToSchedule : Pass<"tessera-graph-to-schedule", "::mlir::ModuleOp"> {
 
     Matmul tiles record `tile_sizes = [MC, NC, KC]` and
     `micro_tile = [MR, NR]` (clamped to the problem unless
-    `clamp-tiles=0`), the others
-    `tile_sizes = [R]` (rows of the output per work item) and
+    `clamp-tiles=0`), the others `tile_sizes = [R]` (dim-0 slices of the
+    output per work item: about `row-tile` rows of its last dim) and
     `micro_tile = [V]` (vector width).
 
     Before grouping (`attention`), `matmul(Q, K^T)` -> optional `mul`/`div`
@@ -68,7 +68,7 @@ def GraphToSchedule : Pass<"tessera-graph-to-schedule", "::mlir::ModuleOp"> {
     Option<"microM", "micro-m", "int64_t", "6", "MR: register tile rows">,
     Option<"microN", "micro-n", "int64_t", "16", "NR: register tile columns">,
     Option<"clampTiles", "clamp-tiles", "bool", "true", "shrink matmul cache tiles to the problem (cpu); GPUs keep the lane grid and guard">,
-    Option<"rowTile", "row-tile", "int64_t", "128", "R: rows of the output per work item of a tile without matmul">,
+    Option<"rowTile", "row-tile", "int64_t", "64", "R: rows (of the last dim) of the output per work item of a tile without matmul">,
     Option<"vectorWidth", "vector-width", "int64_t", "8", "V: elements per vector of a tile without matmul">,
     Option<"fuseReductions", "fuse-reductions", "bool", "true", "softmax and reduce take elementwise epilogues">,
     Option<"mergeMatmulChains", "merge-matmul-chains", "bool", "true", "a matmul group feeding the next matmul joins its tile (MLP)">,
