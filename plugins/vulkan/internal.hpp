@@ -172,9 +172,13 @@ struct EnabledFeatures {
   bool size_control = false;  // subgroupSizeControl on
   uint32_t min_subgroup_size = 0;  // VkPhysicalDeviceSubgroupSizeControlProperties
   uint32_t max_subgroup_size = 0;
-  // VK_EXT_shader_atomic_float2 min/max on f32 (reported only: the SPIR-V
-  // lowering uses compare-exchange loops for float min/max).
-  bool float_minmax_buffer = false, float_minmax_shared = false;
+  // VK_EXT_shader_atomic_float2 (OpAtomicFMinEXT / OpAtomicFMaxEXT on f32,
+  // capability AtomicFloat32MinMaxEXT), enabled when present: only the f32
+  // buffer/shared min/max features.  Tessera's own SPIR-V lowering emits
+  // compare-exchange loops for float min/max (MLIR 16 has no such op); a
+  // module from another producer (glslang's GL_EXT_shader_atomic_float2)
+  // uses them natively.
+  VkPhysicalDeviceShaderAtomicFloat2FeaturesEXT atomic_float2{};
 };
 
 // Test-only: TESSERA_VK_TEST_MASK_FEATURES="shaderInt64,subgroupShuffle,..."
