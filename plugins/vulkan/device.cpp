@@ -514,11 +514,19 @@ void fill_properties(TsDevice* d) {
   p.subgroup_size_control = f.size_control ? 1 : 0;
   p.full_subgroups = f.full_subgroups ? 1 : 0;
   p.host_memory_import = d->import_host ? 1 : 0;
-  // Every stream submits to the device's one queue.  A GPU overlaps
-  // independent batches of a queue; lavapipe (a CPU device) executes its
-  // queue's submissions one at a time: two streams never run at once there
-  // (conformance Streams.StreamsRunConcurrently, with a handshake kernel).
-  p.concurrent_streams = d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 0 : 1;
+  // Kernels of two streams never run at the same time under this plugin, on
+  // any device: every stream submits to the device's one VkQueue, and a
+  // batch separates consecutive operations with a full pipeline barrier
+  // (record_barrier, stream.cpp), whose first scope is every command earlier
+  // in the queue's submission order -- other streams' batches included --
+  // and whose second scope is every later one.  So a stream's operation
+  // after a barrier waits for whatever any stream submitted before it, and
+  // a GPU that could overlap independent submissions is serialized too
+  // (only the last operation of one batch and the first of the next, with
+  // no barrier between them, could overlap).  Lavapipe also executes its
+  // queue's submissions one at a time.  Concurrency would need a queue per
+  // stream (and barriers scoped to it): until then, 0.
+  p.concurrent_streams = 0;
 }
 
 TS_VK_ENTRY(Device_GetProperties, TS_DEVICE_GETPROPERTIES_ARGS_STRUCT_SIZE) {

@@ -79,6 +79,12 @@ TEST_F(VulkanTest, DeviceProperties) {
   EXPECT_GE(info.max_scalar_arg_bytes, 128u);
   // Managed buffers are host-visible device memory, reachable in place.
   EXPECT_EQ(info.managed_memory, info.supports(TS_BUFFER_MANAGED));
+  // Every stream of a device submits to its one VkQueue, and each batch
+  // separates its operations with full pipeline barriers, whose scope is
+  // everything earlier on the queue, other streams' batches included: no
+  // Vulkan device runs kernels of two streams at the same time under this
+  // plugin, GPU or not (docs/vulkan.md, "Streams do not run concurrently").
+  EXPECT_FALSE(info.concurrent_streams) << info.name;
 }
 
 TEST_F(VulkanTest, MemoryHeapsAndTypes) {
