@@ -254,11 +254,13 @@ struct TsDevice {
   // The flusher (stream.cpp): one thread per device that submits the open
   // batches the host left behind (the batching policy), so queued work
   // starts without waiting for the host's next call.  Its state is guarded
-  // by mu.  While a deferred stream is busy it waits in vkWaitSemaphores
-  // for it to drain; otherwise on flusher_cv, at most kFlusherPoll at a
-  // time while the device was active in the last kFlusherLinger (so a new
-  // deferral needs no wake-up call: that would cost every launch a context
-  // switch), indefinitely after that (kIdle: the next deferral notifies).
+  // by mu.  While a batch is deferred, or for kFlusherLinger (100 ms) after
+  // the last deferral, it wakes at least every kFlusherPoll (1 ms): in
+  // vkWaitSemaphores while a deferred stream is busy (until it drains),
+  // otherwise on flusher_cv (kPolling; a new deferral needs no wake-up
+  // call, which would cost every launch a context switch).  After that it
+  // waits on flusher_cv with no timeout (kIdle: the next deferral
+  // notifies).
   enum class FlusherState { kBusy, kIdle, kPolling };
   std::thread flusher;
   std::condition_variable flusher_cv;
