@@ -1,7 +1,9 @@
 // Graph IR text -> elf-native .so through tessera::cpu::compileForCPU (the
-// same library, pipeline and cache as tessera-run).
+// same library, pipeline and cache as tessera-run); Tile IR text -> SPIR-V
+// through tessera::spv::compileForVulkan (as tessera-run on vulkan).
 #include "ir_compile.hpp"
 
+#include <chrono>
 #include <memory>
 
 #include "mlir/IR/MLIRContext.h"
@@ -12,13 +14,15 @@
 #include "mlir/IR/Diagnostics.h"
 #include "tessera/InitAll.h"
 #include "tessera/Target/CPU/Compiler.h"
+#include "tessera/Target/SPIRV/Passes.h"
 
 namespace tessera_bench {
 
-bool CompileGraphIR(const std::string& text, const IrCompileOptions& options,
-                    IrProgram* out, std::string* error) {
-  // One context for the process (dialects load once, as in a long-running
-  // compiler); every call parses and compiles from the text.
+namespace {
+
+// One context for the process (dialects load once, as in a long-running
+// compiler); every call parses and compiles from the text.
+mlir::MLIRContext* Context() {
   static mlir::MLIRContext* context = [] {
     mlir::DialectRegistry registry;
     tessera::registerAllDialects(registry);
@@ -28,6 +32,53 @@ bool CompileGraphIR(const std::string& text, const IrCompileOptions& options,
     c->disableMultithreading();
     return c;
   }();
+  return context;
+}
+
+}  // namespace
+
+bool CompileTileIRForVulkan(const std::string& text, const std::string& kernel,
+                            SpirvKernel* out, std::string* error) {
+  mlir::MLIRContext* context = Context();
+  std::string diag;
+  llvm::raw_string_ostream diag_os(diag);
+  mlir::ScopedDiagnosticHandler handler(context, [&](mlir::Diagnostic& d) {
+    diag_os << d << "\n";
+    return mlir::success();
+  });
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(text, context);
+  if (!module) {
+    *error = "parse failed: " + diag_os.str();
+    return false;
+  }
+  std::vector<tessera::spv::VulkanKernel> kernels;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (mlir::failed(tessera::spv::compileForVulkan(*module, &kernels)) || kernels.empty()) {
+    *error = "SPIR-V compilation failed: " + diag_os.str();
+    return false;
+  }
+  out->compile_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const tessera::spv::VulkanKernel* k = &kernels.front();
+  for (const auto& c : kernels)
+    if (c.name == kernel) k = &c;
+  if (!kernel.empty() && k->name != kernel) {
+    *error = "no Tile IR kernel named " + kernel;
+    return false;
+  }
+  out->name = k->name;
+  out->words = k->spirv;
+  for (int i = 0; i < 3; ++i) {
+    out->grid[i] = static_cast<uint32_t>(k->grid[i]);
+    out->group[i] = static_cast<uint32_t>(k->groupSize[i]);
+  }
+  return true;
+}
+
+bool CompileGraphIR(const std::string& text, const IrCompileOptions& options,
+                    IrProgram* out, std::string* error) {
+  mlir::MLIRContext* context = Context();
   std::string diag;
   llvm::raw_string_ostream diag_os(diag);
   mlir::ScopedDiagnosticHandler handler(context, [&](mlir::Diagnostic& d) {

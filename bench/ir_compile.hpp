@@ -1,5 +1,6 @@
 // The Tessera IR compiler as tessera-bench uses it: Graph IR text in, a
-// cached elf-native shared object and its launch description out.  This
+// cached elf-native shared object and its launch description out; Tile IR
+// text in, SPIR-V for the vulkan backend out.  This
 // header has no MLIR types, so the benchmark files need no LLVM flags;
 // ir_compile.cpp (built only when the TesseraIR target exists) links the
 // same compiler library as tessera-run (TesseraCPUCompiler).
@@ -32,6 +33,21 @@ struct IrCompileOptions {
 // False (and *error) on a parse or compile failure.
 bool CompileGraphIR(const std::string& text, const IrCompileOptions& options,
                     IrProgram* out, std::string* error);
+
+// A Tile IR kernel compiled to SPIR-V by Tessera's own code generator
+// (tessera::spv::compileForVulkan, as tessera-run and tessera-cts-compile
+// do): the words for Executable_Load("spirv") and its launch description.
+struct SpirvKernel {
+  std::string name;
+  std::vector<uint32_t> words;
+  uint32_t grid[3] = {1, 1, 1};
+  uint32_t group[3] = {1, 1, 1};
+  double compile_ms = 0;
+};
+
+// Compiles the Tile IR kernel `kernel` (empty: the first) of `text`.
+bool CompileTileIRForVulkan(const std::string& text, const std::string& kernel,
+                            SpirvKernel* out, std::string* error);
 
 }  // namespace tessera_bench
 

@@ -10,9 +10,13 @@
 //       Raw: vkCmdCopyBuffer, submit, fence wait.
 //   saxpy/{...}/16M        y = a*x + y on 16M floats + wait (bytes/s: 12 per
 //       element).
+//   saxpy/tessera_vulkan_tile_ir/16M   the same, but the kernel is
+//       examples/saxpy.mlir (Tile IR, sized to 16M) compiled by Tessera's
+//       own SPIR-V code generator (tessera::spv::compileForVulkan), against
+//       the same raw reference: what Tessera's generated code costs.
 //
-// Both sides use the same SPIR-V (bench/vulkan_shaders, compiled at build
-// time), the same physical device (the first with a compute queue) and
+// Otherwise both sides use the same SPIR-V (bench/vulkan_shaders, compiled at
+// build time), the same physical device (the first with a compute queue) and
 // memory of the same kind; every raw submission ends with the host barrier a
 // Tessera stream adds, and consecutive raw operations are separated by the
 // full barrier a Tessera stream keeps between them, so both do the same work.
@@ -24,11 +28,15 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "vulkan_raw.hpp"
+#if defined(TESSERA_BENCH_HAVE_IR)
+#include "ir_compile.hpp"
+#endif
 
 namespace tessera_bench {
 namespace {
@@ -274,6 +282,106 @@ void BM_SaxpyTessera(benchmark::State& state) {
   x.destroy().IgnoreError();
   y.destroy().IgnoreError();
 }
+
+// saxpy/tessera_vulkan_tile_ir/16M: examples/saxpy.mlir (65536 floats, 64
+// groups of 128 lanes, 8 floats per lane) with its sizes changed to 16M
+// floats and 16384 groups -- the kernel's code is untouched -- compiled once
+// by tessera::spv::compileForVulkan and run like saxpy/tessera_vulkan/16M.
+#if defined(TESSERA_BENCH_HAVE_IR)
+// Replaces every `from` in `text` by `to`; returns how many.
+int ReplaceAll(std::string* text, const std::string& from, const std::string& to) {
+  int n = 0;
+  for (size_t at = text->find(from); at != std::string::npos; at = text->find(from, at + to.size())) {
+    text->replace(at, from.size(), to);
+    ++n;
+  }
+  return n;
+}
+
+tessera::Status SaxpyTileIrKernel(const tessera::Device& device, tessera::Executable* exe,
+                                  tessera::Kernel* kernel, uint32_t grid[3], uint32_t group[3]) {
+  std::string path = TESSERA_BENCH_EXAMPLES_DIR "/saxpy.mlir";
+  if (const char* d = std::getenv("TESSERA_BENCH_EXAMPLES"); d && *d)
+    path = std::string(d) + "/saxpy.mlir";
+  std::ifstream f(path);
+  if (!f) return tessera::Status(tessera::StatusCode::kNotFound, "cannot read " + path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  std::string text = ss.str();
+  const int memrefs = ReplaceAll(&text, "memref<65536xf32>", "memref<16777216xf32>");
+  const int grids = ReplaceAll(&text, "tessera_tile.grid = array<i64: 64>",
+                               "tessera_tile.grid = array<i64: 16384>");
+  if (memrefs == 0 || grids != 1)
+    return tessera::Status(tessera::StatusCode::kFailedPrecondition,
+                           path + " no longer has memref<65536xf32> arguments and a grid of 64 "
+                                  "groups: update BM_SaxpyTesseraTileIr");
+  SpirvKernel k;
+  std::string error;
+  if (!CompileTileIRForVulkan(text, "saxpy", &k, &error))
+    return tessera::Status(tessera::StatusCode::kInternal, path + ": " + error);
+  if (uint64_t{k.grid[0]} * k.group[0] * 8 != kSaxpyN)
+    return tessera::Status(tessera::StatusCode::kInternal,
+                           "the compiled saxpy does not cover 16M floats at 8 per lane");
+  auto e = device.load_executable("spirv", k.words.data(), k.words.size() * 4);
+  if (!e.ok()) return e.status();
+  *exe = std::move(e).value();
+  auto kk = exe->kernel(k.name);
+  if (!kk.ok()) return kk.status();
+  *kernel = std::move(kk).value();
+  for (int i = 0; i < 3; ++i) grid[i] = k.grid[i], group[i] = k.group[i];
+  return tessera::Status();
+}
+
+void BM_SaxpyTesseraTileIr(benchmark::State& state) {
+  VulkanEnv* env = VulkanEnvOrSkip(state);
+  if (!env) return;
+  tessera::Executable exe;
+  tessera::Kernel kernel;
+  uint32_t grid[3], group[3];
+  if (!Ok(state, SaxpyTileIrKernel(env->device, &exe, &kernel, grid, group),
+          "examples/saxpy.mlir -> SPIR-V"))
+    return;
+  const uint64_t bytes = uint64_t{kSaxpyN} * 4;
+  auto a = Allocate(*env, bytes), b = Allocate(*env, bytes);
+  if (!Ok(state, a.status(), "allocate(64 MiB)") || !Ok(state, b.status(), "allocate(64 MiB)"))
+    return;
+  tessera::Buffer x = std::move(a).value(), y = std::move(b).value();
+  const tessera::Stream& s = env->stream;
+  // x = 1.0f, y = 0: after k launches y = k * a (as saxpy/tessera_vulkan).
+  if (!Ok(state, s.memset_async(y, 0, 0, bytes), "memset_async")) return;
+  std::vector<float> host(kSaxpyN, 1.0f);
+  if (!Ok(state, s.synchronize(), "synchronize")) return;
+  if (!Ok(state, tessera::copy(x, host.data(), bytes), "copy")) return;
+  const float alpha = 2.0f;
+  // The kernel's arguments in its signature's order: (%a: f32, %x, %y).
+  const std::vector<tessera::KernelArg> args = {tessera::KernelArg::scalar(alpha),
+                                                tessera::KernelArg::buffer(x),
+                                                tessera::KernelArg::buffer(y)};
+  auto once = [&] {
+    tessera::Status st = s.launch(kernel, {grid[0], grid[1], grid[2]},
+                                  {group[0], group[1], group[2]}, args);
+    return st.ok() ? s.synchronize() : st;
+  };
+  if (!Ok(state, once(), "warm-up launch + synchronize")) return;
+  float launches = 1;
+  for (auto _ : state) {
+    if (!Ok(state, once(), "launch + synchronize")) break;
+    launches += 1;
+  }
+  // Every element, once, outside the timing.
+  if (tessera::copy(host.data(), y, bytes).ok() &&
+      std::any_of(host.begin(), host.end(), [&](float v) { return v != launches * alpha; }))
+    state.SkipWithError("saxpy/tessera_vulkan_tile_ir: wrong result");
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(3 * bytes));
+  x.destroy().IgnoreError();
+  y.destroy().IgnoreError();
+}
+#else
+void BM_SaxpyTesseraTileIr(benchmark::State& state) {
+  state.SkipWithError("not available: tessera-bench was built without the IR (TESSERA_BUILD_IR)");
+}
+#endif
 
 // overlap/{serial,overlapped}/tessera_vulkan: kOverlapLaunches saxpy
 // launches on 4M floats and host work that lasts as long as they do (a
@@ -563,6 +671,9 @@ void RegisterVulkanBenchmarks(const RegisterOptions& o) {
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
   Configure(RegisterBenchmark("saxpy/raw_vulkan/16M", BM_SaxpyRaw), o, 0.3)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+  Configure(RegisterBenchmark("saxpy/tessera_vulkan_tile_ir/16M", BM_SaxpyTesseraTileIr), o, 0.3)
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
   Configure(RegisterBenchmark("overlap/serial/tessera_vulkan", BM_OverlapTessera, false), o,

@@ -247,12 +247,9 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
   void** tail = v13 ? &sup.v13.pNext : &sup.v12.pNext;
   if (has_atomic_float) *tail = &sup.atomic_float, tail = &sup.atomic_float.pNext;
   if (has_sg_control_ext) *tail = &sup.subgroup_size_control, tail = &sup.subgroup_size_control.pNext;
-  VkPhysicalDeviceShaderAtomicFloat2FeaturesEXT float2{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_2_FEATURES_EXT};
-  if (has_atomic_float2) *tail = &float2;
+  sup.atomic_float2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_2_FEATURES_EXT;
+  if (has_atomic_float2) *tail = &sup.atomic_float2, tail = &sup.atomic_float2.pNext;
   ifn.vkGetPhysicalDeviceFeatures2(phys, &sup.f2);
-  if (test_masks_feature("shaderBufferFloat32AtomicMinMax")) float2.shaderBufferFloat32AtomicMinMax = VK_FALSE;
-  if (test_masks_feature("shaderSharedFloat32AtomicMinMax")) float2.shaderSharedFloat32AtomicMinMax = VK_FALSE;
   // Test hook (see test_masks_feature): masked features count as absent.
 #define MASK(s, f) \
   if (test_masks_feature(#f)) sup.s.f = VK_FALSE
@@ -265,6 +262,8 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
   MASK(v13, computeFullSubgroups); MASK(subgroup_size_control, computeFullSubgroups);
   MASK(atomic_float, shaderBufferFloat32AtomicAdd);
   MASK(atomic_float, shaderSharedFloat32AtomicAdd);
+  MASK(atomic_float2, shaderBufferFloat32AtomicMinMax);
+  MASK(atomic_float2, shaderSharedFloat32AtomicMinMax);
 #undef MASK
   if (!sup.v12.timelineSemaphore) {
     *skip = strprintf("%s lacks timeline semaphores", d->props.deviceName);
@@ -297,6 +296,11 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
     EN(atomic_float, shaderBufferFloat32Atomics); EN(atomic_float, shaderBufferFloat32AtomicAdd);
     EN(atomic_float, shaderSharedFloat32Atomics); EN(atomic_float, shaderSharedFloat32AtomicAdd);
   }
+  en.atomic_float2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_2_FEATURES_EXT;
+  if (has_atomic_float2) {
+    EN(atomic_float2, shaderBufferFloat32AtomicMinMax);
+    EN(atomic_float2, shaderSharedFloat32AtomicMinMax);
+  }
   if (has_sg_control_ext) {
     EN(subgroup_size_control, subgroupSizeControl);
     EN(subgroup_size_control, computeFullSubgroups);
@@ -307,9 +311,16 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
   en.v12.pNext = v13 ? &en.v13 : nullptr;
   tail = v13 ? &en.v13.pNext : &en.v12.pNext;
   // Extension feature structs go into the chain only with their extension.
+  bool use_atomic_float2 =
+      has_atomic_float2 && (en.atomic_float2.shaderBufferFloat32AtomicMinMax ||
+                            en.atomic_float2.shaderSharedFloat32AtomicMinMax);
+  // VK_EXT_shader_atomic_float2 requires VK_EXT_shader_atomic_float.
   bool use_atomic_float = has_atomic_float && (en.atomic_float.shaderBufferFloat32AtomicAdd ||
-                                               en.atomic_float.shaderSharedFloat32AtomicAdd);
+                                               en.atomic_float.shaderSharedFloat32AtomicAdd ||
+                                               use_atomic_float2);
+  if (!use_atomic_float) use_atomic_float2 = false, en.atomic_float2 = {en.atomic_float2.sType};
   if (use_atomic_float) *tail = &en.atomic_float, tail = &en.atomic_float.pNext;
+  if (use_atomic_float2) *tail = &en.atomic_float2, tail = &en.atomic_float2.pNext;
   if (has_sg_control_ext && en.subgroup_size_control.subgroupSizeControl)
     *tail = &en.subgroup_size_control;
   // 1.2 + EXT: only when the extension (and its feature struct) is enabled.
@@ -322,8 +333,6 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
   en.size_control =
       v13 ? en.v13.subgroupSizeControl == VK_TRUE
           : has_sg_control_ext && en.subgroup_size_control.subgroupSizeControl == VK_TRUE;
-  en.float_minmax_buffer = has_atomic_float2 && float2.shaderBufferFloat32AtomicMinMax;
-  en.float_minmax_shared = has_atomic_float2 && float2.shaderSharedFloat32AtomicMinMax;
   en.subgroup_ops = (d->subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT)
                         ? d->subgroup.supportedOperations : 0;
   static const std::pair<const char*, VkSubgroupFeatureFlags> kSubgroupOps[] = {
@@ -346,6 +355,7 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
   std::vector<const char*> exts;
   if (has_host_import) exts.push_back(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
   if (use_atomic_float) exts.push_back(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+  if (use_atomic_float2) exts.push_back(VK_EXT_SHADER_ATOMIC_FLOAT_2_EXTENSION_NAME);
   if (has_sg_control_ext && en.subgroup_size_control.subgroupSizeControl)
     exts.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
@@ -497,18 +507,26 @@ void fill_properties(TsDevice* d) {
   p.float_atomics =
       (f.atomic_float.shaderBufferFloat32AtomicAdd ? TS_FLOAT_ATOMIC_ADD_GLOBAL : 0u) |
       (f.atomic_float.shaderSharedFloat32AtomicAdd ? TS_FLOAT_ATOMIC_ADD_SHARED : 0u) |
-      (f.float_minmax_buffer ? TS_FLOAT_ATOMIC_MIN_MAX_GLOBAL : 0u) |
-      (f.float_minmax_shared ? TS_FLOAT_ATOMIC_MIN_MAX_SHARED : 0u);
+      (f.atomic_float2.shaderBufferFloat32AtomicMinMax ? TS_FLOAT_ATOMIC_MIN_MAX_GLOBAL : 0u) |
+      (f.atomic_float2.shaderSharedFloat32AtomicMinMax ? TS_FLOAT_ATOMIC_MIN_MAX_SHARED : 0u);
   p.subgroup_size_min = f.min_subgroup_size;
   p.subgroup_size_max = f.max_subgroup_size;
   p.subgroup_size_control = f.size_control ? 1 : 0;
   p.full_subgroups = f.full_subgroups ? 1 : 0;
   p.host_memory_import = d->import_host ? 1 : 0;
-  // Every stream submits to the device's one queue.  A GPU overlaps
-  // independent batches of a queue; lavapipe (a CPU device) executes its
-  // queue's submissions one at a time: two streams never run at once there
-  // (conformance Streams.StreamsRunConcurrently, with a handshake kernel).
-  p.concurrent_streams = d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 0 : 1;
+  // Kernels of two streams never run at the same time under this plugin, on
+  // any device: every stream submits to the device's one VkQueue, and a
+  // batch separates consecutive operations with a full pipeline barrier
+  // (record_barrier, stream.cpp), whose first scope is every command earlier
+  // in the queue's submission order -- other streams' batches included --
+  // and whose second scope is every later one.  So a stream's operation
+  // after a barrier waits for whatever any stream submitted before it, and
+  // a GPU that could overlap independent submissions is serialized too
+  // (only the last operation of one batch and the first of the next, with
+  // no barrier between them, could overlap).  Lavapipe also executes its
+  // queue's submissions one at a time.  Concurrency would need a queue per
+  // stream (and barriers scoped to it): until then, 0.
+  p.concurrent_streams = 0;
 }
 
 TS_VK_ENTRY(Device_GetProperties, TS_DEVICE_GETPROPERTIES_ARGS_STRUCT_SIZE) {

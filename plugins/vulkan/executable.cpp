@@ -37,10 +37,17 @@ std::string kernels_of(const spirv::Module& m, const std::string& origin) {
 // Vulkan call sees the module, so a device that lacks something gets
 // TS_ERROR_UNSUPPORTED naming it instead of a crash, an undefined result or
 // a validation-layer complaint (vkCreateShaderModule requires every
-// capability's feature to be enabled).  Capabilities not listed are either
-// implied by Vulkan 1.2 (Shader, ...) or left to the driver.
+// capability's feature to be enabled).
+//
+// An allow-list: a capability is accepted only when it is listed below and
+// what it needs is enabled on the device (or, for the first few, implied by
+// Vulkan 1.2 itself).  Any other capability -- one the device was not
+// created with (Geometry, ShaderClockKHR, ...) or one this plugin has never
+// heard of -- is UNSUPPORTED naming it and the device, rather than a driver
+// error or undefined behaviour.
 TsError* check_capabilities(TsDevice* dev, const spirv::Module& m, const std::string& origin) {
   const EnabledFeatures& f = dev->features;
+  const VkPhysicalDeviceFloatControlsProperties& fc = dev->float_controls;
   auto subgroup_op = [&](VkSubgroupFeatureFlags bit) { return (f.subgroup_ops & bit) != 0; };
   for (uint32_t cap : m.capabilities) {
     bool ok = true;
@@ -51,11 +58,20 @@ TsError* check_capabilities(TsDevice* dev, const spirv::Module& m, const std::st
     ok = (expr);                \
     feature = name;             \
     break;
+      // Core Vulkan 1.2, no feature needed.
+      case 0:     // Matrix
+      case 1:     // Shader
+      case 4437:  // DeviceGroup
+      case 5301:  // ShaderNonUniform
+        break;
       FEAT(9, f.v12.shaderFloat16, "VkPhysicalDeviceVulkan12Features::shaderFloat16")
       FEAT(10, f.f2.features.shaderFloat64, "VkPhysicalDeviceFeatures::shaderFloat64")
       FEAT(11, f.f2.features.shaderInt64, "VkPhysicalDeviceFeatures::shaderInt64")
+      // 64-bit atomics on buffers or shared memory (the capability does not
+      // say which: either feature is accepted, the driver checks the rest).
       FEAT(12, f.v12.shaderBufferInt64Atomics || f.v12.shaderSharedInt64Atomics,
-           "VkPhysicalDeviceVulkan12Features::shaderBufferInt64Atomics")
+           "VkPhysicalDeviceVulkan12Features::shaderBufferInt64Atomics or "
+           "shaderSharedInt64Atomics")
       FEAT(22, f.f2.features.shaderInt16, "VkPhysicalDeviceFeatures::shaderInt16")
       FEAT(39, f.v12.shaderInt8, "VkPhysicalDeviceVulkan12Features::shaderInt8")
       FEAT(61, subgroup_op(VK_SUBGROUP_FEATURE_BASIC_BIT),
@@ -89,9 +105,19 @@ TsError* check_capabilities(TsDevice* dev, const spirv::Module& m, const std::st
       FEAT(4441, f.v11.variablePointersStorageBuffer,
            "VkPhysicalDeviceVulkan11Features::variablePointersStorageBuffer")
       FEAT(4442, f.v11.variablePointers, "VkPhysicalDeviceVulkan11Features::variablePointers")
-      // Tessera's SPIR-V declares SignedZeroInfNanPreserve 32 (IEEE inf/NaN).
-      FEAT(4466, dev->float_controls.shaderSignedZeroInfNanPreserveFloat32,
+      // Float controls: the execution mode names the width, the plugin
+      // checks the 32-bit property (Tessera's SPIR-V declares
+      // SignedZeroInfNanPreserve 32 for IEEE inf/NaN).
+      FEAT(4464, fc.shaderDenormPreserveFloat32,
+           "VkPhysicalDeviceFloatControlsProperties::shaderDenormPreserveFloat32")
+      FEAT(4465, fc.shaderDenormFlushToZeroFloat32,
+           "VkPhysicalDeviceFloatControlsProperties::shaderDenormFlushToZeroFloat32")
+      FEAT(4466, fc.shaderSignedZeroInfNanPreserveFloat32,
            "VkPhysicalDeviceFloatControlsProperties::shaderSignedZeroInfNanPreserveFloat32")
+      FEAT(4467, fc.shaderRoundingModeRTEFloat32,
+           "VkPhysicalDeviceFloatControlsProperties::shaderRoundingModeRTEFloat32")
+      FEAT(4468, fc.shaderRoundingModeRTZFloat32,
+           "VkPhysicalDeviceFloatControlsProperties::shaderRoundingModeRTZFloat32")
       FEAT(5345, f.v12.vulkanMemoryModel, "VkPhysicalDeviceVulkan12Features::vulkanMemoryModel")
       FEAT(5346, f.v12.vulkanMemoryModelDeviceScope,
            "VkPhysicalDeviceVulkan12Features::vulkanMemoryModelDeviceScope")
@@ -106,9 +132,20 @@ TsError* check_capabilities(TsDevice* dev, const spirv::Module& m, const std::st
       FEAT(6034, f.atomic_float.shaderBufferFloat64AtomicAdd,
            "VkPhysicalDeviceShaderAtomicFloatFeaturesEXT::shaderBufferFloat64AtomicAdd "
            "(not enabled by Tessera)")
+      // OpAtomicFMinEXT / OpAtomicFMaxEXT on f32 (VK_EXT_shader_atomic_float2;
+      // buffer or shared, like AtomicFloat32AddEXT).
+      FEAT(5612, f.atomic_float2.shaderBufferFloat32AtomicMinMax ||
+                     f.atomic_float2.shaderSharedFloat32AtomicMinMax,
+           "VkPhysicalDeviceShaderAtomicFloat2FeaturesEXT::shaderBufferFloat32AtomicMinMax or "
+           "shaderSharedFloat32AtomicMinMax (VK_EXT_shader_atomic_float2)")
 #undef FEAT
       default:
-        break;
+        return errorf(TS_ERROR_UNSUPPORTED,
+                      "vulkan: %s declares the SPIR-V capability %s, which the Vulkan plugin "
+                      "does not enable on device '%s' (it accepts only the capabilities "
+                      "docs/vulkan.md lists)",
+                      kernels_of(m, origin).c_str(), spirv::CapabilityName(cap).c_str(),
+                      dev->props.deviceName);
     }
     if (!ok)
       return errorf(TS_ERROR_UNSUPPORTED,

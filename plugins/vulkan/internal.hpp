@@ -172,9 +172,13 @@ struct EnabledFeatures {
   bool size_control = false;  // subgroupSizeControl on
   uint32_t min_subgroup_size = 0;  // VkPhysicalDeviceSubgroupSizeControlProperties
   uint32_t max_subgroup_size = 0;
-  // VK_EXT_shader_atomic_float2 min/max on f32 (reported only: the SPIR-V
-  // lowering uses compare-exchange loops for float min/max).
-  bool float_minmax_buffer = false, float_minmax_shared = false;
+  // VK_EXT_shader_atomic_float2 (OpAtomicFMinEXT / OpAtomicFMaxEXT on f32,
+  // capability AtomicFloat32MinMaxEXT), enabled when present: only the f32
+  // buffer/shared min/max features.  Tessera's own SPIR-V lowering emits
+  // compare-exchange loops for float min/max (MLIR 16 has no such op); a
+  // module from another producer (glslang's GL_EXT_shader_atomic_float2)
+  // uses them natively.
+  VkPhysicalDeviceShaderAtomicFloat2FeaturesEXT atomic_float2{};
 };
 
 // Test-only: TESSERA_VK_TEST_MASK_FEATURES="shaderInt64,subgroupShuffle,..."
@@ -250,11 +254,13 @@ struct TsDevice {
   // The flusher (stream.cpp): one thread per device that submits the open
   // batches the host left behind (the batching policy), so queued work
   // starts without waiting for the host's next call.  Its state is guarded
-  // by mu.  While a deferred stream is busy it waits in vkWaitSemaphores
-  // for it to drain; otherwise on flusher_cv, at most kFlusherPoll at a
-  // time while the device was active in the last kFlusherLinger (so a new
-  // deferral needs no wake-up call: that would cost every launch a context
-  // switch), indefinitely after that (kIdle: the next deferral notifies).
+  // by mu.  While a batch is deferred, or for kFlusherLinger (100 ms) after
+  // the last deferral, it wakes at least every kFlusherPoll (1 ms): in
+  // vkWaitSemaphores while a deferred stream is busy (until it drains),
+  // otherwise on flusher_cv (kPolling; a new deferral needs no wake-up
+  // call, which would cost every launch a context switch).  After that it
+  // waits on flusher_cv with no timeout (kIdle: the next deferral
+  // notifies).
   enum class FlusherState { kBusy, kIdle, kPolling };
   std::thread flusher;
   std::condition_variable flusher_cv;

@@ -61,7 +61,12 @@ struct Type {
 
 std::string CapabilityName(uint32_t cap) {
   switch (cap) {
+    case 0: return "Matrix";
     case 1: return "Shader";
+    case 2: return "Geometry";
+    case 4: return "Addresses";
+    case 5: return "Linkage";
+    case 6: return "Kernel";
     case 9: return "Float16";
     case 10: return "Float64";
     case 11: return "Int64";
@@ -82,7 +87,17 @@ std::string CapabilityName(uint32_t cap) {
     case 4448: return "StorageBuffer8BitAccess";
     case 4449: return "UniformAndStorageBuffer8BitAccess";
     case 4450: return "StoragePushConstant8";
+    case 4437: return "DeviceGroup";
+    case 4464: return "DenormPreserve";
+    case 4465: return "DenormFlushToZero";
     case 4466: return "SignedZeroInfNanPreserve";
+    case 4467: return "RoundingModeRTE";
+    case 4468: return "RoundingModeRTZ";
+    case 5055: return "ShaderClockKHR";
+    case 5301: return "ShaderNonUniform";
+    case 5612: return "AtomicFloat32MinMaxEXT";
+    case 5613: return "AtomicFloat64MinMaxEXT";
+    case 5616: return "AtomicFloat16MinMaxEXT";
     case 4441: return "VariablePointersStorageBuffer";
     case 4442: return "VariablePointers";
     case 5345: return "VulkanMemoryModel";

@@ -22,9 +22,18 @@
 //  - and whenever something needs it on the queue at once: a host wait or
 //    query, a cross-stream dependency, a blocking copy, a destroyed stream.
 // The host's side costs a clock read per operation; only the first
-// operation of a batch queries the timeline, and it wakes the flusher only
-// after the device was idle for kFlusherLinger (otherwise the flusher looks
-// every kFlusherPoll, 1 ms, while anything is deferred or was recently).
+// operation of a batch reads the timeline.
+//
+// The flusher (flusher_main, one thread per device) polls while batching is
+// active and sleeps otherwise.  Each pass submits the deferred batches that
+// are due, then sleeps until the next one is due, but at most kFlusherPoll
+// (1 ms): in vkWaitSemaphores (until a busy deferred stream drains) when a
+// deferred stream is busy, else on flusher_cv.  It keeps waking at least
+// every kFlusherPoll while any batch is deferred and for kFlusherLinger
+// (100 ms) after the last deferral, so that a new deferral needs no
+// notify (a wake-up call per launch cost a context switch each: see
+// docs/vulkan.md).  After kFlusherLinger without a deferral it sleeps on
+// flusher_cv with no timeout (kIdle), and the next deferral notifies it.
 #include <pthread.h>
 
 #include <algorithm>
@@ -278,8 +287,8 @@ TsError* end_op_locked(StreamState& s) {
 // ------------------------------------------------------------- flusher
 
 void wake_flusher_locked(TsDevice* dev) {
-  // Only an idle flusher needs a call; a polling or waiting one looks again
-  // within kFlusherPoll.
+  // Only an idle flusher needs a call; a polling one (on flusher_cv or in
+  // vkWaitSemaphores) looks again within kFlusherPoll.
   if (dev->flusher_state == TsDevice::FlusherState::kIdle) dev->flusher_cv.notify_one();
 }
 

@@ -13,11 +13,14 @@
 // it (its bound is a safety net, not a timing; test_shaders/gate.comp says
 // why it is many groups on lavapipe).  Waits for the plugin's own actions
 // are bounded polls (10 s): liveness checks, not timings.
+#include <dirent.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <fstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -167,6 +170,65 @@ TEST_F(VulkanBatching, QueuedWorkStartsWhenTheStreamDrains) {
   EXPECT_EQ(Now().queue_submits, submits + 1);
   VK_ASSERT_OK(s->synchronize());
   ASSERT_FALSE(GateTimedOut());
+}
+
+// Context switches of the flusher threads (named "tessera:vkflush") of this
+// process, from /proc: each time one sleeps it counts one.  -1: no such
+// thread (not Linux, or no device).
+int64_t FlusherSwitches() {
+  DIR* dir = opendir("/proc/self/task");
+  if (!dir) return -1;
+  int64_t total = -1;
+  while (dirent* e = readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    const std::string task = std::string("/proc/self/task/") + e->d_name;
+    std::ifstream comm(task + "/comm");
+    std::string name;
+    std::getline(comm, name);
+    if (name != "tessera:vkflush") continue;
+    std::ifstream status(task + "/status");
+    std::string line;
+    int64_t n = 0;
+    while (std::getline(status, line))
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0 ||
+          line.rfind("nonvoluntary_ctxt_switches:", 0) == 0)
+        n += std::stoll(line.substr(line.find(':') + 1));
+    total = (total < 0 ? 0 : total) + n;
+  }
+  closedir(dir);
+  return total;
+}
+
+// What docs/vulkan.md and stream.cpp say the flusher does: it wakes every
+// kFlusherPoll (1 ms) for kFlusherLinger (100 ms) after the last deferral,
+// then sleeps until the next deferral notifies it.  Counted as context
+// switches of its thread over a window; the bounds are an order of
+// magnitude from the nominal 1 ms and 0 (no timing is asserted beyond
+// "polls" against "sleeps").
+TEST_F(VulkanBatching, FlusherPollsAfterADeferralThenSleeps) {
+  if (FlusherSwitches() < 0) GTEST_SKIP() << "no tessera:vkflush thread in /proc/self/task";
+  auto s = dev_.create_stream();
+  ASSERT_TRUE(s.ok());
+  Buffer b = Alloc(256);
+  auto window = [](std::chrono::milliseconds ms) {
+    const int64_t before = FlusherSwitches();
+    std::this_thread::sleep_for(ms);
+    return FlusherSwitches() - before;
+  };
+  // A deferral (the launch), then nothing deferred: it polls.
+  VK_ASSERT_OK(Fill(*s, b, 1));
+  VK_ASSERT_OK(s->synchronize());
+  const int64_t polling = window(std::chrono::milliseconds(50));
+  EXPECT_GE(polling, 5) << "the flusher did not poll within 100 ms of a deferral";
+  // Past kFlusherLinger with no deferral: it sleeps.
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  const int64_t idle = window(std::chrono::milliseconds(100));
+  EXPECT_LE(idle, 2) << "the flusher kept waking with nothing deferred for 150 ms";
+  // The next deferral notifies the sleeping flusher: submitted with no host call.
+  const uint64_t before = Now().queue_submits;
+  VK_ASSERT_OK(Fill(*s, b, 2));
+  EXPECT_EQ(AwaitSubmits(before + 1), before + 1) << "an idle flusher was not woken";
+  VK_ASSERT_OK(s->synchronize());
 }
 
 // Pinned host memory (Host_Allocate, Host_Register) is imported into the

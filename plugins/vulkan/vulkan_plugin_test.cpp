@@ -79,6 +79,12 @@ TEST_F(VulkanTest, DeviceProperties) {
   EXPECT_GE(info.max_scalar_arg_bytes, 128u);
   // Managed buffers are host-visible device memory, reachable in place.
   EXPECT_EQ(info.managed_memory, info.supports(TS_BUFFER_MANAGED));
+  // Every stream of a device submits to its one VkQueue, and each batch
+  // separates its operations with full pipeline barriers, whose scope is
+  // everything earlier on the queue, other streams' batches included: no
+  // Vulkan device runs kernels of two streams at the same time under this
+  // plugin, GPU or not (docs/vulkan.md, "Streams do not run concurrently").
+  EXPECT_FALSE(info.concurrent_streams) << info.name;
 }
 
 TEST_F(VulkanTest, MemoryHeapsAndTypes) {
@@ -530,6 +536,108 @@ TEST_F(VulkanTest, AtomicFloatAdd) {
   EXPECT_EQ(v, 1.0f + 256 * 0.5f);  // exact: every partial sum is a multiple of 0.5 < 2^23
 }
 
+// Native f32 atomic min/max (VK_EXT_shader_atomic_float2): what
+// Device_GetProperties reports is what a module may use.  A device that
+// reports min_max_global/min_max_shared must load and run a module with
+// AtomicFloat32MinMaxEXT (the plugin enables the extension and the features;
+// under vulkan_plugin_validation, a module with a capability whose feature
+// was not enabled is a validation error); one that does not must refuse it.
+TEST_F(VulkanTest, AtomicFloatMinMaxAsReported) {
+  std::string path = ShaderPath("atomic_fminmax");
+  if (ReadFile(path).empty()) GTEST_SKIP() << "no " << path;
+  const uint32_t minmax = TS_FLOAT_ATOMIC_MIN_MAX_GLOBAL | TS_FLOAT_ATOMIC_MIN_MAX_SHARED;
+  const uint32_t reported = dev_.info().float_atomics & minmax;
+  if (dev_.info().name.find("llvmpipe") != std::string::npos)
+    EXPECT_EQ(reported, minmax) << "lavapipe has VK_EXT_shader_atomic_float2 with both";
+  auto e = dev_.load_executable("spirv", path);
+  if (reported == 0) {
+    ASSERT_FALSE(e.ok()) << "a module with AtomicFloat32MinMaxEXT loaded on a device that "
+                            "reports no native float min/max";
+    EXPECT_EQ(e.status().code(), StatusCode::kUnsupported) << e.status().ToString();
+    return;
+  }
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  auto k = e->kernel("atomic_fminmax");
+  ASSERT_TRUE(k.ok()) << k.status().ToString();
+  const uint32_t groups = 4, n = groups * 64;
+  std::vector<float> x(n);
+  for (uint32_t i = 0; i < n; ++i) x[i] = float((i * 37) % 251) - 125.5f;
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> v(2 + groups, 0.0f);
+  v[0] = -inf;
+  v[1] = inf;
+  Buffer bx = Alloc(n * 4), bv = Alloc(v.size() * 4);
+  VK_ASSERT_OK(tessera::copy(bx, x.data(), n * 4));
+  VK_ASSERT_OK(tessera::copy(bv, v.data(), v.size() * 4));
+  VK_ASSERT_OK(dev_.default_stream().launch(*k, {groups, 1, 1}, {64, 1, 1},
+                                            {KernelArg::buffer(bx), KernelArg::buffer(bv)}));
+  VK_ASSERT_OK(tessera::copy(v.data(), bv, v.size() * 4));
+  EXPECT_EQ(v[0], *std::max_element(x.begin(), x.end()));
+  EXPECT_EQ(v[1], *std::min_element(x.begin(), x.end()));
+  for (uint32_t g = 0; g < groups; ++g)
+    EXPECT_EQ(v[2 + g], *std::max_element(x.begin() + g * 64, x.begin() + (g + 1) * 64))
+        << "group " << g;
+}
+
+// 64-bit atomics on a buffer (Int64Atomics).
+TEST_F(VulkanTest, Int64Atomics) {
+  std::string path = ShaderPath("int64_atomics");
+  if (ReadFile(path).empty()) GTEST_SKIP() << "no " << path;
+  auto e = dev_.load_executable("spirv", path);
+  if (!e.ok() && e.status().code() == StatusCode::kUnsupported)
+    GTEST_SKIP() << e.status().ToString();
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  auto k = e->kernel("int64_atomics");
+  ASSERT_TRUE(k.ok()) << k.status().ToString();
+  Buffer b = Alloc(8);
+  uint64_t v = 5;
+  VK_ASSERT_OK(tessera::copy(b, &v, 8));
+  VK_ASSERT_OK(dev_.default_stream().launch(*k, {2, 1, 1}, {64, 1, 1}, {KernelArg::buffer(b)}));
+  VK_ASSERT_OK(tessera::copy(&v, b, 8));
+  EXPECT_EQ(v, 5u + (uint64_t{128} << 32));
+}
+
+// The capability check is an allow-list: a valid module declaring a
+// capability the plugin does not enable (ShaderClockKHR, which needs
+// VK_KHR_shader_clock; test_shaders/shader_clock.spvasm) is UNSUPPORTED
+// naming the capability and the device, before the driver sees it (lavapipe
+// has the extension, so without the check vkCreateShaderModule would take
+// it, and the validation layer would flag it).
+TEST_F(VulkanTest, UnknownCapabilityIsUnsupported) {
+  std::string path = ShaderPath("shader_clock");
+  if (ReadFile(path).empty()) GTEST_SKIP() << "no " << path << " (spirv-as missing)";
+  auto e = dev_.load_executable("spirv", path);
+  ASSERT_FALSE(e.ok()) << "a module with ShaderClockKHR loaded";
+  const std::string m = e.status().message();
+  EXPECT_EQ(e.status().code(), StatusCode::kUnsupported) << m;
+  EXPECT_NE(m.find("kernel 'shader_clock'"), std::string::npos) << m;
+  EXPECT_NE(m.find("SPIR-V capability ShaderClockKHR"), std::string::npos) << m;
+  EXPECT_NE(m.find("device '" + dev_.info().name + "'"), std::string::npos) << m;
+  // A capability this plugin has no name for is refused the same way, by
+  // number: the same module with ShaderClockKHR (5055) patched to 5054.
+  std::vector<uint8_t> bytes = ReadFile(path);
+  std::vector<uint32_t> words(bytes.size() / 4);
+  std::memcpy(words.data(), bytes.data(), bytes.size());
+  bool patched = false;
+  for (size_t i = 5; i + 1 < words.size(); i += words[i] >> 16) {
+    if (words[i] == ((2u << 16) | 17u) && words[i + 1] == 5055) {  // OpCapability 5055
+      words[i + 1] = 5054;
+      patched = true;
+    }
+    if ((words[i] >> 16) == 0) break;
+  }
+  ASSERT_TRUE(patched);
+  auto unknown = dev_.load_executable("spirv", words.data(), words.size() * 4);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().code(), StatusCode::kUnsupported) << unknown.status().ToString();
+  EXPECT_NE(unknown.status().message().find("SPIR-V capability capability 5054"),
+            std::string::npos)
+      << unknown.status().ToString();
+  // The device still loads what it supports.
+  std::string ok_path = ShaderPath("saxpy");
+  if (!ReadFile(ok_path).empty()) VK_EXPECT_OK(dev_.load_executable("spirv", ok_path));
+}
+
 // A device that lacks the feature a capability needs.  lavapipe has them
 // all, so the test masks one through the plugin's test-only hook
 // TESSERA_VK_TEST_MASK_FEATURES (read when a device is created; see
@@ -579,6 +687,30 @@ TEST_F(MaskedFeatures, SubgroupShuffleRelative) {
 TEST_F(MaskedFeatures, AtomicFloat32Add) {
   ExpectUnsupported("shaderBufferFloat32AtomicAdd,shaderSharedFloat32AtomicAdd", "atomic_fadd",
                     "AtomicFloat32AddEXT", "shaderBufferFloat32AtomicAdd");
+}
+
+TEST_F(MaskedFeatures, AtomicFloat32MinMax) {
+  ExpectUnsupported("shaderBufferFloat32AtomicMinMax,shaderSharedFloat32AtomicMinMax",
+                    "atomic_fminmax", "AtomicFloat32MinMaxEXT",
+                    "shaderBufferFloat32AtomicMinMax or shaderSharedFloat32AtomicMinMax");
+  // ... and the device reports no native float min/max.
+  setenv("TESSERA_VK_TEST_MASK_FEATURES",
+         "shaderBufferFloat32AtomicMinMax,shaderSharedFloat32AtomicMinMax", 1);
+  auto rt = CreateVulkanRuntime();
+  unsetenv("TESSERA_VK_TEST_MASK_FEATURES");
+  if (!rt.ok()) return;
+  EXPECT_EQ(rt->devices()[0].info().float_atomics &
+                (TS_FLOAT_ATOMIC_MIN_MAX_GLOBAL | TS_FLOAT_ATOMIC_MIN_MAX_SHARED),
+            0u);
+}
+
+// Either 64-bit atomics feature is accepted for Int64Atomics (the
+// capability does not say buffer or shared); the message names both.
+TEST_F(MaskedFeatures, Int64Atomics) {
+  ExpectUnsupported("shaderBufferInt64Atomics,shaderSharedInt64Atomics", "int64_atomics",
+                    "Int64Atomics",
+                    "VkPhysicalDeviceVulkan12Features::shaderBufferInt64Atomics or "
+                    "shaderSharedInt64Atomics");
 }
 
 // ---------------------------------------------------------------- Tile IR
