@@ -285,6 +285,15 @@ def main():
         rows.append((f"attention_f32 seq {size} d 64 (flash)", fmt_gf(t),
                      f"{fmt_gf(r)} unfused",
                      f"{ratio:.2f}x" if ratio else "n/a", "-", "info"))
+    # Fusion of an elementwise tree (Schedule IR tile, one loop nest)
+    # against one C++ loop per op and one hand-fused C++ loop, same threads:
+    # no target in the issue, reported as bandwidth ratios.
+    ct = bandwidth(res, "chain_f32/tessera_cpu/4M")
+    for ref, label in (("cpp_fused", "hand-fused C++"), ("cpp_unfused", "C++ loop per op")):
+        cr = bandwidth(res, f"chain_f32/{ref}/4M")
+        ratio = ct / cr if ct and cr else None
+        rows.append((f"chain_f32 4M vs {label}", fmt_bw(ct), fmt_bw(cr),
+                     f"{ratio:.2f}x" if ratio else "n/a", "-", "info"))
     cold = time_ns(res, "compile/tessera_cpu/mlp")
     warm = time_ns(res, "compile_warm/tessera_cpu/mlp")
     rows.append(("compile mlp.mlir cold", fmt_ns(cold), "-", "-", "< 1 s",

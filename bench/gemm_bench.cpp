@@ -271,6 +271,85 @@ void BM_MlpTessera(benchmark::State& state) {
   state.counters["groups"] = l->prog.grid[0] * l->prog.grid[1] * l->prog.grid[2];
 }
 
+// An elementwise tree, y = relu(a * b + c) * d - a on 2048 x 2048 f32:
+// memory-bound, so what fusion saves is passes over memory.  The Tessera
+// program is one schedule tile (one loop nest, y stored once); the
+// references run on as many threads as the cpu plugin: one loop per op
+// with a temporary each (what eager frameworks do) and one hand-fused loop.
+constexpr int kChainN = 2048;
+std::string ChainProgram() {
+  std::string t = "tensor<" + std::to_string(kChainN) + "x" + std::to_string(kChainN) + "xf32>";
+  std::string tt = t + ", " + t;
+  return "func.func @chain(%a: " + t + ", %b: " + t + ", %c: " + t + ", %d: " + t + ") -> " + t + " {\n" +
+         "  %m = tessera_graph.mul %a, %b : " + tt + "\n" +
+         "  %s = tessera_graph.add %m, %c : " + tt + "\n" +
+         "  %r = tessera_graph.relu %s : " + t + "\n" +
+         "  %p = tessera_graph.mul %r, %d : " + tt + "\n" +
+         "  %y = tessera_graph.sub %p, %a : " + tt + "\n" +
+         "  return %y : " + t + "\n}\n";
+}
+
+// body(begin, end) on [0, n) split over Threads() threads.
+template <typename Fn>
+void Parallel(size_t n, Fn body) {
+  unsigned t = Threads();
+  std::vector<std::thread> ts;
+  for (unsigned i = 0; i < t; ++i)
+    ts.emplace_back([&, i] { body(n * i / t, n * (i + 1) / t); });
+  for (auto& th : ts) th.join();
+}
+
+struct ChainData {
+  size_t n = size_t(kChainN) * kChainN;
+  std::vector<float> a = Random(n, 1), b = Random(n, 2), c = Random(n, 3), d = Random(n, 4);
+  std::vector<float> t1 = std::vector<float>(n), t2 = t1, t3 = t1, t4 = t1, y = t1;
+};
+
+void ChainFused(ChainData& x) {
+  Parallel(x.n, [&](size_t lo, size_t hi) {
+    for (size_t i = lo; i < hi; ++i)
+      x.y[i] = std::max(x.a[i] * x.b[i] + x.c[i], 0.f) * x.d[i] - x.a[i];
+  });
+}
+void ChainUnfused(ChainData& x) {
+  Parallel(x.n, [&](size_t lo, size_t hi) { for (size_t i = lo; i < hi; ++i) x.t1[i] = x.a[i] * x.b[i]; });
+  Parallel(x.n, [&](size_t lo, size_t hi) { for (size_t i = lo; i < hi; ++i) x.t2[i] = x.t1[i] + x.c[i]; });
+  Parallel(x.n, [&](size_t lo, size_t hi) { for (size_t i = lo; i < hi; ++i) x.t3[i] = std::max(x.t2[i], 0.f); });
+  Parallel(x.n, [&](size_t lo, size_t hi) { for (size_t i = lo; i < hi; ++i) x.t4[i] = x.t3[i] * x.d[i]; });
+  Parallel(x.n, [&](size_t lo, size_t hi) { for (size_t i = lo; i < hi; ++i) x.y[i] = x.t4[i] - x.a[i]; });
+}
+
+void BM_ChainTessera(benchmark::State& state) {
+  BenchEnv* env = EnvOrSkip(state);
+  if (!env) return;
+  Loaded* l = Load(state, env, ChainProgram());
+  if (!l) return;
+  if (!CheckOrSkip(state, l->run(env->stream), "launch + synchronize")) return;
+  if (!l->verified) {
+    ChainData x;
+    x.a = l->floats(0), x.b = l->floats(1), x.c = l->floats(2), x.d = l->floats(3);
+    ChainFused(x);
+    double e = MaxRelError(l->host(4), x.y);
+    if (e > 1e-6) {
+      state.SkipWithError(("result differs from the C++ loop: relative error " + std::to_string(e)).c_str());
+      return;
+    }
+    l->verified = true;
+  }
+  for (auto _ : state) {
+    tessera::Status s = l->run(env->stream);
+    if (!s.ok()) { CheckOrSkip(state, s, "launch + synchronize"); break; }
+  }
+  state.SetBytesProcessed(state.iterations() * int64_t(5) * 4 * kChainN * kChainN);
+  state.counters["groups"] = l->prog.grid[0] * l->prog.grid[1] * l->prog.grid[2];
+}
+
+void BM_ChainCpp(benchmark::State& state, bool fused) {
+  static ChainData x;
+  for (auto _ : state) fused ? ChainFused(x) : ChainUnfused(x);
+  state.SetBytesProcessed(state.iterations() * int64_t(5) * 4 * kChainN * kChainN);
+}
+
 #if TESSERA_BENCH_HAVE_OPENBLAS
 void BM_GemmOpenBLAS(benchmark::State& state, int n) {
   SetBlasThreads();
@@ -353,6 +432,11 @@ void RegisterGemmBenchmarks(const RegisterOptions& options) {
 #if TESSERA_BENCH_HAVE_OPENBLAS
     real(benchmark::RegisterBenchmark("mlp_f32/openblas_unfused/512", BM_MlpOpenBLASUnfused), 0.5);
 #endif
+    // Fusion of an elementwise tree (bytes/s count the 4 inputs and the
+    // output once: the traffic of the fused loop).
+    real(benchmark::RegisterBenchmark("chain_f32/tessera_cpu/4M", BM_ChainTessera), 0.5);
+    real(benchmark::RegisterBenchmark("chain_f32/cpp_fused/4M", BM_ChainCpp, true), 0.5);
+    real(benchmark::RegisterBenchmark("chain_f32/cpp_unfused/4M", BM_ChainCpp, false), 0.5);
     // Cold compiles take long: few iterations, 3 repetitions.
     auto* cold = benchmark::RegisterBenchmark("compile/tessera_cpu/mlp", BM_Compile, false);
     cold->UseRealTime()->Unit(benchmark::kMillisecond)->Iterations(1);

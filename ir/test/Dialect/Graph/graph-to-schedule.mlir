@@ -136,3 +136,13 @@ func.func @layouts(%a: tensor<16x16xf32, #tessera_graph.layout<col_major>>) -> t
   %r = tessera_graph.relu %e : tensor<16x16xf32, #tessera_graph.layout<col_major>>
   return %r : tensor<16x16xf32, #tessera_graph.layout<col_major>>
 }
+
+// blocked<BM, BN, BK>: BK is the contraction block (KC) of the matmul the
+// tensor feeds, here through the convert_layout that makes it row-major.
+// CHECK-LABEL: func.func @blocked_bk
+// CHECK: tessera_schedule.tile({{.*}}) tile_sizes = [66, 32, 32] micro_tile = [6, 16]
+func.func @blocked_bk(%a: tensor<64x128xf32, #tessera_graph.layout<blocked<16, 16, 32>>>, %b: tensor<128x32xf32>) -> tensor<64x32xf32> {
+  %r = tessera_graph.convert_layout %a : tensor<64x128xf32, #tessera_graph.layout<blocked<16, 16, 32>>> -> tensor<64x128xf32>
+  %c = tessera_graph.matmul %r, %b : tensor<64x128xf32>, tensor<128x32xf32> -> tensor<64x32xf32>
+  return %c : tensor<64x32xf32>
+}

@@ -111,3 +111,18 @@ func.func @bad_index(%a: memref<512xf32>, %m: memref<8xindex>) attributes {tesse
   }
   return
 }
+
+// -----
+
+// A lane-private prefetch is well-formed Schedule IR that no backend lowers
+// yet: a diagnostic, not a silent shared-memory copy.
+func.func @local_scope(%a: memref<512xf32>) attributes {tessera_tile.group_size = array<i64: 16>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  tessera_schedule.pipeline %k = %c0 to %c8 step %c1 stages = 2 {
+    // expected-error @+1 {{scope 'local' is not lowered yet; use scope = "shared"}}
+    %t = tessera_schedule.prefetch %a[%k] scope = "local" double_buffer : memref<512xf32> -> memref<64xf32>
+  }
+  return
+}

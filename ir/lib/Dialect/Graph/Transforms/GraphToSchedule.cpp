@@ -22,7 +22,8 @@
 //
 // Tile sizes are parameters of the pass, recorded on each tile:
 // matmul groups get [MC, NC, KC] / [MR, NR] (cache and register tiles,
-// clamped to the problem), the others [R] / [V] (dim-0 slices of the output
+// clamped to the problem; KC is the BK of a blocked<BM, BN, BK> operand
+// when there is one), the others [R] / [V] (dim-0 slices of the output
 // per work item, about `row-tile` rows of its last dim; vector width).
 //
 //===----------------------------------------------------------------------===//
@@ -132,6 +133,19 @@ struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePas
     return success();
   }
 
+  /// KC: the `BK` of a `blocked<BM, BN, BK>` operand (read through the
+  /// convert_layout that makes it row-major for the matmul), else tile-k.
+  int64_t contractionBlock(graph::MatmulOp mm) {
+    for (Value v : {mm.getLhs(), mm.getRhs()}) {
+      graph::LayoutAttr l = graph::getLayout(v.getType());
+      if (auto cl = v.getDefiningOp<graph::ConvertLayoutOp>(); cl && (!l || l.isRowMajor()))
+        l = graph::getLayout(cl.getInput().getType());
+      if (l && l.getKind() == graph::LayoutKind::Blocked && l.getBlock().size() == 3)
+        return l.getBlock()[2];
+    }
+    return tileK;
+  }
+
   void makeTile(Value out, const SetVector<Operation *> &group) {
     Operation *outOp = out.getDefiningOp();
     // In program order; leaves are what the ops read from outside.
@@ -154,7 +168,7 @@ struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePas
       int64_t tm = tileM, tn = tileN;
       if (clampTiles && M < tm) tm = std::max<int64_t>(microM, (M + microM - 1) / microM * microM);
       if (clampTiles && N < tn) tn = std::max<int64_t>(microN, (N + microN - 1) / microN * microN);
-      sizes = {tm, tn, tileK};
+      sizes = {tm, tn, contractionBlock(matmul)};
       micro = {microM, microN};
     } else {
       // R counts dim-0 slices: row-tile rows of the last dim, each slice

@@ -65,8 +65,10 @@ def Graph_LayoutAttr : Graph_Attr<"Layout", "layout",
     - `row_major`: offset `i*N + j`.
     - `col_major`: offset `j*M + i`.
     - `blocked<BM, BN[, BK]>`: BMxBN blocks stored contiguously, blocks and
-      elements in row-major order. `BK` is the contraction block the
-      scheduler uses when the tensor feeds a matmul (no effect on offsets).
+      elements in row-major order. `BK` is the contraction block
+      `--tessera-graph-to-schedule` gives a matmul fed by the tensor (its
+      KC, also through the `convert_layout` that makes it row-major); it
+      has no effect on offsets.
     - `tiled<[TM, TN], [UM, UN]>`: two levels of blocking: macro tiles TMxTN
       in row-major order, micro tiles UMxUN inside each, row-major elements.
     - `interleaved<F>`: groups of F rows stored element-interleaved:

@@ -80,7 +80,7 @@ def Schedule_PipelineOp : Schedule_Op<"pipeline", [
     Example:
     ```mlir
     tessera_schedule.pipeline %k = %c0 to %c8 step %c1 stages = 2 {
-      %t = tessera_schedule.prefetch %a[%k] scope = shared double_buffer : memref<512xf32> -> memref<64xf32, 3>
+      %t = tessera_schedule.prefetch %a[%k] scope = "shared" double_buffer : memref<512xf32> -> memref<64xf32, 3>
     }
     ```
   }];
@@ -100,10 +100,13 @@ def Schedule_PrefetchOp : Schedule_Op<"prefetch", []> {
     result shape) is made available in `scope` (`shared` or `local`). With
     `double_buffer`, inside a `pipeline`, the next iteration's tile is
     fetched into a second buffer while this one is used.
+    `--tessera-schedule-to-tile` lowers `shared` (cp_async into memory
+    space 3); a `local` (lane-private) prefetch is well-formed IR that no
+    backend lowers yet, and the pass says so.
 
     Example:
     ```mlir
-    %t = tessera_schedule.prefetch %a[%k] scope = shared double_buffer : memref<512xf32> -> memref<64xf32, 3>
+    %t = tessera_schedule.prefetch %a[%k] scope = "shared" double_buffer : memref<512xf32> -> memref<64xf32, 3>
     ```
   }];
   let arguments = (ins AnyStaticShapeMemRef:$source, Variadic<Index>:$indices,
