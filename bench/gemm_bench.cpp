@@ -391,7 +391,7 @@ void BM_MlpOpenBLASUnfused(benchmark::State& state) {
 #endif
 
 // Compile time of examples/mlp.mlir, Graph IR text -> loadable .so: cold
-// (no cache: every pass, LLVM -O3, ld.lld) and warm (the cache answers).
+// (no cache: every pass, LLVM -O3, lld in process) and warm (the cache answers).
 void BM_Compile(benchmark::State& state, bool warm) {
   std::string err, text = MlpProgram(&err);
   if (text.empty()) { state.SkipWithError(err.c_str()); return; }

@@ -16,8 +16,9 @@ PACKAGES=(
   libvulkan-dev mesa-vulkan-drivers vulkan-tools glslang-tools spirv-tools
   vulkan-validationlayers
   # IR (ir/, tessera-opt, tessera-run): MLIR 16 and LLVM 16 (shared libMLIR),
-  # lit's FileCheck, ld.lld-16 to link generated kernels into shared objects.
+  # lit's FileCheck, lld-16 (and liblld-16-dev below) for generated kernels.
   llvm-16-dev libmlir-16-dev mlir-16-tools llvm-16-tools lld-16
+  liblld-16-dev           # lld as a library: the cpu compiler links kernels in process
   # OpenBLAS: the reference GEMM in tessera-bench and tessera-run.
   libopenblas-dev
 )

@@ -6,6 +6,8 @@
 #include <map>
 #include <mutex>
 
+#include "lld/Common/CommonLinkerContext.h"
+#include "lld/Common/Driver.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Pass/PassManager.h"
@@ -321,13 +323,21 @@ FailureOr<CompiledProgram> tessera::cpu::compileForCPU(ModuleOp input,
     }
     codegen.run(*llvmModule);
   }
-  // 4. ld.lld -shared -> the elf-native executable.
-  std::string errMsg;
-  SmallVector<StringRef> argv{TESSERA_LD_LLD, "-shared", "--hash-style=gnu", "-o", soReal, objReal};
-  int rc = llvm::sys::ExecuteAndWait(TESSERA_LD_LLD, argv, std::nullopt, {}, 0, 0, &errMsg);
+  // 4. lld, in this process (the ELF driver of liblld; compiles are
+  // serialized by gMutex, which lld's global state needs), -shared -> the
+  // elf-native executable.
+  std::string linkLog;
+  bool linked;
+  {
+    llvm::raw_string_ostream log(linkLog);
+    const char *args[] = {"ld.lld", "-shared", "--hash-style=gnu", "-o", soReal.c_str(), objReal.c_str()};
+    linked = lld::elf::link(args, log, log, /*exitEarly=*/false, /*disableOutput=*/false);
+    lld::CommonLinkerContext::destroy();  // what lld's own main does after each link
+  }
   llvm::sys::fs::remove(objReal);
-  if (rc != 0) {
-    emitError(module->getLoc()) << TESSERA_LD_LLD << " failed (" << rc << ") " << errMsg;
+  if (!linked) {
+    llvm::sys::fs::remove(soReal);
+    emitError(module->getLoc()) << "linking the kernels into a shared object failed (lld): " << linkLog;
     return failure();
   }
   if (std::error_code ec = llvm::sys::fs::rename(soReal, soPath)) {
