@@ -108,6 +108,7 @@ struct KernelSpec {
   enum Kind { kGemm, kElementwise, kSoftmax, kReduce, kLayout } kind;
   Value root;            // the materialized Graph value (or a copied one)
   mutable g::MatmulOp matmul;  // kGemm: the matmul inside the tree (op handles are not const-correct)
+  Operation *rowOp = nullptr;  // kSoftmax / kReduce: the op inside the tree
   conv::GemmTile tile;   // kGemm: its tile sizes (from Schedule IR)
   bool copy = false;     // kElementwise: out = root's buffer (a second result)
   SmallVector<Value> leaves;  // materialized values read (kernel arguments)
@@ -133,26 +134,28 @@ struct FunctionLowering {
     return groups.fused.contains(v) && !forced.contains(v);
   }
 
-  /// Walks the fused tree under `v` (a materialized root): collects leaves
-  /// and matmuls. `full`: the path from the root keeps the root's shape.
-  void collect(Value v, bool top, bool full, KernelSpec &s, SmallVector<Value> &matmuls,
-               SmallVector<Value> &badMatmuls) {
+  /// Walks the fused tree under `v` (a materialized value): collects
+  /// leaves and roots (the matmul, softmax or reduce the tree is built
+  /// around: at most one, on a path that keeps the tree's shape; the others
+  /// go to `bad`). `full`: the path from `v` keeps its shape.
+  void collect(Value v, bool top, bool full, KernelSpec &s, SmallVector<Value> &roots,
+               SmallVector<Value> &bad) {
     if (!top && materialized.contains(v)) {
       if (!llvm::is_contained(s.leaves, v)) s.leaves.push_back(v);
       return;
     }
     if (!top && isSplatConst(v)) return;
     Operation *def = v.getDefiningOp();
-    if (auto mm = dyn_cast_or_null<g::MatmulOp>(def)) {
-      (full && matmuls.empty() ? matmuls : badMatmuls).push_back(v);
-      for (Value o : mm->getOperands())
+    if (isa_and_nonnull<g::MatmulOp, g::SoftmaxOp, g::ReduceOp>(def)) {
+      (full && roots.empty() ? roots : bad).push_back(v);
+      for (Value o : def->getOperands())
         if (!llvm::is_contained(s.leaves, o)) s.leaves.push_back(o);
       return;
     }
     if (def && g::isElementwise(def)) {
       int64_t n = numElements(v.getType());
       for (Value o : def->getOperands())
-        collect(o, false, full && numElements(o.getType()) == n, s, matmuls, badMatmuls);
+        collect(o, false, full && numElements(o.getType()) == n, s, roots, bad);
     }
   }
 
@@ -192,12 +195,8 @@ struct FunctionLowering {
     for (Operation &op : body)
       if (failed(check(&op))) return failure();
     DenseSet<Value> forced;
-    // The softmax and reduce kernels do not apply epilogues yet: a result
-    // the schedule fused into its consumer is stored (and read back).
-    for (Value v : groups.fused)
-      if (isa_and_nonnull<g::SoftmaxOp, g::ReduceOp>(v.getDefiningOp())) forced.insert(v);
-    // Fixed point: a tree may hold one matmul, on a full-shape path; extra
-    // matmuls are materialized and the trees rebuilt.
+    // Fixed point: a tree may hold one root (matmul, softmax, reduce), on a
+    // full-shape path; extra roots are materialized and the trees rebuilt.
     for (int round = 0;; ++round) {
       materialized.clear();
       specs.clear();
@@ -209,19 +208,23 @@ struct FunctionLowering {
       for (Operation &op : body) {
         if (op.getNumResults() != 1 || !materialized.contains(op.getResult(0))) continue;
         Value r = op.getResult(0);
-        KernelSpec s{KernelSpec::kElementwise, r, {}, {}, false, {}};
-        if (isa<g::SoftmaxOp>(op)) s.kind = KernelSpec::kSoftmax;
-        else if (isa<g::ReduceOp>(op)) s.kind = KernelSpec::kReduce;
-        else if (isa<g::ConvertLayoutOp>(op)) s.kind = KernelSpec::kLayout;
-        if (s.kind != KernelSpec::kElementwise) {
+        KernelSpec s{KernelSpec::kElementwise, r, {}, nullptr, {}, false, {}};
+        if (isa<g::ConvertLayoutOp>(op)) {
+          s.kind = KernelSpec::kLayout;
           s.leaves.push_back(op.getOperand(0));
         } else {
-          SmallVector<Value> mms, bad;
-          collect(r, true, true, s, mms, bad);
+          SmallVector<Value> roots, bad;
+          collect(r, true, true, s, roots, bad);
           for (Value m : bad) forced.insert(m), again = true;
-          if (!mms.empty()) {
+          Operation *root = roots.empty() ? nullptr : roots.front().getDefiningOp();
+          if (isa_and_nonnull<g::SoftmaxOp, g::ReduceOp>(root)) {
+            // The row kernel of the op, the rest of the tree applied before
+            // its store.
+            s.kind = isa<g::SoftmaxOp>(root) ? KernelSpec::kSoftmax : KernelSpec::kReduce;
+            s.rowOp = root;
+          } else if (root) {
             s.kind = KernelSpec::kGemm;
-            s.matmul = mms.front().getDefiningOp<g::MatmulOp>();
+            s.matmul = cast<g::MatmulOp>(root);
             if (auto it = groups.gemm.find(s.matmul); it != groups.gemm.end()) s.tile = it->second;
             const conv::GemmTile &t = s.tile;
             if (t.tm < 1 || t.tn < 1 || t.bk < 1 || t.rm < 1 || t.rn < 1 || t.tm % t.rm ||
@@ -398,6 +401,23 @@ struct KernelBuilder {
     b.create<func::ReturnOp>(loc);
   }
 
+  /// Softmax / reduce with the rest of its tree applied before the store.
+  void buildRows(func::FuncOp k, const KernelSpec &s) {
+    DenseMap<Value, Value> args;  // leaf Graph value -> kernel argument
+    for (auto [i, v] : llvm::enumerate(s.leaves)) args[v] = k.getArgument(i);
+    Value rowResult = s.rowOp->getResult(0);
+    int64_t total = numElements(s.root.getType());
+    conv::rows::Store store;
+    store.elem = elemOf(s.root);
+    if (s.root != rowResult)
+      store.value = [&, rowResult, total](OpBuilder &b, Value v, Value flat) {
+        ExprEmitter e(b, loc, args, rowResult, v);
+        return e.emit(s.root, flat, total, /*top=*/true);
+      };
+    conv::rows::buildKernel(k, s.rowOp, kLanes, args.lookup(s.rowOp->getOperand(0)),
+                            k.getArgument(s.leaves.size()), store);
+  }
+
   /// Shared-memory tiled GEMM with the fused epilogue before the store.
   void buildGemm(func::FuncOp k, const KernelSpec &s) {
     auto at = s.matmul.getLhs().getType().cast<ShapedType>();
@@ -571,7 +591,7 @@ struct KernelBuilder {
           return s.matmul.emitOpError() << "is too large for one " << fl.backend << " launch (grid "
                                         << grid[0] << "x" << grid[1] << "x" << grid[2] << ")";
       } else if (s.kind == KernelSpec::kSoftmax || s.kind == KernelSpec::kReduce) {
-        grid = conv::rows::grid(s.root.getDefiningOp(), kLanes, kMaxGroups);
+        grid = conv::rows::grid(s.rowOp, kLanes, kMaxGroups);
       } else {
         grid = grid1D(numElements((s.kind == KernelSpec::kLayout ? s.leaves[0] : s.root).getType()));
       }
@@ -581,7 +601,7 @@ struct KernelBuilder {
       case KernelSpec::kGemm: buildGemm(k, s); break;
       case KernelSpec::kElementwise: buildElementwise(k, s); break;
       case KernelSpec::kSoftmax:
-      case KernelSpec::kReduce: conv::rows::buildKernel(k, s.root.getDefiningOp(), kLanes); break;
+      case KernelSpec::kReduce: buildRows(k, s); break;
       case KernelSpec::kLayout: buildLayout(k, s); break;
       }
       SmallVector<Value> operands;
@@ -610,7 +630,7 @@ struct KernelBuilder {
     for (auto [i, r] : llvm::enumerate(ret.getOperands())) {
       Value o = plan.getArgument(nIn + i);
       if (buf.lookup(r) == o) continue;
-      KernelSpec c{KernelSpec::kElementwise, r, {}, {}, true, {r}};
+      KernelSpec c{KernelSpec::kElementwise, r, {}, nullptr, {}, true, {r}};
       if (failed(launch(c, "copy", o))) return failure();
     }
     for (Value a : intermediates) pbld.create<memref::DeallocOp>(loc, a);

@@ -14,7 +14,6 @@ tessera::graph::GraphToScheduleOptions tessera::conversion::gpuScheduleOptions()
   o.microM = 8;
   o.microN = 8;
   o.clampTiles = false;
-  o.fuseReductions = false;
   o.mergeMatmulChains = false;
   o.attention = false;
   return o;

@@ -122,11 +122,15 @@ Value groupReduce(OpBuilder &b, Location l, Value v, Value sh, Value lane, bool 
 
 /// softmax: rows loop over groups (uniform bounds, so the barriers inside
 /// are reached by every lane); each lane takes elements lane, lane+lanes, ...
-void buildSoftmax(func::FuncOp k, g::SoftmaxOp op, int64_t lanes) {
+/// The value `store` writes for the op's compute-type value `v` at `flat`.
+Value stored(OpBuilder &b, Location l, const Store &store, Value v, Value flat) {
+  return narrow(b, l, store.value ? store.value(b, v, flat) : v, store.elem);
+}
+
+void buildSoftmax(func::FuncOp k, g::SoftmaxOp op, int64_t lanes, Value x, Value out, const Store &store) {
   Location loc = op.getLoc();
   SoftmaxShape s = softmaxShape(op);
   OpBuilder b = OpBuilder::atBlockBegin(&k.front());
-  Value x = k.getArgument(0), out = k.getArgument(1);
   Ids id = ids(b, loc);
   Type elem = elemOf(op.getResult());  // a float type: f32 arithmetic
   Value shA = shared(b, loc, b.getF32Type(), lanes), shB = shared(b, loc, b.getF32Type(), lanes);
@@ -169,7 +173,7 @@ void buildSoftmax(func::FuncOp k, g::SoftmaxOp op, int64_t lanes) {
   Value idx = at(wb, wr.getInductionVar());
   Value v = widen(wb, loc, wb.create<memref::LoadOp>(loc, x, idx), elem);
   Value e = wb.create<math::ExpOp>(loc, wb.create<arith::SubFOp>(loc, v, mx));
-  wb.create<memref::StoreOp>(loc, narrow(wb, loc, wb.create<arith::DivFOp>(loc, e, sum), elem), out, idx);
+  wb.create<memref::StoreOp>(loc, stored(wb, loc, store, wb.create<arith::DivFOp>(loc, e, sum), idx), out, idx);
   // Every lane has read the shared results before the next row's stores.
   rb.create<t::BarrierOp>(loc);
   b.create<func::ReturnOp>(loc);
@@ -198,19 +202,20 @@ struct Combiner {
   Value load(OpBuilder &b, Location l, Value buf, Value at) const {
     return widen(b, l, b.create<memref::LoadOp>(l, buf, at), elem);
   }
-  /// The result has the input's element type.
-  void store(OpBuilder &b, Location l, Value v, Value buf, Value at) const {
-    b.create<memref::StoreOp>(l, narrow(b, l, v, elem), buf, at);
+  /// The op's result has the input's element type; `store` says what is
+  /// written (the result, or a fused tree over it).
+  void store(OpBuilder &b, Location l, const Store &st, Value v, Value buf, Value at) const {
+    b.create<memref::StoreOp>(l, stored(b, l, st, v, at), buf, at);
   }
 };
 
 /// reduce, order = sequential: one lane per output, left to right.
-void buildSequentialReduce(func::FuncOp k, g::ReduceOp op, int64_t lanes) {
+void buildSequentialReduce(func::FuncOp k, g::ReduceOp op, int64_t lanes, Value x, Value out,
+                           const Store &store) {
   Location loc = op.getLoc();
   ReduceShape s = reduceShape(op);
   Combiner combine(op);
   OpBuilder b = OpBuilder::atBlockBegin(&k.front());
-  Value x = k.getArgument(0), out = k.getArgument(1);
   Ids id = ids(b, loc);
   Value cLanes = cIdx(b, loc, lanes);
   Value start = b.create<arith::AddIOp>(loc, b.create<arith::MulIOp>(loc, id.group, cLanes), id.lane);
@@ -227,7 +232,7 @@ void buildSequentialReduce(func::FuncOp k, g::ReduceOp op, int64_t lanes) {
     Value v = combine.load(fb, loc, x, off);
     fb.create<scf::YieldOp>(loc, combine(fb, loc, fold.getRegionIterArgs()[0], v));
   }
-  combine.store(ob, loc, fold.getResult(0), out, o);
+  combine.store(ob, loc, store, fold.getResult(0), out, o);
   b.create<func::ReturnOp>(loc);
 }
 
@@ -237,7 +242,8 @@ void buildSequentialReduce(func::FuncOp k, g::ReduceOp op, int64_t lanes) {
 /// c % 2t == 0 in shared memory. Elements past the end read as the
 /// identity, which leaves every partial result bitwise unchanged: the
 /// reference's "no partner at this level" case.
-void buildPairwiseReduce(func::FuncOp k, g::ReduceOp op, int64_t lanes) {
+void buildPairwiseReduce(func::FuncOp k, g::ReduceOp op, int64_t lanes, Value x, Value out,
+                         const Store &store) {
   Location loc = op.getLoc();
   ReduceShape s = reduceShape(op);
   Combiner combine(op);
@@ -245,7 +251,6 @@ void buildPairwiseReduce(func::FuncOp k, g::ReduceOp op, int64_t lanes) {
   const int64_t chunks = ceilDiv(s.n, chunk);
   const bool guard = chunk * lanes != s.n;
   OpBuilder b = OpBuilder::atBlockBegin(&k.front());
-  Value x = k.getArgument(0), out = k.getArgument(1);
   Ids id = ids(b, loc);
   Value sh = shared(b, loc, combine.compute, lanes);
   auto rowLoop = b.create<scf::ForOp>(loc, id.group, cIdx(b, loc, s.outputs), id.groups);
@@ -285,9 +290,9 @@ void buildPairwiseReduce(func::FuncOp k, g::ReduceOp op, int64_t lanes) {
     rb.create<t::BarrierOp>(loc);
   }
   Value first = rb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, id.lane, cIdx(rb, loc, 0));
-  auto store = rb.create<scf::IfOp>(loc, first, /*withElse=*/false);
-  OpBuilder sb = store.getThenBodyBuilder();
-  combine.store(sb, loc, sb.create<memref::LoadOp>(loc, sh, ValueRange{cIdx(sb, loc, 0)}), out, o);
+  auto leaderOnly = rb.create<scf::IfOp>(loc, first, /*withElse=*/false);
+  OpBuilder sb = leaderOnly.getThenBodyBuilder();
+  combine.store(sb, loc, store, sb.create<memref::LoadOp>(loc, sh, ValueRange{cIdx(sb, loc, 0)}), out, o);
   // Lane 0 has read the result before the next output's stores.
   rb.create<t::BarrierOp>(loc);
   b.create<func::ReturnOp>(loc);
@@ -303,11 +308,12 @@ std::array<int64_t, 3> grid(Operation *op, int64_t lanes, int64_t maxGroups) {
   return {std::max<int64_t>(1, std::min(groups, maxGroups)), 1, 1};
 }
 
-void buildKernel(func::FuncOp k, Operation *op, int64_t lanes) {
-  if (auto sm = dyn_cast<g::SoftmaxOp>(op)) return buildSoftmax(k, sm, lanes);
+void buildKernel(func::FuncOp k, Operation *op, int64_t lanes, Value input, Value out, const Store &store) {
+  if (auto sm = dyn_cast<g::SoftmaxOp>(op)) return buildSoftmax(k, sm, lanes, input, out, store);
   auto red = cast<g::ReduceOp>(op);
-  if (red.getOrder() == g::AssocOrder::sequential) return buildSequentialReduce(k, red, lanes);
-  buildPairwiseReduce(k, red, lanes);
+  if (red.getOrder() == g::AssocOrder::sequential)
+    return buildSequentialReduce(k, red, lanes, input, out, store);
+  buildPairwiseReduce(k, red, lanes, input, out, store);
 }
 
 }  // namespace tessera::conversion::rows

@@ -21,6 +21,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "tessera/Dialect/Graph/IR/Graph.h"
@@ -31,10 +32,20 @@ namespace tessera::conversion::rows {
 /// most `maxGroups` groups along x: the kernels loop over what is left.
 std::array<int64_t, 3> grid(mlir::Operation *op, int64_t lanes, int64_t maxGroups);
 
-/// Fills the body of kernel `k` (arguments: the flat input, the flat
-/// output) that computes `op`, a graph softmax or reduce (loads widen and
-/// stores narrow as kGpuElements says; arithmetic in f32 or i32).
-void buildKernel(mlir::func::FuncOp k, mlir::Operation *op, int64_t lanes);
+/// What a kernel stores at each output element: the op's value, or (with
+/// `value`) a fused elementwise tree over it, given the op's compute-type
+/// value and the flat index of the output element; narrowed to `elem`.
+struct Store {
+  mlir::Type elem;
+  std::function<mlir::Value(mlir::OpBuilder &, mlir::Value, mlir::Value)> value;
+};
+
+/// Fills the body of kernel `k` that computes `op`, a graph softmax or
+/// reduce, from the flat buffer `input` into the flat buffer `out` (both
+/// arguments of `k`; other arguments are the store's), loads widened and
+/// stores narrowed as kGpuElements says; arithmetic in f32 or i32.
+void buildKernel(mlir::func::FuncOp k, mlir::Operation *op, int64_t lanes, mlir::Value input,
+                 mlir::Value out, const Store &store);
 
 }  // namespace tessera::conversion::rows
 

@@ -15,7 +15,7 @@
 //     the ops that are not elementwise); an extra root, or a root reached
 //     through a broadcast, is materialized and the groups are rebuilt.
 //     Softmax and reduce take elementwise epilogues only with
-//     `fuse-reductions` (the GPU kernels do not apply them yet).
+//     `fuse-reductions` (both backends apply them before the store).
 //   - With `merge-matmul-chains`, a matmul tile whose only user is the lhs
 //     of the next matmul tile (the MLP) joins it: one tile, one row block,
 //     the intermediate rows never leave the group's scratch.
