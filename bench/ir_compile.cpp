@@ -35,27 +35,35 @@ mlir::MLIRContext* Context() {
   return context;
 }
 
+// Collects the context's diagnostics while it lives (one compile), so that
+// an error message can carry them.
+struct Diagnostics {
+  explicit Diagnostics(mlir::MLIRContext* c)
+      : context(c), os(buffer), handler(c, [this](mlir::Diagnostic& d) {
+          os << d << "\n";
+          return mlir::success();
+        }) {}
+  std::string text() { return os.str(); }
+  mlir::MLIRContext* context;
+  std::string buffer;
+  llvm::raw_string_ostream os;
+  mlir::ScopedDiagnosticHandler handler;
+};
+
 }  // namespace
 
 bool CompileTileIRForVulkan(const std::string& text, const std::string& kernel,
                             SpirvKernel* out, std::string* error) {
-  mlir::MLIRContext* context = Context();
-  std::string diag;
-  llvm::raw_string_ostream diag_os(diag);
-  mlir::ScopedDiagnosticHandler handler(context, [&](mlir::Diagnostic& d) {
-    diag_os << d << "\n";
-    return mlir::success();
-  });
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(text, context);
+  Diagnostics diag(Context());
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(text, diag.context);
   if (!module) {
-    *error = "parse failed: " + diag_os.str();
+    *error = "parse failed: " + diag.text();
     return false;
   }
   std::vector<tessera::spv::VulkanKernel> kernels;
   const auto t0 = std::chrono::steady_clock::now();
   if (mlir::failed(tessera::spv::compileForVulkan(*module, &kernels)) || kernels.empty()) {
-    *error = "SPIR-V compilation failed: " + diag_os.str();
+    *error = "SPIR-V compilation failed: " + diag.text();
     return false;
   }
   out->compile_ms =
@@ -78,17 +86,10 @@ bool CompileTileIRForVulkan(const std::string& text, const std::string& kernel,
 
 bool CompileGraphIR(const std::string& text, const IrCompileOptions& options,
                     IrProgram* out, std::string* error) {
-  mlir::MLIRContext* context = Context();
-  std::string diag;
-  llvm::raw_string_ostream diag_os(diag);
-  mlir::ScopedDiagnosticHandler handler(context, [&](mlir::Diagnostic& d) {
-    diag_os << d << "\n";
-    return mlir::success();
-  });
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(text, context);
+  Diagnostics diag(Context());
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(text, diag.context);
   if (!module) {
-    *error = "parse failed: " + diag_os.str();
+    *error = "parse failed: " + diag.text();
     return false;
   }
   tessera::cpu::CompileOptions opts;
@@ -96,7 +97,7 @@ bool CompileGraphIR(const std::string& text, const IrCompileOptions& options,
   opts.cache_dir = options.cache_dir;
   auto compiled = tessera::cpu::compileForCPU(*module, opts);
   if (mlir::failed(compiled) || compiled->kernels.empty()) {
-    *error = "compile failed: " + diag_os.str();
+    *error = "compile failed: " + diag.text();
     return false;
   }
   const auto& k = compiled->kernels.front();

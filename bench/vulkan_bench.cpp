@@ -23,6 +23,7 @@
 #include "vulkan_bench.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -244,28 +245,24 @@ void BM_CopyTessera(benchmark::State& state) {
   dst.destroy().IgnoreError();
 }
 
-void BM_SaxpyTessera(benchmark::State& state) {
-  VulkanEnv* env = VulkanEnvOrSkip(state);
-  if (!env) return;
+// The saxpy benchmarks on the runtime: x = 1, y = 0, then per iteration
+// `launch(x, y, alpha)` + synchronize, so after k launches y = k * alpha;
+// checked outside the timing (every element, or the last one).
+void RunSaxpy(benchmark::State& state, VulkanEnv* env, const char* name, bool check_all,
+              const std::function<tessera::Status(const tessera::Buffer&, const tessera::Buffer&, float)>& launch) {
   const uint64_t bytes = uint64_t{kSaxpyN} * 4;
   auto a = Allocate(*env, bytes), b = Allocate(*env, bytes);
   if (!Ok(state, a.status(), "allocate(64 MiB)") || !Ok(state, b.status(), "allocate(64 MiB)"))
     return;
   tessera::Buffer x = std::move(a).value(), y = std::move(b).value();
   const tessera::Stream& s = env->stream;
-  // x = 1.0f, y = 0: after k launches y = k * a.
   if (!Ok(state, s.memset_async(y, 0, 0, bytes), "memset_async")) return;
-  std::vector<float> ones(kSaxpyN, 1.0f);
+  std::vector<float> host(kSaxpyN, 1.0f);
   if (!Ok(state, s.synchronize(), "synchronize")) return;
-  if (!Ok(state, tessera::copy(x, ones.data(), bytes), "copy")) return;
+  if (!Ok(state, tessera::copy(x, host.data(), bytes), "copy")) return;
   const float alpha = 2.0f;
-  const uint32_t n = kSaxpyN;
-  const std::vector<tessera::KernelArg> args = {
-      tessera::KernelArg::buffer(x), tessera::KernelArg::buffer(y),
-      tessera::KernelArg::scalar(alpha), tessera::KernelArg::scalar(n)};
   auto once = [&] {
-    tessera::Status st =
-        s.launch(env->saxpy, {kSaxpyGridX, kSaxpyGridY, 1}, {kSaxpyGroup, 1, 1}, args);
+    tessera::Status st = launch(x, y, alpha);
     return st.ok() ? s.synchronize() : st;
   };
   if (!Ok(state, once(), "warm-up launch + synchronize")) return;
@@ -274,13 +271,32 @@ void BM_SaxpyTessera(benchmark::State& state) {
     if (!Ok(state, once(), "launch + synchronize")) break;
     launches += 1;
   }
-  float last = 0;
-  if (tessera::copy(&last, tessera::MemoryRef(y, bytes - 4), 4).ok() && last != launches * alpha)
-    state.SkipWithError("saxpy/tessera_vulkan: wrong result");
+  bool wrong;
+  if (check_all) {
+    wrong = tessera::copy(host.data(), y, bytes).ok() &&
+            std::any_of(host.begin(), host.end(), [&](float v) { return v != launches * alpha; });
+  } else {
+    float last = 0;
+    wrong = tessera::copy(&last, tessera::MemoryRef(y, bytes - 4), 4).ok() && last != launches * alpha;
+  }
+  if (wrong) state.SkipWithError((std::string(name) + ": wrong result").c_str());
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
                           static_cast<int64_t>(3 * bytes));
   x.destroy().IgnoreError();
   y.destroy().IgnoreError();
+}
+
+void BM_SaxpyTessera(benchmark::State& state) {
+  VulkanEnv* env = VulkanEnvOrSkip(state);
+  if (!env) return;
+  RunSaxpy(state, env, "saxpy/tessera_vulkan", /*check_all=*/false,
+           [&](const tessera::Buffer& x, const tessera::Buffer& y, float alpha) {
+             const std::vector<tessera::KernelArg> args = {
+                 tessera::KernelArg::buffer(x), tessera::KernelArg::buffer(y),
+                 tessera::KernelArg::scalar(alpha), tessera::KernelArg::scalar(kSaxpyN)};
+             return env->stream.launch(env->saxpy, {kSaxpyGridX, kSaxpyGridY, 1}, {kSaxpyGroup, 1, 1},
+                                       args);
+           });
 }
 
 // saxpy/tessera_vulkan_tile_ir/16M: examples/saxpy.mlir (65536 floats, 64
@@ -341,41 +357,15 @@ void BM_SaxpyTesseraTileIr(benchmark::State& state) {
   if (!Ok(state, SaxpyTileIrKernel(env->device, &exe, &kernel, grid, group),
           "examples/saxpy.mlir -> SPIR-V"))
     return;
-  const uint64_t bytes = uint64_t{kSaxpyN} * 4;
-  auto a = Allocate(*env, bytes), b = Allocate(*env, bytes);
-  if (!Ok(state, a.status(), "allocate(64 MiB)") || !Ok(state, b.status(), "allocate(64 MiB)"))
-    return;
-  tessera::Buffer x = std::move(a).value(), y = std::move(b).value();
-  const tessera::Stream& s = env->stream;
-  // x = 1.0f, y = 0: after k launches y = k * a (as saxpy/tessera_vulkan).
-  if (!Ok(state, s.memset_async(y, 0, 0, bytes), "memset_async")) return;
-  std::vector<float> host(kSaxpyN, 1.0f);
-  if (!Ok(state, s.synchronize(), "synchronize")) return;
-  if (!Ok(state, tessera::copy(x, host.data(), bytes), "copy")) return;
-  const float alpha = 2.0f;
-  // The kernel's arguments in its signature's order: (%a: f32, %x, %y).
-  const std::vector<tessera::KernelArg> args = {tessera::KernelArg::scalar(alpha),
-                                                tessera::KernelArg::buffer(x),
-                                                tessera::KernelArg::buffer(y)};
-  auto once = [&] {
-    tessera::Status st = s.launch(kernel, {grid[0], grid[1], grid[2]},
-                                  {group[0], group[1], group[2]}, args);
-    return st.ok() ? s.synchronize() : st;
-  };
-  if (!Ok(state, once(), "warm-up launch + synchronize")) return;
-  float launches = 1;
-  for (auto _ : state) {
-    if (!Ok(state, once(), "launch + synchronize")) break;
-    launches += 1;
-  }
-  // Every element, once, outside the timing.
-  if (tessera::copy(host.data(), y, bytes).ok() &&
-      std::any_of(host.begin(), host.end(), [&](float v) { return v != launches * alpha; }))
-    state.SkipWithError("saxpy/tessera_vulkan_tile_ir: wrong result");
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
-                          static_cast<int64_t>(3 * bytes));
-  x.destroy().IgnoreError();
-  y.destroy().IgnoreError();
+  RunSaxpy(state, env, "saxpy/tessera_vulkan_tile_ir", /*check_all=*/true,
+           [&](const tessera::Buffer& x, const tessera::Buffer& y, float alpha) {
+             // The kernel's arguments in its signature's order: (%a: f32, %x, %y).
+             const std::vector<tessera::KernelArg> args = {tessera::KernelArg::scalar(alpha),
+                                                           tessera::KernelArg::buffer(x),
+                                                           tessera::KernelArg::buffer(y)};
+             return env->stream.launch(kernel, {grid[0], grid[1], grid[2]},
+                                       {group[0], group[1], group[2]}, args);
+           });
 }
 #else
 void BM_SaxpyTesseraTileIr(benchmark::State& state) {
