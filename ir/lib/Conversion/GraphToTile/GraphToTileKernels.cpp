@@ -31,6 +31,7 @@
 //===----------------------------------------------------------------------===//
 #include "tessera/Conversion/GraphToTile/Passes.h"
 
+#include "AttentionKernel.h"
 #include "RowKernels.h"
 #include "ScheduleGroups.h"
 
@@ -105,10 +106,10 @@ Value cIdx(OpBuilder &b, Location l, int64_t v) { return b.create<arith::Constan
 
 /// One kernel to emit: the value it materializes and how.
 struct KernelSpec {
-  enum Kind { kGemm, kElementwise, kSoftmax, kReduce, kLayout } kind;
+  enum Kind { kGemm, kElementwise, kSoftmax, kReduce, kLayout, kAttention } kind;
   Value root;            // the materialized Graph value (or a copied one)
   mutable g::MatmulOp matmul;  // kGemm: the matmul inside the tree (op handles are not const-correct)
-  Operation *rowOp = nullptr;  // kSoftmax / kReduce: the op inside the tree
+  Operation *rowOp = nullptr;  // kSoftmax / kReduce: the op inside the tree; kAttention: the op
   conv::GemmTile tile;   // kGemm: its tile sizes (from Schedule IR)
   bool copy = false;     // kElementwise: out = root's buffer (a second result)
   SmallVector<Value> leaves;  // materialized values read (kernel arguments)
@@ -166,6 +167,15 @@ struct FunctionLowering {
         return unsupported(op, "only splat tensor constants are supported (f32, f16, bf16, f8E4M3FN, i32, i8)");
       return success();
     }
+    if (auto fa = dyn_cast<tessera::schedule::FlashAttentionOp>(op)) {
+      for (Value v : {fa.getQuery(), fa.getKeyT(), fa.getValue(), fa.getResult()})
+        if (!elemOf(v).isF32())
+          return unsupported(op, "flash_attention runs on f32 tensors, got ") << v.getType();
+      for (Value v : {fa.getQuery(), fa.getValue(), fa.getResult()})
+        if (!rowMajor(v.getType()))
+          return unsupported(op, "query, value and result must be row-major, got ") << v.getType();
+      return success();
+    }
     if (!isa_and_nonnull<g::GraphDialect>(op->getDialect()))
       return unsupported(op, "not a Graph IR op");
     if (!isa<g::MatmulOp, g::SoftmaxOp, g::ReduceOp, g::ConvertLayoutOp>(op) && !g::isElementwise(op))
@@ -212,6 +222,11 @@ struct FunctionLowering {
         if (isa<g::ConvertLayoutOp>(op)) {
           s.kind = KernelSpec::kLayout;
           s.leaves.push_back(op.getOperand(0));
+        } else if (isa<tessera::schedule::FlashAttentionOp>(op)) {
+          s.kind = KernelSpec::kAttention;
+          s.rowOp = &op;
+          for (Value o : op.getOperands())
+            if (!llvm::is_contained(s.leaves, o)) s.leaves.push_back(o);
         } else {
           SmallVector<Value> roots, bad;
           collect(r, true, true, s, roots, bad);
@@ -418,6 +433,20 @@ struct KernelBuilder {
                             k.getArgument(s.leaves.size()), store);
   }
 
+  /// flash_attention: AttentionKernel.cpp; K^T is read through its layout.
+  void buildAttention(func::FuncOp k, const KernelSpec &s) {
+    auto fa = cast<tessera::schedule::FlashAttentionOp>(s.rowOp);
+    DenseMap<Value, Value> args;
+    for (auto [i, v] : llvm::enumerate(s.leaves)) args[v] = k.getArgument(i);
+    auto kt = fa.getKeyT().getType().cast<ShapedType>();
+    g::LayoutAttr layout = g::getLayout(kt);
+    int64_t d = kt.getDimSize(0), skv = kt.getDimSize(1);
+    conv::attention::buildKernel(
+        k, fa, kLanes, args.lookup(fa.getQuery()), args.lookup(fa.getKeyT()), args.lookup(fa.getValue()),
+        k.getArgument(s.leaves.size()),
+        [layout, d, skv, this](OpBuilder &b, Value i, Value j) { return emitOffset(b, loc, layout, i, j, d, skv); });
+  }
+
   /// Shared-memory tiled GEMM with the fused epilogue before the store.
   void buildGemm(func::FuncOp k, const KernelSpec &s) {
     auto at = s.matmul.getLhs().getType().cast<ShapedType>();
@@ -592,6 +621,8 @@ struct KernelBuilder {
                                         << grid[0] << "x" << grid[1] << "x" << grid[2] << ")";
       } else if (s.kind == KernelSpec::kSoftmax || s.kind == KernelSpec::kReduce) {
         grid = conv::rows::grid(s.rowOp, kLanes, kMaxGroups);
+      } else if (s.kind == KernelSpec::kAttention) {
+        grid = conv::attention::grid(cast<tessera::schedule::FlashAttentionOp>(s.rowOp), kMaxGroups);
       } else {
         grid = grid1D(numElements((s.kind == KernelSpec::kLayout ? s.leaves[0] : s.root).getType()));
       }
@@ -602,6 +633,7 @@ struct KernelBuilder {
       case KernelSpec::kElementwise: buildElementwise(k, s); break;
       case KernelSpec::kSoftmax:
       case KernelSpec::kReduce: buildRows(k, s); break;
+      case KernelSpec::kAttention: buildAttention(k, s); break;
       case KernelSpec::kLayout: buildLayout(k, s); break;
       }
       SmallVector<Value> operands;
@@ -611,7 +643,7 @@ struct KernelBuilder {
       call->setAttr(conv::kLaunchGridAttr, pbld.getDenseI64ArrayAttr(grid));
       return success();
     };
-    static const char *kKind[] = {"gemm", "elementwise", "softmax", "reduce", "layout"};
+    static const char *kKind[] = {"gemm", "elementwise", "softmax", "reduce", "layout", "attention"};
     for (const KernelSpec &s : fl.specs) {
       Value out;
       if (auto it = outOf.find(s.root); it != outOf.end()) {
@@ -666,9 +698,7 @@ struct GraphToTileKernelsPass : tessera::conversion::impl::GraphToTileKernelsBas
                         << backend << " backend, got " << ty;
           return signalPassFailure();
         }
-      FailureOr<conv::ScheduleGroups> groups = conv::inlineScheduleGroups(f, backend);
-      if (failed(groups)) return signalPassFailure();
-      FunctionLowering fl{f, backend, std::move(*groups), {}, {}};
+      FunctionLowering fl{f, backend, conv::inlineScheduleGroups(f), {}, {}};
       if (failed(fl.plan())) return signalPassFailure();
       KernelBuilder kb{fl, f.getLoc(), kernels};
       if (failed(kb.run())) return signalPassFailure();

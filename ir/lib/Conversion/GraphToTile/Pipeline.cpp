@@ -15,7 +15,15 @@ tessera::graph::GraphToScheduleOptions tessera::conversion::gpuScheduleOptions()
   o.microN = 8;
   o.clampTiles = false;
   o.mergeMatmulChains = false;
+  // Attention stays matmul + softmax + matmul by default: the
+  // flash_attention kernel (AttentionKernel.h) is correct for any sizes
+  // but, with one FMA per two loads, 4.5x slower than the register-blocked
+  // GEMMs on lavapipe at sequence 512 (docs/gpu-lowering.md); what it saves
+  // is memory, the Sq x Skv score matrix. `--schedule attention=1` uses it,
+  // with blocks sized for 32 KiB of shared memory at head dim 64.
   o.attention = false;
+  o.attnBlockQ = 16;
+  o.attnBlockKV = 32;
   return o;
 }
 

@@ -34,13 +34,9 @@ llvm::SetVector<Value> storedValues(Block &body) {
 
 }  // namespace
 
-FailureOr<ScheduleGroups> inlineScheduleGroups(func::FuncOp fn, StringRef backend) {
+ScheduleGroups inlineScheduleGroups(func::FuncOp fn) {
   ScheduleGroups groups;
   for (Operation &op : llvm::make_early_inc_range(fn.front())) {
-    if (auto fa = dyn_cast<s::FlashAttentionOp>(op))
-      return fa.emitOpError() << "is not lowered for the " << backend
-                              << " backend yet: schedule attention as matmul + softmax + matmul "
-                                 "(--tessera-graph-to-schedule with attention=0)";
     auto tile = dyn_cast<s::TileOp>(op);
     if (!tile) continue;
     Block &body = tile.getBody().front();

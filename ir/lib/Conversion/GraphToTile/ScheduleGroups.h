@@ -37,10 +37,9 @@ struct ScheduleGroups {
 /// Moves the ops of every tessera_schedule.tile of `fn` into its body, in
 /// place of the tile, and returns the tiles' decisions.  Inside a tile,
 /// what it yields, what a matmul / softmax / reduce reads and what is read
-/// twice are stored; the rest is fused.  A flash_attention is an error
-/// naming `backend` (no GPU kernel for it yet).
-mlir::FailureOr<ScheduleGroups> inlineScheduleGroups(mlir::func::FuncOp fn,
-                                                     llvm::StringRef backend);
+/// twice are stored; the rest is fused.  Other Schedule IR ops (a
+/// flash_attention) stay as they are: a kernel each.
+ScheduleGroups inlineScheduleGroups(mlir::func::FuncOp fn);
 
 }  // namespace tessera::conversion
 

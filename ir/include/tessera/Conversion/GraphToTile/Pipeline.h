@@ -12,8 +12,9 @@ namespace tessera::conversion {
 /// The schedule the GPU kernels are built for: 128x128 GEMM tiles of 16x16
 /// lanes with 8x8 registers each and BK = 16, not clamped (a small problem
 /// keeps the lane grid and guards); softmax and reduce with their fused
-/// epilogues as on cpu; attention as matmul + softmax + matmul (no GPU
-/// flash_attention kernel yet); one tile per kernel (no MLP merge).
+/// epilogues as on cpu; attention as matmul + softmax + matmul unless
+/// `attention=1` asks for the flash_attention kernel (16-row query blocks,
+/// 32-row key/value blocks); one tile per kernel (no MLP merge).
 graph::GraphToScheduleOptions gpuScheduleOptions();
 
 /// Graph IR -> lower-layouts -> graph-to-schedule (gpuScheduleOptions, then

@@ -1,0 +1,225 @@
+//===- AttentionKernel.cpp - Tile IR kernel for flash_attention -----------===//
+//
+// See AttentionKernel.h for the phases and why.
+//===----------------------------------------------------------------------===//
+#include "AttentionKernel.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "tessera/Dialect/Tile/IR/Tile.h"
+
+using namespace mlir;
+namespace s = tessera::schedule;
+namespace t = tessera::tile;
+
+namespace tessera::conversion::attention {
+namespace {
+
+struct Shape {
+  int64_t sq, d, skv, dv, bq, bkv;
+  explicit Shape(s::FlashAttentionOp op) {
+    auto q = op.getQuery().getType().cast<ShapedType>();
+    auto v = op.getValue().getType().cast<ShapedType>();
+    sq = q.getDimSize(0);
+    d = q.getDimSize(1);
+    skv = v.getDimSize(0);
+    dv = v.getDimSize(1);
+    bq = op.getBlockQ();
+    bkv = op.getBlockKv();
+  }
+  int64_t qBlocks() const { return (sq + bq - 1) / bq; }
+  int64_t kvBlocks() const { return (skv + bkv - 1) / bkv; }
+  // Shared f32 slots: K block, V block, S block, m, l, rescale.
+  int64_t sharedFloats() const { return d * bkv + bkv * dv + bq * bkv + 3 * bq; }
+};
+
+/// Builder shorthands over one insertion point.
+struct B {
+  OpBuilder &b;
+  Location l;
+  Value c(int64_t v) { return b.create<arith::ConstantIndexOp>(l, v); }
+  Value f(double v) { return b.create<arith::ConstantOp>(l, b.getF32FloatAttr(static_cast<float>(v))); }
+  Value add(Value x, Value y) { return b.create<arith::AddIOp>(l, x, y); }
+  Value mul(Value x, int64_t y) { return b.create<arith::MulIOp>(l, x, c(y)); }
+  Value div(Value x, int64_t y) { return b.create<arith::DivUIOp>(l, x, c(y)); }
+  Value rem(Value x, int64_t y) { return b.create<arith::RemUIOp>(l, x, c(y)); }
+  Value lt(Value x, int64_t y) { return b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, x, c(y)); }
+  Value min(Value x, int64_t y) { return b.create<arith::MinUIOp>(l, x, c(y)); }
+  Value load(Value m, Value i) { return b.create<memref::LoadOp>(l, m, i); }
+  void store(Value v, Value m, Value i) { b.create<memref::StoreOp>(l, v, m, i); }
+  Value fadd(Value x, Value y) { return b.create<arith::AddFOp>(l, x, y); }
+  Value fmul(Value x, Value y) { return b.create<arith::MulFOp>(l, x, y); }
+  Value fmax(Value x, Value y) { return b.create<arith::MaxFOp>(l, x, y); }
+  Value select(Value c, Value x, Value y) { return b.create<arith::SelectOp>(l, c, x, y); }
+};
+
+/// for (e = lane; e < n; e += lanes) body(e)
+void laneLoop(OpBuilder &b, Location l, Value lane, int64_t lanes, int64_t n,
+              function_ref<void(OpBuilder &, Value)> body) {
+  B x{b, l};
+  auto loop = b.create<scf::ForOp>(l, lane, x.c(n), x.c(lanes));
+  OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+  body(lb, loop.getInductionVar());
+}
+
+Value sharedF32(OpBuilder &b, Location l, int64_t n) {
+  auto ty = MemRefType::get({n}, b.getF32Type(), AffineMap(), b.getI64IntegerAttr(t::kSharedMemorySpace));
+  return b.create<t::SharedAllocOp>(l, ty, uint64_t{0});
+}
+
+}  // namespace
+
+int64_t sharedBytes(s::FlashAttentionOp op) { return Shape(op).sharedFloats() * 4; }
+
+std::array<int64_t, 3> grid(s::FlashAttentionOp op, int64_t maxGroups) {
+  return {std::max<int64_t>(1, std::min(Shape(op).qBlocks(), maxGroups)), 1, 1};
+}
+
+void buildKernel(func::FuncOp k, s::FlashAttentionOp op, int64_t lanes, Value q, Value kt, Value v,
+                 Value out, const KeyOffset &keyOffset) {
+  const Shape sh(op);
+  const Location l = op.getLoc();
+  OpBuilder b = OpBuilder::atBlockBegin(&k.front());
+  B x{b, l};
+  const double negInf = -std::numeric_limits<double>::infinity();
+  Value lane = b.create<t::LaneIdOp>(l, b.getIndexType(), uint64_t{0});
+  Value group = b.create<t::GroupIdOp>(l, b.getIndexType(), uint64_t{0});
+  Value groups = b.create<t::GroupCountOp>(l, b.getIndexType(), uint64_t{0});
+  Value Ks = sharedF32(b, l, sh.d * sh.bkv);   // [kk][j]
+  Value Vs = sharedF32(b, l, sh.bkv * sh.dv);  // [j][c]
+  Value Ss = sharedF32(b, l, sh.bq * sh.bkv);  // [r][j]: scores, then P
+  Value Ms = sharedF32(b, l, sh.bq), Ls = sharedF32(b, l, sh.bq), As = sharedF32(b, l, sh.bq);
+  const float scale = op.getScale().convertToFloat();
+  // The O elements of a lane: e = lane + i * lanes < bq * dv.
+  const int64_t perLane = (sh.bq * sh.dv + lanes - 1) / lanes;
+
+  // Query blocks over the groups (uniform bounds: every lane of a group
+  // reaches every barrier).
+  auto qLoop = b.create<scf::ForOp>(l, group, x.c(sh.qBlocks()), groups);
+  OpBuilder qb = OpBuilder::atBlockBegin(qLoop.getBody());
+  B y{qb, l};
+  Value q0 = y.mul(qLoop.getInductionVar(), sh.bq);
+  // m = -inf, l = 0 for the block's rows.
+  {
+    auto init = qb.create<scf::IfOp>(l, y.lt(lane, sh.bq), false);
+    OpBuilder ib = init.getThenBodyBuilder();
+    B z{ib, l};
+    z.store(z.f(negInf), Ms, lane);
+    z.store(z.f(0.0), Ls, lane);
+  }
+  qb.create<t::BarrierOp>(l);
+  SmallVector<Value> zeros(perLane, y.f(0.0));
+  auto kvLoop = qb.create<scf::ForOp>(l, y.c(0), y.c(sh.kvBlocks()), y.c(1), zeros);
+  {
+    OpBuilder kb = OpBuilder::atBlockBegin(kvLoop.getBody());
+    B z{kb, l};
+    Value j0 = z.mul(kvLoop.getInductionVar(), sh.bkv);
+    // 1. Stage K^T[:, j0..] and V[j0.., :]; keys past Skv read as 0.
+    laneLoop(kb, l, lane, lanes, sh.d * sh.bkv, [&](OpBuilder &ob, Value e) {
+      B w{ob, l};
+      Value kk = w.div(e, sh.bkv), j = w.add(j0, w.rem(e, sh.bkv));
+      Value ok = w.lt(j, sh.skv);
+      Value val = w.load(kt, keyOffset(ob, kk, w.min(j, sh.skv - 1)));
+      w.store(w.select(ok, val, w.f(0.0)), Ks, e);
+    });
+    laneLoop(kb, l, lane, lanes, sh.bkv * sh.dv, [&](OpBuilder &ob, Value e) {
+      B w{ob, l};
+      Value j = w.add(j0, w.div(e, sh.dv)), c = w.rem(e, sh.dv);
+      Value ok = w.lt(j, sh.skv);
+      Value val = w.load(v, w.add(w.mul(w.min(j, sh.skv - 1), sh.dv), c));
+      w.store(w.select(ok, val, w.f(0.0)), Vs, e);
+    });
+    kb.create<t::BarrierOp>(l);
+    // 2. S = scale * Q_blk K_blk^T; masked keys -inf. Query rows past Sq
+    // read row Sq-1 (computed, never stored).
+    laneLoop(kb, l, lane, lanes, sh.bq * sh.bkv, [&](OpBuilder &ob, Value e) {
+      B w{ob, l};
+      Value r = w.div(e, sh.bkv), jj = w.rem(e, sh.bkv);
+      Value qrow = w.mul(w.min(w.add(q0, r), sh.sq - 1), sh.d);
+      auto dot = ob.create<scf::ForOp>(l, w.c(0), w.c(sh.d), w.c(1), ValueRange{w.f(0.0)});
+      {
+        OpBuilder db = OpBuilder::atBlockBegin(dot.getBody());
+        B u{db, l};
+        Value kk = dot.getInductionVar();
+        Value qv = u.load(q, u.add(qrow, kk));
+        Value kv = u.load(Ks, u.add(u.mul(kk, sh.bkv), jj));
+        db.create<scf::YieldOp>(l, ValueRange{db.create<math::FmaOp>(l, qv, kv, dot.getRegionIterArgs()[0]).getResult()});
+      }
+      Value sc = w.fmul(dot.getResult(0), w.f(scale));
+      w.store(w.select(w.lt(w.add(j0, jj), sh.skv), sc, w.f(negInf)), Ss, e);
+    });
+    kb.create<t::BarrierOp>(l);
+    // 3. One lane per query row: the online softmax statistics.
+    {
+      auto rowIf = kb.create<scf::IfOp>(l, z.lt(lane, sh.bq), false);
+      OpBuilder rb = rowIf.getThenBodyBuilder();
+      B w{rb, l};
+      Value base = w.mul(lane, sh.bkv);
+      Value mOld = w.load(Ms, lane);
+      auto mx = rb.create<scf::ForOp>(l, w.c(0), w.c(sh.bkv), w.c(1), ValueRange{mOld});
+      {
+        OpBuilder mb = OpBuilder::atBlockBegin(mx.getBody());
+        B u{mb, l};
+        mb.create<scf::YieldOp>(l, ValueRange{u.fmax(mx.getRegionIterArgs()[0],
+                                                     u.load(Ss, u.add(base, mx.getInductionVar())))});
+      }
+      Value mNew = mx.getResult(0);
+      auto sum = rb.create<scf::ForOp>(l, w.c(0), w.c(sh.bkv), w.c(1), ValueRange{w.f(0.0)});
+      {
+        OpBuilder sb = OpBuilder::atBlockBegin(sum.getBody());
+        B u{sb, l};
+        Value at = u.add(base, sum.getInductionVar());
+        Value p = sb.create<math::ExpOp>(l, sb.create<arith::SubFOp>(l, u.load(Ss, at), mNew));
+        u.store(p, Ss, at);
+        sb.create<scf::YieldOp>(l, ValueRange{u.fadd(sum.getRegionIterArgs()[0], p)});
+      }
+      Value rescale = rb.create<math::ExpOp>(l, rb.create<arith::SubFOp>(l, mOld, mNew));
+      w.store(w.fadd(w.fmul(w.load(Ls, lane), rescale), sum.getResult(0)), Ls, lane);
+      w.store(mNew, Ms, lane);
+      w.store(rescale, As, lane);
+    }
+    kb.create<t::BarrierOp>(l);
+    // 4. O = O * rescale + P V_blk on each lane's elements.
+    SmallVector<Value> acc;
+    for (int64_t i = 0; i < perLane; ++i) {
+      Value e = z.add(lane, z.c(i * lanes));
+      Value ec = z.min(e, sh.bq * sh.dv - 1);  // lanes past the block compute a copy, never stored
+      Value r = z.div(ec, sh.dv), c = z.rem(ec, sh.dv);
+      Value o = z.fmul(kvLoop.getRegionIterArgs()[i], z.load(As, r));
+      auto pv = kb.create<scf::ForOp>(l, z.c(0), z.c(sh.bkv), z.c(1), ValueRange{o});
+      {
+        OpBuilder pb = OpBuilder::atBlockBegin(pv.getBody());
+        B u{pb, l};
+        Value j = pv.getInductionVar();
+        Value p = u.load(Ss, u.add(u.mul(r, sh.bkv), j));
+        Value vv = u.load(Vs, u.add(u.mul(j, sh.dv), c));
+        pb.create<scf::YieldOp>(l, ValueRange{pb.create<math::FmaOp>(l, p, vv, pv.getRegionIterArgs()[0]).getResult()});
+      }
+      acc.push_back(pv.getResult(0));
+    }
+    // The next block overwrites Ks, Vs, Ss and As: every lane is done.
+    kb.create<t::BarrierOp>(l);
+    kb.create<scf::YieldOp>(l, acc);
+  }
+  // O / l, stored for the rows and elements that exist.
+  for (int64_t i = 0; i < perLane; ++i) {
+    Value e = y.add(lane, y.c(i * lanes));
+    Value r = y.div(e, sh.dv), c = y.rem(e, sh.dv), row = y.add(q0, r);
+    Value ok = qb.create<arith::AndIOp>(l, y.lt(e, sh.bq * sh.dv), y.lt(row, sh.sq));
+    auto st = qb.create<scf::IfOp>(l, ok, false);
+    OpBuilder sb = st.getThenBodyBuilder();
+    B u{sb, l};
+    Value o = sb.create<arith::DivFOp>(l, kvLoop.getResult(i), u.load(Ls, r));
+    u.store(o, out, u.add(u.mul(row, sh.dv), c));
+  }
+  // Every lane has read m and l before the next query block resets them.
+  qb.create<t::BarrierOp>(l);
+  b.create<func::ReturnOp>(l);
+}
+
+}  // namespace tessera::conversion::attention
