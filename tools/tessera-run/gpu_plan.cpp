@@ -33,9 +33,12 @@ int CompileGraphForGpu(mlir::ModuleOp module, const std::string& name, const Dev
   if (!fn) return fail(1, "no Graph IR function" + (name.empty() ? std::string() : " named " + name));
 
   // Graph -> Schedule IR (the GPU schedule) -> Tile IR kernels + launch
-  // plan, on a copy (the original stays
-  // for the reference interpreter).
+  // plan, on a copy (the original stays for the reference interpreter) that
+  // holds only the function to run: another function of the file that the
+  // GPU path cannot lower must not stop this one.
   mlir::OwningOpRef<mlir::ModuleOp> m(module.clone());
+  for (auto f : llvm::make_early_inc_range(m->getOps<mlir::func::FuncOp>()))
+    if (f.getName() != fn.getName() && !f.isExternal()) f.erase();
   mlir::PassManager pm(module.getContext());
   if (mlir::failed(conversion::buildGpuGraphPipeline(pm, backend, schedule)))
     return fail(1, "--schedule '" + schedule + "': not options of --tessera-graph-to-schedule");

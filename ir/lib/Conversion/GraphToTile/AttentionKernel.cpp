@@ -104,14 +104,13 @@ void buildKernel(func::FuncOp k, s::FlashAttentionOp op, int64_t lanes, Value q,
   OpBuilder qb = OpBuilder::atBlockBegin(qLoop.getBody());
   B y{qb, l};
   Value q0 = y.mul(qLoop.getInductionVar(), sh.bq);
-  // m = -inf, l = 0 for the block's rows.
-  {
-    auto init = qb.create<scf::IfOp>(l, y.lt(lane, sh.bq), false);
-    OpBuilder ib = init.getThenBodyBuilder();
+  // m = -inf, l = 0 for the block's rows (rows lane, lane + lanes, ...:
+  // block_q may exceed the lanes).
+  laneLoop(qb, l, lane, lanes, sh.bq, [&](OpBuilder &ib, Value r) {
     B z{ib, l};
-    z.store(z.f(negInf), Ms, lane);
-    z.store(z.f(0.0), Ls, lane);
-  }
+    z.store(z.f(negInf), Ms, r);
+    z.store(z.f(0.0), Ls, r);
+  });
   qb.create<t::BarrierOp>(l);
   SmallVector<Value> zeros(perLane, y.f(0.0));
   auto kvLoop = qb.create<scf::ForOp>(l, y.c(0), y.c(sh.kvBlocks()), y.c(1), zeros);
@@ -154,13 +153,12 @@ void buildKernel(func::FuncOp k, s::FlashAttentionOp op, int64_t lanes, Value q,
       w.store(w.select(w.lt(w.add(j0, jj), sh.skv), sc, w.f(negInf)), Ss, e);
     });
     kb.create<t::BarrierOp>(l);
-    // 3. One lane per query row: the online softmax statistics.
-    {
-      auto rowIf = kb.create<scf::IfOp>(l, z.lt(lane, sh.bq), false);
-      OpBuilder rb = rowIf.getThenBodyBuilder();
+    // 3. One lane per query row (rows lane, lane + lanes, ...): the online
+    // softmax statistics.
+    laneLoop(kb, l, lane, lanes, sh.bq, [&](OpBuilder &rb, Value row) {
       B w{rb, l};
-      Value base = w.mul(lane, sh.bkv);
-      Value mOld = w.load(Ms, lane);
+      Value base = w.mul(row, sh.bkv);
+      Value mOld = w.load(Ms, row);
       auto mx = rb.create<scf::ForOp>(l, w.c(0), w.c(sh.bkv), w.c(1), ValueRange{mOld});
       {
         OpBuilder mb = OpBuilder::atBlockBegin(mx.getBody());
@@ -179,10 +177,10 @@ void buildKernel(func::FuncOp k, s::FlashAttentionOp op, int64_t lanes, Value q,
         sb.create<scf::YieldOp>(l, ValueRange{u.fadd(sum.getRegionIterArgs()[0], p)});
       }
       Value rescale = rb.create<math::ExpOp>(l, rb.create<arith::SubFOp>(l, mOld, mNew));
-      w.store(w.fadd(w.fmul(w.load(Ls, lane), rescale), sum.getResult(0)), Ls, lane);
-      w.store(mNew, Ms, lane);
-      w.store(rescale, As, lane);
-    }
+      w.store(w.fadd(w.fmul(w.load(Ls, row), rescale), sum.getResult(0)), Ls, row);
+      w.store(mNew, Ms, row);
+      w.store(rescale, As, row);
+    });
     kb.create<t::BarrierOp>(l);
     // 4. O = O * rescale + P V_blk on each lane's elements.
     SmallVector<Value> acc;

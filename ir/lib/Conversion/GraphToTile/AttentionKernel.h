@@ -12,7 +12,8 @@
 //   2. S = scale * Q_blk K_blk^T, a block_q x block_kv block in shared
 //      memory, one dot product of length d per element (keys past Skv get
 //      -inf: they contribute exp(-inf) = 0);
-//   3. one lane per query row: m_new = max(m, rowmax S), P = exp(S - m_new)
+//   3. one lane per query row (rows lane, lane + lanes, ... when block_q
+//      exceeds the lanes): m_new = max(m, rowmax S), P = exp(S - m_new)
 //      in place of S, l = l * exp(m - m_new) + rowsum P, the rescale
 //      exp(m - m_new) kept for step 4;
 //   4. each lane's elements of O (registers: block_q x dv elements over the

@@ -1,4 +1,4 @@
-//===- ExpandVectorExp.cpp - math.exp on f32 vectors -> polynomial --------===//
+//===- ExpandVectorExp.cpp - math.exp on f32 -> one polynomial ------------===//
 //
 // LLVM lowers llvm.exp.v8f32 to eight calls of expf (there is no vector libm
 // without -fveclib), which would dominate the online softmax.  This pass
@@ -6,7 +6,9 @@
 // reduction x = n ln2 + r, a degree-5 polynomial for e^r, 2^n built in the
 // exponent bits); relative error about 2 ulp.  Inputs below -88.37 (and -inf)
 // give 0, as the online softmax needs for exp(-inf - m); results below 2^-126
-// (x < -87.3) flush to 0, NaN stays NaN.  Scalar math.exp is left to libm.
+// (x < -87.3) flush to 0, NaN stays NaN.  Scalar f32 math.exp gets the same
+// polynomial (as a 1-lane vector), so that every exp of a kernel is one
+// function: fusion or a remainder loop never changes a result bit.
 //
 //===----------------------------------------------------------------------===//
 #include "tessera/Target/CPU/Passes.h"
@@ -19,6 +21,8 @@ namespace tessera::cpu {
 #define GEN_PASS_DEF_EXPANDVECTOREXP
 #include "tessera/Target/CPU/Passes.h.inc"
 }  // namespace tessera::cpu
+
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 
@@ -60,14 +64,25 @@ Value expandExp(OpBuilder &b, Location loc, Value x, VectorType vt) {
 struct ExpandVectorExpPass
     : tessera::cpu::impl::ExpandVectorExpBase<ExpandVectorExpPass> {
   void runOnOperation() override {
+    // Vectors and scalars alike: one function of x, so a value does not
+    // depend on whether it was computed in a vector lane, in a remainder
+    // loop or fused into another op's loop (libm's expf differs from the
+    // polynomial in the last bit).
     SmallVector<math::ExpOp> exps;
     getOperation().walk([&](math::ExpOp op) {
-      auto vt = op.getType().dyn_cast<VectorType>();
-      if (vt && vt.getElementType().isF32()) exps.push_back(op);
+      if (getElementTypeOrSelf(op.getType()).isF32()) exps.push_back(op);
     });
     for (math::ExpOp op : exps) {
       OpBuilder b(op);
-      Value r = expandExp(b, op.getLoc(), op.getOperand(), op.getType().cast<VectorType>());
+      Location loc = op.getLoc();
+      Value r;
+      if (auto vt = op.getType().dyn_cast<VectorType>()) {
+        r = expandExp(b, loc, op.getOperand(), vt);
+      } else {
+        auto v1 = VectorType::get({1}, b.getF32Type());
+        Value x = b.create<vector::BroadcastOp>(loc, v1, op.getOperand());
+        r = b.create<vector::ExtractOp>(loc, expandExp(b, loc, x, v1), ArrayRef<int64_t>{0});
+      }
       op.replaceAllUsesWith(r);
       op.erase();
     }

@@ -238,10 +238,20 @@ FailureOr<Value> MatmulEmitter::applyEpilogue(Value v, Value row, Value col, int
   if (epilogue.ops.empty()) return v;
   LeafLoader load = [&](Value leaf, ArrayRef<Value> idx, int64_t w) -> Value {
     TensorAccess t = x.operand(leaf);
+    Type elem = t.type.getElementType();
     if (t.type.getRank() == 0)
-      return widen(b, loc, b.create<memref::LoadOp>(loc, t.mem, t.at({})), t.type.getElementType(),
-                   x.elements);
-    return loadVec(t, idx, lanes);
+      return widen(b, loc, b.create<memref::LoadOp>(loc, t.mem, t.at({})), elem, x.elements);
+    if (auto l = g::getLayout(t.type); !l || l.isRowMajor()) return loadVec(t, idx, lanes);
+    // Another layout: the row's `lanes` elements are not contiguous in
+    // memory; gather them one by one (t.at applies the layout).
+    Value v = splatConstant(b, loc, VectorType::get({kVec}, computeType(elem)), 0);
+    for (int64_t i = 0; i < lanes; ++i) {
+      SmallVector<Value> at(idx.begin(), idx.end());
+      at.back() = addc(at.back(), i);
+      Value s = widen(b, loc, b.create<memref::LoadOp>(loc, t.mem, t.at(at)), elem, x.elements);
+      v = b.create<vector::InsertOp>(loc, s, v, ArrayRef<int64_t>{i});
+    }
+    return v;
   };
   return emitFusedTree(b, loc, epilogue, at(row, col), kVec, v, load, x.elements);
 }
@@ -368,10 +378,7 @@ LogicalResult MatmulEmitter::emit() {
     return mm.emitError("cpu backend: matmul operands must be row-major (insert convert_layout)");
   if (epilogue.root != mm.getResult())
     return mm.emitError("cpu backend: the fused epilogue does not consume this matmul");
-  for (Value leaf : epilogue.leaves())
-    if (!rowMajor(leaf.getType().cast<RankedTensorType>()))
-      return mm.emitError("cpu backend: a fused epilogue operand must be row-major, got ")
-             << leaf.getType();
+
   rank = at_.getRank();
   M = at_.getDimSize(rank - 2);
   K = at_.getDimSize(rank - 1);

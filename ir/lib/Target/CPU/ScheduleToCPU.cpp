@@ -389,6 +389,22 @@ LogicalResult KernelBuilder::lowerTile(schedule::TileOp tile) {
       for (Value r : op.getResults())
         if (!r.use_empty() && !r.hasOneUse()) outputs.insert(r);
   }
+  // A tree reads at most one root in registers: a second one (hand-written
+  // Schedule IR, `add(matmul, matmul)`) is stored first, as a group of its
+  // own. Repeat until every tree's leaves are stored.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (Operation &op : body.without_terminator())
+      for (Value r : op.getResults()) {
+        if (!outputs.contains(r) && !llvm::is_contained(yield.getValues(), r)) continue;
+        FusedTree tree = FusedTree::collect(r, [&](Value x) {
+          return x.isa<BlockArgument>() || (outputs.contains(x) && x != r);
+        });
+        for (Value leaf : tree.leaves())
+          if (!leaf.isa<BlockArgument>() && leaf.getParentBlock() == &body && outputs.insert(leaf))
+            changed = true;
+      }
+  }
   auto outBuf = [&](Value v) -> Buf {
     for (auto [k, y] : llvm::enumerate(yield.getValues()))
       if (y == v) return bufs[tile.getResult(k)];
@@ -445,7 +461,9 @@ LogicalResult KernelBuilder::lowerOp(Operation *op) {
   if (auto tile = dyn_cast<schedule::TileOp>(op)) return lowerTile(tile);
   if (auto fa = dyn_cast<schedule::FlashAttentionOp>(op)) return lowerFlashAttention(fa);
   if (isRoot(op) || g::isElementwise(op)) {
+    // Outside a tile: the default schedule (not the last tile's).
     vectorWidth = kVec;
+    MC = 144, NC = 4096, KC = 256, MR = 6, NR = 16;
     // Outside a tile (Graph IR given to this pass directly): a group of one op.
     Value r = op->getResult(0);
     FusedTree tree = FusedTree::collect(r, [&](Value v) { return v != r; });

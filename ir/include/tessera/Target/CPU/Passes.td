@@ -33,15 +33,19 @@ def ScheduleToCPU : Pass<"tessera-schedule-to-cpu", "::mlir::ModuleOp"> {
 }
 
 def ExpandVectorExp : Pass<"tessera-cpu-expand-vector-exp", "::mlir::ModuleOp"> {
-  let summary = "expand math.exp on f32 vectors into a polynomial (no libm calls)";
+  let summary = "expand math.exp on f32 (vectors and scalars) into one polynomial (no libm calls)";
   let description = [{
     LLVM would scalarize `llvm.exp` on vectors into one `expf` call per lane.
     Each `math.exp` whose operand is a vector of f32 becomes Cephes' expf in
     vector ops: clamp, `n = floor(x log2(e) + 1/2)`, `r = x - n ln 2`, a
     degree-5 polynomial, `2^n` from the exponent bits. About 2 ulp; inputs
-    below -88.37 (and -inf) give exactly 0. Scalar `math.exp` is unchanged.
+    below -88.37 (and -inf) give exactly 0, results below 2^-126 flush to 0.
+    A scalar f32 `math.exp` becomes the same polynomial on a one-lane
+    vector, so a value never depends on whether it was computed in a vector
+    lane, a remainder loop or a fused epilogue.
   }];
-  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def TileToCPU : Pass<"tessera-tile-to-cpu", "::mlir::ModuleOp"> {

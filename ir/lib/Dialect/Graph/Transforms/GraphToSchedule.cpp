@@ -65,6 +65,7 @@ struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePas
   DenseSet<Value> forced;
 
   void runOnOperation() override {
+    forced.clear();
     if (attention) {
       SmallVector<graph::SoftmaxOp> softmaxes;
       getOperation().walk([&](graph::SoftmaxOp sm) {
@@ -201,10 +202,12 @@ struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePas
     for (bool again = true; again;) {
       again = false;
       for (auto a : llvm::make_early_inc_range(block.getOps<schedule::TileOp>())) {
-        if (!hasMatmul(a) || !a.getResult(0).hasOneUse()) continue;
+        // One result each (what graph-to-schedule makes; a hand-written
+        // tile with several is left as it is).
+        if (a.getNumResults() != 1 || !hasMatmul(a) || !a.getResult(0).hasOneUse()) continue;
         OpOperand &use = *a.getResult(0).getUses().begin();
         auto bt = dyn_cast<schedule::TileOp>(use.getOwner());
-        if (!bt || !hasMatmul(bt)) continue;
+        if (!bt || bt.getNumResults() != 1 || !hasMatmul(bt)) continue;
         BlockArgument arg = bt.getBody().getArgument(use.getOperandNumber());
         bool asLhs = arg.hasOneUse() && isa<graph::MatmulOp>(*arg.getUsers().begin()) &&
                      arg.getUses().begin()->getOperandNumber() == 0;
