@@ -8,6 +8,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 KIND=${1:?usage: scripts/sanitize.sh address|thread|undefined [cmake args]}
 shift
+if [[ $KIND == address ]]; then
+  # Set before the build too: it runs instrumented tools (tessera-opt,
+  # tessera-cts-compile). allow_user_poisoning=0: LLVM's BumpPtrAllocator
+  # poisons its slabs from headers compiled into our instrumented code and
+  # unpoisons them from the uninstrumented libLLVM / liblld (in-process lld
+  # links), which ASan would report as use-after-poison inside lld.
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-verify_asan_link_order=0:detect_leaks=1:allow_user_poisoning=0}
+fi
 BUILD_DIR=build-$KIND bash scripts/build.sh -DTESSERA_SANITIZE="$KIND" -DTESSERA_BUILD_BENCH=OFF "$@"
 if [[ $KIND == address ]]; then
   # The Vulkan loader unloads the driver (lavapipe) at vkDestroyInstance;
@@ -17,7 +25,6 @@ if [[ $KIND == address ]]; then
   # programs, hence verify_asan_link_order=0.
   LVP=$(ls /usr/lib/*/libvulkan_lvp.so 2>/dev/null | head -n1 || true)
   if [[ -n $LVP ]]; then export LD_PRELOAD=$LVP; fi
-  export ASAN_OPTIONS=${ASAN_OPTIONS:-verify_asan_link_order=0:detect_leaks=1}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 fi
 cd "build-$KIND"
