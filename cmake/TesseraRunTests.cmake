@@ -23,3 +23,26 @@ function(tessera_run_test)
     LABELS "${_labels}"
     TIMEOUT ${T_TIMEOUT})
 endfunction()
+
+# tessera_run_diagnostic_test(NAME <test> BACKEND <cpu|vulkan> PROGRAM <file.mlir>
+#                             EXPECT <regex> [ARGS <tessera-run arguments>...])
+#
+# A bad program on one backend: the output must match EXPECT (the
+# diagnostic with its file:line:col) and tessera-run must exit 1 (not 0, not
+# a runtime error, not a signal). "vulkan backend unavailable" is a SKIP.
+function(tessera_run_diagnostic_test)
+  cmake_parse_arguments(T "" "NAME;BACKEND;PROGRAM;EXPECT" "ARGS" ${ARGN})
+  add_test(NAME ${T_NAME}
+    COMMAND sh -c "\"$0\" \"$@\"; echo \"tessera-run exit code $?\"" $<TARGET_FILE:tessera-run>
+            ${T_PROGRAM} ${T_ARGS})
+  set(_labels example ir)
+  if(NOT T_BACKEND STREQUAL "cpu")
+    list(APPEND _labels ${T_BACKEND})
+  endif()
+  set_tests_properties(${T_NAME} PROPERTIES
+    ENVIRONMENT "TESSERA_BACKEND=${T_BACKEND}"
+    PASS_REGULAR_EXPRESSION "${T_EXPECT}"
+    FAIL_REGULAR_EXPRESSION "exit code (0|2|3|1[0-9]|[4-689])"
+    SKIP_REGULAR_EXPRESSION "vulkan backend unavailable"
+    LABELS "${_labels}" TIMEOUT 60)
+endfunction()

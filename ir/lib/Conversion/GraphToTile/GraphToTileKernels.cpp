@@ -76,14 +76,7 @@ constexpr int64_t kMaxLanes = 1024;
 constexpr int64_t kMaxGroups = 65535;
 
 int64_t numElements(Type t) { return t.cast<ShapedType>().getNumElements(); }
-bool rowMajor(Type t) {
-  g::LayoutAttr l = g::getLayout(t);
-  return !l || l.isRowMajor();
-}
-bool isSplatConst(Value v) {
-  DenseElementsAttr d;
-  return v.getType().isa<RankedTensorType>() && matchPattern(v, m_Constant(&d)) && d.isSplat();
-}
+using g::isSplatConstant;
 double splatValue(Value v) {
   DenseElementsAttr d;
   (void)matchPattern(v, m_Constant(&d));
@@ -145,7 +138,7 @@ struct FunctionLowering {
       if (!llvm::is_contained(s.leaves, v)) s.leaves.push_back(v);
       return;
     }
-    if (!top && isSplatConst(v)) return;
+    if (!top && isSplatConstant(v)) return;
     Operation *def = v.getDefiningOp();
     if (isa_and_nonnull<g::MatmulOp, g::SoftmaxOp, g::ReduceOp>(def)) {
       (full && roots.empty() ? roots : bad).push_back(v);
@@ -163,7 +156,7 @@ struct FunctionLowering {
   LogicalResult check(Operation *op) {
     if (isa<func::ReturnOp>(op)) return success();
     if (auto c = dyn_cast<arith::ConstantOp>(op)) {
-      if (!isSplatConst(c.getResult()) || !supportedElement(elemOf(c.getResult())))
+      if (!isSplatConstant(c.getResult()) || !supportedElement(elemOf(c.getResult())))
         return unsupported(op, "only splat tensor constants are supported (f32, f16, bf16, f8E4M3FN, i32, i8)");
       return success();
     }
@@ -172,7 +165,7 @@ struct FunctionLowering {
         if (!elemOf(v).isF32())
           return unsupported(op, "flash_attention runs on f32 tensors, got ") << v.getType();
       for (Value v : {fa.getQuery(), fa.getValue(), fa.getResult()})
-        if (!rowMajor(v.getType()))
+        if (!g::isRowMajor(v.getType()))
           return unsupported(op, "query, value and result must be row-major, got ") << v.getType();
       return success();
     }
@@ -186,7 +179,7 @@ struct FunctionLowering {
       auto tt = ty.dyn_cast<RankedTensorType>();
       if (!tt || !supportedElement(tt.getElementType()))
         return unsupported(op, "element types f32, f16, bf16, f8E4M3FN, i32 and i8 are supported, got ") << ty;
-      if (!isa<g::ConvertLayoutOp>(op) && !rowMajor(ty))
+      if (!isa<g::ConvertLayoutOp>(op) && !g::isRowMajor(ty))
         return unsupported(op, "operands must be row-major (insert a convert_layout), got ") << ty;
     }
     if (auto mm = dyn_cast<g::MatmulOp>(op)) {
@@ -293,7 +286,7 @@ struct ExprEmitter {
     };
     if (v == matmul) return rounded(acc);
     if (!top && args.count(v)) return load(v, flat, total);
-    if (isSplatConst(v))
+    if (isSplatConstant(v))
       return tessera::elements::splatConstant(b, loc, tessera::elements::computeType(elem), splatValue(v));
     if (auto it = memo.find(v); it != memo.end()) return it->second;
     Operation *op = v.getDefiningOp();

@@ -12,27 +12,6 @@ namespace g = tessera::graph;
 namespace s = tessera::schedule;
 
 namespace tessera::conversion {
-namespace {
-
-bool isRoot(Operation *op) { return isa<g::MatmulOp, g::SoftmaxOp, g::ReduceOp>(op); }
-bool isConstant(Operation *op) { return matchPattern(op, m_Constant()); }
-
-/// The values of `body` that a kernel must store.
-llvm::SetVector<Value> storedValues(Block &body) {
-  llvm::SetVector<Value> stored;
-  for (Value y : body.getTerminator()->getOperands()) stored.insert(y);
-  for (Operation &op : body.without_terminator()) {
-    if (isRoot(&op))
-      for (Value o : op.getOperands())
-        if (o.getParentBlock() == &body && !o.isa<BlockArgument>()) stored.insert(o);
-    if (!isConstant(&op))
-      for (Value r : op.getResults())
-        if (!r.use_empty() && !r.hasOneUse()) stored.insert(r);
-  }
-  return stored;
-}
-
-}  // namespace
 
 ScheduleGroups inlineScheduleGroups(func::FuncOp fn) {
   ScheduleGroups groups;
@@ -40,7 +19,8 @@ ScheduleGroups inlineScheduleGroups(func::FuncOp fn) {
     auto tile = dyn_cast<s::TileOp>(op);
     if (!tile) continue;
     Block &body = tile.getBody().front();
-    llvm::SetVector<Value> stored = storedValues(body);
+    llvm::SmallVector<Value> storedList = s::storedValues(tile);
+    llvm::DenseSet<Value> stored(storedList.begin(), storedList.end());
     GemmTile sizes;
     bool hasMatmul = !body.getOps<g::MatmulOp>().empty();
     if (hasMatmul) {

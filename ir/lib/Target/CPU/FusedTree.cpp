@@ -14,11 +14,7 @@ using namespace tessera::elements;
 namespace tessera::cpu {
 namespace {
 
-bool isSplatConstant(Value v) {
-  DenseElementsAttr d;
-  return v.getType().isa<RankedTensorType>() && matchPattern(v, m_Constant(&d)) && d.isSplat();
-}
-bool isRoot(Operation *op) { return isa_and_nonnull<g::MatmulOp, g::SoftmaxOp, g::ReduceOp>(op); }
+using g::isSplatConstant;
 int64_t rankOf(Value v) { return v.getType().cast<ShapedType>().getRank(); }
 Type elemOf(Value v) { return v.getType().cast<ShapedType>().getElementType(); }
 
@@ -30,7 +26,7 @@ struct Collector {
   void visit(Value v) {
     if (v == tree.root) return;
     Operation *def = v.getDefiningOp();
-    if (isRoot(def) && !tree.root && !isLeaf(v)) {
+    if (g::isTileRoot(def) && !tree.root && !isLeaf(v)) {
       tree.root = v;
       return;
     }

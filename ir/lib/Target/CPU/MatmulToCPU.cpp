@@ -105,13 +105,16 @@ class MatmulEmitter {
 };
 
 /// `lanes` (<= 8) consecutive elements of `t` from logical index `idx`,
-/// widened to the compute type; lanes past `lanes` are zero.
+/// widened to the compute type; lanes past `lanes` are zero. Lane by lane
+/// when they are not contiguous in memory (a tensor in another layout: t.at
+/// applies it to each index).
 Value MatmulEmitter::loadVec(const TensorAccess &t, ArrayRef<Value> idx, int64_t lanes) {
   Type elem = t.type.getElementType(), st = storageType(elem);
   auto svt = VectorType::get({kVec}, st);
-  if (lanes == kVec)
+  const bool contiguous = g::isRowMajor(t.type);
+  if (contiguous && lanes == kVec)
     return widen(b, loc, b.create<vector::LoadOp>(loc, svt, t.mem, t.at(idx)), elem, x.elements);
-  if (st.getIntOrFloatBitWidth() == 32) {  // f32 / i32: storage is the compute type
+  if (contiguous && st.getIntOrFloatBitWidth() == 32) {  // f32 / i32: storage is the compute type
     auto mask = b.create<vector::ConstantMaskOp>(loc, VectorType::get({kVec}, b.getI1Type()),
                                                  b.getI64ArrayAttr({lanes}));
     return b.create<vector::MaskedLoadOp>(loc, svt, t.mem, t.at(idx), mask,
@@ -238,20 +241,10 @@ FailureOr<Value> MatmulEmitter::applyEpilogue(Value v, Value row, Value col, int
   if (epilogue.ops.empty()) return v;
   LeafLoader load = [&](Value leaf, ArrayRef<Value> idx, int64_t w) -> Value {
     TensorAccess t = x.operand(leaf);
-    Type elem = t.type.getElementType();
     if (t.type.getRank() == 0)
-      return widen(b, loc, b.create<memref::LoadOp>(loc, t.mem, t.at({})), elem, x.elements);
-    if (auto l = g::getLayout(t.type); !l || l.isRowMajor()) return loadVec(t, idx, lanes);
-    // Another layout: the row's `lanes` elements are not contiguous in
-    // memory; gather them one by one (t.at applies the layout).
-    Value v = splatConstant(b, loc, VectorType::get({kVec}, computeType(elem)), 0);
-    for (int64_t i = 0; i < lanes; ++i) {
-      SmallVector<Value> at(idx.begin(), idx.end());
-      at.back() = addc(at.back(), i);
-      Value s = widen(b, loc, b.create<memref::LoadOp>(loc, t.mem, t.at(at)), elem, x.elements);
-      v = b.create<vector::InsertOp>(loc, s, v, ArrayRef<int64_t>{i});
-    }
-    return v;
+      return widen(b, loc, b.create<memref::LoadOp>(loc, t.mem, t.at({})), t.type.getElementType(),
+                   x.elements);
+    return loadVec(t, idx, lanes);
   };
   return emitFusedTree(b, loc, epilogue, at(row, col), kVec, v, load, x.elements);
 }
@@ -370,11 +363,7 @@ void MatmulEmitter::tile(Value jr, Value bBase, Value ir, int64_t mr, int64_t wi
 
 LogicalResult MatmulEmitter::emit() {
   auto at_ = x.a.type, bt = x.b.type, ct = x.c.type;
-  auto rowMajor = [](RankedTensorType t) {
-    auto l = g::getLayout(t);
-    return !l || l.isRowMajor();
-  };
-  if (!rowMajor(at_) || !rowMajor(bt) || !rowMajor(ct))
+  if (!g::isRowMajor(at_) || !g::isRowMajor(bt) || !g::isRowMajor(ct))
     return mm.emitError("cpu backend: matmul operands must be row-major (insert convert_layout)");
   if (epilogue.root != mm.getResult())
     return mm.emitError("cpu backend: the fused epilogue does not consume this matmul");

@@ -57,10 +57,7 @@ void forRowChunks(OpBuilder &b, Location loc, ArrayRef<Value> ext, bool vectoriz
   });
 }
 
-bool contiguousLastDim(const TensorAccess &t) {
-  graph::LayoutAttr l = graph::getLayout(t.type);
-  return !l || l.isRowMajor();
-}
+bool contiguousLastDim(const TensorAccess &t) { return graph::isRowMajor(t.type); }
 
 /// A loop [lb, ub) step `step` carrying `init`; body(iv, acc) -> new acc.
 template <typename Fn>

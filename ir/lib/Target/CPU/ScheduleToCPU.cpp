@@ -92,11 +92,7 @@ class KernelBuilder {
   LogicalResult lowerFlashAttention(schedule::FlashAttentionOp fa);
 };
 
-bool isSplatConstant(Value v) {
-  DenseElementsAttr d;
-  return v.getType().isa<RankedTensorType>() && matchPattern(v, m_Constant(&d)) && d.isSplat();
-}
-bool isRoot(Operation *op) { return isa_and_nonnull<g::MatmulOp, g::SoftmaxOp, g::ReduceOp>(op); }
+using g::isSplatConstant;
 int64_t rankOf(Value v) { return v.getType().cast<ShapedType>().getRank(); }
 
 bool isBatched(g::MatmulOp mm) { return mm.getType().cast<RankedTensorType>().getRank() > 2; }
@@ -377,18 +373,10 @@ LogicalResult KernelBuilder::lowerTile(schedule::TileOp tile) {
   DenseMap<Value, Buf> local;
   for (auto [arg, v] : llvm::zip(tile.getBody().getArguments(), tile.getOperands()))
     local[arg] = bufs[v];
-  // The values that are stored: what the tile yields, what a matmul,
-  // softmax or reduce in it reads, and anything read twice. Each is the
+  // The values that are stored (schedule::storedValues). Each is the
   // output of one group (FusedTree) whose other values stay in registers.
   llvm::SetVector<Value> outputs;
-  for (Operation &op : body.without_terminator()) {
-    if (isRoot(&op))
-      for (Value o : op.getOperands())
-        if (o.getParentBlock() == &body && !o.isa<BlockArgument>()) outputs.insert(o);
-    if (!isSplatConstant(op.getNumResults() == 1 ? op.getResult(0) : Value()))
-      for (Value r : op.getResults())
-        if (!r.use_empty() && !r.hasOneUse()) outputs.insert(r);
-  }
+  for (Value v : schedule::storedValues(tile)) outputs.insert(v);
   // A tree reads at most one root in registers: a second one (hand-written
   // Schedule IR, `add(matmul, matmul)`) is stored first, as a group of its
   // own. Repeat until every tree's leaves are stored.
@@ -460,7 +448,7 @@ LogicalResult KernelBuilder::lowerFlashAttention(schedule::FlashAttentionOp fa) 
 LogicalResult KernelBuilder::lowerOp(Operation *op) {
   if (auto tile = dyn_cast<schedule::TileOp>(op)) return lowerTile(tile);
   if (auto fa = dyn_cast<schedule::FlashAttentionOp>(op)) return lowerFlashAttention(fa);
-  if (isRoot(op) || g::isElementwise(op)) {
+  if (g::isTileRoot(op) || g::isElementwise(op)) {
     // Outside a tile: the default schedule (not the last tile's).
     vectorWidth = kVec;
     MC = 144, NC = 4096, KC = 256, MR = 6, NR = 16;

@@ -6,6 +6,7 @@
 #include "tessera/Dialect/Graph/IR/Graph.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
@@ -500,4 +501,16 @@ LogicalResult ReduceScatterOp::verify() {
 
 bool tessera::graph::isElementwise(Operation *op) {
   return isa<AddOp, SubOp, MulOp, DivOp, MaxOp, ExpOp, ReluOp, GeluOp, CastOp>(op);
+}
+
+bool tessera::graph::isTileRoot(Operation *op) { return isa_and_nonnull<MatmulOp, SoftmaxOp, ReduceOp>(op); }
+
+bool tessera::graph::isRowMajor(Type type) {
+  LayoutAttr l = getLayout(type);
+  return !l || l.isRowMajor();
+}
+
+bool tessera::graph::isSplatConstant(Value v) {
+  DenseElementsAttr d;
+  return v && v.getType().isa<RankedTensorType>() && matchPattern(v, m_Constant(&d)) && d.isSplat();
 }

@@ -45,17 +45,11 @@ using namespace tessera;
 
 namespace {
 
-bool rowMajor(Type t) {
-  graph::LayoutAttr l = graph::getLayout(t);
-  return !l || l.isRowMajor();
-}
-bool isSplatConstant(Value v) {
-  DenseElementsAttr d;
-  return v.getType().isa<RankedTensorType>() && matchPattern(v, m_Constant(&d)) && d.isSplat();
-}
-/// The ops a group is built around; every other op of a group is elementwise.
-bool isRoot(Operation *op) { return isa<graph::MatmulOp, graph::SoftmaxOp, graph::ReduceOp>(op); }
-bool computes(Operation *op) { return op && (isRoot(op) || graph::isElementwise(op)); }
+using graph::isRowMajor;
+using graph::isSplatConstant;
+using graph::isTileRoot;
+/// The ops a group holds: roots, and the elementwise ops around them.
+bool computes(Operation *op) { return op && (isTileRoot(op) || graph::isElementwise(op)); }
 ArrayRef<int64_t> shapeOf(Value v) { return v.getType().cast<ShapedType>().getShape(); }
 
 struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePass> {
@@ -90,7 +84,7 @@ struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePas
     if (!computes(def) || !v.hasOneUse()) return false;
     Operation *user = *v.getUsers().begin();
     if (!graph::isElementwise(user) || user->getBlock() != def->getBlock()) return false;
-    if (!rowMajor(v.getType()) || !rowMajor(user->getResult(0).getType())) return false;
+    if (!isRowMajor(v.getType()) || !isRowMajor(user->getResult(0).getType())) return false;
     if (shapeOf(v) != shapeOf(user->getResult(0))) return false;  // no recomputed broadcasts
     if (isa<graph::SoftmaxOp, graph::ReduceOp>(def) && !fuseReductions) return false;
     return true;
@@ -101,7 +95,7 @@ struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePas
   void collect(Value out, SetVector<Operation *> &ops, SmallVectorImpl<Value> &roots) {
     Operation *def = out.getDefiningOp();
     ops.insert(def);
-    if (isRoot(def)) {
+    if (isTileRoot(def)) {
       roots.push_back(out);
       return;
     }

@@ -1,6 +1,8 @@
 //===- ScheduleDialect.cpp - Tessera Schedule IR --------------------------===//
 #include "tessera/Dialect/Schedule/IR/Schedule.h"
 #include "tessera/Dialect/Graph/IR/Graph.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/FunctionInterfaces.h"
@@ -192,4 +194,24 @@ LogicalResult YieldOp::verify() {
   if (isa<PipelineOp>((*this)->getParentOp()) && !getValues().empty())
     return emitOpError("a pipeline yields nothing");
   return success();
+}
+
+//===--- what a tile stores ------------------------------------------------===//
+
+llvm::SmallVector<Value> tessera::schedule::storedValues(TileOp tile) {
+  Block &body = tile.getBody().front();
+  llvm::SetVector<Value> stored;
+  for (Value y : body.getTerminator()->getOperands())
+    if (y.isa<BlockArgument>()) stored.insert(y);
+  llvm::SmallPtrSet<Value, 8> rootOperands;
+  for (Operation &op : body.without_terminator())
+    if (graph::isTileRoot(&op))
+      for (Value o : op.getOperands()) rootOperands.insert(o);
+  auto yielded = [&](Value v) { return llvm::is_contained(body.getTerminator()->getOperands(), v); };
+  for (Operation &op : body.without_terminator())
+    for (Value r : op.getResults())
+      if (yielded(r) || rootOperands.contains(r) ||
+          (!graph::isSplatConstant(r) && !r.use_empty() && !r.hasOneUse()))
+        stored.insert(r);
+  return llvm::SmallVector<Value>(stored.begin(), stored.end());
 }

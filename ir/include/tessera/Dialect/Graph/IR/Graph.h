@@ -31,6 +31,15 @@ namespace tessera::graph {
 LayoutAttr getLayout(mlir::Type type);
 /// True for the elementwise ops (binary, unary, cast).
 bool isElementwise(mlir::Operation *op);
+/// True for the ops a schedule tile is built around (matmul, softmax,
+/// reduce): the ops that are not elementwise. Null-safe.
+bool isTileRoot(mlir::Operation *op);
+/// True when `type` (a ranked tensor) is stored row-major: no layout, or
+/// an explicit row_major one.
+bool isRowMajor(mlir::Type type);
+/// True for a ranked tensor defined by a splat constant (a scalar wherever
+/// a tile computes it).
+bool isSplatConstant(mlir::Value v);
 }  // namespace tessera::graph
 
 #endif

@@ -12,4 +12,13 @@
 #define GET_OP_CLASSES
 #include "tessera/Dialect/Schedule/IR/ScheduleOps.h.inc"
 
+namespace tessera::schedule {
+/// The values of `tile`'s region that a backend stores: what it yields,
+/// what a matmul / softmax / reduce in it reads, and what is read twice
+/// (splat constants aside). Everything else of the region is fused into
+/// the tree of one of these and never stored. In program order, yielded
+/// block arguments first.
+llvm::SmallVector<mlir::Value> storedValues(TileOp tile);
+}  // namespace tessera::schedule
+
 #endif
