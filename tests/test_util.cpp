@@ -21,10 +21,9 @@ struct ClearSelectionEnvironment {
 
 StatusOr<Runtime> CreateCpuRuntime(int devices, int threads,
                                    RuntimeOptions options) {
-  ScopedEnv devices_env("TESSERA_CPU_DEVICES", std::to_string(devices));
-  std::optional<std::string> threads_value;
-  if (threads > 0) threads_value = std::to_string(threads);
-  ScopedEnv threads_env("TESSERA_CPU_THREADS", threads_value);
+  auto& cpu = options.plugin_options["cpu"];
+  cpu.push_back(OptionValue::Int("devices", devices));
+  if (threads > 0) cpu.push_back(OptionValue::Int("threads", threads));
   return Runtime::Create(options);
 }
 

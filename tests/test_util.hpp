@@ -92,8 +92,8 @@ inline RuntimeOptions CpuOptions() {
   return options;
 }
 
-// Creates a cpu runtime with `devices` devices (TESSERA_CPU_DEVICES) and,
-// when `threads` > 0, that many worker threads (TESSERA_CPU_THREADS).
+// Creates a cpu runtime with `devices` devices (the cpu plugin's option
+// "devices") and, when `threads` > 0, that many worker threads ("threads").
 StatusOr<Runtime> CreateCpuRuntime(int devices = 1, int threads = 0,
                                    RuntimeOptions options = CpuOptions());
 

@@ -7,6 +7,7 @@
 
 #include "log.hpp"
 #include "plugin_discovery.hpp"
+#include "plugin_options.hpp"
 
 namespace tessera::detail {
 
@@ -139,13 +140,34 @@ StatusOr<std::vector<std::pair<TsDevice*, DeviceInfo>>> ListDevices(
   return out;
 }
 
-StatusOr<OpenedBackend> OpenBackend(PluginCandidate* candidate) {
+StatusOr<OpenedBackend> OpenBackend(PluginCandidate* candidate,
+                                    const RuntimeOptions& options) {
   OpenedBackend backend;
   auto lib = PluginLibrary::Load(candidate);
   if (!lib.ok()) return lib.status();
   backend.plugin = *lib;
+  auto resolved = ResolveClientOptions(*candidate, backend.plugin->takes_options(), options);
+  if (!resolved.ok()) {
+    candidate->state = PluginState::kUnavailable;
+    candidate->reason = "not available: " + resolved.status().message();
+    return resolved.status();
+  }
+  std::vector<OptionValue> values;
+  for (const ResolvedOption& r : *resolved) values.push_back(r.value);
+  std::vector<TsNamedValue> named = ToNamedValues(values);
+  if (!resolved->empty())
+    TESSERA_LOG(kDebug, "plugin " + candidate->name + " options: " + DescribeResolved(*resolved));
   auto create = MakeArgs<TsClient_Create_Args>();
+  if (backend.plugin->takes_options()) {
+    create.options = named.empty() ? nullptr : named.data();
+    create.num_options = named.size();
+  } else {
+    // An older plugin checks struct_size against its own, smaller, struct.
+    create.struct_size = TS_CLIENT_CREATE_ARGS_MIN_STRUCT_SIZE;
+  }
   Status st = TESSERA_PLUGIN_CALL(*backend.plugin, Client_Create, create);
+  if (!st.ok() && st.code() == StatusCode::kInvalidArgument && !resolved->empty())
+    st.Annotate("with " + DescribeResolved(*resolved));
   if (!st.ok()) {
     candidate->state = PluginState::kUnavailable;
     candidate->reason = st.message().rfind("not available", 0) == 0
@@ -207,7 +229,7 @@ StatusOr<Selection> SelectBackend(const RuntimeOptions& options) {
     return nullptr;
   };
   auto try_open = [&](PluginCandidate* c, std::string* why) -> bool {
-    auto opened = OpenBackend(c);
+    auto opened = OpenBackend(c, options);
     if (!opened.ok()) {
       *why = c->name + ": " + c->reason;
       TESSERA_LOG(kDebug, "backend " + c->name + " (" + c->path +

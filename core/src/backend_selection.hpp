@@ -21,7 +21,8 @@ struct OpenedBackend {
 
 // Loads the candidate's plugin, creates a client, lists its devices.  On
 // failure the candidate's state and reason say why (and nothing leaks).
-StatusOr<OpenedBackend> OpenBackend(PluginCandidate* candidate);
+StatusOr<OpenedBackend> OpenBackend(PluginCandidate* candidate,
+                                    const RuntimeOptions& options);
 void CloseBackend(OpenedBackend* backend);
 
 // Reads the properties of every device of `client`.

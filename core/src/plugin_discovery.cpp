@@ -73,12 +73,17 @@ std::vector<PluginCandidate> DiscoverPlugins(const RuntimeOptions& options) {
   auto add = [&](const std::string& file) {
     PluginCandidate c;
     c.path = file;
-    c.name = file == kEmbeddedPath ? "cpu" : PluginNameFromPath(file);
+    c.name = PluginNameFromPath(file);
     found.push_back(std::move(c));
   };
   for (const std::string& entry : PluginSearchPath(options)) {
     if (entry == kEmbeddedPath) {
-      add(entry);
+      for (const std::string& name : StaticPluginNames()) {
+        PluginCandidate c;
+        c.path = kEmbeddedPath;
+        c.name = name;
+        found.push_back(std::move(c));
+      }
       continue;
     }
     std::error_code ec;

@@ -3,9 +3,10 @@
 // Search order (first occurrence of a name wins, later ones are "shadowed"):
 //   1. every entry of TESSERA_PLUGIN_PATH and RuntimeOptions::plugin_path
 //      (':'-separated; directories are scanned, files taken as they are);
-//   2. the embedded CPU plugin;
-//   3. the installed plugin directory (<prefix>/lib/tessera/plugins);
-//   4. the build tree's plugin directory, when that exists.
+//   2. the plugins registered in the program (RegisterStaticPlugin:
+//      libtessera.so registers the cpu plugin);
+//   3. the plugin directory next to libtessera_core.so, then the installed
+//      one, or, for the build tree's library, the build tree's.
 // RuntimeOptions::plugin_file replaces all of this with that one file.
 #ifndef TESSERA_CORE_PLUGIN_DISCOVERY_HPP_
 #define TESSERA_CORE_PLUGIN_DISCOVERY_HPP_

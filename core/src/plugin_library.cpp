@@ -4,7 +4,8 @@
 #include <exception>
 
 #include "log.hpp"
-#include "plugins/cpu/plugin_api.h"
+#include "plugin_options.hpp"
+#include "static_plugins.hpp"
 
 namespace tessera::detail {
 
@@ -46,7 +47,11 @@ StatusOr<std::shared_ptr<PluginLibrary>> PluginLibrary::Load(
 
   const TsPluginApi* api = nullptr;
   if (candidate->path == kEmbeddedPath) {
-    api = tessera_cpu_plugin_get_api();
+    TsPluginGetApiFn get_api = FindStaticPlugin(candidate->name);
+    if (get_api == nullptr)
+      return Reject(candidate, PluginState::kRejected, StatusCode::kNotFound,
+                    "no plugin named '" + candidate->name + "' is registered in this program");
+    api = get_api();
   } else {
     // Boost.DLL reports failures as exceptions carrying the dlerror text; the
     // text is what the user needs ("invalid ELF header", "undefined symbol").
@@ -128,11 +133,15 @@ StatusOr<std::shared_ptr<PluginLibrary>> PluginLibrary::Load(
     return Reject(candidate, PluginState::kRejected, st.code(),
                   "Plugin_GetInfo failed: " + st.message());
   }
-  if (info.vendor) candidate->vendor = info.vendor;
-  if (info.plugin_version) candidate->plugin_version = info.plugin_version;
-  if (info.name && candidate->name != info.name) {
+  candidate->vendor = BoundedString(info.vendor, TS_NAME_MAX);
+  candidate->plugin_version = BoundedString(info.plugin_version, TS_NAME_MAX);
+  lib->takes_options_ = lib->version_.minor >= 2 || lib->version_.major > 1;
+  if (lib->takes_options_ && TS_FIELD_PRESENT(&info, TsPlugin_GetInfo_Args, num_client_options))
+    candidate->options = CopyOptionInfos(info.client_options, info.num_client_options);
+  candidate->compile_targets = lib->ReadCompileTargets();
+  if (info.name && candidate->name != BoundedString(info.name, TS_NAME_MAX)) {
     TESSERA_LOG(kDebug, "plugin file " + candidate->path + " calls itself '" +
-                            info.name + "'; it is known as '" +
+                            BoundedString(info.name, TS_NAME_MAX) + "'; it is known as '" +
                             candidate->name + "' from its file name");
   }
   TESSERA_LOG(kDebug, "loaded plugin '" + candidate->name + "' from " +
@@ -160,6 +169,49 @@ Status PluginLibrary::ToStatus(TsError* error) const {
   destroy_args.error = error;
   table_.Error_Destroy(&destroy_args);
   return Status(code, std::move(message));
+}
+
+std::vector<CompileTargetInfo> PluginLibrary::ReadCompileTargets() const {
+  std::vector<CompileTargetInfo> out;
+  if (table_.Compiler_GetTargets == nullptr) return out;
+  auto args = MakeArgs<TsCompiler_GetTargets_Args>();
+  Status st = ToStatus(table_.Compiler_GetTargets(&args));
+  if (!st.ok()) {
+    TESSERA_LOG(kDebug, "plugin " + name_ + ": Compiler_GetTargets failed: " + st.ToString());
+    return out;
+  }
+  if (args.targets == nullptr) return out;
+  // A plugin's answer is checked, not trusted: counts and strings bounded.
+  constexpr size_t kMaxTargets = 64;
+  size_t n = args.num_targets < kMaxTargets ? args.num_targets : kMaxTargets;
+  auto split = [](const std::string& text) {
+    std::vector<std::string> items;
+    size_t start = 0;
+    while (start < text.size()) {
+      size_t end = text.find(',', start);
+      if (end == std::string::npos) end = text.size();
+      if (end > start) items.push_back(text.substr(start, end - start));
+      start = end + 1;
+    }
+    return items;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    const TsCompilerTarget& t = args.targets[i];
+    if (t.struct_size < TS_COMPILER_TARGET_STRUCT_SIZE || t.name == nullptr) continue;
+    CompileTargetInfo info;
+    info.plugin = name_;
+    info.name = BoundedString(t.name, TS_NAME_MAX);
+    if (info.name.empty()) continue;
+    info.archs = split(BoundedString(t.archs));
+    info.default_arch = BoundedString(t.default_arch, TS_NAME_MAX);
+    info.executable_format = BoundedString(t.executable_format, TS_NAME_MAX);
+    info.emit_kinds = split(BoundedString(t.emit_kinds));
+    info.input_levels = t.input_levels;
+    info.schedule = BoundedString(t.schedule);
+    info.options = CopyOptionInfos(t.options, t.num_options);
+    out.push_back(std::move(info));
+  }
+  return out;
 }
 
 Status PluginLibrary::Missing(const char* entry) const {

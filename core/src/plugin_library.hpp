@@ -14,6 +14,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <boost/dll/shared_library.hpp>
 
@@ -27,7 +28,8 @@ inline constexpr const char* kEmbeddedPath = "<embedded>";
 
 class PluginLibrary {
  public:
-  // Opens `path` (or the embedded CPU plugin when path == kEmbeddedPath),
+  // Opens `path` (or the statically registered plugin of the candidate's
+  // name when path == kEmbeddedPath, see RegisterStaticPlugin),
   // calls its entry point and checks the table.  On failure fills
   // candidate->state/reason and returns the error.  On success fills the
   // candidate's ABI version, vendor and plugin version.
@@ -42,6 +44,11 @@ class PluginLibrary {
   // The plugin's own table, as it returned it (for direct-call benchmarks).
   const TsPluginApi* raw_api() const { return raw_; }
 
+  // ABI 1.2 and later: Client_Create takes options.
+  bool takes_options() const { return takes_options_; }
+  // What Compiler_GetTargets says (checked and copied); empty without it.
+  std::vector<CompileTargetInfo> ReadCompileTargets() const;
+
   // Turns a plugin error into a Status and destroys the error.
   Status ToStatus(TsError* error) const;
   // The status for an entry point this plugin does not provide.
@@ -55,6 +62,7 @@ class PluginLibrary {
   const TsPluginApi* raw_ = nullptr;
   TsPluginApi table_{};
   TsAbiVersion version_{};
+  bool takes_options_ = false;
 };
 
 // A zero-initialised Args struct with struct_size set.

@@ -141,7 +141,7 @@ std::vector<Runtime::ProbeResult> Runtime::ProbeAll(
   for (PluginCandidate& c : detail::DiscoverPlugins(options)) {
     ProbeResult result;
     if (c.state != PluginState::kShadowed) {
-      auto opened = detail::OpenBackend(&c);
+      auto opened = detail::OpenBackend(&c, options);
       if (opened.ok()) {
         for (auto& device : opened->devices)
           result.devices.push_back(device.second);
@@ -166,12 +166,24 @@ std::vector<std::string> Runtime::DefaultPluginDirectories() {
   // Next to this library (<libdir>/tessera/plugins): a relocated install
   // still finds its plugins.
   Dl_info info{};
+  std::string library_dir;
   if (dladdr(reinterpret_cast<void*>(&Runtime::DefaultPluginDirectories),
              &info) && info.dli_fname) {
-    add((fs::path(info.dli_fname).parent_path() / "tessera" / "plugins").string());
+    std::error_code ec;
+    library_dir = fs::weakly_canonical(fs::path(info.dli_fname).parent_path(), ec).string();
+    add((fs::path(library_dir) / "tessera" / "plugins").string());
   }
-  add(TESSERA_INSTALL_PLUGIN_DIR);
-  add(TESSERA_BUILD_PLUGIN_DIR);
+  // The build tree's plugins only for the build tree's library: an installed
+  // (or relocated) copy must not pick up plugins from where it was built.
+  std::error_code ec;
+  const bool in_build_tree =
+      !library_dir.empty() &&
+      library_dir == fs::weakly_canonical(TESSERA_BUILD_LIBRARY_DIR, ec).string();
+  if (in_build_tree) {
+    add(TESSERA_BUILD_PLUGIN_DIR);
+  } else {
+    add(TESSERA_INSTALL_PLUGIN_DIR);
+  }
   return dirs;
 }
 

@@ -1,6 +1,7 @@
 #include "tessera/status.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 
 namespace tessera {
 
@@ -30,6 +31,18 @@ const char* StatusCodeName(StatusCode code) {
   }
   return "UNKNOWN_CODE";
 }
+
+namespace detail {
+void DieOnErrorValue(const Status& status) {
+  std::fprintf(stderr,
+               "tessera: StatusOr::value() called on an error: %s\n"
+               "tessera: check ok() (or use TESSERA_ASSIGN_OR_RETURN) before "
+               "taking the value; aborting\n",
+               status.ToString().c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+}  // namespace detail
 
 std::string Status::ToString() const {
   if (ok()) return "OK";

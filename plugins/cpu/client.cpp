@@ -1,4 +1,5 @@
-// Client: reads TESSERA_CPU_DEVICES / TESSERA_CPU_THREADS, starts the worker
+// Client: reads its options (devices, threads: the core turns
+// TESSERA_CPU_DEVICES / TESSERA_CPU_THREADS into them), starts the worker
 // pool shared by all devices, creates the devices and their default streams.
 #include <sys/mman.h>
 
@@ -9,28 +10,38 @@
 #include <thread>
 
 #include "internal.hpp"
+#include "options.hpp"
 
 namespace tessera::cpu {
+
+const TsOptionInfo kClientOptions[] = {
+    {TS_OPTION_INFO_STRUCT_SIZE, nullptr, "devices", TS_VALUE_INT64, "1",
+     "number of cpu devices (1..64), to exercise peers and collectives"},
+    {TS_OPTION_INFO_STRUCT_SIZE, nullptr, "threads", TS_VALUE_INT64, "",
+     "worker threads shared by the devices (1..1024; default: every core)"},
+};
+const size_t kNumClientOptions = sizeof(kClientOptions) / sizeof(kClientOptions[0]);
+
 namespace {
 
 constexpr unsigned long kMaxDevices = 64;
 constexpr unsigned long kMaxThreads = 1024;
 
-// Parses env `name` as an integer in [1, max]; unset -> `def`.
-TsError* env_count(const char* name, unsigned long def, unsigned long max, unsigned long* out) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') {
+// Reads option `name` as an integer in [1, max]; absent -> `def`.
+TsError* count_option(const plugin_support::OptionValues& options, const char* name,
+                      unsigned long def, unsigned long max, unsigned long* out) {
+  if (!options.Has(name)) {
     *out = def;
     return nullptr;
   }
-  char* end = nullptr;
-  errno = 0;
-  const long long n = std::strtoll(v, &end, 10);
-  if (errno != 0 || end == v || *end != '\0' || n < 1 || static_cast<unsigned long long>(n) > max)
+  const int64_t n = options.Int(name, static_cast<int64_t>(def));
+  if (n < 1 || static_cast<unsigned long long>(n) > max)
     return errorf(TS_ERROR_INVALID_ARGUMENT,
-                  "cpu: Client_Create: %s='%s' is not a whole number between 1 and %lu: set it "
-                  "to e.g. %s=%lu, or unset it for the default (%lu)",
-                  name, v, max, name, def, def);
+                  "cpu: Client_Create: option %s=%lld is not a whole number between 1 and "
+                  "%lu: set it to e.g. %lu (environment: TESSERA_CPU_%s), or leave it out for "
+                  "the default",
+                  name, static_cast<long long>(n), max, def,
+                  std::string(name) == "devices" ? "DEVICES" : "THREADS");
   *out = static_cast<unsigned long>(n);
   return nullptr;
 }
@@ -74,12 +85,18 @@ TsClient::~TsClient() {
 
 namespace tessera::cpu {
 
-TS_CPU_ENTRY(Client_Create, TS_CLIENT_CREATE_ARGS_STRUCT_SIZE) {
+TS_CPU_ENTRY(Client_Create, TS_CLIENT_CREATE_ARGS_MIN_STRUCT_SIZE) {
+  plugin_support::OptionValues options;
+  if (TS_FIELD_PRESENT(args, TsClient_Create_Args, num_options))
+    if (TsError* e = plugin_support::ParseOptions("cpu", "Client_Create", kClientOptions,
+                                                  kNumClientOptions, args->options,
+                                                  args->num_options, &options))
+      return e;
   unsigned long ndev = 0, nthreads = 0;
-  if (TsError* e = env_count("TESSERA_CPU_DEVICES", 1, kMaxDevices, &ndev)) return e;
+  if (TsError* e = count_option(options, "devices", 1, kMaxDevices, &ndev)) return e;
   unsigned long hw = std::thread::hardware_concurrency();
   if (hw == 0) hw = 1;
-  if (TsError* e = env_count("TESSERA_CPU_THREADS", hw, kMaxThreads, &nthreads)) return e;
+  if (TsError* e = count_option(options, "threads", hw, kMaxThreads, &nthreads)) return e;
   auto c = std::make_unique<TsClient>();
   c->cpu_model = cpu_model_name();
   c->physical_memory = physical_memory_bytes();
@@ -88,7 +105,7 @@ TS_CPU_ENTRY(Client_Create, TS_CLIENT_CREATE_ARGS_STRUCT_SIZE) {
   } catch (const std::system_error& e) {
     return errorf(TS_ERROR_RESOURCE_EXHAUSTED,
                   "cpu: Client_Create: cannot start %lu worker threads: %s: lower "
-                  "TESSERA_CPU_THREADS",
+                  "the threads option (TESSERA_CPU_THREADS)",
                   nthreads, e.what());
   }
   for (unsigned long i = 0; i < ndev; ++i) {

@@ -207,6 +207,10 @@ uint64_t physical_memory_bytes();
 bool capturing_locked(const StreamState& s);
 void capture_node_locked(StreamState& s, std::shared_ptr<Op> op, const OpUses* uses);
 
+// ---- client.cpp: what Client_Create takes (Plugin_GetInfo lists it)
+extern const TsOptionInfo kClientOptions[];
+extern const size_t kNumClientOptions;
+
 // ---- entry points (one TsError* Name(TsName_Args*) per table slot)
 TS_PLUGIN_DECLARE_ENTRIES()
 

@@ -5,10 +5,14 @@
 
 namespace tessera::cpu {
 
-TS_CPU_ENTRY(Plugin_GetInfo, TS_PLUGIN_GETINFO_ARGS_STRUCT_SIZE) {
+TS_CPU_ENTRY(Plugin_GetInfo, TS_PLUGIN_GETINFO_ARGS_MIN_STRUCT_SIZE) {
   args->name = "cpu";
   args->vendor = "Tessera";
   args->plugin_version = "0.1.0";
+  if (TS_FIELD_PRESENT(args, TsPlugin_GetInfo_Args, num_client_options)) {
+    args->client_options = kClientOptions;
+    args->num_client_options = kNumClientOptions;
+  }
   return nullptr;
 }
 

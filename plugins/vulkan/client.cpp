@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "internal.hpp"
+#include "options.hpp"
 
 namespace tessera::vk {
 
@@ -28,11 +29,9 @@ VKAPI_ATTR VkBool32 VKAPI_CALL debug_callback(
   return VK_FALSE;
 }
 
-bool env_true(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v && std::strcmp(v, "0") != 0;
-}
-
+// VK_INSTANCE_LAYERS is the Vulkan loader's own variable: the loader reads
+// it whatever Tessera does; the plugin looks at it only to know whether the
+// layer is on (Tessera's own switch is the validation option).
 bool env_contains(const char* name, const char* what) {
   const char* v = std::getenv(name);
   return v && std::strstr(v, what);
@@ -44,10 +43,32 @@ TsError* unavailable(const std::string& reason) {
 
 }  // namespace
 
-TS_VK_ENTRY(Client_Create, TS_CLIENT_CREATE_ARGS_STRUCT_SIZE) {
+const TsOptionInfo kClientOptions[] = {
+    {TS_OPTION_INFO_STRUCT_SIZE, nullptr, "validation", TS_VALUE_BOOL, "false",
+     "enable VK_LAYER_KHRONOS_validation by name, its messages to stderr (TESSERA_VALIDATE)"},
+    {TS_OPTION_INFO_STRUCT_SIZE, nullptr, "library", TS_VALUE_STRING, "libvulkan.so.1",
+     "the Vulkan loader to dlopen"},
+    {TS_OPTION_INFO_STRUCT_SIZE, nullptr, "cache_dir", TS_VALUE_STRING, "",
+     "folder of the persisted pipeline cache (\"\": none; the core passes "
+     "$TESSERA_CACHE_DIR/vulkan)"},
+    {TS_OPTION_INFO_STRUCT_SIZE, nullptr, "test_mask_features", TS_VALUE_STRING, "",
+     "tests only: comma-separated device features to treat as absent"},
+};
+const size_t kNumClientOptions = sizeof(kClientOptions) / sizeof(kClientOptions[0]);
+
+TS_VK_ENTRY(Client_Create, TS_CLIENT_CREATE_ARGS_MIN_STRUCT_SIZE) {
+  plugin_support::OptionValues options;
+  if (TS_FIELD_PRESENT(args, TsClient_Create_Args, num_options))
+    if (TsError* e = plugin_support::ParseOptions("vulkan", "Client_Create", kClientOptions,
+                                                  kNumClientOptions, args->options,
+                                                  args->num_options, &options))
+      return e;
   auto c = std::make_unique<TsClient>();
+  c->cache_dir = options.String("cache_dir", "");
+  c->test_mask_features = options.String("test_mask_features", "");
+  const std::string library = options.String("library", "libvulkan.so.1");
   std::string reason;
-  if (!c->fn.OpenLibrary(&reason)) return unavailable(reason);
+  if (!c->fn.OpenLibrary(library.c_str(), &reason)) return unavailable(reason);
 
   uint32_t loader_version = VK_API_VERSION_1_0;
   c->fn.vkEnumerateInstanceVersion(&loader_version);
@@ -63,7 +84,7 @@ TS_VK_ENTRY(Client_Create, TS_CLIENT_CREATE_ARGS_STRUCT_SIZE) {
   // stderr through VK_EXT_debug_utils, and the client says so once (the
   // validation ctests check for that line: a layer that silently failed to
   // load must not pass as "no messages").
-  bool want_layer = env_true("TESSERA_VALIDATE");
+  bool want_layer = options.Bool("validation", false);
   bool layer_on = env_contains("VK_INSTANCE_LAYERS", "VK_LAYER_KHRONOS_validation");
   std::vector<const char*> layers, exts;
   if (want_layer) {
@@ -79,7 +100,8 @@ TS_VK_ENTRY(Client_Create, TS_CLIENT_CREATE_ARGS_STRUCT_SIZE) {
     } else {
       layer_on = false;  // named in VK_INSTANCE_LAYERS, but not there
       std::fprintf(stderr,
-                   "tessera vulkan: TESSERA_VALIDATE=1 but VK_LAYER_KHRONOS_validation is "
+                   "tessera vulkan: validation requested (TESSERA_VALIDATE=1) but "
+                   "VK_LAYER_KHRONOS_validation is "
                    "not installed (apt-get install vulkan-validationlayers); running "
                    "without validation\n");
     }

@@ -46,12 +46,6 @@ int pick_type(const VkPhysicalDeviceMemoryProperties& m, VkMemoryPropertyFlags n
   return best;
 }
 
-std::string cache_dir() {
-  if (const char* d = std::getenv("TESSERA_CACHE_DIR"); d && *d) return std::string(d) + "/vulkan";
-  if (const char* d = std::getenv("XDG_CACHE_HOME"); d && *d) return std::string(d) + "/tessera/vulkan";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/tessera/vulkan";
-  return "";
-}
 
 void make_dirs(const std::string& path) {
   for (size_t i = 1; i <= path.size(); ++i)
@@ -60,7 +54,9 @@ void make_dirs(const std::string& path) {
 
 // Loads the persisted pipeline cache when its header matches this device.
 void open_pipeline_cache(TsDevice* dev) {
-  std::string dir = cache_dir();
+  // The cache_dir option (the core passes $TESSERA_CACHE_DIR/vulkan or the
+  // user's default cache folder); none: no persisted cache.
+  std::string dir = dev->client->cache_dir;
   std::vector<char> data;
   if (!dir.empty()) {
     char uuid[2 * VK_UUID_SIZE + 1];
@@ -102,10 +98,9 @@ bool has_extension(const std::vector<VkExtensionProperties>& exts, const char* n
 
 }  // namespace
 
-bool test_masks_feature(const char* name) {
-  const char* v = std::getenv("TESSERA_VK_TEST_MASK_FEATURES");
-  if (!v || !*v) return false;
-  std::string list = std::string(",") + v + ",";
+bool test_masks_feature(const TsClient* c, const char* name) {
+  if (c->test_mask_features.empty()) return false;
+  std::string list = "," + c->test_mask_features + ",";
   return list.find(std::string(",") + name + ",") != std::string::npos;
 }
 
@@ -184,7 +179,7 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
   std::vector<VkExtensionProperties> dev_exts(next);
   ifn.vkEnumerateDeviceExtensionProperties(phys, nullptr, &next, dev_exts.data());
   bool has_host_import = has_extension(dev_exts, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) &&
-                         !test_masks_feature(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+                         !test_masks_feature(c, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
   bool has_atomic_float = has_extension(dev_exts, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
   bool has_atomic_float2 = has_extension(dev_exts, VK_EXT_SHADER_ATOMIC_FLOAT_2_EXTENSION_NAME);
   // Subgroup size control is core in 1.3; a 1.2 device may have the EXT.
@@ -207,7 +202,7 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
   ifn.vkGetPhysicalDeviceProperties2(phys, &p2);
   d->subgroup.pNext = d->driver.pNext = d->float_controls.pNext = d->maint3.pNext = nullptr;
   // Test hook (test_masks_feature): a device without IEEE inf/NaN in f32.
-  if (test_masks_feature("shaderSignedZeroInfNanPreserveFloat32"))
+  if (test_masks_feature(c, "shaderSignedZeroInfNanPreserveFloat32"))
     d->float_controls.shaderSignedZeroInfNanPreserveFloat32 = VK_FALSE;
   d->props = p2.properties;
   ifn.vkGetPhysicalDeviceMemoryProperties(phys, &d->memory);
@@ -252,7 +247,7 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
   ifn.vkGetPhysicalDeviceFeatures2(phys, &sup.f2);
   // Test hook (see test_masks_feature): masked features count as absent.
 #define MASK(s, f) \
-  if (test_masks_feature(#f)) sup.s.f = VK_FALSE
+  if (test_masks_feature(c, #f)) sup.s.f = VK_FALSE
   MASK(f2.features, shaderInt64); MASK(f2.features, shaderFloat64);
   MASK(f2.features, shaderInt16); MASK(v11, storageBuffer16BitAccess);
   MASK(v11, storagePushConstant16); MASK(v12, shaderFloat16); MASK(v12, shaderInt8);
@@ -345,7 +340,7 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
       {"subgroupClustered", VK_SUBGROUP_FEATURE_CLUSTERED_BIT},
       {"subgroupQuad", VK_SUBGROUP_FEATURE_QUAD_BIT}};
   for (const auto& [name, bit] : kSubgroupOps)
-    if (test_masks_feature(name)) en.subgroup_ops &= ~bit;
+    if (test_masks_feature(c, name)) en.subgroup_ops &= ~bit;
 
   float prio = 1.0f;
   VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};

@@ -181,13 +181,14 @@ struct EnabledFeatures {
   VkPhysicalDeviceShaderAtomicFloat2FeaturesEXT atomic_float2{};
 };
 
-// Test-only: TESSERA_VK_TEST_MASK_FEATURES="shaderInt64,subgroupShuffle,..."
+// Test-only: the client option test_mask_features="shaderInt64,subgroupShuffle,..."
+// (environment: TESSERA_VULKAN_TEST_MASK_FEATURES)
 // makes the plugin treat those features (VkPhysicalDevice*Features member
 // names, subgroup<Op> for VkSubgroupFeatureFlagBits, or
 // VK_EXT_external_memory_host) as unsupported, so
 // the load-time capability checks can be tested on a device that has them
 // all (lavapipe).  Never set it outside tests.
-bool test_masks_feature(const char* name);
+bool test_masks_feature(const TsClient* client, const char* name);
 
 }  // namespace tessera::vk
 
@@ -198,6 +199,10 @@ struct TsClient {
   VkInstance instance = VK_NULL_HANDLE;
   VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;  // validation messages -> stderr
   bool validation_layer = false;  // VK_LAYER_KHRONOS_validation enabled by name
+  // Options (Client_Create): where the pipeline cache is kept ("" none), the
+  // features a test masks (test_masks_feature).
+  std::string cache_dir;
+  std::string test_mask_features;
   std::vector<std::unique_ptr<TsDevice>> devices;
   std::vector<TsDevice*> device_list;  // what Client_GetDevices returns
   std::mutex host_mu;
@@ -436,6 +441,10 @@ TsError* create_device(TsClient* client, VkPhysicalDevice phys, uint32_t ordinal
 void fill_properties(TsDevice* dev);
 // Writes the pipeline cache to its file when it grew.
 void save_pipeline_cache(TsDevice* dev);
+
+// ---- client.cpp: what Client_Create takes (Plugin_GetInfo lists it)
+extern const TsOptionInfo kClientOptions[];
+extern const size_t kNumClientOptions;
 
 // ---- entry points (one TsError* Name(TsName_Args*) per table slot)
 TS_PLUGIN_DECLARE_ENTRIES()

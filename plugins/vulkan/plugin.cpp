@@ -4,10 +4,14 @@
 
 namespace tessera::vk {
 
-TS_VK_ENTRY(Plugin_GetInfo, TS_PLUGIN_GETINFO_ARGS_STRUCT_SIZE) {
+TS_VK_ENTRY(Plugin_GetInfo, TS_PLUGIN_GETINFO_ARGS_MIN_STRUCT_SIZE) {
   args->name = "vulkan";
   args->vendor = "Tessera (Vulkan 1.2+ compute; Mesa lavapipe and GPU drivers)";
   args->plugin_version = "0.1.0";
+  if (TS_FIELD_PRESENT(args, TsPlugin_GetInfo_Args, num_client_options)) {
+    args->client_options = kClientOptions;
+    args->num_client_options = kNumClientOptions;
+  }
   return nullptr;
 }
 

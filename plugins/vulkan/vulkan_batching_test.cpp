@@ -269,9 +269,7 @@ TEST_F(VulkanTest, PinnedMemoryIsImportedNotStaged) {
 // is staged, and the results are the same.  (Shows the counters above would
 // catch a plugin that staged.)
 TEST(VulkanNoHostImport, PinnedMemoryIsStaged) {
-  setenv("TESSERA_VK_TEST_MASK_FEATURES", "VK_EXT_external_memory_host", 1);
-  auto rt = CreateVulkanRuntime();
-  unsetenv("TESSERA_VK_TEST_MASK_FEATURES");
+  auto rt = CreateVulkanRuntime({{"test_mask_features", "VK_EXT_external_memory_host"}});
   if (!rt.ok() && rt.status().code() == StatusCode::kUnavailable)
     GTEST_SKIP() << rt.status().ToString();
   ASSERT_TRUE(rt.ok()) << rt.status().ToString();

@@ -86,12 +86,8 @@ TEST_F(VulkanTest, KernelFeaturesAreReported) {
 // Capabilities are queried, not assumed: what the device lacks (here masked
 // by the plugin's test hook) is not reported.
 TEST(VulkanMaskedCapabilities, AreNotReported) {
-  setenv("TESSERA_VK_TEST_MASK_FEATURES",
-         "shaderInt64,shaderFloat16,subgroupShuffleRelative,subgroupVote,"
-         "shaderBufferFloat32AtomicAdd,computeFullSubgroups,VK_EXT_external_memory_host",
-         1);
-  auto rt = CreateVulkanRuntime();
-  unsetenv("TESSERA_VK_TEST_MASK_FEATURES");
+  auto rt = CreateVulkanRuntime({{"test_mask_features", "shaderInt64,shaderFloat16,subgroupShuffleRelative,subgroupVote,"
+         "shaderBufferFloat32AtomicAdd,computeFullSubgroups,VK_EXT_external_memory_host"}});
   if (!rt.ok() && rt.status().code() == StatusCode::kUnavailable)
     GTEST_SKIP() << rt.status().ToString();
   ASSERT_TRUE(rt.ok()) << rt.status().ToString();

@@ -25,9 +25,7 @@ namespace {
 
 TEST(VulkanNoDriver, MissingLoaderIsUnavailable) {
   // The plugin dlopens libvulkan.so.1; point it at a file that is not there.
-  setenv("TESSERA_VULKAN_LIBRARY", "/nonexistent/libvulkan.so.1", 1);
-  auto rt = CreateVulkanRuntime();
-  unsetenv("TESSERA_VULKAN_LIBRARY");
+  auto rt = CreateVulkanRuntime({{"library", "/nonexistent/libvulkan.so.1"}});
   ASSERT_FALSE(rt.ok());
   EXPECT_EQ(rt.status().code(), StatusCode::kUnavailable) << rt.status().ToString();
   EXPECT_NE(rt.status().message().find("not available"), std::string::npos)
@@ -640,7 +638,7 @@ TEST_F(VulkanTest, UnknownCapabilityIsUnsupported) {
 
 // A device that lacks the feature a capability needs.  lavapipe has them
 // all, so the test masks one through the plugin's test-only hook
-// TESSERA_VK_TEST_MASK_FEATURES (read when a device is created; see
+// the test_mask_features option (read when a device is created; see
 // plugins/vulkan/internal.hpp): the load must fail with UNSUPPORTED and a
 // message naming the kernel, the capability, the Vulkan feature and the
 // device, before any Vulkan call that the validation layer would flag.
@@ -652,9 +650,7 @@ class MaskedFeatures : public ::testing::Test {
                          const char* feature_text, const char* kernel = nullptr) {
     std::string path = ShaderPath(shader);
     if (ReadFile(path).empty()) GTEST_SKIP() << "no " << path;
-    setenv("TESSERA_VK_TEST_MASK_FEATURES", feature, 1);
-    auto rt = CreateVulkanRuntime();
-    unsetenv("TESSERA_VK_TEST_MASK_FEATURES");
+    auto rt = CreateVulkanRuntime({{"test_mask_features", feature}});
     if (!rt.ok() && rt.status().code() == StatusCode::kUnavailable)
       GTEST_SKIP() << rt.status().ToString();
     ASSERT_TRUE(rt.ok()) << rt.status().ToString();
@@ -694,10 +690,7 @@ TEST_F(MaskedFeatures, AtomicFloat32MinMax) {
                     "atomic_fminmax", "AtomicFloat32MinMaxEXT",
                     "shaderBufferFloat32AtomicMinMax or shaderSharedFloat32AtomicMinMax");
   // ... and the device reports no native float min/max.
-  setenv("TESSERA_VK_TEST_MASK_FEATURES",
-         "shaderBufferFloat32AtomicMinMax,shaderSharedFloat32AtomicMinMax", 1);
-  auto rt = CreateVulkanRuntime();
-  unsetenv("TESSERA_VK_TEST_MASK_FEATURES");
+  auto rt = CreateVulkanRuntime({{"test_mask_features", "shaderBufferFloat32AtomicMinMax,shaderSharedFloat32AtomicMinMax"}});
   if (!rt.ok()) return;
   EXPECT_EQ(rt->devices()[0].info().float_atomics &
                 (TS_FLOAT_ATOMIC_MIN_MAX_GLOBAL | TS_FLOAT_ATOMIC_MIN_MAX_SHARED),
@@ -860,9 +853,7 @@ TEST_F(MaskedFeatures, SubgroupExtendedTypes) {
   // operation in the module and checks shaderSubgroupExtendedTypes.
   std::string path = ShaderPath("tile_subgroup_i64");
   if (ReadFile(path).empty()) GTEST_SKIP() << "no " << path << " (IR not built)";
-  setenv("TESSERA_VK_TEST_MASK_FEATURES", "shaderSubgroupExtendedTypes", 1);
-  auto rt = CreateVulkanRuntime();
-  unsetenv("TESSERA_VK_TEST_MASK_FEATURES");
+  auto rt = CreateVulkanRuntime({{"test_mask_features", "shaderSubgroupExtendedTypes"}});
   if (!rt.ok() && rt.status().code() == StatusCode::kUnavailable)
     GTEST_SKIP() << rt.status().ToString();
   ASSERT_TRUE(rt.ok()) << rt.status().ToString();

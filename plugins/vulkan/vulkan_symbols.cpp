@@ -6,13 +6,7 @@
 
 namespace tessera::vk {
 
-const char* VulkanLibraryName() {
-  const char* env = std::getenv("TESSERA_VULKAN_LIBRARY");
-  return (env && *env) ? env : "libvulkan.so.1";
-}
-
-bool InstanceFns::OpenLibrary(std::string* reason) {
-  const char* name = VulkanLibraryName();
+bool InstanceFns::OpenLibrary(const char* name, std::string* reason) {
   library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
   if (!library) {
     const char* err = dlerror();

@@ -20,9 +20,10 @@ struct InstanceFns {
 #define VK_DEVICE(name)
 #include "vulkan_symbols.inc"
 
-  // dlopen + the VK_GLOBAL entries.  On failure returns false and sets
+  // dlopen of `name` (the client's library option, "libvulkan.so.1" by
+  // default) + the VK_GLOBAL entries.  On failure returns false and sets
   // `reason` (the dlerror text, or the missing symbol).
-  bool OpenLibrary(std::string* reason);
+  bool OpenLibrary(const char* name, std::string* reason);
   // The VK_INSTANCE entries for `instance`; false (+ reason) if a required
   // one is missing.
   bool LoadInstance(VkInstance instance, std::string* reason);
@@ -39,9 +40,5 @@ struct DeviceFns {
 
   bool Load(const InstanceFns& ifn, VkDevice device, std::string* reason);
 };
-
-// The library file opened: "libvulkan.so.1" unless TESSERA_VULKAN_LIBRARY
-// names another (tests point it at a missing file).
-const char* VulkanLibraryName();
 
 }  // namespace tessera::vk

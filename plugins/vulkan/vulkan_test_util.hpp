@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -44,10 +45,24 @@ Status StatusOf(const tessera::StatusOr<T>& s) {
   return s.status();
 }
 
-inline tessera::StatusOr<Runtime> CreateVulkanRuntime() {
+// A runtime on the vulkan plugin alone, configured by `options` (string
+// values of its client options, e.g. {{"test_mask_features", "shaderInt64"}}),
+// not by TESSERA_BACKEND and the like.  What the core would map from the
+// environment onto the plugin's options is mapped here too: the cache
+// folder (TESSERA_CACHE_DIR) and TESSERA_VALIDATE (the ctest
+// vulkan_plugin_validation runs the suite under it).
+inline tessera::StatusOr<Runtime> CreateVulkanRuntime(
+    const std::vector<std::pair<std::string, std::string>>& plugin_options = {}) {
   RuntimeOptions options;
   options.backend = "vulkan";
   options.read_environment = false;
+  auto& vk = options.plugin_options["vulkan"];
+  if (std::string dir = tessera::DefaultCacheDirectory(); !dir.empty())
+    vk.push_back(tessera::OptionValue::String("cache_dir", dir + "/vulkan"));
+  if (const char* v = std::getenv("TESSERA_VALIDATE"); v && *v)
+    vk.push_back(tessera::OptionValue::String("validation", v));
+  for (const auto& [name, value] : plugin_options)
+    options.plugin_options["vulkan"].push_back(tessera::OptionValue::String(name, value));
   return Runtime::Create(options);
 }
 

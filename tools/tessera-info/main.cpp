@@ -1,6 +1,7 @@
 // tessera-info: every candidate plugin (path, ABI version, state and why),
 // then every device with its capabilities.  --json prints the same as JSON.
 #include <cstdio>
+#include <set>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -165,12 +166,56 @@ void PrintDevice(const DeviceInfo& d) {
                 MemoryFlags(d.memory_types[i].flags).c_str());
 }
 
+nlohmann::json OptionsJson(const std::vector<tessera::OptionInfo>& options) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& o : options)
+    j.push_back({{"name", o.name},
+                 {"type", tessera::ValueTypeName(o.type)},
+                 {"default", o.default_value},
+                 {"description", o.description}});
+  return j;
+}
+
+nlohmann::json TargetsJson(const std::vector<tessera::CompileTargetInfo>& targets) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& t : targets) {
+    nlohmann::json levels = nlohmann::json::array();
+    if (t.input_levels & TS_IR_LEVEL_TILE) levels.push_back("tile");
+    if (t.input_levels & TS_IR_LEVEL_SCHEDULE) levels.push_back("schedule");
+    j.push_back({{"name", t.name},
+                 {"archs", t.archs},
+                 {"default_arch", t.default_arch},
+                 {"executable_format", t.executable_format},
+                 {"emit", t.emit_kinds},
+                 {"input_levels", levels},
+                 {"schedule", t.schedule},
+                 {"options", OptionsJson(t.options)}});
+  }
+  return j;
+}
+
+void PrintOptionsAndTargets(const tessera::PluginCandidate& c) {
+  for (const auto& o : c.options)
+    std::printf("              option %s (%s%s%s): %s\n", o.name.c_str(), tessera::ValueTypeName(o.type),
+                o.default_value.empty() ? "" : ", default ", o.default_value.c_str(),
+                o.description.c_str());
+  for (const auto& t : c.compile_targets) {
+    std::string archs = Join(t.archs);
+    std::printf("              compiles for %s%s%s -> %s (emit: %s)\n", t.name.c_str(),
+                archs.empty() ? "" : ":", archs == "*" ? "<any cpu LLVM knows>" : archs.c_str(),
+                t.executable_format.c_str(), Join(t.emit_kinds).c_str());
+  }
+}
+
 int Usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s [--json] [--plugin-path DIR_OR_FILE]...\n"
                "Lists every candidate Tessera plugin and the devices of each.\n"
                "Environment: TESSERA_PLUGIN_PATH, TESSERA_BACKEND (which one "
-               "is selected), TESSERA_LOG=debug.\n",
+               "is selected), TESSERA_VISIBLE_DEVICES (which devices programs "
+               "see: every device is listed, the others marked hidden), "
+               "TESSERA_<PLUGIN>_<OPTION> (plugin options), TESSERA_LOG=debug.\n"
+               "Exit status: 0 when a backend can be selected, 1 when none can.\n",
                argv0);
   return 2;
 }
@@ -199,6 +244,10 @@ int main(int argc, char** argv) {
   auto runtime = Runtime::Create(options);
   std::string selected = runtime.ok() ? runtime->backend() : "";
   std::string selection_error = runtime.ok() ? "" : runtime.status().ToString();
+  // Devices a program sees (TESSERA_VISIBLE_DEVICES); every device is listed.
+  std::set<uint32_t> visible;
+  if (runtime.ok())
+    for (const auto& d : runtime->devices()) visible.insert(d.info().ordinal);
 
   if (json) {
     nlohmann::json out;
@@ -217,8 +266,14 @@ int main(int argc, char** argv) {
       j["plugin_version"] = p.candidate.plugin_version;
       j["state"] = tessera::PluginStateName(p.candidate.state);
       j["reason"] = p.candidate.reason;
+      j["options"] = OptionsJson(p.candidate.options);
+      j["compile_targets"] = TargetsJson(p.candidate.compile_targets);
       j["devices"] = nlohmann::json::array();
-      for (const auto& d : p.devices) j["devices"].push_back(DeviceJson(d));
+      for (const auto& d : p.devices) {
+        nlohmann::json dj = DeviceJson(d);
+        if (p.candidate.name == selected) dj["visible"] = visible.count(d.ordinal) != 0;
+        j["devices"].push_back(dj);
+      }
       out["plugins"].push_back(j);
     }
     std::printf("%s\n", out.dump(2).c_str());
@@ -239,7 +294,12 @@ int main(int argc, char** argv) {
                 c.abi_version.empty() ? "?" : c.abi_version.c_str(),
                 c.path.c_str());
     if (!c.reason.empty()) std::printf("              %s\n", c.reason.c_str());
-    for (const auto& d : p.devices) PrintDevice(d);
+    PrintOptionsAndTargets(c);
+    for (const auto& d : p.devices) {
+      PrintDevice(d);
+      if (c.name == selected && !visible.count(d.ordinal))
+        std::printf("      (hidden from programs by TESSERA_VISIBLE_DEVICES)\n");
+    }
   }
   return runtime.ok() ? 0 : 1;
 }

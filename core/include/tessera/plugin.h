@@ -31,6 +31,21 @@
  *        subgroup_size_min/max, subgroup_size_control, full_subgroups,
  *        host_memory_import (TS_SHADER_TYPE_*, TS_SUBGROUP_OP_*,
  *        TS_FLOAT_ATOMIC_*), concurrent_streams.
+ *   1.2  Options and the compiler.  Named, typed options (TsNamedValue):
+ *        TsClient_Create_Args.options (what the plugin knows is listed by
+ *        TsPlugin_GetInfo_Args.client_options); a plugin given an option it
+ *        does not know fails Client_Create with TS_ERROR_INVALID_ARGUMENT
+ *        listing the ones it knows.  The compiler part of the table:
+ *        Compiler_GetTargets (what the plugin compiles for, no device
+ *        needed), Compiler_Compile (Tile IR or Schedule IR as MLIR bytecode
+ *        -> an executable or the target's intermediate text, plus the
+ *        kernels' signatures), Compilation_Destroy.
+ *
+ * STRUCT SIZES
+ *   TS_<ARGS>_STRUCT_SIZE is the size in this header's version; a plugin
+ *   checks what a caller passes against TS_<ARGS>_MIN_STRUCT_SIZE where one
+ *   is defined (the MINOR-0 size of a struct that grew later), else against
+ *   TS_<ARGS>_STRUCT_SIZE.
  *
  * ERRORS
  *   Every entry point returns TsError*: NULL means success.  A non-NULL error
@@ -56,7 +71,7 @@ extern "C" {
 #endif
 
 #define TESSERA_ABI_VERSION_MAJOR 1
-#define TESSERA_ABI_VERSION_MINOR 1
+#define TESSERA_ABI_VERSION_MINOR 2
 
 #define TESSERA_PLUGIN_ENTRY_POINT "tessera_plugin_get_api"
 
@@ -109,6 +124,7 @@ typedef struct TsGraphExec TsGraphExec;
 typedef struct TsExecutable TsExecutable;
 typedef struct TsKernel TsKernel;
 typedef struct TsCommunicator TsCommunicator;
+typedef struct TsCompilation TsCompilation; /* MINOR 2 */
 
 /* ------------------------------------------------------------------ enums */
 typedef enum TsErrorCode {
@@ -277,6 +293,116 @@ typedef struct TsDim3 {
   uint32_t x, y, z;
 } TsDim3;
 
+/* ---- MINOR 2: named options.
+ * An option is a name and one typed value.  Every reader also accepts the
+ * text form of a value (TS_VALUE_STRING "4", "true", "0.5") for an option
+ * of another type: that is how environment variables arrive. */
+typedef enum TsValueType {
+  TS_VALUE_STRING = 0,
+  TS_VALUE_INT64 = 1,
+  TS_VALUE_FLOAT64 = 2,
+  TS_VALUE_BOOL = 3
+} TsValueType;
+
+typedef struct TsNamedValue {
+  size_t struct_size;
+  TsExtension* extension_start;
+  const char* name;
+  TsValueType type;
+  const char* string_value; /* TS_VALUE_STRING: NUL-terminated */
+  int64_t int64_value;      /* TS_VALUE_INT64 */
+  double float64_value;     /* TS_VALUE_FLOAT64 */
+  uint32_t bool_value;      /* TS_VALUE_BOOL: 0 or 1 */
+} TsNamedValue;
+TS_DEFINE_STRUCT_TRAITS(TsNamedValue, bool_value);
+#define TS_NAMED_VALUE_STRUCT_SIZE TS_STRUCT_SIZE(TsNamedValue, bool_value)
+
+/* What a plugin (or one of its compile targets) accepts: static storage. */
+typedef struct TsOptionInfo {
+  size_t struct_size;
+  TsExtension* extension_start;
+  const char* name;
+  TsValueType type;
+  const char* default_value; /* as text; "" when computed (e.g. all cores) */
+  const char* description;   /* one line, for tessera-info and errors */
+} TsOptionInfo;
+TS_DEFINE_STRUCT_TRAITS(TsOptionInfo, description);
+#define TS_OPTION_INFO_STRUCT_SIZE TS_STRUCT_SIZE(TsOptionInfo, description)
+
+/* ---- MINOR 2: the compiler.
+ * IR levels a compile target takes (TsCompilerTarget.input_levels). */
+enum {
+  /* Tile IR kernels (functions with tessera_tile.group_size): every
+   * compiler takes them. */
+  TS_IR_LEVEL_TILE = 1u << 0,
+  /* Schedule IR functions on tensors (tessera_schedule.tile groups, the
+   * fusion and tiling decisions made): the compiler turns each function
+   * into one kernel whose parameters are the function's arguments, then its
+   * results (TS_PARAM_WRITE).  Without this bit the caller lowers Graph IR
+   * to Tile IR kernels and a launch plan itself. */
+  TS_IR_LEVEL_SCHEDULE = 1u << 1
+};
+
+/* One compile target, e.g. "cpu", "vulkan", "cuda" (static storage). */
+typedef struct TsCompilerTarget {
+  size_t struct_size;
+  TsExtension* extension_start;
+  const char* name;              /* what follows "--target", before ':' */
+  /* Architectures accepted after ':' ("sm_80,sm_90a"), comma-separated;
+   * "*" accepts any name the plugin's own compiler knows (an LLVM cpu
+   * name), "" none. */
+  const char* archs;
+  const char* default_arch;      /* taken when none is given; "" none */
+  const char* executable_format; /* what Executable_Load takes */
+  /* Comma-separated intermediate forms Compiler_Compile emits on request
+   * (TsCompiler_Compile_Args.emit), e.g. "llvm,asm" or "spirv,spirv-asm". */
+  const char* emit_kinds;
+  uint32_t input_levels;         /* TS_IR_LEVEL_* */
+  /* --tessera-graph-to-schedule options the target is tuned for
+   * ("tile-m=128 tile-n=128 ..."); the caller lowers Graph IR with them
+   * (then with the user's own, which win). */
+  const char* schedule;
+  const TsOptionInfo* options;   /* compile options it knows */
+  size_t num_options;
+} TsCompilerTarget;
+TS_DEFINE_STRUCT_TRAITS(TsCompilerTarget, num_options);
+#define TS_COMPILER_TARGET_STRUCT_SIZE TS_STRUCT_SIZE(TsCompilerTarget, num_options)
+
+/* Access of a kernel parameter (TsKernelParam.access). */
+enum { TS_PARAM_READ = 1u << 0, TS_PARAM_WRITE = 1u << 1 };
+
+/* One parameter of a compiled kernel, in launch order. */
+typedef struct TsKernelParam {
+  size_t struct_size;
+  TsExtension* extension_start;
+  TsKernelArgKind kind;
+  /* Element type as MLIR prints it ("f32", "bf16", "f8E4M3FN", "i32"); a
+   * scalar's own type. */
+  const char* dtype;
+  uint32_t rank;        /* buffers */
+  const int64_t* shape; /* buffers: [rank] static extents, in elements */
+  uint64_t bytes;       /* buffers: bytes the kernel spans; scalars: size */
+  uint32_t access;      /* TS_PARAM_*: both when not known */
+} TsKernelParam;
+TS_DEFINE_STRUCT_TRAITS(TsKernelParam, access);
+#define TS_KERNEL_PARAM_STRUCT_SIZE TS_STRUCT_SIZE(TsKernelParam, access)
+
+/* One kernel of a compilation. */
+typedef struct TsKernelSignature {
+  size_t struct_size;
+  TsExtension* extension_start;
+  const char* name;     /* Executable_GetKernel takes it */
+  TsDim3 grid;          /* the kernel's grid; {0,0,0}: the launch decides */
+  TsDim3 group_size;    /* lanes per group the kernel was compiled for */
+  /* Dynamic shared memory per group a launch must pass (0: the binary
+   * declares what it uses). */
+  uint64_t shared_memory_bytes;
+  const TsKernelParam* params;
+  size_t num_params;
+} TsKernelSignature;
+TS_DEFINE_STRUCT_TRAITS(TsKernelSignature, num_params);
+#define TS_KERNEL_SIGNATURE_STRUCT_SIZE TS_STRUCT_SIZE(TsKernelSignature, num_params)
+
 #define TS_MAX_MEMORY_HEAPS 16
 #define TS_MAX_MEMORY_TYPES 32
 
@@ -406,17 +532,31 @@ typedef struct TsPlugin_GetInfo_Args {
   const char* name;           /* out: "cpu", "cuda", ... (static storage) */
   const char* vendor;         /* out: static storage */
   const char* plugin_version; /* out: the plugin's own version, static */
+  /* ---- MINOR 2 */
+  const TsOptionInfo* client_options; /* out: what Client_Create takes, static */
+  size_t num_client_options;          /* out */
 } TsPlugin_GetInfo_Args;
-#define TS_PLUGIN_GETINFO_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsPlugin_GetInfo_Args, plugin_version)
+#define TS_PLUGIN_GETINFO_ARGS_STRUCT_SIZE \
+  TS_STRUCT_SIZE(TsPlugin_GetInfo_Args, num_client_options)
+#define TS_PLUGIN_GETINFO_ARGS_MIN_STRUCT_SIZE \
+  TS_STRUCT_SIZE(TsPlugin_GetInfo_Args, plugin_version)
 
 /* Opens the vendor driver and enumerates devices.  A plugin whose driver is
  * missing returns TS_ERROR_UNAVAILABLE with the reason ("libcuda.so.1: cannot
- * open shared object file: No such file or directory"). */
+ * open shared object file: No such file or directory").
+ * options (MINOR 2): the plugin's configuration, each one of
+ * Plugin_GetInfo's client_options; an unknown name or a value of the wrong
+ * type is TS_ERROR_INVALID_ARGUMENT naming it and listing the known ones.
+ * Plugins read no environment variables: the core turns them into options. */
 typedef struct TsClient_Create_Args {
   TS_ARGS_HEADER;
   TsClient* client; /* out */
+  /* ---- MINOR 2 */
+  const TsNamedValue* options;
+  size_t num_options;
 } TsClient_Create_Args;
-#define TS_CLIENT_CREATE_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsClient_Create_Args, client)
+#define TS_CLIENT_CREATE_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsClient_Create_Args, num_options)
+#define TS_CLIENT_CREATE_ARGS_MIN_STRUCT_SIZE TS_STRUCT_SIZE(TsClient_Create_Args, client)
 
 /* Waits for all work, then frees everything the client owns. */
 typedef struct TsClient_Destroy_Args {
@@ -808,6 +948,59 @@ typedef struct TsCommunicator_Collective_Args {
 } TsCommunicator_Collective_Args;
 #define TS_COMMUNICATOR_COLLECTIVE_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsCommunicator_Collective_Args, streams)
 
+/* ---- the compiler (MINOR 2)
+ * A plugin's compiler works without a device: tools compile ahead of time
+ * on machines without the vendor's driver.  It may live in a part of the
+ * plugin loaded on the first compile, so that creating a client stays
+ * cheap. */
+
+/* The targets this plugin compiles for; static storage, no client needed. */
+typedef struct TsCompiler_GetTargets_Args {
+  TS_ARGS_HEADER;
+  const TsCompilerTarget* targets; /* out */
+  size_t num_targets;              /* out */
+} TsCompiler_GetTargets_Args;
+#define TS_COMPILER_GETTARGETS_ARGS_STRUCT_SIZE \
+  TS_STRUCT_SIZE(TsCompiler_GetTargets_Args, num_targets)
+
+/* Compiles one module.  `module` is MLIR bytecode of Tessera IR at one of
+ * the target's input_levels, written by a producer of `ir_version`; a
+ * plugin built for another IR version returns TS_ERROR_ABI_MISMATCH naming
+ * both.  Errors carry the MLIR diagnostics with file:line:col
+ * (TS_ERROR_INVALID_ARGUMENT for IR the compiler rejects,
+ * TS_ERROR_UNSUPPORTED naming an op, its location and the target when it
+ * cannot lower it).  With `device` the result may use what that device has
+ * (its shared memory, its subgroup size); without, the target's defaults.
+ * The outputs live until Compilation_Destroy. */
+typedef struct TsCompiler_Compile_Args {
+  TS_ARGS_HEADER;
+  const char* target;       /* "cpu", "cuda:sm_90a"; no arch: default_arch */
+  const char* ir_version;   /* the producer's TESSERA_IR_VERSION */
+  const void* module;       /* MLIR bytecode */
+  size_t module_size;
+  const char* source_name;  /* for messages; may be NULL */
+  const TsNamedValue* options; /* compile options of the target */
+  size_t num_options;
+  /* NULL or "": the executable; else one of the target's emit_kinds */
+  const char* emit;
+  TsDevice* device;         /* may be NULL */
+  TsCompilation* compilation; /* out: owned by the caller */
+  const char* format;       /* out: executable format, or the emit kind */
+  const void* data;         /* out: the executable or the emitted text */
+  size_t size;              /* out: bytes of data */
+  const TsKernelSignature* kernels; /* out: every kernel, sorted by name */
+  size_t num_kernels;       /* out */
+  const char* log;          /* out: warnings, "" when none */
+} TsCompiler_Compile_Args;
+#define TS_COMPILER_COMPILE_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsCompiler_Compile_Args, log)
+
+typedef struct TsCompilation_Destroy_Args {
+  TS_ARGS_HEADER;
+  TsCompilation* compilation;
+} TsCompilation_Destroy_Args;
+#define TS_COMPILATION_DESTROY_ARGS_STRUCT_SIZE \
+  TS_STRUCT_SIZE(TsCompilation_Destroy_Args, compilation)
+
 /* ============================================================ the table */
 #define TS_API_ENTRY(name) TsError* (*name)(Ts##name##_Args* args)
 
@@ -870,9 +1063,14 @@ typedef struct TsPluginApi {
   TS_API_ENTRY(Communicator_Create);
   TS_API_ENTRY(Communicator_Destroy);
   TS_API_ENTRY(Communicator_Collective);
+
+  /* ---- MINOR 2 */
+  TS_API_ENTRY(Compiler_GetTargets);
+  TS_API_ENTRY(Compiler_Compile);
+  TS_API_ENTRY(Compilation_Destroy);
 } TsPluginApi;
-TS_DEFINE_STRUCT_TRAITS(TsPluginApi, Communicator_Collective);
-#define TS_PLUGIN_API_STRUCT_SIZE TS_STRUCT_SIZE(TsPluginApi, Communicator_Collective)
+TS_DEFINE_STRUCT_TRAITS(TsPluginApi, Compilation_Destroy);
+#define TS_PLUGIN_API_STRUCT_SIZE TS_STRUCT_SIZE(TsPluginApi, Compilation_Destroy)
 
 /* A table must reach at least the Error_* entry points (the first three of
  * MINOR 0); a shorter one is not a Tessera table. */

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,6 +62,45 @@ enum class PluginState {
 };
 const char* PluginStateName(PluginState state);
 
+// One named option for a plugin (TsNamedValue): its name and a typed value.
+struct OptionValue {
+  std::string name;
+  TsValueType type = TS_VALUE_STRING;
+  std::string string_value;
+  int64_t int64_value = 0;
+  double float64_value = 0;
+  bool bool_value = false;
+
+  static OptionValue String(std::string name, std::string value);
+  static OptionValue Int(std::string name, int64_t value);
+  static OptionValue Float(std::string name, double value);
+  static OptionValue Bool(std::string name, bool value);
+  std::string ValueText() const;  // "4", "true", "/tmp/x"
+};
+
+// An option a plugin (or a compile target) declares (TsOptionInfo).
+struct OptionInfo {
+  std::string name;
+  TsValueType type = TS_VALUE_STRING;
+  std::string default_value;  // "" when computed
+  std::string description;
+};
+const char* ValueTypeName(TsValueType type);
+
+// One compile target of a plugin (TsCompilerTarget): "cpu", "vulkan",
+// "cuda" with the architectures it takes after ':'.
+struct CompileTargetInfo {
+  std::string plugin;             // the plugin that compiles it
+  std::string name;
+  std::vector<std::string> archs; // {"*"}: any the plugin's compiler knows
+  std::string default_arch;
+  std::string executable_format;
+  std::vector<std::string> emit_kinds;
+  uint32_t input_levels = 0;      // TS_IR_LEVEL_* bits
+  std::string schedule;           // graph-to-schedule options it is tuned for
+  std::vector<OptionInfo> options;
+};
+
 struct PluginCandidate {
   std::string name;            // "cpu", "vulkan", ...
   std::string path;            // file, or "<embedded>"
@@ -69,7 +109,25 @@ struct PluginCandidate {
   std::string plugin_version;
   PluginState state = PluginState::kNotProbed;
   std::string reason;          // why rejected / unavailable / shadowed
+  // ABI 1.2: what Client_Create takes, and what the plugin compiles for
+  // (known once the plugin was opened; empty for an older plugin).
+  std::vector<OptionInfo> options;
+  std::vector<CompileTargetInfo> compile_targets;
 };
+
+// Registers a plugin linked into the program rather than loaded from a file
+// (IREE's hal/drivers/init.c does the same): it is searched where the search
+// path says "<embedded>", after TESSERA_PLUGIN_PATH.  The core itself embeds
+// none; libtessera.so (what applications link) registers the cpu plugin.
+// A second registration of a name replaces the first.  Thread-safe.
+void RegisterStaticPlugin(const std::string& name, TsPluginGetApiFn get_api);
+// The names registered so far, in registration order.
+std::vector<std::string> StaticPluginNames();
+
+// The folder of Tessera's caches (compiled kernels, pipeline caches):
+// $TESSERA_CACHE_DIR, else $XDG_CACHE_HOME/tessera, else ~/.cache/tessera;
+// "" when none of these is set.
+std::string DefaultCacheDirectory();
 
 struct RuntimeOptions {
   // Comma-separated ordered list; empty means read TESSERA_BACKEND, and if
@@ -83,6 +141,13 @@ struct RuntimeOptions {
   bool read_environment = true;
   // Comma-separated device ordinals to keep; empty: TESSERA_VISIBLE_DEVICES.
   std::string visible_devices;
+  // Options of Client_Create, by plugin name: {"cpu", {Int("devices", 4)}}.
+  // With read_environment, each TESSERA_<PLUGIN>_<OPTION>=value (e.g.
+  // TESSERA_CPU_DEVICES=4 -> cpu option "devices") is an option too, as are
+  // TESSERA_CACHE_DIR (-> "cache_dir" of plugins that take one) and
+  // TESSERA_VALIDATE (-> "validation"); options given here win over the
+  // environment (docs/runtime.md).
+  std::map<std::string, std::vector<OptionValue>> plugin_options;
 };
 
 // Properties of a device, copied out of TsDeviceProperties.

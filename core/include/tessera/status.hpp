@@ -68,6 +68,11 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
+namespace detail {
+// Prints "StatusOr::value() called on an error: <status>" and aborts.
+[[noreturn]] void DieOnErrorValue(const Status& status);
+}  // namespace detail
+
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
@@ -82,16 +87,25 @@ class [[nodiscard]] StatusOr {
   const Status& status() const& { return status_; }
   Status status() && { return std::move(status_); }
 
-  // Precondition: ok().
-  T& value() & { return *value_; }
-  const T& value() const& { return *value_; }
-  T&& value() && { return std::move(*value_); }
-  T& operator*() & { return *value_; }
-  const T& operator*() const& { return *value_; }
-  T* operator->() { return &*value_; }
-  const T* operator->() const { return &*value_; }
+  // The value.  On an error (check ok() first) these print the status and
+  // abort: never undefined behaviour, even in a release build.
+  T& value() & { return CheckedValue(); }
+  const T& value() const& { return CheckedValue(); }
+  T&& value() && { return std::move(CheckedValue()); }
+  T& operator*() & { return CheckedValue(); }
+  const T& operator*() const& { return CheckedValue(); }
+  T* operator->() { return &CheckedValue(); }
+  const T* operator->() const { return &CheckedValue(); }
 
  private:
+  T& CheckedValue() {
+    if (!value_) detail::DieOnErrorValue(status_);
+    return *value_;
+  }
+  const T& CheckedValue() const {
+    if (!value_) detail::DieOnErrorValue(status_);
+    return *value_;
+  }
   Status status_;
   std::optional<T> value_;
 };
