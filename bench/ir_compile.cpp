@@ -13,8 +13,8 @@
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/IR/Diagnostics.h"
 #include "tessera/InitAll.h"
-#include "tessera/Target/CPU/Compiler.h"
-#include "tessera/Target/SPIRV/Passes.h"
+#include "tessera/cpu/Compiler.h"
+#include "tessera/Conversion/TileToSPIRV/Passes.h"
 
 namespace tessera_bench {
 

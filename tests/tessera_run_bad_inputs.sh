@@ -57,10 +57,15 @@ expect wrong_shape      "expects f32 [65536], the file holds f32 [512x1024]" "$E
 expect wrong_dtype      "the file holds i32"                    "$SM" --input "$T/i32.npy"
 expect too_many_inputs  "2 --input files given, softmax takes 1" "$SM" --input "$T/good.npy" --input "$T/good.npy"
 expect too_many_outputs "2 --output files given, softmax has 1 result" "$SM" --output "$T/a.npy" --output "$T/b.npy"
+# A module of several functions runs the one named, and says which it has
+# when none is (it used to run the first one silently).
+expect no_function      "defines 2 functions (reductions, softmax_dims): choose one" "$EX/reductions.mlir"
+expect unknown_function "has no function or kernel named 'nope'; it has: reductions, softmax_dims" \
+  "$EX/reductions.mlir" --function nope
 
 # Several results: one --output file per result, in order, each with its
 # own shape and dtype.
-if "$RUN" "$EX/reductions.mlir" --iterations 1 --output "$T/r0.npy" --output "$T/r1.npy" \
+if "$RUN" "$EX/reductions.mlir" --function reductions --iterations 1 --output "$T/r0.npy" --output "$T/r1.npy" \
      --output "$T/r2.npy" --output "$T/r3.npy" --output "$T/r4.npy" >/dev/null 2>&1 &&
    python3 - "$T" <<'PY'
 import ast, struct, sys

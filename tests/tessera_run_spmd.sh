@@ -114,7 +114,7 @@ expect collectives.i32 0 "tolerance 0 relative, default for i32): PASS" "$RUN" "
 expect fp8_gather 0 "PASS" "$RUN" "$TD/spmd_fp8.mlir" --kernel gather --iterations 1
 expect fp8_reduction 1 "reduces f8E4M3FN values: fp8 is a storage type" \
   "$RUN" "$TD/spmd_fp8.mlir" --kernel reduce --iterations 1
-expect too_few_devices 2 "mesh @mesh needs 2 devices; backend cpu has 1 (set TESSERA_CPU_DEVICES=2" \
+expect too_few_devices 2 "mesh needs 2 devices; backend cpu has 1 (set TESSERA_CPU_DEVICES=2" \
   env TESSERA_CPU_DEVICES=1 "$RUN" "$EX/tp_mlp.mlir" --iterations 1
 expect local_shape_input 1 "expects the global f32 [512x2048] (local [512x1024], dim 1 over tp)" \
   "$RUN" "$EX/tp_mlp.mlir" --input "$T/x.npy" --input "$T/cx.npy" --iterations 1

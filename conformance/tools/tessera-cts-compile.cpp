@@ -14,14 +14,15 @@
 #include <vector>
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/SourceMgr.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "tessera/InitAll.h"
-#include "tessera/Target/CPU/Compiler.h"
-#include "tessera/Target/SPIRV/Passes.h"
+#include "tessera/cpu/Compiler.h"
+#include "tessera/Conversion/TileToSPIRV/Passes.h"
 
 namespace {
 int fail(const std::string& why) {
@@ -70,8 +71,12 @@ int main(int argc, char** argv) {
     bool found = false;
     for (const auto& k : compiled->kernels) found |= k.name == kernel;
     if (!found) return fail(program + ": no kernel named " + kernel);
-    if (std::error_code ec = llvm::sys::fs::copy_file(compiled->so_path, so_out))
-      return fail("copying " + compiled->so_path + " to " + so_out + ": " + ec.message());
+    {
+      std::error_code ec;
+      llvm::raw_fd_ostream out(so_out, ec);
+      if (ec) return fail("writing " + so_out + ": " + ec.message());
+      out << compiled->image;
+    }
   }
   if (!spv_out.empty()) {
     std::vector<tessera::spv::VulkanKernel> kernels;

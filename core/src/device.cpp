@@ -8,6 +8,12 @@ using detail::MakeArgs;
 const DeviceInfo& Device::info() const { return impl_->info; }
 const std::string& Device::backend() const { return impl_->runtime->backend; }
 TsDevice* Device::raw() const { return impl_ ? impl_->raw : nullptr; }
+Runtime Device::runtime() const {
+  if (!impl_) return Runtime();
+  // Aliasing: shares the ownership the device handle already has (of the
+  // RuntimeImpl), pointing at the runtime itself.
+  return Runtime(std::shared_ptr<detail::RuntimeImpl>(impl_, impl_->runtime));
+}
 
 StatusOr<Buffer> Device::allocate(uint64_t size, TsBufferKind kind) const {
   if (!impl_) return detail::InvalidHandle("Device", true);

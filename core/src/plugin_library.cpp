@@ -159,12 +159,25 @@ Status PluginLibrary::ToStatus(TsError* error) const {
   StatusCode code = StatusCode::kUnknown;
   std::string message;
   // Error_* must not fail; if they do, say so rather than losing the error.
-  if (table_.Error_GetCode(&code_args) == nullptr)
-    code = static_cast<StatusCode>(code_args.code);
-  if (table_.Error_Message(&message_args) == nullptr && message_args.message)
-    message.assign(message_args.message, message_args.message_size);
-  else
+  // A plugin's answer is checked: an error object whose code is not an
+  // error (0, or out of range) is still an error; the message is read up to
+  // its NUL within a bound, whatever message_size claims.
+  std::string note;
+  if (table_.Error_GetCode(&code_args) == nullptr) {
+    int raw = static_cast<int>(code_args.code);
+    if (raw >= TS_ERROR_CANCELLED && raw <= TS_ERROR_ABI_MISMATCH)
+      code = static_cast<StatusCode>(raw);
+    else
+      note = " (the plugin gave error code " + std::to_string(raw) + ", which is not an error code)";
+  }
+  if (table_.Error_Message(&message_args) == nullptr && message_args.message) {
+    constexpr size_t kMaxMessage = 64 * 1024;
+    size_t limit = message_args.message_size < kMaxMessage ? message_args.message_size : kMaxMessage;
+    message = BoundedString(message_args.message, limit);
+  } else {
     message = "(the plugin returned an error without a readable message)";
+  }
+  message += note;
   auto destroy_args = MakeArgs<TsError_Destroy_Args>();
   destroy_args.error = error;
   table_.Error_Destroy(&destroy_args);

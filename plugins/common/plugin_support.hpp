@@ -109,7 +109,8 @@ TsError* Error_GetCode(TsError_GetCode_Args* args) noexcept;
   X(Graph_GetInfo) X(Graph_Instantiate) X(GraphExec_Destroy)                   \
   X(GraphExec_Launch) X(Executable_Load) X(Executable_Destroy)                 \
   X(Executable_GetKernel) X(Kernel_Launch) X(Communicator_Create)              \
-  X(Communicator_Destroy) X(Communicator_Collective)
+  X(Communicator_Destroy) X(Communicator_Collective) X(Compiler_GetTargets)    \
+  X(Compiler_Compile) X(Compilation_Destroy)
 
 // Declares every vendor entry point in the current namespace.
 #define TS_PLUGIN_DECLARE_ENTRY_(Name) TsError* Name(Ts##Name##_Args* args) noexcept;

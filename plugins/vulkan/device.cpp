@@ -487,7 +487,7 @@ void fill_properties(TsDevice* d) {
                         ? std::thread::hardware_concurrency()
                         : 0;
   p.stream_weights = 0;  // one queue in submission order
-  std::snprintf(p.executable_formats, sizeof p.executable_formats, "spirv");
+  std::snprintf(p.executable_formats, sizeof p.executable_formats, "spirv,archive:spirv");
   // What kernels may use: the features the device was created with (the
   // ones Executable_Load checks a module against), less what the test hook
   // masks.

@@ -1,4 +1,5 @@
-// Executables and kernels: Executable_Load("spirv") -> VkShaderModule,
+// Executables and kernels: Executable_Load("spirv", or "archive:spirv" for
+// several modules) -> VkShaderModules,
 // GetKernel(name) -> compute pipeline for that entry point (VkPipelineCache),
 // Kernel_Launch -> descriptor set + push constants + vkCmdDispatch.
 //
@@ -18,6 +19,7 @@
 
 #include "internal.hpp"
 #include "spirv.hpp"
+#include "tessera/kernel_archive.hpp"
 
 namespace tessera::vk {
 
@@ -178,31 +180,14 @@ bool uses_subgroup_ops(const spirv::Module& m) {
 
 }  // namespace
 
-TS_VK_ENTRY(Executable_Load, TS_EXECUTABLE_LOAD_ARGS_STRUCT_SIZE) {
-  TS_VK_CHECK_HANDLE(args->device, "Executable_Load", "device");
-  TsDevice* dev = args->device;
-  if (!args->format || std::strcmp(args->format, "spirv") != 0)
-    return errorf(TS_ERROR_UNSUPPORTED,
-                  "vulkan: Executable_Load: format '%s' is not supported; this plugin "
-                  "loads \"spirv\"",
-                  args->format ? args->format : "(null)");
-  std::string origin;
-  std::vector<uint8_t> bytes;
-  if (args->data) {
-    origin = "SPIR-V module (in memory)";
-    bytes.assign(static_cast<const uint8_t*>(args->data),
-                 static_cast<const uint8_t*>(args->data) + args->size);
-  } else {
-    if (!args->path)
-      return errorf(TS_ERROR_INVALID_ARGUMENT,
-                    "vulkan: Executable_Load: neither data nor path is set");
-    origin = std::string("SPIR-V module ") + args->path;
-    std::ifstream in(args->path, std::ios::binary);
-    if (!in)
-      return errorf(TS_ERROR_NOT_FOUND, "vulkan: Executable_Load: cannot open %s",
-                    args->path);
-    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
+namespace {
+
+// What one executable may hold at most: a hostile path (/dev/zero, a sparse
+// file) must not make the plugin read without end.
+constexpr size_t kMaxExecutableBytes = size_t{256} << 20;
+
+// Checks one SPIR-V module and creates its VkShaderModule.
+TsError* load_image(TsDevice* dev, const std::string& bytes, std::string origin, ShaderImage* out) {
   if (bytes.empty() || bytes.size() % 4 != 0)
     return errorf(TS_ERROR_INVALID_ARGUMENT,
                   "vulkan: %s is %zu bytes, not a whole number of 32-bit SPIR-V words",
@@ -225,19 +210,85 @@ TS_VK_ENTRY(Executable_Load, TS_EXECUTABLE_LOAD_ARGS_STRUCT_SIZE) {
                     "arguments in set 0",
                     origin.c_str(), b.set);
   TS_VK_RETURN_IF_ERROR(check_capabilities(dev, m, origin));
-  auto* exe = new TsExecutable;
+  out->origin = std::move(origin);
+  out->words = std::move(words);
+  VkShaderModuleCreateInfo ci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  ci.codeSize = out->words.size() * 4;
+  ci.pCode = out->words.data();
+  VkResult r = dev->fn.vkCreateShaderModule(dev->device, &ci, nullptr, &out->module);
+  if (r != VK_SUCCESS) return vk_error(r, "vkCreateShaderModule(" + out->origin + ")");
+  return nullptr;
+}
+
+void destroy_images(TsDevice* dev, TsExecutable* exe) {
+  for (ShaderImage& image : exe->images)
+    if (image.module) dev->fn.vkDestroyShaderModule(dev->device, image.module, nullptr);
+  exe->images.clear();
+}
+
+}  // namespace
+
+TS_VK_ENTRY(Executable_Load, TS_EXECUTABLE_LOAD_ARGS_STRUCT_SIZE) {
+  TS_VK_CHECK_HANDLE(args->device, "Executable_Load", "device");
+  TsDevice* dev = args->device;
+  const bool archive = args->format && std::strcmp(args->format, "archive:spirv") == 0;
+  if (!args->format || (!archive && std::strcmp(args->format, "spirv") != 0))
+    return errorf(TS_ERROR_UNSUPPORTED,
+                  "vulkan: Executable_Load: format '%s' is not supported; this plugin "
+                  "loads \"spirv\" and \"archive:spirv\"",
+                  args->format ? args->format : "(null)");
+  std::string origin;
+  std::string bytes;
+  if (args->data) {
+    origin = std::string(archive ? "SPIR-V archive" : "SPIR-V module") + " (in memory)";
+    if (args->size > kMaxExecutableBytes)
+      return errorf(TS_ERROR_INVALID_ARGUMENT, "vulkan: Executable_Load: %s is %s, more than the %s an "
+                    "executable may be", origin.c_str(), human_size(args->size).c_str(),
+                    human_size(kMaxExecutableBytes).c_str());
+    bytes.assign(static_cast<const char*>(args->data), args->size);
+  } else {
+    if (!args->path)
+      return errorf(TS_ERROR_INVALID_ARGUMENT,
+                    "vulkan: Executable_Load: neither data nor path is set");
+    origin = std::string(archive ? "SPIR-V archive " : "SPIR-V module ") + args->path;
+    std::ifstream in(args->path, std::ios::binary);
+    if (!in)
+      return errorf(TS_ERROR_NOT_FOUND, "vulkan: Executable_Load: cannot open %s",
+                    args->path);
+    // Read at most the limit (+1 to know it was exceeded), whatever the
+    // file claims to be (a FIFO, /dev/zero).
+    bytes.resize(kMaxExecutableBytes + 1);
+    in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    bytes.resize(static_cast<size_t>(in.gcount()));
+    if (bytes.size() > kMaxExecutableBytes)
+      return errorf(TS_ERROR_INVALID_ARGUMENT,
+                    "vulkan: Executable_Load: %s is larger than the %s an executable may be",
+                    origin.c_str(), human_size(kMaxExecutableBytes).c_str());
+  }
+  auto exe = std::make_unique<TsExecutable>();
   exe->device = dev;
   exe->origin = origin;
-  exe->words = std::move(words);
-  VkShaderModuleCreateInfo ci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-  ci.codeSize = exe->words.size() * 4;
-  ci.pCode = exe->words.data();
-  VkResult r = dev->fn.vkCreateShaderModule(dev->device, &ci, nullptr, &exe->module);
-  if (r != VK_SUCCESS) {
-    delete exe;
-    return vk_error(r, "vkCreateShaderModule(" + origin + ")");
+  auto fail = [&](TsError* e) {
+    destroy_images(dev, exe.get());
+    return e;
+  };
+  if (archive) {
+    std::vector<ArchiveEntry> entries;
+    std::string why = ReadKernelArchive(bytes.data(), bytes.size(), &entries);
+    if (!why.empty())
+      return errorf(TS_ERROR_INVALID_ARGUMENT, "vulkan: %s: %s", origin.c_str(), why.c_str());
+    if (entries.empty())
+      return errorf(TS_ERROR_INVALID_ARGUMENT, "vulkan: %s holds no kernel", origin.c_str());
+    for (const ArchiveEntry& e : entries) {
+      exe->images.emplace_back();
+      if (TsError* err = load_image(dev, e.data, origin + " entry '" + e.name + "'", &exe->images.back()))
+        return fail(err);
+    }
+  } else {
+    exe->images.emplace_back();
+    if (TsError* err = load_image(dev, bytes, origin, &exe->images.back())) return fail(err);
   }
-  args->executable = exe;
+  args->executable = exe.release();
   return nullptr;
 }
 
@@ -254,16 +305,28 @@ void destroy_kernel(TsDevice* dev, TsKernel* k) {
 TsError* build_kernel(TsExecutable* exe, const std::string& name, TsKernel* k) {
   TsDevice* dev = exe->device;
   const DeviceFns& f = dev->fn;
+  // The image whose module has a compute entry point of that name.
   spirv::Module m;
-  std::string why;
-  if (!spirv::Reflect(exe->words.data(), exe->words.size(), &m, &why))
-    return errorf(TS_ERROR_INTERNAL, "vulkan: %s", why.c_str());
   const spirv::EntryPoint* e = nullptr;
+  const ShaderImage* image = nullptr;
   std::string names;
-  for (const spirv::EntryPoint& x : m.entries) {
-    if (x.model != 5) continue;
-    if (x.name == name) e = &x;
-    names += (names.empty() ? "" : ", ") + x.name;
+  for (const ShaderImage& candidate : exe->images) {
+    spirv::Module cm;
+    std::string why;
+    if (!spirv::Reflect(candidate.words.data(), candidate.words.size(), &cm, &why))
+      return errorf(TS_ERROR_INTERNAL, "vulkan: %s", why.c_str());
+    bool found = false;
+    for (const spirv::EntryPoint& x : cm.entries) {
+      if (x.model != 5) continue;
+      names += (names.empty() ? "" : ", ") + x.name;
+      found |= x.name == name;
+    }
+    if (found && !image) {
+      m = std::move(cm);
+      image = &candidate;
+      for (const spirv::EntryPoint& x : m.entries)
+        if (x.model == 5 && x.name == name) e = &x;
+    }
   }
   if (!e)
     return errorf(TS_ERROR_NOT_FOUND,
@@ -335,7 +398,7 @@ TsError* build_kernel(TsExecutable* exe, const std::string& name, TsKernel* k) {
   VkComputePipelineCreateInfo cpi{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
   cpi.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
   cpi.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-  cpi.stage.module = exe->module;
+  cpi.stage.module = image->module;
   cpi.stage.pName = k->name.c_str();
   // Subgroup code (shuffles, reductions) assumes full subgroups of
   // consecutive lanes; without this flag a driver may run partial ones.
@@ -362,7 +425,7 @@ TS_VK_ENTRY(Executable_Destroy, TS_EXECUTABLE_DESTROY_ARGS_STRUCT_SIZE) {
   TsDevice* dev = exe->device;
   TsError* e = synchronize_device(dev);  // never unload under running work
   for (auto& [name, k] : exe->kernels) destroy_kernel(dev, k.get());
-  if (exe->module) dev->fn.vkDestroyShaderModule(dev->device, exe->module, nullptr);
+  destroy_images(dev, exe);
   exe->magic = kMagicDead;
   delete exe;
   return e;

@@ -352,12 +352,21 @@ struct TsKernel {
   bool full_subgroups = false;  // pipeline created with REQUIRE_FULL_SUBGROUPS
 };
 
+namespace tessera::vk {
+// One SPIR-V module of an executable: a "spirv" executable has one, an
+// "archive:spirv" one per entry of the archive (tessera/kernel_archive.hpp).
+struct ShaderImage {
+  VkShaderModule module = VK_NULL_HANDLE;
+  std::vector<uint32_t> words;  // the SPIR-V, for reflection per kernel
+  std::string origin;           // for messages
+};
+}  // namespace tessera::vk
+
 struct TsExecutable {
   static constexpr uint32_t kMagic = tessera::vk::kMagicExecutable;
   uint32_t magic = kMagic;
   TsDevice* device = nullptr;
-  VkShaderModule module = VK_NULL_HANDLE;
-  std::vector<uint32_t> words;  // the SPIR-V, for reflection per kernel
+  std::vector<tessera::vk::ShaderImage> images;
   std::string origin;           // path or "<memory>" for messages
   // Expires when the executable is destroyed: graphs that captured a launch
   // of one of its kernels check it.

@@ -17,6 +17,7 @@
 
 #include "tessera/runtime.hpp"
 #include "vulkan_test_util.hpp"
+#include "tessera/kernel_archive.hpp"
 
 namespace tessera_vk_test {
 namespace {
@@ -71,8 +72,7 @@ TEST_F(VulkanTest, DeviceProperties) {
   EXPECT_EQ(info.advise_hint, TS_HINT_IGNORED);
   EXPECT_TRUE(info.atomic_scopes & TS_ATOMIC_SCOPE_DEVICE);
   EXPECT_TRUE(info.collectives & TS_COLLECTIVE_CAP_ALL_REDUCE);
-  ASSERT_EQ(info.executable_formats.size(), 1u);
-  EXPECT_EQ(info.executable_formats[0], "spirv");
+  EXPECT_EQ(info.executable_formats, (std::vector<std::string>{"spirv", "archive:spirv"}));
   // Vulkan guarantees at least 128 bytes of push constants.
   EXPECT_GE(info.max_scalar_arg_bytes, 128u);
   // Managed buffers are host-visible device memory, reachable in place.
@@ -451,6 +451,52 @@ TEST_F(VulkanTest, BadSpirv) {
   EXPECT_FALSE(fmt.ok());
   auto nofile = dev_.load_executable("spirv", std::string("/nonexistent.spv"));
   EXPECT_FALSE(nofile.ok());
+}
+
+// Several SPIR-V modules in one executable (tessera/kernel_archive.hpp):
+// each kernel is found in its own module; every malformed archive is an
+// error that says what is wrong, never a crash or an unbounded read.
+TEST_F(VulkanTest, KernelArchive) {
+  std::vector<uint8_t> saxpy = ReadFile(ShaderPath("saxpy"));
+  if (saxpy.empty()) GTEST_SKIP() << "no saxpy.spv";
+  std::string image(saxpy.begin(), saxpy.end());
+  std::string blob = tessera::WriteKernelArchive({{"first", image}, {"second", image}});
+  auto exe = dev_.load_executable("archive:spirv", blob.data(), blob.size());
+  VK_ASSERT_OK(exe);
+  VK_EXPECT_OK(exe->kernel("saxpy"));
+  auto missing = exe->kernel("nope");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound) << missing.status().ToString();
+
+  // Truncated anywhere, a lying count, a lying entry size, a bad magic.
+  // (The last cut drops the final 4 bytes of data, not only the padding.)
+  const size_t pad = (8 - image.size() % 8) % 8;
+  for (size_t cut : {size_t{3}, size_t{16}, size_t{20}, blob.size() / 2, blob.size() - pad - 4}) {
+    auto e = dev_.load_executable("archive:spirv", blob.data(), cut);
+    EXPECT_FALSE(e.ok()) << "cut at " << cut;
+    EXPECT_EQ(e.status().code(), StatusCode::kInvalidArgument) << e.status().ToString();
+  }
+  std::string lying = blob;
+  uint32_t huge = 0x7fffffff;
+  std::memcpy(&lying[8], &huge, 4);
+  auto e1 = dev_.load_executable("archive:spirv", lying.data(), lying.size());
+  EXPECT_EQ(e1.status().code(), StatusCode::kInvalidArgument) << e1.status().ToString();
+  lying = blob;
+  uint64_t big = uint64_t{1} << 40;
+  std::memcpy(&lying[24], &big, 8);
+  auto e2 = dev_.load_executable("archive:spirv", lying.data(), lying.size());
+  EXPECT_EQ(e2.status().code(), StatusCode::kInvalidArgument) << e2.status().ToString();
+  EXPECT_NE(e2.status().message().find("more than the archive holds"), std::string::npos)
+      << e2.status().ToString();
+}
+
+// A path that never ends (/dev/zero) is read up to the executable limit,
+// then refused: no 17 GB allocation.
+TEST_F(VulkanTest, EndlessFileIsRefused) {
+  auto e = dev_.load_executable("spirv", std::string("/dev/zero"));
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().code(), StatusCode::kInvalidArgument) << e.status().ToString();
+  EXPECT_NE(e.status().message().find("larger than"), std::string::npos) << e.status().ToString();
 }
 
 TEST_F(VulkanTest, CapabilityCheck) {

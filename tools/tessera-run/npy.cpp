@@ -1,11 +1,14 @@
 #include "npy.hpp"
 
+#include "tessera/element_types.hpp"
+
 #include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
 namespace tessera::run {
+using elements::DtypeSize;
 namespace {
 
 // NumPy has no bf16 or fp8: those travel as their raw bit patterns, bf16 as
@@ -64,12 +67,6 @@ bool parseShape(const std::string& tuple, std::vector<int64_t>* shape, uint64_t*
 
 }  // namespace
 
-size_t DtypeSize(const std::string& d) {
-  if (d == "f64" || d == "i64") return 8;
-  if (d == "f32" || d == "i32") return 4;
-  if (d == "f16" || d == "bf16") return 2;
-  return 1;
-}
 
 std::string ReadNpy(const std::string& path, NpyArray* out) {
   std::ifstream in(path, std::ios::binary);

@@ -17,7 +17,6 @@ struct NpyArray {
 // Returns "" on success, else a message naming the file and the problem.
 std::string ReadNpy(const std::string& path, NpyArray* out);
 std::string WriteNpy(const std::string& path, const NpyArray& array);
-size_t DtypeSize(const std::string& dtype);
 
 }  // namespace tessera::run
 

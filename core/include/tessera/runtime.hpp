@@ -281,6 +281,8 @@ class Device {
   const DeviceInfo& info() const;
   const std::string& backend() const;
   TsDevice* raw() const;
+  // The runtime the device belongs to (a handle sharing its ownership).
+  Runtime runtime() const;
 
   StatusOr<Buffer> allocate(uint64_t size,
                             TsBufferKind kind = TS_BUFFER_DEVICE) const;

@@ -7,8 +7,8 @@
 namespace tessera {
 /// Tessera's three dialects plus the upstream dialects its passes produce.
 void registerAllDialects(mlir::DialectRegistry &registry);
-/// Every Tessera pass, plus the named pipelines
-/// `tessera-cpu-graph-pipeline` and `tessera-cpu-tile-pipeline`.
+/// Every pass of ir/ and its named pipelines (plugins register their own
+/// code generators' passes: tessera-opt does both).
 void registerAllPasses();
 }  // namespace tessera
 

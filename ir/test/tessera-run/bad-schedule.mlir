@@ -7,5 +7,5 @@ func.func @f(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>) -> tensor<8x8xf32> {
   return %c : tensor<8x8xf32>
 }
 // CHECK: no such option tile-q
-// CHECK: bad schedule options 'tile-q=3' for --tessera-graph-to-schedule
+// CHECK: schedule 'tile-q=3' is not a list of --tessera-graph-to-schedule options
 // CHECK: exit code 1

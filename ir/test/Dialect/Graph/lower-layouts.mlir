@@ -64,5 +64,5 @@ func.func @feeds_matmul(%a: tensor<64x64xf32>, %kt: tensor<64x64xf32, #col>) -> 
   return %y : tensor<64x64xf32>
 }
 
-// EXEC: kernel chain
+// EXEC: chain for cpu
 // EXEC: max abs error 0 {{.*}} PASS

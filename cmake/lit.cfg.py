@@ -1,0 +1,14 @@
+# lit configuration shared by every lit suite (tessera_add_lit_suite):
+# ir/test, plugins/<name>/test.
+import os
+import lit.formats
+
+
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".mlir"]
+config.test_source_root = config.tessera_test_src
+# Outputs (Output/*.script) go to the build tree, never the source tree.
+config.test_exec_root = config.tessera_test_exec
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in"]
+config.environment["PATH"] = os.pathsep.join(
+    [config.tessera_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])

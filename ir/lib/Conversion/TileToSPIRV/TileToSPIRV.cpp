@@ -1,0 +1,1154 @@
+//===- TileToSPIRV.cpp - Tile IR kernels -> SPIR-V for Vulkan -------------===//
+//
+// The whole Vulkan code generator in one translation unit:
+//
+//  tessera-tile-to-gpu   Tile IR kernel -> gpu.func in a gpu.module with the
+//                        Vulkan target environment (below)
+//  map-memref-spirv-storage-class (upstream, client-api=vulkan): memory
+//                        space 0 -> StorageBuffer, 3 -> Workgroup
+//  tessera-gpu-to-spirv  one full conversion with the upstream GPU, SCF
+//                        (structured spirv.mlir.selection / loop: MLIR 16's
+//                        convert-gpu-to-spirv has no scf patterns), arith,
+//                        math, memref and func patterns plus Tessera's
+//                        atomics; scalar arguments -> one PushConstant block
+//  spirv-lower-abi-attrs, spirv-update-vce (upstream)
+//  tessera-serialize-spirv / compileForVulkan: mlir::spirv::serialize
+//
+// Tile IR -> SPIR-V (Shader, GLCompute, Logical GLSL450; docs/spirv-lowering.md
+// has the full table, the capabilities and the plugin's device checks):
+//
+//  group_id d / group_count d     WorkgroupId / NumWorkgroups builtins
+//  lane_id d                      LocalInvocationId builtin
+//  lane_count d                   constant from the group size, which is
+//                                 the entry point's LocalSize
+//  tile_id                        x + y*gx + z*gx*gy of the above
+//  subgroup_size                  SubgroupSize builtin (GroupNonUniform),
+//                                 clamped to the group's lane count.
+//                                 Subgroups are assumed made of
+//                                 consecutive lane ids; the Vulkan plugin
+//                                 requests full subgroups for kernels that
+//                                 use them (REQUIRE_FULL_SUBGROUPS, where
+//                                 the group's X is a multiple of the
+//                                 subgroup size); reductions are over the
+//                                 active lanes
+//  shared_alloc                   a Workgroup variable (swizzle: ignored)
+//  barrier                        spirv.ControlBarrier Workgroup, Workgroup,
+//                                 AcquireRelease|WorkgroupMemory
+//  cp_async                       synchronous element copy; commit/wait
+//                                 vanish
+//  load / store (vector<N>)       N scalar loads / stores (SPIR-V vectors
+//                                 have at most 4 components, so every
+//                                 vector value is scalarized: elementwise
+//                                 arith/math ops, broadcasts, vector.insert/
+//                                 extract, constants, scf.for iter_args)
+//  mma (MxK * KxN + MxN)          per lane (each lane owns its fragments,
+//                                 as on the cpu): M*N*K GL Fma, k outermost
+//                                 (integers: IMul + IAdd); f16 widens to
+//                                 f32, i8 to i32 first (bf16/fp8: no SPIR-V
+//                                 type in MLIR 16, a diagnostic).  No
+//                                 cooperative matrices (lavapipe has none)
+//  dot                            scalar multiply-add chain
+//  subgroup_reduce add|max|min    GroupNonUniform{F,I}Add/{F,S}Max/{F,S}Min
+//                                 Reduce, Subgroup scope
+//  shuffle xor|idx                GroupNonUniformShuffleXor / Shuffle
+//  shuffle down|up                GroupNonUniformShuffleDown / Up
+//                                 (GroupNonUniformShuffleRelative) + a
+//                                 select of the lane's own value where the
+//                                 source lane is outside its subgroup
+//  atomic_rmw                     OpAtomic{IAdd,SMax,SMin,Exchange} (i32;
+//                                 i64 with Int64Atomics), OpAtomicFAddEXT
+//                                 for f32 add (float-atomic-add=cas: the
+//                                 loop below instead); f32 max/min: relaxed
+//                                 compare-exchange loop between release /
+//                                 acquire fences, on the bits of a buffer
+//                                 retyped to i32 (NaN propagates; no
+//                                 VK_EXT_shader_atomic_float2 needed).
+//                                 Scope tile/group -> Workgroup,
+//                                 device -> Device (Workgroup on shared
+//                                 memory), mesh -> a diagnostic (Vulkan has
+//                                 no system scope); semantics
+//                                 AcquireRelease|Uniform- or WorkgroupMemory
+//  math                           GLSL.std.450 ops
+//  scalar types                   i8/i16/i32/i64, f16/f32/f64 (Int8, Int16,
+//                                 Int64, Float16, Float64, 8/16-bit storage
+//                                 capabilities: allowed by the target env,
+//                                 recorded by spirv-update-vce when used)
+//  kernel arguments               memrefs: StorageBuffer variables, set 0,
+//                                 bindings 0..n-1 in argument order;
+//                                 scalars: members of one PushConstant
+//                                 block, in argument order at naturally
+//                                 aligned offsets (the Vulkan plugin reads
+//                                 the offsets from the binary)
+//
+// Not lowered (a diagnostic): bf16/fp8 buffers, scalars and mma fragments,
+// i1 scalars, 16/64-bit float atomics,
+// float atomic max/min on a buffer view, vectors of rank > 2 or carried by
+// anything but scf.for (ir/test/Target/SPIRV/invalid.mlir).
+//===----------------------------------------------------------------------===//
+#include "tessera/Conversion/TileToSPIRV/Passes.h"
+
+#include <fstream>
+
+#include "mlir/Conversion/ArithToSPIRV/ArithToSPIRV.h"
+#include "mlir/Conversion/FuncToSPIRV/FuncToSPIRV.h"
+#include "mlir/Conversion/GPUToSPIRV/GPUToSPIRV.h"
+#include "mlir/Conversion/MathToSPIRV/MathToSPIRV.h"
+#include "mlir/Conversion/MemRefToSPIRV/MemRefToSPIRV.h"
+#include "mlir/Conversion/MemRefToSPIRV/MemRefToSPIRVPass.h"
+#include "mlir/Conversion/SCFToSPIRV/SCFToSPIRV.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
+#include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
+#include "mlir/Dialect/SPIRV/Transforms/Passes.h"
+#include "mlir/Dialect/SPIRV/Transforms/SPIRVConversion.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/ADT/SetVector.h"
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/SPIRV/Serialization.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "mlir/Transforms/Passes.h"
+#include "tessera/Dialect/Schedule/Transforms/Passes.h"
+#include "tessera/Dialect/Tile/IR/Tile.h"
+
+namespace tessera::spv {
+#define GEN_PASS_DEF_TILETOGPU
+#define GEN_PASS_DEF_GPUTOSPIRV
+#define GEN_PASS_DEF_SERIALIZESPIRV
+#include "tessera/Conversion/TileToSPIRV/Passes.h.inc"
+}  // namespace tessera::spv
+
+using namespace mlir;
+namespace t = tessera::tile;
+
+namespace {
+
+/// Vulkan 1.1+ Shader target: SPIR-V up to 1.3 with subgroup operations
+/// (shuffles, relative shuffles, arithmetic), float atomic add, and the
+/// non-32-bit scalar types (Int8/16/64, Float16/64) in arithmetic, storage
+/// buffers and push constants.  The environment only says what a kernel MAY
+/// use: spirv-update-vce then records exactly what the module does use, and
+/// the Vulkan plugin checks each recorded capability against the device's
+/// features when the module is loaded (plugins/vulkan/executable.cpp).
+constexpr const char kTargetEnv[] =
+    "#spirv.target_env<#spirv.vce<v1.3, [Shader, GroupNonUniform, "
+    "GroupNonUniformArithmetic, GroupNonUniformShuffle, GroupNonUniformShuffleRelative, "
+    "AtomicFloat32AddEXT, Int8, Int16, Int64, Int64Atomics, Float16, Float64, "
+    "StorageBuffer16BitAccess, StoragePushConstant16, StorageBuffer8BitAccess, "
+    "StoragePushConstant8], "
+    "[SPV_KHR_storage_buffer_storage_class, SPV_EXT_shader_atomic_float_add, "
+    "SPV_KHR_16bit_storage, SPV_KHR_8bit_storage]>, "
+    "api=Vulkan, #spirv.resource_limits<max_compute_workgroup_invocations = 1024, "
+    "max_compute_workgroup_size = [1024, 1024, 64]>>";
+
+/// Marks an atomic_rmw that was rewritten onto the integer bits of a float
+/// buffer (float max/min): the conversion emits a compare-exchange loop that
+/// applies `kind` to the float value (the attribute holds the float type).
+constexpr const char kFloatCasAttr[] = "tessera.spirv_float_cas";
+
+/// bf16 and the fp8 types: no SPIR-V type in MLIR 16 (no SPV_KHR_bfloat16).
+bool noSPIRVType(Type t) {
+  return t.isBF16() || t.isFloat8E5M2() || t.isFloat8E4M3FN();
+}
+
+/// Vectors the lowering scalarizes: 1-D values and 2-D mma fragments, with
+/// elements in row-major order.
+bool isVec(Type ty) {
+  auto v = ty.dyn_cast<VectorType>();
+  return v && (v.getRank() == 1 || v.getRank() == 2) && v.hasStaticShape();
+}
+
+/// Row-major offset of a (leading-dims) position in a vector of `shape`, and
+/// the number of elements the position selects.
+std::pair<int64_t, int64_t> positionOf(ArrayRef<int64_t> shape, ArrayAttr pos) {
+  int64_t off = 0, count = 1;
+  for (int64_t d : shape) count *= d;
+  for (auto [i, a] : llvm::enumerate(pos)) {
+    count /= shape[i];
+    off += a.cast<IntegerAttr>().getInt() * count;
+  }
+  return {off, count};
+}
+
+Value cIdx(OpBuilder &b, Location l, int64_t v) { return b.create<arith::ConstantIndexOp>(l, v); }
+
+/// Tile IR -> gpu/memref/spirv ops with scalarized vectors, for one kernel.
+struct KernelLowering {
+  func::FuncOp f;
+  SmallVector<int64_t, 3> group;
+  bool casFloatAdd = false;  // f32 atomic add as a compare-exchange loop too
+  DenseMap<Value, SmallVector<Value>> scal;  // 1-D vector -> its elements
+
+  FailureOr<SmallVector<Value>> elems(Value v, Operation *user) {
+    if (auto it = scal.find(v); it != scal.end()) return it->second;
+    DenseElementsAttr d;
+    if (matchPattern(v, m_Constant(&d))) {
+      OpBuilder cb(v.getDefiningOp());
+      cb.setInsertionPointAfter(v.getDefiningOp());
+      SmallVector<Value> r;
+      for (Attribute a : d.getValues<Attribute>())
+        r.push_back(cb.create<arith::ConstantOp>(v.getLoc(), a.cast<TypedAttr>()));
+      return scal[v] = r;
+    }
+    user->emitOpError("has a vector operand the SPIR-V lowering cannot scalarize (")
+        << v.getType() << ")";
+    return failure();
+  }
+
+  static Value mathOp(OpBuilder &b, Location l, t::MathFn fn, ValueRange x) {
+    switch (fn) {
+    case t::MathFn::exp: return b.create<math::ExpOp>(l, x[0]);
+    case t::MathFn::log: return b.create<math::LogOp>(l, x[0]);
+    case t::MathFn::sqrt: return b.create<math::SqrtOp>(l, x[0]);
+    case t::MathFn::rsqrt: return b.create<math::RsqrtOp>(l, x[0]);
+    case t::MathFn::tanh: return b.create<math::TanhOp>(l, x[0]);
+    case t::MathFn::max: return b.create<arith::MaxFOp>(l, x[0], x[1]);
+    case t::MathFn::min: return b.create<arith::MinFOp>(l, x[0], x[1]);
+    case t::MathFn::fma: return b.create<math::FmaOp>(l, x[0], x[1], x[2]);
+    }
+    return {};
+  }
+
+  /// Indices with `k` added to the last one.
+  static SmallVector<Value> shifted(OpBuilder &b, Location l, ValueRange idx, int64_t k) {
+    SmallVector<Value> r(idx.begin(), idx.end());
+    if (k) r.back() = b.create<arith::AddIOp>(l, r.back(), cIdx(b, l, k));
+    return r;
+  }
+
+  /// Runs `build` on an i32 view of an index value (SPIR-V ops take i32).
+  template <typename Fn>
+  static Value onI32(OpBuilder &b, Location l, Value v, Fn build) {
+    if (!v.getType().isIndex()) return build(v);
+    Value x = b.create<arith::IndexCastOp>(l, b.getI32Type(), v);
+    return b.create<arith::IndexCastOp>(l, b.getIndexType(), build(x));
+  }
+
+  /// Float atomic max/min have no SPIR-V op that MLIR 16 can emit
+  /// (OpAtomicFMaxEXT/FMinEXT of SPV_EXT_shader_atomic_float_min_max are
+  /// not in its SPIR-V dialect), and Vulkan's compare-exchange only takes
+  /// integers while logical addressing forbids a float* -> int* cast.  So a
+  /// buffer (kernel argument or shared_alloc) that such an atomic targets
+  /// is retyped to integers of the same width: its loads and stores bitcast,
+  /// and every atomic on it works on the bits (float ones carry
+  /// kFloatCasAttr and become a compare-exchange loop in AtomicPattern).
+  /// The bytes in memory are unchanged, so the host's view of the buffer is
+  /// too.
+  LogicalResult retypeFloatAtomics() {
+    llvm::SetVector<Value> bufs;
+    f.walk([&](t::AtomicRMWOp o) {
+      if (o.getType().isa<FloatType>() &&
+          (o.getKind() == t::AtomicKind::max || o.getKind() == t::AtomicKind::min ||
+           (casFloatAdd && o.getKind() == t::AtomicKind::add)))
+        bufs.insert(o.getMemref());
+    });
+    if (bufs.empty()) return success();
+    MLIRContext *ctx = f.getContext();
+    for (Value v : bufs) {
+      auto mt = v.getType().cast<MemRefType>();
+      auto ft = mt.getElementType().cast<FloatType>();
+      auto it = IntegerType::get(ctx, ft.getWidth());
+      auto nt = MemRefType::get(mt.getShape(), it, mt.getLayout(), mt.getMemorySpace());
+      Value nv;
+      auto ba = v.dyn_cast<BlockArgument>();
+      if (ba && ba.getOwner() == &f.front()) {
+        ba.setType(nt);
+        nv = ba;
+      } else if (auto al = v.getDefiningOp<memref::AllocOp>()) {
+        OpBuilder ab(al);
+        nv = ab.create<memref::AllocOp>(al.getLoc(), nt);
+      } else {
+        return mlir::emitError(v.getLoc(), "float atomic max/min on a buffer that is neither a "
+                                           "kernel argument nor a shared_alloc: the SPIR-V "
+                                           "lowering cannot retype it to integers");
+      }
+      for (OpOperand &use : llvm::make_early_inc_range(v.getUses())) {
+        Operation *u = use.getOwner();
+        OpBuilder ub(u);
+        Location l = u->getLoc();
+        if (auto ld = dyn_cast<memref::LoadOp>(u)) {
+          Value x = ub.create<memref::LoadOp>(l, nv, ld.getIndices());
+          ld.replaceAllUsesWith(ub.create<arith::BitcastOp>(l, ft, x).getResult());
+          ld.erase();
+        } else if (auto st = dyn_cast<memref::StoreOp>(u)) {
+          if (use.getOperandNumber() != 1)
+            return u->emitOpError("stores a buffer that float atomics retype to integers");
+          Value x = ub.create<arith::BitcastOp>(l, it, st.getValue());
+          ub.create<memref::StoreOp>(l, x, nv, st.getIndices());
+          st.erase();
+        } else if (auto at = dyn_cast<t::AtomicRMWOp>(u)) {
+          Value x = ub.create<arith::BitcastOp>(l, it, at.getValue());
+          auto na = ub.create<t::AtomicRMWOp>(l, it, at.getKind(), x, nv, at.getIndices(),
+                                              at.getScope());
+          if (at.getKind() != t::AtomicKind::xchg)  // exchange moves bits as they are
+            na->setAttr(kFloatCasAttr, TypeAttr::get(ft));
+          at.replaceAllUsesWith(ub.create<arith::BitcastOp>(l, ft, na.getResult()).getResult());
+          at.erase();
+        } else {
+          return u->emitOpError("uses a buffer that float atomic max/min retype to integers; "
+                                "the SPIR-V lowering handles only loads, stores and atomics there");
+        }
+      }
+      if (!ba) v.getDefiningOp()->erase();
+    }
+    f.setType(FunctionType::get(ctx, f.front().getArgumentTypes(), {}));
+    return success();
+  }
+
+  LogicalResult run() {
+    MLIRContext *ctx = f.getContext();
+    SmallVector<Operation *> ops;
+    // Pre-order: a loop is rewritten (its vector iter_args scalarized)
+    // before the ops of its body, which read them.
+    f.walk<WalkOrder::PreOrder>([&](Operation *op) { ops.push_back(op); });
+    SmallVector<Operation *> done;  // replaced; erased at the end
+    OpBuilder b(ctx);
+    Value tileId;
+    for (Operation *op : ops) {
+      b.setInsertionPoint(op);
+      Location l = op->getLoc();
+      auto dimOf = [](uint64_t d) { return static_cast<gpu::Dimension>(d); };
+      auto replace = [&](Value v) {
+        op->getResult(0).replaceAllUsesWith(v);
+        done.push_back(op);
+      };
+      auto replaceVec = [&](SmallVector<Value> v) {
+        scal[op->getResult(0)] = std::move(v);
+        done.push_back(op);
+      };
+      if (auto o = dyn_cast<t::GroupIdOp>(op)) {
+        replace(b.create<gpu::BlockIdOp>(l, dimOf(o.getDim())));
+      } else if (auto o = dyn_cast<t::GroupCountOp>(op)) {
+        replace(b.create<gpu::GridDimOp>(l, dimOf(o.getDim())));
+      } else if (auto o = dyn_cast<t::LaneIdOp>(op)) {
+        replace(b.create<gpu::ThreadIdOp>(l, dimOf(o.getDim())));
+      } else if (auto o = dyn_cast<t::LaneCountOp>(op)) {
+        replace(cIdx(b, l, group[o.getDim()]));
+      } else if (isa<t::TileIdOp>(op)) {
+        if (!tileId) {
+          OpBuilder eb = OpBuilder::atBlockBegin(&f.front());
+          Value x = eb.create<gpu::BlockIdOp>(l, gpu::Dimension::x);
+          Value y = eb.create<gpu::BlockIdOp>(l, gpu::Dimension::y);
+          Value z = eb.create<gpu::BlockIdOp>(l, gpu::Dimension::z);
+          Value gx = eb.create<gpu::GridDimOp>(l, gpu::Dimension::x);
+          Value gy = eb.create<gpu::GridDimOp>(l, gpu::Dimension::y);
+          Value yz = eb.create<arith::AddIOp>(l, y, eb.create<arith::MulIOp>(l, z, gy));
+          tileId = eb.create<arith::AddIOp>(l, x, eb.create<arith::MulIOp>(l, yz, gx));
+        }
+        replace(tileId);
+      } else if (isa<t::SubgroupSizeOp>(op)) {
+        // A subgroup never holds more lanes than the group: the builtin
+        // reports the device width (e.g. 32/64), which overstates it for
+        // small groups, and code like `lane < subgroup_size` would then
+        // address lanes that do not exist.  Clamp to the group's lanes.
+        int64_t lanes = group[0] * group[1] * group[2];
+        Value hw = b.create<gpu::SubgroupSizeOp>(l, b.getIndexType());
+        replace(b.create<arith::MinUIOp>(l, hw, cIdx(b, l, lanes)));
+      } else if (isa<t::BarrierOp>(op)) {
+        b.create<gpu::BarrierOp>(l);
+        done.push_back(op);
+      } else if (isa<t::CpAsyncCommitOp, t::CpAsyncWaitOp>(op)) {
+        done.push_back(op);
+      } else if (auto o = dyn_cast<t::SharedAllocOp>(op)) {
+        replace(b.create<memref::AllocOp>(l, o.getType().cast<MemRefType>()));
+      } else if (auto o = dyn_cast<t::CpAsyncOp>(op)) {
+        for (int64_t k = 0; k < static_cast<int64_t>(o.getElements()); ++k) {
+          Value v = b.create<memref::LoadOp>(l, o.getSource(), shifted(b, l, o.getSrcIndices(), k));
+          b.create<memref::StoreOp>(l, v, o.getTarget(), shifted(b, l, o.getDstIndices(), k));
+        }
+        done.push_back(op);
+      } else if (auto o = dyn_cast<t::LoadOp>(op)) {
+        SmallVector<Value> r;
+        for (int64_t k = 0; k < o.getType().getNumElements(); ++k)
+          r.push_back(b.create<memref::LoadOp>(l, o.getMemref(), shifted(b, l, o.getIndices(), k)));
+        replaceVec(r);
+      } else if (auto o = dyn_cast<t::StoreOp>(op)) {
+        auto v = elems(o.getValue(), op);
+        if (failed(v)) return failure();
+        for (auto [k, x] : llvm::enumerate(*v))
+          b.create<memref::StoreOp>(l, x, o.getMemref(), shifted(b, l, o.getIndices(), k));
+        done.push_back(op);
+      } else if (auto o = dyn_cast<t::MathOp>(op)) {
+        if (!isVec(o.getType())) {
+          replace(mathOp(b, l, o.getFn(), o.getOperands()));
+          continue;
+        }
+        SmallVector<SmallVector<Value>> xs;
+        for (Value x : o.getOperands()) {
+          auto e = elems(x, op);
+          if (failed(e)) return failure();
+          xs.push_back(*e);
+        }
+        SmallVector<Value> r;
+        for (int64_t k = 0; k < o.getType().cast<VectorType>().getNumElements(); ++k) {
+          SmallVector<Value> args;
+          for (auto &x : xs) args.push_back(x[k]);
+          r.push_back(mathOp(b, l, o.getFn(), args));
+        }
+        replaceVec(r);
+      } else if (auto o = dyn_cast<t::DotOp>(op)) {
+        auto a = elems(o.getA(), op), bb = elems(o.getB(), op);
+        if (failed(a) || failed(bb)) return failure();
+        Type ae = o.getAcc().getType();
+        bool fl = ae.isa<FloatType>();
+        auto widen = [&](Value v) -> Value {
+          if (v.getType() == ae) return v;
+          return fl ? b.create<arith::ExtFOp>(l, ae, v).getResult()
+                    : b.create<arith::ExtSIOp>(l, ae, v).getResult();
+        };
+        Value acc = o.getAcc();
+        for (auto [x, y] : llvm::zip(*a, *bb)) {
+          Value p = fl ? b.create<arith::MulFOp>(l, widen(x), widen(y)).getResult()
+                       : b.create<arith::MulIOp>(l, widen(x), widen(y)).getResult();
+          acc = fl ? b.create<arith::AddFOp>(l, acc, p).getResult()
+                   : b.create<arith::AddIOp>(l, acc, p).getResult();
+        }
+        replace(acc);
+      } else if (auto o = dyn_cast<t::SubgroupReduceOp>(op)) {
+        Value v = o.getValue();
+        bool fl = v.getType().isa<FloatType>();
+        auto sc = spirv::Scope::Subgroup;
+        auto red = spirv::GroupOperation::Reduce;
+        replace(onI32(b, l, v, [&](Value x) -> Value {
+          Type ty = x.getType();
+          switch (o.getKind()) {
+          case t::ReduceKind::add:
+            return fl ? b.create<spirv::GroupNonUniformFAddOp>(l, ty, sc, red, x, Value()).getResult()
+                      : b.create<spirv::GroupNonUniformIAddOp>(l, ty, sc, red, x, Value()).getResult();
+          case t::ReduceKind::max:
+            return fl ? b.create<spirv::GroupNonUniformFMaxOp>(l, ty, sc, red, x, Value()).getResult()
+                      : b.create<spirv::GroupNonUniformSMaxOp>(l, ty, sc, red, x, Value()).getResult();
+          case t::ReduceKind::min:
+            return fl ? b.create<spirv::GroupNonUniformFMinOp>(l, ty, sc, red, x, Value()).getResult()
+                      : b.create<spirv::GroupNonUniformSMinOp>(l, ty, sc, red, x, Value()).getResult();
+          }
+          return x;
+        }));
+      } else if (auto o = dyn_cast<t::ShuffleOp>(op)) {
+        // up/down need the subgroup-local lane id and size for their
+        // out-of-range rule: lowered by ShuffleRelativePattern during the
+        // conversion, where the builtins can be declared.  Record the
+        // group's lane count for it.
+        if (o.getMode() == t::ShuffleMode::up || o.getMode() == t::ShuffleMode::down) {
+          op->setAttr("tessera.group_lanes", b.getI32IntegerAttr(group[0] * group[1] * group[2]));
+          continue;
+        }
+        Value off = b.create<arith::IndexCastOp>(l, b.getI32Type(), o.getOffset());
+        bool isXor = o.getMode() == t::ShuffleMode::Xor;
+        replace(onI32(b, l, o.getValue(), [&](Value x) -> Value {
+          if (isXor)
+            return b.create<spirv::GroupNonUniformShuffleXorOp>(l, x.getType(), spirv::Scope::Subgroup, x, off);
+          return b.create<spirv::GroupNonUniformShuffleOp>(l, x.getType(), spirv::Scope::Subgroup, x, off);
+        }));
+      } else if (auto o = dyn_cast<t::AtomicRMWOp>(op)) {
+        Type ty = o.getType();
+        unsigned w = ty.isIndex() ? 32 : ty.getIntOrFloatBitWidth();
+        bool fl = ty.isa<FloatType>();
+        // Vulkan atomics are on 32-bit integers and floats, and on 64-bit
+        // integers with Int64Atomics; float atomics are 32-bit here (MLIR
+        // 16 has no 16/64-bit float atomic ops we could emit portably).
+        if (!(w == 32 || (w == 64 && !fl)))
+          return op->emitOpError("SPIR-V atomics take 32-bit values (or 64-bit integers), not ") << ty;
+        // Vulkan's memory model has no system scope: a mesh atomic lowered
+        // to Device scope would silently stop being atomic with respect to
+        // the host and peer devices (the Vulkan plugin reports no
+        // atomic_scopes.mesh for that reason).
+        if (o.getScope() == t::AtomicScope::mesh)
+          return op->emitOpError(
+              "has scope 'mesh' (the host and peer devices), which Vulkan cannot express: "
+              "its widest atomic scope is one device (the Vulkan plugin reports no "
+              "atomic_scopes.mesh). Use scope = device and combine across devices with a "
+              "collective, or read the result on the host after the kernel completes; or "
+              "run the kernel on a backend with atomic_scopes.mesh (cpu)");
+        // lowered by the conversion (tessera-gpu-to-spirv); float max/min
+        // first move onto the buffer's integer bits (retypeFloatAtomics).
+      } else if (auto o = dyn_cast<t::MmaOp>(op)) {
+        // Each lane owns its whole fragments (Tile IR vectors are per-lane
+        // register values, as on the cpu path): c[i][j] += a[i][k] * b[k][j]
+        // for k = 0..K-1 in order, as fused multiply-adds (the cpu's
+        // vector.outerproduct also becomes one FMA per k).  No cooperative
+        // matrices: MLIR 16 only has the NV flavour and lavapipe has none.
+        auto at = o.getA().getType().cast<VectorType>();
+        auto ct = o.getAcc().getType().cast<VectorType>();
+        if (noSPIRVType(at.getElementType()))
+          return op->emitOpError() << "has " << at.getElementType()
+                                   << " fragments, which have no SPIR-V type for Vulkan in MLIR 16";
+        int64_t M = at.getDimSize(0), K = at.getDimSize(1), N = ct.getDimSize(1);
+        auto a = elems(o.getA(), op), bb = elems(o.getB(), op), c = elems(o.getAcc(), op);
+        if (failed(a) || failed(bb) || failed(c)) return failure();
+        Type ce = ct.getElementType();
+        bool fl = ce.isa<FloatType>();
+        auto widen = [&](Value v) -> Value {
+          if (v.getType() == ce) return v;
+          return fl ? b.create<arith::ExtFOp>(l, ce, v).getResult()
+                    : b.create<arith::ExtSIOp>(l, ce, v).getResult();
+        };
+        SmallVector<Value> av, bv;
+        for (Value x : *a) av.push_back(widen(x));
+        for (Value x : *bb) bv.push_back(widen(x));
+        SmallVector<Value> r(c->begin(), c->end());
+        for (int64_t k = 0; k < K; ++k)
+          for (int64_t i = 0; i < M; ++i)
+            for (int64_t j = 0; j < N; ++j) {
+              Value x = av[i * K + k], y = bv[k * N + j], &acc = r[i * N + j];
+              acc = fl ? b.create<math::FmaOp>(l, x, y, acc).getResult()
+                       : b.create<arith::AddIOp>(l, acc, b.create<arith::MulIOp>(l, x, y)).getResult();
+            }
+        replaceVec(r);
+      } else if (auto o = dyn_cast<vector::InsertOp>(op)) {
+        auto dt = o.getDestVectorType();
+        if (!isVec(dt)) return op->emitOpError("only 1-D / 2-D vectors lower to SPIR-V");
+        auto d = elems(o.getDest(), op);
+        if (failed(d)) return failure();
+        auto [off, count] = positionOf(dt.getShape(), o.getPosition());
+        SmallVector<Value> r(d->begin(), d->end());
+        if (isVec(o.getSourceType())) {
+          auto src = elems(o.getSource(), op);
+          if (failed(src)) return failure();
+          for (int64_t k = 0; k < count; ++k) r[off + k] = (*src)[k];
+        } else {
+          r[off] = o.getSource();
+        }
+        replaceVec(r);
+      } else if (auto o = dyn_cast<vector::ExtractOp>(op)) {
+        auto vt = o.getVectorType();
+        if (!isVec(vt)) return op->emitOpError("only 1-D / 2-D vectors lower to SPIR-V");
+        auto v = elems(o.getVector(), op);
+        if (failed(v)) return failure();
+        auto [off, count] = positionOf(vt.getShape(), o.getPosition());
+        if (isVec(o.getType()))
+          replaceVec(SmallVector<Value>(v->begin() + off, v->begin() + off + count));
+        else
+          replace((*v)[off]);
+      } else if (auto o = dyn_cast<scf::ForOp>(op)) {
+        // Loop-carried vectors (an mma accumulator) become one scalar
+        // iter_arg per element; the body moves into the new loop as is and
+        // its uses of the vector argument read the scalars.
+        if (llvm::none_of(o.getInitArgs(), [](Value v) { return isVec(v.getType()); })) continue;
+        SmallVector<Value> inits;
+        SmallVector<std::pair<int64_t, int64_t>> slots;  // (first, count) per old iter_arg
+        for (Value v : o.getInitArgs()) {
+          if (!isVec(v.getType())) {
+            slots.push_back({(int64_t)inits.size(), 0});
+            inits.push_back(v);
+            continue;
+          }
+          auto e = elems(v, op);
+          if (failed(e)) return failure();
+          slots.push_back({(int64_t)inits.size(), (int64_t)e->size()});
+          inits.append(e->begin(), e->end());
+        }
+        auto nf = b.create<scf::ForOp>(l, o.getLowerBound(), o.getUpperBound(), o.getStep(), inits);
+        Block *nb = nf.getBody(), *ob = o.getBody();
+        if (!nb->empty()) nb->getTerminator()->erase();
+        nb->getOperations().splice(nb->end(), ob->getOperations());
+        o.getInductionVar().replaceAllUsesWith(nf.getInductionVar());
+        for (auto [i, arg] : llvm::enumerate(o.getRegionIterArgs())) {
+          auto [first, count] = slots[i];
+          ValueRange na = nf.getRegionIterArgs(), nr = nf.getResults();
+          if (!count) {
+            arg.replaceAllUsesWith(na[first]);
+            o.getResult(i).replaceAllUsesWith(nr[first]);
+            continue;
+          }
+          scal[arg] = SmallVector<Value>(na.begin() + first, na.begin() + first + count);
+          scal[o.getResult(i)] = SmallVector<Value>(nr.begin() + first, nr.begin() + first + count);
+        }
+        done.push_back(op);
+      } else if (auto o = dyn_cast<scf::YieldOp>(op)) {
+        if (llvm::none_of(o.getOperands(), [](Value v) { return isVec(v.getType()); })) continue;
+        if (!isa<scf::ForOp>(op->getParentOp()))
+          return op->emitOpError("yields a vector from an op other than scf.for, which the SPIR-V "
+                                 "lowering cannot scalarize");
+        SmallVector<Value> outs;
+        for (Value v : o.getOperands()) {
+          if (!isVec(v.getType())) { outs.push_back(v); continue; }
+          auto e = elems(v, op);
+          if (failed(e)) return failure();
+          outs.append(e->begin(), e->end());
+        }
+        b.create<scf::YieldOp>(l, outs);
+        op->erase();  // the terminator is replaced now: the block keeps one
+      } else if (auto o = dyn_cast<vector::BroadcastOp>(op)) {
+        if (!isVec(o.getType()) || o.getSource().getType().isa<VectorType>())
+          return op->emitOpError("only scalar -> 1-D vector broadcasts lower to SPIR-V");
+        replaceVec(SmallVector<Value>(o.getType().cast<VectorType>().getNumElements(), o.getSource()));
+      } else if (op->hasTrait<OpTrait::Elementwise>() && op->getNumResults() == 1 &&
+                 isVec(op->getResult(0).getType())) {
+        SmallVector<SmallVector<Value>> xs;
+        for (Value x : op->getOperands()) {
+          if (!isVec(x.getType())) { xs.push_back({}); continue; }
+          auto e = elems(x, op);
+          if (failed(e)) return failure();
+          xs.push_back(*e);
+        }
+        Type et = op->getResult(0).getType().cast<VectorType>().getElementType();
+        SmallVector<Value> r;
+        for (int64_t k = 0; k < op->getResult(0).getType().cast<VectorType>().getNumElements(); ++k) {
+          OperationState st(l, op->getName());
+          for (auto [i, x] : llvm::enumerate(op->getOperands())) st.addOperands(xs[i].empty() ? x : xs[i][k]);
+          st.addTypes(et);
+          st.addAttributes(op->getAttrs());
+          r.push_back(b.create(st)->getResult(0));
+        }
+        replaceVec(r);
+      } else if (isa_and_nonnull<t::TileDialect>(op->getDialect())) {
+        return op->emitOpError("has no SPIR-V lowering");
+      }
+    }
+    for (Operation *op : llvm::reverse(done)) {
+      if (!op->use_empty())
+        return op->emitOpError("its vector result is used by an op the SPIR-V lowering cannot scalarize");
+      op->erase();
+    }
+    // MLIR 16's arith -> SPIR-V rejects unsigned compares of index (its
+    // bitwidth emulation check); index is i32 in SPIR-V, so compare i32.
+    SmallVector<arith::CmpIOp> cmps;
+    f.walk([&](arith::CmpIOp c) {
+      if (c.getLhs().getType().isIndex() && c.getPredicate() >= arith::CmpIPredicate::ult)
+        cmps.push_back(c);
+    });
+    for (arith::CmpIOp c : cmps) {
+      OpBuilder cb(c);
+      Value x = cb.create<arith::IndexCastOp>(c.getLoc(), cb.getI32Type(), c.getLhs());
+      Value y = cb.create<arith::IndexCastOp>(c.getLoc(), cb.getI32Type(), c.getRhs());
+      c.replaceAllUsesWith(cb.create<arith::CmpIOp>(c.getLoc(), c.getPredicate(), x, y).getResult());
+      c.erase();
+    }
+    // A select of buffers (double buffering) would be an OpSelect of
+    // pointers, which needs VariablePointers: select the loaded values and
+    // branch around stores instead.
+    SmallVector<arith::SelectOp> sels;
+    f.walk([&](arith::SelectOp s) { if (s.getType().isa<MemRefType>()) sels.push_back(s); });
+    for (arith::SelectOp s : sels) {
+      for (Operation *u : llvm::make_early_inc_range(s->getUsers())) {
+        OpBuilder ub(u);
+        Location l = u->getLoc();
+        if (auto ld = dyn_cast<memref::LoadOp>(u)) {
+          Value a = ub.create<memref::LoadOp>(l, s.getTrueValue(), ld.getIndices());
+          Value c = ub.create<memref::LoadOp>(l, s.getFalseValue(), ld.getIndices());
+          ld.replaceAllUsesWith(ub.create<arith::SelectOp>(l, s.getCondition(), a, c).getResult());
+          ld.erase();
+        } else if (auto st = dyn_cast<memref::StoreOp>(u)) {
+          auto ifOp = ub.create<scf::IfOp>(l, s.getCondition(), /*withElse=*/true);
+          OpBuilder tb = ifOp.getThenBodyBuilder();
+          tb.create<memref::StoreOp>(l, st.getValue(), s.getTrueValue(), st.getIndices());
+          OpBuilder eb = ifOp.getElseBodyBuilder();
+          eb.create<memref::StoreOp>(l, st.getValue(), s.getFalseValue(), st.getIndices());
+          st.erase();
+        } else {
+          return u->emitOpError("uses a select of buffers, which SPIR-V (without VariablePointers) "
+                                "cannot express here");
+        }
+      }
+      s.erase();
+    }
+    if (failed(retypeFloatAtomics())) return failure();
+    // Unused vector constants would not convert.
+    SmallVector<Operation *> dead;
+    f.walk([&](arith::ConstantOp c) { if (c.use_empty() && isVec(c.getType())) dead.push_back(c); });
+    for (Operation *c : dead) c->erase();
+    return success();
+  }
+};
+
+struct TileToGPUPass : tessera::spv::impl::TileToGPUBase<TileToGPUPass> {
+  using TileToGPUBase::TileToGPUBase;
+  void runOnOperation() override {
+    ModuleOp m = getOperation();
+    MLIRContext *ctx = m.getContext();
+    auto env = parseAttribute(kTargetEnv, ctx);
+    if (!env) return signalPassFailure();
+    SmallVector<func::FuncOp> kernels;
+    m.walk([&](func::FuncOp f) {
+      if (!f.isExternal() && f->hasAttr(t::kGroupSizeAttr)) kernels.push_back(f);
+    });
+    for (func::FuncOp f : kernels)
+      if (failed(lower(f, env))) return signalPassFailure();
+    WalkResult r = m.walk([&](Operation *op) {
+      if (isa_and_nonnull<t::TileDialect>(op->getDialect()) && !op->getParentOfType<gpu::GPUModuleOp>()) {
+        op->emitOpError("is outside a Tile IR kernel (a func.func with tessera_tile.group_size)");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (r.wasInterrupted()) signalPassFailure();
+  }
+
+  LogicalResult lower(func::FuncOp f, Attribute env) {
+    MLIRContext *ctx = f.getContext();
+    Location loc = f.getLoc();
+    if (f.getNumResults()) return f.emitError("a Tile IR kernel returns nothing");
+    for (auto [i, ty] : llvm::enumerate(f.getArgumentTypes())) {
+      auto mt = ty.dyn_cast<MemRefType>();
+      if (mt && noSPIRVType(mt.getElementType()))
+        return f.emitError() << "SPIR-V kernel argument " << i << " has type " << ty << ": "
+                             << mt.getElementType()
+                             << " has no SPIR-V type for Vulkan (MLIR 16 has no bf16/fp8 "
+                                "storage); widen it to f16 or f32 first";
+      bool ok = mt ? mt.hasStaticShape() && mt.getLayout().isIdentity() && !t::isSharedMemory(mt)
+                   : (ty.isIntOrIndexOrFloat() && !ty.isInteger(1) && !ty.isBF16() &&
+                      (ty.isIndex() || llvm::is_contained({8u, 16u, 32u, 64u},
+                                                          ty.getIntOrFloatBitWidth())));
+      if (!ok)
+        return f.emitError() << "SPIR-V kernel argument " << i << " has type " << ty
+                             << ": expected a statically shaped global memref or an 8/16/32/64-bit "
+                                "integer or f16/f32/f64 scalar";
+    }
+    if (floatAtomicAdd != "native" && floatAtomicAdd != "cas")
+      return f.emitError() << "tessera-tile-to-gpu: float-atomic-add must be 'native' or 'cas', not '"
+                           << floatAtomicAdd << "'";
+    KernelLowering kl{f, t::getGroupSize(f), floatAtomicAdd == "cas", {}};
+    if (failed(kl.run())) return failure();
+
+    OpBuilder mb(f);
+    auto gm = mb.create<gpu::GPUModuleOp>(loc, f.getName());
+    gm->setAttr(spirv::getTargetEnvAttrName(), env);
+    OpBuilder gb = OpBuilder::atBlockBegin(gm.getBody());
+    auto gf = gb.create<gpu::GPUFuncOp>(loc, f.getName(), f.getFunctionType());
+    gf->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
+    SmallVector<int32_t, 3> ls(kl.group.begin(), kl.group.end());
+    gf->setAttr(spirv::getEntryPointABIAttrName(), spirv::getEntryPointABIAttr(ctx, ls));
+    unsigned binding = 0;
+    for (auto [i, ty] : llvm::enumerate(f.getArgumentTypes())) {
+      // Scalars get a placeholder; tessera-gpu-to-spirv moves them into the
+      // push-constant block before spirv-lower-abi-attrs.
+      unsigned bnd = ty.isa<MemRefType>() ? binding++ : 1000 + i;
+      gf.setArgAttr(i, spirv::getInterfaceVarABIAttrName(),
+                    spirv::getInterfaceVarABIAttr(0, bnd, std::nullopt, ctx));
+    }
+    gf.getBody().getBlocks().clear();
+    gf.getBody().takeBody(f.getBody());
+    SmallVector<func::ReturnOp> rets;
+    gf.walk([&](func::ReturnOp r) { rets.push_back(r); });
+    for (func::ReturnOp r : rets) {
+      OpBuilder rb(r);
+      rb.create<gpu::ReturnOp>(r.getLoc());
+      r.erase();
+    }
+    f.erase();
+    return success();
+  }
+};
+
+Value floatCasLoop(t::AtomicKind kind, Type ft, Value ptr, Value value, spirv::Scope scope,
+                   spirv::MemorySemantics sem, Location l, ConversionPatternRewriter &rw);
+
+/// tessera_tile.atomic_rmw on a converted memref -> SPIR-V atomics.
+struct AtomicPattern : OpConversionPattern<t::AtomicRMWOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(t::AtomicRMWOp o, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    Location l = o.getLoc();
+    auto &tc = *getTypeConverter<SPIRVTypeConverter>();
+    auto mt = o.getMemref().getType().cast<MemRefType>();
+    Value ptr = spirv::getElementPtr(tc, mt, a.getMemref(), a.getIndices(), l, rw);
+    if (!ptr) return rw.notifyMatchFailure(o, "no element pointer");
+    auto sc = mt.getMemorySpace().dyn_cast_or_null<spirv::StorageClassAttr>();
+    bool shared = sc && sc.getValue() == spirv::StorageClass::Workgroup;
+    bool narrow = o.getScope() == t::AtomicScope::tile || o.getScope() == t::AtomicScope::group;
+    spirv::Scope scope = shared || narrow ? spirv::Scope::Workgroup : spirv::Scope::Device;
+    spirv::MemorySemantics sem =
+        spirv::MemorySemantics::AcquireRelease |
+        (shared ? spirv::MemorySemantics::WorkgroupMemory : spirv::MemorySemantics::UniformMemory);
+    Value v = a.getValue();
+    Type ty = v.getType();
+    bool fl = ty.isa<FloatType>();
+    if (auto fa = o->getAttrOfType<TypeAttr>(kFloatCasAttr)) {
+      rw.replaceOp(o, floatCasLoop(o.getKind(), fa.getValue(), ptr, v, scope, sem, l, rw));
+      return success();
+    }
+    // Float max/min were all moved onto integer bits by retypeFloatAtomics.
+    if (fl && (o.getKind() == t::AtomicKind::max || o.getKind() == t::AtomicKind::min))
+      return rw.notifyMatchFailure(o, "float max/min not retyped to integer bits");
+    Value r;
+    switch (o.getKind()) {
+    case t::AtomicKind::add:
+      r = fl ? rw.create<spirv::EXTAtomicFAddOp>(l, ty, ptr, scope, sem, v).getResult()
+             : rw.create<spirv::AtomicIAddOp>(l, ty, ptr, scope, sem, v).getResult();
+      break;
+    case t::AtomicKind::max:
+      r = rw.create<spirv::AtomicSMaxOp>(l, ty, ptr, scope, sem, v);
+      break;
+    case t::AtomicKind::min:
+      r = rw.create<spirv::AtomicSMinOp>(l, ty, ptr, scope, sem, v);
+      break;
+    case t::AtomicKind::xchg:
+      r = rw.create<spirv::AtomicExchangeOp>(l, ty, ptr, scope, sem, v);
+      break;
+    }
+    rw.replaceOp(o, r);
+    return success();
+  }
+};
+
+/// old = *ptr; *ptr = kind(old, value), atomically, on a float stored as
+/// the integer bits `ptr` points to: a compare-exchange loop.
+///
+///   expected = bits(value)          // a guess: no racy plain load
+///   loop: new = bits(kind(float(expected), value))
+///         prev = AtomicCompareExchange(ptr, new, expected)
+///         if prev != expected: expected = prev, retry
+///   result: prev (the value replaced, as a float)
+///
+/// Correct for every float, on any device (no VK_EXT_shader_atomic_float2
+/// needed).  NaN semantics, those of the cpu path's arith.maxf / minf: a
+/// NaN value stores NaN, a NaN in memory stays (no number compares above
+/// or below it), so NaN propagates.  +0 and -0 compare equal: memory keeps
+/// the zero it has.  The loop terminates: a compare-exchange only fails
+/// when another lane changed the word, and each failure hands back the new
+/// word (lock-free, not wait-free, like every CAS loop).
+Value floatCasLoop(t::AtomicKind kind, Type ft, Value ptr, Value value, spirv::Scope scope,
+                   spirv::MemorySemantics sem, Location l, ConversionPatternRewriter &rw) {
+  Type it = value.getType();
+  Type i1 = rw.getI1Type();
+  // Ordering: the other atomics are AcquireRelease; here that becomes a
+  // release fence before the loop and an acquire fence after it around
+  // relaxed exchanges, which orders the same accesses (the fences cover
+  // the exchange that succeeds).  Fences in the loop itself, one per
+  // retry, broke lavapipe: its shared-memory results lost updates when
+  // lanes retried different numbers of times (VulkanTileIr.FloatAtomicMaxMin),
+  // while relaxed exchanges with the fences outside pass.
+  auto storage = sem & (spirv::MemorySemantics::UniformMemory | spirv::MemorySemantics::WorkgroupMemory);
+  rw.create<spirv::MemoryBarrierOp>(l, scope, spirv::MemorySemantics::Release | storage);
+  // The loop is built as spirv.mlir.loop directly, in the shape glslang
+  // gives a `while (true) { ...; if (done) break; }`: the header holds only
+  // the phi and branches to a body block that does the exchange and breaks
+  // to the merge block.  scf.while's lowering puts the exchange and the
+  // exit branch in the header block itself; valid SPIR-V, but Mesa's
+  // lavapipe then loses updates of shared-memory exchanges (seen with
+  // VulkanTileIr.FloatAtomicMaxMin), so that shape is avoided.  The result
+  // leaves the loop through a Function variable (the merge block of a
+  // structured loop takes no arguments), as MLIR's own scf lowering does.
+  auto varTy = spirv::PointerType::get(it, spirv::StorageClass::Function);
+  Value var = rw.create<spirv::VariableOp>(l, varTy, spirv::StorageClass::Function, Value());
+  auto loop = rw.create<spirv::LoopOp>(l, spirv::LoopControl::None);
+  Region &r = loop.getBody();
+  Block *entry = rw.createBlock(&r, r.end());
+  Block *header = rw.createBlock(&r, r.end(), {it}, {l});
+  Block *body = rw.createBlock(&r, r.end());
+  Block *cont = rw.createBlock(&r, r.end(), {it}, {l});
+  Block *merge = rw.createBlock(&r, r.end());
+  rw.create<spirv::MergeOp>(l);
+  rw.setInsertionPointToEnd(entry);
+  rw.create<spirv::BranchOp>(l, header, ValueRange{value});
+  rw.setInsertionPointToEnd(header);
+  rw.create<spirv::BranchOp>(l, body, ValueRange{});
+  rw.setInsertionPointToEnd(body);
+  Value expected = header->getArgument(0);
+  Value old = rw.create<spirv::BitcastOp>(l, ft, expected);
+  Value x = rw.create<spirv::BitcastOp>(l, ft, value);
+  Value nf;
+  switch (kind) {
+  case t::AtomicKind::add: nf = rw.create<spirv::FAddOp>(l, old, x); break;
+  case t::AtomicKind::max:
+  case t::AtomicKind::min: {
+    Value better = kind == t::AtomicKind::max
+                       ? rw.create<spirv::FOrdGreaterThanOp>(l, i1, x, old).getResult()
+                       : rw.create<spirv::FOrdLessThanOp>(l, i1, x, old).getResult();
+    Value take = rw.create<spirv::LogicalOrOp>(l, better, rw.create<spirv::IsNanOp>(l, i1, x));
+    nf = rw.create<spirv::SelectOp>(l, take, x, old);
+    break;
+  }
+  case t::AtomicKind::xchg: nf = x; break;
+  }
+  Value nb = rw.create<spirv::BitcastOp>(l, it, nf);
+  Value prev = rw.create<spirv::AtomicCompareExchangeOp>(l, it, ptr, scope, spirv::MemorySemantics::None,
+                                                         spirv::MemorySemantics::None, nb, expected);
+  rw.create<spirv::StoreOp>(l, var, prev);
+  Value retry = rw.create<spirv::INotEqualOp>(l, prev, expected);
+  rw.create<spirv::BranchConditionalOp>(l, retry, cont, ValueRange{prev}, merge, ValueRange{});
+  rw.setInsertionPointToEnd(cont);
+  rw.create<spirv::BranchOp>(l, header, ValueRange{cont->getArgument(0)});
+  rw.setInsertionPointAfter(loop);
+  rw.create<spirv::MemoryBarrierOp>(l, scope, spirv::MemorySemantics::Acquire | storage);
+  return rw.create<spirv::LoadOp>(l, var);
+}
+
+/// The i32 value of builtin `bi`, declared (once) in the module being
+/// converted under the name upstream uses (`__builtin_var_<Name>__`), so
+/// upstream's patterns and this one share the variable.  MLIR 16's
+/// spirv::getBuiltinVariableValue does not know SubgroupLocalInvocationId.
+Value builtinI32(Operation *op, spirv::BuiltIn bi, OpBuilder &b) {
+  Location l = op->getLoc();
+  Operation *table = SymbolTable::getNearestSymbolTable(op->getParentOp());
+  std::string name = ("__builtin_var_" + spirv::stringifyBuiltIn(bi) + "__").str();
+  auto var = dyn_cast_or_null<spirv::GlobalVariableOp>(SymbolTable::lookupSymbolIn(table, name));
+  if (!var) {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&table->getRegion(0).front());
+    auto ptr = spirv::PointerType::get(b.getI32Type(), spirv::StorageClass::Input);
+    var = b.create<spirv::GlobalVariableOp>(l, ptr, name, bi);
+  }
+  return b.create<spirv::LoadOp>(l, b.create<spirv::AddressOfOp>(l, var));
+}
+
+/// shuffle up|down -> OpGroupNonUniformShuffleUp/Down (SPIR-V 1.3,
+/// GroupNonUniformShuffleRelative).  SPIR-V leaves a read from outside the
+/// subgroup undefined; Tile IR says such lanes read their own value, so
+/// the result is selected by whether the source lane exists:
+/// down: id + delta < lanes, up: id >= delta, where `lanes` is the lane
+/// count of this subgroup (the SubgroupSize builtin, less for the last
+/// subgroup of a group whose lane count is not a multiple of it).
+struct ShuffleRelativePattern : OpConversionPattern<t::ShuffleOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(t::ShuffleOp o, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    bool down = o.getMode() == t::ShuffleMode::down;
+    if (!down && o.getMode() != t::ShuffleMode::up) return failure();
+    auto lanesAttr = o->getAttrOfType<IntegerAttr>("tessera.group_lanes");
+    if (!lanesAttr) return failure();
+    Location l = o.getLoc();
+    Type i32 = rw.getI32Type(), i1 = rw.getI1Type();
+    Value x = a.getValue(), d = a.getOffset();
+    if (!d.getType().isInteger(32)) return rw.notifyMatchFailure(o, "offset is not i32");
+    auto sc = spirv::Scope::Subgroup;
+    Value r = down ? rw.create<spirv::GroupNonUniformShuffleDownOp>(l, x.getType(), sc, x, d).getResult()
+                   : rw.create<spirv::GroupNonUniformShuffleUpOp>(l, x.getType(), sc, x, d).getResult();
+    Value id = builtinI32(o, spirv::BuiltIn::SubgroupLocalInvocationId, rw);
+    Value inRange;
+    if (down) {
+      Value size = builtinI32(o, spirv::BuiltIn::SubgroupSize, rw);
+      Value sgid = builtinI32(o, spirv::BuiltIn::SubgroupId, rw);
+      Value total = rw.create<spirv::ConstantOp>(l, i32, rw.getI32IntegerAttr(lanesAttr.getInt()));
+      Value left = rw.create<spirv::ISubOp>(l, total, rw.create<spirv::IMulOp>(l, sgid, size));
+      Value lanes = rw.create<spirv::GLUMinOp>(l, size, left);
+      inRange = rw.create<spirv::ULessThanOp>(l, i1, rw.create<spirv::IAddOp>(l, id, d), lanes);
+    } else {
+      inRange = rw.create<spirv::UGreaterThanEqualOp>(l, i1, id, d);
+    }
+    rw.replaceOpWithNewOp<spirv::SelectOp>(o, inRange, r, x);
+    return success();
+  }
+};
+
+/// Scalar arguments of an entry function -> one PushConstant block.
+void lowerScalarArgs(spirv::ModuleOp sm, spirv::FuncOp fn) {
+  SmallVector<unsigned> idx;
+  SmallVector<Type> tys;
+  SmallVector<spirv::StructType::OffsetInfo> offs;
+  uint32_t off = 0;
+  for (auto [i, ty] : llvm::enumerate(fn.getArgumentTypes())) {
+    if (ty.isa<spirv::PointerType>()) continue;
+    uint32_t sz = ty.getIntOrFloatBitWidth() / 8;
+    off = (off + sz - 1) / sz * sz;
+    idx.push_back(i);
+    tys.push_back(ty);
+    offs.push_back(off);
+    off += sz;
+  }
+  if (idx.empty()) return;
+  Location l = fn.getLoc();
+  auto ptrTy = spirv::PointerType::get(spirv::StructType::get(tys, offs),
+                                       spirv::StorageClass::PushConstant);
+  OpBuilder b = OpBuilder::atBlockBegin(sm.getBody());
+  auto var = b.create<spirv::GlobalVariableOp>(l, ptrTy, "__tessera_push_constants", FlatSymbolRefAttr());
+  b.setInsertionPointToStart(&fn.front());
+  Value base = b.create<spirv::AddressOfOp>(l, var);
+  llvm::BitVector erase(fn.getNumArguments());
+  for (auto [m, i] : llvm::enumerate(idx)) {
+    Value c = b.create<spirv::ConstantOp>(l, b.getI32Type(), b.getI32IntegerAttr(m));
+    Value p = b.create<spirv::AccessChainOp>(l, base, ValueRange{c});
+    Value v = b.create<spirv::LoadOp>(l, p);
+    fn.getArgument(i).replaceAllUsesWith(v);
+    erase.set(i);
+  }
+  fn.eraseArguments(erase);
+}
+
+struct GPUToSPIRVPass : tessera::spv::impl::GPUToSPIRVBase<GPUToSPIRVPass> {
+  void runOnOperation() override {
+    ModuleOp m = getOperation();
+    MLIRContext *ctx = m.getContext();
+    SmallVector<gpu::GPUModuleOp> gms(m.getOps<gpu::GPUModuleOp>());
+    for (gpu::GPUModuleOp gm : gms) {
+      spirv::TargetEnvAttr env = spirv::lookupTargetEnvOrDefault(gm);
+      std::unique_ptr<ConversionTarget> target = SPIRVConversionTarget::get(env);
+      SPIRVTypeConverter tc(env);
+      ScfToSPIRVContext scfCtx;
+      RewritePatternSet patterns(ctx);
+      populateGPUToSPIRVPatterns(tc, patterns);
+      arith::populateArithToSPIRVPatterns(tc, patterns);
+      populateMathToSPIRVPatterns(tc, patterns);
+      populateMemRefToSPIRVPatterns(tc, patterns);
+      populateFuncToSPIRVPatterns(tc, patterns);
+      populateSCFToSPIRVPatterns(tc, scfCtx, patterns);
+      patterns.add<AtomicPattern, ShuffleRelativePattern>(tc, ctx);
+      if (failed(applyFullConversion(gm, *target, std::move(patterns)))) return signalPassFailure();
+    }
+    for (auto sm : m.getOps<spirv::ModuleOp>())
+      for (auto fn : llvm::make_early_inc_range(sm.getOps<spirv::FuncOp>()))
+        if (fn->hasAttr(spirv::getEntryPointABIAttrName())) lowerScalarArgs(sm, fn);
+  }
+};
+
+/// spirv-update-vce (MLIR 16) derives capabilities from types and ops but
+/// not Int64Atomics, which a 64-bit atomic needs (spirv-val checks it):
+/// add it where the module has one.
+struct Int64AtomicsVCEPass
+    : PassWrapper<Int64AtomicsVCEPass, OperationPass<spirv::ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(Int64AtomicsVCEPass)
+  StringRef getArgument() const final { return "tessera-spirv-int64-atomics-vce"; }
+  void runOnOperation() override {
+    spirv::ModuleOp m = getOperation();
+    auto vce = m.getVceTriple();
+    if (!vce) return;
+    bool wide = false;
+    m.walk([&](Operation *op) {
+      if (op->getName().getStringRef().starts_with("spirv.Atomic") && op->getNumResults() == 1 &&
+          op->getResult(0).getType().isInteger(64))
+        wide = true;
+    });
+    if (!wide) return;
+    SmallVector<spirv::Capability> caps(vce->getCapabilities());
+    if (llvm::is_contained(caps, spirv::Capability::Int64Atomics)) return;
+    caps.push_back(spirv::Capability::Int64Atomics);
+    SmallVector<spirv::Extension> exts(vce->getExtensions());
+    m.setVceTripleAttr(spirv::VerCapExtAttr::get(vce->getVersion(), caps, exts, m.getContext()));
+  }
+};
+
+/// IEEE infinities, NaNs and signed zeros for f32 (SignedZeroInfNanPreserve
+/// 32 on every entry point, SPV_KHR_float_controls): without it a Vulkan
+/// compiler may assume neither occurs and fold x - x to 0, x * 0 to 0, or
+/// reorder min/max (Mesa's NIR does), and Tessera's arithmetic (x / 0 =
+/// inf, inf - inf = NaN, NaN -> 0 in float -> int casts, fp8 saturation of
+/// inf) would differ from the cpu backend and the reference. Needs
+/// VkPhysicalDeviceFloatControlsProperties::shaderSignedZeroInfNanPreserveFloat32
+/// (Vulkan 1.2; every desktop driver and lavapipe have it); the plugin
+/// checks it when the module is loaded.
+struct PreserveInfNanPass
+    : PassWrapper<PreserveInfNanPass, OperationPass<spirv::ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PreserveInfNanPass)
+  StringRef getArgument() const final { return "tessera-spirv-preserve-inf-nan"; }
+  void runOnOperation() override {
+    spirv::ModuleOp m = getOperation();
+    auto vce = m.getVceTriple();
+    if (!vce) return;
+    bool usesF32 = false;
+    m.walk([&](Operation *op) {
+      for (Type t : op->getResultTypes()) usesF32 |= getElementTypeOrSelf(t).isF32();
+    });
+    if (!usesF32) return;
+    SmallVector<spirv::EntryPointOp> entries(m.getOps<spirv::EntryPointOp>());
+    OpBuilder b = OpBuilder::atBlockEnd(m.getBody());
+    for (spirv::EntryPointOp e : entries) {
+      auto fn = m.lookupSymbol<spirv::FuncOp>(e.getFn());
+      if (!fn) continue;
+      b.setInsertionPointAfter(e);
+      b.create<spirv::ExecutionModeOp>(e.getLoc(), fn, spirv::ExecutionMode::SignedZeroInfNanPreserve,
+                                       ArrayRef<int32_t>{32});
+    }
+    SmallVector<spirv::Capability> caps(vce->getCapabilities());
+    SmallVector<spirv::Extension> exts(vce->getExtensions());
+    if (!llvm::is_contained(caps, spirv::Capability::SignedZeroInfNanPreserve))
+      caps.push_back(spirv::Capability::SignedZeroInfNanPreserve);
+    if (vce->getVersion() < spirv::Version::V_1_4 && !llvm::is_contained(exts, spirv::Extension::SPV_KHR_float_controls))
+      exts.push_back(spirv::Extension::SPV_KHR_float_controls);
+    m.setVceTripleAttr(spirv::VerCapExtAttr::get(vce->getVersion(), caps, exts, m.getContext()));
+  }
+};
+
+struct SerializeSPIRVPass : tessera::spv::impl::SerializeSPIRVBase<SerializeSPIRVPass> {
+  using SerializeSPIRVBase::SerializeSPIRVBase;
+  void runOnOperation() override {
+    ModuleOp m = getOperation();
+    auto sms = llvm::to_vector(m.getOps<spirv::ModuleOp>());
+    if (sms.size() != 1) {
+      m.emitError() << "tessera-serialize-spirv: expected one spirv.module, found " << sms.size();
+      return signalPassFailure();
+    }
+    if (output.empty()) {
+      m.emitError("tessera-serialize-spirv: no output= path");
+      return signalPassFailure();
+    }
+    SmallVector<uint32_t, 0> words;
+    if (failed(spirv::serialize(sms.front(), words))) return signalPassFailure();
+    std::ofstream os(output, std::ios::binary);
+    os.write(reinterpret_cast<const char *>(words.data()), words.size() * 4);
+    if (!os) {
+      m.emitError() << "tessera-serialize-spirv: cannot write " << output;
+      signalPassFailure();
+    }
+  }
+};
+
+}  // namespace
+
+void tessera::spv::buildTileToSPIRVPipeline(OpPassManager &pm, const VulkanTargetOptions &options) {
+  pm.addPass(schedule::createScheduleToTile());
+  TileToGPUOptions tg;
+  tg.floatAtomicAdd = options.nativeFloatAtomicAdd ? "native" : "cas";
+  pm.addPass(createTileToGPU(tg));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createMapMemRefStorageClassPass());  // client-api=vulkan
+  pm.addPass(createGPUToSPIRV());
+  OpPassManager &spm = pm.nest<spirv::ModuleOp>();
+  spm.addPass(spirv::createSPIRVLowerABIAttributesPass());
+  // No canonicalizer here: it merges the stores of an if/else on two
+  // buffers into a store through a pointer select/phi (VariablePointers).
+  spm.addPass(createCSEPass());
+  spm.addPass(spirv::createSPIRVUpdateVCEPass());
+  spm.addPass(std::make_unique<Int64AtomicsVCEPass>());
+  spm.addPass(std::make_unique<PreserveInfNanPass>());
+}
+
+namespace {
+struct TileToSPIRVPipelineOptions : PassPipelineOptions<TileToSPIRVPipelineOptions> {
+  Option<std::string> floatAtomicAdd{
+      *this, "float-atomic-add",
+      llvm::cl::desc("f32 atomic add: native (OpAtomicFAddEXT) or cas (any device)"),
+      llvm::cl::init("native")};
+};
+}  // namespace
+
+void tessera::spv::registerSPIRVPipelines() {
+  PassPipelineRegistration<TileToSPIRVPipelineOptions>(
+      "tessera-tile-to-spirv",
+      "Schedule/Tile IR kernels -> one spirv.module per kernel (Vulkan Shader, GLCompute)",
+      [](OpPassManager &pm, const TileToSPIRVPipelineOptions &o) {
+        VulkanTargetOptions vo;
+        vo.nativeFloatAtomicAdd = o.floatAtomicAdd != "cas";
+        buildTileToSPIRVPipeline(pm, vo);
+      });
+}
+
+LogicalResult tessera::spv::compileForVulkan(ModuleOp module, std::vector<VulkanKernel> *kernels,
+                                             const VulkanTargetOptions &options) {
+  OwningOpRef<ModuleOp> m(module.clone());
+  std::vector<VulkanKernel> infos;
+  m->walk([&](func::FuncOp f) {
+    if (f.isExternal() || !f->hasAttr(t::kGroupSizeAttr)) return;
+    VulkanKernel k;
+    k.name = f.getName().str();
+    auto g = t::getGroupSize(f);
+    for (int d = 0; d < 3; ++d) k.groupSize[d] = g[d];
+    if (auto a = f->getAttrOfType<DenseI64ArrayAttr>(t::kGridAttr))
+      for (auto [i, v] : llvm::enumerate(a.asArrayRef())) k.grid[i] = v;
+    infos.push_back(std::move(k));
+  });
+  if (infos.empty()) return module.emitError("no Tile IR kernel (func.func with tessera_tile.group_size)");
+  PassManager pm(module.getContext());
+  buildTileToSPIRVPipeline(pm, options);
+  if (failed(pm.run(*m))) return failure();
+  for (auto sm : m->getOps<spirv::ModuleOp>()) {
+    std::string entry;
+    sm.walk([&](spirv::EntryPointOp e) { entry = e.getFn().str(); });
+    for (VulkanKernel &k : infos) {
+      if (k.name != entry) continue;
+      SmallVector<uint32_t, 0> words;
+      if (failed(spirv::serialize(sm, words))) return failure();
+      k.spirv.assign(words.begin(), words.end());
+    }
+  }
+  for (VulkanKernel &k : infos) {
+    if (k.spirv.empty()) return module.emitError() << "kernel " << k.name << " produced no SPIR-V";
+    kernels->push_back(std::move(k));
+  }
+  return success();
+}

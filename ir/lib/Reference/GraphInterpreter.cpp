@@ -1,0 +1,280 @@
+#include "tessera/Reference/GraphInterpreter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "tessera/element_types.hpp"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "tessera/Dialect/Graph/IR/Graph.h"
+#include "tessera/Dialect/Schedule/IR/Schedule.h"
+
+namespace tessera::reference {
+using namespace tessera::elements;
+namespace {
+
+using namespace mlir;
+namespace g = tessera::graph;
+
+struct T {
+  std::vector<int64_t> shape;
+  std::vector<double> v;  // logical, row-major; values of the element type
+  int64_t size() const { return static_cast<int64_t>(v.size()); }
+};
+
+// Logical <-> physical for the innermost two dims.
+std::vector<double> toPhysical(const T& t, g::LayoutAttr l) {
+  if (!l || l.isRowMajor()) return t.v;
+  int64_t M = t.shape[t.shape.size() - 2], N = t.shape.back(), mats = t.size() / (M * N);
+  std::vector<double> out(t.v.size());
+  for (int64_t b = 0; b < mats; ++b)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) out[b * M * N + l.offset(i, j, M, N)] = t.v[b * M * N + i * N + j];
+  return out;
+}
+T fromPhysical(const std::vector<double>& p, RankedTensorType type) {
+  T t{std::vector<int64_t>(type.getShape().begin(), type.getShape().end()), p};
+  auto l = g::getLayout(type);
+  if (!l || l.isRowMajor()) return t;
+  int64_t M = t.shape[t.shape.size() - 2], N = t.shape.back(), mats = t.size() / (M * N);
+  for (int64_t b = 0; b < mats; ++b)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) t.v[b * M * N + i * N + j] = p[b * M * N + l.offset(i, j, M, N)];
+  return t;
+}
+
+std::string dtypeOf(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  getElementTypeOrSelf(t).print(os);
+  return os.str();
+}
+
+float gelu(float x) {
+  return 0.5f * x * (1.f + std::tanh(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+}
+
+std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollective& collective) {
+  for (Operation& op : block) {
+    auto in = [&](unsigned i) -> T& { return env[op.getOperand(i)]; };
+    auto resultShape = [&](unsigned i = 0) {
+      auto s = op.getResult(i).getType().cast<RankedTensorType>().getShape();
+      return std::vector<int64_t>(s.begin(), s.end());
+    };
+    if (auto tile = dyn_cast<schedule::TileOp>(op)) {
+      for (auto [a, v] : llvm::zip(tile.getBody().getArguments(), tile.getOperands())) env[a] = env[v];
+      if (auto e = eval(tile.getBody().front(), env, collective); !e.empty()) return e;
+      auto y = cast<schedule::YieldOp>(tile.getBody().front().getTerminator());
+      for (auto [r, v] : llvm::zip(tile.getResults(), y.getValues())) env[r] = env[v];
+      continue;
+    }
+    if (isa<schedule::YieldOp, func::ReturnOp>(op)) continue;
+    T out{resultShape(), {}};
+    int64_t n = 1;
+    for (int64_t d : out.shape) n *= d;
+    out.v.assign(n, 0.f);
+    // Element types: float ops compute in f32 (as float), integer ops
+    // exactly (int64 / uint64, wrapping), and every result is rounded to
+    // its type at the end (RoundTo), as the generated code stores it.
+    const std::string rt = dtypeOf(op.getResult(0).getType());
+    const bool isInt = !IsFloatDtype(rt);
+    if (auto mm = dyn_cast<g::MatmulOp>(op)) {
+      // Accumulated exactly (double: every partial sum of f32 products up
+      // to K = 2^29 terms within 2^-24; integers mod 2^64), rounded once.
+      T &a = in(0), &b = in(1);
+      int64_t r = a.shape.size(), M = a.shape[r - 2], K = a.shape[r - 1], N = b.shape[r - 1];
+      int64_t batch = a.size() / (M * K);
+      bool intAcc = !IsFloatDtype(dtypeOf(mm.getLhs().getType()));
+      std::vector<uint64_t> iacc(intAcc ? n : 0);
+      for (int64_t bt = 0; bt < batch; ++bt)
+        for (int64_t i = 0; i < M; ++i)
+          for (int64_t k = 0; k < K; ++k) {
+            double av = a.v[bt * M * K + i * K + k];
+            for (int64_t j = 0; j < N; ++j) {
+              int64_t o = bt * M * N + i * N + j;
+              double bv = b.v[bt * K * N + k * N + j];
+              if (intAcc) iacc[o] += static_cast<uint64_t>(static_cast<int64_t>(av) * static_cast<int64_t>(bv));
+              else out.v[o] += av * bv;  // exact: 24-bit x 24-bit significands
+            }
+          }
+      if (intAcc)  // the low 32 bits (the i32 accumulator); RoundTo wraps to the result type
+        for (int64_t o = 0; o < n; ++o) out.v[o] = static_cast<double>(static_cast<int32_t>(static_cast<uint32_t>(iacc[o])));
+    } else if (auto cast = dyn_cast<g::CastOp>(op)) {
+      std::string from = dtypeOf(cast.getInput().getType());
+      for (int64_t i = 0; i < n; ++i) out.v[i] = CastValue(in(0).v[i], from, rt);
+    } else if (g::isElementwise(&op) && isInt) {
+      T& a = in(0);
+      const T* b = op.getNumOperands() == 2 ? &in(1) : nullptr;
+      for (int64_t i = 0; i < n; ++i) {
+        int64_t x = static_cast<int64_t>(a.v[i]), y = b ? static_cast<int64_t>(b->v[i % b->size()]) : 0;
+        int64_t r = x;
+        if (isa<g::AddOp>(op)) r = x + y;
+        else if (isa<g::SubOp>(op)) r = x - y;
+        else if (isa<g::MulOp>(op)) r = static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y));
+        else if (isa<g::DivOp>(op)) r = y == 0 ? 0 : x / y;  // toward zero; x / 0 = 0 (docs/ir.md)
+        else if (isa<g::MaxOp>(op)) r = std::max(x, y);
+        else if (isa<g::ReluOp>(op)) r = std::max<int64_t>(x, 0);
+        out.v[i] = static_cast<double>(r);
+      }
+    } else if (g::isElementwise(&op)) {
+      T& a = in(0);
+      const T* b = op.getNumOperands() == 2 ? &in(1) : nullptr;
+      for (int64_t i = 0; i < n; ++i) {
+        float x = static_cast<float>(a.v[i]), y = b ? static_cast<float>(b->v[i % b->size()]) : 0.f;
+        float r = x;
+        if (isa<g::AddOp>(op)) r = x + y;
+        else if (isa<g::SubOp>(op)) r = x - y;
+        else if (isa<g::MulOp>(op)) r = x * y;
+        else if (isa<g::DivOp>(op)) r = x / y;
+        else if (isa<g::MaxOp>(op)) r = std::max(x, y);
+        else if (isa<g::ReluOp>(op)) r = std::max(x, 0.f);
+        else if (isa<g::ExpOp>(op)) r = std::exp(x);
+        else if (isa<g::GeluOp>(op)) r = gelu(x);
+        out.v[i] = r;
+      }
+    } else if (auto sm = dyn_cast<g::SoftmaxOp>(op)) {
+      // Along any dim: [outer, len, inner] around it.
+      T& a = in(0);
+      const int64_t dim = static_cast<int64_t>(sm.getDim());
+      int64_t len = a.shape[dim], inner = 1;
+      for (size_t d = dim + 1; d < a.shape.size(); ++d) inner *= a.shape[d];
+      std::vector<float> e(len);
+      for (int64_t r = 0; r < n / len; ++r) {
+        const int64_t base = (r / inner) * len * inner + r % inner;
+        auto at = [&](int64_t j) { return base + j * inner; };
+        float mx = -INFINITY, sum = 0;
+        for (int64_t j = 0; j < len; ++j) mx = std::max(mx, static_cast<float>(a.v[at(j)]));
+        for (int64_t j = 0; j < len; ++j) sum += e[j] = std::exp(static_cast<float>(a.v[at(j)]) - mx);
+        for (int64_t j = 0; j < len; ++j) out.v[at(j)] = e[j] * (1.f / sum);
+      }
+    } else if (auto red = dyn_cast<g::ReduceOp>(op)) {
+      // In the order the attribute fixes: floats in f32, integers exactly.
+      // Any set of dims: the reduced elements of an output, in row-major
+      // order over the (sorted) reduced dims, are the sequence the order
+      // attribute associates.
+      T& a = in(0);
+      const int64_t rank = static_cast<int64_t>(a.shape.size());
+      std::vector<int64_t> stride(rank, 1);
+      for (int64_t d = rank - 2; d >= 0; --d) stride[d] = stride[d + 1] * a.shape[d + 1];
+      std::vector<bool> reduced(rank, false);
+      for (int64_t d : red.getDims()) reduced[d] = true;
+      std::vector<int64_t> keptDims, redDims;
+      for (int64_t d = 0; d < rank; ++d) (reduced[d] ? redDims : keptDims).push_back(d);
+      int64_t len = 1;
+      for (int64_t d : redDims) len *= a.shape[d];
+      // Offset of flat index `f` over `ds` (row-major) in the input.
+      auto offsetOf = [&](int64_t f, const std::vector<int64_t>& ds) {
+        int64_t off = 0;
+        for (size_t k = ds.size(); k-- > 0;) {
+          off += (f % a.shape[ds[k]]) * stride[ds[k]];
+          f /= a.shape[ds[k]];
+        }
+        return off;
+      };
+      bool mx = red.getKind() == g::ReduceKind::max;
+      bool pairwise = red.getOrder() == g::AssocOrder::pairwise;
+      std::vector<double> row(len);
+      for (int64_t r = 0; r < n; ++r) {
+        const int64_t base = offsetOf(r, keptDims);
+        for (int64_t j = 0; j < len; ++j) row[j] = a.v[base + offsetOf(j, redDims)];
+        auto combine = [&](double x, double y) -> double {
+          if (mx) return std::max(x, y);
+          if (isInt) return static_cast<double>(static_cast<int64_t>(x) + static_cast<int64_t>(y));
+          return static_cast<float>(x) + static_cast<float>(y);
+        };
+        if (pairwise) {
+          for (int64_t st = 1; st < len; st *= 2)
+            for (int64_t i = 0; i + st < len; i += 2 * st) row[i] = combine(row[i], row[i + st]);
+        } else {
+          for (int64_t j = 1; j < len; ++j) row[0] = combine(row[0], row[j]);
+        }
+        out.v[r] = row[0];
+      }
+    } else if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
+      auto dense = cst.getValue().dyn_cast<DenseElementsAttr>();
+      if (!dense) return "no reference for non-dense 'arith.constant'";
+      int64_t i = 0;
+      if (dense.getElementType().isa<FloatType>()) {
+        for (const APFloat& f : dense.getValues<APFloat>()) out.v[i++] = f.convertToDouble();
+      } else {
+        for (const APInt& x : dense.getValues<APInt>()) out.v[i++] = static_cast<double>(x.getSExtValue());
+      }
+      if (dense.isSplat()) std::fill(out.v.begin(), out.v.end(), out.v[0]);
+    } else if (isa<g::ConvertLayoutOp>(op)) {
+      out.v = in(0).v;  // logical values are unchanged
+    } else if (collective && isa<g::AllReduceOp, g::BroadcastOp, g::AllGatherOp, g::ReduceScatterOp>(op)) {
+      if (auto e = collective(op, in(0).v, &out.v); !e.empty()) return e;
+    } else {
+      return "no reference for '" + op.getName().getStringRef().str() + "'";
+    }
+    for (double& v : out.v) v = RoundTo(v, rt);
+    env[op.getResult(0)] = std::move(out);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string ReferenceGraph(func::FuncOp fn, const HostTensors& inputs, HostTensors* outputs,
+                           const ReferenceCollective& collective) {
+  DenseMap<Value, T> env;
+  for (auto [i, a] : llvm::enumerate(fn.getArguments()))
+    env[a] = fromPhysical(inputs[i], a.getType().cast<RankedTensorType>());
+  if (auto e = eval(fn.front(), env, collective); !e.empty()) return e;
+  outputs->clear();
+  for (Value v : fn.front().getTerminator()->getOperands())
+    outputs->push_back(toPhysical(env[v], g::getLayout(v.getType())));
+  return "";
+}
+
+bool ReferenceTile(const std::string& kernel, const HostTensors& args,
+                   const std::vector<std::vector<int64_t>>& shapes, const std::vector<unsigned>& grid,
+                   const std::vector<unsigned>& group, HostTensors* expected) {
+  *expected = args;
+  // Sizes are checked before anything is written: a kernel of the same name
+  // with other shapes has no reference here.
+  auto size = [&](size_t i) { return i < args.size() ? args[i].size() : 0; };
+  auto count = [&](size_t i) {
+    int64_t n = 1;
+    for (int64_t d : i < shapes.size() ? shapes[i] : std::vector<int64_t>{}) n *= d;
+    return static_cast<size_t>(n);
+  };
+  for (size_t i = 0; i < args.size(); ++i)
+    if (size(i) != count(i)) return false;
+  if (grid.empty() || grid[0] == 0) return false;
+  if (kernel == "saxpy" && args.size() == 3 && size(0) == 1 && size(1) == size(2)) {  // (a, x, y): y = a*x + y
+    float a = args[0][0];
+    for (size_t i = 0; i < args[1].size(); ++i) (*expected)[2][i] = a * args[1][i] + args[2][i];
+    return true;
+  }
+  if (kernel == "block_sum" && args.size() == 2 && size(0) % grid[0] == 0 && size(1) >= grid[0]) {  // (x, partial): one sum per group
+    size_t per = args[0].size() / grid[0];
+    for (size_t gi = 0; gi < grid[0]; ++gi) {
+      double s = 0;
+      for (size_t i = 0; i < per; ++i) s += args[0][gi * per + i];
+      (*expected)[1][gi] = static_cast<float>(s);
+    }
+    return true;
+  }
+  size_t n = static_cast<size_t>(std::lround(std::sqrt(static_cast<double>(size(0)))));
+  if (kernel == "tiled_gemm" && args.size() == 3 && n * n == size(0) && size(1) == size(0) &&
+      size(2) == size(0)) {  // (A, B, C): C = A x B, square
+    for (size_t i = 0; i < n; ++i)
+      for (size_t j = 0; j < n; ++j) {
+        double s = 0;
+        for (size_t k = 0; k < n; ++k) s += static_cast<double>(args[0][i * n + k]) * args[1][k * n + j];
+        (*expected)[2][i * n + j] = static_cast<float>(s);
+      }
+    return true;
+  }
+  if (kernel == "pipelined_scale" && args.size() == 2 && size(0) == size(1)) {  // (x, y): y = 2x, via double buffering
+    for (size_t i = 0; i < args[0].size(); ++i) (*expected)[1][i] = 2.f * args[0][i];
+    return true;
+  }
+  return false;
+}
+
+}  // namespace tessera::reference

@@ -1,0 +1,87 @@
+#include "compiler_part.hpp"
+
+#include <dlfcn.h>
+
+#include <vector>
+
+#include "plugin_support.hpp"
+
+namespace tessera::plugin_support {
+
+TsError* CompilerPart::Load() noexcept {
+  std::call_once(once_, [&] {
+    Dl_info info{};
+    std::vector<std::string> candidates;
+    if (dladdr(anchor_, &info) && info.dli_fname) {
+      std::string dir = info.dli_fname;
+      size_t slash = dir.rfind('/');
+      dir = slash == std::string::npos ? "." : dir.substr(0, slash);
+      candidates.push_back(dir + "/" + file_);
+      candidates.push_back(dir + "/tessera/plugins/" + file_);
+    }
+    std::string tried;
+    for (const std::string& path : candidates) {
+      handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (handle_) break;
+      const char* e = dlerror();
+      tried += (tried.empty() ? "" : "; ") + path + ": " + (e ? e : "dlopen failed");
+    }
+    if (!handle_) {
+      load_error_ = "cannot load the compiler part " + std::string(file_) + " (" +
+                    (tried.empty() ? std::string("the plugin's folder is unknown") : tried) +
+                    "); install it next to the plugin";
+      return;
+    }
+    using GetApi = const TsPluginApi* (*)(void);
+    auto get = reinterpret_cast<GetApi>(dlsym(handle_, TESSERA_PLUGIN_COMPILER_ENTRY_POINT));
+    const TsPluginApi* api = get ? get() : nullptr;
+    if (!api) {
+      load_error_ = std::string(file_) + " does not export " + TESSERA_PLUGIN_COMPILER_ENTRY_POINT +
+                    " or it returned NULL";
+    } else if (api->abi_version.major != TESSERA_ABI_VERSION_MAJOR ||
+               api->struct_size < TS_PLUGIN_API_STRUCT_SIZE || !api->Compiler_Compile ||
+               !api->Compilation_Destroy || !api->Error_Destroy || !api->Error_Message ||
+               !api->Error_GetCode) {
+      load_error_ = std::string(file_) + " is not a compiler part of plugin ABI " +
+                    std::to_string(TESSERA_ABI_VERSION_MAJOR) + "." +
+                    std::to_string(TESSERA_ABI_VERSION_MINOR) +
+                    " (wrong version or missing entries): rebuild it with the plugin";
+    } else {
+      api_ = api;
+    }
+  });
+  if (api_) return nullptr;
+  return errorf(TS_ERROR_UNAVAILABLE, "%s: Compiler_Compile: %s", plugin_, load_error_.c_str());
+}
+
+TsError* CompilerPart::Forward(TsError* part_error) noexcept {
+  if (part_error == nullptr) return nullptr;
+  TsError_GetCode_Args code{};
+  code.struct_size = TS_ERROR_GETCODE_ARGS_STRUCT_SIZE;
+  code.error = part_error;
+  TsError_Message_Args msg{};
+  msg.struct_size = TS_ERROR_MESSAGE_ARGS_STRUCT_SIZE;
+  msg.error = part_error;
+  TsErrorCode c = TS_ERROR_INTERNAL;
+  std::string text = "(the compiler part returned an error without a message)";
+  if (api_->Error_GetCode(&code) == nullptr) c = code.code;
+  if (api_->Error_Message(&msg) == nullptr && msg.message) text.assign(msg.message, msg.message_size);
+  TsError_Destroy_Args destroy{};
+  destroy.struct_size = TS_ERROR_DESTROY_ARGS_STRUCT_SIZE;
+  destroy.error = part_error;
+  api_->Error_Destroy(&destroy);
+  return make_error(c, text);
+}
+
+TsError* CompilerPart::Compile(TsCompiler_Compile_Args* args) noexcept {
+  if (TsError* e = Load()) return e;
+  return Forward(api_->Compiler_Compile(args));
+}
+
+TsError* CompilerPart::Destroy(TsCompilation_Destroy_Args* args) noexcept {
+  if (args->compilation == nullptr) return nullptr;
+  if (TsError* e = Load()) return e;
+  return Forward(api_->Compilation_Destroy(args));
+}
+
+}  // namespace tessera::plugin_support

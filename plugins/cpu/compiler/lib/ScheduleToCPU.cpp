@@ -1,0 +1,652 @@
+//===- ScheduleToCPU.cpp - Graph/Schedule IR -> vectorized cpu loops ------===//
+//
+// A function on tensors becomes one kernel on memrefs.  When every op keeps
+// rows independent (matmul lhs, elementwise, softmax and reductions along
+// inner dims: the MLP; batched matmuls along the leading batch dim), each
+// tile group computes one block of output rows and intermediates live in
+// per-group scratch; otherwise one group computes everything.  Matmuls are
+// emitted in the BLIS structure by MatmulToCPU.cpp, flash_attention ops by
+// FlashAttentionToCPU.cpp (row-local in their queries); the other Graph
+// ops become loops here.  Every element type is stored in its storage type
+// and computed in f32 or i32 (ElementTypes.h).
+//
+//===----------------------------------------------------------------------===//
+#include "tessera/cpu/Passes.h"
+
+#include "tessera/Conversion/ElementTypes.h"
+#include "FlashAttentionToCPU.h"
+#include "LoopBuilder.h"
+#include "MatmulToCPU.h"
+#include "RowOpsToCPU.h"
+
+#include <algorithm>
+
+#include "llvm/ADT/SetVector.h"
+#include <cstdlib>
+#include "mlir/IR/TypeUtilities.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Matchers.h"
+#include "tessera/Dialect/Graph/IR/Graph.h"
+#include "tessera/Dialect/Schedule/IR/Schedule.h"
+
+namespace tessera::cpu {
+#define GEN_PASS_DEF_SCHEDULETOCPU
+#include "tessera/cpu/Passes.h.inc"
+}  // namespace tessera::cpu
+
+using namespace mlir;
+using namespace tessera;
+using namespace tessera::cpu;
+namespace g = tessera::graph;
+
+namespace {
+
+constexpr int64_t kVec = 8;  // 32-bit lanes of an AVX2 register
+
+/// Where a tensor value lives in the kernel.
+struct Buf {
+  Value mem;
+  RankedTensorType type;
+  bool row = false;   // a block of rows starting at `row0` of the full tensor
+  Value row0;         // added to dim 0 when `row` (null: 0)
+  g::LayoutAttr layout;  // non-row-major: `mem` is flat
+};
+
+class KernelBuilder {
+ public:
+  KernelBuilder(func::FuncOp src, OpBuilder &b, ElementOptions elements)
+      : src(src), b(b), loc(src.getLoc()), elements(elements) {}
+
+  LogicalResult run();
+
+ private:
+  func::FuncOp src;
+  OpBuilder &b;
+  Location loc;
+  ElementOptions elements;
+  DenseMap<Value, Buf> bufs;
+  DenseSet<Value> rowValues;
+  bool parallel = false;
+  int64_t rowsTotal = 0, rowBlock = 0;
+  Value rows;  // rows this group owns (index)
+  DenseMap<Type, std::pair<Value, Value>> packs;  // accumulator type -> packed A, B
+  int64_t MC = 144, NC = 4096, KC = 256, MR = 6, NR = 16;
+  int64_t vectorWidth = kVec;  // V of the tile being lowered (row tiles)
+  SmallVector<Value> allocs;
+
+  LogicalResult analyzeRows();
+  Buf makeBuf(Value v);
+  Value load(const Buf &buf, ArrayRef<Value> idx);  // widened to the compute type
+  void store(const Buf &buf, ArrayRef<Value> idx, Value v);  // rounded to the storage type
+  Value loadRaw(const Buf &buf, ArrayRef<Value> idx);
+  void storeRaw(const Buf &buf, ArrayRef<Value> idx, Value v);
+  TensorAccess access(const Buf &buf);
+  SmallVector<Value> memIndices(const Buf &buf, ArrayRef<Value> idx);
+  SmallVector<Value> extents(const Buf &buf);
+  LogicalResult lowerMatmul(g::MatmulOp mm, const FusedTree &epilogue,
+                            const Buf &A, const Buf &B, const Buf &C,
+                            DenseMap<Value, Buf> &local);
+  LogicalResult lowerGroup(const FusedTree &tree, const Buf &out, DenseMap<Value, Buf> &local);
+  LogicalResult lowerOp(Operation *op);
+  LogicalResult lowerTile(schedule::TileOp tile);
+  LogicalResult lowerFlashAttention(schedule::FlashAttentionOp fa);
+};
+
+using g::isSplatConstant;
+int64_t rankOf(Value v) { return v.getType().cast<ShapedType>().getRank(); }
+
+bool isBatched(g::MatmulOp mm) { return mm.getType().cast<RankedTensorType>().getRank() > 2; }
+bool isBatchedRhs(OpOperand &use) {
+  auto mm = dyn_cast<g::MatmulOp>(use.getOwner());
+  return mm && use.getOperandNumber() == 1 && isBatched(mm);
+}
+
+/// Rows are independent when every op maps row i of its row operands to row
+/// i of its result; weights (matmul rhs, broadcast operands) must be inputs.
+LogicalResult KernelBuilder::analyzeRows() {
+  auto results = src.getFunctionType().getResults();
+  if (results.empty()) return src.emitError("a Graph IR program must return a tensor");
+  auto r0 = results[0].dyn_cast<RankedTensorType>();
+  if (!r0) return src.emitError("a Graph IR program must return tensors");
+  if (r0.getRank() < 1) {  // a scalar result: one group computes everything
+    rowsTotal = 1;
+    parallel = false;
+    return success();
+  }
+  rowsTotal = r0.getDimSize(0);
+  bool ok = true;
+  auto isArg = [&](Value v) { return v.isa<BlockArgument>() && v.getParentBlock() == &src.front(); };
+  auto dim0 = [&](Value v) {
+    auto t = v.getType().cast<RankedTensorType>();
+    return t.getRank() >= 1 ? t.getDimSize(0) : -1;
+  };
+  auto markRowIf = [&](Value v) { if (dim0(v) == rowsTotal) rowValues.insert(v); };
+  std::function<void(Operation *)> visit = [&](Operation *op) {
+    if (auto tile = dyn_cast<schedule::TileOp>(op)) {
+      // Map region arguments to operands, analyse the region, map back.
+      for (auto [arg, v] : llvm::zip(tile.getBody().getArguments(), tile.getOperands()))
+        if (rowValues.contains(v)) rowValues.insert(arg);
+      for (Operation &inner : tile.getBody().front().without_terminator()) visit(&inner);
+      auto y = cast<schedule::YieldOp>(tile.getBody().front().getTerminator());
+      for (auto [res, v] : llvm::zip(tile.getResults(), y.getValues()))
+        if (rowValues.contains(v)) rowValues.insert(res);
+      // Weights inside the region must come from function inputs.
+      for (auto [arg, v] : llvm::zip(tile.getBody().getArguments(), tile.getOperands()))
+        if (!rowValues.contains(arg) && !isArg(v)) ok = false;
+      return;
+    }
+    if (auto mm = dyn_cast<g::MatmulOp>(op)) {
+      // Rank 2: rows of the lhs, the whole rhs.  Batched: dim 0 is a batch
+      // dim of both operands, so both are split with it.
+      if (!rowValues.contains(mm.getLhs()) || rowValues.contains(mm.getRhs()) != isBatched(mm))
+        ok = false;
+      rowValues.insert(mm.getResult());
+      return;
+    }
+    if (g::isElementwise(op)) {
+      // Operands of the result's rank are rows (or splat constants: the
+      // same in every row); lower-rank ones are broadcasts, read whole.
+      bool anyRows = false;
+      for (Value o : op->getOperands()) {
+        bool full = rankOf(o) == rankOf(op->getResult(0));
+        if (full && rowValues.contains(o)) anyRows = true;
+        else if (full ? !isSplatConstant(o) : rowValues.contains(o)) ok = false;
+      }
+      if (!anyRows) ok = false;
+      rowValues.insert(op->getResult(0));
+      return;
+    }
+    if (isSplatConstant(op->getNumResults() == 1 ? op->getResult(0) : Value())) return;
+    if (auto fa = dyn_cast<schedule::FlashAttentionOp>(op)) {
+      // Query rows are independent; every group reads all of K and V, which
+      // must therefore be inputs (computed ones would be per-group rows).
+      if (!rowValues.contains(fa.getQuery()) || !isArg(fa.getKeyT()) || !isArg(fa.getValue()) ||
+          rowValues.contains(fa.getKeyT()) || rowValues.contains(fa.getValue()))
+        ok = false;
+      rowValues.insert(fa.getResult());
+      return;
+    }
+    if (auto sm = dyn_cast<g::SoftmaxOp>(op)) {
+      if (!rowValues.contains(sm.getInput()) || sm.getDim() == 0) ok = false;
+      rowValues.insert(sm.getResult());
+      return;
+    }
+    if (auto red = dyn_cast<g::ReduceOp>(op)) {
+      if (!rowValues.contains(red.getInput()) || llvm::is_contained(red.getDims(), 0)) ok = false;
+      rowValues.insert(red.getResult());
+      return;
+    }
+    ok = false;  // layout conversions, collectives: not row-local
+  };
+  // Seed: inputs with the row count that some op reads as rows.
+  std::function<bool(OpOperand &)> readsAsRows = [&](OpOperand &use) -> bool {
+    Operation *u = use.getOwner();
+    if (auto tile = dyn_cast<schedule::TileOp>(u)) {
+      Value arg = tile.getBody().getArgument(use.getOperandNumber());
+      return llvm::any_of(arg.getUses(), readsAsRows);
+    }
+    if (isa<g::MatmulOp>(u)) return use.getOperandNumber() == 0 || isBatchedRhs(use);
+    if (isa<schedule::FlashAttentionOp>(u)) return use.getOperandNumber() == 0;
+    if (g::isElementwise(u)) return rankOf(use.get()) == rankOf(u->getResult(0));
+    return true;
+  };
+  for (BlockArgument a : src.getArguments()) {
+    bool asRows = llvm::any_of(a.getUses(), readsAsRows);
+    if (asRows) markRowIf(a);
+    // Layout arguments are not row blocks; the K^T of a flash_attention is
+    // read whole in any layout (memIndices), so it does not count.
+    bool onlyKey = !a.use_empty() && llvm::all_of(a.getUses(), [](OpOperand &use) {
+      return isa<schedule::FlashAttentionOp>(use.getOwner()) && use.getOperandNumber() == 1;
+    });
+    if (g::getLayout(a.getType()) && !g::getLayout(a.getType()).isRowMajor() && !onlyKey) ok = false;
+  }
+  for (Operation &op : src.front().without_terminator()) visit(&op);
+  for (Value v : src.front().getTerminator()->getOperands())
+    if (!rowValues.contains(v)) ok = false;
+  parallel = ok;
+  if (!parallel) rowValues.clear();
+  return success();
+}
+
+SmallVector<Value> KernelBuilder::memIndices(const Buf &buf, ArrayRef<Value> idx) {
+  if (buf.layout && !buf.layout.isRowMajor()) {
+    // Flat physical storage: offset of (i, j) in the innermost two dims.
+    auto shape = buf.type.getShape();
+    int64_t M = shape[shape.size() - 2], N = shape.back();
+    Value i = idx[idx.size() - 2], j = idx.back();
+    auto c = [&](int64_t v) { return cIdx(b, loc, v); };
+    auto mul = [&](Value x, Value y) { return b.create<arith::MulIOp>(loc, x, y).getResult(); };
+    auto add = [&](Value x, Value y) { return b.create<arith::AddIOp>(loc, x, y).getResult(); };
+    auto div = [&](Value x, int64_t y) { return b.create<arith::DivUIOp>(loc, x, c(y)).getResult(); };
+    auto rem = [&](Value x, int64_t y) { return b.create<arith::RemUIOp>(loc, x, c(y)).getResult(); };
+    ArrayRef<int64_t> bl = buf.layout.getBlock();
+    Value off;
+    switch (buf.layout.getKind()) {
+    case g::LayoutKind::ColMajor: off = add(mul(j, c(M)), i); break;
+    case g::LayoutKind::Blocked:
+      off = add(mul(add(mul(div(i, bl[0]), c(N / bl[1])), div(j, bl[1])), c(bl[0] * bl[1])),
+                add(mul(rem(i, bl[0]), c(bl[1])), rem(j, bl[1])));
+      break;
+    case g::LayoutKind::Tiled: {
+      ArrayRef<int64_t> u = buf.layout.getMicro();
+      Value macro = mul(add(mul(div(i, bl[0]), c(N / bl[1])), div(j, bl[1])), c(bl[0] * bl[1]));
+      Value ii = rem(i, bl[0]), jj = rem(j, bl[1]);
+      Value micro = mul(add(mul(div(ii, u[0]), c(bl[1] / u[1])), div(jj, u[1])), c(u[0] * u[1]));
+      off = add(add(macro, micro), add(mul(rem(ii, u[0]), c(u[1])), rem(jj, u[1])));
+      break;
+    }
+    case g::LayoutKind::Interleaved: {
+      int64_t f = buf.layout.getFactor();
+      off = add(mul(add(mul(div(i, f), c(N)), j), c(f)), rem(i, f));
+      break;
+    }
+    default: off = add(mul(i, c(N)), j); break;
+    }
+    // Leading (batch) dims are row-major over the MxN matrices.
+    Value lead = c(0);
+    for (size_t d = 0; d + 2 < idx.size(); ++d) lead = add(mul(lead, c(shape[d])), idx[d]);
+    return {add(mul(lead, c(M * N)), off)};
+  }
+  SmallVector<Value> out(idx.begin(), idx.end());
+  if (buf.row && buf.row0) out[0] = b.create<arith::AddIOp>(loc, out[0], buf.row0);
+  return out;
+}
+
+Value KernelBuilder::loadRaw(const Buf &buf, ArrayRef<Value> idx) {
+  return b.create<memref::LoadOp>(loc, buf.mem, memIndices(buf, idx));
+}
+void KernelBuilder::storeRaw(const Buf &buf, ArrayRef<Value> idx, Value v) {
+  b.create<memref::StoreOp>(loc, v, buf.mem, memIndices(buf, idx));
+}
+Value KernelBuilder::load(const Buf &buf, ArrayRef<Value> idx) {
+  return widen(b, loc, loadRaw(buf, idx), buf.type.getElementType(), elements);
+}
+void KernelBuilder::store(const Buf &buf, ArrayRef<Value> idx, Value v) {
+  storeRaw(buf, idx, narrow(b, loc, v, buf.type.getElementType(), elements));
+}
+
+TensorAccess KernelBuilder::access(const Buf &buf) {
+  TensorAccess t;
+  t.mem = buf.mem;
+  t.type = buf.type;
+  t.at = [this, buf](ArrayRef<Value> idx) { return memIndices(buf, idx); };
+  return t;
+}
+
+/// Loop extents of a value: its shape, with this group's row count in dim 0.
+SmallVector<Value> KernelBuilder::extents(const Buf &buf) {
+  SmallVector<Value> ext;
+  for (auto [d, n] : llvm::enumerate(buf.type.getShape()))
+    ext.push_back(d == 0 && buf.row ? rows : cIdx(b, loc, n));
+  return ext;
+}
+
+Buf KernelBuilder::makeBuf(Value v) {
+  auto t = v.getType().cast<RankedTensorType>();
+  Buf buf;
+  buf.type = t;
+  buf.layout = g::getLayout(t);
+  buf.row = parallel && rowValues.contains(v);
+  SmallVector<int64_t> shape(t.getShape());
+  if (buf.layout && !buf.layout.isRowMajor()) shape = {t.getNumElements()};
+  else if (buf.row) shape[0] = rowBlock;
+  auto mt = MemRefType::get(shape, storageType(t.getElementType()));
+  buf.mem = b.create<memref::AllocOp>(loc, mt, b.getI64IntegerAttr(64));
+  allocs.push_back(buf.mem);
+  return buf;
+}
+
+LogicalResult KernelBuilder::lowerMatmul(g::MatmulOp mm, const FusedTree &epilogue,
+                                         const Buf &A, const Buf &B, const Buf &C,
+                                         DenseMap<Value, Buf> &local) {
+  MatmulAccess m;
+  m.a = access(A);
+  m.b = access(B);
+  m.c = access(C);
+  m.operand = [this, &local](Value v) { return access(local.find(v)->second); };
+  // Rank 2: this group's rows of A; batched: its matrices (dim 0).
+  int64_t d0 = A.type.getDimSize(0);
+  m.dim0 = A.row ? rows : cIdx(b, loc, d0);
+  if (A.row) {
+    m.dim0Counts.push_back(std::min(rowBlock, rowsTotal));
+    if (rowsTotal % rowBlock) m.dim0Counts.push_back(rowsTotal % rowBlock);
+  } else {
+    m.dim0Counts.push_back(d0);
+  }
+  std::tie(m.packA, m.packB) = packs.lookup(computeType(A.type.getElementType()));
+  m.MC = MC; m.NC = NC; m.KC = KC; m.MR = MR; m.NR = NR;
+  m.elements = elements;
+  return cpu::lowerMatmul(b, mm, epilogue, m, allocs);
+}
+
+/// One group: the root (if any) computed by its emitter, the fused tree
+/// applied before the store to `out`. Leaves are read through `local`.
+LogicalResult KernelBuilder::lowerGroup(const FusedTree &tree, const Buf &out,
+                                        DenseMap<Value, Buf> &local) {
+  LeafAccess leaves = [this, &local](Value v) { return access(local.find(v)->second); };
+  for (Value v : tree.leaves())
+    if (!local.count(v)) return emitError(loc) << "cpu backend: no buffer for a fused operand";
+  Operation *root = tree.root ? tree.root.getDefiningOp() : nullptr;
+  if (!root)
+    return lowerFusedTreeRows(b, loc, tree, access(out), leaves, extents(out), vectorWidth, elements);
+  if (auto mm = dyn_cast<g::MatmulOp>(root))
+    return lowerMatmul(mm, tree, local[mm.getLhs()], local[mm.getRhs()], out, local);
+  if (auto sm = dyn_cast<g::SoftmaxOp>(root)) {
+    Buf in = local[sm.getInput()];
+    const int64_t dim = static_cast<int64_t>(sm.getDim());
+    // In f32; a narrower output keeps the row's exponentials in an f32 row
+    // buffer, so that the result is rounded once.
+    Value rowBuf;
+    if (!out.type.getElementType().isF32()) {
+      rowBuf = b.create<memref::AllocOp>(
+          loc, MemRefType::get({in.type.getDimSize(dim)}, b.getF32Type()), b.getI64IntegerAttr(64));
+      allocs.push_back(rowBuf);
+    }
+    return lowerSoftmaxRows(b, loc, access(out), access(in), dim, extents(in), rowBuf, tree, leaves,
+                            vectorWidth, elements);
+  }
+  auto red = cast<g::ReduceOp>(root);
+  Buf in = local[red.getInput()];
+  Value scratch;
+  if (red.getOrder() == g::AssocOrder::pairwise) {
+    int64_t n = 1;
+    for (int64_t d : red.getDims()) n *= in.type.getDimSize(d);
+    scratch = b.create<memref::AllocOp>(
+        loc, MemRefType::get({n}, computeType(in.type.getElementType())), b.getI64IntegerAttr(64));
+    allocs.push_back(scratch);
+  }
+  return lowerReduceRows(b, red, access(out), access(in), extents(out), scratch, tree, leaves, elements);
+}
+
+LogicalResult KernelBuilder::lowerTile(schedule::TileOp tile) {
+  Block &body = tile.getBody().front();
+  auto yield = cast<schedule::YieldOp>(body.getTerminator());
+  bool hasMatmul = !body.getOps<g::MatmulOp>().empty();
+  vectorWidth = kVec;
+  if (hasMatmul) {
+    ArrayRef<int64_t> ts = tile.getTileSizes(), mt = tile.getMicroTile();
+    MC = ts[0]; NC = ts[1]; KC = ts[2]; MR = mt[0]; NR = mt[1];
+    if (NR % kVec) return tile.emitError() << "cpu backend: NR must be a multiple of " << kVec;
+  } else {
+    vectorWidth = tile.getMicroTile()[0];
+  }
+  DenseMap<Value, Buf> local;
+  for (auto [arg, v] : llvm::zip(tile.getBody().getArguments(), tile.getOperands()))
+    local[arg] = bufs[v];
+  // The values that are stored (schedule::storedValues). Each is the
+  // output of one group (FusedTree) whose other values stay in registers.
+  llvm::SetVector<Value> outputs;
+  for (Value v : schedule::storedValues(tile)) outputs.insert(v);
+  // A tree reads at most one root in registers: a second one (hand-written
+  // Schedule IR, `add(matmul, matmul)`) is stored first, as a group of its
+  // own. Repeat until every tree's leaves are stored.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (Operation &op : body.without_terminator())
+      for (Value r : op.getResults()) {
+        if (!outputs.contains(r) && !llvm::is_contained(yield.getValues(), r)) continue;
+        FusedTree tree = FusedTree::collect(r, [&](Value x) {
+          return x.isa<BlockArgument>() || (outputs.contains(x) && x != r);
+        });
+        for (Value leaf : tree.leaves())
+          if (!leaf.isa<BlockArgument>() && leaf.getParentBlock() == &body && outputs.insert(leaf))
+            changed = true;
+      }
+  }
+  auto outBuf = [&](Value v) -> Buf {
+    for (auto [k, y] : llvm::enumerate(yield.getValues()))
+      if (y == v) return bufs[tile.getResult(k)];
+    return makeBuf(v);
+  };
+  auto lowerOutput = [&](Value v) -> LogicalResult {
+    FusedTree tree = FusedTree::collect(v, [&](Value x) { return local.count(x) > 0; });
+    Buf out = outBuf(v);
+    if (failed(lowerGroup(tree, out, local))) return failure();
+    local[v] = out;
+    return success();
+  };
+  // A yielded operand is copied (a tree of one leaf).
+  for (Value y : yield.getValues())
+    if (y.isa<BlockArgument>() && failed(lowerOutput(y))) return failure();
+  for (Operation &op : body.without_terminator())
+    for (Value r : op.getResults())
+      if ((outputs.contains(r) || llvm::is_contained(yield.getValues(), r)) && !local.count(r) &&
+          failed(lowerOutput(r)))
+        return failure();
+  // Values yielded twice share the first buffer: copy it into the others.
+  for (auto [k, y] : llvm::enumerate(yield.getValues())) {
+    Buf dst = bufs[tile.getResult(k)];
+    Buf src = local[y];
+    if (src.mem != dst.mem)
+      forNest(b, loc, extents(dst), [&](ArrayRef<Value> iv) { storeRaw(dst, iv, loadRaw(src, iv)); });
+  }
+  return success();
+}
+
+LogicalResult KernelBuilder::lowerFlashAttention(schedule::FlashAttentionOp fa) {
+  Buf q = bufs[fa.getQuery()], kt = bufs[fa.getKeyT()], v = bufs[fa.getValue()];
+  Buf out = bufs[fa.getResult()];
+  if (out.layout && !out.layout.isRowMajor())
+    return fa.emitError("cpu backend: flash_attention result must be row-major");
+  FlashAttentionAccess a;
+  a.q = q.mem;
+  a.kt = kt.mem;
+  a.v = v.mem;
+  a.out = out.mem;
+  // memIndices adds the group's row offset to row buffers and applies layouts.
+  auto at = [this](Buf buf) {
+    return [this, buf](Value i, Value j) { return memIndices(buf, {i, j}); };
+  };
+  a.qAt = at(q);
+  a.ktAt = at(kt);
+  a.vAt = at(v);
+  a.outAt = at(out);
+  a.rows = q.row ? rows : cIdx(b, loc, q.type.getDimSize(0));
+  return cpu::lowerFlashAttention(b, fa, a, allocs);
+}
+
+LogicalResult KernelBuilder::lowerOp(Operation *op) {
+  if (auto tile = dyn_cast<schedule::TileOp>(op)) return lowerTile(tile);
+  if (auto fa = dyn_cast<schedule::FlashAttentionOp>(op)) return lowerFlashAttention(fa);
+  if (g::isTileRoot(op) || g::isElementwise(op)) {
+    // Outside a tile: the default schedule (not the last tile's).
+    vectorWidth = kVec;
+    MC = 144, NC = 4096, KC = 256, MR = 6, NR = 16;
+    // Outside a tile (Graph IR given to this pass directly): a group of one op.
+    Value r = op->getResult(0);
+    FusedTree tree = FusedTree::collect(r, [&](Value v) { return v != r; });
+    return lowerGroup(tree, bufs[r], bufs);
+  }
+  if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
+    // Splat tensor constants (e.g. an attention scale): fill the buffer.
+    auto dense = cst.getValue().dyn_cast<DenseElementsAttr>();
+    if (!dense || !dense.isSplat() || !cst.getType().isa<RankedTensorType>())
+      return op->emitError("cpu backend: only splat tensor constants are supported");
+    Buf out = bufs[cst.getResult()];
+    Type et = out.type.getElementType();
+    // The attribute holds values of the element type: exact in f32 / i32.
+    Value v = splatConstant(b, loc, computeType(et),
+                            et.isa<FloatType>() ? dense.getSplatValue<APFloat>().convertToDouble()
+                                                : (double)dense.getSplatValue<APInt>().getSExtValue());
+    v = narrow(b, loc, v, et, elements);
+    forNest(b, loc, extents(out), [&](ArrayRef<Value> iv) { storeRaw(out, iv, v); });
+    return success();
+  }
+  if (auto cl = dyn_cast<g::ConvertLayoutOp>(op)) {
+    Buf out = bufs[cl.getResult()], in = bufs[cl.getInput()];
+    forNest(b, loc, extents(out), [&](ArrayRef<Value> iv) { storeRaw(out, iv, loadRaw(in, iv)); });
+    return success();
+  }
+  return op->emitError() << "cpu backend: cannot lower '" << op->getName()
+                         << "' (collectives run through the runtime's Communicator)";
+}
+
+LogicalResult KernelBuilder::run() {
+  // Static, non-empty shapes only: the kernel's loops, row blocks and
+  // buffers are sized at compile time.
+  auto checkType = [&](Location at, Type type) -> LogicalResult {
+    auto t = type.dyn_cast<RankedTensorType>();
+    if (!t) return success();
+    if (!t.hasStaticShape())
+      return emitError(at) << "cpu backend: " << t << " has a dynamic shape: Graph IR programs are "
+                              "compiled for static shapes";
+    if (t.getNumElements() == 0)
+      return emitError(at) << "cpu backend: " << t << " has no elements: zero-sized tensors are "
+                              "not supported";
+    return success();
+  };
+  for (Type t : llvm::concat<const Type>(src.getArgumentTypes(), src.getResultTypes()))
+    if (failed(checkType(src.getLoc(), t))) return failure();
+  WalkResult shapes = src.walk([&](Operation *op) {
+    for (Type t : op->getResultTypes())
+      if (failed(checkType(op->getLoc(), t))) return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  if (shapes.wasInterrupted()) return failure();
+  if (failed(analyzeRows())) return failure();
+  // Row block of a tile group.  B panels are packed once per group, so a
+  // group should own many rows (its packing cost is K*N per group against
+  // rows*K*N FMAs); the runtime runs groups on its workers (2 here), so the
+  // count should be even and large enough to balance on a shared machine:
+  // about 128 rows (<= MC, so B slivers are packed once per group), at most
+  // 16 groups.  Measured on 2 Zen 3 cores: 2048^3 with 16 groups ~1.0x
+  // OpenBLAS, with 8 groups 0.87x (noisy).
+  // With a rank > 2 result, dim 0 is a batch of matrices: count the rows
+  // of all of them, and give each group whole matrices.
+  rowBlock = rowsTotal;
+  if (parallel) {
+    auto r0 = src.getFunctionType().getResult(0).cast<RankedTensorType>();
+    int64_t rowsPer = 1;
+    for (int64_t d = 1; d + 1 < r0.getRank(); ++d) rowsPer *= r0.getDimSize(d);
+    int64_t allRows = rowsTotal * rowsPer;
+    int64_t groups = std::clamp<int64_t>(allRows / 128, allRows >= 32 ? 2 : 1, 16);
+    groups = std::min(groups, rowsTotal);
+    if (groups > 1 && groups % 2) --groups;
+    rowBlock = (rowsTotal + groups - 1) / groups;
+    // Without a matmul or attention (whose packing sets the heuristic
+    // above), the schedule's row tiles say how many dim-0 slices a group
+    // computes: the smallest R of the kernel's tiles.
+    bool packs = false;
+    int64_t rowTile = 0;
+    src.walk([&](Operation *op) {
+      if (isa<g::MatmulOp, schedule::FlashAttentionOp>(op)) packs = true;
+      if (auto t = dyn_cast<schedule::TileOp>(op); t && t.getTileSizes().size() == 1)
+        rowTile = rowTile ? std::min(rowTile, t.getTileSizes()[0]) : t.getTileSizes()[0];
+    });
+    if (!packs && rowTile > 0) rowBlock = std::min(rowTile, rowsTotal);
+  }
+  int64_t grid = parallel ? (rowsTotal + rowBlock - 1) / rowBlock : 1;
+
+  // Signature: inputs, outputs, group id x3, grid x3, shared memory.
+  SmallVector<Type> types;
+  // Memrefs hold the storage type; `dtypes` keeps the element types for
+  // the launcher (an fp8 buffer is memref<..xi8>).
+  SmallVector<Attribute> dtypes;
+  auto memTy = [&](Type t) {
+    auto tt = t.cast<RankedTensorType>();
+    auto l = g::getLayout(tt);
+    dtypes.push_back(TypeAttr::get(tt.getElementType()));
+    Type st = storageType(tt.getElementType());
+    if (l && !l.isRowMajor()) return MemRefType::get({tt.getNumElements()}, st);
+    return MemRefType::get(tt.getShape(), st);
+  };
+  for (Type t : src.getArgumentTypes()) {
+    if (!t.isa<RankedTensorType>()) return src.emitError("cpu backend: program arguments must be tensors");
+    types.push_back(memTy(t));
+  }
+  for (Type t : src.getResultTypes()) types.push_back(memTy(t));
+  unsigned nIn = src.getNumArguments(), nOut = src.getNumResults();
+  for (int i = 0; i < 6; ++i) types.push_back(b.getIndexType());
+  types.push_back(MemRefType::get({tile::kDefaultMaxSharedMemory}, b.getI8Type()));
+  b.setInsertionPoint(src);
+  auto fn = b.create<func::FuncOp>(loc, src.getName(), b.getFunctionType(types, {}));
+  fn->setAttr(kKernelAttr, b.getDictionaryAttr({
+      b.getNamedAttr("inputs", b.getI64IntegerAttr(nIn)),
+      b.getNamedAttr("outputs", b.getI64IntegerAttr(nOut)),
+      b.getNamedAttr("dtypes", b.getArrayAttr(dtypes)),
+      b.getNamedAttr("grid", b.getDenseI64ArrayAttr({grid, 1, 1})),
+      b.getNamedAttr("group_size", b.getDenseI64ArrayAttr({1, 1, 1}))}));
+  Block *entry = fn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+
+  Value gid = entry->getArgument(nIn + nOut);
+  Value row0 = b.create<arith::MulIOp>(loc, gid, cIdx(b, loc, rowBlock));
+  rows = parallel ? b.create<arith::MinSIOp>(loc, cIdx(b, loc, rowBlock),
+                                             b.create<arith::SubIOp>(loc, cIdx(b, loc, rowsTotal), row0)).getResult()
+                  : cIdx(b, loc, rowsTotal);
+  auto argBuf = [&](Value tensor, Value mem) {
+    Buf buf;
+    buf.mem = mem;
+    buf.type = tensor.getType().cast<RankedTensorType>();
+    buf.layout = g::getLayout(buf.type);
+    buf.row = parallel && rowValues.contains(tensor);
+    buf.row0 = row0;
+    return buf;
+  };
+  for (unsigned i = 0; i < nIn; ++i) bufs[src.getArgument(i)] = argBuf(src.getArgument(i), entry->getArgument(i));
+  auto ret = cast<func::ReturnOp>(src.front().getTerminator());
+  SmallVector<std::pair<Value, Buf>> copies;  // returned values that are inputs or repeated
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    Buf out = argBuf(v, entry->getArgument(nIn + i));
+    if (bufs.count(v)) copies.push_back({v, out});
+    else bufs[v] = out;
+  }
+  // Packing buffers of each accumulator type (f32, i32), sized for the
+  // largest matmul: A blocks of MC x KC in MR-row slivers, B panels of
+  // KC x NC in NR-column slivers.
+  DenseMap<Type, std::pair<int64_t, int64_t>> packSizes;
+  src.walk([&](g::MatmulOp mm) {
+    std::pair<int64_t, int64_t> sz;
+    if (auto t = mm->getParentOfType<schedule::TileOp>())
+      sz = packBufferSizes(mm, t.getTileSizes()[0], t.getTileSizes()[1], t.getTileSizes()[2],
+                           t.getMicroTile()[0], t.getMicroTile()[1]);
+    else
+      sz = packBufferSizes(mm, MC, NC, KC, MR, NR);
+    auto &cur = packSizes[computeType(mm.getLhs().getType().cast<RankedTensorType>().getElementType())];
+    cur.first = std::max({cur.first, sz.first, int64_t(8)});
+    cur.second = std::max({cur.second, sz.second, int64_t(8)});
+  });
+  for (auto &[acc, sz] : packSizes) {
+    Value pa = b.create<memref::AllocOp>(loc, MemRefType::get({sz.first}, acc), b.getI64IntegerAttr(64));
+    Value pb = b.create<memref::AllocOp>(loc, MemRefType::get({sz.second}, acc), b.getI64IntegerAttr(64));
+    allocs.push_back(pa);
+    allocs.push_back(pb);
+    packs[acc] = {pa, pb};
+  }
+
+  for (Operation &op : src.front().without_terminator()) {
+    for (Value r : op.getResults())
+      if (!bufs.count(r)) bufs[r] = makeBuf(r);
+    if (failed(lowerOp(&op))) return failure();
+  }
+  for (auto &[v, out] : copies) {
+    Buf in = bufs[v];
+    forNest(b, loc, extents(out), [&](ArrayRef<Value> iv) { storeRaw(out, iv, loadRaw(in, iv)); });
+  }
+  for (Value a : allocs) b.create<memref::DeallocOp>(loc, a);
+  b.create<func::ReturnOp>(loc);
+  return success();
+}
+
+struct ScheduleToCPUPass : tessera::cpu::impl::ScheduleToCPUBase<ScheduleToCPUPass> {
+  using ScheduleToCPUBase::ScheduleToCPUBase;
+  void runOnOperation() override {
+    SmallVector<func::FuncOp> todo;
+    getOperation().walk([&](func::FuncOp f) {
+      if (!f.isExternal() && llvm::any_of(f.getArgumentTypes(), [](Type t) { return t.isa<RankedTensorType>(); }))
+        todo.push_back(f);
+    });
+    for (func::FuncOp f : todo) {
+      OpBuilder b(f);
+      ElementOptions elements;
+      elements.hardwareF16 = hardwareF16;
+      KernelBuilder kb(f, b, elements);
+      if (failed(kb.run())) return signalPassFailure();
+      f.erase();
+    }
+    // Meshes only matter to collectives, which the kernel does not contain.
+    for (auto m : llvm::make_early_inc_range(getOperation().getOps<g::MeshOp>())) m.erase();
+  }
+};
+
+}  // namespace

@@ -1,0 +1,69 @@
+// The compiler entries: Compiler_GetTargets from the static table
+// (compile_targets.hpp); Compiler_Compile and Compilation_Destroy forwarded
+// to libtessera_plugin_vulkan_compiler.so (compiler/), loaded on the first
+// compile.  Compiling for a device adds what the device decides: without
+// native f32 atomic add, float_atomic_add=cas (unless the caller chose).
+#include <vector>
+
+#include "compile_targets.hpp"
+#include "compiler_part.hpp"
+#include "internal.hpp"
+
+namespace tessera::vk {
+
+namespace {
+plugin_support::CompilerPart& Part() {
+  static plugin_support::CompilerPart part("vulkan", "libtessera_plugin_vulkan_compiler.so",
+                                           reinterpret_cast<const void*>(&Part));
+  return part;
+}
+}  // namespace
+
+TS_VK_ENTRY(Compiler_GetTargets, TS_COMPILER_GETTARGETS_ARGS_STRUCT_SIZE) {
+  args->targets = kCompileTargets;
+  args->num_targets = kNumCompileTargets;
+  return nullptr;
+}
+
+TS_VK_ENTRY(Compiler_Compile, TS_COMPILER_COMPILE_ARGS_STRUCT_SIZE) {
+  if (args->device == nullptr) return Part().Compile(args);
+  TS_VK_CHECK_HANDLE(args->device, "Compiler_Compile", "device");
+  const EnabledFeatures& f = args->device->features;
+  const bool native_add = f.atomic_float.shaderBufferFloat32AtomicAdd == VK_TRUE &&
+                          f.atomic_float.shaderSharedFloat32AtomicAdd == VK_TRUE;
+  std::vector<TsNamedValue> options;
+  bool chosen = false;
+  if (args->options && args->num_options <= 1024)
+    for (size_t i = 0; i < args->num_options; ++i) {
+      options.push_back(args->options[i]);
+      chosen |= args->options[i].name && std::string(args->options[i].name) == "float_atomic_add";
+    }
+  if (!chosen && !native_add) {
+    TsNamedValue v{};
+    v.struct_size = TS_NAMED_VALUE_STRUCT_SIZE;
+    v.name = "float_atomic_add";
+    v.type = TS_VALUE_STRING;
+    v.string_value = "cas";
+    options.push_back(v);
+  }
+  TsCompiler_Compile_Args forwarded = *args;
+  forwarded.options = options.empty() ? nullptr : options.data();
+  forwarded.num_options = options.size();
+  forwarded.device = nullptr;  // the part knows no device of this plugin
+  TsError* e = Part().Compile(&forwarded);
+  // Copy the outputs back (the caller's struct is the one it reads).
+  args->compilation = forwarded.compilation;
+  args->format = forwarded.format;
+  args->data = forwarded.data;
+  args->size = forwarded.size;
+  args->kernels = forwarded.kernels;
+  args->num_kernels = forwarded.num_kernels;
+  args->log = forwarded.log;
+  return e;
+}
+
+TS_VK_ENTRY(Compilation_Destroy, TS_COMPILATION_DESTROY_ARGS_STRUCT_SIZE) {
+  return Part().Destroy(args);
+}
+
+}  // namespace tessera::vk

@@ -1,0 +1,85 @@
+// Compiling Tessera programs: a .mlir (Graph IR, Schedule IR or Tile IR)
+// to a ProgramImage for a plugin's target, by that plugin's compiler.
+//
+//   #include <tessera/program_compiler.hpp>   // link Tessera::compiler
+//   auto program = tessera::CompileProgram({device}, tessera::ProgramSource::File("mlp.mlir"));
+//   if (!program.ok()) std::cerr << program.status().message();  // file:line:col diagnostics
+//
+// What happens (docs/program.md): the module is parsed and verified; the
+// function to run is chosen (ProgramCompileOptions::function, or the only
+// one); a Graph IR function is lowered by the hardware-neutral passes to
+// what the target takes (Schedule IR for a target with TS_IR_LEVEL_SCHEDULE,
+// such as cpu; Tile IR kernels and a launch plan for the others), SPMD
+// functions are cut into stages at their collectives first; the result goes
+// to the plugin's compiler as MLIR bytecode; the kernels it returns and the
+// plan become a ProgramImage.
+//
+// This library links MLIR; running programs does not need it
+// (tessera/program.hpp, libtessera).
+//
+// Thread-safety: every call has its own MLIR context; calls may run in
+// parallel (the plugin's compiler serializes what it must).
+#ifndef TESSERA_PROGRAM_COMPILER_HPP_
+#define TESSERA_PROGRAM_COMPILER_HPP_
+
+#include <string>
+#include <vector>
+
+#include "tessera/compiler.hpp"
+#include "tessera/program.hpp"
+
+namespace tessera {
+
+// Where a program comes from.
+struct ProgramSource {
+  static ProgramSource File(std::string path);
+  static ProgramSource Text(std::string text, std::string name = "<text>");
+  std::string path;  // read when set
+  std::string text;  // else this
+  std::string name;  // for diagnostics: the path, or the given name
+};
+
+struct ProgramCompileOptions {
+  // The function (Graph IR) or kernel (Tile IR) to run; empty: the module's
+  // only one (several: an error listing them).
+  std::string function;
+  // "cpu", "vulkan", "cuda:sm_90a"; empty: the devices' plugin (CompileProgram).
+  std::string target;
+  // --tessera-graph-to-schedule options applied over the target's own
+  // schedule ("tile-m=64 micro-m=4").
+  std::string schedule;
+  // Options of the plugin's compiler (tessera-info lists them per target);
+  // cache_dir defaults to DefaultCacheDirectory()/<plugin>.
+  std::vector<OptionValue> compiler_options;
+  // Where to find plugins for CompileProgramImage / EmitProgram.
+  RuntimeOptions plugins;
+};
+
+// Compiles for `devices` (one per mesh position of an SPMD program; the
+// compile is specialised for the first) and loads the result on them.
+StatusOr<Program> CompileProgram(const std::vector<Device>& devices, const ProgramSource& source,
+                                 const ProgramCompileOptions& options = {});
+
+// The image, for `device` (may be null: ahead of time, for
+// options.target; tessera-compile).  `log` (may be null) receives the
+// compiler's notes ("cache hit", warnings).
+StatusOr<ProgramImage> CompileProgramImage(const ProgramSource& source,
+                                           const ProgramCompileOptions& options,
+                                           const Device* device = nullptr, std::string* log = nullptr);
+
+// How many devices the program's function needs: the size of its mesh, 1
+// without one (what a caller must create before CompileProgram).
+StatusOr<int64_t> ProgramDevicesNeeded(const ProgramSource& source, const std::string& function);
+
+// The target's intermediate form (LLVM IR, assembly, SPIR-V, PTX, ...: one
+// of the target's emit kinds) of the program's kernels, instead of an
+// executable.
+StatusOr<CompileOutput> EmitProgram(const ProgramSource& source, const ProgramCompileOptions& options,
+                                    const std::string& emit);
+
+// The functions and kernels a module offers (what `function` may name).
+StatusOr<std::vector<std::string>> ListProgramFunctions(const ProgramSource& source);
+
+}  // namespace tessera
+
+#endif  // TESSERA_PROGRAM_COMPILER_HPP_

@@ -1,0 +1,37 @@
+// From a parsed module to what a plugin compiles plus the plan around it
+// (hardware-neutral): the function to run, SPMD stages, and Graph IR
+// lowered to the level the target takes.
+#ifndef TESSERA_PROGRAM_COMPILER_LOWER_HPP_
+#define TESSERA_PROGRAM_COMPILER_LOWER_HPP_
+
+#include <string>
+#include <vector>
+
+#include "parse.hpp"
+
+namespace tessera::program {
+
+struct LoweredProgram {
+  mlir::OwningOpRef<mlir::ModuleOp> module;  // what the plugin compiles
+  ProgramImage image;                        // the plan; executable 0 is the compile's
+};
+
+// The size of the mesh of `function` (empty: the only one); 1 without.
+StatusOr<int64_t> DevicesNeeded(ParsedModule& parsed, const std::string& function);
+
+// The functions and kernels `module` offers, in order.
+std::vector<std::string> Candidates(mlir::ModuleOp module);
+
+// Lowers `parsed`'s function `function` (empty: the only one) for `target`
+// (of plugin `plugin`); `device` (may be null) bounds what kernels may use.
+StatusOr<LoweredProgram> Lower(ParsedModule& parsed, const std::string& function,
+                               const CompileTargetInfo& target, const std::string& schedule,
+                               const Device* device);
+
+// After the compile: kernel signatures give the bytes of the values they
+// use, and the params take their values' sizes.
+Status FinishImage(ProgramImage* image, const CompileOutput& compiled);
+
+}  // namespace tessera::program
+
+#endif

@@ -1,0 +1,68 @@
+#include "parse.hpp"
+
+#include <sys/stat.h>
+
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "tessera/InitAll.h"
+
+namespace tessera::program {
+
+namespace {
+constexpr uint64_t kMaxSourceBytes = uint64_t{1} << 30;
+
+mlir::DialectRegistry Registry() {
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  return registry;
+}
+}  // namespace
+
+ParsedModule::ParsedModule() : context_(Registry(), mlir::MLIRContext::Threading::DISABLED) {
+  stream_ = std::make_unique<llvm::raw_string_ostream>(diagnostics_);
+  handler_ = std::make_unique<mlir::SourceMgrDiagnosticHandler>(source_manager_, &context_, *stream_);
+}
+
+std::string ParsedModule::TakeDiagnostics() {
+  stream_->flush();
+  std::string out = std::move(diagnostics_);
+  diagnostics_.clear();
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+Status ParsedModule::Error(StatusCode code, const std::string& what) {
+  std::string d = TakeDiagnostics();
+  return Status(code, d.empty() ? what : what + ":\n" + d);
+}
+
+StatusOr<std::unique_ptr<ParsedModule>> ParsedModule::Parse(const ProgramSource& source) {
+  std::unique_ptr<ParsedModule> p(new ParsedModule());
+  p->name_ = source.name.empty() ? (source.path.empty() ? "<text>" : source.path) : source.name;
+  std::unique_ptr<llvm::MemoryBuffer> buffer;
+  if (!source.path.empty()) {
+    // Only regular files of bounded size: a FIFO or /dev/zero would never end.
+    struct stat st {};
+    if (::stat(source.path.c_str(), &st) != 0)
+      return Status(StatusCode::kNotFound, source.path + ": cannot open: " + std::strerror(errno));
+    if (!S_ISREG(st.st_mode))
+      return Status(StatusCode::kInvalidArgument, source.path + ": not a regular file");
+    if (static_cast<uint64_t>(st.st_size) > kMaxSourceBytes)
+      return Status(StatusCode::kInvalidArgument, source.path + ": larger than the " +
+                                                      FormatBytes(kMaxSourceBytes) + " a program may be");
+    auto file = llvm::MemoryBuffer::getFile(source.path);
+    if (!file) return Status(StatusCode::kNotFound, source.path + ": cannot read: " + file.getError().message());
+    buffer = std::move(*file);
+  } else {
+    buffer = llvm::MemoryBuffer::getMemBufferCopy(source.text, p->name_);
+  }
+  p->source_manager_.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  p->module_ = mlir::parseSourceFile<mlir::ModuleOp>(p->source_manager_, &p->context_);
+  if (!p->module_) return p->Error(StatusCode::kInvalidArgument, p->name_ + ": not a valid Tessera program");
+  if (mlir::failed(mlir::verify(*p->module_)))
+    return p->Error(StatusCode::kInvalidArgument, p->name_ + ": the program does not verify");
+  return p;
+}
+
+}  // namespace tessera::program

@@ -1,0 +1,44 @@
+// Reading a program's module with every diagnostic captured: what goes
+// wrong becomes a Status whose message has MLIR's file:line:col form.
+#ifndef TESSERA_PROGRAM_COMPILER_PARSE_HPP_
+#define TESSERA_PROGRAM_COMPILER_PARSE_HPP_
+
+#include <memory>
+#include <string>
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/SourceMgr.h"
+#include "tessera/program_compiler.hpp"
+
+namespace tessera::program {
+
+// Owns the context, the source and the module; diagnostics of everything
+// done on the module go to `diagnostics`.
+class ParsedModule {
+ public:
+  static StatusOr<std::unique_ptr<ParsedModule>> Parse(const ProgramSource& source);
+
+  mlir::ModuleOp module() { return *module_; }
+  mlir::MLIRContext& context() { return context_; }
+  const std::string& name() const { return name_; }
+  // The diagnostics so far (and forgets them).
+  std::string TakeDiagnostics();
+  // A status with `code`, "<what>:\n<diagnostics>" (or just <what>).
+  Status Error(StatusCode code, const std::string& what);
+
+ private:
+  ParsedModule();
+  mlir::MLIRContext context_;
+  llvm::SourceMgr source_manager_;
+  std::string diagnostics_;
+  std::unique_ptr<llvm::raw_string_ostream> stream_;
+  std::unique_ptr<mlir::SourceMgrDiagnosticHandler> handler_;
+  mlir::OwningOpRef<mlir::ModuleOp> module_;
+  std::string name_;
+};
+
+}  // namespace tessera::program
+
+#endif

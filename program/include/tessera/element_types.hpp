@@ -1,0 +1,64 @@
+// Element types of Tessera programs' buffers, on the host: the bytes <->
+// value conversions, the rounding rules every backend follows (docs/ir.md,
+// "Element types"), random inputs and verification tolerances per type.
+// Used by the reference interpreter, by Program's SPMD helpers and by
+// tessera-run; part of libtessera (no MLIR).
+//
+// Dtypes are spelled as MLIR prints the element type: f32, f16, bf16,
+// f8E4M3FN, i32, i8 (and f64, i64 for Tile IR scalars).  Values travel as
+// double, which holds every value of these types exactly.
+#ifndef TESSERA_ELEMENT_TYPES_HPP_
+#define TESSERA_ELEMENT_TYPES_HPP_
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace tessera::elements {
+
+bool IsFloatDtype(const std::string& dtype);
+// Bytes of one element: f64/i64 8, f32/i32 4, f16/bf16/i16 2, else 1.
+size_t DtypeSize(const std::string& dtype);
+
+// The value of one stored element.
+double Decode(const unsigned char* p, const std::string& dtype);
+std::vector<double> DecodeAll(const std::vector<unsigned char>& bytes, const std::string& dtype);
+// Stores `v` rounded as the cpu backend stores a computed value (RoundTo).
+void Encode(double v, unsigned char* p, const std::string& dtype);
+
+// The value a result of type `dtype` holds when the generated code stores
+// `v` (an f32 value for float types, an integer for integer types):
+//   f32: v as float; f16, bf16: round to nearest even, overflow to +-inf;
+//   f8E4M3FN: round to nearest even, saturate to +-448 (+-inf too), NaN
+//   stays NaN; i8, i32: two's complement wrap-around.
+double RoundTo(double v, const std::string& dtype);
+
+// tessera_graph.cast of a value of type `from` to `to`:
+//   float -> int: toward zero, saturated to the integer range, NaN -> 0;
+//   int -> float: to f32 (nearest even), then RoundTo(to);
+//   float -> float, int -> int: RoundTo(to).
+double CastValue(double v, const std::string& from, const std::string& to);
+
+// Random input: floats uniform in [-1, 1) rounded to the type; integers in
+// [-8, 8) (small enough that i8 products summed in i32 stay exact).
+double RandomValue(std::mt19937& rng, const std::string& dtype);
+
+// Default relative verification tolerance for results of this type: f32
+// 1e-3, f16 4e-3, bf16 1.6e-2 (about 4 ulp), f8E4M3FN 0.25 (2 ulp),
+// integers 0 (exact).
+double DefaultTolerance(const std::string& dtype);
+
+// Differences between computed bytes of type `dtype` and expected values,
+// accumulated over buffers: max |got - want| (NaN matches only NaN, an
+// infinity only itself; any other mismatch is infinite) and max |want| over
+// the finite expected values (the scale of a relative tolerance).
+struct Mismatch {
+  double max_error = 0, max_ref = 0;
+};
+void Compare(const std::vector<unsigned char>& got, const std::string& dtype,
+             const std::vector<double>& want, Mismatch* m);
+
+}  // namespace tessera::elements
+
+#endif

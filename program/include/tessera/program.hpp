@@ -1,0 +1,187 @@
+// Programs: a Tessera program compiled for a plugin's target, loaded on one
+// device (or on a mesh of devices, one per position) and run on streams.
+//
+//   #include <tessera/program.hpp>    // link Tessera::tessera
+//   auto rt = tessera::Runtime::Create().value();
+//   auto program = tessera::Program::Load({rt.devices()[0]}, "mlp.tsp");
+//   // or, compiling: tessera::CompileProgram (tessera/program_compiler.hpp)
+//   program->Run(stream, {KernelArg::buffer(x), KernelArg::buffer(w), ...});
+//
+// What a program is, device-independently, is a ProgramImage: the target it
+// was compiled for, the executables the plugin's compiler made, and a plan
+// (buffers and steps: kernel launches and collectives).  Save() writes it to
+// a versioned file; Load() checks the file (format version, plugin ABI, IR
+// version, target) and says what differs, naming both sides.
+//
+// Loading a program maps no LLVM or MLIR: this library only reads images and
+// enqueues their steps.
+//
+// Ownership: a Program owns its executables and its intermediate buffers on
+// every device; copies of the handle share them.  Thread-safety: Run may be
+// called from several threads only on different Programs (the intermediate
+// buffers are the program's); everything else is read-only.
+#ifndef TESSERA_PROGRAM_HPP_
+#define TESSERA_PROGRAM_HPP_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/compiler.hpp"
+#include "tessera/runtime.hpp"
+
+namespace tessera {
+
+namespace detail {
+struct ProgramImpl;
+}
+
+// How an argument of a program is used.
+enum class ParamRole {
+  kInput,   // read (a Graph IR function argument)
+  kOutput,  // written (a Graph IR function result)
+  kInOut,   // a buffer of a Tile IR kernel: read and written
+  kScalar,  // a scalar of a Tile IR kernel, passed by value
+};
+const char* ParamRoleName(ParamRole role);
+
+// How a program argument lies over the mesh (SPMD programs): per dim the
+// mesh axis it is partitioned over (-1: not partitioned); axes in
+// `partial_sum_axes` hold partial sums; every other axis holds copies.
+struct Sharding {
+  std::vector<int> dim_axis;
+  std::vector<int> partial_sum_axes;
+  bool replicated() const;
+};
+
+struct ParamSpec {
+  std::string name;            // "arg0", "result0", or the kernel's "%2"
+  ParamRole role = ParamRole::kInput;
+  std::string dtype;           // element type as MLIR prints it: f32, bf16, i32
+  std::vector<int64_t> shape;  // logical shape (SPMD: each device's local shape)
+  uint64_t bytes = 0;          // bytes of the buffer (a scalar: its size)
+  Sharding sharding;           // SPMD programs
+  bool is_buffer() const { return role != ParamRole::kScalar; }
+};
+
+// One buffer of the plan, allocated on every device.
+struct PlanValue {
+  std::string dtype;
+  uint64_t bytes = 0;
+};
+
+// One argument of a launch: a plan value, or a program parameter (scalar).
+struct PlanArg {
+  enum Kind { kValue, kScalarParam } kind = kValue;
+  uint32_t index = 0;
+};
+
+struct PlanStep {
+  enum Kind { kLaunch, kAllReduce, kBroadcast, kAllGather, kReduceScatter } kind = kLaunch;
+  // kLaunch
+  uint32_t executable = 0;
+  std::string kernel;
+  TsDim3 grid{1, 1, 1};
+  TsDim3 group_size{1, 1, 1};
+  uint64_t shared_memory_bytes = 0;
+  std::vector<PlanArg> args;
+  // collectives: value `input` -> value `output` over `axes` of the mesh
+  uint32_t input = 0, output = 0;
+  std::vector<int> axes;
+  uint64_t count = 0;
+  TsReduceOp reduce = TS_REDUCE_SUM;
+  TsDataType dtype = TS_DTYPE_F32;
+  uint32_t root = 0;
+  std::string location;  // the source location, for messages
+};
+
+struct ExecutableImage {
+  std::string format;
+  std::string data;
+  std::vector<KernelSignature> kernels;
+};
+
+// A compiled program, independent of any device.
+struct ProgramImage {
+  std::string plugin;       // whose compiler made it
+  std::string target;       // "cpu:znver3", "vulkan", "cuda:sm_90a"
+  std::string ir_version;   // of the compiler that made it
+  std::string source_name;  // the .mlir it came from
+  std::string function;     // the function (or kernel) it runs
+  std::vector<std::string> mesh_axes;  // SPMD: the mesh; empty: one device
+  std::vector<int64_t> mesh_shape;
+  std::vector<ParamSpec> params;
+  std::vector<int32_t> param_values;  // per param: its plan value (-1: scalar)
+  std::vector<PlanValue> values;
+  std::vector<ExecutableImage> executables;
+  std::vector<PlanStep> steps;
+
+  uint64_t devices() const;  // product of mesh_shape (1 without a mesh)
+  // Serialized (the .tsp file): "TSPROG" + versions + the fields above.
+  std::string Serialize() const;
+  // Bounded reader: a truncated or foreign file is an error, never a crash.
+  static StatusOr<ProgramImage> Deserialize(const std::string& bytes, const std::string& origin);
+  static StatusOr<ProgramImage> ReadFile(const std::string& path);
+  Status WriteFile(const std::string& path) const;  // atomic (temporary + rename)
+};
+
+// The version of the program file format (ProgramImage::Serialize).
+inline constexpr uint32_t kProgramFileVersion = 1;
+
+struct RunOptions {
+  // A Tile IR kernel program: the grid of its launch, instead of the
+  // kernel's own ({0,0,0}: the kernel's).
+  TsDim3 grid{0, 0, 0};
+};
+
+class Program {
+ public:
+  Program() = default;
+
+  // Loads `image` on `devices` (one per mesh position; one for a program
+  // without a mesh): its executables, the kernels of the plan, intermediate
+  // buffers, and for SPMD programs one communicator per group of devices a
+  // collective spans.  The devices must belong to the plugin that compiled
+  // it.
+  static StatusOr<Program> Create(const std::vector<Device>& devices, ProgramImage image);
+  // Reads a file written by Save() or tessera-compile, then Create().
+  static StatusOr<Program> Load(const std::vector<Device>& devices, const std::string& path);
+
+  bool valid() const { return impl_ != nullptr; }
+  const ProgramImage& image() const;
+  const std::vector<ParamSpec>& params() const;
+  const std::vector<Device>& devices() const;
+  Status Save(const std::string& path) const;
+
+  // Enqueues the program once on `stream` (a program on one device): `args`
+  // follow params() (buffers of at least ParamSpec::bytes on the stream's
+  // device; scalars of the param's size).  Everything is checked before
+  // anything is enqueued.
+  Status Run(const Stream& stream, const std::vector<KernelArg>& args,
+             const RunOptions& options = {}) const;
+  // SPMD: one stream per device of the mesh (devices() order), and per
+  // device its local arguments.
+  Status Run(const std::vector<Stream>& streams,
+             const std::vector<std::vector<KernelArg>>& args,
+             const RunOptions& options = {}) const;
+
+  // Global <-> local tensors of an SPMD program (host bytes, row-major):
+  // the local part of argument `param` for every device, and the global
+  // result assembled from every device's local result (partitioned dims
+  // placed, partial sums added; copies are taken from the first holder).
+  std::vector<std::string> ScatterGlobal(size_t param, const std::string& global) const;
+  // `replica_difference` (may be null): the largest difference between a
+  // block and its copies on other devices (0 when they agree).
+  std::string GatherGlobal(size_t param, const std::vector<std::string>& locals,
+                           double* replica_difference = nullptr) const;
+  // The global shape of param `param` (its local shape on one device).
+  std::vector<int64_t> GlobalShape(size_t param) const;
+
+ private:
+  std::shared_ptr<detail::ProgramImpl> impl_;
+};
+
+}  // namespace tessera
+
+#endif  // TESSERA_PROGRAM_HPP_

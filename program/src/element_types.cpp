@@ -1,0 +1,194 @@
+// The rules here are written from their definitions (nearest representable
+// value, ties to even, computed with frexp/ldexp/nearbyint on doubles), not
+// from the bit tricks of the code generator (ir/lib/Conversion/ElementTypes.cpp),
+// so that the reference checks the generated code rather than repeating it.
+#include "tessera/element_types.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+
+namespace tessera::elements {
+namespace {
+
+// A binary float format: sign, `exp` exponent bits, `man` mantissa bits.
+// ieee: the all-ones exponent holds inf and NaN; else (e4m3fn) there is no
+// inf and only all-ones exponent and mantissa is NaN.
+struct Format {
+  int exp, man, bias;
+  bool ieee;
+};
+constexpr Format kF16{5, 10, 15, true};
+constexpr Format kBF16{8, 7, 127, true};
+constexpr Format kE4M3FN{4, 3, 7, false};
+
+const Format* FormatOf(const std::string& d) {
+  if (d == "f16") return &kF16;
+  if (d == "bf16") return &kBF16;
+  if (d == "f8E4M3FN") return &kE4M3FN;
+  return nullptr;
+}
+
+int IntWidth(const std::string& d) {
+  if (d == "i8") return 8;
+  if (d == "i32") return 32;
+  if (d == "i64") return 64;
+  return 0;
+}
+
+double MaxFinite(const Format& f) {
+  int emax = (1 << f.exp) - 1 - f.bias;  // exponent of the all-ones field
+  if (f.ieee) return std::ldexp(2.0 - std::ldexp(1.0, -f.man), emax - 1);
+  return std::ldexp(2.0 - std::ldexp(2.0, -f.man), emax);  // mantissa all ones but the last bit
+}
+
+// The nearest value of format f to v (ties to even); overflow: inf (ieee)
+// or the largest finite value with v's sign (saturation, also for inf).
+double RoundFormat(double v, const Format& f) {
+  if (std::isnan(v)) return v;
+  if (std::isinf(v)) return f.ieee ? v : std::copysign(MaxFinite(f), v);
+  if (v == 0) return v;
+  double a = std::fabs(v);
+  int e;
+  std::frexp(a, &e);                        // a = m 2^e, m in [0.5, 1)
+  int exp2 = std::max(e - 1, 1 - f.bias);   // subnormals share the smallest exponent
+  double q = std::nearbyint(std::ldexp(a, f.man - exp2));  // FE_TONEAREST: ties to even
+  double r = std::ldexp(q, exp2 - f.man);
+  if (r > MaxFinite(f)) r = f.ieee ? std::numeric_limits<double>::infinity() : MaxFinite(f);
+  return std::copysign(r, v);
+}
+
+uint32_t EncodeFormat(double v, const Format& f) {
+  uint32_t sign = std::signbit(v) ? 1u << (f.exp + f.man) : 0;
+  uint32_t expOnes = (1u << f.exp) - 1;
+  if (std::isnan(v))
+    return sign | (f.ieee ? (expOnes << f.man) | (1u << (f.man - 1)) : (1u << (f.exp + f.man)) - 1);
+  double r = RoundFormat(v, f);
+  if (std::isinf(r)) return sign | (expOnes << f.man);
+  double a = std::fabs(r);
+  if (a == 0) return sign;
+  int e;
+  std::frexp(a, &e);
+  int E = e - 1;
+  if (E < 1 - f.bias)  // subnormal
+    return sign | static_cast<uint32_t>(std::ldexp(a, f.bias - 1 + f.man));
+  uint32_t m = static_cast<uint32_t>(std::ldexp(a, f.man - E)) - (1u << f.man);
+  return sign | (static_cast<uint32_t>(E + f.bias) << f.man) | m;
+}
+
+double DecodeFormat(uint32_t bits, const Format& f) {
+  uint32_t expOnes = (1u << f.exp) - 1, manMask = (1u << f.man) - 1;
+  bool neg = (bits >> (f.exp + f.man)) & 1;
+  uint32_t e = (bits >> f.man) & expOnes, m = bits & manMask;
+  double v;
+  if (f.ieee && e == expOnes) v = m ? std::numeric_limits<double>::quiet_NaN() : INFINITY;
+  else if (!f.ieee && e == expOnes && m == manMask) v = std::numeric_limits<double>::quiet_NaN();
+  else if (e == 0) v = std::ldexp(static_cast<double>(m), 1 - f.bias - f.man);
+  else v = std::ldexp(1.0 + std::ldexp(static_cast<double>(m), -f.man), static_cast<int>(e) - f.bias);
+  return neg ? -v : v;
+}
+
+int64_t Wrap(double v, int width) {
+  if (width >= 64) return static_cast<int64_t>(v);
+  uint64_t u = static_cast<uint64_t>(static_cast<int64_t>(v));
+  uint64_t mask = (uint64_t{1} << width) - 1;
+  u &= mask;
+  if (u >> (width - 1)) u |= ~mask;  // sign-extend
+  return static_cast<int64_t>(u);
+}
+
+}  // namespace
+
+bool IsFloatDtype(const std::string& d) { return d == "f32" || d == "f64" || FormatOf(d); }
+
+double Decode(const unsigned char* p, const std::string& d) {
+  if (d == "f32") { float f; std::memcpy(&f, p, 4); return f; }
+  if (d == "f64") { double v; std::memcpy(&v, p, 8); return v; }
+  if (d == "i32") { int32_t v; std::memcpy(&v, p, 4); return v; }
+  if (d == "i64") { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
+  if (d == "i8") return static_cast<int8_t>(*p);
+  if (const Format* f = FormatOf(d)) {
+    uint32_t bits = *p;
+    if (f->exp + f->man + 1 == 16) bits = p[0] | (p[1] << 8);
+    return DecodeFormat(bits, *f);
+  }
+  return 0;
+}
+
+std::vector<double> DecodeAll(const std::vector<unsigned char>& bytes, const std::string& d) {
+  size_t s = DtypeSize(d);
+  std::vector<double> out(bytes.size() / s);
+  for (size_t i = 0; i < out.size(); ++i) out[i] = Decode(&bytes[i * s], d);
+  return out;
+}
+
+void Encode(double v, unsigned char* p, const std::string& d) {
+  if (d == "f32") { float f = static_cast<float>(v); std::memcpy(p, &f, 4); }
+  else if (d == "f64") std::memcpy(p, &v, 8);
+  else if (d == "i32") { int32_t x = static_cast<int32_t>(Wrap(v, 32)); std::memcpy(p, &x, 4); }
+  else if (d == "i64") { int64_t x = static_cast<int64_t>(v); std::memcpy(p, &x, 8); }
+  else if (d == "i8") *p = static_cast<unsigned char>(Wrap(v, 8));
+  else if (const Format* f = FormatOf(d)) {
+    uint32_t bits = EncodeFormat(static_cast<float>(v), *f);
+    p[0] = bits & 0xFF;
+    if (f->exp + f->man + 1 == 16) p[1] = bits >> 8;
+  }
+}
+
+double RoundTo(double v, const std::string& d) {
+  if (d == "f32") return static_cast<float>(v);
+  if (const Format* f = FormatOf(d)) return RoundFormat(static_cast<float>(v), *f);
+  if (int w = IntWidth(d)) return static_cast<double>(Wrap(v, w));
+  return v;
+}
+
+double CastValue(double v, const std::string& from, const std::string& to) {
+  bool fromFloat = IsFloatDtype(from), toFloat = IsFloatDtype(to);
+  if (fromFloat && !toFloat) {
+    if (std::isnan(v)) return 0;
+    int w = IntWidth(to);
+    double lo = -std::ldexp(1.0, w - 1), hi = std::ldexp(1.0, w - 1) - 1;
+    return std::min(std::max(std::trunc(v), lo), hi);
+  }
+  if (!fromFloat && toFloat) return RoundTo(static_cast<float>(v), to);
+  return RoundTo(v, to);
+}
+
+double RandomValue(std::mt19937& rng, const std::string& d) {
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  if (IsFloatDtype(d)) return RoundTo(dist(rng), d);
+  return std::floor(dist(rng) * 8);
+}
+
+double DefaultTolerance(const std::string& d) {
+  if (d == "f16") return 4e-3;
+  if (d == "bf16") return 1.6e-2;
+  if (d == "f8E4M3FN") return 0.25;
+  if (IntWidth(d)) return 0;
+  return 1e-3;
+}
+
+void Compare(const std::vector<unsigned char>& got, const std::string& dtype,
+             const std::vector<double>& want, Mismatch* m) {
+  std::vector<double> g = DecodeAll(got, dtype);
+  for (size_t k = 0; k < g.size() && k < want.size(); ++k) {
+    double x = g[k], w = want[k];
+    double err = std::isnan(x) || std::isnan(w) ? (std::isnan(x) && std::isnan(w) ? 0 : INFINITY)
+                                                : x == w ? 0 : std::fabs(x - w);
+    m->max_error = std::max(m->max_error, err);
+    if (std::isfinite(w)) m->max_ref = std::max(m->max_ref, std::fabs(w));
+  }
+}
+
+}  // namespace tessera::elements
+
+namespace tessera::elements {
+size_t DtypeSize(const std::string& d) {
+  if (d == "f64" || d == "i64") return 8;
+  if (d == "f32" || d == "i32") return 4;
+  if (d == "f16" || d == "bf16" || d == "i16") return 2;
+  return 1;
+}
+}  // namespace tessera::elements

@@ -1,0 +1,356 @@
+// Program: a ProgramImage loaded on devices, and its runs.
+#include "tessera/program.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "mesh.hpp"
+#include "program_impl.hpp"
+#include "tessera/element_types.hpp"
+
+namespace tessera {
+
+const char* ParamRoleName(ParamRole role) {
+  switch (role) {
+    case ParamRole::kInput: return "input";
+    case ParamRole::kOutput: return "output";
+    case ParamRole::kInOut: return "inout";
+    case ParamRole::kScalar: return "scalar";
+  }
+  return "unknown";
+}
+
+bool Sharding::replicated() const {
+  return std::all_of(dim_axis.begin(), dim_axis.end(), [](int a) { return a < 0; }) &&
+         partial_sum_axes.empty();
+}
+
+
+namespace {
+
+Status Invalid(const ProgramImage& im, const std::string& what) {
+  return Status(StatusCode::kDataLoss, "program " + im.function + " (" + im.source_name + ", target " +
+                                           im.target + "): " + what + ": the program image is corrupt");
+}
+
+// Everything an image refers to exists and fits: a hand-edited or damaged
+// file is rejected here, not by a plugin at launch time.
+Status CheckImage(const ProgramImage& im) {
+  if (im.params.size() != im.param_values.size()) return Invalid(im, "params and their values differ in number");
+  if (im.mesh_axes.size() != im.mesh_shape.size()) return Invalid(im, "mesh axes and sizes differ in number");
+  for (int64_t s : im.mesh_shape)
+    if (s <= 0 || s > 4096) return Invalid(im, "a mesh axis of size " + std::to_string(s));
+  if (im.devices() > 4096) return Invalid(im, "a mesh of more than 4096 devices");
+  for (size_t i = 0; i < im.params.size(); ++i) {
+    const ParamSpec& p = im.params[i];
+    int32_t v = im.param_values[i];
+    if (p.role == ParamRole::kScalar) {
+      if (v != -1) return Invalid(im, "scalar param " + p.name + " bound to a buffer");
+      if (p.bytes == 0 || p.bytes > 16) return Invalid(im, "scalar param " + p.name + " of " + std::to_string(p.bytes) + " bytes");
+      continue;
+    }
+    if (v < 0 || static_cast<size_t>(v) >= im.values.size())
+      return Invalid(im, "param " + p.name + " bound to no value");
+    for (int a : p.sharding.dim_axis)
+      if (a >= static_cast<int>(im.mesh_shape.size())) return Invalid(im, "a sharding on an unknown axis");
+    for (int a : p.sharding.partial_sum_axes)
+      if (a < 0 || a >= static_cast<int>(im.mesh_shape.size())) return Invalid(im, "a sharding on an unknown axis");
+    if (!p.sharding.dim_axis.empty() && p.sharding.dim_axis.size() != p.shape.size())
+      return Invalid(im, "param " + p.name + " sharded over a different rank");
+  }
+  for (size_t n = 0; n < im.steps.size(); ++n) {
+    const PlanStep& s = im.steps[n];
+    const std::string at = "step " + std::to_string(n);
+    if (s.kind == PlanStep::kLaunch) {
+      if (s.executable >= im.executables.size()) return Invalid(im, at + " uses no executable");
+      const ExecutableImage& e = im.executables[s.executable];
+      auto sig = std::find_if(e.kernels.begin(), e.kernels.end(),
+                              [&](const KernelSignature& k) { return k.name == s.kernel; });
+      if (sig == e.kernels.end()) return Invalid(im, at + " launches '" + s.kernel + "', which its executable lacks");
+      if (sig->params.size() != s.args.size())
+        return Invalid(im, at + " passes " + std::to_string(s.args.size()) + " arguments to '" + s.kernel +
+                               "', which takes " + std::to_string(sig->params.size()));
+      for (size_t a = 0; a < s.args.size(); ++a) {
+        const PlanArg& arg = s.args[a];
+        const KernelParamInfo& kp = sig->params[a];
+        if (arg.kind == PlanArg::kValue) {
+          if (arg.index >= im.values.size() || kp.kind != TS_KERNEL_ARG_BUFFER)
+            return Invalid(im, at + " argument " + std::to_string(a) + " is not a buffer");
+          if (im.values[arg.index].bytes < kp.bytes)
+            return Invalid(im, at + " argument " + std::to_string(a) + " is smaller than '" + s.kernel + "' reads");
+        } else {
+          if (arg.index >= im.params.size() || im.params[arg.index].role != ParamRole::kScalar ||
+              kp.kind != TS_KERNEL_ARG_SCALAR)
+            return Invalid(im, at + " argument " + std::to_string(a) + " is not a scalar");
+        }
+      }
+      if (s.grid.x == 0 || s.grid.y == 0 || s.grid.z == 0 || s.group_size.x == 0 || s.group_size.y == 0 ||
+          s.group_size.z == 0)
+        return Invalid(im, at + " has an empty grid or group");
+    } else {
+      if (s.input >= im.values.size() || s.output >= im.values.size()) return Invalid(im, at + " uses no value");
+      for (int a : s.axes)
+        if (a < 0 || a >= static_cast<int>(im.mesh_shape.size())) return Invalid(im, at + " spans an unknown axis");
+      uint64_t group = 1;
+      for (int a : s.axes) group *= static_cast<uint64_t>(im.mesh_shape[a]);
+      const uint64_t es = DataTypeSize(s.dtype);
+      if (es == 0) return Invalid(im, at + " has an unknown element type");
+      const uint64_t in = s.kind == PlanStep::kReduceScatter ? s.count * group * es : s.count * es;
+      const uint64_t out = s.kind == PlanStep::kAllGather ? s.count * group * es : s.count * es;
+      if (im.values[s.input].bytes < in || im.values[s.output].bytes < out)
+        return Invalid(im, at + " moves more than its buffers hold");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<Program> Program::Create(const std::vector<Device>& devices, ProgramImage image) {
+  TESSERA_RETURN_IF_ERROR(CheckImage(image));
+  const uint64_t need = image.devices();
+  if (devices.size() != need) {
+    std::string mesh;
+    for (size_t a = 0; a < image.mesh_axes.size(); ++a)
+      mesh += (a ? ", " : "") + image.mesh_axes[a] + "=" + std::to_string(image.mesh_shape[a]);
+    return Status(StatusCode::kInvalidArgument,
+                  "program " + image.function + " runs on " + std::to_string(need) + " device(s)" +
+                      (mesh.empty() ? "" : " (mesh [" + mesh + "])") + "; " + std::to_string(devices.size()) +
+                      " given" +
+                      (need > devices.size() && !devices.empty() && devices[0].valid() && devices[0].backend() == "cpu"
+                           ? " (the cpu plugin makes more with TESSERA_CPU_DEVICES=" + std::to_string(need) + ")"
+                           : ""));
+  }
+  auto impl = std::make_shared<detail::ProgramImpl>();
+  impl->devices = devices;
+  impl->value_param.assign(image.values.size(), -1);
+  for (size_t i = 0; i < image.params.size(); ++i)
+    if (image.param_values[i] >= 0) impl->value_param[image.param_values[i]] = static_cast<int32_t>(i);
+  for (size_t d = 0; d < devices.size(); ++d) {
+    const Device& dev = devices[d];
+    if (!dev.valid()) return Status(StatusCode::kInvalidHandle, "Program::Create: device " + std::to_string(d) + " is a null handle");
+    if (dev.backend() != image.plugin)
+      return Status(StatusCode::kInvalidArgument,
+                    image.source_name + ": compiled for plugin '" + image.plugin + "' (target " + image.target +
+                        "), but the device is on the '" + dev.backend() + "' backend: compile it for " +
+                        dev.backend() + " (tessera-compile --target " + dev.backend() + ") or select " +
+                        image.plugin + " (TESSERA_BACKEND=" + image.plugin + ")");
+    detail::DeviceState st;
+    st.device = dev;
+    const auto& formats = dev.info().executable_formats;
+    for (const ExecutableImage& e : image.executables) {
+      if (std::find(formats.begin(), formats.end(), e.format) == formats.end())
+        return Status(StatusCode::kUnsupported, image.source_name + ": executable format '" + e.format +
+                                                    "' (target " + image.target + ") is not loaded by device " +
+                                                    dev.info().name);
+      auto exe = dev.load_executable(e.format, e.data.data(), e.data.size());
+      if (!exe.ok()) return Status(exe.status()).Annotate("loading " + image.source_name + " (target " + image.target + ")");
+      st.executables.push_back(*exe);
+    }
+    for (const PlanStep& s : image.steps) {
+      if (s.kind != PlanStep::kLaunch) {
+        st.kernels.emplace_back();
+        continue;
+      }
+      auto k = st.executables[s.executable].kernel(s.kernel);
+      if (!k.ok()) return k.status();
+      const TsDim3& req = k->info().required_group_size;
+      if (req.x && (req.x != s.group_size.x || req.y != s.group_size.y || req.z != s.group_size.z))
+        return Status(StatusCode::kInvalidArgument,
+                      s.kernel + ": the binary fixes the group size " + std::to_string(req.x) + "x" +
+                          std::to_string(req.y) + "x" + std::to_string(req.z) + ", the plan launches " +
+                          std::to_string(s.group_size.x) + "x" + std::to_string(s.group_size.y) + "x" +
+                          std::to_string(s.group_size.z));
+      st.kernels.push_back(*k);
+    }
+    st.values.resize(image.values.size());
+    for (size_t v = 0; v < image.values.size(); ++v) {
+      if (impl->value_param[v] >= 0) continue;
+      auto b = dev.allocate(std::max<uint64_t>(image.values[v].bytes, 1));
+      if (!b.ok())
+        return Status(b.status()).Annotate("intermediate buffer " + std::to_string(v) + " of " + image.function);
+      st.values[v] = *b;
+    }
+    impl->states.push_back(std::move(st));
+  }
+  // Communicators: one per group of devices per set of axes a collective spans.
+  if (!image.mesh_shape.empty()) {
+    Runtime rt = devices[0].runtime();
+    for (const PlanStep& s : image.steps) {
+      if (s.kind == PlanStep::kLaunch || impl->comms.count(s.axes)) continue;
+      auto& byGroup = impl->comms[s.axes];
+      for (int64_t d = 0; d < static_cast<int64_t>(devices.size()); ++d) {
+        std::vector<int64_t> group = mesh::Group(image.mesh_shape, s.axes, d);
+        if (byGroup.count(group[0])) continue;
+        std::vector<Device> members;
+        for (int64_t m : group) members.push_back(devices[m]);
+        auto c = rt.create_communicator(members);
+        if (!c.ok())
+          return Status(c.status()).Annotate("communicator over " + std::to_string(group.size()) + " devices of " +
+                                     image.function);
+        byGroup[group[0]] = *c;
+      }
+    }
+  }
+  impl->image = std::move(image);
+  Program p;
+  p.impl_ = std::move(impl);
+  return p;
+}
+
+StatusOr<Program> Program::Load(const std::vector<Device>& devices, const std::string& path) {
+  auto image = ProgramImage::ReadFile(path);
+  if (!image.ok()) return image.status();
+  return Create(devices, std::move(*image));
+}
+
+const ProgramImage& Program::image() const { return impl_->image; }
+const std::vector<ParamSpec>& Program::params() const { return impl_->image.params; }
+const std::vector<Device>& Program::devices() const { return impl_->devices; }
+Status Program::Save(const std::string& path) const { return impl_->image.WriteFile(path); }
+
+namespace {
+
+// Checks one device's arguments against the params; returns the buffer
+// KernelArg bound to each value (params' values) in `bound`.
+Status CheckArgs(const ProgramImage& im, const Device& dev, const std::vector<KernelArg>& args, size_t device) {
+  const std::string who = "program " + im.function + (im.devices() > 1 ? " on device " + std::to_string(device) : "");
+  if (args.size() != im.params.size()) {
+    std::string list;
+    for (const ParamSpec& p : im.params)
+      list += (list.empty() ? "" : ", ") + p.name + " (" + ParamRoleName(p.role) + " " + p.dtype + ")";
+    return Status(StatusCode::kInvalidArgument, who + " takes " + std::to_string(im.params.size()) +
+                                                    " arguments, " + std::to_string(args.size()) + " given: " + list);
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ParamSpec& p = im.params[i];
+    const KernelArg& a = args[i];
+    const std::string what = who + ": argument " + std::to_string(i) + " (" + p.name + ")";
+    if (p.role == ParamRole::kScalar) {
+      if (a.kind() != TS_KERNEL_ARG_SCALAR)
+        return Status(StatusCode::kInvalidArgument, what + " is a " + p.dtype + " scalar; a buffer was given");
+      if (a.size() != p.bytes)
+        return Status(StatusCode::kInvalidArgument, what + " is a " + p.dtype + " scalar of " +
+                                                        std::to_string(p.bytes) + " bytes; " +
+                                                        std::to_string(a.size()) + " bytes were given");
+      continue;
+    }
+    if (a.kind() != TS_KERNEL_ARG_BUFFER || a.buffer_ref() == nullptr)
+      return Status(StatusCode::kInvalidArgument, what + " is a buffer; a scalar was given");
+    const Buffer& b = *a.buffer_ref();
+    if (!b.valid()) return Status(StatusCode::kInvalidHandle, what + ": the buffer was destroyed or never created");
+    if (b.device() != dev)
+      return Status(StatusCode::kInvalidArgument, what + ": the buffer is on " + b.device().info().name +
+                                                      ", not on the program's device " + dev.info().name);
+    if (a.offset() > b.size() || b.size() - a.offset() < p.bytes)
+      return Status(StatusCode::kOutOfRange,
+                    what + " needs " + FormatBytes(p.bytes) + " (" + p.dtype + " " + [&] {
+                      std::string s = "[";
+                      for (size_t k = 0; k < p.shape.size(); ++k) s += (k ? "x" : "") + std::to_string(p.shape[k]);
+                      return s + "]";
+                    }() + "); the buffer has " + FormatBytes(b.size() - std::min(a.offset(), b.size())) +
+                        " after offset " + std::to_string(a.offset()));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status Program::Run(const Stream& stream, const std::vector<KernelArg>& args, const RunOptions& options) const {
+  if (!impl_) return Status(StatusCode::kInvalidHandle, "null Program handle: Program::Create or Load first");
+  if (impl_->devices.size() != 1)
+    return Status(StatusCode::kInvalidArgument, "program " + impl_->image.function + " runs on " +
+                                                    std::to_string(impl_->devices.size()) +
+                                                    " devices: pass one stream and argument list per device");
+  return Run(std::vector<Stream>{stream}, std::vector<std::vector<KernelArg>>{args}, options);
+}
+
+Status Program::Run(const std::vector<Stream>& streams, const std::vector<std::vector<KernelArg>>& args,
+                    const RunOptions& options) const {
+  if (!impl_) return Status(StatusCode::kInvalidHandle, "null Program handle: Program::Create or Load first");
+  const ProgramImage& im = impl_->image;
+  const size_t n = impl_->devices.size();
+  if (streams.size() != n || args.size() != n)
+    return Status(StatusCode::kInvalidArgument, "program " + im.function + " runs on " + std::to_string(n) +
+                                                    " device(s): " + std::to_string(streams.size()) + " streams and " +
+                                                    std::to_string(args.size()) + " argument lists given");
+  // Everything is checked before anything is enqueued.
+  for (size_t d = 0; d < n; ++d) {
+    if (!streams[d].valid()) return Status(StatusCode::kInvalidHandle, "stream " + std::to_string(d) + " is not valid");
+    if (streams[d].device() != impl_->devices[d])
+      return Status(StatusCode::kInvalidArgument, "stream " + std::to_string(d) + " is on " +
+                                                      streams[d].device().info().name + ", not on the program's device " +
+                                                      impl_->devices[d].info().name);
+    TESSERA_RETURN_IF_ERROR(CheckArgs(im, impl_->devices[d], args[d], d));
+    if (n > 1)
+      for (const KernelArg& a : args[d])
+        if (a.kind() == TS_KERNEL_ARG_BUFFER && a.offset() != 0)
+          return Status(StatusCode::kInvalidArgument,
+                        "SPMD program arguments must start at offset 0 (collectives move whole buffers)");
+  }
+  const bool overrideGrid = options.grid.x != 0;
+  if (overrideGrid && (im.steps.size() != 1 || options.grid.y == 0 || options.grid.z == 0))
+    return Status(StatusCode::kInvalidArgument,
+                  "RunOptions::grid applies to a program of one launch (a Tile IR kernel), with every "
+                  "dimension > 0");
+  // The buffer of value v on device d.
+  auto bufferOf = [&](size_t d, uint32_t v, uint64_t* offset) -> const Buffer& {
+    int32_t p = impl_->value_param[v];
+    if (p >= 0) {
+      *offset = args[d][p].offset();
+      return *args[d][p].buffer_ref();
+    }
+    *offset = 0;
+    return impl_->states[d].values[v];
+  };
+  for (size_t sidx = 0; sidx < im.steps.size(); ++sidx) {
+    const PlanStep& s = im.steps[sidx];
+    if (s.kind == PlanStep::kLaunch) {
+      const TsDim3 grid = overrideGrid ? options.grid : s.grid;
+      for (size_t d = 0; d < n; ++d) {
+        std::vector<KernelArg> kargs;
+        kargs.reserve(s.args.size());
+        for (const PlanArg& a : s.args) {
+          if (a.kind == PlanArg::kScalarParam) {
+            kargs.push_back(args[d][a.index]);
+          } else {
+            uint64_t offset = 0;
+            const Buffer& b = bufferOf(d, a.index, &offset);
+            kargs.push_back(KernelArg::buffer(b, offset));
+          }
+        }
+        Status st = streams[d].launch(impl_->states[d].kernels[sidx], grid, s.group_size, kargs,
+                                      s.shared_memory_bytes);
+        if (!st.ok())
+          return st.Annotate(s.location.empty() ? "launching " + s.kernel : s.location + ": launching " + s.kernel);
+      }
+      continue;
+    }
+    for (auto& [first, comm] : impl_->comms.at(s.axes)) {
+      std::vector<int64_t> group = mesh::Group(im.mesh_shape, s.axes, first);
+      std::vector<Buffer> send, recv;
+      std::vector<Stream> ss;
+      for (int64_t m : group) {
+        uint64_t off = 0;
+        send.push_back(bufferOf(m, s.input, &off));
+        recv.push_back(bufferOf(m, s.output, &off));
+        ss.push_back(streams[m]);
+      }
+      Status st;
+      switch (s.kind) {
+        case PlanStep::kAllReduce: st = comm.all_reduce(send, recv, s.count, s.dtype, s.reduce, ss, true); break;
+        case PlanStep::kBroadcast: st = comm.broadcast(send, recv, s.count, s.dtype, s.root, ss); break;
+        case PlanStep::kAllGather: st = comm.all_gather(send, recv, s.count, s.dtype, ss); break;
+        case PlanStep::kReduceScatter:
+          st = comm.reduce_scatter(send, recv, s.count, s.dtype, s.reduce, ss, true);
+          break;
+        default: break;
+      }
+      if (!st.ok()) return st.Annotate(s.location.empty() ? "collective" : s.location);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace tessera

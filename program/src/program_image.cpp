@@ -1,0 +1,343 @@
+// ProgramImage <-> the .tsp file: a small versioned binary format.
+//
+//   u8[8] "TSPROG\0\1", u32 file version, u32 ABI major, u32 ABI minor,
+//   then the fields of ProgramImage in declaration order: strings as u64
+//   length + bytes, vectors as u64 count + elements, integers little-endian.
+//
+// The reader checks every length against what is left of the file and
+// every count against a bound, so a truncated, edited or foreign file is an
+// error that says where it went wrong, never a crash or a huge allocation.
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <unistd.h>
+
+#include "tessera/ir_version.h"
+#include "tessera/program.hpp"
+
+namespace tessera {
+
+namespace {
+
+constexpr char kMagic[8] = {'T', 'S', 'P', 'R', 'O', 'G', '\0', '\1'};
+constexpr uint64_t kMaxFileBytes = uint64_t{4} << 30;
+
+class Writer {
+ public:
+  void U32(uint32_t v) { out_.append(reinterpret_cast<const char*>(&v), 4); }
+  void U64(uint64_t v) { out_.append(reinterpret_cast<const char*>(&v), 8); }
+  void I64(int64_t v) { U64(static_cast<uint64_t>(v)); }
+  void Str(const std::string& s) {
+    U64(s.size());
+    out_ += s;
+  }
+  void Dim(const TsDim3& d) {
+    U32(d.x);
+    U32(d.y);
+    U32(d.z);
+  }
+  template <class T, class F>
+  void Vec(const std::vector<T>& v, F&& each) {
+    U64(v.size());
+    for (const T& x : v) each(x);
+  }
+  std::string& out() { return out_; }
+
+ private:
+  std::string out_;
+};
+
+class Reader {
+ public:
+  Reader(const std::string& bytes, std::string origin) : b_(bytes), origin_(std::move(origin)) {}
+  bool ok() const { return error_.empty(); }
+  const std::string& error() const { return error_; }
+  void Fail(const std::string& what) {
+    if (error_.empty())
+      error_ = origin_ + ": " + what + " at byte " + std::to_string(at_) + " of " +
+               std::to_string(b_.size()) + " (the file is truncated or not a Tessera program)";
+  }
+  bool Need(uint64_t n) {
+    if (!ok()) return false;
+    if (n > b_.size() - at_) {
+      Fail("unexpected end of file");
+      return false;
+    }
+    return true;
+  }
+  uint32_t U32() {
+    uint32_t v = 0;
+    if (Need(4)) std::memcpy(&v, b_.data() + at_, 4), at_ += 4;
+    return v;
+  }
+  uint64_t U64() {
+    uint64_t v = 0;
+    if (Need(8)) std::memcpy(&v, b_.data() + at_, 8), at_ += 8;
+    return v;
+  }
+  int64_t I64() { return static_cast<int64_t>(U64()); }
+  std::string Str() {
+    uint64_t n = U64();
+    if (!Need(n)) return "";
+    std::string s = b_.substr(at_, n);
+    at_ += n;
+    return s;
+  }
+  TsDim3 Dim() {
+    TsDim3 d;
+    d.x = U32();
+    d.y = U32();
+    d.z = U32();
+    return d;
+  }
+  // A count of elements that each take at least `min_bytes` in the file.
+  uint64_t Count(uint64_t min_bytes) {
+    uint64_t n = U64();
+    if (ok() && n > (b_.size() - at_) / (min_bytes ? min_bytes : 1)) {
+      Fail("a count of " + std::to_string(n) + " that the file cannot hold");
+      return 0;
+    }
+    return n;
+  }
+  template <class T, class F>
+  void Vec(std::vector<T>* v, uint64_t min_bytes, F&& each) {
+    uint64_t n = Count(min_bytes);
+    for (uint64_t i = 0; i < n && ok(); ++i) v->push_back(each());
+  }
+  bool AtEnd() const { return at_ == b_.size(); }
+
+ private:
+  const std::string& b_;
+  std::string origin_;
+  std::string error_;
+  size_t at_ = 0;
+};
+
+void WriteSignature(Writer& w, const KernelSignature& k) {
+  w.Str(k.name);
+  w.Dim(k.grid);
+  w.Dim(k.group_size);
+  w.U64(k.shared_memory_bytes);
+  w.Vec(k.params, [&](const KernelParamInfo& p) {
+    w.U32(static_cast<uint32_t>(p.kind));
+    w.Str(p.dtype);
+    w.Vec(p.shape, [&](int64_t d) { w.I64(d); });
+    w.U64(p.bytes);
+    w.U32(p.access);
+  });
+}
+
+KernelSignature ReadSignature(Reader& r) {
+  KernelSignature k;
+  k.name = r.Str();
+  k.grid = r.Dim();
+  k.group_size = r.Dim();
+  k.shared_memory_bytes = r.U64();
+  r.Vec(&k.params, 40, [&] {
+    KernelParamInfo p;
+    uint32_t kind = r.U32();
+    if (kind > TS_KERNEL_ARG_SCALAR) r.Fail("a kernel parameter of unknown kind");
+    p.kind = static_cast<TsKernelArgKind>(kind);
+    p.dtype = r.Str();
+    r.Vec(&p.shape, 8, [&] { return r.I64(); });
+    p.bytes = r.U64();
+    p.access = r.U32();
+    return p;
+  });
+  return k;
+}
+
+}  // namespace
+
+uint64_t ProgramImage::devices() const {
+  uint64_t n = 1;
+  for (int64_t s : mesh_shape) n *= static_cast<uint64_t>(s);
+  return n;
+}
+
+std::string ProgramImage::Serialize() const {
+  Writer w;
+  w.out().append(kMagic, 8);
+  w.U32(kProgramFileVersion);
+  w.U32(TESSERA_ABI_VERSION_MAJOR);
+  w.U32(TESSERA_ABI_VERSION_MINOR);
+  w.Str(plugin);
+  w.Str(target);
+  w.Str(ir_version);
+  w.Str(source_name);
+  w.Str(function);
+  w.Vec(mesh_axes, [&](const std::string& a) { w.Str(a); });
+  w.Vec(mesh_shape, [&](int64_t s) { w.I64(s); });
+  w.Vec(params, [&](const ParamSpec& p) {
+    w.Str(p.name);
+    w.U32(static_cast<uint32_t>(p.role));
+    w.Str(p.dtype);
+    w.Vec(p.shape, [&](int64_t d) { w.I64(d); });
+    w.U64(p.bytes);
+    w.Vec(p.sharding.dim_axis, [&](int a) { w.I64(a); });
+    w.Vec(p.sharding.partial_sum_axes, [&](int a) { w.I64(a); });
+  });
+  w.Vec(param_values, [&](int32_t v) { w.I64(v); });
+  w.Vec(values, [&](const PlanValue& v) {
+    w.Str(v.dtype);
+    w.U64(v.bytes);
+  });
+  w.Vec(executables, [&](const ExecutableImage& e) {
+    w.Str(e.format);
+    w.Str(e.data);
+    w.Vec(e.kernels, [&](const KernelSignature& k) { WriteSignature(w, k); });
+  });
+  w.Vec(steps, [&](const PlanStep& s) {
+    w.U32(static_cast<uint32_t>(s.kind));
+    w.U32(s.executable);
+    w.Str(s.kernel);
+    w.Dim(s.grid);
+    w.Dim(s.group_size);
+    w.U64(s.shared_memory_bytes);
+    w.Vec(s.args, [&](const PlanArg& a) {
+      w.U32(static_cast<uint32_t>(a.kind));
+      w.U32(a.index);
+    });
+    w.U32(s.input);
+    w.U32(s.output);
+    w.Vec(s.axes, [&](int a) { w.I64(a); });
+    w.U64(s.count);
+    w.U32(static_cast<uint32_t>(s.reduce));
+    w.U32(static_cast<uint32_t>(s.dtype));
+    w.U32(s.root);
+    w.Str(s.location);
+  });
+  return std::move(w.out());
+}
+
+StatusOr<ProgramImage> ProgramImage::Deserialize(const std::string& bytes, const std::string& origin) {
+  if (bytes.size() < 20 || std::memcmp(bytes.data(), kMagic, 6) != 0)
+    return Status(StatusCode::kInvalidArgument,
+                  origin + ": not a compiled Tessera program (no TSPROG header): compile it "
+                           "with tessera-compile, or run the .mlir source itself");
+  Reader r(bytes, origin);
+  for (int i = 0; i < 2; ++i) r.U32();  // magic
+  uint32_t version = r.U32(), major = r.U32(), minor = r.U32();
+  if (std::memcmp(bytes.data(), kMagic, 8) != 0 || version != kProgramFileVersion)
+    return Status(StatusCode::kAbiMismatch,
+                  origin + ": program file version " + std::to_string(version) +
+                      "; this Tessera reads version " + std::to_string(kProgramFileVersion) +
+                      ": compile the program again with this Tessera's tessera-compile");
+  if (major != TESSERA_ABI_VERSION_MAJOR)
+    return Status(StatusCode::kAbiMismatch,
+                  origin + ": compiled for plugin ABI " + std::to_string(major) + "." +
+                      std::to_string(minor) + "; this Tessera implements ABI " +
+                      std::to_string(TESSERA_ABI_VERSION_MAJOR) + "." +
+                      std::to_string(TESSERA_ABI_VERSION_MINOR) + ": compile it again");
+  ProgramImage im;
+  im.plugin = r.Str();
+  im.target = r.Str();
+  im.ir_version = r.Str();
+  im.source_name = r.Str();
+  im.function = r.Str();
+  r.Vec(&im.mesh_axes, 8, [&] { return r.Str(); });
+  r.Vec(&im.mesh_shape, 8, [&] { return r.I64(); });
+  r.Vec(&im.params, 48, [&] {
+    ParamSpec p;
+    p.name = r.Str();
+    uint32_t role = r.U32();
+    if (role > static_cast<uint32_t>(ParamRole::kScalar)) r.Fail("a parameter of unknown role");
+    p.role = static_cast<ParamRole>(role);
+    p.dtype = r.Str();
+    r.Vec(&p.shape, 8, [&] { return r.I64(); });
+    p.bytes = r.U64();
+    r.Vec(&p.sharding.dim_axis, 8, [&] { return static_cast<int>(r.I64()); });
+    r.Vec(&p.sharding.partial_sum_axes, 8, [&] { return static_cast<int>(r.I64()); });
+    return p;
+  });
+  r.Vec(&im.param_values, 8, [&] { return static_cast<int32_t>(r.I64()); });
+  r.Vec(&im.values, 16, [&] {
+    PlanValue v;
+    v.dtype = r.Str();
+    v.bytes = r.U64();
+    return v;
+  });
+  r.Vec(&im.executables, 24, [&] {
+    ExecutableImage e;
+    e.format = r.Str();
+    e.data = r.Str();
+    r.Vec(&e.kernels, 40, [&] { return ReadSignature(r); });
+    return e;
+  });
+  r.Vec(&im.steps, 64, [&] {
+    PlanStep s;
+    uint32_t kind = r.U32();
+    if (kind > PlanStep::kReduceScatter) r.Fail("a step of unknown kind");
+    s.kind = static_cast<PlanStep::Kind>(kind);
+    s.executable = r.U32();
+    s.kernel = r.Str();
+    s.grid = r.Dim();
+    s.group_size = r.Dim();
+    s.shared_memory_bytes = r.U64();
+    r.Vec(&s.args, 8, [&] {
+      PlanArg a;
+      uint32_t k = r.U32();
+      if (k > PlanArg::kScalarParam) r.Fail("a launch argument of unknown kind");
+      a.kind = static_cast<PlanArg::Kind>(k);
+      a.index = r.U32();
+      return a;
+    });
+    s.input = r.U32();
+    s.output = r.U32();
+    r.Vec(&s.axes, 8, [&] { return static_cast<int>(r.I64()); });
+    s.count = r.U64();
+    s.reduce = static_cast<TsReduceOp>(r.U32());
+    s.dtype = static_cast<TsDataType>(r.U32());
+    s.root = r.U32();
+    s.location = r.Str();
+    return s;
+  });
+  if (r.ok() && !r.AtEnd()) r.Fail("trailing bytes");
+  if (!r.ok()) return Status(StatusCode::kDataLoss, r.error());
+  if (im.ir_version != TESSERA_IR_VERSION)
+    return Status(StatusCode::kAbiMismatch,
+                  origin + ": compiled by Tessera IR '" + im.ir_version + "'; this Tessera is '" +
+                      TESSERA_IR_VERSION + "': compile the program again");
+  return im;
+}
+
+StatusOr<ProgramImage> ProgramImage::ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status(StatusCode::kNotFound, path + ": cannot open the compiled program");
+  // Read at most the limit (+1 to know it was passed), whatever the file
+  // claims to be: /dev/zero and FIFOs end too.
+  std::string bytes;
+  constexpr size_t kChunk = size_t{1} << 20;
+  char buffer[4096];
+  while (in && bytes.size() <= kMaxFileBytes) {
+    in.read(buffer, sizeof buffer);
+    bytes.append(buffer, static_cast<size_t>(in.gcount()));
+    if (bytes.capacity() - bytes.size() < sizeof buffer) bytes.reserve(bytes.size() + kChunk);
+  }
+  if (bytes.size() > kMaxFileBytes)
+    return Status(StatusCode::kInvalidArgument,
+                  path + ": larger than the " + FormatBytes(kMaxFileBytes) + " a program file may be");
+  return Deserialize(bytes, path);
+}
+
+Status ProgramImage::WriteFile(const std::string& path) const {
+  const std::string bytes = Serialize();
+  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return Status(StatusCode::kPermissionDenied, path + ": cannot write " + tmp);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out) {
+      std::remove(tmp.c_str());
+      return Status(StatusCode::kResourceExhausted, path + ": writing " + tmp + " failed");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return Status(StatusCode::kPermissionDenied, path + ": cannot rename " + tmp + " onto it");
+  }
+  return Status::Ok();
+}
+
+}  // namespace tessera

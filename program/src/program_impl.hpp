@@ -1,0 +1,33 @@
+// What a Program holds on its devices (shared by program.cpp and
+// sharding.cpp).  Immutable after Program::Create except the buffers' contents.
+#ifndef TESSERA_PROGRAM_PROGRAM_IMPL_HPP_
+#define TESSERA_PROGRAM_PROGRAM_IMPL_HPP_
+
+#include <map>
+#include <vector>
+
+#include "tessera/program.hpp"
+
+namespace tessera {
+namespace detail {
+
+struct DeviceState {
+  Device device;
+  std::vector<Executable> executables;
+  std::vector<Kernel> kernels;     // per step (launches; empty Kernel otherwise)
+  std::vector<Buffer> values;      // per plan value (params' values left empty)
+};
+
+struct ProgramImpl {
+  ProgramImage image;
+  std::vector<Device> devices;
+  std::vector<DeviceState> states;
+  // SPMD: axes -> first device of the group -> communicator.
+  std::map<std::vector<int>, std::map<int64_t, Communicator>> comms;
+  std::vector<int32_t> value_param;  // per value: the param bound to it, or -1
+};
+
+}  // namespace detail
+}  // namespace tessera
+
+#endif

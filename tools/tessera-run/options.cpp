@@ -1,0 +1,152 @@
+#include "options.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace tessera::run {
+
+std::string HelpText() {
+  return R"(usage: tessera-run PROGRAM [options]
+
+Compiles PROGRAM (a .mlir of Graph IR, Schedule IR or Tile IR) for the
+selected backend through its plugin's compiler -- or loads PROGRAM compiled
+ahead of time by tessera-compile (.tsp) -- runs it on generated or given
+inputs, checks the results against the reference interpreter and reports
+the time per iteration.
+
+Program:
+  --function NAME        the function or kernel to run (--kernel NAME too);
+                         required when the module has several
+  --target T             compile for T (cpu:<LLVM cpu> on the cpu backend);
+                         default: the selected backend's own target
+  --cpu NAME             same as --target cpu:NAME
+  --schedule "OPTIONS"   --tessera-graph-to-schedule options over the
+                         target's schedule, e.g. "tile-m=64 micro-m=4";
+                         keys: tile-m tile-n tile-k micro-m micro-n
+                         clamp-tiles row-tile vector-width fuse-reductions
+                         merge-matmul-chains attention attn-block-q
+                         attn-block-kv
+  --compile-option N=V   an option of the plugin's compiler (tessera-info
+                         lists them per target), e.g. opt_level=2
+  --save FILE.tsp        also write the compiled program (tessera-run and
+                         Program::Load run it without compiling)
+Data:
+  --input FILE.npy       the next input, in order (SPMD: the global tensor)
+  --output FILE.npy      write the next result (Tile IR kernel: its last
+                         buffer) to FILE
+  --scalar V             the next scalar argument of a Tile IR kernel (1.5)
+  --grid X[,Y,Z]         launch a Tile IR kernel over this grid
+  --seed S               seed of the generated inputs (42)
+Checking and timing:
+  --check                check against the reference interpreter (default)
+  --no-check             run without checking (--no-verify too)
+  --tolerance T          relative tolerance (default: per result type,
+                         f32 1e-3, f16 4e-3, bf16 1.6e-2, fp8 0.25, ints 0)
+  --warmup N             untimed runs after the checked one (1)
+  --iterations N         timed runs (10)
+  -h, --help             this text
+
+Environment: TESSERA_BACKEND picks the backend (cpu, vulkan, ...),
+TESSERA_<PLUGIN>_<OPTION> configures a plugin (TESSERA_CPU_DEVICES: an SPMD
+program gets as many cpu devices as its mesh needs unless this is set),
+TESSERA_CACHE_DIR the compile cache, TESSERA_LOG=debug every decision.
+
+Exit codes: 0 checked and equal (or --no-check); 1 bad program, arguments or
+input files, or a compile error; 2 runtime error or a program the backend
+cannot run; 3 the result differs from the reference; 4 checking was asked
+but nothing could check the result; 77 the vulkan backend was asked for and
+is unavailable.
+)";
+}
+
+namespace {
+bool Fail(const std::string& why, int* exit_code) {
+  std::fprintf(stderr, "tessera-run: %s\n(tessera-run --help lists the options)\n", why.c_str());
+  *exit_code = kExitBadInput;
+  return false;
+}
+
+bool ParseNumber(const char* text, double* out) {
+  char* end = nullptr;
+  *out = std::strtod(text, &end);
+  return end != text && *end == '\0';
+}
+bool ParseUnsigned(const char* text, unsigned long long max, unsigned long long* out) {
+  if (!*text || *text == '-') return false;
+  char* end = nullptr;
+  errno = 0;
+  *out = std::strtoull(text, &end, 10);
+  return errno == 0 && *end == '\0' && *out <= max;
+}
+}  // namespace
+
+bool ParseArgs(int argc, char** argv, RunArgs* a, int* exit_code) {
+  for (int i = 1; i < argc; ++i) {
+    std::string s = argv[i];
+    auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    const char* v = nullptr;
+    unsigned long long n = 0;
+    double d = 0;
+    if (s == "-h" || s == "--help") {
+      std::fputs(HelpText().c_str(), stdout);
+      *exit_code = kExitOk;
+      return false;
+    } else if (s == "--check") {
+      a->check = true;
+    } else if (s == "--no-check" || s == "--no-verify") {
+      a->check = false;
+    } else if (s == "--input" || s == "--output" || s == "--function" || s == "--kernel" ||
+               s == "--iterations" || s == "--warmup" || s == "--scalar" || s == "--tolerance" ||
+               s == "--seed" || s == "--cpu" || s == "--target" || s == "--schedule" || s == "--grid" ||
+               s == "--compile-option" || s == "--save") {
+      if (!(v = value())) return Fail(s + " needs a value", exit_code);
+      if (s == "--input") a->inputs.push_back(v);
+      else if (s == "--output") a->outputs.push_back(v);
+      else if (s == "--function" || s == "--kernel") a->function = v;
+      else if (s == "--schedule") a->schedule = v;
+      else if (s == "--target") a->target = v;
+      else if (s == "--cpu") a->target = std::string("cpu:") + v;
+      else if (s == "--save") a->save = v;
+      else if (s == "--iterations" || s == "--warmup") {
+        if (!ParseUnsigned(v, 1000000, &n)) return Fail(s + " " + v + ": not a count", exit_code);
+        (s == "--iterations" ? a->iterations : a->warmup) = static_cast<int>(n);
+        if (s == "--iterations" && n == 0) a->iterations = 1;
+      } else if (s == "--seed") {
+        if (!ParseUnsigned(v, 0xffffffffull, &n)) return Fail("--seed " + std::string(v) + ": not a 32-bit unsigned number", exit_code);
+        a->seed = static_cast<unsigned>(n);
+      } else if (s == "--scalar" || s == "--tolerance") {
+        if (!ParseNumber(v, &d)) return Fail(s + " " + v + ": not a number", exit_code);
+        if (s == "--scalar") a->scalars.push_back(d);
+        else a->tolerance = d;
+      } else if (s == "--grid") {
+        a->grid.clear();
+        std::string text = v;
+        size_t start = 0;
+        while (start <= text.size()) {
+          size_t end = text.find(',', start);
+          if (end == std::string::npos) end = text.size();
+          if (!ParseUnsigned(text.substr(start, end - start).c_str(), 0xffffffffull, &n) || n == 0)
+            return Fail("--grid " + text + ": write X[,Y,Z] with whole numbers from 1 to 4294967295", exit_code);
+          a->grid.push_back(static_cast<unsigned>(n));
+          start = end + 1;
+        }
+        if (a->grid.size() > 3) return Fail("--grid " + text + ": at most three dimensions", exit_code);
+      } else if (s == "--compile-option") {
+        std::string text = v;
+        size_t eq = text.find('=');
+        if (eq == std::string::npos || eq == 0)
+          return Fail("--compile-option " + text + ": write NAME=VALUE", exit_code);
+        a->compile_options.push_back(OptionValue::String(text.substr(0, eq), text.substr(eq + 1)));
+      }
+    } else if (!s.empty() && s[0] != '-' && a->program.empty()) {
+      a->program = s;
+    } else {
+      return Fail("unknown or repeated argument '" + s + "'", exit_code);
+    }
+  }
+  if (a->program.empty()) return Fail("no program given", exit_code);
+  return true;
+}
+
+}  // namespace tessera::run

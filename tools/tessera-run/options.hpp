@@ -1,0 +1,46 @@
+// tessera-run's command line: every option, its --help text and the exit
+// codes (the docs and a ctest check the help against this list).
+#ifndef TESSERA_TOOLS_RUN_OPTIONS_HPP_
+#define TESSERA_TOOLS_RUN_OPTIONS_HPP_
+
+#include <string>
+#include <vector>
+
+#include "tessera/runtime.hpp"
+
+namespace tessera::run {
+
+// Exit codes.
+enum ExitCode {
+  kExitOk = 0,           // verified (or --no-check)
+  kExitBadInput = 1,     // bad program, arguments or input files; compile error
+  kExitRuntime = 2,      // runtime error, or a program the backend cannot run
+  kExitMismatch = 3,     // the result differs from the reference
+  kExitNotChecked = 4,   // --check asked, but nothing could check the result
+  kExitSkip = 77,        // the vulkan backend was asked for and is unavailable (ctest SKIP)
+};
+
+struct RunArgs {
+  std::string program;                 // .mlir (compiled here) or .tsp (tessera-compile's)
+  std::string function;                // --function / --kernel
+  std::vector<std::string> inputs, outputs;
+  std::vector<double> scalars;
+  std::vector<unsigned> grid;
+  int iterations = 10;
+  int warmup = 1;
+  double tolerance = -1;               // < 0: each result type's default
+  unsigned seed = 42;
+  bool check = true;
+  std::string target;                  // --target / --cpu (cpu:<LLVM cpu>)
+  std::string schedule;
+  std::vector<OptionValue> compile_options;  // --compile-option NAME=VALUE
+  std::string save;                    // --save FILE.tsp
+};
+
+// Parses argv; returns false after printing why (or the help) with *exit_code set.
+bool ParseArgs(int argc, char** argv, RunArgs* args, int* exit_code);
+std::string HelpText();
+
+}  // namespace tessera::run
+
+#endif
