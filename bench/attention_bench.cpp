@@ -104,8 +104,6 @@ void AttentionUnfused(int s, const float* q, const float* k, const float* v, flo
 
 struct Loaded {
   IrProgram prog;
-  tessera::Executable exe;
-  tessera::Kernel kernel;
   std::vector<tessera::Buffer> buffers;
   std::vector<tessera::KernelArg> args;
   std::string error;
@@ -113,8 +111,7 @@ struct Loaded {
 
   float* host(size_t i) const { return static_cast<float*>(buffers[i].host_pointer()); }
   tessera::Status run(const tessera::Stream& s) const {
-    tessera::Status st = s.launch(kernel, TsDim3{prog.grid[0], prog.grid[1], prog.grid[2]},
-                                  TsDim3{prog.group[0], prog.group[1], prog.group[2]}, args, 0);
+    tessera::Status st = prog.program.Run(s, args);
     return st.ok() ? s.synchronize() : st;
   }
 };
@@ -125,14 +122,8 @@ Loaded* Load(benchmark::State& state, BenchEnv* env, int s) {
   if (!slot) {
     slot = std::make_unique<Loaded>();
     Loaded& l = *slot;
-    if (!CompileGraphIR(AttentionProgram(s), {}, &l.prog, &l.error)) {
-    } else if (auto exe = env->device.load_executable("elf-native", l.prog.so_path); !exe.ok()) {
-      l.error = exe.status().ToString();
-    } else if (auto k = exe->kernel(l.prog.kernel); !k.ok()) {
-      l.error = k.status().ToString();
+    if (!CompileGraphIR(AttentionProgram(s), env->device, {}, &l.prog, &l.error)) {
     } else {
-      l.exe = *exe;
-      l.kernel = *k;
       l.buffers.reserve(l.prog.shapes.size());  // KernelArg keeps &Buffer
       for (size_t i = 0; i < l.prog.shapes.size(); ++i) {
         size_t n = 1;

@@ -59,6 +59,7 @@ struct RegisterOptions {
 void RegisterLaunchBenchmarks(const RegisterOptions& options);
 void RegisterCallBenchmarks(const RegisterOptions& options);
 void RegisterCopyBenchmarks(const RegisterOptions& options);
+void RegisterProgramBenchmarks(const RegisterOptions& options);
 
 // Applies the run-time defaults: repetitions (so the JSON carries medians)
 // unless given on the command line, and a minimum time per repetition:

@@ -109,8 +109,6 @@ std::string MlpProgram(std::string* error) {
 // A compiled, loaded program with its device buffers (kept for the run).
 struct Loaded {
   IrProgram prog;
-  tessera::Executable exe;
-  tessera::Kernel kernel;
   std::vector<tessera::Buffer> buffers;
   std::vector<tessera::KernelArg> args;
   std::string error;
@@ -133,8 +131,7 @@ struct Loaded {
     return v;
   }
   tessera::Status run(const tessera::Stream& s) const {
-    tessera::Status st = s.launch(kernel, TsDim3{prog.grid[0], prog.grid[1], prog.grid[2]},
-                                  TsDim3{prog.group[0], prog.group[1], prog.group[2]}, args, 0);
+    tessera::Status st = prog.program.Run(s, args);
     return st.ok() ? s.synchronize() : st;
   }
 };
@@ -146,14 +143,8 @@ Loaded* Load(benchmark::State& state, BenchEnv* env, const std::string& text) {
   if (!slot) {
     slot = std::make_unique<Loaded>();
     Loaded& l = *slot;
-    if (!CompileGraphIR(text, {}, &l.prog, &l.error)) {
-    } else if (auto exe = env->device.load_executable("elf-native", l.prog.so_path); !exe.ok()) {
-      l.error = exe.status().ToString();
-    } else if (auto k = exe->kernel(l.prog.kernel); !k.ok()) {
-      l.error = k.status().ToString();
+    if (!CompileGraphIR(text, env->device, {}, &l.prog, &l.error)) {
     } else {
-      l.exe = *exe;
-      l.kernel = *k;
       // KernelArg::buffer keeps a pointer to the Buffer: no reallocation.
       l.buffers.reserve(l.prog.shapes.size());
       for (size_t i = 0; i < l.prog.shapes.size() && l.error.empty(); ++i) {
@@ -390,9 +381,15 @@ void BM_MlpOpenBLASUnfused(benchmark::State& state) {
 }
 #endif
 
-// Compile time of examples/mlp.mlir, Graph IR text -> loadable .so: cold
-// (no cache: every pass, LLVM -O3, lld in process) and warm (the cache answers).
-void BM_Compile(benchmark::State& state, bool warm) {
+// Compile time of examples/mlp.mlir, Graph IR text -> a loaded program: cold
+// (no cache: every pass, LLVM -O3, lld in process) and warm (the cache
+// answers); through the program layer and the plugin boundary (program:
+// graph-to-schedule, bytecode, the cpu plugin's compiler part, Program
+// creation) or by the cpu code generator called directly (direct: the
+// compile before the plugin boundary).
+void BM_Compile(benchmark::State& state, bool warm, bool direct) {
+  BenchEnv* env = EnvOrSkip(state);
+  if (!env) return;
   std::string err, text = MlpProgram(&err);
   if (text.empty()) { state.SkipWithError(err.c_str()); return; }
   IrCompileOptions opts;
@@ -401,13 +398,25 @@ void BM_Compile(benchmark::State& state, bool warm) {
   if (!mkdtemp(dir)) { state.SkipWithError("mkdtemp failed"); return; }
   opts.cache_dir = dir;
   IrProgram p;
-  if (warm && !CompileGraphIR(text, opts, &p, &err)) {  // fill the cache
+  double ms = 0;
+  bool hit = false;
+  auto compile = [&]() -> bool {
+    if (direct) return CompileGraphIRDirect(text, opts, &ms, &hit, &err);
+    bool ok = CompileGraphIR(text, env->device, opts, &p, &err);
+    hit = p.cache_hit;
+    ms = p.compile_ms;
+    return ok;
+  };
+  if (warm && !compile()) {  // fill the cache
     state.SkipWithError(err.c_str());
     return;
   }
+  // Manual time: the compile alone (the program path also loads the
+  // kernels on the device afterwards, which the direct path does not).
   for (auto _ : state) {
-    if (!CompileGraphIR(text, opts, &p, &err)) { state.SkipWithError(err.c_str()); break; }
-    if (p.cache_hit != warm) { state.SkipWithError("unexpected cache behaviour"); break; }
+    if (!compile()) { state.SkipWithError(err.c_str()); break; }
+    if (hit != warm) { state.SkipWithError("unexpected cache behaviour"); break; }
+    state.SetIterationTime(ms / 1e3);
   }
   std::string rm = std::string("rm -rf '") + dir + "'";
   if (std::system(rm.c_str()) != 0) {}
@@ -446,11 +455,19 @@ void RegisterGemmBenchmarks(const RegisterOptions& options) {
     real(benchmark::RegisterBenchmark("chain_f32/tessera_cpu/4M", BM_ChainTessera), 0.5);
     real(benchmark::RegisterBenchmark("chain_f32/cpp_fused/4M", BM_ChainCpp, true), 0.5);
     real(benchmark::RegisterBenchmark("chain_f32/cpp_unfused/4M", BM_ChainCpp, false), 0.5);
-    // Cold compiles take long: few iterations, 3 repetitions.
-    auto* cold = benchmark::RegisterBenchmark("compile/tessera_cpu/mlp", BM_Compile, false);
-    cold->UseRealTime()->Unit(benchmark::kMillisecond)->Iterations(1);
-    if (options.set_repetitions) cold->Repetitions(3)->ReportAggregatesOnly(true);
-    real(benchmark::RegisterBenchmark("compile_warm/tessera_cpu/mlp", BM_Compile, true), 0.2);
+    // Cold compiles take long: few iterations, 3 repetitions.  tessera_cpu
+    // goes through the program layer and the plugin; direct_cpu is its
+    // reference (the same code generator called in process).
+    for (bool direct : {false, true}) {
+      const std::string impl = direct ? "direct_cpu" : "tessera_cpu";
+      auto* cold = benchmark::RegisterBenchmark(("compile/" + impl + "/mlp").c_str(), BM_Compile, false, direct);
+      cold->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+      if (options.set_repetitions) cold->Repetitions(5)->ReportAggregatesOnly(true);
+      Configure(benchmark::RegisterBenchmark(("compile_warm/" + impl + "/mlp").c_str(), BM_Compile, true, direct),
+                options, 0.2)
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond);
+    }
   }
 }
 

@@ -1,122 +1,138 @@
-// Graph IR text -> elf-native .so through tessera::cpu::compileForCPU (the
-// same library, pipeline and cache as tessera-run); Tile IR text -> SPIR-V
-// through tessera::spv::compileForVulkan (as tessera-run on vulkan).
+// Graph IR / Tile IR text -> programs through libtessera_compiler (the path
+// tessera-run takes); Graph IR -> .so through tessera::cpu::compileForCPU
+// directly for the compile-time reference.
 #include "ir_compile.hpp"
 
 #include <chrono>
-#include <memory>
 
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllPasses.h"
-#include "mlir/Parser/Parser.h"
-#include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/raw_ostream.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 #include "tessera/InitAll.h"
 #include "tessera/cpu/Compiler.h"
-#include "tessera/Conversion/TileToSPIRV/Passes.h"
+#include "tessera/kernel_archive.hpp"
+#include "tessera/program_compiler.hpp"
 
 namespace tessera_bench {
 
 namespace {
-
-// One context for the process (dialects load once, as in a long-running
-// compiler); every call parses and compiles from the text.
-mlir::MLIRContext* Context() {
-  static mlir::MLIRContext* context = [] {
-    mlir::DialectRegistry registry;
-    tessera::registerAllDialects(registry);
-    mlir::registerAllPasses();
-    tessera::registerAllPasses();
-    auto* c = new mlir::MLIRContext(registry);
-    c->disableMultithreading();
-    return c;
-  }();
-  return context;
+double Since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Collects the context's diagnostics while it lives (one compile), so that
-// an error message can carry them.
-struct Diagnostics {
-  explicit Diagnostics(mlir::MLIRContext* c)
-      : context(c), os(buffer), handler(c, [this](mlir::Diagnostic& d) {
-          os << d << "\n";
-          return mlir::success();
-        }) {}
-  std::string text() { return os.str(); }
-  mlir::MLIRContext* context;
-  std::string buffer;
-  llvm::raw_string_ostream os;
-  mlir::ScopedDiagnosticHandler handler;
-};
-
+std::vector<tessera::OptionValue> CacheOptions(const IrCompileOptions& o) {
+  // No cache: an empty cache_dir (the cpu compiler then uses a temporary
+  // folder and keeps nothing).
+  if (!o.use_cache) return {tessera::OptionValue::String("cache_dir", "")};
+  if (!o.cache_dir.empty()) return {tessera::OptionValue::String("cache_dir", o.cache_dir)};
+  return {};
+}
 }  // namespace
 
-bool CompileTileIRForVulkan(const std::string& text, const std::string& kernel,
-                            SpirvKernel* out, std::string* error) {
-  Diagnostics diag(Context());
-  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(text, diag.context);
-  if (!module) {
-    *error = "parse failed: " + diag.text();
-    return false;
-  }
-  std::vector<tessera::spv::VulkanKernel> kernels;
+bool CompileGraphIR(const std::string& text, const tessera::Device& device, const IrCompileOptions& options,
+                    IrProgram* out, std::string* error) {
+  tessera::ProgramCompileOptions co;
+  co.compiler_options = CacheOptions(options);
+  std::string log;
+  // The compile alone is timed (Program::Create, which loads the kernels
+  // on the device, is not part of it).
   const auto t0 = std::chrono::steady_clock::now();
-  if (mlir::failed(tessera::spv::compileForVulkan(*module, &kernels)) || kernels.empty()) {
-    *error = "SPIR-V compilation failed: " + diag.text();
+  auto image = tessera::CompileProgramImage(tessera::ProgramSource::Text(text, "<bench>"), co, &device, &log);
+  out->compile_ms = Since(t0);
+  if (!image.ok()) {
+    *error = image.status().ToString();
     return false;
   }
-  out->compile_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  const tessera::spv::VulkanKernel* k = &kernels.front();
-  for (const auto& c : kernels)
-    if (c.name == kernel) k = &c;
-  if (!kernel.empty() && k->name != kernel) {
-    *error = "no Tile IR kernel named " + kernel;
+  out->cache_hit = log.find("cache hit") != std::string::npos;
+  auto program = tessera::Program::Create({device}, std::move(*image));
+  if (!program.ok()) {
+    *error = program.status().ToString();
     return false;
   }
-  out->name = k->name;
-  out->words = k->spirv;
-  for (int i = 0; i < 3; ++i) {
-    out->grid[i] = static_cast<uint32_t>(k->grid[i]);
-    out->group[i] = static_cast<uint32_t>(k->groupSize[i]);
+  out->program = std::move(*program);
+  const tessera::ProgramImage& im = out->program.image();
+  for (const tessera::PlanStep& s : im.steps)
+    if (s.kind == tessera::PlanStep::kLaunch) {
+      out->kernel = s.kernel;
+      out->grid[0] = s.grid.x, out->grid[1] = s.grid.y, out->grid[2] = s.grid.z;
+      out->group[0] = s.group_size.x, out->group[1] = s.group_size.y, out->group[2] = s.group_size.z;
+      break;
+    }
+  out->output.clear();
+  out->shapes.clear();
+  out->dtypes.clear();
+  for (const tessera::ParamSpec& p : im.params) {
+    out->output.push_back(p.role == tessera::ParamRole::kOutput);
+    out->shapes.push_back(p.shape);
+    out->dtypes.push_back(p.dtype);
   }
   return true;
 }
 
-bool CompileGraphIR(const std::string& text, const IrCompileOptions& options,
-                    IrProgram* out, std::string* error) {
-  Diagnostics diag(Context());
-  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(text, diag.context);
+bool CompileGraphIRDirect(const std::string& text, const IrCompileOptions& options, double* ms,
+                          bool* cache_hit, std::string* error) {
+  static mlir::MLIRContext* context = [] {
+    mlir::DialectRegistry registry;
+    tessera::registerAllDialects(registry);
+    auto* c = new mlir::MLIRContext(registry);
+    c->disableMultithreading();
+    return c;
+  }();
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(context, [&](mlir::Diagnostic& d) {
+    diagnostics += d.str() + "\n";
+    return mlir::success();
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(text, context);
   if (!module) {
-    *error = "parse failed: " + diag.text();
+    *error = "parse failed: " + diagnostics;
     return false;
   }
   tessera::cpu::CompileOptions opts;
   opts.use_cache = options.use_cache;
   opts.cache_dir = options.cache_dir;
   auto compiled = tessera::cpu::compileForCPU(*module, opts);
-  if (mlir::failed(compiled) || compiled->kernels.empty()) {
-    *error = "compile failed: " + diag.text();
+  *ms = Since(t0);
+  if (mlir::failed(compiled)) {
+    *error = "compile failed: " + diagnostics;
     return false;
   }
-  const auto& k = compiled->kernels.front();
-  out->so_path = compiled->so_path;
-  out->kernel = k.name;
-  for (int i = 0; i < 3; ++i) {
-    out->grid[i] = k.grid[i];
-    out->group[i] = k.group_size[i];
+  *cache_hit = compiled->cache_hit;
+  return true;
+}
+
+bool CompileTileIRForVulkan(const std::string& text, const std::string& kernel, SpirvKernel* out,
+                            std::string* error) {
+  tessera::ProgramCompileOptions co;
+  co.target = "vulkan";
+  co.function = kernel;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto image = tessera::CompileProgramImage(tessera::ProgramSource::Text(text, "<bench>"), co);
+  out->compile_ms = Since(t0);
+  if (!image.ok()) {
+    *error = image.status().ToString();
+    return false;
   }
-  out->output.clear();
-  out->shapes.clear();
-  out->dtypes.clear();
-  for (const auto& a : k.args) {
-    out->output.push_back(a.output);
-    out->shapes.push_back(a.shape);
-    out->dtypes.push_back(a.dtype);
+  const tessera::ExecutableImage& e = image->executables.front();
+  std::vector<tessera::ArchiveEntry> entries;
+  if (std::string why = tessera::ReadKernelArchive(e.data.data(), e.data.size(), &entries); !why.empty()) {
+    *error = "the vulkan compiler returned " + e.format + ": " + why;
+    return false;
   }
-  out->compile_ms = compiled->compile_ms;
-  out->cache_hit = compiled->cache_hit;
+  const tessera::PlanStep& s = image->steps.front();
+  out->name = s.kernel;
+  for (const tessera::ArchiveEntry& a : entries)
+    if (a.name == s.kernel) {
+      out->words.resize(a.data.size() / 4);
+      std::memcpy(out->words.data(), a.data.data(), out->words.size() * 4);
+    }
+  if (out->words.empty()) {
+    *error = "no SPIR-V module for kernel " + s.kernel;
+    return false;
+  }
+  out->grid[0] = s.grid.x, out->grid[1] = s.grid.y, out->grid[2] = s.grid.z;
+  out->group[0] = s.group_size.x, out->group[1] = s.group_size.y, out->group[2] = s.group_size.z;
   return true;
 }
 

@@ -1,9 +1,9 @@
-// The Tessera IR compiler as tessera-bench uses it: Graph IR text in, a
-// cached elf-native shared object and its launch description out; Tile IR
-// text in, SPIR-V for the vulkan backend out.  This
-// header has no MLIR types, so the benchmark files need no LLVM flags;
-// ir_compile.cpp (built only when the TesseraIR target exists) links the
-// same compiler library as tessera-run (TesseraCPUCompiler).
+// The Tessera compiler as tessera-bench uses it: the program layer
+// (libtessera_compiler, CompileProgramImage through the plugin's compiler)
+// that tessera-run uses, and, for the compile-time comparison only, the cpu
+// code generator called directly (what the compile was before the plugin
+// boundary).  This header has no MLIR types, so the benchmark files need no
+// LLVM flags; ir_compile.cpp is built only when the IR is.
 #ifndef TESSERA_BENCH_IR_COMPILE_HPP_
 #define TESSERA_BENCH_IR_COMPILE_HPP_
 
@@ -11,32 +11,41 @@
 #include <string>
 #include <vector>
 
+#include "tessera/program.hpp"
+
 namespace tessera_bench {
 
 struct IrProgram {
-  std::string so_path;
-  std::string kernel;              // first kernel's name
-  uint32_t grid[3] = {1, 1, 1};
+  tessera::Program program;         // loaded on the device it was compiled for
+  std::string kernel;               // the first launch's kernel
+  uint32_t grid[3] = {1, 1, 1};     // the first launch's grid and group
   uint32_t group[3] = {1, 1, 1};
-  std::vector<bool> output;        // per argument: written by the kernel
+  std::vector<bool> output;         // per parameter: a result
   std::vector<std::vector<int64_t>> shapes;
-  std::vector<std::string> dtypes;  // per argument: f32, bf16, ... (MLIR spelling)
+  std::vector<std::string> dtypes;  // per parameter: f32, bf16, ... (MLIR spelling)
   double compile_ms = 0;
   bool cache_hit = false;
 };
 
 struct IrCompileOptions {
   bool use_cache = true;
-  std::string cache_dir;           // empty: the compiler's default
+  std::string cache_dir;            // empty: the default cache folder
 };
 
-// False (and *error) on a parse or compile failure.
-bool CompileGraphIR(const std::string& text, const IrCompileOptions& options,
-                    IrProgram* out, std::string* error);
+// Graph IR (or Tile IR) text -> a Program on `device`, through the
+// plugin's compiler.  False (and *error) on a parse or compile failure.
+bool CompileGraphIR(const std::string& text, const tessera::Device& device,
+                    const IrCompileOptions& options, IrProgram* out, std::string* error);
 
-// A Tile IR kernel compiled to SPIR-V by Tessera's own code generator
-// (tessera::spv::compileForVulkan, as tessera-run and tessera-cts-compile
-// do): the words for Executable_Load("spirv") and its launch description.
+// The same Graph IR compiled by tessera::cpu::compileForCPU directly: no
+// program layer, no bytecode hand-off, no plugin boundary (the reference of
+// the compile-time benchmark).
+bool CompileGraphIRDirect(const std::string& text, const IrCompileOptions& options, double* ms,
+                          bool* cache_hit, std::string* error);
+
+// A Tile IR kernel compiled by the vulkan plugin's compiler (ahead of time,
+// target vulkan): its SPIR-V module for Executable_Load("spirv") and its
+// launch description.
 struct SpirvKernel {
   std::string name;
   std::vector<uint32_t> words;
@@ -45,7 +54,7 @@ struct SpirvKernel {
   double compile_ms = 0;
 };
 
-// Compiles the Tile IR kernel `kernel` (empty: the first) of `text`.
+// Compiles the Tile IR kernel `kernel` (empty: the only one) of `text`.
 bool CompileTileIRForVulkan(const std::string& text, const std::string& kernel,
                             SpirvKernel* out, std::string* error);
 

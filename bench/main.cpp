@@ -137,6 +137,7 @@ int main(int argc, char** argv) {
   RegisterVulkanBenchmarks(options);
   RegisterGemmBenchmarks(options);
   RegisterAttentionBenchmarks(options);
+  RegisterProgramBenchmarks(options);
 
   std::unique_ptr<benchmark::BenchmarkReporter> display =
       MakeReporter(format, color, tabular);

@@ -215,37 +215,38 @@ namespace {
 // Checks one device's arguments against the params; returns the buffer
 // KernelArg bound to each value (params' values) in `bound`.
 Status CheckArgs(const ProgramImage& im, const Device& dev, const std::vector<KernelArg>& args, size_t device) {
-  const std::string who = "program " + im.function + (im.devices() > 1 ? " on device " + std::to_string(device) : "");
+  // Messages are built only on failure: Run checks every call.
+  auto who = [&] { return "program " + im.function + (im.devices() > 1 ? " on device " + std::to_string(device) : ""); };
   if (args.size() != im.params.size()) {
     std::string list;
     for (const ParamSpec& p : im.params)
       list += (list.empty() ? "" : ", ") + p.name + " (" + ParamRoleName(p.role) + " " + p.dtype + ")";
-    return Status(StatusCode::kInvalidArgument, who + " takes " + std::to_string(im.params.size()) +
+    return Status(StatusCode::kInvalidArgument, who() + " takes " + std::to_string(im.params.size()) +
                                                     " arguments, " + std::to_string(args.size()) + " given: " + list);
   }
   for (size_t i = 0; i < args.size(); ++i) {
     const ParamSpec& p = im.params[i];
     const KernelArg& a = args[i];
-    const std::string what = who + ": argument " + std::to_string(i) + " (" + p.name + ")";
+    auto what = [&] { return who() + ": argument " + std::to_string(i) + " (" + p.name + ")"; };
     if (p.role == ParamRole::kScalar) {
       if (a.kind() != TS_KERNEL_ARG_SCALAR)
-        return Status(StatusCode::kInvalidArgument, what + " is a " + p.dtype + " scalar; a buffer was given");
+        return Status(StatusCode::kInvalidArgument, what() + " is a " + p.dtype + " scalar; a buffer was given");
       if (a.size() != p.bytes)
-        return Status(StatusCode::kInvalidArgument, what + " is a " + p.dtype + " scalar of " +
+        return Status(StatusCode::kInvalidArgument, what() + " is a " + p.dtype + " scalar of " +
                                                         std::to_string(p.bytes) + " bytes; " +
                                                         std::to_string(a.size()) + " bytes were given");
       continue;
     }
     if (a.kind() != TS_KERNEL_ARG_BUFFER || a.buffer_ref() == nullptr)
-      return Status(StatusCode::kInvalidArgument, what + " is a buffer; a scalar was given");
+      return Status(StatusCode::kInvalidArgument, what() + " is a buffer; a scalar was given");
     const Buffer& b = *a.buffer_ref();
-    if (!b.valid()) return Status(StatusCode::kInvalidHandle, what + ": the buffer was destroyed or never created");
+    if (!b.valid()) return Status(StatusCode::kInvalidHandle, what() + ": the buffer was destroyed or never created");
     if (b.device() != dev)
-      return Status(StatusCode::kInvalidArgument, what + ": the buffer is on " + b.device().info().name +
+      return Status(StatusCode::kInvalidArgument, what() + ": the buffer is on " + b.device().info().name +
                                                       ", not on the program's device " + dev.info().name);
     if (a.offset() > b.size() || b.size() - a.offset() < p.bytes)
       return Status(StatusCode::kOutOfRange,
-                    what + " needs " + FormatBytes(p.bytes) + " (" + p.dtype + " " + [&] {
+                    what() + " needs " + FormatBytes(p.bytes) + " (" + p.dtype + " " + [&] {
                       std::string s = "[";
                       for (size_t k = 0; k < p.shape.size(); ++k) s += (k ? "x" : "") + std::to_string(p.shape[k]);
                       return s + "]";
@@ -263,18 +264,23 @@ Status Program::Run(const Stream& stream, const std::vector<KernelArg>& args, co
     return Status(StatusCode::kInvalidArgument, "program " + impl_->image.function + " runs on " +
                                                     std::to_string(impl_->devices.size()) +
                                                     " devices: pass one stream and argument list per device");
-  return Run(std::vector<Stream>{stream}, std::vector<std::vector<KernelArg>>{args}, options);
+  return RunOn(&stream, &args, 1, options);
 }
 
 Status Program::Run(const std::vector<Stream>& streams, const std::vector<std::vector<KernelArg>>& args,
                     const RunOptions& options) const {
   if (!impl_) return Status(StatusCode::kInvalidHandle, "null Program handle: Program::Create or Load first");
-  const ProgramImage& im = impl_->image;
   const size_t n = impl_->devices.size();
   if (streams.size() != n || args.size() != n)
-    return Status(StatusCode::kInvalidArgument, "program " + im.function + " runs on " + std::to_string(n) +
+    return Status(StatusCode::kInvalidArgument, "program " + impl_->image.function + " runs on " + std::to_string(n) +
                                                     " device(s): " + std::to_string(streams.size()) + " streams and " +
                                                     std::to_string(args.size()) + " argument lists given");
+  return RunOn(streams.data(), args.data(), n, options);
+}
+
+Status Program::RunOn(const Stream* streams, const std::vector<KernelArg>* args, size_t n,
+                      const RunOptions& options) const {
+  const ProgramImage& im = impl_->image;
   // Everything is checked before anything is enqueued.
   for (size_t d = 0; d < n; ++d) {
     if (!streams[d].valid()) return Status(StatusCode::kInvalidHandle, "stream " + std::to_string(d) + " is not valid");
@@ -309,8 +315,9 @@ Status Program::Run(const std::vector<Stream>& streams, const std::vector<std::v
     if (s.kind == PlanStep::kLaunch) {
       const TsDim3 grid = overrideGrid ? options.grid : s.grid;
       for (size_t d = 0; d < n; ++d) {
-        std::vector<KernelArg> kargs;
-        kargs.reserve(s.args.size());
+        // Reused per thread: no allocation per launch once warm.
+        thread_local std::vector<KernelArg> kargs;
+        kargs.clear();
         for (const PlanArg& a : s.args) {
           if (a.kind == PlanArg::kScalarParam) {
             kargs.push_back(args[d][a.index]);

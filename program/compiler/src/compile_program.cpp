@@ -2,6 +2,11 @@
 // through the plugin, finish the image.
 #include <algorithm>
 
+#include <llvm/ADT/StringExtras.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/Path.h>
+#include <llvm/Support/SHA256.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include "lower.hpp"
@@ -45,10 +50,61 @@ std::vector<OptionValue> CompileOptionsFor(const CompileTargetInfo& target, cons
   return out;
 }
 
+// The program cache: a compiled image is kept next to the plugin's own
+// cache (<cache_dir>/programs/<key>.tsp), keyed by everything that decides
+// it, so that a warm compile reads one file and parses no MLIR.  A file
+// that does not read back (truncated, edited, another version) is compiled
+// again and replaced.
+std::string ProgramCacheFile(const ProgramSource& source, const ProgramCompileOptions& options,
+                             const std::vector<OptionValue>& compile_options, const std::string& plugin,
+                             const std::string& target, const Device* device) {
+  std::string dir;
+  for (const OptionValue& v : compile_options)
+    if (v.name == "cache_dir") dir = v.string_value;
+  if (dir.empty()) return "";
+  std::string text = source.text;
+  if (!source.path.empty()) {
+    auto file = llvm::MemoryBuffer::getFile(source.path);
+    if (!file || (*file)->getBufferSize() > (size_t{64} << 20)) return "";
+    text = (*file)->getBuffer().str();
+  }
+  llvm::SHA256 h;
+  auto add = [&](const std::string& s) {
+    h.update(s);
+    h.update(llvm::StringRef("\0", 1));
+  };
+  add(TESSERA_IR_VERSION);
+  add(std::to_string(kProgramFileVersion));
+  add(plugin);
+  add(target);
+  add(device ? device->info().name + "|" + device->info().driver_version : "");
+  add(options.function);
+  add(options.schedule);
+  for (const OptionValue& v : compile_options) add(v.name + "=" + v.ValueText());
+  add(source.name);
+  add(text);
+  std::string key = llvm::toHex(h.final(), true).substr(0, 32);
+  return dir + "/programs/" + key + ".tsp";
+}
+
 StatusOr<Compiled> Build(const ProgramSource& source, const ProgramCompileOptions& options, const Compiler& compiler,
                          const std::string& target_text, const Device* device, const std::string& emit) {
   const CompileTargetInfo* target = compiler.FindTarget(target_text);
   if (!target) return Status(StatusCode::kInvalidArgument, "the " + compiler.plugin() + " plugin has no target '" + target_text + "'");
+  const std::vector<OptionValue> compile_options = CompileOptionsFor(*target, options);
+  const std::string cached =
+      emit.empty() ? ProgramCacheFile(source, options, compile_options, compiler.plugin(), target_text, device) : "";
+  if (!cached.empty()) {
+    auto image = ProgramImage::ReadFile(cached);
+    if (image.ok()) {
+      Compiled c;
+      c.image = std::move(*image);
+      c.output.plugin = compiler.plugin();
+      c.output.target = target_text;
+      c.output.log = "cache hit (program)\n";
+      return c;
+    }
+  }
   auto parsed = program::ParsedModule::Parse(source);
   if (!parsed.ok()) return parsed.status();
   auto lowered = program::Lower(**parsed, options.function, *target, options.schedule, device);
@@ -70,7 +126,7 @@ StatusOr<Compiled> Build(const ProgramSource& source, const ProgramCompileOption
   request.target = target_text;
   request.ir_version = TESSERA_IR_VERSION;
   request.source_name = (*parsed)->name();
-  request.options = CompileOptionsFor(*target, options);
+  request.options = compile_options;
   request.emit = emit;
   {
     llvm::raw_string_ostream os(request.module);
@@ -91,6 +147,10 @@ StatusOr<Compiled> Build(const ProgramSource& source, const ProgramCompileOption
     c.image.executables.push_back(std::move(e));
   }
   c.output = std::move(*out);
+  if (!cached.empty()) {
+    llvm::sys::fs::create_directories(llvm::sys::path::parent_path(cached));
+    c.image.WriteFile(cached).IgnoreError();  // a cache that cannot be written is no cache
+  }
   return c;
 }
 

@@ -179,6 +179,7 @@ class Program {
   std::vector<int64_t> GlobalShape(size_t param) const;
 
  private:
+  Status RunOn(const Stream* streams, const std::vector<KernelArg>* args, size_t n, const RunOptions& options) const;
   std::shared_ptr<detail::ProgramImpl> impl_;
 };
 

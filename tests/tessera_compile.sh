@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# tessera-compile end to end: ahead-of-time programs that tessera-run loads
+# and checks, emitted intermediate forms that the vendors' tools read, and
+# every bad input a clear error with the documented exit code.
+#   usage: tessera_compile.sh BIN_DIR REPO_ROOT
+set -u
+BIN=$1 ROOT=$2
+EX=$ROOT/examples
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+unset TESSERA_BACKEND TESSERA_CPU_DEVICES
+fail=0
+ok() { echo "ok   $1"; }
+bad() { echo "FAIL $1"; shift; printf '%s\n' "$@"; fail=1; }
+
+# expect NAME RC SUBSTRING CMD...: exit code RC and SUBSTRING in the output.
+expect() {
+  local name=$1 rc=$2 want=$3; shift 3
+  local out got
+  out=$("$@" 2>&1); got=$?
+  if [[ $got -ne $rc ]]; then bad "$name: exit $got (want $rc)" "$out"
+  elif [[ "$out" != *"$want"* ]]; then bad "$name: output lacks '$want'" "$out"
+  else ok "$name"; fi
+}
+
+# 1. cpu: compile ahead of time, then run the file (checked against the
+#    source it names).
+expect cpu.compile 0 "wrote $T/mlp.tsp: mlp for cpu" "$BIN/tessera-compile" "$EX/mlp.mlir" --target cpu -o "$T/mlp.tsp"
+expect cpu.run_compiled 0 "PASS" env TESSERA_BACKEND=cpu "$BIN/tessera-run" "$T/mlp.tsp" --iterations 1
+expect cpu.tile_kernel 0 "wrote $T/saxpy.tsp" "$BIN/tessera-compile" "$EX/saxpy.mlir" --target cpu -o "$T/saxpy.tsp"
+expect cpu.run_tile 0 "PASS" env TESSERA_BACKEND=cpu "$BIN/tessera-run" "$T/saxpy.tsp" --iterations 1
+expect cpu.spmd 0 "wrote $T/tp.tsp" "$BIN/tessera-compile" "$EX/tp_mlp.mlir" --target cpu -o "$T/tp.tsp"
+expect cpu.run_spmd 0 "verify: 2 devices" env TESSERA_BACKEND=cpu "$BIN/tessera-run" "$T/tp.tsp" --iterations 1
+expect cpu.arch 0 "for cpu:x86-64" "$BIN/tessera-compile" "$EX/softmax.mlir" --target cpu:x86-64 -o "$T/sm.tsp"
+
+# 2. --emit: the target's own text.
+expect cpu.emit_llvm 0 "wrote $T/mlp.ll" "$BIN/tessera-compile" "$EX/mlp.mlir" --target cpu --emit llvm -o "$T/mlp.ll"
+grep -q "define void @tessera_kernel_mlp" "$T/mlp.ll" && ok cpu.emit_llvm.kernel || bad cpu.emit_llvm.kernel "$(head -5 "$T/mlp.ll")"
+expect cpu.emit_asm 0 "wrote $T/mlp.s" "$BIN/tessera-compile" "$EX/mlp.mlir" --target cpu --emit asm -o "$T/mlp.s"
+grep -q "tessera_kernel_mlp:" "$T/mlp.s" && ok cpu.emit_asm.kernel || bad cpu.emit_asm.kernel "$(head -5 "$T/mlp.s")"
+if "$BIN/tessera-compile" --list-targets 2>/dev/null | grep -q "^vulkan"; then
+  expect vulkan.emit_spirv 0 "wrote" "$BIN/tessera-compile" "$EX/softmax.mlir" --target vulkan --emit spirv -o "$T/sm.spv"
+  n=0
+  for f in "$T"/sm*.spv; do
+    n=$((n + 1))
+    if spirv-val --target-env vulkan1.1 "$f"; then ok "vulkan.spirv_val $(basename "$f")"
+    else bad "vulkan.spirv_val $(basename "$f")"; fi
+  done
+  [[ $n -ge 1 ]] || bad "vulkan.emit_spirv wrote no module"
+  expect vulkan.emit_asm 0 "wrote $T/sm.spvasm" "$BIN/tessera-compile" "$EX/softmax.mlir" --target vulkan --emit spirv-asm -o "$T/sm.spvasm"
+  grep -q "OpEntryPoint GLCompute" "$T/sm.spvasm" && ok vulkan.emit_asm.entry || bad vulkan.emit_asm.entry
+  expect vulkan.compile 0 "wrote $T/sm_vk.tsp" "$BIN/tessera-compile" "$EX/softmax.mlir" --target vulkan -o "$T/sm_vk.tsp"
+  # A program compiled for vulkan, loaded on cpu: both sides named.
+  expect mismatch.target 2 "compiled for plugin 'vulkan' (target vulkan), but the device is on the 'cpu' backend" \
+    env TESSERA_BACKEND=cpu "$BIN/tessera-run" "$T/sm_vk.tsp" --iterations 1
+fi
+
+# 3. Bad input.
+expect bad.no_target 1 "no --target given" "$BIN/tessera-compile" "$EX/mlp.mlir"
+expect bad.unknown_target 2 "no plugin compiles for target 'cdua'; the targets found are: cpu (plugin cpu)" \
+  "$BIN/tessera-compile" "$EX/mlp.mlir" --target cdua
+expect bad.arch 1 "target vulkan has no architecture 'gfx90a'; it knows: none (write the target alone)" "$BIN/tessera-compile" "$EX/mlp.mlir" --target vulkan:gfx90a
+expect bad.emit 1 "target cpu cannot emit 'ptx'; it emits: llvm,asm" "$BIN/tessera-compile" "$EX/mlp.mlir" --target cpu --emit ptx
+expect bad.option 1 "unknown option 'opt_lvl'" "$BIN/tessera-compile" "$EX/mlp.mlir" --target cpu --compile-option opt_lvl=2
+expect bad.two_functions 1 "defines 2 functions (reductions, softmax_dims): choose one" \
+  "$BIN/tessera-compile" "$EX/reductions.mlir" --target cpu -o "$T/r.tsp"
+head -c 100 "$T/mlp.tsp" > "$T/cut.tsp"
+expect bad.truncated 1 "unexpected end of file" "$BIN/tessera-run" "$T/cut.tsp"
+printf 'not a program' > "$T/junk.tsp"
+expect bad.not_a_program 1 "not a compiled Tessera program" "$BIN/tessera-run" "$T/junk.tsp"
+python3 - "$T/mlp.tsp" "$T/v9.tsp" <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+b[8] = 9  # the file format version
+open(sys.argv[2], "wb").write(b)
+PY
+expect bad.version 1 "program file version 9; this Tessera reads version 1" "$BIN/tessera-run" "$T/v9.tsp"
+expect bad.dev_zero 1 "not a regular file" "$BIN/tessera-compile" /dev/zero --target cpu
+
+exit $fail
