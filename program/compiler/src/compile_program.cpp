@@ -64,8 +64,14 @@ std::string ProgramCacheFile(const ProgramSource& source, const ProgramCompileOp
   if (dir.empty()) return "";
   std::string text = source.text;
   if (!source.path.empty()) {
+    // Only a regular file of bounded size (Parse says what is wrong with
+    // anything else): /dev/zero must not be read to the end.
+    llvm::sys::fs::file_status st;
+    if (llvm::sys::fs::status(source.path, st) || !llvm::sys::fs::is_regular_file(st) ||
+        st.getSize() > (uint64_t{64} << 20))
+      return "";
     auto file = llvm::MemoryBuffer::getFile(source.path);
-    if (!file || (*file)->getBufferSize() > (size_t{64} << 20)) return "";
+    if (!file) return "";
     text = (*file)->getBuffer().str();
   }
   llvm::SHA256 h;
