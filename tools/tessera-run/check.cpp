@@ -8,6 +8,7 @@
 #include "tessera/Dialect/Tile/IR/Tile.h"
 #include "tessera/Reference/GraphInterpreter.h"
 #include "tessera/Reference/SpmdInterpreter.h"
+#include "tessera/Reference/TileInterpreter.h"
 #include "tessera/element_types.hpp"
 
 namespace tessera::run {
@@ -27,7 +28,8 @@ int NotChecked(const std::string& why) {
 }  // namespace
 
 int CheckResults(const Program& program, mlir::ModuleOp source, const std::vector<std::vector<NpyArray>>& before,
-                 const std::vector<std::vector<NpyArray>>& after, TsDim3 grid, const RunArgs& args) {
+                 const std::vector<std::vector<NpyArray>>& after, TsDim3 grid, uint32_t subgroup_size,
+                 const RunArgs& args) {
   const ProgramImage& im = program.image();
   const auto& params = program.params();
   const size_t devices = before.size();
@@ -39,15 +41,21 @@ int CheckResults(const Program& program, mlir::ModuleOp source, const std::vecto
   std::vector<HostTensors> expected(devices);
   std::vector<size_t> checked;  // params whose values are compared
   if (fn->hasAttr(tile::kGroupSizeAttr)) {
-    HostTensors in;
-    for (const NpyArray& a : before[0]) in.push_back(Values(a));
-    std::vector<unsigned> g{grid.x, grid.y, grid.z}, b;
+    // Any Tile IR kernel, a user's own included: the interpreter runs it.
+    std::vector<reference::TileArgument> targs;
+    for (const NpyArray& a : before[0]) targs.push_back({Values(a)});
     const PlanStep& step = im.steps.front();
-    b = {step.group_size.x, step.group_size.y, step.group_size.z};
-    std::vector<std::vector<int64_t>> shapes;
-    for (const ParamSpec& p : params) shapes.push_back(p.is_buffer() ? p.shape : std::vector<int64_t>{1});
-    if (!reference::ReferenceTile(im.function, in, shapes, g, b, &expected[0]))
-      return NotChecked("no reference for kernel " + im.function);
+    reference::TileLaunch launch;
+    launch.grid = {grid.x, grid.y, grid.z};
+    launch.group_size = {step.group_size.x, step.group_size.y, step.group_size.z};
+    launch.subgroup_size = subgroup_size;
+    std::string e = reference::RunTileKernel(fn, launch, &targs);
+    if (!e.empty()) {
+      std::fprintf(stderr, "tessera-run: reference: %s\n", e.c_str());
+      return NotChecked("the Tile IR interpreter could not run " + im.function);
+    }
+    expected[0].clear();
+    for (auto& t : targs) expected[0].push_back(std::move(t.values));
     for (size_t i = 0; i < params.size(); ++i)
       if (params[i].is_buffer()) checked.push_back(i);
   } else {

@@ -250,7 +250,8 @@ int main(int argc, char** argv) {
     auto source = ParseSource(compiled_file ? im.source_name : a.program, &ctx);
     const PlanStep& first = im.steps.front();
     TsDim3 grid = run_options.grid.x ? run_options.grid : first.grid;
-    rc = CheckResults(*program, source ? *source : mlir::ModuleOp(), host, results, grid, a);
+    rc = CheckResults(*program, source ? *source : mlir::ModuleOp(), host, results, grid,
+                      devices[0].info().subgroup_size, a);
   }
 
   // ---- warm-up, then timed iterations

@@ -1,8 +1,8 @@
-// Straightforward C++ reference implementations that tessera-run checks the
-// compiled kernels against: an interpreter of Graph IR on the host (float
-// math, logical row-major tensors converted to and from each layout) and
-// hand-written references for the Tile IR examples.  The Graph IR
-// interpreter models the element types as the cpu backend does (dtype.hpp).
+// The reference interpreter of Graph IR that results are checked against:
+// Graph IR evaluated on the host (float math, logical row-major tensors
+// converted to and from each layout), with the element types modelled as
+// every backend stores them (tessera/element_types.hpp).  Tile IR kernels
+// have their own interpreter (TileInterpreter.h).
 #ifndef TESSERA_REFERENCE_GRAPHINTERPRETER_H
 #define TESSERA_REFERENCE_GRAPHINTERPRETER_H
 
@@ -29,14 +29,6 @@ using ReferenceCollective = std::function<std::string(
 // `collective` (an SPMD program runs one evaluation per device).
 std::string ReferenceGraph(mlir::func::FuncOp fn, const HostTensors& inputs,
                            HostTensors* outputs, const ReferenceCollective& collective = nullptr);
-
-// Tile IR kernels with a known reference, by kernel name.  `args` are all
-// kernel arguments (buffers as floats, scalars as one-element vectors);
-// returns false when there is none for this kernel.  `expected` gets the
-// expected contents of every buffer argument.
-bool ReferenceTile(const std::string& kernel, const HostTensors& args,
-                   const std::vector<std::vector<int64_t>>& shapes, const std::vector<unsigned>& grid,
-                   const std::vector<unsigned>& group, HostTensors* expected);
 
 }  // namespace tessera::reference
 

@@ -1,0 +1,206 @@
+// The Tile IR reference interpreter on kernels written for the test: the
+// values it computes, subgroup semantics for two subgroup sizes, and the
+// kernels it must refuse (divergent barriers, out-of-bounds accesses,
+// arguments of the wrong size, ops it does not know) with a message that
+// names the op and its location.
+#include <gtest/gtest.h>
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "tessera/InitAll.h"
+#include "tessera/Reference/TileInterpreter.h"
+
+namespace tessera::reference {
+namespace {
+
+class TileInterpreterTest : public ::testing::Test {
+ protected:
+  TileInterpreterTest() {
+    mlir::DialectRegistry registry;
+    registerAllDialects(registry);
+    context_ = std::make_unique<mlir::MLIRContext>(registry);
+    context_->getDiagEngine().registerHandler([](mlir::Diagnostic &) { return mlir::success(); });
+  }
+  mlir::func::FuncOp Parse(const std::string &text) {
+    module_ = mlir::parseSourceString<mlir::ModuleOp>(text, context_.get());
+    EXPECT_TRUE(module_) << text;
+    return module_ ? *module_->getOps<mlir::func::FuncOp>().begin() : mlir::func::FuncOp();
+  }
+  std::unique_ptr<mlir::MLIRContext> context_;
+  mlir::OwningOpRef<mlir::ModuleOp> module_;
+};
+
+std::vector<double> Ramp(size_t n) {
+  std::vector<double> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<double>(i);
+  return v;
+}
+
+TEST_F(TileInterpreterTest, ComputesEveryLaneOfEveryGroup) {
+  auto fn = Parse(R"(
+func.func @axpb(%a: f32, %x: memref<64xf32>, %y: memref<64xf32>)
+    attributes {tessera_tile.group_size = array<i64: 16>, tessera_tile.grid = array<i64: 4>} {
+  %g = tessera_tile.group_id 0 : index
+  %l = tessera_tile.lane_id 0 : index
+  %c16 = arith.constant 16 : index
+  %base = arith.muli %g, %c16 : index
+  %i = arith.addi %base, %l : index
+  %v = memref.load %x[%i] : memref<64xf32>
+  %one = arith.constant 1.0 : f32
+  %m = arith.mulf %a, %v : f32
+  %r = arith.addf %m, %one : f32
+  memref.store %r, %y[%i] : memref<64xf32>
+  return
+})");
+  std::vector<TileArgument> args = {{{2.0}}, {Ramp(64)}, {std::vector<double>(64, 0)}};
+  TileLaunch launch;
+  launch.grid = {4, 1, 1};
+  launch.group_size = {16, 1, 1};
+  ASSERT_EQ(RunTileKernel(fn, launch, &args), "");
+  for (size_t i = 0; i < 64; ++i) EXPECT_EQ(args[2].values[i], 2.0 * i + 1) << i;
+}
+
+// A butterfly sum over the subgroup with xor shuffles, then lane 0 of each
+// subgroup writes it: the result depends on the subgroup size, as it does
+// on hardware.
+const char kButterfly[] = R"(
+func.func @butterfly(%x: memref<16xf32>, %out: memref<16xf32>)
+    attributes {tessera_tile.group_size = array<i64: 16>, tessera_tile.grid = array<i64: 1>} {
+  %l = tessera_tile.lane_id 0 : index
+  %v = memref.load %x[%l] : memref<16xf32>
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %a1 = tessera_tile.shuffle xor %v, %c1 : f32
+  %s1 = arith.addf %v, %a1 : f32
+  %a2 = tessera_tile.shuffle xor %s1, %c2 : f32
+  %s2 = arith.addf %s1, %a2 : f32
+  %a4 = tessera_tile.shuffle xor %s2, %c4 : f32
+  %s4 = arith.addf %s2, %a4 : f32
+  memref.store %s4, %out[%l] : memref<16xf32>
+  return
+})";
+
+TEST_F(TileInterpreterTest, ShufflesStayWithinTheSubgroup) {
+  auto fn = Parse(kButterfly);
+  for (uint32_t sg : {8u, 1u}) {
+    std::vector<TileArgument> args = {{Ramp(16)}, {std::vector<double>(16, 0)}};
+    TileLaunch launch;
+    launch.group_size = {16, 1, 1};
+    launch.subgroup_size = sg;
+    ASSERT_EQ(RunTileKernel(fn, launch, &args), "");
+    for (size_t l = 0; l < 16; ++l) {
+      // Subgroups of 8: each lane ends with the sum of its subgroup (0..7:
+      // 28, 8..15: 92).  Subgroups of 1: every shuffle reads the lane's own
+      // value, so each step doubles it.
+      double want = sg == 8 ? (l < 8 ? 28 : 92) : 8.0 * l;
+      EXPECT_EQ(args[1].values[l], want) << "subgroup " << sg << " lane " << l;
+    }
+  }
+}
+
+TEST_F(TileInterpreterTest, BarrierOrdersSharedMemory) {
+  // Lane i writes shared[i]; after the barrier lane i reads shared[15 - i].
+  auto fn = Parse(R"(
+func.func @reverse(%x: memref<16xf32>, %out: memref<16xf32>)
+    attributes {tessera_tile.group_size = array<i64: 16>, tessera_tile.grid = array<i64: 1>} {
+  %s = tessera_tile.shared_alloc : memref<16xf32, 3>
+  %l = tessera_tile.lane_id 0 : index
+  %v = memref.load %x[%l] : memref<16xf32>
+  memref.store %v, %s[%l] : memref<16xf32, 3>
+  tessera_tile.barrier
+  %c15 = arith.constant 15 : index
+  %j = arith.subi %c15, %l : index
+  %w = memref.load %s[%j] : memref<16xf32, 3>
+  memref.store %w, %out[%l] : memref<16xf32>
+  return
+})");
+  std::vector<TileArgument> args = {{Ramp(16)}, {std::vector<double>(16, 0)}};
+  TileLaunch launch;
+  launch.group_size = {16, 1, 1};
+  ASSERT_EQ(RunTileKernel(fn, launch, &args), "");
+  for (size_t l = 0; l < 16; ++l) EXPECT_EQ(args[1].values[l], 15.0 - l);
+}
+
+TEST_F(TileInterpreterTest, DivergentBarrierIsAnError) {
+  auto fn = Parse(R"(
+func.func @divergent(%x: memref<16xf32>)
+    attributes {tessera_tile.group_size = array<i64: 16>, tessera_tile.grid = array<i64: 1>} {
+  %l = tessera_tile.lane_id 0 : index
+  %c8 = arith.constant 8 : index
+  %low = arith.cmpi ult, %l, %c8 : index
+  scf.if %low {
+    tessera_tile.barrier
+  }
+  return
+})");
+  std::vector<TileArgument> args = {{Ramp(16)}};
+  TileLaunch launch;
+  launch.group_size = {16, 1, 1};
+  std::string e = RunTileKernel(fn, launch, &args);
+  EXPECT_NE(e.find("a barrier that not every lane of the group reaches"), std::string::npos) << e;
+}
+
+TEST_F(TileInterpreterTest, OutOfBoundsAccessIsAnErrorNamingTheOp) {
+  auto fn = Parse(R"(
+func.func @overrun(%x: memref<16xf32>)
+    attributes {tessera_tile.group_size = array<i64: 17>, tessera_tile.grid = array<i64: 1>} {
+  %l = tessera_tile.lane_id 0 : index
+  %v = memref.load %x[%l] : memref<16xf32>
+  return
+})");
+  std::vector<TileArgument> args = {{Ramp(16)}};
+  TileLaunch launch;
+  launch.group_size = {17, 1, 1};
+  std::string e = RunTileKernel(fn, launch, &args);
+  EXPECT_NE(e.find("'memref.load': index 16 out of bounds for dimension 0 of size 16"), std::string::npos) << e;
+  EXPECT_EQ(e.rfind("-:5:8: ", 0), 0u) << "the location: " << e;
+}
+
+TEST_F(TileInterpreterTest, ArgumentsOfTheWrongSizeAreRefusedBeforeAnyWrite) {
+  auto fn = Parse(kButterfly);
+  std::vector<TileArgument> args = {{Ramp(8)}, {std::vector<double>(16, -1)}};
+  TileLaunch launch;
+  launch.group_size = {16, 1, 1};
+  std::string e = RunTileKernel(fn, launch, &args);
+  EXPECT_NE(e.find("argument 0 holds 8 values; the kernel's memref has 16"), std::string::npos) << e;
+  for (double v : args[1].values) EXPECT_EQ(v, -1);
+}
+
+TEST_F(TileInterpreterTest, UnknownOpIsAnErrorNamingIt) {
+  auto fn = Parse(R"(
+func.func @bits(%x: memref<4xf32>)
+    attributes {tessera_tile.group_size = array<i64: 1>, tessera_tile.grid = array<i64: 1>} {
+  %c0 = arith.constant 0 : index
+  %v = memref.load %x[%c0] : memref<4xf32>
+  %b = arith.bitcast %v : f32 to i32
+  return
+})");
+  std::vector<TileArgument> args = {{Ramp(4)}};
+  TileLaunch launch;
+  std::string e = RunTileKernel(fn, launch, &args);
+  EXPECT_NE(e.find("'arith.bitcast': not supported by the Tile IR reference interpreter"), std::string::npos) << e;
+}
+
+TEST_F(TileInterpreterTest, F32ArithmeticRoundsLikeFloat) {
+  // 1 + 2^-30 is 1 in f32: the interpreter must not keep double precision.
+  auto fn = Parse(R"(
+func.func @round(%x: memref<1xf32>)
+    attributes {tessera_tile.group_size = array<i64: 1>, tessera_tile.grid = array<i64: 1>} {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  %tiny = arith.constant 9.31322574615478515625e-10 : f32
+  %s = arith.addf %one, %tiny : f32
+  %d = arith.subf %s, %one : f32
+  memref.store %d, %x[%c0] : memref<1xf32>
+  return
+})");
+  std::vector<TileArgument> args = {{{5.0}}};
+  TileLaunch launch;
+  ASSERT_EQ(RunTileKernel(fn, launch, &args), "");
+  EXPECT_EQ(args[0].values[0], 0.0);
+}
+
+}  // namespace
+}  // namespace tessera::reference
