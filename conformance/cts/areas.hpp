@@ -39,6 +39,8 @@ inline const std::vector<Area>& AllAreas() {
        "capture across streams with event edges; replay == eager; many replays"},
       {"hints", "Hints", false, "Hints", false,
        "prefetch/advise never change results; report matches capabilities"},
+      {"compiler", "Compiler", false, "Kernels", false,
+       "compile targets; Tile IR compiled for the device runs; bad requests are errors"},
       {"kernels", "Kernels", false, "Kernels", true,
        "saxpy, shared-memory reduction, atomics per scope, shuffle, GEMM, softmax"},
       {"layouts", "Layouts", false, "Kernels", false,

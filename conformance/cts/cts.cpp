@@ -1,11 +1,18 @@
 #include "cts/cts.hpp"
 
+#if TESSERA_CTS_HAVE_COMPILER
+#include "tessera/program_compiler.hpp"
+#endif
+
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <climits>
 #include <cstdlib>
+#include <fstream>
 #include <optional>
+#include <regex>
+#include <sstream>
 
 namespace tessera::cts {
 
@@ -80,14 +87,6 @@ const std::vector<KernelModule>& ShippedKernelModules() {
   return modules;
 }
 
-const std::vector<KernelModule>& TileIrKernelModules() {
-  // Add a format here together with its outputs in CMakeLists.txt.
-  static const std::vector<KernelModule> modules = {
-      {"elf-native", "tile_ir/elf-native", true, ".so"},
-      {"spirv", "tile_ir/spirv", true, ".spv"},
-  };
-  return modules;
-}
 
 const KernelModule* ShippedModuleFor(const DeviceInfo& info) {
   for (const KernelModule& m : ShippedKernelModules())
@@ -198,51 +197,92 @@ StatusOr<Kernel> CtsTest::kernel(const std::string& name, size_t device_index) {
   return it->second.kernel(name);
 }
 
-bool CtsTest::TileIrKernel(const std::string& name, Kernel* out, std::string* why) {
-  auto it = tile_ir_executables_.find(name);
-  if (it == tile_ir_executables_.end()) {
-    const std::string& dir = GlobalConfig().kernels_dir;
-    std::string accepted, tried;
-    for (const std::string& f : info().executable_formats)
-      accepted += (accepted.empty() ? "" : ",") + f;
-    const KernelModule* module = nullptr;
-    for (const KernelModule& m : TileIrKernelModules()) {
-      bool takes = false;
-      for (const std::string& f : info().executable_formats) takes |= f == m.format;
-      if (!takes) continue;
-      tried += (tried.empty() ? "" : ",") + std::string(m.format);
-      struct stat st;
-      if (!dir.empty() && ::stat(KernelModulePath(m, name).c_str(), &st) == 0) {
-        module = &m;
-        break;
-      }
-    }
-    if (!module) {
-      *why = "unsupported: tile_ir_modules (no Tile IR module for kernel '" + name +
-             "' in the formats the device accepts: " +
-             (accepted.empty() ? std::string("none") : accepted) +
-             (tried.empty() ? std::string()
-                            : "; looked under " + (dir.empty() ? std::string("<no kernels dir>")
-                                                               : dir + "/tile_ir")) +
-             ")";
-      return false;
-    }
-    StatusOr<Executable> exe =
-        device().load_executable(module->format, KernelModulePath(*module, name));
-    if (!exe.ok()) {
-      *why = "loading the " + std::string(module->format) + " Tile IR module " +
-             KernelModulePath(*module, name) + ": " + exe.status().ToString();
-      return false;
-    }
-    it = tile_ir_executables_.emplace(name, *exe).first;
-  }
-  StatusOr<Kernel> k = it->second.kernel(name);
-  if (!k.ok()) {
-    *why = "Tile IR kernel " + name + ": " + k.status().ToString();
+bool CtsTest::CompileTileKernel(const std::string& file, const std::string& name,
+                                const std::map<std::string, std::string>& params, TileKernel* out,
+                                std::string* why, size_t device_index) {
+  if (device_index >= devices().size()) {
+    *why = "no device " + std::to_string(device_index);
     return false;
   }
-  *out = *k;
+  const Device& dev = devices()[device_index];
+  std::string key = std::to_string(device_index) + "|" + file + "|" + name;
+  for (const auto& [k, v] : params) key += "|" + k + "=" + v;
+  auto it = tile_kernels_.find(key);
+  if (it != tile_kernels_.end()) {
+    *out = it->second.second;
+    return true;
+  }
+  const std::string& dir = GlobalConfig().kernels_dir;
+  const std::string path = dir + "/tile/" + file + ".mlir";
+  std::ifstream in(path);
+  if (dir.empty() || !in) {
+    *why = "the suite's Tile IR source " + path + " was not found (set TESSERA_CTS_KERNELS_DIR)";
+    return false;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  for (const auto& [k, v] : params) {
+    const std::string marker = "@" + k + "@";
+    for (size_t at = text.find(marker); at != std::string::npos; at = text.find(marker, at + v.size()))
+      text.replace(at, marker.size(), v);
+  }
+  std::smatch left;
+  if (std::regex_search(text, left, std::regex("@[A-Z][A-Z0-9_]*@"))) {
+    *why = "the test left parameter " + left.str() + " of " + path + " unset";
+    return false;
+  }
+#if !TESSERA_CTS_HAVE_COMPILER
+  (void)text;
+  *why = "unsupported: compiler (this suite was built without Tessera IR: it compiles no Tile IR)";
+  return false;
+#else
+  // A plugin that compiles nothing cannot run Tile IR: unsupported.
+  if (auto c = tessera::Compiler::ForDevice(dev); !c.ok()) {
+    *why = "unsupported: compiler (the plugin lists no compile targets: " + c.status().message() + ")";
+    return false;
+  }
+  ProgramCompileOptions options;
+  options.function = name;
+  auto image = CompileProgramImage(ProgramSource::Text(text, path), options, &dev);
+  if (!image.ok()) {
+    const Status& st = image.status();
+    if (st.code() == StatusCode::kUnsupported)
+      *why = "unsupported: compiler (" + dev.backend() + " cannot compile " + name + ": " + st.message() + ")";
+    else
+      *why = "compiling the Tile IR kernel " + name + " (" + path + ") with the " + dev.backend() +
+             " plugin's compiler: " + st.ToString();
+    return false;
+  }
+  auto program = Program::Create({dev}, std::move(*image));
+  if (!program.ok()) {
+    *why = "loading the compiled " + name + ": " + program.status().ToString();
+    return false;
+  }
+  const ProgramImage& im = program->image();
+  if (im.executables.size() != 1 || im.steps.size() != 1) {
+    *why = "the compiled " + name + " is not one kernel";
+    return false;
+  }
+  auto exe = dev.load_executable(im.executables[0].format, im.executables[0].data.data(),
+                                 im.executables[0].data.size());
+  if (!exe.ok()) {
+    *why = "loading the " + im.executables[0].format + " executable of " + name + ": " + exe.status().ToString();
+    return false;
+  }
+  auto k = exe->kernel(name);
+  if (!k.ok()) {
+    *why = "kernel " + name + ": " + k.status().ToString();
+    return false;
+  }
+  TileKernel tk;
+  tk.kernel = *k;
+  tk.group = im.steps[0].group_size;
+  tk.shared_memory_bytes = im.steps[0].shared_memory_bytes;
+  tile_kernels_[key] = {*program, tk};
+  *out = tk;
   return true;
+#endif
 }
 
 bool BitwiseEqual(const std::vector<float>& a, const std::vector<float>& b) {

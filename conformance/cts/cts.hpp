@@ -26,6 +26,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tessera/program.hpp"
 #include "tessera/runtime.hpp"
 #include "tessera/status.hpp"
 
@@ -122,18 +123,28 @@ Status ToStatus(const StatusOr<T>& s) {
     }                                                                    \
   } while (0)
 
-// A kernel compiled from Tile IR (TileIrKernelModules) into `var`, or skips
-// the test as "unsupported: tile_ir_modules (...)" when the device accepts
-// no format with a Tile IR module for it.
-#define CTS_REQUIRE_TILE_IR_KERNEL(var, name)                            \
-  ::tessera::Kernel var;                                                 \
+// A Tile IR kernel of the suite compiled for the test's device BY THE PLUGIN
+// UNDER TEST (CompileTileKernel) into `var` (a TileKernel), or skips the test
+// as "unsupported: compiler (...)" when the plugin compiles nothing or says
+// it cannot lower the kernel; any other compile or load error fails it.
+//   CTS_TILE_KERNEL(k, "saxpy", "saxpy", {{"L", "128"}});
+#define CTS_TILE_KERNEL(var, ...)                                        \
+  ::tessera::cts::TileKernel var;                                        \
   do {                                                                   \
     std::string _cts_why;                                                \
-    if (!TileIrKernel(name, &var, &_cts_why)) {                          \
+    if (!CompileTileKernel(__VA_ARGS__, &var, &_cts_why)) {              \
       if (_cts_why.rfind("unsupported: ", 0) == 0) GTEST_SKIP() << _cts_why; \
       FAIL() << _cts_why;                                                \
     }                                                                    \
   } while (0)
+
+// A compiled Tile IR kernel: the kernel, and how it must be launched (the
+// group size it was compiled for; the dynamic shared memory it needs).
+struct TileKernel {
+  Kernel kernel;
+  TsDim3 group{1, 1, 1};
+  uint64_t shared_memory_bytes = 0;
+};
 
 // The executable formats the suite ships kernels in, and the module file
 // built for each (relative to Config::kernels_dir).  A per-kernel format
@@ -147,11 +158,6 @@ struct KernelModule {
   const char* suffix = ".spv";  // per-kernel formats: <file>/<kernel><suffix>
 };
 const std::vector<KernelModule>& ShippedKernelModules();
-// The Tile IR kernels: compiled at build time from the IR issue's
-// examples/*.mlir by tessera-cts-compile (conformance/tools/), one module per
-// kernel and format, `tile_ir/<format>/<kernel><suffix>`.  Absent when the
-// IR was not built; a format may lack a kernel the IR cannot lower for it.
-const std::vector<KernelModule>& TileIrKernelModules();
 // The first shipped module whose format the device accepts, or nullptr.
 const KernelModule* ShippedModuleFor(const DeviceInfo& info);
 // The file to load for `kernel` from `module` (the module file itself unless
@@ -178,11 +184,15 @@ class CtsTest : public ::testing::Test {
   // A kernel from the module loaded on `device_index` (LoadKernels first).
   StatusOr<Kernel> kernel(const std::string& name, size_t device_index = 0);
 
-  // The Tile IR kernel `name` on the first device, from the first format of
-  // TileIrKernelModules() the device accepts that has a module for it.
+  // The Tile IR kernel `name` of the suite's source <kernels dir>/tile/
+  // <file>.mlir, with every @KEY@ of it replaced by params[KEY], compiled
+  // for device `device_index` by the plugin under test (its compiler part,
+  // through libtessera_compiler) and loaded; cached per test process.
   // False with *why set otherwise; *why starts with "unsupported: " when
-  // there is no such module (the IR was not built, or not for this format).
-  bool TileIrKernel(const std::string& name, Kernel* out, std::string* why);
+  // the plugin compiles nothing or reports the kernel UNSUPPORTED.
+  bool CompileTileKernel(const std::string& file, const std::string& name,
+                         const std::map<std::string, std::string>& params, TileKernel* out,
+                         std::string* why, size_t device_index = 0);
 
   // The group size to launch `k` with: the kernel's required group size
   // where it has one (Vulkan fixes it in the shader: the SPIR-V LocalSize),
@@ -228,7 +238,8 @@ class CtsTest : public ::testing::Test {
   // format, else under "".
   std::vector<std::map<std::string, Executable>> executables_;
   std::vector<const KernelModule*> modules_;  // per device index, once loaded
-  std::map<std::string, Executable> tile_ir_executables_;  // by kernel name
+  // Compiled Tile IR kernels of this test (the programs keep them loaded).
+  std::map<std::string, std::pair<Program, TileKernel>> tile_kernels_;
 };
 
 // Launch helpers: 1-D launch of `n` lanes in groups of `group` lanes.

@@ -258,14 +258,21 @@ std::string Interpreter::Run(std::vector<TileArgument> *args) {
   for (size_t i = 0; i < argTypes.size(); ++i) {
     Val v;
     if (auto mt = argTypes[i].dyn_cast<MemRefType>()) {
-      if (!mt.hasStaticShape()) return "argument " + std::to_string(i) + " has a dynamic shape";
       auto s = std::make_shared<Storage>();
       s->data = (*args)[i].values;
-      const int64_t need = mt.getNumElements();
+      // A 1-D buffer of any length (memref<?xT>) is as long as its values.
+      const bool anyLength = mt.getRank() == 1 && mt.isDynamicDim(0);
+      if (!mt.hasStaticShape() && !anyLength) return "argument " + std::to_string(i) + " has a dynamic shape";
+      const int64_t need = anyLength ? static_cast<int64_t>(s->data.size()) : mt.getNumElements();
       if (static_cast<int64_t>(s->data.size()) != need)
         return "argument " + std::to_string(i) + " holds " + std::to_string(s->data.size()) +
                " values; the kernel's memref has " + std::to_string(need);
       v.m = NewMemRef(mt, s);
+      if (anyLength) {
+        v.m->shape = {need};
+        v.m->strides = {1};
+        v.m->offset = 0;
+      }
       storages.push_back(s);
     } else {
       if ((*args)[i].values.size() != 1) return "scalar argument " + std::to_string(i) + " is not one value";

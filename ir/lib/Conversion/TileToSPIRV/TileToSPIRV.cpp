@@ -690,13 +690,17 @@ struct TileToGPUPass : tessera::spv::impl::TileToGPUBase<TileToGPUPass> {
                              << mt.getElementType()
                              << " has no SPIR-V type for Vulkan (MLIR 16 has no bf16/fp8 "
                                 "storage); widen it to f16 or f32 first";
-      bool ok = mt ? mt.hasStaticShape() && mt.getLayout().isIdentity() && !t::isSharedMemory(mt)
+      // A 1-D buffer of any length (memref<?xT>) becomes a runtime array.
+      bool anyLength = mt && mt.getRank() == 1 && mt.isDynamicDim(0);
+      bool ok = mt ? (mt.hasStaticShape() || anyLength) && mt.getLayout().isIdentity() &&
+                         !t::isSharedMemory(mt)
                    : (ty.isIntOrIndexOrFloat() && !ty.isInteger(1) && !ty.isBF16() &&
                       (ty.isIndex() || llvm::is_contained({8u, 16u, 32u, 64u},
                                                           ty.getIntOrFloatBitWidth())));
       if (!ok)
         return f.emitError() << "SPIR-V kernel argument " << i << " has type " << ty
-                             << ": expected a statically shaped global memref or an 8/16/32/64-bit "
+                             << ": expected a statically shaped global memref, a 1-D memref of any "
+                                "length (memref<?xT>) or an 8/16/32/64-bit "
                                 "integer or f16/f32/f64 scalar";
     }
     if (floatAtomicAdd != "native" && floatAtomicAdd != "cas")

@@ -76,6 +76,8 @@ std::vector<KernelInfo> collectKernels(ModuleOp m) {
                                ? dtypes[i].cast<TypeAttr>().getValue()
                                : mt.getElementType());
         a.shape.assign(mt.getShape().begin(), mt.getShape().end());
+        for (int64_t &d : a.shape)
+          if (d == kDynamicExtent) d = ShapedType::kDynamic;  // memref<?xT>: any length
       } else {
         a.buffer = false;
         a.dtype = typeName(t);

@@ -102,13 +102,26 @@ struct TileToCPUPass : tessera::cpu::impl::TileToCPUBase<TileToCPUPass> {
       return f.emitError("tessera-tile-to-cpu: the kernel still has lane ids or barriers; run "
                          "--tessera-tile-work-item-loops first");
 
+    // A buffer of any length (memref<?xT>): the bare-pointer convention
+    // wants static shapes and the kernel uses nothing but the base address,
+    // so the argument becomes memref<kDynamicExtent x T>; the launch's
+    // buffer decides the length (collectKernels reports it as dynamic).
+    for (BlockArgument a : f.front().getArguments()) {
+      auto mt = a.getType().dyn_cast<MemRefType>();
+      if (mt && mt.getRank() == 1 && mt.isDynamicDim(0) && mt.getLayout().isIdentity() &&
+          !t::isSharedMemory(mt))
+        a.setType(MemRefType::get({tessera::cpu::kDynamicExtent}, mt.getElementType(), nullptr,
+                                  mt.getMemorySpace()));
+    }
+    f.setType(FunctionType::get(ctx, f.front().getArgumentTypes(), f.getResultTypes()));
     for (auto [i, ty] : llvm::enumerate(f.getArgumentTypes())) {
       auto mt = ty.dyn_cast<MemRefType>();
       bool ok = mt ? mt.hasStaticShape() && mt.getLayout().isIdentity() && !t::isSharedMemory(mt)
                    : ty.isIntOrIndexOrFloat();
       if (!ok)
         return f.emitError() << "cpu kernel argument " << i << " has type " << ty
-                             << ": expected a statically shaped global memref or a scalar";
+                             << ": expected a statically shaped global memref, a 1-D memref of "
+                                "any length (memref<?xT>) or a scalar";
     }
     // Signature: user args, group id x3, grid x3, shared memory.
     unsigned nUser = f.getNumArguments();

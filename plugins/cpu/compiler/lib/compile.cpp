@@ -63,8 +63,13 @@ TsErrorCode Lower(ModuleOp module, const CompileRequest &request, CompileResult 
       p.dtype = a.dtype;
       p.shape = a.shape;
       uint64_t n = 1;
-      for (int64_t d : a.shape) n *= static_cast<uint64_t>(d);
-      p.bytes = a.buffer ? n * DtypeBytes(a.dtype) : DtypeBytes(a.dtype);
+      bool dynamic = false;
+      for (int64_t d : a.shape) {
+        dynamic |= d < 0;
+        n *= static_cast<uint64_t>(d < 0 ? 0 : d);
+      }
+      // A buffer of any length spans what the launch gives it: 0 here.
+      p.bytes = a.buffer ? (dynamic ? 0 : n * DtypeBytes(a.dtype)) : DtypeBytes(a.dtype);
       if (!a.buffer) p.access = TS_PARAM_READ;
       else if (k.graph) p.access = a.output ? TS_PARAM_WRITE : TS_PARAM_READ;
       spec.params.push_back(std::move(p));

@@ -18,6 +18,10 @@ namespace tessera::cpu {
 #define GEN_PASS_REGISTRATION
 #include "tessera/cpu/Passes.h.inc"
 
+/// The static extent a 1-D buffer argument of any length (memref<?xT>)
+/// takes in the lowered kernel: it only passes the base address.
+constexpr int64_t kDynamicExtent = int64_t{1} << 40;
+
 /// Attribute the cpu lowering puts on each kernel function: number of
 /// leading arguments that are inputs (the rest up to the ids are outputs).
 constexpr llvm::StringLiteral kKernelAttr = "tessera.cpu_kernel";
