@@ -69,7 +69,7 @@ func.func @lanes() attributes {tessera_tile.group_size = array<i64: 4>} {
 
 // -----
 
-// expected-error @+1 {{cpu kernel argument 0 has type 'vector<4xf32>': expected a statically shaped global memref or a scalar}}
+// expected-error @+1 {{cpu kernel argument 0 has type 'vector<4xf32>': expected a statically shaped global memref, a 1-D memref of any length (memref<?xT>) or a scalar}}
 func.func @vector_arg(%v: vector<4xf32>) attributes {tessera_tile.group_size = array<i64: 1>} {
   return
 }
@@ -80,4 +80,27 @@ func.func @helper() -> index {
   // expected-error @+1 {{is outside a Tile IR kernel}}
   %g = tessera_tile.group_id 0 : index
   return %g : index
+}
+
+// -----
+
+// A 1-D buffer of any length: the kernel takes its base address (a static
+// stand-in extent for the bare-pointer convention); the launch's buffer
+// decides the length.
+// CHECK-LABEL: func.func @any_length
+// CHECK-SAME: (%{{.*}}: memref<1099511627776xf32>, %{{.*}}: i64
+func.func @any_length(%x: memref<?xf32>, %n: i64) attributes {tessera_tile.group_size = array<i64: 1>} {
+  %c0 = arith.constant 0 : index
+  %v = memref.load %x[%c0] : memref<?xf32>
+  %w = arith.addf %v, %v : f32
+  memref.store %w, %x[%c0] : memref<?xf32>
+  return
+}
+
+// -----
+
+// Only 1-D buffers may have any length.
+// expected-error @+1 {{cpu kernel argument 0 has type 'memref<?x4xf32>': expected a statically shaped global memref, a 1-D memref of any length (memref<?xT>) or a scalar}}
+func.func @two_dims(%x: memref<?x4xf32>) attributes {tessera_tile.group_size = array<i64: 1>} {
+  return
 }

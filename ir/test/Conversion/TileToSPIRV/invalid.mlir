@@ -5,7 +5,7 @@
 
 // bf16 has no SPIR-V type in MLIR 16's Vulkan target (no
 // SPV_KHR_bfloat16).
-// expected-error @+1 {{SPIR-V kernel argument 0 has type 'bf16': expected a statically shaped global memref or an 8/16/32/64-bit integer or f16/f32/f64 scalar}}
+// expected-error @+1 {{SPIR-V kernel argument 0 has type 'bf16': expected a statically shaped global memref, a 1-D memref of any length (memref<?xT>) or an 8/16/32/64-bit integer or f16/f32/f64 scalar}}
 func.func @bf16(%x: bf16) attributes {tessera_tile.group_size = array<i64: 1>} {
   return
 }
