@@ -26,7 +26,8 @@ cmake --install "$build" --prefix "$prefix" > "$work/install.log" 2>&1 ||
   { cat "$work/install.log"; fail "cmake --install"; }
 for f in include/tessera/plugin.h include/tessera/runtime.hpp \
          include/tessera/status.hpp include/tessera/cpu_kernel.h \
-         bin/tessera-conformance; do
+         include/tessera/ir_version.h include/tessera/program.hpp \
+         include/tessera/program_compiler.hpp bin/tessera-conformance; do
   [ -e "$prefix/$f" ] || fail "the installation lacks $f"
 done
 ls "$prefix"/lib*/cmake/Tessera/TesseraConfig.cmake > /dev/null 2>&1 ||
@@ -75,6 +76,25 @@ if [ -x "$prefix/bin/tessera-info" ]; then
     "$prefix/bin/tessera-info" > "$work/tessera-info-prefix.txt" 2>&1 || true
   grep -q skeleton "$work/tessera-info-prefix.txt" ||
     { cat "$work/tessera-info-prefix.txt"; fail "the core does not find the skeleton installed in its prefix"; }
+fi
+
+# Its compiler (plugin ABI 1.2): tessera-info lists its target, and the
+# installed tessera-compile reaches its Compiler_Compile, which checks the
+# request and says the lowering is the part to write.
+if [ -x "$prefix/bin/tessera-info" ]; then
+  grep -q "compiles for skeleton -> skeleton-elf" "$work/tessera-info-prefix.txt" ||
+    { cat "$work/tessera-info-prefix.txt"; fail "tessera-info does not list the skeleton's compile target"; }
+fi
+if [ -x "$prefix/bin/tessera-compile" ]; then
+  set +e
+  LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+    "$prefix/bin/tessera-compile" "$skeleton/../saxpy.mlir" --target skeleton -o "$work/s.tsp" \
+    > "$work/compile.txt" 2>&1
+  rc=$?
+  set -e
+  [ "$rc" -eq 1 ] && grep -q "lowering Tile IR is not implemented yet" "$work/compile.txt" ||
+    { cat "$work/compile.txt"; fail "tessera-compile --target skeleton did not reach the skeleton's compiler (exit $rc)"; }
+  say "tessera-compile --target skeleton: $(grep -o 'lowering Tile IR is not implemented yet' "$work/compile.txt")"
 fi
 
 say "running the installed tessera-conformance on the skeleton"

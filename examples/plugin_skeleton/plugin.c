@@ -7,7 +7,8 @@
  * as a copy of this file (README.md) and replaces the stubs one by one,
  * running tessera-conformance after each step.
  *
- * Built against the installed header alone (<tessera/plugin.h>), in C99.
+ * Built against the installed headers alone (<tessera/plugin.h>), in C99.
+ * Its compiler entry points (ABI 1.2) are in compiler.c.
  * Only tessera_plugin_get_api is exported (tessera_add_plugin builds with
  * hidden visibility).
  */
@@ -16,6 +17,8 @@
 #include <string.h>
 
 #include <tessera/plugin.h>
+
+#include "skeleton.h"
 
 /* ------------------------------------------------------------ errors
  * An error owns its message; the caller destroys it with Error_Destroy
@@ -30,7 +33,7 @@ struct TsError {
 static struct TsError kOutOfMemoryError = {
     TS_ERROR_RESOURCE_EXHAUSTED, "skeleton plugin: out of memory while reporting an error", 1};
 
-static TsError* MakeError(TsErrorCode code, const char* text) {
+TsError* SkeletonError(TsErrorCode code, const char* text) {
   TsError* e = (TsError*)malloc(sizeof(TsError));
   size_t n = strlen(text);
   if (!e) return &kOutOfMemoryError;
@@ -51,19 +54,10 @@ static TsError* Unimplemented(const char* entry_point) {
            "skeleton plugin: %s is not implemented yet; see "
            "examples/plugin_skeleton/README.md",
            entry_point);
-  return MakeError(TS_ERROR_UNIMPLEMENTED, text);
+  return SkeletonError(TS_ERROR_UNIMPLEMENTED, text);
 }
 
-/* Every Args struct starts with struct_size: reject only what is too
- * small to hold the fields of MINOR 0 (a larger one comes from a newer
- * core and is fine: plugin.h, VERSIONING). */
-#define CHECK_ARGS(args, min_size, entry)                                  \
-  do {                                                                     \
-    if ((args) == NULL || (args)->struct_size < (min_size))                \
-      return MakeError(TS_ERROR_INVALID_ARGUMENT,                          \
-                       "skeleton plugin: " entry ": Args struct is NULL "   \
-                       "or smaller than ABI 1.0 requires");               \
-  } while (0)
+#define CHECK_ARGS SKELETON_CHECK_ARGS
 
 static TsError* Error_Destroy(TsError_Destroy_Args* args) {
   CHECK_ARGS(args, TS_ERROR_DESTROY_ARGS_STRUCT_SIZE, "Error_Destroy");
@@ -77,7 +71,7 @@ static TsError* Error_Destroy(TsError_Destroy_Args* args) {
 static TsError* Error_Message(TsError_Message_Args* args) {
   CHECK_ARGS(args, TS_ERROR_MESSAGE_ARGS_STRUCT_SIZE, "Error_Message");
   if (!args->error)
-    return MakeError(TS_ERROR_INVALID_ARGUMENT, "skeleton plugin: Error_Message: error is NULL");
+    return SkeletonError(TS_ERROR_INVALID_ARGUMENT, "skeleton plugin: Error_Message: error is NULL");
   args->message = args->error->message;
   args->message_size = strlen(args->error->message);
   return NULL;
@@ -86,14 +80,14 @@ static TsError* Error_Message(TsError_Message_Args* args) {
 static TsError* Error_GetCode(TsError_GetCode_Args* args) {
   CHECK_ARGS(args, TS_ERROR_GETCODE_ARGS_STRUCT_SIZE, "Error_GetCode");
   if (!args->error)
-    return MakeError(TS_ERROR_INVALID_ARGUMENT, "skeleton plugin: Error_GetCode: error is NULL");
+    return SkeletonError(TS_ERROR_INVALID_ARGUMENT, "skeleton plugin: Error_GetCode: error is NULL");
   args->code = args->error->code;
   return NULL;
 }
 
 /* ------------------------------------------------------------ plugin */
 static TsError* Plugin_GetInfo(TsPlugin_GetInfo_Args* args) {
-  CHECK_ARGS(args, TS_PLUGIN_GETINFO_ARGS_STRUCT_SIZE, "Plugin_GetInfo");
+  CHECK_ARGS(args, TS_PLUGIN_GETINFO_ARGS_MIN_STRUCT_SIZE, "Plugin_GetInfo");
   args->name = "skeleton";
   args->vendor = "Tessera SDK example";
   args->plugin_version = "0.1.0";
@@ -206,6 +200,9 @@ static const TsPluginApi kApi = {
     .Communicator_Create = Communicator_Create,
     .Communicator_Destroy = Communicator_Destroy,
     .Communicator_Collective = Communicator_Collective,
+    .Compiler_GetTargets = Compiler_GetTargets, /* compiler.c */
+    .Compiler_Compile = Compiler_Compile,
+    .Compilation_Destroy = Compilation_Destroy,
 };
 
 /* The one exported symbol (TESSERA_PLUGIN_ENTRY_POINT). */
