@@ -413,10 +413,19 @@ void BM_Compile(benchmark::State& state, bool warm, bool direct) {
   }
   // Manual time: the compile alone (the program path also loads the
   // kernels on the device afterwards, which the direct path does not).
+  double handoff_ms = 0, handoff_bytes = 0;
   for (auto _ : state) {
     if (!compile()) { state.SkipWithError(err.c_str()); break; }
     if (hit != warm) { state.SkipWithError("unexpected cache behaviour"); break; }
     state.SetIterationTime(ms / 1e3);
+    handoff_ms += p.handoff_ms;
+    handoff_bytes = p.handoff_bytes;
+  }
+  // The plugin boundary: bytecode written by the core and read by the
+  // plugin, per compile (zero on the direct path and on cache hits).
+  if (!direct && state.iterations() > 0) {
+    state.counters["handoff_ms"] = handoff_ms / static_cast<double>(state.iterations());
+    state.counters["handoff_bytes"] = handoff_bytes;
   }
   std::string rm = std::string("rm -rf '") + dir + "'";
   if (std::system(rm.c_str()) != 0) {}

@@ -4,6 +4,8 @@
 #include "ir_compile.hpp"
 
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -44,6 +46,16 @@ bool CompileGraphIR(const std::string& text, const tessera::Device& device, cons
     return false;
   }
   out->cache_hit = log.find("cache hit") != std::string::npos;
+  out->handoff_ms = out->handoff_bytes = 0;
+  for (const char* side : {"hand-off: wrote ", "hand-off: read "}) {
+    size_t at = log.find(side);
+    double bytes = 0, ms = 0;
+    if (at != std::string::npos &&
+        std::sscanf(log.c_str() + at + std::strlen(side), "%lf bytes of bytecode in %lf ms", &bytes, &ms) == 2) {
+      out->handoff_ms += ms;
+      out->handoff_bytes = bytes;
+    }
+  }
   auto program = tessera::Program::Create({device}, std::move(*image));
   if (!program.ok()) {
     *error = program.status().ToString();

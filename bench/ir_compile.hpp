@@ -25,6 +25,10 @@ struct IrProgram {
   std::vector<std::string> dtypes;  // per parameter: f32, bf16, ... (MLIR spelling)
   double compile_ms = 0;
   bool cache_hit = false;
+  // The plugin boundary's share of compile_ms (from the compile log): the
+  // module written as bytecode by the core and read back by the plugin.
+  double handoff_ms = 0;
+  double handoff_bytes = 0;
 };
 
 struct IrCompileOptions {

@@ -43,6 +43,8 @@ if not any(os.path.realpath(d).startswith(prefix) for d in info["search_path"]):
 for p in info["plugins"]:
     if p["path"] != "<embedded>" and in_build(p["path"]):
         sys.exit("install_check: FAILED: plugin %s from the build tree: %s" % (p["name"], p["path"]))
+    if p["name"].endswith("_compiler"):  # a compiler part is not a plugin
+        sys.exit("install_check: FAILED: the compiler part %s is listed as a plugin" % p["path"])
 print("install_check: tessera-info searches %s" % ", ".join(info["search_path"]))
 PY
 

@@ -322,6 +322,24 @@ TEST(Loader, DefaultPluginDirectoriesAreListed) {
   EXPECT_FALSE(Runtime::DefaultPluginDirectories().empty());
 }
 
+// A plugin's compiler part (libtessera_plugin_<name>_compiler.so) is not a
+// plugin: it lives in compilers/ under the plugin folder, so discovery never
+// lists it (it was listed as a rejected plugin 'cpu_compiler', and named as
+// a known backend in selection errors).
+TEST(Loader, CompilerPartsAreNotPlugins) {
+  RuntimeOptions options;
+  options.read_environment = false;
+  for (const Runtime::ProbeResult& p : Runtime::ProbeAll(options)) {
+    const std::string& name = p.candidate.name;
+    EXPECT_FALSE(name.size() > 9 && name.compare(name.size() - 9, 9, "_compiler") == 0)
+        << Describe(p.candidate);
+  }
+  options.backend = "no_such_backend";
+  auto rt = Runtime::Create(options);
+  ASSERT_FALSE(rt.ok());
+  EXPECT_EQ(rt.status().message().find("_compiler"), std::string::npos) << rt.status().message();
+}
+
 // ------------------------------------------------------- visible devices
 TEST(VisibleDevices, OptionFiltersAndKeepsOrdinals) {
   RuntimeOptions options = CpuOptions();
@@ -341,6 +359,33 @@ TEST(VisibleDevices, EnvironmentFilters) {
   ASSERT_TRUE(rt.ok()) << rt.status().ToString();
   ASSERT_EQ(rt->devices().size(), 1u);
   EXPECT_EQ(rt->devices()[0].info().ordinal, 2u);
+}
+
+// Errors name where the list came from (the option, or the variable).
+TEST(VisibleDevices, ErrorsNameTheirSource) {
+  RuntimeOptions options = CpuOptions();
+  options.visible_devices = "7";
+  auto rt = testing::CreateCpuRuntime(2, 0, options);
+  ASSERT_FALSE(rt.ok());
+  TS_EXPECT_CONTAINS(rt.status().message(), "RuntimeOptions::visible_devices=7: device 7 does not exist");
+  ScopedEnv env("TESSERA_VISIBLE_DEVICES", std::string("x"));
+  RuntimeOptions from_env;
+  from_env.backend = "cpu";
+  rt = testing::CreateCpuRuntime(2, 0, from_env);
+  ASSERT_FALSE(rt.ok());
+  TS_EXPECT_CONTAINS(rt.status().message(), "TESSERA_VISIBLE_DEVICES=x: 'x' is not a device ordinal");
+}
+
+// With no TESSERA_BACKEND the message says what automatic selection tried
+// (it read "no backend in the default= can be used").
+TEST(Loader, AutomaticSelectionFailureSaysSo) {
+  RuntimeOptions options;
+  options.read_environment = false;
+  options.plugin_options["cpu"] = {OptionValue::Int("devices", 100000)};  // cpu cannot start
+  auto rt = Runtime::Create(options);
+  ASSERT_FALSE(rt.ok());
+  TS_EXPECT_CONTAINS(rt.status().message(), "automatic selection");
+  EXPECT_EQ(rt.status().message().find("default="), std::string::npos) << rt.status().message();
 }
 
 TEST(VisibleDevices, UnsetShowsAll) {

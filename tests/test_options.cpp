@@ -58,6 +58,30 @@ TEST(PluginOptions, ExplicitOptionsWinOverTheEnvironment) {
   EXPECT_EQ(rt->devices().size(), 2u);
 }
 
+// Defaults a tool chooses lose to the user's variable and to explicit options.
+TEST(PluginOptions, DefaultsLoseToTheEnvironmentAndToExplicitOptions) {
+  RuntimeOptions options;
+  options.backend = "cpu";
+  options.plugin_option_defaults["cpu"] = {OptionValue::Int("devices", 3)};
+  {
+    ScopedEnv unset("TESSERA_CPU_DEVICES", std::nullopt);
+    auto rt = Runtime::Create(options);
+    ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+    EXPECT_EQ(rt->devices().size(), 3u) << "the default applies when nothing else sets the option";
+  }
+  {
+    ScopedEnv env("TESSERA_CPU_DEVICES", std::string("2"));
+    auto rt = Runtime::Create(options);
+    ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+    EXPECT_EQ(rt->devices().size(), 2u) << "TESSERA_CPU_DEVICES wins over a default";
+    RuntimeOptions explicit_options = options;
+    explicit_options.plugin_options["cpu"] = {OptionValue::Int("devices", 4)};
+    rt = Runtime::Create(explicit_options);
+    ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+    EXPECT_EQ(rt->devices().size(), 4u) << "plugin_options win over both";
+  }
+}
+
 TEST(PluginOptions, NoEnvironmentWhenReadEnvironmentIsFalse) {
   ScopedEnv env("TESSERA_CPU_DEVICES", std::string("4"));
   auto rt = Runtime::Create(CpuOptions());
@@ -106,7 +130,7 @@ TEST(PluginOptions, FallsThroughToTheNextBackendOnABadOption) {
   options.plugin_options["cpu"] = {OptionValue::String("threads", "many")};
   auto rt = Runtime::Create(options);
   ASSERT_FALSE(rt.ok());
-  EXPECT_NE(rt.status().message().find("option 'threads' takes a int64; got 'many'"),
+  EXPECT_NE(rt.status().message().find("option 'threads' takes an integer (int64); got 'many'"),
             std::string::npos)
       << rt.status().ToString();
 }

@@ -4,6 +4,8 @@
 // working afterwards.  Destroyed handles, size 0, out of range, null and
 // host-only pointers, pageable async copies, unknown kernels and formats,
 // empty grids, resource limits, graph and collective misuse.
+#include <cstring>
+
 #include "cts/cts.hpp"
 
 namespace tessera::cts {
@@ -216,6 +218,55 @@ TEST_F(Errors, BadEnumValues) {
   CTS_ASSERT_OK_AND_ASSIGN(Buffer b, device().allocate(64));
   CTS_EXPECT_ERROR(device().allocate(64, static_cast<TsBufferKind>(7)), kInvalidArgument);
   CTS_EXPECT_ERROR(tessera::advise(b, static_cast<TsAdvice>(42), nullptr), kInvalidArgument);
+}
+
+// Struct sizes from the caller, at the ABI itself (the C++ API always
+// passes the current ones): a TsDeviceProperties of ABI 1.0's size is
+// accepted and nothing is written past it; one smaller than that, or an Args
+// struct of size 0, is INVALID_ARGUMENT, never a write out of bounds.
+TEST_F(Errors, CallerStructSizesAreChecked) {
+  const TsPluginApi* api = runtime().plugin_api();
+  ASSERT_NE(api, nullptr);
+  auto code_of = [&](TsError* e) {
+    TsError_GetCode_Args g{};
+    g.struct_size = TS_ERROR_GETCODE_ARGS_STRUCT_SIZE;
+    g.error = e;
+    api->Error_GetCode(&g);
+    TsError_Destroy_Args d{};
+    d.struct_size = TS_ERROR_DESTROY_ARGS_STRUCT_SIZE;
+    d.error = e;
+    api->Error_Destroy(&d);
+    return g.code;
+  };
+  struct {
+    TsDeviceProperties props;
+    unsigned char canary[64];
+  } block;
+  std::memset(&block, 0xA5, sizeof block);
+  block.props.struct_size = TS_DEVICE_PROPERTIES_MIN_STRUCT_SIZE;
+  block.props.extension_start = nullptr;
+  TsDevice_GetProperties_Args args{};
+  args.struct_size = TS_DEVICE_GETPROPERTIES_ARGS_STRUCT_SIZE;
+  args.device = device().raw();
+  args.properties = &block.props;
+  TsError* e = api->Device_GetProperties(&args);
+  EXPECT_EQ(e, nullptr) << "a TsDeviceProperties of ABI 1.0's size must be accepted";
+  if (e) code_of(e);
+  const unsigned char* tail = reinterpret_cast<const unsigned char*>(&block.props) + TS_DEVICE_PROPERTIES_MIN_STRUCT_SIZE;
+  const unsigned char* end = reinterpret_cast<const unsigned char*>(&block) + sizeof block;
+  for (const unsigned char* p = tail; p < end; ++p)
+    ASSERT_EQ(*p, 0xA5) << "the plugin wrote " << (p - tail) << " bytes past the caller's struct_size";
+
+  block.props.struct_size = TS_DEVICE_PROPERTIES_MIN_STRUCT_SIZE - 1;
+  e = api->Device_GetProperties(&args);
+  ASSERT_NE(e, nullptr) << "a TsDeviceProperties smaller than ABI 1.0's must be refused";
+  EXPECT_EQ(code_of(e), TS_ERROR_INVALID_ARGUMENT);
+
+  block.props.struct_size = TS_DEVICE_PROPERTIES_STRUCT_SIZE;
+  args.struct_size = 0;
+  e = api->Device_GetProperties(&args);
+  ASSERT_NE(e, nullptr) << "an Args struct of size 0 must be refused";
+  EXPECT_EQ(code_of(e), TS_ERROR_INVALID_ARGUMENT);
 }
 
 TEST_F(Errors, DefaultStreamCannotBeDestroyed) {

@@ -1,10 +1,7 @@
-// Area "kernels": the Tile IR examples, run on the device and checked
-// against host references: saxpy, a shared-memory reduction with barriers,
-// atomics at each scope, subgroup shuffles, GEMM, softmax.
+// Area "kernels": Tile IR kernels run on the device and checked against
+// host references: saxpy, a shared-memory reduction with barriers, atomics
+// at each scope, subgroup shuffles, GEMM, softmax.
 //
-// The kernels ship as a module per executable format (conformance/kernels/,
-// "elf-native" and "spirv"); a device that accepts none of the shipped
-// formats reports every test here as unsupported: executable_formats.  The
 // Every kernel here is Tile IR (conformance/kernels/tile/*.mlir and the
 // examples), compiled for the device under test BY ITS PLUGIN's compiler at
 // test time (CompileTileKernel): a vendor certifies its compiler and its

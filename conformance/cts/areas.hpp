@@ -17,8 +17,8 @@ struct Area {
   bool core;
   // The optional level this area unlocks ("Graphs", ...); nullptr for core.
   const char* level;
-  // Runs with several devices when the plugin can expose them
-  // (TESSERA_CPU_DEVICES for the cpu plugin, set by the runner if unset).
+  // Runs with several devices when the plugin can expose them (the runner
+  // gives the cpu plugin a default of 4 devices: option "devices").
   bool multi_device;
   const char* summary;  // one line, for --list-areas and the report
 };

@@ -40,6 +40,8 @@ const StatusOr<Runtime>& SharedRuntime() {
     RuntimeOptions options;
     options.backend = config.backend;
     options.plugin_file = config.plugin_file;
+    options.plugin_options = config.plugin_options;
+    options.plugin_option_defaults = config.plugin_option_defaults;
     StatusOr<Runtime> rt = Runtime::Create(options);
     if (!rt.ok()) {
       std::string what = !config.plugin_file.empty()

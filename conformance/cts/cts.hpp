@@ -36,6 +36,11 @@ namespace tessera::cts {
 struct Config {
   std::string backend;      // --backend
   std::string plugin_file;  // --plugin
+  // --plugin-option PLUGIN.NAME=VALUE, and the defaults the runner picks
+  // (the cpu plugin's 4 devices for the multi-device areas): passed to
+  // Runtime::Create as RuntimeOptions::plugin_options / _defaults.
+  std::map<std::string, std::vector<OptionValue>> plugin_options;
+  std::map<std::string, std::vector<OptionValue>> plugin_option_defaults;
   std::string kernels_dir;  // where the shipped kernel modules are
   bool run_known_failures = false;  // TESSERA_CTS_RUN_KNOWN_FAILURES=1
 };
@@ -187,7 +192,8 @@ class CtsTest : public ::testing::Test {
   // The Tile IR kernel `name` of the suite's source <kernels dir>/tile/
   // <file>.mlir, with every @KEY@ of it replaced by params[KEY], compiled
   // for device `device_index` by the plugin under test (its compiler part,
-  // through libtessera_compiler) and loaded; cached per test process.
+  // through libtessera_compiler) and loaded; cached per test (in the
+  // fixture).
   // False with *why set otherwise; *why starts with "unsupported: " when
   // the plugin compiles nothing or reports the kernel UNSUPPORTED.
   bool CompileTileKernel(const std::string& file, const std::string& name,

@@ -48,6 +48,9 @@ Runs the Tessera conformance suite against one plugin and certifies it.
                       per-area logs go (default ./conformance-report)
   --in-process        run every area in this process (for debugging; a
                       crash or hang then takes the whole run with it)
+  --plugin-option PLUGIN.NAME=VALUE
+                      an option of the plugin under test (as
+                      TESSERA_<PLUGIN>_<NAME>, which it overrides); repeat it
   --list-areas        print the areas and exit
   --unavailable-exit-code N
                       when the plugin loads but reports no usable driver or
@@ -57,8 +60,9 @@ Runs the Tessera conformance suite against one plugin and certifies it.
 
 Environment: TESSERA_CTS_RUN_KNOWN_FAILURES=1 runs known failures (an
 expected failure that passes is reported as XPASS); TESSERA_CTS_KERNELS_DIR
-overrides where the kernel modules are; TESSERA_CPU_DEVICES is set to 4 for
-multi-device areas (copies, collectives) when unset.
+overrides where the kernel modules are. The multi-device areas (device,
+copies, kernels, collectives, errors) run the cpu plugin with 4 devices
+unless TESSERA_CPU_DEVICES or --plugin-option cpu.devices=N says otherwise.
 Exit status: 0 when no test failed, 1 when one did, 2 on bad usage, and
 --unavailable-exit-code's N when the backend is unavailable.
 )";
@@ -71,9 +75,11 @@ struct Options {
   std::string report_dir = "conformance-report";
   bool in_process = false;
   bool list_areas = false;
+  std::vector<std::string> plugin_options;  // PLUGIN.NAME=VALUE, as given
   // Internal (child) modes.
   std::string child_results;
   std::string probe_file;
+  bool multi_device = false;  // --cts-multi-device: the defaults for it
   std::vector<std::string> gtest_flags;  // passed to children
 };
 
@@ -113,6 +119,14 @@ bool ParseArgs(int argc, char** argv, Options* o, std::string* error) {
     else if (take("--report-dir")) o->report_dir = value;
     else if (take("--cts-child-results")) o->child_results = value;
     else if (take("--cts-probe")) o->probe_file = value;
+    else if (take("--plugin-option")) {
+      size_t dot = value.find('.'), eq = value.find('=');
+      if (dot == std::string::npos || eq == std::string::npos || dot == 0 || eq < dot + 2) {
+        *error = "--plugin-option takes PLUGIN.NAME=VALUE (e.g. cpu.devices=4), not '" + value + "'";
+        return false;
+      }
+      o->plugin_options.push_back(value);
+    }
     else if (take("--unavailable-exit-code")) {
       char* end = nullptr;
       long code = std::strtol(value.c_str(), &end, 10);
@@ -131,6 +145,8 @@ bool ParseArgs(int argc, char** argv, Options* o, std::string* error) {
       }
     } else if (!error->empty()) {
       return false;  // an option without its value
+    } else if (arg == "--cts-multi-device") {
+      o->multi_device = true;
     } else if (arg == "--in-process") {
       o->in_process = true;
     } else if (arg == "--list-areas") {
@@ -183,6 +199,13 @@ std::vector<const Area*> SelectedAreas(const Options& o) {
   return out;
 }
 
+// The multi-device areas need several devices: the cpu plugin makes 4 unless
+// the user chose (TESSERA_CPU_DEVICES or --plugin-option cpu.devices win
+// over a default).
+void SetMultiDeviceDefaults(Config* config) {
+  config->plugin_option_defaults["cpu"] = {tessera::OptionValue::Int("devices", 4)};
+}
+
 // ------------------------------------------------------------ child modes
 int RunChildMode(const Options& o) {
   InstallResultsLog(o.child_results);
@@ -210,16 +233,17 @@ class Runner {
     std::vector<std::string> argv = {self_};
     if (!o_.backend.empty()) argv.push_back("--backend=" + o_.backend);
     if (!o_.plugin.empty()) argv.push_back("--plugin=" + o_.plugin);
+    for (const std::string& p : o_.plugin_options) argv.push_back("--plugin-option=" + p);
     for (const std::string& f : o_.gtest_flags) argv.push_back(f);
     for (std::string& e : extra) argv.push_back(std::move(e));
     return argv;
   }
 
-  std::vector<std::pair<std::string, std::string>> ChildEnv(const Area* area) const {
-    std::vector<std::pair<std::string, std::string>> env;
-    if (area && area->multi_device && !std::getenv("TESSERA_CPU_DEVICES"))
-      env.emplace_back("TESSERA_CPU_DEVICES", "4");
-    return env;
+  // A child of a multi-device area gets the runner's device defaults
+  // (plugin options, not environment variables).
+  std::vector<std::string> AreaFlags(const Area* area) const {
+    if (area && area->multi_device) return {"--cts-multi-device"};
+    return {};
   }
 
   void Probe(RunReport* report) {
@@ -228,7 +252,9 @@ class Runner {
     // Probe as the multi-device areas see the plugin: the report's device
     // table then lists every device they used.
     static const Area kProbeArea = {"probe", "", false, nullptr, true, ""};
-    ChildResult r = RunChild(ChildArgv({"--cts-probe=" + file}), ChildEnv(&kProbeArea),
+    std::vector<std::string> probe_args = AreaFlags(&kProbeArea);
+    probe_args.push_back("--cts-probe=" + file);
+    ChildResult r = RunChild(ChildArgv(probe_args), {},
                              o_.report_dir + "/areas/probe.log", o_.timeout);
     nlohmann::json j;
     std::ifstream in(file);
@@ -282,10 +308,11 @@ class Runner {
       for (size_t i = 0; i < excluded.size(); ++i)
         filter += (i == 0 ? "-" : ":") + excluded[i];
       ::unlink(results.c_str());
-      ChildResult child = RunChild(
-          ChildArgv({"--cts-child-results=" + results, filter,
-                     "--gtest_output=json:" + base + ".gtest." + std::to_string(attempt) + ".json"}),
-          ChildEnv(&area), log, o_.timeout);
+      std::vector<std::string> child_args = AreaFlags(&area);
+      for (std::string a : {"--cts-child-results=" + results, filter,
+                            "--gtest_output=json:" + base + ".gtest." + std::to_string(attempt) + ".json"})
+        child_args.push_back(std::move(a));
+      ChildResult child = RunChild(ChildArgv(child_args), {}, log, o_.timeout);
       ResultsLog got = ReadResultsLog(results, RunKnownFailures());
       for (TestResult& t : got.finished) {
         done.insert(t.name);
@@ -401,7 +428,7 @@ class Runner {
       multi |= a->multi_device;
       filter += (filter.empty() ? "" : ":") + std::string(a->suite) + ".*";
     }
-    if (multi && !std::getenv("TESSERA_CPU_DEVICES")) ::setenv("TESSERA_CPU_DEVICES", "4", 1);
+    if (multi) SetMultiDeviceDefaults(&GlobalConfig());
     nlohmann::json probe = ProbeSharedRuntime();
     report->plugin = probe["plugin"];
     report->devices = probe["devices"];
@@ -464,6 +491,12 @@ int main(int argc, char** argv) {
   Config& config = GlobalConfig();
   config.backend = options.backend;
   config.plugin_file = options.plugin;
+  for (const std::string& p : options.plugin_options) {  // checked by ParseArgs
+    size_t dot = p.find('.'), eq = p.find('=');
+    config.plugin_options[p.substr(0, dot)].push_back(
+        tessera::OptionValue::String(p.substr(dot + 1, eq - dot - 1), p.substr(eq + 1)));
+  }
+  if (options.multi_device) SetMultiDeviceDefaults(&config);
   config.kernels_dir = FindKernelsDir(argv[0]);
   const char* run_known = std::getenv("TESSERA_CTS_RUN_KNOWN_FAILURES");
   config.run_known_failures = run_known && std::strcmp(run_known, "1") == 0;

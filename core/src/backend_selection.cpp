@@ -282,8 +282,14 @@ StatusOr<Selection> SelectBackend(const RuntimeOptions& options) {
       CloseBackend(&selection.backend);
     }
     requested = {"cpu"};
-    source = "the default";
+    requested_text = "cpu";
+    source = "";  // automatic selection: no variable to name
   }
+  // "TESSERA_BACKEND=x", or automatic selection's fallback.
+  auto where = [&] {
+    return source.empty() ? std::string("automatic selection's fallback (TESSERA_BACKEND unset): cpu")
+                          : source + "=" + requested_text;
+  };
 
   // Every name must be one we know: a typo is an error, not a fall-through.
   std::set<std::string> known(WellKnownBackendNames().begin(),
@@ -297,8 +303,8 @@ StatusOr<Selection> SelectBackend(const RuntimeOptions& options) {
       size_t d = EditDistance(name, k);
       if (d < best_distance) best_distance = d, best = k;
     }
-    std::string message = "unknown backend '" + name + "' in " + source + "=" +
-                          requested_text + "; known backends: " +
+    std::string message = "unknown backend '" + name + "' in " + where() +
+                          "; known backends: " +
                           JoinNames(known);
     if (best_distance <= std::max<size_t>(2, name.size() / 2))
       message += "; did you mean '" + best + "'?";
@@ -323,8 +329,9 @@ StatusOr<Selection> SelectBackend(const RuntimeOptions& options) {
     }
     reasons.push_back(why);
   }
-  std::string message = "no backend in " + source + "=" + requested_text +
-                        " can be used: ";
+  std::string message =
+      source.empty() ? "automatic selection (TESSERA_BACKEND unset) found no usable backend: "
+                     : "no backend of " + where() + " can be used: ";
   for (size_t i = 0; i < reasons.size(); ++i)
     message += (i ? "; " : "") + reasons[i];
   return Status(StatusCode::kUnavailable, message);

@@ -36,6 +36,9 @@ void* Buffer::host_pointer() const {
   return valid() ? impl_->host_pointer : nullptr;
 }
 Device Buffer::device() const { return impl_ ? impl_->device : Device(); }
+bool Buffer::is_on(const Device& device) const {
+  return impl_ && impl_->device.impl() == device.impl();
+}
 TsBuffer* Buffer::raw() const { return valid() ? impl_->raw : nullptr; }
 
 Status Buffer::destroy() {

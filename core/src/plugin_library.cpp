@@ -210,7 +210,7 @@ std::vector<CompileTargetInfo> PluginLibrary::ReadCompileTargets() const {
   };
   for (size_t i = 0; i < n; ++i) {
     const TsCompilerTarget& t = args.targets[i];
-    if (t.struct_size < TS_COMPILER_TARGET_STRUCT_SIZE || t.name == nullptr) continue;
+    if (t.struct_size < TS_COMPILER_TARGET_MIN_STRUCT_SIZE || t.name == nullptr) continue;
     CompileTargetInfo info;
     info.plugin = name_;
     info.name = BoundedString(t.name, TS_NAME_MAX);
@@ -222,6 +222,8 @@ std::vector<CompileTargetInfo> PluginLibrary::ReadCompileTargets() const {
     info.input_levels = t.input_levels;
     info.schedule = BoundedString(t.schedule);
     info.options = CopyOptionInfos(t.options, t.num_options);
+    if (TS_FIELD_PRESENT(&t, TsCompilerTarget, build_id))
+      info.build_id = BoundedString(t.build_id, TS_NAME_MAX);
     out.push_back(std::move(info));
   }
   return out;

@@ -104,6 +104,11 @@ StatusOr<std::vector<ResolvedOption>> ResolveClientOptions(const PluginCandidate
                                                            bool takes_options,
                                                            const RuntimeOptions& options) {
   std::vector<ResolvedOption> out;
+  // Lowest precedence: the defaults a tool chose.
+  if (auto d = options.plugin_option_defaults.find(candidate.name);
+      d != options.plugin_option_defaults.end() && takes_options)
+    for (const OptionValue& v : d->second)
+      Put(&out, v, "RuntimeOptions::plugin_option_defaults");
   if (options.read_environment) {
     // Global variables, only onto options the plugin declares.
     if (Declares(candidate, "cache_dir")) {

@@ -5,7 +5,8 @@
 // Precedence, highest first: RuntimeOptions::plugin_options, then
 // TESSERA_<PLUGIN>_<OPTION> (upper case; the option is <option> in lower
 // case), then the global variables mapped onto options a plugin declares
-// (TESSERA_CACHE_DIR -> cache_dir, TESSERA_VALIDATE -> validation).
+// (TESSERA_CACHE_DIR -> cache_dir, TESSERA_VALIDATE -> validation), then
+// RuntimeOptions::plugin_option_defaults.
 #ifndef TESSERA_CORE_PLUGIN_OPTIONS_HPP_
 #define TESSERA_CORE_PLUGIN_OPTIONS_HPP_
 

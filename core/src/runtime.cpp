@@ -45,8 +45,9 @@ RuntimeImpl::~RuntimeImpl() {
   plugin.reset();  // unmaps the shared object (unless another runtime uses it)
 }
 
-static StatusOr<std::vector<uint32_t>> ParseVisible(const std::string& text,
-                                                   size_t count) {
+static StatusOr<std::vector<uint32_t>> ParseVisible(const std::string& source,
+                                                     const std::string& text,
+                                                     size_t count) {
   std::vector<uint32_t> out;
   size_t start = 0;
   while (start <= text.size()) {
@@ -59,12 +60,12 @@ static StatusOr<std::vector<uint32_t>> ParseVisible(const std::string& text,
     unsigned long value = std::strtoul(item.c_str(), &tail, 10);
     if (*tail != 0 || item[0] == '-')
       return Status(StatusCode::kInvalidArgument,
-                    "TESSERA_VISIBLE_DEVICES=" + text + ": '" + item +
+                    source + "=" + text + ": '" + item +
                         "' is not a device ordinal; write a comma-separated "
                         "list such as 0,2");
     if (value >= count)
       return Status(StatusCode::kInvalidArgument,
-                    "TESSERA_VISIBLE_DEVICES=" + text + ": device " + item +
+                    source + "=" + text + ": device " + item +
                         " does not exist; the backend has " +
                         std::to_string(count) + " device(s), 0.." +
                         std::to_string(count - 1));
@@ -74,7 +75,8 @@ static StatusOr<std::vector<uint32_t>> ParseVisible(const std::string& text,
   return out;
 }
 
-Status RuntimeImpl::InitDevices(const std::string& visible) {
+Status RuntimeImpl::InitDevices(const std::string& visible,
+                                const std::string& visible_source) {
   TESSERA_ASSIGN_OR_RETURN(auto listed, ListDevices(*plugin, client));
   for (auto& [raw, info] : listed) {
     auto device = std::make_unique<DeviceImpl>();
@@ -93,10 +95,10 @@ Status RuntimeImpl::InitDevices(const std::string& visible) {
   if (visible.empty()) {
     for (uint32_t i = 0; i < owned_devices.size(); ++i) keep.push_back(i);
   } else {
-    TESSERA_ASSIGN_OR_RETURN(keep, ParseVisible(visible, owned_devices.size()));
+    TESSERA_ASSIGN_OR_RETURN(keep, ParseVisible(visible_source, visible, owned_devices.size()));
     if (keep.empty())
       return Status(StatusCode::kInvalidArgument,
-                    "TESSERA_VISIBLE_DEVICES=" + visible +
+                    visible_source + "=" + visible +
                         " leaves no device visible");
   }
   for (uint32_t index : keep) {
@@ -127,10 +129,14 @@ StatusOr<Runtime> Runtime::Create(const RuntimeOptions& options) {
     if (c.state == PluginState::kLoaded) impl->backend = c.name;
 
   std::string visible = options.visible_devices;
+  std::string visible_source = "RuntimeOptions::visible_devices";
   if (visible.empty() && options.read_environment) {
-    if (const char* env = std::getenv("TESSERA_VISIBLE_DEVICES")) visible = env;
+    if (const char* env = std::getenv("TESSERA_VISIBLE_DEVICES")) {
+      visible = env;
+      visible_source = "TESSERA_VISIBLE_DEVICES";
+    }
   }
-  Status st = impl->InitDevices(visible);
+  Status st = impl->InitDevices(visible, visible_source);
   if (!st.ok()) return st;
   return Runtime(std::move(impl));
 }

@@ -54,7 +54,9 @@ struct RuntimeImpl {
   const PluginLibrary& lib() const { return *plugin; }
   // Lists the plugin's devices and keeps those that pass `visible` (empty:
   // all).
-  Status InitDevices(const std::string& visible);
+  // `visible_source` names where `visible` came from, for messages.
+  Status InitDevices(const std::string& visible,
+                     const std::string& visible_source);
 };
 
 struct DeviceImpl {

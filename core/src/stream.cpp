@@ -33,6 +33,9 @@ StreamImpl::~StreamImpl() {
 bool Stream::valid() const { return impl_ && impl_->Alive(); }
 bool Stream::is_default() const { return impl_ && impl_->is_default; }
 Device Stream::device() const { return impl_ ? impl_->device : Device(); }
+bool Stream::is_on(const Device& device) const {
+  return impl_ && impl_->device.impl() == device.impl();
+}
 TsStream* Stream::raw() const { return valid() ? impl_->raw : nullptr; }
 const StreamOptions& Stream::options() const {
   static const StreamOptions kNone;
@@ -41,6 +44,13 @@ const StreamOptions& Stream::options() const {
 
 Status Stream::launch(const Kernel& kernel, TsDim3 grid, TsDim3 group_size,
                       const std::vector<KernelArg>& args,
+                      uint64_t shared_memory_bytes) const {
+  return launch(kernel, grid, group_size, args.data(), args.size(),
+                shared_memory_bytes);
+}
+
+Status Stream::launch(const Kernel& kernel, TsDim3 grid, TsDim3 group_size,
+                      const KernelArg* args, size_t num_args,
                       uint64_t shared_memory_bytes) const {
   TESSERA_CHECK_HANDLE(impl_, "Stream");
   if (!kernel.valid())
@@ -62,11 +72,11 @@ Status Stream::launch(const Kernel& kernel, TsDim3 grid, TsDim3 group_size,
   TsKernelArg inline_args[kInline];
   std::vector<TsKernelArg> heap_args;
   TsKernelArg* raw_args = inline_args;
-  if (args.size() > kInline) {
-    heap_args.resize(args.size());
+  if (num_args > kInline) {
+    heap_args.resize(num_args);
     raw_args = heap_args.data();
   }
-  for (size_t i = 0; i < args.size(); ++i) {
+  for (size_t i = 0; i < num_args; ++i) {
     const KernelArg& a = args[i];
     TsKernelArg& r = raw_args[i];
     r = TsKernelArg{};
@@ -78,19 +88,20 @@ Status Stream::launch(const Kernel& kernel, TsDim3 grid, TsDim3 group_size,
                       "launch of '" + kernel.name() + "': argument " +
                           std::to_string(i) +
                           " is a null or destroyed buffer");
-      if (b->impl()->device.impl()->runtime != impl_->device.impl()->runtime)
+      const detail::BufferImpl& bi = *b->impl();  // alive: checked above
+      if (bi.device.impl()->runtime != impl_->device.impl()->runtime)
         return Status(StatusCode::kInvalidArgument,
                       "launch of '" + kernel.name() + "': argument " +
                           std::to_string(i) +
                           " is a buffer of another Runtime");
-      if (a.offset() >= b->size())
+      if (a.offset() >= bi.size)
         return Status(StatusCode::kOutOfRange,
                       "launch of '" + kernel.name() + "': argument " +
                           std::to_string(i) + " has offset " +
                           std::to_string(a.offset()) +
                           " past the end of its buffer of " +
-                          std::to_string(b->size()) + " bytes");
-      r.buffer = b->raw();
+                          std::to_string(bi.size) + " bytes");
+      r.buffer = bi.raw;
       r.offset = a.offset();
     } else {
       r.data = a.data();
@@ -104,7 +115,7 @@ Status Stream::launch(const Kernel& kernel, TsDim3 grid, TsDim3 group_size,
   launch.group_size = group_size;
   launch.shared_memory_bytes = shared_memory_bytes;
   launch.args = raw_args;
-  launch.num_args = args.size();
+  launch.num_args = num_args;
   return TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(), Kernel_Launch,
                              launch);
 }

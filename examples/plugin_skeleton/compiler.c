@@ -35,7 +35,11 @@ static const TsCompilerTarget kTargets[] = {
      .input_levels = TS_IR_LEVEL_TILE,
      .schedule = "",
      .options = NULL,
-     .num_options = 0},
+     .num_options = 0,
+     /* Change it with every build of the compiler (a version and a build
+      * number, or the compiler file's modification time): caches of
+      * compiled programs are keyed on it. */
+     .build_id = "skeleton-0.1.0"},
 };
 
 TsError* Compiler_GetTargets(TsCompiler_GetTargets_Args* args) {

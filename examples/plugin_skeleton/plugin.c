@@ -148,7 +148,8 @@ SKELETON_STUB(Communicator_Destroy)
 SKELETON_STUB(Communicator_Collective)
 
 /* ------------------------------------------------------------ the table
- * struct_size says which entries this plugin knows (ABI 1.0 here); the
+ * struct_size says which entries this plugin knows (the whole ABI 1.2 table,
+ * compiler entries included: compiler.c); the
  * core never calls past it.  Designated initialisers keep the table right
  * when entries are appended in a later MINOR. */
 static const TsPluginApi kApi = {

@@ -1,6 +1,7 @@
 #include "compiler_part.hpp"
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 
 #include <vector>
 
@@ -8,17 +9,40 @@
 
 namespace tessera::plugin_support {
 
+std::vector<std::string> CompilerPart::Candidates() const {
+  Dl_info info{};
+  std::vector<std::string> candidates;
+  if (dladdr(anchor_, &info) && info.dli_fname) {
+    std::string dir = info.dli_fname;
+    size_t slash = dir.rfind('/');
+    dir = slash == std::string::npos ? "." : dir.substr(0, slash);
+    candidates.push_back(dir + "/compilers/" + file_);
+    candidates.push_back(dir + "/tessera/plugins/compilers/" + file_);
+  }
+  return candidates;
+}
+
+const TsCompilerTarget* CompilerPart::Targets(const TsCompilerTarget* table, size_t count) noexcept {
+  std::call_once(targets_once_, [&] {
+    // The file Load() would open: its size and modification time tell one
+    // build from another without loading it.
+    for (const std::string& path : Candidates()) {
+      struct stat st {};
+      if (stat(path.c_str(), &st) != 0) continue;
+      build_id_ = std::string(file_) + ":" + std::to_string(static_cast<long long>(st.st_size)) + ":" +
+                  std::to_string(static_cast<long long>(st.st_mtim.tv_sec)) + "." +
+                  std::to_string(static_cast<long long>(st.st_mtim.tv_nsec));
+      break;
+    }
+    targets_.assign(table, table + count);
+    for (TsCompilerTarget& t : targets_) t.build_id = build_id_.c_str();
+  });
+  return targets_.data();
+}
+
 TsError* CompilerPart::Load() noexcept {
   std::call_once(once_, [&] {
-    Dl_info info{};
-    std::vector<std::string> candidates;
-    if (dladdr(anchor_, &info) && info.dli_fname) {
-      std::string dir = info.dli_fname;
-      size_t slash = dir.rfind('/');
-      dir = slash == std::string::npos ? "." : dir.substr(0, slash);
-      candidates.push_back(dir + "/" + file_);
-      candidates.push_back(dir + "/tessera/plugins/" + file_);
-    }
+    std::vector<std::string> candidates = Candidates();
     std::string tried;
     for (const std::string& path : candidates) {
       handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -29,7 +53,7 @@ TsError* CompilerPart::Load() noexcept {
     if (!handle_) {
       load_error_ = "cannot load the compiler part " + std::string(file_) + " (" +
                     (tried.empty() ? std::string("the plugin's folder is unknown") : tried) +
-                    "); install it next to the plugin";
+                    "); install it in the compilers/ folder next to the plugin";
       return;
     }
     using GetApi = const TsPluginApi* (*)(void);

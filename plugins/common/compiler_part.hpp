@@ -6,9 +6,11 @@
 //
 // The part exports TESSERA_PLUGIN_COMPILER_ENTRY_POINT, returning a
 // TsPluginApi of the same ABI with Error_*, Compiler_Compile and
-// Compilation_Destroy filled.  It is looked for next to the object holding
-// `anchor` (the plugin's .so, or libtessera.so for the embedded cpu plugin),
-// then in that folder's tessera/plugins/.
+// Compilation_Destroy filled.  It is looked for in compilers/ beside the
+// object holding `anchor` (the plugin's .so), then in tessera/plugins/compilers/
+// beside it (libtessera.so, for the embedded cpu plugin).  Not in the plugin
+// folder itself: discovery takes every libtessera_plugin_*.so there for a
+// plugin.
 //
 // Errors of the part are copied into errors of the calling plugin (each
 // shared object has its own error allocator).
@@ -19,6 +21,7 @@
 
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "tessera/plugin.h"
 
@@ -36,9 +39,15 @@ class CompilerPart {
   TsError* Compile(TsCompiler_Compile_Args* args) noexcept;
   TsError* Destroy(TsCompilation_Destroy_Args* args) noexcept;
 
+  // The plugin's compile targets with build_id set to the part's build (its
+  // file's size and modification time, found with stat: nothing is loaded),
+  // for Compiler_GetTargets.  The array lives as long as the plugin.
+  const TsCompilerTarget* Targets(const TsCompilerTarget* table, size_t count) noexcept;
+
  private:
   TsError* Load() noexcept;
   TsError* Forward(TsError* part_error) noexcept;
+  std::vector<std::string> Candidates() const;  // where the part may be, in order
 
   const char* plugin_;
   const char* file_;
@@ -47,6 +56,9 @@ class CompilerPart {
   void* handle_ = nullptr;
   const TsPluginApi* api_ = nullptr;
   std::string load_error_;
+  std::once_flag targets_once_;
+  std::string build_id_;
+  std::vector<TsCompilerTarget> targets_;
 };
 
 }  // namespace tessera::plugin_support

@@ -66,6 +66,17 @@ const char* ValueTypeName(TsValueType type) {
   return "unknown type";
 }
 
+// "an integer (int64)": the type as a sentence needs it.
+const char* ValueTypePhrase(TsValueType type) {
+  switch (type) {
+    case TS_VALUE_STRING: return "a string";
+    case TS_VALUE_INT64: return "an integer (int64)";
+    case TS_VALUE_FLOAT64: return "a number (float64)";
+    case TS_VALUE_BOOL: return "a boolean";
+  }
+  return "a value of unknown type";
+}
+
 int64_t OptionValues::Int(const std::string& name, int64_t def) const {
   auto it = values_.find(name);
   return it == values_.end() ? def : it->second.i;
@@ -167,10 +178,9 @@ TsError* ParseOptions(const char* plugin, const char* where, const TsOptionInfo*
           ok = false;
       }
       if (!ok) {
-        std::string got = v.type == TS_VALUE_STRING ? "'" + text + "'"
-                                                    : std::string("a ") + ValueTypeName(v.type);
-        return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: %s: option '%s' takes a %s; got %s%s",
-                      plugin, where, name.c_str(), ValueTypeName(info->type), got.c_str(),
+        std::string got = v.type == TS_VALUE_STRING ? "'" + text + "'" : ValueTypePhrase(v.type);
+        return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: %s: option '%s' takes %s; got %s%s",
+                      plugin, where, name.c_str(), ValueTypePhrase(info->type), got.c_str(),
                       info->type == TS_VALUE_BOOL ? " (write 1/0, true/false, on/off or yes/no)"
                                                   : "");
       }

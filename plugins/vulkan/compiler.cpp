@@ -20,7 +20,7 @@ plugin_support::CompilerPart& Part() {
 }  // namespace
 
 TS_VK_ENTRY(Compiler_GetTargets, TS_COMPILER_GETTARGETS_ARGS_STRUCT_SIZE) {
-  args->targets = kCompileTargets;
+  args->targets = Part().Targets(kCompileTargets, kNumCompileTargets);
   args->num_targets = kNumCompileTargets;
   return nullptr;
 }

@@ -529,11 +529,14 @@ TS_VK_ENTRY(Device_GetProperties, TS_DEVICE_GETPROPERTIES_ARGS_STRUCT_SIZE) {
   TsDeviceProperties* out = args->properties;
   if (!out)
     return errorf(TS_ERROR_INVALID_ARGUMENT, "vulkan: Device_GetProperties: properties is NULL");
-  size_t n = std::min(out->struct_size, sizeof(TsDeviceProperties));
-  if (n < offsetof(TsDeviceProperties, name))
+  // A caller built against an older MINOR passes a shorter struct: accept
+  // anything that holds the MINOR-0 fields and write only what it has room for.
+  if (out->struct_size < TS_DEVICE_PROPERTIES_MIN_STRUCT_SIZE)
     return errorf(TS_ERROR_INVALID_ARGUMENT,
-                  "vulkan: Device_GetProperties: properties->struct_size is %zu",
-                  out->struct_size);
+                  "vulkan: Device_GetProperties: TsDeviceProperties.struct_size is %zu, smaller "
+                  "than the %zu bytes of ABI 1.0: set it to TS_DEVICE_PROPERTIES_STRUCT_SIZE",
+                  out->struct_size, static_cast<size_t>(TS_DEVICE_PROPERTIES_MIN_STRUCT_SIZE));
+  size_t n = std::min(out->struct_size, sizeof(TsDeviceProperties));
   size_t caller = out->struct_size;
   TsExtension* ext = out->extension_start;
   std::memcpy(out, &args->device->ts, n);

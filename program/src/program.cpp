@@ -2,6 +2,8 @@
 #include "tessera/program.hpp"
 
 #include <algorithm>
+#include <new>
+#include <type_traits>
 #include <map>
 #include <set>
 
@@ -241,10 +243,11 @@ Status CheckArgs(const ProgramImage& im, const Device& dev, const std::vector<Ke
       return Status(StatusCode::kInvalidArgument, what() + " is a buffer; a scalar was given");
     const Buffer& b = *a.buffer_ref();
     if (!b.valid()) return Status(StatusCode::kInvalidHandle, what() + ": the buffer was destroyed or never created");
-    if (b.device() != dev)
+    if (!b.is_on(dev))
       return Status(StatusCode::kInvalidArgument, what() + ": the buffer is on " + b.device().info().name +
                                                       ", not on the program's device " + dev.info().name);
-    if (a.offset() > b.size() || b.size() - a.offset() < p.bytes)
+    const uint64_t size = b.size();
+    if (a.offset() > size || size - a.offset() < p.bytes)
       return Status(StatusCode::kOutOfRange,
                     what() + " needs " + FormatBytes(p.bytes) + " (" + p.dtype + " " + [&] {
                       std::string s = "[";
@@ -284,7 +287,7 @@ Status Program::RunOn(const Stream* streams, const std::vector<KernelArg>* args,
   // Everything is checked before anything is enqueued.
   for (size_t d = 0; d < n; ++d) {
     if (!streams[d].valid()) return Status(StatusCode::kInvalidHandle, "stream " + std::to_string(d) + " is not valid");
-    if (streams[d].device() != impl_->devices[d])
+    if (!streams[d].is_on(impl_->devices[d]))
       return Status(StatusCode::kInvalidArgument, "stream " + std::to_string(d) + " is on " +
                                                       streams[d].device().info().name + ", not on the program's device " +
                                                       impl_->devices[d].info().name);
@@ -314,20 +317,32 @@ Status Program::RunOn(const Stream* streams, const std::vector<KernelArg>* args,
     const PlanStep& s = im.steps[sidx];
     if (s.kind == PlanStep::kLaunch) {
       const TsDim3 grid = overrideGrid ? options.grid : s.grid;
+      // The kernel's arguments on the stack (a heap array only for kernels
+      // of many parameters): no allocation per launch.
+      // Raw storage: the slots are written before the launch reads them,
+      // so constructing (zeroing) 16 KernelArgs per launch would be waste.
+      constexpr size_t kInline = 16;
+      static_assert(std::is_trivially_copyable<KernelArg>::value && std::is_trivially_destructible<KernelArg>::value,
+                    "KernelArg slots are raw storage");
+      alignas(KernelArg) unsigned char inline_storage[kInline * sizeof(KernelArg)];
+      std::vector<KernelArg> heap_args;
+      KernelArg* kargs = reinterpret_cast<KernelArg*>(inline_storage);
+      if (s.args.size() > kInline) {
+        heap_args.resize(s.args.size());
+        kargs = heap_args.data();
+      }
       for (size_t d = 0; d < n; ++d) {
-        // Reused per thread: no allocation per launch once warm.
-        thread_local std::vector<KernelArg> kargs;
-        kargs.clear();
-        for (const PlanArg& a : s.args) {
+        for (size_t i = 0; i < s.args.size(); ++i) {
+          const PlanArg& a = s.args[i];
           if (a.kind == PlanArg::kScalarParam) {
-            kargs.push_back(args[d][a.index]);
+            new (&kargs[i]) KernelArg(args[d][a.index]);
           } else {
             uint64_t offset = 0;
             const Buffer& b = bufferOf(d, a.index, &offset);
-            kargs.push_back(KernelArg::buffer(b, offset));
+            new (&kargs[i]) KernelArg(KernelArg::buffer(b, offset));
           }
         }
-        Status st = streams[d].launch(impl_->states[d].kernels[sidx], grid, s.group_size, kargs,
+        Status st = streams[d].launch(impl_->states[d].kernels[sidx], grid, s.group_size, kargs, s.args.size(),
                                       s.shared_memory_bytes);
         if (!st.ok())
           return st.Annotate(s.location.empty() ? "launching " + s.kernel : s.location + ": launching " + s.kernel);

@@ -189,6 +189,7 @@ nlohmann::json TargetsJson(const std::vector<tessera::CompileTargetInfo>& target
                  {"emit", t.emit_kinds},
                  {"input_levels", levels},
                  {"schedule", t.schedule},
+                 {"build_id", t.build_id},
                  {"options", OptionsJson(t.options)}});
   }
   return j;

@@ -79,10 +79,9 @@ int main(int argc, char** argv) {
   }
 
   // ---- the runtime; the cpu plugin gets as many devices as the mesh needs
-  // (through its option, unless the user chose with TESSERA_CPU_DEVICES)
+  // (a default of its option: TESSERA_CPU_DEVICES, when set, wins)
   RuntimeOptions ro;
-  if (need > 1 && !std::getenv("TESSERA_CPU_DEVICES"))
-    ro.plugin_options["cpu"].push_back(OptionValue::Int("devices", need));
+  if (need > 1) ro.plugin_option_defaults["cpu"].push_back(OptionValue::Int("devices", need));
   auto rt = Runtime::Create(ro);
   if (!rt.ok()) {
     std::fprintf(stderr, "tessera-run: %s\n", rt.status().ToString().c_str());

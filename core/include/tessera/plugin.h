@@ -364,9 +364,16 @@ typedef struct TsCompilerTarget {
   const char* schedule;
   const TsOptionInfo* options;   /* compile options it knows */
   size_t num_options;
+  /* Identifies the build of the compiler (e.g. its file's size and
+   * modification time): caches of compiled programs are keyed on it, so a
+   * rebuilt compiler is never answered from an older one's cache.  NULL or
+   * "": unknown (caches then key on the version strings alone). */
+  const char* build_id;
 } TsCompilerTarget;
-TS_DEFINE_STRUCT_TRAITS(TsCompilerTarget, num_options);
-#define TS_COMPILER_TARGET_STRUCT_SIZE TS_STRUCT_SIZE(TsCompilerTarget, num_options)
+TS_DEFINE_STRUCT_TRAITS(TsCompilerTarget, build_id);
+#define TS_COMPILER_TARGET_STRUCT_SIZE TS_STRUCT_SIZE(TsCompilerTarget, build_id)
+/* What the core requires of a target (build_id may be absent). */
+#define TS_COMPILER_TARGET_MIN_STRUCT_SIZE TS_STRUCT_SIZE(TsCompilerTarget, num_options)
 
 /* Access of a kernel parameter (TsKernelParam.access). */
 enum { TS_PARAM_READ = 1u << 0, TS_PARAM_WRITE = 1u << 1 };

@@ -99,6 +99,7 @@ struct CompileTargetInfo {
   uint32_t input_levels = 0;      // TS_IR_LEVEL_* bits
   std::string schedule;           // graph-to-schedule options it is tuned for
   std::vector<OptionInfo> options;
+  std::string build_id;           // the compiler's build ("" unknown): cache keys
 };
 
 struct PluginCandidate {
@@ -148,6 +149,12 @@ struct RuntimeOptions {
   // TESSERA_VALIDATE (-> "validation"); options given here win over the
   // environment (docs/runtime.md).
   std::map<std::string, std::vector<OptionValue>> plugin_options;
+  // Defaults a tool chooses for a plugin's options: used only where neither
+  // the environment nor plugin_options sets the option (tessera-run gives
+  // the cpu plugin as many devices as a program's mesh needs, unless the
+  // user set TESSERA_CPU_DEVICES), and dropped for plugins that take no
+  // options.
+  std::map<std::string, std::vector<OptionValue>> plugin_option_defaults;
 };
 
 // Properties of a device, copied out of TsDeviceProperties.
@@ -320,6 +327,9 @@ class Buffer {
   // Host address of the buffer when the host can address it, else nullptr.
   void* host_pointer() const;
   Device device() const;
+  // Whether the buffer was allocated on `device`; unlike device() == d it
+  // copies no handle (a hot-path check).
+  bool is_on(const Device& device) const;
   TsBuffer* raw() const;  // nullptr when destroyed
   // Waits for the device's pending work, then frees.  Later uses of any copy
   // of this handle return INVALID_HANDLE.
@@ -425,6 +435,7 @@ class Stream {
   bool valid() const;
   bool is_default() const;
   Device device() const;
+  bool is_on(const Device& device) const;  // device() == d, copying nothing
   TsStream* raw() const;
   const StreamOptions& options() const;
 
@@ -435,6 +446,10 @@ class Stream {
                       uint64_t size) const;
   Status launch(const Kernel& kernel, TsDim3 grid, TsDim3 group_size,
                 const std::vector<KernelArg>& args,
+                uint64_t shared_memory_bytes = 0) const;
+  // The same with the arguments as an array (no vector to build per launch).
+  Status launch(const Kernel& kernel, TsDim3 grid, TsDim3 group_size,
+                const KernelArg* args, size_t num_args,
                 uint64_t shared_memory_bytes = 0) const;
   Status launch(const GraphExec& exec) const;
 

@@ -1,6 +1,11 @@
 // The public entry points of libtessera_compiler: parse, lower, compile
 // through the plugin, finish the image.
+#include <dlfcn.h>
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 
 #include <llvm/ADT/StringExtras.h>
 #include <llvm/Support/FileSystem.h>
@@ -55,9 +60,27 @@ std::vector<OptionValue> CompileOptionsFor(const CompileTargetInfo& target, cons
 // it, so that a warm compile reads one file and parses no MLIR.  A file
 // that does not read back (truncated, edited, another version) is compiled
 // again and replaced.
+// This library's own build (its file's size and modification time): the
+// lowering to Tile IR and the plan are made here, so a rebuilt library must
+// not be answered from an older one's programs.
+const std::string& CompilerLibraryBuildId() {
+  static const std::string id = [] {
+    Dl_info info{};
+    struct stat st {};
+    if (!dladdr(reinterpret_cast<const void*>(&CompilerLibraryBuildId), &info) || !info.dli_fname ||
+        stat(info.dli_fname, &st) != 0)
+      return std::string();
+    return std::to_string(static_cast<long long>(st.st_size)) + ":" +
+           std::to_string(static_cast<long long>(st.st_mtim.tv_sec)) + "." +
+           std::to_string(static_cast<long long>(st.st_mtim.tv_nsec));
+  }();
+  return id;
+}
+
 std::string ProgramCacheFile(const ProgramSource& source, const ProgramCompileOptions& options,
                              const std::vector<OptionValue>& compile_options, const std::string& plugin,
-                             const std::string& target, const Device* device) {
+                             const CompileTargetInfo& target_info, const std::string& target,
+                             const Device* device) {
   std::string dir;
   for (const OptionValue& v : compile_options)
     if (v.name == "cache_dir") dir = v.string_value;
@@ -83,6 +106,8 @@ std::string ProgramCacheFile(const ProgramSource& source, const ProgramCompileOp
   add(std::to_string(kProgramFileVersion));
   add(plugin);
   add(target);
+  add(target_info.build_id);      // the plugin's compiler build
+  add(CompilerLibraryBuildId());  // and this library's
   add(device ? device->info().name + "|" + device->info().driver_version : "");
   add(options.function);
   add(options.schedule);
@@ -99,7 +124,7 @@ StatusOr<Compiled> Build(const ProgramSource& source, const ProgramCompileOption
   if (!target) return Status(StatusCode::kInvalidArgument, "the " + compiler.plugin() + " plugin has no target '" + target_text + "'");
   const std::vector<OptionValue> compile_options = CompileOptionsFor(*target, options);
   const std::string cached =
-      emit.empty() ? ProgramCacheFile(source, options, compile_options, compiler.plugin(), target_text, device) : "";
+      emit.empty() ? ProgramCacheFile(source, options, compile_options, compiler.plugin(), *target, target_text, device) : "";
   if (!cached.empty()) {
     auto image = ProgramImage::ReadFile(cached);
     if (image.ok()) {
@@ -134,12 +159,23 @@ StatusOr<Compiled> Build(const ProgramSource& source, const ProgramCompileOption
   request.source_name = (*parsed)->name();
   request.options = compile_options;
   request.emit = emit;
+  // The module crosses the plugin boundary as bytecode; writing it is timed
+  // (into the log, beside the plugin's read) so the boundary's cost shows.
+  const auto writeStart = std::chrono::steady_clock::now();
   {
     llvm::raw_string_ostream os(request.module);
     mlir::writeBytecodeToFile(*lowered->module, os);
   }
+  const double writeMs =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - writeStart).count();
   auto out = compiler.Compile(request, device);
   if (!out.ok()) return out.status();
+  {
+    char timing[160];
+    std::snprintf(timing, sizeof timing, "hand-off: wrote %zu bytes of bytecode in %.3f ms\n",
+                  request.module.size(), writeMs);
+    out->log = timing + out->log;
+  }
   Compiled c;
   c.image = std::move(lowered->image);
   c.image.target = target_text;

@@ -28,6 +28,8 @@
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
+#include <dlfcn.h>
+#include <sys/stat.h>
 #include "llvm/Target/TargetMachine.h"
 #include "tessera/Dialect/Graph/IR/Graph.h"
 #include "tessera/Dialect/Schedule/IR/Schedule.h"
@@ -39,6 +41,23 @@ using namespace tessera::cpu;
 namespace {
 
 constexpr const char *kCompilerVersion = "tessera-cpu-6-plugin";
+
+// The build of the object this code generator is linked into (its file's
+// size and modification time): part of every cache key, so that a rebuilt
+// compiler never loads kernels an older build cached under the same version.
+const std::string &compilerBuildId() {
+  static const std::string id = [] {
+    Dl_info info{};
+    struct stat st {};
+    if (!dladdr(reinterpret_cast<const void *>(&compilerBuildId), &info) || !info.dli_fname ||
+        stat(info.dli_fname, &st) != 0)
+      return std::string();
+    return std::to_string(static_cast<long long>(st.st_size)) + ":" +
+           std::to_string(static_cast<long long>(st.st_mtim.tv_sec)) + "." +
+           std::to_string(static_cast<long long>(st.st_mtim.tv_nsec));
+  }();
+  return id;
+}
 
 std::string typeName(Type t) {
   std::string s;
@@ -184,7 +203,7 @@ FailureOr<CompiledProgram> tessera::cpu::compileForCPU(ModuleOp input,
   {
     llvm::raw_string_ostream os(text);
     input->print(os, OpPrintingFlags().enableDebugInfo(false));
-    os << "\n" << kCompilerVersion << " cpu=" << cpu << " O" << opts.opt_level
+    os << "\n" << kCompilerVersion << " build=" << compilerBuildId() << " cpu=" << cpu << " O" << opts.opt_level
        << " tiles=" << opts.tiles.tileM << "," << opts.tiles.tileN << "," << opts.tiles.tileK
        << "," << opts.tiles.microM << "," << opts.tiles.microN
        << " attn=" << opts.tiles.attnBlockQ << "," << opts.tiles.attnBlockKV
