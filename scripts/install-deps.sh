@@ -5,6 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake ninja-build ccache lld pkg-config python3
+  python3-numpy           # the NumPy oracle of the end-to-end tests (tests/e2e)
   libboost-dev            # Boost.DLL: the plugin loader
   libgtest-dev            # GoogleTest: tests/
   libbenchmark-dev        # Google Benchmark: bench/
