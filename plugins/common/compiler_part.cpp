@@ -1,10 +1,10 @@
 #include "compiler_part.hpp"
 
 #include <dlfcn.h>
-#include <sys/stat.h>
 
 #include <vector>
 
+#include "build_id.hpp"
 #include "plugin_support.hpp"
 
 namespace tessera::plugin_support {
@@ -27,11 +27,9 @@ const TsCompilerTarget* CompilerPart::Targets(const TsCompilerTarget* table, siz
     // The file Load() would open: its size and modification time tell one
     // build from another without loading it.
     for (const std::string& path : Candidates()) {
-      struct stat st {};
-      if (stat(path.c_str(), &st) != 0) continue;
-      build_id_ = std::string(file_) + ":" + std::to_string(static_cast<long long>(st.st_size)) + ":" +
-                  std::to_string(static_cast<long long>(st.st_mtim.tv_sec)) + "." +
-                  std::to_string(static_cast<long long>(st.st_mtim.tv_nsec));
+      std::string id = FileBuildId(path);
+      if (id.empty()) continue;
+      build_id_ = std::string(file_) + ":" + id;
       break;
     }
     targets_.assign(table, table + count);

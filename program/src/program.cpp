@@ -129,6 +129,16 @@ StatusOr<Program> Program::Create(const std::vector<Device>& devices, ProgramIma
   impl->value_param.assign(image.values.size(), -1);
   for (size_t i = 0; i < image.params.size(); ++i)
     if (image.param_values[i] >= 0) impl->value_param[image.param_values[i]] = static_cast<int32_t>(i);
+  for (const PlanStep& s : image.steps) {
+    bool through = s.kind == PlanStep::kLaunch && s.args.size() == image.params.size();
+    for (size_t i = 0; through && i < s.args.size(); ++i) {
+      const PlanArg& a = s.args[i];
+      through = a.kind == PlanArg::kScalarParam ? a.index == i
+                                                : a.index < impl->value_param.size() &&
+                                                      impl->value_param[a.index] == static_cast<int32_t>(i);
+    }
+    impl->passes_args_through.push_back(through);
+  }
   for (size_t d = 0; d < devices.size(); ++d) {
     const Device& dev = devices[d];
     if (!dev.valid()) return Status(StatusCode::kInvalidHandle, "Program::Create: device " + std::to_string(d) + " is a null handle");
@@ -317,6 +327,15 @@ Status Program::RunOn(const Stream* streams, const std::vector<KernelArg>* args,
     const PlanStep& s = im.steps[sidx];
     if (s.kind == PlanStep::kLaunch) {
       const TsDim3 grid = overrideGrid ? options.grid : s.grid;
+      if (impl_->passes_args_through[sidx]) {
+        for (size_t d = 0; d < n; ++d) {
+          Status st = streams[d].launch(impl_->states[d].kernels[sidx], grid, s.group_size, args[d].data(),
+                                        args[d].size(), s.shared_memory_bytes);
+          if (!st.ok())
+            return st.Annotate(s.location.empty() ? "launching " + s.kernel : s.location + ": launching " + s.kernel);
+        }
+        continue;
+      }
       // The kernel's arguments on the stack (a heap array only for kernels
       // of many parameters): no allocation per launch.
       // Raw storage: the slots are written before the launch reads them,

@@ -25,6 +25,10 @@ struct ProgramImpl {
   // SPMD: axes -> first device of the group -> communicator.
   std::map<std::vector<int>, std::map<int64_t, Communicator>> comms;
   std::vector<int32_t> value_param;  // per value: the param bound to it, or -1
+  // Per step: a launch whose kernel arguments are the program's arguments,
+  // in order (a Tile IR kernel run as a program): Run passes the caller's
+  // list as it is, building nothing.
+  std::vector<bool> passes_args_through;
 };
 
 }  // namespace detail

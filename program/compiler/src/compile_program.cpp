@@ -1,8 +1,5 @@
 // The public entry points of libtessera_compiler: parse, lower, compile
 // through the plugin, finish the image.
-#include <dlfcn.h>
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -14,6 +11,7 @@
 #include <llvm/Support/SHA256.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include "build_id.hpp"
 #include "lower.hpp"
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "tessera/ir_version.h"
@@ -64,16 +62,8 @@ std::vector<OptionValue> CompileOptionsFor(const CompileTargetInfo& target, cons
 // lowering to Tile IR and the plan are made here, so a rebuilt library must
 // not be answered from an older one's programs.
 const std::string& CompilerLibraryBuildId() {
-  static const std::string id = [] {
-    Dl_info info{};
-    struct stat st {};
-    if (!dladdr(reinterpret_cast<const void*>(&CompilerLibraryBuildId), &info) || !info.dli_fname ||
-        stat(info.dli_fname, &st) != 0)
-      return std::string();
-    return std::to_string(static_cast<long long>(st.st_size)) + ":" +
-           std::to_string(static_cast<long long>(st.st_mtim.tv_sec)) + "." +
-           std::to_string(static_cast<long long>(st.st_mtim.tv_nsec));
-  }();
+  static const std::string id =
+      plugin_support::BuildIdOfObjectHolding(reinterpret_cast<const void*>(&CompilerLibraryBuildId));
   return id;
 }
 

@@ -28,8 +28,7 @@
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
-#include <dlfcn.h>
-#include <sys/stat.h>
+#include "build_id.hpp"
 #include "llvm/Target/TargetMachine.h"
 #include "tessera/Dialect/Graph/IR/Graph.h"
 #include "tessera/Dialect/Schedule/IR/Schedule.h"
@@ -46,16 +45,8 @@ constexpr const char *kCompilerVersion = "tessera-cpu-6-plugin";
 // size and modification time): part of every cache key, so that a rebuilt
 // compiler never loads kernels an older build cached under the same version.
 const std::string &compilerBuildId() {
-  static const std::string id = [] {
-    Dl_info info{};
-    struct stat st {};
-    if (!dladdr(reinterpret_cast<const void *>(&compilerBuildId), &info) || !info.dli_fname ||
-        stat(info.dli_fname, &st) != 0)
-      return std::string();
-    return std::to_string(static_cast<long long>(st.st_size)) + ":" +
-           std::to_string(static_cast<long long>(st.st_mtim.tv_sec)) + "." +
-           std::to_string(static_cast<long long>(st.st_mtim.tv_nsec));
-  }();
+  static const std::string id = tessera::plugin_support::BuildIdOfObjectHolding(
+      reinterpret_cast<const void *>(&compilerBuildId));
   return id;
 }
 
