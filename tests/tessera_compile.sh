@@ -31,6 +31,11 @@ expect cpu.tile_kernel 0 "wrote $T/saxpy.tsp" "$BIN/tessera-compile" "$EX/saxpy.
 expect cpu.run_tile 0 "PASS" env TESSERA_BACKEND=cpu "$BIN/tessera-run" "$T/saxpy.tsp" --iterations 1
 expect cpu.spmd 0 "wrote $T/tp.tsp" "$BIN/tessera-compile" "$EX/tp_mlp.mlir" --target cpu -o "$T/tp.tsp"
 expect cpu.run_spmd 0 "verify: 2 devices" env TESSERA_BACKEND=cpu "$BIN/tessera-run" "$T/tp.tsp" --iterations 1
+# A program compiled from a relative path is checked from any folder: the
+# image names its source by absolute path.
+(cd "$ROOT" && "$BIN/tessera-compile" examples/softmax.mlir --target cpu -o "$T/rel.tsp" > /dev/null 2>&1) ||
+  bad cpu.relative_compile
+expect cpu.relative_source_elsewhere 0 "PASS" env -C "$T" TESSERA_BACKEND=cpu "$BIN/tessera-run" "$T/rel.tsp" --iterations 1
 expect cpu.arch 0 "for cpu:x86-64" "$BIN/tessera-compile" "$EX/softmax.mlir" --target cpu:x86-64 -o "$T/sm.tsp"
 
 # 2. --emit: the target's own text.

@@ -437,7 +437,8 @@ StatusOr<LoweredProgram> Lower(ParsedModule& parsed, const std::string& function
   if (!lowered.ok()) return lowered;
   ProgramImage& im = lowered->image;
   im.plugin = target.plugin;
-  im.source_name = parsed.name();
+  // The absolute path: a .tsp is checked against its source from any folder.
+  im.source_name = parsed.absolute_path().empty() ? parsed.name() : parsed.absolute_path();
   if (mlir::failed(mlir::verify(*lowered->module)))
     return parsed.Error(StatusCode::kInternal, "the lowered module of " + chosen + " does not verify");
   return lowered;

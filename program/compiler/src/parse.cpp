@@ -4,6 +4,8 @@
 
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "tessera/InitAll.h"
 
@@ -40,6 +42,10 @@ Status ParsedModule::Error(StatusCode code, const std::string& what) {
 StatusOr<std::unique_ptr<ParsedModule>> ParsedModule::Parse(const ProgramSource& source) {
   std::unique_ptr<ParsedModule> p(new ParsedModule());
   p->name_ = source.name.empty() ? (source.path.empty() ? "<text>" : source.path) : source.name;
+  if (!source.path.empty()) {
+    llvm::SmallString<256> absolute(source.path);
+    if (!llvm::sys::fs::make_absolute(absolute)) p->absolute_path_ = absolute.str().str();
+  }
   std::unique_ptr<llvm::MemoryBuffer> buffer;
   if (!source.path.empty()) {
     // Only regular files of bounded size: a FIFO or /dev/zero would never end.

@@ -23,6 +23,9 @@ class ParsedModule {
   mlir::ModuleOp module() { return *module_; }
   mlir::MLIRContext& context() { return context_; }
   const std::string& name() const { return name_; }
+  // The source file's absolute path ("" for text): what a compiled image
+  // names, so that its source is found from any working folder.
+  const std::string& absolute_path() const { return absolute_path_; }
   // The diagnostics so far (and forgets them).
   std::string TakeDiagnostics();
   // A status with `code`, "<what>:\n<diagnostics>" (or just <what>).
@@ -37,6 +40,7 @@ class ParsedModule {
   std::unique_ptr<mlir::SourceMgrDiagnosticHandler> handler_;
   mlir::OwningOpRef<mlir::ModuleOp> module_;
   std::string name_;
+  std::string absolute_path_;
 };
 
 }  // namespace tessera::program
