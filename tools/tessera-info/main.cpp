@@ -249,6 +249,15 @@ int main(int argc, char** argv) {
   std::set<uint32_t> visible;
   if (runtime.ok())
     for (const auto& d : runtime->devices()) visible.insert(d.info().ordinal);
+  // ProbeAll opens each plugin on its own; the one Runtime::Create loaded is
+  // shown as loaded.
+  std::string selected_path;
+  if (runtime.ok())
+    for (const auto& c : runtime->candidates())
+      if (c.state == tessera::PluginState::kLoaded) selected_path = c.path;
+  auto state_of = [&](const tessera::PluginCandidate& c) {
+    return c.name == selected && c.path == selected_path ? "loaded" : tessera::PluginStateName(c.state);
+  };
 
   if (json) {
     nlohmann::json out;
@@ -265,7 +274,7 @@ int main(int argc, char** argv) {
       j["abi_version"] = p.candidate.abi_version;
       j["vendor"] = p.candidate.vendor;
       j["plugin_version"] = p.candidate.plugin_version;
-      j["state"] = tessera::PluginStateName(p.candidate.state);
+      j["state"] = state_of(p.candidate);
       j["reason"] = p.candidate.reason;
       j["options"] = OptionsJson(p.candidate.options);
       j["compile_targets"] = TargetsJson(p.candidate.compile_targets);
@@ -291,7 +300,7 @@ int main(int argc, char** argv) {
   for (const auto& p : probes) {
     const auto& c = p.candidate;
     std::printf("  %-11s %-11s ABI %-5s %s\n", c.name.c_str(),
-                tessera::PluginStateName(c.state),
+                state_of(c),
                 c.abi_version.empty() ? "?" : c.abi_version.c_str(),
                 c.path.c_str());
     if (!c.reason.empty()) std::printf("              %s\n", c.reason.c_str());
