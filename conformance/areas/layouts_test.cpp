@@ -1,12 +1,17 @@
 // Area "layouts": the five LayoutSpec layouts of the Graph IR (row_major,
 // col_major, blocked<BM,BN>, tiled<TM,TN,tm,tn>, interleaved<K>).
 //
-// Implementation: the conversions run ON THE DEVICE as kernels
-// (layout_pack / layout_unpack in conformance/kernels/layouts.cpp), one lane
-// per logical element.  The host keeps the reference index map
-// (kernels/layouts.h, the same header) and checks the packed storage element
-// by element, then that unpacking gives back the original bit for bit.
-// Sizes are deliberately not multiples of the blocks, so padding is covered.
+// Implementation: the conversions run ON THE DEVICE as Tile IR kernels that
+// the plugin under test compiles (conformance/kernels/tile/layout_blocked.mlir
+// for row_major, col_major, blocked and interleaved, which are all blocked
+// layouts; layout_tiled.mlir), one lane per logical element, specialised per
+// layout.  The host keeps its own index map (kernels/layouts.h, written
+// separately from the kernels) and checks the packed storage element by
+// element, then that unpacking gives back the original bit for bit.  Sizes
+// are deliberately not multiples of the blocks, so padding is covered.
+#include <algorithm>
+#include <map>
+
 #include "cts/cts.hpp"
 #include "layouts.h"
 
@@ -30,6 +35,13 @@ const NamedLayout kLayouts[] = {
     {"interleaved<32>", {cts_layouts::kInterleaved, {32, 0, 0, 0}}},
 };
 
+// Skips (unsupported: compiler) when the plugin compiles nothing.
+#define CTS_REQUIRE_LAYOUT_KERNELS()                                              \
+  do {                                                                            \
+    auto [file, params] = SourceFor(kLayouts[0].layout);                          \
+    CTS_TILE_KERNEL(probe, file, "layout_pack", params);                          \
+  } while (0)
+
 class Layouts : public CtsTest {
  protected:
   static constexpr uint32_t M = 37, N = 53;
@@ -40,16 +52,38 @@ class Layouts : public CtsTest {
       m[i] = static_cast<float>(i) * 0.37f - 100.0f + 1.0f / float(i + 3);
     return m;
   }
+  // The Tile IR source and its parameters for layout `l`.
+  std::pair<std::string, std::map<std::string, std::string>> SourceFor(const Layout& l) {
+    auto s = [](uint64_t v) { return std::to_string(v); };
+    std::map<std::string, std::string> p = {
+        {"L", s(std::min<uint32_t>(64, info().max_group_size))}, {"MN", s(uint64_t(M) * N)}, {"N", s(N)}};
+    if (l.kind == cts_layouts::kTiled) {
+      const uint64_t TM = l.p[0], TN = l.p[1], tm = l.p[2], tn = l.p[3];
+      p.insert({{"TM", s(TM)}, {"TN", s(TN)}, {"SM", s(tm)}, {"SN", s(tn)},
+                {"MPR", s((N + TN - 1) / TN)}, {"MICRO_PER_ROW", s(TN / tn)},
+                {"TMTN", s(TM * TN)}, {"SMSN", s(tm * tn)}});
+      return {"layout_tiled", p};
+    }
+    // row_major = blocked<1,N>, col_major = blocked<M,1>,
+    // interleaved<K> = blocked<K,1>.
+    uint64_t BM = l.p[0], BN = l.p[1];
+    if (l.kind == cts_layouts::kRowMajor) BM = 1, BN = N;
+    if (l.kind == cts_layouts::kColMajor) BM = M, BN = 1;
+    if (l.kind == cts_layouts::kInterleaved) BN = 1;
+    p.insert({{"BM", s(BM)}, {"BN", s(BN)}, {"BPR", s((N + BN - 1) / BN)}, {"BMBN", s(BM * BN)}});
+    return {"layout_blocked", p};
+  }
   Status Convert(const char* kernel_name, const Buffer& dst, const Buffer& src,
                  const Layout& l) {
-    StatusOr<Kernel> k = kernel(kernel_name);
-    if (!k.ok()) return k.status();
+    auto [file, params] = SourceFor(l);
+    TileKernel tk;
+    std::string why;
+    if (!CompileTileKernel(file, kernel_name, params, &tk, &why))
+      return Status(why.rfind("unsupported: ", 0) == 0 ? StatusCode::kUnsupported : StatusCode::kInternal, why);
     Stream s = device().default_stream();
-    TESSERA_RETURN_IF_ERROR(s.launch(
-        *k, Dim(GroupsFor(uint64_t(M) * N, GroupFor(*k, 64))), Dim(GroupFor(*k, 64)),
-        {KernelArg::buffer(dst), KernelArg::buffer(src), KernelArg::scalar(M),
-         KernelArg::scalar(N), KernelArg::scalar(l.kind), KernelArg::scalar(l.p[0]),
-         KernelArg::scalar(l.p[1]), KernelArg::scalar(l.p[2]), KernelArg::scalar(l.p[3])}));
+    TESSERA_RETURN_IF_ERROR(s.launch(tk.kernel, Dim(GroupsFor(uint64_t(M) * N, tk.group.x)), tk.group,
+                                     {KernelArg::buffer(dst), KernelArg::buffer(src)},
+                                     tk.shared_memory_bytes));
     return s.synchronize();
   }
   // Packs `m` (row-major) into `l` on the device; returns the storage.
@@ -70,7 +104,7 @@ class Layouts : public CtsTest {
 };
 
 TEST_F(Layouts, PackedStorageMatchesTheIndexMap) {
-  CTS_REQUIRE_KERNELS();
+  CTS_REQUIRE_LAYOUT_KERNELS();
   auto m = Matrix();
   CTS_ASSERT_OK_AND_ASSIGN(Buffer rm, device().allocate(m.size() * 4));
   CTS_ASSERT_OK(Upload(rm, m));
@@ -93,7 +127,7 @@ TEST_F(Layouts, PackedStorageMatchesTheIndexMap) {
 }
 
 TEST_F(Layouts, RoundTripsAreExact) {
-  CTS_REQUIRE_KERNELS();
+  CTS_REQUIRE_LAYOUT_KERNELS();
   auto m = Matrix();
   CTS_ASSERT_OK_AND_ASSIGN(Buffer rm, device().allocate(m.size() * 4));
   CTS_ASSERT_OK(Upload(rm, m));
@@ -107,7 +141,7 @@ TEST_F(Layouts, RoundTripsAreExact) {
 }
 
 TEST_F(Layouts, ConversionsBetweenAnyTwoLayouts) {
-  CTS_REQUIRE_KERNELS();
+  CTS_REQUIRE_LAYOUT_KERNELS();
   auto m = Matrix();
   CTS_ASSERT_OK_AND_ASSIGN(Buffer rm, device().allocate(m.size() * 4));
   CTS_ASSERT_OK(Upload(rm, m));
@@ -125,7 +159,7 @@ TEST_F(Layouts, ConversionsBetweenAnyTwoLayouts) {
 }
 
 TEST_F(Layouts, HostCopiesOfPackedDataRoundTrip) {
-  CTS_REQUIRE_KERNELS();
+  CTS_REQUIRE_LAYOUT_KERNELS();
   // Packed storage survives device -> host -> device copies unchanged, so a
   // layout is a property of the data, not of the buffer.
   auto m = Matrix();

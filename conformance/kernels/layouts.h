@@ -1,8 +1,8 @@
 // The five matrix layouts of the Graph IR's LayoutSpec, as index maps from a
-// logical (row, col) of an M x N matrix to an element offset in storage.
-// Shared by the layout kernels (device side) and the host reference in
-// areas/layouts_test.cpp, so both sides agree by construction and the test
-// checks the device's data movement, not a second copy of the formulas.
+// logical (row, col) of an M x N matrix to an element offset in storage:
+// the host reference of areas/layouts_test.cpp.  The device side is Tile IR
+// (kernels/tile/layout_blocked.mlir, layout_tiled.mlir), written separately,
+// so the test checks one against the other.
 //
 //   row_major            (i, j) -> i*N + j
 //   col_major            (i, j) -> j*M + i
