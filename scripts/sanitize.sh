@@ -14,18 +14,31 @@ if [[ $KIND == address ]]; then
   # poisons its slabs from headers compiled into our instrumented code and
   # unpoisons them from the uninstrumented libLLVM / liblld (in-process lld
   # links), which ASan would report as use-after-poison inside lld.
-  export ASAN_OPTIONS=${ASAN_OPTIONS:-verify_asan_link_order=0:detect_leaks=1:allow_user_poisoning=0}
+  # detect_odr_violation=1: the static IR libraries (Tile, Schedule, ...)
+  # are linked into libtessera_compiler.so and into each plugin's compiler
+  # part, so MLIR's TypeID statics exist in both; the dynamic linker binds
+  # every reference to one copy (ASan's report shows the same address
+  # twice). Level 1 still reports a duplicate whose sizes differ, which
+  # would be a real ODR defect.
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-verify_asan_link_order=0:detect_leaks=1:allow_user_poisoning=0:detect_odr_violation=1}
 fi
 BUILD_DIR=build-$KIND bash scripts/build.sh -DTESSERA_SANITIZE="$KIND" -DTESSERA_BUILD_BENCH=OFF "$@"
+cd "build-$KIND"
 if [[ $KIND == address ]]; then
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
   # The Vulkan loader unloads the driver (lavapipe) at vkDestroyInstance;
   # memory the driver still referenced from its globals then looks leaked
-  # (frames "<unknown module>"). Preloading the driver keeps it mapped, so
-  # what LeakSanitizer reports is ours. The runtime is linked into the
-  # programs, hence verify_asan_link_order=0.
+  # (frames "<unknown module>"). A preloaded shim (pin_library.c) loads the
+  # driver once more with RTLD_NODELETE, so it stays mapped and what
+  # LeakSanitizer reports is ours. Not the driver itself in LD_PRELOAD: that
+  # puts its libLLVM-15 into the global scope, ahead of the LLVM 16 of the
+  # cpu compiler's in-process lld link, which then crashes. The runtime is
+  # linked into the programs, hence verify_asan_link_order=0.
   LVP=$(ls /usr/lib/*/libvulkan_lvp.so 2>/dev/null | head -n1 || true)
-  if [[ -n $LVP ]]; then export LD_PRELOAD=$LVP; fi
-  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+  if [[ -n $LVP ]]; then
+    cc -shared -fPIC -O2 -o pin_library.so ../scripts/pin_library.c -ldl
+    # The loader too: the vulkan plugin dlcloses it.
+    export LD_PRELOAD=$PWD/pin_library.so TESSERA_PIN_LIBRARY=$LVP:libvulkan.so.1
+  fi
 fi
-cd "build-$KIND"
 ctest --output-on-failure -j "${JOBS:-$(nproc)}" --timeout 900

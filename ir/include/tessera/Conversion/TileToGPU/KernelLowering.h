@@ -1,0 +1,50 @@
+//===- KernelLowering.h - Tile IR kernel bodies -> gpu/memref ops ----------===//
+//
+// The target-neutral half of every GPU code generator: rewrites the body of
+// one Tile IR kernel (a func.func with tessera_tile.group_size) in place
+// into gpu / memref / arith / math / scf ops with every vector scalarized
+// (GPU registers are scalars; SPIR-V vectors have at most 4 components).
+// What has no neutral form is emitted for the target:
+//
+//                      SPIRV (vulkan)                 NVVM (cuda)
+//  subgroup_size       SubgroupSize builtin, clamped  min(32, lanes)
+//  subgroup_reduce     GroupNonUniform*Reduce         xor butterfly of
+//                                                     gpu.shuffle (width
+//                                                     min(32, lanes))
+//  shuffle             GroupNonUniformShuffle*        gpu.shuffle
+//  atomic_rmw          left for the SPIR-V patterns   memref.atomic_rmw
+//                      (float max/min retyped)        (mesh scope: a
+//                                                     diagnostic)
+//
+// Used by tessera-tile-to-gpu (TileToSPIRV) and the cuda plugin's compiler
+// part (plugins/cuda/compiler).
+//===----------------------------------------------------------------------===//
+#ifndef TESSERA_CONVERSION_TILETOGPU_KERNELLOWERING_H
+#define TESSERA_CONVERSION_TILETOGPU_KERNELLOWERING_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Support/LogicalResult.h"
+
+namespace tessera::gpu_lowering {
+
+enum class GpuTarget { SPIRV, NVVM };
+
+struct KernelLoweringOptions {
+  GpuTarget target = GpuTarget::SPIRV;
+  /// SPIR-V only: f32 atomic add as a compare-exchange loop too.
+  bool casFloatAdd = false;
+};
+
+/// Marks an atomic_rmw that the SPIR-V lowering rewrote onto the integer
+/// bits of a float buffer (float max/min): the SPIR-V conversion emits a
+/// compare-exchange loop that applies `kind` to the float value (the
+/// attribute holds the float type).
+inline constexpr const char kFloatCasAttr[] = "tessera.spirv_float_cas";
+
+/// Rewrites the body of the Tile IR kernel `f` in place (see above).  On
+/// failure a diagnostic names the op.
+mlir::LogicalResult lowerTileKernelBody(mlir::func::FuncOp f, const KernelLoweringOptions &options);
+
+}  // namespace tessera::gpu_lowering
+
+#endif
