@@ -85,6 +85,10 @@ const std::vector<KernelModule>& ShippedKernelModules() {
   static const std::vector<KernelModule> modules = {
       {"elf-native", "libtessera_cts_kernels_elf_native.so", false},
       {"spirv", "spirv", true},
+#ifdef TESSERA_CTS_HAVE_PTX
+      // kernels/cuda/basic.cu, built only where nvcc is found.
+      {"ptx", "cuda/basic.ptx", false},
+#endif
   };
   return modules;
 }

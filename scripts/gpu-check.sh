@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Checks the CUDA plugin on a machine with an NVIDIA GPU, from an existing
+# build (or install prefix): no compiler needed.
+#   bash scripts/gpu-check.sh [BUILD_DIR (build)] [OUT_DIR (/tmp/tessera-gpu-check)]
+# Runs tessera-info, tessera-conformance --backend cuda, every
+# examples/*.mlir with tessera-run (checked against the reference, timed)
+# and tessera-bench's cuda benchmarks if it has any; then prints one table.
+# Every item runs under `timeout $ITEM_TIMEOUT` (120 s; the conformance run
+# $CONFORMANCE_TIMEOUT, 600 s, with $ITEM_TIMEOUT per area) and logs to
+# OUT_DIR/logs/.  A failure never stops the others.
+# Exit status: 0 all passed on a GPU; 1 something failed; 2 no NVIDIA GPU
+# here (what needs one is skipped, nothing else failed); 64 bad usage.
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${1:-build}
+OUT=${2:-/tmp/tessera-gpu-check}
+ITEM_TIMEOUT=${ITEM_TIMEOUT:-120}
+CONFORMANCE_TIMEOUT=${CONFORMANCE_TIMEOUT:-600}
+BIN=$BUILD/bin
+if [[ ! -x $BIN/tessera-info ]]; then
+  echo "gpu-check: no $BIN/tessera-info: pass a build dir (or install prefix) as argument 1" >&2
+  exit 64
+fi
+mkdir -p "$OUT/logs" || exit 64
+export TESSERA_VISIBLE_DEVICES=  # every device; the backend is set per item
+
+ROWS=()      # "item|result|seconds|note"
+FAILED=0
+
+now() { echo "${EPOCHREALTIME:-$(date +%s.%N)}"; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+record() {  # item result seconds note
+  ROWS+=("$1|$2|$3|$4")
+  [[ $2 == fail ]] && FAILED=1
+  echo "--> $1: $2${4:+ ($4)}"
+}
+# run ITEM LIMIT CMD...: runs CMD under timeout, output to the terminal and
+# OUT/logs/ITEM.log; sets RC and START for the caller to judge.
+run() {
+  local item=$1 limit=$2
+  shift 2
+  echo
+  echo "=== $item: $*"
+  START=$(now)
+  timeout -k 10 "$limit" "$@" 2>&1 | tee "$OUT/logs/${item//[^A-Za-z0-9_.-]/_}.log"
+  RC=${PIPESTATUS[0]}
+  if [[ $RC == 124 || $RC == 137 ]]; then RC=timeout; fi
+}
+
+# ---------------------------------------------------------------- the GPU
+echo "=== nvidia-smi"
+HAVE_GPU=0
+GPUS=$(timeout 30 nvidia-smi -L 2>&1) || GPUS=${GPUS:-nvidia-smi failed}
+command -v nvidia-smi >/dev/null || GPUS="nvidia-smi: not found"
+echo "$GPUS"
+if grep -q '^GPU ' <<<"$GPUS"; then
+  HAVE_GPU=1
+  echo "driver $(timeout 30 nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n1)"
+  record nvidia-smi pass 0.0 "$(grep -c '^GPU ' <<<"$GPUS") GPU(s)"
+else
+  echo "gpu-check: NO NVIDIA GPU on this machine: the CUDA items are skipped"
+  record nvidia-smi skip 0.0 "no NVIDIA GPU"
+fi
+# Without a GPU, an item that fails only because cuda is unavailable is a skip.
+gpu_result() { if [[ $HAVE_GPU == 1 ]]; then echo fail; else echo skip; fi; }
+
+# ---------------------------------------------------------------- tessera-info
+# Lists every plugin; exit 0 only when the cuda backend can be selected.
+run tessera-info "$ITEM_TIMEOUT" env TESSERA_BACKEND=cuda "$BIN/tessera-info"
+if [[ $RC == 0 ]]; then record tessera-info pass "$(elapsed "$START")" ""
+elif [[ $RC == 1 ]]; then record tessera-info "$(gpu_result)" "$(elapsed "$START")" "cuda not selectable"
+else record tessera-info fail "$(elapsed "$START")" "rc=$RC"; fi
+
+# ---------------------------------------------------------------- conformance
+if [[ -x $BIN/tessera-conformance ]]; then
+  run conformance "$CONFORMANCE_TIMEOUT" "$BIN/tessera-conformance" --backend cuda \
+    --timeout "$ITEM_TIMEOUT" --unavailable-exit-code 77 --report-dir "$OUT/conformance"
+  case $RC in
+    0) record conformance pass "$(elapsed "$START")" "$OUT/conformance/report.md" ;;
+    77) record conformance "$(gpu_result)" "$(elapsed "$START")" "cuda unavailable" ;;
+    *) record conformance fail "$(elapsed "$START")" "rc=$RC, $OUT/conformance/report.md" ;;
+  esac
+else
+  record conformance skip 0.0 "not built"
+fi
+
+# ---------------------------------------------------------------- examples
+# Every function of every example, checked against the reference
+# interpreter (--check) and timed (--iterations); the note is tessera-run's
+# time per iteration.
+for example in "$ROOT"/examples/*.mlir; do
+  name=$(basename "$example" .mlir)
+  mapfile -t fns < <(grep -oE 'func\.func (public |private )?@[A-Za-z0-9_]+' "$example" |
+                     sed 's/.*@//')
+  [[ ${#fns[@]} == 0 ]] && fns=("")
+  for fn in "${fns[@]}"; do
+    item="run $name"
+    [[ ${#fns[@]} -gt 1 ]] && item="run $name:$fn"
+    if [[ ! -x $BIN/tessera-run ]]; then record "$item" skip 0.0 "not built"; continue; fi
+    run "$item" "$ITEM_TIMEOUT" env TESSERA_BACKEND=cuda "$BIN/tessera-run" "$example" \
+      ${fn:+--function "$fn"} --check --warmup 1 --iterations 10
+    per_iter=$(grep -oE '[0-9.]+ [mu]?s per iteration' "$OUT/logs/${item//[^A-Za-z0-9_.-]/_}.log" | head -n1)
+    if [[ $RC == 0 ]]; then record "$item" pass "$(elapsed "$START")" "$per_iter"
+    elif [[ $HAVE_GPU == 0 ]] && grep -q 'UNAVAILABLE' "$OUT/logs/${item//[^A-Za-z0-9_.-]/_}.log"; then
+      record "$item" skip "$(elapsed "$START")" "cuda unavailable"
+    else record "$item" fail "$(elapsed "$START")" "rc=$RC"; fi
+  done
+done
+
+# ---------------------------------------------------------------- benchmarks
+if [[ -x $BIN/tessera-bench ]] &&
+   timeout 60 "$BIN/tessera-bench" --benchmark_list_tests=true 2>/dev/null | grep -qi cuda; then
+  run "bench cuda" "$ITEM_TIMEOUT" "$BIN/tessera-bench" --benchmark_filter=cuda \
+    --benchmark_out="$OUT/bench-cuda.json" --benchmark_out_format=json
+  if [[ $RC == 0 ]]; then record "bench cuda" pass "$(elapsed "$START")" "$OUT/bench-cuda.json"
+  else record "bench cuda" "$(gpu_result)" "$(elapsed "$START")" "rc=$RC"; fi
+else
+  record "bench cuda" skip 0.0 "no cuda benchmarks"
+fi
+
+# ---------------------------------------------------------------- the table
+echo
+printf '%-34s %-6s %8s  %s\n' item result time note
+printf '%-34s %-6s %8s  %s\n' ---- ------ ---- ----
+for row in "${ROWS[@]}"; do
+  IFS='|' read -r item result secs note <<<"$row"
+  printf '%-34s %-6s %7ss  %s\n' "$item" "$result" "$secs" "$note"
+done
+echo "logs: $OUT/logs/"
+if [[ $FAILED == 1 ]]; then echo "gpu-check: FAILED"; exit 1; fi
+if [[ $HAVE_GPU == 0 ]]; then echo "gpu-check: NO GPU: nothing failed, the CUDA checks did not run"; exit 2; fi
+echo "gpu-check: PASSED"
+exit 0
