@@ -60,6 +60,10 @@ void RegisterLaunchBenchmarks(const RegisterOptions& options);
 void RegisterCallBenchmarks(const RegisterOptions& options);
 void RegisterCopyBenchmarks(const RegisterOptions& options);
 void RegisterProgramBenchmarks(const RegisterOptions& options);
+// cuda_bench.cpp: Tessera on the cuda plugin against the raw driver API.
+// Built where cuda.h is found (TESSERA_BENCH_HAVE_CUDA); without a driver
+// the benchmarks skip with "not available: ...".
+void RegisterCudaBenchmarks(const RegisterOptions& options);
 
 // Applies the run-time defaults: repetitions (so the JSON carries medians)
 // unless given on the command line, and a minimum time per repetition:

@@ -224,6 +224,23 @@ def main():
     ratio = sg / sr if sg and sr else None
     rows.append(("saxpy vulkan 16M, Tile IR kernel", fmt_ns(sg), f"{fmt_ns(sr)} raw",
                  f"{ratio:.2f}x" if ratio else "n/a", "-", "info"))
+    # CUDA (issue 12): Tessera on the cuda plugin against the raw driver
+    # API in the same binary.
+    def cu_time(label, metric, limit):
+        t = time_ns(res, f"{metric}/tessera_cuda")
+        r = time_ns(res, f"{metric}/raw_cuda")
+        ratio = t / r if t and r else None
+        rows.append((label, fmt_ns(t), f"{fmt_ns(r)} raw",
+                     f"{ratio:.2f}x" if ratio else "n/a",
+                     f"<= {limit}x raw" if limit else "-",
+                     verdict(None if ratio is None else ratio <= limit)
+                     if limit else "info"))
+
+    cu_time("launch + sync cuda", "launch_roundtrip", 1.1)
+    cu_time("launch async cuda (per launch)", "launch_async", None)
+    vk_bandwidth("copy cuda h2d pinned 64MiB", "copy/tessera_cuda_h2d_pinned/64MiB",
+                 "copy/raw_cuda_h2d_pinned/64MiB", 0.95)
+
     # Overlap: launches -> host work -> synchronize against launches ->
     # synchronize -> host work, the host work as long as the device work.
     # About 0.5x when the device runs while the host works; 1.0x when the

@@ -135,6 +135,7 @@ int main(int argc, char** argv) {
   RegisterCallBenchmarks(options);
   RegisterCopyBenchmarks(options);
   RegisterVulkanBenchmarks(options);
+  RegisterCudaBenchmarks(options);
   RegisterGemmBenchmarks(options);
   RegisterAttentionBenchmarks(options);
   RegisterProgramBenchmarks(options);

@@ -104,6 +104,10 @@ for example in "$ROOT"/examples/*.mlir; do
     if [[ $RC == 0 ]]; then record "$item" pass "$(elapsed "$START")" "$per_iter"
     elif [[ $HAVE_GPU == 0 ]] && grep -q 'UNAVAILABLE' "$OUT/logs/${item//[^A-Za-z0-9_.-]/_}.log"; then
       record "$item" skip "$(elapsed "$START")" "cuda unavailable"
+    elif needs=$(grep -oE "mesh needs [0-9]+ devices; backend cuda has [0-9]+" \
+                   "$OUT/logs/${item//[^A-Za-z0-9_.-]/_}.log"); then
+      # An SPMD example on a machine with fewer GPUs than its mesh.
+      record "$item" skip "$(elapsed "$START")" "$needs"
     else record "$item" fail "$(elapsed "$START")" "rc=$RC"; fi
   done
 done

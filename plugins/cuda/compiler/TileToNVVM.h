@@ -1,0 +1,38 @@
+//===- TileToNVVM.h - Tile IR kernels -> LLVM IR for NVPTX -----------------===//
+//
+// The MLIR half of the cuda compiler part: Schedule/Tile IR kernels ->
+// gpu.func (KernelLowering, NVVM forms) -> NVVM + LLVM dialects (upstream
+// convert-gpu-to-nvvm) -> one llvm::Module per kernel, whose entry takes
+// one pointer per buffer argument (the launch ABI every Tessera plugin
+// uses) and scalars by value.
+//===----------------------------------------------------------------------===//
+#ifndef TESSERA_CUDA_TILETONVVM_H
+#define TESSERA_CUDA_TILETONVVM_H
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+
+namespace tessera::cuda {
+
+struct NVVMKernel {
+  std::string name;
+  std::array<int64_t, 3> group{1, 1, 1};
+  std::array<int64_t, 3> grid{1, 1, 1};  // tessera_tile.grid (missing dims 1), or 1s
+  int64_t staticSharedBytes = 0;          // shared_alloc total
+  std::unique_ptr<llvm::Module> module;   // in the caller's context
+};
+
+/// Lowers every Tile IR kernel of (a clone of) `module` to LLVM IR in
+/// `llvmContext`.  Diagnostics go to the module's context.
+mlir::LogicalResult lowerTileToNVVM(mlir::ModuleOp module, llvm::LLVMContext &llvmContext,
+                                    std::vector<NVVMKernel> *kernels);
+
+}  // namespace tessera::cuda
+
+#endif

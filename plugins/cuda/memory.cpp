@@ -1,0 +1,225 @@
+// Buffers and pinned host memory: Buffer_Allocate/Free (cuMemAlloc,
+// cuMemHostAlloc, cuMemAllocManaged by kind), Host_Allocate/Free
+// (cuMemHostAlloc / cuMemFreeHost), Host_Register/Unregister
+// (cuMemHostRegister / cuMemHostUnregister).  Pinned memory is PORTABLE (every
+// context of the client sees it) and DEVICEMAP (the device addresses it in
+// place; with UVA at the same address).
+#include <cstring>
+
+#include "internal.hpp"
+
+namespace tessera::cuda {
+
+namespace {
+
+constexpr uint64_t kNaturalDeviceAlignment = 256;  // cuMemAlloc's guarantee
+constexpr uint64_t kNaturalHostAlignment = 4096;   // cuMemHostAlloc: pages
+
+uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+const char* kind_name(TsBufferKind k) {
+  switch (k) {
+    case TS_BUFFER_DEVICE: return "device";
+    case TS_BUFFER_HOST_PINNED: return "host-pinned";
+    case TS_BUFFER_MANAGED: return "managed";
+    default: return "unknown";
+  }
+}
+
+TsError* synchronize_all(TsClient* c) {
+  TsError* first = nullptr;
+  for (auto& d : c->devices)
+    if (TsError* e = synchronize_device(d.get())) {
+      if (!first) first = e;
+      else destroy_error(e);
+    }
+  return first;
+}
+
+}  // namespace
+
+std::string describe_buffer(const TsBuffer* b) {
+  return "a " + human_size(b->size) + " " + kind_name(b->kind) + " buffer";
+}
+
+TS_CU_ENTRY(Buffer_Allocate, TS_BUFFER_ALLOCATE_ARGS_STRUCT_SIZE) {
+  TS_CU_CHECK_HANDLE(args->device, "Buffer_Allocate", "device");
+  TsDevice* dev = args->device;
+  if (args->size == 0)
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "cuda: Buffer_Allocate: the size must be greater than zero");
+  if (args->alignment & (args->alignment - 1))
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "cuda: Buffer_Allocate: alignment %llu is not a power of two",
+                  static_cast<unsigned long long>(args->alignment));
+  if (args->kind == TS_BUFFER_MANAGED && !dev->managed)
+    return errorf(TS_ERROR_UNSUPPORTED,
+                  "cuda: %s does not support managed memory (CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY "
+                  "is 0)",
+                  dev->ts.name);
+  if (args->kind != TS_BUFFER_DEVICE && args->kind != TS_BUFFER_HOST_PINNED &&
+      args->kind != TS_BUFFER_MANAGED)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "cuda: Buffer_Allocate: unknown kind %d",
+                  static_cast<int>(args->kind));
+  const uint64_t natural =
+      args->kind == TS_BUFFER_HOST_PINNED ? kNaturalHostAlignment : kNaturalDeviceAlignment;
+  const uint64_t align = args->alignment > natural ? args->alignment : 0;
+  const uint64_t pad = align ? align - 1 : 0;
+  if (args->size > (uint64_t{1} << 62) || pad > (uint64_t{1} << 62))
+    return errorf(TS_ERROR_RESOURCE_EXHAUSTED, "cuda: cannot allocate %s (alignment %llu)",
+                  human_size(args->size).c_str(),
+                  static_cast<unsigned long long>(args->alignment));
+  const size_t bytes = static_cast<size_t>(args->size + pad);
+  TS_CU_RETURN_IF_ERROR(bind(dev));
+  const CudaFns& fn = *dev->fn;
+  auto b = std::make_unique<TsBuffer>();
+  b->device = dev;
+  b->kind = args->kind;
+  b->size = args->size;
+  switch (args->kind) {
+    case TS_BUFFER_DEVICE:
+      TS_CU_CALL(dev, fn.cuMemAlloc(&b->base, bytes),
+                 strprintf("cuMemAlloc(%s)", human_size(bytes).c_str()));
+      b->dptr = align ? round_up(b->base, align) : b->base;
+      break;
+    case TS_BUFFER_HOST_PINNED: {
+      TS_CU_CALL(dev,
+                 fn.cuMemHostAlloc(&b->host_base, bytes,
+                                   CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP),
+                 strprintf("cuMemHostAlloc(%s)", human_size(bytes).c_str()));
+      CUdeviceptr d0 = 0;
+      CUresult r = fn.cuMemHostGetDevicePointer(&d0, b->host_base, 0);
+      if (r != CUDA_SUCCESS) {
+        fn.cuMemFreeHost(b->host_base);
+        return dev_error(dev, r, "cuMemHostGetDevicePointer");
+      }
+      uintptr_t h = reinterpret_cast<uintptr_t>(b->host_base);
+      uint64_t skip = align ? round_up(h, align) - h : 0;
+      b->host = static_cast<uint8_t*>(b->host_base) + skip;
+      b->base = d0;
+      b->dptr = d0 + skip;
+      break;
+    }
+    case TS_BUFFER_MANAGED:
+      TS_CU_CALL(dev, fn.cuMemAllocManaged(&b->base, bytes, CU_MEM_ATTACH_GLOBAL),
+                 strprintf("cuMemAllocManaged(%s)", human_size(bytes).c_str()));
+      b->dptr = align ? round_up(b->base, align) : b->base;
+      b->host = reinterpret_cast<void*>(b->dptr);
+      break;
+  }
+  args->host_pointer = b->host;
+  args->buffer = b.release();
+  return nullptr;
+}
+
+TS_CU_ENTRY(Buffer_Free, TS_BUFFER_FREE_ARGS_STRUCT_SIZE) {
+  TS_CU_CHECK_HANDLE(args->buffer, "Buffer_Free", "buffer");
+  TsBuffer* b = args->buffer;
+  TsDevice* dev = b->device;
+  // cudaFree semantics: never free under running work.
+  TsError* e = synchronize_device(dev);
+  if (TsError* be = bind(dev)) {
+    if (e) destroy_error(e);
+    return be;
+  }
+  CUresult r = b->kind == TS_BUFFER_HOST_PINNED ? dev->fn->cuMemFreeHost(b->host_base)
+                                                : dev->fn->cuMemFree(b->base);
+  b->magic = kMagicDead;
+  const uint64_t size = b->size;
+  delete b;
+  if (r != CUDA_SUCCESS && !e)
+    e = dev_error(dev, r, strprintf("%s(%s)", "cuMemFree", human_size(size).c_str()));
+  return e;
+}
+
+TS_CU_ENTRY(Host_Allocate, TS_HOST_ALLOCATE_ARGS_STRUCT_SIZE) {
+  TS_CU_CHECK_HANDLE(args->client, "Host_Allocate", "client");
+  TsClient* c = args->client;
+  if (args->size == 0)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "cuda: Host_Allocate: size must be > 0");
+  TsDevice* dev = c->devices.front().get();
+  TS_CU_RETURN_IF_ERROR(bind(dev));
+  void* p = nullptr;
+  TS_CU_CALL(dev,
+             c->fn.cuMemHostAlloc(&p, static_cast<size_t>(args->size),
+                                  CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP),
+             strprintf("cuMemHostAlloc(%s)", human_size(args->size).c_str()));
+  {
+    std::lock_guard<std::mutex> lk(c->capture_mu);
+    c->host_allocated[reinterpret_cast<uintptr_t>(p)] = args->size;
+  }
+  args->pointer = p;
+  return nullptr;
+}
+
+TS_CU_ENTRY(Host_Free, TS_HOST_FREE_ARGS_STRUCT_SIZE) {
+  TS_CU_CHECK_HANDLE(args->client, "Host_Free", "client");
+  TsClient* c = args->client;
+  if (!args->pointer) return nullptr;
+  {
+    std::lock_guard<std::mutex> lk(c->capture_mu);
+    auto it = c->host_allocated.find(reinterpret_cast<uintptr_t>(args->pointer));
+    if (it == c->host_allocated.end())
+      return errorf(TS_ERROR_INVALID_ARGUMENT,
+                    "cuda: Host_Free: %p was not returned by Host_Allocate", args->pointer);
+    c->host_allocated.erase(it);
+  }
+  TsError* e = synchronize_all(c);  // cuMemFreeHost waits too; be explicit
+  TsDevice* dev = c->devices.front().get();
+  if (TsError* be = bind(dev)) {
+    if (e) destroy_error(e);
+    return be;
+  }
+  CUresult r = c->fn.cuMemFreeHost(args->pointer);
+  if (r != CUDA_SUCCESS && !e) e = dev_error(dev, r, "cuMemFreeHost");
+  return e;
+}
+
+TS_CU_ENTRY(Host_Register, TS_HOST_REGISTER_ARGS_STRUCT_SIZE) {
+  TS_CU_CHECK_HANDLE(args->client, "Host_Register", "client");
+  TsClient* c = args->client;
+  if (!args->pointer || args->size == 0)
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "cuda: Host_Register needs a pointer and a size > 0");
+  const uintptr_t key = reinterpret_cast<uintptr_t>(args->pointer);
+  {
+    std::lock_guard<std::mutex> lk(c->capture_mu);
+    if (c->host_registered.count(key))
+      return errorf(TS_ERROR_ALREADY_EXISTS, "cuda: Host_Register: %p is already registered",
+                    args->pointer);
+  }
+  TsDevice* dev = c->devices.front().get();
+  TS_CU_RETURN_IF_ERROR(bind(dev));
+  TS_CU_CALL(dev,
+             c->fn.cuMemHostRegister(args->pointer, static_cast<size_t>(args->size),
+                                     CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP),
+             strprintf("cuMemHostRegister(%p, %s)", args->pointer,
+                       human_size(args->size).c_str()));
+  std::lock_guard<std::mutex> lk(c->capture_mu);
+  c->host_registered[key] = args->size;
+  return nullptr;
+}
+
+TS_CU_ENTRY(Host_Unregister, TS_HOST_UNREGISTER_ARGS_STRUCT_SIZE) {
+  TS_CU_CHECK_HANDLE(args->client, "Host_Unregister", "client");
+  TsClient* c = args->client;
+  {
+    std::lock_guard<std::mutex> lk(c->capture_mu);
+    auto it = c->host_registered.find(reinterpret_cast<uintptr_t>(args->pointer));
+    if (it == c->host_registered.end())
+      return errorf(TS_ERROR_INVALID_ARGUMENT, "cuda: Host_Unregister: %p was not registered",
+                    args->pointer);
+    c->host_registered.erase(it);
+  }
+  TsError* e = synchronize_all(c);
+  TsDevice* dev = c->devices.front().get();
+  if (TsError* be = bind(dev)) {
+    if (e) destroy_error(e);
+    return be;
+  }
+  CUresult r = c->fn.cuMemHostUnregister(args->pointer);
+  if (r != CUDA_SUCCESS && !e) e = dev_error(dev, r, "cuMemHostUnregister");
+  return e;
+}
+
+}  // namespace tessera::cuda

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# ctest cuda.compile_all: every example program and every conformance Tile
+# IR kernel compiles for cuda:sm_80 and cuda:sm_90a, and the toolkit's
+# ptxas accepts each kernel (tessera-compile's default output is one cubin
+# per kernel, made by ptxas).  No GPU needed.  Exit 77 (skip) without a
+# ptxas: the compiler then still writes PTX, which this test does not check.
+#   tests/cuda_compile_all.sh <bin dir> <source dir>
+set -uo pipefail
+BIN=$1
+SRC=$2
+if ! command -v ptxas >/dev/null && [[ ! -x /usr/local/cuda/bin/ptxas ]] &&
+   [[ ! -x ${CUDA_HOME:-/nonexistent}/bin/ptxas ]]; then
+  echo "cuda.compile_all: no ptxas (the CUDA toolkit): skipped"
+  exit 77
+fi
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+fails=0
+count=0
+compile() {  # <source> <arch> <name>: each public function of the file
+  local fn
+  for fn in $(grep -o 'func\.func @[A-Za-z0-9_]*' "$1" | sed 's/.*@//'); do
+    count=$((count + 1))
+    if ! "$BIN/tessera-compile" "$1" --function "$fn" --target "cuda:$2" \
+         -o "$OUT/$3.$fn.$2.tsp" >"$OUT/log" 2>&1; then
+      echo "FAIL: $3 (@$fn) for cuda:$2"
+      sed 's/^/  /' "$OUT/log" | head -20
+      fails=$((fails + 1))
+    fi
+  done
+}
+# The conformance kernels' @PARAM@s, filled in as the areas fill them
+# (sizes of the layouts area's 37 x 53 matrix; a 64-lane group).
+fill() {
+  sed -e 's/@LOG2L@/6/g' -e 's/@L1@/32/g' -e 's/@L2@/64/g' -e 's/@L@/64/g' \
+      -e 's/@BMBN@/32/g' -e 's/@BM@/4/g' -e 's/@BN@/8/g' -e 's/@BPR@/7/g' \
+      -e 's/@MICRO_PER_ROW@/2/g' -e 's/@MPR@/7/g' -e 's/@MN@/1961/g' -e 's/@N@/53/g' \
+      -e 's/@TMTN@/64/g' -e 's/@SMSN@/16/g' -e 's/@TM@/8/g' -e 's/@TN@/8/g' \
+      -e 's/@SM@/4/g' -e 's/@SN@/4/g' "$1"
+}
+for arch in sm_80 sm_90a; do
+  for f in "$SRC"/examples/*.mlir; do
+    compile "$f" "$arch" "$(basename "$f" .mlir)"
+  done
+  for f in "$SRC"/conformance/kernels/tile/*.mlir; do
+    name=$(basename "$f" .mlir)
+    fill "$f" >"$OUT/$name.mlir"
+    if grep -q '@[A-Z0-9_]*@' "$OUT/$name.mlir"; then
+      echo "FAIL: $name has parameters this test does not fill: $(grep -o '@[A-Z0-9_]*@' "$OUT/$name.mlir" | sort -u | tr '\n' ' ')"
+      fails=$((fails + 1))
+      continue
+    fi
+    compile "$OUT/$name.mlir" "$arch" "cts_$name"
+  done
+done
+echo "cuda.compile_all: $((count - fails)) of $count compiles passed ptxas"
+[[ $fails == 0 ]]
