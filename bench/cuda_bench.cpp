@@ -314,10 +314,10 @@ void RegisterCudaBenchmarks(const RegisterOptions& o) {
   Configure(RegisterBenchmark("launch_roundtrip/raw_cuda", BM_LaunchRoundtripRaw), o, 0.2)
       ->UseRealTime()
       ->Unit(benchmark::kMicrosecond);
-  Configure(RegisterBenchmark("launch_async/tessera_cuda", BM_LaunchAsyncTessera), o, 0.2)
+  Configure(RegisterBenchmark("launch_async/tessera_cuda", BM_LaunchAsyncTessera), o, 0.2, kAsyncLaunches)
       ->UseManualTime()
       ->Unit(benchmark::kMicrosecond);
-  Configure(RegisterBenchmark("launch_async/raw_cuda", BM_LaunchAsyncRaw), o, 0.2)
+  Configure(RegisterBenchmark("launch_async/raw_cuda", BM_LaunchAsyncRaw), o, 0.2, kAsyncLaunches)
       ->UseManualTime()
       ->Unit(benchmark::kMicrosecond);
   Configure(RegisterBenchmark("copy/tessera_cuda_h2d_pinned/64MiB", BM_CopyH2DTessera), o, 0.3)

@@ -44,6 +44,7 @@ TsError* create_device(TsClient* client, int ordinal, std::unique_ptr<TsDevice>*
   d->shared_per_block_optin = std::max(d->shared_per_block_optin, d->shared_per_block);
   d->managed = attr(d.get(), CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY) != 0;
   d->concurrent_managed = attr(d.get(), CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS) != 0;
+  d->host_native_atomics = attr(d.get(), CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED) != 0;
   if (fn.cuCtxGetStreamPriorityRange(&d->priority_least, &d->priority_greatest) != CUDA_SUCCESS)
     d->priority_least = d->priority_greatest = 0;
   auto* s = new TsStream;
@@ -109,9 +110,14 @@ void fill_properties(TsDevice* d) {
   p.collectives = TS_COLLECTIVE_CAP_ALL_REDUCE | TS_COLLECTIVE_CAP_BROADCAST |
                   TS_COLLECTIVE_CAP_ALL_GATHER | TS_COLLECTIVE_CAP_REDUCE_SCATTER |
                   TS_COLLECTIVE_CAP_DETERMINISTIC;
-  // PTX scopes .cta/.gpu/.sys; system scope (host and peers) from sm_60.
+  // PTX scopes .cta/.gpu/.sys.  Mesh scope (atomic with the host and peer
+  // devices) needs .sys (sm_60+) AND a link that carries atomics to host
+  // memory: without CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED (an
+  // H200 on PCIe here) the conformance suite saw increments lost between
+  // the host and the device, so mesh is not claimed there.
+  const bool mesh = d->cc_major >= 6 && d->host_native_atomics;
   p.atomic_scopes = TS_ATOMIC_SCOPE_TILE | TS_ATOMIC_SCOPE_GROUP | TS_ATOMIC_SCOPE_DEVICE |
-                    (d->cc_major >= 6 ? static_cast<uint32_t>(TS_ATOMIC_SCOPE_MESH) : 0u);
+                    (mesh ? static_cast<uint32_t>(TS_ATOMIC_SCOPE_MESH) : 0u);
   p.subgroup_size = static_cast<uint32_t>(attr(d, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 32));
   // What a launch may ask for: the opt-in maximum (Kernel_Launch raises the
   // function's limit above the 48 KiB default when asked).

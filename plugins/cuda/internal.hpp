@@ -115,6 +115,10 @@ struct TsDevice {
   int priority_least = 0, priority_greatest = 0;
   bool managed = false;             // CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY
   bool concurrent_managed = false;  // ..._CONCURRENT_MANAGED_ACCESS: prefetch works
+  // CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED: the device's atomics
+  // on host memory are atomic with the host's (NVLink-C2C, PCIe atomics).
+  // Without it a system-scope atom.sys on pinned memory races with the host.
+  bool host_native_atomics = false;
   std::vector<uint8_t> peer_access;  // by ordinal: 1 when peer access is enabled
   TsDeviceProperties ts{};           // filled once at creation
   TsStream* default_stream = nullptr;  // owned; CU_STREAM_LEGACY

@@ -73,7 +73,7 @@ LogicalResult checkArguments(func::FuncOp f) {
 /// LLVM 16's NVPTX back end writes every atomicrmw as a .gpu-scope `atom`
 /// whatever its syncscope.  On shared memory, which only the group sees,
 /// mesh scope is the group's: left to memref.atomic_rmw.
-LogicalResult lowerSystemAtomics(func::FuncOp f) {
+LogicalResult lowerSystemAtomics(func::FuncOp f, bool meshAtomics) {
   SmallVector<t::AtomicRMWOp> atomics;
   f.walk([&](t::AtomicRMWOp o) {
     if (o.getScope() == t::AtomicScope::mesh &&
@@ -81,6 +81,12 @@ LogicalResult lowerSystemAtomics(func::FuncOp f) {
       atomics.push_back(o);
   });
   for (t::AtomicRMWOp o : atomics) {
+    if (!meshAtomics)
+      return o.emitOpError(
+          "has scope 'mesh' (the host and peer devices), and the target device's atomics on "
+          "host memory are not atomic with the host's (mesh_atomics=false: "
+          "CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED is 0, e.g. PCIe without atomics). Use "
+          "scope = device and combine across devices with a collective");
     OpBuilder b(o);
     Location l = o.getLoc();
     auto mt = o.getMemref().getType().cast<MemRefType>();
@@ -124,12 +130,12 @@ LogicalResult lowerSystemAtomics(func::FuncOp f) {
 }
 
 /// Tile IR kernel -> gpu.module @name { gpu.func @name kernel }.
-LogicalResult moveIntoGpuModule(func::FuncOp f, int64_t *sharedBytes) {
+LogicalResult moveIntoGpuModule(func::FuncOp f, bool meshAtomics, int64_t *sharedBytes) {
   MLIRContext *ctx = f.getContext();
   Location loc = f.getLoc();
   if (f.getNumResults()) return f.emitError("a Tile IR kernel returns nothing");
   if (failed(checkArguments(f))) return failure();
-  if (failed(lowerSystemAtomics(f))) return failure();
+  if (failed(lowerSystemAtomics(f, meshAtomics))) return failure();
   gpu_lowering::KernelLoweringOptions options;
   options.target = gpu_lowering::GpuTarget::NVVM;
   if (failed(gpu_lowering::lowerTileKernelBody(f, options))) return failure();
@@ -278,7 +284,7 @@ LogicalResult addBarePointerEntry(gpu::GPUModuleOp gm, ArrayRef<Type> tileArgs) 
 }  // namespace
 
 LogicalResult lowerTileToNVVM(ModuleOp input, llvm::LLVMContext &llvmContext,
-                              std::vector<NVVMKernel> *kernels) {
+                              const NVVMOptions &options, std::vector<NVVMKernel> *kernels) {
   MLIRContext *ctx = input.getContext();
   DialectRegistry registry;
   registerLLVMDialectTranslation(registry);
@@ -310,7 +316,7 @@ LogicalResult lowerTileToNVVM(ModuleOp input, llvm::LLVMContext &llvmContext,
     if (auto a = f->getAttrOfType<DenseI64ArrayAttr>(t::kGridAttr))
       for (auto [i, v] : llvm::enumerate(a.asArrayRef())) if (i < 3) k.grid[i] = v;
     argTypes[k.name] = SmallVector<Type>(f.getArgumentTypes());
-    if (failed(moveIntoGpuModule(f, &k.staticSharedBytes))) return failure();
+    if (failed(moveIntoGpuModule(f, options.meshAtomics, &k.staticSharedBytes))) return failure();
     out.push_back(std::move(k));
   }
   (*m)->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), UnitAttr::get(ctx));

@@ -28,10 +28,16 @@ struct NVVMKernel {
   std::unique_ptr<llvm::Module> module;   // in the caller's context
 };
 
+struct NVVMOptions {
+  /// Mesh-scope atomics become atom.sys; false: a diagnostic naming the op
+  /// (a device whose atomics on host memory race with the host's).
+  bool meshAtomics = true;
+};
+
 /// Lowers every Tile IR kernel of (a clone of) `module` to LLVM IR in
 /// `llvmContext`.  Diagnostics go to the module's context.
 mlir::LogicalResult lowerTileToNVVM(mlir::ModuleOp module, llvm::LLVMContext &llvmContext,
-                                    std::vector<NVVMKernel> *kernels);
+                                    const NVVMOptions &options, std::vector<NVVMKernel> *kernels);
 
 }  // namespace tessera::cuda
 

@@ -47,7 +47,10 @@ TsErrorCode Lower(ModuleOp module, const CompileRequest &request, CompileResult 
 
   llvm::LLVMContext llvmContext;
   std::vector<tessera::cuda::NVVMKernel> kernels;
-  if (failed(tessera::cuda::lowerTileToNVVM(module, llvmContext, &kernels))) return TS_ERROR_UNSUPPORTED;
+  tessera::cuda::NVVMOptions nvvm;
+  nvvm.meshAtomics = request.options.Bool("mesh_atomics", true);
+  if (failed(tessera::cuda::lowerTileToNVVM(module, llvmContext, nvvm, &kernels)))
+    return TS_ERROR_UNSUPPORTED;
 
   std::vector<tessera::ArchiveEntry> entries;
   std::string text;

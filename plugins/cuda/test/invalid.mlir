@@ -21,3 +21,15 @@ func.func @shuffle_f64(%x: memref<32xf64>)
   memref.store %s, %x[%l] : memref<32xf64>
   return
 }
+
+// A device whose atomics on host memory race with the host's compiles with
+// mesh_atomics=false: a mesh-scope atomic is then refused, naming the op.
+// RUN: not tessera-compile %s --function mesh_add --target cuda:sm_90a --compile-option mesh_atomics=false --emit ptx -o %t.ptx 2>&1 | FileCheck %s --check-prefix=NOMESH
+// NOMESH: invalid.mlir:[[@LINE+5]]:{{[0-9]+}}: error: 'tessera_tile.atomic_rmw' op has scope 'mesh' (the host and peer devices), and the target device's atomics on host memory are not atomic with the host's
+func.func @mesh_add(%c: memref<?xi32>)
+    attributes {tessera_tile.group_size = array<i64: 32>} {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1 : i32
+  %o = tessera_tile.atomic_rmw add %one, %c[%c0] scope = mesh : i32, memref<?xi32>
+  return
+}
