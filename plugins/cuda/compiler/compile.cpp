@@ -39,7 +39,9 @@ TsErrorCode Lower(ModuleOp module, const CompileRequest &request, CompileResult 
     return TS_ERROR_INVALID_ARGUMENT;
   }
   if (request.emit == "cubin" && ptxas.empty()) {
-    *message = "--emit cubin needs the CUDA toolkit's ptxas, and none was found ($CUDA_HOME/bin, /usr/local/cuda/bin, PATH); --emit ptx works without it";
+    *message = "--emit cubin needs the CUDA toolkit's ptxas, and none was found ($CUDA_HOME/bin, "
+               "/usr/local/cuda/bin, PATH; or the compile option ptxas=PATH); --emit ptx works "
+               "without it";
     return TS_ERROR_UNAVAILABLE;
   }
   const std::string libdevice = request.options.String("libdevice", "");
