@@ -26,6 +26,7 @@
 
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/Constants.h"
+#include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IRReader/IRReader.h"
 #include "llvm/Linker/Linker.h"
@@ -80,6 +81,7 @@ PtxTarget ParsePtxTarget(const std::string &arch) {
   t.arch = arch;
   t.llvmCpu = arch;
   if (!arch.empty() && arch.back() == 'a') t.llvmCpu.pop_back();
+  if (t.llvmCpu.rfind("sm_", 0) == 0) t.smVersion = std::atoi(t.llvmCpu.c_str() + 3);
   return t;
 }
 
@@ -136,6 +138,11 @@ std::string EmitPtx(llvm::Module &module, const PtxTarget &target, const std::st
     // as CUDA C++ compiles by default.
     module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t{0});
   }
+  // Shared arrays 16-byte aligned: cp.async of 16 bytes and vector
+  // accesses need it (MLIR's workgroup attributions carry the element's).
+  for (llvm::GlobalVariable &g : module.globals())
+    if (g.getAddressSpace() == 3 && g.getAlign().valueOrOne() < llvm::Align(16))
+      g.setAlignment(llvm::Align(16));
   // Everything but the kernel's entry is internal, so -O3 drops what the
   // kernel does not call (most of libdevice).
   for (llvm::Function &f : module)

@@ -14,6 +14,7 @@ namespace tessera::cuda {
 struct PtxTarget {
   std::string arch;     // as given: sm_80, sm_90a
   std::string llvmCpu;  // sm_80, sm_90
+  int smVersion = 0;    // 80, 90
 };
 PtxTarget ParsePtxTarget(const std::string &arch);
 

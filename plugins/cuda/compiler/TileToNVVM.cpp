@@ -2,6 +2,8 @@
 //
 //  schedule-to-tile          Schedule IR stages -> Tile IR (shared)
 //  mesh-scope atomics        inline PTX atom.sys.<op> (global memory)
+//  cp_async (sm_80+)         cp.async.{ca,cg}.shared.global + commit /
+//                            wait_group (before sm_80: a synchronous copy)
 //  kernel bodies             tessera::gpu_lowering (NVVM forms: warp
 //                            shuffles, memref.atomic_rmw), then one
 //                            gpu.module + gpu.func per kernel; shared_alloc
@@ -129,13 +131,74 @@ LogicalResult lowerSystemAtomics(func::FuncOp f, bool meshAtomics) {
   return success();
 }
 
+/// Byte address of element `indices` of `m`: its aligned pointer (as i64)
+/// plus the strided offset.  Identity or static-strided layouts only.
+FailureOr<Value> elementAddress(OpBuilder &b, Location l, Value m, ValueRange indices, Operation *op) {
+  auto mt = m.getType().cast<MemRefType>();
+  SmallVector<int64_t> strides;
+  int64_t offset = 0;
+  if (failed(getStridesAndOffset(mt, strides, offset)) || ShapedType::isDynamic(offset) ||
+      llvm::any_of(strides, ShapedType::isDynamic))
+    return op->emitOpError("needs a buffer with static strides on cuda, not ") << mt;
+  auto c = [&](int64_t v) -> Value { return b.create<arith::ConstantIndexOp>(l, v); };
+  Value linear = c(offset);
+  for (auto [idx, stride] : llvm::zip(indices, strides))
+    linear = b.create<arith::AddIOp>(l, linear, b.create<arith::MulIOp>(l, idx, c(stride)));
+  const int64_t bytes = (mt.getElementTypeBitWidth() + 7) / 8;
+  Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(l, m);
+  Value addr = b.create<arith::AddIOp>(l, base, b.create<arith::MulIOp>(l, linear, c(bytes)));
+  return b.create<arith::IndexCastOp>(l, b.getI64Type(), addr).getResult();
+}
+
+/// sm_80 and up: cp_async -> cp.async (.cg for 16 bytes, .ca for 4 and 8)
+/// from global to shared memory, cp_async_commit / cp_async_wait ->
+/// cp.async.commit_group / wait_group.  Before sm_80 the shared lowering
+/// copies synchronously.  The addresses must be aligned to the copy's size,
+/// as Tile IR's cp_async requires.
+LogicalResult lowerAsyncCopies(func::FuncOp f) {
+  MLIRContext *ctx = f.getContext();
+  SmallVector<Operation *> ops;
+  f.walk([&](Operation *op) {
+    if (isa<t::CpAsyncOp, t::CpAsyncCommitOp, t::CpAsyncWaitOp>(op)) ops.push_back(op);
+  });
+  auto i8 = IntegerType::get(ctx, 8);
+  for (Operation *op : ops) {
+    OpBuilder b(op);
+    Location l = op->getLoc();
+    if (isa<t::CpAsyncCommitOp>(op)) {
+      b.create<NVVM::CpAsyncCommitGroupOp>(l);
+    } else if (auto w = dyn_cast<t::CpAsyncWaitOp>(op)) {
+      b.create<NVVM::CpAsyncWaitGroupOp>(l, static_cast<uint32_t>(w.getPending()));
+    } else {
+      auto cp = cast<t::CpAsyncOp>(op);
+      auto src = cp.getSource().getType().cast<MemRefType>();
+      if (t::isSharedMemory(src) || !t::isSharedMemory(cp.getTarget().getType().cast<MemRefType>()))
+        return op->emitOpError("copies global to shared memory on cuda");
+      const int64_t bytes = cp.getElements() * ((src.getElementTypeBitWidth() + 7) / 8);
+      auto s = elementAddress(b, l, cp.getSource(), cp.getSrcIndices(), op);
+      auto d = elementAddress(b, l, cp.getTarget(), cp.getDstIndices(), op);
+      if (failed(s) || failed(d)) return failure();
+      // The generic address of global memory -> the global window; the
+      // shared memref's aligned pointer is already a shared-window address.
+      Value generic = b.create<LLVM::IntToPtrOp>(l, LLVM::LLVMPointerType::get(i8), *s);
+      Value global = b.create<LLVM::AddrSpaceCastOp>(l, LLVM::LLVMPointerType::get(i8, 1), generic);
+      Value shared = b.create<LLVM::IntToPtrOp>(l, LLVM::LLVMPointerType::get(i8, 3), *d);
+      b.create<NVVM::CpAsyncOp>(l, shared, global, static_cast<uint32_t>(bytes),
+                                bytes == 16 ? UnitAttr::get(ctx) : UnitAttr());
+    }
+    op->erase();
+  }
+  return success();
+}
+
 /// Tile IR kernel -> gpu.module @name { gpu.func @name kernel }.
-LogicalResult moveIntoGpuModule(func::FuncOp f, bool meshAtomics, int64_t *sharedBytes) {
+LogicalResult moveIntoGpuModule(func::FuncOp f, const NVVMOptions &nv, int64_t *sharedBytes) {
   MLIRContext *ctx = f.getContext();
   Location loc = f.getLoc();
   if (f.getNumResults()) return f.emitError("a Tile IR kernel returns nothing");
   if (failed(checkArguments(f))) return failure();
-  if (failed(lowerSystemAtomics(f, meshAtomics))) return failure();
+  if (failed(lowerSystemAtomics(f, nv.meshAtomics))) return failure();
+  if (nv.asyncCopies && failed(lowerAsyncCopies(f))) return failure();
   gpu_lowering::KernelLoweringOptions options;
   options.target = gpu_lowering::GpuTarget::NVVM;
   if (failed(gpu_lowering::lowerTileKernelBody(f, options))) return failure();
@@ -316,7 +379,7 @@ LogicalResult lowerTileToNVVM(ModuleOp input, llvm::LLVMContext &llvmContext,
     if (auto a = f->getAttrOfType<DenseI64ArrayAttr>(t::kGridAttr))
       for (auto [i, v] : llvm::enumerate(a.asArrayRef())) if (i < 3) k.grid[i] = v;
     argTypes[k.name] = SmallVector<Type>(f.getArgumentTypes());
-    if (failed(moveIntoGpuModule(f, options.meshAtomics, &k.staticSharedBytes))) return failure();
+    if (failed(moveIntoGpuModule(f, options, &k.staticSharedBytes))) return failure();
     out.push_back(std::move(k));
   }
   (*m)->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), UnitAttr::get(ctx));

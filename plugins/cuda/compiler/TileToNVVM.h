@@ -32,6 +32,8 @@ struct NVVMOptions {
   /// Mesh-scope atomics become atom.sys; false: a diagnostic naming the op
   /// (a device whose atomics on host memory race with the host's).
   bool meshAtomics = true;
+  /// sm_80 and up: cp_async becomes cp.async (else a synchronous copy).
+  bool asyncCopies = false;
 };
 
 /// Lowers every Tile IR kernel of (a clone of) `module` to LLVM IR in

@@ -90,3 +90,32 @@ func.func @mesh_count(%c: memref<?xi32>)
   %o = tessera_tile.atomic_rmw add %one, %c[%c3] scope = mesh : i32, memref<?xi32>
   return
 }
+
+// cp_async: on sm_80 and up the asynchronous copy engine (cp.async, .cg for
+// 16 bytes) with commit / wait groups, into a 16-byte aligned .shared array;
+// before sm_80 a synchronous copy.
+// RUN: tessera-compile %s --function stage --target cuda:sm_80 --emit ptx -o %t.stage80.ptx
+// RUN: FileCheck %s --check-prefix=SM80 < %t.stage80.ptx
+// RUN: tessera-compile %s --function stage --target cuda:sm_75 --emit ptx -o %t.stage75.ptx
+// RUN: FileCheck %s --check-prefix=SM75 < %t.stage75.ptx
+// SM80: .shared .align 16 .b8
+// SM80: cp.async.cg.shared.global [{{%rd[0-9]+}}], [{{%rd[0-9]+}}], 16;
+// SM80: cp.async.commit_group;
+// SM80: cp.async.wait_group 0;
+// SM80: bar.sync 0
+// SM75-NOT: cp.async
+// SM75: bar.sync 0
+func.func @stage(%out: memref<256xf32>, %in: memref<256xf32>)
+    attributes {tessera_tile.group_size = array<i64: 64>} {
+  %s = tessera_tile.shared_alloc : memref<256xf32, 3>
+  %l = tessera_tile.lane_id 0 : index
+  %c4 = arith.constant 4 : index
+  %i = arith.muli %l, %c4 : index
+  tessera_tile.cp_async %in[%i], %s[%i] elements = 4 : memref<256xf32>, memref<256xf32, 3>
+  tessera_tile.cp_async_commit
+  tessera_tile.cp_async_wait 0
+  tessera_tile.barrier
+  %v = memref.load %s[%l] : memref<256xf32, 3>
+  memref.store %v, %out[%l] : memref<256xf32>
+  return
+}
