@@ -159,4 +159,31 @@ uint16_t float_to_bf16(float f) {
   return static_cast<uint16_t>(x >> 16);
 }
 
+std::vector<uint8_t> host_collective(TsCollectiveOp op, TsDataType dtype, TsReduceOp reduce_op,
+                                     uint32_t root, std::vector<std::vector<uint8_t>>& in,
+                                     uint64_t send_elems) {
+  std::vector<uint8_t> out;
+  switch (op) {
+    case TS_COLLECTIVE_ALL_REDUCE:
+    case TS_COLLECTIVE_REDUCE_SCATTER: {
+      std::vector<const void*> ranks;
+      std::vector<uint32_t> order;
+      for (size_t r = 0; r < in.size(); ++r) {
+        ranks.push_back(in[r].data());
+        order.push_back(static_cast<uint32_t>(r));
+      }
+      out.resize(send_elems * dtype_size(dtype));
+      host_reduce(dtype, reduce_op, ranks, order, /*deterministic=*/true, send_elems, out.data());
+      break;
+    }
+    case TS_COLLECTIVE_BROADCAST:
+      out = std::move(in[root]);
+      break;
+    case TS_COLLECTIVE_ALL_GATHER:
+      for (auto& v : in) out.insert(out.end(), v.begin(), v.end());
+      break;
+  }
+  return out;
+}
+
 }  // namespace tessera::plugin_support

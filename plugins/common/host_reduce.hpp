@@ -33,6 +33,17 @@ const char* dtype_name(TsDataType t);
 void host_reduce(TsDataType dtype, TsReduceOp op, const std::vector<const void*>& in,
                  const std::vector<uint32_t>& order, bool deterministic, uint64_t n, void* out);
 
+// The host-staged combine of one collective (plugins without a collective
+// library: vulkan, cuda without NCCL).  `in` holds each rank's send part,
+// copied to the host (broadcast: in[root] only; it is moved from); the
+// result is what the ranks receive: the whole of it for all_reduce,
+// broadcast and all_gather, rank r's part at r * (send_elems / ranks)
+// elements for reduce_scatter.  Reductions take the fixed tree
+// (deterministic), whatever the caller asked.
+std::vector<uint8_t> host_collective(TsCollectiveOp op, TsDataType dtype, TsReduceOp reduce_op,
+                                     uint32_t root, std::vector<std::vector<uint8_t>>& in,
+                                     uint64_t send_elems);
+
 // IEEE binary16 and bfloat16 <-> float (round to nearest even; NaN stays
 // NaN, overflow goes to infinity).
 float half_to_float(uint16_t h);

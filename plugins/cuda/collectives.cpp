@@ -141,29 +141,9 @@ TS_CU_ENTRY(Communicator_Collective, TS_COMMUNICATOR_COLLECTIVE_ARGS_STRUCT_SIZE
     TS_CU_RETURN_IF_ERROR(host_io(args->streams[r], args->send[r].buffer, args->send[r].offset,
                                   in[r].data(), in[r].size(), false));
   }
-  std::vector<uint8_t> out;
-  switch (args->op) {
-    case TS_COLLECTIVE_ALL_REDUCE:
-    case TS_COLLECTIVE_REDUCE_SCATTER: {
-      // Always the fixed tree (deterministic), whatever the caller asked.
-      std::vector<const void*> ranks;
-      std::vector<uint32_t> order;
-      for (size_t r = 0; r < n; ++r) {
-        ranks.push_back(in[r].data());
-        order.push_back(static_cast<uint32_t>(r));
-      }
-      out.resize(send_elems * es);
-      plugin_support::host_reduce(args->dtype, args->reduce_op, ranks, order, true, send_elems,
-                                  out.data());
-      break;
-    }
-    case TS_COLLECTIVE_BROADCAST:
-      out = std::move(in[args->root]);
-      break;
-    case TS_COLLECTIVE_ALL_GATHER:
-      for (auto& v : in) out.insert(out.end(), v.begin(), v.end());
-      break;
-  }
+  // Always the fixed tree (deterministic), whatever the caller asked.
+  std::vector<uint8_t> out = plugin_support::host_collective(args->op, args->dtype, args->reduce_op,
+                                                             args->root, in, send_elems);
   for (size_t r = 0; r < n; ++r) {
     const uint64_t bytes = recv_elems * es;
     uint8_t* src = out.data();
