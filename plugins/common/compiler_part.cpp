@@ -100,6 +100,41 @@ TsError* CompilerPart::Compile(TsCompiler_Compile_Args* args) noexcept {
   return Forward(api_->Compiler_Compile(args));
 }
 
+TsError* CompilerPart::CompileWithDefaults(
+    TsCompiler_Compile_Args* args, const std::string& target,
+    const std::vector<std::pair<std::string, std::string>>& defaults) noexcept {
+  std::vector<TsNamedValue> options;
+  // The caller's options, bounded as every reader of them is.
+  if (args->options && args->num_options <= 1024)
+    options.assign(args->options, args->options + args->num_options);
+  for (const auto& [name, value] : defaults) {
+    bool given = false;
+    for (const TsNamedValue& o : options) given |= o.name && name == o.name;
+    if (given) continue;
+    TsNamedValue v{};
+    v.struct_size = TS_NAMED_VALUE_STRUCT_SIZE;
+    v.name = name.c_str();
+    v.type = TS_VALUE_STRING;  // every reader takes the text form
+    v.string_value = value.c_str();
+    options.push_back(v);
+  }
+  TsCompiler_Compile_Args forwarded = *args;
+  forwarded.options = options.empty() ? nullptr : options.data();
+  forwarded.num_options = options.size();
+  if (!target.empty()) forwarded.target = target.c_str();
+  forwarded.device = nullptr;  // the part knows no device of the plugin
+  TsError* e = Compile(&forwarded);
+  // The outputs, into the caller's struct (the one it reads).
+  args->compilation = forwarded.compilation;
+  args->format = forwarded.format;
+  args->data = forwarded.data;
+  args->size = forwarded.size;
+  args->kernels = forwarded.kernels;
+  args->num_kernels = forwarded.num_kernels;
+  args->log = forwarded.log;
+  return e;
+}
+
 TsError* CompilerPart::Destroy(TsCompilation_Destroy_Args* args) noexcept {
   if (args->compilation == nullptr) return nullptr;
   if (TsError* e = Load()) return e;

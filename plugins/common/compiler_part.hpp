@@ -21,6 +21,7 @@
 
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tessera/plugin.h"
@@ -37,6 +38,13 @@ class CompilerPart {
       : plugin_(plugin), file_(file), anchor_(anchor) {}
 
   TsError* Compile(TsCompiler_Compile_Args* args) noexcept;
+  // A compile for a device of the plugin, which the part knows nothing of:
+  // forwards `args` without the device, with `target` instead of the
+  // caller's when not empty, and with each of `defaults` (name, value) added
+  // as a string option unless the caller gave that option; the outputs are
+  // copied back into `args`.
+  TsError* CompileWithDefaults(TsCompiler_Compile_Args* args, const std::string& target,
+                               const std::vector<std::pair<std::string, std::string>>& defaults) noexcept;
   TsError* Destroy(TsCompilation_Destroy_Args* args) noexcept;
 
   // The plugin's compile targets with build_id set to the part's build (its

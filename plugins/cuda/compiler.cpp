@@ -43,36 +43,9 @@ TS_CU_ENTRY(Compiler_Compile, TS_COMPILER_COMPILE_ARGS_STRUCT_SIZE) {
   // A device whose link carries no atomics to host memory gets
   // mesh_atomics=false (unless the caller chose): mesh-scope atomics are
   // then refused at compile time, naming the op, instead of racing.
-  std::vector<TsNamedValue> options;
-  bool chosen = false;
-  if (args->options && args->num_options <= 1024)
-    for (size_t i = 0; i < args->num_options; ++i) {
-      options.push_back(args->options[i]);
-      chosen |= args->options[i].name && std::strcmp(args->options[i].name, "mesh_atomics") == 0;
-    }
-  if (!chosen && !(dev->ts.atomic_scopes & TS_ATOMIC_SCOPE_MESH)) {
-    TsNamedValue v{};
-    v.struct_size = TS_NAMED_VALUE_STRUCT_SIZE;
-    v.name = "mesh_atomics";
-    v.type = TS_VALUE_BOOL;
-    v.bool_value = 0;
-    options.push_back(v);
-  }
-  TsCompiler_Compile_Args forwarded = *args;
-  forwarded.options = options.empty() ? nullptr : options.data();
-  forwarded.num_options = options.size();
-  forwarded.target = target.empty() ? args->target : target.c_str();
-  forwarded.device = nullptr;  // the part knows no device of this plugin
-  TsError* e = Part().Compile(&forwarded);
-  // Copy the outputs back (the caller's struct is the one it reads).
-  args->compilation = forwarded.compilation;
-  args->format = forwarded.format;
-  args->data = forwarded.data;
-  args->size = forwarded.size;
-  args->kernels = forwarded.kernels;
-  args->num_kernels = forwarded.num_kernels;
-  args->log = forwarded.log;
-  return e;
+  std::vector<std::pair<std::string, std::string>> defaults;
+  if (!(dev->ts.atomic_scopes & TS_ATOMIC_SCOPE_MESH)) defaults.emplace_back("mesh_atomics", "false");
+  return Part().CompileWithDefaults(args, target, defaults);
 }
 
 TS_CU_ENTRY(Compilation_Destroy, TS_COMPILATION_DESTROY_ARGS_STRUCT_SIZE) {

@@ -31,35 +31,9 @@ TS_VK_ENTRY(Compiler_Compile, TS_COMPILER_COMPILE_ARGS_STRUCT_SIZE) {
   const EnabledFeatures& f = args->device->features;
   const bool native_add = f.atomic_float.shaderBufferFloat32AtomicAdd == VK_TRUE &&
                           f.atomic_float.shaderSharedFloat32AtomicAdd == VK_TRUE;
-  std::vector<TsNamedValue> options;
-  bool chosen = false;
-  if (args->options && args->num_options <= 1024)
-    for (size_t i = 0; i < args->num_options; ++i) {
-      options.push_back(args->options[i]);
-      chosen |= args->options[i].name && std::string(args->options[i].name) == "float_atomic_add";
-    }
-  if (!chosen && !native_add) {
-    TsNamedValue v{};
-    v.struct_size = TS_NAMED_VALUE_STRUCT_SIZE;
-    v.name = "float_atomic_add";
-    v.type = TS_VALUE_STRING;
-    v.string_value = "cas";
-    options.push_back(v);
-  }
-  TsCompiler_Compile_Args forwarded = *args;
-  forwarded.options = options.empty() ? nullptr : options.data();
-  forwarded.num_options = options.size();
-  forwarded.device = nullptr;  // the part knows no device of this plugin
-  TsError* e = Part().Compile(&forwarded);
-  // Copy the outputs back (the caller's struct is the one it reads).
-  args->compilation = forwarded.compilation;
-  args->format = forwarded.format;
-  args->data = forwarded.data;
-  args->size = forwarded.size;
-  args->kernels = forwarded.kernels;
-  args->num_kernels = forwarded.num_kernels;
-  args->log = forwarded.log;
-  return e;
+  std::vector<std::pair<std::string, std::string>> defaults;
+  if (!native_add) defaults.emplace_back("float_atomic_add", "cas");
+  return Part().CompileWithDefaults(args, "", defaults);
 }
 
 TS_VK_ENTRY(Compilation_Destroy, TS_COMPILATION_DESTROY_ARGS_STRUCT_SIZE) {
