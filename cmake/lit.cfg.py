@@ -12,3 +12,8 @@ config.test_exec_root = config.tessera_test_exec
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in"]
 config.environment["PATH"] = os.pathsep.join(
     [config.tessera_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+# Sanitizer runs (scripts/sanitize.sh) pin libraries through a preloaded
+# shim that reads this variable; lit passes LD_PRELOAD but not it.
+for var in ("TESSERA_PIN_LIBRARY",):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
