@@ -22,6 +22,11 @@ PACKAGES=(
   liblld-16-dev           # lld as a library: the cpu compiler links kernels in process
   # OpenBLAS: the reference GEMM in tessera-bench and tessera-run.
   libopenblas-dev
+  # HIP and Level Zero plugins: the headers (the runtimes are dlopen'ed,
+  # never linked), the runtimes themselves so that "not available" is the
+  # vendor's own answer, and ROCm's device-library bitcode (ocml, ockl) the
+  # hip compiler links for math functions.
+  libamdhip64-dev libze-dev libze1 rocm-device-libs
 )
 
 missing=()

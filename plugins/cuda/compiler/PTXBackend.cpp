@@ -10,12 +10,10 @@
 //===----------------------------------------------------------------------===//
 #include "PTXBackend.h"
 
-#include <spawn.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "run_tool.hpp"
 
-#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -37,8 +35,6 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
-
-extern char **environ;
 
 namespace tessera::cuda {
 namespace {
@@ -65,13 +61,6 @@ bool CallsLibdevice(const llvm::Module &m) {
   for (const llvm::Function &f : m)
     if (f.isDeclaration() && f.getName().startswith("__nv_")) return true;
   return false;
-}
-
-std::string ReadFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 }  // namespace
@@ -188,59 +177,40 @@ std::string EmitPtx(llvm::Module &module, const PtxTarget &target, const std::st
 
 std::string FindPtxas(const std::string &configured) {
   if (!configured.empty()) return IsExecutable(configured) ? configured : "";
-  if (const char *home = std::getenv("CUDA_HOME"))
-    if (IsExecutable(std::string(home) + "/bin/ptxas")) return std::string(home) + "/bin/ptxas";
-  if (IsExecutable("/usr/local/cuda/bin/ptxas")) return "/usr/local/cuda/bin/ptxas";
+  std::vector<std::string> dirs;
+  if (const char *home = std::getenv("CUDA_HOME")) dirs.push_back(std::string(home) + "/bin");
+  dirs.push_back("/usr/local/cuda/bin");
   if (const char *path = std::getenv("PATH")) {
     std::stringstream ss(path);
     std::string dir;
-    while (std::getline(ss, dir, ':'))
-      if (!dir.empty() && IsExecutable(dir + "/ptxas")) return dir + "/ptxas";
+    while (std::getline(ss, dir, ':')) dirs.push_back(dir);
   }
-  return "";
+  return plugin_support::FindExecutable("ptxas", dirs);
 }
 
 std::string RunPtxas(const std::string &ptxas, const std::string &ptx, const std::string &arch,
                      int optLevel, bool verbose, std::string *log, std::string *error) {
-  char dirTemplate[] = "/tmp/tessera-ptxas-XXXXXX";
-  if (!::mkdtemp(dirTemplate)) {
+  plugin_support::TempDir dir;
+  if (!dir.ok()) {
     *error = "cannot create a temporary folder for ptxas";
     return "";
   }
-  const std::string dir = dirTemplate, in = dir + "/kernel.ptx", out = dir + "/kernel.cubin",
-                    errPath = dir + "/ptxas.log";
-  {
-    std::ofstream f(in, std::ios::binary);
-    f << ptx;
+  const std::string in = dir.file("kernel.ptx"), out = dir.file("kernel.cubin");
+  if (!plugin_support::WriteFile(in, ptx)) {
+    *error = "cannot write " + in;
+    return "";
   }
-  std::vector<std::string> argv = {ptxas, "-arch=" + arch, "-O" + std::to_string(optLevel), "-o", out,
-                                   in};
+  std::vector<std::string> argv = {ptxas, "-arch=" + arch, "-O" + std::to_string(optLevel), "-o", out, in};
   if (verbose) argv.insert(argv.begin() + 1, "-v");
-  std::vector<char *> cargv;
-  for (std::string &a : argv) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, errPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  pid_t pid = 0;
-  int rc = ::posix_spawn(&pid, ptxas.c_str(), &actions, nullptr, cargv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  int status = 0;
-  std::string cubin;
-  if (rc != 0) {
-    *error = "cannot run " + ptxas + ": " + std::strerror(rc);
-  } else if (::waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    *error = "ptxas -arch=" + arch + " rejected the PTX: " + ReadFile(errPath);
-  } else {
-    cubin = ReadFile(out);
-    *log = ReadFile(errPath);
-    if (cubin.empty()) *error = "ptxas wrote no cubin";
+  std::string output;
+  const int status = plugin_support::RunTool(argv, &output);
+  if (status != 0) {
+    *error = status < 0 ? output : "ptxas -arch=" + arch + " rejected the PTX: " + output;
+    return "";
   }
-  ::unlink(in.c_str());
-  ::unlink(out.c_str());
-  ::unlink(errPath.c_str());
-  ::rmdir(dir.c_str());
+  *log = output;
+  std::string cubin = plugin_support::ReadFile(out);
+  if (cubin.empty()) *error = "ptxas wrote no cubin";
   return cubin;
 }
 

@@ -56,12 +56,14 @@ struct KernelLowering {
   func::FuncOp f;
   SmallVector<int64_t, 3> group;
   bool casFloatAdd = false;  // f32 atomic add as a compare-exchange loop too
-  bool nvvm = false;         // GpuTarget::NVVM (else SPIR-V)
+  bool nvvm = false;         // GpuTarget::NVVM or ROCDL: gpu.shuffle forms (else SPIR-V)
+  bool rocdl = false;        // GpuTarget::ROCDL
+  int64_t warp = 32;         // the hardware subgroup's lanes
   DenseMap<Value, SmallVector<Value>> scal;  // 1-D vector -> its elements
 
   /// NVVM: lanes a subgroup (warp) holds here: 32, or the whole group when
   /// it is smaller (a partial warp; shuffles then stay inside it).
-  int64_t warpLanes() const { return std::min<int64_t>(32, group[0] * group[1] * group[2]); }
+  int64_t warpLanes() const { return std::min<int64_t>(warp, group[0] * group[1] * group[2]); }
 
   /// NVVM: a 32-bit shuffle (gpu.shuffle takes i32 / f32; index and
   /// narrower integers travel as i32).  A lane whose source lane is outside
@@ -86,7 +88,8 @@ struct KernelLowering {
   LogicalResult checkNvShuffleType(Operation *op, Type ty) {
     if (ty.isIndex() || ty.isF32() || ty.isInteger(32) || ty.isInteger(16) || ty.isInteger(8))
       return success();
-    return op->emitOpError("the NVVM lowering shuffles 32-bit values (f32, i8/i16/i32, index), not ")
+    return op->emitOpError(rocdl ? "the ROCDL lowering" : "the NVVM lowering")
+           << " shuffles 32-bit values (f32, i8/i16/i32, index), not "
            << ty;
   }
 
@@ -324,8 +327,8 @@ struct KernelLowering {
         if (failed(checkNvShuffleType(op, v.getType()))) return failure();
         int64_t w = warpLanes();
         if (w & (w - 1))
-          return op->emitOpError("the NVVM lowering reduces over a power-of-two number of lanes; "
-                                 "this group has ") << w;
+          return op->emitOpError(rocdl ? "the ROCDL lowering" : "the NVVM lowering")
+                 << " reduces over a power-of-two number of lanes; this group has " << w;
         bool fl = v.getType().isa<FloatType>();
         for (int64_t k = w / 2; k >= 1; k /= 2) {
           Value other = nvShuffle(b, l, v, b.create<arith::ConstantIntOp>(l, k, 32),
@@ -396,7 +399,9 @@ struct KernelLowering {
         // PTX atom without a scope qualifier is .gpu: right for tile, group
         // and device scopes.  Mesh (the host and peer devices) needs
         // atom.sys, which this generic tier does not emit yet.
-        if (o.getScope() == t::AtomicScope::mesh)
+        // (ROCDL: an atomicrmw's default syncscope is the system's, which
+        // the AMDGPU back end honours, so mesh needs nothing more there.)
+        if (o.getScope() == t::AtomicScope::mesh && !rocdl)
           return op->emitOpError("has scope 'mesh', which the cuda compiler does not lower yet "
                                  "(it would need atom.sys); use scope = device and combine "
                                  "across devices with a collective");
@@ -632,6 +637,8 @@ LogicalResult tessera::gpu_lowering::lowerTileKernelBody(func::FuncOp f,
   kl.f = f;
   kl.group = t::getGroupSize(f);
   kl.casFloatAdd = options.casFloatAdd;
-  kl.nvvm = options.target == GpuTarget::NVVM;
+  kl.nvvm = options.target != GpuTarget::SPIRV;
+  kl.rocdl = options.target == GpuTarget::ROCDL;
+  kl.warp = options.subgroupSize;
   return kl.run();
 }

@@ -6,11 +6,11 @@
 // (GPU registers are scalars; SPIR-V vectors have at most 4 components).
 // What has no neutral form is emitted for the target:
 //
-//                      SPIRV (vulkan)                 NVVM (cuda)
-//  subgroup_size       SubgroupSize builtin, clamped  min(32, lanes)
+//                      SPIRV (vulkan)                 NVVM (cuda), ROCDL (hip)
+//  subgroup_size       SubgroupSize builtin, clamped  min(warp, lanes)
 //  subgroup_reduce     GroupNonUniform*Reduce         xor butterfly of
 //                                                     gpu.shuffle (width
-//                                                     min(32, lanes))
+//                                                     min(warp, lanes))
 //  shuffle             GroupNonUniformShuffle*        gpu.shuffle
 //  atomic_rmw          left for the SPIR-V patterns   memref.atomic_rmw
 //                      (float max/min retyped)        (mesh scope: a
@@ -27,12 +27,17 @@
 
 namespace tessera::gpu_lowering {
 
-enum class GpuTarget { SPIRV, NVVM };
+/// SPIRV: Vulkan.  NVVM, ROCDL: the forms built on gpu.shuffle (warp or
+/// wavefront of `subgroupSize` lanes) and memref.atomic_rmw.
+enum class GpuTarget { SPIRV, NVVM, ROCDL };
 
 struct KernelLoweringOptions {
   GpuTarget target = GpuTarget::SPIRV;
   /// SPIR-V only: f32 atomic add as a compare-exchange loop too.
   bool casFloatAdd = false;
+  /// NVVM / ROCDL: lanes of the hardware's subgroup (32 on NVIDIA and
+  /// RDNA, 64 on CDNA).
+  int64_t subgroupSize = 32;
 };
 
 /// Marks an atomic_rmw that the SPIR-V lowering rewrote onto the integer

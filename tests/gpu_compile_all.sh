@@ -1,18 +1,30 @@
 #!/usr/bin/env bash
-# ctest cuda.compile_all: every example program and every conformance Tile
-# IR kernel compiles for cuda:sm_80 and cuda:sm_90a, and the toolkit's
-# ptxas accepts each kernel (tessera-compile's default output is one cubin
-# per kernel, made by ptxas).  No GPU needed.  Exit 77 (skip) without a
-# ptxas: the compiler then still writes PTX, which this test does not check.
-#   tests/cuda_compile_all.sh <bin dir> <source dir>
+# ctest cuda.compile_all / hip.compile_all: every example program and every
+# conformance Tile IR kernel compiles for each given target, through the
+# vendor's own offline tool (cuda: ptxas makes the cubins; hip: ld.lld
+# links the code objects).  No GPU needed.  Exit 77 (skip) when the tool a
+# target needs is missing.
+#   tests/gpu_compile_all.sh <bin dir> <source dir> <target>...   (cuda:sm_80 hip:gfx90a ...)
 set -uo pipefail
 BIN=$1
 SRC=$2
-if ! command -v ptxas >/dev/null && [[ ! -x /usr/local/cuda/bin/ptxas ]] &&
-   [[ ! -x ${CUDA_HOME:-/nonexistent}/bin/ptxas ]]; then
-  echo "cuda.compile_all: no ptxas (the CUDA toolkit): skipped"
-  exit 77
-fi
+shift 2
+TARGETS=("$@")
+for target in "${TARGETS[@]}"; do
+  case $target in
+    cuda:*)
+      if ! command -v ptxas >/dev/null && [[ ! -x /usr/local/cuda/bin/ptxas ]] &&
+         [[ ! -x ${CUDA_HOME:-/nonexistent}/bin/ptxas ]]; then
+        echo "gpu_compile_all: no ptxas (the CUDA toolkit) for $target: skipped"
+        exit 77
+      fi ;;
+    hip:*)
+      if ! command -v ld.lld-16 >/dev/null && [[ ! -x /usr/lib/llvm-16/bin/ld.lld ]]; then
+        echo "gpu_compile_all: no ld.lld-16 for $target: skipped"
+        exit 77
+      fi ;;
+  esac
+done
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 fails=0
@@ -21,9 +33,9 @@ compile() {  # <source> <arch> <name>: each public function of the file
   local fn
   for fn in $(grep -o 'func\.func @[A-Za-z0-9_]*' "$1" | sed 's/.*@//'); do
     count=$((count + 1))
-    if ! "$BIN/tessera-compile" "$1" --function "$fn" --target "cuda:$2" \
-         -o "$OUT/$3.$fn.$2.tsp" >"$OUT/log" 2>&1; then
-      echo "FAIL: $3 (@$fn) for cuda:$2"
+    if ! "$BIN/tessera-compile" "$1" --function "$fn" --target "$2" \
+         -o "$OUT/$3.$fn.${2//:/_}.tsp" >"$OUT/log" 2>&1; then
+      echo "FAIL: $3 (@$fn) for $2"
       sed 's/^/  /' "$OUT/log" | head -20
       fails=$((fails + 1))
     fi
@@ -38,7 +50,7 @@ fill() {
       -e 's/@TMTN@/64/g' -e 's/@SMSN@/16/g' -e 's/@TM@/8/g' -e 's/@TN@/8/g' \
       -e 's/@SM@/4/g' -e 's/@SN@/4/g' "$1"
 }
-for arch in sm_80 sm_90a; do
+for arch in "${TARGETS[@]}"; do
   for f in "$SRC"/examples/*.mlir; do
     compile "$f" "$arch" "$(basename "$f" .mlir)"
   done
@@ -53,5 +65,5 @@ for arch in sm_80 sm_90a; do
     compile "$OUT/$name.mlir" "$arch" "cts_$name"
   done
 done
-echo "cuda.compile_all: $((count - fails)) of $count compiles passed ptxas"
+echo "gpu_compile_all: $((count - fails)) of $count compiles passed (${TARGETS[*]})"
 [[ $fails == 0 ]]

@@ -1,0 +1,6 @@
+// The one exported symbol of libtessera_plugin_hip.so.
+#include "plugin_api.h"
+
+extern "C" TESSERA_PLUGIN_EXPORT const TsPluginApi* tessera_plugin_get_api(void) {
+  return tessera_hip_plugin_get_api();
+}
