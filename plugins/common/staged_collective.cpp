@@ -1,0 +1,73 @@
+#include "staged_collective.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "host_reduce.hpp"
+#include "plugin_support.hpp"
+
+namespace tessera::plugin_support {
+
+TsError* RunStagedCollective(const TsCommunicator_Collective_Args* args, size_t n,
+                             const StagedCollectiveHooks& hooks) noexcept {
+  const char* p = hooks.plugin;
+  const size_t es = dtype_size(args->dtype);
+  if (es == 0)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: collective: dtype %d is not a TsDataType", p,
+                  static_cast<int>(args->dtype));
+  if (n == 0) return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: collective: no ranks", p);
+  if (!args->send || !args->recv || !args->streams)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: collective: send, recv and streams are required", p);
+  const uint64_t count = args->count;
+  if (count > (uint64_t{1} << 40) / es / n)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: collective: %llu elements per rank is too many", p,
+                  static_cast<unsigned long long>(count));
+  uint64_t send_elems = count, recv_elems = count;
+  switch (args->op) {
+    case TS_COLLECTIVE_ALL_REDUCE: case TS_COLLECTIVE_BROADCAST: break;
+    case TS_COLLECTIVE_ALL_GATHER: recv_elems = count * n; break;
+    case TS_COLLECTIVE_REDUCE_SCATTER: send_elems = count * n; break;
+    default:
+      return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: unknown collective %d", p, static_cast<int>(args->op));
+  }
+  if (args->op == TS_COLLECTIVE_BROADCAST && args->root >= n)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: broadcast root %u, but %zu ranks", p, args->root, n);
+  for (size_t r = 0; r < n; ++r) {
+    const TsMemoryRef* refs[2] = {&args->send[r], &args->recv[r]};
+    const uint64_t need[2] = {send_elems * es, recv_elems * es};
+    for (int k = 0; k < 2; ++k) {
+      // Broadcast reads send[root] only.
+      if (k == 0 && args->op == TS_COLLECTIVE_BROADCAST && r != args->root) continue;
+      uint64_t size = 0;
+      if (TsError* e = hooks.buffer(r, *refs[k], k == 1, &size)) return e;
+      if (refs[k]->offset > size || need[k] > size - refs[k]->offset)
+        return errorf(TS_ERROR_OUT_OF_RANGE,
+                      "%s: collective: rank %zu's %s buffer holds %llu bytes past offset %llu; "
+                      "%llu are needed",
+                      p, r, k ? "recv" : "send",
+                      static_cast<unsigned long long>(size - std::min(size, refs[k]->offset)),
+                      static_cast<unsigned long long>(refs[k]->offset),
+                      static_cast<unsigned long long>(need[k]));
+    }
+    if (TsError* e = hooks.stream(r)) return e;
+  }
+  return guard(p, "Communicator_Collective", [&]() -> TsError* {
+    std::vector<std::vector<uint8_t>> in(n);
+    for (size_t r = 0; r < n; ++r) {
+      if (args->op == TS_COLLECTIVE_BROADCAST && r != args->root) continue;
+      in[r].resize(send_elems * es);
+      if (TsError* e = hooks.host_io(r, args->send[r], in[r].data(), in[r].size(), false)) return e;
+    }
+    std::vector<uint8_t> out =
+        host_collective(args->op, args->dtype, args->reduce_op, args->root, in, send_elems);
+    for (size_t r = 0; r < n; ++r) {
+      const uint64_t bytes = recv_elems * es;
+      uint8_t* src = out.data();
+      if (args->op == TS_COLLECTIVE_REDUCE_SCATTER) src += r * bytes;
+      if (TsError* e = hooks.host_io(r, args->recv[r], src, bytes, true)) return e;
+    }
+    return nullptr;
+  });
+}
+
+}  // namespace tessera::plugin_support

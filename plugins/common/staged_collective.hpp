@@ -1,0 +1,44 @@
+// Communicator_Collective for plugins whose collectives are staged through
+// the host (vulkan; cuda, hip and level_zero until they load NCCL, RCCL or
+// oneCCL): what every one of them checks and does, with the plugin's own
+// parts as callbacks.
+//
+//  - the arguments: dtype, op, count (bounded), root, the arrays present;
+//  - per rank: the plugin checks the buffer handle and its device
+//    (`buffer` returns the buffer's size in bytes) and the stream
+//    (`stream`); then each buffer must hold the bytes the op moves past its
+//    offset;
+//  - each rank's send part is copied to the host, ordered on its stream
+//    (`host_io`, blocking: it returns when the bytes are there);
+//  - host_collective combines them (fixed tree: deterministic whatever the
+//    caller asked) and `host_io` copies each rank's result back.
+//
+// Messages start with "<plugin>: collective: ...".
+// Thread-safety: as the plugin's callbacks; the driver keeps no state.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "tessera/plugin.h"
+
+namespace tessera::plugin_support {
+
+struct StagedCollectiveHooks {
+  const char* plugin = "";
+  // Checks rank r's buffer (handle, device; `recv`: which of the two) and
+  // sets *bytes to its size.
+  std::function<TsError*(size_t rank, const TsMemoryRef& ref, bool recv, uint64_t* bytes)> buffer;
+  // Checks rank r's stream (handle, device, whether it may take part now).
+  std::function<TsError*(size_t rank)> stream;
+  // Copies `bytes` between rank r's buffer at `ref` and `host`, after what
+  // rank r's stream already holds; returns when the copy is complete.
+  std::function<TsError*(size_t rank, const TsMemoryRef& ref, void* host, uint64_t bytes,
+                         bool to_device)>
+      host_io;
+};
+
+TsError* RunStagedCollective(const TsCommunicator_Collective_Args* args, size_t ranks,
+                             const StagedCollectiveHooks& hooks) noexcept;
+
+}  // namespace tessera::plugin_support
