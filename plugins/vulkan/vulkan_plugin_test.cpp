@@ -1218,5 +1218,58 @@ TEST_F(VulkanTest, HostStagedAllReduce) {
   EXPECT_EQ(x, y);
 }
 
+TEST_F(VulkanTest, StagedCollectiveThroughTheRawAbi) {
+  // The host-staged collective driver (plugins/common/staged_collective)
+  // called as a core would: a broadcast on one rank copies the root's data,
+  // and a root that is not a rank is refused with INVALID_ARGUMENT.
+  const TsPluginApi* api = rt_.plugin_api();
+  TsDevice* raw = dev_.raw();
+  TsCommunicator_Create_Args cc{};
+  cc.struct_size = TS_COMMUNICATOR_CREATE_ARGS_STRUCT_SIZE;
+  cc.client = rt_.raw_client();
+  cc.devices = &raw;
+  cc.num_devices = 1;
+  ASSERT_EQ(api->Communicator_Create(&cc), nullptr);
+  auto send = dev_.allocate(64);
+  auto recv = dev_.allocate(64);
+  auto s = dev_.create_stream();
+  ASSERT_TRUE(send.ok() && recv.ok() && s.ok());
+  std::vector<uint32_t> v(16, 7);
+  VK_ASSERT_OK(tessera::copy(*send, v.data(), 64));
+  TsMemoryRef sref{send->raw(), 0}, rref{recv->raw(), 0};
+  TsStream* sraw = s->raw();
+  TsCommunicator_Collective_Args a{};
+  a.struct_size = TS_COMMUNICATOR_COLLECTIVE_ARGS_STRUCT_SIZE;
+  a.communicator = cc.communicator;
+  a.op = TS_COLLECTIVE_BROADCAST;
+  a.dtype = TS_DTYPE_I32;
+  a.count = 16;
+  a.root = 0;
+  a.send = &sref;
+  a.recv = &rref;
+  a.streams = &sraw;
+  EXPECT_EQ(api->Communicator_Collective(&a), nullptr);
+  std::vector<uint32_t> got(16, 0);
+  VK_ASSERT_OK(tessera::copy(got.data(), *recv, 64));
+  EXPECT_EQ(got, v);
+  // A root out of range is refused, naming it.
+  a.root = 1;
+  TsError* err = api->Communicator_Collective(&a);
+  ASSERT_NE(err, nullptr);
+  TsError_GetCode_Args gc{};
+  gc.struct_size = TS_ERROR_GETCODE_ARGS_STRUCT_SIZE;
+  gc.error = err;
+  ASSERT_EQ(api->Error_GetCode(&gc), nullptr);
+  EXPECT_EQ(gc.code, TS_ERROR_INVALID_ARGUMENT);
+  TsError_Destroy_Args d{};
+  d.struct_size = TS_ERROR_DESTROY_ARGS_STRUCT_SIZE;
+  d.error = err;
+  api->Error_Destroy(&d);
+  TsCommunicator_Destroy_Args cd{};
+  cd.struct_size = TS_COMMUNICATOR_DESTROY_ARGS_STRUCT_SIZE;
+  cd.communicator = cc.communicator;
+  EXPECT_EQ(api->Communicator_Destroy(&cd), nullptr);
+}
+
 }  // namespace
 }  // namespace tessera_vk_test
