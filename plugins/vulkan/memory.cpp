@@ -300,6 +300,11 @@ TS_VK_ENTRY(Host_Allocate, TS_HOST_ALLOCATE_ARGS_STRUCT_SIZE) {
   if (args->size == 0)
     return errorf(TS_ERROR_INVALID_ARGUMENT, "vulkan: Host_Allocate: size must be > 0");
   uint64_t align = max_import_alignment(c);
+  // Bounded before the rounding, which would wrap past 2^64 (SIZE_MAX once
+  // became a few bytes, then a crash).
+  if (args->size > (uint64_t{1} << 62))
+    return errorf(TS_ERROR_RESOURCE_EXHAUSTED, "vulkan: cannot allocate %s of host memory",
+                  human_size(args->size).c_str());
   uint64_t len = round_up(args->size, align);
   void* p = std::aligned_alloc(align, len);
   if (!p)
@@ -346,6 +351,13 @@ TS_VK_ENTRY(Host_Register, TS_HOST_REGISTER_ARGS_STRUCT_SIZE) {
   if (!args->pointer || args->size == 0)
     return errorf(TS_ERROR_INVALID_ARGUMENT,
                   "vulkan: Host_Register needs a pointer and a size > 0");
+  // The range must not wrap the address space (the page rounding below
+  // would then import a wrong, tiny range).
+  if (args->size > UINTPTR_MAX - reinterpret_cast<uintptr_t>(args->pointer) ||
+      args->size > (uint64_t{1} << 62))
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "vulkan: Host_Register: %p + %s wraps the address space", args->pointer,
+                  human_size(args->size).c_str());
   // Import the whole pages around the range; devices without
   // VK_EXT_external_memory_host stage copies of it instead.
   uint64_t align = max_import_alignment(c);

@@ -1271,5 +1271,43 @@ TEST_F(VulkanTest, StagedCollectiveThroughTheRawAbi) {
   EXPECT_EQ(api->Communicator_Destroy(&cd), nullptr);
 }
 
+
+TEST_F(VulkanTest, HugeHostSizesAreErrorsNotCrashes) {
+  // Host_Allocate(SIZE_MAX) once wrapped in its page rounding, got a few
+  // bytes and crashed later; a Host_Register range past the end of the
+  // address space wrapped the same way.  Both go through the raw ABI (the
+  // core's own checks would stop some of them first).
+  const TsPluginApi* api = rt_.plugin_api();
+  auto code_of = [&](TsError* e) {
+    TsError_GetCode_Args gc{};
+    gc.struct_size = TS_ERROR_GETCODE_ARGS_STRUCT_SIZE;
+    gc.error = e;
+    EXPECT_EQ(api->Error_GetCode(&gc), nullptr);
+    TsError_Destroy_Args d{};
+    d.struct_size = TS_ERROR_DESTROY_ARGS_STRUCT_SIZE;
+    d.error = e;
+    api->Error_Destroy(&d);
+    return gc.code;
+  };
+  for (uint64_t size : {UINT64_MAX, UINT64_MAX - 4095, uint64_t{1} << 63}) {
+    TsHost_Allocate_Args a{};
+    a.struct_size = TS_HOST_ALLOCATE_ARGS_STRUCT_SIZE;
+    a.client = rt_.raw_client();
+    a.size = size;
+    TsError* e = api->Host_Allocate(&a);
+    ASSERT_NE(e, nullptr) << size;
+    EXPECT_EQ(code_of(e), TS_ERROR_RESOURCE_EXHAUSTED) << size;
+  }
+  std::vector<uint8_t> bytes(4096);
+  TsHost_Register_Args r{};
+  r.struct_size = TS_HOST_REGISTER_ARGS_STRUCT_SIZE;
+  r.client = rt_.raw_client();
+  r.pointer = bytes.data();
+  r.size = UINT64_MAX;
+  TsError* e = api->Host_Register(&r);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(code_of(e), TS_ERROR_INVALID_ARGUMENT);
+}
+
 }  // namespace
 }  // namespace tessera_vk_test
