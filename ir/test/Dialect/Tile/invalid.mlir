@@ -87,6 +87,13 @@ func.func @grid() attributes {tessera_tile.grid = array<i64: 4, 0>} {
 
 // -----
 
+// expected-error @+1 {{tessera_tile.grid entry 4294967296 is larger than 4294967295, the most a launch can carry (TsDim3 is 32-bit)}}
+func.func @grid_too_large() attributes {tessera_tile.grid = array<i64: 4294967296>} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{tessera_tile.group_size must be array<i64: X[, Y[, Z]]>}}
 func.func @group4() attributes {tessera_tile.group_size = array<i64: 2, 2, 2, 2>} {
   return

@@ -53,8 +53,14 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
     auto a = attr.getValue().dyn_cast<DenseI64ArrayAttr>();
     if (!a || a.empty() || a.size() > 3)
       return op->emitError() << kGridAttr << " must be array<i64: X[, Y[, Z]]>";
-    for (int64_t v : a.asArrayRef())
+    for (int64_t v : a.asArrayRef()) {
       if (v <= 0) return op->emitError() << kGridAttr << " entries must be positive";
+      // The launch ABI carries 32-bit grid dimensions (TsDim3): a larger
+      // value was once truncated silently by the code generators.
+      if (v > int64_t{UINT32_MAX})
+        return op->emitError() << kGridAttr << " entry " << v
+                               << " is larger than 4294967295, the most a launch can carry (TsDim3 is 32-bit)";
+    }
     return success();
   }
   if (name == kMaxSharedAttr) {
