@@ -1,30 +1,22 @@
 //===- TileToNVVM.cpp - Tile IR kernels -> LLVM IR for NVPTX ---------------===//
 //
-//  schedule-to-tile          Schedule IR stages -> Tile IR (shared)
+// The NVVM hooks of the shared driver (tessera/Conversion/TileToGPU/
+// KernelsToLLVM.h: schedule-to-tile, kernel bodies, gpu.module, bare-pointer
+// entry, translation):
+//
 //  mesh-scope atomics        inline PTX atom.sys.<op> (global memory)
 //  cp_async (sm_80+)         cp.async.{ca,cg}.shared.global + commit /
 //                            wait_group (before sm_80: a synchronous copy)
-//  kernel bodies             tessera::gpu_lowering (NVVM forms: warp
-//                            shuffles, memref.atomic_rmw), then one
-//                            gpu.module + gpu.func per kernel; shared_alloc
-//                            buffers become workgroup attributions
-//                            (.shared globals)
+//  kernel bodies             NVVM forms: warp shuffles, memref.atomic_rmw
 //  math -> libdevice         math.<fn> on f32/f64 -> calls of __nv_<fn>[f]
 //                            (linked from libdevice.10.bc by PTXBackend);
 //                            math.fma -> llvm.intr.fma
 //  convert-gpu-to-nvvm       upstream (index 64-bit): thread/block ids,
 //                            barriers, shuffles, memrefs, arith, cf
-//  bare-pointer entry        the converted kernel takes memref descriptors
-//                            (MLIR 16's NVVM lowering has no bare-pointer
-//                            option); a new entry with one pointer per
-//                            buffer builds them and calls it (inlined)
-//  translation               one llvm::Module per gpu.module
 //===----------------------------------------------------------------------===//
 #include "TileToNVVM.h"
 
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
-#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
-#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -32,20 +24,12 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/MemRef/Transforms/Passes.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/SymbolTable.h"
+#include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Export.h"
-#include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringMap.h"
-#include "tessera/Conversion/TileToGPU/BarePointerEntry.h"
-#include "tessera/Conversion/TileToGPU/KernelLowering.h"
-#include "tessera/Dialect/Schedule/Transforms/Passes.h"
+#include "tessera/Conversion/TileToGPU/KernelsToLLVM.h"
 #include "tessera/Dialect/Tile/IR/Tile.h"
 
 using namespace mlir;
@@ -54,21 +38,23 @@ namespace t = tessera::tile;
 namespace tessera::cuda {
 namespace {
 
-/// A kernel argument the launch ABI can pass: a global buffer (identity
-/// layout, static shape or 1-D of any length) or an integer / float scalar.
-LogicalResult checkArguments(func::FuncOp f) {
-  for (auto [i, ty] : llvm::enumerate(f.getArgumentTypes())) {
-    auto mt = ty.dyn_cast<MemRefType>();
-    bool anyLength = mt && mt.getRank() == 1 && mt.isDynamicDim(0);
-    bool ok = mt ? (mt.hasStaticShape() || anyLength) && mt.getLayout().isIdentity() &&
-                       !t::isSharedMemory(mt) && mt.getElementType().isIntOrFloat()
-                 : ty.isIndex() || (ty.isIntOrFloat() && !ty.isInteger(1));
-    if (!ok)
-      return f.emitError() << "cuda kernel argument " << i << " has type " << ty
-                           << ": expected a statically shaped global memref, a 1-D memref of any "
-                              "length (memref<?xT>) or an integer / float scalar";
-  }
-  return success();
+/// Byte address of element `indices` of `m`: its aligned pointer (as i64)
+/// plus the strided offset.  Identity or static-strided layouts only.
+FailureOr<Value> elementAddress(OpBuilder &b, Location l, Value m, ValueRange indices, Operation *op) {
+  auto mt = m.getType().cast<MemRefType>();
+  SmallVector<int64_t> strides;
+  int64_t offset = 0;
+  if (failed(getStridesAndOffset(mt, strides, offset)) || ShapedType::isDynamic(offset) ||
+      llvm::any_of(strides, ShapedType::isDynamic))
+    return op->emitOpError("needs a buffer with static strides on cuda, not ") << mt;
+  auto c = [&](int64_t v) -> Value { return b.create<arith::ConstantIndexOp>(l, v); };
+  Value linear = c(offset);
+  for (auto [idx, stride] : llvm::zip(indices, strides))
+    linear = b.create<arith::AddIOp>(l, linear, b.create<arith::MulIOp>(l, idx, c(stride)));
+  const int64_t bytes = (mt.getElementTypeBitWidth() + 7) / 8;
+  Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(l, m);
+  Value addr = b.create<arith::AddIOp>(l, base, b.create<arith::MulIOp>(l, linear, c(bytes)));
+  return b.create<arith::IndexCastOp>(l, b.getI64Type(), addr).getResult();
 }
 
 /// Mesh-scope atomics (visible to the host and peer devices) on global
@@ -92,7 +78,6 @@ LogicalResult lowerSystemAtomics(func::FuncOp f, bool meshAtomics) {
           "scope = device and combine across devices with a collective");
     OpBuilder b(o);
     Location l = o.getLoc();
-    auto mt = o.getMemref().getType().cast<MemRefType>();
     Type ty = o.getType();
     bool fl = ty.isa<FloatType>();
     unsigned w = ty.isIntOrFloat() ? ty.getIntOrFloatBitWidth() : 0;
@@ -109,46 +94,17 @@ LogicalResult lowerSystemAtomics(func::FuncOp f, bool meshAtomics) {
       return o.emitOpError("float max/min at mesh scope is not lowered on cuda (PTX has no "
                            "atom.sys.max.f32); use scope = device");
     op += std::to_string(w);
-    SmallVector<int64_t> strides;
-    int64_t offset = 0;
-    if (failed(getStridesAndOffset(mt, strides, offset)) || ShapedType::isDynamic(offset) ||
-        llvm::any_of(strides, ShapedType::isDynamic))
-      return o.emitOpError("a mesh-scope atomic needs a buffer with static strides on cuda");
-    auto c = [&](int64_t v) -> Value { return b.create<arith::ConstantIndexOp>(l, v); };
-    Value linear = c(offset);
-    for (auto [idx, stride] : llvm::zip(o.getIndices(), strides))
-      linear = b.create<arith::AddIOp>(l, linear, b.create<arith::MulIOp>(l, idx, c(stride)));
-    Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(l, o.getMemref());
-    Value addr = b.create<arith::AddIOp>(l, base, b.create<arith::MulIOp>(l, linear, c(w / 8)));
-    Value addr64 = b.create<arith::IndexCastOp>(l, b.getI64Type(), addr);
+    FailureOr<Value> addr64 = elementAddress(b, l, o.getMemref(), o.getIndices(), o);
+    if (failed(addr64)) return failure();
     const char *reg = fl ? (w == 32 ? "f" : "d") : (w == 32 ? "r" : "l");
     std::string constraints = std::string("=") + reg + ",l," + reg;
     auto asmOp = b.create<LLVM::InlineAsmOp>(
-        l, ty, ValueRange{addr64, o.getValue()}, "atom.sys." + op + " $0, [$1], $2;", constraints,
+        l, ty, ValueRange{*addr64, o.getValue()}, "atom.sys." + op + " $0, [$1], $2;", constraints,
         /*has_side_effects=*/true, /*is_align_stack=*/false, LLVM::AsmDialectAttr(), ArrayAttr());
     o.replaceAllUsesWith(asmOp.getResult(0));
     o.erase();
   }
   return success();
-}
-
-/// Byte address of element `indices` of `m`: its aligned pointer (as i64)
-/// plus the strided offset.  Identity or static-strided layouts only.
-FailureOr<Value> elementAddress(OpBuilder &b, Location l, Value m, ValueRange indices, Operation *op) {
-  auto mt = m.getType().cast<MemRefType>();
-  SmallVector<int64_t> strides;
-  int64_t offset = 0;
-  if (failed(getStridesAndOffset(mt, strides, offset)) || ShapedType::isDynamic(offset) ||
-      llvm::any_of(strides, ShapedType::isDynamic))
-    return op->emitOpError("needs a buffer with static strides on cuda, not ") << mt;
-  auto c = [&](int64_t v) -> Value { return b.create<arith::ConstantIndexOp>(l, v); };
-  Value linear = c(offset);
-  for (auto [idx, stride] : llvm::zip(indices, strides))
-    linear = b.create<arith::AddIOp>(l, linear, b.create<arith::MulIOp>(l, idx, c(stride)));
-  const int64_t bytes = (mt.getElementTypeBitWidth() + 7) / 8;
-  Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(l, m);
-  Value addr = b.create<arith::AddIOp>(l, base, b.create<arith::MulIOp>(l, linear, c(bytes)));
-  return b.create<arith::IndexCastOp>(l, b.getI64Type(), addr).getResult();
 }
 
 /// sm_80 and up: cp_async -> cp.async (.cg for 16 bytes, .ca for 4 and 8)
@@ -192,51 +148,6 @@ LogicalResult lowerAsyncCopies(func::FuncOp f) {
   return success();
 }
 
-/// Tile IR kernel -> gpu.module @name { gpu.func @name kernel }.
-LogicalResult moveIntoGpuModule(func::FuncOp f, const NVVMOptions &nv, int64_t *sharedBytes) {
-  MLIRContext *ctx = f.getContext();
-  Location loc = f.getLoc();
-  if (f.getNumResults()) return f.emitError("a Tile IR kernel returns nothing");
-  if (failed(checkArguments(f))) return failure();
-  if (failed(lowerSystemAtomics(f, nv.meshAtomics))) return failure();
-  if (nv.asyncCopies && failed(lowerAsyncCopies(f))) return failure();
-  gpu_lowering::KernelLoweringOptions options;
-  options.target = gpu_lowering::GpuTarget::NVVM;
-  if (failed(gpu_lowering::lowerTileKernelBody(f, options))) return failure();
-
-  OpBuilder mb(f);
-  auto gm = mb.create<gpu::GPUModuleOp>(loc, f.getName());
-  OpBuilder gb = OpBuilder::atBlockBegin(gm.getBody());
-  auto gf = gb.create<gpu::GPUFuncOp>(loc, f.getName(), f.getFunctionType());
-  gf->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
-  gf.getBody().getBlocks().clear();
-  gf.getBody().takeBody(f.getBody());
-  SmallVector<func::ReturnOp> rets;
-  gf.walk([&](func::ReturnOp r) { rets.push_back(r); });
-  for (func::ReturnOp r : rets) {
-    OpBuilder rb(r);
-    rb.create<gpu::ReturnOp>(r.getLoc());
-    r.erase();
-  }
-  // shared_alloc (memref.alloc in memory space 3 by now) -> a workgroup
-  // attribution: one .shared array per group, as the op means.
-  SmallVector<memref::AllocOp> allocs;
-  gf.walk([&](memref::AllocOp a) {
-    if (t::isSharedMemory(a.getType())) allocs.push_back(a);
-  });
-  *sharedBytes = 0;
-  for (memref::AllocOp a : allocs) {
-    MemRefType mt = a.getType();
-    if (!mt.hasStaticShape()) return a.emitOpError("shared memory needs a static shape on cuda");
-    *sharedBytes += mt.getNumElements() * ((mt.getElementTypeBitWidth() + 7) / 8);
-    Value v = gf.addWorkgroupAttribution(mt, a.getLoc());
-    a.getResult().replaceAllUsesWith(v);
-    a.erase();
-  }
-  f.erase();
-  return success();
-}
-
 /// math.<fn> -> a call of libdevice's __nv_<fn> (f64) / __nv_<fn>f (f32):
 /// the NVPTX back end has no instruction for exp, log, tanh, erf, ...; the
 /// libdevice versions are the ones CUDA C++ uses.  math.fma is an LLVM
@@ -250,6 +161,7 @@ LogicalResult mathToLibdevice(gpu::GPUModuleOp gm) {
       {"powf", "pow"},    {"absf", "fabs"},   {"floor", "floor"}, {"ceil", "ceil"},
       {"round", "round"}, {"copysign", "copysign"}, {"cbrt", "cbrt"}};
   SmallVector<Operation *> ops;
+  if (failed(gpu_lowering::lowerFmaToLLVM(gm, "cuda"))) return failure();
   gm.walk([&](Operation *op) {
     if (isa_and_nonnull<math::MathDialect>(op->getDialect())) ops.push_back(op);
   });
@@ -257,13 +169,6 @@ LogicalResult mathToLibdevice(gpu::GPUModuleOp gm) {
   for (Operation *op : ops) {
     OpBuilder b(op);
     Location l = op->getLoc();
-    if (auto fma = dyn_cast<math::FmaOp>(op)) {
-      if (!fma.getType().isa<FloatType>())
-        return op->emitOpError("cuda lowers math.fma on scalars (vectors are scalarized first)");
-      fma.replaceAllUsesWith(b.create<LLVM::FMAOp>(l, fma.getA(), fma.getB(), fma.getC()).getResult());
-      fma.erase();
-      continue;
-    }
     auto it = kNames.find(op->getName().stripDialect());
     if (it == kNames.end() || op->getNumResults() != 1) continue;  // upstream patterns, or a diagnostic
     Type ty = op->getResult(0).getType();
@@ -289,65 +194,20 @@ LogicalResult lowerTileToNVVM(ModuleOp input, llvm::LLVMContext &llvmContext,
                               const NVVMOptions &options, std::vector<NVVMKernel> *kernels) {
   MLIRContext *ctx = input.getContext();
   DialectRegistry registry;
-  registerLLVMDialectTranslation(registry);
   registerNVVMDialectTranslation(registry);
   ctx->appendDialectRegistry(registry);
-  // What KernelLowering and this file build (the input may use none of it).
-  ctx->loadDialect<arith::ArithDialect, gpu::GPUDialect, LLVM::LLVMDialect, math::MathDialect,
-                   memref::MemRefDialect, NVVM::NVVMDialect, scf::SCFDialect,
-                   vector::VectorDialect>();
-
-  OwningOpRef<ModuleOp> m(input.clone());
-  {
-    PassManager pm(ctx);
-    pm.addPass(schedule::createScheduleToTile());
-    if (failed(pm.run(*m))) return failure();
-  }
-  std::vector<NVVMKernel> out;
-  llvm::StringMap<SmallVector<Type>> argTypes;
-  SmallVector<func::FuncOp> funcs;
-  m->walk([&](func::FuncOp f) {
-    if (!f.isExternal() && f->hasAttr(t::kGroupSizeAttr)) funcs.push_back(f);
-  });
-  if (funcs.empty()) return input.emitError("no Tile IR kernel (func.func with tessera_tile.group_size)");
-  for (func::FuncOp f : funcs) {
-    NVVMKernel k;
-    k.name = f.getName().str();
-    auto g = t::getGroupSize(f);
-    for (int d = 0; d < 3; ++d) k.group[d] = g[d];
-    if (auto a = f->getAttrOfType<DenseI64ArrayAttr>(t::kGridAttr))
-      for (auto [i, v] : llvm::enumerate(a.asArrayRef())) if (i < 3) k.grid[i] = v;
-    argTypes[k.name] = SmallVector<Type>(f.getArgumentTypes());
-    if (failed(moveIntoGpuModule(f, options, &k.staticSharedBytes))) return failure();
-    out.push_back(std::move(k));
-  }
-  (*m)->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), UnitAttr::get(ctx));
-  for (auto gm : m->getOps<gpu::GPUModuleOp>())
-    if (failed(mathToLibdevice(gm))) return failure();
-  {
-    PassManager pm(ctx);
-    pm.addPass(createCanonicalizerPass());
-    pm.addPass(createCSEPass());
-    OpPassManager &gpm = pm.nest<gpu::GPUModuleOp>();
-    gpm.addPass(createConvertSCFToCFPass());
-    gpm.addPass(memref::createExpandOpsPass());  // atomic max/min f -> CAS loop
-    gpm.addPass(createLowerGpuOpsToNVVMOpsPass(/*indexBitwidth=*/64));
-    gpm.addPass(createReconcileUnrealizedCastsPass());
-    if (failed(pm.run(*m))) return failure();
-  }
-  for (NVVMKernel &k : out) {
-    auto gm = m->lookupSymbol<gpu::GPUModuleOp>(k.name);
-    if (!gm) return input.emitError() << "kernel " << k.name << " was lost in the NVVM lowering";
-    if (failed(gpu_lowering::addBarePointerEntry(gm, argTypes[k.name],
-                                                 NVVM::NVVMDialect::getKernelFuncAttrName())))
-      return failure();
-    OwningOpRef<ModuleOp> single(ModuleOp::create(gm.getLoc(), StringRef(k.name)));
-    for (Operation &op : gm.getBody()->without_terminator()) single->getBody()->push_back(op.clone());
-    k.module = translateModuleToLLVMIR(*single, llvmContext, k.name);
-    if (!k.module) return gm.emitError() << "kernel " << k.name << ": translation to LLVM IR failed";
-  }
-  *kernels = std::move(out);
-  return success();
+  ctx->loadDialect<NVVM::NVVMDialect>();
+  gpu_lowering::GpuBackendHooks hooks;
+  hooks.plugin = "cuda";
+  hooks.kernelLowering.target = gpu_lowering::GpuTarget::NVVM;
+  hooks.kernelAttrName = NVVM::NVVMDialect::getKernelFuncAttrName().str();
+  hooks.beforeKernelLowering = [&](func::FuncOp f) -> LogicalResult {
+    if (failed(lowerSystemAtomics(f, options.meshAtomics))) return failure();
+    return options.asyncCopies ? lowerAsyncCopies(f) : success();
+  };
+  hooks.beforeConversion = mathToLibdevice;
+  hooks.addConversion = [](OpPassManager &pm) { pm.addPass(createLowerGpuOpsToNVVMOpsPass(/*indexBitwidth=*/64)); };
+  return gpu_lowering::lowerTileKernelsToLLVM(input, llvmContext, hooks, kernels);
 }
 
 }  // namespace tessera::cuda

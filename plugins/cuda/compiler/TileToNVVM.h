@@ -15,18 +15,14 @@
 #include <vector>
 
 #include "mlir/IR/BuiltinOps.h"
+#include "tessera/Conversion/TileToGPU/KernelsToLLVM.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 
 namespace tessera::cuda {
 
-struct NVVMKernel {
-  std::string name;
-  std::array<int64_t, 3> group{1, 1, 1};
-  std::array<int64_t, 3> grid{1, 1, 1};  // tessera_tile.grid (missing dims 1), or 1s
-  int64_t staticSharedBytes = 0;          // shared_alloc total
-  std::unique_ptr<llvm::Module> module;   // in the caller's context
-};
+// A kernel's launch description and its LLVM IR.
+using NVVMKernel = gpu_lowering::GpuKernel;
 
 struct NVVMOptions {
   /// Mesh-scope atomics become atom.sys; false: a diagnostic naming the op

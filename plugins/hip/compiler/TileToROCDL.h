@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "mlir/IR/BuiltinOps.h"
+#include "tessera/Conversion/TileToGPU/KernelsToLLVM.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 
@@ -24,12 +25,8 @@ struct ROCDLOptions {
   int64_t wavefront = 64;  // 64 on gfx9 (CDNA), 32 on gfx10+ (RDNA, wave32)
 };
 
-struct ROCDLKernel {
-  std::string name;
-  std::array<int64_t, 3> group{1, 1, 1};
-  std::array<int64_t, 3> grid{1, 1, 1};  // tessera_tile.grid (missing dims 1), or 1s
-  std::unique_ptr<llvm::Module> module;  // in the caller's context
-};
+// A kernel's launch description and its LLVM IR.
+using ROCDLKernel = gpu_lowering::GpuKernel;
 
 /// Lowers every Tile IR kernel of (a clone of) `module` to LLVM IR in
 /// `llvmContext`.  Diagnostics go to the module's context.
