@@ -6,6 +6,10 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build ccache lld pkg-config python3
   python3-numpy           # the NumPy oracle of the end-to-end tests (tests/e2e)
+  # The Python package (python/): pybind11 for the extension module, the
+  # interpreter's headers, pytest for its tests, DLPack's header for
+  # __dlpack__ / from_dlpack.
+  python3-dev pybind11-dev python3-pybind11 python3-pytest libdlpack-dev
   libboost-dev            # Boost.DLL: the plugin loader
   libgtest-dev            # GoogleTest: tests/
   libbenchmark-dev        # Google Benchmark: bench/

@@ -1,0 +1,87 @@
+// Shared pieces of the _tessera extension module: Status -> Python
+// exception, and the wrapper objects that more than one file binds.
+//
+// Ownership: every wrapper holds a C++ handle (a shared_ptr underneath), so
+// a Python object keeps its runtime, device and plugin alive; Python's
+// garbage collector decides when the last handle goes.
+//
+// Thread-safety: calls that may block on the device (synchronize, copies,
+// program runs) release the GIL; the C++ API is thread-safe.
+#ifndef TESSERA_PYTHON_COMMON_HPP_
+#define TESSERA_PYTHON_COMMON_HPP_
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <exception>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tessera/runtime.hpp"
+#include "tessera/status.hpp"
+
+namespace tessera::python {
+
+namespace py = pybind11;
+
+// A failed Status on its way to Python: the translator registered in
+// module.cpp raises the tessera.errors class registered for its code.
+class StatusError : public std::exception {
+ public:
+  explicit StatusError(Status status) : status_(std::move(status)) {}
+  const char* what() const noexcept override { return status_.message().c_str(); }
+  const Status& status() const { return status_; }
+
+ private:
+  Status status_;
+};
+
+inline void ThrowIfError(Status status) {
+  if (!status.ok()) throw StatusError(std::move(status));
+}
+
+template <typename T>
+T Unwrap(StatusOr<T> value) {
+  if (!value.ok()) throw StatusError(std::move(value).status());
+  return std::move(value).value();
+}
+
+// An error made here (not by the runtime), with the code it would have.
+[[noreturn]] inline void Fail(StatusCode code, const std::string& message) {
+  throw StatusError(Status(code, message));
+}
+
+// A stream and the Python objects whose memory its queued asynchronous
+// copies use: they are kept alive until the stream is synchronized (or, for
+// work captured into a graph, as long as the graph).
+struct PyStream {
+  Stream stream;
+  std::vector<py::object> pending;
+};
+
+// A Tessera array: a typed view of a whole Buffer (device, host-pinned or
+// managed memory), or of host memory that another library owns (imported
+// through DLPack; `owner` keeps it alive).
+struct PyArray {
+  Buffer buffer;                // invalid for imported host memory
+  void* host = nullptr;         // imported host memory
+  py::object owner;             // what keeps `host` alive
+  std::vector<int64_t> shape;
+  py::dtype dtype;
+  uint64_t nbytes = 0;
+
+  bool on_device() const { return buffer.valid(); }
+  // The host address when the host can address the memory, else nullptr.
+  void* host_address() const { return on_device() ? buffer.host_pointer() : host; }
+  MemoryRef ref() const { return on_device() ? MemoryRef(buffer) : MemoryRef(host); }
+};
+
+void BindArray(py::module_& m);
+void BindProgram(py::module_& m);
+
+}  // namespace tessera::python
+
+#endif  // TESSERA_PYTHON_COMMON_HPP_

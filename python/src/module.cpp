@@ -1,0 +1,208 @@
+// The _tessera extension module: the runtime objects of tessera/runtime.hpp
+// (Runtime, Device, Stream, Event, Graph, GraphExec) and the Status ->
+// exception translation.  Arrays and copies are in array.cpp, programs in
+// program.cpp.  The pure-Python package tessera/ builds the documented API
+// (docs/python.md) on top of these.
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common.hpp"
+
+namespace tessera::python {
+namespace {
+
+// code name ("INVALID_ARGUMENT") -> exception class, set by tessera.errors
+// at import.  Owned reference, kept for the life of the process.
+PyObject* g_error_classes = nullptr;
+PyObject* g_error_base = nullptr;
+
+void RaiseStatus(const Status& status) {
+  PyObject* cls = nullptr;
+  if (g_error_classes) cls = PyDict_GetItemString(g_error_classes, StatusCodeName(status.code()));  // borrowed
+  if (!cls) cls = g_error_base ? g_error_base : PyExc_RuntimeError;
+  PyErr_SetString(cls, status.message().c_str());
+}
+
+std::string DeviceRepr(const Device& d) {
+  return "<tessera.Device " + d.backend() + ":" + std::to_string(d.info().ordinal) + " '" + d.info().name + "'>";
+}
+
+std::vector<std::string> KindNames(const DeviceInfo& info) {
+  std::vector<std::string> out;
+  for (TsBufferKind k : {TS_BUFFER_DEVICE, TS_BUFFER_HOST_PINNED, TS_BUFFER_MANAGED})
+    if (info.supports(k)) out.push_back(BufferKindName(k));
+  return out;
+}
+
+void BindRuntime(py::module_& m) {
+  py::class_<Runtime>(m, "Runtime", "A selected backend (plugin) and its devices")
+      .def_static(
+          "create",
+          [](const std::string& backend, int64_t cpu_devices) {
+            RuntimeOptions options;
+            options.backend = backend;
+            // A default, like tessera-run's: TESSERA_CPU_DEVICES still wins.
+            if (cpu_devices > 0)
+              options.plugin_option_defaults["cpu"] = {OptionValue::Int("devices", cpu_devices)};
+            py::gil_scoped_release release;
+            return Unwrap(Runtime::Create(options));
+          },
+          py::arg("backend") = "", py::arg("cpu_devices") = 0)
+      .def_property_readonly("backend", &Runtime::backend)
+      .def_property_readonly("devices", &Runtime::devices)
+      .def("is_pinned", [](const Runtime& rt, uintptr_t address, size_t size) {
+        return rt.is_pinned(reinterpret_cast<const void*>(address), size);
+      })
+      .def("__repr__", [](const Runtime& rt) {
+        return "<tessera.Runtime backend=" + rt.backend() + " devices=" + std::to_string(rt.devices().size()) + ">";
+      });
+
+  py::class_<Device>(m, "Device", "One device of a backend")
+      .def_property_readonly("backend", &Device::backend)
+      .def_property_readonly("name", [](const Device& d) { return d.info().name; })
+      .def_property_readonly("vendor", [](const Device& d) { return d.info().vendor; })
+      .def_property_readonly("driver_version", [](const Device& d) { return d.info().driver_version; })
+      .def_property_readonly("type", [](const Device& d) { return std::string(DeviceTypeName(d.info().type)); })
+      .def_property_readonly("ordinal", [](const Device& d) { return d.info().ordinal; })
+      .def_property_readonly("total_memory", [](const Device& d) { return d.info().total_memory; })
+      .def_property_readonly("compute_units", [](const Device& d) { return d.info().compute_units; })
+      .def_property_readonly("managed_memory", [](const Device& d) { return d.info().managed_memory; })
+      .def_property_readonly("graphs", [](const Device& d) { return d.info().graphs; })
+      .def_property_readonly("stream_weights", [](const Device& d) { return d.info().stream_weights; })
+      .def_property_readonly("buffer_kinds", [](const Device& d) { return KindNames(d.info()); })
+      .def_property_readonly("prefetch_hint",
+                             [](const Device& d) { return std::string(HintResultName(d.info().prefetch_hint)); })
+      .def_property_readonly("advise_hint",
+                             [](const Device& d) { return std::string(HintResultName(d.info().advise_hint)); })
+      .def_property_readonly("runtime", &Device::runtime)
+      .def("synchronize",
+           [](const Device& d) {
+             py::gil_scoped_release release;
+             ThrowIfError(d.synchronize());
+           })
+      .def("__eq__",
+           [](const Device& a, const py::object& b) { return py::isinstance<Device>(b) && a == b.cast<const Device&>(); })
+      .def("__hash__", [](const Device& d) { return std::hash<const void*>()(d.impl().get()); })
+      .def("__repr__", &DeviceRepr);
+}
+
+void BindStreams(py::module_& m) {
+  py::class_<PyStream>(m, "Stream", "An in-order queue of copies and kernels on one device")
+      .def_static(
+          "create",
+          [](const Device& device, uint32_t weight, int32_t priority, bool non_blocking) {
+            StreamOptions options;
+            options.weight = weight;
+            options.priority = priority;
+            options.non_blocking = non_blocking;
+            return PyStream{Unwrap(device.create_stream(options)), {}};
+          },
+          py::arg("device"), py::arg("weight") = 1, py::arg("priority") = 0, py::arg("non_blocking") = false)
+      .def_static("default", [](const Device& device) { return PyStream{device.default_stream(), {}}; })
+      .def_property_readonly("device", [](const PyStream& s) { return s.stream.device(); })
+      .def_property_readonly("weight", [](const PyStream& s) { return s.stream.options().weight; })
+      .def_property_readonly("priority", [](const PyStream& s) { return s.stream.options().priority; })
+      .def_property_readonly("is_default", [](const PyStream& s) { return s.stream.is_default(); })
+      .def("synchronize",
+           [](PyStream& s) {
+             {
+               py::gil_scoped_release release;
+               ThrowIfError(s.stream.synchronize());
+             }
+             s.pending.clear();
+           })
+      .def("query", [](const PyStream& s) { return Unwrap(s.stream.query()); })
+      .def("_record", [](const PyStream& s, const Event& e) { ThrowIfError(s.stream.record(e)); })
+      .def("_wait", [](const PyStream& s, const Event& e) { ThrowIfError(s.stream.wait(e)); })
+      .def("_begin_capture", [](const PyStream& s) { ThrowIfError(s.stream.begin_capture()); })
+      .def("_end_capture", [](const PyStream& s) { return Unwrap(s.stream.end_capture()); })
+      .def("_launch_graph", [](const PyStream& s, const GraphExec& exec) { ThrowIfError(s.stream.launch(exec)); })
+      .def("_keep", [](PyStream& s, py::object o) { s.pending.push_back(std::move(o)); })
+      .def("_take_pending",
+           [](PyStream& s) {
+             py::list out;
+             for (auto& o : s.pending) out.append(o);
+             s.pending.clear();
+             return out;
+           })
+      .def("destroy", [](PyStream& s) { ThrowIfError(s.stream.destroy()); })
+      .def("__eq__",
+           [](const PyStream& a, const py::object& b) {
+             return py::isinstance<PyStream>(b) && a.stream.impl() == b.cast<const PyStream&>().stream.impl();
+           })
+      .def("__hash__", [](const PyStream& s) { return std::hash<const void*>()(s.stream.impl().get()); })
+      .def("__repr__", [](const PyStream& s) {
+        if (!s.stream.valid()) return std::string("<tessera.Stream destroyed>");
+        return std::string("<tessera.Stream ") + (s.stream.is_default() ? "default " : "") + "weight=" +
+               std::to_string(s.stream.options().weight) + " on " + DeviceRepr(s.stream.device()) + ">";
+      });
+
+  py::class_<Event>(m, "Event", "A point in a stream's work")
+      .def_static(
+          "create",
+          [](const Device& device, bool timing) {
+            return Unwrap(device.create_event(timing ? 0u : static_cast<uint32_t>(TS_EVENT_DISABLE_TIMING)));
+          },
+          py::arg("device"), py::arg("timing") = true)
+      .def("record", [](const Event& e, const PyStream& s) { ThrowIfError(e.record(s.stream)); }, py::arg("stream"),
+           "Captures all work queued on `stream` so far.")
+      .def("wait", [](const Event& e, const PyStream& s) { ThrowIfError(s.stream.wait(e)); }, py::arg("stream"),
+           "Makes `stream` wait for this event (the host does not block).")
+      .def("query", [](const Event& e) { return Unwrap(e.query()); })
+      .def("synchronize",
+           [](const Event& e) {
+             py::gil_scoped_release release;
+             ThrowIfError(e.synchronize());
+           })
+      .def(
+          "elapsed",
+          [](const Event& start, const Event& end) { return Unwrap(Event::elapsed_ms(start, end)); },
+          py::arg("end"), "Milliseconds from this event to `end` (both recorded and complete).")
+      .def("destroy", [](Event& e) { ThrowIfError(e.destroy()); });
+
+  py::class_<Graph>(m, "Graph", "Work recorded from a capturing stream")
+      .def_property_readonly("num_nodes", &Graph::num_nodes)
+      .def_property_readonly("num_edges", &Graph::num_edges)
+      .def("instantiate", [](const Graph& g) { return Unwrap(g.instantiate()); })
+      .def("destroy", [](Graph& g) { ThrowIfError(g.destroy()); });
+  py::class_<GraphExec>(m, "GraphExec", "An instantiated graph, launched many times")
+      .def("destroy", [](GraphExec& g) { ThrowIfError(g.destroy()); });
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_tessera, m) {
+  m.doc() = "Tessera's runtime and programs (the C++ API); use the tessera package";
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const StatusError& e) {
+      RaiseStatus(e.status());
+    }
+  });
+  m.def("_set_error_classes", [](py::dict classes, py::object base) {
+    Py_XDECREF(g_error_classes);
+    Py_XDECREF(g_error_base);
+    g_error_classes = classes.release().ptr();
+    g_error_base = base.release().ptr();
+  });
+  // Every status code the runtime has: name -> number.
+  m.def("_status_codes", [] {
+    py::dict codes;
+    for (int c = 1; c <= static_cast<int>(StatusCode::kAbiMismatch); ++c)
+      codes[py::str(StatusCodeName(static_cast<StatusCode>(c)))] = c;
+    return codes;
+  });
+  // For tests of the translation itself: raises the exception of `code`.
+  m.def("_raise_status", [](int code, const std::string& message) {
+    ThrowIfError(Status(static_cast<StatusCode>(code), message));
+  });
+  BindRuntime(m);
+  BindStreams(m);
+  BindArray(m);
+  BindProgram(m);
+}
+
+}  // namespace tessera::python

@@ -1,0 +1,196 @@
+// Programs (tessera/program.hpp, tessera/program_compiler.hpp): compile a
+// .mlir (or load a .tsp) for devices, describe its parameters, run it on
+// streams, and cut / assemble the global tensors of SPMD programs.  The
+// pure-Python tessera.compile() turns this into a callable on numpy arrays.
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common.hpp"
+#include "tessera/program.hpp"
+#ifdef TESSERA_PYTHON_HAS_COMPILER
+#include "tessera/program_compiler.hpp"
+#endif
+
+namespace tessera::python {
+namespace {
+
+ProgramSource SourceOf(const std::string& source, bool is_path, const std::string& name) {
+#ifdef TESSERA_PYTHON_HAS_COMPILER
+  return is_path ? ProgramSource::File(source) : ProgramSource::Text(source, name.empty() ? "<text>" : name);
+#else
+  (void)source, (void)is_path, (void)name;
+  Fail(StatusCode::kUnsupported, "this tessera module was built without the compiler (-DTESSERA_BUILD_IR=OFF): "
+                                 "only compiled .tsp programs can be loaded");
+#endif
+}
+
+py::dict ParamDict(const Program& p, size_t i) {
+  const ParamSpec& s = p.params()[i];
+  const auto& axes = p.image().mesh_axes;
+  py::dict d;
+  d["name"] = s.name;
+  d["role"] = std::string(ParamRoleName(s.role));
+  d["dtype"] = s.dtype;
+  d["shape"] = py::tuple(py::cast(s.shape));
+  d["bytes"] = s.bytes;
+  py::list dims;
+  for (int a : s.sharding.dim_axis)
+    dims.append(a >= 0 && static_cast<size_t>(a) < axes.size() ? py::cast(axes[a]) : py::none());
+  py::list reduce;
+  for (int a : s.sharding.partial_sum_axes)
+    if (a >= 0 && static_cast<size_t>(a) < axes.size()) reduce.append(axes[a]);
+  d["dims"] = dims;
+  d["reduce"] = reduce;
+  d["global_shape"] = axes.empty() ? py::tuple(py::cast(s.shape)) : py::tuple(py::cast(p.GlobalShape(i)));
+  return d;
+}
+
+KernelArg ScalarArg(const py::handle& value, const ParamSpec& spec) {
+  const std::string& t = spec.dtype;
+  if (t == "f32") return KernelArg::scalar(value.cast<float>());
+  if (t == "f64") return KernelArg::scalar(value.cast<double>());
+  if (t == "i32") return KernelArg::scalar(value.cast<int32_t>());
+  if (t == "i64" || t == "index") return KernelArg::scalar(value.cast<int64_t>());
+  if (t == "i16") return KernelArg::scalar(value.cast<int16_t>());
+  if (t == "i8") return KernelArg::scalar(value.cast<int8_t>());
+  if (t == "i1") return KernelArg::scalar(static_cast<uint8_t>(value.cast<bool>()));
+  Fail(StatusCode::kInvalidArgument, "scalar parameter " + spec.name + " of type " + t +
+                                         " cannot be passed from Python");
+}
+
+void Run(const Program& program, std::vector<PyStream*> streams, const std::vector<std::vector<py::object>>& args,
+         const std::vector<uint32_t>& grid) {
+  const auto& params = program.params();
+  if (streams.size() != args.size())
+    Fail(StatusCode::kInvalidArgument, std::to_string(streams.size()) + " streams for " +
+                                           std::to_string(args.size()) + " argument lists");
+  std::vector<Stream> ss;
+  std::vector<std::vector<KernelArg>> kargs(args.size());
+  for (size_t d = 0; d < args.size(); ++d) {
+    if (!streams[d]) Fail(StatusCode::kInvalidArgument, "stream " + std::to_string(d) + " is None");
+    ss.push_back(streams[d]->stream);
+    if (args[d].size() != params.size())
+      Fail(StatusCode::kInvalidArgument, "program " + program.image().function + " takes " +
+                                             std::to_string(params.size()) + " arguments, " +
+                                             std::to_string(args[d].size()) + " given");
+    for (size_t i = 0; i < params.size(); ++i) {
+      const py::object& o = args[d][i];
+      if (!params[i].is_buffer()) {
+        kargs[d].push_back(ScalarArg(o, params[i]));
+        continue;
+      }
+      if (!py::isinstance<PyArray>(o) || !o.cast<const PyArray&>().on_device())
+        Fail(StatusCode::kInvalidArgument, "argument " + params[i].name + " must be a tessera.Array in device memory");
+      kargs[d].push_back(KernelArg::buffer(o.cast<const PyArray&>().buffer));
+    }
+  }
+  RunOptions options;
+  if (!grid.empty()) {
+    if (grid.size() > 3) Fail(StatusCode::kInvalidArgument, "grid has at most 3 dimensions");
+    options.grid = TsDim3{grid[0], grid.size() > 1 ? grid[1] : 1, grid.size() > 2 ? grid[2] : 1};
+  }
+  {
+    py::gil_scoped_release release;  // the arrays are held by `args`
+    if (ss.size() == 1 && program.devices().size() == 1)
+      ThrowIfError(program.Run(ss[0], kargs[0], options));
+    else
+      ThrowIfError(program.Run(ss, kargs, options));
+  }
+  for (size_t d = 0; d < args.size(); ++d)
+    for (const py::object& o : args[d]) streams[d]->pending.push_back(o);
+}
+
+void CheckParam(const Program& p, size_t i) {
+  if (i >= p.params().size())
+    Fail(StatusCode::kOutOfRange, "parameter " + std::to_string(i) + " of a program with " +
+                                      std::to_string(p.params().size()));
+}
+
+}  // namespace
+
+void BindProgram(py::module_& m) {
+  py::class_<Program>(m, "Program", "A compiled program loaded on its devices")
+      .def_property_readonly("function", [](const Program& p) { return p.image().function; })
+      .def_property_readonly("target", [](const Program& p) { return p.image().target; })
+      .def_property_readonly("plugin", [](const Program& p) { return p.image().plugin; })
+      .def_property_readonly("source_name", [](const Program& p) { return p.image().source_name; })
+      .def_property_readonly("mesh_axes", [](const Program& p) { return p.image().mesh_axes; })
+      .def_property_readonly("mesh_shape", [](const Program& p) { return p.image().mesh_shape; })
+      .def_property_readonly("devices", &Program::devices)
+      .def_property_readonly("params",
+                             [](const Program& p) {
+                               py::list out;
+                               for (size_t i = 0; i < p.params().size(); ++i) out.append(ParamDict(p, i));
+                               return out;
+                             })
+      .def("save", [](const Program& p, const std::string& path) { ThrowIfError(p.Save(path)); })
+      .def("run", &Run, py::arg("streams"), py::arg("args"), py::arg("grid") = std::vector<uint32_t>{})
+      .def("scatter_global",
+           [](const Program& p, size_t i, const py::bytes& global) {
+             CheckParam(p, i);
+             std::vector<std::string> locals = p.ScatterGlobal(i, std::string(global));
+             py::list out;
+             for (auto& s : locals) out.append(py::bytes(s));
+             return out;
+           })
+      .def("gather_global",
+           [](const Program& p, size_t i, const std::vector<std::string>& locals) {
+             CheckParam(p, i);
+             if (locals.size() != p.devices().size())
+               Fail(StatusCode::kInvalidArgument, "gather_global: " + std::to_string(locals.size()) +
+                                                      " local tensors for " + std::to_string(p.devices().size()) +
+                                                      " devices");
+             double difference = 0;
+             std::string global = p.GatherGlobal(i, locals, &difference);
+             return py::make_tuple(py::bytes(global), difference);
+           });
+
+  m.def(
+      "load_program",
+      [](const std::vector<Device>& devices, const std::string& path) {
+        py::gil_scoped_release release;
+        return Unwrap(Program::Load(devices, path));
+      },
+      py::arg("devices"), py::arg("path"));
+  m.def(
+      "compile_program",
+      [](const std::string& source, bool is_path, const std::vector<Device>& devices, const std::string& function,
+         const std::string& schedule, const std::string& name) -> Program {
+        ProgramSource src = SourceOf(source, is_path, name);
+#ifdef TESSERA_PYTHON_HAS_COMPILER
+        ProgramCompileOptions options;
+        options.function = function;
+        options.schedule = schedule;
+        py::gil_scoped_release release;
+        return Unwrap(CompileProgram(devices, src, options));
+#else
+        (void)src, (void)devices, (void)function, (void)schedule;
+        return Program();
+#endif
+      },
+      py::arg("source"), py::arg("is_path"), py::arg("devices"), py::arg("function") = "",
+      py::arg("schedule") = "", py::arg("name") = "");
+  m.def(
+      "devices_needed",
+      [](const std::string& source, bool is_path, const std::string& function) -> int64_t {
+        ProgramSource src = SourceOf(source, is_path, "");
+#ifdef TESSERA_PYTHON_HAS_COMPILER
+        return Unwrap(ProgramDevicesNeeded(src, function));
+#else
+        (void)src, (void)function;
+        return 1;
+#endif
+      },
+      py::arg("source"), py::arg("is_path"), py::arg("function") = "");
+  m.def("has_compiler", [] {
+#ifdef TESSERA_PYTHON_HAS_COMPILER
+    return true;
+#else
+    return false;
+#endif
+  });
+}
+
+}  // namespace tessera::python

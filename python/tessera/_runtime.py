@@ -1,0 +1,109 @@
+"""The process's runtimes: a default one, created on first use, and one per
+backend named explicitly (device="vulkan:0")."""
+import threading
+
+from . import _tessera
+
+_lock = threading.RLock()
+_default = None
+_by_backend = {}
+
+
+def init(backend=None, devices=None):
+    """Creates (or replaces) the default runtime and returns it.
+
+    backend: an ordered, comma-separated list of plugin names, as
+    TESSERA_BACKEND ("vulkan,cpu"); None reads TESSERA_BACKEND, then the
+    automatic choice.  devices: how many devices the cpu plugin makes (its
+    "devices" option; TESSERA_CPU_DEVICES, when set, wins).  Objects made
+    from an earlier runtime keep it alive and go on working.
+    """
+    global _default
+    rt = _tessera.Runtime.create(backend or "", int(devices or 0))
+    with _lock:
+        _default = rt
+        _by_backend[rt.backend] = rt
+    return rt
+
+
+def runtime():
+    """The default runtime (created by init() on first use)."""
+    with _lock:
+        if _default is None:
+            init()
+        return _default
+
+
+def _initialized():
+    return _default is not None
+
+
+def runtime_for(backend):
+    """A runtime of exactly this backend: the default one when it is that
+    backend, else one made for it (and kept)."""
+    with _lock:
+        rt = runtime()
+        if rt.backend == backend:
+            return rt
+        if backend not in _by_backend:
+            _by_backend[backend] = _tessera.Runtime.create(backend, 0)
+        return _by_backend[backend]
+
+
+def backend():
+    """The name of the default runtime's backend ("cpu", "vulkan", ...)."""
+    return runtime().backend
+
+
+def devices(backend=None):
+    """The devices of the default runtime, or of `backend`."""
+    return list((runtime_for(backend) if backend else runtime()).devices)
+
+
+def device(spec=None):
+    """A Device from None (the default device), a Device, an ordinal of the
+    default runtime, or "backend" / "backend:ordinal"."""
+    if isinstance(spec, _tessera.Device):
+        return spec
+    if spec is None:
+        spec = 0
+    if isinstance(spec, int):
+        devs = devices()
+        if not 0 <= spec < len(devs):
+            from .errors import OutOfRangeError
+            raise OutOfRangeError("device %d: backend %s has %d device(s)" % (spec, backend(), len(devs)))
+        return devs[spec]
+    if isinstance(spec, str):
+        name, _, ordinal = spec.partition(":")
+        devs = devices(name)
+        index = int(ordinal) if ordinal else 0
+        if not 0 <= index < len(devs):
+            from .errors import OutOfRangeError
+            raise OutOfRangeError("device %s: backend %s has %d device(s)" % (spec, name, len(devs)))
+        return devs[index]
+    raise TypeError("device must be None, a tessera.Device, an int or 'backend[:ordinal]', not %r" % (spec,))
+
+
+def ensure_devices(count, backend=None):
+    """Devices for a mesh of `count`: the first `count` devices of the
+    default runtime (or of `backend`).  A default cpu runtime with fewer
+    devices is replaced by one with `count` (as tessera-run does), unless
+    TESSERA_CPU_DEVICES fixes the number; other backends have what they
+    have."""
+    import os
+    global _default
+    with _lock:
+        rt = runtime_for(backend) if backend else runtime()
+        if len(rt.devices) < count and rt.backend == "cpu" and not os.environ.get("TESSERA_CPU_DEVICES"):
+            new = _tessera.Runtime.create("cpu", int(count))
+            if rt is _default:
+                _default = new
+            _by_backend["cpu"] = new
+            rt = new
+        devs = list(rt.devices)
+    if len(devs) < count:
+        from .errors import UnavailableError
+        hint = " (set TESSERA_CPU_DEVICES=%d for the cpu backend)" % count if rt.backend == "cpu" else ""
+        raise UnavailableError("a mesh of %d devices needs %d devices; backend %s has %d%s" % (
+            count, count, rt.backend, len(devs), hint))
+    return devs[:count]

@@ -1,0 +1,105 @@
+"""Distributed programs: device meshes and shardings (from tessera import dist).
+
+An SPMD program (docs/spmd.md) names its mesh and the sharding of each
+argument and result in its IR; a Mesh gives it devices, and ShardSpec is the
+Python spelling of #tessera_graph.shard, for reading and checking a compiled
+program's shardings.
+"""
+import math
+
+from . import _runtime
+
+
+class Mesh:
+    """Devices arranged along named axes, numbered row-major.
+
+        mesh = dist.Mesh({"tp": 2})                 # the first 2 devices
+        mesh = dist.Mesh({"dp": 2, "tp": 2}, devices=[...])
+    """
+
+    def __init__(self, axes, devices=None):
+        items = list(axes.items()) if isinstance(axes, dict) else list(axes)
+        if not items:
+            raise ValueError("a mesh has at least one axis")
+        self.axis_names = tuple(str(name) for name, _ in items)
+        self.shape = tuple(int(size) for _, size in items)
+        if len(set(self.axis_names)) != len(self.axis_names) or min(self.shape) < 1:
+            raise ValueError("mesh axes must have distinct names and sizes >= 1: %r" % (items,))
+        if devices is None:
+            self.devices = _runtime.ensure_devices(self.size)
+        else:
+            self.devices = [_runtime.device(d) for d in devices]
+            if len(self.devices) != self.size:
+                raise ValueError("a mesh of shape %s needs %d devices, %d given" % (
+                    self.shape, self.size, len(self.devices)))
+
+    @property
+    def size(self):
+        return math.prod(self.shape)
+
+    def __len__(self):
+        return self.size
+
+    def coords(self, index):
+        """The coordinates of device `index` (row-major)."""
+        out = []
+        for size in reversed(self.shape):
+            out.append(index % size)
+            index //= size
+        return tuple(reversed(out))
+
+    def device(self, *coords):
+        """The device at these coordinates."""
+        index = 0
+        for c, size in zip(coords, self.shape):
+            index = index * size + c
+        return self.devices[index]
+
+    def __repr__(self):
+        return "Mesh(%s, %s)" % (dict(zip(self.axis_names, self.shape)), self.devices[0].backend)
+
+
+class ShardSpec:
+    """How local tensors make up a global one (#tessera_graph.shard):
+    dims[i] names the mesh axis global dim i is partitioned over (None: not
+    partitioned); reduce lists the axes holding partial sums; every other
+    axis holds copies (replicate says so explicitly, for reading)."""
+
+    def __init__(self, dims=(), reduce=(), replicate=()):
+        self.dims = tuple(None if d in (None, "") else str(d) for d in dims)
+        self.reduce = tuple(reduce)
+        self.replicate = tuple(replicate)
+
+    @classmethod
+    def _of_param(cls, param):
+        dims = param.get("dims") or [None] * len(param["shape"])
+        return cls(dims, param.get("reduce") or ())
+
+    @property
+    def replicated(self):
+        return all(d is None for d in self.dims) and not self.reduce
+
+    def __eq__(self, other):
+        if not isinstance(other, ShardSpec):
+            return NotImplemented
+        # No partitioned dim is the same as no dims at all.
+        mine = self.dims if any(d is not None for d in self.dims) else ()
+        theirs = other.dims if any(d is not None for d in other.dims) else ()
+        return mine == theirs and set(self.reduce) == set(other.reduce)
+
+    def __hash__(self):
+        return hash((self.dims, frozenset(self.reduce)))
+
+    def __repr__(self):
+        parts = ["dims=%r" % (self.dims,)]
+        if self.reduce:
+            parts.append("reduce=%r" % (self.reduce,))
+        if self.replicate:
+            parts.append("replicate=%r" % (self.replicate,))
+        return "ShardSpec(%s)" % ", ".join(parts)
+
+
+def _devices_for(count, device=None):
+    """The devices an SPMD program of `count` gets without a Mesh: the first
+    `count` of `device`'s backend."""
+    return _runtime.ensure_devices(count, device.backend if device is not None else None)

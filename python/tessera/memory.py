@@ -1,0 +1,89 @@
+"""Memory: arrays in device, pinned and managed memory, copies, hints, and
+DLPack import."""
+import numpy as np
+
+from . import _tessera
+from ._runtime import device as _device, runtime as _runtime
+
+Array = _tessera.Array
+
+
+def _shape(shape):
+    return [int(shape)] if np.isscalar(shape) else [int(d) for d in shape]
+
+
+def empty(shape, dtype=np.float32, device=None, kind="device"):
+    """An uninitialized Array on `device` (default: the default device).
+
+    kind: "device", "host_pinned" or "managed" (the device must list it in
+    Device.buffer_kinds)."""
+    return Array.empty(_device(device), _shape(shape), np.dtype(dtype), kind)
+
+
+def asarray(obj, dtype=None, device=None, kind="device"):
+    """A new Array on `device` holding a copy of `obj` (anything numpy takes)."""
+    host = np.ascontiguousarray(obj, dtype=dtype)
+    out = empty(host.shape, host.dtype, device, kind)
+    memcpy(out, host)
+    return out
+
+
+def pinned_malloc(shape, dtype=np.float32):
+    """A numpy array in page-locked host memory: numpy uses it in place (no
+    copy), and asynchronous copies accept it.  Freed when the array (and
+    every view of it) is gone."""
+    return _tessera.pinned_empty(_runtime(), _shape(shape), np.dtype(dtype))
+
+
+def managed_malloc(shape, dtype=np.float32, device=None):
+    """An Array in managed (unified) memory of `device`: migrates between the
+    host and the device; see prefetch() and advise().  Where the memory is
+    host-visible, np.from_dlpack(a) views it without a copy."""
+    return empty(shape, dtype, device, "managed")
+
+
+def memcpy(dst, src, nbytes=None):
+    """Copies src to dst and returns when the copy is done.  Each is a
+    tessera.Array or a C-contiguous numpy array (pageable memory is fine);
+    the sizes must match unless nbytes is given."""
+    _tessera.memcpy(dst, src, nbytes)
+
+
+def memcpy_async(dst, src, stream, nbytes=None):
+    """Queues the copy on `stream` and returns at once (the design's
+    memcpy.async).  Host memory must be pinned (pinned_malloc), else
+    FailedPreconditionError.  Both objects are kept alive until the stream
+    is synchronized; do not change the host memory before that."""
+    _tessera.memcpy_async(dst, src, stream, nbytes)
+
+
+def prefetch(array, target, stream):
+    """Migrates managed memory toward `target` (a Device, or "host") on
+    `stream`.  Returns what the device did: "applied", "emulated" or
+    "ignored" (never a silent success)."""
+    return _tessera.prefetch(array, None if target in (None, "host") else _device(target), stream)
+
+
+def advise(array, advice, device=None):
+    """Advice on managed memory: "preferred_location", "read_mostly",
+    "accessed_by" (or "unset_..."); device None or "host" means the host.
+    Returns "applied", "emulated" or "ignored"."""
+    return _tessera.advise(array, advice, None if device in (None, "host") else _device(device))
+
+
+def from_dlpack(obj, device=None):
+    """An Array from any DLPack producer (numpy arrays, ...).
+
+    Without `device`: host memory (DLPack device kCPU) is viewed in place,
+    no copy; the producer's memory stays alive while the Array lives.  With
+    `device`: a copy in that device's memory."""
+    dev_type, _ = obj.__dlpack_device__()
+    if device is not None:
+        if dev_type != 1:
+            raise BufferError("from_dlpack(device=...) copies from host memory (DLPack kDLCPU) only")
+        return asarray(np.from_dlpack(obj), device=device)
+    try:
+        capsule = obj.__dlpack__(stream=None)
+    except TypeError:  # producers of the first protocol version take no stream
+        capsule = obj.__dlpack__()
+    return Array._from_dlpack_capsule(capsule)

@@ -1,0 +1,219 @@
+"""tessera.compile(): a Tessera program (.mlir text or file, or a compiled
+.tsp) as a Python callable on numpy arrays, built on tessera::Program."""
+import os
+
+import numpy as np
+
+from . import _tessera
+from . import _runtime
+from .errors import InvalidArgumentError
+from .memory import Array, asarray, empty
+
+# Element types as MLIR spells them -> numpy.  numpy has no bfloat16 and no
+# fp8: those travel as their raw bits (uint16, uint8).
+DTYPES = {
+    "f64": np.float64, "f32": np.float32, "f16": np.float16, "bf16": np.uint16,
+    "f8E4M3FN": np.uint8, "i64": np.int64, "i32": np.int32, "i16": np.int16,
+    "i8": np.int8, "ui8": np.uint8, "i1": np.bool_, "index": np.int64,
+}
+
+
+def numpy_dtype(dtype):
+    """The numpy dtype of a program's element type ("f32" -> float32)."""
+    if dtype not in DTYPES:
+        raise InvalidArgumentError("element type %s has no numpy dtype" % dtype)
+    return np.dtype(DTYPES[dtype])
+
+
+def _is_path(source):
+    if isinstance(source, os.PathLike):
+        return True
+    if not isinstance(source, str):
+        raise TypeError("compile() takes a path or the program's text, not %s" % type(source).__name__)
+    # Text has lines or braces; a path has neither.
+    return "\n" not in source and "{" not in source
+
+
+class CompiledProgram:
+    """A compiled program: call it with numpy arrays (or tessera Arrays) for
+    its inputs; it returns its results as numpy arrays (a tuple when there
+    are several).  An SPMD program takes and returns *global* arrays, cut
+    and assembled by the arguments' shardings (docs/spmd.md)."""
+
+    def __init__(self, program, mesh=None):
+        self.program = program
+        self.mesh = mesh
+        self.params = program.params
+        self.devices = list(program.devices)
+        self.last_replica_difference = 0.0
+
+    # ------------------------------------------------------------ description
+    @property
+    def spmd(self):
+        return len(self.devices) > 1 or bool(self.program.mesh_axes)
+
+    @property
+    def inputs(self):
+        """The parameters a call takes, in order."""
+        return [p for p in self.params if p["role"] != "output"]
+
+    @property
+    def outputs(self):
+        """The parameters a call returns: the results of a Graph IR function;
+        the buffers of a Tile IR kernel (read and written)."""
+        return [p for p in self.params if p["role"] in ("output", "inout")]
+
+    @property
+    def in_specs(self):
+        from .dist import ShardSpec
+        return [ShardSpec._of_param(p) for p in self.inputs]
+
+    @property
+    def out_specs(self):
+        from .dist import ShardSpec
+        return [ShardSpec._of_param(p) for p in self.outputs]
+
+    def __repr__(self):
+        def one(p):
+            return "%s: %s[%s]" % (p["name"], p["dtype"], "x".join(str(d) for d in p["global_shape"]))
+        return "<tessera.CompiledProgram %s(%s) -> (%s) on %d %s device(s)>" % (
+            self.program.function, ", ".join(one(p) for p in self.inputs),
+            ", ".join(one(p) for p in self.outputs), len(self.devices), self.devices[0].backend)
+
+    def save(self, path):
+        """Writes the compiled program (a .tsp file; tessera.compile and
+        tessera-run load it)."""
+        self.program.save(os.fspath(path))
+
+    # ---------------------------------------------------------------- running
+    def _host_input(self, p, value, shape_key):
+        want = numpy_dtype(p["dtype"])
+        a = np.asarray(value)
+        if a.dtype != want:
+            if not np.can_cast(a.dtype, want, "same_kind"):
+                raise InvalidArgumentError("argument %s: %s expected, got %s" % (p["name"], want, a.dtype))
+            a = a.astype(want)
+        if tuple(a.shape) != tuple(p[shape_key]):
+            raise InvalidArgumentError("argument %s: shape %s expected, got %s" % (
+                p["name"], tuple(p[shape_key]), tuple(a.shape)))
+        return np.ascontiguousarray(a)
+
+    def __call__(self, *args, grid=None):
+        inputs = self.inputs
+        if len(args) != len(inputs):
+            raise InvalidArgumentError("%s takes %d argument(s) (%s), %d given" % (
+                self.program.function, len(inputs), ", ".join(p["name"] for p in inputs), len(args)))
+        given = dict(zip((p["name"] for p in inputs), args))
+        if self.spmd:
+            return self._call_spmd(given, grid)
+        dev = self.devices[0]
+        run_args = []
+        for p in self.params:
+            if p["role"] == "scalar":
+                run_args.append(given[p["name"]])
+            elif p["role"] == "output":
+                run_args.append(empty(p["shape"], numpy_dtype(p["dtype"]), dev))
+            else:
+                v = given[p["name"]]
+                if (isinstance(v, Array) and p["role"] == "input" and v.device == dev
+                        and v.dtype == numpy_dtype(p["dtype"]) and tuple(v.shape) == tuple(p["shape"])):
+                    run_args.append(v)  # used in place
+                else:
+                    host = v.numpy() if isinstance(v, Array) else v
+                    run_args.append(asarray(self._host_input(p, host, "shape"), device=dev))
+        s = _tessera.Stream.default(dev)
+        self.program.run([s], [run_args], list(grid or ()))
+        s.synchronize()
+        results = [a.numpy() for p, a in zip(self.params, run_args) if p["role"] in ("output", "inout")]
+        return results[0] if len(results) == 1 else tuple(results)
+
+    def _call_spmd(self, given, grid):
+        n = len(self.devices)
+        per_device = [[] for _ in range(n)]
+        for i, p in enumerate(self.params):
+            if p["role"] == "scalar":
+                for d in range(n):
+                    per_device[d].append(given[p["name"]])
+                continue
+            dtype = numpy_dtype(p["dtype"])
+            if p["role"] == "output":
+                for d in range(n):
+                    per_device[d].append(empty(p["shape"], dtype, self.devices[d]))
+                continue
+            v = given[p["name"]]
+            host = self._host_input(p, v.numpy() if isinstance(v, Array) else v, "global_shape")
+            locals_ = self.program.scatter_global(i, host.tobytes())
+            for d in range(n):
+                local = np.frombuffer(locals_[d], dtype=dtype).reshape(p["shape"])
+                per_device[d].append(asarray(local, device=self.devices[d]))
+        streams = [_tessera.Stream.default(d) for d in self.devices]
+        self.program.run(streams, per_device, list(grid or ()))
+        for s in streams:
+            s.synchronize()
+        results, worst = [], 0.0
+        for i, p in enumerate(self.params):
+            if p["role"] not in ("output", "inout"):
+                continue
+            global_bytes, difference = self.program.gather_global(i, [per_device[d][i].numpy().tobytes()
+                                                                      for d in range(n)])
+            worst = max(worst, difference)
+            results.append(np.frombuffer(global_bytes, dtype=numpy_dtype(p["dtype"]))
+                           .reshape(p["global_shape"]).copy())
+        # Devices that should hold copies and differ mean a wrong sharding.
+        self.last_replica_difference = worst
+        return results[0] if len(results) == 1 else tuple(results)
+
+    def enqueue(self, *args, stream, grid=None):
+        """Queues one run on `stream` and returns at once (a program on one
+        device).  Takes every parameter in order, outputs included: Arrays on
+        the stream's device for buffers, numbers for scalars.  Works inside
+        graph.capture()."""
+        if self.spmd:
+            raise InvalidArgumentError("enqueue runs a program of one device; %s runs on %d" % (
+                self.program.function, len(self.devices)))
+        self.program.run([stream], [list(args)], list(grid or ()))
+
+
+def compile(source, device=None, mesh=None, function=None, schedule=None, in_specs=None, out_specs=None):
+    """Compiles a Tessera program for a device (or a mesh) and loads it.
+
+    source: a path (str or os.PathLike; a .mlir, or a .tsp compiled ahead
+    of time) or the program's text (a str with a newline or a brace).
+    device: a Device, an ordinal, "backend[:ordinal]" or None (the default
+    device).  mesh: a dist.Mesh for an SPMD program; without one, an SPMD
+    program gets the first devices of the device's backend.  function: the
+    function or kernel to run when the module has several.  schedule:
+    --tessera-graph-to-schedule options ("tile-m=64").  in_specs /
+    out_specs: the shardings the caller expects (dist.ShardSpec per input /
+    output), checked against the program's.
+    """
+    is_path = _is_path(source)
+    text = os.fspath(source) if is_path else source
+    if mesh is not None:
+        devices = list(mesh.devices)
+    else:
+        dev = _runtime.device(device)
+        needed = 1
+        if not (is_path and text.endswith(".tsp")):
+            needed = _tessera.devices_needed(text, is_path, function or "")
+        if needed > 1:
+            from .dist import _devices_for
+            devices = _devices_for(needed, dev)
+        else:
+            devices = [dev]
+    if is_path and text.endswith(".tsp"):
+        program = _tessera.load_program(devices, text)
+    else:
+        program = _tessera.compile_program(text, is_path, devices, function or "", schedule or "")
+    compiled = CompiledProgram(program, mesh)
+    if mesh is not None and program.mesh_axes and (
+            list(program.mesh_axes) != list(mesh.axis_names) or list(program.mesh_shape) != list(mesh.shape)):
+        raise InvalidArgumentError("the program's mesh is %s %s; the mesh given is %s %s" % (
+            list(program.mesh_axes), list(program.mesh_shape), list(mesh.axis_names), list(mesh.shape)))
+    for name, want, have in (("in_specs", in_specs, compiled.in_specs), ("out_specs", out_specs, compiled.out_specs)):
+        if want is None:
+            continue
+        want = list(want)
+        if len(want) != len(have) or any(w != h for w, h in zip(want, have)):
+            raise InvalidArgumentError("%s %s do not match the program's shardings %s" % (name, want, have))
+    return compiled

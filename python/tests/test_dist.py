@@ -1,0 +1,68 @@
+"""dist.Mesh, ShardSpec and SPMD programs over a mesh (cpu: 2 devices)."""
+import numpy as np
+import pytest
+
+import tessera
+from tessera import dist
+from tessera.dist import ShardSpec
+
+from conftest import example
+
+PARTIAL = """
+tessera_graph.mesh @mesh axes = ["tp"] shape = [2]
+func.func @partial(%x: tensor<16x8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["", "tp"], replicate = [], reduce = []>},
+                   %w: tensor<8x12xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["tp", ""], replicate = [], reduce = []>})
+    -> (tensor<16x12xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["", ""], replicate = [], reduce = ["tp"]>}) {
+  %p = tessera_graph.matmul %x, %w : tensor<16x8xf32>, tensor<8x12xf32> -> tensor<16x12xf32>
+  return %p : tensor<16x12xf32>
+}
+"""
+
+
+def test_mesh():
+    mesh = dist.Mesh({"tp": 2})
+    assert mesh.axis_names == ("tp",) and mesh.shape == (2,) and len(mesh.devices) == 2
+    assert mesh.devices[0] != mesh.devices[1]
+    assert mesh.device(1) == mesh.devices[1] and mesh.coords(1) == (1,)
+    grid = dist.Mesh([("dp", 2), ("tp", 2)])
+    assert grid.coords(3) == (1, 1) and grid.device(1, 0) == grid.devices[2]
+    with pytest.raises(ValueError):
+        dist.Mesh({"tp": 2}, devices=[tessera.device()])
+
+
+def test_tensor_parallel_mlp_over_a_mesh(rng):
+    mesh = dist.Mesh({"tp": 2})
+    fn = tessera.compile(example("tp_mlp.mlir"), mesh=mesh,
+                         in_specs=[ShardSpec(()), ShardSpec((None, "tp")), ShardSpec(("tp",)),
+                                   ShardSpec(("tp", None)), ShardSpec(())])
+    assert fn.out_specs == [ShardSpec(())]
+    assert [p["global_shape"] for p in fn.inputs] == [(256, 512), (512, 2048), (2048,), (2048, 512), (512,)]
+    x = rng.standard_normal((256, 512), np.float32)
+    w1 = (rng.standard_normal((512, 2048)) / 16).astype(np.float32)
+    b1 = rng.standard_normal(2048, np.float32)
+    w2 = (rng.standard_normal((2048, 512)) / 32).astype(np.float32)
+    b2 = rng.standard_normal(512, np.float32)
+    y = fn(x, w1, b1, w2, b2)  # global arrays in, the global result out
+    ref = np.maximum(x.astype(np.float64) @ w1 + b1, 0) @ w2 + b2
+    assert y.shape == (256, 512)
+    np.testing.assert_allclose(y, ref, rtol=2e-3, atol=2e-3)
+    assert fn.last_replica_difference == 0.0  # both devices hold the same y
+
+
+def test_partial_sums_are_added_when_assembled(rng):
+    fn = tessera.compile(PARTIAL)  # no mesh given: the first 2 devices
+    assert len(fn.devices) == 2
+    assert fn.out_specs == [ShardSpec((), reduce=("tp",))]
+    x = rng.standard_normal((16, 16), np.float32)
+    w = rng.standard_normal((16, 12), np.float32)
+    np.testing.assert_allclose(fn(x, w), x.astype(np.float64) @ w, rtol=1e-4, atol=1e-4)
+
+
+def test_specs_and_meshes_that_do_not_match():
+    with pytest.raises(tessera.InvalidArgumentError, match="in_specs"):
+        tessera.compile(PARTIAL, in_specs=[ShardSpec(()), ShardSpec(())])
+    with pytest.raises(tessera.InvalidArgumentError, match="mesh"):
+        tessera.compile(PARTIAL, mesh=dist.Mesh({"dp": 2}))
+    fn = tessera.compile(PARTIAL)
+    with pytest.raises(tessera.InvalidArgumentError, match="shape"):
+        fn(np.zeros((16, 8), np.float32), np.zeros((16, 12), np.float32))  # local shapes

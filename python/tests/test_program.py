@@ -1,0 +1,101 @@
+"""tessera.compile(): programs as callables on numpy arrays (backend-neutral)."""
+import os
+
+import numpy as np
+import pytest
+
+import tessera
+
+from conftest import example
+
+MLP = """
+func.func @mlp(%x: tensor<32x64xf32>, %w1: tensor<64x128xf32>, %b1: tensor<128xf32>,
+               %w2: tensor<128x48xf32>) -> tensor<32x48xf32> {
+  %h0 = tessera_graph.matmul %x, %w1 : tensor<32x64xf32>, tensor<64x128xf32> -> tensor<32x128xf32>
+  %h1 = tessera_graph.add %h0, %b1 : tensor<32x128xf32>, tensor<128xf32>
+  %h = tessera_graph.relu %h1 : tensor<32x128xf32>
+  %y = tessera_graph.matmul %h, %w2 : tensor<32x128xf32>, tensor<128x48xf32> -> tensor<32x48xf32>
+  return %y : tensor<32x48xf32>
+}
+"""
+
+TWO = """
+func.func @two(%x: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+  %r = tessera_graph.relu %x : tensor<8x16xf32>
+  %s = tessera_graph.add %x, %x : tensor<8x16xf32>, tensor<8x16xf32>
+  return %r, %s : tensor<8x16xf32>, tensor<8x16xf32>
+}
+"""
+
+
+def mlp_ref(x, w1, b1, w2):
+    h = np.maximum(x.astype(np.float64) @ w1 + b1, 0)
+    return h @ w2
+
+
+def test_compile_text_and_call(rng):
+    fn = tessera.compile(MLP)
+    assert [p["name"] for p in fn.inputs] == ["arg0", "arg1", "arg2", "arg3"] or len(fn.inputs) == 4
+    x, w1 = rng.standard_normal((32, 64), np.float32), rng.standard_normal((64, 128), np.float32)
+    b1, w2 = rng.standard_normal(128, np.float32), rng.standard_normal((128, 48), np.float32)
+    y = fn(x, w1, b1, w2)
+    assert isinstance(y, np.ndarray) and y.shape == (32, 48) and y.dtype == np.float32
+    np.testing.assert_allclose(y, mlp_ref(x, w1, b1, w2), rtol=1e-3, atol=1e-3)
+    # Called again with other values: a new result, not a stale one.
+    y2 = fn(-x, w1, b1, w2)
+    np.testing.assert_allclose(y2, mlp_ref(-x, w1, b1, w2), rtol=1e-3, atol=1e-3)
+
+
+def test_compile_file_and_device_argument(rng, dev):
+    fn = tessera.compile(example("softmax.mlir"), device=dev)
+    assert fn.devices == [dev]
+    x = rng.standard_normal((512, 1024), np.float32)
+    y = fn(x)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(y, e / e.sum(axis=1, keepdims=True), rtol=1e-3, atol=1e-6)
+
+
+def test_several_results_and_arrays_in_place(rng, dev):
+    fn = tessera.compile(TWO)
+    x = rng.standard_normal((8, 16), np.float32)
+    r, s = fn(tessera.asarray(x))  # a device Array is used in place
+    np.testing.assert_array_equal(r, np.maximum(x, 0))
+    np.testing.assert_array_equal(s, x + x)
+
+
+def test_tile_kernel_with_scalar_and_inout(rng):
+    fn = tessera.compile(example("saxpy.mlir"))
+    x = rng.standard_normal(65536, np.float32)
+    y = rng.standard_normal(65536, np.float32)
+    assert [p["role"] for p in fn.params] == ["scalar", "inout", "inout"]
+    x_out, y_out = fn(2.5, x, y)  # a kernel returns its buffers after the run
+    np.testing.assert_array_equal(x_out, x)
+    np.testing.assert_allclose(y_out, 2.5 * x + y, rtol=1e-6, atol=1e-6)
+    # The grid can be overridden: half the groups update half of y.
+    _, half = fn(1.0, x, y, grid=(32,))
+    np.testing.assert_allclose(half[:32768], x[:32768] + y[:32768], rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(half[32768:], y[32768:])
+
+
+def test_save_and_load_a_compiled_program(tmp_path, rng):
+    fn = tessera.compile(TWO)
+    path = tmp_path / "two.tsp"
+    fn.save(path)
+    loaded = tessera.compile(os.fspath(path))
+    x = rng.standard_normal((8, 16), np.float32)
+    np.testing.assert_array_equal(loaded(x)[1], x + x)
+
+
+def test_errors_carry_diagnostics(rng):
+    with pytest.raises(tessera.InvalidArgumentError) as e:
+        tessera.compile("func.func @bad(%x: tensor<4xf32>) -> tensor<4xf32> {\n  return %y : tensor<4xf32>\n}\n")
+    assert "2:" in str(e.value)  # file:line:col of the undefined value
+    with pytest.raises(tessera.Error):
+        tessera.compile("/no/such/program.mlir")
+    fn = tessera.compile(TWO)
+    with pytest.raises(tessera.InvalidArgumentError, match="shape"):
+        fn(np.zeros((4, 16), np.float32))
+    with pytest.raises(tessera.InvalidArgumentError, match="takes 1 argument"):
+        fn(np.zeros((8, 16), np.float32), np.zeros((8, 16), np.float32))
+    with pytest.raises(tessera.InvalidArgumentError):
+        fn(np.zeros((8, 16), np.complex64))

@@ -1,0 +1,96 @@
+"""Devices, streams and events (backend-neutral)."""
+import numpy as np
+import pytest
+
+import tessera
+from tessera import event, memcpy, memcpy_async, pinned_malloc, stream
+
+from conftest import BACKEND
+
+
+def test_devices_of_the_selected_backend():
+    devs = tessera.devices()
+    assert devs, "no device"
+    assert tessera.backend() == BACKEND
+    d = tessera.device()
+    assert d == devs[0] and d.backend == BACKEND
+    assert d.name and d.ordinal == 0 and "device" in d.buffer_kinds
+    assert tessera.device("%s:0" % BACKEND) == d
+    with pytest.raises(tessera.OutOfRangeError):
+        tessera.device(len(devs))
+
+
+def test_stream_create_with_weight(dev):
+    s = stream.create(weight=3)
+    assert s.weight == 3 and not s.is_default and s.device == dev
+    assert stream.default().is_default
+    s.synchronize()
+    assert s.query() is True
+
+
+def test_event_orders_two_streams(rng):
+    # s1 uploads; s2 waits for the event recorded after the upload, then
+    # downloads: without the wait the download could read stale memory.
+    n = 1 << 20
+    src, out = pinned_malloc(n, np.float32), pinned_malloc(n, np.float32)
+    src[:] = rng.standard_normal(n, dtype=np.float32)
+    out[:] = 0
+    buf = tessera.empty(n, np.float32)
+    s1, s2 = stream.create(), stream.create()
+    ev = event.create()
+    memcpy_async(buf, src, s1)
+    ev.record(s1)
+    ev.wait(s2)
+    memcpy_async(out, buf, s2)
+    s2.synchronize()
+    np.testing.assert_array_equal(out, src)
+    assert ev.query() is True
+
+
+def test_elapsed_between_two_events(rng):
+    n = 4 << 20
+    src = pinned_malloc(n, np.uint8)
+    src[:] = 7
+    buf = tessera.empty(n, np.uint8)
+    s = stream.create()
+    start, end = event.create(), event.create()
+    start.record(s)
+    for _ in range(4):
+        memcpy_async(buf, src, s)
+    end.record(s)
+    end.synchronize()
+    ms = start.elapsed(end)
+    assert ms >= 0.0 and ms < 60_000
+    assert event.elapsed(start, end) == pytest.approx(ms)
+
+
+def test_elapsed_errors_carry_the_runtime_message():
+    never = event.create()
+    other = event.create()
+    with pytest.raises(tessera.FailedPreconditionError) as e:
+        never.elapsed(other)
+    assert str(e.value)  # the runtime's message, not empty
+    s = stream.create()
+    a, b = event.create(timing=False), event.create(timing=False)
+    a.record(s)
+    b.record(s)
+    s.synchronize()
+    with pytest.raises(tessera.FailedPreconditionError):
+        a.elapsed(b)
+
+
+def test_destroyed_stream_is_an_invalid_handle():
+    s = stream.create()
+    s.destroy()
+    with pytest.raises(tessera.InvalidHandleError):
+        s.synchronize()
+    with pytest.raises(tessera.Error):
+        stream.default().destroy()  # the default stream cannot be destroyed
+
+
+def test_sync_copy_roundtrip_pageable(rng):
+    a = rng.standard_normal((33, 17)).astype(np.float32)
+    d = tessera.asarray(a)
+    back = np.empty_like(a)
+    memcpy(back, d)
+    np.testing.assert_array_equal(back, a)
