@@ -8,6 +8,7 @@
 #include "log.hpp"
 #include "plugin_discovery.hpp"
 #include "plugin_options.hpp"
+#include "plugin_probe.hpp"
 
 namespace tessera::detail {
 
@@ -143,7 +144,7 @@ StatusOr<std::vector<std::pair<TsDevice*, DeviceInfo>>> ListDevices(
 StatusOr<OpenedBackend> OpenBackend(PluginCandidate* candidate,
                                     const RuntimeOptions& options) {
   OpenedBackend backend;
-  auto lib = PluginLibrary::Load(candidate);
+  auto lib = PluginLibrary::Load(candidate, options);
   if (!lib.ok()) return lib.status();
   backend.plugin = *lib;
   auto resolved = ResolveClientOptions(*candidate, backend.plugin->takes_options(), options);
@@ -165,6 +166,7 @@ StatusOr<OpenedBackend> OpenBackend(PluginCandidate* candidate,
     // An older plugin checks struct_size against its own, smaller, struct.
     create.struct_size = TS_CLIENT_CREATE_ARGS_MIN_STRUCT_SIZE;
   }
+  NoteProbeStep(ProbeStep::kClientCreate);
   Status st = TESSERA_PLUGIN_CALL(*backend.plugin, Client_Create, create);
   if (!st.ok() && st.code() == StatusCode::kInvalidArgument && !resolved->empty())
     st.Annotate("with " + DescribeResolved(*resolved));
@@ -176,6 +178,7 @@ StatusOr<OpenedBackend> OpenBackend(PluginCandidate* candidate,
     return st.Annotate("backend '" + candidate->name + "' is not available");
   }
   backend.client = create.client;
+  NoteProbeStep(ProbeStep::kDevices);
   auto devices = ListDevices(*backend.plugin, backend.client);
   if (!devices.ok()) {
     candidate->state = PluginState::kUnavailable;
@@ -198,6 +201,7 @@ StatusOr<OpenedBackend> OpenBackend(PluginCandidate* candidate,
 
 void CloseBackend(OpenedBackend* backend) {
   if (backend->client && backend->plugin) {
+    NoteProbeStep(ProbeStep::kClientDestroy);
     auto args = MakeArgs<TsClient_Destroy_Args>();
     args.client = backend->client;
     Status st = TESSERA_PLUGIN_CALL(*backend->plugin, Client_Destroy, args);
@@ -257,6 +261,10 @@ StatusOr<Selection> SelectBackend(const RuntimeOptions& options) {
   if (requested.empty()) {
     // Automatic: the first vendor plugin with a hardware accelerator, else
     // the CPU plugin.  Software devices (lavapipe) are used only when named.
+    // Their probes run at once; each is then opened in turn.
+    std::vector<const PluginCandidate*> vendors;
+    for (const char* name : {"cuda", "hip", "level_zero", "vulkan"}) vendors.push_back(find(name));
+    ProbePluginFiles(vendors, options);
     for (const char* name : {"cuda", "hip", "level_zero", "vulkan"}) {
       PluginCandidate* c = find(name);
       if (!c) {
@@ -311,6 +319,9 @@ StatusOr<Selection> SelectBackend(const RuntimeOptions& options) {
     return Status(StatusCode::kNotFound, message);
   }
 
+  std::vector<const PluginCandidate*> named;
+  for (const std::string& name : requested) named.push_back(find(name));
+  ProbePluginFiles(named, options);
   std::vector<std::string> reasons;
   for (const std::string& name : requested) {
     PluginCandidate* c = find(name);

@@ -7,6 +7,7 @@
 #include "log.hpp"
 #include "plugin_discovery.hpp"
 #include "plugin_options.hpp"
+#include "plugin_probe.hpp"
 #include "runtime_impl.hpp"
 
 namespace tessera {
@@ -84,6 +85,13 @@ StatusOr<CompileOutput> CopyOutput(const std::string& plugin, const TsCompiler_C
   return out;
 }
 
+// Every plugin may be opened: their isolation probes run at once.
+void ProbeAtOnce(const std::vector<PluginCandidate>& candidates, const RuntimeOptions& options) {
+  std::vector<const PluginCandidate*> all;
+  for (const PluginCandidate& c : candidates) all.push_back(&c);
+  detail::ProbePluginFiles(all, options);
+}
+
 std::string DescribeTargets(const std::vector<CompileTargetInfo>& targets) {
   std::string out;
   for (const CompileTargetInfo& t : targets)
@@ -96,9 +104,11 @@ std::string DescribeTargets(const std::vector<CompileTargetInfo>& targets) {
 StatusOr<Compiler> Compiler::ForTarget(const std::string& target, const RuntimeOptions& options) {
   const std::string name = TargetName(target);
   std::vector<CompileTargetInfo> seen;
-  for (PluginCandidate& c : detail::DiscoverPlugins(options)) {
+  std::vector<PluginCandidate> candidates = detail::DiscoverPlugins(options);
+  ProbeAtOnce(candidates, options);
+  for (PluginCandidate& c : candidates) {
     if (c.state == PluginState::kShadowed) continue;
-    auto lib = detail::PluginLibrary::Load(&c);
+    auto lib = detail::PluginLibrary::Load(&c, options);
     if (!lib.ok()) continue;
     for (const CompileTargetInfo& t : c.compile_targets) {
       seen.push_back(t);
@@ -132,9 +142,11 @@ StatusOr<Compiler> Compiler::ForDevice(const Device& device) {
 
 std::vector<CompileTargetInfo> Compiler::ListTargets(const RuntimeOptions& options) {
   std::vector<CompileTargetInfo> out;
-  for (PluginCandidate& c : detail::DiscoverPlugins(options)) {
+  std::vector<PluginCandidate> candidates = detail::DiscoverPlugins(options);
+  ProbeAtOnce(candidates, options);
+  for (PluginCandidate& c : candidates) {
     if (c.state == PluginState::kShadowed) continue;
-    if (!detail::PluginLibrary::Load(&c).ok()) continue;
+    if (!detail::PluginLibrary::Load(&c, options).ok()) continue;
     out.insert(out.end(), c.compile_targets.begin(), c.compile_targets.end());
   }
   return out;

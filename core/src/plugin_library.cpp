@@ -5,6 +5,7 @@
 
 #include "log.hpp"
 #include "plugin_options.hpp"
+#include "plugin_probe.hpp"
 #include "static_plugins.hpp"
 
 namespace tessera::detail {
@@ -39,8 +40,12 @@ constexpr RequiredEntry kRequired[] = {
 
 }  // namespace
 
+PluginLibrary::~PluginLibrary() {
+  if (library_.is_loaded()) NoteProbeStep(ProbeStep::kUnload);
+}
+
 StatusOr<std::shared_ptr<PluginLibrary>> PluginLibrary::Load(
-    PluginCandidate* candidate) {
+    PluginCandidate* candidate, const RuntimeOptions& options) {
   std::shared_ptr<PluginLibrary> lib(new PluginLibrary());
   lib->name_ = candidate->name;
   lib->path_ = candidate->path;
@@ -53,6 +58,13 @@ StatusOr<std::shared_ptr<PluginLibrary>> PluginLibrary::Load(
                     "no plugin named '" + candidate->name + "' is registered in this program");
     api = get_api();
   } else {
+    std::string not_a_file = NotAPluginFileReason(candidate->path);
+    if (!not_a_file.empty())
+      return Reject(candidate, PluginState::kRejected, StatusCode::kNotFound, not_a_file);
+    ProbeVerdict verdict = ProbePluginFile(*candidate, options);
+    if (!verdict.survived)
+      return Reject(candidate, PluginState::kRejected, StatusCode::kInternal, verdict.reason);
+    NoteProbeStep(ProbeStep::kLoad);
     // Boost.DLL reports failures as exceptions carrying the dlerror text; the
     // text is what the user needs ("invalid ELF header", "undefined symbol").
     try {
@@ -72,6 +84,7 @@ StatusOr<std::shared_ptr<PluginLibrary>> PluginLibrary::Load(
                         TESSERA_PLUGIN_ENTRY_POINT +
                         "' (declare it with TESSERA_PLUGIN_EXPORT, extern \"C\")");
     }
+    NoteProbeStep(ProbeStep::kEntryPoint);
     try {
       auto& entry =
           lib->library_.get<const TsPluginApi*()>(TESSERA_PLUGIN_ENTRY_POINT);
@@ -127,6 +140,7 @@ StatusOr<std::shared_ptr<PluginLibrary>> PluginLibrary::Load(
     }
   }
 
+  NoteProbeStep(ProbeStep::kGetInfo);
   auto info = MakeArgs<TsPlugin_GetInfo_Args>();
   Status st = lib->ToStatus(lib->table_.Plugin_GetInfo(&info));
   if (!st.ok()) {

@@ -30,11 +30,17 @@ class PluginLibrary {
  public:
   // Opens `path` (or the statically registered plugin of the candidate's
   // name when path == kEmbeddedPath, see RegisterStaticPlugin),
-  // calls its entry point and checks the table.  On failure fills
-  // candidate->state/reason and returns the error.  On success fills the
-  // candidate's ABI version, vendor and plugin version.
+  // calls its entry point and checks the table.  A file is first probed in
+  // a child process with `options` (plugin_probe.hpp): one whose probe
+  // crashed, hung or exited is never mapped into this process.  On failure
+  // fills candidate->state/reason and returns the error.  On success fills
+  // the candidate's ABI version, vendor and plugin version.
   static StatusOr<std::shared_ptr<PluginLibrary>> Load(
-      PluginCandidate* candidate);
+      PluginCandidate* candidate, const RuntimeOptions& options);
+  ~PluginLibrary();
+  PluginLibrary(const PluginLibrary&) = delete;
+  PluginLibrary& operator=(const PluginLibrary&) = delete;
+
 
   const std::string& name() const { return name_; }
   const std::string& path() const { return path_; }

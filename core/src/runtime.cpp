@@ -8,6 +8,7 @@
 #include "backend_selection.hpp"
 #include "log.hpp"
 #include "plugin_discovery.hpp"
+#include "plugin_probe.hpp"
 #include "runtime_impl.hpp"
 
 namespace fs = std::filesystem;
@@ -144,7 +145,11 @@ StatusOr<Runtime> Runtime::Create(const RuntimeOptions& options) {
 std::vector<Runtime::ProbeResult> Runtime::ProbeAll(
     const RuntimeOptions& options) {
   std::vector<ProbeResult> results;
-  for (PluginCandidate& c : detail::DiscoverPlugins(options)) {
+  std::vector<PluginCandidate> candidates = detail::DiscoverPlugins(options);
+  std::vector<const PluginCandidate*> all;
+  for (const PluginCandidate& c : candidates) all.push_back(&c);
+  detail::ProbePluginFiles(all, options);
+  for (PluginCandidate& c : candidates) {
     ProbeResult result;
     if (c.state != PluginState::kShadowed) {
       auto opened = detail::OpenBackend(&c, options);

@@ -215,7 +215,9 @@ int Usage(const char* argv0) {
                "Environment: TESSERA_PLUGIN_PATH, TESSERA_BACKEND (which one "
                "is selected), TESSERA_VISIBLE_DEVICES (which devices programs "
                "see: every device is listed, the others marked hidden), "
-               "TESSERA_<PLUGIN>_<OPTION> (plugin options), TESSERA_LOG=debug.\n"
+               "TESSERA_<PLUGIN>_<OPTION> (plugin options), TESSERA_LOG=debug, "
+               "TESSERA_PLUGIN_ISOLATION=off (load plugin files without probing them "
+               "in a child process first), TESSERA_PLUGIN_PROBE_TIMEOUT (seconds).\n"
                "Exit status: 0 when a backend can be selected, 1 when none can.\n",
                argv0);
   return 2;

@@ -155,6 +155,14 @@ struct RuntimeOptions {
   // user set TESSERA_CPU_DEVICES), and dropped for plugins that take no
   // options.
   std::map<std::string, std::vector<OptionValue>> plugin_option_defaults;
+  // Isolation (docs/runtime.md): each plugin file is first opened in a probe
+  // process, so a plugin that crashes, aborts, exits or hangs is reported
+  // instead of taking this process down.  false loads plugin files directly
+  // (as does TESSERA_PLUGIN_ISOLATION=off with read_environment).
+  bool isolate_plugins = true;
+  // Seconds a probe may take before its plugin counts as hanging; 0:
+  // TESSERA_PLUGIN_PROBE_TIMEOUT (with read_environment), else 20.
+  double plugin_probe_timeout = 0;
 };
 
 // Properties of a device, copied out of TsDeviceProperties.

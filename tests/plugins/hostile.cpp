@@ -1,0 +1,129 @@
+// Test plugins for isolation (test_isolation.cpp,
+// tools/tessera-info/check_hostile.py): one source, built once per
+// misbehaviour with -DHOSTILE_<MODE>.  Each is a minimal plugin that works
+// except for the one thing it does wrong:
+//   CRASH_CREATE   Client_Create dies of SIGSEGV
+//   ABORT_CTOR     a library constructor calls abort() (dlopen never returns)
+//   EXIT_CREATE    Client_Create calls exit(0), which looks like success
+//   HANG_CREATE    Client_Create never returns
+//   CRASH_ENTRY    the entry point itself dies of SIGSEGV
+// Each says what it is about to do on stderr first: the reports must carry
+// a plugin's last words.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "tessera/plugin.h"
+
+struct TsError {
+  TsErrorCode code;
+  std::string message;
+};
+struct TsClient {
+  int unused;
+};
+struct TsDevice {
+  int unused;
+};
+
+namespace {
+
+TsClient g_client;
+TsDevice g_device;
+TsDevice* g_devices[1] = {&g_device};
+
+void Say(const char* what) {
+  std::fprintf(stderr, "hostile plugin: %s\n", what);
+  std::fflush(stderr);
+}
+
+#ifdef HOSTILE_ABORT_CTOR
+__attribute__((constructor)) void AbortWhileLoading() {
+  Say("aborting in a library constructor");
+  std::abort();
+}
+#endif
+
+TsError* ErrorDestroy(TsError_Destroy_Args* args) {
+  delete args->error;
+  return nullptr;
+}
+TsError* ErrorMessage(TsError_Message_Args* args) {
+  args->message = args->error->message.c_str();
+  args->message_size = args->error->message.size();
+  return nullptr;
+}
+TsError* ErrorGetCode(TsError_GetCode_Args* args) {
+  args->code = args->error->code;
+  return nullptr;
+}
+TsError* PluginGetInfo(TsPlugin_GetInfo_Args* args) {
+  args->name = "hostile";
+  args->vendor = "Tessera test suite";
+  args->plugin_version = "0.0-hostile";
+  return nullptr;
+}
+
+TsError* ClientCreate(TsClient_Create_Args* args) {
+#if defined(HOSTILE_CRASH_CREATE)
+  Say("crashing in Client_Create");
+  ::raise(SIGSEGV);
+#elif defined(HOSTILE_EXIT_CREATE)
+  Say("calling exit(0) in Client_Create");
+  std::exit(0);
+#elif defined(HOSTILE_HANG_CREATE)
+  Say("hanging in Client_Create");
+  for (;;) ::pause();
+#endif
+  args->client = &g_client;
+  return nullptr;
+}
+TsError* ClientDestroy(TsClient_Destroy_Args*) { return nullptr; }
+TsError* ClientGetDevices(TsClient_GetDevices_Args* args) {
+  args->devices = g_devices;
+  args->num_devices = 1;
+  return nullptr;
+}
+TsError* DeviceGetProperties(TsDevice_GetProperties_Args* args) {
+  if (args->device != &g_device)
+    return new (std::nothrow) TsError{TS_ERROR_INVALID_HANDLE, "hostile: not my device"};
+  TsDeviceProperties* p = args->properties;
+  std::strcpy(p->name, "hostile device");
+  std::strcpy(p->vendor, "Tessera test suite");
+  p->type = TS_DEVICE_TYPE_CPU;
+  p->buffer_kinds = 1u << TS_BUFFER_DEVICE;
+  return nullptr;
+}
+
+TsPluginApi MakeTable() {
+  TsPluginApi api{};
+  api.struct_size = TS_PLUGIN_API_STRUCT_SIZE;
+  api.abi_version.major = TESSERA_ABI_VERSION_MAJOR;
+  api.abi_version.minor = TESSERA_ABI_VERSION_MINOR;
+  api.Error_Destroy = ErrorDestroy;
+  api.Error_Message = ErrorMessage;
+  api.Error_GetCode = ErrorGetCode;
+  api.Plugin_GetInfo = PluginGetInfo;
+  api.Client_Create = ClientCreate;
+  api.Client_Destroy = ClientDestroy;
+  api.Client_GetDevices = ClientGetDevices;
+  api.Device_GetProperties = DeviceGetProperties;
+  return api;
+}
+const TsPluginApi kApi = MakeTable();
+
+}  // namespace
+
+extern "C" TESSERA_PLUGIN_EXPORT const TsPluginApi* tessera_plugin_get_api(void) {
+#ifdef HOSTILE_CRASH_ENTRY
+  Say("crashing in the entry point");
+  ::raise(SIGSEGV);
+#endif
+  return &kApi;
+}
