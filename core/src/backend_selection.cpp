@@ -118,13 +118,27 @@ size_t EditDistance(const std::string& a, const std::string& b) {
   return d[n][m];
 }
 
+// More than any machine has; a bound on what Client_GetDevices may claim.
+constexpr size_t kMaxDevices = 4096;
+
 StatusOr<std::vector<std::pair<TsDevice*, DeviceInfo>>> ListDevices(
     const PluginLibrary& lib, TsClient* client) {
   auto args = MakeArgs<TsClient_GetDevices_Args>();
   args.client = client;
   TESSERA_RETURN_IF_ERROR(TESSERA_PLUGIN_CALL(lib, Client_GetDevices, args));
+  // The answer is checked before it is read: a count past any real machine
+  // (the array would be read past its end), or a count without an array.
+  if (args.num_devices > kMaxDevices)
+    return lib.BadAnswer("Client_GetDevices", std::to_string(args.num_devices) +
+                                                  " devices, more than the " +
+                                                  std::to_string(kMaxDevices) + " a client may have");
+  if (args.num_devices > 0 && args.devices == nullptr)
+    return lib.BadAnswer("Client_GetDevices",
+                         std::to_string(args.num_devices) + " devices without a device array");
   std::vector<std::pair<TsDevice*, DeviceInfo>> out;
   for (size_t i = 0; i < args.num_devices; ++i) {
+    if (args.devices[i] == nullptr)
+      return lib.BadAnswer("Client_GetDevices", "a null device at index " + std::to_string(i));
     TsDeviceProperties props{};
     props.struct_size = sizeof(props);
     auto pargs = MakeArgs<TsDevice_GetProperties_Args>();
@@ -167,7 +181,7 @@ StatusOr<OpenedBackend> OpenBackend(PluginCandidate* candidate,
     create.struct_size = TS_CLIENT_CREATE_ARGS_MIN_STRUCT_SIZE;
   }
   NoteProbeStep(ProbeStep::kClientCreate);
-  Status st = TESSERA_PLUGIN_CALL(*backend.plugin, Client_Create, create);
+  Status st = TESSERA_PLUGIN_CALL_OUT(*backend.plugin, Client_Create, create, client);
   if (!st.ok() && st.code() == StatusCode::kInvalidArgument && !resolved->empty())
     st.Annotate("with " + DescribeResolved(*resolved));
   if (!st.ok()) {

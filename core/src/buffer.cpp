@@ -76,9 +76,9 @@ StatusOr<TsHintResult> advise(const Buffer& buffer, TsAdvice advice,
   args.size = size;
   args.advice = advice;
   args.device = device ? device->raw() : nullptr;
-  TESSERA_RETURN_IF_ERROR(
-      TESSERA_PLUGIN_CALL(buffer.impl()->device.impl()->lib(), Buffer_Advise, args));
-  return args.result;
+  const detail::PluginLibrary& lib = buffer.impl()->device.impl()->lib();
+  TESSERA_RETURN_IF_ERROR(TESSERA_PLUGIN_CALL(lib, Buffer_Advise, args));
+  return detail::CheckHintResult(lib, "Buffer_Advise", args.result);
 }
 
 }  // namespace tessera

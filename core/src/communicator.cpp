@@ -135,7 +135,7 @@ StatusOr<Communicator> Runtime::create_communicator(
   args.client = impl_->client;
   args.devices = raw.data();
   args.num_devices = raw.size();
-  Status st = TESSERA_PLUGIN_CALL(impl_->lib(), Communicator_Create, args);
+  Status st = TESSERA_PLUGIN_CALL_OUT(impl_->lib(), Communicator_Create, args, communicator);
   if (!st.ok()) return st.Annotate("create_communicator");
   auto comm = std::make_shared<detail::CommunicatorImpl>();
   comm->runtime = impl_;

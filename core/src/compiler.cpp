@@ -34,14 +34,13 @@ constexpr size_t kMaxLog = 1 << 20;
 
 std::string TargetName(const std::string& target) { return target.substr(0, target.find(':')); }
 
-Status BadAnswer(const std::string& plugin, const std::string& what) {
-  return Status(StatusCode::kInternal,
-                "plugin '" + plugin + "': Compiler_Compile returned " + what +
-                    ": the plugin is broken (its answer is not used)");
-}
-
 // Copies what the plugin returned, checking each field.
-StatusOr<CompileOutput> CopyOutput(const std::string& plugin, const TsCompiler_Compile_Args& a) {
+StatusOr<CompileOutput> CopyOutput(const detail::PluginLibrary& lib,
+                                   const TsCompiler_Compile_Args& a) {
+  auto BadAnswer = [&lib](const std::string&, const std::string& what) {
+    return lib.BadAnswer("Compiler_Compile", what);
+  };
+  const std::string& plugin = lib.name();
   CompileOutput out;
   out.plugin = plugin;
   if (a.compilation == nullptr) return BadAnswer(plugin, "success without a compilation");
@@ -196,7 +195,7 @@ StatusOr<CompileOutput> Compiler::Compile(const CompileRequest& request, const D
   args.device = device && device->valid() ? device->raw() : nullptr;
   Status st = TESSERA_PLUGIN_CALL(lib, Compiler_Compile, args);
   if (!st.ok()) return st;
-  auto out = CopyOutput(lib.name(), args);
+  auto out = CopyOutput(lib, args);
   auto destroy = MakeArgs<TsCompilation_Destroy_Args>();
   destroy.compilation = args.compilation;
   if (args.compilation) {

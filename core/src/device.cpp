@@ -31,7 +31,7 @@ StatusOr<Buffer> Device::allocate(uint64_t size, TsBufferKind kind) const {
   args.device = impl_->raw;
   args.size = size;
   args.kind = kind;
-  Status st = TESSERA_PLUGIN_CALL(impl_->lib(), Buffer_Allocate, args);
+  Status st = TESSERA_PLUGIN_CALL_OUT(impl_->lib(), Buffer_Allocate, args, buffer);
   if (!st.ok())
     return st.Annotate("allocating " + FormatBytes(size) + " of " +
                        BufferKindName(kind) + " memory on " +
@@ -55,7 +55,7 @@ StatusOr<Stream> Device::create_stream(const StreamOptions& options) const {
   args.priority = options.priority;
   args.weight = options.weight == 0 ? 1 : options.weight;
   args.flags = options.non_blocking ? TS_STREAM_NON_BLOCKING : 0;
-  Status st = TESSERA_PLUGIN_CALL(impl_->lib(), Stream_Create, args);
+  Status st = TESSERA_PLUGIN_CALL_OUT(impl_->lib(), Stream_Create, args, stream);
   if (!st.ok()) return st.Annotate("creating a stream on " + impl_->Describe());
   auto stream = std::make_shared<detail::StreamImpl>();
   stream->device = *this;
@@ -83,7 +83,7 @@ StatusOr<Event> Device::create_event(uint32_t flags) const {
   auto args = MakeArgs<TsEvent_Create_Args>();
   args.device = impl_->raw;
   args.flags = flags;
-  Status st = TESSERA_PLUGIN_CALL(impl_->lib(), Event_Create, args);
+  Status st = TESSERA_PLUGIN_CALL_OUT(impl_->lib(), Event_Create, args, event);
   if (!st.ok()) return st.Annotate("creating an event on " + impl_->Describe());
   auto event = std::make_shared<detail::EventImpl>();
   event->device = *this;
@@ -121,7 +121,7 @@ StatusOr<Executable> LoadExecutable(const Device& device,
   args.data = data;
   args.size = size;
   args.path = path.empty() ? nullptr : path.c_str();
-  Status st = TESSERA_PLUGIN_CALL(device.impl()->lib(), Executable_Load, args);
+  Status st = TESSERA_PLUGIN_CALL_OUT(device.impl()->lib(), Executable_Load, args, executable);
   std::string origin = path.empty() ? "<memory image>" : path;
   if (!st.ok()) return st.Annotate("loading executable " + origin);
   impl->device = device;

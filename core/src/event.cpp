@@ -73,8 +73,11 @@ StatusOr<double> Event::elapsed_ms(const Event& start, const Event& end) {
   auto args = MakeArgs<TsEvent_ElapsedTime_Args>();
   args.start = start.raw();
   args.end = end.raw();
-  TESSERA_RETURN_IF_ERROR(TESSERA_PLUGIN_CALL(
-      start.impl()->device.impl()->lib(), Event_ElapsedTime, args));
+  const detail::PluginLibrary& lib = start.impl()->device.impl()->lib();
+  TESSERA_RETURN_IF_ERROR(TESSERA_PLUGIN_CALL(lib, Event_ElapsedTime, args));
+  // NaN fails both comparisons.
+  if (!(args.milliseconds >= 0 && args.milliseconds < 1e15))
+    return lib.BadAnswer("Event_ElapsedTime", std::to_string(args.milliseconds) + " ms");
   return args.milliseconds;
 }
 

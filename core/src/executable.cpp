@@ -31,8 +31,8 @@ StatusOr<Kernel> Executable::kernel(const std::string& name) const {
   auto args = MakeArgs<TsExecutable_GetKernel_Args>();
   args.executable = impl_->raw;
   args.name = name.c_str();
-  Status st = TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(),
-                                  Executable_GetKernel, args);
+  Status st = TESSERA_PLUGIN_CALL_OUT(impl_->device.impl()->lib(),
+                                      Executable_GetKernel, args, kernel);
   if (!st.ok()) return st;
   Kernel kernel;
   kernel.exe_ = impl_;

@@ -62,8 +62,8 @@ StatusOr<GraphExec> Graph::instantiate() const {
   TESSERA_CHECK_HANDLE(impl_, "Graph");
   auto args = MakeArgs<TsGraph_Instantiate_Args>();
   args.graph = impl_->raw;
-  TESSERA_RETURN_IF_ERROR(TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(),
-                                              Graph_Instantiate, args));
+  TESSERA_RETURN_IF_ERROR(TESSERA_PLUGIN_CALL_OUT(impl_->device.impl()->lib(),
+                                                  Graph_Instantiate, args, exec));
   auto exec = std::make_shared<detail::GraphExecImpl>();
   exec->device = impl_->device;
   exec->raw = args.exec;

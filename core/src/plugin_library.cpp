@@ -142,7 +142,7 @@ StatusOr<std::shared_ptr<PluginLibrary>> PluginLibrary::Load(
 
   NoteProbeStep(ProbeStep::kGetInfo);
   auto info = MakeArgs<TsPlugin_GetInfo_Args>();
-  Status st = lib->ToStatus(lib->table_.Plugin_GetInfo(&info));
+  Status st = lib->ToStatus(lib->table_.Plugin_GetInfo(&info), "Plugin_GetInfo");
   if (!st.ok()) {
     return Reject(candidate, PluginState::kRejected, st.code(),
                   "Plugin_GetInfo failed: " + st.message());
@@ -164,45 +164,71 @@ StatusOr<std::shared_ptr<PluginLibrary>> PluginLibrary::Load(
   return lib;
 }
 
-Status PluginLibrary::ToStatus(TsError* error) const {
+Status PluginLibrary::ToStatus(TsError* error, const char* entry) const {
   if (error == nullptr) return Status::Ok();
   auto code_args = MakeArgs<TsError_GetCode_Args>();
   code_args.error = error;
   auto message_args = MakeArgs<TsError_Message_Args>();
   message_args.error = error;
-  StatusCode code = StatusCode::kUnknown;
-  std::string message;
   // Error_* must not fail; if they do, say so rather than losing the error.
-  // A plugin's answer is checked: an error object whose code is not an
-  // error (0, or out of range) is still an error; the message is read up to
-  // its NUL within a bound, whatever message_size claims.
-  std::string note;
-  if (table_.Error_GetCode(&code_args) == nullptr) {
+  // Their own error objects are destroyed unread (reading them could fail
+  // the same way).
+  auto discard = [&](TsError* inner) {
+    if (inner == nullptr || inner == error) return;
+    auto destroy = MakeArgs<TsError_Destroy_Args>();
+    destroy.error = inner;
+    table_.Error_Destroy(&destroy);
+  };
+  std::string broken;  // why the error object itself is not a valid error
+  StatusCode code = StatusCode::kInternal;
+  if (TsError* inner = table_.Error_GetCode(&code_args)) {
+    discard(inner);
+    broken = "whose Error_GetCode failed";
+  } else {
     int raw = static_cast<int>(code_args.code);
     if (raw >= TS_ERROR_CANCELLED && raw <= TS_ERROR_ABI_MISMATCH)
       code = static_cast<StatusCode>(raw);
     else
-      note = " (the plugin gave error code " + std::to_string(raw) + ", which is not an error code)";
+      broken = "whose code is " + std::to_string(raw) +
+               (raw == 0 ? " (success), not an error code" : ", not an error code");
   }
-  if (table_.Error_Message(&message_args) == nullptr && message_args.message) {
+  std::string message;
+  if (TsError* inner = table_.Error_Message(&message_args)) {
+    discard(inner);
+    message = "(the plugin's Error_Message failed)";
+  } else if (message_args.message == nullptr) {
+    message = "(the plugin returned an error without a message)";
+  } else {
+    // Read up to the NUL within a bound, whatever message_size claims.
     constexpr size_t kMaxMessage = 64 * 1024;
     size_t limit = message_args.message_size < kMaxMessage ? message_args.message_size : kMaxMessage;
     message = BoundedString(message_args.message, limit);
-  } else {
-    message = "(the plugin returned an error without a readable message)";
   }
-  message += note;
   auto destroy_args = MakeArgs<TsError_Destroy_Args>();
   destroy_args.error = error;
   table_.Error_Destroy(&destroy_args);
+  if (!broken.empty()) {
+    // A failure all the same: the call returned an error object.  INTERNAL,
+    // and the plugin is named, since the fault is its own.
+    return Status(StatusCode::kInternal,
+                  "plugin '" + name_ + "' (" + path_ + "): " + (entry ? entry : "a call") +
+                      " returned an error object " + broken +
+                      " (the plugin is broken); its message: " + message);
+  }
   return Status(code, std::move(message));
+}
+
+Status PluginLibrary::BadAnswer(const char* entry, const std::string& what) const {
+  return Status(StatusCode::kInternal, "plugin '" + name_ + "' (" + path_ + "): " + entry +
+                                           " returned " + what +
+                                           ": the plugin is broken (its answer is not used)");
 }
 
 std::vector<CompileTargetInfo> PluginLibrary::ReadCompileTargets() const {
   std::vector<CompileTargetInfo> out;
   if (table_.Compiler_GetTargets == nullptr) return out;
   auto args = MakeArgs<TsCompiler_GetTargets_Args>();
-  Status st = ToStatus(table_.Compiler_GetTargets(&args));
+  Status st = ToStatus(table_.Compiler_GetTargets(&args), "Compiler_GetTargets");
   if (!st.ok()) {
     TESSERA_LOG(kDebug, "plugin " + name_ + ": Compiler_GetTargets failed: " + st.ToString());
     return out;

@@ -41,7 +41,6 @@ class PluginLibrary {
   PluginLibrary(const PluginLibrary&) = delete;
   PluginLibrary& operator=(const PluginLibrary&) = delete;
 
-
   const std::string& name() const { return name_; }
   const std::string& path() const { return path_; }
   TsAbiVersion version() const { return version_; }
@@ -55,10 +54,17 @@ class PluginLibrary {
   // What Compiler_GetTargets says (checked and copied); empty without it.
   std::vector<CompileTargetInfo> ReadCompileTargets() const;
 
-  // Turns a plugin error into a Status and destroys the error.
-  Status ToStatus(TsError* error) const;
+  // Turns a plugin error into a Status and destroys the error.  The error
+  // object is checked, not trusted: a code that is no error (0: success, or
+  // out of range) becomes INTERNAL naming the plugin, its file and `entry`;
+  // the message is read within a bound whatever message_size claims.
+  Status ToStatus(TsError* error, const char* entry = nullptr) const;
   // The status for an entry point this plugin does not provide.
   Status Missing(const char* entry) const;
+  // The status for an answer that breaks the ABI (a null out-pointer on
+  // success, a count past its bound, ...): INTERNAL, naming the plugin, its
+  // file and the entry point.  The answer is not used.
+  Status BadAnswer(const char* entry, const std::string& what) const;
 
  private:
   PluginLibrary() = default;
@@ -70,6 +76,15 @@ class PluginLibrary {
   TsAbiVersion version_{};
   bool takes_options_ = false;
 };
+
+// A hint's result (Buffer_Advise, Buffer_Prefetch) that is one of the enum's
+// values; anything else is the plugin's BadAnswer.
+inline StatusOr<TsHintResult> CheckHintResult(const PluginLibrary& lib, const char* entry,
+                                              TsHintResult result) {
+  if (result == TS_HINT_IGNORED || result == TS_HINT_EMULATED || result == TS_HINT_APPLIED)
+    return result;
+  return lib.BadAnswer(entry, "the hint result " + std::to_string(static_cast<int>(result)));
+}
 
 // A zero-initialised Args struct with struct_size set.
 template <typename Args>
@@ -83,8 +98,20 @@ inline Args MakeArgs() {
 
 // Calls entry point `Entry` of `lib` with `args` (an lvalue Args struct) and
 // returns a Status; a missing entry returns UNSUPPORTED without calling.
-#define TESSERA_PLUGIN_CALL(lib, Entry, args)                      \
-  ((lib).table().Entry ? (lib).ToStatus((lib).table().Entry(&(args))) \
+#define TESSERA_PLUGIN_CALL(lib, Entry, args)                              \
+  ((lib).table().Entry ? (lib).ToStatus((lib).table().Entry(&(args)), #Entry) \
                        : (lib).Missing(#Entry))
+
+// TESSERA_PLUGIN_CALL for an entry point whose success promises a non-null
+// out-pointer `field` of `args` (a created object): success with a null one
+// is the plugin's error (BadAnswer), not a null handle passed on.
+#define TESSERA_PLUGIN_CALL_OUT(lib, Entry, args, field)                         \
+  ([&]() -> ::tessera::Status {                                                  \
+    ::tessera::Status _status = TESSERA_PLUGIN_CALL(lib, Entry, args);           \
+    if (_status.ok() && (args).field == nullptr)                                 \
+      return (lib).BadAnswer(#Entry, "success without setting its out-pointer '" \
+                                     #field "'");                                \
+    return _status;                                                              \
+  }())
 
 #endif  // TESSERA_CORE_PLUGIN_LIBRARY_HPP_

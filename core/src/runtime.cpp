@@ -88,8 +88,15 @@ Status RuntimeImpl::InitDevices(const std::string& visible,
     // that need one report UNSUPPORTED.
     auto ds = MakeArgs<TsDevice_GetDefaultStream_Args>();
     ds.device = raw;
-    if (TESSERA_PLUGIN_CALL(*plugin, Device_GetDefaultStream, ds).ok())
+    // Optional (without it a device has no default stream), but a plugin
+    // that provides it must answer with a stream.
+    if (plugin->table().Device_GetDefaultStream &&
+        TESSERA_PLUGIN_CALL(*plugin, Device_GetDefaultStream, ds).ok()) {
+      if (ds.stream == nullptr)
+        return plugin->BadAnswer("Device_GetDefaultStream",
+                                 "success without setting its out-pointer 'stream'");
       device->default_stream = ds.stream;
+    }
     owned_devices.push_back(std::move(device));
   }
   std::vector<uint32_t> keep;
@@ -225,7 +232,7 @@ StatusOr<void*> Runtime::pinned_malloc(size_t size) const {
   auto args = MakeArgs<TsHost_Allocate_Args>();
   args.client = impl_->client;
   args.size = size;
-  Status st = TESSERA_PLUGIN_CALL(impl_->lib(), Host_Allocate, args);
+  Status st = TESSERA_PLUGIN_CALL_OUT(impl_->lib(), Host_Allocate, args, pointer);
   if (!st.ok()) return st.Annotate("pinned_malloc(" + FormatBytes(size) + ")");
   impl_->pinned.Add(args.pointer, size, detail::PinnedRegistry::Origin::kPinnedMalloc);
   return args.pointer;

@@ -186,8 +186,8 @@ StatusOr<Graph> Stream::end_capture() const {
   TESSERA_CHECK_HANDLE(impl_, "Stream");
   auto args = MakeArgs<TsStream_EndCapture_Args>();
   args.stream = impl_->raw;
-  TESSERA_RETURN_IF_ERROR(TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(),
-                                              Stream_EndCapture, args));
+  TESSERA_RETURN_IF_ERROR(TESSERA_PLUGIN_CALL_OUT(impl_->device.impl()->lib(),
+                                                  Stream_EndCapture, args, graph));
   auto graph = std::make_shared<detail::GraphImpl>();
   graph->device = impl_->device;
   graph->raw = args.graph;
@@ -215,9 +215,9 @@ StatusOr<TsHintResult> Stream::prefetch(const Buffer& buffer,
   args.size = size;
   args.target = target ? target->raw() : nullptr;
   args.stream = impl_->raw;
-  TESSERA_RETURN_IF_ERROR(TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(),
-                                              Buffer_Prefetch, args));
-  return args.result;
+  const detail::PluginLibrary& lib = impl_->device.impl()->lib();
+  TESSERA_RETURN_IF_ERROR(TESSERA_PLUGIN_CALL(lib, Buffer_Prefetch, args));
+  return detail::CheckHintResult(lib, "Buffer_Prefetch", args.result);
 }
 
 Status Stream::destroy() {

@@ -1,4 +1,4 @@
-// Test plugins for isolation (test_isolation.cpp,
+// Test plugins for isolation and the defensive core (test_isolation.cpp,
 // tools/tessera-info/check_hostile.py): one source, built once per
 // misbehaviour with -DHOSTILE_<MODE>.  Each is a minimal plugin that works
 // except for the one thing it does wrong:
@@ -7,6 +7,11 @@
 //   EXIT_CREATE    Client_Create calls exit(0), which looks like success
 //   HANG_CREATE    Client_Create never returns
 //   CRASH_ENTRY    the entry point itself dies of SIGSEGV
+//   LYING_DEVICES  Client_GetDevices claims 2^40 devices in a 1-entry array
+//   NULL_DEVICES   Client_GetDevices claims 2 devices and returns no array
+//   CODE0_ERROR    Client_Create fails with an error object whose code is 0
+//   HUGE_MESSAGE   its error messages claim SIZE_MAX bytes
+//   NULL_CLIENT    Client_Create succeeds without returning a client
 // Each says what it is about to do on stderr first: the reports must carry
 // a plugin's last words.
 #include <signal.h>
@@ -56,7 +61,11 @@ TsError* ErrorDestroy(TsError_Destroy_Args* args) {
 }
 TsError* ErrorMessage(TsError_Message_Args* args) {
   args->message = args->error->message.c_str();
+#ifdef HOSTILE_HUGE_MESSAGE
+  args->message_size = SIZE_MAX;
+#else
   args->message_size = args->error->message.size();
+#endif
   return nullptr;
 }
 TsError* ErrorGetCode(TsError_GetCode_Args* args) {
@@ -80,6 +89,13 @@ TsError* ClientCreate(TsClient_Create_Args* args) {
 #elif defined(HOSTILE_HANG_CREATE)
   Say("hanging in Client_Create");
   for (;;) ::pause();
+#elif defined(HOSTILE_CODE0_ERROR)
+  return new (std::nothrow) TsError{static_cast<TsErrorCode>(0), "an error whose code is 0"};
+#elif defined(HOSTILE_HUGE_MESSAGE)
+  return new (std::nothrow) TsError{TS_ERROR_UNAVAILABLE, "a message that claims SIZE_MAX bytes"};
+#elif defined(HOSTILE_NULL_CLIENT)
+  args->client = nullptr;
+  return nullptr;
 #endif
   args->client = &g_client;
   return nullptr;
@@ -88,6 +104,12 @@ TsError* ClientDestroy(TsClient_Destroy_Args*) { return nullptr; }
 TsError* ClientGetDevices(TsClient_GetDevices_Args* args) {
   args->devices = g_devices;
   args->num_devices = 1;
+#if defined(HOSTILE_LYING_DEVICES)
+  args->num_devices = size_t{1} << 40;
+#elif defined(HOSTILE_NULL_DEVICES)
+  args->devices = nullptr;
+  args->num_devices = 2;
+#endif
   return nullptr;
 }
 TsError* DeviceGetProperties(TsDevice_GetProperties_Args* args) {

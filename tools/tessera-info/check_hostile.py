@@ -3,9 +3,11 @@
 
 Runs tessera-info (text and --json) with the folder of hostile test plugins
 (tests/plugins/hostile.cpp: crash, abort in a constructor, exit(), hang,
-crash in the entry point) in its plugin path and
+crash in the entry point, lying answers) in its plugin path and
 TESSERA_BACKEND=crash_create,hang_create,cpu.  It must finish, select cpu,
-and list each hostile file with a reason that says what happened.
+and list each hostile file with a reason that says what happened.  Then the
+same with TESSERA_PLUGIN_ISOLATION=off and only the plugins that answer
+badly (not those that crash): the in-process checks alone must hold.
 
 usage: check_hostile.py <tessera-info> <hostile plugin dir>
 """
@@ -23,6 +25,11 @@ EXPECTED = {
     "exit_create": "ended its probe process with exit status 0 while in Client_Create",
     "hang_create": "hangs: its probe process did not finish within 1 s while in Client_Create",
     "crash_entry": "crashed its probe process (SIGSEGV) while calling its entry point",
+    "lying_devices": "Client_GetDevices returned 1099511627776 devices",
+    "null_devices": "Client_GetDevices returned 2 devices without a device array",
+    "code0_error": "Client_Create returned an error object whose code is 0 (success)",
+    "huge_message": "a message that claims SIZE_MAX bytes",
+    "null_client": "Client_Create returned success without setting its out-pointer 'client'",
 }
 
 
@@ -65,6 +72,18 @@ text = run(["--plugin-path", DIR], {})
 if text is not None and ("Selected backend: cpu" not in text.stdout or
                          "crashed its probe process (SIGSEGV)" not in text.stdout):
     failures.append(f"tessera-info (text) did not report the crash and select cpu:\n{text.stdout}")
+
+# Isolation off: the plugins that lie (they do not crash) are caught in process.
+liars = ["lying_devices", "null_devices", "code0_error", "huge_message", "null_client"]
+args = ["--json"]
+for name in liars:
+    args += ["--plugin-path", os.path.join(DIR, f"libtessera_plugin_{name}.so")]
+out = run(args, {"TESSERA_PLUGIN_ISOLATION": "off", "TESSERA_BACKEND": ",".join(liars) + ",cpu"})
+if out is not None:
+    if out.returncode != 0:
+        failures.append(f"isolation off: tessera-info exited with {out.returncode}: {out.stderr.strip()}")
+    else:
+        check(json.loads(out.stdout)["plugins"], liars, "isolation off")
 
 for f in failures:
     print("FAIL:", f)
