@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "tessera/compiler.hpp"
 #include "test_util.hpp"
 
 namespace tessera {
@@ -106,6 +107,54 @@ INSTANTIATE_TEST_SUITE_P(
         Misbehaviour{"crash_entry", "crashed its probe process (SIGSEGV)",
                      "calling its entry point " TESSERA_PLUGIN_ENTRY_POINT "()"}),
     [](const ::testing::TestParamInfo<Misbehaviour>& info) { return std::string(info.param.plugin); });
+
+// The same through the environment, as a user writes it:
+// TESSERA_PLUGIN_PATH=<bad plugin> TESSERA_BACKEND=<bad>,cpu.
+TEST(Isolation, EnvironmentBadThenCpuFallsThrough) {
+  ScopedEnv path("TESSERA_PLUGIN_PATH", HostilePlugin("crash_create"));
+  ScopedEnv backend("TESSERA_BACKEND", std::string("crash_create,cpu"));
+  auto rt = Runtime::Create(RuntimeOptions{});
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  EXPECT_EQ(rt->backend(), "cpu");
+}
+
+// Listing compile targets opens every plugin too: the crashing ones are
+// skipped, the embedded cpu plugin's targets are listed.
+TEST(Isolation, CompileTargetsSurviveCrashingPlugins) {
+  RuntimeOptions options = OptionsFor("crash_entry", "");
+  options.plugin_path.push_back(HostilePlugin("abort_ctor"));
+  bool cpu = false;
+  for (const CompileTargetInfo& t : Compiler::ListTargets(options)) cpu |= t.plugin == "cpu";
+  EXPECT_TRUE(cpu) << "the cpu plugin's compile targets are missing";
+}
+
+// A probe that got through but could not open the backend (no driver, a
+// broken answer) is reused, not repeated in this process: the error and the
+// candidate's state and reason must be what opening it here says.
+TEST(Isolation, CleanFailuresReadAsInProcess) {
+  for (const std::string& file : {std::string(TESSERA_TEST_PLUGIN_NODRIVER), HostilePlugin("code0_error"),
+                                  HostilePlugin("null_client")}) {
+    std::string messages[2], reasons[2];
+    PluginState states[2] = {};
+    for (int isolate = 0; isolate < 2; ++isolate) {
+      RuntimeOptions options;
+      options.read_environment = false;
+      options.plugin_file = file;
+      options.isolate_plugins = isolate == 1;
+      auto rt = Runtime::Create(options);
+      ASSERT_FALSE(rt.ok()) << file;
+      messages[isolate] = rt.status().message();
+      auto probes = Runtime::ProbeAll(options);
+      ASSERT_EQ(probes.size(), 1u);
+      reasons[isolate] = probes[0].candidate.reason;
+      states[isolate] = probes[0].candidate.state;
+    }
+    EXPECT_EQ(messages[1], messages[0]) << file;
+    EXPECT_EQ(reasons[1], reasons[0]) << file;
+    EXPECT_EQ(states[1], states[0]) << file;
+    EXPECT_FALSE(reasons[1].empty()) << file;
+  }
+}
 
 // TESSERA_PLUGIN_PROBE_TIMEOUT bounds the hang (read with read_environment).
 TEST(Isolation, ProbeTimeoutFromEnvironment) {

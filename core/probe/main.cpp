@@ -87,7 +87,21 @@ int main(int argc, char** argv) {
   tessera::detail::SetProbeStepObserver(ReportStep);
   {
     auto opened = tessera::detail::OpenBackend(&candidate, options);
-    if (opened.ok()) tessera::detail::CloseBackend(&*opened);  // destroys, then unloads
+    if (opened.ok()) {
+      tessera::detail::CloseBackend(&*opened);  // destroys, then unloads
+    } else {
+      // A clean failure: the parent reuses it instead of creating a client
+      // of its own (one line each; newlines would end a line early).
+      auto line = [](std::string text) {
+        for (char& c : text)
+          if (c == '\n' || c == '\r') c = ' ';
+        return text;
+      };
+      Report("open-failed " + std::to_string(static_cast<int>(candidate.state)) + " " +
+             std::to_string(static_cast<int>(opened.status().code())));
+      Report("open-reason " + line(candidate.reason));
+      Report("open-message " + line(opened.status().message()));
+    }
   }
   Report("done");
   return 0;

@@ -161,6 +161,16 @@ StatusOr<OpenedBackend> OpenBackend(PluginCandidate* candidate,
   auto lib = PluginLibrary::Load(candidate, options);
   if (!lib.ok()) return lib.status();
   backend.plugin = *lib;
+  if (candidate->path != kEmbeddedPath) {
+    // Its probe already tried to open it and failed cleanly: the same answer,
+    // without initialising a driver here for a client that cannot be used.
+    ProbeVerdict verdict = ProbePluginFile(*candidate, options);
+    if (verdict.survived && verdict.open_failed) {
+      candidate->state = verdict.open_state;
+      candidate->reason = verdict.open_reason;
+      return Status(verdict.open_code, verdict.open_message);
+    }
+  }
   auto resolved = ResolveClientOptions(*candidate, backend.plugin->takes_options(), options);
   if (!resolved.ok()) {
     candidate->state = PluginState::kUnavailable;

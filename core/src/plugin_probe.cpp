@@ -138,6 +138,8 @@ ProbeVerdict Judge(const PluginCandidate& c, const ChildResult& r, double timeou
   ProbeVerdict verdict;
   bool done = false;
   int last_step = -1;
+  bool has_open = false;
+  int open_state = 0, open_code = 0;
   size_t start = 0;
   while (start < r.report.size()) {
     size_t end = r.report.find('\n', start);
@@ -146,13 +148,27 @@ ProbeVerdict Judge(const PluginCandidate& c, const ChildResult& r, double timeou
     start = end + 1;
     if (line == "done") done = true;
     if (line.rfind("step ", 0) == 0) last_step = std::atoi(line.c_str() + 5);
+    if (line.rfind("open-failed ", 0) == 0 &&
+        std::sscanf(line.c_str() + 12, "%d %d", &open_state, &open_code) == 2)
+      has_open = true;
+    if (line.rfind("open-reason ", 0) == 0) verdict.open_reason = line.substr(12);
+    if (line.rfind("open-message ", 0) == 0) verdict.open_message = line.substr(13);
   }
   if (last_step < 0 || last_step > static_cast<int>(ProbeStep::kUnload)) last_step = 0;
   verdict.step = static_cast<ProbeStep>(last_step);
   const std::string where = std::string(" while ") + ProbeStepName(verdict.step);
   const std::string file = "plugin file " + c.path;
-  if (done && !r.timed_out && r.signal == 0 && (r.exit_code == 0 || r.exit_code == -1))
+  if (done && !r.timed_out && r.signal == 0 && (r.exit_code == 0 || r.exit_code == -1)) {
+    // A clean failure of a step after loading is reused (see ProbeVerdict);
+    // anything malformed is not, and this process opens the plugin itself.
+    verdict.open_failed = has_open && open_state >= 0 && open_state <= static_cast<int>(PluginState::kNotProbed) &&
+                          open_code > 0 && open_code <= static_cast<int>(StatusCode::kAbiMismatch);
+    if (verdict.open_failed) {
+      verdict.open_state = static_cast<PluginState>(open_state);
+      verdict.open_code = static_cast<StatusCode>(open_code);
+    }
     return verdict;
+  }
   verdict.survived = false;
   if (r.timed_out) {
     char seconds[32];

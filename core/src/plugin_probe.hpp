@@ -46,6 +46,15 @@ struct ProbeVerdict {
   bool survived = true;
   ProbeStep step = ProbeStep::kLoad;  // where it failed, when it did not
   std::string reason;                 // names the file and what happened
+  // The probe got through, but opening the backend failed cleanly ("no
+  // driver", bad options, no device): what OpenBackend said, so that this
+  // process need not create (and initialise the driver of) a client that
+  // will not be used.  (The caller has loaded the plugin itself by then.)
+  bool open_failed = false;
+  PluginState open_state = PluginState::kUnavailable;
+  StatusCode open_code = StatusCode::kUnavailable;
+  std::string open_reason;   // the candidate's reason
+  std::string open_message;  // the Status message
 };
 
 // The verdict on candidate.path (a file, not the embedded plugin) with these
