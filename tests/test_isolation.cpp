@@ -105,7 +105,8 @@ INSTANTIATE_TEST_SUITE_P(
         Misbehaviour{"hang_create", "hangs: its probe process did not finish within 1 s",
                      "in Client_Create"},
         Misbehaviour{"crash_entry", "crashed its probe process (SIGSEGV)",
-                     "calling its entry point " TESSERA_PLUGIN_ENTRY_POINT "()"}),
+                     "calling its entry point " TESSERA_PLUGIN_ENTRY_POINT "()"},
+        Misbehaviour{"lying_table", "crashed its probe process (SIGSEGV)", "in Client_Create"}),
     [](const ::testing::TestParamInfo<Misbehaviour>& info) { return std::string(info.param.plugin); });
 
 // The same through the environment, as a user writes it:

@@ -7,6 +7,8 @@
 //   EXIT_CREATE    Client_Create calls exit(0), which looks like success
 //   HANG_CREATE    Client_Create never returns
 //   CRASH_ENTRY    the entry point itself dies of SIGSEGV
+//   LYING_TABLE    its table claims SIZE_MAX bytes and Client_Create points
+//                  at address 0x10
 //   LYING_DEVICES  Client_GetDevices claims 2^40 devices in a 1-entry array
 //   NULL_DEVICES   Client_GetDevices claims 2 devices and returns no array
 //   CODE0_ERROR    Client_Create fails with an error object whose code is 0
@@ -43,7 +45,7 @@ TsClient g_client;
 TsDevice g_device;
 TsDevice* g_devices[1] = {&g_device};
 
-void Say(const char* what) {
+[[maybe_unused]] void Say(const char* what) {
   std::fprintf(stderr, "hostile plugin: %s\n", what);
   std::fflush(stderr);
 }
@@ -73,6 +75,9 @@ TsError* ErrorGetCode(TsError_GetCode_Args* args) {
   return nullptr;
 }
 TsError* PluginGetInfo(TsPlugin_GetInfo_Args* args) {
+#ifdef HOSTILE_LYING_TABLE
+  Say("my table lies");
+#endif
   args->name = "hostile";
   args->vendor = "Tessera test suite";
   args->plugin_version = "0.0-hostile";
@@ -136,6 +141,10 @@ TsPluginApi MakeTable() {
   api.Client_Destroy = ClientDestroy;
   api.Client_GetDevices = ClientGetDevices;
   api.Device_GetProperties = DeviceGetProperties;
+#ifdef HOSTILE_LYING_TABLE
+  api.struct_size = SIZE_MAX;
+  api.Client_Create = reinterpret_cast<TsError* (*)(TsClient_Create_Args*)>(uintptr_t{0x10});
+#endif
   return api;
 }
 const TsPluginApi kApi = MakeTable();

@@ -25,6 +25,7 @@ EXPECTED = {
     "exit_create": "ended its probe process with exit status 0 while in Client_Create",
     "hang_create": "hangs: its probe process did not finish within 1 s while in Client_Create",
     "crash_entry": "crashed its probe process (SIGSEGV) while calling its entry point",
+    "lying_table": "crashed its probe process (SIGSEGV) while in Client_Create",
     "lying_devices": "Client_GetDevices returned 1099511627776 devices",
     "null_devices": "Client_GetDevices returned 2 devices without a device array",
     "code0_error": "Client_Create returned an error object whose code is 0 (success)",
