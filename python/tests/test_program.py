@@ -99,3 +99,22 @@ def test_errors_carry_diagnostics(rng):
         fn(np.zeros((8, 16), np.float32), np.zeros((8, 16), np.float32))
     with pytest.raises(tessera.InvalidArgumentError):
         fn(np.zeros((8, 16), np.complex64))
+
+
+def test_a_device_of_another_backend(rng):
+    # device="vulkan:0" from a process whose default backend is another one:
+    # that backend gets its own runtime.
+    other = "vulkan" if tessera.backend() != "vulkan" else "cpu"
+    try:
+        devs = tessera.devices(other)
+    except tessera.Error as e:
+        pytest.skip("backend %s unavailable: %s" % (other, e))
+    fn = tessera.compile(TWO, device="%s:0" % other)
+    assert fn.devices == [devs[0]] and devs[0].backend == other
+    x = rng.standard_normal((8, 16), np.float32)
+    r, s = fn(x)
+    np.testing.assert_array_equal(r, np.maximum(x, 0))
+    np.testing.assert_array_equal(s, x + x)
+    a = tessera.asarray(x, device=devs[0])
+    with pytest.raises(tessera.InvalidArgumentError, match="Runtimes"):
+        tessera.memcpy(tessera.empty((8, 16), np.float32), a)  # devices of two runtimes
