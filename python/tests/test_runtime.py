@@ -94,3 +94,18 @@ def test_sync_copy_roundtrip_pageable(rng):
     back = np.empty_like(a)
     memcpy(back, d)
     np.testing.assert_array_equal(back, a)
+
+
+def test_stream_side_of_record_and_wait(rng):
+    n = 1 << 18
+    src, out = pinned_malloc(n, np.float32), pinned_malloc(n, np.float32)
+    src[:] = rng.standard_normal(n, dtype=np.float32)
+    buf = tessera.empty(n, np.float32)
+    s1, s2 = stream.create(), stream.create(weight=2)
+    ev = event.create()
+    memcpy_async(buf, src, s1)
+    s1.record(ev)
+    s2.wait(ev)
+    memcpy_async(out, buf, s2)
+    s2.synchronize()
+    np.testing.assert_array_equal(out, src)
