@@ -6,7 +6,9 @@
 #      the build tree;
 #   3. examples/cpp_program, built OUT OF TREE against the prefix alone
 #      (find_package(Tessera), Tessera::compiler), compiles and runs a program;
-#   4. the installed tessera-compile and tessera-run work together.
+#   4. the installed tessera-compile and tessera-run work together;
+#   5. the installed Python package (when it was built) imports from the
+#      prefix alone and runs a program against numpy.
 #   usage: install_check.sh <build dir> <repo root> <work dir>
 set -eu
 build=$1 root=$2 work=$3
@@ -67,4 +69,26 @@ TESSERA_BACKEND=cpu "$prefix/bin/tessera-run" "$work/softmax.tsp" --iterations 1
   { cat "$work/run.log"; fail "the installed tessera-run on a compiled program"; }
 grep -q PASS "$work/run.log" || { cat "$work/run.log"; fail "the installed tessera-run did not check"; }
 say "installed tessera-compile -> tessera-run: $(grep verify "$work/run.log")"
+
+pydir=$prefix/lib/python3/dist-packages
+if ls "$pydir"/tessera/_tessera*.so > /dev/null 2>&1; then
+  python=/usr/bin/python3
+  [ -x "$python" ] || python=python3
+  (cd "$work" && PYTHONPATH=$pydir TESSERA_BACKEND=cpu "$python" - "$pydir" "$root/examples/softmax.mlir") \
+    > "$work/python.log" 2>&1 <<'PY' || { cat "$work/python.log"; fail "the installed Python package"; }
+import os, sys
+import numpy as np
+import tessera
+where = os.path.realpath(tessera.__file__)
+assert where.startswith(os.path.realpath(sys.argv[1])), "tessera imported from %s" % where
+fn = tessera.compile(sys.argv[2])
+x = np.random.default_rng(0).standard_normal((512, 1024), np.float32)
+e = np.exp(x - x.max(axis=1, keepdims=True))
+np.testing.assert_allclose(fn(x), e / e.sum(axis=1, keepdims=True), rtol=1e-3, atol=1e-6)
+print("python: tessera from", os.path.dirname(where), "ran", fn.program.function)
+PY
+  say "$(cat "$work/python.log")"
+else
+  say "python: no installed package (built with TESSERA_PYTHON=OFF or without pybind11): not checked"
+fi
 say "OK"
