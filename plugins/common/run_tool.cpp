@@ -11,11 +11,17 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <sstream>
+
+#include "file_io.hpp"
 
 extern char** environ;
 
 namespace tessera::plugin_support {
+
+namespace {
+// A tool's messages (ptxas -v, lld): far below this; more is a runaway tool.
+constexpr uint64_t kMaxToolLogBytes = uint64_t{16} << 20;
+}  // namespace
 
 TempDir::TempDir() {
   const char* tmp = std::getenv("TMPDIR");
@@ -40,11 +46,11 @@ bool WriteFile(const std::string& path, const std::string& data) {
   return static_cast<bool>(f);
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+std::string ReadFile(const std::string& path, uint64_t max_bytes, std::string* why) {
+  std::string data;
+  FileReadResult r = ReadBoundedFile(path, max_bytes, &data);
+  if (why) *why = r.message;
+  return data;
 }
 
 int RunTool(const std::vector<std::string>& argv, std::string* output) {
@@ -77,7 +83,10 @@ int RunTool(const std::vector<std::string>& argv, std::string* output) {
       *output = "waitpid failed for " + argv[0];
       return -1;
     }
-  *output = ReadFile(log);
+  // A runaway tool's log is refused, not read whole.
+  std::string why;
+  *output = ReadFile(log, kMaxToolLogBytes, &why);
+  if (!why.empty()) *output = "the tool's output is unreadable: " + why;
   if (!WIFEXITED(status)) {
     *output += argv[0] + " was killed by signal " + std::to_string(WTERMSIG(status));
     return -1;

@@ -5,6 +5,7 @@
 // Thread-safety: each call has its own folder; safe from any thread.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -31,9 +32,11 @@ class TempDir {
 // (*output then says why).
 int RunTool(const std::vector<std::string>& argv, std::string* output);
 
-// Whole-file helpers for the tools' inputs and outputs.
+// Whole-file helpers for the tools' inputs and outputs.  ReadFile reads a
+// regular file of at most max_bytes (file_io.hpp); else it returns "" and,
+// with `why`, says what was wrong (naming the file and the limit).
 bool WriteFile(const std::string& path, const std::string& data);
-std::string ReadFile(const std::string& path);
+std::string ReadFile(const std::string& path, uint64_t max_bytes, std::string* why = nullptr);
 
 // `name` in the first of `dirs` where it is an executable file, else "".
 std::string FindExecutable(const std::string& name, const std::vector<std::string>& dirs);

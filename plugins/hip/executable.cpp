@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "file_io.hpp"
 #include "internal.hpp"
 
 namespace tessera::hip {
@@ -23,30 +24,10 @@ namespace {
 constexpr size_t kMaxKernelName = 4096;
 constexpr size_t kMaxLaunchArgs = 4096;
 
+// Regular files only, at most kMaxImageBytes (a FIFO or /dev/zero is refused
+// with the file's name and the limit, never read without end).
 TsError* read_file(const char* path, std::vector<uint8_t>* out) {
-  FILE* f = std::fopen(path, "rb");
-  if (!f)
-    return errorf(TS_ERROR_NOT_FOUND, "hip: Executable_Load: cannot open '%s': %s", path,
-                  std::strerror(errno));
-  struct stat st {};
-  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-    std::fclose(f);
-    return errorf(TS_ERROR_INVALID_ARGUMENT, "hip: Executable_Load: '%s' is not a regular file",
-                  path);
-  }
-  if (static_cast<uint64_t>(st.st_size) > kMaxImageBytes) {
-    std::fclose(f);
-    return errorf(TS_ERROR_INVALID_ARGUMENT, "hip: Executable_Load: '%s' is %s; at most %s are read",
-                  path, human_size(static_cast<uint64_t>(st.st_size)).c_str(),
-                  human_size(kMaxImageBytes).c_str());
-  }
-  out->resize(static_cast<size_t>(st.st_size));
-  size_t got = out->empty() ? 0 : std::fread(out->data(), 1, out->size(), f);
-  std::fclose(f);
-  if (got != out->size())
-    return errorf(TS_ERROR_DATA_LOSS, "hip: Executable_Load: read %zu of %zu bytes of '%s'", got,
-                  out->size(), path);
-  return nullptr;
+  return plugin_support::ReadExecutableFile("hip", path, kMaxImageBytes, out);
 }
 
 TsError* load_module(TsDevice* dev, const PreparedImage& img, const std::string& origin,

@@ -7,11 +7,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <thread>
 
+#include "file_io.hpp"
 #include "internal.hpp"
+#include "plugin_log.hpp"
 #include "vulkan_ext.h"
 
 namespace tessera::vk {
@@ -52,26 +52,35 @@ void make_dirs(const std::string& path) {
     if (i == path.size() || path[i] == '/') ::mkdir(path.substr(0, i).c_str(), 0755);
 }
 
+// A pipeline cache larger than this is not read (lavapipe's grows by a few
+// KiB per pipeline; drivers keep theirs well under this).
+constexpr uint64_t kMaxPipelineCacheBytes = uint64_t{256} << 20;
+
 // Loads the persisted pipeline cache when its header matches this device.
+// Any problem with the file (missing, not a regular file, too large, another
+// device's, refused by the driver) means starting with an empty cache: the
+// cache only saves compile time, so it never makes the device unavailable.
 void open_pipeline_cache(TsDevice* dev) {
   // The cache_dir option (the core passes $TESSERA_CACHE_DIR/vulkan or the
   // user's default cache folder); none: no persisted cache.
   std::string dir = dev->client->cache_dir;
-  std::vector<char> data;
+  std::string data;
   if (!dir.empty()) {
     char uuid[2 * VK_UUID_SIZE + 1];
     for (int i = 0; i < VK_UUID_SIZE; ++i)
       std::snprintf(uuid + 2 * i, 3, "%02x", dev->props.pipelineCacheUUID[i]);
     dev->cache_path = strprintf("%s/%04x-%04x-%s.bin", dir.c_str(), dev->props.vendorID,
                                 dev->props.deviceID, uuid);
-    std::ifstream in(dev->cache_path, std::ios::binary);
-    if (in) data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    plugin_support::FileReadResult r = plugin_support::ReadBoundedFile(dev->cache_path, kMaxPipelineCacheBytes, &data);
+    if (!r.ok() && r.status != plugin_support::FileReadStatus::kCannotOpen)
+      plugin_support::LogWarning("vulkan: pipeline cache not loaded: " + r.message + "; starting with an empty cache");
     // Header: length, version, vendorID, deviceID, UUID (VkPipelineCacheHeaderVersionOne).
     bool ok = data.size() >= 16 + VK_UUID_SIZE;
     if (ok) {
       uint32_t h[4];
       std::memcpy(h, data.data(), sizeof h);
-      ok = h[1] == VK_PIPELINE_CACHE_HEADER_VERSION_ONE && h[2] == dev->props.vendorID &&
+      ok = h[0] >= 16 + VK_UUID_SIZE && h[0] <= data.size() &&
+           h[1] == VK_PIPELINE_CACHE_HEADER_VERSION_ONE && h[2] == dev->props.vendorID &&
            h[3] == dev->props.deviceID &&
            std::memcmp(data.data() + 16, dev->props.pipelineCacheUUID, VK_UUID_SIZE) == 0;
     }
@@ -114,14 +123,9 @@ void save_pipeline_cache(TsDevice* dev) {
   if (dev->fn.vkGetPipelineCacheData(dev->device, dev->pipeline_cache, &size, data.data()) != VK_SUCCESS)
     return;
   make_dirs(dev->cache_path.substr(0, dev->cache_path.rfind('/')));
-  std::string tmp = strprintf("%s.%d.tmp", dev->cache_path.c_str(), static_cast<int>(::getpid()));
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) return;
-    out.write(data.data(), static_cast<std::streamsize>(size));
-    if (!out) return;
-  }
-  std::rename(tmp.c_str(), dev->cache_path.c_str());  // atomic: readers see old or new
+  // Atomic (temporary file, fsync, rename): readers see the old or the new.
+  const std::string why = plugin_support::WriteFileAtomically(dev->cache_path, data.data(), size);
+  if (!why.empty()) plugin_support::LogWarning("vulkan: pipeline cache not saved: " + why);
 }
 }  // namespace tessera::vk
 

@@ -17,6 +17,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "file_io.hpp"
 #include "internal.hpp"
 #include "spirv.hpp"
 #include "tessera/kernel_archive.hpp"
@@ -251,19 +252,13 @@ TS_VK_ENTRY(Executable_Load, TS_EXECUTABLE_LOAD_ARGS_STRUCT_SIZE) {
       return errorf(TS_ERROR_INVALID_ARGUMENT,
                     "vulkan: Executable_Load: neither data nor path is set");
     origin = std::string(archive ? "SPIR-V archive " : "SPIR-V module ") + args->path;
-    std::ifstream in(args->path, std::ios::binary);
-    if (!in)
-      return errorf(TS_ERROR_NOT_FOUND, "vulkan: Executable_Load: cannot open %s",
-                    args->path);
-    // Read at most the limit (+1 to know it was exceeded), whatever the
-    // file claims to be (a FIFO, /dev/zero).
-    bytes.resize(kMaxExecutableBytes + 1);
-    in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    bytes.resize(static_cast<size_t>(in.gcount()));
-    if (bytes.size() > kMaxExecutableBytes)
-      return errorf(TS_ERROR_INVALID_ARGUMENT,
-                    "vulkan: Executable_Load: %s is larger than the %s an executable may be",
-                    origin.c_str(), human_size(kMaxExecutableBytes).c_str());
+    // Regular files only, at most the limit: a FIFO, /dev/zero or a folder
+    // is an error naming the file, not a hang or a 17 GB allocation.
+    plugin_support::FileReadResult r = plugin_support::ReadBoundedFile(args->path, kMaxExecutableBytes, &bytes);
+    if (!r.ok())
+      return errorf(r.status == plugin_support::FileReadStatus::kCannotOpen ? TS_ERROR_NOT_FOUND
+                                                                            : TS_ERROR_INVALID_ARGUMENT,
+                    "vulkan: Executable_Load: %s", r.message.c_str());
   }
   auto exe = std::make_unique<TsExecutable>();
   exe->device = dev;

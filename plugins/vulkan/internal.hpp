@@ -225,6 +225,12 @@ struct TsDevice {
   VkPhysicalDeviceDriverProperties driver{};
   VkPhysicalDeviceFloatControlsProperties float_controls{};  // inf/NaN preservation (executable.cpp)
   VkPhysicalDeviceMemoryProperties memory{};
+  // Bytes of each heap that live buffers hold (Buffer_Allocate / _Free): a
+  // buffer past a heap's size is an out-of-memory error even where the
+  // driver would grant it (lavapipe does, from host memory).
+  std::mutex heap_mu;
+  uint64_t heap_in_use[VK_MAX_MEMORY_HEAPS] = {};   // guarded by heap_mu
+  uint64_t heap_buffers[VK_MAX_MEMORY_HEAPS] = {};  // guarded by heap_mu
   VkPhysicalDeviceMaintenance3Properties maint3{};
   tessera::vk::EnabledFeatures features;
   bool import_host = false;       // VK_EXT_external_memory_host enabled
@@ -295,6 +301,8 @@ struct TsBuffer {
   TsBufferKind kind = TS_BUFFER_DEVICE;
   uint64_t size = 0;
   tessera::vk::Allocation alloc;
+  uint64_t accounted = 0;  // bytes counted in device->heap_in_use[heap]
+  uint32_t heap = 0;
   // Expires when the buffer is freed: graphs that captured it check it.
   tessera::plugin_support::LifeToken life = tessera::plugin_support::make_life_token();
 };

@@ -259,6 +259,28 @@ TS_VK_ENTRY(Buffer_Allocate, TS_BUFFER_ALLOCATE_ARGS_STRUCT_SIZE) {
     delete b;
     return e;
   }
+  {
+    // Counted against the heap the driver placed it in.
+    const uint32_t heap = dev->memory.memoryTypes[b->alloc.type].heapIndex;
+    const uint64_t total = dev->memory.memoryHeaps[heap].size;
+    std::lock_guard<std::mutex> lk(dev->heap_mu);
+    const uint64_t used = dev->heap_in_use[heap];
+    if (b->alloc.size > total - std::min(used, total)) {
+      release(dev, b->alloc);
+      delete b;
+      return errorf(TS_ERROR_RESOURCE_EXHAUSTED,
+                    "vulkan: cannot allocate %s for a buffer on %s: memory heap %u holds %s, of "
+                    "which %llu buffers use %s (%s free); free buffers first",
+                    human_size(args->size).c_str(), dev->props.deviceName, heap,
+                    human_size(total).c_str(),
+                    static_cast<unsigned long long>(dev->heap_buffers[heap]),
+                    human_size(used).c_str(), human_size(total - std::min(used, total)).c_str());
+    }
+    dev->heap_in_use[heap] += b->alloc.size;
+    ++dev->heap_buffers[heap];
+    b->accounted = b->alloc.size;
+    b->heap = heap;
+  }
   args->buffer = b;
   args->host_pointer = nullptr;
   if (args->kind != TS_BUFFER_DEVICE) {
@@ -289,6 +311,11 @@ TS_VK_ENTRY(Buffer_Free, TS_BUFFER_FREE_ARGS_STRUCT_SIZE) {
     dev->client->host_ranges.erase(reinterpret_cast<uintptr_t>(b->alloc.mapped));
   }
   release(dev, b->alloc);
+  if (b->accounted) {
+    std::lock_guard<std::mutex> lk(dev->heap_mu);
+    dev->heap_in_use[b->heap] -= b->accounted;
+    --dev->heap_buffers[b->heap];
+  }
   b->magic = kMagicDead;
   delete b;
   return e;

@@ -1,5 +1,7 @@
 #include "npy.hpp"
 
+#include <sys/stat.h>
+
 #include "tessera/element_types.hpp"
 
 #include <cstdint>
@@ -69,6 +71,12 @@ bool parseShape(const std::string& tuple, std::vector<int64_t>* shape, uint64_t*
 
 
 std::string ReadNpy(const std::string& path, NpyArray* out) {
+  // Regular files only: a FIFO would block the open below, and a folder
+  // makes the stream's read throw.  (The data is bounded by the header,
+  // checked against the file's size before anything is allocated.)
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    return path + ": not a regular file";
   std::ifstream in(path, std::ios::binary);
   if (!in) return path + ": cannot open";
   char magic[8];

@@ -209,8 +209,9 @@ std::string RunPtxas(const std::string &ptxas, const std::string &ptx, const std
     return "";
   }
   *log = output;
-  std::string cubin = plugin_support::ReadFile(out);
-  if (cubin.empty()) *error = "ptxas wrote no cubin";
+  std::string why;
+  std::string cubin = plugin_support::ReadFile(out, uint64_t{1} << 30, &why);  // Executable_Load's limit
+  if (cubin.empty()) *error = why.empty() ? "ptxas wrote no cubin" : "ptxas's cubin: " + why;
   return cubin;
 }
 

@@ -218,8 +218,9 @@ std::string LinkCodeObject(const std::string &object, std::string *error) {
     *error = status < 0 ? output : "ld.lld -shared failed: " + output;
     return "";
   }
-  std::string hsaco = plugin_support::ReadFile(out);
-  if (hsaco.empty()) *error = "ld.lld wrote no code object";
+  std::string why;
+  std::string hsaco = plugin_support::ReadFile(out, uint64_t{1} << 30, &why);  // Executable_Load's limit
+  if (hsaco.empty()) *error = why.empty() ? "ld.lld wrote no code object" : "ld.lld's code object: " + why;
   return hsaco;
 }
 

@@ -1,0 +1,9 @@
+#include "plugin_log.hpp"
+
+#include "log.hpp"  // core/src: a private include folder of this library only
+
+namespace tessera::plugin_support {
+
+void LogWarning(const std::string& message) { TESSERA_LOG(kWarning, message); }
+
+}  // namespace tessera::plugin_support
