@@ -71,6 +71,17 @@ expect bad.two_functions 1 "defines 2 functions (reductions, softmax_dims): choo
   "$BIN/tessera-compile" "$EX/reductions.mlir" --target cpu -o "$T/r.tsp"
 head -c 100 "$T/mlp.tsp" > "$T/cut.tsp"
 expect bad.truncated 1 "unexpected end of file" "$BIN/tessera-run" "$T/cut.tsp"
+# One byte changed inside the executable image: still well-formed, so only
+# the checksum trailer (format 2) catches it before the code is loaded.
+python3 - "$T/mlp.tsp" "$T/edited.tsp" <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+b[len(b) // 2] ^= 0x40
+open(sys.argv[2], "wb").write(b)
+PY
+expect bad.edited 1 "checksum mismatch" "$BIN/tessera-run" "$T/edited.tsp"
+mkfifo "$T/fifo.tsp"
+expect bad.fifo 1 "not a regular file" "$BIN/tessera-run" "$T/fifo.tsp"
 printf 'not a program' > "$T/junk.tsp"
 expect bad.not_a_program 1 "not a compiled Tessera program" "$BIN/tessera-run" "$T/junk.tsp"
 python3 - "$T/mlp.tsp" "$T/v9.tsp" <<'PY'
@@ -79,7 +90,7 @@ b = bytearray(open(sys.argv[1], "rb").read())
 b[8] = 9  # the file format version
 open(sys.argv[2], "wb").write(b)
 PY
-expect bad.version 1 "program file version 9; this Tessera reads version 1" "$BIN/tessera-run" "$T/v9.tsp"
+expect bad.version 1 "program file version 9; this Tessera reads version 2" "$BIN/tessera-run" "$T/v9.tsp"
 expect bad.dev_zero 1 "not a regular file" "$BIN/tessera-compile" /dev/zero --target cpu
 
 exit $fail

@@ -2,7 +2,8 @@
 //
 //   u8[8] "TSPROG\0\1", u32 file version, u32 ABI major, u32 ABI minor,
 //   then the fields of ProgramImage in declaration order: strings as u64
-//   length + bytes, vectors as u64 count + elements, integers little-endian.
+//   length + bytes, vectors as u64 count + elements, integers little-endian;
+//   last a u64 FNV-1a 64 checksum of every byte before it.
 //
 // The reader checks every length against what is left of the file and
 // every count against a bound, so a truncated, edited or foreign file is an
@@ -11,6 +12,8 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tessera/ir_version.h"
@@ -21,6 +24,19 @@ namespace tessera {
 namespace {
 
 constexpr char kMagic[8] = {'T', 'S', 'P', 'R', 'O', 'G', '\0', '\1'};
+
+// FNV-1a, 64 bit (http://www.isthe.com/chongo/tech/comp/fnv/): the file's
+// checksum.  Small and dependency-free (this library does not link LLVM or
+// zlib); it detects corruption, it is no defence against a forger who can
+// write the cache anyway.
+uint64_t Fnv1a64(const char* p, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; ++i) {
+    h ^= static_cast<unsigned char>(p[i]);
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
 constexpr uint64_t kMaxFileBytes = uint64_t{4} << 30;
 
 class Writer {
@@ -106,6 +122,7 @@ class Reader {
     for (uint64_t i = 0; i < n && ok(); ++i) v->push_back(each());
   }
   bool AtEnd() const { return at_ == b_.size(); }
+  size_t Position() const { return at_; }
 
  private:
   const std::string& b_;
@@ -208,6 +225,8 @@ std::string ProgramImage::Serialize() const {
     w.U32(s.root);
     w.Str(s.location);
   });
+  const uint64_t sum = Fnv1a64(w.out().data(), w.out().size());
+  w.U64(sum);
   return std::move(w.out());
 }
 
@@ -293,6 +312,13 @@ StatusOr<ProgramImage> ProgramImage::Deserialize(const std::string& bytes, const
     s.location = r.Str();
     return s;
   });
+  // The trailer: the checksum of every byte before it.  The structure above
+  // is checked field by field; this catches what still parses, e.g. edited
+  // bytes inside an executable image (a cached program is loaded as code).
+  const size_t body = r.Position();
+  const uint64_t sum = r.U64();
+  if (r.ok() && sum != Fnv1a64(bytes.data(), body))
+    r.Fail("checksum mismatch (the file changed after it was written)");
   if (r.ok() && !r.AtEnd()) r.Fail("trailing bytes");
   if (!r.ok()) return Status(StatusCode::kDataLoss, r.error());
   if (im.ir_version != TESSERA_IR_VERSION)
@@ -303,6 +329,11 @@ StatusOr<ProgramImage> ProgramImage::Deserialize(const std::string& bytes, const
 }
 
 StatusOr<ProgramImage> ProgramImage::ReadFile(const std::string& path) {
+  // Regular files only: a FIFO would block the open, a folder makes the
+  // stream's read throw.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    return Status(StatusCode::kInvalidArgument, path + ": not a regular file (a compiled program is one)");
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status(StatusCode::kNotFound, path + ": cannot open the compiled program");
   // Read at most the limit (+1 to know it was passed), whatever the file
@@ -332,6 +363,11 @@ Status ProgramImage::WriteFile(const std::string& path) const {
       std::remove(tmp.c_str());
       return Status(StatusCode::kResourceExhausted, path + ": writing " + tmp + " failed");
     }
+  }
+  // On the disk before the rename: a crash leaves the old file or the new.
+  if (const int fd = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::remove(tmp.c_str());

@@ -12,6 +12,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include "build_id.hpp"
+#include "plugin_log.hpp"
 #include "lower.hpp"
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "tessera/ir_version.h"
@@ -125,6 +126,11 @@ StatusOr<Compiled> Build(const ProgramSource& source, const ProgramCompileOption
       c.output.log = "cache hit (program)\n";
       return c;
     }
+    // Missing is the ordinary miss; anything else (cut, edited, an older
+    // format, not a regular file) is dropped: compiled again and rewritten.
+    if (image.status().code() != StatusCode::kNotFound)
+      plugin_support::LogWarning("the cached program " + cached + " is unusable (" +
+                                 image.status().message() + "): compiling it again");
   }
   auto parsed = program::ParsedModule::Parse(source);
   if (!parsed.ok()) return parsed.status();

@@ -127,7 +127,8 @@ struct ProgramImage {
 };
 
 // The version of the program file format (ProgramImage::Serialize).
-inline constexpr uint32_t kProgramFileVersion = 1;
+// 2: a trailing checksum (FNV-1a 64) of every byte before it.
+inline constexpr uint32_t kProgramFileVersion = 2;
 
 struct RunOptions {
   // A Tile IR kernel program: the grid of its launch, instead of the
