@@ -54,6 +54,15 @@ expect negative_dim     "malformed or too large shape"          "$SM" --input "$
 expect huge_shape       "malformed or too large shape"          "$SM" --input "$T/huge.npy"
 expect no_shape_key     "malformed header"                      "$SM" --input "$T/noshape.npy"
 expect wrong_shape      "expects f32 [65536], the file holds f32 [512x1024]" "$EX/saxpy.mlir" --input "$T/good.npy"
+# A grid past what the kernel's buffers are sized for (saxpy declares 64
+# groups over 65536 floats): refused at launch; it segfaulted a worker.
+# It is a launch error (exit 2), with the kernel's message.
+out=$("$RUN" "$EX/saxpy.mlir" --grid 1000 --iterations 1 2>&1); rc=$?
+if [[ $rc -eq 2 && "$out" == *"has buffers sized for grid (64, 1, 1)"* ]]; then
+  echo "ok   grid_past_buffers: $(grep -m1 'tessera-run:' <<<"$out")"
+else
+  echo "FAIL grid_past_buffers: exit $rc (want 2)"; echo "$out"; fail=1
+fi
 expect wrong_dtype      "the file holds i32"                    "$SM" --input "$T/i32.npy"
 expect too_many_inputs  "2 --input files given, softmax takes 1" "$SM" --input "$T/good.npy" --input "$T/good.npy"
 expect too_many_outputs "2 --output files given, softmax has 1 result" "$SM" --output "$T/a.npy" --output "$T/b.npy"

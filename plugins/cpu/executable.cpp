@@ -56,6 +56,50 @@ class KernelOp final : public Op {
   std::vector<uint64_t> scalars_;  // 8-byte aligned copies of scalar args
 };
 
+// The launch against the kernel's exported signature: count, kinds, scalar
+// sizes, buffer lengths and the grid its buffers are sized for.  Runs before
+// anything is queued, so a wrong list is an error here and not a worker
+// thread dereferencing a scalar.
+TsError* check_signature(const TsKernel& k, const TsKernel_Launch_Args& args) {
+  const KernelSignature& sig = k.signature;
+  const char* name = k.name.c_str();
+  if (args.num_args != sig.args.size())
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "cpu: Kernel_Launch: kernel '%s' takes %s; the launch passes %zu", name,
+                  DescribeSignature(sig).c_str(), args.num_args);
+  for (size_t i = 0; i < args.num_args; ++i) {
+    const TsKernelArg& a = args.args[i];
+    const KernelSignature::Arg& want = sig.args[i];
+    const bool buffer = a.kind == TS_KERNEL_ARG_BUFFER;
+    if (a.kind != TS_KERNEL_ARG_BUFFER && a.kind != TS_KERNEL_ARG_SCALAR) continue;  // reported later
+    if (buffer != want.buffer)
+      return errorf(TS_ERROR_INVALID_ARGUMENT,
+                    "cpu: Kernel_Launch: argument %zu of kernel '%s' is a %s; the launch passes "
+                    "a %s",
+                    i, name, want.buffer ? "buffer" : "scalar", buffer ? "buffer" : "scalar");
+    if (!buffer && a.size != want.bytes)
+      return errorf(TS_ERROR_INVALID_ARGUMENT,
+                    "cpu: Kernel_Launch: argument %zu of kernel '%s' is a %llu-byte scalar; the "
+                    "launch passes %zu bytes",
+                    i, name, static_cast<unsigned long long>(want.bytes), a.size);
+    if (buffer && want.bytes > 0 && valid(a.buffer) && a.offset <= a.buffer->size &&
+        a.buffer->size - a.offset < want.bytes)
+      return errorf(TS_ERROR_INVALID_ARGUMENT,
+                    "cpu: Kernel_Launch: argument %zu of kernel '%s' spans %llu bytes; the "
+                    "buffer has %llu bytes from offset %llu",
+                    i, name, static_cast<unsigned long long>(want.bytes),
+                    static_cast<unsigned long long>(a.buffer->size - a.offset),
+                    static_cast<unsigned long long>(a.offset));
+  }
+  const TsDim3 g = args.grid;
+  if (sig.has_grid && (g.x > sig.grid[0] || g.y > sig.grid[1] || g.z > sig.grid[2]))
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "cpu: Kernel_Launch: kernel '%s' has buffers sized for grid (%u, %u, %u); a "
+                  "launch over grid (%u, %u, %u) would run groups past their ends",
+                  name, sig.grid[0], sig.grid[1], sig.grid[2], g.x, g.y, g.z);
+  return nullptr;
+}
+
 }  // namespace
 
 TS_CPU_ENTRY(Executable_Load, TS_EXECUTABLE_LOAD_ARGS_STRUCT_SIZE) {
@@ -159,6 +203,15 @@ TS_CPU_ENTRY(Executable_GetKernel, TS_EXECUTABLE_GETKERNEL_ARGS_STRUCT_SIZE) {
   k->executable = exe;
   k->name = args->name;
   k->fn = reinterpret_cast<TsCpuKernelFn>(fn);
+  const std::string sig_sym = std::string(TESSERA_CPU_SIGNATURE_PREFIX) + args->name;
+  if (const void* text = dlsym(exe->handle, sig_sym.c_str())) {
+    const std::string why = ParseKernelSignature(static_cast<const char*>(text), &k->signature);
+    if (!why.empty())
+      return errorf(TS_ERROR_INVALID_ARGUMENT,
+                    "cpu: kernel '%s' in %s has a malformed signature %s: %s", args->name,
+                    exe->path.c_str(), sig_sym.c_str(), why.c_str());
+    k->has_signature = true;
+  }
   args->kernel = k.get();
   exe->kernels.emplace(args->name, std::move(k));
   return nullptr;
@@ -205,6 +258,9 @@ TS_CPU_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_STRUCT_SIZE) {
   if (args->num_args > 0 && args->args == nullptr)
     return errorf(TS_ERROR_INVALID_ARGUMENT,
                   "cpu: Kernel_Launch: num_args is %zu but args is NULL", args->num_args);
+
+  if (k->has_signature)
+    if (TsError* e = check_signature(*k, *args)) return e;
 
   KernelOp op;
   op.fn_ = k->fn;

@@ -16,6 +16,7 @@
 #include "captured_refs.hpp"
 #include "error.hpp"
 #include "scheduler.hpp"
+#include "signature.hpp"
 #include "tessera/cpu_kernel.h"
 #include "tessera/plugin.h"
 
@@ -78,6 +79,12 @@ struct TsDevice {
   // scheduler mutex.  Destroyed streams are pruned once idle.
   std::vector<std::shared_ptr<tessera::cpu::StreamState>> streams;
   tessera::cpu::Scheduler& sched() { return *client->scheduler; }
+  // What Buffer_Allocate granted and Buffer_Free has not returned, checked
+  // against the device's total_memory so an allocation past it is an
+  // out-of-memory error, not a grant the machine cannot back (memory.cpp).
+  std::mutex memory_mu;
+  uint64_t bytes_in_use = 0;   // guarded by memory_mu
+  uint64_t buffers_in_use = 0; // guarded by memory_mu
 };
 
 struct TsStream {
@@ -97,6 +104,7 @@ struct TsBuffer {
   void* base = nullptr;      // what to free
   uint64_t mapped = 0;       // mmap length, 0 for aligned_alloc
   bool locked = false;       // mlock'ed (pinned)
+  bool accounted = false;    // counted in device->bytes_in_use
   // Expires when the buffer is freed: graphs that captured it check it.
   tessera::plugin_support::LifeToken life = tessera::plugin_support::make_life_token();
   std::mutex advice_mu;
@@ -128,6 +136,10 @@ struct TsKernel {
   TsExecutable* executable = nullptr;
   std::string name;
   TsCpuKernelFn fn = nullptr;
+  // From tessera_signature_<name> when the executable exports one (what the
+  // code generator emits); without it launches are not checked.
+  bool has_signature = false;
+  tessera::cpu::KernelSignature signature;
 };
 
 struct TsExecutable {

@@ -38,6 +38,29 @@ TsError* mlock_error(const char* entry, uint64_t size, int err) {
                 rlimit_text(rl.rlim_cur).c_str(), rlimit_text(rl.rlim_max).c_str());
 }
 
+// Takes `size` bytes of the device's total for a new buffer; an error when
+// they are not there (the sizes and what is in use, for the user).
+TsError* reserve_device_memory(TsDevice* dev, uint64_t size) {
+  const uint64_t total = dev->client->physical_memory;
+  std::lock_guard<std::mutex> lk(dev->memory_mu);
+  if (size > total - dev->bytes_in_use)
+    return errorf(TS_ERROR_RESOURCE_EXHAUSTED,
+                  "cpu: cannot allocate %s of device memory on device %u: %s of its %s are in "
+                  "use by %llu buffers (%s free); free buffers first",
+                  human_size(size).c_str(), dev->ordinal, human_size(dev->bytes_in_use).c_str(),
+                  human_size(total).c_str(), static_cast<unsigned long long>(dev->buffers_in_use),
+                  human_size(total - dev->bytes_in_use).c_str());
+  dev->bytes_in_use += size;
+  ++dev->buffers_in_use;
+  return nullptr;
+}
+
+void release_device_memory(TsDevice* dev, uint64_t size) {
+  std::lock_guard<std::mutex> lk(dev->memory_mu);
+  dev->bytes_in_use -= size;
+  --dev->buffers_in_use;
+}
+
 void free_buffer_memory(TsBuffer* b) {
   if (b->locked) munlock(b->data, b->size);
   if (b->mapped) {
@@ -107,10 +130,23 @@ TS_CPU_ENTRY(Buffer_Allocate, TS_BUFFER_ALLOCATE_ARGS_STRUCT_SIZE) {
                   "total",
                   human_size(size).c_str(), dev->ordinal, human_size(total).c_str());
 
+  TsError* no_room = reserve_device_memory(dev, size);
+  if (no_room != nullptr) return no_room;
+  // Returned unless the buffer is handed out (then Buffer_Free returns it).
+  bool granted = false;
+  struct Release {
+    TsDevice* dev;
+    uint64_t size;
+    const bool* granted;
+    ~Release() {
+      if (!*granted) release_device_memory(dev, size);
+    }
+  } release{dev, size, &granted};
   auto b = std::make_unique<TsBuffer>();
   b->device = dev;
   b->kind = args->kind;
   b->size = size;
+  b->accounted = true;
   const bool use_mmap =
       size >= kMmapThreshold || align > page_size() || args->kind == TS_BUFFER_HOST_PINNED;
   if (use_mmap) {
@@ -145,6 +181,7 @@ TS_CPU_ENTRY(Buffer_Allocate, TS_BUFFER_ALLOCATE_ARGS_STRUCT_SIZE) {
   }
   args->host_pointer = b->data;
   args->buffer = b.release();
+  granted = true;
   return nullptr;
 }
 
@@ -153,6 +190,7 @@ TS_CPU_ENTRY(Buffer_Free, TS_BUFFER_FREE_ARGS_STRUCT_SIZE) {
   TsBuffer* b = args->buffer;
   device_synchronize(b->device);  // cudaFree semantics
   free_buffer_memory(b);
+  if (b->accounted) release_device_memory(b->device, b->size);
   b->magic = kMagicDead;
   delete b;
   return nullptr;

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "lld/Common/CommonLinkerContext.h"
 #include "lld/Common/Driver.h"
@@ -29,13 +30,19 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "build_id.hpp"
+#include "KernelCache.h"
+#include "KernelSignature.h"
+#include "file_io.hpp"
+#include "plugin_log.hpp"
 #include "llvm/Target/TargetMachine.h"
 #include "tessera/Dialect/Graph/IR/Graph.h"
 #include "tessera/Dialect/Schedule/IR/Schedule.h"
+#include "tessera/Dialect/Tile/IR/Tile.h"
 #include "tessera/cpu/Passes.h"
 
 using namespace mlir;
 using namespace tessera::cpu;
+namespace fileio = tessera::plugin_support;
 
 namespace {
 
@@ -100,65 +107,28 @@ std::vector<KernelInfo> collectKernels(ModuleOp m) {
   return out;
 }
 
-std::string serialize(const std::vector<KernelInfo> &ks) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  for (const KernelInfo &k : ks) {
-    os << "kernel " << k.name << " " << k.graph << " " << k.shared_memory;
-    for (uint32_t v : k.grid) os << " " << v;
-    for (uint32_t v : k.group_size) os << " " << v;
-    os << " " << k.args.size() << "\n";
-    for (const KernelArgInfo &a : k.args) {
-      os << "arg " << a.buffer << " " << a.output << " " << a.dtype << " " << a.shape.size();
-      for (int64_t d : a.shape) os << " " << d;
-      os << "\n";
-    }
-  }
-  return os.str();
-}
-
-bool deserialize(llvm::StringRef text, std::vector<KernelInfo> &ks) {
-  SmallVector<StringRef> lines;
-  text.split(lines, '\n', -1, false);
-  for (StringRef line : lines) {
-    SmallVector<StringRef> w;
-    line.split(w, ' ', -1, false);
-    auto num = [&](size_t i) { int64_t v = 0; if (i < w.size()) w[i].getAsInteger(10, v); return v; };
-    if (w.empty()) continue;
-    if (w[0] == "kernel" && w.size() >= 11) {
-      KernelInfo k;
-      k.name = w[1].str();
-      k.graph = num(2);
-      k.shared_memory = static_cast<uint64_t>(num(3));
-      for (int i = 0; i < 3; ++i) { k.grid[i] = num(4 + i); k.group_size[i] = num(7 + i); }
-      ks.push_back(k);
-    } else if (w[0] == "arg" && w.size() >= 5 && !ks.empty()) {
-      KernelArgInfo a;
-      a.buffer = num(1);
-      a.output = num(2);
-      a.dtype = w[3].str();
-      for (int64_t i = 0; i < num(4); ++i) a.shape.push_back(num(5 + i));
-      ks.back().args.push_back(a);
-    } else {
-      return false;
-    }
-  }
-  return !ks.empty();
-}
-
-/// Reads the shared object at p.so_path into p.image.
-LogicalResult readImage(CompiledProgram &p, Location loc) {
-  auto file = llvm::MemoryBuffer::getFile(p.so_path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!file) {
-    emitError(loc) << "cannot read the compiled kernels " << p.so_path << ": " << file.getError().message();
-    return failure();
-  }
-  p.image = (*file)->getBuffer().str();
-  return success();
-}
-
 std::mutex gMutex;
-std::map<std::string, CompiledProgram> gMemoryCache;
+// Programs found or stored on disk in this process, without their image (the
+// file is the cache): a hit re-reads the .so and checks it is still the one
+// recorded, so a file replaced behind the process's back is never loaded.
+struct MemoryEntry {
+  CompiledProgram program;
+  cache::ImageId id;
+};
+std::map<std::string, MemoryEntry> gMemoryCache;
+
+// Where a cache folder that cannot be written was already reported: one
+// warning per folder and process.
+std::set<std::string> gUnwritableDirs;
+
+// "" when files can be created in `dir` (created if missing), else why not.
+std::string checkWritable(const std::string &dir) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return "cannot create it: " + ec.message();
+  if (std::error_code ec = llvm::sys::fs::access(dir, llvm::sys::fs::AccessMode::Write))
+    return "cannot write into it: " + ec.message();
+  return "";
+}
 
 }  // namespace
 
@@ -210,41 +180,54 @@ FailureOr<CompiledProgram> tessera::cpu::compileForCPU(ModuleOp input,
   auto removeTemp = llvm::make_scope_exit([&] {
     if (!tempDir.empty()) llvm::sys::fs::remove_directories(tempDir);
   });
-  if (!diskCache) {
+
+  std::lock_guard<std::mutex> lock(gMutex);
+  if (diskCache) {
+    if (auto it = gMemoryCache.find(key); it != gMemoryCache.end()) {
+      CompiledProgram p = it->second.program;
+      if (cache::ReadImage(p.so_path, it->second.id, &p.image).empty()) {
+        p.cache_hit = true;
+        p.compile_ms = elapsed();
+        return p;
+      }
+      gMemoryCache.erase(it);  // changed on disk: the disk lookup below judges it
+    }
+    CompiledProgram p;
+    cache::ImageId id;
+    if (cache::Load(dir, key, &p, &id)) {
+      p.cache_hit = true;
+      gMemoryCache[key] = {p, id};
+      gMemoryCache[key].program.image.clear();
+      p.compile_ms = elapsed();
+      return p;
+    }
+  }
+  // A cache folder this process cannot write (read-only, not a folder, no
+  // permission) is not an error: compile into a private temporary folder,
+  // with a warning. Emitted text and use_cache=false need no folder either.
+  bool storeOnDisk = diskCache;
+  if (storeOnDisk && !emitting) {
+    if (std::string why = checkWritable(dir); !why.empty()) {
+      if (gUnwritableDirs.insert(dir).second)
+        tessera::plugin_support::LogWarning("cpu: the kernel cache folder " + dir + " is unusable (" +
+                                            why + "): compiling without it");
+      storeOnDisk = false;
+    }
+  }
+  if (!storeOnDisk && !emitting) {
     if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("tessera-cpu", tempDir)) {
       emitError(input->getLoc()) << "cannot create a temporary folder: " << ec.message();
       return failure();
     }
     dir = std::string(tempDir);
   }
-  SmallString<256> soPath(dir), metaPath(dir);
-  llvm::sys::path::append(soPath, key + ".so");
-  llvm::sys::path::append(metaPath, key + ".kernels");
 
-  std::lock_guard<std::mutex> lock(gMutex);
-  if (diskCache) {
-    if (auto it = gMemoryCache.find(key); it != gMemoryCache.end() && llvm::sys::fs::exists(it->second.so_path)) {
-      CompiledProgram p = it->second;
-      p.cache_hit = true;
-      if (failed(readImage(p, input->getLoc()))) return failure();
-      p.compile_ms = elapsed();
-      return p;
-    }
-    auto meta = llvm::MemoryBuffer::getFile(metaPath);
-    if (meta && llvm::sys::fs::exists(soPath)) {
-      CompiledProgram p;
-      if (deserialize((*meta)->getBuffer(), p.kernels)) {
-        p.so_path = std::string(soPath);
-        p.key = key;
-        p.cache_hit = true;
-        if (failed(readImage(p, input->getLoc()))) return failure();
-        gMemoryCache[key] = p;
-        gMemoryCache[key].image.clear();  // the file is the cache
-        p.compile_ms = elapsed();
-        return p;
-      }
-    }
-  }
+  // Tile IR kernels that declare their grid: their buffers are sized for it
+  // (the exported signature then bounds the launch grid).
+  std::vector<std::string> declaredGrid;
+  input->walk([&](func::FuncOp f) {
+    if (f->hasAttr(tessera::tile::kGridAttr)) declaredGrid.push_back(f.getName().str());
+  });
 
   // 1. Tessera IR -> loops (one pipeline per kind of input).
   OwningOpRef<ModuleOp> module(cast<ModuleOp>(input->clone()));
@@ -293,6 +276,7 @@ FailureOr<CompiledProgram> tessera::cpu::compileForCPU(ModuleOp input,
     emitError(module->getLoc()) << "translation to LLVM IR failed";
     return failure();
   }
+  addKernelSignatures(*llvmModule, prog.kernels, declaredGrid);
   // 3. LLVM -O3 for the host (AVX2/FMA on this machine's Zen 3), object code.
   std::string triple = llvm::sys::getProcessTriple(), err;
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, err);
@@ -360,10 +344,6 @@ FailureOr<CompiledProgram> tessera::cpu::compileForCPU(ModuleOp input,
     prog.compile_ms = elapsed();
     return prog;
   }
-  if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
-    emitError(module->getLoc()) << "cannot create cache directory " << dir << ": " << ec.message();
-    return failure();
-  }
   SmallString<256> objPath(dir), tmpSo(dir);
   llvm::sys::path::append(objPath, key + ".tmp%%%%%%.o");
   llvm::sys::path::append(tmpSo, key + ".tmp%%%%%%.so");
@@ -400,33 +380,31 @@ FailureOr<CompiledProgram> tessera::cpu::compileForCPU(ModuleOp input,
     emitError(module->getLoc()) << "linking the kernels into a shared object failed (lld): " << linkLog;
     return failure();
   }
-  if (std::error_code ec = llvm::sys::fs::rename(soReal, soPath)) {
-    emitError(module->getLoc()) << "cannot store " << soPath << ": " << ec.message();
+  // The image handed to the loader is the bytes read here (bounded): what a
+  // later run finds in the cache must match their size and checksum.
+  fileio::FileReadResult read =
+      fileio::ReadBoundedFile(std::string(soReal), cache::kMaxSharedObjectBytes, &prog.image);
+  if (!read.ok()) {
+    llvm::sys::fs::remove(soReal);
+    emitError(module->getLoc()) << "cannot read the linked kernels back: " << read.message;
     return failure();
   }
-  if (diskCache) {
-    // Written whole, then renamed: a reader never sees half a file.
-    SmallString<256> tmpMeta(dir), metaReal;
-    llvm::sys::path::append(tmpMeta, key + ".tmp%%%%%%.kernels");
-    int mfd;
-    if (!llvm::sys::fs::createUniqueFile(tmpMeta, mfd, metaReal)) {
-      {
-        llvm::raw_fd_ostream meta(mfd, /*shouldClose=*/true);
-        meta << serialize(prog.kernels);
-      }
-      if (llvm::sys::fs::rename(metaReal, metaPath)) llvm::sys::fs::remove(metaReal);
-    }
-  }
-  prog.so_path = std::string(soPath);
   prog.key = key;
-  if (failed(readImage(prog, module->getLoc()))) return failure();
-  if (!diskCache) {
-    prog.so_path.clear();  // the temporary folder goes with this call
-    prog.compile_ms = elapsed();
-    return prog;
+  const cache::ImageId id = cache::IdOf(prog.image);
+  if (storeOnDisk) {
+    if (std::string why = cache::Store(dir, key, std::string(soReal), prog.kernels, id); !why.empty()) {
+      // The program is compiled: only later runs lose the cache entry.
+      llvm::sys::fs::remove(soReal);
+      tessera::plugin_support::LogWarning("cpu: cannot store compiled kernels in " + dir + ": " + why);
+      prog.compile_ms = elapsed();
+      return prog;
+    }
+    prog.so_path = cache::SharedObjectPath(dir, key);
+    gMemoryCache[key] = {prog, id};
+    gMemoryCache[key].program.image.clear();
+  } else {
+    llvm::sys::fs::remove(soReal);  // the temporary folder goes with this call
   }
-  gMemoryCache[key] = prog;
-  gMemoryCache[key].image.clear();
   prog.compile_ms = elapsed();
   return prog;
 }

@@ -13,6 +13,7 @@
 #include "plugin_support.hpp"
 #include "tessera/Target/PluginCompiler.h"
 #include "tessera/cpu/Compiler.h"
+#include "KernelSignature.h"
 
 using namespace mlir;
 using tessera::target::CompileRequest;
@@ -21,13 +22,6 @@ using tessera::target::KernelParamSpec;
 using tessera::target::KernelSpec;
 
 namespace {
-
-uint64_t DtypeBytes(const std::string &dtype) {
-  if (dtype == "f64" || dtype == "i64" || dtype == "index") return 8;
-  if (dtype == "f32" || dtype == "i32") return 4;
-  if (dtype == "f16" || dtype == "bf16" || dtype == "i16") return 2;
-  return 1;  // i8, f8E4M3FN, i1
-}
 
 TsErrorCode Lower(ModuleOp module, const CompileRequest &request, CompileResult *result,
                   std::string *message) {
@@ -62,14 +56,8 @@ TsErrorCode Lower(ModuleOp module, const CompileRequest &request, CompileResult 
       p.kind = a.buffer ? TS_KERNEL_ARG_BUFFER : TS_KERNEL_ARG_SCALAR;
       p.dtype = a.dtype;
       p.shape = a.shape;
-      uint64_t n = 1;
-      bool dynamic = false;
-      for (int64_t d : a.shape) {
-        dynamic |= d < 0;
-        n *= static_cast<uint64_t>(d < 0 ? 0 : d);
-      }
       // A buffer of any length spans what the launch gives it: 0 here.
-      p.bytes = a.buffer ? (dynamic ? 0 : n * DtypeBytes(a.dtype)) : DtypeBytes(a.dtype);
+      p.bytes = a.buffer ? tessera::cpu::bufferBytes(a) : tessera::cpu::dtypeBytes(a.dtype);
       if (!a.buffer) p.access = TS_PARAM_READ;
       else if (k.graph) p.access = a.output ? TS_PARAM_WRITE : TS_PARAM_READ;
       spec.params.push_back(std::move(p));

@@ -15,6 +15,23 @@
  * lane-private values that cross a barrier in arrays (PoCL's work-item loops).
  * Groups run in parallel on the plugin's worker threads; one group always runs
  * on one thread from start to end.
+ *
+ * Optionally, a kernel's argument list, which Kernel_Launch then checks (a
+ * wrong list is an INVALID_ARGUMENT error naming the argument, not a worker
+ * thread reading a scalar as a pointer):
+ *
+ *     TESSERA_CPU_KERNEL_SIGNATURE(saxpy, "s4 b262144 b262144 grid=64,1,1");
+ *
+ * exports `const char tessera_signature_saxpy[]`: space-separated tokens,
+ * one per argument in order, then an optional grid:
+ *     s<N>          a scalar of N bytes (TsKernelArg::size must be N)
+ *     b<N>          a buffer of which the kernel accesses N bytes from the
+ *                   argument's offset (b0: any length)
+ *     grid=X,Y,Z    the kernel's buffers are sized for this grid: a launch
+ *                   over more groups in any dimension is refused
+ * The cpu code generator exports one for every kernel it compiles; a kernel
+ * without one is launched unchecked.  At most TESSERA_CPU_SIGNATURE_MAX_BYTES
+ * bytes are read.
  */
 #ifndef TESSERA_CPU_KERNEL_H_
 #define TESSERA_CPU_KERNEL_H_
@@ -28,6 +45,8 @@ extern "C" {
 
 #define TESSERA_CPU_KERNEL_ABI_VERSION 1
 #define TESSERA_CPU_KERNEL_PREFIX "tessera_kernel_"
+#define TESSERA_CPU_SIGNATURE_PREFIX "tessera_signature_"
+#define TESSERA_CPU_SIGNATURE_MAX_BYTES 65536
 
 typedef struct TsCpuLaunchContext {
   size_t struct_size;
@@ -61,6 +80,10 @@ typedef void (*TsCpuKernelFn)(const TsCpuLaunchContext* ctx);
 #define TESSERA_CPU_KERNEL(name)                                   \
   TESSERA_CPU_KERNEL_LINKAGE TESSERA_CPU_KERNEL_EXPORT void        \
       tessera_kernel_##name(const TsCpuLaunchContext* ctx)
+
+#define TESSERA_CPU_KERNEL_SIGNATURE(name, text)                         \
+  TESSERA_CPU_KERNEL_LINKAGE TESSERA_CPU_KERNEL_EXPORT const char        \
+      tessera_signature_##name[] = text
 
 #ifdef __cplusplus
 }
