@@ -1,6 +1,8 @@
-// Runs one child process with a time limit: fork + exec, its own process
+// Runs one child process with a time limit: posix_spawn, its own process
 // group (so a timeout kills the plugin's threads and children with it),
-// stdout and stderr into a log file, extra environment variables.
+// stdout and stderr into a log file, extra environment variables.  The
+// core's runner does the work (core/src/child_process.hpp): one
+// implementation for the plugin probes and the conformance areas.
 #ifndef TESSERA_CONFORMANCE_RUNNER_CHILD_PROCESS_HPP_
 #define TESSERA_CONFORMANCE_RUNNER_CHILD_PROCESS_HPP_
 

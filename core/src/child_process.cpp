@@ -71,7 +71,8 @@ std::string SignalName(int sig) {
 }
 
 ChildResult RunChild(const std::vector<std::string>& argv, double timeout_seconds,
-                     size_t max_bytes) {
+                     const ChildOptions& options) {
+  const size_t max_bytes = options.max_bytes;
   ChildResult result;
   if (argv.empty()) {
     result.error = "no program to run";
@@ -80,6 +81,20 @@ ChildResult RunChild(const std::vector<std::string>& argv, double timeout_second
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // The environment, built before the spawn (nothing may allocate between
+  // a fork and its exec).
+  std::vector<std::string> env_storage;
+  for (char** e = environ; e && *e; ++e) {
+    std::string entry = *e;
+    bool replaced = false;
+    for (const auto& [name, value] : options.env)
+      replaced |= entry.compare(0, name.size() + 1, name + "=") == 0;
+    if (!replaced) env_storage.push_back(std::move(entry));
+  }
+  for (const auto& [name, value] : options.env) env_storage.push_back(name + "=" + value);
+  std::vector<char*> envp;
+  for (std::string& e : env_storage) envp.push_back(e.data());
+  envp.push_back(nullptr);
 
   int report[2], output[2];
   if (!MakePipe(report)) {
@@ -96,8 +111,9 @@ ChildResult RunChild(const std::vector<std::string>& argv, double timeout_second
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, output[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, output[1], STDERR_FILENO);
+  const int output_target = options.output_fd >= 0 ? options.output_fd : output[1];
+  posix_spawn_file_actions_adddup2(&actions, output_target, STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, output_target, STDERR_FILENO);
   posix_spawn_file_actions_adddup2(&actions, report[1], 3);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
@@ -117,7 +133,7 @@ ChildResult RunChild(const std::vector<std::string>& argv, double timeout_second
 
   auto start = std::chrono::steady_clock::now();
   pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, args[0], &actions, &attr, args.data(), environ);
+  int rc = ::posix_spawn(&pid, args[0], &actions, &attr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   ::close(report[1]);
@@ -131,7 +147,7 @@ ChildResult RunChild(const std::vector<std::string>& argv, double timeout_second
   result.started = true;
 
   const auto deadline = start + std::chrono::duration<double>(timeout_seconds);
-  bool report_open = true, output_open = true, exited = false;
+  bool report_open = true, output_open = options.output_fd < 0, exited = false;
   int status = 0;
   auto exited_at = start;
   for (;;) {

@@ -7,11 +7,15 @@
 // with it (threads die with the process, helper processes with the group).
 //
 // Thread-safety: reentrant; each call owns its pipe and child.
+//
+// Users: the plugin probe (plugin_probe.cpp) and the conformance runner
+// (conformance/runner/child_process.cpp, which runs its areas with it).
 #ifndef TESSERA_CORE_CHILD_PROCESS_HPP_
 #define TESSERA_CORE_CHILD_PROCESS_HPP_
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tessera::detail {
@@ -31,10 +35,20 @@ struct ChildResult {
   std::string error;       // why it did not start
 };
 
+struct ChildOptions {
+  // Set (or replaced) in the child's copy of the caller's environment.
+  std::vector<std::pair<std::string, std::string>> env;
+  // >= 0: the child's stdout and stderr go to this descriptor (a log file)
+  // instead of ChildResult::output.
+  int output_fd = -1;
+  size_t max_bytes = 64 * 1024;  // of report and of output each
+};
+
 // Runs argv[0] (a path) with argv and the caller's environment; stdin is
-// /dev/null, descriptor 3 the report pipe, stdout and stderr the output pipe.
+// /dev/null, descriptor 3 the report pipe, stdout and stderr the output pipe
+// (or options.output_fd).
 ChildResult RunChild(const std::vector<std::string>& argv, double timeout_seconds,
-                     size_t max_bytes = 64 * 1024);
+                     const ChildOptions& options = {});
 
 // "SIGSEGV", "SIGABRT", ... or "signal N".
 std::string SignalName(int signal);
