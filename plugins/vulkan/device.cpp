@@ -114,7 +114,9 @@ bool test_masks_feature(const TsClient* c, const char* name) {
 }
 
 void save_pipeline_cache(TsDevice* dev) {
-  if (!dev->pipeline_cache || dev->cache_path.empty()) return;
+  if (!dev->pipeline_cache || dev->cache_path.empty() ||
+      dev->pipelines_built.load(std::memory_order_relaxed) == 0)
+    return;
   size_t size = 0;
   if (dev->fn.vkGetPipelineCacheData(dev->device, dev->pipeline_cache, &size, nullptr) != VK_SUCCESS ||
       size == 0 || size == dev->cache_loaded_size)

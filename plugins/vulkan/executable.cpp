@@ -409,6 +409,7 @@ TsError* build_kernel(TsExecutable* exe, const std::string& name, TsKernel* k) {
   TS_VK_CALL(f.vkCreateComputePipelines(dev->device, dev->pipeline_cache, 1, &cpi, nullptr,
                                         &k->pipeline),
              "vkCreateComputePipelines('" + name + "')");
+  dev->pipelines_built.fetch_add(1, std::memory_order_relaxed);
   return nullptr;
 }
 

@@ -284,6 +284,10 @@ struct TsDevice {
   std::atomic<uint64_t> stat_staged{0};    // staged host<->device copies
   std::atomic<uint64_t> stat_imports{0};   // imported host ranges
   std::atomic<uint64_t> stat_semaphores{0};  // timeline semaphores created
+  // Pipelines built through pipeline_cache: without one the cache has
+  // nothing new and is not written back (a device opened only to be
+  // probed, e.g. by the core's probe process, leaves the file alone).
+  std::atomic<uint64_t> pipelines_built{0};
   ~TsDevice();
 };
 
