@@ -227,6 +227,58 @@ Value castCompute(OpBuilder &b, Location loc, Value v, Type from, Type to) {
   return x.sel(nan, 0, r);
 }
 
+Value emitSigmoid(OpBuilder &b, Location loc, Value x) {
+  // 1 / (1 + e^-x): e^-x overflows to +inf for x < -88 and the quotient is
+  // then 0, the correctly rounded result; no NaN on either side.
+  auto c = [&](double v) { return splatConstant(b, loc, x.getType(), v); };
+  Value e = b.create<math::ExpOp>(loc, b.create<arith::NegFOp>(loc, x));
+  return b.create<arith::DivFOp>(loc, c(1), b.create<arith::AddFOp>(loc, c(1), e));
+}
+
+Value emitTanh(OpBuilder &b, Location loc, Value x) {
+  // tanh(x) = sign(x) (1 - 2 / (e^{2|x|} + 1)): one exp, which every
+  // backend has, instead of math.tanh (a libm call per lane on the cpu,
+  // absent from some SPIR-V environments); exact limits at +-inf (e^inf =
+  // inf gives 1), about 2 ulp from |x| = 0.35 up. Below that the
+  // subtraction cancels, so small |x| uses the odd Taylor polynomial to
+  // x^11 (the first term left out is below 1.3e-8 relative there).
+  auto c = [&](double v) { return splatConstant(b, loc, x.getType(), v); };
+  Value ax = b.create<math::AbsFOp>(loc, x);
+  Value e = b.create<math::ExpOp>(loc, b.create<arith::MulFOp>(loc, ax, c(2)));
+  Value big = b.create<arith::SubFOp>(loc, c(1), b.create<arith::DivFOp>(loc, c(2), b.create<arith::AddFOp>(loc, e, c(1))));
+  // sign(x) by a select: math.copysign has no ROCDL lowering in MLIR 16.
+  Value negative = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, x, c(0));
+  big = b.create<arith::SelectOp>(loc, negative, b.create<arith::NegFOp>(loc, big), big);
+  Value x2 = b.create<arith::MulFOp>(loc, x, x);
+  Value p = c(-1382.0 / 155925.0);
+  for (double k : {62.0 / 2835.0, -17.0 / 315.0, 2.0 / 15.0, -1.0 / 3.0, 1.0})
+    p = b.create<math::FmaOp>(loc, p, x2, c(k));
+  Value small = b.create<arith::MulFOp>(loc, x, p);
+  Value isSmall = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, ax, c(0.35));
+  return b.create<arith::SelectOp>(loc, isSmall, small, big);
+}
+
+Value emitErf(OpBuilder &b, Location loc, Value x) {
+  // A rational minimax approximation on [-4, 4] (the one XLA and Eigen
+  // use for f32): erf(x) = x P(x^2) / Q(x^2), P of degree 6 and Q of
+  // degree 4 in x^2, a few ulp; |x| >= 4 rounds to +-1 in f32 (clamped).
+  // NaN propagates through the min / max as NaN (arith.minf / maxf).
+  auto c = [&](double v) { return splatConstant(b, loc, x.getType(), v); };
+  Value xc = b.create<arith::MaxFOp>(loc, b.create<arith::MinFOp>(loc, x, c(4)), c(-4));
+  Value x2 = b.create<arith::MulFOp>(loc, xc, xc);
+  auto horner = [&](std::initializer_list<double> coeffs) {  // highest degree first
+    Value p;
+    for (double k : coeffs) p = p ? b.create<math::FmaOp>(loc, p, x2, c(k)).getResult() : c(k);
+    return p;
+  };
+  Value num = horner({-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
+                      -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
+                      -1.60960333262415e-02});
+  Value den = horner({-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
+                      -7.37332916720468e-03, -1.42647390514189e-02});
+  return b.create<arith::DivFOp>(loc, b.create<arith::MulFOp>(loc, xc, num), den);
+}
+
 FailureOr<Value> emitElementwise(OpBuilder &b, Location loc, Operation *op, ArrayRef<Value> in,
                                  const ElementOptions &o) {
   namespace g = tessera::graph;
@@ -262,7 +314,31 @@ FailureOr<Value> emitElementwise(OpBuilder &b, Location loc, Operation *op, Arra
   }
   if (isa<g::ReluOp>(op))
     return f ? b.create<arith::MaxFOp>(loc, x, c(0)).getResult() : b.create<arith::MaxSIOp>(loc, x, c(0)).getResult();
+  if (isa<g::MinOp>(op)) return f ? b.create<arith::MinFOp>(loc, x, in[1]).getResult() : b.create<arith::MinSIOp>(loc, x, in[1]).getResult();
+  if (isa<g::NegOp>(op)) return f ? b.create<arith::NegFOp>(loc, x).getResult() : b.create<arith::SubIOp>(loc, c(0), x).getResult();
+  if (isa<g::AbsOp>(op)) {
+    if (f) return b.create<math::AbsFOp>(loc, x).getResult();
+    Value neg = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, x, c(0));
+    return b.create<arith::SelectOp>(loc, neg, b.create<arith::SubIOp>(loc, c(0), x), x).getResult();
+  }
   if (isa<g::ExpOp>(op)) return b.create<math::ExpOp>(loc, x).getResult();
+  if (isa<g::SqrtOp>(op)) return b.create<math::SqrtOp>(loc, x).getResult();
+  // 1 / sqrt rather than math.rsqrt: the GPUs' rsqrt instructions are
+  // approximate (NVIDIA's rsqrt.approx: 2 ulp, SPIR-V InverseSqrt: 2 ulp,
+  // x86 has none for f32 at full precision); the reference divides.
+  if (isa<g::RsqrtOp>(op)) return b.create<arith::DivFOp>(loc, c(1), b.create<math::SqrtOp>(loc, x)).getResult();
+  if (isa<g::LogOp>(op)) return b.create<math::LogOp>(loc, x).getResult();
+  if (isa<g::TanhOp>(op)) return emitTanh(b, loc, x);
+  if (isa<g::SigmoidOp>(op)) return emitSigmoid(b, loc, x);
+  if (isa<g::SiluOp>(op)) return b.create<arith::MulFOp>(loc, x, emitSigmoid(b, loc, x)).getResult();
+  if (isa<g::ErfOp>(op)) return emitErf(b, loc, x);
+  if (isa<g::PowOp>(op)) return b.create<math::PowFOp>(loc, x, in[1]).getResult();
+  if (auto gelu = dyn_cast<g::GeluOp>(op); gelu && gelu.getApproximate() == "none") {
+    // 0.5 x (1 + erf(x / sqrt(2)))
+    Value e = emitErf(b, loc, b.create<arith::MulFOp>(loc, x, c(0.7071067811865476)));
+    Value half = b.create<arith::MulFOp>(loc, x, c(0.5));
+    return b.create<arith::AddFOp>(loc, half, b.create<arith::MulFOp>(loc, half, e)).getResult();
+  }
   if (isa<g::GeluOp>(op)) {
     // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), tanh(y) = 1 - 2/(e^{2y}+1)
     Value x3 = b.create<arith::MulFOp>(loc, b.create<arith::MulFOp>(loc, x, x), x);

@@ -57,6 +57,8 @@ float gelu(float x) {
   return 0.5f * x * (1.f + std::tanh(0.7978845608028654f * (x + 0.044715f * x * x * x)));
 }
 
+float geluExact(float x) { return 0.5f * x * (1.f + std::erf(x * 0.7071067811865476f)); }
+
 std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollective& collective) {
   for (Operation& op : block) {
     auto in = [&](unsigned i) -> T& { return env[op.getOperand(i)]; };
@@ -79,6 +81,10 @@ std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollectiv
     // Element types: float ops compute in f32 (as float), integer ops
     // exactly (int64 / uint64, wrapping), and every result is rounded to
     // its type at the end (RoundTo), as the generated code stores it.
+    // Element `i` of the result read from operand `t` (numpy broadcasting).
+    auto at = [&](const T& t, int64_t i) {
+      return t.shape == out.shape ? i : g::broadcastOffset(t.shape, out.shape, i);
+    };
     const std::string rt = dtypeOf(op.getResult(0).getType());
     const bool isInt = !IsFloatDtype(rt);
     if (auto mm = dyn_cast<g::MatmulOp>(op)) {
@@ -109,30 +115,44 @@ std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollectiv
       T& a = in(0);
       const T* b = op.getNumOperands() == 2 ? &in(1) : nullptr;
       for (int64_t i = 0; i < n; ++i) {
-        int64_t x = static_cast<int64_t>(a.v[i]), y = b ? static_cast<int64_t>(b->v[i % b->size()]) : 0;
+        int64_t x = static_cast<int64_t>(a.v[at(a, i)]), y = b ? static_cast<int64_t>(b->v[at(*b, i)]) : 0;
         int64_t r = x;
         if (isa<g::AddOp>(op)) r = x + y;
         else if (isa<g::SubOp>(op)) r = x - y;
         else if (isa<g::MulOp>(op)) r = static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y));
         else if (isa<g::DivOp>(op)) r = y == 0 ? 0 : x / y;  // toward zero; x / 0 = 0 (docs/ir.md)
         else if (isa<g::MaxOp>(op)) r = std::max(x, y);
+        else if (isa<g::MinOp>(op)) r = std::min(x, y);
         else if (isa<g::ReluOp>(op)) r = std::max<int64_t>(x, 0);
+        else if (isa<g::NegOp>(op)) r = -x;  // RoundTo wraps INT_MIN
+        else if (isa<g::AbsOp>(op)) r = x < 0 ? -x : x;
         out.v[i] = static_cast<double>(r);
       }
     } else if (g::isElementwise(&op)) {
       T& a = in(0);
       const T* b = op.getNumOperands() == 2 ? &in(1) : nullptr;
       for (int64_t i = 0; i < n; ++i) {
-        float x = static_cast<float>(a.v[i]), y = b ? static_cast<float>(b->v[i % b->size()]) : 0.f;
+        float x = static_cast<float>(a.v[at(a, i)]), y = b ? static_cast<float>(b->v[at(*b, i)]) : 0.f;
         float r = x;
         if (isa<g::AddOp>(op)) r = x + y;
         else if (isa<g::SubOp>(op)) r = x - y;
         else if (isa<g::MulOp>(op)) r = x * y;
         else if (isa<g::DivOp>(op)) r = x / y;
         else if (isa<g::MaxOp>(op)) r = std::max(x, y);
+        else if (isa<g::MinOp>(op)) r = std::min(x, y);
+        else if (isa<g::PowOp>(op)) r = std::pow(x, y);
         else if (isa<g::ReluOp>(op)) r = std::max(x, 0.f);
         else if (isa<g::ExpOp>(op)) r = std::exp(x);
-        else if (isa<g::GeluOp>(op)) r = gelu(x);
+        else if (auto ge = dyn_cast<g::GeluOp>(op)) r = ge.getApproximate() == "none" ? geluExact(x) : gelu(x);
+        else if (isa<g::NegOp>(op)) r = -x;
+        else if (isa<g::AbsOp>(op)) r = std::fabs(x);
+        else if (isa<g::SqrtOp>(op)) r = std::sqrt(x);
+        else if (isa<g::RsqrtOp>(op)) r = 1.f / std::sqrt(x);
+        else if (isa<g::LogOp>(op)) r = std::log(x);
+        else if (isa<g::TanhOp>(op)) r = std::tanh(x);
+        else if (isa<g::SigmoidOp>(op)) r = 1.f / (1.f + std::exp(-x));
+        else if (isa<g::SiluOp>(op)) r = x * (1.f / (1.f + std::exp(-x)));
+        else if (isa<g::ErfOp>(op)) r = std::erf(x);
         out.v[i] = r;
       }
     } else if (auto sm = dyn_cast<g::SoftmaxOp>(op)) {
@@ -149,6 +169,31 @@ std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollectiv
         for (int64_t j = 0; j < len; ++j) mx = std::max(mx, static_cast<float>(a.v[at(j)]));
         for (int64_t j = 0; j < len; ++j) sum += e[j] = std::exp(static_cast<float>(a.v[at(j)]) - mx);
         for (int64_t j = 0; j < len; ++j) out.v[at(j)] = e[j] * (1.f / sum);
+      }
+    } else if (isa<g::LayerNormOp, g::RmsNormOp>(op)) {
+      // Per row of the last dim: statistics in double (the exact value the
+      // kernels' f32 sums approximate in their own orders), the affine map
+      // in f32, rounded once by RoundTo below.
+      auto ln = dyn_cast<g::LayerNormOp>(op);
+      const double eps = ln ? ln.getEpsilon().convertToDouble()
+                            : llvm::cast<g::RmsNormOp>(op).getEpsilon().convertToDouble();
+      T& a = in(0);
+      const T& gamma = in(1);
+      const T* beta = ln ? &in(2) : nullptr;
+      const int64_t len = a.shape.back();
+      for (int64_t r = 0; r < n / len; ++r) {
+        const double* x = &a.v[r * len];
+        double mean = 0, sq = 0;
+        if (ln) {
+          for (int64_t j = 0; j < len; ++j) mean += x[j];
+          mean /= static_cast<double>(len);
+        }
+        for (int64_t j = 0; j < len; ++j) sq += (x[j] - mean) * (x[j] - mean);
+        const float inv = static_cast<float>(1.0 / std::sqrt(sq / static_cast<double>(len) + eps));
+        for (int64_t j = 0; j < len; ++j) {
+          float y = static_cast<float>(x[j] - mean) * inv * static_cast<float>(gamma.v[j]);
+          out.v[r * len + j] = beta ? y + static_cast<float>(beta->v[j]) : y;
+        }
       }
     } else if (auto red = dyn_cast<g::ReduceOp>(op)) {
       // In the order the attribute fixes: floats in f32, integers exactly.
@@ -174,14 +219,15 @@ std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollectiv
         }
         return off;
       };
-      bool mx = red.getKind() == g::ReduceKind::max;
+      const g::ReduceKind kind = red.getKind();
       bool pairwise = red.getOrder() == g::AssocOrder::pairwise;
       std::vector<double> row(len);
       for (int64_t r = 0; r < n; ++r) {
         const int64_t base = offsetOf(r, keptDims);
         for (int64_t j = 0; j < len; ++j) row[j] = a.v[base + offsetOf(j, redDims)];
         auto combine = [&](double x, double y) -> double {
-          if (mx) return std::max(x, y);
+          if (kind == g::ReduceKind::max) return std::max(x, y);
+          if (kind == g::ReduceKind::min) return std::min(x, y);
           if (isInt) return static_cast<double>(static_cast<int64_t>(x) + static_cast<int64_t>(y));
           return static_cast<float>(x) + static_cast<float>(y);
         };
@@ -191,7 +237,8 @@ std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollectiv
         } else {
           for (int64_t j = 1; j < len; ++j) row[0] = combine(row[0], row[j]);
         }
-        out.v[r] = row[0];
+        // mean: the f32 sum divided by the count, in f32.
+        out.v[r] = kind == g::ReduceKind::mean ? static_cast<float>(row[0]) / static_cast<float>(len) : row[0];
       }
     } else if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
       auto dense = cst.getValue().dyn_cast<DenseElementsAttr>();

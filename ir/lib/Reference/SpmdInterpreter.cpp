@@ -94,7 +94,7 @@ std::string Collective(Operation& op, const std::vector<int64_t>& meshShape, g::
     double acc = all[group[0]][src];
     for (size_t r = 1; r < group.size(); ++r) {
       double v = all[group[r]][src];
-      acc = kind == g::ReduceKind::max ? std::max(acc, v) : acc + v;
+      acc = kind == g::ReduceKind::max ? std::max(acc, v) : kind == g::ReduceKind::min ? std::min(acc, v) : acc + v;
     }
     // Sums are exact in double; stored as the device stores them (f32,
     // bf16, ... rounded once; integers wrap).

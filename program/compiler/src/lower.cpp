@@ -284,7 +284,9 @@ StatusOr<LoweredProgram> LowerGraph(ParsedModule& parsed, FuncOp fn, const Compi
       c.output = st.outputs[0];
       c.axes = st.axes;
       c.count = static_cast<uint64_t>(st.count);
-      c.reduce = st.reduce == g::ReduceKind::max ? TS_REDUCE_MAX : TS_REDUCE_SUM;
+      c.reduce = st.reduce == g::ReduceKind::max   ? TS_REDUCE_MAX
+                 : st.reduce == g::ReduceKind::min ? TS_REDUCE_MIN
+                                                   : TS_REDUCE_SUM;
       c.dtype = ToTsType(dt);
       c.root = static_cast<uint32_t>(st.root);
       c.location = LocText(st.op->getLoc());

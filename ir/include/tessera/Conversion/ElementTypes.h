@@ -79,8 +79,8 @@ mlir::Value roundTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
 mlir::Value castCompute(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
                         mlir::Type from, mlir::Type to);
 
-/// The compute-type result of an elementwise Graph op (add sub mul div max
-/// exp relu gelu cast) on compute-type operands (scalars or vectors).  The
+/// The compute-type result of an elementwise Graph op (graph::isElementwise)
+/// on compute-type operands (scalars or vectors).  The
 /// caller rounds it to the op's result type (`narrow` / `roundTo`).
 /// Integer division truncates toward zero; x / 0 = 0 and the overflow of
 /// INT_MIN / -1 wraps (no trap, no poison).
@@ -88,6 +88,13 @@ mlir::FailureOr<mlir::Value> emitElementwise(mlir::OpBuilder &b, mlir::Location 
                                              mlir::Operation *op,
                                              llvm::ArrayRef<mlir::Value> in,
                                              const ElementOptions &options = {});
+
+/// Portable f32 forms (arith + math.exp / fma / abs only, which
+/// every backend lowers; the same bits on every backend up to the
+/// backends' exp): the logistic sigmoid, tanh and erf.
+mlir::Value emitSigmoid(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x);
+mlir::Value emitTanh(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x);
+mlir::Value emitErf(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x);
 
 /// A splat constant of `type` (scalar or vector; float or integer).
 mlir::Value splatConstant(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type,

@@ -99,10 +99,10 @@ Value cIdx(OpBuilder &b, Location l, int64_t v) { return b.create<arith::Constan
 
 /// One kernel to emit: the value it materializes and how.
 struct KernelSpec {
-  enum Kind { kGemm, kElementwise, kSoftmax, kReduce, kLayout, kAttention } kind;
+  enum Kind { kGemm, kElementwise, kRows, kLayout, kAttention } kind;
   Value root;            // the materialized Graph value (or a copied one)
   mutable g::MatmulOp matmul;  // kGemm: the matmul inside the tree (op handles are not const-correct)
-  Operation *rowOp = nullptr;  // kSoftmax / kReduce: the op inside the tree; kAttention: the op
+  Operation *rowOp = nullptr;  // kRows: the row op inside the tree (g::isRowOp); kAttention: the op
   conv::GemmTile tile;   // kGemm: its tile sizes (from Schedule IR)
   bool copy = false;     // kElementwise: out = root's buffer (a second result)
   SmallVector<Value> leaves;  // materialized values read (kernel arguments)
@@ -140,7 +140,7 @@ struct FunctionLowering {
     }
     if (!top && isSplatConstant(v)) return;
     Operation *def = v.getDefiningOp();
-    if (isa_and_nonnull<g::MatmulOp, g::SoftmaxOp, g::ReduceOp>(def)) {
+    if (g::isTileRoot(def)) {
       (full && roots.empty() ? roots : bad).push_back(v);
       for (Value o : def->getOperands())
         if (!llvm::is_contained(s.leaves, o)) s.leaves.push_back(o);
@@ -171,7 +171,7 @@ struct FunctionLowering {
     }
     if (!isa_and_nonnull<g::GraphDialect>(op->getDialect()))
       return unsupported(op, "not a Graph IR op");
-    if (!isa<g::MatmulOp, g::SoftmaxOp, g::ReduceOp, g::ConvertLayoutOp>(op) && !g::isElementwise(op))
+    if (!g::isTileRoot(op) && !isa<g::ConvertLayoutOp>(op) && !g::isElementwise(op))
       return unsupported(op, "no GPU kernel for this op yet");
     SmallVector<Type> types(op->getOperandTypes());
     llvm::append_range(types, op->getResultTypes());
@@ -225,10 +225,10 @@ struct FunctionLowering {
           collect(r, true, true, s, roots, bad);
           for (Value m : bad) forced.insert(m), again = true;
           Operation *root = roots.empty() ? nullptr : roots.front().getDefiningOp();
-          if (isa_and_nonnull<g::SoftmaxOp, g::ReduceOp>(root)) {
+          if (g::isRowOp(root)) {
             // The row kernel of the op, the rest of the tree applied before
             // its store.
-            s.kind = isa<g::SoftmaxOp>(root) ? KernelSpec::kSoftmax : KernelSpec::kReduce;
+            s.kind = KernelSpec::kRows;
             s.rowOp = root;
           } else if (root) {
             s.kind = KernelSpec::kGemm;
@@ -262,16 +262,43 @@ struct ExprEmitter {
   Value matmul;                 // the matmul result inside the tree
   Value acc;                    // its value at this element
   DenseMap<Value, Value> memo;  // per element
+  SmallVector<int64_t> outShape;  // the shape of the tree's output
 
-  ExprEmitter(OpBuilder &b, Location loc, DenseMap<Value, Value> args, Value matmul = {}, Value acc = {})
-      : b(b), loc(loc), args(std::move(args)), matmul(matmul), acc(acc) {}
+  ExprEmitter(OpBuilder &b, Location loc, DenseMap<Value, Value> args, Value output, Value matmul = {},
+              Value acc = {})
+      : b(b), loc(loc), args(std::move(args)), matmul(matmul), acc(acc),
+        outShape(output.getType().cast<ShapedType>().getShape()) {}
 
-  /// Leaf `leaf` at flat element `flat` of a `total`-element result (a
-  /// trailing-suffix broadcast when smaller), widened to its compute type.
+  /// Leaf `leaf` at flat element `flat` of a `total`-element result of
+  /// shape `outShape` (numpy broadcasting when smaller), widened to its
+  /// compute type.
   Value load(Value leaf, Value flat, int64_t total) {
     Value buf = args.lookup(leaf);
+    ArrayRef<int64_t> shape = leaf.getType().cast<ShapedType>().getShape();
     int64_t n = numElements(leaf.getType());
-    Value idx = n == total ? flat : b.create<arith::RemUIOp>(loc, flat, cIdx(b, loc, n)).getResult();
+    Value idx = flat;
+    if (n != total) {
+      // A trailing suffix of the result's shape: one remainder. Otherwise the
+      // result index digit by digit (from the last dim), the operand's
+      // stride for its dims that are not 1.
+      ArrayRef<int64_t> out = outShape;
+      if (out.size() >= shape.size() && out.take_back(shape.size()) == shape) {
+        idx = b.create<arith::RemUIOp>(loc, flat, cIdx(b, loc, n));
+      } else {
+        Value off = cIdx(b, loc, 0), rest = flat;
+        int64_t stride = 1;
+        for (size_t k = 0; k < shape.size(); ++k) {
+          int64_t d = out[out.size() - 1 - k], m = shape[shape.size() - 1 - k];
+          if (m != 1) {
+            Value i = b.create<arith::RemUIOp>(loc, rest, cIdx(b, loc, d));
+            off = b.create<arith::AddIOp>(loc, off, b.create<arith::MulIOp>(loc, i, cIdx(b, loc, stride)));
+          }
+          if (k + 1 < shape.size()) rest = b.create<arith::DivUIOp>(loc, rest, cIdx(b, loc, d));
+          stride *= m;
+        }
+        idx = off;
+      }
+    }
     return widen(b, loc, b.create<memref::LoadOp>(loc, buf, idx), elemOf(leaf));
   }
 
@@ -382,7 +409,7 @@ struct KernelBuilder {
         lb.create<memref::StoreOp>(loc, lb.create<memref::LoadOp>(loc, k.getArgument(0), i), out, i);
         return;
       }
-      ExprEmitter e(lb, loc, args);
+      ExprEmitter e(lb, loc, args, s.root);
       lb.create<memref::StoreOp>(loc, narrow(lb, loc, e.emit(s.root, i, n, /*top=*/true), elemOf(s.root)), out, i);
     });
     b.create<func::ReturnOp>(loc);
@@ -419,11 +446,12 @@ struct KernelBuilder {
     store.elem = elemOf(s.root);
     if (s.root != rowResult)
       store.value = [&, rowResult, total](OpBuilder &b, Value v, Value flat) {
-        ExprEmitter e(b, loc, args, rowResult, v);
+        ExprEmitter e(b, loc, args, s.root, rowResult, v);
         return e.emit(s.root, flat, total, /*top=*/true);
       };
-    conv::rows::buildKernel(k, s.rowOp, kLanes, args.lookup(s.rowOp->getOperand(0)),
-                            k.getArgument(s.leaves.size()), store);
+    SmallVector<Value> operands;  // the row op's operands' buffers
+    for (Value o : s.rowOp->getOperands()) operands.push_back(args.lookup(o));
+    conv::rows::buildKernel(k, s.rowOp, kLanes, operands, k.getArgument(s.leaves.size()), store);
   }
 
   /// flash_attention: AttentionKernel.cpp; K^T is read through its layout.
@@ -567,7 +595,7 @@ struct KernelBuilder {
           sb = ifOp.getThenBodyBuilder();
         }
         Value flat = add(sb, cBase, add(sb, mulC(sb, row, N), col));
-        ExprEmitter e(sb, l, args, s.matmul.getResult(), kLoop.getResult(i * RN + j));
+        ExprEmitter e(sb, l, args, s.root, s.matmul.getResult(), kLoop.getResult(i * RN + j));
         sb.create<memref::StoreOp>(l, narrow(sb, l, e.emit(s.root, flat, total, /*top=*/true), elemOf(s.root)), C, flat);
       }
     b.create<func::ReturnOp>(l);
@@ -612,7 +640,7 @@ struct KernelBuilder {
         if (grid[0] > kMaxGroups || grid[1] > kMaxGroups || grid[2] > kMaxGroups)
           return s.matmul.emitOpError() << "is too large for one " << fl.backend << " launch (grid "
                                         << grid[0] << "x" << grid[1] << "x" << grid[2] << ")";
-      } else if (s.kind == KernelSpec::kSoftmax || s.kind == KernelSpec::kReduce) {
+      } else if (s.kind == KernelSpec::kRows) {
         grid = conv::rows::grid(s.rowOp, kLanes, kMaxGroups);
       } else if (s.kind == KernelSpec::kAttention) {
         grid = conv::attention::grid(cast<tessera::schedule::FlashAttentionOp>(s.rowOp), kMaxGroups);
@@ -624,8 +652,7 @@ struct KernelBuilder {
       switch (s.kind) {
       case KernelSpec::kGemm: buildGemm(k, s); break;
       case KernelSpec::kElementwise: buildElementwise(k, s); break;
-      case KernelSpec::kSoftmax:
-      case KernelSpec::kReduce: buildRows(k, s); break;
+      case KernelSpec::kRows: buildRows(k, s); break;
       case KernelSpec::kAttention: buildAttention(k, s); break;
       case KernelSpec::kLayout: buildLayout(k, s); break;
       }
@@ -636,7 +663,7 @@ struct KernelBuilder {
       call->setAttr(conv::kLaunchGridAttr, pbld.getDenseI64ArrayAttr(grid));
       return success();
     };
-    static const char *kKind[] = {"gemm", "elementwise", "softmax", "reduce", "layout", "attention"};
+    static const char *kKind[] = {"gemm", "elementwise", "rows", "layout", "attention"};
     for (const KernelSpec &s : fl.specs) {
       Value out;
       if (auto it = outOf.find(s.root); it != outOf.end()) {
@@ -650,7 +677,8 @@ struct KernelBuilder {
         intermediates.push_back(alloc);
       }
       buf[s.root] = out;
-      if (failed(launch(s, kKind[s.kind], out))) return failure();
+      std::string what = s.kind == KernelSpec::kRows ? s.rowOp->getName().stripDialect().str() : kKind[s.kind];
+      if (failed(launch(s, what, out))) return failure();
     }
     for (auto [i, r] : llvm::enumerate(ret.getOperands())) {
       Value o = plan.getArgument(nIn + i);

@@ -182,22 +182,36 @@ void buildSoftmax(func::FuncOp k, g::SoftmaxOp op, int64_t lanes, Value x, Value
 /// How a reduce combines, in the compute type of its element type (f32, or
 /// i32: integer sums wrap, and wrap again to the width at the store), and
 /// the value that changes nothing: -0.0 for float sums (x + -0.0 == x
-/// bitwise, for every x), -inf for float max, 0 and INT32_MIN for integers.
+/// bitwise, for every x), -inf / +inf for float max / min, 0, INT32_MIN and
+/// INT32_MAX for integers. A mean combines as a sum and divides by the
+/// count at the store.
 struct Combiner {
-  bool isMax;
+  g::ReduceKind kind;
+  int64_t count;
   Type elem, compute;
   explicit Combiner(g::ReduceOp op)
-      : isMax(op.getKind() == g::ReduceKind::max), elem(elemOf(op.getInput())),
+      : kind(op.getKind()), count(op.reducedCount()), elem(elemOf(op.getInput())),
         compute(elements::computeType(elem)) {}
   bool isFloat() const { return compute.isa<FloatType>(); }
+  bool isMax() const { return kind == g::ReduceKind::max; }
+  bool isMin() const { return kind == g::ReduceKind::min; }
   Value identity(OpBuilder &b, Location l) const {
-    if (isFloat()) return cF32(b, l, isMax ? -std::numeric_limits<double>::infinity() : -0.0);
-    return elements::splatConstant(b, l, compute, isMax ? static_cast<double>(std::numeric_limits<int32_t>::min()) : 0.0);
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    if (isFloat()) return cF32(b, l, isMax() ? -inf : isMin() ? inf : -0.0);
+    double v = isMax() ? static_cast<double>(std::numeric_limits<int32_t>::min())
+             : isMin() ? static_cast<double>(std::numeric_limits<int32_t>::max())
+                       : 0.0;
+    return elements::splatConstant(b, l, compute, v);
   }
   Value operator()(OpBuilder &b, Location l, Value x, Value y) const {
-    if (isFloat())
-      return isMax ? b.create<arith::MaxFOp>(l, x, y).getResult() : b.create<arith::AddFOp>(l, x, y).getResult();
-    return isMax ? b.create<arith::MaxSIOp>(l, x, y).getResult() : b.create<arith::AddIOp>(l, x, y).getResult();
+    if (isFloat()) {
+      if (isMax()) return b.create<arith::MaxFOp>(l, x, y);
+      if (isMin()) return b.create<arith::MinFOp>(l, x, y);
+      return b.create<arith::AddFOp>(l, x, y);
+    }
+    if (isMax()) return b.create<arith::MaxSIOp>(l, x, y);
+    if (isMin()) return b.create<arith::MinSIOp>(l, x, y);
+    return b.create<arith::AddIOp>(l, x, y);
   }
   Value load(OpBuilder &b, Location l, Value buf, Value at) const {
     return widen(b, l, b.create<memref::LoadOp>(l, buf, at), elem);
@@ -205,6 +219,7 @@ struct Combiner {
   /// The op's result has the input's element type; `store` says what is
   /// written (the result, or a fused tree over it).
   void store(OpBuilder &b, Location l, const Store &st, Value v, Value buf, Value at) const {
+    if (kind == g::ReduceKind::mean) v = b.create<arith::DivFOp>(l, v, cF32(b, l, static_cast<double>(count)));
     b.create<memref::StoreOp>(l, stored(b, l, st, v, at), buf, at);
   }
 };
@@ -298,22 +313,96 @@ void buildPairwiseReduce(func::FuncOp k, g::ReduceOp op, int64_t lanes, Value x,
   b.create<func::ReturnOp>(loc);
 }
 
+/// Rows of a norm: `rows` rows of `len` contiguous elements (the last dim).
+struct NormShape {
+  int64_t len, rows;
+};
+NormShape normShape(Operation *op) {
+  auto t = op->getResult(0).getType().cast<ShapedType>();
+  return {t.getShape().back(), t.getNumElements() / t.getShape().back()};
+}
+
+/// layernorm / rmsnorm: one group per row (rows loop over groups, uniform
+/// bounds for the barriers); each lane folds elements lane, lane+lanes, ...
+/// then a shared-memory tree (groupReduce) gives every lane the row's sum.
+/// Two passes for the layernorm's variance (sum((x - mean)^2), no
+/// cancellation), one for the rmsnorm's sum of squares; then each lane
+/// writes its elements `(x - mean) / sqrt(var + eps) * gamma + beta`
+/// (rmsnorm: `x / sqrt(ms + eps) * gamma`), in f32, rounded once.
+void buildNorm(func::FuncOp k, Operation *op, int64_t lanes, ValueRange operands, Value out,
+               const Store &store) {
+  Location loc = op->getLoc();
+  const bool layer = isa<g::LayerNormOp>(op);
+  const double eps = layer ? cast<g::LayerNormOp>(op).getEpsilon().convertToDouble()
+                           : cast<g::RmsNormOp>(op).getEpsilon().convertToDouble();
+  NormShape s = normShape(op);
+  Value x = operands[0], gamma = operands[1], beta = layer ? operands[2] : Value();
+  OpBuilder b = OpBuilder::atBlockBegin(&k.front());
+  Ids id = ids(b, loc);
+  Type elem = elemOf(op->getResult(0));  // a float type: f32 arithmetic
+  Value shA = shared(b, loc, b.getF32Type(), lanes), shB = shared(b, loc, b.getF32Type(), lanes);
+  Value cLen = cIdx(b, loc, s.len), cLanes = cIdx(b, loc, lanes);
+  auto rowLoop = b.create<scf::ForOp>(loc, id.group, cIdx(b, loc, s.rows), id.groups);
+  OpBuilder rb = OpBuilder::atBlockBegin(rowLoop.getBody());
+  Value base = rb.create<arith::MulIOp>(loc, rowLoop.getInductionVar(), cLen);
+  auto load = [&](OpBuilder &ob, Value buf, Value at) {
+    return widen(ob, loc, ob.create<memref::LoadOp>(loc, buf, at), elem);
+  };
+  auto laneSum = [&](function_ref<Value(OpBuilder &, Value)> term) {
+    auto lp = rb.create<scf::ForOp>(loc, id.lane, cLen, cLanes, ValueRange{cF32(rb, loc, 0.0)});
+    OpBuilder lb = OpBuilder::atBlockBegin(lp.getBody());
+    Value v = load(lb, x, lb.create<arith::AddIOp>(loc, base, lp.getInductionVar()));
+    lb.create<scf::YieldOp>(loc, ValueRange{lb.create<arith::AddFOp>(loc, lp.getRegionIterArgs()[0], term(lb, v))});
+    return lp.getResult(0);
+  };
+  Value n = cF32(rb, loc, static_cast<double>(s.len));
+  Value mean;
+  if (layer) {
+    Value sum = groupReduce(rb, loc, laneSum([](OpBuilder &, Value v) { return v; }), shA, id.lane, false, lanes);
+    mean = rb.create<arith::DivFOp>(loc, sum, n);
+  }
+  Value sq = groupReduce(rb, loc, laneSum([&](OpBuilder &lb, Value v) -> Value {
+                           Value d = mean ? lb.create<arith::SubFOp>(loc, v, mean).getResult() : v;
+                           return lb.create<arith::MulFOp>(loc, d, d);
+                         }),
+                         shB, id.lane, false, lanes);
+  Value var = rb.create<arith::DivFOp>(loc, sq, n);
+  Value inv = rb.create<arith::DivFOp>(
+      loc, cF32(rb, loc, 1.0),
+      rb.create<math::SqrtOp>(loc, rb.create<arith::AddFOp>(loc, var, cF32(rb, loc, eps))));
+  auto wr = rb.create<scf::ForOp>(loc, id.lane, cLen, cLanes);
+  OpBuilder wb = OpBuilder::atBlockBegin(wr.getBody());
+  Value j = wr.getInductionVar();
+  Value idx = wb.create<arith::AddIOp>(loc, base, j);
+  Value v = load(wb, x, idx);
+  if (mean) v = wb.create<arith::SubFOp>(loc, v, mean);
+  Value y = wb.create<arith::MulFOp>(loc, wb.create<arith::MulFOp>(loc, v, inv), load(wb, gamma, j));
+  if (beta) y = wb.create<arith::AddFOp>(loc, y, load(wb, beta, j));
+  wb.create<memref::StoreOp>(loc, stored(wb, loc, store, y, idx), out, idx);
+  // Every lane has read the shared sums before the next row overwrites them.
+  rb.create<t::BarrierOp>(loc);
+  b.create<func::ReturnOp>(loc);
+}
+
 }  // namespace
 
 std::array<int64_t, 3> grid(Operation *op, int64_t lanes, int64_t maxGroups) {
   if (auto sm = dyn_cast<g::SoftmaxOp>(op)) return {std::min(softmaxShape(sm).rows, maxGroups), 1, 1};
+  if (isa<g::LayerNormOp, g::RmsNormOp>(op)) return {std::min(normShape(op).rows, maxGroups), 1, 1};
   auto red = cast<g::ReduceOp>(op);
   ReduceShape s = reduceShape(red);
   int64_t groups = red.getOrder() == g::AssocOrder::sequential ? ceilDiv(s.outputs, lanes) : s.outputs;
   return {std::max<int64_t>(1, std::min(groups, maxGroups)), 1, 1};
 }
 
-void buildKernel(func::FuncOp k, Operation *op, int64_t lanes, Value input, Value out, const Store &store) {
-  if (auto sm = dyn_cast<g::SoftmaxOp>(op)) return buildSoftmax(k, sm, lanes, input, out, store);
+void buildKernel(func::FuncOp k, Operation *op, int64_t lanes, ValueRange operands, Value out,
+                 const Store &store) {
+  if (auto sm = dyn_cast<g::SoftmaxOp>(op)) return buildSoftmax(k, sm, lanes, operands[0], out, store);
+  if (isa<g::LayerNormOp, g::RmsNormOp>(op)) return buildNorm(k, op, lanes, operands, out, store);
   auto red = cast<g::ReduceOp>(op);
   if (red.getOrder() == g::AssocOrder::sequential)
-    return buildSequentialReduce(k, red, lanes, input, out, store);
-  buildPairwiseReduce(k, red, lanes, input, out, store);
+    return buildSequentialReduce(k, red, lanes, operands[0], out, store);
+  buildPairwiseReduce(k, red, lanes, operands[0], out, store);
 }
 
 }  // namespace tessera::conversion::rows

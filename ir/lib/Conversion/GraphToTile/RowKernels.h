@@ -3,6 +3,9 @@
 // Part of tessera-graph-to-tile-kernels (GraphToTileKernels.cpp): the
 // kernels of the ops that combine many elements into one, over any dim(s).
 //
+//   layernorm / rmsnorm: one group per row of the last dim, sums by a
+//     fixed shared-memory tree (the same run to run).
+//
 //   softmax dim d: one group per row (the elements along d of one position
 //     of the other dims, stride = product of the dims after d).
 //   reduce, order = sequential: one lane per output, left to right over the
@@ -28,7 +31,7 @@
 
 namespace tessera::conversion::rows {
 
-/// Grid of the kernel that computes `op` (a softmax or a reduce), with at
+/// Grid of the kernel that computes `op` (graph::isRowOp), with at
 /// most `maxGroups` groups along x: the kernels loop over what is left.
 std::array<int64_t, 3> grid(mlir::Operation *op, int64_t lanes, int64_t maxGroups);
 
@@ -40,11 +43,13 @@ struct Store {
   std::function<mlir::Value(mlir::OpBuilder &, mlir::Value, mlir::Value)> value;
 };
 
-/// Fills the body of kernel `k` that computes `op`, a graph softmax or
-/// reduce, from the flat buffer `input` into the flat buffer `out` (both
-/// arguments of `k`; other arguments are the store's), loads widened and
-/// stores narrowed as kGpuElements says; arithmetic in f32 or i32.
-void buildKernel(mlir::func::FuncOp k, mlir::Operation *op, int64_t lanes, mlir::Value input,
+/// Fills the body of kernel `k` that computes `op` (graph::isRowOp: a
+/// softmax, reduce, layernorm or rmsnorm) from the flat buffers of its
+/// operands (`operands`, in the op's operand order) into the flat buffer
+/// `out` (all arguments of `k`; other arguments are the store's), loads
+/// widened and stores narrowed as kGpuElements says; arithmetic in f32 or
+/// i32.
+void buildKernel(mlir::func::FuncOp k, mlir::Operation *op, int64_t lanes, mlir::ValueRange operands,
                  mlir::Value out, const Store &store);
 
 }  // namespace tessera::conversion::rows

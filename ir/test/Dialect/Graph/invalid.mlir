@@ -25,8 +25,97 @@ func.func @fp8_accumulate(%a: tensor<4x8xf8E4M3FN>, %b: tensor<8x4xf8E4M3FN>) {
 // -----
 
 func.func @broadcast(%a: tensor<4x8xf32>, %b: tensor<4xf32>) {
-  // expected-error @+1 {{rhs shape must equal lhs shape or a suffix of it}}
+  // expected-error @+1 {{operand shapes 'tensor<4x8xf32>' and 'tensor<4xf32>' do not broadcast}}
   %c = tessera_graph.add %a, %b : tensor<4x8xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_result(%a: tensor<4x1xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{result type 'tensor<4x1xf32>' must be 'tensor<4x8xf32>' (the broadcast of the operands)}}
+  %c = tessera_graph.mul %a, %b : tensor<4x1xf32>, tensor<8xf32> -> tensor<4x1xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_elements(%a: tensor<4x8xf32>, %b: tensor<8xf16>) {
+  // expected-error @+1 {{element types differ: 'f32' and 'f16'}}
+  %c = tessera_graph.max %a, %b : tensor<4x8xf32>, tensor<8xf16>
+  return
+}
+
+// -----
+
+func.func @pow_int(%a: tensor<4xi32>) {
+  // expected-error @+1 {{needs a floating-point tensor, got 'i32'}}
+  %c = tessera_graph.pow %a, %a : tensor<4xi32>, tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @sqrt_int(%a: tensor<4xi32>) {
+  // expected-error @+1 {{needs a floating-point tensor, got 'i32'}}
+  %c = tessera_graph.sqrt %a : tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @gelu_form(%a: tensor<4xf32>) {
+  // expected-error @+1 {{approximate must be "tanh" or "none" (exact), got "erf"}}
+  %c = tessera_graph.gelu %a {approximate = "erf"} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @keepdims_shape(%a: tensor<4x8xf32>) {
+  // expected-error @+1 {{result must be 'tensor<4xf32>' or, keeping the reduced dims, 'tensor<4x1xf32>'}}
+  %c = tessera_graph.reduce sum %a dims = [1] order = pairwise : tensor<4x8xf32> -> tensor<1x4xf32>
+  return
+}
+
+// -----
+
+func.func @mean_int(%a: tensor<4x8xi32>) {
+  // expected-error @+1 {{mean needs a floating-point tensor, got 'i32'}}
+  %c = tessera_graph.reduce mean %a dims = [1] order = pairwise : tensor<4x8xi32> -> tensor<4xi32>
+  return
+}
+
+// -----
+
+tessera_graph.mesh @mesh axes = ["tp"] shape = [2]
+func.func @mean_all_reduce(%a: tensor<8xf32>) {
+  // expected-error @+1 {{all_reduce takes sum, max or min}}
+  %c = tessera_graph.all_reduce mean %a over @mesh ["tp"] : tensor<8xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @norm_scale(%x: tensor<4x8xf32>, %g: tensor<4xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{scale and shift must be 'tensor<8xf32>' (the last dim), got 'tensor<4xf32>'}}
+  %c = tessera_graph.layernorm %x, %g, %b : tensor<4x8xf32>, tensor<4xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @norm_int(%x: tensor<4x8xi32>, %g: tensor<8xi32>) {
+  // expected-error @+1 {{needs a floating-point tensor, got 'i32'}}
+  %c = tessera_graph.rmsnorm %x, %g : tensor<4x8xi32>, tensor<8xi32>
+  return
+}
+
+// -----
+
+func.func @norm_eps(%x: tensor<4x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{epsilon must be >= 0}}
+  %c = tessera_graph.rmsnorm %x, %g {epsilon = -1.0 : f32} : tensor<4x8xf32>, tensor<8xf32>
   return
 }
 

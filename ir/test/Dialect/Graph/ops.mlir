@@ -46,3 +46,46 @@ func.func @all_ops(%a: tensor<64x32xf32> {tessera_graph.sharding = #tessera_grap
   %rs = tessera_graph.reduce_scatter sum %p over @mesh ["tp"] dim = 0 : tensor<64x16xf32> -> tensor<16x16xf32>
   return
 }
+
+// CHECK-LABEL: func @elementwise_and_norms
+func.func @elementwise_and_norms(%x: tensor<4x8xf32>, %m: tensor<4x1xf32>, %r: tensor<1x8xf32>, %g: tensor<8xf32>, %i: tensor<4x8xi32>) {
+  // CHECK: tessera_graph.sub %{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<4x1xf32>{{$}}
+  %a = tessera_graph.sub %x, %m : tensor<4x8xf32>, tensor<4x1xf32>
+  // CHECK: tessera_graph.add %{{.*}}, %{{.*}} : tensor<4x1xf32>, tensor<1x8xf32> -> tensor<4x8xf32>
+  %b = tessera_graph.add %m, %r : tensor<4x1xf32>, tensor<1x8xf32> -> tensor<4x8xf32>
+  // CHECK: tessera_graph.min
+  %c = tessera_graph.min %a, %b : tensor<4x8xf32>, tensor<4x8xf32>
+  // CHECK: tessera_graph.pow
+  %d = tessera_graph.pow %a, %g : tensor<4x8xf32>, tensor<8xf32>
+  // CHECK: tessera_graph.neg
+  %e0 = tessera_graph.neg %x : tensor<4x8xf32>
+  // CHECK: tessera_graph.abs
+  %e1 = tessera_graph.abs %i : tensor<4x8xi32>
+  // CHECK: tessera_graph.sqrt
+  %e2 = tessera_graph.sqrt %x : tensor<4x8xf32>
+  // CHECK: tessera_graph.rsqrt
+  %e3 = tessera_graph.rsqrt %x : tensor<4x8xf32>
+  // CHECK: tessera_graph.log
+  %e4 = tessera_graph.log %x : tensor<4x8xf32>
+  // CHECK: tessera_graph.tanh
+  %e5 = tessera_graph.tanh %x : tensor<4x8xf32>
+  // CHECK: tessera_graph.sigmoid
+  %e6 = tessera_graph.sigmoid %x : tensor<4x8xf32>
+  // CHECK: tessera_graph.erf
+  %e7 = tessera_graph.erf %x : tensor<4x8xf32>
+  // CHECK: tessera_graph.silu
+  %e8 = tessera_graph.silu %x : tensor<4x8xf32>
+  // CHECK: tessera_graph.gelu %{{.*}} : tensor<4x8xf32>
+  %e9 = tessera_graph.gelu %x : tensor<4x8xf32>
+  // CHECK: tessera_graph.gelu %{{.*}} {approximate = "none"} : tensor<4x8xf32>
+  %e10 = tessera_graph.gelu %x {approximate = "none"} : tensor<4x8xf32>
+  // CHECK: tessera_graph.reduce mean %{{.*}} dims = [1] order = pairwise : tensor<4x8xf32> -> tensor<4x1xf32>
+  %f = tessera_graph.reduce mean %x dims = [1] order = pairwise : tensor<4x8xf32> -> tensor<4x1xf32>
+  // CHECK: tessera_graph.reduce min %{{.*}} dims = [0, 1] order = sequential : tensor<4x8xi32> -> tensor<i32>
+  %h = tessera_graph.reduce min %i dims = [0, 1] order = sequential : tensor<4x8xi32> -> tensor<i32>
+  // CHECK: tessera_graph.layernorm %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
+  %ln = tessera_graph.layernorm %x, %g, %g : tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
+  // CHECK: tessera_graph.rmsnorm %{{.*}}, %{{.*}} {epsilon = {{.*}} : f32} : tensor<4x8xf32>, tensor<8xf32>
+  %rn = tessera_graph.rmsnorm %x, %g {epsilon = 1.0e-5 : f32} : tensor<4x8xf32>, tensor<8xf32>
+  return
+}

@@ -96,7 +96,18 @@ FailureOr<Value> emitFusedTree(OpBuilder &b, Location loc, const FusedTree &tree
       if (failed(y)) return failure();
       r = *y;
     } else {
-      return fit(load(v, at, rankOf(v) == 0 ? 1 : w));
+      // A leaf read through numpy broadcasting: index 0 along its dims of
+      // size 1 (one scalar splat across the chunk when the last is 1).
+      ArrayRef<int64_t> shape = v.getType().cast<ShapedType>().getShape();
+      SmallVector<Value> idx(at.begin(), at.end());
+      Value c0;
+      for (auto [k, n] : llvm::enumerate(shape))
+        if (n == 1) {
+          if (!c0) c0 = b.create<arith::ConstantIndexOp>(loc, 0);
+          idx[k] = c0;
+        }
+      bool scalar = shape.empty() || shape.back() == 1;
+      return fit(load(v, idx, scalar ? 1 : w));
     }
     // Intermediates carry their type's rounding; the output is rounded by
     // the caller's store.

@@ -40,8 +40,9 @@ struct FusedTree {
 };
 
 /// Loads `w` elements of leaf `v` at its logical index `idx` (the trailing
-/// dims of the output's index: broadcasts read a suffix), widened to the
-/// compute type; a scalar for w == 1 or a rank-0 leaf.
+/// dims of the output's index, 0 along the leaf's dims of size 1: numpy
+/// broadcasting), widened to the compute type; a scalar for w == 1 (a
+/// rank-0 leaf, or one whose last dim is 1).
 using LeafLoader =
     std::function<mlir::Value(mlir::Value v, llvm::ArrayRef<mlir::Value> idx, int64_t w)>;
 

@@ -241,9 +241,9 @@ FailureOr<Value> MatmulEmitter::applyEpilogue(Value v, Value row, Value col, int
   if (epilogue.ops.empty()) return v;
   LeafLoader load = [&](Value leaf, ArrayRef<Value> idx, int64_t w) -> Value {
     TensorAccess t = x.operand(leaf);
-    if (t.type.getRank() == 0)
-      return widen(b, loc, b.create<memref::LoadOp>(loc, t.mem, t.at({})), t.type.getElementType(),
-                   x.elements);
+    if (t.type.getRank() == 0 || w == 1)  // a scalar, splat by the caller
+      return widen(b, loc, b.create<memref::LoadOp>(loc, t.mem, t.at(t.type.getRank() ? idx : ArrayRef<Value>{})),
+                   t.type.getElementType(), x.elements);
     return loadVec(t, idx, lanes);
   };
   return emitFusedTree(b, loc, epilogue, at(row, col), kVec, v, load, x.elements);

@@ -205,14 +205,22 @@ LogicalResult lowerReduceRows(OpBuilder &b, graph::ReduceOp red, const TensorAcc
   llvm::sort(dims);
   int64_t n = 1;
   for (int64_t d : dims) n *= t.getDimSize(d);
-  bool isMax = red.getKind() == graph::ReduceKind::max;
+  const graph::ReduceKind kind = red.getKind();
+  const bool isMax = kind == graph::ReduceKind::max, isMin = kind == graph::ReduceKind::min;
+  const bool keep = red.keepsDims();
   // In the compute type (f32 / i32), rounded once by the store (integer
   // sums wrap mod 2^32 and then to the width: the same as wrapping each step).
+  // A mean sums, then divides by the count in f32.
   Type et = computeType(t.getElementType());
   auto combine = [&](Value x, Value y) -> Value {
-    if (et.isa<FloatType>())
-      return isMax ? b.create<arith::MaxFOp>(loc, x, y).getResult() : b.create<arith::AddFOp>(loc, x, y).getResult();
-    return isMax ? b.create<arith::MaxSIOp>(loc, x, y).getResult() : b.create<arith::AddIOp>(loc, x, y).getResult();
+    if (et.isa<FloatType>()) {
+      if (isMax) return b.create<arith::MaxFOp>(loc, x, y);
+      if (isMin) return b.create<arith::MinFOp>(loc, x, y);
+      return b.create<arith::AddFOp>(loc, x, y);
+    }
+    if (isMax) return b.create<arith::MaxSIOp>(loc, x, y);
+    if (isMin) return b.create<arith::MinSIOp>(loc, x, y);
+    return b.create<arith::AddIOp>(loc, x, y);
   };
   auto loadIn = [&](ArrayRef<Value> idx) { return loadChunk(b, loc, in, idx, 1, elements); };
   forNest(b, loc, extOut, [&](ArrayRef<Value> outer) {
@@ -226,8 +234,13 @@ LogicalResult lowerReduceRows(OpBuilder &b, graph::ReduceOp red, const TensorAcc
         v[dims[k]] = b.create<arith::RemUIOp>(loc, rest, cIdx(b, loc, size));
         rest = b.create<arith::DivUIOp>(loc, rest, cIdx(b, loc, size));
       }
-      for (int64_t d = 0, o = 0; d < t.getRank(); ++d)
-        if (!v[d]) v[d] = outer[o++];
+      // `outer` indexes the result: its kept dims only, or all dims
+      // (keepdims: the reduced ones are 0 there).
+      for (int64_t d = 0, o = 0; d < t.getRank(); ++d) {
+        bool reduced = llvm::is_contained(dims, d);
+        if (!reduced) v[d] = outer[o];
+        if (!reduced || keep) ++o;
+      }
       return v;
     };
     Value result;
@@ -249,8 +262,78 @@ LogicalResult lowerReduceRows(OpBuilder &b, graph::ReduceOp red, const TensorAcc
       }
       result = b.create<memref::LoadOp>(loc, scratch, ValueRange{c0});
     }
+    if (kind == graph::ReduceKind::mean)
+      result = b.create<arith::DivFOp>(loc, result, splatConstant(b, loc, et, static_cast<double>(n)));
     storeChunk(b, loc, out, outer, applyEpilogue(b, loc, epilogue, outer, 1, result, load, elements, ok),
                elements);
+  });
+  return success(ok);
+}
+
+LogicalResult lowerNormRows(OpBuilder &b, Operation *op, const TensorAccess &out, const TensorAccess &in,
+                            const TensorAccess &gamma, const std::optional<TensorAccess> &beta,
+                            ArrayRef<Value> ext, const FusedTree &epilogue, const LeafAccess &leaves,
+                            int64_t width, const ElementOptions &elements) {
+  Location loc = op->getLoc();
+  auto ln = dyn_cast<graph::LayerNormOp>(op);
+  const double eps = ln ? ln.getEpsilon().convertToDouble()
+                        : cast<graph::RmsNormOp>(op).getEpsilon().convertToDouble();
+  LeafLoader load = leafLoader(b, loc, leaves, elements);
+  bool ok = true;
+  Type f32 = b.getF32Type();
+  auto vf32 = VectorType::get({width}, f32);
+  const bool vectorize = width > 1 && contiguousLastDim(out) && contiguousLastDim(in) &&
+                         leavesContiguous(epilogue, leaves);
+  forNest(b, loc, ext.drop_back(), [&](ArrayRef<Value> outer) {
+    auto idx = [&](Value j) {
+      SmallVector<Value> v(outer.begin(), outer.end());
+      v.push_back(j);
+      return v;
+    };
+    Value n = ext.back(), c0 = cIdx(b, loc, 0);
+    Value main = vectorize ? b.create<arith::SubIOp>(loc, n, b.create<arith::RemUIOp>(loc, n, cIdx(b, loc, width))).getResult()
+                           : c0;
+    // sum over the row of term(x): vector partial sums, one horizontal
+    // add, the scalar remainder.
+    auto rowSum = [&](function_ref<Value(Value)> term) {
+      Value sum = splatConstant(b, loc, f32, 0.0);
+      if (vectorize) {
+        Value v = reduceLoop(b, loc, c0, main, width, splatConstant(b, loc, vf32, 0.0), [&](Value j, Value acc) {
+          return b.create<arith::AddFOp>(loc, acc, term(loadChunk(b, loc, in, idx(j), width, elements)));
+        });
+        sum = b.create<vector::ReductionOp>(loc, vector::CombiningKind::ADD, v);
+      }
+      return reduceLoop(b, loc, main, n, 1, sum, [&](Value j, Value acc) {
+        return b.create<arith::AddFOp>(loc, acc, term(loadChunk(b, loc, in, idx(j), 1, elements)));
+      });
+    };
+    Value count = b.create<arith::UIToFPOp>(loc, f32, b.create<arith::IndexCastOp>(loc, b.getI64Type(), n));
+    Value mean;
+    if (ln) mean = b.create<arith::DivFOp>(loc, rowSum([](Value x) { return x; }), count);
+    auto meanOf = [&](Value x) -> Value {  // mean splat to x's shape
+      if (!x.getType().isa<VectorType>()) return mean;
+      return b.create<vector::BroadcastOp>(loc, x.getType(), mean);
+    };
+    Value sq = rowSum([&](Value x) -> Value {
+      Value d = mean ? b.create<arith::SubFOp>(loc, x, meanOf(x)).getResult() : x;
+      return b.create<arith::MulFOp>(loc, d, d);
+    });
+    Value inv = b.create<arith::DivFOp>(
+        loc, splatConstant(b, loc, f32, 1.0),
+        b.create<math::SqrtOp>(loc, b.create<arith::AddFOp>(loc, b.create<arith::DivFOp>(loc, sq, count),
+                                                           splatConstant(b, loc, f32, eps))));
+    auto finish = [&](Value j, int64_t w) {
+      Value x = loadChunk(b, loc, in, idx(j), w, elements);
+      if (mean) x = b.create<arith::SubFOp>(loc, x, meanOf(x));
+      Value s = w == 1 ? inv : b.create<vector::BroadcastOp>(loc, x.getType(), inv).getResult();
+      Value y = b.create<arith::MulFOp>(loc, b.create<arith::MulFOp>(loc, x, s),
+                                        loadChunk(b, loc, gamma, {j}, w, elements));
+      if (beta) y = b.create<arith::AddFOp>(loc, y, loadChunk(b, loc, *beta, {j}, w, elements));
+      storeChunk(b, loc, out, idx(j), applyEpilogue(b, loc, epilogue, idx(j), w, y, load, elements, ok),
+                 elements);
+    };
+    if (vectorize) forLoop(b, loc, c0, main, cIdx(b, loc, width), [&](Value j) { finish(j, width); });
+    forLoop(b, loc, main, n, cIdx(b, loc, 1), [&](Value j) { finish(j, 1); });
   });
   return success(ok);
 }

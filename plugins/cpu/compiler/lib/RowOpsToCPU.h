@@ -1,7 +1,7 @@
-//===- RowOpsToCPU.h - elementwise ops and softmax in vectors ---*- C++ -*-===//
+//===- RowOpsToCPU.h - elementwise ops, softmax, norms in vectors -*- C++ -*-===//
 //
-// The tiles without matmul: a fused elementwise tree alone, or a softmax or
-// a reduce with the tree that consumes it (FusedTree.h), applied before the
+// The tiles without matmul: a fused elementwise tree alone, or a softmax,
+// a reduce or a norm with the tree that consumes it (FusedTree.h), applied before the
 // store.  Over a contiguous (row-major) last dim they run in vector<8>
 // chunks (one AVX2 register of f32) and finish with a scalar remainder
 // loop; loads widen and stores round as ElementTypes.h says, so every
@@ -63,6 +63,20 @@ mlir::LogicalResult lowerReduceRows(mlir::OpBuilder &b, graph::ReduceOp red,
                                     llvm::ArrayRef<mlir::Value> extOut, mlir::Value scratch,
                                     const FusedTree &epilogue, const LeafAccess &leaves,
                                     const ElementOptions &elements);
+
+/// layernorm / rmsnorm (graph::isRowOp) of `in` along its last dim into
+/// `out`: per row, in f32, the sum (layernorm: mean, then the sum of
+/// squared deviations; rmsnorm: the sum of squares) in vector partial sums
+/// then the remainder, then `(x - mean) / sqrt(var + eps) * gamma + beta`
+/// (rmsnorm: `x / sqrt(ms + eps) * gamma`) with the fused `epilogue`
+/// applied before the store. `gamma` / `beta` are read at the last-dim
+/// index.
+mlir::LogicalResult lowerNormRows(mlir::OpBuilder &b, mlir::Operation *op, const TensorAccess &out,
+                                  const TensorAccess &in, const TensorAccess &gamma,
+                                  const std::optional<TensorAccess> &beta,
+                                  llvm::ArrayRef<mlir::Value> ext, const FusedTree &epilogue,
+                                  const LeafAccess &leaves, int64_t width,
+                                  const ElementOptions &elements);
 
 }  // namespace tessera::cpu
 

@@ -95,6 +95,13 @@ class KernelBuilder {
 using g::isSplatConstant;
 int64_t rankOf(Value v) { return v.getType().cast<ShapedType>().getRank(); }
 
+/// Does operand `o` of an elementwise op have the rows of its result `r`
+/// (same rank and dim 0), rather than being broadcast along dim 0?
+bool sameRows(Value o, Value r) {
+  auto a = o.getType().cast<ShapedType>(), b = r.getType().cast<ShapedType>();
+  return a.getRank() == b.getRank() && (a.getRank() == 0 || a.getDimSize(0) == b.getDimSize(0));
+}
+
 bool isBatched(g::MatmulOp mm) { return mm.getType().cast<RankedTensorType>().getRank() > 2; }
 bool isBatchedRhs(OpOperand &use) {
   auto mm = dyn_cast<g::MatmulOp>(use.getOwner());
@@ -144,11 +151,12 @@ LogicalResult KernelBuilder::analyzeRows() {
       return;
     }
     if (g::isElementwise(op)) {
-      // Operands of the result's rank are rows (or splat constants: the
-      // same in every row); lower-rank ones are broadcasts, read whole.
+      // Operands of the result's rank and dim 0 are rows (or splat
+      // constants: the same in every row); the others are broadcasts
+      // along dim 0 (lower rank, or dim 0 of size 1), read whole.
       bool anyRows = false;
       for (Value o : op->getOperands()) {
-        bool full = rankOf(o) == rankOf(op->getResult(0));
+        bool full = sameRows(o, op->getResult(0));
         if (full && rowValues.contains(o)) anyRows = true;
         else if (full ? !isSplatConstant(o) : rowValues.contains(o)) ok = false;
       }
@@ -176,6 +184,15 @@ LogicalResult KernelBuilder::analyzeRows() {
       rowValues.insert(red.getResult());
       return;
     }
+    if (isa<g::LayerNormOp, g::RmsNormOp>(op)) {
+      // Rows of the input (rank >= 2: dim 0 is not the normalized one);
+      // the scale and shift are weights, read whole.
+      if (!rowValues.contains(op->getOperand(0)) || rankOf(op->getOperand(0)) < 2) ok = false;
+      for (Value w : op->getOperands().drop_front())
+        if (rowValues.contains(w)) ok = false;
+      rowValues.insert(op->getResult(0));
+      return;
+    }
     ok = false;  // layout conversions, collectives: not row-local
   };
   // Seed: inputs with the row count that some op reads as rows.
@@ -186,8 +203,8 @@ LogicalResult KernelBuilder::analyzeRows() {
       return llvm::any_of(arg.getUses(), readsAsRows);
     }
     if (isa<g::MatmulOp>(u)) return use.getOperandNumber() == 0 || isBatchedRhs(use);
-    if (isa<schedule::FlashAttentionOp>(u)) return use.getOperandNumber() == 0;
-    if (g::isElementwise(u)) return rankOf(use.get()) == rankOf(u->getResult(0));
+    if (isa<schedule::FlashAttentionOp, g::LayerNormOp, g::RmsNormOp>(u)) return use.getOperandNumber() == 0;
+    if (g::isElementwise(u)) return sameRows(use.get(), u->getResult(0));
     return true;
   };
   for (BlockArgument a : src.getArguments()) {
@@ -345,6 +362,13 @@ LogicalResult KernelBuilder::lowerGroup(const FusedTree &tree, const Buf &out,
     return lowerSoftmaxRows(b, loc, access(out), access(in), dim, extents(in), rowBuf, tree, leaves,
                             vectorWidth, elements);
   }
+  if (isa<g::LayerNormOp, g::RmsNormOp>(root)) {
+    Buf in = local[root->getOperand(0)];
+    std::optional<TensorAccess> beta;
+    if (root->getNumOperands() > 2) beta = access(local[root->getOperand(2)]);
+    return lowerNormRows(b, root, access(out), access(in), access(local[root->getOperand(1)]), beta,
+                         extents(in), tree, leaves, vectorWidth, elements);
+  }
   auto red = cast<g::ReduceOp>(root);
   Buf in = local[red.getInput()];
   Value scratch;
@@ -477,8 +501,13 @@ LogicalResult KernelBuilder::lowerOp(Operation *op) {
     forNest(b, loc, extents(out), [&](ArrayRef<Value> iv) { storeRaw(out, iv, loadRaw(in, iv)); });
     return success();
   }
+  if (isa<g::AllReduceOp, g::BroadcastOp, g::AllGatherOp, g::ReduceScatterOp>(op))
+    return op->emitError() << "cpu backend: cannot lower '" << op->getName()
+                           << "' inside a kernel (collectives run through the runtime's Communicator: "
+                              "tessera-spmd-stages splits the program around them)";
   return op->emitError() << "cpu backend: cannot lower '" << op->getName()
-                         << "' (collectives run through the runtime's Communicator)";
+                         << "' on tensors: a Graph IR program is written with tessera_graph ops "
+                            "(e.g. tessera_graph.rsqrt for math.rsqrt; docs/ir.md lists them)";
 }
 
 LogicalResult KernelBuilder::run() {

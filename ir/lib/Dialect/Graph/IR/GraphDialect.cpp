@@ -18,6 +18,55 @@
 using namespace mlir;
 using namespace tessera::graph;
 
+std::optional<SmallVector<int64_t>> tessera::graph::broadcastShape(ArrayRef<int64_t> a,
+                                                                   ArrayRef<int64_t> b) {
+  size_t rank = std::max(a.size(), b.size());
+  SmallVector<int64_t> out(rank);
+  for (size_t k = 0; k < rank; ++k) {  // k-th dim from the end
+    int64_t x = k < a.size() ? a[a.size() - 1 - k] : 1, y = k < b.size() ? b[b.size() - 1 - k] : 1;
+    if (x != y && x != 1 && y != 1) return std::nullopt;
+    out[rank - 1 - k] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+Type tessera::graph::broadcastType(Type lhs, Type rhs) {
+  auto l = lhs.dyn_cast<RankedTensorType>(), r = rhs.dyn_cast<RankedTensorType>();
+  if (!l || !r) return {};
+  std::optional<SmallVector<int64_t>> shape = broadcastShape(l.getShape(), r.getShape());
+  if (!shape) return {};
+  if (ArrayRef<int64_t>(*shape) == l.getShape()) return l;
+  return RankedTensorType::get(*shape, l.getElementType());
+}
+
+int64_t tessera::graph::broadcastOffset(ArrayRef<int64_t> operand, ArrayRef<int64_t> result, int64_t flat) {
+  int64_t off = 0, stride = 1;
+  for (size_t k = 0; k < result.size(); ++k) {  // from the last dim
+    int64_t n = result[result.size() - 1 - k], i = flat % n;
+    flat /= n;
+    if (k >= operand.size()) break;
+    int64_t m = operand[operand.size() - 1 - k];
+    if (m != 1) off += i * stride;
+    stride *= m;
+  }
+  return off;
+}
+
+// `-> type` after a binary op's operand types when its result is not the lhs
+// type (a broadcast lhs); omitted, the result is the broadcast of both.
+static ParseResult parseBroadcastResult(OpAsmParser &p, Type &result, Type lhs, Type rhs) {
+  if (succeeded(p.parseOptionalArrow())) return p.parseType(result);
+  result = broadcastType(lhs, rhs);
+  if (!result)
+    return p.emitError(p.getNameLoc())
+           << "operand shapes " << lhs << " and " << rhs
+           << " do not broadcast (numpy rules: aligned at the last dim, each pair equal or 1)";
+  return success();
+}
+static void printBroadcastResult(OpAsmPrinter &p, Operation *, Type result, Type lhs, Type) {
+  if (result != lhs) p << " -> " << result;
+}
+
 #include "tessera/Dialect/Graph/IR/GraphOpsDialect.cpp.inc"
 #include "tessera/Dialect/Graph/IR/GraphOpsEnums.cpp.inc"
 #define GET_ATTRDEF_CLASSES
@@ -364,15 +413,26 @@ static LogicalResult verifyBinary(Operation *op) {
   auto l = op->getOperand(0).getType().cast<RankedTensorType>();
   auto r = op->getOperand(1).getType().cast<RankedTensorType>();
   auto res = op->getResult(0).getType().cast<RankedTensorType>();
-  if (l != res)
-    return op->emitOpError() << "result type " << res << " must equal lhs type " << l;
   if (l.getElementType() != r.getElementType())
     return op->emitOpError() << "element types differ: " << l.getElementType()
                              << " and " << r.getElementType();
-  if (r.getRank() > l.getRank() ||
-      l.getShape().take_back(r.getRank()) != r.getShape())
-    return op->emitOpError() << "rhs shape must equal lhs shape or a suffix of it "
-                                "(trailing broadcast)";
+  std::optional<SmallVector<int64_t>> shape = broadcastShape(l.getShape(), r.getShape());
+  if (!shape)
+    return op->emitOpError() << "operand shapes " << l << " and " << r
+                             << " do not broadcast (numpy rules: aligned at the last dim, "
+                                "each pair of dims equal or one of them 1)";
+  if (res.getShape() != ArrayRef<int64_t>(*shape) || res.getElementType() != l.getElementType())
+    return op->emitOpError() << "result type " << res << " must be "
+                             << RankedTensorType::get(*shape, l.getElementType(), res.getEncoding())
+                             << " (the broadcast of the operands)";
+  if (l.getShape() == res.getShape()) {
+    if (!sameLayout(l, res))
+      return op->emitOpError() << "result layout must be the lhs layout: " << l;
+  } else if (!isRowMajor(l) || !isRowMajor(res)) {
+    return op->emitOpError() << "a broadcast lhs and its result must be row-major";
+  }
+  if (r.getShape() != res.getShape() && !isRowMajor(r))
+    return op->emitOpError() << "a broadcast rhs must be row-major";
   return success();
 }
 LogicalResult AddOp::verify() { return verifyBinary(*this); }
@@ -380,6 +440,7 @@ LogicalResult SubOp::verify() { return verifyBinary(*this); }
 LogicalResult MulOp::verify() { return verifyBinary(*this); }
 LogicalResult DivOp::verify() { return verifyBinary(*this); }
 LogicalResult MaxOp::verify() { return verifyBinary(*this); }
+LogicalResult MinOp::verify() { return verifyBinary(*this); }
 
 static LogicalResult verifyFloatOnly(Operation *op) {
   Type e = op->getOperand(0).getType().cast<RankedTensorType>().getElementType();
@@ -387,9 +448,27 @@ static LogicalResult verifyFloatOnly(Operation *op) {
     return op->emitOpError() << "needs a floating-point tensor, got " << e;
   return success();
 }
+LogicalResult PowOp::verify() {
+  if (failed(verifyBinary(*this))) return failure();
+  return verifyFloatOnly(*this);
+}
 LogicalResult ExpOp::verify() { return verifyFloatOnly(*this); }
-LogicalResult GeluOp::verify() { return verifyFloatOnly(*this); }
+LogicalResult GeluOp::verify() {
+  if (getApproximate() != "tanh" && getApproximate() != "none")
+    return emitOpError() << "approximate must be \"tanh\" or \"none\" (exact), got \""
+                         << getApproximate() << "\"";
+  return verifyFloatOnly(*this);
+}
 LogicalResult ReluOp::verify() { return success(); }
+LogicalResult NegOp::verify() { return success(); }
+LogicalResult AbsOp::verify() { return success(); }
+LogicalResult SqrtOp::verify() { return verifyFloatOnly(*this); }
+LogicalResult RsqrtOp::verify() { return verifyFloatOnly(*this); }
+LogicalResult LogOp::verify() { return verifyFloatOnly(*this); }
+LogicalResult TanhOp::verify() { return verifyFloatOnly(*this); }
+LogicalResult SigmoidOp::verify() { return verifyFloatOnly(*this); }
+LogicalResult ErfOp::verify() { return verifyFloatOnly(*this); }
+LogicalResult SiluOp::verify() { return verifyFloatOnly(*this); }
 
 LogicalResult CastOp::verify() {
   auto a = getInput().getType().cast<RankedTensorType>();
@@ -404,7 +483,7 @@ LogicalResult CastOp::verify() {
 LogicalResult ReduceOp::verify() {
   auto in = getInput().getType().cast<RankedTensorType>();
   auto out = getResult().getType().cast<RankedTensorType>();
-  SmallVector<int64_t> expect;
+  SmallVector<int64_t> dropped, kept;
   llvm::SmallBitVector reduced(in.getRank());
   for (int64_t d : getDims()) {
     if (d < 0 || d >= in.getRank())
@@ -413,12 +492,31 @@ LogicalResult ReduceOp::verify() {
     if (reduced[d]) return emitOpError() << "dimension " << d << " listed twice";
     reduced.set(d);
   }
-  for (int64_t i = 0; i < in.getRank(); ++i)
-    if (!reduced[i]) expect.push_back(in.getDimSize(i));
-  if (out.getShape() != ArrayRef<int64_t>(expect) ||
+  for (int64_t i = 0; i < in.getRank(); ++i) {
+    if (!reduced[i]) dropped.push_back(in.getDimSize(i));
+    kept.push_back(reduced[i] ? 1 : in.getDimSize(i));
+  }
+  if ((out.getShape() != ArrayRef<int64_t>(dropped) && out.getShape() != ArrayRef<int64_t>(kept)) ||
       out.getElementType() != in.getElementType())
-    return emitOpError() << "result must be " << RankedTensorType::get(expect, in.getElementType());
+    return emitOpError() << "result must be " << RankedTensorType::get(dropped, in.getElementType())
+                         << " or, keeping the reduced dims, "
+                         << RankedTensorType::get(kept, in.getElementType());
+  if (getKind() == ReduceKind::mean && !in.getElementType().isa<FloatType>())
+    return emitOpError() << "mean needs a floating-point tensor, got " << in.getElementType()
+                         << " (sum, then divide in the program)";
   return success();
+}
+
+bool ReduceOp::keepsDims() {
+  auto in = getInput().getType().cast<RankedTensorType>();
+  return !getDims().empty() && getResult().getType().cast<RankedTensorType>().getRank() == in.getRank();
+}
+
+int64_t ReduceOp::reducedCount() {
+  auto in = getInput().getType().cast<RankedTensorType>();
+  int64_t n = 1;
+  for (int64_t d : getDims()) n *= in.getDimSize(d);
+  return n;
 }
 
 LogicalResult SoftmaxOp::verify() {
@@ -426,6 +524,31 @@ LogicalResult SoftmaxOp::verify() {
   if (getDim() < 0 || getDim() >= t.getRank())
     return emitOpError() << "dim " << getDim() << " out of range for rank " << t.getRank();
   return verifyFloatOnly(*this);
+}
+
+/// A norm: `input` of rank >= 1 and a float type, row-major; each of
+/// `params` (gamma, beta) `[N]` of the same element type; result = input.
+static LogicalResult verifyNorm(Operation *op, ValueRange params) {
+  auto in = op->getOperand(0).getType().cast<RankedTensorType>();
+  if (in.getRank() < 1) return op->emitOpError("needs a tensor of rank >= 1 (it normalizes the last dim)");
+  if (!in.getElementType().isa<FloatType>())
+    return op->emitOpError() << "needs a floating-point tensor, got " << in.getElementType();
+  if (op->getResult(0).getType() != in)
+    return op->emitOpError() << "result type must be the input type " << in;
+  if (!isRowMajor(in)) return op->emitOpError("input must be row-major (insert a convert_layout)");
+  auto want = RankedTensorType::get({in.getShape().back()}, in.getElementType());
+  for (Value p : params)
+    if (p.getType().cast<RankedTensorType>() != want)
+      return op->emitOpError() << "scale and shift must be " << want << " (the last dim), got " << p.getType();
+  return success();
+}
+LogicalResult LayerNormOp::verify() {
+  if (!(getEpsilon().convertToFloat() >= 0.f)) return emitOpError("epsilon must be >= 0");
+  return verifyNorm(*this, {getGamma(), getBeta()});
+}
+LogicalResult RmsNormOp::verify() {
+  if (!(getEpsilon().convertToFloat() >= 0.f)) return emitOpError("epsilon must be >= 0");
+  return verifyNorm(*this, {getGamma()});
 }
 
 LogicalResult ConvertLayoutOp::verify() {
@@ -449,6 +572,8 @@ static LogicalResult verifyCollective(OpT op, int64_t *ranks) {
 }
 
 LogicalResult AllReduceOp::verify() {
+  if (getKind() == ReduceKind::mean)
+    return emitOpError("all_reduce takes sum, max or min (divide a sum by the group size for a mean)");
   if (getInput().getType() != getResult().getType())
     return emitOpError("result type must equal the input type");
   return verifyCollective(*this, nullptr);
@@ -492,6 +617,8 @@ LogicalResult AllGatherOp::verify() {
                              getDim(), n, true);
 }
 LogicalResult ReduceScatterOp::verify() {
+  if (getKind() == ReduceKind::mean)
+    return emitOpError("reduce_scatter takes sum, max or min (divide a sum by the group size for a mean)");
   int64_t n;
   if (failed(verifyCollective(*this, &n))) return failure();
   return verifyGatherScatter(*this, getInput().getType().cast<RankedTensorType>(),
@@ -500,10 +627,16 @@ LogicalResult ReduceScatterOp::verify() {
 }
 
 bool tessera::graph::isElementwise(Operation *op) {
-  return isa<AddOp, SubOp, MulOp, DivOp, MaxOp, ExpOp, ReluOp, GeluOp, CastOp>(op);
+  return isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp, ExpOp, ReluOp, GeluOp, CastOp, NegOp,
+             AbsOp, SqrtOp, RsqrtOp, LogOp, TanhOp, SigmoidOp, ErfOp, SiluOp>(op);
 }
 
-bool tessera::graph::isTileRoot(Operation *op) { return isa_and_nonnull<MatmulOp, SoftmaxOp, ReduceOp>(op); }
+bool tessera::graph::isTileRoot(Operation *op) {
+  return isa_and_nonnull<MatmulOp, SoftmaxOp, ReduceOp, LayerNormOp, RmsNormOp>(op);
+}
+bool tessera::graph::isRowOp(Operation *op) {
+  return isa_and_nonnull<SoftmaxOp, ReduceOp, LayerNormOp, RmsNormOp>(op);
+}
 
 bool tessera::graph::isRowMajor(Type type) {
   LayoutAttr l = getLayout(type);

@@ -86,7 +86,7 @@ struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePas
     if (!graph::isElementwise(user) || user->getBlock() != def->getBlock()) return false;
     if (!isRowMajor(v.getType()) || !isRowMajor(user->getResult(0).getType())) return false;
     if (shapeOf(v) != shapeOf(user->getResult(0))) return false;  // no recomputed broadcasts
-    if (isa<graph::SoftmaxOp, graph::ReduceOp>(def) && !fuseReductions) return false;
+    if (graph::isRowOp(def) && !fuseReductions) return false;
     return true;
   }
 

@@ -29,11 +29,26 @@ using ::mlir::Type;
 namespace tessera::graph {
 /// The layout of a ranked tensor type: its encoding, or null for row-major.
 LayoutAttr getLayout(mlir::Type type);
+/// The numpy broadcast of two shapes (aligned at the last dim; each pair
+/// equal or one of them 1), or nullopt when they do not broadcast.
+std::optional<llvm::SmallVector<int64_t>> broadcastShape(llvm::ArrayRef<int64_t> a,
+                                                         llvm::ArrayRef<int64_t> b);
+/// `lhs` (a ranked tensor type) with the broadcast shape of both operands;
+/// null when the shapes do not broadcast.
+mlir::Type broadcastType(mlir::Type lhs, mlir::Type rhs);
+/// The offset of the element of `operand` (row-major) that a broadcast
+/// reads at row-major offset `flat` of `result`; `operand` broadcasts to
+/// `result`. For the reference and the checks.
+int64_t broadcastOffset(llvm::ArrayRef<int64_t> operand, llvm::ArrayRef<int64_t> result, int64_t flat);
 /// True for the elementwise ops (binary, unary, cast).
 bool isElementwise(mlir::Operation *op);
 /// True for the ops a schedule tile is built around (matmul, softmax,
-/// reduce): the ops that are not elementwise. Null-safe.
+/// reduce, layernorm, rmsnorm): the ops that are not elementwise. Null-safe.
 bool isTileRoot(mlir::Operation *op);
+/// The tile roots other than matmul: the ops that combine the elements of
+/// a row (softmax, reduce, the norms), whose epilogues fuse only with
+/// `fuse-reductions`. Null-safe.
+bool isRowOp(mlir::Operation *op);
 /// True when `type` (a ranked tensor) is stored row-major: no layout, or
 /// an explicit row_major one.
 bool isRowMajor(mlir::Type type);

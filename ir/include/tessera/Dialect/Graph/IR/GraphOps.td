@@ -37,7 +37,8 @@ def Graph_Dialect : Dialect {
 //===----------------------------------------------------------------------===//
 
 def Graph_ReduceKind : I32EnumAttr<"ReduceKind", "reduction kind", [
-    I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"max", 1>]> {
+    I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"max", 1>, I32EnumAttrCase<"min", 2>,
+    I32EnumAttrCase<"mean", 3>]> {
   let cppNamespace = "::tessera::graph";
 }
 def Graph_AssocOrder : I32EnumAttr<"AssocOrder",
@@ -184,11 +185,16 @@ def Graph_MatmulOp : Graph_Op<"matmul", [Pure]> {
 }
 
 class Graph_BinaryOp<string mnemonic, string what>
-    : Graph_Op<mnemonic, [Pure, AllTypesMatch<["lhs", "result"]>]> {
-  let summary = "elementwise " # what # " with trailing broadcast of rhs";
+    : Graph_Op<mnemonic, [Pure]> {
+  let summary = "elementwise " # what # " with numpy broadcasting";
   let description = [{
-    Elementwise on two tensors. `rhs` has the shape of `lhs` or of a suffix
-    of it (numpy trailing broadcast, e.g. a bias `[N]` on `[M, N]`).
+    Elementwise on two tensors of the same element type, broadcast as numpy
+    does: the shapes are aligned at their last dims; each pair of dims must
+    be equal or one of them 1 (a missing leading dim counts as 1), and the
+    result has the larger of each pair, e.g. a bias `[N]` on `[M, N]`, a
+    row statistic `[M, 1]` on `[M, N]`, `[B, 1, N]` with `[S, 1]`. The
+    result type is inferred when omitted from the builder. Operands whose
+    shape differs from the result must be row-major.
 
     f16, bf16 and f8E4M3FN values are computed in f32 and the result is
     rounded to the element type (nearest even; see `cast`); integers wrap
@@ -198,13 +204,15 @@ class Graph_BinaryOp<string mnemonic, string what>
     Example:
     ```mlir
     %y = tessera_graph.}] # mnemonic # [{ %x, %b : tensor<4x8xf32>, tensor<8xf32>
+    %z = tessera_graph.}] # mnemonic # [{ %x, %m : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
     ```
   }];
   let arguments = (ins Graph_Tensor:$lhs, Graph_Tensor:$rhs);
   let results = (outs Graph_Tensor:$result);
-  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
+  // The result type is written after `->` when it is not the lhs type.
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `` custom<BroadcastResult>(type($result), ref(type($lhs)), ref(type($rhs)))";
   let builders = [OpBuilder<(ins "::mlir::Value":$lhs, "::mlir::Value":$rhs), [{
-    build($_builder, $_state, lhs.getType(), lhs, rhs);
+    build($_builder, $_state, ::tessera::graph::broadcastType(lhs.getType(), rhs.getType()), lhs, rhs);
   }]>];
   let hasVerifier = 1;
 }
@@ -213,6 +221,8 @@ def Graph_SubOp : Graph_BinaryOp<"sub", "subtraction">;
 def Graph_MulOp : Graph_BinaryOp<"mul", "multiplication">;
 def Graph_DivOp : Graph_BinaryOp<"div", "division">;
 def Graph_MaxOp : Graph_BinaryOp<"max", "maximum">;
+def Graph_MinOp : Graph_BinaryOp<"min", "minimum">;
+def Graph_PowOp : Graph_BinaryOp<"pow", "power (lhs ** rhs, floats only)">;
 
 class Graph_UnaryOp<string mnemonic, string what>
     : Graph_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
@@ -232,7 +242,36 @@ class Graph_UnaryOp<string mnemonic, string what>
 }
 def Graph_ExpOp : Graph_UnaryOp<"exp", "exponential">;
 def Graph_ReluOp : Graph_UnaryOp<"relu", "max(x, 0)">;
-def Graph_GeluOp : Graph_UnaryOp<"gelu", "GELU (tanh approximation)">;
+def Graph_NegOp : Graph_UnaryOp<"neg", "negation (integers wrap)">;
+def Graph_AbsOp : Graph_UnaryOp<"abs", "absolute value (integers wrap: abs(INT_MIN) = INT_MIN)">;
+def Graph_SqrtOp : Graph_UnaryOp<"sqrt", "square root (floats)">;
+def Graph_RsqrtOp : Graph_UnaryOp<"rsqrt", "1 / sqrt(x) (floats)">;
+def Graph_LogOp : Graph_UnaryOp<"log", "natural logarithm (floats)">;
+def Graph_TanhOp : Graph_UnaryOp<"tanh", "hyperbolic tangent (floats)">;
+def Graph_SigmoidOp : Graph_UnaryOp<"sigmoid", "logistic sigmoid 1 / (1 + exp(-x)) (floats)">;
+def Graph_ErfOp : Graph_UnaryOp<"erf", "error function (floats)">;
+def Graph_SiluOp : Graph_UnaryOp<"silu", "SiLU x * sigmoid(x) (floats)">;
+
+def Graph_GeluOp : Graph_Op<"gelu", [Pure, SameOperandsAndResultType]> {
+  let summary = "elementwise GELU, exact or with the tanh approximation";
+  let description = [{
+    `approximate = "tanh"` (the default, GPT-2's form):
+    `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`;
+    `approximate = "none"`: the exact `0.5 x (1 + erf(x / sqrt(2)))`
+    (PyTorch's names for the two forms).
+
+    Example:
+    ```mlir
+    %y = tessera_graph.gelu %x : tensor<4x8xf32>
+    %z = tessera_graph.gelu %x {approximate = "none"} : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input,
+                       DefaultValuedStrAttr<StrAttr, "tanh">:$approximate);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
 
 def Graph_CastOp : Graph_Op<"cast", [Pure]> {
   let summary = "elementwise element-type conversion";
@@ -266,15 +305,24 @@ def Graph_CastOp : Graph_Op<"cast", [Pure]> {
 }
 
 def Graph_ReduceOp : Graph_Op<"reduce", [Pure]> {
-  let summary = "sum or max over dimensions with a fixed association order";
+  let summary = "sum, mean, max or min over dimensions with a fixed association order";
   let description = [{
-    Reduces `dims`. `order` fixes the association tree (`sequential`: left
-    to right; `pairwise`: a balanced binary tree), so results are bitwise
-    reproducible.
+    Reduces `dims` (any set of dims, in any order). `order` fixes the
+    association tree (`sequential`: left to right; `pairwise`: a balanced
+    binary tree) over the reduced elements of each output taken in
+    row-major order of the reduced dims, so results are bitwise
+    reproducible. `mean` (floats only) is the sum in that order divided by
+    the number of reduced elements, in f32.
+
+    The result drops the reduced dims, or keeps them with size 1
+    (numpy's `keepdims`): the result type says which. Both have the same
+    elements in the same order; a kept `[M, 1]` broadcasts against
+    `[M, N]` in the binary ops.
 
     Example:
     ```mlir
     %s = tessera_graph.reduce sum %x dims = [1] order = pairwise : tensor<4x8xf32> -> tensor<4xf32>
+    %m = tessera_graph.reduce mean %x dims = [1] order = pairwise : tensor<4x8xf32> -> tensor<4x1xf32>
     ```
   }];
   let arguments = (ins Graph_ReduceKind:$kind, Graph_Tensor:$input,
@@ -282,6 +330,12 @@ def Graph_ReduceOp : Graph_Op<"reduce", [Pure]> {
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = "$kind $input `dims` `=` $dims `order` `=` $order attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// True when the result keeps the reduced dims (with size 1).
+    bool keepsDims();
+    /// The number of input elements each result element combines.
+    int64_t reducedCount();
+  }];
 }
 
 def Graph_SoftmaxOp : Graph_Op<"softmax", [Pure, SameOperandsAndResultType]> {
@@ -297,6 +351,52 @@ def Graph_SoftmaxOp : Graph_Op<"softmax", [Pure, SameOperandsAndResultType]> {
   let arguments = (ins Graph_Tensor:$input, I64Attr:$dim);
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = "$input `dim` `=` $dim attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Graph_LayerNormOp : Graph_Op<"layernorm", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "layer normalization over the last dim, with scale and shift";
+  let description = [{
+    Along the last dim (N elements) of each row, in f32:
+    `mean = sum(x) / N`, `var = sum((x - mean)^2) / N` (two passes, not
+    E[x^2] - E[x]^2, which cancels), then
+    `y = (x - mean) / sqrt(var + epsilon) * gamma + beta`, rounded once to
+    the element type. `gamma` and `beta` are `[N]`, of the input's element
+    type; `epsilon` defaults to 1e-5 (PyTorch's). Lowered to one fused
+    kernel per norm on every backend (a group per row on GPUs; the rows
+    loop on the cpu), with elementwise users fused after it under
+    `fuse-reductions`.
+
+    Example:
+    ```mlir
+    %y = tessera_graph.layernorm %x, %gamma, %beta : tensor<256x768xf32>, tensor<768xf32>, tensor<768xf32>
+    %z = tessera_graph.layernorm %x, %gamma, %beta {epsilon = 1.0e-6 : f32} : tensor<256x768xf32>, tensor<768xf32>, tensor<768xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, Graph_Tensor:$gamma, Graph_Tensor:$beta,
+                       DefaultValuedAttr<F32Attr, "1.0e-5">:$epsilon);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input `,` $gamma `,` $beta attr-dict `:` type($input) `,` type($gamma) `,` type($beta)";
+  let hasVerifier = 1;
+}
+
+def Graph_RmsNormOp : Graph_Op<"rmsnorm", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "RMS normalization over the last dim, with scale";
+  let description = [{
+    Along the last dim (N elements) of each row, in f32:
+    `y = x / sqrt(sum(x^2) / N + epsilon) * gamma`, rounded once to the
+    element type (LLaMA's RMSNorm). `gamma` is `[N]`; `epsilon` defaults
+    to 1e-6. One fused kernel per norm, as for `layernorm`.
+
+    Example:
+    ```mlir
+    %y = tessera_graph.rmsnorm %x, %gamma : tensor<256x768xf32>, tensor<768xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, Graph_Tensor:$gamma,
+                       DefaultValuedAttr<F32Attr, "1.0e-6">:$epsilon);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input `,` $gamma attr-dict `:` type($input) `,` type($gamma)";
   let hasVerifier = 1;
 }
 
