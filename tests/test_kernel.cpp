@@ -1,4 +1,7 @@
 // Executables and kernels of the CPU plugin's native format.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <fstream>
 #include <iterator>
@@ -157,6 +160,24 @@ TEST_F(KernelTest, NotAnObjectFileIsAnError) {
                                       TESSERA_TEST_PLUGIN_GARBAGE);
   ASSERT_FALSE(exe.ok());
   TS_EXPECT_CONTAINS(exe.status().message(), "invalid ELF header");
+}
+
+// dlopen of a FIFO blocked until a writer came; a device or a folder is
+// refused before dlopen sees it.
+TEST_F(KernelTest, OnlyRegularFilesAreLoaded) {
+  char dir[] = "/tmp/tessera-kernel-fifo-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string fifo = std::string(dir) + "/kernels.so";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  for (const std::string& path : {fifo, std::string("/dev/zero"), std::string(dir)}) {
+    SCOPED_TRACE(path);
+    auto exe = device().load_executable(testing::NativeFormat(device()), path);
+    ASSERT_FALSE(exe.ok());
+    EXPECT_EQ(exe.status().code(), StatusCode::kInvalidArgument) << exe.status().ToString();
+    TS_EXPECT_CONTAINS(exe.status().message(), "only regular files are read");
+  }
+  ::unlink(fifo.c_str());
+  ::rmdir(dir);
 }
 
 TEST_F(KernelTest, UnknownFormatIsAnError) {

@@ -105,6 +105,25 @@ FileReadResult ReadBoundedFile(const std::string& path, uint64_t max_bytes,
   return ReadBounded(path, max_bytes, out);
 }
 
+FileReadResult CheckRegularFile(const std::string& path, uint64_t max_bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0)
+    return Fail(FileReadStatus::kCannotOpen,
+                strprintf("cannot open '%s': %s", path.c_str(), std::strerror(errno)));
+  struct stat st {};
+  const bool stat_ok = ::fstat(fd, &st) == 0;
+  ::close(fd);
+  if (!stat_ok || !S_ISREG(st.st_mode))
+    return Fail(FileReadStatus::kNotRegular,
+                strprintf("'%s' is %s; only regular files are read", path.c_str(), KindOf(st.st_mode)));
+  if (static_cast<uint64_t>(st.st_size) > max_bytes)
+    return Fail(FileReadStatus::kTooLarge,
+                strprintf("'%s' is %s; at most %s are read", path.c_str(),
+                          human_size(static_cast<uint64_t>(st.st_size)).c_str(),
+                          human_size(max_bytes).c_str()));
+  return {};
+}
+
 TsError* ReadExecutableFile(const char* plugin, const std::string& path, uint64_t max_bytes,
                             std::vector<uint8_t>* out) {
   FileReadResult r = ReadBoundedFile(path, max_bytes, out);

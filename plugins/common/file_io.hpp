@@ -47,6 +47,11 @@ FileReadResult ReadBoundedFile(const std::string& path, uint64_t max_bytes,
 TsError* ReadExecutableFile(const char* plugin, const std::string& path, uint64_t max_bytes,
                             std::vector<uint8_t>* out);
 
+// The same checks without reading: `path` is a regular file of at most
+// max_bytes (for files another library opens itself, such as dlopen, which
+// would block on a FIFO).
+FileReadResult CheckRegularFile(const std::string& path, uint64_t max_bytes);
+
 // Replaces `path` with `data`: temp file beside it, write, fsync, rename.
 // Returns "" on success, else what failed (the temporary file is removed).
 std::string WriteFileAtomically(const std::string& path, const void* data, size_t size);

@@ -6,12 +6,15 @@
 #include <cerrno>
 #include <cstring>
 
+#include "file_io.hpp"
 #include "internal.hpp"
 
 namespace tessera::cpu {
 namespace {
 
 constexpr uint32_t kMaxGroupSize = 1024;
+// An executable file larger than this is refused (as on the GPU plugins).
+constexpr uint64_t kMaxImageBytes = uint64_t{1} << 30;
 const char* const kFormats = "elf-native, elf-x86_64";
 
 bool format_ok(const char* f) {
@@ -154,6 +157,13 @@ TS_CPU_ENTRY(Executable_Load, TS_EXECUTABLE_LOAD_ARGS_STRUCT_SIZE) {
       return errorf(TS_ERROR_INVALID_ARGUMENT,
                     "cpu: Executable_Load: both data and path are NULL: pass the image bytes "
                     "or a file path");
+    // dlopen would block on a FIFO and map whatever a device gives: only
+    // regular files of bounded size (file_io.hpp).
+    plugin_support::FileReadResult r = plugin_support::CheckRegularFile(args->path, kMaxImageBytes);
+    if (!r.ok())
+      return errorf(r.status == plugin_support::FileReadStatus::kCannotOpen ? TS_ERROR_NOT_FOUND
+                                                                            : TS_ERROR_INVALID_ARGUMENT,
+                    "cpu: Executable_Load: %s", r.message.c_str());
     exe->path = args->path;
     exe->handle = dlopen(args->path, RTLD_NOW | RTLD_LOCAL);
   }
