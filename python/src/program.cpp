@@ -16,15 +16,16 @@
 namespace tessera::python {
 namespace {
 
-ProgramSource SourceOf(const std::string& source, bool is_path, const std::string& name) {
 #ifdef TESSERA_PYTHON_HAS_COMPILER
+ProgramSource SourceOf(const std::string& source, bool is_path, const std::string& name) {
   return is_path ? ProgramSource::File(source) : ProgramSource::Text(source, name.empty() ? "<text>" : name);
+}
 #else
-  (void)source, (void)is_path, (void)name;
+[[noreturn]] void NoCompiler() {
   Fail(StatusCode::kUnsupported, "this tessera module was built without the compiler (-DTESSERA_BUILD_IR=OFF): "
                                  "only compiled .tsp programs can be loaded");
-#endif
 }
+#endif
 
 py::dict ParamDict(const Program& p, size_t i) {
   const ParamSpec& s = p.params()[i];
@@ -158,16 +159,16 @@ void BindProgram(py::module_& m) {
       "compile_program",
       [](const std::string& source, bool is_path, const std::vector<Device>& devices, const std::string& function,
          const std::string& schedule, const std::string& name) -> Program {
-        ProgramSource src = SourceOf(source, is_path, name);
 #ifdef TESSERA_PYTHON_HAS_COMPILER
+        ProgramSource src = SourceOf(source, is_path, name);
         ProgramCompileOptions options;
         options.function = function;
         options.schedule = schedule;
         py::gil_scoped_release release;
         return Unwrap(CompileProgram(devices, src, options));
 #else
-        (void)src, (void)devices, (void)function, (void)schedule;
-        return Program();
+        (void)source, (void)is_path, (void)devices, (void)function, (void)schedule, (void)name;
+        NoCompiler();
 #endif
       },
       py::arg("source"), py::arg("is_path"), py::arg("devices"), py::arg("function") = "",
@@ -175,15 +176,20 @@ void BindProgram(py::module_& m) {
   m.def(
       "devices_needed",
       [](const std::string& source, bool is_path, const std::string& function) -> int64_t {
-        ProgramSource src = SourceOf(source, is_path, "");
 #ifdef TESSERA_PYTHON_HAS_COMPILER
-        return Unwrap(ProgramDevicesNeeded(src, function));
+        return Unwrap(ProgramDevicesNeeded(SourceOf(source, is_path, ""), function));
 #else
-        (void)src, (void)function;
-        return 1;
+        (void)source, (void)is_path, (void)function;
+        NoCompiler();
 #endif
       },
       py::arg("source"), py::arg("is_path"), py::arg("function") = "");
+  m.def(
+      "image_devices_needed",
+      [](const std::string& path) {
+        return static_cast<int64_t>(Unwrap(ProgramImage::ReadFile(path)).devices());
+      },
+      py::arg("path"), "How many devices a compiled program (.tsp) runs on: its mesh's size, 1 without one.");
   m.def("has_compiler", [] {
 #ifdef TESSERA_PYTHON_HAS_COMPILER
     return true;

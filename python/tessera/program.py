@@ -193,8 +193,9 @@ def compile(source, device=None, mesh=None, function=None, schedule=None, in_spe
         devices = list(mesh.devices)
     else:
         dev = _runtime.device(device)
-        needed = 1
-        if not (is_path and text.endswith(".tsp")):
+        if is_path and text.endswith(".tsp"):
+            needed = _tessera.image_devices_needed(text)
+        else:
             needed = _tessera.devices_needed(text, is_path, function or "")
         if needed > 1:
             from .dist import _devices_for

@@ -58,6 +58,16 @@ def test_partial_sums_are_added_when_assembled(rng):
     np.testing.assert_allclose(fn(x, w), x.astype(np.float64) @ w, rtol=1e-4, atol=1e-4)
 
 
+def test_a_compiled_spmd_program_loads_on_its_mesh(tmp_path, rng):
+    path = tmp_path / "partial.tsp"
+    tessera.compile(PARTIAL).save(path)
+    fn = tessera.compile(str(path))  # the file says how many devices
+    assert len(fn.devices) == 2
+    x = rng.standard_normal((16, 16), np.float32)
+    w = rng.standard_normal((16, 12), np.float32)
+    np.testing.assert_allclose(fn(x, w), x.astype(np.float64) @ w, rtol=1e-4, atol=1e-4)
+
+
 def test_specs_and_meshes_that_do_not_match():
     with pytest.raises(tessera.InvalidArgumentError, match="in_specs"):
         tessera.compile(PARTIAL, in_specs=[ShardSpec(()), ShardSpec(())])
