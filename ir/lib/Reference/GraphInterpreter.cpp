@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "tessera/Conversion/ShapeOps.h"
 #include "tessera/Dialect/Graph/IR/Graph.h"
 #include "tessera/Dialect/Schedule/IR/Schedule.h"
 
@@ -169,6 +170,24 @@ std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollectiv
         for (int64_t j = 0; j < len; ++j) mx = std::max(mx, static_cast<float>(a.v[at(j)]));
         for (int64_t j = 0; j < len; ++j) sum += e[j] = std::exp(static_cast<float>(a.v[at(j)]) - mx);
         for (int64_t j = 0; j < len; ++j) out.v[at(j)] = e[j] * (1.f / sum);
+      }
+    } else if (g::isShapeOp(&op)) {
+      // Each result element from one input element (ShapeOps.h), or its
+      // index along `dim` for iota.
+      std::vector<int64_t> idx(out.shape.size(), 0);
+      const T* src = op.getNumOperands() ? &in(0) : nullptr;
+      for (int64_t r = 0; r < n; ++r) {
+        if (auto iota = dyn_cast<g::IotaOp>(op)) {
+          out.v[r] = static_cast<double>(idx[iota.getDim()]);
+        } else {
+          std::vector<int64_t> s = shapes::sourceIndex(&op, idx);
+          int64_t f = 0;
+          for (size_t d = 0; d < s.size(); ++d) f = f * src->shape[d] + s[d];
+          out.v[r] = src->v[f];
+        }
+        for (size_t d = idx.size(); d-- > 0;)  // next row-major index
+          if (++idx[d] < out.shape[d]) break;
+          else idx[d] = 0;
       }
     } else if (isa<g::LayerNormOp, g::RmsNormOp>(op)) {
       // Per row of the last dim: statistics in double (the exact value the

@@ -30,6 +30,7 @@
 //    `func.call` per kernel launch with `tessera.grid`.
 //===----------------------------------------------------------------------===//
 #include "tessera/Conversion/GraphToTile/Passes.h"
+#include "tessera/Conversion/ShapeOps.h"
 
 #include "AttentionKernel.h"
 #include "RowKernels.h"
@@ -99,7 +100,7 @@ Value cIdx(OpBuilder &b, Location l, int64_t v) { return b.create<arith::Constan
 
 /// One kernel to emit: the value it materializes and how.
 struct KernelSpec {
-  enum Kind { kGemm, kElementwise, kRows, kLayout, kAttention } kind;
+  enum Kind { kGemm, kElementwise, kRows, kLayout, kAttention, kShape } kind;
   Value root;            // the materialized Graph value (or a copied one)
   mutable g::MatmulOp matmul;  // kGemm: the matmul inside the tree (op handles are not const-correct)
   Operation *rowOp = nullptr;  // kRows: the row op inside the tree (g::isRowOp); kAttention: the op
@@ -171,7 +172,7 @@ struct FunctionLowering {
     }
     if (!isa_and_nonnull<g::GraphDialect>(op->getDialect()))
       return unsupported(op, "not a Graph IR op");
-    if (!g::isTileRoot(op) && !isa<g::ConvertLayoutOp>(op) && !g::isElementwise(op))
+    if (!g::isTileRoot(op) && !isa<g::ConvertLayoutOp>(op) && !g::isElementwise(op) && !g::isShapeOp(op))
       return unsupported(op, "no GPU kernel for this op yet");
     SmallVector<Type> types(op->getOperandTypes());
     llvm::append_range(types, op->getResultTypes());
@@ -215,6 +216,10 @@ struct FunctionLowering {
         if (isa<g::ConvertLayoutOp>(op)) {
           s.kind = KernelSpec::kLayout;
           s.leaves.push_back(op.getOperand(0));
+        } else if (g::isShapeOp(&op)) {
+          s.kind = KernelSpec::kShape;
+          s.rowOp = &op;
+          llvm::append_range(s.leaves, op.getOperands());
         } else if (isa<tessera::schedule::FlashAttentionOp>(op)) {
           s.kind = KernelSpec::kAttention;
           s.rowOp = &op;
@@ -432,6 +437,30 @@ struct KernelBuilder {
       Value dO = lb.create<arith::AddIOp>(loc, base, emitOffset(lb, loc, ld, i, j, M, N));
       Value v = lb.create<memref::LoadOp>(loc, in, so);
       lb.create<memref::StoreOp>(loc, v, out, dO);
+    });
+    b.create<func::ReturnOp>(loc);
+  }
+
+  /// A shape op (ShapeOps.h): one lane per result element, the stored bits
+  /// of the input element it reads copied; iota converts its index.
+  void buildShape(func::FuncOp k, const KernelSpec &s) {
+    ArrayRef<int64_t> outShape = s.root.getType().cast<ShapedType>().getShape();
+    int64_t n = numElements(s.root.getType());
+    OpBuilder b = OpBuilder::atBlockBegin(&k.front());
+    Value out = k.getArgument(s.leaves.size());
+    gridStride(b, loc, n, [&](OpBuilder &lb, Value flat) {
+      SmallVector<Value> idx = tessera::shapes::delinearize(lb, loc, flat, outShape);
+      if (auto iota = dyn_cast<g::IotaOp>(s.rowOp)) {
+        Type elem = elemOf(s.root), ct = tessera::elements::computeType(elem);
+        Value i = lb.create<arith::IndexCastOp>(loc, lb.getI32Type(), idx[iota.getDim()]);
+        Value v = ct.isa<FloatType>() ? lb.create<arith::SIToFPOp>(loc, ct, i).getResult() : i;
+        lb.create<memref::StoreOp>(loc, narrow(lb, loc, v, elem), out, flat);
+        return;
+      }
+      Value in = s.leaves[0];
+      SmallVector<Value> src = tessera::shapes::sourceIndex(lb, loc, s.rowOp, idx);
+      Value so = tessera::shapes::linearize(lb, loc, src, in.getType().cast<ShapedType>().getShape());
+      lb.create<memref::StoreOp>(loc, lb.create<memref::LoadOp>(loc, k.getArgument(0), so), out, flat);
     });
     b.create<func::ReturnOp>(loc);
   }
@@ -655,6 +684,7 @@ struct KernelBuilder {
       case KernelSpec::kRows: buildRows(k, s); break;
       case KernelSpec::kAttention: buildAttention(k, s); break;
       case KernelSpec::kLayout: buildLayout(k, s); break;
+      case KernelSpec::kShape: buildShape(k, s); break;
       }
       SmallVector<Value> operands;
       for (Value v : s.leaves) operands.push_back(buf.lookup(v));
@@ -663,7 +693,7 @@ struct KernelBuilder {
       call->setAttr(conv::kLaunchGridAttr, pbld.getDenseI64ArrayAttr(grid));
       return success();
     };
-    static const char *kKind[] = {"gemm", "elementwise", "rows", "layout", "attention"};
+    static const char *kKind[] = {"gemm", "elementwise", "rows", "layout", "attention", "shape"};
     for (const KernelSpec &s : fl.specs) {
       Value out;
       if (auto it = outOf.find(s.root); it != outOf.end()) {
@@ -677,7 +707,9 @@ struct KernelBuilder {
         intermediates.push_back(alloc);
       }
       buf[s.root] = out;
-      std::string what = s.kind == KernelSpec::kRows ? s.rowOp->getName().stripDialect().str() : kKind[s.kind];
+      std::string what = s.kind == KernelSpec::kRows || s.kind == KernelSpec::kShape
+                             ? s.rowOp->getName().stripDialect().str()
+                             : kKind[s.kind];
       if (failed(launch(s, what, out))) return failure();
     }
     for (auto [i, r] : llvm::enumerate(ret.getOperands())) {

@@ -214,3 +214,44 @@ func.func @dynamic_shape(%a: tensor<?x16xf32>) -> tensor<?x16xf32> {
   %r = tessera_graph.exp %a : tensor<?x16xf32>
   return %r : tensor<?x16xf32>
 }
+
+// -----
+
+func.func @perm(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{perm must be a permutation of [0, 2), got 0}}
+  %t = tessera_graph.transpose %x perm = [0, 0] : tensor<4x8xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_count(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{changes the element count: 32 -> 30}}
+  %t = tessera_graph.reshape %x : tensor<4x8xf32> -> tensor<5x6xf32>
+  return
+}
+
+// -----
+
+func.func @slice_past_end(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{dim 1: offset 2 + (4 - 1) * stride 2 reads past the input's 8 elements}}
+  %t = tessera_graph.slice %x offsets = [0, 2] strides = [1, 2] : tensor<4x8xf32> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_dims(%x: tensor<3xf32>) {
+  // expected-error @+1 {{input dim 0 (3) must be 1 or the size of result dim 1 (8)}}
+  %t = tessera_graph.broadcast_in_dim %x dims = [1] : tensor<3xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @iota_dim() {
+  // expected-error @+1 {{dim 2 out of range for rank 2}}
+  %t = tessera_graph.iota dim = 2 : tensor<4x8xi32>
+  return
+}
+

@@ -89,3 +89,19 @@ func.func @elementwise_and_norms(%x: tensor<4x8xf32>, %m: tensor<4x1xf32>, %r: t
   %rn = tessera_graph.rmsnorm %x, %g {epsilon = 1.0e-5 : f32} : tensor<4x8xf32>, tensor<8xf32>
   return
 }
+
+// CHECK-LABEL: func @shape_ops
+func.func @shape_ops(%x: tensor<16x96xf32>, %v: tensor<4xf32>) {
+  // CHECK: tessera_graph.reshape %{{.*}} : tensor<16x96xf32> -> tensor<16x4x24xf32>
+  %r = tessera_graph.reshape %x : tensor<16x96xf32> -> tensor<16x4x24xf32>
+  // CHECK: tessera_graph.transpose %{{.*}} perm = [1, 0, 2] : tensor<16x4x24xf32> -> tensor<4x16x24xf32>
+  %t = tessera_graph.transpose %r perm = [1, 0, 2] : tensor<16x4x24xf32> -> tensor<4x16x24xf32>
+  // CHECK: tessera_graph.slice %{{.*}} offsets = [1, 3] strides = [2, 8] : tensor<16x96xf32> -> tensor<8x12xf32>
+  %s = tessera_graph.slice %x offsets = [1, 3] strides = [2, 8] : tensor<16x96xf32> -> tensor<8x12xf32>
+  // CHECK: tessera_graph.broadcast_in_dim %{{.*}} dims = [0] : tensor<4xf32> -> tensor<4x3x5xf32>
+  %b = tessera_graph.broadcast_in_dim %v dims = [0] : tensor<4xf32> -> tensor<4x3x5xf32>
+  // CHECK: tessera_graph.iota dim = 1 : tensor<3x16xi32>
+  %i = tessera_graph.iota dim = 1 : tensor<3x16xi32>
+  return
+}
+

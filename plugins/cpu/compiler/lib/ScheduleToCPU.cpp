@@ -14,6 +14,7 @@
 #include "tessera/cpu/Passes.h"
 
 #include "tessera/Conversion/ElementTypes.h"
+#include "tessera/Conversion/ShapeOps.h"
 #include "FlashAttentionToCPU.h"
 #include "LoopBuilder.h"
 #include "MatmulToCPU.h"
@@ -79,6 +80,7 @@ class KernelBuilder {
   Value load(const Buf &buf, ArrayRef<Value> idx);  // widened to the compute type
   void store(const Buf &buf, ArrayRef<Value> idx, Value v);  // rounded to the storage type
   Value loadRaw(const Buf &buf, ArrayRef<Value> idx);
+  void copyElement(const Buf &dst, ArrayRef<Value> di, const Buf &src, ArrayRef<Value> si);
   void storeRaw(const Buf &buf, ArrayRef<Value> idx, Value v);
   TensorAccess access(const Buf &buf);
   SmallVector<Value> memIndices(const Buf &buf, ArrayRef<Value> idx);
@@ -275,6 +277,14 @@ Value KernelBuilder::loadRaw(const Buf &buf, ArrayRef<Value> idx) {
 void KernelBuilder::storeRaw(const Buf &buf, ArrayRef<Value> idx, Value v) {
   b.create<memref::StoreOp>(loc, v, buf.mem, memIndices(buf, idx));
 }
+/// One stored element from `src` to `dst` unchanged. bf16 goes through
+/// f32 (exact both ways): LLVM 16's x86 back end recurses without end on a
+/// bare bf16 load + store (no legal bf16 type), which crashed the compiler.
+void KernelBuilder::copyElement(const Buf &dst, ArrayRef<Value> di, const Buf &src, ArrayRef<Value> si) {
+  if (src.type.getElementType().isBF16()) return store(dst, di, load(src, si));
+  storeRaw(dst, di, loadRaw(src, si));
+}
+
 Value KernelBuilder::load(const Buf &buf, ArrayRef<Value> idx) {
   return widen(b, loc, loadRaw(buf, idx), buf.type.getElementType(), elements);
 }
@@ -442,7 +452,7 @@ LogicalResult KernelBuilder::lowerTile(schedule::TileOp tile) {
     Buf dst = bufs[tile.getResult(k)];
     Buf src = local[y];
     if (src.mem != dst.mem)
-      forNest(b, loc, extents(dst), [&](ArrayRef<Value> iv) { storeRaw(dst, iv, loadRaw(src, iv)); });
+      forNest(b, loc, extents(dst), [&](ArrayRef<Value> iv) { copyElement(dst, iv, src, iv); });
   }
   return success();
 }
@@ -496,9 +506,24 @@ LogicalResult KernelBuilder::lowerOp(Operation *op) {
     forNest(b, loc, extents(out), [&](ArrayRef<Value> iv) { storeRaw(out, iv, v); });
     return success();
   }
+  if (g::isShapeOp(op)) {
+    // Whole tensors (a shape op makes the kernel one group: analyzeRows):
+    // the stored bits of the element ShapeOps.h names; iota its index.
+    Buf out = bufs[op->getResult(0)];
+    forNest(b, loc, extents(out), [&](ArrayRef<Value> iv) {
+      if (auto iota = dyn_cast<g::IotaOp>(op)) {
+        Type elem = out.type.getElementType(), ct = computeType(elem);
+        Value i = b.create<arith::IndexCastOp>(loc, b.getI32Type(), iv[iota.getDim()]);
+        store(out, iv, ct.isa<FloatType>() ? b.create<arith::SIToFPOp>(loc, ct, i).getResult() : i);
+        return;
+      }
+      copyElement(out, iv, bufs[op->getOperand(0)], shapes::sourceIndex(b, loc, op, iv));
+    });
+    return success();
+  }
   if (auto cl = dyn_cast<g::ConvertLayoutOp>(op)) {
     Buf out = bufs[cl.getResult()], in = bufs[cl.getInput()];
-    forNest(b, loc, extents(out), [&](ArrayRef<Value> iv) { storeRaw(out, iv, loadRaw(in, iv)); });
+    forNest(b, loc, extents(out), [&](ArrayRef<Value> iv) { copyElement(out, iv, in, iv); });
     return success();
   }
   if (isa<g::AllReduceOp, g::BroadcastOp, g::AllGatherOp, g::ReduceScatterOp>(op))
@@ -650,7 +675,7 @@ LogicalResult KernelBuilder::run() {
   }
   for (auto &[v, out] : copies) {
     Buf in = bufs[v];
-    forNest(b, loc, extents(out), [&](ArrayRef<Value> iv) { storeRaw(out, iv, loadRaw(in, iv)); });
+    forNest(b, loc, extents(out), [&](ArrayRef<Value> iv) { copyElement(out, iv, in, iv); });
   }
   for (Value a : allocs) b.create<memref::DeallocOp>(loc, a);
   b.create<func::ReturnOp>(loc);

@@ -7,6 +7,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
@@ -551,6 +552,81 @@ LogicalResult RmsNormOp::verify() {
   return verifyNorm(*this, {getGamma()});
 }
 
+/// Shape ops move row-major elements.
+static LogicalResult verifyRowMajor(Operation *op) {
+  SmallVector<Type> types(op->getOperandTypes());
+  llvm::append_range(types, op->getResultTypes());
+  for (Type t : types)
+    if (!isRowMajor(t)) return op->emitOpError() << "needs row-major tensors (insert a convert_layout), got " << t;
+  for (Type t : op->getOperandTypes())
+    if (getElementTypeOrSelf(t) != getElementTypeOrSelf(op->getResult(0).getType()))
+      return op->emitOpError() << "keeps the element type: " << t << " -> " << op->getResult(0).getType();
+  return success();
+}
+
+LogicalResult TransposeOp::verify() {
+  auto in = getInput().getType().cast<RankedTensorType>(), out = getResult().getType().cast<RankedTensorType>();
+  ArrayRef<int64_t> perm = getPerm();
+  if (static_cast<int64_t>(perm.size()) != in.getRank())
+    return emitOpError() << "perm has " << perm.size() << " entries for a tensor of rank " << in.getRank();
+  llvm::SmallBitVector seen(in.getRank());
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= in.getRank() || seen[p])
+      return emitOpError() << "perm must be a permutation of [0, " << in.getRank() << "), got " << p;
+    seen.set(p);
+    shape.push_back(in.getDimSize(p));
+  }
+  if (out.getShape() != ArrayRef<int64_t>(shape))
+    return emitOpError() << "result must be " << RankedTensorType::get(shape, in.getElementType());
+  return verifyRowMajor(*this);
+}
+
+LogicalResult ReshapeOp::verify() {
+  auto in = getInput().getType().cast<RankedTensorType>(), out = getResult().getType().cast<RankedTensorType>();
+  if (in.getNumElements() != out.getNumElements())
+    return emitOpError() << "changes the element count: " << in.getNumElements() << " -> " << out.getNumElements();
+  return verifyRowMajor(*this);
+}
+
+LogicalResult SliceOp::verify() {
+  auto in = getInput().getType().cast<RankedTensorType>(), out = getResult().getType().cast<RankedTensorType>();
+  ArrayRef<int64_t> off = getOffsets(), st = getStrides();
+  if (static_cast<int64_t>(off.size()) != in.getRank() || static_cast<int64_t>(st.size()) != in.getRank() ||
+      out.getRank() != in.getRank())
+    return emitOpError() << "offsets, strides and the result need one entry per dim (rank " << in.getRank() << ")";
+  for (int64_t d = 0; d < in.getRank(); ++d) {
+    if (st[d] < 1) return emitOpError() << "stride " << st[d] << " of dim " << d << " must be >= 1";
+    int64_t n = out.getDimSize(d);
+    if (off[d] < 0 || (n > 0 && off[d] + (n - 1) * st[d] >= in.getDimSize(d)))
+      return emitOpError() << "dim " << d << ": offset " << off[d] << " + (" << n << " - 1) * stride " << st[d]
+                           << " reads past the input's " << in.getDimSize(d) << " elements";
+  }
+  return verifyRowMajor(*this);
+}
+
+LogicalResult BroadcastInDimOp::verify() {
+  auto in = getInput().getType().cast<RankedTensorType>(), out = getResult().getType().cast<RankedTensorType>();
+  ArrayRef<int64_t> dims = getDims();
+  if (static_cast<int64_t>(dims.size()) != in.getRank())
+    return emitOpError() << "dims has " << dims.size() << " entries for an input of rank " << in.getRank();
+  for (auto [k, d] : llvm::enumerate(dims)) {
+    if (d < 0 || d >= out.getRank() || (k > 0 && d <= dims[k - 1]))
+      return emitOpError() << "dims must be strictly increasing result dims, got " << d;
+    if (in.getDimSize(k) != 1 && in.getDimSize(k) != out.getDimSize(d))
+      return emitOpError() << "input dim " << k << " (" << in.getDimSize(k) << ") must be 1 or the size of result dim "
+                           << d << " (" << out.getDimSize(d) << ")";
+  }
+  return verifyRowMajor(*this);
+}
+
+LogicalResult IotaOp::verify() {
+  auto out = getResult().getType().cast<RankedTensorType>();
+  if (getDim() < 0 || getDim() >= out.getRank())
+    return emitOpError() << "dim " << getDim() << " out of range for rank " << out.getRank();
+  return verifyRowMajor(*this);
+}
+
 LogicalResult ConvertLayoutOp::verify() {
   auto a = getInput().getType().cast<RankedTensorType>();
   auto b = getResult().getType().cast<RankedTensorType>();
@@ -633,6 +709,9 @@ bool tessera::graph::isElementwise(Operation *op) {
 
 bool tessera::graph::isTileRoot(Operation *op) {
   return isa_and_nonnull<MatmulOp, SoftmaxOp, ReduceOp, LayerNormOp, RmsNormOp>(op);
+}
+bool tessera::graph::isShapeOp(Operation *op) {
+  return isa_and_nonnull<TransposeOp, ReshapeOp, SliceOp, BroadcastInDimOp, IotaOp>(op);
 }
 bool tessera::graph::isRowOp(Operation *op) {
   return isa_and_nonnull<SoftmaxOp, ReduceOp, LayerNormOp, RmsNormOp>(op);

@@ -45,6 +45,10 @@ bool isElementwise(mlir::Operation *op);
 /// True for the ops a schedule tile is built around (matmul, softmax,
 /// reduce, layernorm, rmsnorm): the ops that are not elementwise. Null-safe.
 bool isTileRoot(mlir::Operation *op);
+/// The data-movement ops (transpose, reshape, slice, broadcast_in_dim,
+/// iota): each result element is one input element (an index for iota);
+/// each is a kernel of its own. Null-safe.
+bool isShapeOp(mlir::Operation *op);
 /// The tile roots other than matmul: the ops that combine the elements of
 /// a row (softmax, reduce, the norms), whose epilogues fuse only with
 /// `fuse-reductions`. Null-safe.

@@ -400,6 +400,98 @@ def Graph_RmsNormOp : Graph_Op<"rmsnorm", [Pure, AllTypesMatch<["input", "result
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Data movement (shape) ops: each result element is one input element (or
+// an index, for iota), copied bit for bit. Row-major operands and results;
+// each is its own kernel (not fused into its users yet).
+//===----------------------------------------------------------------------===//
+
+def Graph_TransposeOp : Graph_Op<"transpose", [Pure]> {
+  let summary = "permute the dims of a tensor";
+  let description = [{
+    Result dim `i` is input dim `perm[i]`:
+    `result[i0, .., in] = input[j]` with `j[perm[k]] = i_k`.
+
+    Example:
+    ```mlir
+    %t = tessera_graph.transpose %x perm = [0, 2, 1, 3] : tensor<256x12x4x64xf32> -> tensor<256x4x12x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$perm);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input `perm` `=` $perm attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Graph_ReshapeOp : Graph_Op<"reshape", [Pure]> {
+  let summary = "same elements in row-major order, another shape";
+  let description = [{
+    The element count must not change.
+
+    Example:
+    ```mlir
+    %h = tessera_graph.reshape %x : tensor<256x768xf32> -> tensor<256x12x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Graph_SliceOp : Graph_Op<"slice", [Pure]> {
+  let summary = "a strided window of a tensor";
+  let description = [{
+    `result[i] = input[offsets + i * strides]` per dim; the sizes are the
+    result's shape. Every element read must be inside the input (checked
+    by the verifier: static shapes).
+
+    Example:
+    ```mlir
+    %q = tessera_graph.slice %qkv offsets = [0, 0] strides = [1, 1] : tensor<256x2304xf32> -> tensor<256x768xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$offsets, DenseI64ArrayAttr:$strides);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input `offsets` `=` $offsets `strides` `=` $strides attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Graph_BroadcastInDimOp : Graph_Op<"broadcast_in_dim", [Pure]> {
+  let summary = "broadcast into a larger shape, any dims";
+  let description = [{
+    Input dim `k` becomes result dim `dims[k]` (strictly increasing); it
+    must have the result's size there or size 1 (stretched). The other
+    result dims are new (XLA's broadcast_in_dim).
+
+    Example:
+    ```mlir
+    %b = tessera_graph.broadcast_in_dim %v dims = [0] : tensor<4xf32> -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$dims);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input `dims` `=` $dims attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Graph_IotaOp : Graph_Op<"iota", [Pure]> {
+  let summary = "the index along one dim";
+  let description = [{
+    `result[i0, .., in] = i_dim`, converted to the element type (exact up
+    to 2^24 in f32; bf16 and fp8 round; integers wrap).
+
+    Example:
+    ```mlir
+    %i = tessera_graph.iota dim = 1 : tensor<4x8xi32>
+    ```
+  }];
+  let arguments = (ins I64Attr:$dim);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "`dim` `=` $dim attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 def Graph_ConvertLayoutOp : Graph_Op<"convert_layout", [Pure]> {
   let summary = "change the physical layout of a tensor";
   let description = [{
