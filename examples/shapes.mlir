@@ -36,3 +36,12 @@ func.func @bf16_layout(%h: tensor<16x96xbf16>) -> tensor<16x96xbf16> {
   %r = tessera_graph.convert_layout %c : tensor<16x96xbf16, #tessera_graph.layout<col_major>> -> tensor<16x96xbf16>
   return %r : tensor<16x96xbf16>
 }
+
+// An embedding lookup: rows of a [V, D] table by i32 token ids. tessera-run's
+// random i32 inputs lie in [-8, 8], so with V = 6 rows some ids are out of
+// range: they are clamped to rows 0 and 5 (docs/ir.md), never read outside.
+func.func @embedding(%wte: tensor<6x32xf32>, %tokens: tensor<4x16xi32>, %wpe: tensor<16x32xf32>) -> tensor<4x16x32xf32> {
+  %e = tessera_graph.gather %wte, %tokens : tensor<6x32xf32>, tensor<4x16xi32> -> tensor<4x16x32xf32>
+  %x = tessera_graph.add %e, %wpe : tensor<4x16x32xf32>, tensor<16x32xf32>
+  return %x : tensor<4x16x32xf32>
+}

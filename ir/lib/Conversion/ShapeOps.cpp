@@ -85,6 +85,19 @@ Value linearize(OpBuilder &b, Location loc, ArrayRef<Value> idx, ArrayRef<int64_
   return f;
 }
 
+SmallVector<Value> gatherTableIndex(OpBuilder &b, Location loc, Operation *op, ArrayRef<Value> out, Value row) {
+  auto g_ = cast<g::GatherOp>(op);
+  int64_t rank = g_.getIndices().getType().cast<ShapedType>().getRank();
+  int64_t rows = g_.getTable().getType().cast<ShapedType>().getDimSize(0);
+  // Clamp in signed arithmetic: a negative i32 index is row 0.
+  Value r = b.create<arith::IndexCastOp>(loc, b.getIndexType(), row);
+  r = b.create<arith::MaxSIOp>(loc, r, b.create<arith::ConstantIndexOp>(loc, 0));
+  r = b.create<arith::MinSIOp>(loc, r, b.create<arith::ConstantIndexOp>(loc, rows - 1));
+  SmallVector<Value> idx{r};
+  llvm::append_range(idx, out.drop_front(rank));
+  return idx;
+}
+
 SmallVector<Value> sourceIndex(OpBuilder &b, Location loc, Operation *op, ArrayRef<Value> out) {
   std::vector<Value> in = mapIndex<Value>(op, out, ValueOps{b, loc});
   return {in.begin(), in.end()};

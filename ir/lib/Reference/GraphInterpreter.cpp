@@ -179,6 +179,16 @@ std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollectiv
       for (int64_t r = 0; r < n; ++r) {
         if (auto iota = dyn_cast<g::IotaOp>(op)) {
           out.v[r] = static_cast<double>(idx[iota.getDim()]);
+        } else if (isa<g::GatherOp>(op)) {
+          // table[clamp(indices[i..]), j..]
+          const T& ids = in(1);
+          const size_t k = ids.shape.size();
+          int64_t f = 0;
+          for (size_t d = 0; d < k; ++d) f = f * ids.shape[d] + idx[d];
+          int64_t row = std::clamp<int64_t>(static_cast<int64_t>(ids.v[f]), 0, src->shape[0] - 1);
+          int64_t t = row;
+          for (size_t d = 1; d < src->shape.size(); ++d) t = t * src->shape[d] + idx[k + d - 1];
+          out.v[r] = src->v[t];
         } else {
           std::vector<int64_t> s = shapes::sourceIndex(&op, idx);
           int64_t f = 0;

@@ -23,6 +23,12 @@ llvm::SmallVector<mlir::Value> sourceIndex(mlir::OpBuilder &b, mlir::Location lo
 /// The same on integers (the reference).
 std::vector<int64_t> sourceIndex(mlir::Operation *op, const std::vector<int64_t> &out);
 
+/// gather: result index `out` splits into the indices' index (the first
+/// `indicesRank` entries, returned in `at`) and the row index; given the
+/// loaded i32 index `row` (an index value), the table index, the row
+/// clamped to [0, V).
+llvm::SmallVector<mlir::Value> gatherTableIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Operation *op,
+                                                llvm::ArrayRef<mlir::Value> out, mlir::Value row);
 /// Row-major multi-index <-> flat offset for `shape`, as index values.
 llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder &b, mlir::Location loc, mlir::Value flat,
                                            llvm::ArrayRef<int64_t> shape);

@@ -458,7 +458,17 @@ struct KernelBuilder {
         return;
       }
       Value in = s.leaves[0];
-      SmallVector<Value> src = tessera::shapes::sourceIndex(lb, loc, s.rowOp, idx);
+      SmallVector<Value> src;
+      if (isa<g::GatherOp>(s.rowOp)) {
+        // The i32 index at the result's leading (indices) position.
+        Value ids = s.leaves.size() > 1 ? s.leaves[1] : s.leaves[0];
+        ArrayRef<int64_t> idShape = ids.getType().cast<ShapedType>().getShape();
+        Value at = tessera::shapes::linearize(lb, loc, ArrayRef<Value>(idx).take_front(idShape.size()), idShape);
+        Value row = lb.create<memref::LoadOp>(loc, k.getArgument(s.leaves.size() > 1 ? 1 : 0), at);
+        src = tessera::shapes::gatherTableIndex(lb, loc, s.rowOp, idx, row);
+      } else {
+        src = tessera::shapes::sourceIndex(lb, loc, s.rowOp, idx);
+      }
       Value so = tessera::shapes::linearize(lb, loc, src, in.getType().cast<ShapedType>().getShape());
       lb.create<memref::StoreOp>(loc, lb.create<memref::LoadOp>(loc, k.getArgument(0), so), out, flat);
     });

@@ -255,3 +255,19 @@ func.func @iota_dim() {
   return
 }
 
+// -----
+
+func.func @gather_ids(%t: tensor<6x32xf32>, %i: tensor<4xf32>) {
+  // expected-error @+1 {{indices must be i32, got 'f32'}}
+  %e = tessera_graph.gather %t, %i : tensor<6x32xf32>, tensor<4xf32> -> tensor<4x32xf32>
+  return
+}
+
+// -----
+
+func.func @gather_shape(%t: tensor<6x32xf32>, %i: tensor<4xi32>) {
+  // expected-error @+1 {{result must be 'tensor<4x32xf32>' (the indices' shape, then the table's row)}}
+  %e = tessera_graph.gather %t, %i : tensor<6x32xf32>, tensor<4xi32> -> tensor<32x4xf32>
+  return
+}
+

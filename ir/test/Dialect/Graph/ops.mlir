@@ -100,6 +100,9 @@ func.func @shape_ops(%x: tensor<16x96xf32>, %v: tensor<4xf32>) {
   %s = tessera_graph.slice %x offsets = [1, 3] strides = [2, 8] : tensor<16x96xf32> -> tensor<8x12xf32>
   // CHECK: tessera_graph.broadcast_in_dim %{{.*}} dims = [0] : tensor<4xf32> -> tensor<4x3x5xf32>
   %b = tessera_graph.broadcast_in_dim %v dims = [0] : tensor<4xf32> -> tensor<4x3x5xf32>
+  // CHECK: tessera_graph.gather %{{.*}}, %{{.*}} : tensor<16x96xf32>, tensor<3x16xi32> -> tensor<3x16x96xf32>
+  %ids = tessera_graph.iota dim = 1 : tensor<3x16xi32>
+  %g = tessera_graph.gather %x, %ids : tensor<16x96xf32>, tensor<3x16xi32> -> tensor<3x16x96xf32>
   // CHECK: tessera_graph.iota dim = 1 : tensor<3x16xi32>
   %i = tessera_graph.iota dim = 1 : tensor<3x16xi32>
   return

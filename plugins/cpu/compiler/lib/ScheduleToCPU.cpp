@@ -517,6 +517,12 @@ LogicalResult KernelBuilder::lowerOp(Operation *op) {
         store(out, iv, ct.isa<FloatType>() ? b.create<arith::SIToFPOp>(loc, ct, i).getResult() : i);
         return;
       }
+      if (isa<g::GatherOp>(op)) {  // the row from the i32 index there
+        Buf ids = bufs[op->getOperand(1)];
+        Value row = loadRaw(ids, iv.take_front(ids.type.getRank()));
+        copyElement(out, iv, bufs[op->getOperand(0)], shapes::gatherTableIndex(b, loc, op, iv, row));
+        return;
+      }
       copyElement(out, iv, bufs[op->getOperand(0)], shapes::sourceIndex(b, loc, op, iv));
     });
     return success();

@@ -620,6 +620,23 @@ LogicalResult BroadcastInDimOp::verify() {
   return verifyRowMajor(*this);
 }
 
+LogicalResult GatherOp::verify() {
+  auto table = getTable().getType().cast<RankedTensorType>();
+  auto idx = getIndices().getType().cast<RankedTensorType>();
+  auto out = getResult().getType().cast<RankedTensorType>();
+  if (table.getRank() < 1) return emitOpError("needs a table of rank >= 1");
+  if (!idx.getElementType().isInteger(32))
+    return emitOpError() << "indices must be i32, got " << idx.getElementType();
+  SmallVector<int64_t> shape(idx.getShape());
+  llvm::append_range(shape, table.getShape().drop_front());
+  if (out.getShape() != ArrayRef<int64_t>(shape) || out.getElementType() != table.getElementType())
+    return emitOpError() << "result must be " << RankedTensorType::get(shape, table.getElementType())
+                         << " (the indices' shape, then the table's row)";
+  for (Type t : {Type(table), Type(idx), Type(out)})
+    if (!isRowMajor(t)) return emitOpError() << "needs row-major tensors, got " << t;
+  return success();
+}
+
 LogicalResult IotaOp::verify() {
   auto out = getResult().getType().cast<RankedTensorType>();
   if (getDim() < 0 || getDim() >= out.getRank())
@@ -711,7 +728,7 @@ bool tessera::graph::isTileRoot(Operation *op) {
   return isa_and_nonnull<MatmulOp, SoftmaxOp, ReduceOp, LayerNormOp, RmsNormOp>(op);
 }
 bool tessera::graph::isShapeOp(Operation *op) {
-  return isa_and_nonnull<TransposeOp, ReshapeOp, SliceOp, BroadcastInDimOp, IotaOp>(op);
+  return isa_and_nonnull<TransposeOp, ReshapeOp, SliceOp, BroadcastInDimOp, IotaOp, GatherOp>(op);
 }
 bool tessera::graph::isRowOp(Operation *op) {
   return isa_and_nonnull<SoftmaxOp, ReduceOp, LayerNormOp, RmsNormOp>(op);

@@ -492,6 +492,26 @@ def Graph_IotaOp : Graph_Op<"iota", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Graph_GatherOp : Graph_Op<"gather", [Pure]> {
+  let summary = "rows of a table picked by integer indices (embedding lookup)";
+  let description = [{
+    `result[i.., j..] = table[clamp(indices[i..], 0, V - 1), j..]` for a
+    table `[V, ...]` and i32 indices of any shape; the result is the
+    indices' shape followed by the table's dims after the first. An index
+    outside [0, V) is clamped to the nearest row (never a read out of
+    bounds; the reference does the same).
+
+    Example:
+    ```mlir
+    %e = tessera_graph.gather %wte, %tokens : tensor<50257x768xf32>, tensor<256xi32> -> tensor<256x768xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$table, Graph_Tensor:$indices);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$table `,` $indices attr-dict `:` type($table) `,` type($indices) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Graph_ConvertLayoutOp : Graph_Op<"convert_layout", [Pure]> {
   let summary = "change the physical layout of a tensor";
   let description = [{
