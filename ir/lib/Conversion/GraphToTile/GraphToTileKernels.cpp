@@ -761,6 +761,27 @@ struct GraphToTileKernelsPass : tessera::conversion::impl::GraphToTileKernelsBas
                         << backend << " backend, got " << ty;
           return signalPassFailure();
         }
+      // Zero-element tensors: every kernel shape (groups per row, elements
+      // per lane) divides by a dim; refuse them here, naming the value,
+      // as the cpu backend does (a reduce over a 0-length dim divided by 0).
+      WalkResult empty = f.walk([&](Operation *op) {
+        SmallVector<Type> types(op->getOperandTypes());
+        llvm::append_range(types, op->getResultTypes());
+        for (Type ty : types)
+          if (auto t = ty.dyn_cast<RankedTensorType>(); t && t.hasStaticShape() && t.getNumElements() == 0) {
+            op->emitOpError() << "has a zero-element tensor " << t << ": zero-sized tensors are not supported by the "
+                              << backend << " backend (give every dim a size >= 1)";
+            return WalkResult::interrupt();
+          }
+        return WalkResult::advance();
+      });
+      for (BlockArgument a : f.getArguments())
+        if (auto t = a.getType().dyn_cast<RankedTensorType>(); !empty.wasInterrupted() && t && t.getNumElements() == 0) {
+          f.emitError() << "argument " << a.getArgNumber() << " " << t
+                        << " has no elements: zero-sized tensors are not supported by the " << backend << " backend";
+          empty = WalkResult::interrupt();
+        }
+      if (empty.wasInterrupted()) return signalPassFailure();
       FunctionLowering fl{f, backend, conv::inlineScheduleGroups(f), {}, {}};
       if (failed(fl.plan())) return signalPassFailure();
       KernelBuilder kb{fl, f.getLoc(), kernels};
