@@ -45,3 +45,20 @@ func.func @embedding(%wte: tensor<6x32xf32>, %tokens: tensor<4x16xi32>, %wpe: te
   %x = tessera_graph.add %e, %wpe : tensor<4x16x32xf32>, tensor<16x32xf32>
   return %x : tensor<4x16x32xf32>
 }
+
+// concat along any dim, pad with a constant on both sides, and argmax (the
+// first strictly greatest; i32) along the last and a middle dim, in f32 and
+// bf16.
+func.func @concat_pad_argmax(%a: tensor<4x8xf32>, %b: tensor<4x3xf32>, %c: tensor<2x8xf32>, %h: tensor<4x8xbf16>, %t: tensor<3x5x7xf32>)
+    -> (tensor<4x11xf32>, tensor<6x8xf32>, tensor<7x10xf32>, tensor<4x11xbf16>, tensor<4xi32>, tensor<3x7xi32>, tensor<4xi32>) {
+  %ab = tessera_graph.concat %a, %b dim = 1 : tensor<4x8xf32>, tensor<4x3xf32> -> tensor<4x11xf32>
+  %ac = tessera_graph.concat %a, %c dim = 0 : tensor<4x8xf32>, tensor<2x8xf32> -> tensor<6x8xf32>
+  %p = tessera_graph.pad %a low = [1, 0] high = [2, 2] value = -2.5 : tensor<4x8xf32> -> tensor<7x10xf32>
+  %hb = tessera_graph.cast %b : tensor<4x3xf32> -> tensor<4x3xbf16>
+  %hh = tessera_graph.concat %h, %hb dim = 1 : tensor<4x8xbf16>, tensor<4x3xbf16> -> tensor<4x11xbf16>
+  %m = tessera_graph.argmax %ab dim = 1 : tensor<4x11xf32> -> tensor<4xi32>
+  %m3 = tessera_graph.argmax %t dim = 1 : tensor<3x5x7xf32> -> tensor<3x7xi32>
+  %mh = tessera_graph.argmax %h dim = 1 : tensor<4x8xbf16> -> tensor<4xi32>
+  return %ab, %ac, %p, %hh, %m, %m3, %mh : tensor<4x11xf32>, tensor<6x8xf32>, tensor<7x10xf32>, tensor<4x11xbf16>,
+      tensor<4xi32>, tensor<3x7xi32>, tensor<4xi32>
+}

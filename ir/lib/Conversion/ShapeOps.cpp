@@ -1,7 +1,10 @@
 //===- ShapeOps.cpp - where a Graph shape op reads each result element ----===//
 #include "tessera/Conversion/ShapeOps.h"
 
+#include <functional>
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "tessera/Dialect/Graph/IR/Graph.h"
 
 using namespace mlir;
@@ -96,6 +99,72 @@ SmallVector<Value> gatherTableIndex(OpBuilder &b, Location loc, Operation *op, A
   SmallVector<Value> idx{r};
   llvm::append_range(idx, out.drop_front(rank));
   return idx;
+}
+
+Value emitShapeValue(OpBuilder &b, Location loc, Operation *op, ArrayRef<Value> out, OperandLoader load,
+                     function_ref<Value(OpBuilder &)> padValue, Type valueType) {
+  auto c = [&](OpBuilder &ob, int64_t v) { return ob.create<arith::ConstantIndexOp>(loc, v).getResult(); };
+  if (auto cat = dyn_cast<g::ConcatOp>(op)) {
+    // if (i < end_0) x0[i] else if (i < end_1) x1[i - end_0] else ...
+    const int64_t dim = cat.getDim();
+    std::function<Value(OpBuilder &, unsigned, int64_t)> pick = [&](OpBuilder &ob, unsigned k, int64_t start) -> Value {
+      SmallVector<Value> idx(out.begin(), out.end());
+      if (start) idx[dim] = ob.create<arith::SubIOp>(loc, out[dim], c(ob, start));
+      int64_t end = start + shapeOf(cat.getInputs()[k])[dim];
+      if (k + 1 == cat.getInputs().size()) return load(ob, k, idx);
+      Value here = ob.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, out[dim], c(ob, end));
+      auto ifOp = ob.create<scf::IfOp>(loc, TypeRange{valueType}, here, /*withElse=*/true);
+      OpBuilder tb = ifOp.getThenBodyBuilder(), eb = ifOp.getElseBodyBuilder();
+      tb.create<scf::YieldOp>(loc, load(tb, k, idx));
+      eb.create<scf::YieldOp>(loc, pick(eb, k + 1, end));
+      return ifOp.getResult(0);
+    };
+    return pick(b, 0, 0);
+  }
+  if (auto pad = dyn_cast<g::PadOp>(op)) {
+    ArrayRef<int64_t> in = shapeOf(pad.getInput());
+    Value inside;
+    SmallVector<Value> idx;
+    for (size_t d = 0; d < in.size(); ++d) {
+      int64_t lo = pad.getLow()[d];
+      // i - lo as unsigned: below the low padding it wraps above in[d].
+      Value i = lo ? b.create<arith::SubIOp>(loc, out[d], c(b, lo)).getResult() : out[d];
+      Value ok = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, i, c(b, in[d]));
+      inside = inside ? b.create<arith::AndIOp>(loc, inside, ok).getResult() : ok;
+      idx.push_back(i);
+    }
+    auto ifOp = b.create<scf::IfOp>(loc, TypeRange{valueType}, inside, /*withElse=*/true);
+    OpBuilder tb = ifOp.getThenBodyBuilder(), eb = ifOp.getElseBodyBuilder();
+    tb.create<scf::YieldOp>(loc, load(tb, 0, idx));
+    eb.create<scf::YieldOp>(loc, padValue(eb));
+    return ifOp.getResult(0);
+  }
+  return load(b, 0, sourceIndex(b, loc, op, out));
+}
+
+Value emitArgmax(OpBuilder &b, Location loc, Operation *op, ArrayRef<Value> out, OperandLoader load) {
+  auto am = cast<g::ArgmaxOp>(op);
+  const int64_t dim = am.getDim(), n = shapeOf(am.getInput())[dim];
+  SmallVector<Value> idx(out.begin(), out.end());
+  idx.insert(idx.begin() + dim, b.create<arith::ConstantIndexOp>(loc, 0));
+  Value first = load(b, 0, idx);
+  Value zero = b.create<arith::ConstantIntOp>(loc, 0, 32);
+  auto loop = b.create<scf::ForOp>(loc, b.create<arith::ConstantIndexOp>(loc, 1), b.create<arith::ConstantIndexOp>(loc, n),
+                                   b.create<arith::ConstantIndexOp>(loc, 1), ValueRange{first, zero});
+  {
+    OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+    Value j = loop.getInductionVar();
+    idx[dim] = j;
+    Value v = load(lb, 0, idx);
+    Value best = loop.getRegionIterArgs()[0], at = loop.getRegionIterArgs()[1];
+    Value greater = v.getType().isa<FloatType>()
+                        ? lb.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, v, best).getResult()
+                        : lb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt, v, best).getResult();
+    Value j32 = lb.create<arith::IndexCastOp>(loc, lb.getI32Type(), j);
+    lb.create<scf::YieldOp>(loc, ValueRange{lb.create<arith::SelectOp>(loc, greater, v, best),
+                                           lb.create<arith::SelectOp>(loc, greater, j32, at)});
+  }
+  return loop.getResult(1);
 }
 
 SmallVector<Value> sourceIndex(OpBuilder &b, Location loc, Operation *op, ArrayRef<Value> out) {

@@ -179,6 +179,43 @@ std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollectiv
       for (int64_t r = 0; r < n; ++r) {
         if (auto iota = dyn_cast<g::IotaOp>(op)) {
           out.v[r] = static_cast<double>(idx[iota.getDim()]);
+        } else if (auto cat = dyn_cast<g::ConcatOp>(op)) {
+          const int64_t dim = cat.getDim();
+          int64_t i = idx[dim];
+          for (Value v : cat.getInputs()) {
+            const T& t = env[v];
+            if (i < t.shape[dim]) {
+              int64_t f = 0;
+              for (size_t d = 0; d < t.shape.size(); ++d) f = f * t.shape[d] + (int64_t(d) == dim ? i : idx[d]);
+              out.v[r] = t.v[f];
+              break;
+            }
+            i -= t.shape[dim];
+          }
+        } else if (auto pad = dyn_cast<g::PadOp>(op)) {
+          int64_t f = 0;
+          bool inside = true;
+          for (size_t d = 0; d < idx.size(); ++d) {
+            int64_t i = idx[d] - pad.getLow()[d];
+            inside = inside && i >= 0 && i < src->shape[d];
+            f = f * src->shape[d] + i;
+          }
+          out.v[r] = inside ? src->v[f] : pad.getValue().convertToDouble();
+        } else if (auto am = dyn_cast<g::ArgmaxOp>(op)) {
+          const int64_t dim = am.getDim();
+          std::vector<int64_t> at(idx);
+          at.insert(at.begin() + dim, 0);
+          auto value = [&](int64_t j) {
+            at[dim] = j;
+            int64_t f = 0;
+            for (size_t d = 0; d < at.size(); ++d) f = f * src->shape[d] + at[d];
+            return src->v[f];
+          };
+          double best = value(0);
+          int64_t arg = 0;
+          for (int64_t j = 1; j < src->shape[dim]; ++j)
+            if (double v = value(j); v > best) best = v, arg = j;  // NaN is never greater
+          out.v[r] = static_cast<double>(arg);
         } else if (isa<g::GatherOp>(op)) {
           // table[clamp(indices[i..]), j..]
           const T& ids = in(1);

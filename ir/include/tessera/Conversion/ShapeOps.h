@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 namespace tessera::shapes {
 
@@ -29,6 +30,24 @@ std::vector<int64_t> sourceIndex(mlir::Operation *op, const std::vector<int64_t>
 /// clamped to [0, V).
 llvm::SmallVector<mlir::Value> gatherTableIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Operation *op,
                                                 llvm::ArrayRef<mlir::Value> out, mlir::Value row);
+/// Reads operand `k` of a shape op at multi-index `idx` (in the form the
+/// caller stores: raw storage bits, or a widened value).
+using OperandLoader = llvm::function_ref<mlir::Value(mlir::OpBuilder &, unsigned k, llvm::ArrayRef<mlir::Value> idx)>;
+
+/// The value of result index `out` of transpose, reshape, slice,
+/// broadcast_in_dim, concat or pad, read through `load`; `padValue` gives
+/// pad's constant in the same form, `valueType` (control flow: scf.if on
+/// the bounds, so no lane reads outside an operand).
+mlir::Value emitShapeValue(mlir::OpBuilder &b, mlir::Location loc, mlir::Operation *op,
+                           llvm::ArrayRef<mlir::Value> out, OperandLoader load,
+                           llvm::function_ref<mlir::Value(mlir::OpBuilder &)> padValue, mlir::Type valueType);
+
+/// argmax: the i32 index along `dim` of the first strictly greatest
+/// element at result index `out`; `load` returns compute-type values
+/// (f32 / i32) of operand 0.
+mlir::Value emitArgmax(mlir::OpBuilder &b, mlir::Location loc, mlir::Operation *op,
+                       llvm::ArrayRef<mlir::Value> out, OperandLoader load);
+
 /// Row-major multi-index <-> flat offset for `shape`, as index values.
 llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder &b, mlir::Location loc, mlir::Value flat,
                                            llvm::ArrayRef<int64_t> shape);

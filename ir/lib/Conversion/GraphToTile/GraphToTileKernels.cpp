@@ -457,6 +457,31 @@ struct KernelBuilder {
         lb.create<memref::StoreOp>(loc, narrow(lb, loc, v, elem), out, flat);
         return;
       }
+      // Operand k is kernel argument k (leaves are the op's operands).
+      auto rawAt = [&](OpBuilder &ob, unsigned op, ArrayRef<Value> at) -> Value {
+        ArrayRef<int64_t> shape = s.rowOp->getOperand(op).getType().cast<ShapedType>().getShape();
+        return ob.create<memref::LoadOp>(loc, k.getArgument(op), tessera::shapes::linearize(ob, loc, at, shape));
+      };
+      if (isa<g::ArgmaxOp>(s.rowOp)) {
+        Type inElem = elemOf(s.rowOp->getOperand(0));
+        Value r = tessera::shapes::emitArgmax(lb, loc, s.rowOp, idx, [&](OpBuilder &ob, unsigned op, ArrayRef<Value> at) {
+          return widen(ob, loc, rawAt(ob, op, at), inElem);
+        });
+        lb.create<memref::StoreOp>(loc, r, out, flat);
+        return;
+      }
+      if (isa<g::ConcatOp, g::PadOp>(s.rowOp)) {
+        Type elem = elemOf(s.root);
+        Value v = tessera::shapes::emitShapeValue(
+            lb, loc, s.rowOp, idx, rawAt,
+            [&](OpBuilder &ob) {
+              double pv = cast<g::PadOp>(s.rowOp).getValue().convertToDouble();
+              return narrow(ob, loc, tessera::elements::splatConstant(ob, loc, tessera::elements::computeType(elem), pv), elem);
+            },
+            tessera::elements::storageType(elem, conv::kGpuElements));
+        lb.create<memref::StoreOp>(loc, v, out, flat);
+        return;
+      }
       Value in = s.leaves[0];
       SmallVector<Value> src;
       if (isa<g::GatherOp>(s.rowOp)) {

@@ -271,3 +271,35 @@ func.func @gather_shape(%t: tensor<6x32xf32>, %i: tensor<4xi32>) {
   return
 }
 
+// -----
+
+func.func @concat_dims(%a: tensor<4x8xf32>, %b: tensor<3x3xf32>) {
+  // expected-error @+1 {{input 'tensor<3x3xf32>' differs from the result 'tensor<4x11xf32>' in dim 0 (only dim 1 may differ)}}
+  %c = tessera_graph.concat %a, %b dim = 1 : tensor<4x8xf32>, tensor<3x3xf32> -> tensor<4x11xf32>
+  return
+}
+
+// -----
+
+func.func @concat_sum(%a: tensor<4x8xf32>, %b: tensor<4x3xf32>) {
+  // expected-error @+1 {{the inputs' dim 1 sum to 11, the result has 12}}
+  %c = tessera_graph.concat %a, %b dim = 1 : tensor<4x8xf32>, tensor<4x3xf32> -> tensor<4x12xf32>
+  return
+}
+
+// -----
+
+func.func @pad_shape(%a: tensor<4x8xf32>) {
+  // expected-error @+1 {{result must be 'tensor<7x10xf32>'}}
+  %p = tessera_graph.pad %a low = [1, 0] high = [2, 2] value = 0.0 : tensor<4x8xf32> -> tensor<7x9xf32>
+  return
+}
+
+// -----
+
+func.func @argmax_type(%a: tensor<4x8xf32>) {
+  // expected-error @+1 {{result must be 'tensor<4xi32>'}}
+  %m = tessera_graph.argmax %a dim = 1 : tensor<4x8xf32> -> tensor<4xf32>
+  return
+}
+

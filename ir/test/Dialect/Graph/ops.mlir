@@ -105,6 +105,12 @@ func.func @shape_ops(%x: tensor<16x96xf32>, %v: tensor<4xf32>) {
   %g = tessera_graph.gather %x, %ids : tensor<16x96xf32>, tensor<3x16xi32> -> tensor<3x16x96xf32>
   // CHECK: tessera_graph.iota dim = 1 : tensor<3x16xi32>
   %i = tessera_graph.iota dim = 1 : tensor<3x16xi32>
+  // CHECK: tessera_graph.concat %{{.*}}, %{{.*}} dim = 0 : tensor<16x96xf32>, tensor<16x96xf32> -> tensor<32x96xf32>
+  %cc = tessera_graph.concat %x, %x dim = 0 : tensor<16x96xf32>, tensor<16x96xf32> -> tensor<32x96xf32>
+  // CHECK: tessera_graph.pad %{{.*}} low = [1, 0] high = [0, 2] value = -1.500000e+00 : tensor<16x96xf32> -> tensor<17x98xf32>
+  %pd = tessera_graph.pad %x low = [1, 0] high = [0, 2] value = -1.5 : tensor<16x96xf32> -> tensor<17x98xf32>
+  // CHECK: tessera_graph.argmax %{{.*}} dim = 1 : tensor<16x96xf32> -> tensor<16xi32>
+  %am = tessera_graph.argmax %x dim = 1 : tensor<16x96xf32> -> tensor<16xi32>
   return
 }
 

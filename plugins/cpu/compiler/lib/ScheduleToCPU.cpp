@@ -517,6 +517,34 @@ LogicalResult KernelBuilder::lowerOp(Operation *op) {
         store(out, iv, ct.isa<FloatType>() ? b.create<arith::SIToFPOp>(loc, ct, i).getResult() : i);
         return;
       }
+      // Operand k at `at`, built where `ob` builds (inside scf.if regions);
+      // bf16 as f32 (copyElement says why), the rest as stored.
+      auto at = [&](OpBuilder &ob, unsigned k, ArrayRef<Value> i, bool widened) -> Value {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(ob.getInsertionBlock(), ob.getInsertionPoint());
+        const Buf &src = bufs[op->getOperand(k)];
+        return widened ? load(src, i) : loadRaw(src, i);
+      };
+      if (isa<g::ArgmaxOp>(op)) {
+        storeRaw(out, iv, shapes::emitArgmax(b, loc, op, iv, [&](OpBuilder &ob, unsigned k, ArrayRef<Value> i) {
+                   return at(ob, k, i, true);
+                 }));
+        return;
+      }
+      if (isa<g::ConcatOp, g::PadOp>(op)) {
+        Type elem = out.type.getElementType();
+        const bool wide = elem.isBF16();
+        Value v = shapes::emitShapeValue(
+            b, loc, op, iv, [&](OpBuilder &ob, unsigned k, ArrayRef<Value> i) { return at(ob, k, i, wide); },
+            [&](OpBuilder &ob) {
+              Value c = splatConstant(ob, loc, computeType(elem), cast<g::PadOp>(op).getValue().convertToDouble());
+              return wide ? c : narrow(ob, loc, c, elem, elements);
+            },
+            wide ? computeType(elem) : storageType(elem));
+        if (wide) store(out, iv, v);
+        else storeRaw(out, iv, v);
+        return;
+      }
       if (isa<g::GatherOp>(op)) {  // the row from the i32 index there
         Buf ids = bufs[op->getOperand(1)];
         Value row = loadRaw(ids, iv.take_front(ids.type.getRank()));

@@ -637,6 +637,54 @@ LogicalResult GatherOp::verify() {
   return success();
 }
 
+LogicalResult ConcatOp::verify() {
+  auto out = getResult().getType().cast<RankedTensorType>();
+  if (getInputs().empty()) return emitOpError("needs at least one input");
+  int64_t dim = getDim(), sum = 0;
+  if (dim < 0 || dim >= out.getRank()) return emitOpError() << "dim " << dim << " out of range for rank " << out.getRank();
+  for (Value v : getInputs()) {
+    auto t = v.getType().cast<RankedTensorType>();
+    if (t.getRank() != out.getRank()) return emitOpError() << "input " << t << " has another rank than the result " << out;
+    for (int64_t d = 0; d < out.getRank(); ++d)
+      if (d != dim && t.getDimSize(d) != out.getDimSize(d))
+        return emitOpError() << "input " << t << " differs from the result " << out << " in dim " << d
+                             << " (only dim " << dim << " may differ)";
+    sum += t.getDimSize(dim);
+  }
+  if (sum != out.getDimSize(dim))
+    return emitOpError() << "the inputs' dim " << dim << " sum to " << sum << ", the result has " << out.getDimSize(dim);
+  return verifyRowMajor(*this);
+}
+
+LogicalResult PadOp::verify() {
+  auto in = getInput().getType().cast<RankedTensorType>(), out = getResult().getType().cast<RankedTensorType>();
+  ArrayRef<int64_t> lo = getLow(), hi = getHigh();
+  if (static_cast<int64_t>(lo.size()) != in.getRank() || static_cast<int64_t>(hi.size()) != in.getRank() ||
+      out.getRank() != in.getRank())
+    return emitOpError() << "low, high and the result need one entry per dim (rank " << in.getRank() << ")";
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < in.getRank(); ++d) {
+    if (lo[d] < 0 || hi[d] < 0) return emitOpError() << "padding of dim " << d << " must be >= 0";
+    shape.push_back(in.getDimSize(d) + lo[d] + hi[d]);
+  }
+  if (out.getShape() != ArrayRef<int64_t>(shape))
+    return emitOpError() << "result must be " << RankedTensorType::get(shape, in.getElementType());
+  return verifyRowMajor(*this);
+}
+
+LogicalResult ArgmaxOp::verify() {
+  auto in = getInput().getType().cast<RankedTensorType>(), out = getResult().getType().cast<RankedTensorType>();
+  if (getDim() < 0 || getDim() >= in.getRank())
+    return emitOpError() << "dim " << getDim() << " out of range for rank " << in.getRank();
+  SmallVector<int64_t> shape(in.getShape());
+  shape.erase(shape.begin() + getDim());
+  auto i32 = IntegerType::get(getContext(), 32);
+  if (out.getShape() != ArrayRef<int64_t>(shape) || out.getElementType() != i32)
+    return emitOpError() << "result must be " << RankedTensorType::get(shape, i32);
+  if (!isRowMajor(in)) return emitOpError("needs a row-major input");
+  return success();
+}
+
 LogicalResult IotaOp::verify() {
   auto out = getResult().getType().cast<RankedTensorType>();
   if (getDim() < 0 || getDim() >= out.getRank())
@@ -728,7 +776,8 @@ bool tessera::graph::isTileRoot(Operation *op) {
   return isa_and_nonnull<MatmulOp, SoftmaxOp, ReduceOp, LayerNormOp, RmsNormOp>(op);
 }
 bool tessera::graph::isShapeOp(Operation *op) {
-  return isa_and_nonnull<TransposeOp, ReshapeOp, SliceOp, BroadcastInDimOp, IotaOp, GatherOp>(op);
+  return isa_and_nonnull<TransposeOp, ReshapeOp, SliceOp, BroadcastInDimOp, IotaOp, GatherOp, ConcatOp, PadOp,
+                         ArgmaxOp>(op);
 }
 bool tessera::graph::isRowOp(Operation *op) {
   return isa_and_nonnull<SoftmaxOp, ReduceOp, LayerNormOp, RmsNormOp>(op);

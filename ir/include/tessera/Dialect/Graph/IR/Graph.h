@@ -46,8 +46,9 @@ bool isElementwise(mlir::Operation *op);
 /// reduce, layernorm, rmsnorm): the ops that are not elementwise. Null-safe.
 bool isTileRoot(mlir::Operation *op);
 /// The data-movement ops (transpose, reshape, slice, broadcast_in_dim,
-/// iota, gather): each result element is one input element (an index for
-/// iota; for gather a table element at a loaded index);
+/// iota, gather, concat, pad) and argmax: each result element is one input
+/// element (an index for iota and argmax; for gather a table element at a
+/// loaded index; pad's constant outside its input);
 /// each is a kernel of its own. Null-safe.
 bool isShapeOp(mlir::Operation *op);
 /// The tile roots other than matmul: the ops that combine the elements of

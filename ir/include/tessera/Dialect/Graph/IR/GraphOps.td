@@ -512,6 +512,57 @@ def Graph_GatherOp : Graph_Op<"gather", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Graph_ConcatOp : Graph_Op<"concat", [Pure]> {
+  let summary = "join tensors along one dim";
+  let description = [{
+    The inputs, in order, along `dim`; every other dim must match.
+
+    Example:
+    ```mlir
+    %c = tessera_graph.concat %a, %b dim = 1 : tensor<4x8xf32>, tensor<4x3xf32> -> tensor<4x11xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Graph_Tensor>:$inputs, I64Attr:$dim);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$inputs `dim` `=` $dim attr-dict `:` type($inputs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Graph_PadOp : Graph_Op<"pad", [Pure]> {
+  let summary = "surround a tensor with a constant";
+  let description = [{
+    `low[d]` elements before and `high[d]` after each dim hold `value`
+    (converted to the element type); `result[i] = input[i - low]` inside.
+
+    Example:
+    ```mlir
+    %p = tessera_graph.pad %x low = [0, 1] high = [2, 0] value = 0.0 : tensor<4x8xf32> -> tensor<6x9xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$low, DenseI64ArrayAttr:$high, F64Attr:$value);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input `low` `=` $low `high` `=` $high `value` `=` $value attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Graph_ArgmaxOp : Graph_Op<"argmax", [Pure]> {
+  let summary = "the index of the largest element along one dim";
+  let description = [{
+    i32 result, the input's shape without `dim`: the first index whose
+    value is strictly greater than every earlier one (ties: the first; a
+    NaN is never greater, so it is chosen only at index 0).
+
+    Example:
+    ```mlir
+    %i = tessera_graph.argmax %logits dim = 1 : tensor<256x50257xf32> -> tensor<256xi32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, I64Attr:$dim);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input `dim` `=` $dim attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Graph_ConvertLayoutOp : Graph_Op<"convert_layout", [Pure]> {
   let summary = "change the physical layout of a tensor";
   let description = [{
