@@ -35,6 +35,20 @@ void storeChunk(OpBuilder &b, Location loc, const TensorAccess &t, ArrayRef<Valu
   else b.create<memref::StoreOp>(loc, raw, t.mem, t.at(idx));
 }
 
+/// `outer` with `j` appended: the index of element j of a row.
+SmallVector<Value> withLast(ArrayRef<Value> outer, Value j) {
+  SmallVector<Value> v(outer.begin(), outer.end());
+  v.push_back(j);
+  return v;
+}
+
+/// Where a row of `n` elements stops being whole vectors of `width`
+/// (0 when not vectorized: everything is the scalar remainder).
+Value vectorEnd(OpBuilder &b, Location loc, Value n, int64_t width, bool vectorize) {
+  if (!vectorize) return cIdx(b, loc, 0);
+  return b.create<arith::SubIOp>(loc, n, b.create<arith::RemUIOp>(loc, n, cIdx(b, loc, width)));
+}
+
 /// The rows of `ext` (all dims but the last), and in each the last dim in
 /// chunks of `width`, then one element at a time.  `vectorize` false:
 /// elements only (layouts whose last dim is not contiguous).
@@ -42,15 +56,10 @@ template <typename Fn>
 void forRowChunks(OpBuilder &b, Location loc, ArrayRef<Value> ext, bool vectorize, int64_t width,
                   Fn body) {
   forNest(b, loc, ext.drop_back(), [&](ArrayRef<Value> outer) {
-    auto idx = [&](Value j) {
-      SmallVector<Value> v(outer.begin(), outer.end());
-      v.push_back(j);
-      return v;
-    };
+    auto idx = [&](Value j) { return withLast(outer, j); };
     Value n = ext.back(), c0 = cIdx(b, loc, 0);
-    Value main = c0;
+    Value main = vectorEnd(b, loc, n, width, vectorize);
     if (vectorize) {
-      main = b.create<arith::SubIOp>(loc, n, b.create<arith::RemUIOp>(loc, n, cIdx(b, loc, width)));
       forLoop(b, loc, c0, main, cIdx(b, loc, width), [&](Value j) { body(idx(j), width); });
     }
     forLoop(b, loc, main, n, cIdx(b, loc, 1), [&](Value j) { body(idx(j), 1); });
@@ -145,8 +154,7 @@ LogicalResult lowerSoftmaxRows(OpBuilder &b, Location loc, const TensorAccess &o
       return v;
     };
     Value n = ext[dim], c0 = cIdx(b, loc, 0);
-    Value main = vectorize ? b.create<arith::SubIOp>(loc, n, b.create<arith::RemUIOp>(loc, n, cIdx(b, loc, width))).getResult()
-                           : c0;
+    Value main = vectorEnd(b, loc, n, width, vectorize);
     // 1. The row max: vector partial maxima, one horizontal max, the rest.
     Value mx = splatConstant(b, loc, f32, -INFINITY);
     if (vectorize) {
@@ -285,14 +293,9 @@ LogicalResult lowerNormRows(OpBuilder &b, Operation *op, const TensorAccess &out
   const bool vectorize = width > 1 && contiguousLastDim(out) && contiguousLastDim(in) &&
                          leavesContiguous(epilogue, leaves);
   forNest(b, loc, ext.drop_back(), [&](ArrayRef<Value> outer) {
-    auto idx = [&](Value j) {
-      SmallVector<Value> v(outer.begin(), outer.end());
-      v.push_back(j);
-      return v;
-    };
+    auto idx = [&](Value j) { return withLast(outer, j); };
     Value n = ext.back(), c0 = cIdx(b, loc, 0);
-    Value main = vectorize ? b.create<arith::SubIOp>(loc, n, b.create<arith::RemUIOp>(loc, n, cIdx(b, loc, width))).getResult()
-                           : c0;
+    Value main = vectorEnd(b, loc, n, width, vectorize);
     // sum over the row of term(x): vector partial sums, one horizontal
     // add, the scalar remainder.
     auto rowSum = [&](function_ref<Value(Value)> term) {
