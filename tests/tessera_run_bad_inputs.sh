@@ -64,6 +64,15 @@ else
   echo "FAIL grid_past_buffers: exit $rc (want 2)"; echo "$out"; fail=1
 fi
 expect wrong_dtype      "the file holds i32"                    "$SM" --input "$T/i32.npy"
+# A static shape too large for this machine's memory: refused before the
+# host arrays are allocated (it ended in an uncaught std::bad_alloc).
+cat > "$T/huge_tensor.mlir" <<'MLIR'
+func.func @h(%x: tensor<100000000x100000xf32>) -> tensor<100000000x100000xf32> {
+  %y = tessera_graph.exp %x : tensor<100000000x100000xf32>
+  return %y : tensor<100000000x100000xf32>
+}
+MLIR
+expect huge_tensor      "needs 40000000000000 bytes of host memory" "$T/huge_tensor.mlir"
 expect too_many_inputs  "2 --input files given, softmax takes 1" "$SM" --input "$T/good.npy" --input "$T/good.npy"
 expect too_many_outputs "2 --output files given, softmax has 1 result" "$SM" --output "$T/a.npy" --output "$T/b.npy"
 # A module of several functions runs the one named, and says which it has

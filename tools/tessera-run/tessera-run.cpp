@@ -9,6 +9,8 @@
 #include <cstring>
 #include <random>
 
+#include <unistd.h>
+
 #include "check.hpp"
 #include "mlir/Parser/Parser.h"
 #include "npy.hpp"
@@ -58,7 +60,15 @@ mlir::OwningOpRef<mlir::ModuleOp> ParseSource(const std::string& path, mlir::MLI
 
 }  // namespace
 
-int main(int argc, char** argv) {
+/// Host bytes of `shape` x `element_size`, or -1 when it overflows int64.
+int64_t HostBytes(const std::vector<int64_t>& shape, size_t element_size) {
+  int64_t n = static_cast<int64_t>(element_size);
+  for (int64_t d : shape)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return -1;
+  return n;
+}
+
+int Run(int argc, char** argv) {
   RunArgs a;
   int rc = 0;
   if (!ParseArgs(argc, argv, &a, &rc)) return rc;
@@ -153,8 +163,17 @@ int main(int argc, char** argv) {
       continue;
     }
     const std::vector<int64_t> global_shape = P > 1 ? program->GlobalShape(i) : p.shape;
-    int64_t count = 1;
-    for (int64_t d : global_shape) count *= d;
+    // The host copies (and the reference's) must fit this machine: refuse
+    // before allocating rather than die in std::bad_alloc.
+    const int64_t need = HostBytes(global_shape, es);
+    const int64_t have = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+    if (need < 0 || need > have)
+      return Fail(kExitBadInput, "argument " + std::to_string(i) + " of " + im.function + " (" + p.dtype + " " +
+                                     ShapeText(global_shape) + ") needs " +
+                                     (need < 0 ? std::string("more than 2^63") : std::to_string(need)) +
+                                     " bytes of host memory; this machine has " + std::to_string(have) +
+                                     ": make the tensors smaller");
+    int64_t count = need / static_cast<int64_t>(es);
     NpyArray global;
     global.dtype = p.dtype;
     global.shape = global_shape;
@@ -298,4 +317,16 @@ int main(int argc, char** argv) {
                   ShapeText(globals[k].shape).c_str());
   }
   return rc;
+}
+
+int main(int argc, char** argv) {
+  // A last resort for allocations this tool does not size itself (the
+  // compiler's, the reference's): a clean error and an exit code, not an
+  // abort from an uncaught exception.
+  try {
+    return Run(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "tessera-run: out of host memory (the program's tensors are too large for this machine)\n");
+    return kExitRuntime;
+  }
 }

@@ -37,6 +37,7 @@
 #include "ScheduleGroups.h"
 
 #include <cmath>
+#include <limits>
 
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
@@ -796,6 +797,12 @@ struct GraphToTileKernelsPass : tessera::conversion::impl::GraphToTileKernelsBas
           if (auto t = ty.dyn_cast<RankedTensorType>(); t && t.hasStaticShape() && t.getNumElements() == 0) {
             op->emitOpError() << "has a zero-element tensor " << t << ": zero-sized tensors are not supported by the "
                               << backend << " backend (give every dim a size >= 1)";
+            return WalkResult::interrupt();
+          } else if (t && t.hasStaticShape() && backend == "vulkan" &&
+                     t.getNumElements() > std::numeric_limits<int32_t>::max()) {
+            // SPIR-V kernels index with 32 bits (Vulkan's index type).
+            op->emitOpError() << "has a tensor " << t << " of " << t.getNumElements()
+                              << " elements: a vulkan kernel indexes at most 2^31 - 1";
             return WalkResult::interrupt();
           }
         return WalkResult::advance();
