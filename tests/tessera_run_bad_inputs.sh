@@ -73,6 +73,12 @@ func.func @h(%x: tensor<100000000x100000xf32>) -> tensor<100000000x100000xf32> {
 }
 MLIR
 expect huge_tensor      "needs 40000000000000 bytes of host memory" "$T/huge_tensor.mlir"
+# 100,000 nested brackets: refused before MLIR's recursive parser runs (it
+# overflowed the stack: SIGSEGV).
+{ echo 'func.func @d(%x: tensor<4xf32>) -> tensor<4xf32> {'
+  printf '  %%c = arith.constant dense<'; printf '[%.0s' $(seq 100000); printf '1.0'; printf ']%.0s' $(seq 100000)
+  echo '> : tensor<4xf32>'; echo '  return %x : tensor<4xf32>'; echo '}'; } > "$T/deep.mlir"
+expect deep_nesting     "nested more than 256 levels deep"      "$T/deep.mlir"
 expect too_many_inputs  "2 --input files given, softmax takes 1" "$SM" --input "$T/good.npy" --input "$T/good.npy"
 expect too_many_outputs "2 --output files given, softmax has 1 result" "$SM" --output "$T/a.npy" --output "$T/b.npy"
 # A module of several functions runs the one named, and says which it has

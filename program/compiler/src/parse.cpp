@@ -13,6 +13,41 @@ namespace tessera::program {
 
 namespace {
 constexpr uint64_t kMaxSourceBytes = uint64_t{1} << 30;
+// MLIR's parser is recursive descent: a few KiB of stack per level of
+// brackets, regions or types, so a hostile program 100,000 levels deep
+// overflowed the stack (SIGSEGV). Real programs nest a few dozen levels.
+constexpr int kMaxNesting = 256;
+
+/// Where `text` first nests ( [ { < deeper than kMaxNesting ("line:col"),
+/// or "" when it does not. Skips string literals and // comments; `->`
+/// is not a closing `>`; depth never goes below 0 (a stray `>` in an
+/// affine constraint).
+std::string TooDeep(llvm::StringRef text) {
+  int depth = 0, line = 1, col = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    ++col;
+    if (c == '\n') { ++line; col = 0; continue; }
+    if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
+      continue;
+    }
+    if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\') ++i;
+        else if (text[i] == '\n') ++line, col = 0;
+      }
+      continue;
+    }
+    if (c == '-' && i + 1 < text.size() && text[i + 1] == '>') { ++i; ++col; continue; }
+    if (c == '(' || c == '[' || c == '{' || c == '<') {
+      if (++depth > kMaxNesting) return std::to_string(line) + ":" + std::to_string(col);
+    } else if ((c == ')' || c == ']' || c == '}' || c == '>') && depth > 0) {
+      --depth;
+    }
+  }
+  return "";
+}
 
 mlir::DialectRegistry Registry() {
   mlir::DialectRegistry registry;
@@ -63,6 +98,10 @@ StatusOr<std::unique_ptr<ParsedModule>> ParsedModule::Parse(const ProgramSource&
   } else {
     buffer = llvm::MemoryBuffer::getMemBufferCopy(source.text, p->name_);
   }
+  if (std::string at = TooDeep(buffer->getBuffer()); !at.empty())
+    return Status(StatusCode::kInvalidArgument,
+                  p->name_ + ":" + at + ": nested more than " + std::to_string(kMaxNesting) +
+                      " levels deep (brackets, braces, regions, types): not a program Tessera parses");
   p->source_manager_.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   p->module_ = mlir::parseSourceFile<mlir::ModuleOp>(p->source_manager_, &p->context_);
   if (!p->module_) return p->Error(StatusCode::kInvalidArgument, p->name_ + ": not a valid Tessera program");
