@@ -78,7 +78,7 @@ StatusOr<TsHintResult> advise(const Buffer& buffer, TsAdvice advice,
   args.device = device ? device->raw() : nullptr;
   const detail::PluginLibrary& lib = buffer.impl()->device.impl()->lib();
   TESSERA_RETURN_IF_ERROR(TESSERA_PLUGIN_CALL(lib, Buffer_Advise, args));
-  return detail::CheckHintResult(lib, "Buffer_Advise", args.result);
+  return detail::CheckHintResult(lib, "Buffer_Advise", &args.result);
 }
 
 }  // namespace tessera

@@ -13,7 +13,9 @@
 #define TESSERA_CORE_PLUGIN_LIBRARY_HPP_
 
 #include <memory>
+#include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <boost/dll/shared_library.hpp>
@@ -78,12 +80,17 @@ class PluginLibrary {
 };
 
 // A hint's result (Buffer_Advise, Buffer_Prefetch) that is one of the enum's
-// values; anything else is the plugin's BadAnswer.
+// values; anything else is the plugin's BadAnswer. Read as its bytes: an
+// out-of-range value loaded as the enum type is undefined behaviour in C++
+// (UBSan: "not a valid value for type 'TsHintResult'").
 inline StatusOr<TsHintResult> CheckHintResult(const PluginLibrary& lib, const char* entry,
-                                              TsHintResult result) {
-  if (result == TS_HINT_IGNORED || result == TS_HINT_EMULATED || result == TS_HINT_APPLIED)
-    return result;
-  return lib.BadAnswer(entry, "the hint result " + std::to_string(static_cast<int>(result)));
+                                              const TsHintResult* result) {
+  std::underlying_type_t<TsHintResult> raw;
+  static_assert(sizeof(raw) == sizeof(*result));
+  std::memcpy(&raw, result, sizeof(raw));
+  if (raw == TS_HINT_IGNORED || raw == TS_HINT_EMULATED || raw == TS_HINT_APPLIED)
+    return static_cast<TsHintResult>(raw);
+  return lib.BadAnswer(entry, "the hint result " + std::to_string(static_cast<long long>(raw)));
 }
 
 // A zero-initialised Args struct with struct_size set.

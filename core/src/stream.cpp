@@ -217,7 +217,7 @@ StatusOr<TsHintResult> Stream::prefetch(const Buffer& buffer,
   args.stream = impl_->raw;
   const detail::PluginLibrary& lib = impl_->device.impl()->lib();
   TESSERA_RETURN_IF_ERROR(TESSERA_PLUGIN_CALL(lib, Buffer_Prefetch, args));
-  return detail::CheckHintResult(lib, "Buffer_Prefetch", args.result);
+  return detail::CheckHintResult(lib, "Buffer_Prefetch", &args.result);
 }
 
 Status Stream::destroy() {
