@@ -248,7 +248,19 @@ ProbeVerdict ProbePluginFile(const PluginCandidate& candidate, const RuntimeOpti
     if (it != verdicts.end()) return it->second;
   }
   const double timeout = TimeoutSeconds(options);
-  ChildResult r = RunChild(argv, timeout);
+  ChildOptions child;
+#if defined(__SANITIZE_ADDRESS__)
+  // An AddressSanitizer build's probe would catch the plugin's SIGSEGV
+  // itself and exit(1) with a report, hiding the signal the verdict names:
+  // let fatal signals end the probe as they do in a release build.
+  {
+    const char* asan = std::getenv("ASAN_OPTIONS");
+    child.env.push_back({"ASAN_OPTIONS", std::string(asan ? asan : "") +
+                                             ":handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:"
+                                             "handle_abort=0"});
+  }
+#endif
+  ChildResult r = RunChild(argv, timeout, child);
   ProbeVerdict verdict;
   if (!r.started) {
     TESSERA_LOG(kWarning, "cannot probe plugin file " + candidate.path + ": " + r.error +
