@@ -54,13 +54,37 @@ std::string dtypeOf(Type t) {
   return os.str();
 }
 
-float gelu(float x) {
-  return 0.5f * x * (1.f + std::tanh(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+// A float elementwise op in F: float (the backends' f32 arithmetic) or
+// double (the exact mode of ReferenceOptions).
+template <typename F>
+F floatElementwise(Operation& op, F x, F y) {
+  if (isa<g::AddOp>(op)) return x + y;
+  if (isa<g::SubOp>(op)) return x - y;
+  if (isa<g::MulOp>(op)) return x * y;
+  if (isa<g::DivOp>(op)) return x / y;
+  if (isa<g::MaxOp>(op)) return std::max(x, y);
+  if (isa<g::MinOp>(op)) return std::min(x, y);
+  if (isa<g::PowOp>(op)) return std::pow(x, y);
+  if (isa<g::ReluOp>(op)) return std::max(x, F(0));
+  if (isa<g::ExpOp>(op)) return std::exp(x);
+  if (auto ge = dyn_cast<g::GeluOp>(op)) {
+    if (ge.getApproximate() == "none") return F(0.5) * x * (F(1) + std::erf(x * F(0.7071067811865476)));
+    return F(0.5) * x * (F(1) + std::tanh(F(0.7978845608028654) * (x + F(0.044715) * x * x * x)));
+  }
+  if (isa<g::NegOp>(op)) return -x;
+  if (isa<g::AbsOp>(op)) return std::fabs(x);
+  if (isa<g::SqrtOp>(op)) return std::sqrt(x);
+  if (isa<g::RsqrtOp>(op)) return F(1) / std::sqrt(x);
+  if (isa<g::LogOp>(op)) return std::log(x);
+  if (isa<g::TanhOp>(op)) return std::tanh(x);
+  if (isa<g::SigmoidOp>(op)) return F(1) / (F(1) + std::exp(-x));
+  if (isa<g::SiluOp>(op)) return x * (F(1) / (F(1) + std::exp(-x)));
+  if (isa<g::ErfOp>(op)) return std::erf(x);
+  return x;
 }
 
-float geluExact(float x) { return 0.5f * x * (1.f + std::erf(x * 0.7071067811865476f)); }
-
-std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollective& collective) {
+std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollective& collective,
+                 bool exact) {
   for (Operation& op : block) {
     auto in = [&](unsigned i) -> T& { return env[op.getOperand(i)]; };
     auto resultShape = [&](unsigned i = 0) {
@@ -69,7 +93,7 @@ std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollectiv
     };
     if (auto tile = dyn_cast<schedule::TileOp>(op)) {
       for (auto [a, v] : llvm::zip(tile.getBody().getArguments(), tile.getOperands())) env[a] = env[v];
-      if (auto e = eval(tile.getBody().front(), env, collective); !e.empty()) return e;
+      if (auto e = eval(tile.getBody().front(), env, collective, exact); !e.empty()) return e;
       auto y = cast<schedule::YieldOp>(tile.getBody().front().getTerminator());
       for (auto [r, v] : llvm::zip(tile.getResults(), y.getValues())) env[r] = env[v];
       continue;
@@ -133,28 +157,9 @@ std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollectiv
       T& a = in(0);
       const T* b = op.getNumOperands() == 2 ? &in(1) : nullptr;
       for (int64_t i = 0; i < n; ++i) {
-        float x = static_cast<float>(a.v[at(a, i)]), y = b ? static_cast<float>(b->v[at(*b, i)]) : 0.f;
-        float r = x;
-        if (isa<g::AddOp>(op)) r = x + y;
-        else if (isa<g::SubOp>(op)) r = x - y;
-        else if (isa<g::MulOp>(op)) r = x * y;
-        else if (isa<g::DivOp>(op)) r = x / y;
-        else if (isa<g::MaxOp>(op)) r = std::max(x, y);
-        else if (isa<g::MinOp>(op)) r = std::min(x, y);
-        else if (isa<g::PowOp>(op)) r = std::pow(x, y);
-        else if (isa<g::ReluOp>(op)) r = std::max(x, 0.f);
-        else if (isa<g::ExpOp>(op)) r = std::exp(x);
-        else if (auto ge = dyn_cast<g::GeluOp>(op)) r = ge.getApproximate() == "none" ? geluExact(x) : gelu(x);
-        else if (isa<g::NegOp>(op)) r = -x;
-        else if (isa<g::AbsOp>(op)) r = std::fabs(x);
-        else if (isa<g::SqrtOp>(op)) r = std::sqrt(x);
-        else if (isa<g::RsqrtOp>(op)) r = 1.f / std::sqrt(x);
-        else if (isa<g::LogOp>(op)) r = std::log(x);
-        else if (isa<g::TanhOp>(op)) r = std::tanh(x);
-        else if (isa<g::SigmoidOp>(op)) r = 1.f / (1.f + std::exp(-x));
-        else if (isa<g::SiluOp>(op)) r = x * (1.f / (1.f + std::exp(-x)));
-        else if (isa<g::ErfOp>(op)) r = std::erf(x);
-        out.v[i] = r;
+        double x = a.v[at(a, i)], y = b ? b->v[at(*b, i)] : 0.0;
+        out.v[i] = exact ? floatElementwise<double>(op, x, y)
+                         : floatElementwise<float>(op, static_cast<float>(x), static_cast<float>(y));
       }
     } else if (auto sm = dyn_cast<g::SoftmaxOp>(op)) {
       // Along any dim: [outer, len, inner] around it.
@@ -162,15 +167,20 @@ std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollectiv
       const int64_t dim = static_cast<int64_t>(sm.getDim());
       int64_t len = a.shape[dim], inner = 1;
       for (size_t d = dim + 1; d < a.shape.size(); ++d) inner *= a.shape[d];
-      std::vector<float> e(len);
-      for (int64_t r = 0; r < n / len; ++r) {
-        const int64_t base = (r / inner) * len * inner + r % inner;
-        auto at = [&](int64_t j) { return base + j * inner; };
-        float mx = -INFINITY, sum = 0;
-        for (int64_t j = 0; j < len; ++j) mx = std::max(mx, static_cast<float>(a.v[at(j)]));
-        for (int64_t j = 0; j < len; ++j) sum += e[j] = std::exp(static_cast<float>(a.v[at(j)]) - mx);
-        for (int64_t j = 0; j < len; ++j) out.v[at(j)] = e[j] * (1.f / sum);
-      }
+      auto rows = [&](auto zero) {
+        using F = decltype(zero);
+        std::vector<F> e(len);
+        for (int64_t r = 0; r < n / len; ++r) {
+          const int64_t base = (r / inner) * len * inner + r % inner;
+          auto at = [&](int64_t j) { return base + j * inner; };
+          F mx = -INFINITY, sum = 0;
+          for (int64_t j = 0; j < len; ++j) mx = std::max(mx, static_cast<F>(a.v[at(j)]));
+          for (int64_t j = 0; j < len; ++j) sum += e[j] = std::exp(static_cast<F>(a.v[at(j)]) - mx);
+          for (int64_t j = 0; j < len; ++j) out.v[at(j)] = e[j] * (F(1) / sum);
+        }
+      };
+      if (exact) rows(0.0);
+      else rows(0.f);
     } else if (g::isShapeOp(&op)) {
       // Each result element from one input element (ShapeOps.h), or its
       // index along `dim` for iota.
@@ -255,9 +265,14 @@ std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollectiv
           mean /= static_cast<double>(len);
         }
         for (int64_t j = 0; j < len; ++j) sq += (x[j] - mean) * (x[j] - mean);
-        const float inv = static_cast<float>(1.0 / std::sqrt(sq / static_cast<double>(len) + eps));
+        const double inv = 1.0 / std::sqrt(sq / static_cast<double>(len) + eps);
         for (int64_t j = 0; j < len; ++j) {
-          float y = static_cast<float>(x[j] - mean) * inv * static_cast<float>(gamma.v[j]);
+          if (exact) {
+            double y = (x[j] - mean) * inv * gamma.v[j];
+            out.v[r * len + j] = beta ? y + beta->v[j] : y;
+            continue;
+          }
+          float y = static_cast<float>(x[j] - mean) * static_cast<float>(inv) * static_cast<float>(gamma.v[j]);
           out.v[r * len + j] = beta ? y + static_cast<float>(beta->v[j]) : y;
         }
       }
@@ -295,6 +310,7 @@ std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollectiv
           if (kind == g::ReduceKind::max) return std::max(x, y);
           if (kind == g::ReduceKind::min) return std::min(x, y);
           if (isInt) return static_cast<double>(static_cast<int64_t>(x) + static_cast<int64_t>(y));
+          if (exact) return x + y;
           return static_cast<float>(x) + static_cast<float>(y);
         };
         if (pairwise) {
@@ -304,7 +320,9 @@ std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollectiv
           for (int64_t j = 1; j < len; ++j) row[0] = combine(row[0], row[j]);
         }
         // mean: the f32 sum divided by the count, in f32.
-        out.v[r] = kind == g::ReduceKind::mean ? static_cast<float>(row[0]) / static_cast<float>(len) : row[0];
+        out.v[r] = kind != g::ReduceKind::mean ? row[0]
+                   : exact ? row[0] / static_cast<double>(len)
+                           : static_cast<float>(row[0]) / static_cast<float>(len);
       }
     } else if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
       auto dense = cst.getValue().dyn_cast<DenseElementsAttr>();
@@ -323,7 +341,7 @@ std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollectiv
     } else {
       return "no reference for '" + op.getName().getStringRef().str() + "'";
     }
-    for (double& v : out.v) v = RoundTo(v, rt);
+    if (!exact || isInt) for (double& v : out.v) v = RoundTo(v, rt);
     env[op.getResult(0)] = std::move(out);
   }
   return "";
@@ -332,11 +350,11 @@ std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollectiv
 }  // namespace
 
 std::string ReferenceGraph(func::FuncOp fn, const HostTensors& inputs, HostTensors* outputs,
-                           const ReferenceCollective& collective) {
+                           const ReferenceCollective& collective, const ReferenceOptions& options) {
   DenseMap<Value, T> env;
   for (auto [i, a] : llvm::enumerate(fn.getArguments()))
     env[a] = fromPhysical(inputs[i], a.getType().cast<RankedTensorType>());
-  if (auto e = eval(fn.front(), env, collective); !e.empty()) return e;
+  if (auto e = eval(fn.front(), env, collective, options.exact); !e.empty()) return e;
   outputs->clear();
   for (Value v : fn.front().getTerminator()->getOperands())
     outputs->push_back(toPhysical(env[v], g::getLayout(v.getType())));

@@ -25,10 +25,19 @@ using HostTensors = std::vector<std::vector<double>>;
 using ReferenceCollective = std::function<std::string(
     mlir::Operation& op, const std::vector<double>& input, std::vector<double>* result)>;
 
+struct ReferenceOptions {
+  // Float ops computed in double and never rounded to their element type
+  // (integers stay exact): the f64 evaluation the gradient checks take
+  // central finite differences of. Off: the backends' f32 arithmetic,
+  // rounded to each result's type, which results are checked against.
+  bool exact = false;
+};
+
 // Evaluates a Graph IR function. Returns "" or an error.  Collectives need
 // `collective` (an SPMD program runs one evaluation per device).
 std::string ReferenceGraph(mlir::func::FuncOp fn, const HostTensors& inputs,
-                           HostTensors* outputs, const ReferenceCollective& collective = nullptr);
+                           HostTensors* outputs, const ReferenceCollective& collective = nullptr,
+                           const ReferenceOptions& options = {});
 
 }  // namespace tessera::reference
 
