@@ -40,11 +40,11 @@ import subprocess
 import sys
 import tempfile
 
-TYPES = ["f32", "f16", "bf16", "f8E4M3FN", "i32", "i8"]
+TYPES = ["f32", "f16", "bf16", "f8E4M3FN", "i32", "i8", "i1"]
 N = 256
 DESCR = {"f32": "<f4", "f16": "<f2", "bf16": "<u2", "f8E4M3FN": "|u1",
-         "i32": "<i4", "i8": "|i1"}
-SIZE = {"f32": 4, "f16": 2, "bf16": 2, "f8E4M3FN": 1, "i32": 4, "i8": 1}
+         "i32": "<i4", "i8": "|i1", "i1": "|b1"}
+SIZE = {"f32": 4, "f16": 2, "bf16": 2, "f8E4M3FN": 1, "i32": 4, "i8": 1, "i1": 1}
 # exponent bits, mantissa bits, bias, ieee (inf/NaN in the top exponent)
 FORMATS = {"f16": (5, 10, 15, True), "bf16": (8, 7, 127, True),
            "f8E4M3FN": (4, 3, 7, False)}
@@ -136,6 +136,8 @@ def wrap(v, bits):
 
 def encode(x, t):
     """Value -> bytes of type t (x must be exact in f32 for float types)."""
+    if t == "i1":                                 # numpy's bool: one byte, 0 or 1
+        return bytes([1 if x != 0 else 0])
     if t == "f32":
         return struct.pack("<f", x)
     if t in FORMATS:
@@ -147,6 +149,8 @@ def encode(x, t):
 
 
 def decode(b, t):
+    if t == "i1":
+        return 1 if b[0] else 0
     if t == "f32":
         return struct.unpack("<f", b)[0]
     if t in FORMATS:
@@ -156,6 +160,10 @@ def decode(b, t):
 
 def cast(x, frm, to):
     """The expected bytes of tessera_graph.cast (docs/ir.md)."""
+    if to == "i1":                               # x != 0: NaN is true, -0 false
+        return encode(1 if x != 0 else 0, to)
+    if frm == "i1":                              # 0 or 1
+        return encode(x if to in INT_BITS else float(x), to)
     if frm in INT_BITS and to in INT_BITS:
         return encode(x, to)                     # wraps
     if frm in INT_BITS:                          # int -> f32 -> to
@@ -202,6 +210,8 @@ def special_floats():
 
 
 def values_for(t, rng):
+    if t == "i1":
+        return [rng.randint(0, 1) for _ in range(N)]
     if t in INT_BITS:
         v = [0, 1, -1, 2, -2, 7, 100, 127, 128, -128, -129, 255, 256, 448, 449,
              464, 465, 480, 1000, -1000, 65504, 65519, 65520, 70000,
@@ -243,7 +253,20 @@ def op_programs():
     """name -> (function text, exact)"""
     progs = {}
     floats = ["f32", "f16", "bf16", "f8E4M3FN"]
+    # compare (every predicate; broadcast rhs) and select, bit-exact
     for t in TYPES:
+        s, b, m = T([24, 40], t), T([40], t), T([24, 40], "i1")
+        preds = ["eq", "ne"] if t == "i1" else ["eq", "ne", "lt", "le", "gt", "ge"]
+        for pred in preds:
+            progs[f"compare_{pred}_{t}"] = (f"(%x: {s}, %y: {b}) -> {m} {{\n"
+                                            f"  %r = tessera_graph.compare {pred} %x, %y : {s}, {b} -> {m}\n"
+                                            f"  return %r : {m}\n}}", True)
+        progs[f"select_{t}"] = (f"(%c: {m}, %x: {s}, %y: {b}) -> {s} {{\n"
+                                f"  %r = tessera_graph.select %c, %x, %y : {m}, {s}, {b} -> {s}\n"
+                                f"  return %r : {s}\n}}", True)
+    for t in TYPES:
+        if t == "i1":  # a truth value: only compare, select, cast and copies take it
+            continue
         s, b = T([24, 40], t), T([40], t)
         for op in ["add", "sub", "mul", "div", "max"]:
             progs[f"{op}_{t}"] = (f"(%x: {s}, %y: {b}) -> {s} {{\n"

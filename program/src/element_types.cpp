@@ -104,6 +104,7 @@ int64_t Wrap(double v, int width) {
 bool IsFloatDtype(const std::string& d) { return d == "f32" || d == "f64" || FormatOf(d); }
 
 double Decode(const unsigned char* p, const std::string& d) {
+  if (d == "i1") return *p != 0 ? 1 : 0;  // a byte; any nonzero byte is true
   if (d == "f32") { float f; std::memcpy(&f, p, 4); return f; }
   if (d == "f64") { double v; std::memcpy(&v, p, 8); return v; }
   if (d == "i32") { int32_t v; std::memcpy(&v, p, 4); return v; }
@@ -130,6 +131,7 @@ void Encode(double v, unsigned char* p, const std::string& d) {
   else if (d == "i32") { int32_t x = static_cast<int32_t>(Wrap(v, 32)); std::memcpy(p, &x, 4); }
   else if (d == "i64") { int64_t x = static_cast<int64_t>(v); std::memcpy(p, &x, 8); }
   else if (d == "i8") *p = static_cast<unsigned char>(Wrap(v, 8));
+  else if (d == "i1") *p = v != 0 ? 1 : 0;  // NaN is true
   else if (const Format* f = FormatOf(d)) {
     uint32_t bits = EncodeFormat(static_cast<float>(v), *f);
     p[0] = bits & 0xFF;
@@ -138,6 +140,7 @@ void Encode(double v, unsigned char* p, const std::string& d) {
 }
 
 double RoundTo(double v, const std::string& d) {
+  if (d == "i1") return v != 0 ? 1 : 0;
   if (d == "f32") return static_cast<float>(v);
   if (const Format* f = FormatOf(d)) return RoundFormat(static_cast<float>(v), *f);
   if (int w = IntWidth(d)) return static_cast<double>(Wrap(v, w));
@@ -146,6 +149,7 @@ double RoundTo(double v, const std::string& d) {
 
 double CastValue(double v, const std::string& from, const std::string& to) {
   bool fromFloat = IsFloatDtype(from), toFloat = IsFloatDtype(to);
+  if (to == "i1") return v != 0 ? 1 : 0;  // x != 0: NaN is true, -0 false
   if (fromFloat && !toFloat) {
     if (std::isnan(v)) return 0;
     int w = IntWidth(to);
@@ -159,6 +163,7 @@ double CastValue(double v, const std::string& from, const std::string& to) {
 double RandomValue(std::mt19937& rng, const std::string& d) {
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   if (IsFloatDtype(d)) return RoundTo(dist(rng), d);
+  if (d == "i1") return dist(rng) < 0 ? 1 : 0;
   return std::floor(dist(rng) * 8);
 }
 
@@ -166,7 +171,7 @@ double DefaultTolerance(const std::string& d) {
   if (d == "f16") return 4e-3;
   if (d == "bf16") return 1.6e-2;
   if (d == "f8E4M3FN") return 0.25;
-  if (IntWidth(d)) return 0;
+  if (IntWidth(d) || d == "i1") return 0;
   return 1e-3;
 }
 

@@ -9,7 +9,7 @@
 namespace tessera::run {
 
 struct NpyArray {
-  std::string dtype;             // Tessera spelling: f32, f64, f16, bf16, f8E4M3FN, i8, i32, i64
+  std::string dtype;             // Tessera spelling: f32, f64, f16, bf16, f8E4M3FN, i8, i32, i64, i1
   std::vector<int64_t> shape;
   std::vector<unsigned char> bytes;
 };

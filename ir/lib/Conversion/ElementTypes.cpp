@@ -133,13 +133,16 @@ Value bitcastTo(OpBuilder &b, Location loc, Value v, Type elem) {
 }  // namespace
 
 Type storageType(Type elem, const ElementOptions &o) {
-  if (elem.isFloat8E4M3FN()) return IntegerType::get(elem.getContext(), 8);
+  // i1 is one byte holding 0 or 1 (LLVM's memref of i1 would be a byte per
+  // element too, but SPIR-V has no storable bool and the host reads bytes).
+  if (elem.isFloat8E4M3FN() || elem.isInteger(1)) return IntegerType::get(elem.getContext(), 8);
   if (elem.isBF16() && o.bf16AsI16) return IntegerType::get(elem.getContext(), 16);
   return elem;
 }
 
 Type computeType(Type elem) {
   if (elem.isa<FloatType>()) return Float32Type::get(elem.getContext());
+  if (elem.isInteger(1)) return elem;
   return IntegerType::get(elem.getContext(), 32);
 }
 
@@ -151,15 +154,26 @@ Type withElement(Type like, Type elem) {
 Value splatConstant(OpBuilder &b, Location loc, Type type, double value) {
   Type e = getElementTypeOrSelf(type);
   Attribute a = e.isa<FloatType>() ? Attribute(b.getFloatAttr(e, value))
+                : e.isInteger(1)   ? Attribute(b.getIntegerAttr(e, value != 0 ? 1 : 0))
                                    : Attribute(b.getIntegerAttr(e, static_cast<int64_t>(value)));
   if (auto vt = type.dyn_cast<VectorType>())
     return b.create<arith::ConstantOp>(loc, vt, SplatElementsAttr::get(vt, a));
   return b.create<arith::ConstantOp>(loc, e, a);
 }
 
+/// An i1 compute value -> 1 or 0 of `type` (scalar or vector): a select of
+/// two constants, which every backend lowers (SPIR-V converts no bool).
+static Value fromBool(OpBuilder &b, Location loc, Value c, Type type) {
+  return b.create<arith::SelectOp>(loc, c, splatConstant(b, loc, type, 1), splatConstant(b, loc, type, 0));
+}
+
 Value widen(OpBuilder &b, Location loc, Value v, Type elem, const ElementOptions &o) {
   Type i32 = withElement(v.getType(), b.getI32Type());
   if (elem.isF32() || elem.isInteger(32)) return v;
+  // A stored i1 byte is true when it is not 0 (the code generators store
+  // only 0 and 1; a host byte of 2 still reads as true).
+  if (elem.isInteger(1))
+    return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, v, splatConstant(b, loc, v.getType(), 0));
   if (elem.isInteger(8)) return b.create<arith::ExtSIOp>(loc, i32, v);
   if (elem.isF16() && o.hardwareF16)
     return b.create<arith::ExtFOp>(loc, withElement(v.getType(), b.getF32Type()), v);
@@ -178,6 +192,7 @@ Value widen(OpBuilder &b, Location loc, Value v, Type elem, const ElementOptions
 
 Value narrow(OpBuilder &b, Location loc, Value v, Type elem, const ElementOptions &o) {
   if (elem.isF32() || elem.isInteger(32)) return v;
+  if (elem.isInteger(1)) return fromBool(b, loc, v, withElement(v.getType(), b.getI8Type()));
   Type i16 = withElement(v.getType(), b.getI16Type());
   if (elem.isInteger(8)) return b.create<arith::TruncIOp>(loc, withElement(v.getType(), elem), v);
   if (elem.isF16() && o.hardwareF16)  // vcvtps2ph: rounding per MXCSR, nearest even
@@ -201,12 +216,20 @@ Value narrow(OpBuilder &b, Location loc, Value v, Type elem, const ElementOption
 }
 
 Value roundTo(OpBuilder &b, Location loc, Value v, Type elem, const ElementOptions &o) {
-  if (elem.isF32() || elem.isInteger(32)) return v;
+  if (elem.isF32() || elem.isInteger(32) || elem.isInteger(1)) return v;
   return widen(b, loc, narrow(b, loc, v, elem, o), elem, o);
 }
 
 Value castCompute(OpBuilder &b, Location loc, Value v, Type from, Type to) {
   bool fromFloat = from.isa<FloatType>(), toFloat = to.isa<FloatType>();
+  if (from.isInteger(1) && to.isInteger(1)) return v;
+  if (from.isInteger(1))  // 0 or 1 in the compute type of `to`
+    return fromBool(b, loc, v, withElement(v.getType(), computeType(to)));
+  if (to.isInteger(1)) {  // x != 0: NaN is true, -0 false (numpy's astype(bool))
+    if (fromFloat)
+      return b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNE, v, splatConstant(b, loc, v.getType(), 0));
+    return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, v, splatConstant(b, loc, v.getType(), 0));
+  }
   if (fromFloat == toFloat) return v;
   if (!fromFloat)
     return b.create<arith::SIToFPOp>(loc, withElement(v.getType(), b.getF32Type()), v);
@@ -283,6 +306,36 @@ FailureOr<Value> emitElementwise(OpBuilder &b, Location loc, Operation *op, Arra
                                  const ElementOptions &o) {
   namespace g = tessera::graph;
   Value x = in[0];
+  // select: in[0] is the i1 condition; the choices are of one compute type.
+  if (isa<g::SelectOp>(op)) return b.create<arith::SelectOp>(loc, x, in[1], in[2]).getResult();
+  if (auto cmp = dyn_cast<g::CompareOp>(op)) {
+    // Floats: ordered predicates (false with a NaN) but ne, unordered (true
+    // with a NaN), as IEEE and numpy; narrow floats compare their exact f32
+    // values. Integers (i8 widened by sign extension, i32; i1 eq / ne) signed.
+    using P = g::ComparePredicate;
+    if (getElementTypeOrSelf(x.getType()).isa<FloatType>()) {
+      arith::CmpFPredicate p = arith::CmpFPredicate::OEQ;
+      switch (cmp.getPredicate()) {
+      case P::eq: p = arith::CmpFPredicate::OEQ; break;
+      case P::ne: p = arith::CmpFPredicate::UNE; break;
+      case P::lt: p = arith::CmpFPredicate::OLT; break;
+      case P::le: p = arith::CmpFPredicate::OLE; break;
+      case P::gt: p = arith::CmpFPredicate::OGT; break;
+      case P::ge: p = arith::CmpFPredicate::OGE; break;
+      }
+      return b.create<arith::CmpFOp>(loc, p, x, in[1]).getResult();
+    }
+    arith::CmpIPredicate p = arith::CmpIPredicate::eq;
+    switch (cmp.getPredicate()) {
+    case P::eq: p = arith::CmpIPredicate::eq; break;
+    case P::ne: p = arith::CmpIPredicate::ne; break;
+    case P::lt: p = arith::CmpIPredicate::slt; break;
+    case P::le: p = arith::CmpIPredicate::sle; break;
+    case P::gt: p = arith::CmpIPredicate::sgt; break;
+    case P::ge: p = arith::CmpIPredicate::sge; break;
+    }
+    return b.create<arith::CmpIOp>(loc, p, x, in[1]).getResult();
+  }
   Type t = x.getType();
   bool f = getElementTypeOrSelf(t).isa<FloatType>();
   auto c = [&](double v) { return splatConstant(b, loc, t, v); };

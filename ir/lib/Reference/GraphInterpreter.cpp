@@ -136,6 +136,26 @@ std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollectiv
     } else if (auto cast = dyn_cast<g::CastOp>(op)) {
       std::string from = dtypeOf(cast.getInput().getType());
       for (int64_t i = 0; i < n; ++i) out.v[i] = CastValue(in(0).v[i], from, rt);
+    } else if (auto cmp = dyn_cast<g::CompareOp>(op)) {
+      // Exact values (f32, narrow floats and integers are exact doubles):
+      // every comparison with a NaN is false but ne (C++ is IEEE here).
+      T &a = in(0), &b = in(1);
+      for (int64_t i = 0; i < n; ++i) {
+        double x = a.v[at(a, i)], y = b.v[at(b, i)];
+        bool r = false;
+        switch (cmp.getPredicate()) {
+        case g::ComparePredicate::eq: r = x == y; break;
+        case g::ComparePredicate::ne: r = x != y; break;
+        case g::ComparePredicate::lt: r = x < y; break;
+        case g::ComparePredicate::le: r = x <= y; break;
+        case g::ComparePredicate::gt: r = x > y; break;
+        case g::ComparePredicate::ge: r = x >= y; break;
+        }
+        out.v[i] = r ? 1 : 0;
+      }
+    } else if (isa<g::SelectOp>(op)) {
+      T &c = in(0), &a = in(1), &b = in(2);
+      for (int64_t i = 0; i < n; ++i) out.v[i] = c.v[at(c, i)] != 0 ? a.v[at(a, i)] : b.v[at(b, i)];
     } else if (g::isElementwise(&op) && isInt) {
       T& a = in(0);
       const T* b = op.getNumOperands() == 2 ? &in(1) : nullptr;

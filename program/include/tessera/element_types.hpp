@@ -5,8 +5,9 @@
 // tessera-run; part of libtessera (no MLIR).
 //
 // Dtypes are spelled as MLIR prints the element type: f32, f16, bf16,
-// f8E4M3FN, i32, i8 (and f64, i64 for Tile IR scalars).  Values travel as
-// double, which holds every value of these types exactly.
+// f8E4M3FN, i32, i8, i1 (and f64, i64 for Tile IR scalars).  Values travel
+// as double, which holds every value of these types exactly.  i1 is one byte
+// holding 0 or 1 (numpy's bool); a nonzero byte reads as 1.
 #ifndef TESSERA_ELEMENT_TYPES_HPP_
 #define TESSERA_ELEMENT_TYPES_HPP_
 
@@ -31,17 +32,19 @@ void Encode(double v, unsigned char* p, const std::string& dtype);
 // `v` (an f32 value for float types, an integer for integer types):
 //   f32: v as float; f16, bf16: round to nearest even, overflow to +-inf;
 //   f8E4M3FN: round to nearest even, saturate to +-448 (+-inf too), NaN
-//   stays NaN; i8, i32: two's complement wrap-around.
+//   stays NaN; i8, i32: two's complement wrap-around; i1: v != 0.
 double RoundTo(double v, const std::string& dtype);
 
 // tessera_graph.cast of a value of type `from` to `to`:
 //   float -> int: toward zero, saturated to the integer range, NaN -> 0;
 //   int -> float: to f32 (nearest even), then RoundTo(to);
-//   float -> float, int -> int: RoundTo(to).
+//   float -> float, int -> int: RoundTo(to);
+//   any -> i1: v != 0 (NaN is true); i1 -> any: 0 or 1.
 double CastValue(double v, const std::string& from, const std::string& to);
 
 // Random input: floats uniform in [-1, 1) rounded to the type; integers in
-// [-8, 8) (small enough that i8 products summed in i32 stay exact).
+// [-8, 8) (small enough that i8 products summed in i32 stay exact); i1
+// 0 or 1, each half the time.
 double RandomValue(std::mt19937& rng, const std::string& dtype);
 
 // Default relative verification tolerance for results of this type: f32

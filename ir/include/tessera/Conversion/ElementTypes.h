@@ -13,6 +13,7 @@
 //   f8E4M3FN    i8 (raw bits)          f32   (integer code)
 //   i32         i32                    i32
 //   i8          i8                     i32
+//   i1          i8 (0 or 1)            i1    (a stored byte != 0 is true)
 //
 // Narrow floats are storage types: a load widens to f32 (exact), a store
 // rounds to nearest even once.  fp8 e4m3fn has no infinities: finite values
@@ -54,7 +55,7 @@ struct ElementOptions {
 /// The memref element type of a Graph IR element type (f8E4M3FN -> i8;
 /// bf16 -> i16 with options.bf16AsI16).
 mlir::Type storageType(mlir::Type elem, const ElementOptions &options = {});
-/// f32 for float element types, i32 for integer ones.
+/// f32 for float element types, i32 for integer ones, i1 for i1.
 mlir::Type computeType(mlir::Type elem);
 /// `like` (a scalar or vector type) with its element type replaced.
 mlir::Type withElement(mlir::Type like, mlir::Type elem);
@@ -75,7 +76,8 @@ mlir::Value roundTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
 /// values (the rounding or wrapping to `to` happens in `narrow`):
 ///   float -> int: toward zero, saturated to the range of `to`, NaN -> 0;
 ///   int -> float: to f32 (round to nearest even);
-///   float -> float, int -> int: unchanged.
+///   float -> float, int -> int: unchanged;
+///   i1 -> any: 0 or 1; any -> i1: x != 0 (NaN is true).
 mlir::Value castCompute(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
                         mlir::Type from, mlir::Type to);
 

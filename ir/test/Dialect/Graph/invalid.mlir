@@ -303,3 +303,156 @@ func.func @argmax_type(%a: tensor<4x8xf32>) {
   return
 }
 
+
+// -----
+
+func.func @compare_types(%a: tensor<4x8xf32>, %b: tensor<4x8xi32>) {
+  // expected-error @+1 {{element types differ: 'f32' and 'i32'}}
+  %c = tessera_graph.compare lt %a, %b : tensor<4x8xf32>, tensor<4x8xi32> -> tensor<4x8xi1>
+  return
+}
+
+// -----
+
+func.func @compare_broadcast(%a: tensor<4x8xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{operand shapes 'tensor<4x8xf32>' and 'tensor<4xf32>' do not broadcast}}
+  %c = tessera_graph.compare lt %a, %b : tensor<4x8xf32>, tensor<4xf32> -> tensor<4x8xi1>
+  return
+}
+
+// -----
+
+func.func @compare_result(%a: tensor<4x8xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{result type 'tensor<4x8xf32>' must be 'tensor<4x8xi1>' (the broadcast of the operands, i1)}}
+  %c = tessera_graph.compare lt %a, %b : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @compare_i1_order(%a: tensor<4x8xi1>) {
+  // expected-error @+1 {{compares i1 values with eq or ne only, got lt}}
+  %c = tessera_graph.compare lt %a, %a : tensor<4x8xi1>, tensor<4x8xi1> -> tensor<4x8xi1>
+  return
+}
+
+// -----
+
+func.func @compare_predicate(%a: tensor<4x8xf32>) {
+  // expected-error @+1 {{expected}}
+  %c = tessera_graph.compare less %a, %a : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xi1>
+  return
+}
+
+// -----
+
+func.func @compare_layout(%a: tensor<16x16xf32, #tessera_graph.layout<col_major>>) {
+  // expected-error @+1 {{needs row-major tensors (insert a convert_layout)}}
+  %c = tessera_graph.compare lt %a, %a : tensor<16x16xf32, #tessera_graph.layout<col_major>>, tensor<16x16xf32, #tessera_graph.layout<col_major>> -> tensor<16x16xi1>
+  return
+}
+
+// -----
+
+func.func @select_cond(%c: tensor<4x8xf32>, %a: tensor<4x8xf32>) {
+  // expected-error @+1 {{condition must be an i1 tensor (a compare result), got 'tensor<4x8xf32>'}}
+  %s = tessera_graph.select %c, %a, %a : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @select_types(%c: tensor<4x8xi1>, %a: tensor<4x8xf32>, %b: tensor<4x8xbf16>) {
+  // expected-error @+1 {{element types of the two choices differ: 'f32' and 'bf16'}}
+  %s = tessera_graph.select %c, %a, %b : tensor<4x8xi1>, tensor<4x8xf32>, tensor<4x8xbf16>
+  return
+}
+
+// -----
+
+func.func @select_broadcast(%c: tensor<4x8xi1>, %a: tensor<4x8xf32>, %b: tensor<3x8xf32>) {
+  // expected-error @+1 {{do not broadcast}}
+  %s = tessera_graph.select %c, %a, %b : tensor<4x8xi1>, tensor<4x8xf32>, tensor<3x8xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @select_result(%c: tensor<4x8xi1>, %a: tensor<8xf32>) {
+  // expected-error @+1 {{result type 'tensor<8xf32>' must be 'tensor<4x8xf32>'}}
+  %s = tessera_graph.select %c, %a, %a : tensor<4x8xi1>, tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @i1_add(%a: tensor<4x8xi1>) {
+  // expected-error @+1 {{does not take i1 tensors (i1 is a truth value: use select, or cast it to a number type first), got 'tensor<4x8xi1>'}}
+  %s = tessera_graph.add %a, %a : tensor<4x8xi1>, tensor<4x8xi1>
+  return
+}
+
+// -----
+
+func.func @i1_neg(%a: tensor<4x8xi1>) {
+  // expected-error @+1 {{does not take i1 tensors}}
+  %s = tessera_graph.neg %a : tensor<4x8xi1>
+  return
+}
+
+// -----
+
+func.func @i1_exp(%a: tensor<4x8xi1>) {
+  // expected-error @+1 {{needs a floating-point tensor, got 'i1'}}
+  %s = tessera_graph.exp %a : tensor<4x8xi1>
+  return
+}
+
+// -----
+
+func.func @i1_matmul(%a: tensor<4x8xi1>, %b: tensor<8x4xi1>) {
+  // expected-error @+1 {{does not take i1 tensors (cast i1 to a number type first)}}
+  %c = tessera_graph.matmul %a, %b : tensor<4x8xi1>, tensor<8x4xi1> -> tensor<4x4xi1>
+  return
+}
+
+// -----
+
+func.func @i1_reduce(%a: tensor<4x8xi1>) {
+  // expected-error @+1 {{does not take i1 tensors (to count true values, cast to i32 and reduce sum)}}
+  %s = tessera_graph.reduce sum %a dims = [1] order = pairwise : tensor<4x8xi1> -> tensor<4xi1>
+  return
+}
+
+// -----
+
+func.func @i1_softmax(%a: tensor<4x8xi1>) {
+  // expected-error @+1 {{needs a floating-point tensor, got 'i1'}}
+  %s = tessera_graph.softmax %a dim = 1 : tensor<4x8xi1>
+  return
+}
+
+// -----
+
+func.func @i1_iota() {
+  // expected-error @+1 {{does not take i1 tensors (an index does not fit in i1: iota in i32, then compare)}}
+  %s = tessera_graph.iota dim = 1 : tensor<4x8xi1>
+  return
+}
+
+// -----
+
+func.func @i1_argmax(%a: tensor<4x8xi1>) {
+  // expected-error @+1 {{does not take i1 tensors (cast i1 to i8 or i32 first)}}
+  %m = tessera_graph.argmax %a dim = 1 : tensor<4x8xi1> -> tensor<4xi32>
+  return
+}
+
+// -----
+
+tessera_graph.mesh @mesh axes = ["tp"] shape = [2]
+func.func @i1_all_reduce(%a: tensor<8xi1>) {
+  // expected-error @+1 {{does not take i1 tensors (cast i1 to i8 before a collective)}}
+  %r = tessera_graph.all_reduce max %a over @mesh ["tp"] : tensor<8xi1> -> tensor<8xi1>
+  return
+}

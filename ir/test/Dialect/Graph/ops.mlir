@@ -114,3 +114,39 @@ func.func @shape_ops(%x: tensor<16x96xf32>, %v: tensor<4xf32>) {
   return
 }
 
+
+// CHECK-LABEL: func @compare_select
+func.func @compare_select(%x: tensor<4x8xf32>, %r: tensor<8xf32>, %i: tensor<4x8xi32>, %j: tensor<4x1xi32>,
+                          %h: tensor<4x8xbf16>, %s: tensor<f32>) -> (tensor<4x8xf32>, tensor<4x8xi1>) {
+  // CHECK: tessera_graph.compare lt %{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xi1>
+  %c0 = tessera_graph.compare lt %x, %r : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xi1>
+  // CHECK: tessera_graph.compare eq
+  %c1 = tessera_graph.compare eq %x, %x : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xi1>
+  // CHECK: tessera_graph.compare ne
+  %c2 = tessera_graph.compare ne %i, %j : tensor<4x8xi32>, tensor<4x1xi32> -> tensor<4x8xi1>
+  // CHECK: tessera_graph.compare le
+  %c3 = tessera_graph.compare le %h, %h : tensor<4x8xbf16>, tensor<4x8xbf16> -> tensor<4x8xi1>
+  // CHECK: tessera_graph.compare gt
+  %c4 = tessera_graph.compare gt %i, %j : tensor<4x8xi32>, tensor<4x1xi32> -> tensor<4x8xi1>
+  // CHECK: tessera_graph.compare ge
+  %c5 = tessera_graph.compare ge %r, %x : tensor<8xf32>, tensor<4x8xf32> -> tensor<4x8xi1>
+  // i1 operands: eq and ne
+  // CHECK: tessera_graph.compare ne %{{.*}}, %{{.*}} : tensor<4x8xi1>, tensor<4x8xi1> -> tensor<4x8xi1>
+  %c6 = tessera_graph.compare ne %c0, %c1 : tensor<4x8xi1>, tensor<4x8xi1> -> tensor<4x8xi1>
+  // CHECK: tessera_graph.select %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x8xi1>, tensor<4x8xf32>, tensor<8xf32>{{$}}
+  %y = tessera_graph.select %c0, %x, %r : tensor<4x8xi1>, tensor<4x8xf32>, tensor<8xf32>
+  // CHECK: tessera_graph.select %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x8xi1>, tensor<f32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %z = tessera_graph.select %c2, %s, %y : tensor<4x8xi1>, tensor<f32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  // CHECK: tessera_graph.select {{.*}} : tensor<4x8xi1>, tensor<4x8xi1>, tensor<4x8xi1>{{$}}
+  %w = tessera_graph.select %c3, %c4, %c5 : tensor<4x8xi1>, tensor<4x8xi1>, tensor<4x8xi1>
+  // casts to and from i1
+  // CHECK: tessera_graph.cast %{{.*}} : tensor<4x8xi1> -> tensor<4x8xf32>
+  %f = tessera_graph.cast %w : tensor<4x8xi1> -> tensor<4x8xf32>
+  // CHECK: tessera_graph.cast %{{.*}} : tensor<4x8xi32> -> tensor<4x8xi1>
+  %b = tessera_graph.cast %i : tensor<4x8xi32> -> tensor<4x8xi1>
+  // data movement keeps i1
+  // CHECK: tessera_graph.transpose %{{.*}} perm = [1, 0] : tensor<4x8xi1> -> tensor<8x4xi1>
+  %t = tessera_graph.transpose %b perm = [1, 0] : tensor<4x8xi1> -> tensor<8x4xi1>
+  %v = tessera_graph.add %z, %f : tensor<4x8xf32>, tensor<4x8xf32>
+  return %v, %c6 : tensor<4x8xf32>, tensor<4x8xi1>
+}

@@ -40,6 +40,25 @@ Type tessera::graph::broadcastType(Type lhs, Type rhs) {
   return RankedTensorType::get(*shape, l.getElementType());
 }
 
+Type tessera::graph::compareType(Type lhs, Type rhs) {
+  auto l = lhs.dyn_cast<RankedTensorType>(), r = rhs.dyn_cast<RankedTensorType>();
+  if (!l || !r) return {};
+  std::optional<SmallVector<int64_t>> shape = broadcastShape(l.getShape(), r.getShape());
+  if (!shape) return {};
+  return RankedTensorType::get(*shape, IntegerType::get(lhs.getContext(), 1));
+}
+
+Type tessera::graph::selectType(Type cond, Type a, Type b) {
+  auto c = cond.dyn_cast<RankedTensorType>(), x = a.dyn_cast<RankedTensorType>(), y = b.dyn_cast<RankedTensorType>();
+  if (!c || !x || !y) return {};
+  std::optional<SmallVector<int64_t>> cx = broadcastShape(c.getShape(), x.getShape());
+  if (!cx) return {};
+  std::optional<SmallVector<int64_t>> shape = broadcastShape(*cx, y.getShape());
+  if (!shape) return {};
+  if (ArrayRef<int64_t>(*shape) == x.getShape()) return x;
+  return RankedTensorType::get(*shape, x.getElementType());
+}
+
 int64_t tessera::graph::broadcastOffset(ArrayRef<int64_t> operand, ArrayRef<int64_t> result, int64_t flat) {
   int64_t off = 0, stride = 1;
   for (size_t k = 0; k < result.size(); ++k) {  // from the last dim
@@ -66,6 +85,21 @@ static ParseResult parseBroadcastResult(OpAsmParser &p, Type &result, Type lhs, 
 }
 static void printBroadcastResult(OpAsmPrinter &p, Operation *, Type result, Type lhs, Type) {
   if (result != lhs) p << " -> " << result;
+}
+
+// `-> type` after select's operand types when its result is not the type
+// of `a`; omitted, the broadcast of the three shapes with a's element type.
+static ParseResult parseSelectResult(OpAsmParser &p, Type &result, Type cond, Type a, Type b) {
+  if (succeeded(p.parseOptionalArrow())) return p.parseType(result);
+  result = selectType(cond, a, b);
+  if (!result)
+    return p.emitError(p.getNameLoc())
+           << "operand shapes " << cond << ", " << a << " and " << b
+           << " do not broadcast (numpy rules: aligned at the last dim, each dim equal or 1)";
+  return success();
+}
+static void printSelectResult(OpAsmPrinter &p, Operation *, Type result, Type, Type a, Type) {
+  if (result != a) p << " -> " << result;
 }
 
 #include "tessera/Dialect/Graph/IR/GraphOpsDialect.cpp.inc"
@@ -373,11 +407,26 @@ LogicalResult GraphDialect::verifyRegionResultAttribute(Operation *op, unsigned,
 // Op verifiers
 //===----------------------------------------------------------------------===//
 
+static bool isI1(Type t) { return getElementTypeOrSelf(t).isInteger(1); }
+
+/// i1 is a truth value (compare's result, select's condition): the ops that
+/// compute with numbers refuse it, naming what to write instead.
+static LogicalResult rejectI1(Operation *op, StringRef instead) {
+  SmallVector<Type> types(op->getOperandTypes());
+  llvm::append_range(types, op->getResultTypes());
+  for (Type t : types)
+    if (isI1(t))
+      return op->emitOpError() << "does not take i1 tensors (" << instead << "), got " << t;
+  return success();
+}
+static constexpr const char *kI1Arith = "i1 is a truth value: use select, or cast it to a number type first";
+
 static bool isNarrowFloat(Type t) {
   return t.isF16() || t.isBF16() || t.isFloat8E4M3FN() || t.isFloat8E5M2();
 }
 
 LogicalResult MatmulOp::verify() {
+  if (failed(rejectI1(*this, "cast i1 to a number type first"))) return failure();
   auto a = getLhs().getType().cast<RankedTensorType>();
   auto b = getRhs().getType().cast<RankedTensorType>();
   auto c = getResult().getType().cast<RankedTensorType>();
@@ -411,6 +460,7 @@ LogicalResult MatmulOp::verify() {
 }
 
 static LogicalResult verifyBinary(Operation *op) {
+  if (failed(rejectI1(op, kI1Arith))) return failure();
   auto l = op->getOperand(0).getType().cast<RankedTensorType>();
   auto r = op->getOperand(1).getType().cast<RankedTensorType>();
   auto res = op->getResult(0).getType().cast<RankedTensorType>();
@@ -460,9 +510,59 @@ LogicalResult GeluOp::verify() {
                          << getApproximate() << "\"";
   return verifyFloatOnly(*this);
 }
-LogicalResult ReluOp::verify() { return success(); }
-LogicalResult NegOp::verify() { return success(); }
-LogicalResult AbsOp::verify() { return success(); }
+LogicalResult ReluOp::verify() { return rejectI1(*this, kI1Arith); }
+LogicalResult NegOp::verify() { return rejectI1(*this, kI1Arith); }
+LogicalResult AbsOp::verify() { return rejectI1(*this, kI1Arith); }
+
+/// Row-major operands and result (compare, select: the builders infer
+/// row-major results).
+static LogicalResult verifyAllRowMajor(Operation *op) {
+  SmallVector<Type> types(op->getOperandTypes());
+  llvm::append_range(types, op->getResultTypes());
+  for (Type t : types)
+    if (!isRowMajor(t)) return op->emitOpError() << "needs row-major tensors (insert a convert_layout), got " << t;
+  return success();
+}
+
+LogicalResult CompareOp::verify() {
+  auto l = getLhs().getType().cast<RankedTensorType>(), r = getRhs().getType().cast<RankedTensorType>();
+  auto res = getResult().getType().cast<RankedTensorType>();
+  if (l.getElementType() != r.getElementType())
+    return emitOpError() << "element types differ: " << l.getElementType() << " and " << r.getElementType();
+  std::optional<SmallVector<int64_t>> shape = broadcastShape(l.getShape(), r.getShape());
+  if (!shape)
+    return emitOpError() << "operand shapes " << l << " and " << r
+                         << " do not broadcast (numpy rules: aligned at the last dim, "
+                            "each pair of dims equal or one of them 1)";
+  auto want = RankedTensorType::get(*shape, IntegerType::get(getContext(), 1));
+  if (res.getShape() != want.getShape() || !res.getElementType().isInteger(1))
+    return emitOpError() << "result type " << res << " must be " << want
+                         << " (the broadcast of the operands, i1)";
+  if (isI1(l) && getPredicate() != ComparePredicate::eq && getPredicate() != ComparePredicate::ne)
+    return emitOpError() << "compares i1 values with eq or ne only, got " << stringifyComparePredicate(getPredicate());
+  return verifyAllRowMajor(*this);
+}
+
+LogicalResult SelectOp::verify() {
+  auto c = getCond().getType().cast<RankedTensorType>(), a = getA().getType().cast<RankedTensorType>(),
+       b = getB().getType().cast<RankedTensorType>(), res = getResult().getType().cast<RankedTensorType>();
+  if (!c.getElementType().isInteger(1))
+    return emitOpError() << "condition must be an i1 tensor (a compare result), got " << c;
+  if (a.getElementType() != b.getElementType())
+    return emitOpError() << "element types of the two choices differ: " << a.getElementType() << " and "
+                         << b.getElementType();
+  Type want = selectType(c, a, b);
+  if (!want)
+    return emitOpError() << "operand shapes " << c << ", " << a << " and " << b
+                         << " do not broadcast (numpy rules: aligned at the last dim, "
+                            "each dim equal or 1)";
+  auto w = want.cast<RankedTensorType>();
+  if (res.getShape() != w.getShape() || res.getElementType() != w.getElementType())
+    return emitOpError() << "result type " << res << " must be "
+                         << RankedTensorType::get(w.getShape(), w.getElementType())
+                         << " (the broadcast of the operands, the choices' element type)";
+  return verifyAllRowMajor(*this);
+}
 LogicalResult SqrtOp::verify() { return verifyFloatOnly(*this); }
 LogicalResult RsqrtOp::verify() { return verifyFloatOnly(*this); }
 LogicalResult LogOp::verify() { return verifyFloatOnly(*this); }
@@ -484,6 +584,8 @@ LogicalResult CastOp::verify() {
 LogicalResult ReduceOp::verify() {
   auto in = getInput().getType().cast<RankedTensorType>();
   auto out = getResult().getType().cast<RankedTensorType>();
+  if (failed(rejectI1(*this, "to count true values, cast to i32 and reduce sum")))
+    return failure();
   SmallVector<int64_t> dropped, kept;
   llvm::SmallBitVector reduced(in.getRank());
   for (int64_t d : getDims()) {
@@ -674,6 +776,7 @@ LogicalResult PadOp::verify() {
 
 LogicalResult ArgmaxOp::verify() {
   auto in = getInput().getType().cast<RankedTensorType>(), out = getResult().getType().cast<RankedTensorType>();
+  if (failed(rejectI1(*this, "cast i1 to i8 or i32 first"))) return failure();
   if (getDim() < 0 || getDim() >= in.getRank())
     return emitOpError() << "dim " << getDim() << " out of range for rank " << in.getRank();
   SmallVector<int64_t> shape(in.getShape());
@@ -687,6 +790,8 @@ LogicalResult ArgmaxOp::verify() {
 
 LogicalResult IotaOp::verify() {
   auto out = getResult().getType().cast<RankedTensorType>();
+  if (failed(rejectI1(*this, "an index does not fit in i1: iota in i32, then compare")))
+    return failure();
   if (getDim() < 0 || getDim() >= out.getRank())
     return emitOpError() << "dim " << getDim() << " out of range for rank " << out.getRank();
   return verifyRowMajor(*this);
@@ -708,6 +813,7 @@ LogicalResult ConvertLayoutOp::verify() {
 template <typename OpT>
 static LogicalResult verifyCollective(OpT op, int64_t *ranks) {
   auto emit = [&] { return op.emitOpError(); };
+  if (failed(rejectI1(op, "cast i1 to i8 before a collective"))) return failure();
   if (op.getAxes().empty()) return op.emitOpError("needs at least one mesh axis");
   return verifyAxes(op, op.getMeshAttr(), op.getAxes().getValue(), ranks, emit);
 }
@@ -769,7 +875,7 @@ LogicalResult ReduceScatterOp::verify() {
 
 bool tessera::graph::isElementwise(Operation *op) {
   return isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp, ExpOp, ReluOp, GeluOp, CastOp, NegOp,
-             AbsOp, SqrtOp, RsqrtOp, LogOp, TanhOp, SigmoidOp, ErfOp, SiluOp>(op);
+             AbsOp, SqrtOp, RsqrtOp, LogOp, TanhOp, SigmoidOp, ErfOp, SiluOp, CompareOp, SelectOp>(op);
 }
 
 bool tessera::graph::isTileRoot(Operation *op) {

@@ -36,11 +36,18 @@ std::optional<llvm::SmallVector<int64_t>> broadcastShape(llvm::ArrayRef<int64_t>
 /// `lhs` (a ranked tensor type) with the broadcast shape of both operands;
 /// null when the shapes do not broadcast.
 mlir::Type broadcastType(mlir::Type lhs, mlir::Type rhs);
+/// The result type of `compare` on `lhs` and `rhs`: their broadcast shape,
+/// element type i1, row-major; null when the shapes do not broadcast.
+mlir::Type compareType(mlir::Type lhs, mlir::Type rhs);
+/// The result type of `select` (cond, a, b): `a` when it has the broadcast
+/// shape of all three, else that shape with a's element type (row-major);
+/// null when the shapes do not broadcast.
+mlir::Type selectType(mlir::Type cond, mlir::Type a, mlir::Type b);
 /// The offset of the element of `operand` (row-major) that a broadcast
 /// reads at row-major offset `flat` of `result`; `operand` broadcasts to
 /// `result`. For the reference and the checks.
 int64_t broadcastOffset(llvm::ArrayRef<int64_t> operand, llvm::ArrayRef<int64_t> result, int64_t flat);
-/// True for the elementwise ops (binary, unary, cast).
+/// True for the elementwise ops (binary, unary, cast, compare, select).
 bool isElementwise(mlir::Operation *op);
 /// True for the ops a schedule tile is built around (matmul, softmax,
 /// reduce, layernorm, rmsnorm): the ops that are not elementwise. Null-safe.

@@ -41,6 +41,12 @@ def Graph_ReduceKind : I32EnumAttr<"ReduceKind", "reduction kind", [
     I32EnumAttrCase<"mean", 3>]> {
   let cppNamespace = "::tessera::graph";
 }
+def Graph_ComparePredicate : I32EnumAttr<"ComparePredicate",
+    "elementwise comparison (IEEE: every comparison with NaN is false but ne)", [
+    I32EnumAttrCase<"eq", 0>, I32EnumAttrCase<"ne", 1>, I32EnumAttrCase<"lt", 2>,
+    I32EnumAttrCase<"le", 3>, I32EnumAttrCase<"gt", 4>, I32EnumAttrCase<"ge", 5>]> {
+  let cppNamespace = "::tessera::graph";
+}
 def Graph_AssocOrder : I32EnumAttr<"AssocOrder",
     "association order of a reduction (fixed, hence deterministic)", [
     I32EnumAttrCase<"sequential", 0>, I32EnumAttrCase<"pairwise", 1>]> {
@@ -122,10 +128,14 @@ def Graph_ShardAttr : Graph_Attr<"Shard", "shard"> {
 // Ops
 //===----------------------------------------------------------------------===//
 
-def Graph_ElementType : AnyTypeOf<[F32, F16, BF16, I32, I8, F8E4M3FN]>;
+// i1 (the result of `compare`, the condition of `select`) is stored as one
+// byte holding 0 or 1 everywhere (memrefs, SPIR-V buffers, host arrays,
+// .npy files as numpy's bool `|b1`); only compare, select, cast and the
+// data-movement ops take it (the verifiers say so).
+def Graph_ElementType : AnyTypeOf<[F32, F16, BF16, I32, I8, F8E4M3FN, I1]>;
 // Static shapes: every backend sizes its loops, tiles and buffers at compile
 // time (a dynamic dim is a verifier error naming the operand).
-def Graph_Tensor : StaticShapeTensorOf<[F32, F16, BF16, I32, I8, F8E4M3FN]>;
+def Graph_Tensor : StaticShapeTensorOf<[F32, F16, BF16, I32, I8, F8E4M3FN, I1]>;
 
 class Graph_Op<string mnemonic, list<Trait> traits = []>
     : Op<Graph_Dialect, mnemonic, traits>;
@@ -224,6 +234,59 @@ def Graph_MaxOp : Graph_BinaryOp<"max", "maximum">;
 def Graph_MinOp : Graph_BinaryOp<"min", "minimum">;
 def Graph_PowOp : Graph_BinaryOp<"pow", "power (lhs ** rhs, floats only)">;
 
+def Graph_CompareOp : Graph_Op<"compare", [Pure]> {
+  let summary = "elementwise comparison with numpy broadcasting, an i1 result";
+  let description = [{
+    `result[i] = lhs[i] <predicate> rhs[i]` for `predicate` one of `eq`,
+    `ne`, `lt`, `le`, `gt`, `ge`, on two tensors of the same element type
+    broadcast as the binary ops do (numpy rules); the result has the
+    broadcast shape and element type `i1` (stored as a byte, 0 or 1).
+    Floats compare as IEEE does: every comparison with a NaN is false except
+    `ne`, which is true; -0 == +0. f16, bf16 and f8E4M3FN compare their
+    exact values; integers compare as signed. i1 operands take `eq` and `ne`
+    only. Operands and result are row-major.
+
+    Example:
+    ```mlir
+    %m = tessera_graph.compare lt %a, %b : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xi1>
+    ```
+  }];
+  let arguments = (ins Graph_ComparePredicate:$predicate, Graph_Tensor:$lhs, Graph_Tensor:$rhs);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$predicate $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
+  let builders = [OpBuilder<(ins "::tessera::graph::ComparePredicate":$predicate,
+                                 "::mlir::Value":$lhs, "::mlir::Value":$rhs), [{
+    build($_builder, $_state, ::tessera::graph::compareType(lhs.getType(), rhs.getType()),
+          predicate, lhs, rhs);
+  }]>];
+  let hasVerifier = 1;
+}
+
+def Graph_SelectOp : Graph_Op<"select", [Pure]> {
+  let summary = "elementwise choice by an i1 condition, numpy broadcasting";
+  let description = [{
+    `result[i] = cond[i] ? a[i] : b[i]`: `cond` is i1, `a` and `b` have the
+    same element type (any, i1 too), and the three shapes broadcast as
+    numpy does; the result has the broadcast shape and the element type of
+    `a`. The result type is written after `->` only when it is not the
+    type of `a` (inferred by the builder). Row-major tensors.
+
+    Example:
+    ```mlir
+    %y = tessera_graph.select %c, %a, %b : tensor<4x8xi1>, tensor<4x8xf32>, tensor<4x8xf32>
+    %z = tessera_graph.select %c, %s, %b : tensor<4x8xi1>, tensor<f32>, tensor<8xf32> -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$cond, Graph_Tensor:$a, Graph_Tensor:$b);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$cond `,` $a `,` $b attr-dict `:` type($cond) `,` type($a) `,` type($b) `` custom<SelectResult>(type($result), ref(type($cond)), ref(type($a)), ref(type($b)))";
+  let builders = [OpBuilder<(ins "::mlir::Value":$cond, "::mlir::Value":$a, "::mlir::Value":$b), [{
+    build($_builder, $_state, ::tessera::graph::selectType(cond.getType(), a.getType(), b.getType()),
+          cond, a, b);
+  }]>];
+  let hasVerifier = 1;
+}
+
 class Graph_UnaryOp<string mnemonic, string what>
     : Graph_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
   let summary = "elementwise " # what;
@@ -277,7 +340,7 @@ def Graph_CastOp : Graph_Op<"cast", [Pure]> {
   let summary = "elementwise element-type conversion";
   let description = [{
     Converts each element; shapes and layouts must match. Between any two
-    of f32, f16, bf16, f8E4M3FN, i32 and i8:
+    of f32, f16, bf16, f8E4M3FN, i32, i8 and i1:
 
     - float -> float: the nearest value of the result type, ties to even.
       Overflow: f16 and bf16 become +-inf; f8E4M3FN (no infinities, largest
@@ -291,6 +354,8 @@ def Graph_CastOp : Graph_Op<"cast", [Pure]> {
       float (an i32 beyond 2^24 may round twice).
     - int -> int: i8 -> i32 sign-extends; i32 -> i8 keeps the low 8 bits
       (two's complement wrap-around).
+    - i1 -> any type: 0 or 1; any type -> i1: `x != 0` (NaN is true, -0
+      is false), as numpy's `astype(bool)`.
 
     Example:
     ```mlir
