@@ -6,6 +6,7 @@
 //   tessera-run examples/causal_mask.mlir                      (cpu)
 //   TESSERA_BACKEND=vulkan tessera-run examples/causal_mask.mlir
 //   tessera-run examples/causal_mask.mlir --kernel nan_compare --tolerance 0
+//   tessera-run examples/causal_mask.mlir --kernel fused_epilogues
 //
 // @causal_mask: scores[q, k] stay where k <= q and become -1e9 above the
 // diagonal (compare and select are one fused tile; the softmax reads the
@@ -67,4 +68,27 @@ func.func @nan_compare(%x: tensor<4x16xf32>)
   %r = tessera_graph.add %none, %one : tensor<4x16xf32>, tensor<4x16xf32>
   return %eq, %ne, %lt, %le, %gt, %ge, %same, %r : tensor<4x16xi1>, tensor<4x16xi1>, tensor<4x16xi1>,
       tensor<4x16xi1>, tensor<4x16xi1>, tensor<4x16xi1>, tensor<4x16xi1>, tensor<4x16xf32>
+}
+
+// compare and select in the epilogues of the tile roots (one kernel per
+// root, docs/ir.md "Schedule IR: the groups"): a matmul whose result is
+// only compared (its epilogue stores i1 bytes), a softmax compared and
+// selected on, a reduce compared with a row threshold, and a matmul
+// selected by a broadcast [37, 1] i1 column; odd sizes (37 x 13: vector
+// chunks and remainders).
+func.func @fused_epilogues(%a: tensor<37x29xf32>, %w: tensor<29x13xf32>, %t: tensor<13xf32>, %x: tensor<37x13xf32>,
+                           %y: tensor<37x13xf32>, %m: tensor<37x1xi1>, %thr: tensor<37xf32>)
+    -> (tensor<37x13xi1>, tensor<37x13xf32>, tensor<37xi1>, tensor<37x13xf32>) {
+  %mm = tessera_graph.matmul %a, %w : tensor<37x29xf32>, tensor<29x13xf32> -> tensor<37x13xf32>
+  %c = tessera_graph.compare gt %mm, %t : tensor<37x13xf32>, tensor<13xf32> -> tensor<37x13xi1>
+  %sm = tessera_graph.softmax %x dim = 1 : tensor<37x13xf32>
+  %cut = arith.constant dense<0.08> : tensor<37x13xf32>
+  %big = tessera_graph.compare ge %sm, %cut : tensor<37x13xf32>, tensor<37x13xf32> -> tensor<37x13xi1>
+  %s = tessera_graph.select %big, %y, %x : tensor<37x13xi1>, tensor<37x13xf32>, tensor<37x13xf32>
+  %r = tessera_graph.reduce max %y dims = [1] order = pairwise : tensor<37x13xf32> -> tensor<37xf32>
+  %rc = tessera_graph.compare gt %r, %thr : tensor<37xf32>, tensor<37xf32> -> tensor<37xi1>
+  %mm2 = tessera_graph.matmul %a, %w : tensor<37x29xf32>, tensor<29x13xf32> -> tensor<37x13xf32>
+  %zero = arith.constant dense<0.0> : tensor<37x13xf32>
+  %e = tessera_graph.select %m, %mm2, %zero : tensor<37x1xi1>, tensor<37x13xf32>, tensor<37x13xf32>
+  return %c, %s, %rc, %e : tensor<37x13xi1>, tensor<37x13xf32>, tensor<37xi1>, tensor<37x13xf32>
 }
