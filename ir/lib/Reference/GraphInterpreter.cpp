@@ -135,7 +135,9 @@ std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollectiv
         for (int64_t o = 0; o < n; ++o) out.v[o] = static_cast<double>(static_cast<int32_t>(static_cast<uint32_t>(iacc[o])));
     } else if (auto cast = dyn_cast<g::CastOp>(op)) {
       std::string from = dtypeOf(cast.getInput().getType());
-      for (int64_t i = 0; i < n; ++i) out.v[i] = CastValue(in(0).v[i], from, rt);
+      // Exact mode: float -> float casts keep the value (no rounding).
+      const bool keep = exact && IsFloatDtype(from) && IsFloatDtype(rt);
+      for (int64_t i = 0; i < n; ++i) out.v[i] = keep ? in(0).v[i] : CastValue(in(0).v[i], from, rt);
     } else if (auto cmp = dyn_cast<g::CompareOp>(op)) {
       // Exact values (f32, narrow floats and integers are exact doubles):
       // every comparison with a NaN is false but ne (C++ is IEEE here).

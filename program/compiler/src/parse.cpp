@@ -7,6 +7,7 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "tessera/Dialect/Graph/Transforms/Grad.h"
 #include "tessera/InitAll.h"
 
 namespace tessera::program {
@@ -107,6 +108,11 @@ StatusOr<std::unique_ptr<ParsedModule>> ParsedModule::Parse(const ProgramSource&
   if (!p->module_) return p->Error(StatusCode::kInvalidArgument, p->name_ + ": not a valid Tessera program");
   if (mlir::failed(mlir::verify(*p->module_)))
     return p->Error(StatusCode::kInvalidArgument, p->name_ + ": the program does not verify");
+  // Gradients the program declares (tessera.grad_of) are built here, and
+  // calls between Graph IR functions inlined: what follows sees one
+  // function of plain Graph IR (docs/autodiff.md).
+  if (mlir::failed(graph::expandGradients(*p->module_)) || mlir::failed(mlir::verify(*p->module_)))
+    return p->Error(StatusCode::kInvalidArgument, p->name_ + ": cannot build the gradients it declares");
   return p;
 }
 

@@ -108,4 +108,35 @@ def SpmdStages : Pass<"tessera-spmd-stages", "::mlir::ModuleOp"> {
     ```
   }];
 }
+def Grad : Pass<"tessera-grad", "::mlir::ModuleOp"> {
+  let summary = "reverse-mode autodiff: a function's value and its gradients";
+  let description = [{
+    With `function=f`, adds `@f_grad` (or `name=...`): f's arguments ->
+    (f's results, then d result0 / d argument i for each i in `wrt`, all
+    float arguments when `wrt` is empty). Result 0 is the loss: one float
+    element. One reverse sweep applies each op's VJP rule; gradients
+    accumulate in f32 and are returned in each argument's type, layout
+    and sharding. In an SPMD function collectives get their transposes
+    (all_gather <-> reduce_scatter, all_reduce sum -> identity) and the
+    gradient of a replicated value read by devices that differ is
+    all-reduced once (docs/autodiff.md).
+
+    Without `function`, fills every declaration marked
+    `tessera.grad_of = @f` (`tessera.wrt = [...]`) and inlines the calls
+    of Graph IR functions, so the module is plain Graph IR again (what
+    every compile does first).
+
+    Example:
+    ```mlir
+    func.func private @loss_grad(tensor<8x4xf32>, tensor<4x1xf32>, tensor<8x1xf32>)
+        -> (tensor<1x1xf32>, tensor<4x1xf32>) attributes {tessera.grad_of = @loss, tessera.wrt = [1]}
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect"];
+  let options = [
+    Option<"function", "function", "std::string", "\"\"", "the function to differentiate">,
+    ListOption<"wrt", "wrt", "unsigned", "the arguments to differentiate with respect to (0-based)">,
+    Option<"gradName", "name", "std::string", "\"\"", "the new function's name (default <function>_grad)">,
+  ];
+}
 #endif

@@ -1,0 +1,443 @@
+//===- Grad.cpp - --tessera-grad: the reverse sweep ----------------------===//
+//
+// One reverse pass over a clone of the function: each op whose results
+// carry cotangents hands them to its VJP rule (GradRules.cpp), and the
+// contributions to each operand are summed. The forward values stay live
+// for the backward ops that read them (nothing is recomputed except the
+// statistics the rules rebuild).
+//
+// SPMD functions (docs/spmd.md) differentiate the way JAX's shard_map
+// does. A value is *varying* over a mesh axis when the devices along it
+// hold different values (an argument sharded or partial over it, and what
+// is computed from one); an all_reduce / all_gather makes it invariant
+// again. Where an op reads an invariant operand and yields a varying
+// result (the implicit broadcast of a replicated value), the operand's
+// cotangent is a *partial sum* over those axes: it is kept as such
+// (Cotangent::partial) until something needs its value, and only then
+// all-reduced, so that
+//   - data-parallel gradients of replicated weights get one all_reduce;
+//   - all_gather transposes to reduce_scatter (no all_reduce first), and
+//     reduce_scatter to all_gather;
+//   - all_reduce(sum) transposes to the identity.
+//===----------------------------------------------------------------------===//
+#include "tessera/Dialect/Graph/Transforms/Grad.h"
+
+#include <set>
+
+#include "GradBuilder.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "tessera/Dialect/Graph/Transforms/Passes.h"
+#include "tessera/Dialect/Graph/Transforms/SpmdPlan.h"
+
+namespace tessera::graph {
+#define GEN_PASS_DEF_GRAD
+#include "tessera/Dialect/Graph/Transforms/Passes.h.inc"
+}  // namespace tessera::graph
+
+namespace tessera::graph {
+
+using namespace mlir;
+
+namespace {
+
+using AxisSet = std::set<std::string>;
+
+struct Cotangent {
+  Value value;
+  AxisSet partial;  // the devices along these axes hold addends of it
+};
+
+AxisSet varyingOfArgument(func::FuncOp fn, unsigned i) {
+  AxisSet out;
+  auto shard = fn.getArgAttrOfType<ShardAttr>(i, kShardingAttr);
+  if (!shard) return out;
+  for (Attribute a : shard.getDims())
+    if (auto s = a.dyn_cast<StringAttr>(); s && !s.getValue().empty()) out.insert(s.str());
+  for (Attribute a : shard.getReduce())
+    if (auto s = a.dyn_cast<StringAttr>()) out.insert(s.str());
+  return out;
+}
+
+AxisSet axesOf(Operation* op) {
+  AxisSet out;
+  if (auto axes = op->getAttrOfType<ArrayAttr>("axes"))
+    for (Attribute a : axes)
+      if (auto s = a.dyn_cast<StringAttr>()) out.insert(s.str());
+  return out;
+}
+
+class Sweep {
+ public:
+  Sweep(func::FuncOp fn, MeshOp mesh, OpBuilder& b) : fn_(fn), mesh_(mesh), b_(b), gb_(b) {}
+
+  LogicalResult run(ArrayRef<unsigned> wrt, SmallVectorImpl<Value>& grads);
+
+ private:
+  Value allReduce(Value v, const AxisSet& axes);
+  Value materialize(const Cotangent& c) { return allReduce(c.value, c.partial); }
+  void accumulate(Value primal, Cotangent c);
+  LogicalResult collective(Operation* op, const Cotangent& dy, SmallVectorImpl<Cotangent>& out);
+  ArrayAttr axesAttr(const AxisSet& axes);
+  int64_t groupSize(Operation* op);
+
+  func::FuncOp fn_;
+  MeshOp mesh_;
+  OpBuilder& b_;
+  grad::GradBuilder gb_;
+  DenseMap<Value, AxisSet> varying_;
+  DenseMap<Value, Cotangent> cot_;
+};
+
+ArrayAttr Sweep::axesAttr(const AxisSet& axes) {
+  // In the mesh's order (any order sums the same; this one is stable).
+  SmallVector<Attribute> out;
+  for (Attribute a : mesh_.getAxes())
+    if (axes.count(a.cast<StringAttr>().str())) out.push_back(a);
+  return b_.getArrayAttr(out);
+}
+
+int64_t Sweep::groupSize(Operation* op) {
+  int64_t n = 1;
+  for (const std::string& a : axesOf(op)) n *= mesh_.axisSize(a);
+  return n;
+}
+
+Value Sweep::allReduce(Value v, const AxisSet& axes) {
+  if (axes.empty()) return v;
+  return b_.create<AllReduceOp>(gb_.loc(), v.getType(), v, mesh_.getSymName(), axesAttr(axes), ReduceKind::sum);
+}
+
+void Sweep::accumulate(Value primal, Cotangent c) {
+  auto it = cot_.find(primal);
+  if (it == cot_.end()) {
+    cot_[primal] = std::move(c);
+    return;
+  }
+  Cotangent& have = it->second;
+  if (have.partial != c.partial) {  // different addends: sum each first
+    have.value = materialize(have);
+    have.partial.clear();
+    c.value = materialize(c);
+  }
+  have.value = gb_.add(have.value, c.value);
+}
+
+// The transposes of the collectives; `dy` may be a partial sum.
+LogicalResult Sweep::collective(Operation* op, const Cotangent& dy, SmallVectorImpl<Cotangent>& out) {
+  const AxisSet axes = axesOf(op);
+  AxisSet inside, outside;  // dy's partial axes within / beyond the op's
+  for (const std::string& a : dy.partial) (axes.count(a) ? inside : outside).insert(a);
+  Type inType = gb_.cotangentType(op->getOperand(0));
+  auto opAxes = op->getAttrOfType<ArrayAttr>("axes");
+  if (auto ar = dyn_cast<AllReduceOp>(op)) {
+    if (ar.getKind() != ReduceKind::sum) {
+      op->emitOpError() << "has no VJP rule for `" << stringifyReduceKind(ar.getKind())
+                        << "` (only all_reduce sum is differentiable)";
+      return failure();
+    }
+    // y = sum of the group's x: each x gets the whole of dy.
+    out[0] = {allReduce(dy.value, inside), outside};
+    return success();
+  }
+  if (auto ag = dyn_cast<AllGatherOp>(op)) {
+    Value v;
+    if (inside == axes) {  // dy is the group's sum: reduce_scatter is it
+      v = b_.create<ReduceScatterOp>(gb_.loc(), inType, dy.value, mesh_.getSymName(), opAxes, ReduceKind::sum,
+                                     ag.getDim());
+    } else {  // every rank holds the same dy: its own part of the group's sum / group size
+      Value whole = allReduce(dy.value, inside);
+      v = b_.create<ReduceScatterOp>(gb_.loc(), inType, whole, mesh_.getSymName(), opAxes, ReduceKind::sum,
+                                     ag.getDim());
+      v = gb_.scale(v, 1.0 / static_cast<double>(groupSize(op)));
+    }
+    out[0] = {v, outside};
+    return success();
+  }
+  if (auto rs = dyn_cast<ReduceScatterOp>(op)) {
+    if (rs.getKind() != ReduceKind::sum) {
+      op->emitOpError() << "has no VJP rule for `" << stringifyReduceKind(rs.getKind())
+                        << "` (only reduce_scatter sum is differentiable)";
+      return failure();
+    }
+    Value whole = allReduce(dy.value, inside);
+    out[0] = {b_.create<AllGatherOp>(gb_.loc(), inType, whole, mesh_.getSymName(), opAxes, rs.getDim()), outside};
+    return success();
+  }
+  op->emitOpError() << "has no VJP rule yet (the transpose of a broadcast, a reduce to the root, is not "
+                       "implemented: all_reduce the value and use it on every device instead)";
+  return failure();
+}
+
+LogicalResult Sweep::run(ArrayRef<unsigned> wrt, SmallVectorImpl<Value>& grads) {
+  Block& body = fn_.getBody().front();
+  Operation* ret = body.getTerminator();
+  // Forward: which values vary over which mesh axes, which are active
+  // (computed from an argument in `wrt`).
+  DenseSet<Value> active;
+  for (unsigned i : wrt) active.insert(fn_.getArgument(i));
+  for (unsigned i = 0; i < fn_.getNumArguments(); ++i) varying_[fn_.getArgument(i)] = varyingOfArgument(fn_, i);
+  SmallVector<Operation*> ops;
+  for (Operation& op : body.without_terminator()) {
+    ops.push_back(&op);
+    AxisSet v;
+    bool anyActive = false;
+    for (Value o : op.getOperands()) {
+      const AxisSet& ov = varying_[o];
+      v.insert(ov.begin(), ov.end());
+      anyActive |= active.count(o) > 0;
+    }
+    if (isa<AllReduceOp, AllGatherOp, BroadcastOp>(op))
+      for (const std::string& a : axesOf(&op)) v.erase(a);
+    else if (isa<ReduceScatterOp>(op))
+      for (const std::string& a : axesOf(&op)) v.insert(a);
+    for (Value r : op.getResults()) {
+      varying_[r] = v;
+      if (anyActive && grad::isDifferentiable(r.getType())) active.insert(r);
+    }
+  }
+  // Backward, appended before the return.
+  b_.setInsertionPoint(ret);
+  gb_.setLoc(fn_.getLoc());
+  Value loss = ret->getOperand(0);
+  cot_[loss] = {gb_.splat(gb_.shapeOf(loss), 1.0), {}};
+  for (Operation* op : llvm::reverse(ops)) {
+    if (!llvm::any_of(op->getOperands(), [&](Value o) { return active.count(o) > 0; })) continue;
+    SmallVector<Cotangent> dres;
+    bool any = false;
+    for (Value r : op->getResults()) {
+      auto it = cot_.find(r);
+      dres.push_back(it == cot_.end() ? Cotangent{} : it->second);
+      any |= it != cot_.end();
+    }
+    if (!any) continue;
+    gb_.setLoc(op->getLoc());
+    if (isa<AllReduceOp, AllGatherOp, ReduceScatterOp, BroadcastOp>(op)) {
+      SmallVector<Cotangent> out(1);
+      if (failed(collective(op, dres[0], out))) return failure();
+      if (active.count(op->getOperand(0))) accumulate(op->getOperand(0), out[0]);
+      continue;
+    }
+    SmallVector<Value> ds, out(op->getNumOperands());
+    for (const Cotangent& c : dres) ds.push_back(c.value ? materialize(c) : Value());
+    if (failed(grad::vjp(op, ds, out, gb_))) return failure();
+    AxisSet resultVarying;
+    for (Value r : op->getResults()) resultVarying.insert(varying_[r].begin(), varying_[r].end());
+    for (auto [o, c] : llvm::zip(op->getOperands(), out)) {
+      if (!c || !active.count(o)) continue;
+      // An invariant operand read into a varying result: partial sums.
+      AxisSet partial;
+      for (const std::string& a : resultVarying)
+        if (!varying_[o].count(a)) partial.insert(a);
+      accumulate(o, {c, partial});
+    }
+  }
+  gb_.setLoc(fn_.getLoc());
+  for (unsigned i : wrt) {
+    Value arg = fn_.getArgument(i);
+    auto it = cot_.find(arg);
+    Value g = it == cot_.end() ? gb_.zerosLike(arg) : materialize(it->second);
+    grads.push_back(gb_.castTo(g, arg.getType()));
+  }
+  return success();
+}
+
+void inlineCall(func::CallOp call, func::FuncOp callee) {
+  IRMapping map;
+  Block& body = callee.getBody().front();
+  for (auto [a, v] : llvm::zip(body.getArguments(), call.getOperands())) map.map(a, v);
+  OpBuilder b(call);
+  for (Operation& op : body.without_terminator()) b.clone(op, map);
+  for (auto [r, v] : llvm::zip(call.getResults(), body.getTerminator()->getOperands()))
+    r.replaceAllUsesWith(map.lookupOrDefault(v));
+  call.erase();
+}
+
+bool isGraphFunction(func::FuncOp f) {
+  auto tensor = [](Type t) { return t.isa<TensorType>(); };
+  return llvm::any_of(f.getArgumentTypes(), tensor) || llvm::any_of(f.getResultTypes(), tensor);
+}
+
+}  // namespace
+
+FailureOr<func::FuncOp> buildGradient(func::FuncOp fn, ArrayRef<unsigned> wrt, StringRef name) {
+  if (fn.isExternal()) return fn.emitOpError("has no body to differentiate"), failure();
+  if (!fn.getBody().hasOneBlock()) return fn.emitOpError("has several blocks; --tessera-grad takes one"), failure();
+  if (fn.getNumResults() == 0) return fn.emitOpError("returns nothing: result 0 must be the loss"), failure();
+  auto loss = fn.getResultTypes()[0].dyn_cast<RankedTensorType>();
+  if (!loss || !loss.getElementType().isa<FloatType>() || loss.getNumElements() != 1)
+    return fn.emitOpError() << "result 0 is " << fn.getResultTypes()[0]
+                            << ": the loss --tessera-grad differentiates must be one float element "
+                               "(e.g. tensor<1xf32>; reduce it with keepdims)",
+           failure();
+  for (unsigned i : wrt) {
+    if (i >= fn.getNumArguments())
+      return fn.emitOpError() << "wrt names argument " << i << ", and @" << fn.getName() << " has "
+                              << fn.getNumArguments() << " (numbered from 0)",
+             failure();
+    if (!grad::isDifferentiable(fn.getArgumentTypes()[i]))
+      return fn.emitOpError() << "wrt names argument " << i << " of type " << fn.getArgumentTypes()[i]
+                              << ": only float tensors have gradients",
+             failure();
+  }
+  FailureOr<MeshOp> mesh = findSpmdMesh(fn);
+  if (failed(mesh)) return failure();
+  auto module = fn->getParentOfType<ModuleOp>();
+  auto g = cast<func::FuncOp>(fn->clone());
+  g.setName(name);
+  g->removeAttr(kCustomVjpAttr);
+  g.setPublic();
+  SymbolTable(module).insert(g, Block::iterator(fn->getNextNode()));
+  // Calls of functions without a custom VJP are differentiated inside.
+  for (int round = 0; round < 64; ++round) {
+    SmallVector<std::pair<func::CallOp, func::FuncOp>> calls;
+    g.walk([&](func::CallOp c) {
+      auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(c, c.getCalleeAttr());
+      if (callee && !callee.isExternal() && !callee->hasAttr(kCustomVjpAttr) && callee.getBody().hasOneBlock())
+        calls.push_back({c, callee});
+    });
+    if (calls.empty()) break;
+    for (auto [c, callee] : calls) inlineCall(c, callee);
+  }
+  OpBuilder b(g.getContext());
+  Sweep sweep(g, *mesh, b);
+  SmallVector<Value> grads;
+  if (failed(sweep.run(wrt, grads))) {
+    g.erase();
+    return failure();
+  }
+  Operation* ret = g.getBody().front().getTerminator();
+  SmallVector<Value> results(ret->getOperands());
+  for (auto [k, i] : llvm::enumerate(wrt)) results.push_back(grads[k]);
+  ret->setOperands(results);
+  // The rules build every operand's cotangent; drop those nobody reads
+  // (inactive operands, the seed of an empty `wrt`).
+  SmallVector<Operation*> body;
+  for (Operation& op : g.getBody().front().without_terminator()) body.push_back(&op);
+  for (Operation* op : llvm::reverse(body))
+    if (isOpTriviallyDead(op)) op->erase();
+  SmallVector<DictionaryAttr> resultAttrs;
+  for (unsigned i = 0; i < fn.getNumResults(); ++i) resultAttrs.push_back(fn.getResultAttrDict(i));
+  for (unsigned i : wrt) {
+    // A gradient has its argument's sharding.
+    SmallVector<NamedAttribute> attrs;
+    if (auto s = fn.getArgAttr(i, kShardingAttr)) attrs.push_back(b.getNamedAttr(kShardingAttr, s));
+    resultAttrs.push_back(b.getDictionaryAttr(attrs));
+  }
+  SmallVector<Type> types;
+  for (Value v : results) types.push_back(v.getType());
+  g.setType(FunctionType::get(g.getContext(), g.getArgumentTypes(), types));
+  g.setAllResultAttrs(resultAttrs);
+  return g;
+}
+
+bool hasGradientDeclarations(ModuleOp module) {
+  bool found = false;
+  module.walk([&](func::FuncOp f) { found |= f->hasAttr(kGradOfAttr); });
+  return found;
+}
+
+LogicalResult expandGradients(ModuleOp module) {
+  bool changed = false;
+  SmallVector<func::FuncOp> decls;
+  module.walk([&](func::FuncOp f) {
+    if (f->hasAttr(kGradOfAttr)) decls.push_back(f);
+  });
+  for (func::FuncOp decl : decls) {
+    auto of = decl->getAttrOfType<FlatSymbolRefAttr>(kGradOfAttr);
+    if (!of) return decl.emitOpError() << "`" << kGradOfAttr.str() << "` must name a function (@f)";
+    if (!decl.isExternal())
+      return decl.emitOpError() << "declares the gradient of @" << of.getValue()
+                                << " and has a body: a gradient declaration has none";
+    auto fn = module.lookupSymbol<func::FuncOp>(of.getValue());
+    if (!fn) return decl.emitOpError() << "is the gradient of @" << of.getValue() << ", and there is no such function";
+    SmallVector<unsigned> wrt;
+    if (Attribute a = decl->getAttr(kWrtAttr)) {
+      auto list = a.dyn_cast<ArrayAttr>();
+      if (!list) return decl.emitOpError() << "`" << kWrtAttr.str() << "` must be a list of argument numbers ([0, 2])";
+      for (Attribute e : list) {
+        auto n = e.dyn_cast<IntegerAttr>();
+        if (!n || n.getInt() < 0)
+          return decl.emitOpError() << "`" << kWrtAttr.str() << "` must be a list of argument numbers ([0, 2])";
+        wrt.push_back(static_cast<unsigned>(n.getInt()));
+      }
+    } else {
+      for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+        if (grad::isDifferentiable(fn.getArgumentTypes()[i])) wrt.push_back(i);
+    }
+    FailureOr<func::FuncOp> g = buildGradient(fn, wrt, (decl.getName() + "__built").str());
+    if (failed(g)) return decl.emitOpError() << "cannot be built (see the error above)";
+    if (g->getFunctionType() != decl.getFunctionType()) {
+      auto want = g->getFunctionType();
+      g->erase();
+      return decl.emitOpError() << "is declared " << decl.getFunctionType() << "; the gradient of @"
+                                << fn.getName() << " with respect to the arguments listed is " << want
+                                << " (its results, then one gradient per argument in `wrt`)";
+    }
+    decl.getBody().takeBody(g->getBody());
+    decl->removeAttr(kGradOfAttr);
+    decl->removeAttr(kWrtAttr);
+    g->erase();
+    changed = true;
+  }
+  // Inline every call between Graph IR functions: the backends compile
+  // one function of plain Graph IR.
+  for (int round = 0; round < 64; ++round) {
+    SmallVector<std::pair<func::CallOp, func::FuncOp>> calls;
+    module.walk([&](func::CallOp c) {
+      auto caller = c->getParentOfType<func::FuncOp>();
+      auto callee = module.lookupSymbol<func::FuncOp>(c.getCallee());
+      if (caller && callee && !callee.isExternal() && callee.getBody().hasOneBlock() && isGraphFunction(caller) &&
+          isGraphFunction(callee))
+        calls.push_back({c, callee});
+    });
+    if (calls.empty()) break;
+    for (auto [c, callee] : calls) inlineCall(c, callee);
+    changed = true;
+  }
+  if (!changed) return success();
+  // Private functions nobody calls any more (the forward halves).
+  for (bool erased = true; erased;) {
+    erased = false;
+    for (func::FuncOp f : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+      if (f.isPrivate() && SymbolTable::symbolKnownUseEmpty(f, module)) {
+        f.erase();
+        erased = true;
+      }
+  }
+  return success();
+}
+
+namespace {
+
+struct GradPass : impl::GradBase<GradPass> {
+  using GradBase::GradBase;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (function.empty()) {
+      if (failed(expandGradients(module))) signalPassFailure();
+      return;
+    }
+    auto fn = module.lookupSymbol<func::FuncOp>(function);
+    if (!fn) {
+      module.emitError() << "--tessera-grad: no function @" << function;
+      return signalPassFailure();
+    }
+    SmallVector<unsigned> args(wrt.begin(), wrt.end());
+    if (args.empty())
+      for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+        if (grad::isDifferentiable(fn.getArgumentTypes()[i])) args.push_back(i);
+    std::string name = gradName.empty() ? function + "_grad" : std::string(gradName);
+    if (module.lookupSymbol(name)) {
+      module.emitError() << "--tessera-grad: @" << name << " exists already (pick another with name=...)";
+      return signalPassFailure();
+    }
+    if (failed(buildGradient(fn, args, name))) signalPassFailure();
+  }
+};
+
+}  // namespace
+
+}  // namespace tessera::graph

@@ -1,0 +1,453 @@
+// Gradient checks of --tessera-grad: every VJP rule against central finite
+// differences of the reference interpreter in its exact (f64) mode.
+//
+// Each case is a function @f(args) -> y of one op (or a few). The test
+// makes the scalar loss L = sum(f(args) * r) with a random r, builds
+// d L / d args with buildGradient, evaluates it in f64, and compares each
+// element of each float argument's gradient (up to 40 per argument) with
+//   (L(x + h e_k) - L(x - h e_k)) / 2h,   h = 1e-5 * max(1, |x_k|),
+// in f64. Tolerance: |grad - fd| <= 1e-5 * max(1, |fd|) -- the truncation
+// error of the central difference is O(h^2) and the backward graph's f32
+// constants (1/N, 2/sqrt(pi), epsilon) are within 6e-8 relative.
+// Inputs are random in [-1, 1] (kept away from 0 for the kinks of relu
+// and abs), in [0.5, 1.5] for the cases that need positive values.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "tessera/Dialect/Graph/Transforms/Grad.h"
+#include "tessera/InitAll.h"
+#include "tessera/Reference/GraphInterpreter.h"
+
+namespace tessera::reference {
+namespace {
+
+std::string TypeText(mlir::Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  t.print(os);
+  return os.str();
+}
+
+enum class Inputs { kSigned, kPositive };
+
+class GradCheckTest : public ::testing::Test {
+ protected:
+  GradCheckTest() {
+    mlir::DialectRegistry registry;
+    registerAllDialects(registry);
+    context_ = std::make_unique<mlir::MLIRContext>(registry);
+    context_->getDiagEngine().registerHandler([this](mlir::Diagnostic& d) {
+      std::string loc;
+      llvm::raw_string_ostream os(loc);
+      d.getLocation().print(os);
+      diagnostics_ += os.str() + ": " + d.str() + "\n";
+      return mlir::success();
+    });
+  }
+
+  // Wraps `body` (which defines @f) in a loss and checks every float
+  // argument's gradient. `ints` gives the values of integer arguments.
+  void Check(const std::string& body, Inputs kind = Inputs::kSigned, std::vector<double> ints = {}) {
+    auto first = mlir::parseSourceString<mlir::ModuleOp>(body, context_.get());
+    ASSERT_TRUE(first) << diagnostics_;
+    auto f = first->lookupSymbol<mlir::func::FuncOp>("f");
+    ASSERT_TRUE(f);
+    // loss(args..., r) = sum(f(args) * r)
+    std::string sig, callArgs, argTypes;
+    for (auto [i, t] : llvm::enumerate(f.getArgumentTypes())) {
+      sig += "%a" + std::to_string(i) + ": " + TypeText(t) + ", ";
+      callArgs += std::string(i ? ", " : "") + "%a" + std::to_string(i);
+      argTypes += std::string(i ? ", " : "") + TypeText(t);
+    }
+    auto yt = f.getResultTypes()[0].cast<mlir::RankedTensorType>();
+    const std::string y = TypeText(yt);
+    std::string dims, ones;
+    for (int64_t d = 0; d < yt.getRank(); ++d) {
+      dims += std::string(d ? ", " : "") + std::to_string(d);
+      ones += "1x";
+    }
+    const std::string lossType = "tensor<" + (ones.empty() ? std::string("1x") : ones) + "f32>";
+    std::string loss = "func.func @loss(" + sig + "%r: " + y + ") -> " + lossType + " {\n" +
+                       "  %y = func.call @f(" + callArgs + ") : (" + argTypes + ") -> " + y + "\n" +
+                       "  %p = tessera_graph.mul %y, %r : " + y + ", " + y + "\n" +
+                       "  %l = tessera_graph.reduce sum %p dims = [" + dims + "] order = pairwise : " + y + " -> " +
+                       lossType + "\n  return %l : " + lossType + "\n}\n";
+    if (yt.getRank() == 0) FAIL() << "cases return a ranked, non-scalar y";
+    module_ = mlir::parseSourceString<mlir::ModuleOp>(body + loss, context_.get());
+    ASSERT_TRUE(module_) << diagnostics_ << body + loss;
+    auto lossFn = module_->lookupSymbol<mlir::func::FuncOp>("loss");
+    // Forward for the finite differences: the loss with @f inlined.
+    std::vector<unsigned> wrt;
+    for (auto [i, t] : llvm::enumerate(lossFn.getArgumentTypes()))
+      if (i + 1 < lossFn.getNumArguments() && t.cast<mlir::RankedTensorType>().getElementType().isa<mlir::FloatType>())
+        wrt.push_back(static_cast<unsigned>(i));
+    auto grad = graph::buildGradient(lossFn, wrt, "loss_grad");
+    ASSERT_TRUE(mlir::succeeded(grad)) << diagnostics_;
+    ASSERT_TRUE(mlir::succeeded(mlir::verify(*module_))) << diagnostics_;
+    auto value = graph::buildGradient(lossFn, {}, "loss_value");  // the loss with @f inlined
+    ASSERT_TRUE(mlir::succeeded(value)) << diagnostics_;
+    gradText_.clear();
+    llvm::raw_string_ostream os(gradText_);
+    grad->print(os);
+    // The interpreter runs plain Graph IR: inline the custom VJPs' calls.
+    ASSERT_TRUE(mlir::succeeded(graph::expandGradients(*module_))) << diagnostics_;
+
+    // Random inputs (physical order = logical: the cases are row-major
+    // except where a layout is the point, which the interpreter handles).
+    std::mt19937 rng(1234);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    HostTensors inputs;
+    size_t nextInt = 0;
+    for (mlir::Type t : lossFn.getArgumentTypes()) {
+      auto tt = t.cast<mlir::RankedTensorType>();
+      std::vector<double> v(tt.getNumElements());
+      for (double& x : v) {
+        if (!tt.getElementType().isa<mlir::FloatType>()) {
+          ASSERT_LT(nextInt, ints.size()) << "give the integer arguments' values";
+          x = ints[nextInt++];
+          continue;
+        }
+        double r = u(rng);
+        if (kind == Inputs::kPositive) x = 1.0 + 0.5 * r;
+        else x = r < 0 ? r - 0.05 : r + 0.05;  // |x| >= 0.05: away from kinks
+      }
+      inputs.push_back(std::move(v));
+    }
+    ReferenceOptions exact;
+    exact.exact = true;
+    HostTensors out;
+    ASSERT_EQ(ReferenceGraph(*grad, inputs, &out, nullptr, exact), "");
+    ASSERT_EQ(out.size(), 1 + wrt.size());
+    auto lossAt = [&](const HostTensors& in) {
+      HostTensors o;
+      EXPECT_EQ(ReferenceGraph(*value, in, &o, nullptr, exact), "");
+      return o.empty() ? NAN : o[0][0];
+    };
+    for (size_t k = 0; k < wrt.size(); ++k) {
+      const unsigned a = wrt[k];
+      const std::vector<double>& g = out[1 + k];
+      ASSERT_EQ(g.size(), inputs[a].size());
+      const size_t n = inputs[a].size(), step = std::max<size_t>(1, n / 40);
+      for (size_t e = 0; e < n; e += step) {
+        HostTensors plus = inputs, minus = inputs;
+        const double h = 1e-5 * std::max(1.0, std::fabs(inputs[a][e]));
+        plus[a][e] += h;
+        minus[a][e] -= h;
+        const double fd = (lossAt(plus) - lossAt(minus)) / (2 * h);
+        EXPECT_NEAR(g[e], fd, 1e-5 * std::max(1.0, std::fabs(fd)))
+            << "d loss / d arg" << a << "[" << e << "]\n" << body;
+      }
+    }
+  }
+
+  std::unique_ptr<mlir::MLIRContext> context_;
+  mlir::OwningOpRef<mlir::ModuleOp> module_;
+  std::string diagnostics_;
+  std::string gradText_;  // the gradient function before inlining
+};
+
+std::string Unary(const std::string& op, const std::string& attrs = "") {
+  return "func.func private @f(%x: tensor<3x5xf32>) -> tensor<3x5xf32> {\n"
+         "  %y = tessera_graph." + op + " %x " + attrs + ": tensor<3x5xf32>\n"
+         "  return %y : tensor<3x5xf32>\n}\n";
+}
+
+std::string Binary(const std::string& op, const std::string& lhs, const std::string& rhs, const std::string& res) {
+  return "func.func private @f(%x: " + lhs + ", %z: " + rhs + ") -> " + res + " {\n"
+         "  %y = tessera_graph." + op + " %x, %z : " + lhs + ", " + rhs + (lhs == res ? "" : " -> " + res) + "\n"
+         "  return %y : " + res + "\n}\n";
+}
+
+TEST_F(GradCheckTest, Matmul) {
+  Check(R"(func.func private @f(%a: tensor<4x6xf32>, %b: tensor<6x3xf32>) -> tensor<4x3xf32> {
+  %c = tessera_graph.matmul %a, %b : tensor<4x6xf32>, tensor<6x3xf32> -> tensor<4x3xf32>
+  return %c : tensor<4x3xf32>
+})");
+}
+
+TEST_F(GradCheckTest, BatchedMatmul) {
+  Check(R"(func.func private @f(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>) -> tensor<2x3x5xf32> {
+  %c = tessera_graph.matmul %a, %b : tensor<2x3x4xf32>, tensor<2x4x5xf32> -> tensor<2x3x5xf32>
+  return %c : tensor<2x3x5xf32>
+})");
+}
+
+TEST_F(GradCheckTest, MatmulColMajorOperand) {
+  Check(R"(func.func private @f(%a: tensor<4x6xf32>, %b: tensor<6x4xf32, #tessera_graph.layout<col_major>>) -> tensor<4x4xf32> {
+  %c = tessera_graph.matmul %a, %b : tensor<4x6xf32>, tensor<6x4xf32, #tessera_graph.layout<col_major>> -> tensor<4x4xf32>
+  return %c : tensor<4x4xf32>
+})");
+}
+
+TEST_F(GradCheckTest, AddSubMulDivWithBroadcasting) {
+  Check(Binary("add", "tensor<3x5xf32>", "tensor<5xf32>", "tensor<3x5xf32>"));
+  Check(Binary("sub", "tensor<3x1xf32>", "tensor<1x5xf32>", "tensor<3x5xf32>"));
+  Check(Binary("mul", "tensor<3x5xf32>", "tensor<3x1xf32>", "tensor<3x5xf32>"));
+  Check(Binary("div", "tensor<3x5xf32>", "tensor<5xf32>", "tensor<3x5xf32>"), Inputs::kPositive);
+  Check(Binary("div", "tensor<2x3x5xf32>", "tensor<3x1xf32>", "tensor<2x3x5xf32>"), Inputs::kPositive);
+}
+
+TEST_F(GradCheckTest, MaxMinPow) {
+  Check(Binary("max", "tensor<3x5xf32>", "tensor<3x5xf32>", "tensor<3x5xf32>"));
+  Check(Binary("min", "tensor<3x5xf32>", "tensor<5xf32>", "tensor<3x5xf32>"));
+  Check(Binary("pow", "tensor<3x5xf32>", "tensor<3x5xf32>", "tensor<3x5xf32>"), Inputs::kPositive);
+}
+
+TEST_F(GradCheckTest, UnaryOps) {
+  for (const char* op : {"relu", "exp", "neg", "abs", "tanh", "sigmoid", "erf", "silu", "gelu"}) Check(Unary(op));
+  Check(Unary("gelu", "{approximate = \"none\"} "));
+  for (const char* op : {"sqrt", "rsqrt", "log"}) Check(Unary(op), Inputs::kPositive);
+}
+
+TEST_F(GradCheckTest, CastsAndLayouts) {
+  Check(R"(func.func private @f(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %h = tessera_graph.cast %x : tensor<3x4xf32> -> tensor<3x4xf16>
+  %b = tessera_graph.convert_layout %h : tensor<3x4xf16> -> tensor<3x4xf16, #tessera_graph.layout<col_major>>
+  %y = tessera_graph.cast %b : tensor<3x4xf16, #tessera_graph.layout<col_major>> -> tensor<3x4xf32, #tessera_graph.layout<col_major>>
+  %z = tessera_graph.convert_layout %y : tensor<3x4xf32, #tessera_graph.layout<col_major>> -> tensor<3x4xf32>
+  return %z : tensor<3x4xf32>
+})");
+}
+
+TEST_F(GradCheckTest, Reductions) {
+  for (const char* kind : {"sum", "mean", "max", "min"}) {
+    Check(std::string("func.func private @f(%x: tensor<3x4x5xf32>) -> tensor<3x5xf32> {\n  %y = tessera_graph.reduce ") +
+          kind + " %x dims = [1] order = pairwise : tensor<3x4x5xf32> -> tensor<3x5xf32>\n  return %y : tensor<3x5xf32>\n}\n");
+    Check(std::string("func.func private @f(%x: tensor<3x4x5xf32>) -> tensor<1x4x1xf32> {\n  %y = tessera_graph.reduce ") +
+          kind + " %x dims = [0, 2] order = sequential : tensor<3x4x5xf32> -> tensor<1x4x1xf32>\n  return %y : tensor<1x4x1xf32>\n}\n");
+  }
+}
+
+TEST_F(GradCheckTest, Softmax) {
+  Check(R"(func.func private @f(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
+  %y = tessera_graph.softmax %x dim = 1 : tensor<4x6xf32>
+  return %y : tensor<4x6xf32>
+})");
+  Check(R"(func.func private @f(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
+  %y = tessera_graph.softmax %x dim = 0 : tensor<4x6xf32>
+  return %y : tensor<4x6xf32>
+})");
+}
+
+TEST_F(GradCheckTest, Norms) {
+  Check(R"(func.func private @f(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %y = tessera_graph.layernorm %x, %g, %b : tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
+  return %y : tensor<4x8xf32>
+})");
+  Check(R"(func.func private @f(%x: tensor<2x3x8xf32>, %g: tensor<8xf32>) -> tensor<2x3x8xf32> {
+  %y = tessera_graph.rmsnorm %x, %g : tensor<2x3x8xf32>, tensor<8xf32>
+  return %y : tensor<2x3x8xf32>
+})");
+}
+
+TEST_F(GradCheckTest, ShapeOps) {
+  Check(R"(func.func private @f(%x: tensor<2x3x4xf32>) -> tensor<4x2x3xf32> {
+  %y = tessera_graph.transpose %x perm = [2, 0, 1] : tensor<2x3x4xf32> -> tensor<4x2x3xf32>
+  return %y : tensor<4x2x3xf32>
+})");
+  Check(R"(func.func private @f(%x: tensor<2x6xf32>) -> tensor<3x4xf32> {
+  %y = tessera_graph.reshape %x : tensor<2x6xf32> -> tensor<3x4xf32>
+  return %y : tensor<3x4xf32>
+})");
+  Check(R"(func.func private @f(%x: tensor<7x9xf32>) -> tensor<3x4xf32> {
+  %y = tessera_graph.slice %x offsets = [1, 0] strides = [2, 2] : tensor<7x9xf32> -> tensor<3x4xf32>
+  return %y : tensor<3x4xf32>
+})");
+  Check(R"(func.func private @f(%x: tensor<3x1xf32>) -> tensor<2x3x4xf32> {
+  %y = tessera_graph.broadcast_in_dim %x dims = [1, 2] : tensor<3x1xf32> -> tensor<2x3x4xf32>
+  return %y : tensor<2x3x4xf32>
+})");
+  Check(R"(func.func private @f(%a: tensor<3x2xf32>, %b: tensor<3x4xf32>) -> tensor<3x6xf32> {
+  %y = tessera_graph.concat %a, %b dim = 1 : tensor<3x2xf32>, tensor<3x4xf32> -> tensor<3x6xf32>
+  return %y : tensor<3x6xf32>
+})");
+  Check(R"(func.func private @f(%x: tensor<3x4xf32>) -> tensor<6x5xf32> {
+  %y = tessera_graph.pad %x low = [1, 0] high = [2, 1] value = 0.5 : tensor<3x4xf32> -> tensor<6x5xf32>
+  return %y : tensor<6x5xf32>
+})");
+}
+
+TEST_F(GradCheckTest, GatherScatterAddsRepeatedRows) {
+  // Rows 1 and 4 are picked twice; 7 is clamped to the last row (5).
+  Check(R"(func.func private @f(%t: tensor<6x3xf32>, %i: tensor<2x3xi32>) -> tensor<2x3x3xf32> {
+  %y = tessera_graph.gather %t, %i : tensor<6x3xf32>, tensor<2x3xi32> -> tensor<2x3x3xf32>
+  return %y : tensor<2x3x3xf32>
+})",
+        Inputs::kSigned, {1, 4, 1, 0, 7, 4});
+}
+
+TEST_F(GradCheckTest, CompareAndSelect) {
+  Check(R"(func.func private @f(%x: tensor<4x4xf32>, %z: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %r = tessera_graph.iota dim = 0 : tensor<4x4xi32>
+  %c = tessera_graph.iota dim = 1 : tensor<4x4xi32>
+  %causal = tessera_graph.compare le %c, %r : tensor<4x4xi32>, tensor<4x4xi32> -> tensor<4x4xi1>
+  %y = tessera_graph.select %causal, %x, %z : tensor<4x4xi1>, tensor<4x4xf32>, tensor<4x4xf32>
+  return %y : tensor<4x4xf32>
+})");
+}
+
+TEST_F(GradCheckTest, MlpWithCrossEntropy) {
+  // Softmax cross-entropy of a two-layer MLP against one-hot targets.
+  Check(R"(func.func private @f(%x: tensor<4x6xf32>, %w1: tensor<6x8xf32>, %b1: tensor<8xf32>, %w2: tensor<8x5xf32>, %t: tensor<4x5xf32>) -> tensor<4x1xf32> {
+  %h0 = tessera_graph.matmul %x, %w1 : tensor<4x6xf32>, tensor<6x8xf32> -> tensor<4x8xf32>
+  %h1 = tessera_graph.add %h0, %b1 : tensor<4x8xf32>, tensor<8xf32>
+  %h = tessera_graph.gelu %h1 : tensor<4x8xf32>
+  %z = tessera_graph.matmul %h, %w2 : tensor<4x8xf32>, tensor<8x5xf32> -> tensor<4x5xf32>
+  %p = tessera_graph.softmax %z dim = 1 : tensor<4x5xf32>
+  %lp = tessera_graph.log %p : tensor<4x5xf32>
+  %tl = tessera_graph.mul %t, %lp : tensor<4x5xf32>, tensor<4x5xf32>
+  %s = tessera_graph.reduce sum %tl dims = [1] order = pairwise : tensor<4x5xf32> -> tensor<4x1xf32>
+  %y = tessera_graph.neg %s : tensor<4x1xf32>
+  return %y : tensor<4x1xf32>
+})");
+}
+
+TEST_F(GradCheckTest, CustomVjpIsUsed) {
+  // The backward of @cube says 3x^2; a wrong one (here 3x^2 + 1) must
+  // show: the check fails when the custom rule is ignored or garbled.
+  const std::string body = R"(
+func.func private @cube(%x: tensor<2x3xf32>) -> tensor<2x3xf32> attributes {tessera.custom_vjp = @cube_bwd} {
+  %x2 = tessera_graph.mul %x, %x : tensor<2x3xf32>, tensor<2x3xf32>
+  %y = tessera_graph.mul %x2, %x : tensor<2x3xf32>, tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+func.func private @cube_bwd(%x: tensor<2x3xf32>, %dy: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %x2 = tessera_graph.mul %x, %x : tensor<2x3xf32>, tensor<2x3xf32>
+  %three = arith.constant dense<3.0> : tensor<2x3xf32>
+  %d = tessera_graph.mul %x2, %three : tensor<2x3xf32>, tensor<2x3xf32>
+  %dx = tessera_graph.mul %d, %dy : tensor<2x3xf32>, tensor<2x3xf32>
+  return %dx : tensor<2x3xf32>
+}
+func.func private @f(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = func.call @cube(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+)";
+  Check(body);
+  // The backward is what the gradient calls.
+  EXPECT_NE(gradText_.find("call @cube_bwd"), std::string::npos) << gradText_;
+}
+
+// Bad input: each is an error that names what is wrong.
+class GradErrorTest : public GradCheckTest {
+ protected:
+  std::string Error(const std::string& text, const std::string& fn, std::vector<unsigned> wrt) {
+    diagnostics_.clear();
+    module_ = mlir::parseSourceString<mlir::ModuleOp>(text, context_.get());
+    EXPECT_TRUE(module_) << diagnostics_;
+    if (!module_) return "";
+    auto f = module_->lookupSymbol<mlir::func::FuncOp>(fn);
+    if (f) {
+      EXPECT_TRUE(mlir::failed(graph::buildGradient(f, wrt, fn + "_grad")));
+    } else {
+      EXPECT_TRUE(mlir::failed(graph::expandGradients(*module_)));
+    }
+    return diagnostics_;
+  }
+};
+
+const char* kLoss = R"(
+func.func @loss(%x: tensor<4x3xf32>, %i: tensor<4xi32>) -> tensor<1xf32> {
+  %s = tessera_graph.reduce sum %x dims = [1] order = pairwise : tensor<4x3xf32> -> tensor<4xf32>
+  %m = tessera_graph.argmax %x dim = 1 : tensor<4x3xf32> -> tensor<4xi32>
+  %l = tessera_graph.reduce sum %s dims = [0] order = pairwise : tensor<4xf32> -> tensor<1xf32>
+  return %l : tensor<1xf32>
+}
+)";
+
+TEST_F(GradErrorTest, WrtOutOfRange) {
+  EXPECT_NE(Error(kLoss, "loss", {2}).find("wrt names argument 2, and @loss has 2"), std::string::npos) << diagnostics_;
+}
+
+TEST_F(GradErrorTest, WrtIntegerArgument) {
+  EXPECT_NE(Error(kLoss, "loss", {1}).find("only float tensors have gradients"), std::string::npos) << diagnostics_;
+}
+
+TEST_F(GradErrorTest, LossNotScalar) {
+  std::string text = R"(
+func.func @g(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %y = tessera_graph.exp %x : tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+})";
+  EXPECT_NE(Error(text, "g", {0}).find("must be one float element"), std::string::npos) << diagnostics_;
+}
+
+TEST_F(GradErrorTest, OpWithoutRuleNamesOpAndLocation) {
+  std::string text = R"(
+tessera_graph.mesh @mesh axes = ["x"] shape = [2]
+func.func @g(%x: tensor<4xf32>) -> tensor<1xf32> {
+  %b = tessera_graph.broadcast %x over @mesh ["x"] root = 0 : tensor<4xf32> -> tensor<4xf32>
+  %l = tessera_graph.reduce sum %b dims = [0] order = pairwise : tensor<4xf32> -> tensor<1xf32>
+  return %l : tensor<1xf32>
+})";
+  std::string d = Error(text, "g", {0});
+  EXPECT_NE(d.find("tessera_graph.broadcast"), std::string::npos) << d;
+  EXPECT_NE(d.find("has no VJP rule"), std::string::npos) << d;
+  EXPECT_NE(d.find(":4:"), std::string::npos) << d;  // the broadcast's line
+}
+
+TEST_F(GradErrorTest, CustomVjpWithWrongSignatureNamesBoth) {
+  std::string text = R"(
+func.func private @sq(%x: tensor<3xf32>) -> tensor<3xf32> attributes {tessera.custom_vjp = @sq_bwd} {
+  %y = tessera_graph.mul %x, %x : tensor<3xf32>, tensor<3xf32>
+  return %y : tensor<3xf32>
+}
+func.func private @sq_bwd(%dy: tensor<3xf32>) -> tensor<3xf32> {
+  return %dy : tensor<3xf32>
+}
+func.func @g(%x: tensor<3xf32>) -> tensor<1xf32> {
+  %y = func.call @sq(%x) : (tensor<3xf32>) -> tensor<3xf32>
+  %l = tessera_graph.reduce sum %y dims = [0] order = pairwise : tensor<3xf32> -> tensor<1xf32>
+  return %l : tensor<1xf32>
+})";
+  std::string d = Error(text, "g", {0});
+  EXPECT_NE(d.find("custom VJP @sq_bwd of @sq"), std::string::npos) << d;
+  EXPECT_NE(d.find("(tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>"), std::string::npos) << d;
+}
+
+TEST_F(GradErrorTest, DeclarationWithWrongSignature) {
+  std::string text = std::string(kLoss) + R"(
+func.func private @loss_grad(tensor<4x3xf32>, tensor<4xi32>) -> (tensor<1xf32>, tensor<4x4xf32>)
+    attributes {tessera.grad_of = @loss, tessera.wrt = [0]}
+)";
+  std::string d = Error(text, "", {});
+  EXPECT_NE(d.find("is declared"), std::string::npos) << d;
+  EXPECT_NE(d.find("(tensor<1xf32>, tensor<4x3xf32>)"), std::string::npos) << d;
+}
+
+TEST_F(GradErrorTest, DeclarationFilledAndCallsInlined) {
+  std::string text = std::string(kLoss) + R"(
+func.func private @loss_grad(tensor<4x3xf32>, tensor<4xi32>) -> (tensor<1xf32>, tensor<4x3xf32>)
+    attributes {tessera.grad_of = @loss, tessera.wrt = [0]}
+func.func @step(%x: tensor<4x3xf32>, %i: tensor<4xi32>) -> (tensor<1xf32>, tensor<4x3xf32>) {
+  %l, %g = func.call @loss_grad(%x, %i) : (tensor<4x3xf32>, tensor<4xi32>) -> (tensor<1xf32>, tensor<4x3xf32>)
+  %lr = arith.constant dense<0.5> : tensor<4x3xf32>
+  %u = tessera_graph.mul %g, %lr : tensor<4x3xf32>, tensor<4x3xf32>
+  %x2 = tessera_graph.sub %x, %u : tensor<4x3xf32>, tensor<4x3xf32>
+  return %l, %x2 : tensor<1xf32>, tensor<4x3xf32>
+})";
+  module_ = mlir::parseSourceString<mlir::ModuleOp>(text, context_.get());
+  ASSERT_TRUE(module_);
+  ASSERT_TRUE(mlir::succeeded(graph::expandGradients(*module_))) << diagnostics_;
+  ASSERT_TRUE(mlir::succeeded(mlir::verify(*module_)));
+  auto step = module_->lookupSymbol<mlir::func::FuncOp>("step");
+  bool calls = false;
+  step.walk([&](mlir::func::CallOp) { calls = true; });
+  EXPECT_FALSE(calls);
+  EXPECT_FALSE(module_->lookupSymbol("loss_grad"));  // private, filled, inlined, dropped
+  // d/dx sum(x) = 1: the step subtracts 0.5 everywhere.
+  HostTensors in = {std::vector<double>(12, 2.0), std::vector<double>(4, 0.0)}, out;
+  ASSERT_EQ(ReferenceGraph(step, in, &out), "");
+  EXPECT_EQ(out[0][0], 24.0);
+  for (double v : out[1]) EXPECT_EQ(v, 1.5);
+}
+
+}  // namespace
+}  // namespace tessera::reference

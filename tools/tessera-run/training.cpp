@@ -1,0 +1,63 @@
+#include "training.hpp"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "tessera/InitAll.h"
+
+namespace tessera::run {
+
+std::string FindStateUpdates(const std::string& source_path, const std::string& function,
+                             const std::vector<ParamSpec>& params, std::vector<StateUpdate>* out) {
+  out->clear();
+  if (source_path.size() < 5 || source_path.compare(source_path.size() - 5, 5, ".mlir") != 0) return "";
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  mlir::MLIRContext ctx(registry);
+  ctx.getDiagEngine().registerHandler([](mlir::Diagnostic&) { return mlir::success(); });
+  auto module = mlir::parseSourceFile<mlir::ModuleOp>(source_path, &ctx);
+  if (!module) return "";  // the compile reported it already
+  auto fn = module->lookupSymbol<mlir::func::FuncOp>(function);
+  if (!fn) return "";
+  const size_t args = fn.getNumArguments();
+  std::vector<bool> taken(args, false);
+  for (unsigned r = 0; r < fn.getNumResults(); ++r) {
+    auto mark = fn.getResultAttrOfType<mlir::IntegerAttr>(r, kUpdateAttr);
+    if (!mark) {
+      if (fn.getResultAttr(r, kUpdateAttr))
+        return "result " + std::to_string(r) + " of " + function + ": " + kUpdateAttr +
+               " must be an argument number (an integer)";
+      continue;
+    }
+    const int64_t a = mark.getInt();
+    if (a < 0 || static_cast<size_t>(a) >= args)
+      return "result " + std::to_string(r) + " of " + function + " updates argument " + std::to_string(a) + ", and " +
+             function + " has " + std::to_string(args) + " (numbered from 0)";
+    if (fn.getArgumentTypes()[a] != fn.getResultTypes()[r])
+      return "result " + std::to_string(r) + " of " + function + " updates argument " + std::to_string(a) +
+             " of another type: a result that replaces an argument must have its type";
+    if (taken[a]) return "argument " + std::to_string(a) + " of " + function + " is updated by two results";
+    taken[a] = true;
+    const size_t rp = args + r;
+    if (rp >= params.size() || params[rp].role != ParamRole::kOutput || params[a].bytes != params[rp].bytes)
+      return "the compiled " + function + " does not have the parameters its source declares (recompile it)";
+    out->push_back({rp, static_cast<size_t>(a)});
+  }
+  return "";
+}
+
+Status ApplyStateUpdates(const std::vector<StateUpdate>& updates, const std::vector<ParamSpec>& params,
+                         std::vector<std::vector<Buffer>>& buffers, std::vector<Stream>& streams) {
+  for (size_t d = 0; d < buffers.size(); ++d) {
+    for (const StateUpdate& u : updates)
+      if (Status st = streams[d].copy_async(buffers[d][u.arg_param], buffers[d][u.result_param],
+                                            params[u.arg_param].bytes);
+          !st.ok())
+        return st;
+    if (Status st = streams[d].synchronize(); !st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
+}  // namespace tessera::run
