@@ -2,10 +2,18 @@
 // values it computes, subgroup semantics for two subgroup sizes, and the
 // kernels it must refuse (divergent barriers, out-of-bounds accesses,
 // arguments of the wrong size, ops it does not know) with a message that
-// names the op and its location.
+// names the op and its location. Also the Graph IR reference on compare and
+// select built with their C++ builders (the API passes that build them use).
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Verifier.h"
+#include "tessera/Dialect/Graph/IR/Graph.h"
+#include "tessera/Reference/GraphInterpreter.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "tessera/InitAll.h"
@@ -200,6 +208,61 @@ func.func @round(%x: memref<1xf32>)
   TileLaunch launch;
   ASSERT_EQ(RunTileKernel(fn, launch, &args), "");
   EXPECT_EQ(args[0].values[0], 0.0);
+}
+
+// CompareOp::build(b, state, predicate, lhs, rhs) and SelectOp::build(b,
+// state, cond, a, b) infer their result types (broadcast shape; i1 for
+// compare, a's element type for select); the reference follows IEEE
+// (every comparison with NaN is false but ne) in both of its modes.
+TEST(GraphCompareSelectTest, BuildersInferTypesAndTheReferenceFollowsIeee) {
+  namespace g = tessera::graph;
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadDialect<g::GraphDialect, mlir::func::FuncDialect>();
+  mlir::OpBuilder b(&context);
+  mlir::Location loc = b.getUnknownLoc();
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+  auto f32 = b.getF32Type();
+  auto mat = mlir::RankedTensorType::get({2, 3}, f32), row = mlir::RankedTensorType::get({3}, f32);
+  auto mask = mlir::RankedTensorType::get({2, 3}, b.getI1Type());
+  auto fn = b.create<mlir::func::FuncOp>(loc, "cs", b.getFunctionType({mat, row}, {mask, mask, mat}));
+  mlir::Block *body = fn.addEntryBlock();
+  b.setInsertionPointToStart(body);
+  mlir::Value a = body->getArgument(0), r = body->getArgument(1);
+  mlir::OperationState lt(loc, g::CompareOp::getOperationName());
+  g::CompareOp::build(b, lt, g::ComparePredicate::lt, a, r);
+  mlir::Value less = b.create(lt)->getResult(0);
+  mlir::Value ne = b.create<g::CompareOp>(loc, g::ComparePredicate::ne, r, a).getResult();
+  mlir::OperationState sel(loc, g::SelectOp::getOperationName());
+  g::SelectOp::build(b, sel, less, r, a);
+  mlir::Value chosen = b.create(sel)->getResult(0);
+  b.create<mlir::func::ReturnOp>(loc, mlir::ValueRange{less, ne, chosen});
+  EXPECT_EQ(less.getType(), mask);
+  EXPECT_EQ(ne.getType(), mask);
+  EXPECT_EQ(chosen.getType(), mat);
+  ASSERT_TRUE(mlir::succeeded(mlir::verify(*module)));
+  EXPECT_EQ(static_cast<int>(g::ComparePredicate::eq), 0);
+  EXPECT_EQ(static_cast<int>(g::ComparePredicate::ge), 5);
+
+  const double nan = std::nan("");
+  HostTensors in = {{1, nan, 3, 2, 5, 0}, {2, 2, nan}};
+  for (bool exact : {false, true}) {
+    ReferenceOptions options;
+    options.exact = exact;
+    HostTensors out;
+    ASSERT_EQ(ReferenceGraph(fn, in, &out, nullptr, options), "");
+    ASSERT_EQ(out.size(), 3u);
+    EXPECT_EQ(out[0], (std::vector<double>{1, 0, 0, 0, 0, 0}));  // a < r
+    EXPECT_EQ(out[1], (std::vector<double>{1, 1, 1, 0, 1, 1}));  // r != a
+    // where a < r: r (broadcast row), else a
+    EXPECT_EQ(out[2][0], 2);
+    EXPECT_TRUE(std::isnan(out[2][1]));
+    EXPECT_EQ(out[2][2], 3);
+    EXPECT_EQ(out[2][3], 2);
+    EXPECT_EQ(out[2][5], 0);
+  }
 }
 
 }  // namespace
