@@ -63,6 +63,27 @@ def test_several_results_and_arrays_in_place(rng, dev):
     np.testing.assert_array_equal(s, x + x)
 
 
+MASK = """
+func.func @mask(%x: tensor<8x16xf32>, %y: tensor<16xf32>, %m: tensor<8x16xi1>)
+    -> (tensor<8x16xi1>, tensor<8x16xf32>) {
+  %lt = tessera_graph.compare lt %x, %y : tensor<8x16xf32>, tensor<16xf32> -> tensor<8x16xi1>
+  %s = tessera_graph.select %m, %x, %y : tensor<8x16xi1>, tensor<8x16xf32>, tensor<16xf32>
+  return %lt, %s : tensor<8x16xi1>, tensor<8x16xf32>
+}
+"""
+
+
+def test_i1_tensors_are_numpy_bool(rng):
+    # compare's i1 result comes back as np.bool_; a bool array is an i1 argument.
+    fn = tessera.compile(MASK)
+    x, y = rng.standard_normal((8, 16), np.float32), rng.standard_normal(16, np.float32)
+    m = rng.standard_normal((8, 16)) > 0
+    lt, s = fn(x, y, m)
+    assert lt.dtype == np.bool_ and lt.shape == (8, 16)
+    np.testing.assert_array_equal(lt, x < y)
+    np.testing.assert_array_equal(s, np.where(m, x, y))
+
+
 def test_tile_kernel_with_scalar_and_inout(rng):
     fn = tessera.compile(example("saxpy.mlir"))
     x = rng.standard_normal(65536, np.float32)
