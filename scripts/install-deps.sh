@@ -31,6 +31,9 @@ PACKAGES=(
   # vendor's own answer, and ROCm's device-library bitcode (ocml, ockl) the
   # hip compiler links for math functions.
   libamdhip64-dev libze-dev libze1 rocm-device-libs
+  # Open MPI: SPMD across processes (libtessera_mpi.so, mpirun in the mpi.*
+  # tests); without it everything else builds and those tests skip.
+  libopenmpi-dev openmpi-bin
 )
 
 missing=()

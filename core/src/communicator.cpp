@@ -1,5 +1,7 @@
-// Collectives across the devices of one Runtime.
+// Collectives across the devices of one Runtime, or across processes
+// through a CollectiveProvider (tessera/process_group.hpp).
 #include "runtime_impl.hpp"
+#include "tessera/process_group.hpp"
 
 namespace tessera {
 
@@ -9,7 +11,8 @@ namespace detail {
 
 Status CommunicatorImpl::Release() {
   if (!MarkDestroyed()) return Status::Ok();
-  if (raw == nullptr) return Status::Ok();  // never fully created
+  provider.reset();
+  if (raw == nullptr) return Status::Ok();  // never fully created (or a provider's)
   auto args = MakeArgs<TsCommunicator_Destroy_Args>();
   args.communicator = raw;
   raw = nullptr;
@@ -40,12 +43,16 @@ Status RunCollective(const CommunicatorImpl* comm, TsCollectiveOp op,
                      TsDataType dtype, TsReduceOp reduce, uint32_t root,
                      const std::vector<Stream>& streams, bool deterministic) {
   TESSERA_CHECK_HANDLE(comm, "Communicator");
+  // n: the ranks this call passes (this process's); total: every rank.
   const size_t n = comm->devices.size();
+  const size_t total = comm->provider ? comm->provider->size() : n;
   const std::string name = OpName(op);
   if (send.size() != n || recv.size() != n || streams.size() != n)
     return Status(StatusCode::kInvalidArgument,
                   name + ": the communicator has " + std::to_string(n) +
-                      " ranks; pass one send buffer, one recv buffer and one "
+                      (comm->provider ? " ranks in this process (" + std::to_string(total) + " in all)"
+                                      : std::string(" ranks")) +
+                      "; pass one send buffer, one recv buffer and one "
                       "stream per rank (got " + std::to_string(send.size()) +
                       ", " + std::to_string(recv.size()) + ", " +
                       std::to_string(streams.size()) + ")");
@@ -55,14 +62,16 @@ Status RunCollective(const CommunicatorImpl* comm, TsCollectiveOp op,
   if (element == 0)
     return Status(StatusCode::kInvalidArgument,
                   name + ": unknown data type " + std::to_string(dtype));
-  if (op == TS_COLLECTIVE_BROADCAST && root >= n)
+  if (op == TS_COLLECTIVE_BROADCAST && root >= total)
     return Status(StatusCode::kInvalidArgument,
                   name + ": root " + std::to_string(root) +
                       " is not a rank of a communicator of " +
-                      std::to_string(n));
+                      std::to_string(total));
+  if (count > UINT64_MAX / element / total)
+    return Status(StatusCode::kInvalidArgument, name + ": count " + std::to_string(count) + " overflows");
   uint64_t send_elems = count, recv_elems = count;
-  if (op == TS_COLLECTIVE_ALL_GATHER) recv_elems = count * n;
-  if (op == TS_COLLECTIVE_REDUCE_SCATTER) send_elems = count * n;
+  if (op == TS_COLLECTIVE_ALL_GATHER) recv_elems = count * total;
+  if (op == TS_COLLECTIVE_REDUCE_SCATTER) send_elems = count * total;
 
   std::vector<TsMemoryRef> send_refs(n), recv_refs(n);
   std::vector<TsStream*> raw_streams(n);
@@ -94,6 +103,20 @@ Status RunCollective(const CommunicatorImpl* comm, TsCollectiveOp op,
     send_refs[r].buffer = send[r].raw();
     recv_refs[r].buffer = recv[r].raw();
     raw_streams[r] = streams[r].raw();
+  }
+  if (comm->provider) {
+    CollectiveRequest q;
+    q.op = op;
+    q.reduce = reduce;
+    q.dtype = dtype;
+    q.count = count;
+    q.root = root;
+    q.deterministic = deterministic;
+    q.send = &send;
+    q.recv = &recv;
+    q.streams = &streams;
+    Status st = comm->provider->Run(q);
+    return st.ok() ? st : st.Annotate(name + " across processes (" + comm->provider->name() + ")");
   }
   auto args = MakeArgs<TsCommunicator_Collective_Args>();
   args.communicator = comm->raw;
@@ -144,8 +167,23 @@ StatusOr<Communicator> Runtime::create_communicator(
   return Communicator(std::move(comm));
 }
 
+Communicator Communicator::FromProvider(std::vector<Device> local_devices,
+                                       std::shared_ptr<CollectiveProvider> provider) {
+  auto comm = std::make_shared<detail::CommunicatorImpl>();
+  if (!local_devices.empty() && local_devices[0].valid()) comm->runtime = local_devices[0].runtime().impl();
+  comm->devices = std::move(local_devices);
+  comm->provider = std::move(provider);
+  return Communicator(std::move(comm));
+}
+
 bool Communicator::valid() const { return impl_ && impl_->Alive(); }
-size_t Communicator::size() const { return impl_ ? impl_->devices.size() : 0; }
+size_t Communicator::size() const {
+  if (!impl_) return 0;
+  return impl_->provider ? impl_->provider->size() : impl_->devices.size();
+}
+std::string Communicator::provider() const {
+  return impl_ && impl_->provider ? impl_->provider->name() : std::string();
+}
 const std::vector<Device>& Communicator::devices() const {
   static const std::vector<Device> kNone;
   return impl_ ? impl_->devices : kNone;

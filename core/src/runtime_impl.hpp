@@ -131,7 +131,9 @@ struct CommunicatorImpl : HandleState {
   Status Release();
   std::shared_ptr<RuntimeImpl> runtime;
   TsCommunicator* raw = nullptr;
-  std::vector<Device> devices;
+  std::vector<Device> devices;  // this process's ranks
+  // Set for a communicator across processes (Communicator::FromProvider).
+  std::shared_ptr<CollectiveProvider> provider;
 };
 
 // "Stream was destroyed" / "null Stream handle" errors.

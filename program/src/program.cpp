@@ -110,8 +110,27 @@ Status CheckImage(const ProgramImage& im) {
 }  // namespace
 
 StatusOr<Program> Program::Create(const std::vector<Device>& devices, ProgramImage image) {
+  return Create(devices, std::move(image), nullptr);
+}
+
+StatusOr<Program> Program::Create(const std::vector<Device>& devices, ProgramImage image,
+                                  std::shared_ptr<ProcessGroup> processes) {
   TESSERA_RETURN_IF_ERROR(CheckImage(image));
-  const uint64_t need = image.devices();
+  uint64_t need = image.devices();
+  size_t first = 0;
+  if (processes && processes->size() > 1) {
+    const uint64_t P = static_cast<uint64_t>(processes->size());
+    if (need % P != 0 || devices.size() != need / P)
+      return Status(StatusCode::kInvalidArgument,
+                    "program " + image.function + " runs on " + std::to_string(need) + " device(s); " +
+                        std::to_string(P) + " processes must hold " +
+                        (need % P ? std::string("as many each, which does not divide") :
+                                    std::to_string(need / P) + " each; this one passes " + std::to_string(devices.size())));
+    first = static_cast<size_t>(processes->rank()) * devices.size();
+    need = devices.size();
+  } else {
+    processes = nullptr;
+  }
   if (devices.size() != need) {
     std::string mesh;
     for (size_t a = 0; a < image.mesh_axes.size(); ++a)
@@ -126,6 +145,8 @@ StatusOr<Program> Program::Create(const std::vector<Device>& devices, ProgramIma
   }
   auto impl = std::make_shared<detail::ProgramImpl>();
   impl->devices = devices;
+  impl->first_device = first;
+  impl->processes = processes;
   impl->value_param.assign(image.values.size(), -1);
   for (size_t i = 0; i < image.params.size(); ++i)
     if (image.param_values[i] >= 0) impl->value_param[image.param_values[i]] = static_cast<int32_t>(i);
@@ -186,18 +207,28 @@ StatusOr<Program> Program::Create(const std::vector<Device>& devices, ProgramIma
     }
     impl->states.push_back(std::move(st));
   }
-  // Communicators: one per group of devices per set of axes a collective spans.
+  // Communicators: one per group of devices per set of axes a collective
+  // spans (for the groups that hold a device of this process).  A group
+  // across processes gets one of the ProcessGroup; every process creates
+  // its groups in the same order (by first device).
   if (!image.mesh_shape.empty()) {
     Runtime rt = devices[0].runtime();
+    const int64_t L = static_cast<int64_t>(devices.size()), lo = static_cast<int64_t>(first);
     for (const PlanStep& s : image.steps) {
       if (s.kind == PlanStep::kLaunch || impl->comms.count(s.axes)) continue;
       auto& byGroup = impl->comms[s.axes];
-      for (int64_t d = 0; d < static_cast<int64_t>(devices.size()); ++d) {
+      for (int64_t d = 0; d < static_cast<int64_t>(image.devices()); ++d) {
         std::vector<int64_t> group = mesh::Group(image.mesh_shape, s.axes, d);
         if (byGroup.count(group[0])) continue;
         std::vector<Device> members;
-        for (int64_t m : group) members.push_back(devices[m]);
-        auto c = rt.create_communicator(members);
+        std::vector<uint32_t> rank_process;
+        for (int64_t m : group) {
+          if (m >= lo && m < lo + L) members.push_back(devices[m - lo]);
+          rank_process.push_back(static_cast<uint32_t>(m / L));
+        }
+        if (members.empty()) continue;
+        auto c = members.size() == group.size() ? rt.create_communicator(members)
+                                                : processes->CreateCommunicator(rank_process, members);
         if (!c.ok())
           return Status(c.status()).Annotate("communicator over " + std::to_string(group.size()) + " devices of " +
                                      image.function);
@@ -220,6 +251,7 @@ StatusOr<Program> Program::Load(const std::vector<Device>& devices, const std::s
 const ProgramImage& Program::image() const { return impl_->image; }
 const std::vector<ParamSpec>& Program::params() const { return impl_->image.params; }
 const std::vector<Device>& Program::devices() const { return impl_->devices; }
+size_t Program::first_device() const { return impl_ ? impl_->first_device : 0; }
 Status Program::Save(const std::string& path) const { return impl_->image.WriteFile(path); }
 
 namespace {
@@ -368,11 +400,14 @@ Status Program::RunOn(const Stream* streams, const std::vector<KernelArg>* args,
       }
       continue;
     }
+    const int64_t lo = static_cast<int64_t>(impl_->first_device), hi = lo + static_cast<int64_t>(n);
     for (auto& [first, comm] : impl_->comms.at(s.axes)) {
       std::vector<int64_t> group = mesh::Group(im.mesh_shape, s.axes, first);
       std::vector<Buffer> send, recv;
       std::vector<Stream> ss;
       for (int64_t m : group) {
+        if (m < lo || m >= hi) continue;  // another process's
+        m -= lo;
         uint64_t off = 0;
         send.push_back(bufferOf(m, s.input, &off));
         recv.push_back(bufferOf(m, s.output, &off));

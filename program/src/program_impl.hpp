@@ -20,7 +20,9 @@ struct DeviceState {
 
 struct ProgramImpl {
   ProgramImage image;
-  std::vector<Device> devices;
+  std::vector<Device> devices;  // this process's: mesh positions first_device, ...
+  size_t first_device = 0;
+  std::shared_ptr<ProcessGroup> processes;  // null: every device is local
   std::vector<DeviceState> states;
   // SPMD: axes -> first device of the group -> communicator.
   std::map<std::vector<int>, std::map<int64_t, Communicator>> comms;

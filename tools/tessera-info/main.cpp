@@ -8,7 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tessera/process_group.hpp"
 #include "tessera/runtime.hpp"
+#ifdef TESSERA_HAVE_MPI
+#include "tessera/mpi.hpp"
+#endif
 
 namespace {
 
@@ -109,6 +113,29 @@ nlohmann::json DeviceJson(const DeviceInfo& d) {
   j["memory_types"] = nlohmann::json::array();
   for (const TsMemoryType& t : d.memory_types)
     j["memory_types"].push_back({{"heap", t.heap_index}, {"flags", MemoryFlags(t.flags)}});
+  return j;
+}
+
+// Collectives across processes (docs/spmd.md, "Across processes"): the
+// provider for the plugin's buffers and whether this build has it.
+std::string ProcessCollectivesText(const std::string& plugin) {
+  tessera::ProcessCollectives pc = tessera::ProcessCollectivesFor(plugin);
+#ifdef TESSERA_HAVE_MPI
+  return "collectives over " + pc.provider + " (" + tessera::mpi::LibraryVersion() + "), " + pc.data_path;
+#else
+  return "collectives over " + pc.provider + ", " + pc.data_path +
+         ": not built (no MPI found; install libopenmpi-dev and configure with -DTESSERA_WITH_MPI=ON)";
+#endif
+}
+nlohmann::json ProcessCollectivesJson(const std::string& plugin) {
+  tessera::ProcessCollectives pc = tessera::ProcessCollectivesFor(plugin);
+  nlohmann::json j = {{"provider", pc.provider}, {"data_path", pc.data_path}};
+#ifdef TESSERA_HAVE_MPI
+  j["built"] = true;
+  j["library"] = tessera::mpi::LibraryVersion();
+#else
+  j["built"] = false;
+#endif
   return j;
 }
 
@@ -280,6 +307,7 @@ int main(int argc, char** argv) {
       j["reason"] = p.candidate.reason;
       j["options"] = OptionsJson(p.candidate.options);
       j["compile_targets"] = TargetsJson(p.candidate.compile_targets);
+      j["process_collectives"] = ProcessCollectivesJson(p.candidate.name);
       j["devices"] = nlohmann::json::array();
       for (const auto& d : p.devices) {
         nlohmann::json dj = DeviceJson(d);
@@ -307,6 +335,7 @@ int main(int argc, char** argv) {
                 c.path.c_str());
     if (!c.reason.empty()) std::printf("              %s\n", c.reason.c_str());
     PrintOptionsAndTargets(c);
+    if (!p.devices.empty()) std::printf("              across processes: %s\n", ProcessCollectivesText(c.name).c_str());
     for (const auto& d : p.devices) {
       PrintDevice(d);
       if (c.name == selected && !visible.count(d.ordinal))

@@ -45,6 +45,11 @@ Checking and timing:
                          f32 1e-3, f16 4e-3, bf16 1.6e-2, fp8 0.25, ints 0)
   --warmup N             untimed runs after the checked one (1)
   --iterations N         timed runs (10)
+Processes (SPMD over MPI, docs/spmd.md "Across processes"):
+  --mpi                  one process per part of the mesh over MPI; the
+                         default when launched by mpirun
+                         (OMPI_COMM_WORLD_SIZE or PMI_SIZE is set)
+  --no-mpi               ignore mpirun: this process runs every device
   -h, --help             this text
 
 Environment: TESSERA_BACKEND picks the backend (cpu, vulkan, ...),
@@ -96,6 +101,8 @@ bool ParseArgs(int argc, char** argv, RunArgs* a, int* exit_code) {
       a->check = true;
     } else if (s == "--no-check" || s == "--no-verify") {
       a->check = false;
+    } else if (s == "--mpi" || s == "--no-mpi") {
+      a->mpi = s == "--mpi" ? 1 : 0;
     } else if (s == "--input" || s == "--output" || s == "--function" || s == "--kernel" ||
                s == "--iterations" || s == "--warmup" || s == "--scalar" || s == "--tolerance" ||
                s == "--seed" || s == "--cpu" || s == "--target" || s == "--schedule" || s == "--grid" ||

@@ -35,6 +35,7 @@ struct RunArgs {
   std::string schedule;
   std::vector<OptionValue> compile_options;  // --compile-option NAME=VALUE
   std::string save;                    // --save FILE.tsp
+  int mpi = -1;                        // --mpi 1, --no-mpi 0, -1: when launched by mpirun
 };
 
 // Parses argv; returns false after printing why (or the help) with *exit_code set.

@@ -18,15 +18,45 @@
 #include "tessera/InitAll.h"
 #include "tessera/element_types.hpp"
 #include "tessera/program_compiler.hpp"
+#ifdef TESSERA_HAVE_MPI
+#include "tessera/mpi.hpp"
+#endif
 
 using namespace tessera;
 using namespace tessera::run;
 
 namespace {
 
+// Across processes (--mpi): this process's rank, and whether a failure is
+// one every rank reached the same way (they end together, cleanly) rather
+// than one that may leave the others waiting in a collective (MPI_Abort).
+std::shared_ptr<ProcessGroup> g_processes;
+int g_rank = 0;
+bool g_consistent_failure = false;
+
 int Fail(int rc, const std::string& what) {
-  std::fprintf(stderr, "tessera-run: %s\n", what.c_str());
+  if (g_processes) std::fprintf(stderr, "tessera-run (rank %d): %s\n", g_rank, what.c_str());
+  else std::fprintf(stderr, "tessera-run: %s\n", what.c_str());
   return rc;
+}
+// A failure every process finds alike (rank 0 says it).
+int FailAll(int rc, const std::string& what) {
+  g_consistent_failure = true;
+  if (g_rank == 0) std::fprintf(stderr, "tessera-run: %s\n", what.c_str());
+  return rc;
+}
+
+// The MPI world size when launched by mpirun (Open MPI, or a PMI launcher),
+// else 0.
+int LaunchedProcesses() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
+    if (const char* e = std::getenv(v)) return std::atoi(e);
+  return 0;
+}
+
+uint64_t Fnv1a(const std::string& s, uint64_t h = 1469598103934665603ull) {
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
 }
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
@@ -74,6 +104,26 @@ int Run(int argc, char** argv) {
   if (!ParseArgs(argc, argv, &a, &rc)) return rc;
   const bool compiled_file = !EndsWith(a.program, ".mlir");
 
+  // ---- processes: MPI when launched by mpirun (or --mpi)
+  const int launched = LaunchedProcesses();
+  const bool use_mpi = a.mpi == 1 || (a.mpi == -1 && launched > 0);
+  int processes = 1;
+  if (use_mpi) {
+#ifdef TESSERA_HAVE_MPI
+    auto world = mpi::World();
+    if (!world.ok()) return Fail(kExitRuntime, "starting MPI: " + world.status().ToString());
+    g_processes = *world;
+    g_rank = g_processes->rank();
+    processes = g_processes->size();
+    if (g_rank != 0 && !std::freopen("/dev/null", "w", stdout)) return Fail(kExitRuntime, "cannot silence stdout");
+#else
+    return Fail(kExitRuntime,
+                std::string(launched > 0 ? "launched by mpirun (" + std::to_string(launched) + " processes)" : "--mpi asked") +
+                    ", but this tessera-run was built without MPI: install libopenmpi-dev openmpi-bin and configure "
+                    "with -DTESSERA_WITH_MPI=ON, or run it without mpirun (--no-mpi: one process runs every device)");
+#endif
+  }
+
   // ---- what it needs: the compiled image, or how many devices the source's mesh has
   ProgramImage loaded;
   int64_t need = 1;
@@ -87,6 +137,39 @@ int Run(int argc, char** argv) {
     if (!n.ok()) return Fail(kExitBadInput, n.status().message());
     need = *n;
   }
+  if (processes > 1) {
+    if (processes > need)
+      return FailAll(kExitRuntime, "mpirun started " + std::to_string(processes) + " processes, but the program's mesh has " +
+                                       std::to_string(need) + " device" + (need == 1 ? "" : "s") + ": start at most " +
+                                       std::to_string(need) + " (one process per device, or fewer with several devices each)");
+    if (need % processes != 0)
+      return FailAll(kExitRuntime, "the program's mesh has " + std::to_string(need) + " devices, which " +
+                                       std::to_string(processes) + " processes cannot share equally: start a number of "
+                                       "processes that divides " + std::to_string(need));
+    // Every process must run the same program on the same inputs.
+    std::string mine = a.program + " " + a.function + " seed " + std::to_string(a.seed);
+    std::string key = std::to_string(Fnv1a(mine));
+    {
+      FILE* f = std::fopen(a.program.c_str(), "rb");
+      std::string bytes;
+      char buf[65536];
+      for (size_t got; f && (got = std::fread(buf, 1, sizeof buf, f)) > 0;) bytes.append(buf, got);
+      if (f) std::fclose(f);
+      key = std::to_string(Fnv1a(bytes, Fnv1a(a.function + "/" + std::to_string(a.seed))));
+    }
+    auto keys = g_processes->AllGather(key + "\n" + mine);
+    if (!keys.ok()) return Fail(kExitRuntime, keys.status().ToString());
+    std::string diff;
+    for (size_t p = 0; p < keys->size(); ++p)
+      if ((*keys)[p].substr(0, (*keys)[p].find('\n')) != (*keys)[0].substr(0, (*keys)[0].find('\n')))
+        diff += "; rank " + std::to_string(p) + " runs " + (*keys)[p].substr((*keys)[p].find('\n') + 1);
+    if (!diff.empty())
+      return FailAll(kExitBadInput, "the processes disagree on the program: rank 0 runs " +
+                                        (*keys)[0].substr((*keys)[0].find('\n') + 1) + diff +
+                                        " (the file's contents, the function or the seed differ)");
+  }
+  const int64_t mesh_devices = need;
+  need /= processes;  // this process's devices
 
   // ---- the runtime; the cpu plugin gets as many devices as the mesh needs
   // (a default of its option: TESSERA_CPU_DEVICES, when set, wins)
@@ -102,9 +185,10 @@ int Run(int argc, char** argv) {
   std::vector<Device> devices = rt->devices();
   if (devices.empty()) return Fail(rt->backend() == "vulkan" ? kExitSkip : kExitRuntime, "backend " + rt->backend() + " has no device");
   if (static_cast<int64_t>(devices.size()) < need)
-    return Fail(kExitRuntime, "the program's mesh needs " + std::to_string(need) +
-                                  " devices; backend " + rt->backend() + " has " + std::to_string(devices.size()) +
-                                  (rt->backend() == "cpu" ? " (set TESSERA_CPU_DEVICES=" + std::to_string(need) + " for the cpu backend)" : ""));
+    return FailAll(kExitRuntime, "the program's mesh needs " + std::to_string(mesh_devices) + " devices" +
+                                     (processes > 1 ? ", " + std::to_string(need) + " in each of " + std::to_string(processes) + " processes" : "") +
+                                     "; backend " + rt->backend() + " has " + std::to_string(devices.size()) +
+                                     (rt->backend() == "cpu" ? " (set TESSERA_CPU_DEVICES=" + std::to_string(need) + " for the cpu backend)" : ""));
   devices.resize(static_cast<size_t>(need));
 
   // ---- compile (or take the file's image), then load
@@ -126,8 +210,9 @@ int Run(int argc, char** argv) {
     return Fail(kExitBadInput, a.program + " runs " + loaded.function + ", not " + a.function);
   }
   const double compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  auto program = Program::Create(devices, loaded);
+  auto program = Program::Create(devices, loaded, g_processes);
   if (!program.ok()) return Fail(kExitRuntime, program.status().ToString());
+  const size_t first = program->first_device();
   const ProgramImage& im = program->image();
   const auto& params = program->params();
   size_t launches = 0, collectives = 0, kernels = 0;
@@ -136,7 +221,10 @@ int Run(int argc, char** argv) {
   std::printf("%s %s: %s for %s (%s): %zu kernel%s, %zu launch%s%s in %.1f ms%s\n",
               compiled_file ? "loaded" : "compiled", a.program.c_str(), im.function.c_str(), im.target.c_str(),
               rt->backend().c_str(), kernels, kernels == 1 ? "" : "s", launches, launches == 1 ? "" : "es",
-              collectives ? (", " + std::to_string(collectives) + " collectives on " + std::to_string(need) + " devices").c_str() : "",
+              collectives ? (", " + std::to_string(collectives) + " collectives on " + std::to_string(mesh_devices) + " devices" +
+                             (processes > 1 ? " in " + std::to_string(processes) + " processes (" + g_processes->provider() + ")" : ""))
+                                .c_str()
+                          : "",
               compile_ms, log.find("cache hit") != std::string::npos ? " (cache hit)" : "");
   if (!a.save.empty()) {
     if (Status st = program->Save(a.save); !st.ok()) return Fail(kExitBadInput, st.message());
@@ -145,7 +233,9 @@ int Run(int argc, char** argv) {
 
   // ---- arguments: --input files (global tensors for SPMD) in input order,
   // random values otherwise; --scalar values; outputs zero
-  const size_t P = devices.size();
+  // Every process makes the inputs of every device (the same seed), so
+  // rank 0 can check and assemble all of them; each runs its own devices.
+  const size_t P = static_cast<size_t>(mesh_devices), L = devices.size();
   std::mt19937 rng(a.seed);
   std::vector<std::vector<NpyArray>> host(P, std::vector<NpyArray>(params.size()));
   size_t next_input = 0, next_scalar = 0;
@@ -216,15 +306,16 @@ int Run(int argc, char** argv) {
                                    std::to_string(result_params.size()) + " result" + (result_params.size() == 1 ? "" : "s"));
 
   // ---- device buffers and streams
-  std::vector<std::vector<Buffer>> buffers(P, std::vector<Buffer>(params.size()));
-  std::vector<std::vector<KernelArg>> args(P);
+  std::vector<std::vector<Buffer>> buffers(L, std::vector<Buffer>(params.size()));
+  std::vector<std::vector<KernelArg>> args(L);
   std::vector<Stream> streams;
-  for (size_t d = 0; d < P; ++d) {
+  for (size_t d = 0; d < L; ++d) {
+    const size_t g = first + d;  // its mesh position
     streams.push_back(devices[d].default_stream());
     for (size_t i = 0; i < params.size(); ++i) {
       if (!params[i].is_buffer()) {
         uint64_t raw = 0;
-        std::memcpy(&raw, host[d][i].bytes.data(), std::min<size_t>(8, host[d][i].bytes.size()));
+        std::memcpy(&raw, host[g][i].bytes.data(), std::min<size_t>(8, host[g][i].bytes.size()));
         args[d].push_back(params[i].bytes == 4 ? KernelArg::scalar(static_cast<uint32_t>(raw))
                           : params[i].bytes == 2 ? KernelArg::scalar(static_cast<uint16_t>(raw))
                           : params[i].bytes == 1 ? KernelArg::scalar(static_cast<uint8_t>(raw))
@@ -234,7 +325,7 @@ int Run(int argc, char** argv) {
       auto b = devices[d].allocate(std::max<uint64_t>(params[i].bytes, 1));
       if (!b.ok()) return Fail(kExitRuntime, b.status().ToString());
       buffers[d][i] = *b;
-      if (Status st = copy(buffers[d][i], host[d][i].bytes.data(), host[d][i].bytes.size()); !st.ok())
+      if (Status st = copy(buffers[d][i], host[g][i].bytes.data(), host[g][i].bytes.size()); !st.ok())
         return Fail(kExitRuntime, st.ToString());
     }
     for (size_t i = 0; i < params.size(); ++i)
@@ -246,7 +337,7 @@ int Run(int argc, char** argv) {
   }
   auto once = [&]() -> bool {
     Status st = program->Run(streams, args, run_options);
-    for (size_t d = 0; st.ok() && d < P; ++d) st = streams[d].synchronize();
+    for (size_t d = 0; st.ok() && d < L; ++d) st = streams[d].synchronize();
     if (!st.ok()) std::fprintf(stderr, "tessera-run: %s\n", st.ToString().c_str());
     return st.ok();
   };
@@ -254,13 +345,33 @@ int Run(int argc, char** argv) {
   // ---- one checked run
   if (!once()) return kExitRuntime;
   std::vector<std::vector<NpyArray>> results = host;
-  for (size_t d = 0; d < P; ++d)
+  for (size_t d = 0; d < L; ++d)
     for (size_t i = 0; i < params.size(); ++i)
       if (params[i].is_buffer())
-        if (Status st = copy(results[d][i].bytes.data(), buffers[d][i], results[d][i].bytes.size()); !st.ok())
+        if (Status st = copy(results[first + d][i].bytes.data(), buffers[d][i], results[first + d][i].bytes.size()); !st.ok())
           return Fail(kExitRuntime, st.ToString());
+  if (processes > 1) {
+    // Rank 0 gathers every device's results (it checks and assembles them).
+    std::string mine;
+    for (size_t d = 0; d < L; ++d)
+      for (size_t i = 0; i < params.size(); ++i)
+        if (params[i].is_buffer()) mine.append(results[first + d][i].bytes.begin(), results[first + d][i].bytes.end());
+    auto all = g_processes->AllGather(mine);
+    if (!all.ok()) return Fail(kExitRuntime, all.status().ToString());
+    for (size_t p = 0; p < all->size(); ++p) {
+      size_t at = 0;
+      for (size_t d = 0; d < L; ++d)
+        for (size_t i = 0; i < params.size(); ++i)
+          if (params[i].is_buffer()) {
+            auto& b = results[p * L + d][i].bytes;
+            if (at + b.size() > (*all)[p].size()) return Fail(kExitRuntime, "rank " + std::to_string(p) + " sent short results");
+            std::memcpy(b.data(), (*all)[p].data() + at, b.size());
+            at += b.size();
+          }
+    }
+  }
   rc = kExitOk;
-  if (a.check) {
+  if (a.check && g_rank == 0) {
     mlir::DialectRegistry registry;
     registerAllDialects(registry);
     mlir::MLIRContext ctx(registry);
@@ -271,6 +382,12 @@ int Run(int argc, char** argv) {
     rc = CheckResults(*program, source ? *source : mlir::ModuleOp(), host, results, grid,
                       devices[0].info().subgroup_size, a);
   }
+  if (processes > 1) {  // every rank ends with rank 0's verdict
+    auto verdicts = g_processes->AllGather(std::to_string(rc));
+    if (!verdicts.ok()) return Fail(kExitRuntime, verdicts.status().ToString());
+    rc = std::atoi((*verdicts)[0].c_str());
+    g_consistent_failure = true;
+  }
 
   // ---- warm-up, then timed iterations
   for (int it = 0; it < a.warmup; ++it)
@@ -279,8 +396,9 @@ int Run(int argc, char** argv) {
   for (int it = 0; it < a.iterations; ++it)
     if (!once()) return kExitRuntime;
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count() / a.iterations;
-  std::printf("time: %.3f ms per iteration over %d iterations after %d warm-up (%zu launch%s, %zu device%s, %s)", ms,
-              a.iterations, a.warmup, launches, launches == 1 ? "" : "es", P, P == 1 ? "" : "s", rt->backend().c_str());
+  std::printf("time: %.3f ms per iteration over %d iterations after %d warm-up (%zu launch%s, %zu device%s, %s%s)", ms,
+              a.iterations, a.warmup, launches, launches == 1 ? "" : "es", P, P == 1 ? "" : "s", rt->backend().c_str(),
+              processes > 1 ? (", " + std::to_string(processes) + " processes, rank 0's time").c_str() : "");
   std::printf("\n");
 
   // ---- global results (SPMD: assembled from every device; copies that
@@ -310,7 +428,8 @@ int Run(int argc, char** argv) {
     }
     globals.push_back(std::move(out));
   }
-  for (size_t k = 0; k < a.outputs.size(); ++k) {
+  g_consistent_failure = true;  // from here on only rank 0 works
+  for (size_t k = 0; g_rank == 0 && k < a.outputs.size(); ++k) {
     if (std::string e = WriteNpy(a.outputs[k], globals[k]); !e.empty()) return Fail(kExitBadInput, e);
     if (P > 1)
       std::printf("wrote %s: global result %zu, %s %s\n", a.outputs[k].c_str(), k, globals[k].dtype.c_str(),
@@ -323,10 +442,21 @@ int main(int argc, char** argv) {
   // A last resort for allocations this tool does not size itself (the
   // compiler's, the reference's): a clean error and an exit code, not an
   // abort from an uncaught exception.
+  int rc = kExitRuntime;
   try {
-    return Run(argc, argv);
+    rc = Run(argc, argv);
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "tessera-run: out of host memory (the program's tensors are too large for this machine)\n");
-    return kExitRuntime;
+    rc = kExitRuntime;
   }
+#ifdef TESSERA_HAVE_MPI
+  if (g_processes) {
+    // A failure of this process alone may leave the others waiting in a
+    // collective: end them all (mpirun reports it and exits non-zero).
+    if (rc != kExitOk && !g_consistent_failure) g_processes->Abort(rc);
+    g_processes.reset();
+    mpi::Finalize();
+  }
+#endif
+  return rc;
 }

@@ -49,6 +49,7 @@ class GraphExec;
 class Executable;
 class Kernel;
 class Communicator;
+class CollectiveProvider;  // tessera/process_group.hpp
 
 // ------------------------------------------------------------ plugin info
 enum class PluginState {
@@ -549,12 +550,21 @@ class GraphExec {
 class Communicator {
  public:
   Communicator() = default;
+  // A communicator whose ranks span processes (tessera/process_group.hpp;
+  // tessera/mpi.hpp makes them over MPI): `local_devices` are this
+  // process's ranks in rank order, and every collective takes one buffer
+  // and stream per local rank; `provider` moves the data between processes.
+  static Communicator FromProvider(std::vector<Device> local_devices,
+                                   std::shared_ptr<CollectiveProvider> provider);
   bool valid() const;
-  size_t size() const;  // ranks
-  const std::vector<Device>& devices() const;
+  size_t size() const;  // ranks (of every process)
+  const std::vector<Device>& devices() const;  // this process's ranks
+  // "" for the plugin's own communicator, else the provider ("mpi").
+  std::string provider() const;
 
-  // Arrays are indexed by rank; see TsCommunicator_Collective_Args for the
-  // meaning of `count` per operation.
+  // Arrays are indexed by rank (by local rank, devices() order, for a
+  // communicator across processes); see TsCommunicator_Collective_Args for
+  // the meaning of `count` per operation.
   Status all_reduce(const std::vector<Buffer>& send,
                     const std::vector<Buffer>& recv, uint64_t count,
                     TsDataType dtype, TsReduceOp op,

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "tessera/compiler.hpp"
+#include "tessera/process_group.hpp"
 #include "tessera/runtime.hpp"
 
 namespace tessera {
@@ -148,11 +149,22 @@ class Program {
   static StatusOr<Program> Create(const std::vector<Device>& devices, ProgramImage image);
   // Reads a file written by Save() or tessera-compile, then Create().
   static StatusOr<Program> Load(const std::vector<Device>& devices, const std::string& path);
+  // SPMD across processes (docs/spmd.md, "Across processes"; an MPI
+  // ProcessGroup from tessera/mpi.hpp): every process of `processes` holds
+  // as many of the mesh's devices, process p the positions [p * L, (p + 1) *
+  // L) for L = local_devices.size(), and calls Create with the same image
+  // (collectively: groups that span processes get a communicator of the
+  // group's provider, the others the plugin's own).  Run then takes the
+  // streams and arguments of the local devices only.
+  static StatusOr<Program> Create(const std::vector<Device>& local_devices, ProgramImage image,
+                                  std::shared_ptr<ProcessGroup> processes);
 
   bool valid() const { return impl_ != nullptr; }
   const ProgramImage& image() const;
   const std::vector<ParamSpec>& params() const;
-  const std::vector<Device>& devices() const;
+  const std::vector<Device>& devices() const;  // this process's
+  // The mesh position of devices()[0]: 0 unless the program spans processes.
+  size_t first_device() const;
   Status Save(const std::string& path) const;
 
   // Enqueues the program once on `stream` (a program on one device): `args`

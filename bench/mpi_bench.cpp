@@ -1,0 +1,172 @@
+// tessera-mpi-bench: collectives across processes, Tessera over MPI against
+// raw MPI in the same run (bench/README.md, "Across processes").
+//
+//   mpirun -np 4 --oversubscribe build/bin/tessera-mpi-bench > mpi.json
+//
+// Google Benchmark cannot time a collective: it picks iteration counts per
+// process, and ranks that disagree on the count wait on each other for
+// ever.  This binary runs a fixed schedule instead: per repetition, every
+// implementation of a metric runs `iterations` times between two barriers
+// (implementations interleaved, so the machine's noise hits both sides),
+// and rank 0 reports the median over repetitions in Google Benchmark's JSON
+// layout (`<metric>/<implementation>/<size>`, run_type "aggregate",
+// aggregate_name "median") plus the ratios, tessera throughput / raw MPI's.
+//
+// Sizes follow nccl-tests: "16MiB" is the larger buffer of the call (the
+// all_reduce vector, reduce_scatter's input, all_gather's output).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tessera/mpi.hpp"
+
+using namespace tessera;
+
+namespace {
+
+int g_rank = 0, g_size = 1;
+
+double Seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Median seconds per call of `run` over `reps` repetitions of `iters` calls.
+struct Timed {
+  std::string name;
+  std::function<bool()> run;
+  std::vector<double> per_call;
+};
+
+void Die(const std::string& what) {
+  std::fprintf(stderr, "tessera-mpi-bench (rank %d): %s\n", g_rank, what.c_str());
+  MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  uint64_t bytes = 16ull << 20;
+  int reps = 7, iters = 10;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--bytes=", 0) == 0) bytes = std::strtoull(a.c_str() + 8, nullptr, 10);
+    else if (a.rfind("--repetitions=", 0) == 0) reps = std::atoi(a.c_str() + 14);
+    else if (a.rfind("--iterations=", 0) == 0) iters = std::atoi(a.c_str() + 13);
+    else {
+      if (g_rank == 0)
+        std::fprintf(stderr, "usage: mpirun -np N tessera-mpi-bench [--bytes=16777216] [--repetitions=7] [--iterations=10]\n");
+      MPI_Finalize();
+      return 1;
+    }
+  }
+  RuntimeOptions ro;
+  ro.backend = "cpu";
+  auto rt = Runtime::Create(ro);
+  if (!rt.ok()) Die(rt.status().ToString());
+  Device dev = rt->devices()[0];
+  auto comm = mpi::CreateCommunicator(MPI_COMM_WORLD, {dev});
+  if (!comm.ok()) Die(comm.status().ToString());
+  const uint64_t n = bytes / 4, part = n / static_cast<uint64_t>(g_size);
+  Stream stream = dev.default_stream();
+  auto alloc = [&](uint64_t b) {
+    auto buf = dev.allocate(b);
+    if (!buf.ok()) Die(buf.status().ToString());
+    std::vector<float> init(b / 4, 1.0f + g_rank);
+    if (!copy(*buf, init.data(), b).ok()) Die("copy");
+    return *buf;
+  };
+  Buffer big_a = alloc(n * 4), big_b = alloc(n * 4), small = alloc(part * 4);
+  std::vector<float> raw_a(n, 1.0f + g_rank), raw_b(n), raw_small(part, 1.0f + g_rank);
+  auto ok = [](const Status& st) {
+    if (!st.ok()) Die(st.ToString());
+    return true;
+  };
+  const std::string size = std::to_string(bytes >> 20) + "MiB";
+  std::vector<std::vector<Timed>> metrics = {
+      {{"all_reduce/tessera_mpi/" + size,
+        [&] { return ok(comm->all_reduce({big_a}, {big_b}, n, TS_DTYPE_F32, TS_REDUCE_SUM, {stream}, false)); }, {}},
+       {"all_reduce/raw_mpi/" + size,
+        [&] { return MPI_Allreduce(raw_a.data(), raw_b.data(), static_cast<int>(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS; }, {}},
+       {"all_reduce/tessera_mpi_deterministic/" + size,
+        [&] { return ok(comm->all_reduce({big_a}, {big_b}, n, TS_DTYPE_F32, TS_REDUCE_SUM, {stream}, true)); }, {}}},
+      {{"reduce_scatter/tessera_mpi/" + size,
+        [&] { return ok(comm->reduce_scatter({big_a}, {small}, part, TS_DTYPE_F32, TS_REDUCE_SUM, {stream}, false)); }, {}},
+       {"reduce_scatter/raw_mpi/" + size,
+        [&] {
+          return MPI_Reduce_scatter_block(raw_a.data(), raw_small.data(), static_cast<int>(part), MPI_FLOAT, MPI_SUM,
+                                          MPI_COMM_WORLD) == MPI_SUCCESS;
+        }, {}},
+       {"reduce_scatter/tessera_mpi_deterministic/" + size,
+        [&] { return ok(comm->reduce_scatter({big_a}, {small}, part, TS_DTYPE_F32, TS_REDUCE_SUM, {stream}, true)); }, {}}},
+      {{"all_gather/tessera_mpi/" + size, [&] { return ok(comm->all_gather({small}, {big_b}, part, TS_DTYPE_F32, {stream})); }, {}},
+       {"all_gather/raw_mpi/" + size,
+        [&] {
+          return MPI_Allgather(raw_small.data(), static_cast<int>(part), MPI_FLOAT, raw_b.data(), static_cast<int>(part),
+                               MPI_FLOAT, MPI_COMM_WORLD) == MPI_SUCCESS;
+        }, {}}},
+  };
+  // Warm-up: every implementation once (first touch, connections).
+  for (auto& m : metrics)
+    for (auto& t : m) t.run();
+  for (int r = 0; r < reps; ++r)
+    for (auto& m : metrics)
+      for (auto& t : m) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        const double t0 = Seconds();
+        for (int i = 0; i < iters; ++i) t.run();
+        MPI_Barrier(MPI_COMM_WORLD);
+        t.per_call.push_back((Seconds() - t0) / iters);
+      }
+  if (g_rank == 0) {
+    std::string out = "{\n  \"context\": {\"executable\": \"tessera-mpi-bench\", \"processes\": " +
+                      std::to_string(g_size) + ", \"mpi\": \"" + mpi::LibraryVersion() +
+                      "\", \"repetitions\": " + std::to_string(reps) + ", \"iterations\": " + std::to_string(iters) +
+                      "},\n  \"benchmarks\": [\n";
+    std::string ratios;
+    bool first = true;
+    for (auto& m : metrics) {
+      double raw = 0;
+      for (auto& t : m)
+        if (t.name.find("/raw_mpi/") != std::string::npos) raw = Median(t.per_call);
+      for (auto& t : m) {
+        const double med = Median(t.per_call);
+        char line[512];
+        std::snprintf(line, sizeof line,
+                      "%s    {\"name\": \"%s\", \"run_name\": \"%s\", \"run_type\": \"aggregate\", \"aggregate_name\": "
+                      "\"median\", \"repetitions\": %d, \"iterations\": %d, \"real_time\": %.6f, \"cpu_time\": %.6f, "
+                      "\"time_unit\": \"ms\", \"bytes_per_second\": %.1f}",
+                      first ? "" : ",\n", t.name.c_str(), t.name.c_str(), reps, iters, med * 1e3, med * 1e3,
+                      static_cast<double>(bytes) / med);
+        out += line;
+        first = false;
+        if (t.name.find("/raw_mpi/") == std::string::npos) {
+          std::snprintf(line, sizeof line, "%s    \"%s\": %.3f", ratios.empty() ? "" : ",\n", t.name.c_str(), raw / med);
+          ratios += line;
+          std::fprintf(stderr, "%-44s %8.3f ms  %7.2f GB/s  %.3fx raw MPI%s\n", t.name.c_str(), med * 1e3,
+                       static_cast<double>(bytes) / med / 1e9, raw / med,
+                       t.name.find("deterministic") == std::string::npos ? (raw / med >= 0.95 ? "  (goal >= 0.95x: met)" : "  (goal >= 0.95x: MISSED)") : "");
+        } else {
+          std::fprintf(stderr, "%-44s %8.3f ms  %7.2f GB/s\n", t.name.c_str(), med * 1e3, static_cast<double>(bytes) / med / 1e9);
+        }
+      }
+    }
+    out += "\n  ],\n  \"ratios_vs_raw_mpi\": {\n" + ratios + "\n  }\n}\n";
+    std::fputs(out.c_str(), stdout);
+  }
+  comm = Communicator();
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,501 @@
+// Collectives across processes over MPI (tessera/mpi.hpp).
+//
+// One collective: (1) the processes exchange what they were asked to do and
+// fail together, naming the ranks, when they disagree; (2) each process
+// waits for its ranks' streams; (3) buffers the host can address are used
+// in place, others are copied to host memory; (4) the data moves:
+//   - deterministic reductions (and every reduction of f16/bf16, or with
+//     several ranks in one process): each process owns a slice of the
+//     elements, receives every rank's part of it (MPI_Alltoallv), combines
+//     the ranks in the fixed tree of plugins/common/host_reduce (the cpu
+//     plugin's), and the slices are gathered again (MPI_Allgatherv);
+//   - other reductions with one rank per process: MPI_Allreduce /
+//     MPI_Reduce_scatter_block in place;
+//   - all_gather: MPI_Allgather(v); broadcast: MPI_Bcast;
+// (5) staged results are copied back.
+#include "tessera/mpi.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "host_reduce.hpp"
+
+namespace tessera::mpi {
+namespace {
+
+using plugin_support::dtype_name;
+using plugin_support::dtype_size;
+using plugin_support::host_reduce;
+
+std::mutex& Mu() {
+  static std::mutex m;
+  return m;
+}
+bool g_we_initialized = false;
+
+Status MpiError(const char* call, int rc) {
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  return Status(StatusCode::kInternal, std::string(call) + " failed: " + std::string(text, static_cast<size_t>(len)));
+}
+#define TS_MPI(call)                                      \
+  do {                                                    \
+    int rc_ = (call);                                     \
+    if (rc_ != MPI_SUCCESS) return MpiError(#call, rc_);  \
+  } while (0)
+
+bool Finalized() {
+  int f = 0;
+  MPI_Finalized(&f);
+  return f != 0;
+}
+void FreeComm(MPI_Comm* c) {
+  if (*c != MPI_COMM_NULL && !Finalized()) MPI_Comm_free(c);
+  *c = MPI_COMM_NULL;
+}
+
+const char* OpName(TsCollectiveOp op) {
+  switch (op) {
+    case TS_COLLECTIVE_ALL_REDUCE: return "all_reduce";
+    case TS_COLLECTIVE_BROADCAST: return "broadcast";
+    case TS_COLLECTIVE_ALL_GATHER: return "all_gather";
+    case TS_COLLECTIVE_REDUCE_SCATTER: return "reduce_scatter";
+  }
+  return "collective";
+}
+const char* ReduceName(TsReduceOp op) {
+  switch (op) {
+    case TS_REDUCE_SUM: return "sum";
+    case TS_REDUCE_PROD: return "prod";
+    case TS_REDUCE_MAX: return "max";
+    case TS_REDUCE_MIN: return "min";
+  }
+  return "?";
+}
+MPI_Datatype MpiType(TsDataType t) {
+  switch (t) {
+    case TS_DTYPE_F32: return MPI_FLOAT;
+    case TS_DTYPE_F64: return MPI_DOUBLE;
+    case TS_DTYPE_I32: return MPI_INT32_T;
+    case TS_DTYPE_I64: return MPI_INT64_T;
+    case TS_DTYPE_I8: return MPI_INT8_T;
+    case TS_DTYPE_U8: return MPI_UINT8_T;
+    default: return MPI_DATATYPE_NULL;  // f16, bf16: combined by host_reduce
+  }
+}
+MPI_Op MpiOp(TsReduceOp op) {
+  switch (op) {
+    case TS_REDUCE_SUM: return MPI_SUM;
+    case TS_REDUCE_PROD: return MPI_PROD;
+    case TS_REDUCE_MAX: return MPI_MAX;
+    case TS_REDUCE_MIN: return MPI_MIN;
+  }
+  return MPI_OP_NULL;
+}
+
+bool Overlap(const void* a, uint64_t an, const void* b, uint64_t bn) {
+  auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+  return x < y + bn && y < x + an;
+}
+
+class MpiProvider final : public CollectiveProvider {
+ public:
+  // `rank_process`: each rank's process as an index of `comm`.
+  MpiProvider(MPI_Comm comm, std::vector<uint32_t> rank_process) : comm_(comm), rank_process_(std::move(rank_process)) {
+    MPI_Comm_rank(comm_, &me_);
+    MPI_Comm_size(comm_, &nproc_);
+    proc_ranks_.resize(static_cast<size_t>(nproc_));
+    index_in_proc_.resize(rank_process_.size());
+    simple_ = rank_process_.size() == static_cast<size_t>(nproc_);
+    for (uint32_t r = 0; r < rank_process_.size(); ++r) {
+      auto& list = proc_ranks_[rank_process_[r]];
+      index_in_proc_[r] = static_cast<uint32_t>(list.size());
+      list.push_back(r);
+      simple_ = simple_ && rank_process_[r] == r;
+    }
+  }
+  ~MpiProvider() override { FreeComm(&comm_); }
+  std::string name() const override { return "mpi"; }
+  size_t size() const override { return rank_process_.size(); }
+  Status Run(const CollectiveRequest& q) override;
+
+ private:
+  std::string RanksOf(int p) const {
+    std::string s;
+    for (uint32_t r : proc_ranks_[static_cast<size_t>(p)]) s += (s.empty() ? "" : ",") + std::to_string(r);
+    return (proc_ranks_[static_cast<size_t>(p)].size() == 1 ? "rank " : "ranks ") + s;
+  }
+  Status Agree(const CollectiveRequest& q);
+  Status Reduce(const CollectiveRequest& q, const std::vector<const uint8_t*>& sp, const std::vector<uint8_t*>& rp);
+  Status Gather(const CollectiveRequest& q, const std::vector<const uint8_t*>& sp, const std::vector<uint8_t*>& rp);
+
+  // Scratch memory kept between calls (uninitialized: no zero-fill, no
+  // fresh page faults per call).
+  uint8_t* Scratch(int which, uint64_t bytes) {
+    if (scratch_size_[which] < bytes) {
+      scratch_[which].reset(new uint8_t[bytes]);
+      scratch_size_[which] = bytes;
+    }
+    return scratch_[which].get();
+  }
+
+  MPI_Comm comm_;
+  std::unique_ptr<uint8_t[]> scratch_[2];
+  uint64_t scratch_size_[2] = {0, 0};
+  int me_ = 0, nproc_ = 1;
+  std::vector<uint32_t> rank_process_;
+  std::vector<std::vector<uint32_t>> proc_ranks_;  // each process's ranks, ascending
+  std::vector<uint32_t> index_in_proc_;            // a rank's place among its process's
+  bool simple_ = false;                            // rank r is process r
+};
+
+// Every process states the call; all of them fail, with the same message,
+// when they differ (shapes, ops, types), instead of exchanging garbage or
+// waiting for ever on a message of another size.
+Status MpiProvider::Agree(const CollectiveRequest& q) {
+  constexpr int kFields = 7;
+  const bool reduces = q.op == TS_COLLECTIVE_ALL_REDUCE || q.op == TS_COLLECTIVE_REDUCE_SCATTER;
+  int64_t mine[kFields] = {q.op, reduces ? q.reduce : -1, q.dtype, static_cast<int64_t>(q.count),
+                           q.op == TS_COLLECTIVE_BROADCAST ? static_cast<int64_t>(q.root) : -1, reduces ? int64_t{q.deterministic} : -1,
+                           static_cast<int64_t>(size())};
+  std::vector<int64_t> all(static_cast<size_t>(kFields * nproc_));
+  TS_MPI(MPI_Allgather(mine, kFields, MPI_INT64_T, all.data(), kFields, MPI_INT64_T, comm_));
+  bool same = true;
+  for (int p = 1; p < nproc_; ++p)
+    same = same && std::equal(all.begin(), all.begin() + kFields, all.begin() + p * kFields);
+  if (same) return Status::Ok();
+  auto describe = [&](const int64_t* f) {
+    std::string s = OpName(static_cast<TsCollectiveOp>(f[0]));
+    if (f[1] >= 0) s += std::string(" ") + ReduceName(static_cast<TsReduceOp>(f[1]));
+    s += " of " + std::to_string(f[3]) + " " + dtype_name(static_cast<TsDataType>(f[2])) + " elements per rank";
+    if (f[4] >= 0) s += " from root " + std::to_string(f[4]);
+    if (f[5] >= 0) s += f[5] ? " (deterministic)" : " (any order)";
+    s += " on a communicator of " + std::to_string(f[6]) + " ranks";
+    return s;
+  };
+  std::string msg = "the ranks disagree on the collective:";
+  for (int p = 0; p < nproc_; ++p)
+    msg += (p ? "; " : " ") + RanksOf(p) + " (process " + std::to_string(p) + "): " + describe(&all[p * kFields]);
+  return Status(StatusCode::kFailedPrecondition, msg);
+}
+
+Status MpiProvider::Run(const CollectiveRequest& q) {
+  std::lock_guard<std::mutex> lock(Mu());
+  TESSERA_RETURN_IF_ERROR(Agree(q));
+  const size_t L = q.send->size();
+  const size_t N = size();
+  const uint64_t esz = dtype_size(q.dtype), bytes = q.count * esz;
+  const uint64_t send_bytes = q.op == TS_COLLECTIVE_REDUCE_SCATTER ? bytes * N : bytes;
+  const uint64_t recv_bytes = q.op == TS_COLLECTIVE_ALL_GATHER ? bytes * N : bytes;
+  if (send_bytes * (q.op == TS_COLLECTIVE_REDUCE_SCATTER ? 1 : N) > static_cast<uint64_t>(INT_MAX))
+    return Status(StatusCode::kUnimplemented, "collectives of more than 2 GiB across processes are not supported");
+  for (const Stream& s : *q.streams) TESSERA_RETURN_IF_ERROR(s.synchronize());
+  // Host views of this process's buffers: in place when the host can
+  // address them, else staged.
+  std::vector<const uint8_t*> sp(L, nullptr);
+  std::vector<uint8_t*> rp(L, nullptr);
+  std::vector<std::vector<uint8_t>> staged_send(L), staged_recv(L);
+  for (size_t i = 0; i < L; ++i) {
+    const uint32_t rank = proc_ranks_[static_cast<size_t>(me_)][i];
+    if (q.op != TS_COLLECTIVE_BROADCAST || rank == q.root) {
+      if (void* h = (*q.send)[i].host_pointer()) {
+        sp[i] = static_cast<const uint8_t*>(h);
+      } else {
+        staged_send[i].resize(send_bytes);
+        TESSERA_RETURN_IF_ERROR(copy(staged_send[i].data(), (*q.send)[i], send_bytes));
+        sp[i] = staged_send[i].data();
+      }
+    }
+    if (void* h = (*q.recv)[i].host_pointer()) {
+      rp[i] = static_cast<uint8_t*>(h);
+    } else {
+      staged_recv[i].resize(recv_bytes);
+      rp[i] = staged_recv[i].data();
+    }
+  }
+  // A send that overlaps a receive of this process is copied first (MPI
+  // forbids aliasing outside MPI_IN_PLACE).
+  std::vector<std::vector<uint8_t>> copies(L);
+  for (size_t i = 0; i < L; ++i)
+    for (size_t j = 0; sp[i] && j < L; ++j)
+      if (Overlap(sp[i], send_bytes, rp[j], recv_bytes) &&
+          !(q.op == TS_COLLECTIVE_ALL_REDUCE && simple_ && i == j && sp[i] == rp[j])) {
+        copies[i].assign(sp[i], sp[i] + send_bytes);
+        sp[i] = copies[i].data();
+        break;
+      }
+  Status st;
+  switch (q.op) {
+    case TS_COLLECTIVE_ALL_REDUCE:
+    case TS_COLLECTIVE_REDUCE_SCATTER: st = Reduce(q, sp, rp); break;
+    case TS_COLLECTIVE_ALL_GATHER: st = Gather(q, sp, rp); break;
+    case TS_COLLECTIVE_BROADCAST: {
+      const int root_proc = static_cast<int>(rank_process_[q.root]);
+      if (root_proc == me_) std::memmove(rp[0], sp[index_in_proc_[q.root]], bytes);
+      int rc = MPI_Bcast(rp[0], static_cast<int>(bytes), MPI_BYTE, root_proc, comm_);
+      if (rc != MPI_SUCCESS) st = MpiError("MPI_Bcast", rc);
+      for (size_t i = 1; st.ok() && i < L; ++i) std::memcpy(rp[i], rp[0], bytes);
+      break;
+    }
+  }
+  if (!st.ok()) return st;
+  for (size_t i = 0; i < L; ++i)
+    if (!staged_recv[i].empty()) TESSERA_RETURN_IF_ERROR(copy((*q.recv)[i], staged_recv[i].data(), recv_bytes));
+  return Status::Ok();
+}
+
+Status MpiProvider::Gather(const CollectiveRequest& q, const std::vector<const uint8_t*>& sp,
+                           const std::vector<uint8_t*>& rp) {
+  const size_t L = sp.size(), N = size();
+  const uint64_t bytes = q.count * dtype_size(q.dtype);
+  if (simple_) {
+    TS_MPI(MPI_Allgather(sp[0], static_cast<int>(bytes), MPI_BYTE, rp[0], static_cast<int>(bytes), MPI_BYTE, comm_));
+  } else {
+    std::vector<uint8_t> mine(L * bytes), all(N * bytes);
+    for (size_t i = 0; i < L; ++i) std::memcpy(mine.data() + i * bytes, sp[i], bytes);
+    std::vector<int> counts(static_cast<size_t>(nproc_)), displs(static_cast<size_t>(nproc_));
+    int at = 0;
+    for (int p = 0; p < nproc_; ++p) {
+      counts[p] = static_cast<int>(proc_ranks_[p].size() * bytes);
+      displs[p] = at;
+      at += counts[p];
+    }
+    TS_MPI(MPI_Allgatherv(mine.data(), static_cast<int>(mine.size()), MPI_BYTE, all.data(), counts.data(),
+                          displs.data(), MPI_BYTE, comm_));
+    for (int p = 0; p < nproc_; ++p)
+      for (size_t k = 0; k < proc_ranks_[p].size(); ++k)
+        std::memcpy(rp[0] + proc_ranks_[p][k] * bytes, all.data() + displs[p] + k * bytes, bytes);
+  }
+  for (size_t i = 1; i < L; ++i) std::memcpy(rp[i], rp[0], N * bytes);
+  return Status::Ok();
+}
+
+Status MpiProvider::Reduce(const CollectiveRequest& q, const std::vector<const uint8_t*>& sp,
+                           const std::vector<uint8_t*>& rp) {
+  const size_t L = sp.size(), N = size();
+  const uint64_t n = q.count, esz = dtype_size(q.dtype), seg = n * esz;
+  const MPI_Datatype type = MpiType(q.dtype);
+  const bool all_reduce = q.op == TS_COLLECTIVE_ALL_REDUCE;
+  // MPI's own algorithm: any association order.
+  if (!q.deterministic && type != MPI_DATATYPE_NULL && simple_) {
+    if (all_reduce)
+      TS_MPI(MPI_Allreduce(sp[0] == rp[0] ? MPI_IN_PLACE : sp[0], rp[0], static_cast<int>(n), type, MpiOp(q.reduce),
+                           comm_));
+    else
+      TS_MPI(MPI_Reduce_scatter_block(sp[0], rp[0], static_cast<int>(n), type, MpiOp(q.reduce), comm_));
+    return Status::Ok();
+  }
+  std::vector<uint32_t> order(N);
+  for (uint32_t r = 0; r < N; ++r) order[r] = r;
+  std::vector<int> sc(static_cast<size_t>(nproc_)), sd(sc.size()), rc(sc.size()), rd(sc.size());
+  std::vector<const void*> parts(N);
+  if (all_reduce) {
+    // Process p owns elements [lo(p), lo(p + 1)): it receives every rank's
+    // part of them (alltoall), combines them in the fixed tree, and the
+    // owners' slices are gathered again (the traffic of a ring all_reduce).
+    auto lo = [&](int p) { return n * static_cast<uint64_t>(p) / static_cast<uint64_t>(nproc_); };
+    const uint64_t mine = lo(me_ + 1) - lo(me_);
+    int so = 0, ro = 0;
+    for (int p = 0; p < nproc_; ++p) {
+      sc[p] = static_cast<int>(L * (lo(p + 1) - lo(p)) * esz);
+      sd[p] = so;
+      so += sc[p];
+      rc[p] = static_cast<int>(proc_ranks_[p].size() * mine * esz);
+      rd[p] = ro;
+      ro += rc[p];
+    }
+    const uint8_t* out = sp[0];  // one rank here: its buffer is already in process order
+    if (L > 1) {
+      uint8_t* packed = Scratch(0, static_cast<uint64_t>(so));
+      for (int p = 0; p < nproc_; ++p)
+        for (size_t k = 0; k < L; ++k)
+          std::memcpy(packed + sd[p] + k * (lo(p + 1) - lo(p)) * esz, sp[k] + lo(p) * esz, (lo(p + 1) - lo(p)) * esz);
+      out = packed;
+    }
+    uint8_t* in = Scratch(1, static_cast<uint64_t>(ro) + 1);
+    TS_MPI(MPI_Alltoallv(out, sc.data(), sd.data(), MPI_BYTE, in, rc.data(), rd.data(), MPI_BYTE, comm_));
+    for (uint32_t r = 0; r < N; ++r) parts[r] = in + rd[rank_process_[r]] + index_in_proc_[r] * mine * esz;
+    // The sends were read: the slice goes straight to its place in the result.
+    host_reduce(q.dtype, q.reduce, parts, order, /*deterministic=*/true, mine, rp[0] + lo(me_) * esz);
+    for (int p = 0; p < nproc_; ++p) {
+      rc[p] = static_cast<int>((lo(p + 1) - lo(p)) * esz);
+      rd[p] = static_cast<int>(lo(p) * esz);
+    }
+    TS_MPI(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, rp[0], rc.data(), rd.data(), MPI_BYTE, comm_));
+    for (size_t i = 1; i < L; ++i) std::memcpy(rp[i], rp[0], seg);
+    return Status::Ok();
+  }
+  // reduce_scatter: process p receives, from every rank s, segment r of
+  // s's send for each of its ranks r.
+  int so = 0, ro = 0;
+  for (int p = 0; p < nproc_; ++p) {
+    sc[p] = static_cast<int>(L * proc_ranks_[p].size() * seg);
+    sd[p] = so;
+    so += sc[p];
+    rc[p] = static_cast<int>(proc_ranks_[p].size() * L * seg);
+    rd[p] = ro;
+    ro += rc[p];
+  }
+  const uint8_t* out = sp[0];  // one rank per process, in order: segments are in place
+  if (!simple_) {
+    uint8_t* packed = Scratch(0, static_cast<uint64_t>(so));
+    for (int p = 0; p < nproc_; ++p)
+      for (size_t k = 0; k < L; ++k)
+        for (size_t j = 0; j < proc_ranks_[p].size(); ++j)
+          std::memcpy(packed + sd[p] + (k * proc_ranks_[p].size() + j) * seg, sp[k] + proc_ranks_[p][j] * seg, seg);
+    out = packed;
+  }
+  uint8_t* in = Scratch(1, static_cast<uint64_t>(ro) + 1);
+  TS_MPI(MPI_Alltoallv(out, sc.data(), sd.data(), MPI_BYTE, in, rc.data(), rd.data(), MPI_BYTE, comm_));
+  for (size_t j = 0; j < L; ++j) {
+    for (uint32_t s = 0; s < N; ++s) parts[s] = in + rd[rank_process_[s]] + (index_in_proc_[s] * L + j) * seg;
+    host_reduce(q.dtype, q.reduce, parts, order, /*deterministic=*/true, n, rp[j]);
+  }
+  return Status::Ok();
+}
+
+class MpiGroup final : public ProcessGroup {
+ public:
+  explicit MpiGroup(MPI_Comm comm) : comm_(comm) {
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+  }
+  ~MpiGroup() override { FreeComm(&comm_); }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string provider() const override { return "mpi (" + LibraryVersion() + ")"; }
+  StatusOr<Communicator> CreateCommunicator(const std::vector<uint32_t>& rank_process,
+                                            const std::vector<Device>& local_devices) override;
+  StatusOr<std::vector<std::string>> AllGather(const std::string& bytes) override;
+  [[noreturn]] void Abort(int code) override {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    MPI_Abort(comm_, code);
+    std::_Exit(code);
+  }
+
+ private:
+  MPI_Comm comm_;
+  int rank_ = 0, size_ = 1;
+};
+
+StatusOr<Communicator> MpiGroup::CreateCommunicator(const std::vector<uint32_t>& rank_process,
+                                                    const std::vector<Device>& local_devices) {
+  std::lock_guard<std::mutex> lock(Mu());
+  std::vector<int> procs;
+  size_t local = 0;
+  for (uint32_t p : rank_process) {
+    if (p >= static_cast<uint32_t>(size_))
+      return Status(StatusCode::kInvalidArgument, "CreateCommunicator: process " + std::to_string(p) +
+                                                      " is not in a group of " + std::to_string(size_));
+    if (std::find(procs.begin(), procs.end(), static_cast<int>(p)) == procs.end()) procs.push_back(static_cast<int>(p));
+    local += p == static_cast<uint32_t>(rank_);
+  }
+  std::sort(procs.begin(), procs.end());
+  if (local == 0 || local != local_devices.size())
+    return Status(StatusCode::kInvalidArgument,
+                  "CreateCommunicator: process " + std::to_string(rank_) + " holds " + std::to_string(local) +
+                      " of the ranks but passes " + std::to_string(local_devices.size()) + " devices");
+  MPI_Group world, sub;
+  MPI_Comm comm = MPI_COMM_NULL;
+  TS_MPI(MPI_Comm_group(comm_, &world));
+  TS_MPI(MPI_Group_incl(world, static_cast<int>(procs.size()), procs.data(), &sub));
+  int rc = MPI_Comm_create_group(comm_, sub, /*tag=*/4242, &comm);
+  MPI_Group_free(&sub);
+  MPI_Group_free(&world);
+  if (rc != MPI_SUCCESS) return MpiError("MPI_Comm_create_group", rc);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  std::vector<uint32_t> mapped;
+  for (uint32_t p : rank_process)
+    mapped.push_back(static_cast<uint32_t>(std::lower_bound(procs.begin(), procs.end(), static_cast<int>(p)) - procs.begin()));
+  return Communicator::FromProvider(local_devices, std::make_shared<MpiProvider>(comm, std::move(mapped)));
+}
+
+StatusOr<std::vector<std::string>> MpiGroup::AllGather(const std::string& bytes) {
+  std::lock_guard<std::mutex> lock(Mu());
+  if (bytes.size() > static_cast<size_t>(INT_MAX)) return Status(StatusCode::kInvalidArgument, "AllGather: over 2 GiB");
+  int mine = static_cast<int>(bytes.size());
+  std::vector<int> counts(static_cast<size_t>(size_)), displs(static_cast<size_t>(size_));
+  TS_MPI(MPI_Allgather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, comm_));
+  int64_t total = 0;
+  for (int p = 0; p < size_; ++p) {
+    displs[p] = static_cast<int>(total);
+    total += counts[p];
+  }
+  if (total > INT_MAX) return Status(StatusCode::kInvalidArgument, "AllGather: over 2 GiB");
+  std::string all(static_cast<size_t>(total), '\0');
+  TS_MPI(MPI_Allgatherv(bytes.data(), mine, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE, comm_));
+  std::vector<std::string> out;
+  for (int p = 0; p < size_; ++p) out.push_back(all.substr(static_cast<size_t>(displs[p]), static_cast<size_t>(counts[p])));
+  return out;
+}
+
+}  // namespace
+
+std::string LibraryVersion() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version(text, &len);
+  std::string s(text, static_cast<size_t>(len));
+  size_t cut = s.find_first_of(",\n");
+  return cut == std::string::npos ? s : s.substr(0, cut);
+}
+
+StatusOr<std::shared_ptr<ProcessGroup>> World() {
+  {
+    std::lock_guard<std::mutex> lock(Mu());
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized) {
+      if (Finalized()) return Status(StatusCode::kFailedPrecondition, "MPI was finalized already");
+      int provided = 0;
+      TS_MPI(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided));
+      g_we_initialized = true;
+    }
+  }
+  return FromComm(MPI_COMM_WORLD);
+}
+
+StatusOr<std::shared_ptr<ProcessGroup>> FromComm(MPI_Comm comm) {
+  std::lock_guard<std::mutex> lock(Mu());
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized || Finalized())
+    return Status(StatusCode::kFailedPrecondition, "tessera::mpi::FromComm: MPI is not initialized (call MPI_Init first)");
+  MPI_Comm dup = MPI_COMM_NULL;
+  TS_MPI(MPI_Comm_dup(comm, &dup));
+  MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+  return std::shared_ptr<ProcessGroup>(std::make_shared<MpiGroup>(dup));
+}
+
+StatusOr<Communicator> CreateCommunicator(MPI_Comm comm, const std::vector<Device>& local_devices) {
+  if (local_devices.empty())
+    return Status(StatusCode::kInvalidArgument, "tessera::mpi::CreateCommunicator: pass at least one device");
+  std::lock_guard<std::mutex> lock(Mu());
+  MPI_Comm dup = MPI_COMM_NULL;
+  TS_MPI(MPI_Comm_dup(comm, &dup));
+  MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+  int size = 0;
+  MPI_Comm_size(dup, &size);
+  int mine = static_cast<int>(local_devices.size());
+  std::vector<int> counts(static_cast<size_t>(size));
+  int rc = MPI_Allgather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, dup);
+  if (rc != MPI_SUCCESS) {
+    FreeComm(&dup);
+    return MpiError("MPI_Allgather", rc);
+  }
+  std::vector<uint32_t> rank_process;
+  for (int p = 0; p < size; ++p) rank_process.insert(rank_process.end(), static_cast<size_t>(counts[p]), static_cast<uint32_t>(p));
+  return Communicator::FromProvider(local_devices, std::make_shared<MpiProvider>(dup, std::move(rank_process)));
+}
+
+void Finalize() {
+  std::lock_guard<std::mutex> lock(Mu());
+  if (g_we_initialized && !Finalized()) MPI_Finalize();
+}
+
+}  // namespace tessera::mpi

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# SPMD and collectives across processes over MPI (docs/spmd.md, "Across
+# processes"), one ctest per CASE.  Every mpirun runs under `timeout`, so a
+# hang is a failure, never a stuck CI job (the ctests have a TIMEOUT too).
+# Exit 77 (ctest SKIP) only when MPI is genuinely absent: no mpirun, or a
+# build without MPI (no tessera-mpi-test).
+#   usage: run_mpi_tests.sh CASE BIN_DIR REPO_ROOT
+set -u
+CASE=$1 BIN=$2 ROOT=$3
+EX=$ROOT/examples
+if ! command -v mpirun >/dev/null 2>&1; then
+  echo "mpi tests: no mpirun (apt-get install openmpi-bin libopenmpi-dev): skipped"; exit 77
+fi
+if [ ! -x "$BIN/tessera-mpi-test" ]; then
+  echo "mpi tests: built without MPI (TESSERA_WITH_MPI=OFF): skipped"; exit 77
+fi
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+export TESSERA_BACKEND=cpu
+unset TESSERA_CPU_DEVICES TESSERA_VISIBLE_DEVICES
+# Loopback only; as root Open MPI wants the two variables; --oversubscribe:
+# more ranks than cores.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_plm_rsh_agent=
+MPIRUN="timeout -k 5 120 mpirun --oversubscribe"
+fail=0
+check() {  # check NAME COND_RC: report
+  if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAILED: $1"; fail=1; fi
+}
+# bits_equal A.npy B.npy: the same bytes (the results bit for bit).
+bits_equal() { cmp -s "$1" "$2"; }
+
+case $CASE in
+  collectives2|collectives4)
+    n=${CASE#collectives}
+    $MPIRUN -np "$n" "$BIN/tessera-mpi-test" > "$T/out" 2>&1; rc=$?
+    cat "$T/out"
+    check "every collective, $n processes x 1 device" $(( rc != 0 || ! $(grep -c "mpi test: .*ok" "$T/out") ))
+    ;;
+  collectives_hybrid)
+    TESSERA_CPU_DEVICES=2 $MPIRUN -np 2 -x TESSERA_CPU_DEVICES "$BIN/tessera-mpi-test" > "$T/out" 2>&1; rc=$?
+    cat "$T/out"
+    check "every collective, 2 processes x 2 devices" $(( rc != 0 || ! $(grep -c "4 ranks in 2 processes.*ok" "$T/out") ))
+    ;;
+  mismatch)
+    $MPIRUN -np 2 "$BIN/tessera-mpi-test" --mismatch > "$T/out" 2>&1; rc=$?
+    cat "$T/out"
+    check "ranks that disagree on the count fail together, naming both" $(( rc != 0 || ! $(grep -c "detected on every rank: ok" "$T/out") ))
+    ;;
+  dead_rank)
+    start=$(date +%s)
+    $MPIRUN -np 2 "$BIN/tessera-mpi-test" --die > "$T/out" 2>&1; rc=$?
+    took=$(( $(date +%s) - start ))
+    cat "$T/out"
+    echo "mpirun exit $rc after ${took} s"
+    # Non-zero, well before timeout's limit (124): mpirun ended the job itself.
+    check "a rank that dies mid-collective ends the job within ${took} s (no hang)" $(( rc == 0 || rc == 124 || took >= 110 ))
+    ;;
+  tp_mlp|spmd_collectives|spmd_collectives_hybrid)
+    prog=${CASE%_hybrid}
+    np=2; [ "$CASE" = spmd_collectives ] && np=4
+    # spmd_collectives has several results, tp_mlp one (an --output more
+    # than results is an error).
+    souts=(--output "$T/single0.npy") outs=(--output "$T/mpi0.npy")
+    if [ "$prog" = spmd_collectives ]; then souts+=(--output "$T/single1.npy"); outs+=(--output "$T/mpi1.npy"); fi
+    "$BIN/tessera-run" "$EX/$prog.mlir" --iterations 1 --warmup 0 "${souts[@]}" > "$T/single" 2>&1 ||
+      { cat "$T/single"; check "single-process run" 1; }
+    extra=()
+    if [ "$CASE" = spmd_collectives_hybrid ]; then np=2; extra=(-x TESSERA_CPU_DEVICES); export TESSERA_CPU_DEVICES=2; fi
+    $MPIRUN -np $np "${extra[@]}" "$BIN/tessera-run" "$EX/$prog.mlir" --iterations 1 --warmup 0 "${outs[@]}" \
+      > "$T/mpi" 2>&1; rc=$?
+    unset TESSERA_CPU_DEVICES
+    cat "$T/mpi"
+    check "$prog under mpirun -np $np: verified against the reference" $(( rc != 0 || ! $(grep -c "processes (mpi" "$T/mpi") ))
+    bits_equal "$T/single0.npy" "$T/mpi0.npy"; check "$prog: result 0 bit-identical to the single-process run" $?
+    if [ "$prog" = spmd_collectives ]; then
+      bits_equal "$T/single1.npy" "$T/mpi1.npy"; check "$prog: result 1 bit-identical to the single-process run" $?
+    fi
+    ;;
+  bad_launches)
+    $MPIRUN -np 4 "$BIN/tessera-run" "$EX/tp_mlp.mlir" --iterations 1 > "$T/out" 2>&1; rc=$?
+    cat "$T/out"
+    check "more processes than mesh devices: exit 2 and a message" \
+      $(( rc != 2 || ! $(grep -c "mpirun started 4 processes, but the program's mesh has 2 devices" "$T/out") ))
+    $MPIRUN -np 3 "$BIN/tessera-run" "$EX/spmd_collectives.mlir" --iterations 1 > "$T/out" 2>&1; rc=$?
+    cat "$T/out"
+    check "a process count that does not divide the mesh: exit 2 and a message" \
+      $(( rc != 2 || ! $(grep -c "3 processes cannot share equally" "$T/out") ))
+    # Fewer processes than devices, with too few devices each.
+    TESSERA_CPU_DEVICES=1 $MPIRUN -np 2 -x TESSERA_CPU_DEVICES "$BIN/tessera-run" "$EX/spmd_collectives.mlir" \
+      --iterations 1 > "$T/out" 2>&1; rc=$?
+    cat "$T/out"
+    check "fewer processes than devices without enough devices each: exit 2 and a message" \
+      $(( rc != 2 || ! $(grep -c "2 in each of 2 processes; backend cpu has 1" "$T/out") ))
+    # Two programs (MPMD): the processes disagree on the program.
+    $MPIRUN -np 1 "$BIN/tessera-run" "$EX/tp_mlp.mlir" --iterations 1 : \
+            -np 1 "$BIN/tessera-run" "$EX/tp_mlp.mlir" --iterations 1 --seed 7 > "$T/out" 2>&1; rc=$?
+    cat "$T/out"
+    check "processes that run different programs: exit 1, naming the ranks" \
+      $(( rc != 1 || ! $(grep -c "the processes disagree on the program: rank 0 runs .* rank 1 runs" "$T/out") ))
+    ;;
+  *) echo "unknown case $CASE"; exit 2 ;;
+esac
+exit $fail
