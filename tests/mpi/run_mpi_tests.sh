@@ -43,6 +43,15 @@ case $CASE in
     cat "$T/out"
     check "every collective, 2 processes x 2 devices" $(( rc != 0 || ! $(grep -c "4 ranks in 2 processes.*ok" "$T/out") ))
     ;;
+  collectives_vulkan)
+    # Vulkan buffers (lavapipe here) are staged through host memory.
+    TESSERA_BACKEND=vulkan $MPIRUN -np 2 -x TESSERA_BACKEND "$BIN/tessera-mpi-test" > "$T/out" 2>&1; rc=$?
+    cat "$T/out"
+    if [ $rc -eq 77 ] || grep -q "vulkan.*not available\|no usable backend" "$T/out" && [ $rc -ne 0 ]; then
+      echo "mpi tests: the vulkan backend is unavailable: skipped"; exit 77
+    fi
+    check "every collective on vulkan buffers (host-staged), 2 processes" $(( rc != 0 || ! $(grep -c "2 ranks in 2 processes on vulkan.*ok" "$T/out") ))
+    ;;
   mismatch)
     $MPIRUN -np 2 "$BIN/tessera-mpi-test" --mismatch > "$T/out" 2>&1; rc=$?
     cat "$T/out"
