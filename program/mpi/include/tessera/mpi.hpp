@@ -1,7 +1,8 @@
 // libtessera_mpi.so (Tessera::mpi): collectives and SPMD programs across
 // processes over MPI (docs/spmd.md, "Across processes").  Built when CMake
 // finds MPI (option TESSERA_WITH_MPI); links libmpi.  Applications that do
-// not use MPI never link it.
+// not use MPI never link it; those that include this header call MPI
+// themselves and link it too (CMake: find_package(MPI), MPI::MPI_C).
 //
 //   MPI_Init(&argc, &argv);                       // or tessera::mpi::World()
 //   auto comm = tessera::mpi::CreateCommunicator(MPI_COMM_WORLD, {device});
