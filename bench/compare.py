@@ -236,6 +236,22 @@ def main():
                      verdict(None if ratio is None else ratio <= limit)
                      if limit else "info"))
 
+    # Issue 16: collectives across processes (tessera-mpi-bench under
+    # mpirun, its own JSON): Tessera over MPI against the raw MPI call,
+    # throughput ratio >= 0.95.  Rows only when that JSON is given.
+    for metric in ("all_reduce", "reduce_scatter", "all_gather"):
+        for impl, limit in (("tessera_mpi", 0.95), ("tessera_mpi_deterministic", None)):
+            t = time_ns(res, f"{metric}/{impl}/16MiB")
+            r = time_ns(res, f"{metric}/raw_mpi/16MiB")
+            if t is None:
+                continue
+            ratio = r / t if t and r else None
+            rows.append((f"{metric} 16MiB over MPI" + (" (deterministic)" if not limit else ""),
+                         fmt_ns(t), f"{fmt_ns(r)} raw MPI",
+                         f"{ratio:.2f}x" if ratio else "n/a",
+                         f">= {limit}x raw MPI" if limit else "-",
+                         verdict(None if ratio is None else ratio >= limit) if limit else "info"))
+
     cu_time("launch + sync cuda", "launch_roundtrip", 1.1)
     cu_time("launch async cuda (per launch)", "launch_async", None)
     vk_bandwidth("copy cuda h2d pinned 64MiB", "copy/tessera_cuda_h2d_pinned/64MiB",
