@@ -5,11 +5,12 @@
 //
 // Google Benchmark cannot time a collective: it picks iteration counts per
 // process, and ranks that disagree on the count wait on each other for
-// ever.  This binary runs a fixed schedule instead: per repetition, every
-// implementation of a metric runs `iterations` times between two barriers
-// (implementations interleaved, so the machine's noise hits both sides),
-// and rank 0 reports the median over repetitions in Google Benchmark's JSON
-// layout (`<metric>/<implementation>/<size>`, run_type "aggregate",
+// ever.  This binary runs a fixed schedule instead: repetitions x
+// iterations rounds, in each of which every implementation of a metric
+// makes one call between two barriers (implementations taking turns call by
+// call, so the machine's noise hits both sides), and rank 0 reports the
+// median call in Google Benchmark's JSON layout
+// (`<metric>/<implementation>/<size>`, run_type "aggregate",
 // aggregate_name "median") plus the ratios, tessera throughput / raw MPI's.
 //
 // Sizes follow nccl-tests: "16MiB" is the larger buffer of the call (the
@@ -121,15 +122,19 @@ int main(int argc, char** argv) {
   // Warm-up: every implementation once (first touch, connections).
   for (auto& m : metrics)
     for (auto& t : m) t.run();
+  // Every call timed on its own between barriers, the implementations of a
+  // metric taking turns call by call (a burst of load from elsewhere then
+  // hits both sides alike); the median of reps x iters calls is reported.
   for (int r = 0; r < reps; ++r)
-    for (auto& m : metrics)
-      for (auto& t : m) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        const double t0 = Seconds();
-        for (int i = 0; i < iters; ++i) t.run();
-        MPI_Barrier(MPI_COMM_WORLD);
-        t.per_call.push_back((Seconds() - t0) / iters);
-      }
+    for (int i = 0; i < iters; ++i)
+      for (auto& m : metrics)
+        for (auto& t : m) {
+          MPI_Barrier(MPI_COMM_WORLD);
+          const double t0 = Seconds();
+          t.run();
+          MPI_Barrier(MPI_COMM_WORLD);
+          t.per_call.push_back(Seconds() - t0);
+        }
   if (g_rank == 0) {
     std::string out = "{\n  \"context\": {\"executable\": \"tessera-mpi-bench\", \"processes\": " +
                       std::to_string(g_size) + ", \"mpi\": \"" + mpi::LibraryVersion() +
