@@ -109,6 +109,19 @@ case $CASE in
     check "processes that run different programs: exit 1, naming the ranks" \
       $(( rc != 1 || ! $(grep -c "the processes disagree on the program: rank 0 runs .* rank 1 runs" "$T/out") ))
     ;;
+  one_rank_fails)
+    # Rank 1 alone fails (an --input it cannot read) while rank 0 goes on
+    # into the collectives: rank 1 calls MPI_Abort, the job ends with its
+    # exit code instead of rank 0 waiting for ever.
+    start=$(date +%s)
+    $MPIRUN -np 1 "$BIN/tessera-run" "$EX/tp_mlp.mlir" --iterations 1 : \
+            -np 1 "$BIN/tessera-run" "$EX/tp_mlp.mlir" --iterations 1 --input /nonexistent/x.npy > "$T/out" 2>&1; rc=$?
+    took=$(( $(date +%s) - start ))
+    cat "$T/out"
+    echo "mpirun exit $rc after ${took} s"
+    check "a rank that fails alone ends the job (exit 1, rank 1 named, no hang)" \
+      $(( rc != 1 || took >= 110 || ! $(grep -c "tessera-run (rank 1): /nonexistent/x.npy: cannot open" "$T/out") ))
+    ;;
   *) echo "unknown case $CASE"; exit 2 ;;
 esac
 exit $fail
