@@ -10,6 +10,9 @@
 //   mpirun -np 2 tessera-mpi-test --die      the last process dies before
 //                                            an all_reduce: the others must
 //                                            not hang (mpirun ends them)
+//   mpirun -np 2 tessera-mpi-test --stuck    the last process never calls
+//                                            it: with TESSERA_MPI_TIMEOUT=N
+//                                            the others abort after N s
 //
 // Values are small integers, so every association order gives the same
 // exact result and each rank checks its own recv against a formula.  Prints
@@ -185,6 +188,18 @@ int main(int argc, char** argv) {
     f = Fixture();
     MPI_Finalize();
     return all ? 0 : 1;
+  }
+  if (mode == "--stuck") {
+    // The last process is alive but never reaches the all_reduce: with
+    // TESSERA_MPI_TIMEOUT the others abort the job after that many seconds.
+    if (g_rank == world - 1) {
+      std::fprintf(stderr, "rank %d: stuck (sleeping) instead of calling the all_reduce\n", g_rank);
+      sleep(600);
+    }
+    RunOne(f, TS_COLLECTIVE_ALL_REDUCE, TS_DTYPE_F32, TS_REDUCE_SUM, true, 1 << 16);
+    std::fprintf(stderr, "rank %d: the all_reduce returned\n", g_rank);
+    MPI_Finalize();
+    return 1;
   }
   if (mode == "--die") {
     if (g_rank == world - 1) {

@@ -38,6 +38,13 @@ case $CASE in
     cat "$T/out"
     check "every collective, $n processes x 1 device" $(( rc != 0 || ! $(grep -c "mpi test: .*ok" "$T/out") ))
     ;;
+  collectives_timeout)
+    # The nonblocking forms (polled against TESSERA_MPI_TIMEOUT), 2 x 2.
+    TESSERA_MPI_TIMEOUT=100 TESSERA_CPU_DEVICES=2 $MPIRUN -np 2 -x TESSERA_MPI_TIMEOUT -x TESSERA_CPU_DEVICES \
+      "$BIN/tessera-mpi-test" > "$T/out" 2>&1; rc=$?
+    cat "$T/out"
+    check "every collective through MPI's nonblocking calls (TESSERA_MPI_TIMEOUT set)" $(( rc != 0 || ! $(grep -c "4 ranks in 2 processes.*ok" "$T/out") ))
+    ;;
   collectives_hybrid)
     TESSERA_CPU_DEVICES=2 $MPIRUN -np 2 -x TESSERA_CPU_DEVICES "$BIN/tessera-mpi-test" > "$T/out" 2>&1; rc=$?
     cat "$T/out"
@@ -65,6 +72,15 @@ case $CASE in
     echo "mpirun exit $rc after ${took} s"
     # Non-zero, well before timeout's limit (124): mpirun ended the job itself.
     check "a rank that dies mid-collective ends the job within ${took} s (no hang)" $(( rc == 0 || rc == 124 || took >= 110 ))
+    ;;
+  stuck_rank)
+    start=$(date +%s)
+    TESSERA_MPI_TIMEOUT=3 $MPIRUN -np 2 -x TESSERA_MPI_TIMEOUT "$BIN/tessera-mpi-test" --stuck > "$T/out" 2>&1; rc=$?
+    took=$(( $(date +%s) - start ))
+    cat "$T/out"
+    echo "mpirun exit $rc after ${took} s"
+    check "a rank that never reaches the collective: TESSERA_MPI_TIMEOUT=3 aborts the job (${took} s)" \
+      $(( rc == 0 || took >= 60 || ! $(grep -c "did not complete within 3 s (TESSERA_MPI_TIMEOUT)" "$T/out") ))
     ;;
   tp_mlp|spmd_collectives|spmd_collectives_hybrid)
     prog=${CASE%_hybrid}

@@ -16,10 +16,12 @@
 #include "tessera/mpi.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <thread>
 
 #include "host_reduce.hpp"
 
@@ -102,6 +104,56 @@ bool Overlap(const void* a, uint64_t an, const void* b, uint64_t bn) {
   return x < y + bn && y < x + an;
 }
 
+// TESSERA_MPI_TIMEOUT (seconds; unset or 0: none): how long a collective
+// across processes may take before this process aborts the job.  Open MPI
+// ends the job when a process dies; a process that is alive but never
+// reaches the collective (stuck, or waiting on something else) would
+// otherwise keep the others waiting for ever.
+double TimeoutSeconds() {
+  static const double t = [] {
+    const char* e = std::getenv("TESSERA_MPI_TIMEOUT");
+    return e ? std::atof(e) : 0.0;
+  }();
+  return t;
+}
+
+// One MPI collective: blocking without a timeout (MPI's own algorithms);
+// with one, the nonblocking form polled until the deadline, then
+// MPI_Abort naming the call.
+template <class Blocking, class NonBlocking>
+Status Collective(MPI_Comm comm, const char* name, Blocking blocking, NonBlocking nonblocking) {
+  const double limit = TimeoutSeconds();
+  if (limit <= 0) {
+    int rc = blocking();
+    return rc == MPI_SUCCESS ? Status::Ok() : MpiError(name, rc);
+  }
+  MPI_Request request = MPI_REQUEST_NULL;
+  int rc = nonblocking(&request);
+  if (rc != MPI_SUCCESS) return MpiError(name, rc);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit);
+  for (int done = 0;;) {
+    rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) return MpiError(name, rc);
+    if (done) return Status::Ok();
+    if (std::chrono::steady_clock::now() > deadline) {
+      int rank = 0;
+      MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+      std::fprintf(stderr,
+                   "tessera (rank %d): %s across processes did not complete within %g s (TESSERA_MPI_TIMEOUT): "
+                   "a process is stuck or gone; aborting the job\n",
+                   rank, name, limit);
+      std::fflush(stderr);
+      MPI_Abort(comm, 1);
+      std::_Exit(1);
+    }
+    std::this_thread::yield();
+  }
+}
+#define TS_COLL(blocking, nonblocking, ...)                                                      \
+  TESSERA_RETURN_IF_ERROR(Collective(                                                            \
+      comm_, #blocking, [&] { return blocking(__VA_ARGS__); },                                   \
+      [&](MPI_Request* request_) { return nonblocking(__VA_ARGS__, request_); }))
+
 class MpiProvider final : public CollectiveProvider {
  public:
   // `rank_process`: each rank's process as an index of `comm`.
@@ -163,7 +215,7 @@ Status MpiProvider::Agree(const CollectiveRequest& q) {
                            q.op == TS_COLLECTIVE_BROADCAST ? static_cast<int64_t>(q.root) : -1, reduces ? int64_t{q.deterministic} : -1,
                            static_cast<int64_t>(size())};
   std::vector<int64_t> all(static_cast<size_t>(kFields * nproc_));
-  TS_MPI(MPI_Allgather(mine, kFields, MPI_INT64_T, all.data(), kFields, MPI_INT64_T, comm_));
+  TS_COLL(MPI_Allgather, MPI_Iallgather, mine, kFields, MPI_INT64_T, all.data(), kFields, MPI_INT64_T, comm_);
   bool same = true;
   for (int p = 1; p < nproc_; ++p)
     same = same && std::equal(all.begin(), all.begin() + kFields, all.begin() + p * kFields);
@@ -236,8 +288,9 @@ Status MpiProvider::Run(const CollectiveRequest& q) {
     case TS_COLLECTIVE_BROADCAST: {
       const int root_proc = static_cast<int>(rank_process_[q.root]);
       if (root_proc == me_) std::memmove(rp[0], sp[index_in_proc_[q.root]], bytes);
-      int rc = MPI_Bcast(rp[0], static_cast<int>(bytes), MPI_BYTE, root_proc, comm_);
-      if (rc != MPI_SUCCESS) st = MpiError("MPI_Bcast", rc);
+      st = Collective(
+          comm_, "MPI_Bcast", [&] { return MPI_Bcast(rp[0], static_cast<int>(bytes), MPI_BYTE, root_proc, comm_); },
+          [&](MPI_Request* r) { return MPI_Ibcast(rp[0], static_cast<int>(bytes), MPI_BYTE, root_proc, comm_, r); });
       for (size_t i = 1; st.ok() && i < L; ++i) std::memcpy(rp[i], rp[0], bytes);
       break;
     }
@@ -253,7 +306,8 @@ Status MpiProvider::Gather(const CollectiveRequest& q, const std::vector<const u
   const size_t L = sp.size(), N = size();
   const uint64_t bytes = q.count * dtype_size(q.dtype);
   if (simple_) {
-    TS_MPI(MPI_Allgather(sp[0], static_cast<int>(bytes), MPI_BYTE, rp[0], static_cast<int>(bytes), MPI_BYTE, comm_));
+    TS_COLL(MPI_Allgather, MPI_Iallgather, sp[0], static_cast<int>(bytes), MPI_BYTE, rp[0], static_cast<int>(bytes),
+            MPI_BYTE, comm_);
   } else {
     std::vector<uint8_t> mine(L * bytes), all(N * bytes);
     for (size_t i = 0; i < L; ++i) std::memcpy(mine.data() + i * bytes, sp[i], bytes);
@@ -264,8 +318,8 @@ Status MpiProvider::Gather(const CollectiveRequest& q, const std::vector<const u
       displs[p] = at;
       at += counts[p];
     }
-    TS_MPI(MPI_Allgatherv(mine.data(), static_cast<int>(mine.size()), MPI_BYTE, all.data(), counts.data(),
-                          displs.data(), MPI_BYTE, comm_));
+    TS_COLL(MPI_Allgatherv, MPI_Iallgatherv, mine.data(), static_cast<int>(mine.size()), MPI_BYTE, all.data(), counts.data(),
+            displs.data(), MPI_BYTE, comm_);
     for (int p = 0; p < nproc_; ++p)
       for (size_t k = 0; k < proc_ranks_[p].size(); ++k)
         std::memcpy(rp[0] + proc_ranks_[p][k] * bytes, all.data() + displs[p] + k * bytes, bytes);
@@ -283,10 +337,11 @@ Status MpiProvider::Reduce(const CollectiveRequest& q, const std::vector<const u
   // MPI's own algorithm: any association order.
   if (!q.deterministic && type != MPI_DATATYPE_NULL && simple_) {
     if (all_reduce)
-      TS_MPI(MPI_Allreduce(sp[0] == rp[0] ? MPI_IN_PLACE : sp[0], rp[0], static_cast<int>(n), type, MpiOp(q.reduce),
-                           comm_));
+      TS_COLL(MPI_Allreduce, MPI_Iallreduce, sp[0] == rp[0] ? MPI_IN_PLACE : sp[0], rp[0], static_cast<int>(n), type,
+              MpiOp(q.reduce), comm_);
     else
-      TS_MPI(MPI_Reduce_scatter_block(sp[0], rp[0], static_cast<int>(n), type, MpiOp(q.reduce), comm_));
+      TS_COLL(MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block, sp[0], rp[0], static_cast<int>(n), type,
+              MpiOp(q.reduce), comm_);
     return Status::Ok();
   }
   std::vector<uint32_t> order(N);
@@ -317,7 +372,7 @@ Status MpiProvider::Reduce(const CollectiveRequest& q, const std::vector<const u
       out = packed;
     }
     uint8_t* in = Scratch(1, static_cast<uint64_t>(ro) + 1);
-    TS_MPI(MPI_Alltoallv(out, sc.data(), sd.data(), MPI_BYTE, in, rc.data(), rd.data(), MPI_BYTE, comm_));
+    TS_COLL(MPI_Alltoallv, MPI_Ialltoallv, out, sc.data(), sd.data(), MPI_BYTE, in, rc.data(), rd.data(), MPI_BYTE, comm_);
     for (uint32_t r = 0; r < N; ++r) parts[r] = in + rd[rank_process_[r]] + index_in_proc_[r] * mine * esz;
     // The sends were read: the slice goes straight to its place in the result.
     host_reduce(q.dtype, q.reduce, parts, order, /*deterministic=*/true, mine, rp[0] + lo(me_) * esz);
@@ -325,7 +380,7 @@ Status MpiProvider::Reduce(const CollectiveRequest& q, const std::vector<const u
       rc[p] = static_cast<int>((lo(p + 1) - lo(p)) * esz);
       rd[p] = static_cast<int>(lo(p) * esz);
     }
-    TS_MPI(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, rp[0], rc.data(), rd.data(), MPI_BYTE, comm_));
+    TS_COLL(MPI_Allgatherv, MPI_Iallgatherv, MPI_IN_PLACE, 0, MPI_BYTE, rp[0], rc.data(), rd.data(), MPI_BYTE, comm_);
     for (size_t i = 1; i < L; ++i) std::memcpy(rp[i], rp[0], seg);
     return Status::Ok();
   }
@@ -350,7 +405,7 @@ Status MpiProvider::Reduce(const CollectiveRequest& q, const std::vector<const u
     out = packed;
   }
   uint8_t* in = Scratch(1, static_cast<uint64_t>(ro) + 1);
-  TS_MPI(MPI_Alltoallv(out, sc.data(), sd.data(), MPI_BYTE, in, rc.data(), rd.data(), MPI_BYTE, comm_));
+  TS_COLL(MPI_Alltoallv, MPI_Ialltoallv, out, sc.data(), sd.data(), MPI_BYTE, in, rc.data(), rd.data(), MPI_BYTE, comm_);
   for (size_t j = 0; j < L; ++j) {
     for (uint32_t s = 0; s < N; ++s) parts[s] = in + rd[rank_process_[s]] + (index_in_proc_[s] * L + j) * seg;
     host_reduce(q.dtype, q.reduce, parts, order, /*deterministic=*/true, n, rp[j]);
@@ -420,7 +475,7 @@ StatusOr<std::vector<std::string>> MpiGroup::AllGather(const std::string& bytes)
   if (bytes.size() > static_cast<size_t>(INT_MAX)) return Status(StatusCode::kInvalidArgument, "AllGather: over 2 GiB");
   int mine = static_cast<int>(bytes.size());
   std::vector<int> counts(static_cast<size_t>(size_)), displs(static_cast<size_t>(size_));
-  TS_MPI(MPI_Allgather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, comm_));
+  TS_COLL(MPI_Allgather, MPI_Iallgather, &mine, 1, MPI_INT, counts.data(), 1, MPI_INT, comm_);
   int64_t total = 0;
   for (int p = 0; p < size_; ++p) {
     displs[p] = static_cast<int>(total);
@@ -428,7 +483,8 @@ StatusOr<std::vector<std::string>> MpiGroup::AllGather(const std::string& bytes)
   }
   if (total > INT_MAX) return Status(StatusCode::kInvalidArgument, "AllGather: over 2 GiB");
   std::string all(static_cast<size_t>(total), '\0');
-  TS_MPI(MPI_Allgatherv(bytes.data(), mine, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE, comm_));
+  TS_COLL(MPI_Allgatherv, MPI_Iallgatherv, bytes.data(), mine, MPI_BYTE, all.data(), counts.data(), displs.data(),
+          MPI_BYTE, comm_);
   std::vector<std::string> out;
   for (int p = 0; p < size_; ++p) out.push_back(all.substr(static_cast<size_t>(displs[p]), static_cast<size_t>(counts[p])));
   return out;
