@@ -15,6 +15,8 @@
 #include "mlir/Parser/Parser.h"
 #include "npy.hpp"
 #include "options.hpp"
+#include "training.hpp"
+#include "tessera/Dialect/Graph/Transforms/Grad.h"
 #include "tessera/InitAll.h"
 #include "tessera/element_types.hpp"
 #include "tessera/program_compiler.hpp"
@@ -85,7 +87,10 @@ bool RequestsVulkan() {
 // The source module the reference runs on (null when there is none).
 mlir::OwningOpRef<mlir::ModuleOp> ParseSource(const std::string& path, mlir::MLIRContext* ctx) {
   if (path.empty() || !EndsWith(path, ".mlir")) return nullptr;
-  return mlir::parseSourceFile<mlir::ModuleOp>(path, ctx);
+  auto m = mlir::parseSourceFile<mlir::ModuleOp>(path, ctx);
+  // The program as it is compiled: declared gradients built, calls inlined.
+  if (m && mlir::failed(tessera::graph::expandGradients(*m))) return nullptr;
+  return m;
 }
 
 }  // namespace
@@ -305,6 +310,12 @@ int Run(int argc, char** argv) {
     return Fail(kExitBadInput, std::to_string(a.outputs.size()) + " --output files given, " + im.function + " has " +
                                    std::to_string(result_params.size()) + " result" + (result_params.size() == 1 ? "" : "s"));
 
+  // Training programs: results that replace arguments after each run.
+  std::vector<StateUpdate> updates;
+  if (std::string e = FindStateUpdates(compiled_file ? im.source_name : a.program, im.function, params, &updates);
+      !e.empty())
+    return Fail(kExitBadInput, e);
+
   // ---- device buffers and streams
   std::vector<std::vector<Buffer>> buffers(L, std::vector<Buffer>(params.size()));
   std::vector<std::vector<KernelArg>> args(L);
@@ -389,12 +400,33 @@ int Run(int argc, char** argv) {
     g_consistent_failure = true;
   }
 
-  // ---- warm-up, then timed iterations
+  // ---- warm-up, then timed iterations (a training program: each run is
+  // a step; its updates feed the next, and its loss is printed)
+  int step = 1;
+  auto next = [&]() -> bool {
+    if (updates.empty()) return true;
+    if (Status st = ApplyStateUpdates(updates, params, buffers, streams); !st.ok()) {
+      std::fprintf(stderr, "tessera-run: %s\n", st.ToString().c_str());
+      return false;
+    }
+    const int total = 1 + a.warmup + a.iterations;
+    if (g_rank == 0 && (step <= 3 || step % 10 == 0 || step == total)) {
+      std::vector<unsigned char> loss(params[result_params[0]].bytes);
+      if (Status st = copy(loss.data(), buffers[0][result_params[0]], loss.size()); !st.ok()) {
+        std::fprintf(stderr, "tessera-run: %s\n", st.ToString().c_str());
+        return false;
+      }
+      std::printf("step %d: result 0 = %.6g\n", step, elements::Decode(loss.data(), params[result_params[0]].dtype));
+    }
+    ++step;
+    return true;
+  };
+  if (!next()) return kExitRuntime;
   for (int it = 0; it < a.warmup; ++it)
-    if (!once()) return kExitRuntime;
+    if (!once() || !next()) return kExitRuntime;
   auto t1 = std::chrono::steady_clock::now();
   for (int it = 0; it < a.iterations; ++it)
-    if (!once()) return kExitRuntime;
+    if (!once() || !next()) return kExitRuntime;
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count() / a.iterations;
   std::printf("time: %.3f ms per iteration over %d iterations after %d warm-up (%zu launch%s, %zu device%s, %s%s)", ms,
               a.iterations, a.warmup, launches, launches == 1 ? "" : "es", P, P == 1 ? "" : "s", rt->backend().c_str(),

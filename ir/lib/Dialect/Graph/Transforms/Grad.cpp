@@ -304,6 +304,8 @@ FailureOr<func::FuncOp> buildGradient(func::FuncOp fn, ArrayRef<unsigned> wrt, S
   OpBuilder b(g.getContext());
   Sweep sweep(g, *mesh, b);
   SmallVector<Value> grads;
+  DenseSet<Operation*> forward;
+  for (Operation& op : g.getBody().front().without_terminator()) forward.insert(&op);
   if (failed(sweep.run(wrt, grads))) {
     g.erase();
     return failure();
@@ -318,8 +320,25 @@ FailureOr<func::FuncOp> buildGradient(func::FuncOp fn, ArrayRef<unsigned> wrt, S
   for (Operation& op : g.getBody().front().without_terminator()) body.push_back(&op);
   for (Operation* op : llvm::reverse(body))
     if (isOpTriviallyDead(op)) op->erase();
+  // What the backward keeps of the forward: the bytes of the forward
+  // values (arguments aside) that backward ops read.
+  int64_t saved = 0;
+  for (Operation& live : g.getBody().front().without_terminator()) {
+    Operation* op = &live;
+    if (!forward.count(op)) continue;
+    for (Value r : op->getResults()) {
+      auto t = r.getType().dyn_cast<RankedTensorType>();
+      if (!t || isa<arith::ConstantOp>(op)) continue;
+      if (llvm::any_of(r.getUsers(), [&](Operation* u) { return !forward.count(u) && !isa<func::ReturnOp>(u); }))
+        saved += t.getNumElements() * std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
+    }
+  }
+  g->setAttr(kSavedBytesAttr, b.getI64IntegerAttr(saved));
   SmallVector<DictionaryAttr> resultAttrs;
-  for (unsigned i = 0; i < fn.getNumResults(); ++i) resultAttrs.push_back(fn.getResultAttrDict(i));
+  for (unsigned i = 0; i < fn.getNumResults(); ++i) {
+    DictionaryAttr d = fn.getResultAttrDict(i);
+    resultAttrs.push_back(d ? d : b.getDictionaryAttr({}));
+  }
   for (unsigned i : wrt) {
     // A gradient has its argument's sharding.
     SmallVector<NamedAttribute> attrs;
@@ -377,8 +396,20 @@ LogicalResult expandGradients(ModuleOp module) {
                                 << " (its results, then one gradient per argument in `wrt`)";
     }
     decl.getBody().takeBody(g->getBody());
+    // The forward's argument attributes (shardings) and the gradient's
+    // result attributes, where the declaration gives none.
+    auto given = [](DictionaryAttr d) { return d && !d.empty(); };
+    for (unsigned i = 0; i < decl.getNumArguments(); ++i)
+      if (!given(decl.getArgAttrDict(i)) && given(g->getArgAttrDict(i))) decl.setArgAttrs(i, g->getArgAttrDict(i));
+    for (unsigned i = 0; i < decl.getNumResults(); ++i)
+      if (!given(decl.getResultAttrDict(i)) && given(g->getResultAttrDict(i)))
+        decl.setResultAttrs(i, g->getResultAttrDict(i));
+    decl->setAttr(kSavedBytesAttr, (*g)->getAttr(kSavedBytesAttr));
     decl->removeAttr(kGradOfAttr);
     decl->removeAttr(kWrtAttr);
+    // A gradient nothing calls is an entry point of its own: public (a
+    // declaration had to be private), kept.
+    if (SymbolTable::symbolKnownUseEmpty(decl, module)) decl.setPublic();
     g->erase();
     changed = true;
   }

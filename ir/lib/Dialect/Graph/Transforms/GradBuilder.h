@@ -74,6 +74,7 @@ class GradBuilder {
   mlir::OpBuilder& b_;
   mlir::Location loc_;
   llvm::DenseMap<mlir::Value, mlir::Value> primals_;
+  llvm::DenseMap<mlir::Value, mlir::Value> transposed_;  // transposeLast2, once per value
 };
 
 /// The VJP of `op` (a Graph IR op or a call of a function with a custom

@@ -93,10 +93,11 @@ Value GradBuilder::transpose(Value v, ArrayRef<int64_t> perm) {
 }
 
 Value GradBuilder::transposeLast2(Value v) {
+  if (auto it = transposed_.find(v); it != transposed_.end()) return it->second;
   SmallVector<int64_t> perm(shapeOf(v).size());
   std::iota(perm.begin(), perm.end(), 0);
   std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
-  return transpose(v, perm);
+  return transposed_[v] = transpose(v, perm);
 }
 
 Value GradBuilder::matmul(Value a, Value b) {
@@ -145,7 +146,9 @@ using Outs = SmallVectorImpl<Value>;
 Value unaryDerivative(Operation* op, GradBuilder& gb, Value x, Value y) {
   auto shape = GradBuilder::shapeOf(x);
   auto one = [&] { return gb.splat(shape, 1.0); };
-  if (isa<ReluOp>(op)) return gb.select(gb.compare(ComparePredicate::gt, x, gb.splat(shape, 0.0)), one(), gb.splat(shape, 0.0));
+  // relu reads its result (x > 0 iff relu(x) > 0): the backward keeps y,
+  // which the next op's backward keeps anyway, rather than x too.
+  if (isa<ReluOp>(op)) return gb.select(gb.compare(ComparePredicate::gt, y, gb.splat(shape, 0.0)), one(), gb.splat(shape, 0.0));
   if (isa<ExpOp>(op)) return y;
   if (isa<NegOp>(op)) return gb.splat(shape, -1.0);
   if (isa<AbsOp>(op)) return gb.select(gb.compare(ComparePredicate::lt, x, gb.splat(shape, 0.0)), gb.splat(shape, -1.0), one());

@@ -38,6 +38,11 @@ constexpr llvm::StringLiteral kWrtAttr = "tessera.wrt";
 /// ignored for integer arguments).
 constexpr llvm::StringLiteral kCustomVjpAttr = "tessera.custom_vjp";
 
+/// On a built gradient: the bytes of forward values (arguments aside)
+/// that its backward ops read, i.e. what the forward keeps for the
+/// backward (the memory figure of docs/autodiff.md).
+constexpr llvm::StringLiteral kSavedBytesAttr = "tessera.saved_bytes";
+
 /// Builds `name` (a new public function next to `fn`): fn's arguments ->
 /// (fn's results, then the gradients of result 0 with respect to the
 /// arguments `wrt`). Errors are diagnostics at the offending op (an op
