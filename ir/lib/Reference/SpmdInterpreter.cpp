@@ -73,7 +73,7 @@ void Split(ArrayRef<int64_t> shape, int64_t dim, int64_t* outer, int64_t* inner)
 // Device d's result of `op` from the operands of every device.
 std::string Collective(Operation& op, const std::vector<int64_t>& meshShape, g::MeshOp mesh,
                        size_t d, const std::vector<std::vector<double>>& all,
-                       std::vector<double>* out) {
+                       std::vector<double>* out, bool exact) {
   std::vector<int> axes;
   for (Attribute a : op.getAttrOfType<ArrayAttr>("axes")) {
     int idx = -1;
@@ -98,7 +98,8 @@ std::string Collective(Operation& op, const std::vector<int64_t>& meshShape, g::
     }
     // Sums are exact in double; stored as the device stores them (f32,
     // bf16, ... rounded once; integers wrap).
-    (*out)[i] = RoundTo(acc, dtype);
+    // (The exact mode keeps floats unrounded.)
+    (*out)[i] = exact && IsFloatDtype(dtype) ? acc : RoundTo(acc, dtype);
   };
   if (auto ar = dyn_cast<g::AllReduceOp>(op)) {
     for (size_t i = 0; i < out->size(); ++i) reduce(ar.getKind(), i, static_cast<int64_t>(i));
@@ -139,7 +140,7 @@ std::string Collective(Operation& op, const std::vector<int64_t>& meshShape, g::
 
 std::string ReferenceSpmd(mlir::func::FuncOp fn, g::MeshOp mesh,
                           const std::vector<HostTensors>& inputs,
-                          std::vector<HostTensors>* outputs) {
+                          std::vector<HostTensors>* outputs, const ReferenceOptions& options) {
   std::vector<int64_t> shape(mesh.getShape().begin(), mesh.getShape().end());
   const size_t devices = inputs.size();
   Rendezvous rendezvous(devices);
@@ -152,9 +153,9 @@ std::string ReferenceSpmd(mlir::func::FuncOp fn, g::MeshOp mesh,
                                            std::vector<double>* out) -> std::string {
         const std::vector<std::vector<double>>* all = nullptr;
         if (auto e = rendezvous.Exchange(&op, d, in, &all); !e.empty()) return e;
-        return Collective(op, shape, mesh, d, *all, out);
+        return Collective(op, shape, mesh, d, *all, out, options.exact);
       };
-      errors[d] = ReferenceGraph(fn, inputs[d], &(*outputs)[d], collective);
+      errors[d] = ReferenceGraph(fn, inputs[d], &(*outputs)[d], collective, options);
       if (!errors[d].empty()) rendezvous.Abort("device " + std::to_string(d) + ": " + errors[d]);
     });
   }

@@ -20,7 +20,7 @@ namespace tessera::reference {
 // mesh (tessera::graph::meshCoords).  Returns "" or an error.
 std::string ReferenceSpmd(mlir::func::FuncOp fn, tessera::graph::MeshOp mesh,
                           const std::vector<HostTensors>& inputs,
-                          std::vector<HostTensors>* outputs);
+                          std::vector<HostTensors>* outputs, const ReferenceOptions& options = {});
 
 }  // namespace tessera::reference
 

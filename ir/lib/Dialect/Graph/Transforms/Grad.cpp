@@ -166,8 +166,21 @@ LogicalResult Sweep::collective(Operation* op, const Cotangent& dy, SmallVectorI
     out[0] = {b_.create<AllGatherOp>(gb_.loc(), inType, whole, mesh_.getSymName(), opAxes, rs.getDim()), outside};
     return success();
   }
-  op->emitOpError() << "has no VJP rule yet (the transpose of a broadcast, a reduce to the root, is not "
-                       "implemented: all_reduce the value and use it on every device instead)";
+  if (auto bc = dyn_cast<BroadcastOp>(op)) {
+    // y = the root's x on every device: the root's x gets the whole of
+    // dy, the others' nothing. A device learns its rank in the group from
+    // a reduce_scatter of [0, 1, .., P-1] (P * rank: exact in f32).
+    const int64_t p = groupSize(op);
+    Value whole = allReduce(dy.value, inside);
+    Value iota = b_.create<IotaOp>(gb_.loc(), gb_.f32({p}), 0);
+    Value pr = b_.create<ReduceScatterOp>(gb_.loc(), gb_.f32({1}), iota, mesh_.getSymName(), opAxes,
+                                          ReduceKind::sum, 0);
+    Value isRoot = gb_.compare(ComparePredicate::eq, pr,
+                               gb_.splat({1}, static_cast<double>(p) * static_cast<double>(bc.getRoot())));
+    out[0] = {gb_.select(isRoot, whole, gb_.zerosLike(whole)), outside};
+    return success();
+  }
+  op->emitOpError() << "has no VJP rule";
   return failure();
 }
 
