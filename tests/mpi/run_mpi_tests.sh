@@ -109,6 +109,19 @@ case $CASE in
       bits_equal "$T/single1.npy" "$T/mpi1.npy"; check "$prog: result 1 bit-identical to the single-process run" $?
     fi
     ;;
+  data_parallel)
+    # Data-parallel training (examples/train_dp_mlp.mlir: each process one
+    # half of the batch, the weight gradients all_reduced): the same loss
+    # at every step as the single-process run (as printed, 6 digits).
+    "$BIN/tessera-run" "$EX/train_dp_mlp.mlir" --iterations 10 > "$T/single" 2>&1 ||
+      { cat "$T/single"; check "single-process run" 1; }
+    $MPIRUN -np 2 "$BIN/tessera-run" "$EX/train_dp_mlp.mlir" --iterations 10 > "$T/mpi" 2>&1; rc=$?
+    cat "$T/mpi"
+    check "train_dp_mlp under mpirun -np 2: verified" $(( rc != 0 || ! $(grep -c "processes (mpi" "$T/mpi") ))
+    grep "^step " "$T/single" > "$T/single.steps"; grep "^step " "$T/mpi" > "$T/mpi.steps"
+    [ -s "$T/single.steps" ] && cmp -s "$T/single.steps" "$T/mpi.steps"
+    check "train_dp_mlp: the losses of every step equal the single-process run's" $?
+    ;;
   bad_launches)
     $MPIRUN -np 4 "$BIN/tessera-run" "$EX/tp_mlp.mlir" --iterations 1 > "$T/out" 2>&1; rc=$?
     cat "$T/out"
