@@ -5,5 +5,6 @@
 namespace tessera::plugin_support {
 
 void LogWarning(const std::string& message) { TESSERA_LOG(kWarning, message); }
+void LogDebug(const std::string& message) { TESSERA_LOG(kDebug, message); }
 
 }  // namespace tessera::plugin_support

@@ -13,5 +13,7 @@
 namespace tessera::plugin_support {
 
 void LogWarning(const std::string& message);
+// "[tessera:debug] <message>" under TESSERA_LOG=debug.
+void LogDebug(const std::string& message);
 
 }  // namespace tessera::plugin_support

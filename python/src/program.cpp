@@ -10,6 +10,7 @@
 #include "common.hpp"
 #include "tessera/program.hpp"
 #ifdef TESSERA_PYTHON_HAS_COMPILER
+#include "tessera/autotune.hpp"
 #include "tessera/program_compiler.hpp"
 #endif
 
@@ -19,6 +20,22 @@ namespace {
 #ifdef TESSERA_PYTHON_HAS_COMPILER
 ProgramSource SourceOf(const std::string& source, bool is_path, const std::string& name) {
   return is_path ? ProgramSource::File(source) : ProgramSource::Text(source, name.empty() ? "<text>" : name);
+}
+
+// tessera.autotune.search / lookup (docs/autotune.md): the result as a dict.
+py::dict AutotuneDict(const AutotuneResult& r) {
+  py::dict d;
+  d["schedule"] = r.schedule;
+  d["time_ms"] = r.time_ms;
+  d["default_ms"] = r.default_ms;
+  d["search_seconds"] = r.search_seconds;
+  d["from_cache"] = r.from_cache;
+  d["lookup_ms"] = r.lookup_ms;
+  d["cache_file"] = r.cache_file;
+  py::list trials;
+  for (const AutotuneTrial& t : r.trials) trials.append(py::make_tuple(t.schedule, t.time_ms, t.error));
+  d["trials"] = trials;
+  return d;
 }
 #else
 [[noreturn]] void NoCompiler() {
@@ -173,6 +190,56 @@ void BindProgram(py::module_& m) {
       },
       py::arg("source"), py::arg("is_path"), py::arg("devices"), py::arg("function") = "",
       py::arg("schedule") = "", py::arg("name") = "");
+  m.def(
+      "autotune",
+      [](const std::string& source, bool is_path, const Device& device, const std::string& function,
+         const std::vector<std::pair<std::string, std::vector<std::string>>>& space, int trials, double seconds,
+         int repeats, int warmup, bool use_cache, bool write_cache) -> py::dict {
+#ifdef TESSERA_PYTHON_HAS_COMPILER
+        ProgramCompileOptions options;
+        options.function = function;
+        AutotuneOptions o;
+        o.space = space;
+        o.max_trials = trials;
+        o.max_seconds = seconds;
+        o.repeats = repeats;
+        o.warmup = warmup;
+        o.use_cache = use_cache;
+        o.write_cache = write_cache;
+        StatusOr<AutotuneResult> r = AutotuneResult{};
+        {
+          py::gil_scoped_release release;
+          r = Autotune(device, SourceOf(source, is_path, ""), options, o);
+        }
+        return AutotuneDict(Unwrap(std::move(r)));
+#else
+        (void)source, (void)is_path, (void)device, (void)function, (void)space, (void)trials, (void)seconds;
+        (void)repeats, (void)warmup, (void)use_cache, (void)write_cache;
+        NoCompiler();
+#endif
+      },
+      py::arg("source"), py::arg("is_path"), py::arg("device"), py::arg("function"), py::arg("space"),
+      py::arg("trials"), py::arg("seconds"), py::arg("repeats"), py::arg("warmup"), py::arg("use_cache"),
+      py::arg("write_cache"));
+  m.def(
+      "autotune_lookup",
+      [](const std::string& source, bool is_path, const Device& device, const std::string& function) -> py::object {
+#ifdef TESSERA_PYTHON_HAS_COMPILER
+        ProgramCompileOptions options;
+        options.function = function;
+        StatusOr<AutotuneResult> r = AutotuneResult{};
+        {
+          py::gil_scoped_release release;
+          r = LookupAutotuneCache(device, SourceOf(source, is_path, ""), options);
+        }
+        if (!r.ok() && r.status().code() == StatusCode::kNotFound) return py::none();
+        return AutotuneDict(Unwrap(std::move(r)));
+#else
+        (void)source, (void)is_path, (void)device, (void)function;
+        NoCompiler();
+#endif
+      },
+      py::arg("source"), py::arg("is_path"), py::arg("device"), py::arg("function") = "");
   m.def(
       "devices_needed",
       [](const std::string& source, bool is_path, const std::string& function) -> int64_t {

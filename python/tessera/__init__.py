@@ -14,7 +14,7 @@ from .errors import *  # noqa: F401,F403  (the exception classes)
 from ._runtime import backend, device, devices, init, runtime
 from .memory import (Array, advise, asarray, empty, from_dlpack, managed_malloc, memcpy, memcpy_async,
                      pinned_malloc, prefetch)
-from . import stream, event, graph, dist
+from . import stream, event, graph, dist, autotune
 from .stream import Stream
 from .event import Event
 from .program import CompiledProgram, compile
@@ -23,7 +23,7 @@ Device = _tessera.Device
 Runtime = _tessera.Runtime
 
 __all__ = [
-    "Array", "CompiledProgram", "Device", "Event", "Runtime", "Stream", "advise", "asarray", "backend",
+    "Array", "CompiledProgram", "Device", "Event", "Runtime", "Stream", "advise", "asarray", "autotune", "backend",
     "compile", "device", "devices", "dist", "empty", "errors", "event", "from_dlpack", "graph", "init",
     "managed_malloc", "memcpy", "memcpy_async", "pinned_malloc", "prefetch", "runtime", "stream",
 ] + errors.__all__

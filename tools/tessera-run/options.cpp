@@ -31,6 +31,18 @@ Program:
                          lists them per target), e.g. opt_level=2
   --save FILE.tsp        also write the compiled program (tessera-run and
                          Program::Load run it without compiling)
+Autotuning (docs/autotune.md):
+  --autotune             search the schedule first: compile and time each
+                         point of the space on the device (median of the
+                         repeats), keep the fastest in the autotune cache
+                         (TESSERA_CACHE_DIR/autotune), then run with it; a
+                         cached choice is reused without a search
+  --autotune-space "S"   the values to try, "tile-m=96,144 micro-m=4,6"
+                         (default: a space of the target's tile keys)
+  --autotune-trials N    at most N trials, the default schedule's included
+                         (24)
+  --autotune-seconds S   start no trial after S seconds (120; 0: no limit)
+  --autotune-repeats N   timed runs per trial, scored by their median (5)
 Data:
   --input FILE.npy       the next input, in order (SPMD: the global tensor)
   --output FILE.npy      write the next result (Tile IR kernel: its last
@@ -101,6 +113,21 @@ bool ParseArgs(int argc, char** argv, RunArgs* a, int* exit_code) {
       a->check = true;
     } else if (s == "--no-check" || s == "--no-verify") {
       a->check = false;
+    } else if (s == "--autotune") {
+      a->autotune = true;
+    } else if (s == "--autotune-space" || s == "--autotune-trials" || s == "--autotune-seconds" ||
+               s == "--autotune-repeats") {
+      if (!(v = value())) return Fail(s + " needs a value", exit_code);
+      a->autotune = true;
+      if (s == "--autotune-space") {
+        a->autotune_space = v;
+      } else if (s == "--autotune-seconds") {
+        if (!ParseNumber(v, &d) || d < 0) return Fail(s + " " + v + ": not a number of seconds", exit_code);
+        a->autotune_seconds = d;
+      } else {
+        if (!ParseUnsigned(v, 1000000, &n) || n == 0) return Fail(s + " " + v + ": not a count", exit_code);
+        (s == "--autotune-trials" ? a->autotune_trials : a->autotune_repeats) = static_cast<int>(n);
+      }
     } else if (s == "--mpi" || s == "--no-mpi") {
       a->mpi = s == "--mpi" ? 1 : 0;
     } else if (s == "--input" || s == "--output" || s == "--function" || s == "--kernel" ||
@@ -153,6 +180,8 @@ bool ParseArgs(int argc, char** argv, RunArgs* a, int* exit_code) {
     }
   }
   if (a->program.empty()) return Fail("no program given", exit_code);
+  if (a->autotune && !a->schedule.empty())
+    return Fail("--autotune searches the schedule: give the values to try with --autotune-space, not --schedule", exit_code);
   return true;
 }
 

@@ -36,6 +36,12 @@ struct RunArgs {
   std::vector<OptionValue> compile_options;  // --compile-option NAME=VALUE
   std::string save;                    // --save FILE.tsp
   int mpi = -1;                        // --mpi 1, --no-mpi 0, -1: when launched by mpirun
+  // --autotune: search the schedule first (docs/autotune.md)
+  bool autotune = false;
+  std::string autotune_space;          // --autotune-space "tile-m=96,144 micro-m=4,6"
+  int autotune_trials = 24;            // --autotune-trials N
+  double autotune_seconds = 120;       // --autotune-seconds S
+  int autotune_repeats = 5;            // --autotune-repeats N
 };
 
 // Parses argv; returns false after printing why (or the help) with *exit_code set.

@@ -16,6 +16,7 @@
 #include "npy.hpp"
 #include "options.hpp"
 #include "training.hpp"
+#include "tune.hpp"
 #include "tessera/Dialect/Graph/Transforms/Grad.h"
 #include "tessera/InitAll.h"
 #include "tessera/element_types.hpp"
@@ -205,6 +206,11 @@ int Run(int argc, char** argv) {
     co.target = a.target;
     co.schedule = a.schedule;
     co.compiler_options = a.compile_options;
+    if (a.autotune) {
+      const int rc = Autotune(a, devices[0], &co);
+      if (rc != kExitOk) return rc;
+      t0 = std::chrono::steady_clock::now();  // the compile's time, not the search's
+    }
     auto image = CompileProgramImage(ProgramSource::File(a.program), co, &devices[0], &log);
     if (!image.ok()) {
       std::fprintf(stderr, "%s\n", image.status().message().c_str());

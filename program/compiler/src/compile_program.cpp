@@ -11,6 +11,7 @@
 #include <llvm/Support/SHA256.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include "autotune_cache.hpp"
 #include "build_id.hpp"
 #include "plugin_log.hpp"
 #include "lower.hpp"
@@ -215,6 +216,22 @@ StatusOr<ProgramImage> CompileProgramImage(const ProgramSource& source, const Pr
   StatusOr<Compiler> compiler = device ? Compiler::ForDevice(*device) : CompilerFor(options);
   if (!compiler.ok()) return compiler.status();
   std::string target = options.target.empty() ? compiler->targets().front().name : options.target;
+  // A schedule tessera-run --autotune / tessera.autotune.search chose for
+  // this program on this device (docs/autotune.md), unless one is given.
+  if (device && options.schedule.empty()) {
+    if (const CompileTargetInfo* info = compiler->FindTarget(target)) {
+      bool found = false;
+      std::string tuned = program::TunedSchedule(*device, *info, target, source, options, &found);
+      if (found) {
+        ProgramCompileOptions tuned_options = options;
+        tuned_options.schedule = tuned.empty() ? " " : tuned;  // " ": the default won
+        auto built = Build(source, tuned_options, *compiler, target, device, "");
+        if (!built.ok()) return built.status();
+        if (log) *log = "autotuned schedule \"" + tuned + "\"\n" + built->output.log;
+        return std::move(built->image);
+      }
+    }
+  }
   auto built = Build(source, options, *compiler, target, device, "");
   if (!built.ok()) return built.status();
   if (log) *log = built->output.log;

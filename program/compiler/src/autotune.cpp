@@ -1,0 +1,436 @@
+// Autotuning (tessera/autotune.hpp, docs/autotune.md): trials of schedules
+// measured on the device, and the cache of the winners.
+//
+// A cache entry (<cache>/autotune/<key>.tat) is a small text file:
+//   tessera-autotune 1
+//   key <hex>            the file's own key
+//   device <name>|<driver>|<api>
+//   plugin <name>|<compiler build>
+//   target <target>
+//   program <sha256 of the text>
+//   function <name>
+//   options <compiler options>
+//   shapes <parameter shapes>
+//   schedule <the winner's options>
+//   time_ms <median>
+//   default_ms <the default schedule's median>
+//   trials <n>
+//   checksum <fnv-1a 64 of every line above>
+// written by rename (plugin_support::WriteFileAtomically).  An entry whose
+// header, checksum or fields do not match what is looked up (another
+// version, an edit, a cut, a file copied from another machine) is ignored
+// with a warning and replaced by the next search.
+#include "tessera/autotune.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <random>
+
+#include <llvm/ADT/StringExtras.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/Path.h>
+#include <llvm/Support/SHA256.h>
+
+#include "autotune_cache.hpp"
+#include "file_io.hpp"
+#include "plugin_log.hpp"
+#include "tessera/ir_version.h"
+
+namespace tessera {
+namespace {
+
+constexpr const char* kHeader = "tessera-autotune 1";
+
+using Clock = std::chrono::steady_clock;
+double MsSince(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+uint64_t Fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+std::string Hex64(uint64_t v) {
+  char b[17];
+  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+std::string Sha256Hex(const std::string& s) {
+  llvm::SHA256 h;
+  h.update(s);
+  return llvm::toHex(h.final(), true);
+}
+
+StatusOr<std::string> SourceText(const ProgramSource& source) {
+  if (source.path.empty()) return source.text;
+  std::string text;
+  auto r = plugin_support::ReadBoundedFile(source.path, uint64_t{64} << 20, &text);
+  if (!r.ok()) return Status(StatusCode::kInvalidArgument, r.message);
+  return text;
+}
+
+std::string OptionsText(const ProgramCompileOptions& options) {
+  std::string s;
+  for (const OptionValue& v : options.compiler_options)
+    if (v.name != "cache_dir") s += (s.empty() ? "" : " ") + v.name + "=" + v.ValueText();
+  return s;
+}
+
+std::string OneLine(std::string s) {
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  return s;
+}
+
+}  // namespace
+
+namespace program {
+
+// The fields that name an entry, in file order.
+std::vector<std::pair<std::string, std::string>> AutotuneKeyFields(const Device& device,
+                                                                   const CompileTargetInfo& target,
+                                                                   const std::string& target_text,
+                                                                   const std::string& program_text,
+                                                                   const ProgramCompileOptions& options) {
+  const DeviceInfo& info = device.info();
+  return {
+      {"device", OneLine(info.name + "|" + info.driver_version + "|" + info.api_version)},
+      {"plugin", OneLine(target.plugin + "|" + target.build_id)},
+      {"target", OneLine(target_text)},
+      {"program", Sha256Hex(std::string(TESSERA_IR_VERSION) + "\n" + program_text)},
+      {"function", OneLine(options.function)},
+      {"options", OneLine(OptionsText(options))},
+  };
+}
+
+std::string AutotuneCacheFile(const std::vector<std::pair<std::string, std::string>>& fields, std::string* key) {
+  std::string dir = DefaultCacheDirectory();
+  std::string all;
+  for (const auto& f : fields) all += f.first + " " + f.second + "\n";
+  *key = Sha256Hex(all).substr(0, 32);
+  if (dir.empty()) return "";
+  return dir + "/autotune/" + *key + ".tat";
+}
+
+// Reads an entry; NOT_FOUND when missing, DATA_LOSS (with the reason) when
+// it is unusable.
+StatusOr<AutotuneResult> ReadAutotuneEntry(const std::string& file, const std::string& key,
+                                           const std::vector<std::pair<std::string, std::string>>& fields) {
+  std::string text;
+  auto r = plugin_support::ReadBoundedFile(file, 1 << 16, &text);
+  if (!r.ok()) {
+    if (r.status == plugin_support::FileReadStatus::kCannotOpen && !llvm::sys::fs::exists(file))
+      return Status(StatusCode::kNotFound, "no entry");
+    return Status(StatusCode::kDataLoss, r.message);
+  }
+  std::vector<std::string> lines;
+  llvm::SmallVector<llvm::StringRef, 16> parts;
+  llvm::StringRef(text).split(parts, '\n', -1, false);
+  for (auto p : parts) lines.push_back(p.str());
+  if (lines.empty() || lines[0] != kHeader)
+    return Status(StatusCode::kDataLoss, "not a version-1 autotune entry (first line '" +
+                                             (lines.empty() ? std::string() : lines[0].substr(0, 40)) + "')");
+  // The checksum covers every line before it.
+  std::string body;
+  std::map<std::string, std::string> values;
+  bool checked = false;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string& l = lines[i];
+    if (l.rfind("checksum ", 0) == 0) {
+      if (l.substr(9) != Hex64(Fnv1a(body)))
+        return Status(StatusCode::kDataLoss, "its checksum does not match its contents");
+      checked = true;
+      if (i + 1 != lines.size()) return Status(StatusCode::kDataLoss, "lines after its checksum");
+      break;
+    }
+    body += l + "\n";
+    size_t sp = l.find(' ');
+    if (i > 0) values[l.substr(0, sp)] = sp == std::string::npos ? "" : l.substr(sp + 1);
+  }
+  if (!checked) return Status(StatusCode::kDataLoss, "no checksum (cut short?)");
+  if (values["key"] != key) return Status(StatusCode::kDataLoss, "it is the entry of another key (" + values["key"] + ")");
+  for (const auto& f : fields)
+    if (values[f.first] != f.second)
+      return Status(StatusCode::kDataLoss, "it was tuned for another " + f.first + " ('" + values[f.first] +
+                                               "', this is '" + f.second + "')");
+  AutotuneResult out;
+  out.schedule = values["schedule"];
+  out.time_ms = std::atof(values["time_ms"].c_str());
+  out.default_ms = std::atof(values["default_ms"].c_str());
+  out.from_cache = true;
+  out.cache_file = file;
+  return out;
+}
+
+std::string WriteAutotuneEntry(const std::string& file, const std::string& key,
+                               const std::vector<std::pair<std::string, std::string>>& fields,
+                               const std::string& shapes, const AutotuneResult& result) {
+  std::string body = std::string(kHeader) + "\n";
+  body += "key " + key + "\n";
+  for (const auto& f : fields) body += f.first + " " + f.second + "\n";
+  char num[64];
+  body += "shapes " + OneLine(shapes) + "\n";
+  body += "schedule " + OneLine(result.schedule) + "\n";
+  std::snprintf(num, sizeof num, "%.6f", result.time_ms);
+  body += std::string("time_ms ") + num + "\n";
+  std::snprintf(num, sizeof num, "%.6f", result.default_ms);
+  body += std::string("default_ms ") + num + "\n";
+  body += "trials " + std::to_string(result.trials.size()) + "\n";
+  body += "checksum " + Hex64(Fnv1a(body)) + "\n";
+  llvm::sys::fs::create_directories(llvm::sys::path::parent_path(file));
+  return plugin_support::WriteFileAtomically(file, body.data(), body.size());
+}
+
+bool AutotuneReuseEnabled() {
+  const char* e = std::getenv("TESSERA_AUTOTUNE");
+  if (!e) return true;
+  std::string v = e;
+  return !(v == "off" || v == "0" || v == "false" || v == "no");
+}
+
+std::string TunedSchedule(const Device& device, const CompileTargetInfo& target, const std::string& target_text,
+                          const ProgramSource& source, const ProgramCompileOptions& options, bool* found) {
+  *found = false;
+  if (!AutotuneReuseEnabled() || !options.schedule.empty()) return "";
+  const auto start = Clock::now();
+  auto text = SourceText(source);
+  if (!text.ok()) return "";
+  auto fields = AutotuneKeyFields(device, target, target_text, *text, options);
+  std::string key;
+  std::string file = AutotuneCacheFile(fields, &key);
+  if (file.empty()) return "";
+  auto entry = ReadAutotuneEntry(file, key, fields);
+  if (!entry.ok()) {
+    if (entry.status().code() != StatusCode::kNotFound)
+      plugin_support::LogWarning("the autotune cache entry " + file + " is ignored: " + entry.status().message());
+    return "";
+  }
+  *found = true;
+  char ms[32];
+  std::snprintf(ms, sizeof ms, "%.3f", MsSince(start));
+  plugin_support::LogDebug("autotune cache hit for " + source.name + (options.function.empty() ? "" : ":" + options.function) +
+                           " on " + device.info().name + ": schedule \"" + entry->schedule + "\" (" + file +
+                           ", looked up in " + ms + " ms)");
+  return entry->schedule;
+}
+
+}  // namespace program
+
+AutotuneSpace DefaultAutotuneSpace(const std::string& target) {
+  if (target.rfind("cpu", 0) == 0)
+    return {{"tile-m", {"72", "96", "144", "192", "288"}},
+            {"tile-n", {"1024", "2048", "4096"}},
+            {"tile-k", {"128", "256", "384", "512"}},
+            {"micro-m", {"4", "6"}},
+            {"micro-n", {"8", "16"}},
+            {"row-tile", {"32", "64", "128"}}};
+  return {{"tile-m", {"32", "64", "128"}},
+          {"tile-n", {"32", "64", "128"}},
+          {"tile-k", {"8", "16", "32"}},
+          {"micro-m", {"1", "2", "4"}},
+          {"micro-n", {"1", "2", "4"}}};
+}
+
+StatusOr<AutotuneSpace> ParseAutotuneSpace(const std::string& text) {
+  AutotuneSpace space;
+  llvm::SmallVector<llvm::StringRef, 8> items;
+  llvm::StringRef(text).split(items, ' ', -1, false);
+  for (llvm::StringRef item : items) {
+    auto [key, values] = item.split('=');
+    if (key.empty() || values.empty())
+      return Status(StatusCode::kInvalidArgument,
+                    "autotune space '" + text + "': write KEY=V1,V2,... separated by spaces (tile-m=96,144)");
+    std::vector<std::string> vs;
+    llvm::SmallVector<llvm::StringRef, 8> parts;
+    values.split(parts, ',', -1, false);
+    for (auto v : parts) vs.push_back(v.str());
+    space.push_back({key.str(), vs});
+  }
+  return space;
+}
+
+StatusOr<AutotuneResult> LookupAutotuneCache(const Device& device, const ProgramSource& source,
+                                             const ProgramCompileOptions& options) {
+  const auto start = Clock::now();
+  auto compiler = Compiler::ForDevice(device);
+  if (!compiler.ok()) return compiler.status();
+  std::string target = options.target.empty() ? compiler->targets().front().name : options.target;
+  const CompileTargetInfo* info = compiler->FindTarget(target);
+  if (!info) return Status(StatusCode::kInvalidArgument, "the " + compiler->plugin() + " plugin has no target '" + target + "'");
+  auto text = SourceText(source);
+  if (!text.ok()) return text.status();
+  auto fields = program::AutotuneKeyFields(device, *info, target, *text, options);
+  std::string key;
+  std::string file = program::AutotuneCacheFile(fields, &key);
+  if (file.empty()) return Status(StatusCode::kNotFound, "no cache folder (TESSERA_CACHE_DIR, XDG_CACHE_HOME, HOME unset)");
+  auto entry = program::ReadAutotuneEntry(file, key, fields);
+  if (!entry.ok()) {
+    if (entry.status().code() == StatusCode::kNotFound)
+      return Status(StatusCode::kNotFound, "no autotune cache entry for " + source.name);
+    plugin_support::LogWarning("the autotune cache entry " + file + " is ignored: " + entry.status().message());
+    return Status(StatusCode::kNotFound, "the autotune cache entry " + file + " is unusable: " + entry.status().message());
+  }
+  entry->lookup_ms = MsSince(start);
+  return entry;
+}
+
+namespace {
+
+// Buffers for every parameter, filled with small deterministic values.
+struct Workspace {
+  std::vector<Buffer> buffers;
+  std::vector<KernelArg> args;
+};
+
+StatusOr<Workspace> MakeWorkspace(const Device& device, const Program& program) {
+  Workspace w;
+  w.buffers.reserve(program.params().size());
+  for (const ParamSpec& p : program.params()) {
+    if (!p.is_buffer())
+      return Status(StatusCode::kUnsupported, "autotune: parameter " + p.name +
+                                                  " is a scalar (a Tile IR kernel: its schedule is its own, nothing to tune)");
+    auto b = device.allocate(std::max<uint64_t>(p.bytes, 1));
+    if (!b.ok()) return b.status();
+    std::string host(b->size(), '\0');
+    if (p.dtype == "f32") {
+      float* f = reinterpret_cast<float*>(host.data());
+      for (size_t i = 0; i < host.size() / 4; ++i) f[i] = static_cast<float>(static_cast<int>(i % 17) - 8) * 0.0625f;
+    } else if (p.dtype == "f64") {
+      double* f = reinterpret_cast<double*>(host.data());
+      for (size_t i = 0; i < host.size() / 8; ++i) f[i] = static_cast<double>(static_cast<int>(i % 17) - 8) * 0.0625;
+    }
+    TESSERA_RETURN_IF_ERROR(copy(MemoryRef(*b), MemoryRef(static_cast<const void*>(host.data())), host.size()));
+    w.buffers.push_back(std::move(*b));
+  }
+  for (const Buffer& b : w.buffers) w.args.push_back(KernelArg::buffer(b));
+  return w;
+}
+
+std::string ShapesText(const Program& program) {
+  std::string s;
+  for (const ParamSpec& p : program.params()) {
+    s += (s.empty() ? "" : ",") + p.name + ":" + p.dtype + "[";
+    for (size_t i = 0; i < p.shape.size(); ++i) s += (i ? "x" : "") + std::to_string(p.shape[i]);
+    s += "]";
+  }
+  return s;
+}
+
+}  // namespace
+
+StatusOr<AutotuneResult> Autotune(const Device& device, const ProgramSource& source,
+                                  const ProgramCompileOptions& options, const AutotuneOptions& autotune) {
+  if (!device.valid()) return Status(StatusCode::kInvalidArgument, "autotune: no device");
+  if (!options.schedule.empty())
+    return Status(StatusCode::kInvalidArgument,
+                  "autotune: the schedule is what is searched; give the values to try as the space, not options.schedule");
+  if (autotune.use_cache) {
+    auto hit = LookupAutotuneCache(device, source, options);
+    if (hit.ok()) return hit;
+  }
+  const auto start = Clock::now();
+  auto compiler = Compiler::ForDevice(device);
+  if (!compiler.ok()) return compiler.status();
+  const std::string target = options.target.empty() ? compiler->targets().front().name : options.target;
+  AutotuneSpace space = autotune.space.empty() ? DefaultAutotuneSpace(target) : autotune.space;
+  for (const auto& [key, values] : space)
+    if (values.empty()) return Status(StatusCode::kInvalidArgument, "autotune: no values to try for " + key);
+
+  // The candidates: every point of the space (bounded), in a seeded order.
+  std::vector<std::string> candidates;
+  uint64_t points = 1;
+  for (const auto& kv : space) points = std::min<uint64_t>(points * kv.second.size(), uint64_t{1} << 20);
+  std::mt19937_64 rng(autotune.seed);
+  std::vector<uint64_t> order(points);
+  for (uint64_t i = 0; i < points; ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), rng);
+  for (uint64_t idx : order) {
+    std::string s;
+    uint64_t rest = idx;
+    for (const auto& [key, values] : space) {
+      s += (s.empty() ? "" : " ") + key + "=" + values[rest % values.size()];
+      rest /= values.size();
+    }
+    candidates.push_back(s);
+  }
+  candidates.insert(candidates.begin(), "");  // the target's own schedule first
+
+  const int repeats = std::max(1, autotune.repeats);
+  const int max_trials = std::max(1, autotune.max_trials);
+  AutotuneResult result;
+  result.time_ms = -1;
+  std::optional<Workspace> workspace;
+  std::string shapes;
+  auto stream = device.create_stream();
+  if (!stream.ok()) return stream.status();
+  for (const std::string& schedule : candidates) {
+    if (static_cast<int>(result.trials.size()) >= max_trials) break;
+    if (autotune.max_seconds > 0 && !result.trials.empty() && MsSince(start) > autotune.max_seconds * 1000) break;
+    AutotuneTrial trial;
+    trial.schedule = schedule;
+    trial.time_ms = -1;
+    ProgramCompileOptions o = options;
+    o.schedule = schedule.empty() ? " " : schedule;  // " ": the default, never the cached choice
+    auto program = CompileProgram({device}, source, o);
+    if (!program.ok()) {
+      if (schedule.empty()) return program.status();  // the program itself does not compile
+      trial.error = program.status().message();
+      result.trials.push_back(trial);
+      continue;
+    }
+    if (program->devices().size() != 1 || !program->image().mesh_axes.empty())
+      return Status(StatusCode::kUnsupported, "autotune: an SPMD program (tune its single-device form)");
+    if (!workspace) {
+      auto w = MakeWorkspace(device, *program);
+      if (!w.ok()) return w.status();
+      workspace = std::move(*w);
+      shapes = ShapesText(*program);
+    }
+    std::vector<double> times;
+    Status st = Status::Ok();
+    for (int i = 0; i < autotune.warmup + repeats && st.ok(); ++i) {
+      const auto t0 = Clock::now();
+      st = program->Run(*stream, workspace->args);
+      if (st.ok()) st = stream->synchronize();
+      if (i >= autotune.warmup) times.push_back(MsSince(t0));
+    }
+    if (!st.ok()) {
+      if (schedule.empty()) return st;
+      trial.error = st.message();
+      result.trials.push_back(trial);
+      continue;
+    }
+    std::sort(times.begin(), times.end());
+    trial.time_ms = times.size() % 2 ? times[times.size() / 2]
+                                     : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
+    if (schedule.empty()) result.default_ms = trial.time_ms;
+    if (result.time_ms < 0 || trial.time_ms < result.time_ms) {
+      result.time_ms = trial.time_ms;
+      result.schedule = schedule;
+    }
+    result.trials.push_back(trial);
+  }
+  result.search_seconds = MsSince(start) / 1000;
+  if (autotune.write_cache) {
+    const CompileTargetInfo* info = compiler->FindTarget(target);
+    auto text = SourceText(source);
+    if (info && text.ok()) {
+      auto fields = program::AutotuneKeyFields(device, *info, target, *text, options);
+      std::string key;
+      std::string file = program::AutotuneCacheFile(fields, &key);
+      if (!file.empty()) {
+        std::string err = program::WriteAutotuneEntry(file, key, fields, shapes, result);
+        if (err.empty()) result.cache_file = file;
+        else plugin_support::LogWarning("autotune: the cache entry " + file + " was not written: " + err);
+      }
+    }
+  }
+  return result;
+}
+
+}  // namespace tessera

@@ -1,0 +1,129 @@
+"""tessera.autotune: search a program's Schedule IR tile parameters by
+measuring it on the device (docs/autotune.md).
+
+    best = tessera.autotune.search("examples/mlp.mlir",
+                                   params={"tile_m": [96, 144, 192], "micro_m": [4, 6]},
+                                   objective="runtime", budget=8)
+    best.params     # {"tile_m": 192, "micro_m": 4}
+    best.time_ms    # the median time per run with them
+
+The winner is kept in the autotune cache (TESSERA_CACHE_DIR/autotune); a
+later tessera.compile of the same program on the same device uses it, and a
+later search returns it without measuring (best.from_cache).
+"""
+import os
+
+from . import _tessera
+from . import _runtime
+from .errors import InvalidArgumentError
+
+# The design documents' names for the GEMM tile sizes.
+ALIASES = {"BM": "tile-m", "BN": "tile-n", "BK": "tile-k", "MR": "micro-m", "NR": "micro-n"}
+
+
+def _key(name):
+    return ALIASES.get(name, name.replace("_", "-"))
+
+
+def _value_text(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def _parse_value(text):
+    if text in ("true", "false"):
+        return text == "true"
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+class Result:
+    """What a search found: params (the winner's values by the names the
+    caller used; {} when the target's default schedule won), schedule (the
+    --tessera-graph-to-schedule options), time_ms (its median time per run),
+    default_ms (the default schedule's; 0.0 from the cache), trials
+    (schedule, ms, error) tuples in the order run (ms < 0: failed),
+    search_seconds, from_cache, lookup_ms, cache_file."""
+
+    def __init__(self, d, names):
+        self.schedule = d["schedule"]
+        self.time_ms = d["time_ms"]
+        self.default_ms = d["default_ms"]
+        self.trials = list(d["trials"])
+        self.search_seconds = d["search_seconds"]
+        self.from_cache = d["from_cache"]
+        self.lookup_ms = d["lookup_ms"]
+        self.cache_file = d["cache_file"]
+        back = {_key(n): n for n in names}
+        self.params = {}
+        for item in self.schedule.split():
+            k, _, v = item.partition("=")
+            self.params[back.get(k, k.replace("-", "_"))] = _parse_value(v)
+
+    @property
+    def speedup(self):
+        """default_ms / time_ms (1.0 when the default won or nothing was measured)."""
+        return self.default_ms / self.time_ms if self.default_ms > 0 and self.time_ms > 0 else 1.0
+
+    def __repr__(self):
+        return "<tessera.autotune.Result %s: %.3f ms%s>" % (
+            self.params or "default", self.time_ms, " (cached)" if self.from_cache else "")
+
+
+def _source(program):
+    from .program import _is_path
+    is_path = _is_path(program)
+    return (os.fspath(program) if is_path else program), is_path
+
+
+def search(program, params=None, objective="runtime", budget=None, seconds=None, repeats=5, warmup=1,
+           device=None, function=None, cache=True):
+    """Searches the Schedule IR tile parameters of `program` (a path or the
+    program's text) on `device` and returns a Result.
+
+    params: {name: [values]} with the names of --tessera-graph-to-schedule
+    (tile_m, tile_n, tile_k, micro_m, micro_n, row_tile, ...: "_" or "-"),
+    or BM/BN/BK/MR/NR; None: the target's default space.
+    objective: "runtime" (the median of `repeats` timed runs after `warmup`).
+    budget: the most trials, the default schedule's included (an int), or
+    {"trials": n, "seconds": s}; seconds: no trial starts after this.
+    cache: False measures even when the cache has an answer (and still
+    records the winner).
+    """
+    if objective != "runtime":
+        raise InvalidArgumentError("autotune objective %r: only 'runtime' is measured" % (objective,))
+    trials, limit = 24, 120.0
+    if isinstance(budget, dict):
+        unknown = set(budget) - {"trials", "seconds"}
+        if unknown:
+            raise InvalidArgumentError("budget takes trials and seconds, not %s" % ", ".join(sorted(unknown)))
+        trials = int(budget.get("trials", trials))
+        limit = float(budget.get("seconds", limit))
+    elif budget is not None:
+        trials = int(budget)
+    if seconds is not None:
+        limit = float(seconds)
+    if trials < 1 or repeats < 1 or warmup < 0:
+        raise InvalidArgumentError("autotune needs at least one trial and one repeat")
+    space = []
+    for name, values in (params or {}).items():
+        values = list(values)
+        if not values:
+            raise InvalidArgumentError("autotune parameter %s has no values" % name)
+        space.append((_key(name), [_value_text(v) for v in values]))
+    text, is_path = _source(program)
+    dev = _runtime.device(device)
+    d = _tessera.autotune(text, is_path, dev, function or "", space, trials, limit, repeats, warmup, bool(cache),
+                          True)
+    return Result(d, (params or {}).keys())
+
+
+def lookup(program, device=None, function=None):
+    """The cached Result for `program` on `device`, or None (nothing is
+    measured; an unusable entry warns and gives None)."""
+    text, is_path = _source(program)
+    d = _tessera.autotune_lookup(text, is_path, _runtime.device(device), function or "")
+    return None if d is None else Result(d, ())
