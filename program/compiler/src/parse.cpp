@@ -8,6 +8,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "tessera/Dialect/Graph/Transforms/Grad.h"
+#include "tessera/Dialect/Graph/Transforms/ShardPropagation.h"
 #include "tessera/InitAll.h"
 
 namespace tessera::program {
@@ -113,6 +114,9 @@ StatusOr<std::unique_ptr<ParsedModule>> ParsedModule::Parse(const ProgramSource&
   // function of plain Graph IR (docs/autodiff.md).
   if (mlir::failed(graph::expandGradients(*p->module_)) || mlir::failed(mlir::verify(*p->module_)))
     return p->Error(StatusCode::kInvalidArgument, p->name_ + ": cannot build the gradients it declares");
+  // Functions written on global tensors (tessera.global_view) become SPMD.
+  if (mlir::failed(graph::propagateGlobalViewShardings(*p->module_)) || mlir::failed(mlir::verify(*p->module_)))
+    return p->Error(StatusCode::kInvalidArgument, p->name_ + ": cannot place its global-view functions on the mesh");
   return p;
 }
 

@@ -139,4 +139,24 @@ def Grad : Pass<"tessera-grad", "::mlir::ModuleOp"> {
     Option<"gradName", "name", "std::string", "\"\"", "the new function's name (default <function>_grad)">,
   ];
 }
+def ShardPropagation : Pass<"tessera-shard-propagation", "::mlir::ModuleOp"> {
+  let summary = "make global-view functions SPMD: decide every sharding, insert the collectives";
+  let description = [{
+    A function marked `tessera.global_view` is written on global tensors,
+    with `tessera_graph.sharding` on its arguments and results only. The
+    pass decides the sharding of every intermediate (printed on each op as
+    its `tessera_graph.sharding`), rewrites every type to the local one a
+    device holds and inserts all_reduce / reduce_scatter / all_gather
+    where the decisions need them (docs/spmd.md, "Automatic sharding").
+    The Megatron MLP gets exactly one all_reduce. Every compile runs it on
+    the functions so marked.
+
+    Example (examples/tp_mlp_global.mlir):
+    ```mlir
+    %p = tessera_graph.matmul %h, %w2 {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["", ""], replicate = [], reduce = ["tp"]>} : ...
+    %0 = tessera_graph.all_reduce sum %p over @mesh ["tp"] : ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect"];
+}
 #endif

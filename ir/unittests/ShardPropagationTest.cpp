@@ -1,0 +1,245 @@
+// --tessera-shard-propagation against the global program: each case is a
+// `tessera.global_view` function evaluated twice by the references -- on
+// global tensors (ReferenceGraph) and, after the pass, on every device's
+// local parts (ReferenceSpmd) -- and the devices' results, put together by
+// the declared result shardings, must equal the global results (1e-5
+// relative: the partial sums add in another order). Also the number of
+// collectives the pass inserts where the design names it (the Megatron
+// MLP: exactly one all_reduce).
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "tessera/Dialect/Graph/Transforms/ShardPropagation.h"
+#include "tessera/Dialect/Graph/Transforms/SpmdPlan.h"
+#include "tessera/InitAll.h"
+#include "tessera/Reference/GraphInterpreter.h"
+#include "tessera/Reference/SpmdInterpreter.h"
+
+namespace tessera::reference {
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+class ShardPropagationTest : public ::testing::Test {
+ protected:
+  ShardPropagationTest() {
+    mlir::DialectRegistry registry;
+    registerAllDialects(registry);
+    context_ = std::make_unique<mlir::MLIRContext>(registry);
+    context_->getDiagEngine().registerHandler([this](mlir::Diagnostic& d) {
+      diagnostics_ += d.str() + "\n";
+      return mlir::success();
+    });
+  }
+
+  // Device `d`'s part of a global row-major tensor under `dims` (per dim
+  // the mesh axis index or -1).
+  static std::vector<double> Part(const std::vector<double>& g, const Shape& shape, const std::vector<int>& dims,
+                                  const std::vector<int64_t>& mesh, int64_t d) {
+    std::vector<int64_t> c = graph::meshCoords(mesh, d);
+    Shape local = shape;
+    for (size_t k = 0; k < dims.size(); ++k)
+      if (dims[k] >= 0) local[k] /= mesh[dims[k]];
+    int64_t n = 1;
+    for (int64_t s : local) n *= s;
+    std::vector<double> out(n);
+    std::vector<int64_t> idx(local.size(), 0);
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t f = 0;
+      for (size_t k = 0; k < local.size(); ++k) {
+        int64_t gi = idx[k] + (dims[k] >= 0 ? c[dims[k]] * local[k] : 0);
+        f = f * shape[k] + gi;
+      }
+      out[i] = g[f];
+      for (size_t k = local.size(); k-- > 0;)
+        if (++idx[k] < local[k]) break;
+        else idx[k] = 0;
+    }
+    return out;
+  }
+
+  static std::vector<int> DimsOf(mlir::func::FuncOp f, bool result, unsigned i, graph::MeshOp mesh, int64_t rank,
+                                 bool* partial) {
+    auto attr = result ? f.getResultAttrOfType<graph::ShardAttr>(i, graph::kShardingAttr)
+                       : f.getArgAttrOfType<graph::ShardAttr>(i, graph::kShardingAttr);
+    std::vector<int> dims(rank, -1);
+    *partial = false;
+    if (!attr) return dims;
+    for (auto [k, a] : llvm::enumerate(attr.getDims())) {
+      auto name = a.cast<mlir::StringAttr>().getValue();
+      for (auto [j, m] : llvm::enumerate(mesh.getAxes()))
+        if (!name.empty() && m.cast<mlir::StringAttr>().getValue() == name) dims[k] = static_cast<int>(j);
+    }
+    *partial = !attr.getReduce().empty();
+    return dims;
+  }
+
+  // Runs the case; returns the propagated function's text.
+  std::string Check(const std::string& text) {
+    diagnostics_.clear();
+    auto module = mlir::parseSourceString<mlir::ModuleOp>(text, context_.get());
+    EXPECT_TRUE(module) << diagnostics_;
+    if (!module) return "";
+    auto global = *module->getOps<mlir::func::FuncOp>().begin();
+    auto globalCopy = mlir::cast<mlir::func::FuncOp>(global->clone());
+    globalCopy.setName("global_copy");
+    module->push_back(globalCopy);
+    EXPECT_TRUE(mlir::succeeded(graph::propagateShardings(global, /*annotate=*/true))) << diagnostics_;
+    EXPECT_TRUE(mlir::succeeded(mlir::verify(*module))) << diagnostics_;
+    auto fn = module->lookupSymbol<mlir::func::FuncOp>(global.getName());
+    auto mesh = graph::findSpmdMesh(fn);
+    EXPECT_TRUE(mlir::succeeded(mesh) && *mesh);
+    std::vector<int64_t> meshShape((*mesh).getShape().begin(), (*mesh).getShape().end());
+    int64_t devices = 1;
+    for (int64_t s : meshShape) devices *= s;
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    HostTensors globals;
+    std::vector<HostTensors> locals(devices);
+    for (unsigned i = 0; i < globalCopy.getNumArguments(); ++i) {
+      auto t = globalCopy.getArgumentTypes()[i].cast<mlir::RankedTensorType>();
+      std::vector<double> g(t.getNumElements());
+      for (double& x : g) x = static_cast<float>(u(rng));
+      bool partial = false;
+      std::vector<int> dims = DimsOf(fn, false, i, *mesh, t.getRank(), &partial);
+      EXPECT_FALSE(partial) << "cases give whole arguments";
+      for (int64_t d = 0; d < devices; ++d) locals[d].push_back(Part(g, Shape(t.getShape()), dims, meshShape, d));
+      globals.push_back(std::move(g));
+    }
+    ReferenceOptions exact;
+    exact.exact = true;
+    HostTensors want;
+    EXPECT_EQ(ReferenceGraph(globalCopy, globals, &want, nullptr, exact), "");
+    std::vector<HostTensors> got;
+    EXPECT_EQ(ReferenceSpmd(fn, *mesh, locals, &got, exact), "");
+    for (unsigned r = 0; r < globalCopy.getNumResults() && !got.empty(); ++r) {
+      auto t = globalCopy.getResultTypes()[r].cast<mlir::RankedTensorType>();
+      bool partial = false;
+      std::vector<int> dims = DimsOf(fn, true, r, *mesh, t.getRank(), &partial);
+      for (int64_t d = 0; d < devices; ++d) {
+        std::vector<double> part = Part(want[r], Shape(t.getShape()), dims, meshShape, d);
+        EXPECT_EQ(part.size(), got[d][r].size());
+        if (part.size() != got[d][r].size()) return "";
+        for (size_t e = 0; e < part.size(); ++e)
+          EXPECT_NEAR(got[d][r][e], part[e], 1e-5 * std::max(1.0, std::fabs(part[e])))
+              << "device " << d << ", result " << r << "[" << e << "]";
+      }
+    }
+    std::string out;
+    llvm::raw_string_ostream os(out);
+    fn.print(os);
+    return os.str();
+  }
+
+  static int Count(const std::string& text, const std::string& what) {
+    int n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  }
+
+  std::unique_ptr<mlir::MLIRContext> context_;
+  std::string diagnostics_;
+};
+
+const char* kShardTP = R"(#tessera_graph.shard<mesh = @mesh, dims = ["", "tp"], replicate = [], reduce = []>)";
+
+TEST_F(ShardPropagationTest, MegatronMlpGetsOneAllReduce) {
+  std::string text = std::string(R"(
+tessera_graph.mesh @mesh axes = ["tp"] shape = [2]
+func.func @mlp(%x: tensor<8x6xf32>, %w1: tensor<6x12xf32> {tessera_graph.sharding = )") + kShardTP + R"(},
+    %b1: tensor<12xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["tp"], replicate = [], reduce = []>},
+    %w2: tensor<12x4xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["tp", ""], replicate = [], reduce = []>},
+    %b2: tensor<4xf32>) -> tensor<8x4xf32> attributes {tessera.global_view} {
+  %h0 = tessera_graph.matmul %x, %w1 : tensor<8x6xf32>, tensor<6x12xf32> -> tensor<8x12xf32>
+  %h1 = tessera_graph.add %h0, %b1 : tensor<8x12xf32>, tensor<12xf32>
+  %h = tessera_graph.gelu %h1 : tensor<8x12xf32>
+  %p = tessera_graph.matmul %h, %w2 : tensor<8x12xf32>, tensor<12x4xf32> -> tensor<8x4xf32>
+  %y = tessera_graph.add %p, %b2 : tensor<8x4xf32>, tensor<4xf32>
+  return %y : tensor<8x4xf32>
+})";
+  std::string out = Check(text);
+  EXPECT_EQ(Count(out, "all_reduce"), 1) << out;
+  EXPECT_EQ(Count(out, "all_gather") + Count(out, "reduce_scatter"), 0) << out;
+}
+
+TEST_F(ShardPropagationTest, DataParallelLossOnAThreeAxisMesh) {
+  // dp x tp x pp = 2 x 2 x 1: rows over dp, the MLP split over tp; the
+  // mean over the rows is a partial sum over dp.
+  std::string out = Check(R"(
+tessera_graph.mesh @mesh axes = ["dp", "tp", "pp"] shape = [2, 2, 1]
+func.func @step(
+    %x: tensor<8x6xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["dp", ""], replicate = [], reduce = []>},
+    %w1: tensor<6x8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["", "tp"], replicate = [], reduce = []>},
+    %w2: tensor<8x4xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["tp", ""], replicate = [], reduce = []>})
+    -> (tensor<8x4xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["dp", ""], replicate = [], reduce = []>},
+        tensor<1x1xf32>) attributes {tessera.global_view} {
+  %h0 = tessera_graph.matmul %x, %w1 : tensor<8x6xf32>, tensor<6x8xf32> -> tensor<8x8xf32>
+  %h = tessera_graph.tanh %h0 : tensor<8x8xf32>
+  %y = tessera_graph.matmul %h, %w2 : tensor<8x8xf32>, tensor<8x4xf32> -> tensor<8x4xf32>
+  %y2 = tessera_graph.mul %y, %y : tensor<8x4xf32>, tensor<8x4xf32>
+  %l = tessera_graph.reduce mean %y2 dims = [0, 1] order = pairwise : tensor<8x4xf32> -> tensor<1x1xf32>
+  return %y, %l : tensor<8x4xf32>, tensor<1x1xf32>
+})");
+  EXPECT_NE(out.find("all_reduce sum"), std::string::npos) << out;
+}
+
+TEST_F(ShardPropagationTest, RowOpsAndShardedResults) {
+  // Four devices on one axis (4 x 1 x 1): layernorm keeps rows split; a
+  // softmax over the split dim gathers it; a partial sum returned sharded
+  // becomes a reduce_scatter; a replicated value returned sharded keeps
+  // each device's part.
+  std::string out = Check(R"(
+tessera_graph.mesh @mesh axes = ["dp", "tp", "pp"] shape = [4, 1, 1]
+func.func @rows(
+    %x: tensor<8x16xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["dp", ""], replicate = [], reduce = []>},
+    %g: tensor<16xf32>, %b: tensor<16xf32>,
+    %w: tensor<16x8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["dp", ""], replicate = [], reduce = []>},
+    %x2: tensor<8x16xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["", "dp"], replicate = [], reduce = []>})
+    -> (tensor<8x16xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["dp", ""], replicate = [], reduce = []>},
+        tensor<8x16xf32>,
+        tensor<8x8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["dp", ""], replicate = [], reduce = []>},
+        tensor<16x8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["", "dp"], replicate = [], reduce = []>})
+    attributes {tessera.global_view} {
+  %n = tessera_graph.layernorm %x, %g, %b : tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>
+  %s = tessera_graph.softmax %x dim = 0 : tensor<8x16xf32>
+  %p = tessera_graph.matmul %x2, %w : tensor<8x16xf32>, tensor<16x8xf32> -> tensor<8x8xf32>
+  return %n, %s, %p, %w : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x8xf32>, tensor<16x8xf32>
+})");
+  EXPECT_EQ(Count(out, "reduce_scatter"), 2) << out;  // the partial p; w's new split
+  EXPECT_EQ(Count(out, "all_reduce"), 0) << out;
+}
+
+TEST_F(ShardPropagationTest, BadInputs) {
+  // A dim that does not divide, and a collective in a global view.
+  diagnostics_.clear();
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(R"(
+tessera_graph.mesh @mesh axes = ["tp"] shape = [2]
+func.func @odd(%x: tensor<3x4xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["tp", ""], replicate = [], reduce = []>})
+    -> tensor<3x4xf32> attributes {tessera.global_view} {
+  %y = tessera_graph.exp %x : tensor<3x4xf32>
+  return %y : tensor<3x4xf32>
+})", context_.get());
+  ASSERT_TRUE(module);
+  EXPECT_TRUE(mlir::failed(graph::propagateGlobalViewShardings(*module)));
+  EXPECT_NE(diagnostics_.find("does not divide over mesh axis 'tp' of size 2"), std::string::npos) << diagnostics_;
+  diagnostics_.clear();
+  module = mlir::parseSourceString<mlir::ModuleOp>(R"(
+tessera_graph.mesh @mesh axes = ["tp"] shape = [2]
+func.func @coll(%x: tensor<4xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["tp"], replicate = [], reduce = []>})
+    -> tensor<4xf32> attributes {tessera.global_view} {
+  %y = tessera_graph.all_reduce sum %x over @mesh ["tp"] : tensor<4xf32> -> tensor<4xf32>
+  return %y : tensor<4xf32>
+})", context_.get());
+  ASSERT_TRUE(module);
+  EXPECT_TRUE(mlir::failed(graph::propagateGlobalViewShardings(*module)));
+  EXPECT_NE(diagnostics_.find("write the program on global tensors"), std::string::npos) << diagnostics_;
+}
+
+}  // namespace
+}  // namespace tessera::reference
