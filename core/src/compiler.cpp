@@ -193,6 +193,15 @@ StatusOr<CompileOutput> Compiler::Compile(const CompileRequest& request, const D
   args.num_options = named.size();
   args.emit = request.emit.empty() ? nullptr : request.emit.c_str();
   args.device = device && device->valid() ? device->raw() : nullptr;
+  detail::RuntimeTrace* rt_trace =
+      device && device->valid() ? device->impl()->runtime->trace.get() : nullptr;
+  detail::ApiScope trace_scope(
+      rt_trace ? &rt_trace->tracer() : detail::Tracer::Active(), "Compiler::Compile");
+  if (trace_scope.on())
+    trace_scope.args = detail::TraceArg("plugin", lib.name()) + "," +
+                       detail::TraceArg("target", target) + "," +
+                       detail::TraceArg("source", request.source_name) + "," +
+                       detail::TraceArg("module_bytes", static_cast<uint64_t>(request.module.size()));
   Status st = TESSERA_PLUGIN_CALL(lib, Compiler_Compile, args);
   if (!st.ok()) return st;
   auto out = CopyOutput(lib, args);

@@ -50,6 +50,18 @@ RuntimeImpl* RuntimeOf(const MemoryRef& dst, const MemoryRef& src) {
   return nullptr;
 }
 
+const char* CopyDirection(const MemoryRef& dst, const MemoryRef& src) {
+  auto host = [](const MemoryRef& r) {
+    return !r.buffer || r.buffer->impl()->kind == TS_BUFFER_HOST_PINNED;
+  };
+  if (host(dst) && host(src)) return "host to host";
+  if (host(dst)) return "device to host";
+  if (host(src)) return "host to device";
+  return dst.buffer->impl()->device == src.buffer->impl()->device
+             ? "device to device"
+             : "peer";
+}
+
 namespace {
 
 Status CheckCopy(const MemoryRef& dst, const MemoryRef& src, uint64_t size,
@@ -88,6 +100,10 @@ Status copy(MemoryRef dst, MemoryRef src, uint64_t size) {
   auto args = MakeArgs<TsMemcpy_Args>();
   TESSERA_RETURN_IF_ERROR(detail::CheckCopy(dst, src, size, &args));
   detail::RuntimeImpl* runtime = detail::RuntimeOf(dst, src);
+  TESSERA_TRACE_API(runtime, "copy");
+  if (_trace_api.on())
+    _trace_api.args = detail::TraceArg("bytes", size) + "," +
+                      detail::TraceArg("direction", detail::CopyDirection(dst, src));
   return TESSERA_PLUGIN_CALL(runtime->lib(), Memcpy, args);
 }
 
@@ -123,7 +139,18 @@ Status Stream::copy_async(MemoryRef dst, MemoryRef src, uint64_t size) const {
                       impl_->device.impl()->Describe() +
                       ", which neither buffer of the copy is on");
   args.stream = impl_->raw;
-  return TESSERA_PLUGIN_CALL(runtime->lib(), Memcpy, args);
+  TESSERA_TRACE_API(runtime, "Stream::copy_async");
+  if (!runtime->trace) return TESSERA_PLUGIN_CALL(runtime->lib(), Memcpy, args);
+  std::string details =
+      detail::TraceArg("bytes", size) + "," +
+      detail::TraceArg("direction", detail::CopyDirection(dst, src));
+  _trace_api.args = details;
+  auto op = runtime->trace->BeginOp(*impl_);
+  Status st = TESSERA_PLUGIN_CALL(runtime->lib(), Memcpy, args);
+  runtime->trace->EndOp(op, *impl_,
+                        std::string("copy ") + detail::CopyDirection(dst, src),
+                        "copy", std::move(details), st.ok());
+  return st;
 }
 
 Status Stream::memset_async(const Buffer& buffer, uint64_t offset,
@@ -141,7 +168,15 @@ Status Stream::memset_async(const Buffer& buffer, uint64_t offset,
   args.size = size;
   args.value = value;
   args.stream = impl_->raw;
-  return TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(), Memset, args);
+  detail::RuntimeImpl* rt = impl_->device.impl()->runtime;
+  TESSERA_TRACE_API(rt, "Stream::memset_async");
+  if (!rt->trace) return TESSERA_PLUGIN_CALL(rt->lib(), Memset, args);
+  std::string details = detail::TraceArg("bytes", size);
+  _trace_api.args = details;
+  auto op = rt->trace->BeginOp(*impl_);
+  Status st = TESSERA_PLUGIN_CALL(rt->lib(), Memset, args);
+  rt->trace->EndOp(op, *impl_, "memset", "copy", std::move(details), st.ok());
+  return st;
 }
 
 }  // namespace tessera

@@ -31,6 +31,10 @@ StatusOr<Buffer> Device::allocate(uint64_t size, TsBufferKind kind) const {
   args.device = impl_->raw;
   args.size = size;
   args.kind = kind;
+  TESSERA_TRACE_API(impl_->runtime, "Device::allocate");
+  if (_trace_api.on())
+    _trace_api.args = detail::TraceArg("bytes", size) + "," +
+                      detail::TraceArg("kind", BufferKindName(kind));
   Status st = TESSERA_PLUGIN_CALL_OUT(impl_->lib(), Buffer_Allocate, args, buffer);
   if (!st.ok())
     return st.Annotate("allocating " + FormatBytes(size) + " of " +
@@ -50,6 +54,7 @@ StatusOr<Buffer> Device::allocate(uint64_t size, TsBufferKind kind) const {
 
 StatusOr<Stream> Device::create_stream(const StreamOptions& options) const {
   if (!impl_) return detail::InvalidHandle("Device", true);
+  TESSERA_TRACE_API(impl_->runtime, "Device::create_stream");
   auto args = MakeArgs<TsStream_Create_Args>();
   args.device = impl_->raw;
   args.priority = options.priority;
@@ -80,6 +85,7 @@ Stream Device::default_stream() const {
 
 StatusOr<Event> Device::create_event(uint32_t flags) const {
   if (!impl_) return detail::InvalidHandle("Device", true);
+  TESSERA_TRACE_API(impl_->runtime, "Device::create_event");
   auto args = MakeArgs<TsEvent_Create_Args>();
   args.device = impl_->raw;
   args.flags = flags;
@@ -95,7 +101,10 @@ Status Device::synchronize() const {
   if (!impl_) return detail::InvalidHandle("Device", true);
   auto args = MakeArgs<TsDevice_Synchronize_Args>();
   args.device = impl_->raw;
-  return TESSERA_PLUGIN_CALL(impl_->lib(), Device_Synchronize, args);
+  TESSERA_TRACE_API(impl_->runtime, "Device::synchronize");
+  Status st = TESSERA_PLUGIN_CALL(impl_->lib(), Device_Synchronize, args);
+  if (impl_->runtime->trace) impl_->runtime->trace->Resolve(false);
+  return st;
 }
 
 namespace {
@@ -115,6 +124,11 @@ StatusOr<Executable> LoadExecutable(const Device& device,
                   "executable format '" + format + "' is not accepted by " +
                       device.impl()->Describe() + "; it accepts: " + formats);
   }
+  TESSERA_TRACE_API(device.impl()->runtime, "Device::load_executable");
+  if (_trace_api.on())
+    _trace_api.args = detail::TraceArg("format", format) + "," +
+                      detail::TraceArg("bytes", static_cast<uint64_t>(size)) +
+                      (path.empty() ? "" : "," + detail::TraceArg("path", path));
   auto args = MakeArgs<TsExecutable_Load_Args>();
   args.device = device.raw();
   args.format = format.c_str();

@@ -10,6 +10,8 @@ namespace detail {
 Status EventImpl::Release() {
   if (!MarkDestroyed()) return Status::Ok();
   if (raw == nullptr) return Status::Ok();  // never fully created
+  if (RuntimeTrace* trace = device.impl()->runtime->trace.get())
+    trace->EventDestroyed(raw);
   auto args = MakeArgs<TsEvent_Destroy_Args>();
   args.event = raw;
   raw = nullptr;
@@ -39,7 +41,16 @@ Status Event::record(const Stream& stream) const {
   auto args = MakeArgs<TsEvent_Record_Args>();
   args.event = impl_->raw;
   args.stream = stream.raw();
-  return TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(), Event_Record, args);
+  detail::RuntimeImpl* rt = impl_->device.impl()->runtime;
+  TESSERA_TRACE_API(rt, "Event::record");
+  if (!rt->trace)
+    return TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(), Event_Record, args);
+  auto op = rt->trace->BeginOp(*stream.impl());
+  Status st = TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(), Event_Record, args);
+  uint64_t id =
+      rt->trace->EndOp(op, *stream.impl(), "record event", "event", "", st.ok());
+  rt->trace->NoteRecord(args.event, id);
+  return st;
 }
 
 StatusOr<bool> Event::query() const {
@@ -55,8 +66,12 @@ Status Event::synchronize() const {
   TESSERA_CHECK_HANDLE(impl_, "Event");
   auto args = MakeArgs<TsEvent_Synchronize_Args>();
   args.event = impl_->raw;
-  return TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(), Event_Synchronize,
-                             args);
+  detail::RuntimeImpl* rt = impl_->device.impl()->runtime;
+  TESSERA_TRACE_API(rt, "Event::synchronize");
+  Status st = TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(),
+                                  Event_Synchronize, args);
+  if (rt->trace) rt->trace->Resolve(false);
+  return st;
 }
 
 Status Event::destroy() {

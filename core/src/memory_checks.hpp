@@ -20,6 +20,10 @@ StatusOr<TsMemoryRef> CheckRef(const char* what, const MemoryRef& ref,
 // The runtime behind the buffers of a copy (nullptr for host-only copies).
 RuntimeImpl* RuntimeOf(const MemoryRef& dst, const MemoryRef& src);
 
+// "host to device", "device to host", "device to device", "peer" or "host
+// to host" (pinned host buffers count as host memory).
+const char* CopyDirection(const MemoryRef& dst, const MemoryRef& src);
+
 }  // namespace tessera::detail
 
 #endif  // TESSERA_CORE_MEMORY_CHECKS_HPP_

@@ -31,8 +31,10 @@ Status InvalidHandle(const char* what, bool null_handle) {
 
 RuntimeImpl::~RuntimeImpl() {
   // Every object of the plugin is gone (each held a Device handle, hence this
-  // runtime).  Devices, then the client, then the library: the plugin's code
-  // must stay mapped until Client_Destroy has returned.
+  // runtime).  The trace (it waits for its pending operations and destroys
+  // its events), devices, then the client, then the library: the plugin's
+  // code must stay mapped until Client_Destroy has returned.
+  trace.reset();
   visible_devices.clear();
   owned_devices.clear();
   if (client && plugin) {
@@ -146,6 +148,12 @@ StatusOr<Runtime> Runtime::Create(const RuntimeOptions& options) {
   }
   Status st = impl->InitDevices(visible, visible_source);
   if (!st.ok()) return st;
+  std::string trace_path = options.trace_path;
+  if (trace_path.empty() && options.read_environment)
+    if (const char* env = std::getenv("TESSERA_TRACE")) trace_path = env;
+  if (!trace_path.empty())
+    impl->trace = std::make_unique<detail::RuntimeTrace>(
+        detail::Tracer::Open(trace_path), impl->plugin.get());
   return Runtime(std::move(impl));
 }
 

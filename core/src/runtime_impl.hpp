@@ -34,6 +34,7 @@
 #include "log.hpp"
 #include "pinned_registry.hpp"
 #include "plugin_library.hpp"
+#include "trace.hpp"
 #include "tessera/runtime.hpp"
 
 namespace tessera::detail {
@@ -50,6 +51,9 @@ struct RuntimeImpl {
   // owning (see above): Runtime turns them into Device handles.
   std::vector<DeviceImpl*> visible_devices;
   PinnedRegistry pinned;
+  // TESSERA_TRACE (trace.hpp): null when tracing is off.  Destroyed first
+  // in ~RuntimeImpl: it destroys the plugin events it used.
+  std::unique_ptr<RuntimeTrace> trace;
 
   const PluginLibrary& lib() const { return *plugin; }
   // Lists the plugin's devices and keeps those that pass `visible` (empty:
@@ -142,6 +146,11 @@ Status InvalidHandle(const char* what, bool null_handle);
 }  // namespace tessera::detail
 
 // Checks a handle's impl pointer and liveness; returns INVALID_HANDLE.
+// The host slice of an API call on the calling thread's track when the
+// runtime `rt` (a RuntimeImpl*) traces; `_trace_api.args` takes its details.
+#define TESSERA_TRACE_API(rt, name) \
+  ::tessera::detail::ApiScope _trace_api((rt) ? (rt)->trace.get() : nullptr, name)
+
 #define TESSERA_CHECK_HANDLE(impl_ptr, what)                                \
   do {                                                                      \
     if (!(impl_ptr)) return ::tessera::detail::InvalidHandle(what, true);   \

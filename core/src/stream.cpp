@@ -16,6 +16,8 @@ Status StreamImpl::Release() {
                   "destroyed");
   if (!MarkDestroyed()) return Status::Ok();
   if (raw == nullptr) return Status::Ok();  // never fully created
+  if (RuntimeTrace* trace = device.impl()->runtime->trace.get())
+    trace->StreamDestroyed(raw);
   auto args = MakeArgs<TsStream_Destroy_Args>();
   args.stream = raw;
   raw = nullptr;
@@ -67,6 +69,8 @@ Status Stream::launch(const Kernel& kernel, TsDim3 grid, TsDim3 group_size,
                       std::to_string(group_size.y) + "," +
                       std::to_string(group_size.z) +
                       ") must have every dimension >= 1");
+  detail::RuntimeImpl* rt = impl_->device.impl()->runtime;
+  TESSERA_TRACE_API(rt, "Stream::launch");
   // Most kernels take a handful of arguments: convert them on the stack.
   constexpr size_t kInline = 16;
   TsKernelArg inline_args[kInline];
@@ -116,8 +120,18 @@ Status Stream::launch(const Kernel& kernel, TsDim3 grid, TsDim3 group_size,
   launch.shared_memory_bytes = shared_memory_bytes;
   launch.args = raw_args;
   launch.num_args = num_args;
-  return TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(), Kernel_Launch,
-                             launch);
+  if (!rt->trace)
+    return TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(), Kernel_Launch,
+                               launch);
+  const uint32_t dims[7] = {grid.x, grid.y, grid.z, group_size.x,
+                            group_size.y, group_size.z,
+                            static_cast<uint32_t>(num_args)};
+  _trace_api.kernel = &kernel.name();
+  auto op = rt->trace->BeginOp(*impl_);
+  Status st = TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(), Kernel_Launch,
+                                  launch);
+  rt->trace->EndOp(op, *impl_, kernel.name(), "kernel", "", st.ok(), dims);
+  return st;
 }
 
 Status Stream::launch(const GraphExec& exec) const {
@@ -129,8 +143,16 @@ Status Stream::launch(const GraphExec& exec) const {
   auto args = MakeArgs<TsGraphExec_Launch_Args>();
   args.exec = exec.raw();
   args.stream = impl_->raw;
-  return TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(), GraphExec_Launch,
-                             args);
+  detail::RuntimeImpl* rt = impl_->device.impl()->runtime;
+  TESSERA_TRACE_API(rt, "Stream::launch(graph)");
+  if (!rt->trace)
+    return TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(), GraphExec_Launch,
+                               args);
+  auto op = rt->trace->BeginOp(*impl_);
+  Status st = TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(), GraphExec_Launch,
+                                  args);
+  rt->trace->EndOp(op, *impl_, "graph", "graph", "", st.ok());
+  return st;
 }
 
 Status Stream::record(const Event& event) const { return event.record(*this); }
@@ -144,16 +166,29 @@ Status Stream::wait(const Event& event) const {
   auto args = MakeArgs<TsStream_WaitEvent_Args>();
   args.stream = impl_->raw;
   args.event = event.raw();
-  return TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(), Stream_WaitEvent,
-                             args);
+  detail::RuntimeImpl* rt = impl_->device.impl()->runtime;
+  TESSERA_TRACE_API(rt, "Stream::wait");
+  if (!rt->trace)
+    return TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(), Stream_WaitEvent,
+                               args);
+  auto op = rt->trace->BeginOp(*impl_);
+  Status st = TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(), Stream_WaitEvent,
+                                  args);
+  uint64_t id = rt->trace->EndOp(op, *impl_, "wait event", "event", "", st.ok());
+  rt->trace->NoteWait(args.event, id);
+  return st;
 }
 
 Status Stream::synchronize() const {
   TESSERA_CHECK_HANDLE(impl_, "Stream");
   auto args = MakeArgs<TsStream_Synchronize_Args>();
   args.stream = impl_->raw;
-  return TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(), Stream_Synchronize,
-                             args);
+  detail::RuntimeImpl* rt = impl_->device.impl()->runtime;
+  TESSERA_TRACE_API(rt, "Stream::synchronize");
+  Status st = TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(),
+                                  Stream_Synchronize, args);
+  if (rt->trace) rt->trace->Resolve(false);
+  return st;
 }
 
 StatusOr<bool> Stream::query() const {
@@ -178,14 +213,21 @@ Status Stream::begin_capture() const {
     if (!entry) return lib.Missing(name);
   auto args = MakeArgs<TsStream_BeginCapture_Args>();
   args.stream = impl_->raw;
-  return TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(), Stream_BeginCapture,
-                             args);
+  detail::RuntimeImpl* rt = impl_->device.impl()->runtime;
+  TESSERA_TRACE_API(rt, "Stream::begin_capture");
+  Status st = TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(),
+                                  Stream_BeginCapture, args);
+  if (st.ok() && rt->trace) rt->trace->CaptureBegan();
+  return st;
 }
 
 StatusOr<Graph> Stream::end_capture() const {
   TESSERA_CHECK_HANDLE(impl_, "Stream");
   auto args = MakeArgs<TsStream_EndCapture_Args>();
   args.stream = impl_->raw;
+  detail::RuntimeImpl* rt = impl_->device.impl()->runtime;
+  TESSERA_TRACE_API(rt, "Stream::end_capture");
+  if (rt->trace) rt->trace->CaptureEnded();
   TESSERA_RETURN_IF_ERROR(TESSERA_PLUGIN_CALL_OUT(impl_->device.impl()->lib(),
                                                   Stream_EndCapture, args, graph));
   auto graph = std::make_shared<detail::GraphImpl>();

@@ -164,6 +164,10 @@ struct RuntimeOptions {
   // Seconds a probe may take before its plugin counts as hanging; 0:
   // TESSERA_PLUGIN_PROBE_TIMEOUT (with read_environment), else 20.
   double plugin_probe_timeout = 0;
+  // Write a Chrome trace (Perfetto, chrome://tracing) of this runtime's
+  // calls, streams and event edges to this file; empty: TESSERA_TRACE (with
+  // read_environment), else no trace (docs/runtime.md, "Tracing").
+  std::string trace_path;
 };
 
 // Properties of a device, copied out of TsDeviceProperties.

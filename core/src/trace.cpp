@@ -1,0 +1,624 @@
+// The Chrome trace of TESSERA_TRACE (trace.hpp, docs/runtime.md "Tracing").
+#include "trace.hpp"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+
+#include "log.hpp"
+#include "plugin_library.hpp"
+#include "runtime_impl.hpp"
+
+namespace tessera::detail {
+
+namespace {
+
+constexpr uint32_t kHostPid = 1;
+constexpr size_t kDefaultMaxEvents = 1000000;
+// Pending stream operations resolved without waiting once this many queue up.
+constexpr size_t kResolveBatch = 512;
+constexpr size_t kMaxPending = 65536;
+
+size_t MaxEventsFromEnv() {
+  const char* env = std::getenv("TESSERA_TRACE_MAX_EVENTS");
+  if (!env || !*env) return kDefaultMaxEvents;
+  char* tail = nullptr;
+  unsigned long long v = std::strtoull(env, &tail, 10);
+  if (*tail != 0 || v == 0) {
+    TESSERA_LOG(kWarning, std::string("TESSERA_TRACE_MAX_EVENTS=") + env +
+                              " is not a positive number; using " +
+                              std::to_string(kDefaultMaxEvents));
+    return kDefaultMaxEvents;
+  }
+  return static_cast<size_t>(v);
+}
+
+struct Registry {
+  std::mutex mu;
+  std::map<std::string, std::shared_ptr<Tracer>> tracers;  // live until exit
+  Tracer* last = nullptr;
+  bool env_checked = false;
+  Tracer* env = nullptr;
+};
+
+Registry& GetRegistry() {
+  // Leaked on purpose: written from atexit, after static destructors may
+  // have run.
+  static Registry* registry = new Registry;
+  return *registry;
+}
+
+void WriteAllAtExit() {
+  Registry& r = GetRegistry();
+  std::vector<std::shared_ptr<Tracer>> all;
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    for (auto& [path, t] : r.tracers) all.push_back(t);
+  }
+  for (auto& t : all) t->Write();
+}
+
+void AppendTs(std::string* out, uint64_t ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%" PRIu64 ".%03u", ns / 1000,
+                static_cast<unsigned>(ns % 1000));
+  *out += buf;
+}
+
+}  // namespace
+
+uint64_t TraceNowNs() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
+std::string TraceQuote(const std::string& text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string TraceArg(const char* key, const std::string& value) {
+  return TraceQuote(key) + ":" + TraceQuote(value);
+}
+std::string TraceArg(const char* key, uint64_t value) {
+  return TraceQuote(key) + ":" + std::to_string(value);
+}
+
+// ------------------------------------------------------------------ Tracer
+
+std::shared_ptr<Tracer> Tracer::Open(const std::string& path) {
+  Registry& r = GetRegistry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.tracers.find(path);
+  if (it != r.tracers.end()) {
+    r.last = it->second.get();
+    return it->second;
+  }
+  if (r.tracers.empty()) std::atexit(WriteAllAtExit);
+  auto tracer = std::make_shared<Tracer>(path);
+  r.tracers[path] = tracer;
+  r.last = tracer.get();
+  TESSERA_LOG(kDebug, "tracing to " + path);
+  return tracer;
+}
+
+Tracer* Tracer::Active() {
+  Registry& r = GetRegistry();
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    if (r.env_checked) return r.env ? r.env : r.last;
+    r.env_checked = true;
+  }
+  const char* env = std::getenv("TESSERA_TRACE");
+  if (env && *env) {
+    std::shared_ptr<Tracer> t = Open(env);
+    std::lock_guard<std::mutex> lock(r.mu);
+    r.env = t.get();
+  }
+  std::lock_guard<std::mutex> lock(r.mu);
+  return r.env ? r.env : r.last;
+}
+
+Tracer::Tracer(std::string path)
+    : path_(std::move(path)), max_events_(MaxEventsFromEnv()) {
+  NameProcess(kHostPid, "tessera host (pid " + std::to_string(::getpid()) + ")",
+              0);
+}
+
+void Tracer::Add(TraceEvent event) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (events_.size() >= max_events_) {
+    ++dropped_;
+    return;
+  }
+  events_.push_back(std::move(event));
+}
+
+void Tracer::AddOpSlice(uint64_t op_id, TraceEvent event, bool flow_end) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (events_.size() >= max_events_) {
+    ++dropped_;
+    return;
+  }
+  if (flow_end) op_slices_[op_id] = events_.size();
+  events_.push_back(std::move(event));
+}
+
+void Tracer::AddFlow(uint64_t from, uint64_t to) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (flows_.size() >= max_events_) {
+    ++dropped_;
+    return;
+  }
+  flows_.emplace_back(from, to);
+}
+
+uint64_t Tracer::NewOpId() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return next_op_++;
+}
+
+uint32_t Tracer::NewPid() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return next_pid_++;
+}
+
+void Tracer::NameProcess(uint32_t pid, const std::string& name,
+                         int sort_index) {
+  std::lock_guard<std::mutex> lock(mu_);
+  metadata_.push_back("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" +
+                      std::to_string(pid) + ",\"tid\":0,\"args\":{" +
+                      TraceArg("name", name) + "}}");
+  metadata_.push_back(
+      "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":" +
+      std::to_string(pid) + ",\"tid\":0,\"args\":{\"sort_index\":" +
+      std::to_string(sort_index) + "}}");
+}
+
+void Tracer::NameThread(uint32_t pid, uint32_t tid, const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  metadata_.push_back("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" +
+                      std::to_string(pid) + ",\"tid\":" + std::to_string(tid) +
+                      ",\"args\":{" + TraceArg("name", name) + "}}");
+}
+
+uint32_t Tracer::HostThreadTrack() {
+  thread_local uint32_t tid = 0;
+  thread_local const Tracer* named_for = nullptr;
+  if (tid == 0) tid = static_cast<uint32_t>(::syscall(SYS_gettid));
+  if (named_for != this) {
+    named_for = this;
+    bool known;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      known = std::find(named_threads_.begin(), named_threads_.end(), tid) !=
+              named_threads_.end();
+      if (!known) named_threads_.push_back(tid);
+    }
+    if (!known)
+      NameThread(kHostPid, tid,
+                 tid == static_cast<uint32_t>(::getpid())
+                     ? "main thread (" + std::to_string(tid) + ")"
+                     : "thread " + std::to_string(tid));
+  }
+  return tid;
+}
+
+void Tracer::Write() {
+  std::string out;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    out.reserve(128 * (events_.size() + metadata_.size()) + 256);
+    out += "{\"traceEvents\":[\n";
+    bool first = true;
+    auto sep = [&] {
+      if (!first) out += ",\n";
+      first = false;
+    };
+    for (const std::string& m : metadata_) {
+      sep();
+      out += m;
+    }
+    for (const TraceEvent& e : events_) {
+      sep();
+      out += "{\"ph\":\"";
+      out += e.ph;
+      out += "\",\"cat\":\"";
+      out += e.cat;
+      out += "\",\"name\":";
+      out += TraceQuote(e.static_name ? std::string(e.static_name) : e.name);
+      out += ",\"pid\":" + std::to_string(e.pid) +
+             ",\"tid\":" + std::to_string(e.tid) + ",\"ts\":";
+      AppendTs(&out, e.ts_ns);
+      if (e.ph == 'X') {
+        out += ",\"dur\":";
+        AppendTs(&out, e.dur_ns);
+      } else if (e.ph == 'i') {
+        out += ",\"s\":\"t\"";
+      }
+      std::string args = e.args;
+      auto add = [&args](const std::string& item) {
+        if (!args.empty()) args += ",";
+        args += item;
+      };
+      if (!e.kernel.empty()) add(TraceArg("kernel", e.kernel));
+      if (e.has_dims) {
+        char dims[160];
+        std::snprintf(dims, sizeof dims,
+                      "\"grid\":[%u,%u,%u],\"group_size\":[%u,%u,%u],\"args\":%u",
+                      e.dims[0], e.dims[1], e.dims[2], e.dims[3], e.dims[4],
+                      e.dims[5], e.dims[6]);
+        add(dims);
+      }
+      if (e.clock) add(std::string("\"clock\":\"") + e.clock + "\"");
+      if (!args.empty()) out += ",\"args\":{" + args + "}";
+      out += "}";
+    }
+    // Flow arrows: "s" inside the slice of the record, "f" bound to the
+    // slice of the wait ("bp":"e": the enclosing slice).
+    uint64_t flow_id = 1;
+    for (auto [from, to] : flows_) {
+      auto a = op_slices_.find(from), b = op_slices_.find(to);
+      if (a == op_slices_.end() || b == op_slices_.end()) continue;
+      const TraceEvent& s = events_[a->second];
+      const TraceEvent& f = events_[b->second];
+      std::string id = std::to_string(flow_id++);
+      sep();
+      out += "{\"ph\":\"s\",\"cat\":\"event\",\"name\":\"event\",\"id\":" + id +
+             ",\"pid\":" + std::to_string(s.pid) +
+             ",\"tid\":" + std::to_string(s.tid) + ",\"ts\":";
+      AppendTs(&out, s.ts_ns);
+      out += "}";
+      sep();
+      out += "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"event\",\"name\":\"event\",\"id\":" +
+             id + ",\"pid\":" + std::to_string(f.pid) +
+             ",\"tid\":" + std::to_string(f.tid) + ",\"ts\":";
+      AppendTs(&out, f.ts_ns + f.dur_ns);
+      out += "}";
+    }
+    out += "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{" +
+           TraceArg("producer", "tessera") + "," +
+           TraceArg("max_events", max_events_) + "," +
+           TraceArg("dropped_events", dropped_) + "}}\n";
+  }
+  std::string tmp = path_ + ".tmp." + std::to_string(::getpid());
+  FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) {
+    TESSERA_LOG(kWarning, "TESSERA_TRACE: cannot write " + tmp);
+    return;
+  }
+  bool ok = std::fwrite(out.data(), 1, out.size(), f) == out.size();
+  ok = (std::fclose(f) == 0) && ok;
+  if (!ok || std::rename(tmp.c_str(), path_.c_str()) != 0) {
+    TESSERA_LOG(kWarning, "TESSERA_TRACE: cannot write " + path_);
+    std::remove(tmp.c_str());
+  }
+}
+
+// ---------------------------------------------------------------- ApiScope
+
+ApiScope::~ApiScope() {
+  Tracer* t = trace_ ? &trace_->tracer() : tracer_;
+  if (!t) return;
+  TraceEvent e;
+  e.cat = "api";
+  e.static_name = name_;
+  e.ts_ns = start_;
+  e.dur_ns = TraceNowNs() - start_;
+  e.pid = kHostPid;
+  e.tid = t->HostThreadTrack();
+  e.args = std::move(args);
+  if (kernel) e.kernel = *kernel;
+  t->Add(std::move(e));
+}
+
+// ------------------------------------------------------------ RuntimeTrace
+
+RuntimeTrace::RuntimeTrace(std::shared_ptr<Tracer> tracer,
+                           const PluginLibrary* lib)
+    : tracer_(std::move(tracer)), lib_(lib) {
+  const TsPluginApi& t = lib_->table();
+  const char* clock = std::getenv("TESSERA_TRACE_CLOCK");
+  if (clock && std::string(clock) == "host") {
+    host_clock_ = true;
+    return;
+  }
+  if (clock && *clock && std::string(clock) != "device")
+    TESSERA_LOG(kWarning, std::string("TESSERA_TRACE_CLOCK=") + clock +
+                              " is neither 'device' nor 'host'; using device");
+  timing_ = t.Event_Create && t.Event_Destroy && t.Event_Record &&
+            t.Event_Query && t.Event_Synchronize && t.Event_ElapsedTime;
+}
+
+RuntimeTrace::~RuntimeTrace() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ResolveLocked(true, nullptr);
+    tracks_.clear();
+    DestroyEvent(anchor_);
+    anchor_ = nullptr;
+    for (auto& [device, events] : free_events_)
+      for (TsEvent* e : events) DestroyEvent(e);
+    free_events_.clear();
+  }
+  tracer_->Write();
+}
+
+void RuntimeTrace::DestroyEvent(TsEvent* event) {
+  if (!event) return;
+  auto args = MakeArgs<TsEvent_Destroy_Args>();
+  args.event = event;
+  (void)TESSERA_PLUGIN_CALL(*lib_, Event_Destroy, args);
+}
+
+TsEvent* RuntimeTrace::TakeEvent(TsDevice* device) {
+  std::vector<TsEvent*>& events = free_events_[device];
+  if (!events.empty()) {
+    TsEvent* e = events.back();
+    events.pop_back();
+    return e;
+  }
+  auto create = MakeArgs<TsEvent_Create_Args>();
+  create.device = device;
+  if (TESSERA_PLUGIN_CALL(*lib_, Event_Create, create).ok()) return create.event;
+  return nullptr;
+}
+
+void RuntimeTrace::GiveEvent(TsDevice* device, TsEvent* event) {
+  if (event) free_events_[device].push_back(event);
+}
+
+bool RuntimeTrace::Record(TsEvent* event, TsStream* stream) {
+  auto args = MakeArgs<TsEvent_Record_Args>();
+  args.event = event;
+  args.stream = stream;
+  return TESSERA_PLUGIN_CALL(*lib_, Event_Record, args).ok();
+}
+
+bool RuntimeTrace::Complete(TsEvent* event, bool wait) {
+  if (wait) {
+    auto args = MakeArgs<TsEvent_Synchronize_Args>();
+    args.event = event;
+    return TESSERA_PLUGIN_CALL(*lib_, Event_Synchronize, args).ok();
+  }
+  auto args = MakeArgs<TsEvent_Query_Args>();
+  args.event = event;
+  return TESSERA_PLUGIN_CALL(*lib_, Event_Query, args).ok() && args.complete;
+}
+
+bool RuntimeTrace::ElapsedNs(TsEvent* start, TsEvent* end, uint64_t* ns) {
+  auto args = MakeArgs<TsEvent_ElapsedTime_Args>();
+  args.start = start;
+  args.end = end;
+  if (!TESSERA_PLUGIN_CALL(*lib_, Event_ElapsedTime, args).ok()) return false;
+  if (!(args.milliseconds >= 0 && args.milliseconds < 1e9)) return false;
+  *ns = static_cast<uint64_t>(args.milliseconds * 1e6);
+  return true;
+}
+
+RuntimeTrace::Track& RuntimeTrace::TrackOf(const StreamImpl& stream) {
+  auto it = tracks_.find(stream.raw);
+  if (it != tracks_.end()) return it->second;
+  Track& track = tracks_[stream.raw];
+  const DeviceImpl* device = stream.device.impl().get();
+  auto pid = device_pids_.find(device);
+  if (pid == device_pids_.end()) {
+    uint32_t p = tracer_->NewPid();
+    pid = device_pids_.emplace(device, p).first;
+    tracer_->NameProcess(p, device->Describe(), static_cast<int>(p));
+  }
+  track.pid = pid->second;
+  // One tid per stream for the life of the process (never reused).
+  static std::atomic<uint32_t> next_tid{1};
+  track.tid = next_tid++;
+  tracer_->NameThread(track.pid, track.tid,
+                      stream.is_default
+                          ? std::string("default stream")
+                          : "stream " + std::to_string(track.tid));
+  return track;
+}
+
+RuntimeTrace::Op RuntimeTrace::BeginOp(const StreamImpl& stream) {
+  Op op;
+  op.id = tracer_->NewOpId();
+  op.submit_ns = TraceNowNs();
+  std::lock_guard<std::mutex> lock(mu_);
+  TrackOf(stream);
+  if (capturing_ == 0 && timing_ && !anchor_tried_) {
+    // The anchor: one timing event of the runtime, recorded on the first
+    // traced stream (nothing traced is ahead of it) and waited for.  Every
+    // operation is timed against it (Event_ElapsedTime works across streams
+    // and devices of one client), so the streams share one clock: device
+    // time t is host time anchor_ns_ + (t - anchor).  The anchor's own
+    // device time lies between the Record call and the end of the wait; the
+    // middle is taken.
+    anchor_tried_ = true;
+    auto create = MakeArgs<TsEvent_Create_Args>();
+    create.device = stream.device.impl()->raw;
+    if (TESSERA_PLUGIN_CALL(*lib_, Event_Create, create).ok() && create.event) {
+      anchor_ = create.event;
+      uint64_t before = TraceNowNs();
+      if (Record(anchor_, stream.raw) && Complete(anchor_, true))
+        anchor_ns_ = before + (TraceNowNs() - before) / 2;
+      else
+        timing_ = false;
+    } else {
+      timing_ = false;
+    }
+    op.submit_ns = TraceNowNs();
+  }
+  return op;
+}
+
+uint64_t RuntimeTrace::EndOp(Op op, const StreamImpl& stream, std::string name,
+                             const char* cat, std::string args, bool ok,
+                             const uint32_t* dims) {
+  if (!ok) return 0;
+  uint64_t now = TraceNowNs();
+  std::lock_guard<std::mutex> lock(mu_);
+  TsDevice* device = stream.device.impl()->raw;
+  Pending p{op.id, stream.raw, std::move(name), cat, std::move(args),
+            op.submit_ns, now, nullptr, device, dims != nullptr, {}};
+  if (dims) std::memcpy(p.dims, dims, sizeof p.dims);
+  // One timing event after the operation: it ends when the event's time
+  // comes, and starts when the operation before it on the stream ended, or
+  // when it was submitted if the stream was idle then.
+  if (timing_ && anchor_ && capturing_ == 0) {
+    p.after = TakeEvent(device);
+    if (p.after && !Record(p.after, stream.raw)) {
+      GiveEvent(device, p.after);
+      p.after = nullptr;
+    }
+  }
+  if (!p.after) {
+    EmitHost(p, TrackOf(stream),
+             capturing_ ? "host enqueue (stream capture)"
+             : host_clock_ ? "host enqueue (TESSERA_TRACE_CLOCK=host)"
+                           : "host enqueue (the plugin has no timing events)");
+    return op.id;
+  }
+  pending_.push_back(std::move(p));
+  if (pending_.size() >= resolve_at_) {
+    // Without waiting; if most are still running (a long queue), wait next
+    // time only at twice the size, and never let more than kMaxPending
+    // timing events be outstanding.
+    ResolveLocked(pending_.size() >= kMaxPending, nullptr);
+    resolve_at_ = std::max(kResolveBatch, 2 * pending_.size());
+  }
+  return op.id;
+}
+
+void RuntimeTrace::EmitHost(Pending& p, Track& track, const char* clock) {
+  TraceEvent e;
+  e.cat = p.cat;
+  e.name = std::move(p.name);
+  e.ts_ns = p.submit_ns;
+  e.dur_ns = p.return_ns - p.submit_ns;
+  e.pid = track.pid;
+  e.tid = track.tid;
+  e.args = std::move(p.args);
+  e.clock = clock;
+  e.has_dims = p.has_dims;
+  std::memcpy(e.dims, p.dims, sizeof e.dims);
+  tracer_->AddOpSlice(p.id, std::move(e), std::strcmp(p.cat, "event") == 0);
+}
+
+void RuntimeTrace::ResolveLocked(bool wait, TsStream* only) {
+  // In submission order; once an operation of a stream stays pending, so do
+  // the later ones of that stream (their start is its end).
+  std::vector<TsStream*> blocked;
+  auto is_blocked = [&](TsStream* s) {
+    return std::find(blocked.begin(), blocked.end(), s) != blocked.end();
+  };
+  size_t kept = 0;
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    Pending& p = pending_[i];
+    bool done = !(only && p.stream != only) && !is_blocked(p.stream) &&
+                Complete(p.after, wait);
+    if (!done && (only || !wait || is_blocked(p.stream))) {
+      if (!is_blocked(p.stream)) blocked.push_back(p.stream);
+      pending_[kept++] = std::move(p);
+      continue;
+    }
+    Track& track = tracks_[p.stream];
+    uint64_t end = 0;
+    if (done && ElapsedNs(anchor_, p.after, &end)) {
+      end += anchor_ns_;
+      uint64_t start = std::max(p.submit_ns, track.last_end_ns);
+      if (start > end) start = end;  // the two clocks disagree slightly
+      TraceEvent e;
+      e.cat = p.cat;
+      e.name = std::move(p.name);
+      e.ts_ns = start;
+      e.dur_ns = end - start;
+      e.pid = track.pid;
+      e.tid = track.tid;
+      e.args = std::move(p.args);
+      e.clock = "device (plugin events)";
+      e.has_dims = p.has_dims;
+      std::memcpy(e.dims, p.dims, sizeof e.dims);
+      track.last_end_ns = end;
+      tracer_->AddOpSlice(p.id, std::move(e), std::strcmp(p.cat, "event") == 0);
+    } else {
+      EmitHost(p, track, "host enqueue (the plugin's event times failed)");
+    }
+    GiveEvent(p.device, p.after);
+  }
+  pending_.resize(kept);
+}
+
+void RuntimeTrace::Resolve(bool wait) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ResolveLocked(wait, nullptr);
+}
+
+void RuntimeTrace::NoteRecord(TsEvent* event, uint64_t op_id) {
+  if (!op_id) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  last_record_[event] = op_id;
+}
+
+void RuntimeTrace::NoteWait(TsEvent* event, uint64_t op_id) {
+  if (!op_id) return;
+  uint64_t from = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = last_record_.find(event);
+    if (it == last_record_.end()) return;
+    from = it->second;
+  }
+  tracer_->AddFlow(from, op_id);
+}
+
+void RuntimeTrace::EventDestroyed(TsEvent* event) {
+  std::lock_guard<std::mutex> lock(mu_);
+  last_record_.erase(event);
+}
+
+void RuntimeTrace::StreamDestroyed(TsStream* stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // Wait for this stream's operations (the stream's events must be read
+  // while the stream still exists).
+  for (Pending& p : pending_)
+    if (p.stream == stream) (void)Complete(p.after, true);
+  ResolveLocked(false, stream);
+  tracks_.erase(stream);
+}
+
+void RuntimeTrace::CaptureBegan() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++capturing_;
+}
+
+void RuntimeTrace::CaptureEnded() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (capturing_ > 0) --capturing_;
+}
+
+}  // namespace tessera::detail

@@ -1,0 +1,207 @@
+// TESSERA_TRACE=path.json: a Chrome trace event file (Perfetto,
+// chrome://tracing) of what the runtime did.  Implemented in the core, so it
+// is the same on every backend (docs/runtime.md, "Tracing").
+//
+//  - Tracer: one per output path, process-wide.  Events are kept in memory
+//    (a mutex-guarded vector, capped at TESSERA_TRACE_MAX_EVENTS) and the
+//    whole file is rewritten (to path.tmp, then renamed: never half a file)
+//    when a Runtime that traces into it is destroyed, and at exit.
+//  - RuntimeTrace: what one Runtime adds: the host API slices (pid 1, one
+//    track per host thread), one track per stream (a process per device)
+//    with its kernels, copies, event records and waits timed by the plugin's
+//    events (one timing event after each operation, read with
+//    Event_ElapsedTime against one anchor event per runtime), and the
+//    flow arrows from an event's record to the waits on it.
+//
+// When tracing is off a Runtime's `trace` is null and every hook is one
+// pointer test.
+#ifndef TESSERA_CORE_TRACE_HPP_
+#define TESSERA_CORE_TRACE_HPP_
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tessera/plugin.h"
+
+namespace tessera::detail {
+
+class PluginLibrary;
+struct DeviceImpl;
+struct StreamImpl;
+
+uint64_t TraceNowNs();  // steady clock, nanoseconds
+
+struct TraceEvent {
+  char ph = 'X';            // X (complete), i (instant)
+  const char* cat = "api";  // static strings only
+  const char* static_name = nullptr;  // the name, when it is a static string
+  std::string name;                   // else this
+  const char* clock = nullptr;        // static; becomes args.clock
+  uint64_t ts_ns = 0;
+  uint64_t dur_ns = 0;
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  std::string args;  // the inside of a JSON object ("\"a\":1,\"b\":\"x\""), or empty
+  // A launch's details, turned into text by Write (the hot path formats
+  // nothing): args.kernel, args.grid, args.group_size, args.args.
+  std::string kernel;
+  bool has_dims = false;
+  uint32_t dims[7] = {};  // grid x y z, group x y z, number of arguments
+};
+
+class Tracer {
+ public:
+  // The tracer writing `path` (created on first use; shared afterwards).
+  static std::shared_ptr<Tracer> Open(const std::string& path);
+  // The tracer named by TESSERA_TRACE (opened on first call), else the last
+  // one opened; null when none.  For work done outside a Runtime (compiles).
+  static Tracer* Active();
+
+  explicit Tracer(std::string path);
+  const std::string& path() const { return path_; }
+
+  void Add(TraceEvent event);  // dropped (and counted) past the cap
+  // Metadata: process and thread names (not counted against the cap).
+  void NameProcess(uint32_t pid, const std::string& name, int sort_index);
+  void NameThread(uint32_t pid, uint32_t tid, const std::string& name);
+  // A flow arrow from the slice of operation `from` to that of `to`
+  // (operation ids from NewOpId; an arrow whose ends were dropped is left
+  // out).
+  void AddFlow(uint64_t from, uint64_t to);
+  // A stream operation's slice; `flow_end`: an arrow may start or end at it.
+  void AddOpSlice(uint64_t op_id, TraceEvent event, bool flow_end);
+  uint64_t NewOpId();
+  uint32_t NewPid();
+  // The host track of the calling thread (pid 1, its Linux thread id),
+  // named on first use.
+  uint32_t HostThreadTrack();
+
+  // Rewrites the whole file.  Safe to call any number of times.
+  void Write();
+
+ private:
+  std::string path_;
+  std::mutex mu_;
+  std::deque<TraceEvent> events_;  // no copying as it grows
+  std::vector<std::string> metadata_;  // complete JSON objects
+  std::vector<std::pair<uint64_t, uint64_t>> flows_;
+  std::unordered_map<uint64_t, size_t> op_slices_;  // op id -> events_ index
+  std::vector<uint32_t> named_threads_;
+  size_t max_events_;
+  uint64_t dropped_ = 0;
+  uint64_t next_op_ = 1;
+  uint32_t next_pid_ = 2;
+};
+
+// Per Runtime.  Thread-safe.  Must be destroyed before Client_Destroy (it
+// destroys the plugin events it used).
+class RuntimeTrace {
+ public:
+  RuntimeTrace(std::shared_ptr<Tracer> tracer, const PluginLibrary* lib);
+  ~RuntimeTrace();  // waits for the pending operations, writes the file
+  Tracer& tracer() { return *tracer_; }
+
+  // A stream operation: Begin before the plugin call that enqueues it, End
+  // after (ok: the plugin accepted it).  Returns the operation id.
+  struct Op {
+    uint64_t id = 0;
+    uint64_t submit_ns = 0;
+  };
+  Op BeginOp(const StreamImpl& stream);
+  uint64_t EndOp(Op op, const StreamImpl& stream, std::string name,
+                 const char* cat, std::string args, bool ok,
+                 const uint32_t* dims = nullptr);
+
+  // Event edges: the record operation of a user event, and a wait on it.
+  void NoteRecord(TsEvent* event, uint64_t op_id);
+  void NoteWait(TsEvent* event, uint64_t op_id);
+  void EventDestroyed(TsEvent* event);
+
+  // The stream is going: its pending operations are resolved first.
+  void StreamDestroyed(TsStream* stream);
+  void CaptureBegan();
+  void CaptureEnded();
+
+  // Turns completed operations into slices (wait: all of them, blocking).
+  void Resolve(bool wait);
+
+ private:
+  struct Track {
+    uint32_t pid = 0, tid = 0;
+    uint64_t last_end_ns = 0;
+  };
+  struct Pending {
+    uint64_t id;
+    TsStream* stream;
+    std::string name;
+    const char* cat;
+    std::string args;
+    uint64_t submit_ns, return_ns;
+    TsEvent* after;  // a timing event recorded after the operation
+    TsDevice* device;
+    bool has_dims;
+    uint32_t dims[7];
+  };
+  Track& TrackOf(const StreamImpl& stream);  // mu_ held
+  TsEvent* TakeEvent(TsDevice* device);               // mu_ held
+  void GiveEvent(TsDevice* device, TsEvent* event);   // mu_ held
+  bool Record(TsEvent* event, TsStream* stream);
+  bool Complete(TsEvent* event, bool wait);
+  bool ElapsedNs(TsEvent* start, TsEvent* end, uint64_t* ns);
+  void EmitHost(Pending& p, Track& track, const char* clock);  // mu_ held
+  void ResolveLocked(bool wait, TsStream* only);
+  void DestroyEvent(TsEvent* event);
+
+  std::shared_ptr<Tracer> tracer_;
+  const PluginLibrary* lib_;
+  bool timing_ = false;  // the plugin has the event entry points we need
+  bool host_clock_ = false;  // TESSERA_TRACE_CLOCK=host
+  size_t resolve_at_ = 512;  // pending_ size that triggers ResolveLocked
+  std::mutex mu_;
+  std::unordered_map<TsStream*, Track> tracks_;
+  std::unordered_map<const DeviceImpl*, uint32_t> device_pids_;
+  std::unordered_map<TsEvent*, uint64_t> last_record_;
+  std::vector<Pending> pending_;
+  std::unordered_map<TsDevice*, std::vector<TsEvent*>> free_events_;  // per device
+  int capturing_ = 0;
+  TsEvent* anchor_ = nullptr;  // the runtime's clock anchor (BeginOp)
+  uint64_t anchor_ns_ = 0;
+  bool anchor_tried_ = false;
+};
+
+// The host slice of one API call: from construction to destruction, on the
+// calling thread's track.  Does nothing when `trace` is null.
+class ApiScope {
+ public:
+  ApiScope(RuntimeTrace* trace, const char* name)
+      : trace_(trace), name_(name), start_(trace ? TraceNowNs() : 0) {}
+  ApiScope(Tracer* tracer, const char* name)
+      : tracer_(tracer), name_(name), start_(tracer ? TraceNowNs() : 0) {}
+  ~ApiScope();
+  bool on() const { return trace_ != nullptr || tracer_ != nullptr; }
+  std::string args;  // set only when on()
+  const std::string* kernel = nullptr;  // args.kernel; must outlive the scope
+
+  ApiScope(const ApiScope&) = delete;
+  ApiScope& operator=(const ApiScope&) = delete;
+
+ private:
+  RuntimeTrace* trace_ = nullptr;
+  Tracer* tracer_ = nullptr;
+  const char* name_;
+  uint64_t start_;
+};
+
+// JSON helpers for `args`.
+std::string TraceQuote(const std::string& text);
+std::string TraceArg(const char* key, const std::string& value);  // "key":"value"
+std::string TraceArg(const char* key, uint64_t value);            // "key":N
+
+}  // namespace tessera::detail
+
+#endif  // TESSERA_CORE_TRACE_HPP_
