@@ -182,6 +182,57 @@ TEST(TraceTest, TwoStreamsKernelsCopiesAndAnEventWait) {
   std::remove(path.c_str());
 }
 
+// The same trace from another plugin: copies, a memset and an event wait
+// across two streams on vulkan (lavapipe here), device-timed.  Skipped where
+// vulkan has no device.
+TEST(TraceTest, VulkanCopiesAndAnEventWait) {
+  const std::string path = TracePath("vulkan");
+  std::remove(path.c_str());
+  {
+    RuntimeOptions options = CpuOptions();
+    options.backend = "vulkan";
+    options.trace_path = path;
+    auto rt = Runtime::Create(options);
+    if (!rt.ok()) GTEST_SKIP() << "no vulkan: " << rt.status().ToString();
+    const Device& dev = rt->devices().at(0);
+    constexpr uint64_t n = 1 << 20;
+    TS_ASSERT_OK_AND_ASSIGN(void* host, rt->pinned_malloc(n));
+    TS_ASSERT_OK_AND_ASSIGN(Buffer x, dev.allocate(n));
+    TS_ASSERT_OK_AND_ASSIGN(Buffer y, dev.allocate(n));
+    TS_ASSERT_OK_AND_ASSIGN(Stream a, dev.create_stream());
+    TS_ASSERT_OK_AND_ASSIGN(Stream b, dev.create_stream());
+    TS_ASSERT_OK_AND_ASSIGN(Event ready, dev.create_event());
+    TS_ASSERT_OK(a.copy_async(MemoryRef(x), host, n));
+    TS_ASSERT_OK(a.memset_async(x, 0, 7, 4096));
+    TS_ASSERT_OK(ready.record(a));
+    TS_ASSERT_OK(b.wait(ready));
+    TS_ASSERT_OK(b.copy_async(MemoryRef(y), MemoryRef(x), n));
+    TS_ASSERT_OK(b.copy_async(host, MemoryRef(y), n));
+    TS_ASSERT_OK(b.synchronize());
+    EXPECT_EQ(static_cast<unsigned char*>(host)[0], 7);
+    TS_EXPECT_OK(rt->pinned_free(host));
+  }
+  json trace = ReadTrace(path);
+  std::map<Track, std::vector<std::string>> ops;
+  for (const json& e : Events(trace, "X"))
+    if (e["cat"] != "api") {
+      ops[TrackOf(e)].push_back(e["name"]);
+      EXPECT_EQ(e["args"]["clock"], "device (plugin events)") << e.dump();
+    }
+  ASSERT_EQ(ops.size(), 2u);
+  std::vector<std::vector<std::string>> lists;
+  for (auto& [track, list] : ops) lists.push_back(list);
+  EXPECT_EQ(lists[0], (std::vector<std::string>{"copy host to device", "memset",
+                                                "record event"}));
+  EXPECT_EQ(lists[1], (std::vector<std::string>{"wait event", "copy device to device",
+                                                "copy device to host"}));
+  ASSERT_EQ(Events(trace, "s").size(), 1u);
+  ASSERT_EQ(Events(trace, "f").size(), 1u);
+  EXPECT_EQ(TrackOf(Events(trace, "s")[0]), ops.begin()->first);
+  EXPECT_EQ(TrackOf(Events(trace, "f")[0]), std::next(ops.begin())->first);
+  std::remove(path.c_str());
+}
+
 // Host threads get one track each; the writer is shared.
 TEST(TraceTest, OneTrackPerHostThread) {
   const std::string path = TracePath("threads");
