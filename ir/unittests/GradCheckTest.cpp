@@ -591,3 +591,27 @@ func.func @step(%x: tensor<4x3xf32>, %i: tensor<4xi32>) -> (tensor<1xf32>, tenso
 
 }  // namespace
 }  // namespace tessera::reference
+
+namespace tessera::reference {
+namespace {
+
+TEST_F(GradErrorTest, LossScaleIsAppliedAndRemoved) {
+  module_ = mlir::parseSourceString<mlir::ModuleOp>(kLoss, context_.get());
+  ASSERT_TRUE(module_);
+  auto f = module_->lookupSymbol<mlir::func::FuncOp>("loss");
+  graph::GradientOptions scaled;
+  scaled.lossScale = 1024.0;
+  auto g = graph::buildGradient(f, {0}, "scaled", scaled);
+  ASSERT_TRUE(mlir::succeeded(g)) << diagnostics_;
+  HostTensors in = {std::vector<double>(12, 0.5), std::vector<double>(4, 0.0)}, out;
+  ASSERT_EQ(ReferenceGraph(*g, in, &out), "");
+  for (double v : out[1]) EXPECT_EQ(v, 1.0);  // d sum(x) / dx, the scale removed exactly
+  graph::GradientOptions bad;
+  bad.lossScale = 0.0;
+  diagnostics_.clear();
+  EXPECT_TRUE(mlir::failed(graph::buildGradient(f, {0}, "bad", bad)));
+  EXPECT_NE(diagnostics_.find("must be a positive finite number"), std::string::npos) << diagnostics_;
+}
+
+}  // namespace
+}  // namespace tessera::reference

@@ -1,5 +1,13 @@
 // RUN: tessera-opt %s --tessera-grad="function=mlp wrt=1" | FileCheck %s --check-prefix=MLP
 // RUN: not tessera-opt %s --tessera-grad="function=mlp wrt=2" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: tessera-opt %s --tessera-grad="function=mlp wrt=1 loss-scale=1024" | FileCheck %s --check-prefix=SCALE
+
+// Loss scaling: the seed is the scale, each gradient divided by it in f32.
+// SCALE-LABEL: func.func @mlp_grad(
+// SCALE: arith.constant dense<1.024000e+03> : tensor<1x1xf32>
+// SCALE: %[[S:.*]] = arith.constant dense<9.765625E-4> : tensor<8x16xf32>
+// SCALE: %[[G:.*]] = tessera_graph.mul %{{.*}}, %[[S]] : tensor<8x16xf32>, tensor<8x16xf32>
+// SCALE: return %{{.*}}, %[[G]]
 
 // The matmul's rule: dW = x^T . dh, with the transpose as its own op; the
 // relu's mask reads relu's result (what the backward keeps anyway).

@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 #include "tessera/Dialect/Graph/Transforms/Grad.h"
 
+#include <cmath>
 #include <set>
 
 #include "GradBuilder.h"
@@ -73,7 +74,7 @@ class Sweep {
  public:
   Sweep(func::FuncOp fn, MeshOp mesh, OpBuilder& b) : fn_(fn), mesh_(mesh), b_(b), gb_(b) {}
 
-  LogicalResult run(ArrayRef<unsigned> wrt, SmallVectorImpl<Value>& grads);
+  LogicalResult run(ArrayRef<unsigned> wrt, SmallVectorImpl<Value>& grads, double lossScale);
 
  private:
   Value allReduce(Value v, const AxisSet& axes);
@@ -184,7 +185,7 @@ LogicalResult Sweep::collective(Operation* op, const Cotangent& dy, SmallVectorI
   return failure();
 }
 
-LogicalResult Sweep::run(ArrayRef<unsigned> wrt, SmallVectorImpl<Value>& grads) {
+LogicalResult Sweep::run(ArrayRef<unsigned> wrt, SmallVectorImpl<Value>& grads, double lossScale) {
   Block& body = fn_.getBody().front();
   Operation* ret = body.getTerminator();
   // Forward: which values vary over which mesh axes, which are active
@@ -215,7 +216,7 @@ LogicalResult Sweep::run(ArrayRef<unsigned> wrt, SmallVectorImpl<Value>& grads) 
   b_.setInsertionPoint(ret);
   gb_.setLoc(fn_.getLoc());
   Value loss = ret->getOperand(0);
-  cot_[loss] = {gb_.splat(gb_.shapeOf(loss), 1.0), {}};
+  cot_[loss] = {gb_.splat(gb_.shapeOf(loss), lossScale), {}};
   for (Operation* op : llvm::reverse(ops)) {
     if (!llvm::any_of(op->getOperands(), [&](Value o) { return active.count(o) > 0; })) continue;
     SmallVector<Cotangent> dres;
@@ -252,6 +253,7 @@ LogicalResult Sweep::run(ArrayRef<unsigned> wrt, SmallVectorImpl<Value>& grads) 
     Value arg = fn_.getArgument(i);
     auto it = cot_.find(arg);
     Value g = it == cot_.end() ? gb_.zerosLike(arg) : materialize(it->second);
+    if (lossScale != 1.0) g = gb_.scale(g, 1.0 / lossScale);  // the scale removed, in f32
     grads.push_back(gb_.castTo(g, arg.getType()));
   }
   return success();
@@ -275,7 +277,8 @@ bool isGraphFunction(func::FuncOp f) {
 
 }  // namespace
 
-FailureOr<func::FuncOp> buildGradient(func::FuncOp fn, ArrayRef<unsigned> wrt, StringRef name) {
+FailureOr<func::FuncOp> buildGradient(func::FuncOp fn, ArrayRef<unsigned> wrt, StringRef name,
+                                      const GradientOptions& options) {
   if (fn.isExternal()) return fn.emitOpError("has no body to differentiate"), failure();
   if (!fn.getBody().hasOneBlock()) return fn.emitOpError("has several blocks; --tessera-grad takes one"), failure();
   if (fn.getNumResults() == 0) return fn.emitOpError("returns nothing: result 0 must be the loss"), failure();
@@ -319,7 +322,9 @@ FailureOr<func::FuncOp> buildGradient(func::FuncOp fn, ArrayRef<unsigned> wrt, S
   SmallVector<Value> grads;
   DenseSet<Operation*> forward;
   for (Operation& op : g.getBody().front().without_terminator()) forward.insert(&op);
-  if (failed(sweep.run(wrt, grads))) {
+  if (!(options.lossScale > 0) || !std::isfinite(options.lossScale))
+    return fn.emitOpError() << "loss scale " << options.lossScale << " must be a positive finite number", failure();
+  if (failed(sweep.run(wrt, grads, options.lossScale))) {
     g.erase();
     return failure();
   }
@@ -399,7 +404,13 @@ LogicalResult expandGradients(ModuleOp module) {
       for (unsigned i = 0; i < fn.getNumArguments(); ++i)
         if (grad::isDifferentiable(fn.getArgumentTypes()[i])) wrt.push_back(i);
     }
-    FailureOr<func::FuncOp> g = buildGradient(fn, wrt, (decl.getName() + "__built").str());
+    GradientOptions options;
+    if (Attribute a = decl->getAttr(kLossScaleAttr)) {
+      auto f = a.dyn_cast<FloatAttr>();
+      if (!f) return decl.emitOpError() << "`" << kLossScaleAttr.str() << "` must be a float (1024.0)";
+      options.lossScale = f.getValueAsDouble();
+    }
+    FailureOr<func::FuncOp> g = buildGradient(fn, wrt, (decl.getName() + "__built").str(), options);
     if (failed(g)) return decl.emitOpError() << "cannot be built (see the error above)";
     if (g->getFunctionType() != decl.getFunctionType()) {
       auto want = g->getFunctionType();
@@ -420,6 +431,7 @@ LogicalResult expandGradients(ModuleOp module) {
     decl->setAttr(kSavedBytesAttr, (*g)->getAttr(kSavedBytesAttr));
     decl->removeAttr(kGradOfAttr);
     decl->removeAttr(kWrtAttr);
+    decl->removeAttr(kLossScaleAttr);
     // A gradient nothing calls is an entry point of its own: public (a
     // declaration had to be private), kept.
     if (SymbolTable::symbolKnownUseEmpty(decl, module)) decl.setPublic();
@@ -478,7 +490,9 @@ struct GradPass : impl::GradBase<GradPass> {
       module.emitError() << "--tessera-grad: @" << name << " exists already (pick another with name=...)";
       return signalPassFailure();
     }
-    if (failed(buildGradient(fn, args, name))) signalPassFailure();
+    GradientOptions options;
+    options.lossScale = lossScale;
+    if (failed(buildGradient(fn, args, name, options))) signalPassFailure();
   }
 };
 

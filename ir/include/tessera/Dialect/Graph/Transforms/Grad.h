@@ -43,12 +43,24 @@ constexpr llvm::StringLiteral kCustomVjpAttr = "tessera.custom_vjp";
 /// backward (the memory figure of docs/autodiff.md).
 constexpr llvm::StringLiteral kSavedBytesAttr = "tessera.saved_bytes";
 
+/// On a gradient declaration: the loss scale (a float; 1 when absent).
+constexpr llvm::StringLiteral kLossScaleAttr = "tessera.loss_scale";
+
+struct GradientOptions {
+  /// The cotangent of the loss is `lossScale` (not 1) and every gradient
+  /// is divided by it at the end, in f32: mixed-precision loss scaling,
+  /// for custom VJPs that compute in a narrow type (the built-in rules
+  /// keep every cotangent in f32, where scaling changes nothing but the
+  /// last bits). A power of two keeps it exact.
+  double lossScale = 1.0;
+};
+
 /// Builds `name` (a new public function next to `fn`): fn's arguments ->
 /// (fn's results, then the gradients of result 0 with respect to the
 /// arguments `wrt`). Errors are diagnostics at the offending op (an op
 /// with no VJP rule, an integer argument in `wrt`, ...).
 mlir::FailureOr<mlir::func::FuncOp> buildGradient(mlir::func::FuncOp fn, llvm::ArrayRef<unsigned> wrt,
-                                                  llvm::StringRef name);
+                                                  llvm::StringRef name, const GradientOptions& options = {});
 
 /// Fills every declaration marked `tessera.grad_of` in `module` (checking
 /// that its signature is the one buildGradient gives), then inlines the
