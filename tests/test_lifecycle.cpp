@@ -9,6 +9,7 @@
 // handles that shared ownership of the runtime itself, so Client_Destroy
 // never ran: the Vulkan plugin's pipeline cache was never saved, its VkDevice
 // never destroyed, and lavapipe's threads were still running at exit.
+#include <cstdio>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -144,6 +145,60 @@ TEST_F(LifecycleTest, ObjectsAreDestroyedBeforeTheClientAndTheLibraryLast) {
   // The library may stay mapped (a shared object with unique symbols is
   // never unloaded), but if it goes, it goes after its client.
   if (unload_at < log.size()) EXPECT_GT(unload_at, destroy_at);
+}
+
+// Fault injection (TESSERA_FAULT) and the trace (TESSERA_TRACE, whose timing
+// events are plugin objects) leave no plugin object behind: a program run
+// with each fault, its calls failing where injected, then every handle
+// dropped; Client_Destroy must find nothing alive.
+TEST_F(LifecycleTest, FaultsAndTracingLeakNothing) {
+  const std::string trace = ::testing::TempDir() + "tessera_lifecycle_trace.json";
+  for (const char* faults : {"", "alloc:2", "copy:1", "launch:1", "launch:2,copy:2",
+                             "device_lost:3", "device_lost:7"}) {
+    for (bool traced : {false, true}) {
+      SCOPED_TRACE(std::string("faults '") + faults + (traced ? "', traced" : "'"));
+      Log().clear();
+      {
+        RuntimeOptions options;
+        options.plugin_file = TESSERA_TEST_PLUGIN_LIFECYCLE;
+        options.read_environment = false;
+        options.fault_injection = faults;
+        if (traced) options.trace_path = trace;
+        auto rt = Runtime::Create(options);
+        ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+        const Device& dev = rt->devices().at(0);
+        // Every call may fail; the program goes on as a careful one would.
+        auto exe = dev.load_executable(testing::NativeFormat(dev), TESSERA_TEST_KERNELS_PATH);
+        auto x = dev.allocate(64 * sizeof(float));
+        auto y = dev.allocate(64 * sizeof(float));
+        auto a = dev.create_stream();
+        auto b = dev.create_stream();
+        auto e = dev.create_event();
+        std::vector<float> host(64, 1.0f);
+        if (x.ok()) (void)tessera::copy(MemoryRef(*x), host.data(), 256);
+        if (exe.ok() && x.ok() && y.ok() && a.ok() && b.ok() && e.ok()) {
+          auto fill = exe->kernel("fill");
+          ASSERT_TRUE(fill.ok());
+          for (int i = 0; i < 3; ++i)
+            (void)a->launch(*fill, {2, 1, 1}, {32, 1, 1},
+                            {KernelArg::buffer(*x), KernelArg::scalar(2.0f),
+                             KernelArg::scalar(uint32_t{64})});
+          (void)e->record(*a);
+          (void)b->wait(*e);
+          (void)b->copy_async(MemoryRef(*y), MemoryRef(*x), 256);
+          (void)b->synchronize();
+        }
+      }
+      size_t destroys = 0;
+      for (auto& [event, value] : Snapshot())
+        if (event == "client_destroy") {
+          ++destroys;
+          EXPECT_EQ(value, 0) << value << " objects alive at Client_Destroy";
+        }
+      EXPECT_EQ(destroys, 1u);
+    }
+  }
+  std::remove(trace.c_str());
 }
 
 }  // namespace

@@ -49,6 +49,7 @@ Status Buffer::destroy() {
 Status memset(const Buffer& buffer, uint64_t offset, uint8_t value,
               uint64_t size) {
   TESSERA_RETURN_IF_ERROR(detail::CheckRange("memset", buffer, offset, size));
+  TESSERA_INJECT_FAULT(buffer.impl()->device.impl()->runtime, kCopy, "memset");
   auto args = MakeArgs<TsMemset_Args>();
   args.buffer = buffer.raw();
   args.offset = offset;

@@ -202,6 +202,13 @@ StatusOr<CompileOutput> Compiler::Compile(const CompileRequest& request, const D
                        detail::TraceArg("target", target) + "," +
                        detail::TraceArg("source", request.source_name) + "," +
                        detail::TraceArg("module_bytes", static_cast<uint64_t>(request.module.size()));
+  detail::FaultInjector* faults =
+      device && device->valid() ? device->impl()->runtime->faults.get()
+                                : detail::FaultInjector::FromEnvironment();
+  if (faults) {
+    Status injected = faults->Check(detail::FaultKind::kCompile, "Compile");
+    if (!injected.ok()) return injected;
+  }
   Status st = TESSERA_PLUGIN_CALL(lib, Compiler_Compile, args);
   if (!st.ok()) return st;
   auto out = CopyOutput(lib, args);

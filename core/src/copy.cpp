@@ -101,6 +101,7 @@ Status copy(MemoryRef dst, MemoryRef src, uint64_t size) {
   TESSERA_RETURN_IF_ERROR(detail::CheckCopy(dst, src, size, &args));
   detail::RuntimeImpl* runtime = detail::RuntimeOf(dst, src);
   TESSERA_TRACE_API(runtime, "copy");
+  TESSERA_INJECT_FAULT(runtime, kCopy, "copy");
   if (_trace_api.on())
     _trace_api.args = detail::TraceArg("bytes", size) + "," +
                       detail::TraceArg("direction", detail::CopyDirection(dst, src));
@@ -140,6 +141,7 @@ Status Stream::copy_async(MemoryRef dst, MemoryRef src, uint64_t size) const {
                       ", which neither buffer of the copy is on");
   args.stream = impl_->raw;
   TESSERA_TRACE_API(runtime, "Stream::copy_async");
+  TESSERA_INJECT_FAULT(runtime, kCopy, "copy_async");
   if (!runtime->trace) return TESSERA_PLUGIN_CALL(runtime->lib(), Memcpy, args);
   std::string details =
       detail::TraceArg("bytes", size) + "," +
@@ -170,6 +172,7 @@ Status Stream::memset_async(const Buffer& buffer, uint64_t offset,
   args.stream = impl_->raw;
   detail::RuntimeImpl* rt = impl_->device.impl()->runtime;
   TESSERA_TRACE_API(rt, "Stream::memset_async");
+  TESSERA_INJECT_FAULT(rt, kCopy, "memset_async");
   if (!rt->trace) return TESSERA_PLUGIN_CALL(rt->lib(), Memset, args);
   std::string details = detail::TraceArg("bytes", size);
   _trace_api.args = details;

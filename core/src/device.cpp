@@ -32,6 +32,7 @@ StatusOr<Buffer> Device::allocate(uint64_t size, TsBufferKind kind) const {
   args.size = size;
   args.kind = kind;
   TESSERA_TRACE_API(impl_->runtime, "Device::allocate");
+  TESSERA_INJECT_FAULT(impl_->runtime, kAlloc, "allocate");
   if (_trace_api.on())
     _trace_api.args = detail::TraceArg("bytes", size) + "," +
                       detail::TraceArg("kind", BufferKindName(kind));
@@ -55,6 +56,7 @@ StatusOr<Buffer> Device::allocate(uint64_t size, TsBufferKind kind) const {
 StatusOr<Stream> Device::create_stream(const StreamOptions& options) const {
   if (!impl_) return detail::InvalidHandle("Device", true);
   TESSERA_TRACE_API(impl_->runtime, "Device::create_stream");
+  TESSERA_INJECT_FAULT(impl_->runtime, kOther, "create_stream");
   auto args = MakeArgs<TsStream_Create_Args>();
   args.device = impl_->raw;
   args.priority = options.priority;
@@ -86,6 +88,7 @@ Stream Device::default_stream() const {
 StatusOr<Event> Device::create_event(uint32_t flags) const {
   if (!impl_) return detail::InvalidHandle("Device", true);
   TESSERA_TRACE_API(impl_->runtime, "Device::create_event");
+  TESSERA_INJECT_FAULT(impl_->runtime, kOther, "create_event");
   auto args = MakeArgs<TsEvent_Create_Args>();
   args.device = impl_->raw;
   args.flags = flags;
@@ -102,6 +105,7 @@ Status Device::synchronize() const {
   auto args = MakeArgs<TsDevice_Synchronize_Args>();
   args.device = impl_->raw;
   TESSERA_TRACE_API(impl_->runtime, "Device::synchronize");
+  TESSERA_INJECT_FAULT(impl_->runtime, kOther, "Device::synchronize");
   Status st = TESSERA_PLUGIN_CALL(impl_->lib(), Device_Synchronize, args);
   if (impl_->runtime->trace) impl_->runtime->trace->Resolve(false);
   return st;
@@ -125,6 +129,7 @@ StatusOr<Executable> LoadExecutable(const Device& device,
                       device.impl()->Describe() + "; it accepts: " + formats);
   }
   TESSERA_TRACE_API(device.impl()->runtime, "Device::load_executable");
+  TESSERA_INJECT_FAULT(device.impl()->runtime, kOther, "load_executable");
   if (_trace_api.on())
     _trace_api.args = detail::TraceArg("format", format) + "," +
                       detail::TraceArg("bytes", static_cast<uint64_t>(size)) +

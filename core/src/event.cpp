@@ -43,6 +43,7 @@ Status Event::record(const Stream& stream) const {
   args.stream = stream.raw();
   detail::RuntimeImpl* rt = impl_->device.impl()->runtime;
   TESSERA_TRACE_API(rt, "Event::record");
+  TESSERA_INJECT_FAULT(rt, kOther, "Event::record");
   if (!rt->trace)
     return TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(), Event_Record, args);
   auto op = rt->trace->BeginOp(*stream.impl());
@@ -68,6 +69,7 @@ Status Event::synchronize() const {
   args.event = impl_->raw;
   detail::RuntimeImpl* rt = impl_->device.impl()->runtime;
   TESSERA_TRACE_API(rt, "Event::synchronize");
+  TESSERA_INJECT_FAULT(rt, kOther, "Event::synchronize");
   Status st = TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(),
                                   Event_Synchronize, args);
   if (rt->trace) rt->trace->Resolve(false);

@@ -148,6 +148,15 @@ StatusOr<Runtime> Runtime::Create(const RuntimeOptions& options) {
   }
   Status st = impl->InitDevices(visible, visible_source);
   if (!st.ok()) return st;
+  std::string faults = options.fault_injection;
+  std::string faults_source = "RuntimeOptions::fault_injection";
+  if (faults.empty() && options.read_environment)
+    if (const char* env = std::getenv("TESSERA_FAULT")) {
+      faults = env;
+      faults_source = "TESSERA_FAULT";
+    }
+  TESSERA_ASSIGN_OR_RETURN(impl->faults,
+                           detail::FaultInjector::Parse(faults, faults_source));
   std::string trace_path = options.trace_path;
   if (trace_path.empty() && options.read_environment)
     if (const char* env = std::getenv("TESSERA_TRACE")) trace_path = env;
@@ -237,6 +246,7 @@ StatusOr<void*> Runtime::pinned_malloc(size_t size) const {
   if (size == 0)
     return Status(StatusCode::kInvalidArgument,
                   "pinned_malloc(0): the size must be greater than zero");
+  TESSERA_INJECT_FAULT(impl_.get(), kAlloc, "pinned_malloc");
   auto args = MakeArgs<TsHost_Allocate_Args>();
   args.client = impl_->client;
   args.size = size;

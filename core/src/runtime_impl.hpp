@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "fault.hpp"
 #include "log.hpp"
 #include "pinned_registry.hpp"
 #include "plugin_library.hpp"
@@ -54,6 +55,8 @@ struct RuntimeImpl {
   // TESSERA_TRACE (trace.hpp): null when tracing is off.  Destroyed first
   // in ~RuntimeImpl: it destroys the plugin events it used.
   std::unique_ptr<RuntimeTrace> trace;
+  // TESSERA_FAULT (fault.hpp): null when no fault is injected.
+  std::unique_ptr<FaultInjector> faults;
 
   const PluginLibrary& lib() const { return *plugin; }
   // Lists the plugin's devices and keeps those that pass `visible` (empty:

@@ -71,6 +71,7 @@ Status Stream::launch(const Kernel& kernel, TsDim3 grid, TsDim3 group_size,
                       ") must have every dimension >= 1");
   detail::RuntimeImpl* rt = impl_->device.impl()->runtime;
   TESSERA_TRACE_API(rt, "Stream::launch");
+  TESSERA_INJECT_FAULT(rt, kLaunch, "launch");
   // Most kernels take a handful of arguments: convert them on the stack.
   constexpr size_t kInline = 16;
   TsKernelArg inline_args[kInline];
@@ -145,6 +146,7 @@ Status Stream::launch(const GraphExec& exec) const {
   args.stream = impl_->raw;
   detail::RuntimeImpl* rt = impl_->device.impl()->runtime;
   TESSERA_TRACE_API(rt, "Stream::launch(graph)");
+  TESSERA_INJECT_FAULT(rt, kLaunch, "launch(graph)");
   if (!rt->trace)
     return TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(), GraphExec_Launch,
                                args);
@@ -168,6 +170,7 @@ Status Stream::wait(const Event& event) const {
   args.event = event.raw();
   detail::RuntimeImpl* rt = impl_->device.impl()->runtime;
   TESSERA_TRACE_API(rt, "Stream::wait");
+  TESSERA_INJECT_FAULT(rt, kOther, "Stream::wait");
   if (!rt->trace)
     return TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(), Stream_WaitEvent,
                                args);
@@ -185,6 +188,7 @@ Status Stream::synchronize() const {
   args.stream = impl_->raw;
   detail::RuntimeImpl* rt = impl_->device.impl()->runtime;
   TESSERA_TRACE_API(rt, "Stream::synchronize");
+  TESSERA_INJECT_FAULT(rt, kOther, "Stream::synchronize");
   Status st = TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(),
                                   Stream_Synchronize, args);
   if (rt->trace) rt->trace->Resolve(false);

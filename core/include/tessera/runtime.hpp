@@ -168,6 +168,11 @@ struct RuntimeOptions {
   // calls, streams and event edges to this file; empty: TESSERA_TRACE (with
   // read_environment), else no trace (docs/runtime.md, "Tracing").
   std::string trace_path;
+  // Fault injection, e.g. "alloc:3" (fail the 3rd allocation), "copy:N",
+  // "launch:N", "compile:N", "device_lost[:N]", comma-separated; empty:
+  // TESSERA_FAULT (with read_environment) (docs/runtime.md, "Fault
+  // injection").
+  std::string fault_injection;
 };
 
 // Properties of a device, copied out of TsDeviceProperties.
