@@ -13,7 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tessera/trace.hpp"
 #include "test_util.hpp"
+#include "tessera/compiler.hpp"
 
 namespace tessera {
 namespace {
@@ -300,6 +302,50 @@ TEST(TraceTest, EnvironmentAndExitWithRuntimeAlive) {
   int allocations = 0;
   for (const json& e : Events(trace, "X")) allocations += e["name"] == "Device::allocate";
   EXPECT_EQ(allocations, 1);
+  std::remove(path.c_str());
+}
+
+// TraceScope: slices of one's own (compile phases) on the thread's track,
+// and Compiler::Compile's own slice.
+TEST(TraceTest, TraceScopeAndCompile) {
+  const std::string path = TracePath("scope");
+  std::remove(path.c_str());
+  {
+    RuntimeOptions options = CpuOptions();
+    options.trace_path = path;
+    auto rt = CreateCpuRuntime(1, 0, options);
+    ASSERT_TRUE(rt.ok());
+    EXPECT_TRUE(TraceActive());
+    {
+      TraceScope phase("compile", "lower to tile IR");
+      phase.AddArg("module", "softmax \"v2\"");
+    }
+    const Device& dev = rt->devices().at(0);
+    auto compiler = Compiler::ForDevice(dev);
+    if (compiler.ok()) {
+      CompileRequest request;
+      request.target = compiler->targets().front().name;
+      request.module = "not a module";
+      (void)compiler->Compile(request, &dev);
+    }
+  }
+  json trace = ReadTrace(path);
+  bool phase = false, compile = false;
+  for (const json& e : Events(trace, "X")) {
+    if (e["name"] == "lower to tile IR") {
+      phase = true;
+      EXPECT_EQ(e["cat"], "compile");
+      EXPECT_EQ(e["pid"], 1);
+      EXPECT_EQ(e["args"]["module"], "softmax \"v2\"");
+    }
+    if (e["name"] == "Compiler::Compile") {
+      compile = true;
+      EXPECT_EQ(e["cat"], "compile");
+      EXPECT_EQ(e["args"]["module_bytes"], 12);
+    }
+  }
+  EXPECT_TRUE(phase);
+  EXPECT_TRUE(compile || !Compiler::ForDevice(CreateCpuRuntime(1)->devices()[0]).ok());
   std::remove(path.c_str());
 }
 

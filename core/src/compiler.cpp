@@ -195,8 +195,13 @@ StatusOr<CompileOutput> Compiler::Compile(const CompileRequest& request, const D
   args.device = device && device->valid() ? device->raw() : nullptr;
   detail::RuntimeTrace* rt_trace =
       device && device->valid() ? device->impl()->runtime->trace.get() : nullptr;
-  detail::ApiScope trace_scope(
-      rt_trace ? &rt_trace->tracer() : detail::Tracer::Active(), "Compiler::Compile");
+  // With a device: its runtime's trace, if it traces; without: the active
+  // trace (TESSERA_TRACE), if any.
+  detail::Tracer* tracer = rt_trace ? &rt_trace->tracer()
+                           : device && device->valid() ? nullptr
+                                                       : detail::Tracer::Active();
+  detail::ApiScope trace_scope(tracer, "Compiler::Compile",
+      "compile");
   if (trace_scope.on())
     trace_scope.args = detail::TraceArg("plugin", lib.name()) + "," +
                        detail::TraceArg("target", target) + "," +

@@ -1,10 +1,13 @@
 // The Chrome trace of TESSERA_TRACE (trace.hpp, docs/runtime.md "Tracing").
 #include "trace.hpp"
 
+#include "tessera/trace.hpp"
+
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -44,8 +47,10 @@ struct Registry {
   std::mutex mu;
   std::map<std::string, std::shared_ptr<Tracer>> tracers;  // live until exit
   Tracer* last = nullptr;
-  bool env_checked = false;
   Tracer* env = nullptr;
+  // What Active() returns (env, else last), once TESSERA_TRACE was read.
+  std::atomic<bool> env_checked{false};
+  std::atomic<Tracer*> active{nullptr};
 };
 
 Registry& GetRegistry() {
@@ -116,33 +121,32 @@ std::shared_ptr<Tracer> Tracer::Open(const std::string& path) {
   Registry& r = GetRegistry();
   std::lock_guard<std::mutex> lock(r.mu);
   auto it = r.tracers.find(path);
+  std::shared_ptr<Tracer> tracer;
   if (it != r.tracers.end()) {
-    r.last = it->second.get();
-    return it->second;
+    tracer = it->second;
+  } else {
+    if (r.tracers.empty()) std::atexit(WriteAllAtExit);
+    tracer = std::make_shared<Tracer>(path);
+    r.tracers[path] = tracer;
+    TESSERA_LOG(kDebug, "tracing to " + path);
   }
-  if (r.tracers.empty()) std::atexit(WriteAllAtExit);
-  auto tracer = std::make_shared<Tracer>(path);
-  r.tracers[path] = tracer;
   r.last = tracer.get();
-  TESSERA_LOG(kDebug, "tracing to " + path);
+  r.active.store(r.env ? r.env : r.last, std::memory_order_release);
   return tracer;
 }
 
 Tracer* Tracer::Active() {
   Registry& r = GetRegistry();
-  {
-    std::lock_guard<std::mutex> lock(r.mu);
-    if (r.env_checked) return r.env ? r.env : r.last;
-    r.env_checked = true;
-  }
+  if (r.env_checked.load(std::memory_order_acquire))
+    return r.active.load(std::memory_order_acquire);
   const char* env = std::getenv("TESSERA_TRACE");
-  if (env && *env) {
-    std::shared_ptr<Tracer> t = Open(env);
-    std::lock_guard<std::mutex> lock(r.mu);
-    r.env = t.get();
-  }
+  std::shared_ptr<Tracer> t;
+  if (env && *env) t = Open(env);
   std::lock_guard<std::mutex> lock(r.mu);
-  return r.env ? r.env : r.last;
+  if (t) r.env = t.get();
+  r.active.store(r.env ? r.env : r.last, std::memory_order_release);
+  r.env_checked.store(true, std::memory_order_release);
+  return r.active.load(std::memory_order_acquire);
 }
 
 Tracer::Tracer(std::string path)
@@ -234,6 +238,13 @@ void Tracer::Write() {
   std::string out;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    // Nothing new since the last write (the runtime wrote it, now exit()):
+    // leave the file alone.
+    const uint64_t version =
+        events_.size() + metadata_.size() + flows_.size() + dropped_;
+    if (written_ && version == written_version_) return;
+    written_ = true;
+    written_version_ = version;
     out.reserve(128 * (events_.size() + metadata_.size()) + 256);
     out += "{\"traceEvents\":[\n";
     bool first = true;
@@ -327,7 +338,7 @@ ApiScope::~ApiScope() {
   Tracer* t = trace_ ? &trace_->tracer() : tracer_;
   if (!t) return;
   TraceEvent e;
-  e.cat = "api";
+  e.cat = cat_;
   e.static_name = name_;
   e.ts_ns = start_;
   e.dur_ns = TraceNowNs() - start_;
@@ -622,3 +633,36 @@ void RuntimeTrace::CaptureEnded() {
 }
 
 }  // namespace tessera::detail
+
+namespace tessera {
+
+bool TraceActive() { return detail::Tracer::Active() != nullptr; }
+
+TraceScope::TraceScope(const char* category, std::string name)
+    : tracer_(detail::Tracer::Active()), category_(category) {
+  if (!tracer_) return;
+  name_ = std::move(name);
+  start_ = detail::TraceNowNs();
+}
+
+void TraceScope::AddArg(const char* key, const std::string& value) {
+  if (!tracer_) return;
+  if (!args_.empty()) args_ += ",";
+  args_ += detail::TraceArg(key, value);
+}
+
+TraceScope::~TraceScope() {
+  if (!tracer_) return;
+  auto* tracer = static_cast<detail::Tracer*>(tracer_);
+  detail::TraceEvent e;
+  e.cat = category_;
+  e.name = std::move(name_);
+  e.ts_ns = start_;
+  e.dur_ns = detail::TraceNowNs() - start_;
+  e.pid = 1;
+  e.tid = tracer->HostThreadTrack();
+  e.args = std::move(args_);
+  tracer->Add(std::move(e));
+}
+
+}  // namespace tessera

@@ -94,6 +94,8 @@ class Tracer {
   std::vector<uint32_t> named_threads_;
   size_t max_events_;
   uint64_t dropped_ = 0;
+  bool written_ = false;
+  uint64_t written_version_ = 0;  // what Write last wrote (a count of items)
   uint64_t next_op_ = 1;
   uint32_t next_pid_ = 2;
 };
@@ -180,8 +182,8 @@ class ApiScope {
  public:
   ApiScope(RuntimeTrace* trace, const char* name)
       : trace_(trace), name_(name), start_(trace ? TraceNowNs() : 0) {}
-  ApiScope(Tracer* tracer, const char* name)
-      : tracer_(tracer), name_(name), start_(tracer ? TraceNowNs() : 0) {}
+  ApiScope(Tracer* tracer, const char* name, const char* cat = "api")
+      : tracer_(tracer), name_(name), cat_(cat), start_(tracer ? TraceNowNs() : 0) {}
   ~ApiScope();
   bool on() const { return trace_ != nullptr || tracer_ != nullptr; }
   std::string args;  // set only when on()
@@ -194,6 +196,7 @@ class ApiScope {
   RuntimeTrace* trace_ = nullptr;
   Tracer* tracer_ = nullptr;
   const char* name_;
+  const char* cat_ = "api";
   uint64_t start_;
 };
 
