@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 
 #include <llvm/ADT/StringExtras.h>
 #include <llvm/Support/FileSystem.h>
@@ -17,6 +18,7 @@
 #include "lower.hpp"
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "tessera/ir_version.h"
+#include "tessera/trace.hpp"
 
 namespace tessera {
 
@@ -112,13 +114,20 @@ std::string ProgramCacheFile(const ProgramSource& source, const ProgramCompileOp
 
 StatusOr<Compiled> Build(const ProgramSource& source, const ProgramCompileOptions& options, const Compiler& compiler,
                          const std::string& target_text, const Device* device, const std::string& emit) {
+  // The phases of a compile, as slices of TESSERA_TRACE (docs/runtime.md,
+  // "Tracing"); the plugin's compile is Compiler::Compile's own slice.
+  TraceScope phase_all("compile", "compile program");
+  phase_all.AddArg("source", source.name);
+  phase_all.AddArg("target", target_text);
   const CompileTargetInfo* target = compiler.FindTarget(target_text);
   if (!target) return Status(StatusCode::kInvalidArgument, "the " + compiler.plugin() + " plugin has no target '" + target_text + "'");
   const std::vector<OptionValue> compile_options = CompileOptionsFor(*target, options);
   const std::string cached =
       emit.empty() ? ProgramCacheFile(source, options, compile_options, compiler.plugin(), *target, target_text, device) : "";
   if (!cached.empty()) {
+    TraceScope phase("compile", "program cache lookup");
     auto image = ProgramImage::ReadFile(cached);
+    phase.AddArg("hit", image.ok() ? "yes" : "no");
     if (image.ok()) {
       Compiled c;
       c.image = std::move(*image);
@@ -133,10 +142,14 @@ StatusOr<Compiled> Build(const ProgramSource& source, const ProgramCompileOption
       plugin_support::LogWarning("the cached program " + cached + " is unusable (" +
                                  image.status().message() + "): compiling it again");
   }
+  std::optional<TraceScope> phase;
+  phase.emplace("compile", "parse and verify");
   auto parsed = program::ParsedModule::Parse(source);
   if (!parsed.ok()) return parsed.status();
+  phase.emplace("compile", "lower (graph -> schedule -> tile)");
   auto lowered = program::Lower(**parsed, options.function, *target, options.schedule, device);
   if (!lowered.ok()) return lowered.status();
+  phase.reset();
   // An SPMD program of collectives alone has nothing for the plugin to compile.
   const bool launches = std::any_of(lowered->image.steps.begin(), lowered->image.steps.end(),
                                     [](const PlanStep& s) { return s.kind == PlanStep::kLaunch; });
@@ -160,6 +173,7 @@ StatusOr<Compiled> Build(const ProgramSource& source, const ProgramCompileOption
   // (into the log, beside the plugin's read) so the boundary's cost shows.
   const auto writeStart = std::chrono::steady_clock::now();
   {
+    TraceScope write("compile", "write bytecode");
     llvm::raw_string_ostream os(request.module);
     mlir::writeBytecodeToFile(*lowered->module, os);
   }
