@@ -12,7 +12,8 @@ struct ClearSelectionEnvironment {
   ClearSelectionEnvironment() {
     for (const char* name :
          {"TESSERA_BACKEND", "TESSERA_PLUGIN_PATH", "TESSERA_VISIBLE_DEVICES",
-          "TESSERA_VALIDATE", "TESSERA_TRACE", "TESSERA_CPU_DEVICES",
+          "TESSERA_VALIDATE", "TESSERA_TRACE", "TESSERA_TRACE_CLOCK",
+          "TESSERA_TRACE_MAX_EVENTS", "TESSERA_FAULT", "TESSERA_CPU_DEVICES",
           "TESSERA_CPU_THREADS"})
       ::unsetenv(name);
   }
