@@ -235,6 +235,44 @@ TEST(TraceTest, VulkanCopiesAndAnEventWait) {
   std::remove(path.c_str());
 }
 
+// Two devices: one process each, and the flow arrow from a record on device
+// 0 to a wait on device 1 (one anchor serves both: Event_ElapsedTime spans
+// the devices of a client).
+TEST(TraceTest, TwoDevicesAndACrossDeviceWait) {
+  const std::string path = TracePath("two_devices");
+  std::remove(path.c_str());
+  {
+    RuntimeOptions options = CpuOptions();
+    options.trace_path = path;
+    auto rt = CreateCpuRuntime(2, 0, options);
+    ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+    const Device& d0 = rt->devices().at(0);
+    const Device& d1 = rt->devices().at(1);
+    TS_ASSERT_OK_AND_ASSIGN(Buffer x, d0.allocate(4096));
+    TS_ASSERT_OK_AND_ASSIGN(Buffer y, d1.allocate(4096));
+    TS_ASSERT_OK_AND_ASSIGN(Stream s0, d0.create_stream());
+    TS_ASSERT_OK_AND_ASSIGN(Stream s1, d1.create_stream());
+    TS_ASSERT_OK_AND_ASSIGN(Event ready, d0.create_event());
+    TS_ASSERT_OK(s0.memset_async(x, 0, 1, 4096));
+    TS_ASSERT_OK(ready.record(s0));
+    TS_ASSERT_OK(s1.wait(ready));
+    TS_ASSERT_OK(s1.memset_async(y, 0, 2, 4096));
+    TS_ASSERT_OK(s1.synchronize());
+  }
+  json trace = ReadTrace(path);
+  std::set<int> pids;
+  for (const json& e : Events(trace, "X"))
+    if (e["cat"] != "api") {
+      pids.insert(e["pid"].get<int>());
+      EXPECT_EQ(e["args"]["clock"], "device (plugin events)") << e.dump();
+    }
+  EXPECT_EQ(pids.size(), 2u);
+  ASSERT_EQ(Events(trace, "s").size(), 1u);
+  ASSERT_EQ(Events(trace, "f").size(), 1u);
+  EXPECT_NE(Events(trace, "s")[0]["pid"], Events(trace, "f")[0]["pid"]);
+  std::remove(path.c_str());
+}
+
 // Host threads get one track each; the writer is shared.
 TEST(TraceTest, OneTrackPerHostThread) {
   const std::string path = TracePath("threads");
