@@ -26,9 +26,12 @@ using testing::CreateCpuRuntime;
 using testing::NativeFormat;
 using testing::ScopedEnv;
 
+// A new path each time: runtimes of one process that name the same path
+// share one trace (--gtest_repeat would add up the runs).
 std::string TracePath(const std::string& name) {
+  static int serial = 0;
   return ::testing::TempDir() + "tessera_trace_" + std::to_string(::getpid()) +
-         "_" + name + ".json";
+         "_" + name + "_" + std::to_string(++serial) + ".json";
 }
 
 json ReadTrace(const std::string& path) {

@@ -468,15 +468,15 @@ RuntimeTrace::Op RuntimeTrace::BeginOp(const StreamImpl& stream) {
     // and devices of one client), so the streams share one clock: device
     // time t is host time anchor_ns_ + (t - anchor).  The anchor's own
     // device time lies between the Record call and the end of the wait; the
-    // middle is taken.
+    // end is taken, so that no operation appears to end before the host
+    // call that caused it (slices may lag by the wait's wake-up instead).
     anchor_tried_ = true;
     auto create = MakeArgs<TsEvent_Create_Args>();
     create.device = stream.device.impl()->raw;
     if (TESSERA_PLUGIN_CALL(*lib_, Event_Create, create).ok() && create.event) {
       anchor_ = create.event;
-      uint64_t before = TraceNowNs();
       if (Record(anchor_, stream.raw) && Complete(anchor_, true))
-        anchor_ns_ = before + (TraceNowNs() - before) / 2;
+        anchor_ns_ = TraceNowNs();
       else
         timing_ = false;
     } else {
