@@ -23,6 +23,7 @@ namespace {
 using nlohmann::json;
 using testing::CpuOptions;
 using testing::CreateCpuRuntime;
+using testing::Download;
 using testing::NativeFormat;
 using testing::ScopedEnv;
 
@@ -273,6 +274,49 @@ TEST(TraceTest, TwoDevicesAndACrossDeviceWait) {
   ASSERT_EQ(Events(trace, "s").size(), 1u);
   ASSERT_EQ(Events(trace, "f").size(), 1u);
   EXPECT_NE(Events(trace, "s")[0]["pid"], Events(trace, "f")[0]["pid"]);
+  std::remove(path.c_str());
+}
+
+// Stream capture: what is captured is not run, and no timing event may be
+// recorded into the graph; those slices are host-timed, the graph's launch
+// device-timed, and the graph still computes the right thing.
+TEST(TraceTest, CaptureAndGraphLaunch) {
+  const std::string path = TracePath("capture");
+  std::remove(path.c_str());
+  {
+    RuntimeOptions options = CpuOptions();
+    options.trace_path = path;
+    auto rt = CreateCpuRuntime(1, 0, options);
+    ASSERT_TRUE(rt.ok());
+    const Device& dev = rt->devices().at(0);
+    TS_ASSERT_OK_AND_ASSIGN(Executable exe,
+                            dev.load_executable(NativeFormat(dev), TESSERA_TEST_KERNELS_PATH));
+    TS_ASSERT_OK_AND_ASSIGN(Kernel fill, exe.kernel("fill"));
+    TS_ASSERT_OK_AND_ASSIGN(Buffer x, dev.allocate(64 * 4));
+    TS_ASSERT_OK_AND_ASSIGN(Stream s, dev.create_stream());
+    TS_ASSERT_OK(s.begin_capture());
+    TS_ASSERT_OK(s.launch(fill, {2, 1, 1}, {32, 1, 1},
+                          {KernelArg::buffer(x), KernelArg::scalar(5.0f),
+                           KernelArg::scalar(uint32_t{64})}));
+    TS_ASSERT_OK_AND_ASSIGN(Graph g, s.end_capture());
+    EXPECT_EQ(g.num_nodes(), 1u);  // no timing event was captured
+    TS_ASSERT_OK_AND_ASSIGN(GraphExec ge, g.instantiate());
+    TS_ASSERT_OK(s.launch(ge));
+    TS_ASSERT_OK(s.launch(ge));
+    TS_ASSERT_OK(s.synchronize());
+    EXPECT_EQ(Download<float>(x, 64), std::vector<float>(64, 5.0f));
+  }
+  json trace = ReadTrace(path);
+  std::vector<json> ops;
+  for (const json& e : Events(trace, "X"))
+    if (e["cat"] != "api") ops.push_back(e);
+  ASSERT_EQ(ops.size(), 3u) << trace.dump(1);
+  EXPECT_EQ(ops[0]["name"], "fill");
+  EXPECT_EQ(ops[0]["args"]["clock"], "host enqueue (stream capture)");
+  for (int i : {1, 2}) {
+    EXPECT_EQ(ops[i]["name"], "graph");
+    EXPECT_EQ(ops[i]["args"]["clock"], "device (plugin events)");
+  }
   std::remove(path.c_str());
 }
 

@@ -587,6 +587,7 @@ void RuntimeTrace::ResolveLocked(bool wait, TsStream* only) {
 void RuntimeTrace::Resolve(bool wait) {
   std::lock_guard<std::mutex> lock(mu_);
   ResolveLocked(wait, nullptr);
+  resolve_at_ = std::max(kResolveBatch, 2 * pending_.size());
 }
 
 void RuntimeTrace::NoteRecord(TsEvent* event, uint64_t op_id) {
