@@ -194,7 +194,8 @@ void BindProgram(py::module_& m) {
       "autotune",
       [](const std::string& source, bool is_path, const Device& device, const std::string& function,
          const std::vector<std::pair<std::string, std::vector<std::string>>>& space, int trials, double seconds,
-         int repeats, int warmup, bool use_cache, bool write_cache) -> py::dict {
+         int repeats, int warmup, bool use_cache, bool write_cache, const std::string& strategy,
+         int confirm, double min_gain) -> py::dict {
 #ifdef TESSERA_PYTHON_HAS_COMPILER
         ProgramCompileOptions options;
         options.function = function;
@@ -206,6 +207,9 @@ void BindProgram(py::module_& m) {
         o.warmup = warmup;
         o.use_cache = use_cache;
         o.write_cache = write_cache;
+        o.strategy = strategy;
+        o.confirm = confirm;
+        o.min_gain = min_gain;
         StatusOr<AutotuneResult> r = AutotuneResult{};
         {
           py::gil_scoped_release release;
@@ -214,13 +218,15 @@ void BindProgram(py::module_& m) {
         return AutotuneDict(Unwrap(std::move(r)));
 #else
         (void)source, (void)is_path, (void)device, (void)function, (void)space, (void)trials, (void)seconds;
-        (void)repeats, (void)warmup, (void)use_cache, (void)write_cache;
+        (void)repeats, (void)warmup, (void)use_cache, (void)write_cache, (void)strategy, (void)confirm;
+        (void)min_gain;
         NoCompiler();
 #endif
       },
       py::arg("source"), py::arg("is_path"), py::arg("device"), py::arg("function"), py::arg("space"),
       py::arg("trials"), py::arg("seconds"), py::arg("repeats"), py::arg("warmup"), py::arg("use_cache"),
-      py::arg("write_cache"));
+      py::arg("write_cache"), py::arg("strategy") = "coordinate", py::arg("confirm") = 3,
+      py::arg("min_gain") = 0.05);
   m.def(
       "autotune_lookup",
       [](const std::string& source, bool is_path, const Device& device, const std::string& function) -> py::object {

@@ -80,7 +80,8 @@ def _source(program):
 
 
 def search(program, params=None, objective="runtime", budget=None, seconds=None, repeats=5, warmup=1,
-           device=None, function=None, cache=True):
+           device=None, function=None, cache=True, strategy="coordinate", confirm=3,
+           min_gain=0.05):
     """Searches the Schedule IR tile parameters of `program` (a path or the
     program's text) on `device` and returns a Result.
 
@@ -92,6 +93,12 @@ def search(program, params=None, objective="runtime", budget=None, seconds=None,
     {"trials": n, "seconds": s}; seconds: no trial starts after this.
     cache: False measures even when the cache has an answer (and still
     records the winner).
+    strategy: "coordinate" (from the default, one key at a time, passes
+    while one improves) or "random" (points of the space in a seeded
+    order).  confirm: the best `confirm` schedules and the default are timed
+    again in turns, and those medians decide (0: the trials' medians).
+    min_gain: a schedule replaces the default only when faster by this
+    fraction (0.05); smaller gains are taken for noise.
     """
     if objective != "runtime":
         raise InvalidArgumentError("autotune objective %r: only 'runtime' is measured" % (objective,))
@@ -116,8 +123,10 @@ def search(program, params=None, objective="runtime", budget=None, seconds=None,
         space.append((_key(name), [_value_text(v) for v in values]))
     text, is_path = _source(program)
     dev = _runtime.device(device)
+    if strategy not in ("coordinate", "random"):
+        raise InvalidArgumentError("autotune strategy %r: write coordinate or random" % (strategy,))
     d = _tessera.autotune(text, is_path, dev, function or "", space, trials, limit, repeats, warmup, bool(cache),
-                          True)
+                          True, strategy, int(confirm), float(min_gain))
     return Result(d, (params or {}).keys())
 
 

@@ -101,6 +101,20 @@ def test_aliases_and_bad_arguments(cache):
         tessera.autotune.search(GEMM, budget={"trails": 3})
 
 
+def test_random_strategy_without_confirmation(cache):
+    r = tessera.autotune.search(GEMM, params=SPACE, budget=5, repeats=1, strategy="random", confirm=0,
+                                min_gain=0)
+    assert len(r.trials) == 5 and r.trials[0][0] == ""
+    points = {"tile-m=%d micro-m=%d" % (m, u) for m in SPACE["tile_m"] for u in SPACE["micro_m"]}
+    assert {t[0] for t in r.trials[1:]} == points  # every point once
+    ok = [(ms, s) for s, ms, err in r.trials if not err]
+    # No confirmation and no margin: the fastest trial wins.
+    assert (r.time_ms, r.schedule) == min(ok)
+    assert dict(((s, ms) for ms, s in ok))[r.schedule] == r.time_ms
+    with pytest.raises(tessera.InvalidArgumentError):
+        tessera.autotune.search(GEMM, strategy="annealing")
+
+
 def test_rejected_schedule_is_a_failed_trial(cache):
     r = tessera.autotune.search(GEMM, params={"no-such-key": [1]}, budget=2, repeats=1)
     assert len(r.trials) == 2 and r.trials[1][1] < 0 and r.trials[1][2]

@@ -33,7 +33,10 @@ int Autotune(const RunArgs& a, const Device& device, ProgramCompileOptions* co) 
     int failed = 0;
     for (const AutotuneTrial& t : r->trials) {
       if (t.time_ms < 0) ++failed;
-      if (t.time_ms >= 0)
+      if (t.duplicate)
+        std::printf("autotune:      same  %s: the kernels of %s\n", t.schedule.c_str(),
+                    t.same_as.empty() ? "(default)" : t.same_as.c_str());
+      else if (t.time_ms >= 0)
         std::printf("autotune: %9.3f ms  %s\n", t.time_ms, t.schedule.empty() ? "(default)" : t.schedule.c_str());
       else {
         std::string why = t.error;

@@ -29,6 +29,7 @@
 #include <cstring>
 #include <map>
 #include <random>
+#include <set>
 
 #include <llvm/ADT/StringExtras.h>
 #include <llvm/Support/FileSystem.h>
@@ -341,79 +342,189 @@ StatusOr<AutotuneResult> Autotune(const Device& device, const ProgramSource& sou
   for (const auto& [key, values] : space)
     if (values.empty()) return Status(StatusCode::kInvalidArgument, "autotune: no values to try for " + key);
 
-  // The candidates: every point of the space (bounded), in a seeded order.
-  std::vector<std::string> candidates;
-  uint64_t points = 1;
-  for (const auto& kv : space) points = std::min<uint64_t>(points * kv.second.size(), uint64_t{1} << 20);
-  std::mt19937_64 rng(autotune.seed);
-  std::vector<uint64_t> order(points);
-  for (uint64_t i = 0; i < points; ++i) order[i] = i;
-  std::shuffle(order.begin(), order.end(), rng);
-  for (uint64_t idx : order) {
-    std::string s;
-    uint64_t rest = idx;
-    for (const auto& [key, values] : space) {
-      s += (s.empty() ? "" : " ") + key + "=" + values[rest % values.size()];
-      rest /= values.size();
-    }
-    candidates.push_back(s);
-  }
-  candidates.insert(candidates.begin(), "");  // the target's own schedule first
-
   const int repeats = std::max(1, autotune.repeats);
   const int max_trials = std::max(1, autotune.max_trials);
+  const bool random = autotune.strategy == "random";
+  if (!random && autotune.strategy != "coordinate")
+    return Status(StatusCode::kInvalidArgument,
+                  "autotune: strategy '" + autotune.strategy + "': write coordinate or random");
   AutotuneResult result;
   result.time_ms = -1;
   std::optional<Workspace> workspace;
   std::string shapes;
   auto stream = device.create_stream();
   if (!stream.ok()) return stream.status();
-  for (const std::string& schedule : candidates) {
-    if (static_cast<int>(result.trials.size()) >= max_trials) break;
-    if (autotune.max_seconds > 0 && !result.trials.empty() && MsSince(start) > autotune.max_seconds * 1000) break;
+  std::map<std::string, double> measured;  // schedule -> median (< 0 failed)
+  std::map<std::string, std::string> compiled;  // the kernels' digest -> the schedule measured with them
+  std::set<std::string> twins;                  // schedules whose kernels were measured under another
+  auto out_of_budget = [&] {
+    return static_cast<int>(result.trials.size()) >= max_trials ||
+           (autotune.max_seconds > 0 && !result.trials.empty() && MsSince(start) > autotune.max_seconds * 1000);
+  };
+  auto median = [](std::vector<double> t) {
+    std::sort(t.begin(), t.end());
+    return t.size() % 2 ? t[t.size() / 2] : 0.5 * (t[t.size() / 2 - 1] + t[t.size() / 2]);
+  };
+  auto run_once = [&](const Program& program) -> StatusOr<double> {
+    const auto t0 = Clock::now();
+    TESSERA_RETURN_IF_ERROR(program.Run(*stream, workspace->args));
+    TESSERA_RETURN_IF_ERROR(stream->synchronize());
+    return MsSince(t0);
+  };
+  // One trial: compile, warm up, time `repeats` runs; the median.  An error
+  // of the default schedule is the program's own (returned); of another,
+  // a failed trial.
+  auto measure = [&](const std::string& schedule) -> StatusOr<double> {
+    if (auto it = measured.find(schedule); it != measured.end()) return it->second;
     AutotuneTrial trial;
     trial.schedule = schedule;
     trial.time_ms = -1;
     ProgramCompileOptions o = options;
     o.schedule = schedule.empty() ? " " : schedule;  // " ": the default, never the cached choice
     auto program = CompileProgram({device}, source, o);
-    if (!program.ok()) {
-      if (schedule.empty()) return program.status();  // the program itself does not compile
-      trial.error = program.status().message();
-      result.trials.push_back(trial);
-      continue;
-    }
-    if (program->devices().size() != 1 || !program->image().mesh_axes.empty())
+    Status st = program.status();
+    if (st.ok() && (program->devices().size() != 1 || !program->image().mesh_axes.empty()))
       return Status(StatusCode::kUnsupported, "autotune: an SPMD program (tune its single-device form)");
-    if (!workspace) {
+    if (st.ok()) {
+      // Options that change nothing (a tile clamped to the problem, a key's
+      // default value) compile to the same kernels: not measured again, and
+      // never a winner over their twin (whose time is all noise apart).
+      std::string digest;
+      for (const ExecutableImage& e : program->image().executables) digest += e.format + Hex64(Fnv1a(e.data));
+      auto [it, fresh] = compiled.emplace(digest, schedule);
+      if (!fresh) {
+        trial.duplicate = true;
+        trial.same_as = it->second;
+        trial.time_ms = measured.at(it->second);
+        measured[schedule] = trial.time_ms;
+        twins.insert(schedule);
+        result.trials.push_back(trial);
+        return trial.time_ms;
+      }
+    }
+    if (st.ok() && !workspace) {
       auto w = MakeWorkspace(device, *program);
       if (!w.ok()) return w.status();
       workspace = std::move(*w);
       shapes = ShapesText(*program);
     }
     std::vector<double> times;
-    Status st = Status::Ok();
-    for (int i = 0; i < autotune.warmup + repeats && st.ok(); ++i) {
-      const auto t0 = Clock::now();
-      st = program->Run(*stream, workspace->args);
-      if (st.ok()) st = stream->synchronize();
-      if (i >= autotune.warmup) times.push_back(MsSince(t0));
+    for (int i = 0; st.ok() && i < autotune.warmup + repeats; ++i) {
+      auto t = run_once(*program);
+      if (!t.ok()) st = t.status();
+      else if (i >= autotune.warmup) times.push_back(*t);
     }
     if (!st.ok()) {
       if (schedule.empty()) return st;
       trial.error = st.message();
-      result.trials.push_back(trial);
-      continue;
+    } else {
+      trial.time_ms = median(times);
     }
-    std::sort(times.begin(), times.end());
-    trial.time_ms = times.size() % 2 ? times[times.size() / 2]
-                                     : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
+    measured[schedule] = trial.time_ms;
+    result.trials.push_back(trial);
     if (schedule.empty()) result.default_ms = trial.time_ms;
-    if (result.time_ms < 0 || trial.time_ms < result.time_ms) {
+    if (trial.time_ms >= 0 && (result.time_ms < 0 || trial.time_ms < result.time_ms)) {
       result.time_ms = trial.time_ms;
       result.schedule = schedule;
     }
-    result.trials.push_back(trial);
+    return trial.time_ms;
+  };
+  auto text_of = [&](const std::vector<int>& choice) {  // -1: the key left at the target's default
+    std::string s;
+    for (size_t k = 0; k < space.size(); ++k)
+      if (choice[k] >= 0) s += (s.empty() ? "" : " ") + space[k].first + "=" + space[k].second[choice[k]];
+    return s;
+  };
+
+  // The target's own schedule first.
+  if (auto t = measure(""); !t.ok()) return t.status();
+  if (random) {
+    // Points of the space in a seeded order.
+    uint64_t points = 1;
+    for (const auto& kv : space) points = std::min<uint64_t>(points * kv.second.size(), uint64_t{1} << 20);
+    std::vector<uint64_t> order(points);
+    for (uint64_t i = 0; i < points; ++i) order[i] = i;
+    std::mt19937_64 rng(autotune.seed);
+    std::shuffle(order.begin(), order.end(), rng);
+    for (uint64_t idx : order) {
+      if (out_of_budget()) break;
+      std::vector<int> choice(space.size());
+      for (size_t k = 0; k < space.size(); ++k) {
+        choice[k] = static_cast<int>(idx % space[k].second.size());
+        idx /= space[k].second.size();
+      }
+      if (auto t = measure(text_of(choice)); !t.ok()) return t.status();
+    }
+  } else {
+    // Coordinate descent from the default: each key in turn takes each of
+    // its values with the others at the best so far; passes repeat while
+    // one improves.
+    std::vector<int> best(space.size(), -1);
+    double best_ms = result.time_ms;
+    for (bool improved = true; improved && !out_of_budget();) {
+      improved = false;
+      for (size_t k = 0; k < space.size() && !out_of_budget(); ++k) {
+        for (int v = 0; v < static_cast<int>(space[k].second.size()) && !out_of_budget(); ++v) {
+          std::vector<int> choice = best;
+          choice[k] = v;
+          auto t = measure(text_of(choice));
+          if (!t.ok()) return t.status();
+          if (*t >= 0 && *t < best_ms) {
+            best_ms = *t;
+            best = choice;
+            improved = true;
+          }
+        }
+      }
+    }
+  }
+
+  // Confirmation: the best few and the default again, run in turns (one
+  // run each per round), so that a change of load between their trials
+  // does not decide; the medians of these rounds are the result.
+  std::vector<std::pair<double, std::string>> ranked;
+  for (const auto& [schedule, ms] : measured)
+    if (ms >= 0 && !schedule.empty() && !twins.count(schedule)) ranked.push_back({ms, schedule});
+  if (autotune.confirm > 0 && !ranked.empty()) {
+    std::sort(ranked.begin(), ranked.end());
+    std::vector<std::string> finalists{""};
+    for (size_t i = 0; i < ranked.size() && static_cast<int>(i) < autotune.confirm; ++i)
+      finalists.push_back(ranked[i].second);
+    std::vector<Program> programs;  // compiled again: program cache hits
+    for (const std::string& schedule : finalists) {
+      ProgramCompileOptions o = options;
+      o.schedule = schedule.empty() ? " " : schedule;
+      auto program = CompileProgram({device}, source, o);
+      if (!program.ok()) return program.status();
+      programs.push_back(std::move(*program));
+    }
+    for (size_t f = 0; f < finalists.size(); ++f)  // warm again
+      for (int i = 0; i < autotune.warmup; ++i)
+        if (auto t = run_once(programs[f]); !t.ok()) return t.status();
+    std::vector<std::vector<double>> times(finalists.size());
+    for (int r = 0; r < repeats; ++r)
+      for (size_t f = 0; f < finalists.size(); ++f) {
+        auto t = run_once(programs[f]);
+        if (!t.ok()) return t.status();
+        times[f].push_back(*t);
+      }
+    result.default_ms = median(times[0]);
+    result.time_ms = result.default_ms;
+    result.schedule = "";
+    for (size_t f = 1; f < finalists.size(); ++f) {
+      const double ms = median(times[f]);
+      if (ms < result.time_ms) {
+        result.time_ms = ms;
+        result.schedule = finalists[f];
+      }
+    }
+  }
+  // The default stays unless the winner is faster by min_gain: a gain
+  // within the noise is no reason to leave the target's own schedule.
+  if (!result.schedule.empty() && result.default_ms > 0 &&
+      result.time_ms > result.default_ms * (1 - std::max(0.0, autotune.min_gain))) {
+    result.schedule = "";
+    result.time_ms = result.default_ms;
   }
   result.search_seconds = MsSince(start) / 1000;
   if (autotune.write_cache) {

@@ -11,9 +11,10 @@
 // --tessera-graph-to-schedule options (ProgramCompileOptions::schedule),
 // runs it `warmup` times untimed and `repeats` times timed on `device`
 // (each run synchronized), and scores it by the median.  The target's own
-// schedule (no options) is always the first trial; the others follow in a
-// seeded random order of the space until max_trials or max_seconds is
-// reached.  The winner is written to the autotune cache
+// schedule (no options) is always the first trial; the others follow the
+// strategy (coordinate descent, or random points) until max_trials or
+// max_seconds is reached; then the best few and the default are timed again
+// in turns (`confirm`).  The winner is written to the autotune cache
 // (<TESSERA_CACHE_DIR>/autotune/<key>.tat), keyed by the device (name,
 // driver and API versions), the plugin (name, compiler build), the target,
 // the program's text (its shapes with it), the function and the compiler
@@ -44,7 +45,19 @@ struct AutotuneOptions {
   double max_seconds = 120;  // no new trial starts after this (<= 0: no limit)
   int repeats = 5;           // timed runs per trial; the median scores it
   int warmup = 1;            // untimed runs per trial before them
-  unsigned seed = 1;         // order of the trials
+  // "coordinate": from the default, each key in turn takes each of its
+  // values with the others at the best so far, in passes while one
+  // improves; "random": points of the space in a seeded order.
+  std::string strategy = "coordinate";
+  unsigned seed = 1;         // order of the random trials
+  // The best `confirm` schedules and the default are timed again in turns
+  // (`repeats` rounds of one run each), and these medians decide: a change
+  // of load between two trials does not.  0: the trials' medians decide.
+  int confirm = 3;
+  // A schedule replaces the default only when its median is faster by
+  // this fraction (0.05: 5%); smaller gains are taken for noise (a shared
+  // machine's run-to-run spread is several percent).
+  double min_gain = 0.05;
   bool use_cache = true;     // answer from the cache when it has this program
   bool write_cache = true;   // record the winner
 };
@@ -53,12 +66,18 @@ struct AutotuneTrial {
   std::string schedule;  // "" : the target's default
   double time_ms = 0;    // median; < 0 when the trial failed
   std::string error;     // why it failed (a schedule the compiler rejects)
+  // Compiled to the same kernels as the schedule `same_as` measured before
+  // (this one's options changed nothing): its time, not measured again.
+  bool duplicate = false;
+  std::string same_as;
 };
 
 struct AutotuneResult {
   std::string schedule;         // the best ("" when the default won)
   double time_ms = 0;           // its median time per run
   double default_ms = 0;        // the default schedule's (0 from the cache)
+  // (both from the confirmation rounds when there were some, else from
+  // the trials)
   double search_seconds = 0;    // wall time of the search
   bool from_cache = false;      // answered by the cache, nothing measured
   double lookup_ms = 0;         // the cache lookup's time
