@@ -5,7 +5,7 @@
 //   tessera-autotune 1
 //   key <hex>            the file's own key
 //   device <name>|<driver>|<api>
-//   plugin <name>|<compiler build>
+//   plugin <name>|<version>|<compiler build>
 //   target <target>
 //   program <sha256 of the text>
 //   function <name>
@@ -88,6 +88,26 @@ std::string OneLine(std::string s) {
   return s;
 }
 
+// The device's plugin's own version (Plugin_GetInfo), "" when it does not say.
+std::string PluginVersion(const Device& device) {
+  const TsPluginApi* api = device.runtime().plugin_api();
+  if (!api || !api->Plugin_GetInfo) return "";
+  TsPlugin_GetInfo_Args args;
+  std::memset(&args, 0, sizeof args);
+  args.struct_size = TS_PLUGIN_GETINFO_ARGS_MIN_STRUCT_SIZE;
+  if (TsError* e = api->Plugin_GetInfo(&args)) {
+    if (api->Error_Destroy) {
+      TsError_Destroy_Args d;
+      std::memset(&d, 0, sizeof d);
+      d.struct_size = sizeof d;
+      d.error = e;
+      api->Error_Destroy(&d);
+    }
+    return "";
+  }
+  return args.plugin_version ? args.plugin_version : "";
+}
+
 }  // namespace
 
 namespace program {
@@ -101,7 +121,7 @@ std::vector<std::pair<std::string, std::string>> AutotuneKeyFields(const Device&
   const DeviceInfo& info = device.info();
   return {
       {"device", OneLine(info.name + "|" + info.driver_version + "|" + info.api_version)},
-      {"plugin", OneLine(target.plugin + "|" + target.build_id)},
+      {"plugin", OneLine(target.plugin + "|" + PluginVersion(device) + "|" + target.build_id)},
       {"target", OneLine(target_text)},
       {"program", Sha256Hex(std::string(TESSERA_IR_VERSION) + "\n" + program_text)},
       {"function", OneLine(options.function)},

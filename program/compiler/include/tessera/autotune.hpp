@@ -16,7 +16,7 @@
 // max_seconds is reached; then the best few and the default are timed again
 // in turns (`confirm`).  The winner is written to the autotune cache
 // (<TESSERA_CACHE_DIR>/autotune/<key>.tat), keyed by the device (name,
-// driver and API versions), the plugin (name, compiler build), the target,
+// driver and API versions), the plugin (name, version, compiler build), the target,
 // the program's text (its shapes with it), the function and the compiler
 // options: a later CompileProgram / CompileProgramImage of the same program
 // for the same device without an explicit schedule uses the tuned one
