@@ -31,6 +31,8 @@ echo "$out" | grep -q "autotune cache entry .* is ignored: its checksum does not
 
 out=$("$run" "$prog" --autotune --schedule "tile-m=16" 2>&1) && fail "--autotune with --schedule accepted"
 out=$("$run" "$prog" --autotune-trials 0 2>&1) && fail "--autotune-trials 0 accepted"
+out=$("$run" "$dir/x.tsp" --autotune 2>&1) && fail "--autotune of a .tsp accepted"
+echo "$out" | grep -q "give its .mlir" || fail "no message for --autotune of a .tsp"
 out=$("$run" "$prog" --autotune-space "tile-m" --iterations 1 2>&1) && fail "a bad space accepted"
 echo "$out" | grep -q "write KEY=V1,V2" || fail "no message for the bad space"
 echo PASS

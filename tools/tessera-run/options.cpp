@@ -182,6 +182,8 @@ bool ParseArgs(int argc, char** argv, RunArgs* a, int* exit_code) {
   if (a->program.empty()) return Fail("no program given", exit_code);
   if (a->autotune && !a->schedule.empty())
     return Fail("--autotune searches the schedule: give the values to try with --autotune-space, not --schedule", exit_code);
+  if (a->autotune && (a->program.size() < 5 || a->program.compare(a->program.size() - 5, 5, ".mlir") != 0))
+    return Fail("--autotune compiles the program: give its .mlir, not " + a->program, exit_code);
   return true;
 }
 
