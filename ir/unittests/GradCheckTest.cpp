@@ -311,6 +311,23 @@ TEST_F(GradCheckTest, MlpWithCrossEntropy) {
 })");
 }
 
+TEST_F(GradCheckTest, AttentionRecomputesItsProbabilities) {
+  // Causal attention; P is recomputed in the backward from Q and K.
+  Check(R"(func.func private @f(%q: tensor<2x5x4xf32>, %kt: tensor<2x4x5xf32>, %v: tensor<2x5x3xf32>, %mask: tensor<5x5xf32>) -> tensor<2x5x3xf32> {
+  %s0 = tessera_graph.matmul %q, %kt : tensor<2x5x4xf32>, tensor<2x4x5xf32> -> tensor<2x5x5xf32>
+  %c = arith.constant dense<0.5> : tensor<2x5x5xf32>
+  %s1 = tessera_graph.mul %s0, %c : tensor<2x5x5xf32>, tensor<2x5x5xf32>
+  %s2 = tessera_graph.add %s1, %mask : tensor<2x5x5xf32>, tensor<5x5xf32>
+  %p = tessera_graph.softmax %s2 dim = 2 : tensor<2x5x5xf32>
+  %o = tessera_graph.matmul %p, %v : tensor<2x5x5xf32>, tensor<2x5x3xf32> -> tensor<2x5x3xf32>
+  return %o : tensor<2x5x3xf32>
+})");
+  EXPECT_EQ(gradText_.find("%p"), std::string::npos);
+  // The forward's softmax feeds only its matmul; the backward has its own.
+  size_t first = gradText_.find("tessera_graph.softmax"), second = gradText_.find("tessera_graph.softmax", first + 1);
+  EXPECT_NE(second, std::string::npos) << gradText_;
+}
+
 TEST_F(GradCheckTest, CustomVjpIsUsed) {
   // The backward of @cube says 3x^2; a wrong one (here 3x^2 + 1) must
   // show: the check fails when the custom rule is ignored or garbled.

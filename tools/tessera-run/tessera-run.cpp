@@ -18,6 +18,7 @@
 #include "training.hpp"
 #include "tune.hpp"
 #include "tessera/Dialect/Graph/Transforms/Grad.h"
+#include "tessera/Dialect/Graph/Transforms/ShardPropagation.h"
 #include "tessera/InitAll.h"
 #include "tessera/element_types.hpp"
 #include "tessera/program_compiler.hpp"
@@ -91,6 +92,7 @@ mlir::OwningOpRef<mlir::ModuleOp> ParseSource(const std::string& path, mlir::MLI
   auto m = mlir::parseSourceFile<mlir::ModuleOp>(path, ctx);
   // The program as it is compiled: declared gradients built, calls inlined.
   if (m && mlir::failed(tessera::graph::expandGradients(*m))) return nullptr;
+  if (m && mlir::failed(tessera::graph::propagateGlobalViewShardings(*m))) return nullptr;
   return m;
 }
 

@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "tessera/Dialect/Graph/Transforms/Grad.h"
 
@@ -33,10 +34,38 @@ RankedTensorType GradBuilder::f32(ArrayRef<int64_t> shape) {
 
 RankedTensorType GradBuilder::cotangentType(Value primal) { return f32(shapeOf(primal)); }
 
+// Attention's probabilities, P = softmax(f(Q . K^T)) read only by the
+// matmul P . V: the backward recomputes them from Q and K (the chain
+// cloned) rather than keeping P from the forward. The forward's chain then
+// has single uses, so the schedule fuses it into flash_attention (P never
+// formed in the forward) and the forward keeps no score matrix for the
+// backward. (The backward still forms P once, whole.)
+static Value recomputeAttentionProbabilities(OpBuilder& b, Value v) {
+  auto sm = v.getDefiningOp<SoftmaxOp>();
+  if (!sm || !v.hasOneUse()) return nullptr;
+  auto pv = dyn_cast<MatmulOp>(*v.getUsers().begin());
+  if (!pv || pv.getLhs() != v) return nullptr;
+  SmallVector<Operation*> chain = {sm};
+  Value x = sm.getInput();
+  while (true) {
+    Operation* def = x.getDefiningOp();
+    if (!def || !x.hasOneUse()) return nullptr;
+    chain.push_back(def);
+    if (isa<MatmulOp>(def)) break;
+    if (!isElementwise(def) || def->getNumOperands() == 0) return nullptr;
+    x = def->getOperand(0);
+  }
+  IRMapping map;
+  Operation* last = nullptr;
+  for (Operation* op : llvm::reverse(chain)) last = b.clone(*op, map);
+  return last->getResult(0);
+}
+
 Value GradBuilder::primal(Value v) {
   if (auto it = primals_.find(v); it != primals_.end()) return it->second;
   auto t = v.getType().cast<RankedTensorType>();
   Value out = v;
+  if (Value p = recomputeAttentionProbabilities(b_, v)) out = p;
   // The layout first, in the value's own (possibly narrower) type.
   if (!isRowMajor(t)) out = b_.create<ConvertLayoutOp>(loc_, RankedTensorType::get(t.getShape(), t.getElementType()), out);
   if (!t.getElementType().isF32()) out = b_.create<CastOp>(loc_, f32(t.getShape()), out);
