@@ -320,7 +320,8 @@ TEST(TraceTest, CaptureAndGraphLaunch) {
   std::remove(path.c_str());
 }
 
-// Host threads get one track each; the writer is shared.
+// Host threads get one track each, streams used from several threads one
+// each; the writer is shared.
 TEST(TraceTest, OneTrackPerHostThread) {
   const std::string path = TracePath("threads");
   std::remove(path.c_str());
@@ -330,17 +331,34 @@ TEST(TraceTest, OneTrackPerHostThread) {
     auto rt = CreateCpuRuntime(1, 0, options);
     ASSERT_TRUE(rt.ok()) << rt.status().ToString();
     Device dev = rt->devices().at(0);
+    auto exe = dev.load_executable(NativeFormat(dev), TESSERA_TEST_KERNELS_PATH);
+    ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+    auto empty = exe->kernel("empty");
+    ASSERT_TRUE(empty.ok());
     std::vector<std::thread> threads;
     for (int t = 0; t < 3; ++t)
-      threads.emplace_back([dev] {
+      threads.emplace_back([dev, kernel = *empty] {
+        auto stream = dev.create_stream();
+        ASSERT_TRUE(stream.ok());
         for (int i = 0; i < 50; ++i) {
           auto buffer = dev.allocate(64);
           EXPECT_TRUE(buffer.ok());
+          EXPECT_TRUE(stream->launch(kernel, {1, 1, 1}, {1, 1, 1}, {}).ok());
+          if (i % 10 == 9) EXPECT_TRUE(stream->synchronize().ok());
         }
       });
     for (std::thread& t : threads) t.join();
   }
   json trace = ReadTrace(path);
+  // Every launch is on its stream's track, device-timed.
+  std::map<Track, int> per_stream;
+  for (const json& e : Events(trace, "X"))
+    if (e["cat"] == "kernel") {
+      ++per_stream[TrackOf(e)];
+      EXPECT_EQ(e["args"]["clock"], "device (plugin events)");
+    }
+  ASSERT_EQ(per_stream.size(), 3u);
+  for (auto [track, count] : per_stream) EXPECT_EQ(count, 50);
   std::map<int, int> per_thread;
   for (const json& e : Events(trace, "X"))
     if (e["name"] == "Device::allocate") ++per_thread[e["tid"].get<int>()];
