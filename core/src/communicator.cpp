@@ -27,16 +27,6 @@ CommunicatorImpl::~CommunicatorImpl() {
 
 namespace {
 
-const char* OpName(TsCollectiveOp op) {
-  switch (op) {
-    case TS_COLLECTIVE_ALL_REDUCE: return "all_reduce";
-    case TS_COLLECTIVE_BROADCAST: return "broadcast";
-    case TS_COLLECTIVE_ALL_GATHER: return "all_gather";
-    case TS_COLLECTIVE_REDUCE_SCATTER: return "reduce_scatter";
-  }
-  return "collective";
-}
-
 Status RunCollective(const CommunicatorImpl* comm, TsCollectiveOp op,
                      const std::vector<Buffer>& send,
                      const std::vector<Buffer>& recv, uint64_t count,
@@ -46,7 +36,7 @@ Status RunCollective(const CommunicatorImpl* comm, TsCollectiveOp op,
   // n: the ranks this call passes (this process's); total: every rank.
   const size_t n = comm->devices.size();
   const size_t total = comm->provider ? comm->provider->size() : n;
-  const std::string name = OpName(op);
+  const std::string name = CollectiveOpName(op);
   if (send.size() != n || recv.size() != n || streams.size() != n)
     return Status(StatusCode::kInvalidArgument,
                   name + ": the communicator has " + std::to_string(n) +

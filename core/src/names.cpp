@@ -44,6 +44,26 @@ const char* HintResultName(TsHintResult result) {
   return "unknown";
 }
 
+const char* CollectiveOpName(TsCollectiveOp op) {
+  switch (op) {
+    case TS_COLLECTIVE_ALL_REDUCE: return "all_reduce";
+    case TS_COLLECTIVE_BROADCAST: return "broadcast";
+    case TS_COLLECTIVE_ALL_GATHER: return "all_gather";
+    case TS_COLLECTIVE_REDUCE_SCATTER: return "reduce_scatter";
+  }
+  return "collective";
+}
+
+const char* ReduceOpName(TsReduceOp op) {
+  switch (op) {
+    case TS_REDUCE_SUM: return "sum";
+    case TS_REDUCE_PROD: return "prod";
+    case TS_REDUCE_MAX: return "max";
+    case TS_REDUCE_MIN: return "min";
+  }
+  return "?";
+}
+
 const char* PeerCopyModeName(TsPeerCopyMode mode) {
   switch (mode) {
     case TS_PEER_COPY_NONE: return "none";

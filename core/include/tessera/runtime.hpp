@@ -603,6 +603,9 @@ class Communicator {
 
 size_t DataTypeSize(TsDataType dtype);
 const char* DataTypeName(TsDataType dtype);
+// "all_reduce", "broadcast", ...; "sum", "prod", "max", "min".
+const char* CollectiveOpName(TsCollectiveOp op);
+const char* ReduceOpName(TsReduceOp op);
 
 }  // namespace tessera
 

@@ -60,24 +60,6 @@ void FreeComm(MPI_Comm* c) {
   *c = MPI_COMM_NULL;
 }
 
-const char* OpName(TsCollectiveOp op) {
-  switch (op) {
-    case TS_COLLECTIVE_ALL_REDUCE: return "all_reduce";
-    case TS_COLLECTIVE_BROADCAST: return "broadcast";
-    case TS_COLLECTIVE_ALL_GATHER: return "all_gather";
-    case TS_COLLECTIVE_REDUCE_SCATTER: return "reduce_scatter";
-  }
-  return "collective";
-}
-const char* ReduceName(TsReduceOp op) {
-  switch (op) {
-    case TS_REDUCE_SUM: return "sum";
-    case TS_REDUCE_PROD: return "prod";
-    case TS_REDUCE_MAX: return "max";
-    case TS_REDUCE_MIN: return "min";
-  }
-  return "?";
-}
 MPI_Datatype MpiType(TsDataType t) {
   switch (t) {
     case TS_DTYPE_F32: return MPI_FLOAT;
@@ -221,8 +203,8 @@ Status MpiProvider::Agree(const CollectiveRequest& q) {
     same = same && std::equal(all.begin(), all.begin() + kFields, all.begin() + p * kFields);
   if (same) return Status::Ok();
   auto describe = [&](const int64_t* f) {
-    std::string s = OpName(static_cast<TsCollectiveOp>(f[0]));
-    if (f[1] >= 0) s += std::string(" ") + ReduceName(static_cast<TsReduceOp>(f[1]));
+    std::string s = CollectiveOpName(static_cast<TsCollectiveOp>(f[0]));
+    if (f[1] >= 0) s += std::string(" ") + ReduceOpName(static_cast<TsReduceOp>(f[1]));
     s += " of " + std::to_string(f[3]) + " " + dtype_name(static_cast<TsDataType>(f[2])) + " elements per rank";
     if (f[4] >= 0) s += " from root " + std::to_string(f[4]);
     if (f[5] >= 0) s += f[5] ? " (deterministic)" : " (any order)";
