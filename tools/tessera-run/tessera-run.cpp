@@ -319,9 +319,14 @@ int Run(int argc, char** argv) {
                                    std::to_string(result_params.size()) + " result" + (result_params.size() == 1 ? "" : "s"));
 
   // Training programs: results that replace arguments after each run.
+  // The source, parsed once here for these marks and for the check.
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  mlir::MLIRContext source_ctx(registry);
+  source_ctx.getDiagEngine().registerHandler([](mlir::Diagnostic&) { return mlir::success(); });
+  auto source = ParseSource(compiled_file ? im.source_name : a.program, &source_ctx);
   std::vector<StateUpdate> updates;
-  if (std::string e = FindStateUpdates(compiled_file ? im.source_name : a.program, im.function, params, &updates);
-      !e.empty())
+  if (std::string e = FindStateUpdates(source ? *source : mlir::ModuleOp(), im.function, params, &updates); !e.empty())
     return Fail(kExitBadInput, e);
 
   // ---- device buffers and streams
@@ -391,11 +396,6 @@ int Run(int argc, char** argv) {
   }
   rc = kExitOk;
   if (a.check && g_rank == 0) {
-    mlir::DialectRegistry registry;
-    registerAllDialects(registry);
-    mlir::MLIRContext ctx(registry);
-    ctx.getDiagEngine().registerHandler([](mlir::Diagnostic&) { return mlir::success(); });
-    auto source = ParseSource(compiled_file ? im.source_name : a.program, &ctx);
     const PlanStep& first = im.steps.front();
     TsDim3 grid = run_options.grid.x ? run_options.grid : first.grid;
     rc = CheckResults(*program, source ? *source : mlir::ModuleOp(), host, results, grid,

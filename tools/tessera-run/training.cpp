@@ -2,23 +2,14 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-#include "tessera/InitAll.h"
 
 namespace tessera::run {
 
-std::string FindStateUpdates(const std::string& source_path, const std::string& function,
+std::string FindStateUpdates(mlir::ModuleOp source, const std::string& function,
                              const std::vector<ParamSpec>& params, std::vector<StateUpdate>* out) {
   out->clear();
-  if (source_path.size() < 5 || source_path.compare(source_path.size() - 5, 5, ".mlir") != 0) return "";
-  mlir::DialectRegistry registry;
-  registerAllDialects(registry);
-  mlir::MLIRContext ctx(registry);
-  ctx.getDiagEngine().registerHandler([](mlir::Diagnostic&) { return mlir::success(); });
-  auto module = mlir::parseSourceFile<mlir::ModuleOp>(source_path, &ctx);
-  if (!module) return "";  // the compile reported it already
-  auto fn = module->lookupSymbol<mlir::func::FuncOp>(function);
+  if (!source) return "";
+  auto fn = source.lookupSymbol<mlir::func::FuncOp>(function);
   if (!fn) return "";
   const size_t args = fn.getNumArguments();
   std::vector<bool> taken(args, false);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "mlir/IR/BuiltinOps.h"
 #include "tessera/program.hpp"
 
 namespace tessera::run {
@@ -21,10 +22,11 @@ struct StateUpdate {
   size_t arg_param = 0;
 };
 
-// Reads the `tessera.update` marks of `function` in the .mlir at
-// `source_path` (none for other files). Each must name an argument of the
-// result's type, at most once. Returns "" or what is wrong.
-std::string FindStateUpdates(const std::string& source_path, const std::string& function,
+// Reads the `tessera.update` marks of `function` in `source` (the parsed
+// .mlir; null for a compiled program without its source: no marks). Each
+// must name an argument of the result's type, at most once. Returns "" or
+// what is wrong.
+std::string FindStateUpdates(mlir::ModuleOp source, const std::string& function,
                              const std::vector<ParamSpec>& params, std::vector<StateUpdate>* out);
 
 // Copies each update's result buffer into its argument's buffer, on every

@@ -267,13 +267,18 @@ LogicalResult reduceRule(ReduceOp op, Value d, Outs& out, GradBuilder& gb) {
   return failure();
 }
 
+// The dims before `last`: what a norm's scale and shift are summed over.
+SmallVector<int64_t> leadingDims(int64_t last) {
+  SmallVector<int64_t> dims(last);
+  std::iota(dims.begin(), dims.end(), 0);
+  return dims;
+}
+
 // layernorm: xhat = (x - mean) rstd, y = xhat gamma + beta.
 LogicalResult layerNormRule(LayerNormOp op, Value d, Outs& out, GradBuilder& gb) {
   Value x = gb.primal(op.getInput()), g = gb.primal(op.getGamma());
-  auto shape = GradBuilder::shapeOf(x);
-  const int64_t last = static_cast<int64_t>(shape.size()) - 1;
-  SmallVector<int64_t> rows;
-  for (int64_t i = 0; i < last; ++i) rows.push_back(i);
+  const int64_t last = static_cast<int64_t>(GradBuilder::shapeOf(x).size()) - 1;
+  const SmallVector<int64_t> rows = leadingDims(last);
   Value mean = gb.reduce(ReduceKind::mean, x, {last}, true);
   Value xc = gb.sub(x, mean);
   Value var = gb.reduce(ReduceKind::mean, gb.mul(xc, xc), {last}, true);
@@ -291,10 +296,8 @@ LogicalResult layerNormRule(LayerNormOp op, Value d, Outs& out, GradBuilder& gb)
 // rmsnorm: r = rsqrt(mean(x^2) + eps), y = x r gamma.
 LogicalResult rmsNormRule(RmsNormOp op, Value d, Outs& out, GradBuilder& gb) {
   Value x = gb.primal(op.getInput()), g = gb.primal(op.getGamma());
-  auto shape = GradBuilder::shapeOf(x);
-  const int64_t last = static_cast<int64_t>(shape.size()) - 1;
-  SmallVector<int64_t> rows;
-  for (int64_t i = 0; i < last; ++i) rows.push_back(i);
+  const int64_t last = static_cast<int64_t>(GradBuilder::shapeOf(x).size()) - 1;
+  const SmallVector<int64_t> rows = leadingDims(last);
   Value ms = gb.reduce(ReduceKind::mean, gb.mul(x, x), {last}, true);
   Value r = gb.unary<RsqrtOp>(gb.add(ms, gb.splat({1}, op.getEpsilon().convertToDouble())));
   Value xr = gb.mul(x, r);
