@@ -78,6 +78,11 @@ TsError* Error_Destroy(TsError_Destroy_Args* args) noexcept {
 TsError* Error_Message(TsError_Message_Args* args) noexcept {
   if (args == nullptr || args->error == nullptr)
     return errorf(TS_ERROR_INVALID_ARGUMENT, "Error_Message: args or args->error is NULL");
+  if (args->struct_size < TS_ERROR_MESSAGE_ARGS_STRUCT_SIZE)
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "Error_Message: TsError_Message_Args.struct_size is %zu, smaller than the %zu "
+                  "bytes of ABI 1.0",
+                  args->struct_size, static_cast<size_t>(TS_ERROR_MESSAGE_ARGS_STRUCT_SIZE));
   args->message = args->error->message.c_str();
   args->message_size = args->error->message.size();
   return nullptr;
@@ -86,6 +91,11 @@ TsError* Error_Message(TsError_Message_Args* args) noexcept {
 TsError* Error_GetCode(TsError_GetCode_Args* args) noexcept {
   if (args == nullptr || args->error == nullptr)
     return errorf(TS_ERROR_INVALID_ARGUMENT, "Error_GetCode: args or args->error is NULL");
+  if (args->struct_size < TS_ERROR_GETCODE_ARGS_STRUCT_SIZE)
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "Error_GetCode: TsError_GetCode_Args.struct_size is %zu, smaller than the %zu "
+                  "bytes of ABI 1.0",
+                  args->struct_size, static_cast<size_t>(TS_ERROR_GETCODE_ARGS_STRUCT_SIZE));
   args->code = args->error->code;
   return nullptr;
 }

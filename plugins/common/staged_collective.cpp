@@ -19,6 +19,12 @@ TsError* RunStagedCollective(const TsCommunicator_Collective_Args* args, size_t 
   if (!args->send || !args->recv || !args->streams)
     return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: collective: send, recv and streams are required", p);
   const uint64_t count = args->count;
+  if (count == 0)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: collective: count is 0 elements per rank", p);
+  const bool reduces = args->op == TS_COLLECTIVE_ALL_REDUCE || args->op == TS_COLLECTIVE_REDUCE_SCATTER;
+  if (reduces && static_cast<unsigned>(args->reduce_op) > TS_REDUCE_MIN)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: collective: reduce_op %d is not a TsReduceOp", p,
+                  static_cast<int>(args->reduce_op));
   if (count > (uint64_t{1} << 40) / es / n)
     return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: collective: %llu elements per rank is too many", p,
                   static_cast<unsigned long long>(count));

@@ -112,6 +112,10 @@ TS_CPU_ENTRY(Communicator_Create, TS_COMMUNICATOR_CREATE_ARGS_STRUCT_SIZE) {
   comm->client = args->client;
   for (size_t i = 0; i < args->num_devices; ++i) {
     TsDevice* d = args->devices[i];
+    if (d != nullptr && !valid(d))
+      return errorf(TS_ERROR_INVALID_HANDLE,
+                    "cpu: Communicator_Create: devices[%zu] (%p) is not a live CPU-plugin device",
+                    i, static_cast<void*>(d));
     if (!valid(d) || d->client != args->client)
       return errorf(TS_ERROR_INVALID_ARGUMENT,
                     "cpu: Communicator_Create: devices[%zu] (%p) is not a device of this client",
@@ -185,6 +189,10 @@ TS_CPU_ENTRY(Communicator_Collective, TS_COMMUNICATOR_COLLECTIVE_ARGS_STRUCT_SIZ
   call->sched = comm->client->scheduler.get();
   for (size_t r = 0; r < ranks; ++r) {
     TsStream* s = args->streams[r];
+    if (s != nullptr && !valid(s))
+      return errorf(TS_ERROR_INVALID_HANDLE,
+                    "cpu: %s: streams[%zu] (%p) is not a live CPU-plugin stream", E, r,
+                    static_cast<void*>(s));
     if (!valid(s) || s->device != comm->devices[r])
       return errorf(TS_ERROR_INVALID_ARGUMENT,
                     "cpu: %s: streams[%zu] must be a live stream of rank %zu's device %u", E, r,

@@ -25,7 +25,10 @@ TS_CPU_ENTRY(Compiler_GetTargets, TS_COMPILER_GETTARGETS_ARGS_STRUCT_SIZE) {
 
 // A device changes nothing: cpu kernels are compiled for the host (or the
 // named cpu) and run on every cpu device.
-TS_CPU_ENTRY(Compiler_Compile, TS_COMPILER_COMPILE_ARGS_STRUCT_SIZE) { return Part().Compile(args); }
+TS_CPU_ENTRY(Compiler_Compile, TS_COMPILER_COMPILE_ARGS_STRUCT_SIZE) {
+  if (args->device != nullptr) TS_CPU_CHECK_HANDLE(args->device, "Compiler_Compile", "device");
+  return Part().Compile(args);
+}
 
 TS_CPU_ENTRY(Compilation_Destroy, TS_COMPILATION_DESTROY_ARGS_STRUCT_SIZE) {
   return Part().Destroy(args);

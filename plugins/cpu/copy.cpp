@@ -78,6 +78,11 @@ TS_CPU_ENTRY(Memcpy, TS_MEMCPY_ARGS_STRUCT_SIZE) {
   args->peer_mode = (db && sb) ? TS_PEER_COPY_DIRECT : TS_PEER_COPY_NONE;
   if (args->stream != nullptr) {
     TS_CPU_CHECK_HANDLE(args->stream, "Memcpy", "stream");
+    // Another client's stream runs on another scheduler: never mixed.
+    TsBuffer* b = db ? db : sb;
+    if (b && b->device->client != args->stream->device->client)
+      return errorf(TS_ERROR_INVALID_ARGUMENT,
+                    "cpu: Memcpy: the stream belongs to another client than the buffer");
     OpUses uses;
     uses.buffers[0] = sb;
     uses.buffers[1] = db;
@@ -101,6 +106,9 @@ TS_CPU_ENTRY(Memset, TS_MEMSET_ARGS_STRUCT_SIZE) {
   if (TsError* e = resolve_ref(ref, args->size, "Memset", "buffer", &dst)) return e;
   if (args->stream != nullptr) {
     TS_CPU_CHECK_HANDLE(args->stream, "Memset", "stream");
+    if (args->stream->device->client != args->buffer->device->client)
+      return errorf(TS_ERROR_INVALID_ARGUMENT,
+                    "cpu: Memset: the stream belongs to another client than the buffer");
     OpUses uses;
     uses.buffers[0] = args->buffer;
     uses.op = "memset";

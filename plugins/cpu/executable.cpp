@@ -315,7 +315,7 @@ TS_CPU_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_STRUCT_SIZE) {
     if (buf->device->client != dev->client)
       return errorf(TS_ERROR_INVALID_ARGUMENT,
                     "cpu: Kernel_Launch: argument %zu: buffer belongs to another client", i);
-    if (a.offset > buf->size)
+    if (a.offset >= buf->size)
       return errorf(TS_ERROR_OUT_OF_RANGE,
                     "cpu: Kernel_Launch: argument %zu: offset %llu is past the end of its "
                     "%llu-byte buffer",

@@ -102,7 +102,7 @@ TS_CPU_ENTRY(Stream_Destroy, TS_STREAM_DESTROY_ARGS_STRUCT_SIZE) {
   TS_CPU_CHECK_HANDLE(args->stream, "Stream_Destroy", "stream");
   TsStream* s = args->stream;
   if (s->state->is_default)
-    return errorf(TS_ERROR_INVALID_ARGUMENT,
+    return errorf(TS_ERROR_FAILED_PRECONDITION,
                   "cpu: Stream_Destroy: stream %p is the default stream of device %u, which "
                   "the device owns: do not destroy it",
                   static_cast<void*>(s), s->device->ordinal);

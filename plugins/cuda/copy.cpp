@@ -56,6 +56,12 @@ TS_CU_ENTRY(Memcpy, TS_MEMCPY_ARGS_STRUCT_SIZE) {
   TsBuffer* sb = args->src.buffer;
   TsStream* s = args->stream;
   if (s) TS_CU_CHECK_HANDLE(s, "Memcpy", "stream");
+  // Objects of two clients never mix in one call.
+  if ((db && sb && db->device->client != sb->device->client) ||
+      (s && ((db && db->device->client != s->device->client) ||
+             (sb && sb->device->client != s->device->client))))
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "cuda: Memcpy: the buffers and the stream belong to different clients");
   TsDevice* dev = s ? s->device : (sb ? sb->device : (db ? db->device : nullptr));
   if (!dev) {
     // Host to host, synchronous: no device involved.
@@ -105,6 +111,9 @@ TS_CU_ENTRY(Memset, TS_MEMSET_ARGS_STRUCT_SIZE) {
                   static_cast<unsigned long long>(args->offset), describe_buffer(b).c_str());
   TsStream* s = args->stream;
   if (s) TS_CU_CHECK_HANDLE(s, "Memset", "stream");
+  if (s && s->device->client != args->buffer->device->client)
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "cuda: Memset: the stream belongs to another client than the buffer");
   TsDevice* dev = s ? s->device : b->device;
   if (!s) TS_CU_RETURN_IF_ERROR(refuse_sync_while_capturing(dev, "a synchronous memset"));
   CUstream cs = s ? s->stream : CU_STREAM_LEGACY;

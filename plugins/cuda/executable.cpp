@@ -83,6 +83,8 @@ TsError* load_module(TsDevice* dev, const PreparedImage& img, const std::string&
 TS_CU_ENTRY(Executable_Load, TS_EXECUTABLE_LOAD_ARGS_STRUCT_SIZE) {
   TS_CU_CHECK_HANDLE(args->device, "Executable_Load", "device");
   TsDevice* dev = args->device;
+  if (args->format == nullptr)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "cuda: Executable_Load: format is NULL");
   const std::string format = args->format ? args->format : "";
   if (format != "archive:cubin" && format != "cubin" && format != "ptx")
     return errorf(TS_ERROR_UNSUPPORTED,
@@ -312,8 +314,8 @@ TS_CU_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_STRUCT_SIZE) {
                       "cuda: launch of '%s': argument %zu is a device buffer of device %u, "
                       "which device %u cannot access (no peer access)",
                       kn, i, buf->device->ordinal, dev->ordinal);
-      if (a.offset > buf->size)
-        return errorf(TS_ERROR_INVALID_ARGUMENT,
+      if (a.offset >= buf->size)
+        return errorf(TS_ERROR_OUT_OF_RANGE,
                       "cuda: launch of '%s': buffer argument %zu has offset %llu past the end of "
                       "%s",
                       kn, i, static_cast<unsigned long long>(a.offset),

@@ -100,6 +100,12 @@ TS_HIP_ENTRY(Memcpy, TS_MEMCPY_ARGS_STRUCT_SIZE) {
   TsBuffer* sb = args->src.buffer;
   TsStream* s = args->stream;
   if (s) TS_HIP_CHECK_HANDLE(s, "Memcpy", "stream");
+  // Objects of two clients never mix in one call.
+  if ((db && sb && db->device->client != sb->device->client) ||
+      (s && ((db && db->device->client != s->device->client) ||
+             (sb && sb->device->client != s->device->client))))
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "hip: Memcpy: the buffers and the stream belong to different clients");
   TsDevice* dev = s ? s->device : (sb ? sb->device : (db ? db->device : nullptr));
   if (!dev) {
     // Host to host, synchronous: no device involved.
@@ -158,6 +164,9 @@ TS_HIP_ENTRY(Memset, TS_MEMSET_ARGS_STRUCT_SIZE) {
                   static_cast<unsigned long long>(args->offset), describe_buffer(b).c_str());
   TsStream* s = args->stream;
   if (s) TS_HIP_CHECK_HANDLE(s, "Memset", "stream");
+  if (s && s->device->client != args->buffer->device->client)
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "hip: Memset: the stream belongs to another client than the buffer");
   TsDevice* dev = s ? s->device : b->device;
   if (!s) TS_HIP_RETURN_IF_ERROR(refuse_sync_while_capturing(dev, "a synchronous memset"));
   hipStream_t hs = s ? s->stream : nullptr;

@@ -47,6 +47,8 @@ TsError* load_module(TsDevice* dev, const PreparedImage& img, const std::string&
 TS_HIP_ENTRY(Executable_Load, TS_EXECUTABLE_LOAD_ARGS_STRUCT_SIZE) {
   TS_HIP_CHECK_HANDLE(args->device, "Executable_Load", "device");
   TsDevice* dev = args->device;
+  if (args->format == nullptr)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "hip: Executable_Load: format is NULL");
   const std::string format = args->format ? std::string(args->format, strnlen(args->format, 64)) : "";
   if (format != "archive:hsaco" && format != "hsaco")
     return errorf(TS_ERROR_UNSUPPORTED,
@@ -258,8 +260,8 @@ TS_HIP_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_STRUCT_SIZE) {
                       "hip: launch of '%s': argument %zu is a device buffer of device %d, "
                       "which device %d cannot access (no peer access)",
                       kn, i, buf->device->ordinal, dev->ordinal);
-      if (a.offset > buf->size)
-        return errorf(TS_ERROR_INVALID_ARGUMENT,
+      if (a.offset >= buf->size)
+        return errorf(TS_ERROR_OUT_OF_RANGE,
                       "hip: launch of '%s': buffer argument %zu has offset %llu past the end of "
                       "%s",
                       kn, i, static_cast<unsigned long long>(a.offset),

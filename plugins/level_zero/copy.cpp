@@ -125,6 +125,12 @@ TS_ZE_ENTRY(Memcpy, TS_MEMCPY_ARGS_STRUCT_SIZE) {
   TsBuffer* sb = args->src.buffer;
   TsStream* s = args->stream;
   if (s) TS_ZE_CHECK_HANDLE(s, "Memcpy", "stream");
+  // Objects of two clients never mix in one call.
+  if ((db && sb && db->device->client != sb->device->client) ||
+      (s && ((db && db->device->client != s->device->client) ||
+             (sb && sb->device->client != s->device->client))))
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "level_zero: Memcpy: the buffers and the stream belong to different clients");
   TsDevice* dev = s ? s->device : (sb ? sb->device : (db ? db->device : nullptr));
   if (!dev) {
     // Host to host, synchronous: no device involved.
@@ -189,6 +195,9 @@ TS_ZE_ENTRY(Memset, TS_MEMSET_ARGS_STRUCT_SIZE) {
                   static_cast<unsigned long long>(args->offset), describe_buffer(b).c_str());
   TsStream* s = args->stream;
   if (s) TS_ZE_CHECK_HANDLE(s, "Memset", "stream");
+  if (s && s->device->client != args->buffer->device->client)
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "level_zero: Memset: the stream belongs to another client than the buffer");
   TsStream* exec = s ? s : b->device->default_stream;
   TsDevice* dev = exec->device;
   const size_t n = static_cast<size_t>(args->size);

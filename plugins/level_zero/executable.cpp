@@ -74,6 +74,8 @@ TsError* create_module(TsDevice* dev, const std::string& bytes, const std::strin
 TS_ZE_ENTRY(Executable_Load, TS_EXECUTABLE_LOAD_ARGS_STRUCT_SIZE) {
   TS_ZE_CHECK_HANDLE(args->device, "Executable_Load", "device");
   TsDevice* dev = args->device;
+  if (args->format == nullptr)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "level_zero: Executable_Load: format is NULL");
   const std::string format = args->format ? std::string(args->format, strnlen(args->format, 64)) : "";
   if (format != "archive:spirv-kernel" && format != "spirv-kernel")
     return errorf(TS_ERROR_UNSUPPORTED,
@@ -322,8 +324,8 @@ TS_ZE_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_STRUCT_SIZE) {
                       "level_zero: launch of '%s': argument %zu is a device buffer of device %u, "
                       "which device %u cannot access (zeDeviceCanAccessPeer)",
                       kn, i, buf->device->ordinal, dev->ordinal);
-      if (a.offset > buf->size)
-        return errorf(TS_ERROR_INVALID_ARGUMENT,
+      if (a.offset >= buf->size)
+        return errorf(TS_ERROR_OUT_OF_RANGE,
                       "level_zero: launch of '%s': buffer argument %zu has offset %llu past the "
                       "end of %s",
                       kn, i, static_cast<unsigned long long>(a.offset),

@@ -122,6 +122,9 @@ TS_VK_ENTRY(Memcpy, TS_MEMCPY_ARGS_STRUCT_SIZE) {
     TS_VK_CHECK_HANDLE(sb, "Memcpy", "source buffer");
     TS_VK_RETURN_IF_ERROR(check_range("Memcpy source", sb, args->src.offset, size));
   }
+  if (db && sb && db->device->client != sb->device->client)
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "vulkan: Memcpy: dst and src buffers belong to different clients");
   TsStream* stream = args->stream;
   if (stream) {
     TS_VK_CHECK_HANDLE(stream, "Memcpy", "stream");

@@ -6,6 +6,9 @@ namespace tessera::vk {
 
 TS_VK_ENTRY(Event_Create, TS_EVENT_CREATE_ARGS_STRUCT_SIZE) {
   TS_VK_CHECK_HANDLE(args->device, "Event_Create", "device");
+  if (args->flags & ~static_cast<uint32_t>(TS_EVENT_DISABLE_TIMING))
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "vulkan: Event_Create: unknown flags 0x%x",
+                  args->flags & ~static_cast<uint32_t>(TS_EVENT_DISABLE_TIMING));
   TsDevice* dev = args->device;
   auto* ev = new TsEvent;
   ev->device = dev;

@@ -232,12 +232,16 @@ void destroy_images(TsDevice* dev, TsExecutable* exe) {
 TS_VK_ENTRY(Executable_Load, TS_EXECUTABLE_LOAD_ARGS_STRUCT_SIZE) {
   TS_VK_CHECK_HANDLE(args->device, "Executable_Load", "device");
   TsDevice* dev = args->device;
-  const bool archive = args->format && std::strcmp(args->format, "archive:spirv") == 0;
-  if (!args->format || (!archive && std::strcmp(args->format, "spirv") != 0))
+  if (!args->format)
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "vulkan: Executable_Load: format is NULL; this plugin loads \"spirv\" and "
+                  "\"archive:spirv\"");
+  const bool archive = std::strcmp(args->format, "archive:spirv") == 0;
+  if (!archive && std::strcmp(args->format, "spirv") != 0)
     return errorf(TS_ERROR_UNSUPPORTED,
                   "vulkan: Executable_Load: format '%s' is not supported; this plugin "
                   "loads \"spirv\" and \"archive:spirv\"",
-                  args->format ? args->format : "(null)");
+                  args->format);
   std::string origin;
   std::string bytes;
   if (args->data) {
@@ -538,7 +542,13 @@ TS_VK_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_STRUCT_SIZE) {
       bool uniform = k->bindings[nbuf].second == VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
       uint64_t align = uniform ? lim.minUniformBufferOffsetAlignment
                                : lim.minStorageBufferOffsetAlignment;
-      if (a.offset >= a.buffer->size || (align && a.offset % align))
+      if (a.offset >= a.buffer->size)
+        return errorf(TS_ERROR_OUT_OF_RANGE,
+                      "vulkan: launch of '%s': buffer argument %zu has offset %llu, past the "
+                      "end of its buffer of %llu bytes",
+                      kn, i, static_cast<unsigned long long>(a.offset),
+                      static_cast<unsigned long long>(a.buffer->size));
+      if (align && a.offset % align)
         return errorf(TS_ERROR_INVALID_ARGUMENT,
                       "vulkan: launch of '%s': buffer argument %zu has offset %llu; it must "
                       "lie inside the buffer and be a multiple of %llu (min%sBufferOffset"

@@ -542,6 +542,9 @@ TsError* synchronize_device(TsDevice* dev) {
 
 TS_VK_ENTRY(Stream_Create, TS_STREAM_CREATE_ARGS_STRUCT_SIZE) {
   TS_VK_CHECK_HANDLE(args->device, "Stream_Create", "device");
+  if (args->flags & ~static_cast<uint32_t>(TS_STREAM_NON_BLOCKING))
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "vulkan: Stream_Create: unknown flags 0x%x",
+                  args->flags & ~static_cast<uint32_t>(TS_STREAM_NON_BLOCKING));
   TsDevice* dev = args->device;
   std::shared_ptr<StreamState> st;
   {

@@ -53,6 +53,11 @@
  *   and releases it with Error_Destroy.  The message string lives as long as
  *   the error.  Messages name the vendor call that failed, e.g.
  *   "cuMemAlloc(1.0 GiB) failed: CUDA_ERROR_OUT_OF_MEMORY".
+ *   Arguments, whatever the entry point: a NULL handle, output or Args struct
+ *   is TS_ERROR_INVALID_ARGUMENT; a handle that is not a live object of the
+ *   plugin (destroyed, foreign, of another type) TS_ERROR_INVALID_HANDLE;
+ *   objects of two clients in one call TS_ERROR_INVALID_ARGUMENT.  The
+ *   conformance area "abi" checks every entry point (docs/conformance.md).
  *
  * THREADING
  *   Every entry point may be called from any thread.  Calls on different
