@@ -390,8 +390,10 @@ struct TsExecutable {
 namespace tessera::vk {
 
 // ---- memory.cpp
+// `align` (a power of two, 0: the driver's): where the host pointer of a
+// host-visible allocation must start.
 TsError* allocate(TsDevice* dev, uint64_t size, MemoryUse use, Allocation* out,
-                  const char* what);
+                  const char* what, uint64_t align = 0);
 // Imports [host, host+size) (page aligned) as a VkBuffer on `dev`.
 TsError* import_host(TsDevice* dev, void* host, uint64_t size, Allocation* out);
 void release(TsDevice* dev, Allocation& a);

@@ -52,7 +52,7 @@ void release(TsDevice* dev, Allocation& a) {
 }
 
 TsError* allocate(TsDevice* dev, uint64_t size, MemoryUse use, Allocation* out,
-                  const char* what) {
+                  const char* what, uint64_t align) {
   const DeviceFns& f = dev->fn;
   uint64_t max_alloc = dev->maint3.maxMemoryAllocationSize;
   if (max_alloc && size > max_alloc)
@@ -85,8 +85,13 @@ TsError* allocate(TsDevice* dev, uint64_t size, MemoryUse use, Allocation* out,
                   human_size(size).c_str(), heap,
                   human_size(dev->memory.memoryHeaps[heap].size).c_str());
   }
+  const bool visible =
+      (dev->memory.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) != 0;
+  // An alignment the mapping may not give: room to bind the buffer further
+  // in, where the host address is aligned.
+  const uint64_t slack = visible && align > 1 ? align + req.alignment : 0;
   VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-  mai.allocationSize = req.size;
+  mai.allocationSize = req.size + slack;
   mai.memoryTypeIndex = static_cast<uint32_t>(type);
   r = f.vkAllocateMemory(dev->device, &mai, nullptr, &a.memory);
   if (r != VK_SUCCESS) {
@@ -94,20 +99,37 @@ TsError* allocate(TsDevice* dev, uint64_t size, MemoryUse use, Allocation* out,
     return vk_error(r, strprintf("vkAllocateMemory(%s)", human_size(req.size).c_str()));
   }
   a.type = static_cast<uint32_t>(type);
-  r = f.vkBindBufferMemory(dev->device, a.buffer, a.memory, 0);
-  if (r != VK_SUCCESS) {
-    release(dev, a);
-    return vk_error(r, "vkBindBufferMemory");
-  }
-  if (dev->memory.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) {
+  uint8_t* mapped = nullptr;
+  if (visible) {
     void* p = nullptr;
     r = f.vkMapMemory(dev->device, a.memory, 0, VK_WHOLE_SIZE, 0, &p);
     if (r != VK_SUCCESS) {
       release(dev, a);
       return vk_error(r, strprintf("vkMapMemory(%s)", human_size(req.size).c_str()));
     }
-    a.mapped = static_cast<uint8_t*>(p);
+    mapped = static_cast<uint8_t*>(p);
   }
+  uint64_t offset = 0;
+  if (slack) {
+    const uint64_t step = std::max<uint64_t>(req.alignment, 1);
+    while (offset <= slack - step &&
+           (reinterpret_cast<uintptr_t>(mapped + offset) % align != 0))
+      offset += step;
+    if (reinterpret_cast<uintptr_t>(mapped + offset) % align != 0) {
+      release(dev, a);
+      return errorf(TS_ERROR_UNSUPPORTED,
+                    "vulkan: cannot place %s at a host address aligned to %llu bytes "
+                    "(the memory maps at %p and binds at multiples of %llu)",
+                    what, static_cast<unsigned long long>(align), static_cast<void*>(mapped),
+                    static_cast<unsigned long long>(req.alignment));
+    }
+  }
+  r = f.vkBindBufferMemory(dev->device, a.buffer, a.memory, offset);
+  if (r != VK_SUCCESS) {
+    release(dev, a);
+    return vk_error(r, "vkBindBufferMemory");
+  }
+  if (mapped) a.mapped = mapped + offset;
   *out = a;
   return nullptr;
 }
@@ -255,7 +277,7 @@ TS_VK_ENTRY(Buffer_Allocate, TS_BUFFER_ALLOCATE_ARGS_STRUCT_SIZE) {
   b->device = dev;
   b->kind = args->kind;
   b->size = args->size;
-  if (TsError* e = allocate(dev, args->size, use, &b->alloc, "a buffer")) {
+  if (TsError* e = allocate(dev, args->size, use, &b->alloc, "a buffer", args->alignment)) {
     delete b;
     return e;
   }
