@@ -34,6 +34,9 @@ PACKAGES=(
   # Open MPI: SPMD across processes (libtessera_mpi.so, mpirun in the mpi.*
   # tests); without it everything else builds and those tests skip.
   libopenmpi-dev openmpi-bin
+  # libFuzzer (fuzz/, scripts/fuzz.sh, docs/fuzzing.md): clang 16 and its
+  # sanitizer and fuzzer runtimes; the fuzz tree is built with clang only.
+  clang-16 libclang-rt-16-dev
 )
 
 missing=()

@@ -150,6 +150,27 @@ StatusOr<std::vector<std::pair<TsDevice*, DeviceInfo>>> ListDevices(
     props.driver_version[TS_NAME_MAX - 1] = 0;
     props.executable_formats[TS_NAME_MAX - 1] = 0;
     props.api_version[TS_NAME_MAX - 1] = 0;
+    // Enum fields are read as their bytes and checked before ToDeviceInfo
+    // loads them: a value outside an enum, loaded as the enum type, is
+    // undefined behaviour (UBSan, fuzz/plugin_fuzzer.cpp).
+    struct EnumField {
+      const char* what;
+      const void* field;
+      uint32_t max;
+    };
+    static_assert(sizeof(props.type) == 4 && sizeof(props.prefetch_hint) == 4 &&
+                  sizeof(props.advise_hint) == 4 && sizeof(props.peer_copy) == 4);
+    const EnumField enums[] = {{"the device type", &props.type, TS_DEVICE_TYPE_SOFTWARE},
+                               {"the prefetch hint", &props.prefetch_hint, TS_HINT_APPLIED},
+                               {"the advise hint", &props.advise_hint, TS_HINT_APPLIED},
+                               {"the peer copy mode", &props.peer_copy, TS_PEER_COPY_DIRECT}};
+    for (const EnumField& e : enums) {
+      uint32_t raw;
+      std::memcpy(&raw, e.field, sizeof raw);
+      if (raw > e.max)
+        return lib.BadAnswer("Device_GetProperties", std::string(e.what) + " " + std::to_string(raw) +
+                                                         " (device " + std::to_string(i) + ")");
+    }
     out.emplace_back(args.devices[i], ToDeviceInfo(props));
   }
   return out;

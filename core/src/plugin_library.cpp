@@ -123,6 +123,11 @@ StatusOr<std::shared_ptr<PluginLibrary>> PluginLibrary::Load(
   // Copy what the plugin provides; a newer MINOR's extra entries are ignored.
   size_t known = api->struct_size < sizeof(TsPluginApi) ? api->struct_size
                                                          : sizeof(TsPluginApi);
+  // Whole entries only: a struct_size that ends inside an entry point (not a
+  // multiple of the pointer size) would copy part of a pointer, which the
+  // core then calls (found by fuzz/plugin_fuzzer.cpp). The cut entry counts
+  // as missing.
+  known -= known % sizeof(void*);
   std::memcpy(&lib->table_, api, known);
   lib->table_.struct_size = sizeof(TsPluginApi);
   lib->raw_ = api;
@@ -185,7 +190,11 @@ Status PluginLibrary::ToStatus(TsError* error, const char* entry) const {
     discard(inner);
     broken = "whose Error_GetCode failed";
   } else {
-    int raw = static_cast<int>(code_args.code);
+    // Read as its bytes: a code outside the enum's values, loaded as
+    // TsErrorCode, is undefined behaviour (UBSan, fuzz/plugin_fuzzer.cpp).
+    std::underlying_type_t<TsErrorCode> raw;
+    static_assert(sizeof(raw) == sizeof(code_args.code));
+    std::memcpy(&raw, &code_args.code, sizeof(raw));
     if (raw >= TS_ERROR_CANCELLED && raw <= TS_ERROR_ABI_MISMATCH)
       code = static_cast<StatusCode>(raw);
     else

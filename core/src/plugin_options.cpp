@@ -195,7 +195,12 @@ std::vector<OptionInfo> CopyOptionInfos(const TsOptionInfo* infos, size_t count)
     if (o.struct_size < TS_OPTION_INFO_STRUCT_SIZE || o.name == nullptr) continue;
     OptionInfo info;
     info.name = BoundedString(o.name, 128);
-    info.type = o.type <= TS_VALUE_BOOL ? o.type : TS_VALUE_STRING;
+    // Read as its bytes: a type outside the enum's values, loaded as
+    // TsValueType, is undefined behaviour (UBSan, fuzz/plugin_fuzzer.cpp).
+    uint32_t type;
+    static_assert(sizeof(type) == sizeof(o.type));
+    std::memcpy(&type, &o.type, sizeof(type));
+    info.type = type <= TS_VALUE_BOOL ? static_cast<TsValueType>(type) : TS_VALUE_STRING;
     info.default_value = BoundedString(o.default_value);
     info.description = BoundedString(o.description);
     if (!info.name.empty()) out.push_back(std::move(info));
