@@ -1,6 +1,7 @@
 #include "backend_selection.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <set>
@@ -176,8 +177,24 @@ StatusOr<std::vector<std::pair<TsDevice*, DeviceInfo>>> ListDevices(
   return out;
 }
 
+static StatusOr<bool> ValidationWanted(const RuntimeOptions& options) {
+  if (options.validate >= 0) return options.validate != 0;
+  if (!options.read_environment) return false;
+  const char* value = std::getenv("TESSERA_VALIDATE");
+  if (value == nullptr || *value == 0) return false;
+  std::string v = value;
+  for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (v == "1" || v == "true" || v == "on" || v == "yes") return true;
+  if (v == "0" || v == "false" || v == "off" || v == "no") return false;
+  return Status(StatusCode::kInvalidArgument,
+                std::string("TESSERA_VALIDATE=") + value +
+                    ": not a switch; set 1 to turn the validation layer on, 0 (or unset it) "
+                    "for off");
+}
+
 StatusOr<OpenedBackend> OpenBackend(PluginCandidate* candidate,
-                                    const RuntimeOptions& options) {
+                                    const RuntimeOptions& options,
+                                    bool inspecting) {
   OpenedBackend backend;
   auto lib = PluginLibrary::Load(candidate, options);
   if (!lib.ok()) return lib.status();
@@ -192,7 +209,8 @@ StatusOr<OpenedBackend> OpenBackend(PluginCandidate* candidate,
       return Status(verdict.open_code, verdict.open_message);
     }
   }
-  auto resolved = ResolveClientOptions(*candidate, backend.plugin->takes_options(), options);
+  auto resolved =
+      ResolveClientOptions(*candidate, backend.plugin->takes_options(), options, !inspecting);
   if (!resolved.ok()) {
     candidate->state = PluginState::kUnavailable;
     candidate->reason = "not available: " + resolved.status().message();
@@ -203,6 +221,11 @@ StatusOr<OpenedBackend> OpenBackend(PluginCandidate* candidate,
   std::vector<TsNamedValue> named = ToNamedValues(values);
   if (!resolved->empty())
     TESSERA_LOG(kDebug, "plugin " + candidate->name + " options: " + DescribeResolved(*resolved));
+  TESSERA_ASSIGN_OR_RETURN(bool validate, ValidationWanted(options));
+  if (validate && !inspecting) {
+    Status stacked = backend.plugin->StackValidation(options.validation_callback);
+    if (!stacked.ok()) TESSERA_LOG(kWarning, "TESSERA_VALIDATE: " + stacked.message());
+  }
   auto create = MakeArgs<TsClient_Create_Args>();
   if (backend.plugin->takes_options()) {
     create.options = named.empty() ? nullptr : named.data();
@@ -258,6 +281,8 @@ void CloseBackend(OpenedBackend* backend) {
 }
 
 StatusOr<Selection> SelectBackend(const RuntimeOptions& options) {
+  // A misspelt TESSERA_VALIDATE is the user's error, not any plugin's.
+  if (auto validate = ValidationWanted(options); !validate.ok()) return validate.status();
   Selection selection;
   selection.candidates = DiscoverPlugins(options);
   auto& candidates = selection.candidates;
@@ -277,8 +302,8 @@ StatusOr<Selection> SelectBackend(const RuntimeOptions& options) {
       if (c.name == name && c.state != PluginState::kShadowed) return &c;
     return nullptr;
   };
-  auto try_open = [&](PluginCandidate* c, std::string* why) -> bool {
-    auto opened = OpenBackend(c, options);
+  auto try_open = [&](PluginCandidate* c, std::string* why, bool inspecting = false) -> bool {
+    auto opened = OpenBackend(c, options, inspecting);
     if (!opened.ok()) {
       *why = c->name + ": " + c->reason;
       TESSERA_LOG(kDebug, "backend " + c->name + " (" + c->path +
@@ -318,13 +343,21 @@ StatusOr<Selection> SelectBackend(const RuntimeOptions& options) {
         continue;
       }
       std::string why;
-      if (!try_open(c, &why)) continue;
+      // Validating, look at the devices without it (a vendor's validation
+      // layer would announce itself for a plugin that is not chosen), then
+      // reopen the one chosen with it.
+      bool validating = *ValidationWanted(options);
+      if (!try_open(c, &why, /*inspecting=*/validating)) continue;
       bool hardware = std::any_of(
           selection.backend.devices.begin(), selection.backend.devices.end(),
           [](const auto& d) { return IsHardwareAccelerator(d.second.type); });
       if (hardware) {
         TESSERA_LOG(kDebug, std::string("automatic selection: ") + name +
                                 " has a hardware accelerator");
+        if (validating) {
+          CloseBackend(&selection.backend);
+          if (!try_open(c, &why)) continue;
+        }
         return selection;
       }
       TESSERA_LOG(kDebug, std::string("automatic selection: ") + name +

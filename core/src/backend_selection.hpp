@@ -21,8 +21,11 @@ struct OpenedBackend {
 
 // Loads the candidate's plugin, creates a client, lists its devices.  On
 // failure the candidate's state and reason say why (and nothing leaks).
+// `inspecting`: the client is opened only to look at its devices (automatic
+// selection), so no validation, neither the core's layer nor the plugin's.
 StatusOr<OpenedBackend> OpenBackend(PluginCandidate* candidate,
-                                    const RuntimeOptions& options);
+                                    const RuntimeOptions& options,
+                                    bool inspecting = false);
 void CloseBackend(OpenedBackend* backend);
 
 // Reads the properties of every device of `client`.

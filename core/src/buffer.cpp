@@ -16,6 +16,7 @@ Status BufferImpl::Release() {
                                           PinnedRegistry::Origin::kPinnedBuffer);
   auto args = MakeArgs<TsBuffer_Free_Args>();
   args.buffer = raw;
+  released = raw;  // for "was destroyed" errors: the layer knows where
   raw = nullptr;
   return TESSERA_PLUGIN_CALL(device.impl()->lib(), Buffer_Free, args);
 }

@@ -15,6 +15,7 @@ Status CommunicatorImpl::Release() {
   if (raw == nullptr) return Status::Ok();  // never fully created (or a provider's)
   auto args = MakeArgs<TsCommunicator_Destroy_Args>();
   args.communicator = raw;
+  released = raw;  // for "was destroyed" errors: the layer knows where
   raw = nullptr;
   return TESSERA_PLUGIN_CALL(*runtime->plugin, Communicator_Destroy, args);
 }

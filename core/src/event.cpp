@@ -14,6 +14,7 @@ Status EventImpl::Release() {
     trace->EventDestroyed(raw);
   auto args = MakeArgs<TsEvent_Destroy_Args>();
   args.event = raw;
+  released = raw;  // for "was destroyed" errors: the layer knows where
   raw = nullptr;
   return TESSERA_PLUGIN_CALL(device.impl()->lib(), Event_Destroy, args);
 }

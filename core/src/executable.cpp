@@ -12,6 +12,7 @@ Status ExecutableImpl::Release() {
   if (raw == nullptr) return Status::Ok();  // never fully created
   auto args = MakeArgs<TsExecutable_Destroy_Args>();
   args.executable = raw;
+  released = raw;  // for "was destroyed" errors: the layer knows where
   raw = nullptr;
   return TESSERA_PLUGIN_CALL(device.impl()->lib(), Executable_Destroy, args);
 }
@@ -55,5 +56,11 @@ Status Executable::destroy() {
 bool Kernel::valid() const { return exe_ && exe_->Alive() && kernel_; }
 const std::string& Kernel::name() const { return name_; }
 TsKernel* Kernel::raw() const { return valid() ? kernel_ : nullptr; }
+
+void Kernel::declare_buffer_access(const std::vector<uint32_t>& access) const {
+  if (!valid()) return;
+  if (detail::ValidationLayer* layer = exe_->device.impl()->lib().validation())
+    layer->DescribeKernel(kernel_, access);
+}
 
 }  // namespace tessera

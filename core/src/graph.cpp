@@ -12,6 +12,7 @@ Status GraphImpl::Release() {
   if (raw == nullptr) return Status::Ok();  // never fully created
   auto args = MakeArgs<TsGraph_Destroy_Args>();
   args.graph = raw;
+  released = raw;  // for "was destroyed" errors: the layer knows where
   raw = nullptr;
   return TESSERA_PLUGIN_CALL(device.impl()->lib(), Graph_Destroy, args);
 }
@@ -26,6 +27,7 @@ Status GraphExecImpl::Release() {
   if (raw == nullptr) return Status::Ok();  // never fully created
   auto args = MakeArgs<TsGraphExec_Destroy_Args>();
   args.exec = raw;
+  released = raw;  // for "was destroyed" errors: the layer knows where
   raw = nullptr;
   return TESSERA_PLUGIN_CALL(device.impl()->lib(), GraphExec_Destroy, args);
 }

@@ -285,4 +285,13 @@ Status PluginLibrary::Missing(const char* entry) const {
                     ": this operation is not supported by that backend");
 }
 
+Status PluginLibrary::StackValidation(ValidationCallback report) {
+  if (validation_) return Status::Ok();
+  auto layer = ValidationLayer::Create(table_, name_, std::move(report));
+  if (!layer.ok()) return layer.status();
+  validation_ = std::move(*layer);
+  table_ = validation_->table();
+  return Status::Ok();
+}
+
 }  // namespace tessera::detail

@@ -23,6 +23,7 @@
 #include "tessera/plugin.h"
 #include "tessera/runtime.hpp"
 #include "tessera/status.hpp"
+#include "validation_layer.hpp"
 
 namespace tessera::detail {
 
@@ -51,6 +52,14 @@ class PluginLibrary {
   // The plugin's own table, as it returned it (for direct-call benchmarks).
   const TsPluginApi* raw_api() const { return raw_; }
 
+  // Stacks the validation layer over the plugin (tessera/validation.hpp):
+  // table() then calls the layer, which calls the plugin.  Done once, right
+  // after Load and before the first call through table().  Fails (and the
+  // plugin is called directly) when the process has no slot left.
+  Status StackValidation(ValidationCallback report);
+  // The layer, or null when this plugin is called directly.
+  ValidationLayer* validation() const { return validation_.get(); }
+
   // ABI 1.2 and later: Client_Create takes options.
   bool takes_options() const { return takes_options_; }
   // What Compiler_GetTargets says (checked and copied); empty without it.
@@ -77,6 +86,8 @@ class PluginLibrary {
   TsPluginApi table_{};
   TsAbiVersion version_{};
   bool takes_options_ = false;
+  // Declared last, destroyed first: nothing calls through table() by then.
+  std::unique_ptr<ValidationLayer> validation_;
 };
 
 // A hint's result (Buffer_Advise, Buffer_Prefetch) that is one of the enum's

@@ -102,7 +102,8 @@ void Put(std::vector<ResolvedOption>* out, OptionValue v, std::string origin) {
 
 StatusOr<std::vector<ResolvedOption>> ResolveClientOptions(const PluginCandidate& candidate,
                                                            bool takes_options,
-                                                           const RuntimeOptions& options) {
+                                                           const RuntimeOptions& options,
+                                                           bool forward_validate) {
   std::vector<ResolvedOption> out;
   // Lowest precedence: the defaults a tool chose.
   if (auto d = options.plugin_option_defaults.find(candidate.name);
@@ -117,7 +118,7 @@ StatusOr<std::vector<ResolvedOption>> ResolveClientOptions(const PluginCandidate
         Put(&out, OptionValue::String("cache_dir", root + "/" + candidate.name),
             std::getenv("TESSERA_CACHE_DIR") ? "TESSERA_CACHE_DIR" : "the default cache folder");
     }
-    if (Declares(candidate, "validation")) {
+    if (forward_validate && Declares(candidate, "validation")) {
       if (const char* v = std::getenv("TESSERA_VALIDATE"); v && *v)
         Put(&out, OptionValue::String("validation", v), "TESSERA_VALIDATE");
     }

@@ -26,9 +26,12 @@ struct ResolvedOption {
 // The options for `candidate` (whose declared options are known once it was
 // loaded).  Explicit options for a plugin that takes none (ABI < 1.2) are an
 // error; environment variables for it are dropped with a debug message.
+// `forward_validate` false: TESSERA_VALIDATE does not become the plugin's
+// "validation" option (a client opened only to look at its devices).
 StatusOr<std::vector<ResolvedOption>> ResolveClientOptions(const PluginCandidate& candidate,
                                                            bool takes_options,
-                                                           const RuntimeOptions& options);
+                                                           const RuntimeOptions& options,
+                                                           bool forward_validate = true);
 
 // TsNamedValue views of OptionValues; valid while `values` lives unchanged.
 std::vector<TsNamedValue> ToNamedValues(const std::vector<OptionValue>& values);

@@ -17,7 +17,7 @@ namespace tessera {
 
 namespace detail {
 
-Status InvalidHandle(const char* what, bool null_handle) {
+Status InvalidHandle(const char* what, bool null_handle, const std::string& destroyed_at) {
   if (null_handle)
     return Status(StatusCode::kInvalidHandle,
                   std::string("null ") + what +
@@ -26,7 +26,9 @@ Status InvalidHandle(const char* what, bool null_handle) {
   return Status(StatusCode::kInvalidHandle,
                 std::string(what) +
                     " was destroyed (destroy() was called on it or on a copy "
-                    "of its handle); create a new one");
+                    "of its handle" +
+                    (destroyed_at.empty() ? std::string() : ": " + destroyed_at) +
+                    "); create a new one");
 }
 
 RuntimeImpl::~RuntimeImpl() {
@@ -238,7 +240,8 @@ Runtime::Runtime(std::shared_ptr<detail::RuntimeImpl> impl) : impl_(std::move(im
 
 const std::vector<Device>& Runtime::devices() const { return devices_; }
 const TsPluginApi* Runtime::plugin_api() const {
-  return impl_->plugin->raw_api();
+  // Validating, the raw table too goes through the layer.
+  return impl_->plugin->validation() ? &impl_->plugin->table() : impl_->plugin->raw_api();
 }
 TsClient* Runtime::raw_client() const { return impl_->client; }
 

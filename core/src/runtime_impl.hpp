@@ -80,6 +80,9 @@ struct DeviceImpl {
 // destroy() into INVALID_HANDLE.
 struct HandleState {
   std::atomic<bool> alive{true};
+  // The plugin handle Release() destroyed: with the validation layer on,
+  // "was destroyed" errors say where (ValidationLayer::DestroyedAt).
+  const void* released = nullptr;
   bool Alive() const { return alive.load(std::memory_order_acquire); }
   // True exactly once: the caller that flips it releases the object.
   bool MarkDestroyed() { return alive.exchange(false); }
@@ -143,8 +146,23 @@ struct CommunicatorImpl : HandleState {
   std::shared_ptr<CollectiveProvider> provider;
 };
 
-// "Stream was destroyed" / "null Stream handle" errors.
-Status InvalidHandle(const char* what, bool null_handle);
+// "Stream was destroyed" / "null Stream handle" errors; `destroyed_at`
+// (may be empty) says where, when the validation layer knows.
+Status InvalidHandle(const char* what, bool null_handle, const std::string& destroyed_at = "");
+
+// Where the validation layer saw `impl`'s plugin object destroyed ("" when
+// it is off or does not know).
+inline const RuntimeImpl* RuntimeOfImpl(const CommunicatorImpl& c) { return c.runtime.get(); }
+template <typename Impl>
+const RuntimeImpl* RuntimeOfImpl(const Impl& impl) {
+  return impl.device.impl() ? impl.device.impl()->runtime : nullptr;
+}
+template <typename Impl>
+std::string DestroyedAt(const Impl& impl) {
+  const RuntimeImpl* rt = RuntimeOfImpl(impl);
+  if (!rt || !rt->plugin || !rt->plugin->validation() || !impl.released) return "";
+  return rt->plugin->validation()->DestroyedAt(impl.released);
+}
 
 }  // namespace tessera::detail
 
@@ -158,7 +176,8 @@ Status InvalidHandle(const char* what, bool null_handle);
   do {                                                                      \
     if (!(impl_ptr)) return ::tessera::detail::InvalidHandle(what, true);   \
     if (!(impl_ptr)->Alive())                                               \
-      return ::tessera::detail::InvalidHandle(what, false);                 \
+      return ::tessera::detail::InvalidHandle(                              \
+          what, false, ::tessera::detail::DestroyedAt(*(impl_ptr)));        \
   } while (0)
 
 #endif  // TESSERA_CORE_RUNTIME_IMPL_HPP_

@@ -20,6 +20,7 @@ Status StreamImpl::Release() {
     trace->StreamDestroyed(raw);
   auto args = MakeArgs<TsStream_Destroy_Args>();
   args.stream = raw;
+  released = raw;  // for "was destroyed" errors: the layer knows where
   raw = nullptr;
   return TESSERA_PLUGIN_CALL(device.impl()->lib(), Stream_Destroy, args);
 }

@@ -188,6 +188,16 @@ StatusOr<Program> Program::Create(const std::vector<Device>& devices, ProgramIma
       }
       auto k = st.executables[s.executable].kernel(s.kernel);
       if (!k.ok()) return k.status();
+      // What each buffer parameter does, for the validation layer's hazard
+      // detector (a no-op when it is off).
+      for (const KernelSignature& sig : image.executables[s.executable].kernels) {
+        if (sig.name != s.kernel) continue;
+        std::vector<uint32_t> access;
+        for (const KernelParamInfo& p : sig.params)
+          if (p.kind == TS_KERNEL_ARG_BUFFER) access.push_back(p.access);
+        k->declare_buffer_access(access);
+        break;
+      }
       const TsDim3& req = k->info().required_group_size;
       if (req.x && (req.x != s.group_size.x || req.y != s.group_size.y || req.z != s.group_size.z))
         return Status(StatusCode::kInvalidArgument,

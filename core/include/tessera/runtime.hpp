@@ -24,6 +24,7 @@
 
 #include "tessera/plugin.h"
 #include "tessera/status.hpp"
+#include "tessera/validation.hpp"
 
 namespace tessera {
 
@@ -173,6 +174,12 @@ struct RuntimeOptions {
   // TESSERA_FAULT (with read_environment) (docs/runtime.md, "Fault
   // injection").
   std::string fault_injection;
+  // The validation layer (tessera/validation.hpp, docs/runtime.md):
+  // 1 on, 0 off, -1 TESSERA_VALIDATE (with read_environment; "1" turns it
+  // on), else off.  Off, the plugin's table is called directly: no cost.
+  int validate = -1;
+  // Where its reports go; empty: stderr.
+  ValidationCallback validation_callback;
 };
 
 // Properties of a device, copied out of TsDeviceProperties.
@@ -421,6 +428,12 @@ class Kernel {
   const std::string& name() const;
   const KernelInfo& info() const { return info_; }
   TsKernel* raw() const;
+  // What each buffer argument does, in order (TS_PARAM_READ / TS_PARAM_WRITE
+  // bits), from the kernel's compiled signature (KernelParamInfo::access).
+  // The validation layer's hazard detector uses it; without it, every buffer
+  // argument counts as read and written.  Nothing happens when validation
+  // is off.
+  void declare_buffer_access(const std::vector<uint32_t>& access) const;
 
  private:
   friend class Executable;
