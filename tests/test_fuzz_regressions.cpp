@@ -1,0 +1,176 @@
+// What fuzz/plugin_fuzzer.cpp found in the core's checks of a plugin's table
+// and answers (docs/fuzzing.md), each as a plain test: the plugin is an
+// embedded one (RegisterStaticPlugin) registered by the test itself, so the
+// core checks run in this process, with no probe child in between.
+//   - a table whose struct_size ends inside an entry point: the core copied
+//     half a pointer and called it;
+//   - an error code, an option type or a device property outside its enum:
+//     loaded as the enum type (undefined behaviour), now read as bytes and
+//     checked.
+// (The fuzz regression inputs are in fuzz/regressions/plugin.)
+#include <cstddef>
+#include <cstring>
+#include <string>
+
+#include "test_util.hpp"
+#include "tessera/plugin.h"
+
+struct TsError {
+  uint32_t code;
+  const char* message;
+};
+struct TsClient {
+  int unused;
+};
+struct TsDevice {
+  int unused;
+};
+
+namespace tessera {
+namespace {
+
+// What the plugin of the current test does wrong.
+enum class Fault { kNone, kErrorCode, kOptionType, kDeviceType, kPeerCopy };
+Fault g_fault = Fault::kNone;
+
+TsClient g_client;
+TsDevice g_device;
+TsDevice* g_devices[1] = {&g_device};
+TsError g_error;
+TsOptionInfo g_option;
+
+template <typename E>
+void RawEnum(E* field, uint32_t value) {
+  static_assert(sizeof(E) == sizeof(value));
+  std::memcpy(field, &value, sizeof value);
+}
+
+TsError* ErrorDestroy(TsError_Destroy_Args*) { return nullptr; }
+TsError* ErrorMessage(TsError_Message_Args* args) {
+  args->message = args->error->message;
+  args->message_size = std::strlen(args->message);
+  return nullptr;
+}
+TsError* ErrorGetCode(TsError_GetCode_Args* args) {
+  RawEnum(&args->code, args->error->code);
+  return nullptr;
+}
+TsError* PluginGetInfo(TsPlugin_GetInfo_Args* args) {
+  args->name = "fuzzreg";
+  args->vendor = "Tessera test suite";
+  args->plugin_version = "0";
+  if (g_fault == Fault::kOptionType) {
+    g_option = TsOptionInfo{};
+    g_option.struct_size = sizeof(g_option);
+    g_option.name = "level";
+    RawEnum(&g_option.type, 0xd2d2d2d2u);
+    g_option.default_value = "1";
+    g_option.description = "an option of no known type";
+    args->client_options = &g_option;
+    args->num_client_options = 1;
+  }
+  return nullptr;
+}
+TsError* ClientCreate(TsClient_Create_Args* args) {
+  if (g_fault == Fault::kErrorCode) {
+    g_error = TsError{0x75f5f5f5u, "an error whose code is no TsErrorCode"};
+    return &g_error;
+  }
+  args->client = &g_client;
+  return nullptr;
+}
+TsError* ClientDestroy(TsClient_Destroy_Args*) { return nullptr; }
+TsError* ClientGetDevices(TsClient_GetDevices_Args* args) {
+  args->devices = g_devices;
+  args->num_devices = 1;
+  return nullptr;
+}
+TsError* DeviceGetProperties(TsDevice_GetProperties_Args* args) {
+  TsDeviceProperties* p = args->properties;
+  std::strcpy(p->name, "fuzz regression device");
+  p->type = TS_DEVICE_TYPE_CPU;
+  p->buffer_kinds = 1u << TS_BUFFER_DEVICE;
+  if (g_fault == Fault::kDeviceType) RawEnum(&p->type, 1979053557u);
+  if (g_fault == Fault::kPeerCopy) RawEnum(&p->peer_copy, 0xffffffffu);
+  return nullptr;
+}
+
+TsPluginApi MakeTable() {
+  TsPluginApi api{};
+  api.struct_size = TS_PLUGIN_API_STRUCT_SIZE;
+  api.abi_version.major = TESSERA_ABI_VERSION_MAJOR;
+  api.abi_version.minor = TESSERA_ABI_VERSION_MINOR;
+  api.Error_Destroy = ErrorDestroy;
+  api.Error_Message = ErrorMessage;
+  api.Error_GetCode = ErrorGetCode;
+  api.Plugin_GetInfo = PluginGetInfo;
+  api.Client_Create = ClientCreate;
+  api.Client_Destroy = ClientDestroy;
+  api.Client_GetDevices = ClientGetDevices;
+  api.Device_GetProperties = DeviceGetProperties;
+  return api;
+}
+TsPluginApi g_table = MakeTable();
+const TsPluginApi* GetApi() { return &g_table; }
+
+StatusOr<Runtime> CreateWith(Fault fault, size_t struct_size = TS_PLUGIN_API_STRUCT_SIZE) {
+  g_fault = fault;
+  g_table = MakeTable();
+  g_table.struct_size = struct_size;
+  RegisterStaticPlugin("fuzzreg", &GetApi);
+  RuntimeOptions options;
+  options.read_environment = false;
+  options.backend = "fuzzreg";
+  options.validate = 0;
+  return Runtime::Create(options);
+}
+
+TEST(FuzzRegressions, PluginWorksWithoutFault) {
+  auto rt = CreateWith(Fault::kNone);
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  EXPECT_EQ(rt->devices().size(), 1u);
+}
+
+// A struct_size 4 bytes into Device_GetProperties: that entry is cut, so it
+// is missing (a required one), never half a pointer called.
+TEST(FuzzRegressions, TableEndingInsideAnEntryPoint) {
+  auto rt = CreateWith(Fault::kNone, offsetof(TsPluginApi, Device_GetProperties) + 4);
+  ASSERT_FALSE(rt.ok());
+  TS_EXPECT_CONTAINS(rt.status().message(), "lacks the required entry point Device_GetProperties");
+  // Cut inside an optional entry: the plugin loads without it.
+  rt = CreateWith(Fault::kNone, offsetof(TsPluginApi, Buffer_Allocate) + 5);
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  auto buffer = rt->devices()[0].allocate(64);
+  EXPECT_EQ(buffer.status().code(), StatusCode::kUnsupported) << buffer.status().ToString();
+}
+
+TEST(FuzzRegressions, ErrorCodeOutsideTheEnum) {
+  auto rt = CreateWith(Fault::kErrorCode);
+  ASSERT_FALSE(rt.ok());
+  TS_EXPECT_CONTAINS(rt.status().message(),
+                     "Client_Create returned an error object whose code is 1979053557, not an error "
+                     "code (the plugin is broken)");
+  TS_EXPECT_CONTAINS(rt.status().message(), "an error whose code is no TsErrorCode");
+}
+
+TEST(FuzzRegressions, OptionTypeOutsideTheEnum) {
+  auto rt = CreateWith(Fault::kOptionType);
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  for (const PluginCandidate& c : rt->candidates()) {
+    if (c.name != "fuzzreg") continue;
+    ASSERT_EQ(c.options.size(), 1u);
+    EXPECT_EQ(c.options[0].type, TS_VALUE_STRING);  // unknown types read as text
+  }
+}
+
+TEST(FuzzRegressions, DevicePropertiesOutsideTheirEnums) {
+  auto rt = CreateWith(Fault::kDeviceType);
+  ASSERT_FALSE(rt.ok());
+  TS_EXPECT_CONTAINS(rt.status().message(), "Device_GetProperties returned the device type 1979053557");
+  rt = CreateWith(Fault::kPeerCopy);
+  ASSERT_FALSE(rt.ok());
+  TS_EXPECT_CONTAINS(rt.status().message(), "Device_GetProperties returned the peer copy mode 4294967295");
+}
+
+}  // namespace
+}  // namespace tessera
