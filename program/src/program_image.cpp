@@ -306,8 +306,16 @@ StatusOr<ProgramImage> ProgramImage::Deserialize(const std::string& bytes, const
     s.output = r.U32();
     r.Vec(&s.axes, 8, [&] { return static_cast<int>(r.I64()); });
     s.count = r.U64();
-    s.reduce = static_cast<TsReduceOp>(r.U32());
-    s.dtype = static_cast<TsDataType>(r.U32());
+    // Checked before they become enums: a value outside TsReduceOp or
+    // TsDataType, loaded as the enum, is undefined behaviour (UBSan,
+    // fuzz/cache_fuzzer.cpp).
+    const uint32_t reduce = r.U32(), dtype = r.U32();
+    if (reduce > TS_REDUCE_MIN) r.Fail("a step of unknown reduction " + std::to_string(reduce));
+    if (dtype > TS_DTYPE_U8) r.Fail("a step of unknown data type " + std::to_string(dtype));
+    if (r.ok()) {
+      s.reduce = static_cast<TsReduceOp>(reduce);
+      s.dtype = static_cast<TsDataType>(dtype);
+    }
     s.root = r.U32();
     s.location = r.Str();
     return s;
