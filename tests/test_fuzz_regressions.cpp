@@ -7,13 +7,17 @@
 //   - an error code, an option type or a device property outside its enum:
 //     loaded as the enum type (undefined behaviour), now read as bytes and
 //     checked.
-// (The fuzz regression inputs are in fuzz/regressions/plugin.)
+// And what fuzz/cache_fuzzer.cpp found in the program file reader: a
+// step's reduction outside TsReduceOp was loaded as the enum.
+// (The fuzz regression inputs are in fuzz/regressions/<harness>.)
 #include <cstddef>
 #include <cstring>
 #include <string>
 
 #include "test_util.hpp"
+#include "tessera/ir_version.h"
 #include "tessera/plugin.h"
+#include "tessera/program.hpp"
 
 struct TsError {
   uint32_t code;
@@ -170,6 +174,40 @@ TEST(FuzzRegressions, DevicePropertiesOutsideTheirEnums) {
   rt = CreateWith(Fault::kPeerCopy);
   ASSERT_FALSE(rt.ok());
   TS_EXPECT_CONTAINS(rt.status().message(), "Device_GetProperties returned the peer copy mode 4294967295");
+}
+
+// A collective step whose reduction (or data type) is no enum value: the
+// file is DATA_LOSS, never an enum loaded out of range.
+TEST(FuzzRegressions, ProgramStepEnumsOutOfRange) {
+  ProgramImage image;
+  image.plugin = "cpu";
+  image.target = "cpu";
+  image.ir_version = TESSERA_IR_VERSION;
+  PlanStep step;
+  step.kind = PlanStep::kAllReduce;
+  step.reduce = TS_REDUCE_MIN;
+  step.dtype = TS_DTYPE_U8;
+  step.root = 0x5eed1234;  // finds the fields in the bytes
+  image.steps.push_back(step);
+  const std::string good = image.Serialize();
+  ASSERT_TRUE(ProgramImage::Deserialize(good, "good.tsp").ok());
+  const uint32_t marker[3] = {TS_REDUCE_MIN, TS_DTYPE_U8, 0x5eed1234};
+  const size_t at = good.find(std::string(reinterpret_cast<const char*>(marker), sizeof marker));
+  ASSERT_NE(at, std::string::npos);
+  for (int field = 0; field < 2; ++field) {
+    std::string bad = good;
+    const uint32_t value = 64768;
+    std::memcpy(bad.data() + at + 4 * field, &value, 4);
+    // The checksum trailer (FNV-1a 64 of every byte before it) made right,
+    // so that the reader gets as far as the field.
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i + 8 < bad.size(); ++i) h = (h ^ static_cast<unsigned char>(bad[i])) * 0x100000001b3ull;
+    std::memcpy(bad.data() + bad.size() - 8, &h, 8);
+    auto read = ProgramImage::Deserialize(bad, "bad.tsp");
+    ASSERT_FALSE(read.ok());
+    EXPECT_EQ(read.status().code(), StatusCode::kDataLoss) << read.status().ToString();
+    TS_EXPECT_CONTAINS(read.status().message(), field == 0 ? "unknown reduction 64768" : "unknown data type 64768");
+  }
 }
 
 }  // namespace
