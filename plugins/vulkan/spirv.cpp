@@ -210,8 +210,20 @@ bool Reflect(const uint32_t* w, size_t n, Module* out, std::string* error) {
     i += wc;
   }
 
-  // Size of a type in bytes (explicit layout where decorated).
-  std::function<uint64_t(uint32_t, int)> size_of = [&](uint32_t id, int depth) -> uint64_t {
+  // Size of a type in bytes (explicit layout where decorated).  Each type is
+  // sized once (memoized): a struct whose members name one type many times,
+  // nested, took exponential time (found by fuzz/spirv_fuzzer.cpp); a cycle,
+  // which valid SPIR-V cannot have, reads 0.
+  std::unordered_map<uint32_t, uint64_t> sized;
+  std::function<uint64_t(uint32_t, int)> size_of_type;
+  auto size_of = [&](uint32_t id, int depth) -> uint64_t {
+    if (auto known = sized.find(id); known != sized.end()) return known->second;
+    sized[id] = 0;
+    const uint64_t bytes = size_of_type(id, depth);
+    sized[id] = bytes;
+    return bytes;
+  };
+  size_of_type = [&](uint32_t id, int depth) -> uint64_t {
     if (depth > 32) return 0;
     auto it = types.find(id);
     if (it == types.end()) return 0;
