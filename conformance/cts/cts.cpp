@@ -175,6 +175,29 @@ bool CtsTest::LoadKernels(std::string* why, size_t device_index) {
   return true;
 }
 
+namespace {
+
+// The hand-written kernels that synchronize with the host or with launches
+// on other streams through memory use only atomics on those buffers: say so,
+// so that the validation layer's hazard detector (TESSERA_VALIDATE=1) does
+// not report the races the runtime areas make on purpose.  Compiled Tile IR
+// kernels carry this in their signature (TsKernelParam.access).
+StatusOr<Kernel> DeclareAccess(StatusOr<Kernel> kernel, const std::string& name) {
+  constexpr uint32_t kAtomic = TS_PARAM_READ | TS_PARAM_WRITE | TS_PARAM_ATOMIC;
+  static const std::map<std::string, std::vector<uint32_t>> kAtomicBuffers = {
+      {"gate", {kAtomic, kAtomic}},
+      {"handshake", {kAtomic, kAtomic}},
+      {"log_stream", {kAtomic}},
+      {"count", {kAtomic}},
+  };
+  if (!kernel.ok()) return kernel;
+  if (auto it = kAtomicBuffers.find(name); it != kAtomicBuffers.end())
+    kernel->declare_buffer_access(it->second);
+  return kernel;
+}
+
+}  // namespace
+
 StatusOr<Kernel> CtsTest::kernel(const std::string& name, size_t device_index) {
   if (device_index >= executables_.size() || !modules_[device_index]) {
     std::string why;
@@ -183,7 +206,7 @@ StatusOr<Kernel> CtsTest::kernel(const std::string& name, size_t device_index) {
   }
   const KernelModule& module = *modules_[device_index];
   auto& loaded = executables_[device_index];
-  if (!module.per_kernel) return loaded[""].kernel(name);
+  if (!module.per_kernel) return DeclareAccess(loaded[""].kernel(name), name);
   auto it = loaded.find(name);
   if (it == loaded.end()) {
     // No module for the name: the same NOT_FOUND a one-module format gives
@@ -200,7 +223,7 @@ StatusOr<Kernel> CtsTest::kernel(const std::string& name, size_t device_index) {
     if (!exe.ok()) return exe.status();
     it = loaded.emplace(name, *exe).first;
   }
-  return it->second.kernel(name);
+  return DeclareAccess(it->second.kernel(name), name);
 }
 
 bool CtsTest::CompileTileKernel(const std::string& file, const std::string& name,
@@ -280,6 +303,15 @@ bool CtsTest::CompileTileKernel(const std::string& file, const std::string& name
   if (!k.ok()) {
     *why = "kernel " + name + ": " + k.status().ToString();
     return false;
+  }
+  // What each buffer parameter does (the signature's access): the
+  // validation layer's hazard detector reads it.
+  for (const KernelSignature& sig : im.executables[0].kernels) {
+    if (sig.name != name) continue;
+    std::vector<uint32_t> access;
+    for (const KernelParamInfo& p : sig.params)
+      if (p.kind == TS_KERNEL_ARG_BUFFER) access.push_back(p.access);
+    k->declare_buffer_access(access);
   }
   TileKernel tk;
   tk.kernel = *k;

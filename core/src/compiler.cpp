@@ -75,8 +75,9 @@ StatusOr<CompileOutput> CopyOutput(const detail::PluginLibrary& lib,
       info.dtype = detail::BoundedString(p.dtype, 64);
       info.shape.assign(p.shape, p.shape + p.rank);
       info.bytes = p.bytes;
-      info.access = p.access & (TS_PARAM_READ | TS_PARAM_WRITE);
-      if (info.access == 0) info.access = TS_PARAM_READ | TS_PARAM_WRITE;
+      info.access = p.access & (TS_PARAM_READ | TS_PARAM_WRITE | TS_PARAM_ATOMIC);
+      if ((info.access & (TS_PARAM_READ | TS_PARAM_WRITE)) == 0)
+        info.access = TS_PARAM_READ | TS_PARAM_WRITE;
       k.params.push_back(std::move(info));
     }
     out.kernels.push_back(std::move(k));

@@ -55,7 +55,7 @@ void HazardTracker::Check(StreamId id, const Access& a, std::vector<std::string>
   bool reported = false;
   for (const AccessRecord& r : list) {
     if (reported) break;
-    if (r.stream == id || (!r.write && !a.write)) continue;
+    if (r.stream == id || (!r.write && !a.write) || (r.atomic && a.atomic)) continue;
     if (r.end <= a.begin || a.end <= r.begin) continue;
     if (r.tick <= At(now, r.stream)) continue;  // happens before
     uint64_t lo = std::max(r.begin, a.begin), hi = std::min(r.end, a.end);
@@ -76,7 +76,8 @@ void HazardTracker::Check(StreamId id, const Access& a, std::vector<std::string>
                             [&](const AccessRecord& r) {
                               bool before = r.stream == id || r.tick <= At(now, r.stream);
                               bool covered = a.begin <= r.begin && r.end <= a.end;
-                              return before && covered && (a.write || !r.write);
+                              return before && covered && (a.write || !r.write) &&
+                                     (!a.atomic || r.atomic);
                             }),
              list.end());
   if (list.size() >= kMaxRecordsPerBuffer) list.erase(list.begin());
@@ -86,6 +87,7 @@ void HazardTracker::Check(StreamId id, const Access& a, std::vector<std::string>
   rec.begin = a.begin;
   rec.end = a.end;
   rec.write = a.write;
+  rec.atomic = a.atomic;
   rec.what = a.what;
   list.push_back(std::move(rec));
 }

@@ -15,8 +15,9 @@
 // Each buffer keeps a short list of its recent accesses (stream, the
 // stream's counter, byte range, read or write, what did it).  A new access
 // conflicts with a recorded one from another stream when their ranges
-// overlap, one of them writes, and the recorded one does not happen before
-// the new one.  An access that the new one supersedes (same or wider range,
+// overlap, one of them writes, they are not both atomic (kernels whose only
+// use of the buffer is atomic read-modify-writes race benignly), and the
+// recorded one does not happen before the new one.  An access that the new one supersedes (same or wider range,
 // ordered before it, and a write or a read replaced by a read) is dropped:
 // any later conflict with it is also a conflict with the new one.  The list
 // is capped (kMaxRecordsPerBuffer, oldest dropped): a hazard against a
@@ -46,6 +47,9 @@ class HazardTracker {
     const void* key = nullptr;  // the buffer's handle
     uint64_t begin = 0, end = 0;
     bool write = false;
+    // Only atomic read-modify-writes (TS_PARAM_ATOMIC): no hazard against
+    // another atomic access, only against plain ones.
+    bool atomic = false;
     std::string what;
     std::string buffer;
   };
@@ -83,6 +87,7 @@ class HazardTracker {
     uint64_t tick = 0;
     uint64_t begin = 0, end = 0;
     bool write = false;
+    bool atomic = false;
     std::string what;
   };
 

@@ -834,6 +834,7 @@ TsError* ValidationLayer::Kernel_Launch(TsKernel_Launch_Args* args) {
           a.begin = arg.offset;
           a.end = b->size;
           a.write = (access & TS_PARAM_WRITE) != 0;
+          a.atomic = (access & TS_PARAM_ATOMIC) != 0;
           a.what = std::move(what);
           a.buffer = DescribeBuffer(arg.buffer, *b);
           accesses.push_back(std::move(a));

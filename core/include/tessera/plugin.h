@@ -380,8 +380,12 @@ TS_DEFINE_STRUCT_TRAITS(TsCompilerTarget, build_id);
 /* What the core requires of a target (build_id may be absent). */
 #define TS_COMPILER_TARGET_MIN_STRUCT_SIZE TS_STRUCT_SIZE(TsCompilerTarget, num_options)
 
-/* Access of a kernel parameter (TsKernelParam.access). */
-enum { TS_PARAM_READ = 1u << 0, TS_PARAM_WRITE = 1u << 1 };
+/* Access of a kernel parameter (TsKernelParam.access).  TS_PARAM_ATOMIC
+ * (with WRITE): every access the kernel makes to the buffer is an atomic
+ * read-modify-write, so launches on other streams that also only use atomics
+ * on it race benignly (the validation layer's hazard detector reports no
+ * hazard between them).  Older callers ignore the bit. */
+enum { TS_PARAM_READ = 1u << 0, TS_PARAM_WRITE = 1u << 1, TS_PARAM_ATOMIC = 1u << 2 };
 
 /* One parameter of a compiled kernel, in launch order. */
 typedef struct TsKernelParam {

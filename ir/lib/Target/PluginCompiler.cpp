@@ -1,5 +1,6 @@
 //===- PluginCompiler.cpp - Compiler_Compile around a plugin's lowering ---===//
 #include "tessera/Target/PluginCompiler.h"
+#include "tessera/Target/ArgumentAccess.h"
 
 #include <chrono>
 #include <cstdio>
@@ -113,7 +114,9 @@ std::string TypeName(Type type) {
 
 std::vector<KernelParamSpec> ParamsOfArguments(FunctionOpInterface fn, const std::string &indexType) {
   std::vector<KernelParamSpec> out;
-  for (Type t : fn.getArgumentTypes()) {
+  llvm::ArrayRef<Type> types = fn.getArgumentTypes();
+  for (unsigned i = 0; i < types.size(); ++i) {
+    Type t = types[i];
     KernelParamSpec p;
     if (auto mt = t.dyn_cast<MemRefType>()) {
       p.kind = TS_KERNEL_ARG_BUFFER;
@@ -121,6 +124,8 @@ std::vector<KernelParamSpec> ParamsOfArguments(FunctionOpInterface fn, const std
       p.shape.assign(mt.getShape().begin(), mt.getShape().end());
       uint64_t bits = mt.getElementType().isIndex() ? 64 : mt.getElementTypeBitWidth();
       p.bytes = mt.hasStaticShape() ? static_cast<uint64_t>(mt.getNumElements()) * ((bits + 7) / 8) : 0;
+      // What the body does with it (the validation layer's hazard detector).
+      if (!fn.isExternal()) p.access = ArgumentAccess(fn.getArgument(i));
     } else {
       p.kind = TS_KERNEL_ARG_SCALAR;
       p.dtype = t.isIndex() ? indexType : TypeName(t);

@@ -1,5 +1,6 @@
 //===- Compiler.cpp - Tessera IR -> elf-native shared object --------------===//
 #include "tessera/cpu/Compiler.h"
+#include "tessera/Target/ArgumentAccess.h"
 
 #include <chrono>
 #include <cstdlib>
@@ -100,6 +101,7 @@ std::vector<KernelInfo> collectKernels(ModuleOp m) {
         a.dtype = typeName(t);
       }
       a.output = i >= nIn;
+      if (a.buffer && !f.isExternal()) a.access = tessera::target::ArgumentAccess(f.getArgument(i));
       k.args.push_back(a);
     }
     out.push_back(k);

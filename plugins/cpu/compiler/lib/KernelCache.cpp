@@ -5,6 +5,7 @@
 
 #include "file_io.hpp"
 #include "plugin_log.hpp"
+#include "tessera/plugin.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
@@ -51,7 +52,9 @@ std::string Body(const std::vector<KernelInfo> &ks) {
     for (uint32_t v : k.group_size) os << " " << v;
     os << " " << k.args.size() << "\n";
     for (const KernelArgInfo &a : k.args) {
-      os << "arg " << a.buffer << " " << a.output << " " << a.dtype << " " << a.shape.size();
+      // The second word: bit 0 output, the bits above the access (TS_PARAM_*).
+      os << "arg " << a.buffer << " " << (static_cast<uint64_t>(a.output) | (uint64_t{a.access} << 1))
+         << " " << a.dtype << " " << a.shape.size();
       for (int64_t d : a.shape) os << " " << d;
       os << "\n";
     }
@@ -80,13 +83,15 @@ std::string ParseBody(StringRef text, std::vector<KernelInfo> &ks) {
       ks.push_back(std::move(k));
     } else if (w.size() >= 5 && w[0] == "arg" && !ks.empty()) {
       KernelArgInfo a;
-      int buffer = 0, output = 0;
+      int buffer = 0;
+      uint32_t output = 0;
       uint64_t rank = 0;
       if (!Num(w[1], &buffer) || !Num(w[2], &output) || !Num(w[4], &rank) || rank > kMaxRank ||
           w.size() != 5 + rank || ks.back().args.size() >= expectedArgs)
         return where + ": malformed argument line";
       a.buffer = buffer != 0;
-      a.output = output != 0;
+      a.output = (output & 1) != 0;
+      a.access = (output >> 1) & (TS_PARAM_READ | TS_PARAM_WRITE | TS_PARAM_ATOMIC);
       a.dtype = w[3].str();
       for (uint64_t i = 0; i < rank; ++i) {
         int64_t d = 0;

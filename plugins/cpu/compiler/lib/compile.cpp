@@ -60,6 +60,7 @@ TsErrorCode Lower(ModuleOp module, const CompileRequest &request, CompileResult 
       p.bytes = a.buffer ? tessera::cpu::bufferBytes(a) : tessera::cpu::dtypeBytes(a.dtype);
       if (!a.buffer) p.access = TS_PARAM_READ;
       else if (k.graph) p.access = a.output ? TS_PARAM_WRITE : TS_PARAM_READ;
+      else if (a.access) p.access = a.access;  // from the body (ArgumentAccess)
       spec.params.push_back(std::move(p));
     }
     result->kernels.push_back(std::move(spec));

@@ -27,6 +27,7 @@ struct KernelArgInfo {
   std::string dtype;               // "f32", "f16", "bf16", "i32", "i8", "i64", ...
   std::vector<int64_t> shape;      // buffers: static shape (elements)
   bool output = false;             // written by the kernel (Graph IR results)
+  uint32_t access = 0;             // buffers: TS_PARAM_* of the body (0: unknown)
 };
 
 struct KernelInfo {
