@@ -51,6 +51,8 @@ inline const std::vector<Area>& AllAreas() {
        "every bad argument is an error with a message, never a crash"},
       {"threads", "Threads", true, nullptr, false,
        "8 threads on shared and private streams: no lost work, no deadlock"},
+      {"validation", "Validation", true, nullptr, false,
+       "TESSERA_VALIDATE's layer over the plugin: misuse reported, ordered work not"},
       {"abi", "AbiArgs", true, nullptr, true,
        "every ABI entry point refuses each invalid argument with its documented code"},
       {"transfers", "Transfers", true, nullptr, false,
