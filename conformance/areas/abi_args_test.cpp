@@ -51,7 +51,8 @@ class AbiArgs : public CtsTest, public ::testing::WithParamInterface<AbiCase> {}
 
 TEST_P(AbiArgs, Rejects) {
   const AbiCase& c = GetParam();
-  const TsPluginApi* api = runtime().plugin_api();
+  // The plugin's own table, also under TESSERA_VALIDATE's layer.
+  const TsPluginApi* api = runtime().plugin_own_api();
   ASSERT_NE(api, nullptr);
   TsErrorCode code{};
   std::string message;

@@ -26,7 +26,7 @@ std::string MessageOf(const TsPluginApi* api, TsError* e) {
 }  // namespace
 
 Env::Env(const Runtime& rt, const std::vector<tessera::Device>& devices)
-    : api(rt.plugin_api()), runtime_(rt), devices_(devices), client_(rt.raw_client()) {}
+    : api(rt.plugin_own_api()), runtime_(rt), devices_(devices), client_(rt.raw_client()) {}
 
 void* Env::foreign() const { return g_zeros; }
 

@@ -1,7 +1,8 @@
 // The invalid-argument matrix of the "abi" area (abi_args_test.cpp): one
 // case per (entry point, invalid argument), calling the plugin's function
-// table directly (Runtime::plugin_api()), never through the core, which
-// checks many of these itself.
+// table directly (Runtime::plugin_own_api()), never through the core, which
+// checks many of these itself, nor through a layer stacked over the plugin
+// (TESSERA_VALIDATE).
 //
 // A case starts from a VALID Args struct (the entry's builder), changes one
 // thing, calls the entry and expects the code the ABI documents

@@ -243,6 +243,7 @@ const TsPluginApi* Runtime::plugin_api() const {
   // Validating, the raw table too goes through the layer.
   return impl_->plugin->validation() ? &impl_->plugin->table() : impl_->plugin->raw_api();
 }
+const TsPluginApi* Runtime::plugin_own_api() const { return impl_->plugin->raw_api(); }
 TsClient* Runtime::raw_client() const { return impl_->client; }
 
 StatusOr<void*> Runtime::pinned_malloc(size_t size) const {

@@ -261,6 +261,9 @@ class Runtime {
   // The selected plugin's function table, for callers that must bypass the
   // core (benchmarks measuring its overhead).  Valid while the Runtime lives.
   const TsPluginApi* plugin_api() const;
+  // The plugin's own table, beneath any layer the core stacks over it
+  // (TESSERA_VALIDATE): what the conformance suite's "abi" area certifies.
+  const TsPluginApi* plugin_own_api() const;
   TsClient* raw_client() const;
 
   // Page-locked host memory (cudaMallocHost).  Async copies need it.
