@@ -3,11 +3,14 @@
 // test kernel on cpu, then a loop of launches with one synchronize.  Run by
 // tests/trace_overhead.sh (instructions, under callgrind) or by hand (wall
 // time, medians of 5).
-//   usage: tessera-trace-overhead KERNELS.so [ITERATIONS]
+// With "buffers" the launches are of the `add` test kernel with two buffer
+// arguments (what the validation layer's hazard detector tracks) instead.
+//   usage: tessera-trace-overhead KERNELS.so [ITERATIONS] [buffers]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "tessera/runtime.hpp"
@@ -33,19 +36,26 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", exe.status().ToString().c_str());
     return 1;
   }
-  Kernel kernel = exe->kernel("empty").value();
+  const bool buffers = argc > 3 && std::string(argv[3]) == "buffers";
+  Kernel kernel = exe->kernel(buffers ? "add" : "empty").value();
+  if (buffers) kernel.declare_buffer_access({TS_PARAM_WRITE, TS_PARAM_READ});
   Stream stream = device.create_stream().value();
+  Buffer dst = device.allocate(64).value(), src = device.allocate(64).value();
+  std::vector<KernelArg> args;
+  if (buffers)
+    args = {KernelArg::buffer(dst), KernelArg::buffer(src), KernelArg::scalar(1.0f),
+            KernelArg::scalar(uint32_t{1})};
   auto now = [] { return std::chrono::steady_clock::now(); };
   std::vector<double> round_trip, throughput;
   for (int rep = 0; rep < 5; ++rep) {
     auto t0 = now();
     for (int i = 0; i < n; ++i) {
-      if (!stream.launch(kernel, {1, 1, 1}, {1, 1, 1}, {}).ok()) return 1;
+      if (!stream.launch(kernel, {1, 1, 1}, {1, 1, 1}, args).ok()) return 1;
       if (!stream.synchronize().ok()) return 1;
     }
     auto t1 = now();
     for (int i = 0; i < n; ++i)
-      if (!stream.launch(kernel, {1, 1, 1}, {1, 1, 1}, {}).ok()) return 1;
+      if (!stream.launch(kernel, {1, 1, 1}, {1, 1, 1}, args).ok()) return 1;
     if (!stream.synchronize().ok()) return 1;
     auto t2 = now();
     round_trip.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / n);

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Instructions per Stream::launch and per Stream::synchronize with tracing
-# off, TESSERA_TRACE_CLOCK=host and TESSERA_TRACE (device clock), counted by
+# off, TESSERA_TRACE_CLOCK=host, TESSERA_TRACE (device clock) and with the
+# validation layer (TESSERA_VALIDATE=1), counted by
 # callgrind: unlike wall time on a shared 2-core machine, the count does not
 # depend on the load (docs/runtime.md, "Tracing").  Prints one JSON object.
 #   usage: tests/trace_overhead.sh [build dir] [iterations]   (needs valgrind)
@@ -11,21 +12,25 @@ command -v valgrind >/dev/null || { echo "valgrind not found: apt-get install va
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 KERNELS="$BUILD/lib/tessera/test-kernels/libtessera_test_kernels.so"
-for mode in off host device; do
+for mode in off host device validate off_buffers validate_buffers; do
+  ARGS=
   case $mode in
     off) set -- ;;
+    validate) set -- TESSERA_VALIDATE=1 ;;
+    off_buffers) set -- ; ARGS=buffers ;;
+    validate_buffers) set -- TESSERA_VALIDATE=1 ; ARGS=buffers ;;
     host) set -- TESSERA_TRACE="$OUT/trace.json" TESSERA_TRACE_CLOCK=host ;;
     device) set -- TESSERA_TRACE="$OUT/trace.json" ;;
   esac
-  env -u TESSERA_TRACE -u TESSERA_TRACE_CLOCK "$@" valgrind --tool=callgrind \
-    --callgrind-out-file="$OUT/cg.$mode" "$BUILD/bin/tessera-trace-overhead" "$KERNELS" "$N" \
+  env -u TESSERA_TRACE -u TESSERA_TRACE_CLOCK -u TESSERA_VALIDATE "$@" valgrind --tool=callgrind \
+    --callgrind-out-file="$OUT/cg.$mode" "$BUILD/bin/tessera-trace-overhead" "$KERNELS" "$N" $ARGS \
     >"$OUT/log.$mode" 2>&1 || { cat "$OUT/log.$mode" >&2; exit 1; }
   callgrind_annotate --inclusive=yes --tree=caller "$OUT/cg.$mode" >"$OUT/tree.$mode" 2>/dev/null
 done
 python3 - "$OUT" <<'PY'
 import json, re, sys
 out = {}
-for mode in ("off", "host", "device"):
+for mode in ("off", "host", "device", "validate", "off_buffers", "validate_buffers"):
     lines = open(f"{sys.argv[1]}/tree.{mode}").read().splitlines()
     for fn, key in (("Stream::launch(tessera::Kernel const&, TsDim3, TsDim3, tessera::KernelArg const*", "launch"),
                     ("Stream::synchronize() const", "synchronize")):

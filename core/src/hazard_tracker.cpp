@@ -5,6 +5,20 @@
 
 namespace tessera::detail {
 
+std::string AccessWhat::Text() const {
+  std::string out = entry;
+  if (name) out += " '" + *name + "'";
+  if (index >= 0) out += std::string(*entry == 'C' && name == nullptr ? " rank " : " argument ") +
+                         std::to_string(index);
+  if (*role || bytes) {
+    out += " (";
+    if (bytes) out += std::to_string(bytes) + " bytes";
+    if (*role) out += std::string(bytes ? ", " : "") + role;
+    out += ")";
+  }
+  return captured ? "GraphExec_Launch (captured " + out + ")" : out;
+}
+
 HazardTracker::StreamId HazardTracker::AddStream(uint32_t device, bool is_default,
                                                  bool non_blocking, std::string name) {
   Stream s;
@@ -60,9 +74,10 @@ void HazardTracker::Check(StreamId id, const Access& a, std::vector<std::string>
     if (r.tick <= At(now, r.stream)) continue;  // happens before
     uint64_t lo = std::max(r.begin, a.begin), hi = std::min(r.end, a.end);
     hazards->push_back(
-        "stream hazard on " + a.buffer + ", bytes [" + std::to_string(lo) + ", " +
-        std::to_string(hi) + "): " + a.what + " on " + streams_[id].name +
-        (a.write ? " writes" : " reads") + " them, but " + r.what + " on " +
+        "stream hazard on " + (describe_buffer ? describe_buffer(a.key) : std::string("a buffer")) +
+        ", bytes [" + std::to_string(lo) + ", " +
+        std::to_string(hi) + "): " + a.what.Text() + " on " + streams_[id].name +
+        (a.write ? " writes" : " reads") + " them, but " + r.what.Text() + " on " +
         streams_[r.stream].name + (r.write ? " writes" : " reads") +
         " them with no event edge between the two operations; record an event on " +
         streams_[r.stream].name + " after the first and make " + streams_[id].name +

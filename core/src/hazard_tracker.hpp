@@ -29,11 +29,26 @@
 #define TESSERA_CORE_HAZARD_TRACKER_HPP_
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 namespace tessera::detail {
+
+// What touched a buffer, e.g. "Kernel_Launch 'saxpy' argument 2".  Kept in
+// parts and turned into text only for a report: the hot path (a launch)
+// copies two pointers and a few integers, no string.
+struct AccessWhat {
+  const char* entry = "";                    // static: "Kernel_Launch", "Memcpy"
+  std::shared_ptr<const std::string> name;   // a kernel's name, or null
+  int64_t index = -1;                        // argument or rank, -1: none
+  const char* role = "";                     // static: "destination", "recv", ...
+  uint64_t bytes = 0;                        // copies: their size, 0: none
+  bool captured = false;                     // replayed by GraphExec_Launch
+  std::string Text() const;
+};
 
 class HazardTracker {
  public:
@@ -42,7 +57,7 @@ class HazardTracker {
   static constexpr size_t kMaxRecordsPerBuffer = 64;
 
   // One buffer access of an operation.  `what` says what touched it
-  // ("Kernel_Launch 'saxpy' argument 2"), `buffer` names the buffer.
+  // ("Kernel_Launch 'saxpy' argument 2").
   struct Access {
     const void* key = nullptr;  // the buffer's handle
     uint64_t begin = 0, end = 0;
@@ -50,9 +65,12 @@ class HazardTracker {
     // Only atomic read-modify-writes (TS_PARAM_ATOMIC): no hazard against
     // another atomic access, only against plain ones.
     bool atomic = false;
-    std::string what;
-    std::string buffer;
+    AccessWhat what;
   };
+
+  // Names a buffer in a report (only called when there is one to make: the
+  // name may be costly, e.g. symbolizing where the buffer was created).
+  std::function<std::string(const void* key)> describe_buffer;
 
   // `device` groups streams for the default stream's rule; a non-blocking
   // stream does not synchronize with its device's default stream.
@@ -88,7 +106,7 @@ class HazardTracker {
     uint64_t begin = 0, end = 0;
     bool write = false;
     bool atomic = false;
-    std::string what;
+    AccessWhat what;
   };
 
   static void Join(Clock* into, const Clock& from);

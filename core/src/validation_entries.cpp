@@ -342,9 +342,9 @@ TsError* ValidationLayer::Memcpy(TsMemcpy_Args* args) {
       a.begin = r.offset;
       a.end = r.offset + args->size;
       a.write = i == 0;
-      a.what = std::string(args->stream ? "Memcpy" : "synchronous Memcpy") + " (" +
-               std::to_string(args->size) + " bytes, " + (i == 0 ? "destination" : "source") + ")";
-      a.buffer = DescribeBuffer(r.buffer, *b);
+      a.what.entry = args->stream ? "Memcpy" : "synchronous Memcpy";
+      a.what.bytes = args->size;
+      a.what.role = i == 0 ? "destination" : "source";
       accesses.push_back(std::move(a));
     }
   }
@@ -374,9 +374,8 @@ TsError* ValidationLayer::Memset(TsMemset_Args* args) {
       a.begin = args->offset;
       a.end = args->offset + args->size;
       a.write = true;
-      a.what = std::string(args->stream ? "Memset" : "synchronous Memset") + " (" +
-               std::to_string(args->size) + " bytes)";
-      a.buffer = DescribeBuffer(args->buffer, *b);
+      a.what.entry = args->stream ? "Memset" : "synchronous Memset";
+      a.what.bytes = args->size;
       accesses.push_back(std::move(a));
     }
   }
@@ -728,7 +727,7 @@ TsError* ValidationLayer::GraphExec_Launch(TsGraphExec_Launch_Args* args) {
       for (const Access& captured : exec->accesses) {
         if (!Find(captured.key, Kind::kBuffer)) continue;  // freed since
         Access a = captured;
-        a.what = "GraphExec_Launch (captured " + captured.what + ")";
+        a.what.captured = true;
         accesses.push_back(std::move(a));
       }
       Operate(args->stream, s->device, std::move(accesses));
@@ -793,6 +792,7 @@ TsError* ValidationLayer::Executable_GetKernel(TsExecutable_GetKernel_Args* args
       kernel.created = CallSite::Capture("Executable_GetKernel");
       kernel.executable = args->executable;
       kernel.name = args->name ? std::string(args->name).substr(0, 256) : std::string();
+      kernel.shared_name = std::make_shared<const std::string>(kernel.name);
       Create(args->kernel, Kind::kKernel, std::move(kernel));
       known = Find(args->kernel, Kind::kKernel);
     }
@@ -816,13 +816,18 @@ TsError* ValidationLayer::Kernel_Launch(TsKernel_Launch_Args* args) {
       for (size_t i = 0; i < args->num_args; ++i) {
         const TsKernelArg& arg = args->args[i];
         if (arg.kind != TS_KERNEL_ARG_BUFFER || arg.buffer == nullptr) continue;
-        std::string what = "Kernel_Launch '" + (kernel ? kernel->name : std::string()) +
-                           "' argument " + std::to_string(i);
-        if (TsError* e = CheckHandle(arg.buffer, Kind::kBuffer, "Kernel_Launch", what.c_str())) return e;
+        // Text only for a refusal: launches are the hot path.
+        auto what = [&] {
+          return "Kernel_Launch '" + (kernel ? kernel->name : std::string()) + "' argument " +
+                 std::to_string(i);
+        };
         const Object* b = Find(arg.buffer, Kind::kBuffer);
+        if (!b)
+          if (TsError* e = CheckHandle(arg.buffer, Kind::kBuffer, "Kernel_Launch", what().c_str()))
+            return e;
         if (b && arg.offset >= b->size)
           return Refuse(TS_ERROR_OUT_OF_RANGE, "out-of-bounds",
-                        what + ": offset " + std::to_string(arg.offset) + " is past the end of " +
+                        what() + ": offset " + std::to_string(arg.offset) + " is past the end of " +
                             DescribeBuffer(arg.buffer, *b));
         uint32_t access = TS_PARAM_READ | TS_PARAM_WRITE;
         if (kernel && kernel->access_known && buffer_ordinal < kernel->buffer_access.size())
@@ -835,8 +840,9 @@ TsError* ValidationLayer::Kernel_Launch(TsKernel_Launch_Args* args) {
           a.end = b->size;
           a.write = (access & TS_PARAM_WRITE) != 0;
           a.atomic = (access & TS_PARAM_ATOMIC) != 0;
-          a.what = std::move(what);
-          a.buffer = DescribeBuffer(arg.buffer, *b);
+          a.what.entry = "Kernel_Launch";
+          if (kernel) a.what.name = kernel->shared_name;
+          a.what.index = static_cast<int64_t>(i);
           accesses.push_back(std::move(a));
         }
       }
@@ -923,8 +929,9 @@ TsError* ValidationLayer::Communicator_Collective(TsCommunicator_Collective_Args
           a.begin = ref.offset;
           a.end = std::min<uint64_t>(b->size, ref.offset + count * element);
           a.write = side == 0;
-          a.what = std::string(entry) + " rank " + std::to_string(r) + (side == 0 ? " recv" : " send");
-          a.buffer = DescribeBuffer(ref.buffer, *b);
+          a.what.entry = entry;
+          a.what.index = static_cast<int64_t>(r);
+          a.what.role = side == 0 ? "recv" : "send";
           rank.push_back(std::move(a));
         }
         streams.push_back(args->streams[r]);

@@ -50,6 +50,13 @@ StatusOr<std::unique_ptr<ValidationLayer>> ValidationLayer::Create(const TsPlugi
   layer->plugin_ = std::move(plugin);
   layer->report_ = std::move(report);
   layer->next_ = next;
+  ValidationLayer* self = layer.get();
+  layer->hazards_.describe_buffer = [self](const void* key) {
+    // The layer's lock is held (reports are made under it).
+    auto it = self->live_.find(key);
+    return it == self->live_.end() ? std::string("a freed buffer")
+                                   : self->DescribeBuffer(key, it->second);
+  };
   for (size_t slot = 0; slot < kSlots; ++slot) {
     ValidationLayer* expected = nullptr;
     if (g_slots[slot].compare_exchange_strong(expected, layer.get(), std::memory_order_acq_rel)) {

@@ -121,6 +121,7 @@ class ValidationLayer {
     // Kernels.
     TsExecutable* executable = nullptr;
     std::string name;
+    std::shared_ptr<const std::string> shared_name;  // for AccessWhat
     std::vector<uint32_t> buffer_access;
     bool access_known = false;
     uint32_t num_buffer_args = 0;
