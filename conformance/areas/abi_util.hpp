@@ -1,4 +1,4 @@
-// The invalid-argument matrix of the "abi" area (abi_args_test.cpp): one
+// The invalid-argument matrix of the "abi" area (abi_test.cpp): one
 // case per (entry point, invalid argument), calling the plugin's function
 // table directly (Runtime::plugin_own_api()), never through the core, which
 // checks many of these itself, nor through a layer stacked over the plugin

@@ -53,7 +53,7 @@ inline const std::vector<Area>& AllAreas() {
        "8 threads on shared and private streams: no lost work, no deadlock"},
       {"validation", "Validation", true, nullptr, false,
        "TESSERA_VALIDATE's layer over the plugin: misuse reported, ordered work not"},
-      {"abi", "AbiArgs", true, nullptr, true,
+      {"abi", "Abi", true, nullptr, true,
        "every ABI entry point refuses each invalid argument with its documented code"},
       {"transfers", "Transfers", true, nullptr, false,
        "copies and memsets over every kind x size (0, 1, odd, 3 MiB) x offset"},
@@ -61,7 +61,7 @@ inline const std::vector<Area>& AllAreas() {
        "Buffer_Allocate over every kind x size x alignment: aligned, usable"},
       {"launches", "Launches", true, nullptr, false,
        "fill_u32 and saxpy over element counts x group sizes x offsets"},
-      {"collective_types", "CollectiveTypes", false, "Collectives", true,
+      {"datatypes", "DataTypes", false, "Collectives", true,
        "every collective x data type x reduce op x count, exact"},
   };
   return areas;

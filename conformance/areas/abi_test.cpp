@@ -47,9 +47,9 @@ const CaseList& AllCases() {
   return cases;
 }
 
-class AbiArgs : public CtsTest, public ::testing::WithParamInterface<AbiCase> {};
+class Abi : public CtsTest, public ::testing::WithParamInterface<AbiCase> {};
 
-TEST_P(AbiArgs, Rejects) {
+TEST_P(Abi, Rejects) {
   const AbiCase& c = GetParam();
   // The plugin's own table, also under TESSERA_VALIDATE's layer.
   const TsPluginApi* api = runtime().plugin_own_api();
@@ -92,7 +92,7 @@ TEST_P(AbiArgs, Rejects) {
   EXPECT_EQ(api->Device_Synchronize(&s), nullptr) << "the device is unusable after " << c.name;
 }
 
-INSTANTIATE_TEST_SUITE_P(, AbiArgs, ::testing::ValuesIn(AllCases()),
+INSTANTIATE_TEST_SUITE_P(, Abi, ::testing::ValuesIn(AllCases()),
                          [](const ::testing::TestParamInfo<AbiCase>& info) {
                            return info.param.name;
                          });

@@ -1,4 +1,4 @@
-// Area "collective_types": every collective over every TsDataType, every
+// Area "datatypes": every collective over every TsDataType, every
 // reduce op and element counts 1, 17 and 1000, as parameterized cases, on a
 // communicator of up to 4 devices (the runner gives the cpu plugin 4).
 // Values are small integers chosen so that every result is exact in every
@@ -93,7 +93,7 @@ double Decode(TsDataType t, const uint8_t* in) {
   }
 }
 
-class CollectiveTypes : public CtsTest, public ::testing::WithParamInterface<CollectiveParam> {
+class DataTypes : public CtsTest, public ::testing::WithParamInterface<CollectiveParam> {
  protected:
   const CollectiveParam& p() const { return GetParam(); }
   // Rank k's element i of the send data.
@@ -122,7 +122,7 @@ class CollectiveTypes : public CtsTest, public ::testing::WithParamInterface<Col
   }
 };
 
-TEST_P(CollectiveTypes, ExactResult) {
+TEST_P(DataTypes, ExactResult) {
   static const uint32_t bits[] = {TS_COLLECTIVE_CAP_ALL_REDUCE, TS_COLLECTIVE_CAP_BROADCAST,
                                   TS_COLLECTIVE_CAP_ALL_GATHER, TS_COLLECTIVE_CAP_REDUCE_SCATTER};
   static const char* caps[] = {"collectives.all_reduce", "collectives.broadcast",
@@ -207,7 +207,7 @@ std::string CollectiveName(const ::testing::TestParamInfo<CollectiveParam>& info
          "_Count" + std::to_string(p.count);
 }
 
-INSTANTIATE_TEST_SUITE_P(, CollectiveTypes, ::testing::ValuesIn(AllParams()), CollectiveName);
+INSTANTIATE_TEST_SUITE_P(, DataTypes, ::testing::ValuesIn(AllParams()), CollectiveName);
 
 }  // namespace
 }  // namespace tessera::cts
