@@ -346,6 +346,40 @@ TEST_F(RawValidationTest, LeaksAreListedWhenTheRuntimeGoes) {
   TS_EXPECT_CONTAINS(all, "Host_Allocate");
 }
 
+// A caller may create a second client through the layer's table: ending it
+// ends only its own objects (and lists only its own leaks).
+TEST_F(RawValidationTest, SecondClientThroughTheLayerIsItsOwn) {
+  TsClient_Create_Args create{};
+  create.struct_size = sizeof create;
+  ASSERT_EQ(Take(api()->Client_Create(&create)).first, TsErrorCode(0));
+  TsClient_GetDevices_Args list{};
+  list.struct_size = sizeof list;
+  list.client = create.client;
+  ASSERT_EQ(Take(api()->Client_GetDevices(&list)).first, TsErrorCode(0));
+  ASSERT_GE(list.num_devices, 1u);
+  TsBuffer_Allocate_Args alloc{};
+  alloc.struct_size = sizeof alloc;
+  alloc.device = list.devices[0];
+  alloc.size = 128;
+  ASSERT_EQ(Take(api()->Buffer_Allocate(&alloc)).first, TsErrorCode(0));
+  TsClient_Destroy_Args destroy{};
+  destroy.struct_size = sizeof destroy;
+  destroy.client = create.client;
+  ASSERT_EQ(Take(api()->Client_Destroy(&destroy)).first, TsErrorCode(0));
+  auto leaks = reports_->Of("leak");
+  ASSERT_EQ(leaks.size(), 1u) << reports_->All();
+  TS_EXPECT_CONTAINS(leaks[0].text, "(128 bytes)");
+  // The runtime's own client is untouched.
+  Buffer a = Alloc(kN * 4), b = Alloc(kN * 4);
+  Stream s = NewStream();
+  TS_ASSERT_OK(Fill(s, a, 2.0f));
+  TS_ASSERT_OK(Add(s, b, a, 1.0f));
+  TS_ASSERT_OK(s.synchronize());
+  EXPECT_EQ(Download<float>(b, 1)[0], 3.0f);
+  EXPECT_EQ(reports_->Of("destroyed-handle").size(), 0u) << reports_->All();
+  EXPECT_EQ(reports_->Of("foreign-handle").size(), 0u) << reports_->All();
+}
+
 TEST(ValidationSwitch, EnvironmentValueIsChecked) {
   ScopedEnv validate("TESSERA_VALIDATE", std::string("maybe"));
   RuntimeOptions options;

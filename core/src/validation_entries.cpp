@@ -70,9 +70,9 @@ TsError* ValidationLayer::Client_Create(TsClient_Create_Args* args) {
   TsError* error = next_.Client_Create(args);
   if (error == nullptr && TESSERA_HAS(args, TsClient_Create_Args, client) && args->client) {
     std::lock_guard<std::mutex> lock(mu_);
-    client_ = args->client;
     Object client;
     client.created = site;
+    client.client = args->client;
     Create(args->client, Kind::kClient, std::move(client));
   }
   return error;
@@ -88,6 +88,7 @@ TsError* ValidationLayer::Client_Destroy(TsClient_Destroy_Args* args) {
     // streams and kernels belong to the plugin's own objects.
     std::vector<std::string> leaks;
     for (const auto& [handle, object] : live_) {
+      if (object.client != args->client) continue;
       if (object.kind == Kind::kClient || object.kind == Kind::kDevice ||
           object.kind == Kind::kKernel || (object.kind == Kind::kStream && object.is_default))
         continue;
@@ -98,7 +99,7 @@ TsError* ValidationLayer::Client_Destroy(TsClient_Destroy_Args* args) {
       leaks.push_back(what + ", created by " + object.created.Describe());
     }
     for (const auto& [start, range] : host_ranges_) {
-      if (range.of_buffer) continue;  // listed with its buffer
+      if (range.of_buffer || range.client != args->client) continue;  // listed with its buffer
       char address[32];
       std::snprintf(address, sizeof address, "%p", reinterpret_cast<void*>(start));
       leaks.push_back(std::string(range.registered ? "host memory registered at " : "pinned host memory ") +
@@ -115,12 +116,22 @@ TsError* ValidationLayer::Client_Destroy(TsClient_Destroy_Args* args) {
   TsError* error = next_.Client_Destroy(args);
   if (error == nullptr) {
     std::lock_guard<std::mutex> lock(mu_);
-    // Everything the client owned is gone with it.
+    // Everything the client owned is gone with it (other clients' objects
+    // stay).
     std::vector<const void*> handles;
-    for (const auto& entry : live_) handles.push_back(entry.first);
-    for (const void* h : handles) Destroy(h, site);
-    host_ranges_.clear();
-    client_ = nullptr;
+    for (const auto& entry : live_)
+      if (entry.second.client == args->client) handles.push_back(entry.first);
+    for (const void* h : handles) {
+      if (const Object* o = live_.count(h) ? &live_[h] : nullptr; o && o->kind == Kind::kDevice) {
+        TsDevice* d = static_cast<TsDevice*>(const_cast<void*>(h));
+        default_streams_.erase(d);
+        device_numbers_.erase(d);
+        tracker_devices_.erase(d);
+      }
+      Destroy(h, site);
+    }
+    for (auto it = host_ranges_.begin(); it != host_ranges_.end();)
+      it = it->second.client == args->client ? host_ranges_.erase(it) : std::next(it);
   }
   return error;
 }
@@ -139,6 +150,7 @@ TsError* ValidationLayer::Client_GetDevices(TsClient_GetDevices_Args* args) {
       if (d == nullptr || Find(d, Kind::kDevice)) continue;
       Object device;
       device.created = CallSite::Capture("Client_GetDevices");
+      device.client = args->client;
       device_numbers_.emplace(d, static_cast<uint32_t>(i));
       Create(d, Kind::kDevice, std::move(device));
     }
@@ -170,6 +182,7 @@ TsError* ValidationLayer::Device_GetDefaultStream(TsDevice_GetDefaultStream_Args
       stream.created = CallSite::Capture("Device_GetDefaultStream");
       stream.device = args->device;
       stream.is_default = true;
+      stream.client = ClientOf(args->device);
       stream.stream_id = DefaultStreamOf(args->device);
       Create(args->stream, Kind::kStream, std::move(stream));
     }
@@ -186,8 +199,7 @@ TsError* ValidationLayer::Device_Synchronize(TsDevice_Synchronize_Args* args) {
   TsError* error = next_.Device_Synchronize(args);
   if (error == nullptr) {
     std::lock_guard<std::mutex> lock(mu_);
-    auto number = device_numbers_.find(args->device);
-    if (number != device_numbers_.end()) hazards_.HostWaitsForDevice(number->second);
+    hazards_.HostWaitsForDevice(TrackerDevice(args->device));
   }
   return error;
 }
@@ -208,11 +220,12 @@ TsError* ValidationLayer::Buffer_Allocate(TsBuffer_Allocate_Args* args) {
     buffer.created = site;
     buffer.device = args->device;
     buffer.size = args->size;
+    buffer.client = ClientOf(args->device);
     // A page-locked buffer's host pointer is pinned memory for async copies.
     if (args->kind == TS_BUFFER_HOST_PINNED && args->host_pointer) {
       buffer.pinned_host = args->host_pointer;
       host_ranges_[reinterpret_cast<uintptr_t>(args->host_pointer)] =
-          HostRange{args->size, false, site, /*of_buffer=*/true};
+          HostRange{args->size, false, site, /*of_buffer=*/true, buffer.client};
     }
     Create(args->buffer, Kind::kBuffer, std::move(buffer));
   }
@@ -246,7 +259,7 @@ TsError* ValidationLayer::Host_Allocate(TsHost_Allocate_Args* args) {
   TsError* error = next_.Host_Allocate(args);
   if (error == nullptr && args->pointer) {
     std::lock_guard<std::mutex> lock(mu_);
-    host_ranges_[reinterpret_cast<uintptr_t>(args->pointer)] = HostRange{args->size, false, site};
+    host_ranges_[reinterpret_cast<uintptr_t>(args->pointer)] = HostRange{args->size, false, site, false, args->client};
   }
   return error;
 }
@@ -275,7 +288,7 @@ TsError* ValidationLayer::Host_Register(TsHost_Register_Args* args) {
   TsError* error = next_.Host_Register(args);
   if (error == nullptr && args->pointer) {
     std::lock_guard<std::mutex> lock(mu_);
-    host_ranges_[reinterpret_cast<uintptr_t>(args->pointer)] = HostRange{args->size, true, site};
+    host_ranges_[reinterpret_cast<uintptr_t>(args->pointer)] = HostRange{args->size, true, site, false, args->client};
   }
   return error;
 }
@@ -424,12 +437,13 @@ TsError* ValidationLayer::Stream_Create(TsStream_Create_Args* args) {
     Object stream;
     stream.created = site;
     stream.device = args->device;
+    stream.client = ClientOf(args->device);
     DefaultStreamOf(args->device);  // numbers the device
     uint32_t number = device_numbers_[args->device];
     char address[32];
     std::snprintf(address, sizeof address, "%p", static_cast<void*>(args->stream));
     stream.stream_id = hazards_.AddStream(
-        number, false, (args->flags & TS_STREAM_NON_BLOCKING) != 0,
+        TrackerDevice(args->device), false, (args->flags & TS_STREAM_NON_BLOCKING) != 0,
         std::string("stream ") + address + " (device " + std::to_string(number) + ", created by " +
             site.Describe(2) + ")");
     Create(args->stream, Kind::kStream, std::move(stream));
@@ -539,6 +553,7 @@ TsError* ValidationLayer::Stream_EndCapture(TsStream_EndCapture_Args* args) {
     uint64_t capture = origin ? origin->capture : 0;
     Object graph;
     graph.created = site;
+    graph.client = ClientOf(args->stream);
     if (capture != 0) {
       graph.accesses = std::move(captures_[capture]);
       captures_.erase(capture);
@@ -566,6 +581,7 @@ TsError* ValidationLayer::Event_Create(TsEvent_Create_Args* args) {
     Object event;
     event.created = site;
     event.device = args->device;
+    event.client = ClientOf(args->device);
     Create(args->event, Kind::kEvent, std::move(event));
   }
   return error;
@@ -689,6 +705,7 @@ TsError* ValidationLayer::Graph_Instantiate(TsGraph_Instantiate_Args* args) {
     std::lock_guard<std::mutex> lock(mu_);
     Object exec;
     exec.created = site;
+    exec.client = ClientOf(args->graph);
     if (const Object* g = Find(args->graph, Kind::kGraph)) exec.accesses = g->accesses;
     Create(args->exec, Kind::kGraphExec, std::move(exec));
   }
@@ -751,6 +768,7 @@ TsError* ValidationLayer::Executable_Load(TsExecutable_Load_Args* args) {
     Object exe;
     exe.created = site;
     exe.device = args->device;
+    exe.client = ClientOf(args->device);
     Create(args->executable, Kind::kExecutable, std::move(exe));
   }
   return error;
@@ -791,6 +809,7 @@ TsError* ValidationLayer::Executable_GetKernel(TsExecutable_GetKernel_Args* args
       Object kernel;
       kernel.created = CallSite::Capture("Executable_GetKernel");
       kernel.executable = args->executable;
+      kernel.client = ClientOf(args->executable);
       kernel.name = args->name ? std::string(args->name).substr(0, 256) : std::string();
       kernel.shared_name = std::make_shared<const std::string>(kernel.name);
       Create(args->kernel, Kind::kKernel, std::move(kernel));
@@ -874,6 +893,7 @@ TsError* ValidationLayer::Communicator_Create(TsCommunicator_Create_Args* args) 
     std::lock_guard<std::mutex> lock(mu_);
     Object comm;
     comm.created = site;
+    comm.client = args->client;
     if (args->devices && args->num_devices <= kMaxArgsWalked)
       comm.devices.assign(args->devices, args->devices + args->num_devices);
     Create(args->communicator, Kind::kCommunicator, std::move(comm));
@@ -978,6 +998,7 @@ TsError* ValidationLayer::Compiler_Compile(TsCompiler_Compile_Args* args) {
     std::lock_guard<std::mutex> lock(mu_);
     Object compilation;
     compilation.created = site;
+    compilation.client = args->device ? ClientOf(args->device) : nullptr;
     Create(args->compilation, Kind::kCompilation, std::move(compilation));
   }
   return error;

@@ -134,6 +134,11 @@ ValidationLayer::Object* ValidationLayer::Find(const void* handle, Kind kind) {
   return it != live_.end() && it->second.kind == kind ? &it->second : nullptr;
 }
 
+const void* ValidationLayer::ClientOf(const void* handle) const {
+  auto it = live_.find(handle);
+  return it == live_.end() ? nullptr : it->second.client;
+}
+
 void ValidationLayer::Create(const void* handle, Kind kind, Object object) {
   object.kind = kind;
   destroyed_.erase(handle);  // the address is reused by a new object
@@ -202,13 +207,19 @@ std::string ValidationLayer::DescribeBuffer(const void* buffer, const Object& ob
          " bytes, created by " + object.created.Describe(2) + ")";
 }
 
+uint32_t ValidationLayer::TrackerDevice(TsDevice* device) {
+  return tracker_devices_.emplace(device, static_cast<uint32_t>(tracker_devices_.size()))
+      .first->second;
+}
+
 HazardTracker::StreamId ValidationLayer::DefaultStreamOf(TsDevice* device) {
   auto it = default_streams_.find(device);
   if (it != default_streams_.end()) return it->second;
   uint32_t number = device_numbers_.emplace(device, static_cast<uint32_t>(device_numbers_.size()))
                         .first->second;
   HazardTracker::StreamId id = hazards_.AddStream(
-      number, /*is_default=*/true, false, "the default stream of device " + std::to_string(number));
+      TrackerDevice(device), /*is_default=*/true, false,
+      "the default stream of device " + std::to_string(number));
   default_streams_.emplace(device, id);
   return id;
 }

@@ -104,6 +104,10 @@ class ValidationLayer {
   struct Object {
     Kind kind = Kind::kBuffer;
     CallSite created;
+    // The client it belongs to (a client: itself; null: none, e.g. a
+    // compilation made without a device).  A caller may create several
+    // clients through one table: Client_Destroy ends only its own objects.
+    const void* client = nullptr;
     TsDevice* device = nullptr;  // buffers, streams, events, executables
     // Buffers.
     uint64_t size = 0;
@@ -137,6 +141,7 @@ class ValidationLayer {
     bool registered = false;  // Host_Register (else Host_Allocate)
     CallSite created;
     bool of_buffer = false;   // a TS_BUFFER_HOST_PINNED buffer's memory
+    const void* client = nullptr;
   };
 
   ValidationLayer() = default;
@@ -151,6 +156,8 @@ class ValidationLayer {
   // passes: the plugin rejects it as the ABI documents.
   TsError* CheckHandle(const void* handle, Kind kind, const char* entry, const char* what);
   Object* Find(const void* handle, Kind kind);
+  // The client `handle` belongs to (null when unknown).
+  const void* ClientOf(const void* handle) const;
   void Create(const void* handle, Kind kind, Object object);
   void Destroy(const void* handle, const CallSite& where);
   std::string DescribeBuffer(const void* buffer, const Object& object) const;
@@ -173,13 +180,16 @@ class ValidationLayer {
   TsPluginApi table_{};
 
   mutable std::mutex mu_;
-  TsClient* client_ = nullptr;
   std::unordered_map<const void*, Object> live_;
   std::unordered_map<const void*, Destroyed> destroyed_;
   std::deque<const void*> destroyed_order_;
   std::map<uintptr_t, HostRange> host_ranges_;  // by start address
   std::unordered_map<TsDevice*, HazardTracker::StreamId> default_streams_;
+  // A device's ordinal in its client (for reports), and a number unique in
+  // the layer (the hazard tracker's device: clients' devices never mix).
   std::unordered_map<TsDevice*, uint32_t> device_numbers_;
+  std::unordered_map<TsDevice*, uint32_t> tracker_devices_;
+  uint32_t TrackerDevice(TsDevice* device);
   HazardTracker hazards_;
   uint64_t next_capture_ = 1;
   std::unordered_map<uint64_t, std::vector<HazardTracker::Access>> captures_;
