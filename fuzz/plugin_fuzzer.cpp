@@ -198,7 +198,7 @@ TsError* DeviceGetProperties(TsDevice_GetProperties_Args* args) {
     const size_t header = offsetof(TsDeviceProperties, name);
     if (size > header) {
       std::vector<unsigned char> raw = g_script->ConsumeBytes<unsigned char>(size - header);
-      std::memcpy(bytes + header, raw.data(), raw.size());
+      if (!raw.empty()) std::memcpy(bytes + header, raw.data(), raw.size());
     }
     return nullptr;
   }
