@@ -456,3 +456,13 @@ func.func @i1_all_reduce(%a: tensor<8xi1>) {
   %r = tessera_graph.all_reduce max %a over @mesh ["tp"] : tensor<8xi1> -> tensor<8xi1>
   return
 }
+
+// -----
+
+// A sharded argument of a function whose body has no block arguments: the
+// verifier must not read past them (found by fuzz/ir_fuzzer.cpp).
+tessera_graph.mesh @mesh axes = ["tp"] shape = [2]
+// expected-error @+1 {{entry block must have 1 arguments to match function signature}}
+func.func @no_block_arguments(tensor<8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["tp"], replicate = [], reduce = []>}) {
+  return
+}

@@ -380,8 +380,12 @@ LogicalResult GraphDialect::verifyRegionArgAttribute(Operation *op, unsigned,
   if (attr.getName() != "tessera_graph.sharding" || !shard)
     return op->emitError() << "unknown tessera_graph argument attribute '"
                            << attr.getName().getValue() << "'";
+  // The attribute is verified before the entry block is checked against the
+  // signature: the block may have fewer arguments than the function type
+  // (found by fuzz/ir_fuzzer.cpp).
   Type t;
-  if (op->getNumRegions() && !op->getRegion(0).empty())
+  if (op->getNumRegions() && !op->getRegion(0).empty() &&
+      argIndex < op->getRegion(0).getNumArguments())
     t = op->getRegion(0).getArgument(argIndex).getType();
   return verifyShard(op, shard, t, [&] {
     return op->emitOpError() << "argument " << argIndex << ": ";
