@@ -193,10 +193,64 @@ TsClient::~TsClient() {
 
 namespace tessera::vk {
 
+namespace {
+
+void drop(TsError* e) {
+  if (!e) return;
+  TsError_Destroy_Args da{TS_ERROR_DESTROY_ARGS_STRUCT_SIZE, nullptr, e};
+  plugin_support::Error_Destroy(&da);
+}
+
+template <class T>
+std::vector<T*> snapshot(TsDevice* d, std::unordered_set<T*> LiveObjects::*set) {
+  std::lock_guard<std::mutex> lk(d->mu);
+  const auto& s = d->live.*set;
+  return std::vector<T*>(s.begin(), s.end());
+}
+
+// Frees the objects of `d` the caller did not destroy, through the functions
+// their own Destroy/Free entry points use (each unregisters what it frees, so
+// each object goes once).  The device is idle.  Order: what refers to
+// another object goes first: graph execs and graphs (their command buffers
+// name buffers and pipelines), events (they hold streams), streams, then
+// executables and buffers.
+void free_leftovers(TsDevice* d) {
+  for (TsGraphExec* x : snapshot(d, &LiveObjects::graph_execs)) destroy_graph_exec(x);
+  for (TsGraph* g : snapshot(d, &LiveObjects::graphs)) destroy_graph(g);
+  for (TsEvent* ev : snapshot(d, &LiveObjects::events)) drop(destroy_event(ev));
+  for (TsStream* s : snapshot(d, &LiveObjects::streams)) drop(destroy_stream(s, true));
+  for (TsExecutable* x : snapshot(d, &LiveObjects::executables)) drop(destroy_executable(x));
+  for (TsBuffer* b : snapshot(d, &LiveObjects::buffers)) drop(destroy_buffer(b));
+}
+
+}  // namespace
+
+// Waits for all work, then frees everything the client owns (plugin.h): the
+// objects the caller left behind, its pinned host ranges, and the devices
+// (~TsDevice destroys the default streams, pools and the VkDevice).  The
+// caller makes no other call on the client or its objects meanwhile.
 TS_VK_ENTRY(Client_Destroy, TS_CLIENT_DESTROY_ARGS_STRUCT_SIZE) {
   TS_VK_CHECK_HANDLE(args->client, "Client_Destroy", "client");
   TsClient* c = args->client;
-  for (auto& d : c->devices) synchronize_device(d.get());
+  for (auto& d : c->devices) {
+    {
+      // A capture still open produces no graph: its streams (the default
+      // one too) are ordinary again, so their queued work is submitted.
+      std::lock_guard<std::mutex> lk(d->mu);
+      for (auto& s : d->streams)
+        if (s->capture) abandon_capture_locked(*s);
+    }
+    drop(synchronize_device(d.get()));
+  }
+  for (auto& d : c->devices) free_leftovers(d.get());
+  {
+    std::vector<TsCommunicator*> comms;
+    {
+      std::lock_guard<std::mutex> lk(c->objects_mu);
+      comms.assign(c->communicators.begin(), c->communicators.end());
+    }
+    for (TsCommunicator* x : comms) destroy_communicator(x);
+  }
   {
     // Pinned host memory still allocated: release the imports (the memory
     // itself stays valid for the program; Host_Allocate'd blocks are freed).

@@ -53,14 +53,26 @@ TS_VK_ENTRY(Communicator_Create, TS_COMMUNICATOR_CREATE_ARGS_STRUCT_SIZE) {
     }
     c->devices.push_back(d);
   }
+  {
+    std::lock_guard<std::mutex> lk(c->client->objects_mu);
+    c->client->communicators.insert(c);
+  }
   args->communicator = c;
   return nullptr;
 }
 
+void destroy_communicator(TsCommunicator* c) {
+  {
+    std::lock_guard<std::mutex> lk(c->client->objects_mu);
+    c->client->communicators.erase(c);
+  }
+  c->magic = kMagicDead;
+  delete c;
+}
+
 TS_VK_ENTRY(Communicator_Destroy, TS_COMMUNICATOR_DESTROY_ARGS_STRUCT_SIZE) {
   TS_VK_CHECK_HANDLE(args->communicator, "Communicator_Destroy", "communicator");
-  args->communicator->magic = kMagicDead;
-  delete args->communicator;
+  destroy_communicator(args->communicator);
   return nullptr;
 }
 

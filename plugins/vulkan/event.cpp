@@ -23,29 +23,45 @@ TS_VK_ENTRY(Event_Create, TS_EVENT_CREATE_ARGS_STRUCT_SIZE) {
       return vk_error(r, "vkCreateQueryPool(TIMESTAMP)");
     }
   }
+  std::lock_guard<std::mutex> lk(dev->mu);
+  dev->live.events.insert(ev);
   args->event = ev;
   return nullptr;
 }
 
-TS_VK_ENTRY(Event_Destroy, TS_EVENT_DESTROY_ARGS_STRUCT_SIZE) {
-  TS_VK_CHECK_HANDLE(args->event, "Event_Destroy", "event");
-  TsEvent* ev = args->event;
+TsError* destroy_event(TsEvent* ev) {
   TsDevice* dev = ev->device;
   std::shared_ptr<StreamState> keep;
-  uint64_t value = 0;
+  uint64_t value = 0, submitted = 0;
+  TsError* e = nullptr;
   {
     std::lock_guard<std::mutex> lk(dev->mu);
+    dev->live.events.erase(ev);
     ev->magic = kMagicDead;
     keep = std::move(ev->stream);
     value = ev->value;
     ev->capture.reset();
-    // A pending record still writes the query: let it land first.
-    if (keep && ev->query) TS_VK_RETURN_IF_ERROR(flush_locked(*keep));
+    // A pending record still writes the query: let it land first.  When the
+    // submit fails, the record never reaches the queue: nothing to wait for.
+    if (keep && ev->query) {
+      e = flush_locked(*keep);
+      submitted = keep->submitted;
+    }
   }
-  if (keep && ev->query) wait_value(*keep, value);
+  if (keep && ev->query && value <= submitted) {
+    if (TsError* w = wait_value(*keep, value)) {
+      TsError_Destroy_Args da{TS_ERROR_DESTROY_ARGS_STRUCT_SIZE, nullptr, w};
+      plugin_support::Error_Destroy(&da);
+    }
+  }
   if (ev->query) dev->fn.vkDestroyQueryPool(dev->device, ev->query, nullptr);
   delete ev;
-  return nullptr;
+  return e;
+}
+
+TS_VK_ENTRY(Event_Destroy, TS_EVENT_DESTROY_ARGS_STRUCT_SIZE) {
+  TS_VK_CHECK_HANDLE(args->event, "Event_Destroy", "event");
+  return destroy_event(args->event);
 }
 
 TS_VK_ENTRY(Event_Record, TS_EVENT_RECORD_ARGS_STRUCT_SIZE) {

@@ -287,6 +287,8 @@ TS_VK_ENTRY(Executable_Load, TS_EXECUTABLE_LOAD_ARGS_STRUCT_SIZE) {
     exe->images.emplace_back();
     if (TsError* err = load_image(dev, bytes, origin, &exe->images.back())) return fail(err);
   }
+  std::lock_guard<std::mutex> lk(dev->mu);
+  dev->live.executables.insert(exe.get());
   args->executable = exe.release();
   return nullptr;
 }
@@ -419,16 +421,23 @@ TsError* build_kernel(TsExecutable* exe, const std::string& name, TsKernel* k) {
 
 }  // namespace
 
-TS_VK_ENTRY(Executable_Destroy, TS_EXECUTABLE_DESTROY_ARGS_STRUCT_SIZE) {
-  TS_VK_CHECK_HANDLE(args->executable, "Executable_Destroy", "executable");
-  TsExecutable* exe = args->executable;
+TsError* destroy_executable(TsExecutable* exe) {
   TsDevice* dev = exe->device;
+  {
+    std::lock_guard<std::mutex> lk(dev->mu);
+    dev->live.executables.erase(exe);
+  }
   TsError* e = synchronize_device(dev);  // never unload under running work
   for (auto& [name, k] : exe->kernels) destroy_kernel(dev, k.get());
   destroy_images(dev, exe);
   exe->magic = kMagicDead;
   delete exe;
   return e;
+}
+
+TS_VK_ENTRY(Executable_Destroy, TS_EXECUTABLE_DESTROY_ARGS_STRUCT_SIZE) {
+  TS_VK_CHECK_HANDLE(args->executable, "Executable_Destroy", "executable");
+  return destroy_executable(args->executable);
 }
 
 namespace {

@@ -178,14 +178,39 @@ TS_VK_ENTRY(Stream_EndCapture, TS_STREAM_ENDCAPTURE_ARGS_STRUCT_SIZE) {
   auto* graph = new TsGraph;
   graph->device = dev;
   graph->data = std::move(g);
+  dev->live.graphs.insert(graph);
   args->graph = graph;
   return nullptr;
 }
 
+void abandon_capture_locked(StreamState& s) {
+  std::shared_ptr<CaptureSession> c = s.capture;
+  if (!c) return;
+  c->open = false;  // events recorded in it can no longer be waited on
+  for (CaptureSession::Member& m : c->members) m.stream->capture.reset();
+}
+
+void destroy_graph(TsGraph* g) {
+  {
+    std::lock_guard<std::mutex> lk(g->device->mu);
+    g->device->live.graphs.erase(g);
+  }
+  g->magic = kMagicDead;
+  delete g;  // the data goes with the last exec or batch replaying it
+}
+
+void destroy_graph_exec(TsGraphExec* x) {
+  {
+    std::lock_guard<std::mutex> lk(x->device->mu);
+    x->device->live.graph_execs.erase(x);
+  }
+  x->magic = kMagicDead;
+  delete x;  // batches still replaying it hold the data
+}
+
 TS_VK_ENTRY(Graph_Destroy, TS_GRAPH_DESTROY_ARGS_STRUCT_SIZE) {
   TS_VK_CHECK_HANDLE(args->graph, "Graph_Destroy", "graph");
-  args->graph->magic = kMagicDead;
-  delete args->graph;
+  destroy_graph(args->graph);
   return nullptr;
 }
 
@@ -201,14 +226,17 @@ TS_VK_ENTRY(Graph_Instantiate, TS_GRAPH_INSTANTIATE_ARGS_STRUCT_SIZE) {
   auto* exec = new TsGraphExec;
   exec->device = args->graph->device;
   exec->data = args->graph->data;  // immutable once captured
+  {
+    std::lock_guard<std::mutex> lk(exec->device->mu);
+    exec->device->live.graph_execs.insert(exec);
+  }
   args->exec = exec;
   return nullptr;
 }
 
 TS_VK_ENTRY(GraphExec_Destroy, TS_GRAPHEXEC_DESTROY_ARGS_STRUCT_SIZE) {
   TS_VK_CHECK_HANDLE(args->exec, "GraphExec_Destroy", "exec");
-  args->exec->magic = kMagicDead;
-  delete args->exec;  // batches still replaying it hold the data
+  destroy_graph_exec(args->exec);
   return nullptr;
 }
 

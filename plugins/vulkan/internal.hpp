@@ -3,9 +3,19 @@
 // or foreign handle is reported as TS_ERROR_INVALID_HANDLE instead of used.
 //
 // Locking: one mutex per device (TsDevice::mu) guards all stream, batch,
-// event-record and capture state of that device and the VkQueue.  Host waits
+// event-record and capture state of that device, the VkQueue and the
+// device's registry of live objects (TsDevice::live).  Host waits
 // (vkWaitSemaphores) run without it.  Executables guard their kernel map
-// with their own mutex; the client guards its pinned-host ranges.
+// with their own mutex; the client guards its pinned-host ranges (host_mu)
+// and its communicators (objects_mu).
+//
+// Ownership: every object an entry point creates (buffer, stream, event,
+// executable, graph, graph exec; communicator on the client) is registered
+// in its device's (client's) registry when it is handed out and removed by
+// its destroy_* function (below), which its Destroy/Free entry point calls.
+// Client_Destroy frees what the caller left behind through the same
+// destroy_* functions, once each (client.cpp says in which order), before
+// any VkDevice goes.
 #pragma once
 
 #include <atomic>
@@ -19,6 +29,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "captured_refs.hpp"
@@ -190,6 +201,19 @@ struct EnabledFeatures {
 // all (lavapipe).  Never set it outside tests.
 bool test_masks_feature(const TsClient* client, const char* name);
 
+// The objects of one device the caller holds: registered by the entry point
+// that creates one, removed by its destroy_* function (guarded by
+// TsDevice::mu).  Client_Destroy frees what is still here.  The default
+// stream is not listed (the device owns it).
+struct LiveObjects {
+  std::unordered_set<TsBuffer*> buffers;
+  std::unordered_set<TsStream*> streams;
+  std::unordered_set<TsEvent*> events;
+  std::unordered_set<TsExecutable*> executables;
+  std::unordered_set<TsGraph*> graphs;
+  std::unordered_set<TsGraphExec*> graph_execs;
+};
+
 }  // namespace tessera::vk
 
 struct TsClient {
@@ -207,6 +231,10 @@ struct TsClient {
   std::vector<TsDevice*> device_list;  // what Client_GetDevices returns
   std::mutex host_mu;
   std::map<uintptr_t, std::shared_ptr<tessera::vk::HostRange>> host_ranges;
+  // Communicators not destroyed yet (Client_Destroy frees them); guarded by
+  // objects_mu.
+  std::mutex objects_mu;
+  std::unordered_set<TsCommunicator*> communicators;
   ~TsClient();
 };
 
@@ -240,6 +268,7 @@ struct TsDevice {
   TsDeviceProperties ts{};        // filled once at creation
 
   std::mutex mu;  // see the file comment
+  tessera::vk::LiveObjects live;  // guarded by mu
   std::vector<std::shared_ptr<tessera::vk::StreamState>> streams;  // live
   std::vector<std::shared_ptr<tessera::vk::StreamState>> retired;  // destroyed, running
   TsStream* default_stream = nullptr;  // owned
@@ -457,6 +486,33 @@ TsError* capture_wait_event_locked(StreamState& s, TsEvent* ev);
 // Blocking copy between a buffer and pageable host memory, ordered on `s`.
 TsError* staged_copy(const std::shared_ptr<StreamState>& s, TsBuffer* buf,
                      uint64_t offset, void* host, uint64_t size, bool to_device);
+
+// ---- releasing objects: what each Destroy/Free entry point does after
+// checking its handle, and what Client_Destroy does for the objects the
+// caller left behind.  Each unregisters the object from its device's
+// (client's) registry, frees its Vulkan objects and deletes it; call it once
+// per object, without the device mutex.  An error is returned after the
+// object is gone, except where the function says otherwise.
+// memory.cpp: waits for the device first (never frees under running work).
+TsError* destroy_buffer(TsBuffer* b);
+// stream.cpp: submits the stream's queued work (the device keeps the state
+// until it completes).  Not the default stream.  A capturing stream is
+// refused (error, the stream stays) unless `abandon_capture`, which ends the
+// capture without a graph (Client_Destroy); so is a failed submit, unless
+// `abandon_capture` (the stream is freed all the same).
+TsError* destroy_stream(TsStream* s, bool abandon_capture);
+// event.cpp: waits for a pending timestamp write to land.
+TsError* destroy_event(TsEvent* ev);
+// executable.cpp: waits for the device first (never unloads under running work).
+TsError* destroy_executable(TsExecutable* exe);
+// graph.cpp: batches still replaying the commands keep them.
+void destroy_graph(TsGraph* g);
+void destroy_graph_exec(TsGraphExec* x);
+// collectives.cpp
+void destroy_communicator(TsCommunicator* c);
+// graph.cpp (mutex held): ends the capture `s` takes part in, producing no
+// graph; its recorded commands go once nothing refers to them.
+void abandon_capture_locked(StreamState& s);
 
 // ---- device.cpp / client.cpp
 TsError* create_device(TsClient* client, VkPhysicalDevice phys, uint32_t ordinal,

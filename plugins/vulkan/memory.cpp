@@ -319,13 +319,17 @@ TS_VK_ENTRY(Buffer_Allocate, TS_BUFFER_ALLOCATE_ARGS_STRUCT_SIZE) {
       dev->client->host_ranges[reinterpret_cast<uintptr_t>(r->start)] = r;
     }
   }
+  std::lock_guard<std::mutex> lk(dev->mu);
+  dev->live.buffers.insert(b);
   return nullptr;
 }
 
-TS_VK_ENTRY(Buffer_Free, TS_BUFFER_FREE_ARGS_STRUCT_SIZE) {
-  TS_VK_CHECK_HANDLE(args->buffer, "Buffer_Free", "buffer");
-  TsBuffer* b = args->buffer;
+TsError* destroy_buffer(TsBuffer* b) {
   TsDevice* dev = b->device;
+  {
+    std::lock_guard<std::mutex> lk(dev->mu);
+    dev->live.buffers.erase(b);
+  }
   // cudaFree semantics: never free under running work.
   TsError* e = synchronize_device(dev);
   if (b->kind == TS_BUFFER_HOST_PINNED) {
@@ -341,6 +345,11 @@ TS_VK_ENTRY(Buffer_Free, TS_BUFFER_FREE_ARGS_STRUCT_SIZE) {
   b->magic = kMagicDead;
   delete b;
   return e;
+}
+
+TS_VK_ENTRY(Buffer_Free, TS_BUFFER_FREE_ARGS_STRUCT_SIZE) {
+  TS_VK_CHECK_HANDLE(args->buffer, "Buffer_Free", "buffer");
+  return destroy_buffer(args->buffer);
 }
 
 TS_VK_ENTRY(Host_Allocate, TS_HOST_ALLOCATE_ARGS_STRUCT_SIZE) {

@@ -554,31 +554,33 @@ TS_VK_ENTRY(Stream_Create, TS_STREAM_CREATE_ARGS_STRUCT_SIZE) {
     // A new blocking stream starts after the default stream's earlier work
     // only through the normal rule (its first op waits for it).
     dev->streams.push_back(st);
+    auto* s = new TsStream;
+    s->device = dev;
+    s->state = std::move(st);
+    dev->live.streams.insert(s);
+    args->stream = s;
   }
-  auto* s = new TsStream;
-  s->device = dev;
-  s->state = std::move(st);
-  args->stream = s;
   return nullptr;
 }
 
-TS_VK_ENTRY(Stream_Destroy, TS_STREAM_DESTROY_ARGS_STRUCT_SIZE) {
-  TS_VK_CHECK_HANDLE(args->stream, "Stream_Destroy", "stream");
-  TsStream* s = args->stream;
+TsError* destroy_stream(TsStream* s, bool abandon_capture) {
   TsDevice* dev = s->device;
-  if (s == dev->default_stream)
-    return errorf(TS_ERROR_FAILED_PRECONDITION,
-                  "vulkan: Stream_Destroy: the default stream belongs to its device");
+  TsError* e = nullptr;
   {
     std::lock_guard<std::mutex> lk(dev->mu);
     StreamState& st = *s->state;
-    if (st.capture)
-      return errorf(TS_ERROR_FAILED_PRECONDITION,
-                    "vulkan: Stream_Destroy: %s is capturing a graph; end the capture "
-                    "first",
-                    st.label.c_str());
+    if (st.capture) {
+      if (!abandon_capture)
+        return errorf(TS_ERROR_FAILED_PRECONDITION,
+                      "vulkan: Stream_Destroy: %s is capturing a graph; end the capture "
+                      "first",
+                      st.label.c_str());
+      abandon_capture_locked(st);
+    }
     // Queued work still runs: submit it, and keep the state until it is done.
-    TS_VK_RETURN_IF_ERROR(flush_locked(st));
+    e = flush_locked(st);
+    if (e && !abandon_capture) return e;  // the stream stays
+    dev->live.streams.erase(s);
     st.destroyed = true;
     auto& v = dev->streams;
     auto it = std::find(v.begin(), v.end(), s->state);
@@ -598,7 +600,15 @@ TS_VK_ENTRY(Stream_Destroy, TS_STREAM_DESTROY_ARGS_STRUCT_SIZE) {
   s->magic = kMagicDead;
   s->state.reset();
   delete s;
-  return nullptr;
+  return e;
+}
+
+TS_VK_ENTRY(Stream_Destroy, TS_STREAM_DESTROY_ARGS_STRUCT_SIZE) {
+  TS_VK_CHECK_HANDLE(args->stream, "Stream_Destroy", "stream");
+  if (args->stream == args->stream->device->default_stream)
+    return errorf(TS_ERROR_FAILED_PRECONDITION,
+                  "vulkan: Stream_Destroy: the default stream belongs to its device");
+  return destroy_stream(args->stream, false);
 }
 
 TS_VK_ENTRY(Stream_Synchronize, TS_STREAM_SYNCHRONIZE_ARGS_STRUCT_SIZE) {
