@@ -9,11 +9,18 @@ bash scripts/install-deps.sh
 TESSERA_REQUIRE_VULKAN=${TESSERA_REQUIRE_VULKAN:-ON} bash scripts/build.sh
 cd build
 ctest --output-on-failure -j "${JOBS:-$(nproc)}" --timeout 300
+cd ..
 # The libFuzzer smoke run (docs/fuzzing.md): build-fuzz with clang-16, the
 # five harness targets only (about 12 minutes cold on 2 cores), then every
 # seed and regression input and 5 s of fuzzing per harness (about 20 s).
 # TESSERA_FUZZ_SMOKE=OFF skips it.
 if [[ ${TESSERA_FUZZ_SMOKE:-ON} != OFF ]]; then
-  cd ..
   bash scripts/fuzz.sh --smoke
+fi
+# The sanitizer stage: a core-only build (no MLIR) of the unit tests under
+# ASan + UBSan + LSan (scripts/sanitize-ci.sh; its thread kind and the
+# conformance suite under ASan are run by hand). TESSERA_SANITIZE_CI=OFF
+# skips it.
+if [[ ${TESSERA_SANITIZE_CI:-ON} != OFF ]]; then
+  bash scripts/sanitize-ci.sh
 fi
