@@ -9,7 +9,12 @@
 // handles that shared ownership of the runtime itself, so Client_Destroy
 // never ran: the Vulkan plugin's pipeline cache was never saved, its VkDevice
 // never destroyed, and lavapipe's threads were still running at exit.
+#include <dirent.h>
+#include <unistd.h>
+
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -199,6 +204,220 @@ TEST_F(LifecycleTest, FaultsAndTracingLeakNothing) {
     }
   }
   std::remove(trace.c_str());
+}
+
+
+// The cpu plugin's Client_Destroy frees everything the client owns
+// (plugin.h), also what the caller never destroyed: one object of each kind
+// is left behind through the plugin's own table (work queued on a stream, a
+// graph exec launched, a stream still capturing with an event recorded in
+// the capture, a stream waiting on an event recorded on itself), then the
+// runtime goes.  Observable in any build: the executable's memfd is closed
+// and the pinned buffer's pages are unlocked.  Under LeakSanitizer
+// (TESSERA_SANITIZE=address) every object is checked: before the fix each
+// one leaked.
+
+// Open descriptors of in-memory executable images (the cpu plugin's memfds).
+size_t CountExecutableMemfds() {
+  size_t n = 0;
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) return 0;
+  while (dirent* e = readdir(dir)) {
+    const std::string link = std::string("/proc/self/fd/") + e->d_name;
+    char target[256] = {};
+    const ssize_t len = readlink(link.c_str(), target, sizeof target - 1);
+    if (len > 0 && std::string(target, static_cast<size_t>(len))
+                           .find("tessera-cpu-executable") != std::string::npos)
+      ++n;
+  }
+  closedir(dir);
+  return n;
+}
+
+// VmLck of this process in kB (-1 when unknown).
+long LockedKiB() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmLck:", 0) == 0) return std::stol(line.substr(6));
+  return -1;
+}
+
+// The message of `e` (then destroyed), or "" when it is NULL.
+std::string TakeError(const TsPluginApi* api, TsError* e) {
+  if (e == nullptr) return "";
+  TsError_Message_Args m{};
+  m.struct_size = sizeof m;
+  m.error = e;
+  std::string text =
+      api->Error_Message(&m) == nullptr && m.message != nullptr ? m.message : "";
+  TsError_Destroy_Args d{};
+  d.struct_size = sizeof d;
+  d.error = e;
+  api->Error_Destroy(&d);
+  return text.empty() ? "an error without a message" : text;
+}
+
+TEST(CpuClientDestroy, FreesWhatTheCallerLeftBehind) {
+  std::ifstream image_file(TESSERA_TEST_KERNELS_PATH, std::ios::binary);
+  ASSERT_TRUE(image_file.good()) << TESSERA_TEST_KERNELS_PATH;
+  const std::vector<char> image((std::istreambuf_iterator<char>(image_file)),
+                                std::istreambuf_iterator<char>());
+  const size_t memfds_before = CountExecutableMemfds();
+  const long locked_before = LockedKiB();
+  bool locked = false;  // the pinned buffer's pages show in VmLck
+  {
+    auto rt = testing::CreateCpuRuntime(2);
+    ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+    ASSERT_EQ(rt->backend(), "cpu");
+    const TsPluginApi* api = rt->plugin_own_api();
+    ASSERT_NE(api, nullptr);
+    auto take = [api](TsError* e) { return TakeError(api, e); };
+    TsDevice* devs[2] = {rt->devices().at(0).raw(), rt->devices().at(1).raw()};
+    TsDevice* dev = devs[0];
+
+    auto alloc = [&](uint64_t size, TsBufferKind kind, std::string* error) {
+      TsBuffer_Allocate_Args a{};
+      a.struct_size = sizeof a;
+      a.device = dev;
+      a.size = size;
+      a.kind = kind;
+      *error = take(api->Buffer_Allocate(&a));
+      return a.buffer;
+    };
+    std::string error;
+    constexpr uint32_t kN = 64;
+    TsBuffer* small = alloc(kN * sizeof(float), TS_BUFFER_DEVICE, &error);  // heap
+    ASSERT_EQ(error, "");
+    ASSERT_NE(alloc(1 << 20, TS_BUFFER_DEVICE, &error), nullptr) << error;  // mmap
+    ASSERT_NE(alloc(1 << 20, TS_BUFFER_MANAGED, &error), nullptr) << error;
+    // Pinned: mlock'ed, unless RLIMIT_MEMLOCK forbids it here.
+    if (alloc(64 << 10, TS_BUFFER_HOST_PINNED, &error) == nullptr)
+      std::printf("[   NOTE   ] no pinned buffer: %s\n", error.c_str());
+    // Some kernels (gVisor) do not count locked pages: then VmLck says nothing.
+    locked = locked_before >= 0 && LockedKiB() >= locked_before + 64;
+
+    auto stream = [&]() {
+      TsStream_Create_Args c{};
+      c.struct_size = sizeof c;
+      c.device = dev;
+      EXPECT_EQ(take(api->Stream_Create(&c)), "");
+      return c.stream;
+    };
+    auto event = [&]() {
+      TsEvent_Create_Args c{};
+      c.struct_size = sizeof c;
+      c.device = dev;
+      EXPECT_EQ(take(api->Event_Create(&c)), "");
+      return c.event;
+    };
+    auto record = [&](TsEvent* ev, TsStream* s) {
+      TsEvent_Record_Args r{};
+      r.struct_size = sizeof r;
+      r.event = ev;
+      r.stream = s;
+      return take(api->Event_Record(&r));
+    };
+    auto wait = [&](TsStream* s, TsEvent* ev) {
+      TsStream_WaitEvent_Args w{};
+      w.struct_size = sizeof w;
+      w.stream = s;
+      w.event = ev;
+      return take(api->Stream_WaitEvent(&w));
+    };
+    TsStream* a = stream();
+    TsStream* b = stream();
+    TsStream* c = stream();
+    ASSERT_TRUE(a && b && c);
+
+    // An in-memory image: the plugin keeps a memfd open while it is loaded.
+    TsExecutable_Load_Args load{};
+    load.struct_size = sizeof load;
+    load.device = dev;
+    load.format = "elf-native";
+    load.data = image.data();
+    load.size = image.size();
+    ASSERT_EQ(take(api->Executable_Load(&load)), "");
+    EXPECT_EQ(CountExecutableMemfds(), memfds_before + 1);
+    TsExecutable_GetKernel_Args get{};
+    get.struct_size = sizeof get;
+    get.executable = load.executable;
+    get.name = "fill";
+    ASSERT_EQ(take(api->Executable_GetKernel(&get)), "");
+    const float value = 2.5f;
+    const uint32_t n = kN;
+    TsKernelArg args[3] = {};
+    args[0].kind = TS_KERNEL_ARG_BUFFER;
+    args[0].buffer = small;
+    args[1].kind = TS_KERNEL_ARG_SCALAR;
+    args[1].data = &value;
+    args[1].size = sizeof value;
+    args[2].kind = TS_KERNEL_ARG_SCALAR;
+    args[2].data = &n;
+    args[2].size = sizeof n;
+    auto launch = [&](TsStream* s) {
+      TsKernel_Launch_Args l{};
+      l.struct_size = sizeof l;
+      l.kernel = get.kernel;
+      l.stream = s;
+      l.grid = {2, 1, 1};
+      l.group_size = {32, 1, 1};
+      l.args = args;
+      l.num_args = 3;
+      return take(api->Kernel_Launch(&l));
+    };
+
+    // Work queued on `a`, and an event recorded after it.
+    ASSERT_EQ(launch(a), "");
+    TsEvent* done = event();
+    ASSERT_EQ(record(done, a), "");
+
+    // A graph captured on `b`, instantiated and launched on `a`.
+    TsStream_BeginCapture_Args begin{};
+    begin.struct_size = sizeof begin;
+    begin.stream = b;
+    ASSERT_EQ(take(api->Stream_BeginCapture(&begin)), "");
+    ASSERT_EQ(launch(b), "");
+    TsStream_EndCapture_Args end{};
+    end.struct_size = sizeof end;
+    end.stream = b;
+    ASSERT_EQ(take(api->Stream_EndCapture(&end)), "");
+    ASSERT_NE(end.graph, nullptr);
+    TsGraph_Instantiate_Args inst{};
+    inst.struct_size = sizeof inst;
+    inst.graph = end.graph;
+    ASSERT_EQ(take(api->Graph_Instantiate(&inst)), "");
+    TsGraphExec_Launch_Args run{};
+    run.struct_size = sizeof run;
+    run.exec = inst.exec;
+    run.stream = a;
+    ASSERT_EQ(take(api->GraphExec_Launch(&run)), "");
+    // `a` told to wait for its own event: a wait no later work takes (it
+    // holds `a` itself).
+    ASSERT_EQ(wait(a, done), "");
+
+    // A capture left open on `c`, with an event recorded in it that `b`
+    // waited on (so `b` joined the capture).
+    begin.stream = c;
+    ASSERT_EQ(take(api->Stream_BeginCapture(&begin)), "");
+    ASSERT_EQ(launch(c), "");
+    TsEvent* captured = event();
+    ASSERT_EQ(record(captured, c), "");
+    ASSERT_EQ(wait(b, captured), "");
+    ASSERT_EQ(launch(b), "");
+
+    // A communicator over both devices.
+    TsCommunicator_Create_Args comm{};
+    comm.struct_size = sizeof comm;
+    comm.client = rt->raw_client();
+    comm.devices = devs;
+    comm.num_devices = 2;
+    ASSERT_EQ(take(api->Communicator_Create(&comm)), "");
+    ASSERT_NE(comm.communicator, nullptr);
+    // Nothing destroyed: the runtime goes, and with it the client.
+  }
+  EXPECT_EQ(CountExecutableMemfds(), memfds_before) << "the executable was not unloaded";
+  if (locked) EXPECT_EQ(LockedKiB(), locked_before) << "the pinned buffer is still locked";
 }
 
 }  // namespace

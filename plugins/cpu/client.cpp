@@ -127,10 +127,68 @@ TS_CPU_ENTRY(Client_Create, TS_CLIENT_CREATE_ARGS_MIN_STRUCT_SIZE) {
   return nullptr;
 }
 
+namespace {
+
+template <class T>
+std::vector<T*> snapshot(TsDevice* d, std::unordered_set<T*> LiveObjects::*set) {
+  std::lock_guard<std::mutex> lk(d->sched().mutex());
+  const auto& s = d->live.*set;
+  return std::vector<T*>(s.begin(), s.end());
+}
+
+// Frees the objects of `d` the caller did not destroy, through the functions
+// their own Destroy/Free entry points use (each unregisters what it frees, so
+// each object goes once).  The device is idle and no capture is open.
+// Order: what refers to another object goes first: graph execs and graphs
+// (their ops name buffers and kernels), events (their records hold streams),
+// streams, then executables and buffers.
+void free_leftovers(TsDevice* d) {
+  for (TsGraphExec* x : snapshot(d, &LiveObjects::graph_execs)) destroy_graph_exec(x);
+  for (TsGraph* g : snapshot(d, &LiveObjects::graphs)) destroy_graph(g);
+  for (TsEvent* ev : snapshot(d, &LiveObjects::events)) destroy_event(ev);
+  for (TsStream* s : snapshot(d, &LiveObjects::streams))
+    if (TsError* e = destroy_stream(s, true)) {
+      TsError_Destroy_Args da{TS_ERROR_DESTROY_ARGS_STRUCT_SIZE, nullptr, e};
+      plugin_support::Error_Destroy(&da);
+    }
+  for (TsExecutable* x : snapshot(d, &LiveObjects::executables)) destroy_executable(x);
+  for (TsBuffer* b : snapshot(d, &LiveObjects::buffers)) destroy_buffer(b);
+}
+
+}  // namespace
+
+// Waits for all work, then frees everything the client owns (plugin.h): the
+// objects the caller left behind (free_leftovers, then the communicators),
+// and then, in ~TsClient, the workers, the default streams and the host
+// memory.  The caller makes no other call on the client or its objects
+// meanwhile.
 TS_CPU_ENTRY(Client_Destroy, TS_CLIENT_DESTROY_ARGS_STRUCT_SIZE) {
   TS_CPU_CHECK_HANDLE(args->client, "Client_Destroy", "client");
-  args->client->magic = kMagicDead;
-  delete args->client;  // ~TsClient waits for all work first
+  TsClient* c = args->client;
+  for (auto& d : c->devices) {
+    {
+      std::lock_guard<std::mutex> lk(c->scheduler->mutex());
+      for (const auto& s : d->streams) {
+        // A capture still open produces no graph (and its session and the
+        // streams in it no longer hold each other).
+        abandon_capture_locked(*s);
+        // Waits no task will take: they may hold the stream itself.
+        s->pending_waits.clear();
+      }
+    }
+    device_synchronize(d.get());
+  }
+  for (auto& d : c->devices) free_leftovers(d.get());
+  {
+    std::vector<TsCommunicator*> comms;
+    {
+      std::lock_guard<std::mutex> lk(c->scheduler->mutex());
+      comms.assign(c->communicators.begin(), c->communicators.end());
+    }
+    for (TsCommunicator* x : comms) destroy_communicator(x);
+  }
+  c->magic = kMagicDead;
+  delete c;  // ~TsClient stops the workers, then frees the default streams
   return nullptr;
 }
 

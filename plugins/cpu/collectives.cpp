@@ -127,15 +127,27 @@ TS_CPU_ENTRY(Communicator_Create, TS_COMMUNICATOR_CREATE_ARGS_STRUCT_SIZE) {
                     i, d->ordinal);
     comm->devices.push_back(d);
   }
+  {
+    std::lock_guard<std::mutex> lk(comm->client->scheduler->mutex());
+    comm->client->communicators.insert(comm.get());
+  }
   args->communicator = comm.release();
   return nullptr;
 }
 
+void destroy_communicator(TsCommunicator* c) {
+  {
+    std::lock_guard<std::mutex> lk(c->client->scheduler->mutex());
+    c->client->communicators.erase(c);
+  }
+  // Queued parts own their CollectiveCall; nothing else to wait for.
+  c->magic = kMagicDead;
+  delete c;
+}
+
 TS_CPU_ENTRY(Communicator_Destroy, TS_COMMUNICATOR_DESTROY_ARGS_STRUCT_SIZE) {
   TS_CPU_CHECK_HANDLE(args->communicator, "Communicator_Destroy", "communicator");
-  // Queued parts own their CollectiveCall; nothing else to wait for.
-  args->communicator->magic = kMagicDead;
-  delete args->communicator;
+  destroy_communicator(args->communicator);
   return nullptr;
 }
 

@@ -38,15 +38,27 @@ TS_CPU_ENTRY(Event_Create, TS_EVENT_CREATE_ARGS_STRUCT_SIZE) {
   auto ev = std::make_unique<TsEvent>();
   ev->device = args->device;
   ev->flags = args->flags;
+  {
+    std::lock_guard<std::mutex> lk(ev->device->sched().mutex());
+    ev->device->live.events.insert(ev.get());
+  }
   args->event = ev.release();
   return nullptr;
 }
 
+void destroy_event(TsEvent* ev) {
+  {
+    std::lock_guard<std::mutex> lk(ev->device->sched().mutex());
+    ev->device->live.events.erase(ev);
+  }
+  // A pending marker owns its EventRecord, so the event can go at once.
+  ev->magic = kMagicDead;
+  delete ev;
+}
+
 TS_CPU_ENTRY(Event_Destroy, TS_EVENT_DESTROY_ARGS_STRUCT_SIZE) {
   TS_CPU_CHECK_HANDLE(args->event, "Event_Destroy", "event");
-  // A pending marker owns its EventRecord, so the event can go at once.
-  args->event->magic = kMagicDead;
-  delete args->event;
+  destroy_event(args->event);
   return nullptr;
 }
 

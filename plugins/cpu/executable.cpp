@@ -173,19 +173,31 @@ TS_CPU_ENTRY(Executable_Load, TS_EXECUTABLE_LOAD_ARGS_STRUCT_SIZE) {
                   "cpu: Executable_Load: dlopen of %s failed: %s", exe->path.c_str(),
                   err ? err : "unknown error");
   }
+  {
+    std::lock_guard<std::mutex> lk(exe->device->sched().mutex());
+    exe->device->live.executables.insert(exe.get());
+  }
   args->executable = exe.release();
   return nullptr;
 }
 
-TS_CPU_ENTRY(Executable_Destroy, TS_EXECUTABLE_DESTROY_ARGS_STRUCT_SIZE) {
-  TS_CPU_CHECK_HANDLE(args->executable, "Executable_Destroy", "executable");
-  TsExecutable* exe = args->executable;
-  device_synchronize(exe->device);
+void destroy_executable(TsExecutable* exe) {
+  TsDevice* dev = exe->device;
+  {
+    std::lock_guard<std::mutex> lk(dev->sched().mutex());
+    dev->live.executables.erase(exe);
+  }
+  device_synchronize(dev);  // never unload under running work
   for (auto& [name, k] : exe->kernels) k->magic = kMagicDead;
   dlclose(exe->handle);
   if (exe->memfd >= 0) close(exe->memfd);
   exe->magic = kMagicDead;
   delete exe;
+}
+
+TS_CPU_ENTRY(Executable_Destroy, TS_EXECUTABLE_DESTROY_ARGS_STRUCT_SIZE) {
+  TS_CPU_CHECK_HANDLE(args->executable, "Executable_Destroy", "executable");
+  destroy_executable(args->executable);
   return nullptr;
 }
 

@@ -101,6 +101,10 @@ void end_session_locked(CaptureSession& s) {
 }  // namespace
 
 bool capturing_locked(const StreamState& s) { return s.capture != nullptr; }
+void abandon_capture_locked(StreamState& s) {
+  // end_session_locked resets every member's pointer to the session: copy it.
+  if (std::shared_ptr<CaptureSession> c = s.capture) end_session_locked(*c);
+}
 bool capture_session_open_locked(const CaptureSession& s) { return s.open; }
 
 namespace {
@@ -248,14 +252,23 @@ TS_CPU_ENTRY(Stream_EndCapture, TS_STREAM_ENDCAPTURE_ARGS_STRUCT_SIZE) {
   }
   graph->refs = session->refs;
   end_session_locked(*session);
+  s->device->live.graphs.insert(graph.get());
   args->graph = graph.release();
   return nullptr;
 }
 
+void destroy_graph(TsGraph* g) {
+  {
+    std::lock_guard<std::mutex> lk(g->device->sched().mutex());
+    g->device->live.graphs.erase(g);
+  }
+  g->magic = kMagicDead;
+  delete g;  // execs instantiated from it hold its ops
+}
+
 TS_CPU_ENTRY(Graph_Destroy, TS_GRAPH_DESTROY_ARGS_STRUCT_SIZE) {
   TS_CPU_CHECK_HANDLE(args->graph, "Graph_Destroy", "graph");
-  args->graph->magic = kMagicDead;
-  delete args->graph;
+  destroy_graph(args->graph);
   return nullptr;
 }
 
@@ -306,15 +319,19 @@ TS_CPU_ENTRY(Graph_Instantiate, TS_GRAPH_INSTANTIATE_ARGS_STRUCT_SIZE) {
   {
     std::lock_guard<std::mutex> lk(g.device->sched().mutex());
     for (auto& l : ex->lanes) g.device->streams.push_back(l);
+    g.device->live.graph_execs.insert(ex.get());
   }
   args->exec = ex.release();
   return nullptr;
 }
 
-TS_CPU_ENTRY(GraphExec_Destroy, TS_GRAPHEXEC_DESTROY_ARGS_STRUCT_SIZE) {
-  TS_CPU_CHECK_HANDLE(args->exec, "GraphExec_Destroy", "exec");
-  TsGraphExec* ex = args->exec;
+void destroy_graph_exec(TsGraphExec* ex) {
   Scheduler& sched = ex->device->sched();
+  {
+    std::lock_guard<std::mutex> lk(sched.mutex());
+    ex->device->live.graph_execs.erase(ex);
+  }
+  // Its launches' tasks point at its ops: let them finish first.
   for (auto& l : ex->lanes) sched.wait(*l, l->submitted.load(std::memory_order_acquire));
   {
     std::lock_guard<std::mutex> lk(sched.mutex());
@@ -322,6 +339,11 @@ TS_CPU_ENTRY(GraphExec_Destroy, TS_GRAPHEXEC_DESTROY_ARGS_STRUCT_SIZE) {
   }
   ex->magic = kMagicDead;
   delete ex;
+}
+
+TS_CPU_ENTRY(GraphExec_Destroy, TS_GRAPHEXEC_DESTROY_ARGS_STRUCT_SIZE) {
+  TS_CPU_CHECK_HANDLE(args->exec, "GraphExec_Destroy", "exec");
+  destroy_graph_exec(args->exec);
   return nullptr;
 }
 

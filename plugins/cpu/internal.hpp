@@ -1,6 +1,21 @@
 // Objects behind the opaque handles of the CPU plugin, and the entry points.
 // Every handle starts with a magic word so a destroyed or foreign handle is
 // reported as TS_ERROR_INVALID_HANDLE instead of being used.
+//
+// Locking: the client's scheduler mutex (Scheduler::mutex(), one per client)
+// guards every queue, the device stream registries, capture state and the
+// registries of live objects (TsDevice::live, TsClient::communicators).
+// Events guard their last record with their own mutex (taken before the
+// scheduler mutex), executables their kernel map, devices their memory
+// accounting (memory_mu), the client its host memory (host_mu).
+//
+// Ownership: every object an entry point creates (buffer, stream, event,
+// executable, graph, graph exec; communicator on the client) is registered
+// in its device's (client's) registry when it is handed out and removed by
+// its destroy_* function (below), which its Destroy/Free entry point calls.
+// Client_Destroy frees what the caller left behind through the same
+// destroy_* functions, once each (client.cpp says in which order), before
+// the scheduler stops and the devices go.
 #pragma once
 
 #include <dlfcn.h>
@@ -11,6 +26,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "captured_refs.hpp"
@@ -52,6 +68,19 @@ TsError* check_handle(const T* p, const char* entry, const char* what) {
       return e_;                                                     \
   } while (0)
 
+// The objects of one device the caller holds: registered by the entry point
+// that creates one, removed by its destroy_* function (guarded by the
+// scheduler mutex).  Client_Destroy frees what is still here.  The default
+// stream is not listed (the device owns it).
+struct LiveObjects {
+  std::unordered_set<TsBuffer*> buffers;
+  std::unordered_set<TsStream*> streams;
+  std::unordered_set<TsEvent*> events;
+  std::unordered_set<TsExecutable*> executables;
+  std::unordered_set<TsGraph*> graphs;
+  std::unordered_set<TsGraphExec*> graph_execs;
+};
+
 }  // namespace tessera::cpu
 
 struct TsClient {
@@ -66,6 +95,9 @@ struct TsClient {
   std::mutex host_mu;
   std::map<void*, uint64_t> host_allocs;
   std::map<void*, uint64_t> host_registered;
+  // Communicators not destroyed yet (Client_Destroy frees them); guarded by
+  // the scheduler mutex.
+  std::unordered_set<TsCommunicator*> communicators;
   ~TsClient();
 };
 
@@ -75,6 +107,9 @@ struct TsDevice {
   TsClient* client = nullptr;
   uint32_t ordinal = 0;
   TsStream* default_stream = nullptr;  // owned
+  // The objects of this device the caller has not destroyed; guarded by the
+  // scheduler mutex (see the file comment).
+  tessera::cpu::LiveObjects live;
   // Every stream of this device (default, user, graph lanes); guarded by the
   // scheduler mutex.  Destroyed streams are pruned once idle.
   std::vector<std::shared_ptr<tessera::cpu::StreamState>> streams;
@@ -218,6 +253,32 @@ uint64_t physical_memory_bytes();
 // ---- capture (graph.cpp); mutex held
 bool capturing_locked(const StreamState& s);
 void capture_node_locked(StreamState& s, std::shared_ptr<Op> op, const OpUses* uses);
+// Ends the capture `s` takes part in (every member stream is ordinary
+// again), producing no graph; nothing if `s` is not capturing.
+void abandon_capture_locked(StreamState& s);
+
+// ---- releasing objects: what each Destroy/Free entry point does after
+// checking its handle, and what Client_Destroy does for the objects the
+// caller left behind.  Each unregisters the object from its device's
+// (client's) registry, frees what it holds and deletes it; call it once per
+// object, without the scheduler mutex held.
+// memory.cpp: waits for the device first (never frees under running work)
+// and returns the bytes to the device's accounting.
+void destroy_buffer(TsBuffer* b);
+// stream.cpp: queued work still runs (the scheduler keeps the state until it
+// completes).  Not the default stream.  A capturing stream is refused (an
+// error, the stream stays) unless `abandon_capture`, which ends the capture
+// without a graph (Client_Destroy).
+TsError* destroy_stream(TsStream* s, bool abandon_capture);
+// event.cpp: a pending marker owns its record, so the event goes at once.
+void destroy_event(TsEvent* ev);
+// executable.cpp: waits for the device first (never unloads under running work).
+void destroy_executable(TsExecutable* exe);
+// graph.cpp: an exec waits for its launches first; a graph holds no work.
+void destroy_graph(TsGraph* g);
+void destroy_graph_exec(TsGraphExec* x);
+// collectives.cpp: queued parts own their call; nothing to wait for.
+void destroy_communicator(TsCommunicator* c);
 
 // ---- client.cpp: what Client_Create takes (Plugin_GetInfo lists it)
 extern const TsOptionInfo kClientOptions[];

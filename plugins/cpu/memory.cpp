@@ -179,20 +179,32 @@ TS_CPU_ENTRY(Buffer_Allocate, TS_BUFFER_ALLOCATE_ARGS_STRUCT_SIZE) {
     }
     b->locked = true;
   }
+  {
+    std::lock_guard<std::mutex> lk(dev->sched().mutex());
+    dev->live.buffers.insert(b.get());
+  }
   args->host_pointer = b->data;
   args->buffer = b.release();
   granted = true;
   return nullptr;
 }
 
-TS_CPU_ENTRY(Buffer_Free, TS_BUFFER_FREE_ARGS_STRUCT_SIZE) {
-  TS_CPU_CHECK_HANDLE(args->buffer, "Buffer_Free", "buffer");
-  TsBuffer* b = args->buffer;
-  device_synchronize(b->device);  // cudaFree semantics
+void destroy_buffer(TsBuffer* b) {
+  TsDevice* dev = b->device;
+  {
+    std::lock_guard<std::mutex> lk(dev->sched().mutex());
+    dev->live.buffers.erase(b);
+  }
+  device_synchronize(dev);  // cudaFree semantics
   free_buffer_memory(b);
-  if (b->accounted) release_device_memory(b->device, b->size);
+  if (b->accounted) release_device_memory(dev, b->size);
   b->magic = kMagicDead;
   delete b;
+}
+
+TS_CPU_ENTRY(Buffer_Free, TS_BUFFER_FREE_ARGS_STRUCT_SIZE) {
+  TS_CPU_CHECK_HANDLE(args->buffer, "Buffer_Free", "buffer");
+  destroy_buffer(args->buffer);
   return nullptr;
 }
 

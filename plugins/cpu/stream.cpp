@@ -93,8 +93,34 @@ TS_CPU_ENTRY(Stream_Create, TS_STREAM_CREATE_ARGS_STRUCT_SIZE) {
     std::lock_guard<std::mutex> lk(dev->sched().mutex());
     prune_locked(dev);
     dev->streams.push_back(st);
+    dev->live.streams.insert(handle.get());
   }
   args->stream = handle.release();
+  return nullptr;
+}
+
+TsError* destroy_stream(TsStream* s, bool abandon_capture) {
+  TsDevice* dev = s->device;
+  {
+    std::lock_guard<std::mutex> lk(dev->sched().mutex());
+    if (capturing_locked(*s->state)) {
+      if (!abandon_capture)
+        return errorf(TS_ERROR_FAILED_PRECONDITION,
+                      "cpu: Stream_Destroy: stream %p is capturing: end the capture with "
+                      "Stream_EndCapture on its origin stream first",
+                      static_cast<void*>(s));
+      abandon_capture_locked(*s->state);
+    }
+    dev->live.streams.erase(s);
+    // Queued work keeps the state alive (Scheduler::active_); it is freed
+    // when the last task completes and the registry prunes it.  Nothing is
+    // submitted to it any more: waits still pending would only keep other
+    // streams (or itself, a cycle) alive.
+    s->state->destroyed = true;
+    s->state->pending_waits.clear();
+  }
+  s->magic = kMagicDead;
+  delete s;
   return nullptr;
 }
 
@@ -106,20 +132,7 @@ TS_CPU_ENTRY(Stream_Destroy, TS_STREAM_DESTROY_ARGS_STRUCT_SIZE) {
                   "cpu: Stream_Destroy: stream %p is the default stream of device %u, which "
                   "the device owns: do not destroy it",
                   static_cast<void*>(s), s->device->ordinal);
-  {
-    std::lock_guard<std::mutex> lk(s->device->sched().mutex());
-    if (capturing_locked(*s->state))
-      return errorf(TS_ERROR_FAILED_PRECONDITION,
-                    "cpu: Stream_Destroy: stream %p is capturing: end the capture with "
-                    "Stream_EndCapture on its origin stream first",
-                    static_cast<void*>(s));
-    // Queued work keeps the state alive (Scheduler::active_); it is freed
-    // when the last task completes and the registry prunes it.
-    s->state->destroyed = true;
-  }
-  s->magic = kMagicDead;
-  delete s;
-  return nullptr;
+  return destroy_stream(s, false);
 }
 
 static TsError* check_not_capturing(TsStream* s, const char* entry) {
