@@ -113,25 +113,28 @@ TsError* ValidationLayer::Client_Destroy(TsClient_Destroy_Args* args) {
       Report(Severity::kWarning, "leak",
              "Client_Destroy: and " + std::to_string(leaks.size() - kMaxLeaksListed) + " more");
   }
-  TsError* error = next_.Client_Destroy(args);
-  if (error == nullptr) {
+  Taken taken;
+  {
+    // Everything the client owns goes with it (other clients' objects
+    // stay); moved before the call, as every destroy is (TakeForDestroy).
     std::lock_guard<std::mutex> lock(mu_);
-    // Everything the client owned is gone with it (other clients' objects
-    // stay).
     std::vector<const void*> handles;
     for (const auto& entry : live_)
       if (entry.second.client == args->client) handles.push_back(entry.first);
-    for (const void* h : handles) {
-      if (const Object* o = live_.count(h) ? &live_[h] : nullptr; o && o->kind == Kind::kDevice) {
-        TsDevice* d = static_cast<TsDevice*>(const_cast<void*>(h));
-        default_streams_.erase(d);
-        device_numbers_.erase(d);
-        tracker_devices_.erase(d);
+    taken = TakeForDestroy(handles, site);
+    for (auto it = host_ranges_.begin(); it != host_ranges_.end();) {
+      if (it->second.client != args->client) {
+        ++it;
+        continue;
       }
-      Destroy(h, site);
+      taken.ranges.emplace_back(it->first, it->second);
+      it = host_ranges_.erase(it);
     }
-    for (auto it = host_ranges_.begin(); it != host_ranges_.end();)
-      it = it->second.client == args->client ? host_ranges_.erase(it) : std::next(it);
+  }
+  TsError* error = next_.Client_Destroy(args);
+  if (error != nullptr) {
+    std::lock_guard<std::mutex> lock(mu_);
+    Restore(std::move(taken));
   }
   return error;
 }
@@ -235,16 +238,16 @@ TsError* ValidationLayer::Buffer_Allocate(TsBuffer_Allocate_Args* args) {
 TsError* ValidationLayer::Buffer_Free(TsBuffer_Free_Args* args) {
   if (!TESSERA_HAS(args, TsBuffer_Free_Args, buffer)) return next_.Buffer_Free(args);
   CallSite site = CallSite::Capture("Buffer_Free");
+  Taken taken;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (TsError* e = CheckHandle(args->buffer, Kind::kBuffer, "Buffer_Free", "buffer")) return e;
+    taken = TakeForDestroy({args->buffer}, site);
   }
   TsError* error = next_.Buffer_Free(args);
-  if (error == nullptr) {
+  if (error != nullptr) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (const Object* b = Find(args->buffer, Kind::kBuffer); b && b->pinned_host)
-      host_ranges_.erase(reinterpret_cast<uintptr_t>(b->pinned_host));
-    Destroy(args->buffer, site);
+    Restore(std::move(taken));  // the plugin refused: still alive
   }
   return error;
 }
@@ -454,14 +457,16 @@ TsError* ValidationLayer::Stream_Create(TsStream_Create_Args* args) {
 TsError* ValidationLayer::Stream_Destroy(TsStream_Destroy_Args* args) {
   if (!TESSERA_HAS(args, TsStream_Destroy_Args, stream)) return next_.Stream_Destroy(args);
   CallSite site = CallSite::Capture("Stream_Destroy");
+  Taken taken;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (TsError* e = CheckHandle(args->stream, Kind::kStream, "Stream_Destroy", "stream")) return e;
+    taken = TakeForDestroy({args->stream}, site);
   }
   TsError* error = next_.Stream_Destroy(args);
-  if (error == nullptr) {
+  if (error != nullptr) {
     std::lock_guard<std::mutex> lock(mu_);
-    Destroy(args->stream, site);
+    Restore(std::move(taken));  // the plugin refused: still alive
   }
   return error;
 }
@@ -590,14 +595,16 @@ TsError* ValidationLayer::Event_Create(TsEvent_Create_Args* args) {
 TsError* ValidationLayer::Event_Destroy(TsEvent_Destroy_Args* args) {
   if (!TESSERA_HAS(args, TsEvent_Destroy_Args, event)) return next_.Event_Destroy(args);
   CallSite site = CallSite::Capture("Event_Destroy");
+  Taken taken;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (TsError* e = CheckHandle(args->event, Kind::kEvent, "Event_Destroy", "event")) return e;
+    taken = TakeForDestroy({args->event}, site);
   }
   TsError* error = next_.Event_Destroy(args);
-  if (error == nullptr) {
+  if (error != nullptr) {
     std::lock_guard<std::mutex> lock(mu_);
-    Destroy(args->event, site);
+    Restore(std::move(taken));  // the plugin refused: still alive
   }
   return error;
 }
@@ -673,14 +680,16 @@ TsError* ValidationLayer::Event_ElapsedTime(TsEvent_ElapsedTime_Args* args) {
 TsError* ValidationLayer::Graph_Destroy(TsGraph_Destroy_Args* args) {
   if (!TESSERA_HAS(args, TsGraph_Destroy_Args, graph)) return next_.Graph_Destroy(args);
   CallSite site = CallSite::Capture("Graph_Destroy");
+  Taken taken;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (TsError* e = CheckHandle(args->graph, Kind::kGraph, "Graph_Destroy", "graph")) return e;
+    taken = TakeForDestroy({args->graph}, site);
   }
   TsError* error = next_.Graph_Destroy(args);
-  if (error == nullptr) {
+  if (error != nullptr) {
     std::lock_guard<std::mutex> lock(mu_);
-    Destroy(args->graph, site);
+    Restore(std::move(taken));  // the plugin refused: still alive
   }
   return error;
 }
@@ -715,14 +724,16 @@ TsError* ValidationLayer::Graph_Instantiate(TsGraph_Instantiate_Args* args) {
 TsError* ValidationLayer::GraphExec_Destroy(TsGraphExec_Destroy_Args* args) {
   if (!TESSERA_HAS(args, TsGraphExec_Destroy_Args, exec)) return next_.GraphExec_Destroy(args);
   CallSite site = CallSite::Capture("GraphExec_Destroy");
+  Taken taken;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (TsError* e = CheckHandle(args->exec, Kind::kGraphExec, "GraphExec_Destroy", "exec")) return e;
+    taken = TakeForDestroy({args->exec}, site);
   }
   TsError* error = next_.GraphExec_Destroy(args);
-  if (error == nullptr) {
+  if (error != nullptr) {
     std::lock_guard<std::mutex> lock(mu_);
-    Destroy(args->exec, site);
+    Restore(std::move(taken));  // the plugin refused: still alive
   }
   return error;
 }
@@ -777,19 +788,22 @@ TsError* ValidationLayer::Executable_Load(TsExecutable_Load_Args* args) {
 TsError* ValidationLayer::Executable_Destroy(TsExecutable_Destroy_Args* args) {
   if (!TESSERA_HAS(args, TsExecutable_Destroy_Args, executable)) return next_.Executable_Destroy(args);
   CallSite site = CallSite::Capture("Executable_Destroy");
+  Taken taken;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (TsError* e = CheckHandle(args->executable, Kind::kExecutable, "Executable_Destroy", "executable"))
       return e;
+    // Its kernels go with it.
+    std::vector<const void*> handles;
+    for (const auto& [handle, object] : live_)
+      if (object.kind == Kind::kKernel && object.executable == args->executable) handles.push_back(handle);
+    handles.push_back(args->executable);
+    taken = TakeForDestroy(handles, site);
   }
   TsError* error = next_.Executable_Destroy(args);
-  if (error == nullptr) {
+  if (error != nullptr) {
     std::lock_guard<std::mutex> lock(mu_);
-    std::vector<const void*> kernels;
-    for (const auto& [handle, object] : live_)
-      if (object.kind == Kind::kKernel && object.executable == args->executable) kernels.push_back(handle);
-    for (const void* k : kernels) Destroy(k, site);
-    Destroy(args->executable, site);
+    Restore(std::move(taken));
   }
   return error;
 }
@@ -904,15 +918,17 @@ TsError* ValidationLayer::Communicator_Create(TsCommunicator_Create_Args* args) 
 TsError* ValidationLayer::Communicator_Destroy(TsCommunicator_Destroy_Args* args) {
   if (!TESSERA_HAS(args, TsCommunicator_Destroy_Args, communicator)) return next_.Communicator_Destroy(args);
   CallSite site = CallSite::Capture("Communicator_Destroy");
+  Taken taken;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (TsError* e = CheckHandle(args->communicator, Kind::kCommunicator, "Communicator_Destroy", "communicator"))
       return e;
+    taken = TakeForDestroy({args->communicator}, site);
   }
   TsError* error = next_.Communicator_Destroy(args);
-  if (error == nullptr) {
+  if (error != nullptr) {
     std::lock_guard<std::mutex> lock(mu_);
-    Destroy(args->communicator, site);
+    Restore(std::move(taken));  // the plugin refused: still alive
   }
   return error;
 }
@@ -1007,15 +1023,17 @@ TsError* ValidationLayer::Compiler_Compile(TsCompiler_Compile_Args* args) {
 TsError* ValidationLayer::Compilation_Destroy(TsCompilation_Destroy_Args* args) {
   if (!TESSERA_HAS(args, TsCompilation_Destroy_Args, compilation)) return next_.Compilation_Destroy(args);
   CallSite site = CallSite::Capture("Compilation_Destroy");
+  Taken taken;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (TsError* e = CheckHandle(args->compilation, Kind::kCompilation, "Compilation_Destroy", "compilation"))
       return e;
+    taken = TakeForDestroy({args->compilation}, site);
   }
   TsError* error = next_.Compilation_Destroy(args);
-  if (error == nullptr) {
+  if (error != nullptr) {
     std::lock_guard<std::mutex> lock(mu_);
-    Destroy(args->compilation, site);
+    Restore(std::move(taken));  // the plugin refused: still alive
   }
   return error;
 }

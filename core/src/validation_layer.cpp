@@ -162,6 +162,40 @@ void ValidationLayer::Destroy(const void* handle, const CallSite& where) {
   }
 }
 
+ValidationLayer::Taken ValidationLayer::TakeForDestroy(const std::vector<const void*>& handles,
+                                                       const CallSite& where) {
+  Taken taken;
+  for (const void* h : handles) {
+    auto it = live_.find(h);
+    if (it == live_.end()) continue;
+    const Object& o = it->second;
+    if (o.kind == Kind::kBuffer && o.pinned_host) {
+      auto range = host_ranges_.find(reinterpret_cast<uintptr_t>(o.pinned_host));
+      if (range != host_ranges_.end()) {
+        taken.ranges.emplace_back(range->first, range->second);
+        host_ranges_.erase(range);
+      }
+    }
+    if (o.kind == Kind::kDevice) {
+      TsDevice* d = static_cast<TsDevice*>(const_cast<void*>(h));
+      default_streams_.erase(d);
+      device_numbers_.erase(d);
+      tracker_devices_.erase(d);
+    }
+    taken.objects.emplace_back(h, o);
+    Destroy(h, where);
+  }
+  return taken;
+}
+
+void ValidationLayer::Restore(Taken taken) {
+  for (auto& [h, o] : taken.objects) {
+    destroyed_.erase(h);
+    live_[h] = std::move(o);
+  }
+  for (auto& [start, range] : taken.ranges) host_ranges_[start] = std::move(range);
+}
+
 TsError* ValidationLayer::CheckHandle(const void* handle, Kind kind, const char* entry,
                                       const char* what) {
   if (handle == nullptr) return nullptr;

@@ -160,6 +160,16 @@ class ValidationLayer {
   const void* ClientOf(const void* handle) const;
   void Create(const void* handle, Kind kind, Object object);
   void Destroy(const void* handle, const CallSite& where);
+  // A destroy call moves its objects to the destroyed records BEFORE the
+  // plugin frees them: once freed, an address may be reused at once by an
+  // object another thread creates, so the registry must not be touched for
+  // them after the call.  If the plugin refuses, Restore brings them back.
+  struct Taken {
+    std::vector<std::pair<const void*, Object>> objects;
+    std::vector<std::pair<uintptr_t, HostRange>> ranges;
+  };
+  Taken TakeForDestroy(const std::vector<const void*>& handles, const CallSite& where);
+  void Restore(Taken taken);
   std::string DescribeBuffer(const void* buffer, const Object& object) const;
   HazardTracker::StreamId StreamOf(TsStream* stream, TsDevice* device_if_null);
   HazardTracker::StreamId DefaultStreamOf(TsDevice* device);
