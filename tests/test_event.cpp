@@ -1,6 +1,9 @@
 // Events: record / query / synchronize / elapsed time, the semantics of an
 // event never recorded, re-recording, destroyed events and DISABLE_TIMING.
 // Elapsed times are checked for sanity (>= 0), never against a duration.
+#include <chrono>
+#include <thread>
+
 #include "test_util.hpp"
 
 namespace tessera {
@@ -148,6 +151,68 @@ TEST_F(EventTest, WaitOrdersAcrossStreamsOnlyAfterRecord) {
   gate.open();
   TS_ASSERT_OK(b.synchronize());
   for (float v : testing::Download<float>(y, n)) ASSERT_EQ(v, 9.0f);
+}
+
+// A record adds no marker of its own where it can: on the cpu plugin it
+// takes the completion of the stream's last queued operation.  These pin
+// what that must keep: the time is when that operation completes (not
+// when the record was called), a Stream::wait queued before the record
+// still holds the event back, and so do the default stream's rules.
+TEST_F(EventTest, RecordBehindPendingWorkIsTimedWhenTheWorkCompletes) {
+  Stream s = NewStream();
+  Event start = NewEvent(), end = NewEvent();
+  TS_ASSERT_OK(start.record(s));  // idle stream: complete at once
+  HostGate gate;
+  TS_ASSERT_OK(Gate(s, gate));
+  TS_ASSERT_OK(end.record(s));
+  // Only a lower bound: the gate stays closed at least this long.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  TS_ASSERT_OK_AND_ASSIGN(bool done, end.query());
+  EXPECT_FALSE(done);
+  gate.open();
+  TS_ASSERT_OK(end.synchronize());
+  TS_ASSERT_OK_AND_ASSIGN(double ms, Event::elapsed_ms(start, end));
+  EXPECT_GE(ms, 20.0) << "end took the time of its record call, not of the "
+                         "completion of the work before it";
+  EXPECT_FALSE(gate.timed_out());
+}
+
+TEST_F(EventTest, RecordAfterAWaitIncludesTheWait) {
+  Stream a = NewStream(), b = NewStream();
+  Event on_a = NewEvent(), on_b = NewEvent();
+  HostGate gate;
+  TS_ASSERT_OK(Gate(a, gate));
+  TS_ASSERT_OK(on_a.record(a));
+  TS_ASSERT_OK(b.wait(on_a));  // b is otherwise idle
+  TS_ASSERT_OK(on_b.record(b));
+  TS_ASSERT_OK_AND_ASSIGN(bool done, on_b.query());
+  EXPECT_FALSE(done) << "the record on b dropped b's wait for a";
+  // And a stream waiting for on_b waits for a's gate too.
+  Stream c = NewStream();
+  Event on_c = NewEvent();
+  TS_ASSERT_OK(c.wait(on_b));
+  TS_ASSERT_OK(on_c.record(c));
+  TS_ASSERT_OK_AND_ASSIGN(done, on_c.query());
+  EXPECT_FALSE(done);
+  gate.open();
+  TS_ASSERT_OK(on_c.synchronize());
+  TS_ASSERT_OK_AND_ASSIGN(done, on_b.query());
+  EXPECT_TRUE(done);
+  EXPECT_FALSE(gate.timed_out());
+}
+
+TEST_F(EventTest, RecordOnABlockingStreamWaitsForTheDefaultStream) {
+  Stream def = device().default_stream();
+  Stream s = NewStream();  // blocking: ordered after the default stream
+  Event e = NewEvent();
+  HostGate gate;
+  TS_ASSERT_OK(Gate(def, gate));
+  TS_ASSERT_OK(e.record(s));
+  TS_ASSERT_OK_AND_ASSIGN(bool done, e.query());
+  EXPECT_FALSE(done) << "the record skipped the default stream's rule";
+  gate.open();
+  TS_ASSERT_OK(e.synchronize());
+  EXPECT_FALSE(gate.timed_out());
 }
 
 TEST_F(EventTest, DestroyedEventIsInvalidHandle) {

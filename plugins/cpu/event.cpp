@@ -70,16 +70,44 @@ TS_CPU_ENTRY(Event_Record, TS_EVENT_RECORD_ARGS_STRUCT_SIZE) {
   if (ev->device->client != s->device->client)
     return errorf(TS_ERROR_INVALID_ARGUMENT,
                   "cpu: Event_Record: event and stream belong to different clients");
+  const bool timing = (ev->flags & TS_EVENT_DISABLE_TIMING) == 0;
   auto rec = std::make_shared<EventRecord>();
-  Task* t = make_owned_task(MarkerOp(rec, (ev->flags & TS_EVENT_DISABLE_TIMING) == 0));
-  std::unique_ptr<Task, void (*)(Task*)> owned(t, t->release);
   std::lock_guard<std::mutex> elk(ev->mu);
-  std::lock_guard<std::mutex> lk(s->device->sched().mutex());
+  Scheduler& sched = s->device->sched();
+  std::lock_guard<std::mutex> lk(sched.mutex());
   if (capturing_locked(*s->state)) {
     capture_record_event_locked(*s->state, ev);
     return nullptr;
   }
   rec->stream = s->state;
+  // Fast path, no marker task: when the record adds no dependency of its
+  // own (no Stream_WaitEvent pending on the stream, no default-stream rule
+  // that is not yet met), the event completes exactly when the stream's
+  // last queued task does, so it takes that task's seq and completion time;
+  // on an idle stream it is complete now.  This keeps a record as cheap as
+  // a lock (no worker wake-up), which is what the trace's device clock and
+  // every timing loop lean on.
+  DepList implicit;
+  implicit_deps_locked(s->device, s->state.get(), implicit);
+  if (implicit.size() == 0 && s->state->pending_waits.size() == 0) {
+    std::shared_ptr<std::atomic<int64_t>> stamp;
+    if (timing) stamp = std::shared_ptr<std::atomic<int64_t>>(rec, &rec->timestamp_ns);
+    rec->seq = sched.stamp_tail_locked(*s->state, stamp);
+    if (rec->seq == 0) {  // idle: everything submitted has completed
+      rec->seq = s->state->completed.load(std::memory_order_acquire);
+      if (timing)
+        rec->timestamp_ns.store(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                    std::chrono::steady_clock::now().time_since_epoch())
+                                    .count(),
+                                std::memory_order_release);
+    }
+    ev->record = std::move(rec);
+    ev->capture.reset();
+    ev->capture_nodes.clear();
+    return nullptr;
+  }
+  Task* t = make_owned_task(MarkerOp(rec, timing));
+  std::unique_ptr<Task, void (*)(Task*)> owned(t, t->release);
   enqueue_locked(s->device, s->state, owned.release());
   rec->seq = t->seq;
   ev->record = std::move(rec);

@@ -188,8 +188,24 @@ Scheduler::Pick Scheduler::pick_locked(Claim& c, bool allow_hold) {
   return Pick::kGot;
 }
 
+uint64_t Scheduler::stamp_tail_locked(StreamState& s,
+                                      std::shared_ptr<std::atomic<int64_t>> stamp) {
+  // The tail is not complete: complete_locked pops the head and clears the
+  // tail with the last task, under this mutex.
+  if (s.tail == nullptr) return 0;
+  if (stamp) s.tail->stamps.push_back(std::move(stamp));
+  return s.tail->seq;
+}
+
 Task* Scheduler::complete_locked(Task* t) {
   StreamState* s = t->stream;
+  if (!t->stamps.empty()) {
+    const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::steady_clock::now().time_since_epoch())
+                            .count();
+    for (auto& stamp : t->stamps) stamp->store(now, std::memory_order_relaxed);
+    t->stamps.clear();  // `completed` below publishes the stores (release)
+  }
   // Tasks of a stream complete in order: t is the head.
   s->head = t->next;
   if (s->head == nullptr) s->tail = nullptr;

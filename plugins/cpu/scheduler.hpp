@@ -117,6 +117,12 @@ struct Task {
   std::atomic<uint32_t> done{0};
   std::atomic<uint32_t> manual_refs{2};  // run finished + complete_manual
   DepList deps;
+  // Timestamps to take when the task completes (steady clock, ns), before
+  // `completed` is published: events recorded while this task was the
+  // stream's tail take its completion time instead of queueing a marker of
+  // their own (event.cpp).  Guarded by the scheduler mutex; emptied at
+  // completion, so graph replays that reuse a task start with none.
+  std::vector<std::shared_ptr<std::atomic<int64_t>>> stamps;
   // Frees the task after completion (called without the mutex held).
   void (*release)(Task*) = nullptr;
   void* owner = nullptr;  // for `release`
@@ -171,6 +177,10 @@ class Scheduler {
   unsigned worker_count() const { return static_cast<unsigned>(threads_.size()); }
   std::mutex& mutex() { return mu_; }
 
+  // Makes `stamp` take the completion time of the last task queued on `s`
+  // and returns that task's seq, or returns 0 when nothing is queued (the
+  // stream is idle: the caller stamps the time itself).  Mutex held.
+  uint64_t stamp_tail_locked(StreamState& s, std::shared_ptr<std::atomic<int64_t>> stamp);
   // Queues `t` at the tail of `s` (mutex held).  Sets t->seq and t->stream.
   void submit_locked(const std::shared_ptr<StreamState>& s, Task* t);
   // Second half of a manual task's completion; any thread, mutex NOT held.
