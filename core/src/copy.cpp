@@ -149,9 +149,11 @@ Status Stream::copy_async(MemoryRef dst, MemoryRef src, uint64_t size) const {
   _trace_api.args = details;
   auto op = runtime->trace->BeginOp(*impl_);
   Status st = TESSERA_PLUGIN_CALL(runtime->lib(), Memcpy, args);
-  runtime->trace->EndOp(op, *impl_,
-                        std::string("copy ") + detail::CopyDirection(dst, src),
-                        "copy", std::move(details), st.ok());
+  runtime->trace->EndOp(
+      op, *impl_, nullptr,
+      runtime->trace->tracer().Intern(std::string("copy ") +
+                                      detail::CopyDirection(dst, src)),
+      "copy", std::move(details), st.ok());
   return st;
 }
 
@@ -178,7 +180,7 @@ Status Stream::memset_async(const Buffer& buffer, uint64_t offset,
   _trace_api.args = details;
   auto op = rt->trace->BeginOp(*impl_);
   Status st = TESSERA_PLUGIN_CALL(rt->lib(), Memset, args);
-  rt->trace->EndOp(op, *impl_, "memset", "copy", std::move(details), st.ok());
+  rt->trace->EndOp(op, *impl_, "memset", 0, "copy", std::move(details), st.ok());
   return st;
 }
 

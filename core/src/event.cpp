@@ -50,7 +50,7 @@ Status Event::record(const Stream& stream) const {
   auto op = rt->trace->BeginOp(*stream.impl());
   Status st = TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(), Event_Record, args);
   uint64_t id =
-      rt->trace->EndOp(op, *stream.impl(), "record event", "event", "", st.ok());
+      rt->trace->EndOp(op, *stream.impl(), "record event", 0, "event", {}, st.ok());
   rt->trace->NoteRecord(args.event, id);
   return st;
 }

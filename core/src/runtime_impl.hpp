@@ -105,6 +105,9 @@ struct StreamImpl : HandleState {
   TsStream* raw = nullptr;
   StreamOptions options;
   bool is_default = false;
+  // The stream's track in the runtime's trace, (pid << 32) | tid, once the
+  // trace named it (RuntimeTrace::TrackBits); 0 before.
+  mutable std::atomic<uint64_t> trace_track{0};
 };
 
 struct EventImpl : HandleState {

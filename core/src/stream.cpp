@@ -128,11 +128,13 @@ Status Stream::launch(const Kernel& kernel, TsDim3 grid, TsDim3 group_size,
   const uint32_t dims[7] = {grid.x, grid.y, grid.z, group_size.x,
                             group_size.y, group_size.z,
                             static_cast<uint32_t>(num_args)};
-  _trace_api.kernel = &kernel.name();
+  const uint32_t name_id =
+      rt->trace->tracer().InternKernel(kernel.raw(), kernel.name());
+  _trace_api.kernel_id = name_id;
   auto op = rt->trace->BeginOp(*impl_);
   Status st = TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(), Kernel_Launch,
                                   launch);
-  rt->trace->EndOp(op, *impl_, kernel.name(), "kernel", "", st.ok(), dims);
+  rt->trace->EndOp(op, *impl_, nullptr, name_id, "kernel", {}, st.ok(), dims);
   return st;
 }
 
@@ -154,7 +156,7 @@ Status Stream::launch(const GraphExec& exec) const {
   auto op = rt->trace->BeginOp(*impl_);
   Status st = TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(), GraphExec_Launch,
                                   args);
-  rt->trace->EndOp(op, *impl_, "graph", "graph", "", st.ok());
+  rt->trace->EndOp(op, *impl_, "graph", 0, "graph", {}, st.ok());
   return st;
 }
 
@@ -178,7 +180,7 @@ Status Stream::wait(const Event& event) const {
   auto op = rt->trace->BeginOp(*impl_);
   Status st = TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(), Stream_WaitEvent,
                                   args);
-  uint64_t id = rt->trace->EndOp(op, *impl_, "wait event", "event", "", st.ok());
+  uint64_t id = rt->trace->EndOp(op, *impl_, "wait event", 0, "event", {}, st.ok());
   rt->trace->NoteWait(args.event, id);
   return st;
 }
@@ -192,7 +194,7 @@ Status Stream::synchronize() const {
   TESSERA_INJECT_FAULT(rt, kOther, "Stream::synchronize");
   Status st = TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(),
                                   Stream_Synchronize, args);
-  if (rt->trace) rt->trace->Resolve(false);
+  if (rt->trace) rt->trace->Resolve(false, st.ok() ? impl_->raw : nullptr);
   return st;
 }
 

@@ -155,23 +155,85 @@ Tracer::Tracer(std::string path)
               0);
 }
 
-void Tracer::Add(TraceEvent event) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (events_.size() >= max_events_) {
-    ++dropped_;
-    return;
+const char* TraceClockText(TraceClock clock) {
+  switch (clock) {
+    case TraceClock::kNone: return nullptr;
+    case TraceClock::kDevice: return "device (plugin events)";
+    case TraceClock::kHostForced: return "host enqueue (TESSERA_TRACE_CLOCK=host)";
+    case TraceClock::kHostCapture: return "host enqueue (stream capture)";
+    case TraceClock::kHostNoEvents: return "host enqueue (the plugin has no timing events)";
+    case TraceClock::kHostEventsFailed:
+      return "host enqueue (the plugin's event times failed)";
   }
-  events_.push_back(std::move(event));
+  return nullptr;
 }
 
-void Tracer::AddOpSlice(uint64_t op_id, TraceEvent event, bool flow_end) {
+void Tracer::PushLocked(const TraceEvent& event, std::string& args) {
+  if (num_events_ % kChunk == 0 && num_events_ / kChunk == chunks_.size())
+    chunks_.emplace_back(new TraceEvent[kChunk]);
+  TraceEvent& slot = chunks_[num_events_ / kChunk][num_events_ % kChunk];
+  slot = event;
+  if (!args.empty()) {
+    args_.push_back(std::move(args));
+    slot.args_id = static_cast<uint32_t>(args_.size());
+  }
+  ++num_events_;
+}
+
+void Tracer::Add(const TraceEvent& event, std::string args) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (events_.size() >= max_events_) {
+  if (num_events_ >= max_events_) {
     ++dropped_;
     return;
   }
-  if (flow_end) op_slices_[op_id] = events_.size();
-  events_.push_back(std::move(event));
+  PushLocked(event, args);
+}
+
+void Tracer::AddOpSlice(uint64_t op_id, const TraceEvent& event, bool flow_end,
+                        std::string args) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (num_events_ >= max_events_) {
+    ++dropped_;
+    return;
+  }
+  if (flow_end) op_slices_[op_id] = num_events_;
+  PushLocked(event, args);
+}
+
+uint32_t Tracer::InternLocked(const std::string& text) {
+  auto [it, added] =
+      name_ids_.emplace(text, static_cast<uint32_t>(names_.size() + 1));
+  if (added) names_.push_back(&it->first);
+  return it->second;
+}
+
+uint32_t Tracer::Intern(const std::string& text) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return InternLocked(text);
+}
+
+uint32_t Tracer::InternKernel(const void* key, const std::string& name) {
+  // The last kernel this thread launched, without the lock: a loop of
+  // launches of one kernel neither hashes nor locks.  The name is compared,
+  // so a handle reused by another kernel is not mistaken for it (interned
+  // strings never move).
+  thread_local struct {
+    const Tracer* tracer = nullptr;
+    const void* key = nullptr;
+    const std::string* name = nullptr;
+    uint32_t id = 0;
+  } last;
+  if (last.tracer == this && last.key == key && *last.name == name) return last.id;
+  std::lock_guard<std::mutex> lock(mu_);
+  uint32_t& id = kernel_ids_[key];
+  if (id == 0 || *names_[id - 1] != name) id = InternLocked(name);
+  last = {this, key, names_[id - 1], id};
+  return id;
+}
+
+const std::string& Tracer::NameOf(const TraceEvent& e) const {
+  static const std::string kNone;
+  return e.name_id ? *names_[e.name_id - 1] : kNone;
 }
 
 void Tracer::AddFlow(uint64_t from, uint64_t to) {
@@ -181,11 +243,6 @@ void Tracer::AddFlow(uint64_t from, uint64_t to) {
     return;
   }
   flows_.emplace_back(from, to);
-}
-
-uint64_t Tracer::NewOpId() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return next_op_++;
 }
 
 uint32_t Tracer::NewPid() {
@@ -213,11 +270,16 @@ void Tracer::NameThread(uint32_t pid, uint32_t tid, const std::string& name) {
 }
 
 uint32_t Tracer::HostThreadTrack() {
-  thread_local uint32_t tid = 0;
-  thread_local const Tracer* named_for = nullptr;
-  if (tid == 0) tid = static_cast<uint32_t>(::syscall(SYS_gettid));
-  if (named_for != this) {
-    named_for = this;
+  // One thread_local (one TLS lookup in a shared library).
+  thread_local struct {
+    uint32_t tid = 0;
+    const Tracer* named_for = nullptr;
+  } self;
+  if (self.named_for == this) return self.tid;
+  if (self.tid == 0) self.tid = static_cast<uint32_t>(::syscall(SYS_gettid));
+  const uint32_t tid = self.tid;
+  {
+    self.named_for = this;
     bool known;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -241,11 +303,11 @@ void Tracer::Write() {
     // Nothing new since the last write (the runtime wrote it, now exit()):
     // leave the file alone.
     const uint64_t version =
-        events_.size() + metadata_.size() + flows_.size() + dropped_;
+        num_events_ + metadata_.size() + flows_.size() + dropped_;
     if (written_ && version == written_version_) return;
     written_ = true;
     written_version_ = version;
-    out.reserve(128 * (events_.size() + metadata_.size()) + 256);
+    out.reserve(128 * (num_events_ + metadata_.size()) + 256);
     out += "{\"traceEvents\":[\n";
     bool first = true;
     auto sep = [&] {
@@ -256,14 +318,15 @@ void Tracer::Write() {
       sep();
       out += m;
     }
-    for (const TraceEvent& e : events_) {
+    for (size_t i = 0; i < num_events_; ++i) {
+      const TraceEvent& e = EventAt(i);
       sep();
       out += "{\"ph\":\"";
       out += e.ph;
       out += "\",\"cat\":\"";
       out += e.cat;
       out += "\",\"name\":";
-      out += TraceQuote(e.static_name ? std::string(e.static_name) : e.name);
+      out += TraceQuote(e.static_name ? std::string(e.static_name) : NameOf(e));
       out += ",\"pid\":" + std::to_string(e.pid) +
              ",\"tid\":" + std::to_string(e.tid) + ",\"ts\":";
       AppendTs(&out, e.ts_ns);
@@ -273,12 +336,12 @@ void Tracer::Write() {
       } else if (e.ph == 'i') {
         out += ",\"s\":\"t\"";
       }
-      std::string args = e.args;
+      std::string args = e.args_id ? args_[e.args_id - 1] : std::string();
       auto add = [&args](const std::string& item) {
         if (!args.empty()) args += ",";
         args += item;
       };
-      if (!e.kernel.empty()) add(TraceArg("kernel", e.kernel));
+      if (e.kernel_id) add(TraceArg("kernel", *names_[e.kernel_id - 1]));
       if (e.has_dims) {
         char dims[160];
         std::snprintf(dims, sizeof dims,
@@ -287,7 +350,8 @@ void Tracer::Write() {
                       e.dims[5], e.dims[6]);
         add(dims);
       }
-      if (e.clock) add(std::string("\"clock\":\"") + e.clock + "\"");
+      if (const char* clock = TraceClockText(e.clock))
+        add(std::string("\"clock\":\"") + clock + "\"");
       if (!args.empty()) out += ",\"args\":{" + args + "}";
       out += "}";
     }
@@ -297,8 +361,8 @@ void Tracer::Write() {
     for (auto [from, to] : flows_) {
       auto a = op_slices_.find(from), b = op_slices_.find(to);
       if (a == op_slices_.end() || b == op_slices_.end()) continue;
-      const TraceEvent& s = events_[a->second];
-      const TraceEvent& f = events_[b->second];
+      const TraceEvent& s = EventAt(a->second);
+      const TraceEvent& f = EventAt(b->second);
       std::string id = std::to_string(flow_id++);
       sep();
       out += "{\"ph\":\"s\",\"cat\":\"event\",\"name\":\"event\",\"id\":" + id +
@@ -344,9 +408,8 @@ ApiScope::~ApiScope() {
   e.dur_ns = TraceNowNs() - start_;
   e.pid = kHostPid;
   e.tid = t->HostThreadTrack();
-  e.args = std::move(args);
-  if (kernel) e.kernel = *kernel;
-  t->Add(std::move(e));
+  e.kernel_id = kernel_id;
+  t->Add(e, std::move(args));
 }
 
 // ------------------------------------------------------------ RuntimeTrace
@@ -358,6 +421,7 @@ RuntimeTrace::RuntimeTrace(std::shared_ptr<Tracer> tracer,
   const char* clock = std::getenv("TESSERA_TRACE_CLOCK");
   if (clock && std::string(clock) == "host") {
     host_clock_ = true;
+    anchor_tried_ = true;  // nothing to anchor
     return;
   }
   if (clock && *clock && std::string(clock) != "device")
@@ -365,6 +429,7 @@ RuntimeTrace::RuntimeTrace(std::shared_ptr<Tracer> tracer,
                               " is neither 'device' nor 'host'; using device");
   timing_ = t.Event_Create && t.Event_Destroy && t.Event_Record &&
             t.Event_Query && t.Event_Synchronize && t.Event_ElapsedTime;
+  if (!timing_) anchor_tried_ = true;
 }
 
 RuntimeTrace::~RuntimeTrace() {
@@ -437,6 +502,14 @@ RuntimeTrace::Track& RuntimeTrace::TrackOf(const StreamImpl& stream) {
   auto it = tracks_.find(stream.raw);
   if (it != tracks_.end()) return it->second;
   Track& track = tracks_[stream.raw];
+  struct Publish {  // the track's ids into the stream, once they are set
+    const StreamImpl& stream;
+    Track& track;
+    ~Publish() {
+      stream.trace_track.store(uint64_t{track.pid} << 32 | track.tid,
+                               std::memory_order_release);
+    }
+  } publish{stream, track};
   const DeviceImpl* device = stream.device.impl().get();
   auto pid = device_pids_.find(device);
   if (pid == device_pids_.end()) {
@@ -455,13 +528,23 @@ RuntimeTrace::Track& RuntimeTrace::TrackOf(const StreamImpl& stream) {
   return track;
 }
 
+uint64_t RuntimeTrace::TrackBits(const StreamImpl& stream) {
+  uint64_t bits = stream.trace_track.load(std::memory_order_acquire);
+  if (bits) return bits;
+  std::lock_guard<std::mutex> lock(mu_);
+  TrackOf(stream);
+  return stream.trace_track.load(std::memory_order_acquire);
+}
+
 RuntimeTrace::Op RuntimeTrace::BeginOp(const StreamImpl& stream) {
   Op op;
   op.id = tracer_->NewOpId();
   op.submit_ns = TraceNowNs();
+  // The track is made by EndOp; only the first operations (until the anchor
+  // is recorded) take the lock here.
+  if (anchor_tried_.load(std::memory_order_acquire)) return op;
   std::lock_guard<std::mutex> lock(mu_);
-  TrackOf(stream);
-  if (capturing_ == 0 && timing_ && !anchor_tried_) {
+  if (capturing_ == 0 && timing_ && !anchor_tried_.load(std::memory_order_relaxed)) {
     // The anchor: one timing event of the runtime, recorded on the first
     // traced stream (nothing traced is ahead of it) and waited for.  Every
     // operation is timed against it (Event_ElapsedTime works across streams
@@ -470,7 +553,6 @@ RuntimeTrace::Op RuntimeTrace::BeginOp(const StreamImpl& stream) {
     // device time lies between the Record call and the end of the wait; the
     // end is taken, so that no operation appears to end before the host
     // call that caused it (slices may lag by the wait's wake-up instead).
-    anchor_tried_ = true;
     auto create = MakeArgs<TsEvent_Create_Args>();
     create.device = stream.device.impl()->raw;
     if (TESSERA_PLUGIN_CALL(*lib_, Event_Create, create).ok() && create.event) {
@@ -482,25 +564,50 @@ RuntimeTrace::Op RuntimeTrace::BeginOp(const StreamImpl& stream) {
     } else {
       timing_ = false;
     }
+    anchor_tried_.store(true, std::memory_order_release);
     op.submit_ns = TraceNowNs();
   }
   return op;
 }
 
-uint64_t RuntimeTrace::EndOp(Op op, const StreamImpl& stream, std::string name,
+uint64_t RuntimeTrace::EndOp(Op op, const StreamImpl& stream,
+                             const char* static_name, uint32_t name_id,
                              const char* cat, std::string args, bool ok,
                              const uint32_t* dims) {
   if (!ok) return 0;
   uint64_t now = TraceNowNs();
-  std::lock_guard<std::mutex> lock(mu_);
+  const int capturing = capturing_.load(std::memory_order_acquire);
+  if (host_clock_ || capturing > 0 || !timing_.load(std::memory_order_acquire)) {
+    // Timed by the host: one slice now, without this trace's lock.
+    const uint64_t bits = TrackBits(stream);
+    TraceEvent e;
+    e.cat = cat;
+    e.static_name = static_name;
+    e.name_id = name_id;
+    e.ts_ns = op.submit_ns;
+    e.dur_ns = now - op.submit_ns;
+    e.pid = static_cast<uint32_t>(bits >> 32);
+    e.tid = static_cast<uint32_t>(bits);
+    e.clock = capturing > 0 ? TraceClock::kHostCapture
+              : host_clock_ ? TraceClock::kHostForced
+                            : TraceClock::kHostNoEvents;
+    if (dims) {
+      e.has_dims = true;
+      std::memcpy(e.dims, dims, sizeof e.dims);
+    }
+    tracer_->AddOpSlice(op.id, e, std::strcmp(cat, "event") == 0, std::move(args));
+    return op.id;
+  }
   TsDevice* device = stream.device.impl()->raw;
-  Pending p{op.id, stream.raw, std::move(name), cat, std::move(args),
+  Pending p{op.id, stream.raw, static_name, name_id, cat, std::move(args),
             op.submit_ns, now, nullptr, device, dims != nullptr, {}};
   if (dims) std::memcpy(p.dims, dims, sizeof p.dims);
+  std::lock_guard<std::mutex> lock(mu_);
+  Track& track = TrackOf(stream);
   // One timing event after the operation: it ends when the event's time
   // comes, and starts when the operation before it on the stream ended, or
   // when it was submitted if the stream was idle then.
-  if (timing_ && anchor_ && capturing_ == 0) {
+  if (timing_ && anchor_ && capturing_.load() == 0) {
     p.after = TakeEvent(device);
     if (p.after && !Record(p.after, stream.raw)) {
       GiveEvent(device, p.after);
@@ -508,10 +615,10 @@ uint64_t RuntimeTrace::EndOp(Op op, const StreamImpl& stream, std::string name,
     }
   }
   if (!p.after) {
-    EmitHost(p, TrackOf(stream),
-             capturing_ ? "host enqueue (stream capture)"
-             : host_clock_ ? "host enqueue (TESSERA_TRACE_CLOCK=host)"
-                           : "host enqueue (the plugin has no timing events)");
+    EmitHost(p, track,
+             capturing_.load() ? TraceClock::kHostCapture
+             : timing_ ? TraceClock::kHostEventsFailed
+                       : TraceClock::kHostNoEvents);
     return op.id;
   }
   pending_.push_back(std::move(p));
@@ -525,22 +632,23 @@ uint64_t RuntimeTrace::EndOp(Op op, const StreamImpl& stream, std::string name,
   return op.id;
 }
 
-void RuntimeTrace::EmitHost(Pending& p, Track& track, const char* clock) {
+void RuntimeTrace::EmitHost(Pending& p, Track& track, TraceClock clock) {
   TraceEvent e;
   e.cat = p.cat;
-  e.name = std::move(p.name);
+  e.static_name = p.static_name;
+  e.name_id = p.name_id;
   e.ts_ns = p.submit_ns;
   e.dur_ns = p.return_ns - p.submit_ns;
   e.pid = track.pid;
   e.tid = track.tid;
-  e.args = std::move(p.args);
   e.clock = clock;
   e.has_dims = p.has_dims;
   std::memcpy(e.dims, p.dims, sizeof e.dims);
-  tracer_->AddOpSlice(p.id, std::move(e), std::strcmp(p.cat, "event") == 0);
+  tracer_->AddOpSlice(p.id, e, std::strcmp(p.cat, "event") == 0, std::move(p.args));
 }
 
-void RuntimeTrace::ResolveLocked(bool wait, TsStream* only) {
+void RuntimeTrace::ResolveLocked(bool wait, TsStream* only,
+                                 TsStream* synchronized) {
   // In submission order; once an operation of a stream stays pending, so do
   // the later ones of that stream (their start is its end).
   std::vector<TsStream*> blocked;
@@ -551,7 +659,7 @@ void RuntimeTrace::ResolveLocked(bool wait, TsStream* only) {
   for (size_t i = 0; i < pending_.size(); ++i) {
     Pending& p = pending_[i];
     bool done = !(only && p.stream != only) && !is_blocked(p.stream) &&
-                Complete(p.after, wait);
+                (p.stream == synchronized || Complete(p.after, wait));
     if (!done && (only || !wait || is_blocked(p.stream))) {
       if (!is_blocked(p.stream)) blocked.push_back(p.stream);
       pending_[kept++] = std::move(p);
@@ -565,28 +673,29 @@ void RuntimeTrace::ResolveLocked(bool wait, TsStream* only) {
       if (start > end) start = end;  // the two clocks disagree slightly
       TraceEvent e;
       e.cat = p.cat;
-      e.name = std::move(p.name);
+      e.static_name = p.static_name;
+      e.name_id = p.name_id;
       e.ts_ns = start;
       e.dur_ns = end - start;
       e.pid = track.pid;
       e.tid = track.tid;
-      e.args = std::move(p.args);
-      e.clock = "device (plugin events)";
+      e.clock = TraceClock::kDevice;
       e.has_dims = p.has_dims;
       std::memcpy(e.dims, p.dims, sizeof e.dims);
       track.last_end_ns = end;
-      tracer_->AddOpSlice(p.id, std::move(e), std::strcmp(p.cat, "event") == 0);
+      tracer_->AddOpSlice(p.id, e, std::strcmp(p.cat, "event") == 0,
+                          std::move(p.args));
     } else {
-      EmitHost(p, track, "host enqueue (the plugin's event times failed)");
+      EmitHost(p, track, TraceClock::kHostEventsFailed);
     }
     GiveEvent(p.device, p.after);
   }
   pending_.resize(kept);
 }
 
-void RuntimeTrace::Resolve(bool wait) {
+void RuntimeTrace::Resolve(bool wait, TsStream* synchronized) {
   std::lock_guard<std::mutex> lock(mu_);
-  ResolveLocked(wait, nullptr);
+  ResolveLocked(wait, nullptr, synchronized);
   resolve_at_ = std::max(kResolveBatch, 2 * pending_.size());
 }
 
@@ -657,13 +766,12 @@ TraceScope::~TraceScope() {
   auto* tracer = static_cast<detail::Tracer*>(tracer_);
   detail::TraceEvent e;
   e.cat = category_;
-  e.name = std::move(name_);
   e.ts_ns = start_;
   e.dur_ns = detail::TraceNowNs() - start_;
+  e.name_id = tracer->Intern(name_);
   e.pid = 1;
   e.tid = tracer->HostThreadTrack();
-  e.args = std::move(args_);
-  tracer->Add(std::move(e));
+  tracer->Add(e, std::move(args_));
 }
 
 }  // namespace tessera

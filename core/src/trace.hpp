@@ -19,7 +19,7 @@
 #define TESSERA_CORE_TRACE_HPP_
 
 #include <cstdint>
-#include <deque>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -36,22 +36,36 @@ struct StreamImpl;
 
 uint64_t TraceNowNs();  // steady clock, nanoseconds
 
+// How a stream operation's slice was timed (its args.clock).
+enum class TraceClock : uint8_t {
+  kNone,            // not a stream operation: no args.clock
+  kDevice,          // the plugin's timing events
+  kHostForced,      // TESSERA_TRACE_CLOCK=host
+  kHostCapture,     // a stream capture was in progress
+  kHostNoEvents,    // the plugin has no timing events
+  kHostEventsFailed,
+};
+const char* TraceClockText(TraceClock clock);
+
+// One slice or instant, as kept until the file is written.  Plain data, no
+// allocation: names that are not string literals are interned by the
+// Tracer (Intern), and the rare free-form args go to a side table, so the
+// hot path (a launch, a synchronize) copies 96 bytes under one lock and
+// formats nothing.
 struct TraceEvent {
-  char ph = 'X';            // X (complete), i (instant)
-  const char* cat = "api";  // static strings only
-  const char* static_name = nullptr;  // the name, when it is a static string
-  std::string name;                   // else this
-  const char* clock = nullptr;        // static; becomes args.clock
   uint64_t ts_ns = 0;
   uint64_t dur_ns = 0;
+  const char* cat = "api";            // static strings only
+  const char* static_name = nullptr;  // the name, when it is a static string
+  uint32_t name_id = 0;    // else this interned one (Tracer::Intern)
+  uint32_t kernel_id = 0;  // args.kernel (interned); 0: none
+  uint32_t args_id = 0;    // set by the Tracer from the args it is given
   uint32_t pid = 0;
   uint32_t tid = 0;
-  std::string args;  // the inside of a JSON object ("\"a\":1,\"b\":\"x\""), or empty
-  // A launch's details, turned into text by Write (the hot path formats
-  // nothing): args.kernel, args.grid, args.group_size, args.args.
-  std::string kernel;
+  uint32_t dims[7] = {};   // grid x y z, group x y z, number of arguments
+  char ph = 'X';           // X (complete), i (instant)
+  TraceClock clock = TraceClock::kNone;
   bool has_dims = false;
-  uint32_t dims[7] = {};  // grid x y z, group x y z, number of arguments
 };
 
 class Tracer {
@@ -65,7 +79,14 @@ class Tracer {
   explicit Tracer(std::string path);
   const std::string& path() const { return path_; }
 
-  void Add(TraceEvent event);  // dropped (and counted) past the cap
+  // `args`: the inside of a JSON object ("\"a\":1,\"b\":\"x\""), or empty.
+  void Add(const TraceEvent& event, std::string args = {});  // dropped (and counted) past the cap
+  // An id for `text` in TraceEvent::name_id / kernel_id (never 0).
+  uint32_t Intern(const std::string& text);
+  // The same for a kernel's name, remembered by its plugin handle so a
+  // launch does not hash the name (checked against it: a handle can be
+  // reused by another kernel once destroyed).
+  uint32_t InternKernel(const void* key, const std::string& name);
   // Metadata: process and thread names (not counted against the cap).
   void NameProcess(uint32_t pid, const std::string& name, int sort_index);
   void NameThread(uint32_t pid, uint32_t tid, const std::string& name);
@@ -74,8 +95,9 @@ class Tracer {
   // out).
   void AddFlow(uint64_t from, uint64_t to);
   // A stream operation's slice; `flow_end`: an arrow may start or end at it.
-  void AddOpSlice(uint64_t op_id, TraceEvent event, bool flow_end);
-  uint64_t NewOpId();
+  void AddOpSlice(uint64_t op_id, const TraceEvent& event, bool flow_end,
+                  std::string args = {});
+  uint64_t NewOpId() { return next_op_.fetch_add(1, std::memory_order_relaxed); }
   uint32_t NewPid();
   // The host track of the calling thread (pid 1, its Linux thread id),
   // named on first use.
@@ -85,9 +107,24 @@ class Tracer {
   void Write();
 
  private:
+  void PushLocked(const TraceEvent& event, std::string& args);  // mu_ held, below the cap
+  const TraceEvent& EventAt(size_t i) const {
+    return chunks_[i / kChunk][i % kChunk];
+  }
+  uint32_t InternLocked(const std::string& text);
+  const std::string& NameOf(const TraceEvent& e) const;
+
+  static constexpr size_t kChunk = 4096;  // events per chunk (384 KiB)
   std::string path_;
   std::mutex mu_;
-  std::deque<TraceEvent> events_;  // no copying as it grows
+  // The events, in chunks that never move: appending is a copy, with one
+  // allocation per kChunk events.
+  std::vector<std::unique_ptr<TraceEvent[]>> chunks_;
+  size_t num_events_ = 0;
+  std::vector<std::string> args_;                      // args_id - 1
+  std::unordered_map<std::string, uint32_t> name_ids_;
+  std::vector<const std::string*> names_;              // name_id - 1 (keys of name_ids_)
+  std::unordered_map<const void*, uint32_t> kernel_ids_;
   std::vector<std::string> metadata_;  // complete JSON objects
   std::vector<std::pair<uint64_t, uint64_t>> flows_;
   std::unordered_map<uint64_t, size_t> op_slices_;  // op id -> events_ index
@@ -96,7 +133,7 @@ class Tracer {
   uint64_t dropped_ = 0;
   bool written_ = false;
   uint64_t written_version_ = 0;  // what Write last wrote (a count of items)
-  uint64_t next_op_ = 1;
+  std::atomic<uint64_t> next_op_{1};
   uint32_t next_pid_ = 2;
 };
 
@@ -114,9 +151,11 @@ class RuntimeTrace {
     uint64_t id = 0;
     uint64_t submit_ns = 0;
   };
+  // `static_name` (a string literal) or `name_id` (Tracer::Intern) names
+  // the slice; `args` as in Tracer::Add.
   Op BeginOp(const StreamImpl& stream);
-  uint64_t EndOp(Op op, const StreamImpl& stream, std::string name,
-                 const char* cat, std::string args, bool ok,
+  uint64_t EndOp(Op op, const StreamImpl& stream, const char* static_name,
+                 uint32_t name_id, const char* cat, std::string args, bool ok,
                  const uint32_t* dims = nullptr);
 
   // Event edges: the record operation of a user event, and a wait on it.
@@ -130,7 +169,9 @@ class RuntimeTrace {
   void CaptureEnded();
 
   // Turns completed operations into slices (wait: all of them, blocking).
-  void Resolve(bool wait);
+  // `synchronized`: a stream just synchronized, whose operations are known
+  // to be complete (no Event_Query for them).
+  void Resolve(bool wait, TsStream* synchronized = nullptr);
 
  private:
   struct Track {
@@ -140,9 +181,10 @@ class RuntimeTrace {
   struct Pending {
     uint64_t id;
     TsStream* stream;
-    std::string name;
+    const char* static_name;
+    uint32_t name_id;
     const char* cat;
-    std::string args;
+    std::string args;  // empty (no allocation) for launches
     uint64_t submit_ns, return_ns;
     TsEvent* after;  // a timing event recorded after the operation
     TsDevice* device;
@@ -150,18 +192,21 @@ class RuntimeTrace {
     uint32_t dims[7];
   };
   Track& TrackOf(const StreamImpl& stream);  // mu_ held
+  uint64_t TrackBits(const StreamImpl& stream);  // mu_ not held: (pid << 32) | tid
   TsEvent* TakeEvent(TsDevice* device);               // mu_ held
   void GiveEvent(TsDevice* device, TsEvent* event);   // mu_ held
   bool Record(TsEvent* event, TsStream* stream);
   bool Complete(TsEvent* event, bool wait);
   bool ElapsedNs(TsEvent* start, TsEvent* end, uint64_t* ns);
-  void EmitHost(Pending& p, Track& track, const char* clock);  // mu_ held
-  void ResolveLocked(bool wait, TsStream* only);
+  void EmitHost(Pending& p, Track& track, TraceClock clock);  // mu_ held
+  void ResolveLocked(bool wait, TsStream* only, TsStream* synchronized = nullptr);
   void DestroyEvent(TsEvent* event);
 
   std::shared_ptr<Tracer> tracer_;
   const PluginLibrary* lib_;
-  bool timing_ = false;  // the plugin has the event entry points we need
+  // The plugin has the event entry points we need (cleared if the anchor
+  // cannot be recorded).
+  std::atomic<bool> timing_{false};
   bool host_clock_ = false;  // TESSERA_TRACE_CLOCK=host
   size_t resolve_at_ = 512;  // pending_ size that triggers ResolveLocked
   std::mutex mu_;
@@ -170,10 +215,10 @@ class RuntimeTrace {
   std::unordered_map<TsEvent*, uint64_t> last_record_;
   std::vector<Pending> pending_;
   std::unordered_map<TsDevice*, std::vector<TsEvent*>> free_events_;  // per device
-  int capturing_ = 0;
+  std::atomic<int> capturing_{0};
   TsEvent* anchor_ = nullptr;  // the runtime's clock anchor (BeginOp)
   uint64_t anchor_ns_ = 0;
-  bool anchor_tried_ = false;
+  std::atomic<bool> anchor_tried_{false};
 };
 
 // The host slice of one API call: from construction to destruction, on the
@@ -187,7 +232,7 @@ class ApiScope {
   ~ApiScope();
   bool on() const { return trace_ != nullptr || tracer_ != nullptr; }
   std::string args;  // set only when on()
-  const std::string* kernel = nullptr;  // args.kernel; must outlive the scope
+  uint32_t kernel_id = 0;  // args.kernel (Tracer::InternKernel); 0: none
 
   ApiScope(const ApiScope&) = delete;
   ApiScope& operator=(const ApiScope&) = delete;

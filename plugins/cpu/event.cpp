@@ -71,13 +71,23 @@ TS_CPU_ENTRY(Event_Record, TS_EVENT_RECORD_ARGS_STRUCT_SIZE) {
     return errorf(TS_ERROR_INVALID_ARGUMENT,
                   "cpu: Event_Record: event and stream belong to different clients");
   const bool timing = (ev->flags & TS_EVENT_DISABLE_TIMING) == 0;
-  auto rec = std::make_shared<EventRecord>();
   std::lock_guard<std::mutex> elk(ev->mu);
   Scheduler& sched = s->device->sched();
   std::lock_guard<std::mutex> lk(sched.mutex());
   if (capturing_locked(*s->state)) {
     capture_record_event_locked(*s->state, ev);
     return nullptr;
+  }
+  // A new record, or the last one when nothing else holds it (no task to
+  // stamp, no synchronize or elapsed-time call reading it: those take their
+  // reference under ev->mu, which we hold, so the count cannot grow).
+  std::shared_ptr<EventRecord> rec;
+  if (ev->record && ev->record.use_count() == 1) {
+    rec = std::move(ev->record);
+    rec->seq = 0;
+    rec->timestamp_ns.store(0, std::memory_order_relaxed);
+  } else {
+    rec = std::make_shared<EventRecord>();
   }
   rec->stream = s->state;
   // Fast path, no marker task: when the record adds no dependency of its
@@ -139,31 +149,31 @@ TS_CPU_ENTRY(Event_Synchronize, TS_EVENT_SYNCHRONIZE_ARGS_STRUCT_SIZE) {
 TS_CPU_ENTRY(Event_ElapsedTime, TS_EVENT_ELAPSEDTIME_ARGS_STRUCT_SIZE) {
   TS_CPU_CHECK_HANDLE(args->start, "Event_ElapsedTime", "start");
   TS_CPU_CHECK_HANDLE(args->end, "Event_ElapsedTime", "end");
-  std::shared_ptr<EventRecord> rec[2];
   TsEvent* evs[2] = {args->start, args->end};
   const char* names[2] = {"start", "end"};
+  int64_t t[2] = {0, 0};
   for (int i = 0; i < 2; ++i) {
     if (evs[i]->flags & TS_EVENT_DISABLE_TIMING)
       return errorf(TS_ERROR_FAILED_PRECONDITION,
                     "cpu: Event_ElapsedTime: %s event %p was created with "
                     "TS_EVENT_DISABLE_TIMING: create it without that flag to time with it",
                     names[i], static_cast<void*>(evs[i]));
+    // Read under the event's lock: a record cannot be replaced meanwhile.
     std::lock_guard<std::mutex> elk(evs[i]->mu);
-    rec[i] = evs[i]->record;
-    if (!rec[i])
+    const EventRecord* rec = evs[i]->record.get();
+    if (!rec)
       return errorf(TS_ERROR_FAILED_PRECONDITION,
                     "cpu: Event_ElapsedTime: %s event %p was never recorded: call "
                     "Event_Record on it first",
                     names[i], static_cast<void*>(evs[i]));
-  }
-  for (int i = 0; i < 2; ++i)
-    if (!record_complete(*rec[i]))
+    if (!record_complete(*rec))
       return errorf(TS_ERROR_NOT_READY,
                     "cpu: Event_ElapsedTime: %s event %p has not completed yet: "
                     "Event_Synchronize it first",
                     names[i], static_cast<void*>(evs[i]));
-  const int64_t t0 = rec[0]->timestamp_ns.load(std::memory_order_acquire);
-  const int64_t t1 = rec[1]->timestamp_ns.load(std::memory_order_acquire);
+    t[i] = rec->timestamp_ns.load(std::memory_order_acquire);
+  }
+  const int64_t t0 = t[0], t1 = t[1];
   args->milliseconds = static_cast<double>(t1 - t0) / 1e6;
   return nullptr;
 }

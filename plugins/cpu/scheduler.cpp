@@ -193,18 +193,26 @@ uint64_t Scheduler::stamp_tail_locked(StreamState& s,
   // The tail is not complete: complete_locked pops the head and clears the
   // tail with the last task, under this mutex.
   if (s.tail == nullptr) return 0;
-  if (stamp) s.tail->stamps.push_back(std::move(stamp));
+  if (stamp) {
+    if (!s.tail->stamp)
+      s.tail->stamp = std::move(stamp);
+    else
+      s.tail->more_stamps.push_back(std::move(stamp));
+  }
   return s.tail->seq;
 }
 
 Task* Scheduler::complete_locked(Task* t) {
   StreamState* s = t->stream;
-  if (!t->stamps.empty()) {
+  if (t->stamp) {
     const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
                             std::chrono::steady_clock::now().time_since_epoch())
                             .count();
-    for (auto& stamp : t->stamps) stamp->store(now, std::memory_order_relaxed);
-    t->stamps.clear();  // `completed` below publishes the stores (release)
+    // `completed` below publishes the stores (release).
+    t->stamp->store(now, std::memory_order_relaxed);
+    t->stamp.reset();
+    for (auto& stamp : t->more_stamps) stamp->store(now, std::memory_order_relaxed);
+    t->more_stamps.clear();
   }
   // Tasks of a stream complete in order: t is the head.
   s->head = t->next;

@@ -122,7 +122,8 @@ struct Task {
   // stream's tail take its completion time instead of queueing a marker of
   // their own (event.cpp).  Guarded by the scheduler mutex; emptied at
   // completion, so graph replays that reuse a task start with none.
-  std::vector<std::shared_ptr<std::atomic<int64_t>>> stamps;
+  std::shared_ptr<std::atomic<int64_t>> stamp;  // the first (no allocation)
+  std::vector<std::shared_ptr<std::atomic<int64_t>>> more_stamps;
   // Frees the task after completion (called without the mutex held).
   void (*release)(Task*) = nullptr;
   void* owner = nullptr;  // for `release`
