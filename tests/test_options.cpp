@@ -20,7 +20,8 @@ TEST(PluginOptions, CpuPluginDeclaresItsOptions) {
   std::vector<std::string> names;
   for (const OptionInfo& o : cpu->options) names.push_back(o.name);
   EXPECT_EQ(names, (std::vector<std::string>{"devices", "threads"}));
-  EXPECT_EQ(cpu->abi_version, "1.2");
+  EXPECT_EQ(cpu->abi_version, std::to_string(TESSERA_ABI_VERSION_MAJOR) + "." +
+                                  std::to_string(TESSERA_ABI_VERSION_MINOR));
 }
 
 TEST(PluginOptions, ExplicitOptionsConfigureTheClient) {

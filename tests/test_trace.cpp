@@ -144,7 +144,7 @@ TEST(TraceTest, TwoStreamsKernelsCopiesAndAnEventWait) {
     TS_EXPECT_CONTAINS(process_names[track.first], "cpu device 0");
     EXPECT_NE(track.first, 1);
     for (const json& e : list) {
-      EXPECT_EQ(e["args"]["clock"], "device (plugin events)") << e.dump();
+      EXPECT_EQ(e["args"]["clock"], "device (plugin timestamps)") << e.dump();
       if (e["name"] == "fill") track_a = track;
       if (e["name"] == "affine") track_b = track;
     }
@@ -191,6 +191,24 @@ TEST(TraceTest, TwoStreamsKernelsCopiesAndAnEventWait) {
 // The same trace from another plugin: copies, a memset and an event wait
 // across two streams on vulkan (lavapipe here), device-timed.  Skipped where
 // vulkan has no device.
+// TESSERA_TRACE_CLOCK=events: the plugin's events even where it has
+// Stream_WriteTimestamp (the cpu plugin has), with the same slices.
+TEST(TraceTest, EventsClockOnAPluginWithTimestamps) {
+  ScopedEnv clock("TESSERA_TRACE_CLOCK", "events");
+  const std::string path = TracePath("events_clock");
+  RunTwoStreams(path);
+  json trace = ReadTrace(path);
+  int ops = 0;
+  for (const json& e : Events(trace, "X"))
+    if (e["cat"] != "api") {
+      ++ops;
+      EXPECT_EQ(e["args"]["clock"], "device (plugin events)") << e.dump();
+    }
+  EXPECT_GT(ops, 4);
+  EXPECT_EQ(Events(trace, "s").size(), 1u) << "the event wait's flow arrow";
+  std::remove(path.c_str());
+}
+
 TEST(TraceTest, VulkanCopiesAndAnEventWait) {
   const std::string path = TracePath("vulkan");
   std::remove(path.c_str());
@@ -268,7 +286,7 @@ TEST(TraceTest, TwoDevicesAndACrossDeviceWait) {
   for (const json& e : Events(trace, "X"))
     if (e["cat"] != "api") {
       pids.insert(e["pid"].get<int>());
-      EXPECT_EQ(e["args"]["clock"], "device (plugin events)") << e.dump();
+      EXPECT_EQ(e["args"]["clock"], "device (plugin timestamps)") << e.dump();
     }
   EXPECT_EQ(pids.size(), 2u);
   ASSERT_EQ(Events(trace, "s").size(), 1u);
@@ -315,7 +333,7 @@ TEST(TraceTest, CaptureAndGraphLaunch) {
   EXPECT_EQ(ops[0]["args"]["clock"], "host enqueue (stream capture)");
   for (int i : {1, 2}) {
     EXPECT_EQ(ops[i]["name"], "graph");
-    EXPECT_EQ(ops[i]["args"]["clock"], "device (plugin events)");
+    EXPECT_EQ(ops[i]["args"]["clock"], "device (plugin timestamps)");
   }
   std::remove(path.c_str());
 }
@@ -355,7 +373,7 @@ TEST(TraceTest, OneTrackPerHostThread) {
   for (const json& e : Events(trace, "X"))
     if (e["cat"] == "kernel") {
       ++per_stream[TrackOf(e)];
-      EXPECT_EQ(e["args"]["clock"], "device (plugin events)");
+      EXPECT_EQ(e["args"]["clock"], "device (plugin timestamps)");
     }
   ASSERT_EQ(per_stream.size(), 3u);
   for (auto [track, count] : per_stream) EXPECT_EQ(count, 50);

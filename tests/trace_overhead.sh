@@ -1,6 +1,7 @@
 #!/bin/sh
 # Instructions per Stream::launch and per Stream::synchronize with tracing
-# off, TESSERA_TRACE_CLOCK=host, TESSERA_TRACE (device clock) and with the
+# off, TESSERA_TRACE_CLOCK=host, TESSERA_TRACE (device clock: the plugin's
+# timestamps), TESSERA_TRACE_CLOCK=events (its events) and with the
 # validation layer (TESSERA_VALIDATE=1), counted by
 # callgrind: unlike wall time on a shared 2-core machine, the count does not
 # depend on the load (docs/runtime.md, "Tracing").  Prints one JSON object.
@@ -12,7 +13,7 @@ command -v valgrind >/dev/null || { echo "valgrind not found: apt-get install va
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 KERNELS="$BUILD/lib/tessera/test-kernels/libtessera_test_kernels.so"
-for mode in off host device validate off_buffers validate_buffers; do
+for mode in off host device events validate off_buffers validate_buffers; do
   ARGS=
   case $mode in
     off) set -- ;;
@@ -21,6 +22,7 @@ for mode in off host device validate off_buffers validate_buffers; do
     validate_buffers) set -- TESSERA_VALIDATE=1 ; ARGS=buffers ;;
     host) set -- TESSERA_TRACE="$OUT/trace.json" TESSERA_TRACE_CLOCK=host ;;
     device) set -- TESSERA_TRACE="$OUT/trace.json" ;;
+    events) set -- TESSERA_TRACE="$OUT/trace.json" TESSERA_TRACE_CLOCK=events ;;
   esac
   env -u TESSERA_TRACE -u TESSERA_TRACE_CLOCK -u TESSERA_VALIDATE "$@" valgrind --tool=callgrind \
     --callgrind-out-file="$OUT/cg.$mode" "$BUILD/bin/tessera-trace-overhead" "$KERNELS" "$N" $ARGS \
@@ -30,7 +32,7 @@ done
 python3 - "$OUT" <<'PY'
 import json, re, sys
 out = {}
-for mode in ("off", "host", "device", "validate", "off_buffers", "validate_buffers"):
+for mode in ("off", "host", "device", "events", "validate", "off_buffers", "validate_buffers"):
     lines = open(f"{sys.argv[1]}/tree.{mode}").read().splitlines()
     for fn, key in (("Stream::launch(tessera::Kernel const&, TsDim3, TsDim3, tessera::KernelArg const*", "launch"),
                     ("Stream::synchronize() const", "synchronize")):

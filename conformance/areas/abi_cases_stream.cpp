@@ -10,6 +10,7 @@ using A_SDestroy = TsStream_Destroy_Args;
 using A_SSync = TsStream_Synchronize_Args;
 using A_SQuery = TsStream_Query_Args;
 using A_SWait = TsStream_WaitEvent_Args;
+using A_Stamp = TsStream_WriteTimestamp_Args;
 using A_Begin = TsStream_BeginCapture_Args;
 using A_End = TsStream_EndCapture_Args;
 using A_ECreate = TsEvent_Create_Args;
@@ -69,6 +70,18 @@ void AddStreamCases(CaseList* out) {
     c.Header();
     c.Handle("Stream", &A_SWait::stream);
     c.Handle("Event", &A_SWait::event);
+  }
+  {
+    // MINOR 3, optional: "unsupported: entry point" where the plugin has none.
+    EntryCases<A_Stamp> c(out, "Stream_WriteTimestamp", &TsPluginApi::Stream_WriteTimestamp,
+                          TS_STREAM_WRITETIMESTAMP_ARGS_STRUCT_SIZE, [](Env& env, A_Stamp& a) {
+                            a.stream = env.stream();
+                            a.timestamp_ns = env.Keep(uint64_t{0});
+                          });
+    c.Header();
+    c.Handle("Stream", &A_Stamp::stream);
+    c.Add("TimestampNull", TS_ERROR_INVALID_ARGUMENT,
+          [](Env&, A_Stamp& a) { a.timestamp_ns = nullptr; });
   }
   {
     EntryCases<A_Begin> c(out, "Stream_BeginCapture", &TsPluginApi::Stream_BeginCapture,

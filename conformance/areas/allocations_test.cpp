@@ -15,26 +15,7 @@ using AllocParam = std::tuple<TsBufferKind, uint64_t /*size*/, uint64_t /*alignm
 
 class Allocations : public CtsTest, public ::testing::WithParamInterface<AllocParam> {
  protected:
-  // Runs `call`; an error becomes the returned string (its code and message).
-  std::string Check(TsError* e) {
-    if (!e) return "";
-    const TsPluginApi* api = runtime().plugin_api();
-    TsError_GetCode_Args g{};
-    g.struct_size = TS_ERROR_GETCODE_ARGS_STRUCT_SIZE;
-    g.error = e;
-    api->Error_GetCode(&g);
-    TsError_Message_Args m{};
-    m.struct_size = TS_ERROR_MESSAGE_ARGS_STRUCT_SIZE;
-    m.error = e;
-    api->Error_Message(&m);
-    std::string out = "code " + std::to_string(g.code) + ": " +
-                      (m.message ? std::string(m.message, m.message_size) : std::string());
-    TsError_Destroy_Args d{};
-    d.struct_size = TS_ERROR_DESTROY_ARGS_STRUCT_SIZE;
-    d.error = e;
-    api->Error_Destroy(&d);
-    return out;
-  }
+  std::string Check(TsError* e) { return TakeError(e); }
 };
 
 TEST_P(Allocations, AlignedAndUsable) {

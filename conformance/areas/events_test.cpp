@@ -1,5 +1,7 @@
 // Area "events": record, wait across streams, query, synchronize, elapsed
 // time, never-recorded events (docs/memory-model.md table), re-recording.
+#include <chrono>
+#include <thread>
 #include "areas/sched_util.hpp"
 
 namespace tessera::cts {
@@ -12,6 +14,28 @@ class Events : public CtsTest {
     if (!k.ok()) return k.status();
     return s.launch(*k, Dim(1), Dim(1),
                     {KernelArg::buffer(dst), KernelArg::scalar(value), KernelArg::scalar(us)});
+  }
+  // ---- Stream_WriteTimestamp (ABI 1.3, optional)
+  static constexpr uint64_t kClockSlackNs = 1000000;  // a device clock converted: 1 ms
+  static uint64_t Now() {
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now().time_since_epoch())
+                                     .count());
+  }
+  bool TimestampsProvided() {
+    const TsPluginApi* api = runtime().plugin_api();
+    return api->struct_size >= TS_STRUCT_SIZE(TsPluginApi, Stream_WriteTimestamp) &&
+           api->Stream_WriteTimestamp != nullptr;
+  }
+  std::string WriteTimestamp(const Stream& s, uint64_t* slot) {
+    TsStream_WriteTimestamp_Args a{};
+    a.struct_size = TS_STREAM_WRITETIMESTAMP_ARGS_STRUCT_SIZE;
+    a.stream = s.raw();
+    a.timestamp_ns = slot;
+    return TakeError(runtime().plugin_api()->Stream_WriteTimestamp(&a));
+  }
+  static uint64_t ReadTimestamp(const uint64_t* slot) {
+    return __atomic_load_n(slot, __ATOMIC_ACQUIRE);
   }
   Status CopyWord(const Stream& s, const Buffer& dst, const Buffer& src) {
     StatusOr<Kernel> k = kernel("copy_u32");
@@ -204,6 +228,109 @@ TEST_F(Events, ManyEventsOnManyStreams) {
   std::vector<uint32_t> v;
   for (int i = 0; i < 8; ++i) v.push_back(all[i * kStride / 4]);
   EXPECT_EQ(v, std::vector<uint32_t>(8, 42));
+}
+
+// Stream_WriteTimestamp: the time the stream's work so far completed, in the
+// host's steady clock, written into the caller's memory.  Bounds only, never
+// a duration: a write lands between the moment its work could first
+// complete and the return of the synchronize that covers it.
+TEST_F(Events, WriteTimestampOnAnIdleStream) {
+  CTS_REQUIRE(TimestampsProvided(), "entry point Stream_WriteTimestamp");
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s, device().create_stream());
+  uint64_t slot = 0;
+  ASSERT_EQ(WriteTimestamp(s, &slot), "");
+  CTS_ASSERT_OK(s.synchronize());
+  const uint64_t after = Now();
+  const uint64_t t = ReadTimestamp(&slot);
+  EXPECT_NE(t, 0u) << "not written by the time Stream_Synchronize returned";
+  EXPECT_LE(t, after + kClockSlackNs) << "a completion time after the synchronize returned";
+}
+
+TEST_F(Events, WriteTimestampWaitsForTheWorkBeforeIt) {
+  CTS_REQUIRE(TimestampsProvided(), "entry point Stream_WriteTimestamp");
+  CTS_REQUIRE_GATE();
+  CTS_ASSERT_OK_AND_ASSIGN(Kernel gate_kernel, kernel("gate"));
+  HostGate gate;
+  CTS_ASSERT_OK(gate.Init(device()));
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s, device().create_stream());
+  uint64_t first = 0, second = 0;
+  CTS_ASSERT_OK(gate.Queue(s, gate_kernel));
+  ASSERT_EQ(WriteTimestamp(s, &first), "");
+  ASSERT_EQ(WriteTimestamp(s, &second), "");  // two at one point: both written
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(ReadTimestamp(&first), 0u) << "written while the work before it waits";
+  const uint64_t opened = Now();
+  gate.open();
+  CTS_ASSERT_OK(s.synchronize());
+  const uint64_t after = Now();
+  EXPECT_FALSE(gate.timed_out());
+  for (const uint64_t* slot : {&first, &second}) {
+    const uint64_t t = ReadTimestamp(slot);
+    ASSERT_NE(t, 0u) << "not written by the time Stream_Synchronize returned";
+    EXPECT_GE(t + kClockSlackNs, opened) << "the work completed before the gate opened";
+    EXPECT_LE(t, after + kClockSlackNs);
+  }
+}
+
+// A Stream::wait before the point is work before it: the time is not
+// written while the waited-for work is held back (on a stream that is
+// otherwise idle).
+TEST_F(Events, WriteTimestampIncludesAWaitBeforeIt) {
+  CTS_REQUIRE(TimestampsProvided(), "entry point Stream_WriteTimestamp");
+  CTS_REQUIRE_GATE();
+  CTS_ASSERT_OK_AND_ASSIGN(Kernel gate_kernel, kernel("gate"));
+  HostGate gate;
+  CTS_ASSERT_OK(gate.Init(device()));
+  StreamOptions nb;
+  nb.non_blocking = true;
+  CTS_ASSERT_OK_AND_ASSIGN(Stream a, device().create_stream(nb));
+  CTS_ASSERT_OK_AND_ASSIGN(Stream b, device().create_stream(nb));
+  CTS_ASSERT_OK_AND_ASSIGN(Event e, device().create_event(TS_EVENT_DISABLE_TIMING));
+  CTS_ASSERT_OK(gate.Queue(a, gate_kernel));
+  CTS_ASSERT_OK(a.record(e));
+  CTS_ASSERT_OK(b.wait(e));
+  uint64_t slot = 0;
+  ASSERT_EQ(WriteTimestamp(b, &slot), "");
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(ReadTimestamp(&slot), 0u) << "written while the stream still waits for the event";
+  const uint64_t opened = Now();
+  gate.open();
+  CTS_ASSERT_OK(b.synchronize());
+  const uint64_t t = ReadTimestamp(&slot);
+  ASSERT_NE(t, 0u);
+  EXPECT_GE(t + kClockSlackNs, opened);
+  EXPECT_FALSE(gate.timed_out());
+  CTS_ASSERT_OK(a.synchronize());
+}
+
+TEST_F(Events, WriteTimestampsFollowTheStreamOrder) {
+  CTS_REQUIRE(TimestampsProvided(), "entry point Stream_WriteTimestamp");
+  CTS_REQUIRE_KERNELS();
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer flag, device().allocate(4));
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s, device().create_stream());
+  uint64_t t[3] = {0, 0, 0};
+  ASSERT_EQ(WriteTimestamp(s, &t[0]), "");
+  CTS_ASSERT_OK(DelayedStore(s, flag, 1, 2000));
+  ASSERT_EQ(WriteTimestamp(s, &t[1]), "");
+  CTS_ASSERT_OK(DelayedStore(s, flag, 2, 2000));
+  ASSERT_EQ(WriteTimestamp(s, &t[2]), "");
+  CTS_ASSERT_OK(s.synchronize());
+  for (int i = 0; i < 3; ++i) ASSERT_NE(ReadTimestamp(&t[i]), 0u) << i;
+  EXPECT_LE(t[0], t[1]);
+  EXPECT_LE(t[1], t[2]);
+}
+
+TEST_F(Events, WriteTimestampWhileCapturingIsRefused) {
+  CTS_REQUIRE(TimestampsProvided(), "entry point Stream_WriteTimestamp");
+  CTS_REQUIRE(info().graphs, "graphs");
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s, device().create_stream());
+  CTS_ASSERT_OK(s.begin_capture());
+  uint64_t slot = 0;
+  const std::string err = WriteTimestamp(s, &slot);
+  EXPECT_EQ(err.rfind("code " + std::to_string(TS_ERROR_FAILED_PRECONDITION) + ":", 0), 0u)
+      << "got: " << (err.empty() ? "success" : err);
+  CTS_ASSERT_OK_AND_ASSIGN(Graph g, s.end_capture());
+  (void)g;
 }
 
 }  // namespace

@@ -34,7 +34,7 @@ inline const std::vector<Area>& AllAreas() {
       {"streams", "Streams", true, nullptr, false,
        "order; concurrency; default-stream sequencing; weights"},
       {"events", "Events", true, nullptr, false,
-       "record, wait, query, synchronize, elapsed, never recorded, re-record"},
+       "record, wait, query, synchronize, elapsed, never recorded, re-record, timestamps"},
       {"graphs", "Graphs", false, "Graphs", false,
        "capture across streams with event edges; replay == eager; many replays"},
       {"hints", "Hints", false, "Hints", false,

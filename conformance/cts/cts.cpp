@@ -125,6 +125,26 @@ void CtsTest::SetUp() {
   }
 }
 
+std::string CtsTest::TakeError(TsError* error) {
+  if (!error) return "";
+  const TsPluginApi* api = runtime().plugin_api();
+  TsError_GetCode_Args g{};
+  g.struct_size = TS_ERROR_GETCODE_ARGS_STRUCT_SIZE;
+  g.error = error;
+  api->Error_GetCode(&g);
+  TsError_Message_Args m{};
+  m.struct_size = TS_ERROR_MESSAGE_ARGS_STRUCT_SIZE;
+  m.error = error;
+  api->Error_Message(&m);
+  std::string out = "code " + std::to_string(g.code) + ": " +
+                    (m.message ? std::string(m.message, m.message_size) : std::string());
+  TsError_Destroy_Args d{};
+  d.struct_size = TS_ERROR_DESTROY_ARGS_STRUCT_SIZE;
+  d.error = error;
+  api->Error_Destroy(&d);
+  return out;
+}
+
 bool CtsTest::LoadKernels(std::string* why, size_t device_index) {
   if (device_index >= executables_.size()) {
     *why = "no device " + std::to_string(device_index);

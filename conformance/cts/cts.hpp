@@ -175,6 +175,9 @@ class CtsTest : public ::testing::Test {
   void SetUp() override;
 
   Runtime& runtime() { return runtime_; }
+  // What a call of the raw table (runtime().plugin_api()) returned: "" for
+  // success, else "code N: message"; the error is destroyed.
+  std::string TakeError(TsError* error);
   tessera::Device& device() { return device_; }
   const DeviceInfo& info() const { return device_.info(); }
   // Every device of the runtime (after TESSERA_VISIBLE_DEVICES).

@@ -159,11 +159,12 @@ const char* TraceClockText(TraceClock clock) {
   switch (clock) {
     case TraceClock::kNone: return nullptr;
     case TraceClock::kDevice: return "device (plugin events)";
+    case TraceClock::kDeviceTimestamps: return "device (plugin timestamps)";
     case TraceClock::kHostForced: return "host enqueue (TESSERA_TRACE_CLOCK=host)";
     case TraceClock::kHostCapture: return "host enqueue (stream capture)";
     case TraceClock::kHostNoEvents: return "host enqueue (the plugin has no timing events)";
     case TraceClock::kHostEventsFailed:
-      return "host enqueue (the plugin's event times failed)";
+      return "host enqueue (the plugin's timing failed)";
   }
   return nullptr;
 }
@@ -424,18 +425,30 @@ RuntimeTrace::RuntimeTrace(std::shared_ptr<Tracer> tracer,
     anchor_tried_ = true;  // nothing to anchor
     return;
   }
-  if (clock && *clock && std::string(clock) != "device")
+  const bool events_only = clock && std::string(clock) == "events";
+  if (clock && *clock && std::string(clock) != "device" && !events_only)
     TESSERA_LOG(kWarning, std::string("TESSERA_TRACE_CLOCK=") + clock +
-                              " is neither 'device' nor 'host'; using device");
+                              " is not 'device', 'events' or 'host'; using device");
   timing_ = t.Event_Create && t.Event_Destroy && t.Event_Record &&
             t.Event_Query && t.Event_Synchronize && t.Event_ElapsedTime;
-  if (!timing_) anchor_tried_ = true;
+  // Timestamps are in the host's clock already: no anchor.
+  stamps_ = !events_only && t.Stream_WriteTimestamp != nullptr &&
+            t.Stream_Synchronize != nullptr;
+  if (!timing_ || stamps_) anchor_tried_ = true;
 }
 
 RuntimeTrace::~RuntimeTrace() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     ResolveLocked(true, nullptr);
+    if (!pending_.empty()) {
+      // A stream that could not be synchronized (capturing?) may still
+      // write into these slots: leave them allocated.
+      TESSERA_LOG(kWarning, "TESSERA_TRACE: " + std::to_string(pending_.size()) +
+                                " operations were never seen complete; left out");
+      new std::deque<uint64_t>(std::move(slots_));  // leaked on purpose
+      pending_.clear();
+    }
     tracks_.clear();
     DestroyEvent(anchor_);
     anchor_ = nullptr;
@@ -475,6 +488,36 @@ bool RuntimeTrace::Record(TsEvent* event, TsStream* stream) {
   args.event = event;
   args.stream = stream;
   return TESSERA_PLUGIN_CALL(*lib_, Event_Record, args).ok();
+}
+
+uint64_t* RuntimeTrace::TakeSlot() {
+  uint64_t* slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    slots_.emplace_back();
+    slot = &slots_.back();
+  }
+  *slot = 0;
+  return slot;
+}
+
+bool RuntimeTrace::WriteTimestamp(uint64_t* slot, TsStream* stream) {
+  auto args = MakeArgs<TsStream_WriteTimestamp_Args>();
+  args.stream = stream;
+  args.timestamp_ns = slot;
+  return TESSERA_PLUGIN_CALL(*lib_, Stream_WriteTimestamp, args).ok();
+}
+
+bool RuntimeTrace::SlotWritten(const Pending& p, bool wait) {
+  if (__atomic_load_n(p.slot, __ATOMIC_ACQUIRE) != 0) return true;
+  if (!wait) return false;
+  // Written at the latest when a synchronize of its stream returns.
+  auto args = MakeArgs<TsStream_Synchronize_Args>();
+  args.stream = p.stream;
+  (void)TESSERA_PLUGIN_CALL(*lib_, Stream_Synchronize, args);
+  return __atomic_load_n(p.slot, __ATOMIC_ACQUIRE) != 0;
 }
 
 bool RuntimeTrace::Complete(TsEvent* event, bool wait) {
@@ -577,7 +620,8 @@ uint64_t RuntimeTrace::EndOp(Op op, const StreamImpl& stream,
   if (!ok) return 0;
   uint64_t now = TraceNowNs();
   const int capturing = capturing_.load(std::memory_order_acquire);
-  if (host_clock_ || capturing > 0 || !timing_.load(std::memory_order_acquire)) {
+  if (host_clock_ || capturing > 0 ||
+      !(stamps_.load(std::memory_order_acquire) || timing_.load(std::memory_order_acquire))) {
     // Timed by the host: one slice now, without this trace's lock.
     const uint64_t bits = TrackBits(stream);
     TraceEvent e;
@@ -600,21 +644,31 @@ uint64_t RuntimeTrace::EndOp(Op op, const StreamImpl& stream,
   }
   TsDevice* device = stream.device.impl()->raw;
   Pending p{op.id, stream.raw, static_name, name_id, cat, std::move(args),
-            op.submit_ns, now, nullptr, device, dims != nullptr, {}};
+            op.submit_ns, now, nullptr, nullptr, device, dims != nullptr, {}};
   if (dims) std::memcpy(p.dims, dims, sizeof p.dims);
   std::lock_guard<std::mutex> lock(mu_);
   Track& track = TrackOf(stream);
-  // One timing event after the operation: it ends when the event's time
-  // comes, and starts when the operation before it on the stream ended, or
-  // when it was submitted if the stream was idle then.
-  if (timing_ && anchor_ && capturing_.load() == 0) {
+  // One timestamp (or timing event) after the operation: it ends when that
+  // time comes, and starts when the operation before it on the stream
+  // ended, or when it was submitted if the stream was idle then.
+  if (stamps_ && capturing_.load() == 0) {
+    p.slot = TakeSlot();
+    if (!WriteTimestamp(p.slot, stream.raw)) {
+      free_slots_.push_back(p.slot);
+      p.slot = nullptr;
+      // Not again: events (when the plugin has them) from now on.
+      stamps_ = false;
+      TESSERA_LOG(kWarning, "TESSERA_TRACE: Stream_WriteTimestamp failed; timing "
+                            "with events from now on");
+    }
+  } else if (timing_ && anchor_ && capturing_.load() == 0) {
     p.after = TakeEvent(device);
     if (p.after && !Record(p.after, stream.raw)) {
       GiveEvent(device, p.after);
       p.after = nullptr;
     }
   }
-  if (!p.after) {
+  if (!p.after && !p.slot) {
     EmitHost(p, track,
              capturing_.load() ? TraceClock::kHostCapture
              : timing_ ? TraceClock::kHostEventsFailed
@@ -659,7 +713,8 @@ void RuntimeTrace::ResolveLocked(bool wait, TsStream* only,
   for (size_t i = 0; i < pending_.size(); ++i) {
     Pending& p = pending_[i];
     bool done = !(only && p.stream != only) && !is_blocked(p.stream) &&
-                (p.stream == synchronized || Complete(p.after, wait));
+                (p.slot ? SlotWritten(p, wait)
+                        : p.stream == synchronized || Complete(p.after, wait));
     if (!done && (only || !wait || is_blocked(p.stream))) {
       if (!is_blocked(p.stream)) blocked.push_back(p.stream);
       pending_[kept++] = std::move(p);
@@ -667,8 +722,15 @@ void RuntimeTrace::ResolveLocked(bool wait, TsStream* only,
     }
     Track& track = tracks_[p.stream];
     uint64_t end = 0;
-    if (done && ElapsedNs(anchor_, p.after, &end)) {
+    bool timed = false;
+    if (done && p.slot) {
+      end = __atomic_load_n(p.slot, __ATOMIC_ACQUIRE);
+      timed = end != 0;
+    } else if (done && ElapsedNs(anchor_, p.after, &end)) {
       end += anchor_ns_;
+      timed = true;
+    }
+    if (timed) {
       uint64_t start = std::max(p.submit_ns, track.last_end_ns);
       if (start > end) start = end;  // the two clocks disagree slightly
       TraceEvent e;
@@ -679,7 +741,7 @@ void RuntimeTrace::ResolveLocked(bool wait, TsStream* only,
       e.dur_ns = end - start;
       e.pid = track.pid;
       e.tid = track.tid;
-      e.clock = TraceClock::kDevice;
+      e.clock = p.slot ? TraceClock::kDeviceTimestamps : TraceClock::kDevice;
       e.has_dims = p.has_dims;
       std::memcpy(e.dims, p.dims, sizeof e.dims);
       track.last_end_ns = end;
@@ -688,7 +750,8 @@ void RuntimeTrace::ResolveLocked(bool wait, TsStream* only,
     } else {
       EmitHost(p, track, TraceClock::kHostEventsFailed);
     }
-    GiveEvent(p.device, p.after);
+    if (p.after) GiveEvent(p.device, p.after);
+    if (p.slot) free_slots_.push_back(p.slot);
   }
   pending_.resize(kept);
 }
@@ -727,7 +790,10 @@ void RuntimeTrace::StreamDestroyed(TsStream* stream) {
   // Wait for this stream's operations (the stream's events must be read
   // while the stream still exists).
   for (Pending& p : pending_)
-    if (p.stream == stream) (void)Complete(p.after, true);
+    if (p.stream == stream) {
+      if (p.after) (void)Complete(p.after, true);
+      if (p.slot) (void)SlotWritten(p, true);
+    }
   ResolveLocked(false, stream);
   tracks_.erase(stream);
 }

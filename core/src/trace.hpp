@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <atomic>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -40,6 +41,7 @@ uint64_t TraceNowNs();  // steady clock, nanoseconds
 enum class TraceClock : uint8_t {
   kNone,            // not a stream operation: no args.clock
   kDevice,          // the plugin's timing events
+  kDeviceTimestamps,  // the plugin's Stream_WriteTimestamp
   kHostForced,      // TESSERA_TRACE_CLOCK=host
   kHostCapture,     // a stream capture was in progress
   kHostNoEvents,    // the plugin has no timing events
@@ -186,7 +188,8 @@ class RuntimeTrace {
     const char* cat;
     std::string args;  // empty (no allocation) for launches
     uint64_t submit_ns, return_ns;
-    TsEvent* after;  // a timing event recorded after the operation
+    TsEvent* after;  // a timing event recorded after the operation, or
+    uint64_t* slot;  // the Stream_WriteTimestamp written after it
     TsDevice* device;
     bool has_dims;
     uint32_t dims[7];
@@ -196,6 +199,9 @@ class RuntimeTrace {
   TsEvent* TakeEvent(TsDevice* device);               // mu_ held
   void GiveEvent(TsDevice* device, TsEvent* event);   // mu_ held
   bool Record(TsEvent* event, TsStream* stream);
+  uint64_t* TakeSlot();  // mu_ held; set to 0
+  bool WriteTimestamp(uint64_t* slot, TsStream* stream);
+  bool SlotWritten(const Pending& p, bool wait);  // mu_ held
   bool Complete(TsEvent* event, bool wait);
   bool ElapsedNs(TsEvent* start, TsEvent* end, uint64_t* ns);
   void EmitHost(Pending& p, Track& track, TraceClock clock);  // mu_ held
@@ -207,6 +213,13 @@ class RuntimeTrace {
   // The plugin has the event entry points we need (cleared if the anchor
   // cannot be recorded).
   std::atomic<bool> timing_{false};
+  // The plugin has Stream_WriteTimestamp (ABI 1.3): operations are timed
+  // with it instead of events (cleared if it fails).
+  std::atomic<bool> stamps_{false};
+  // Timestamp slots: a deque, so they never move while the plugin may
+  // write them; reused through free_slots_.
+  std::deque<uint64_t> slots_;
+  std::vector<uint64_t*> free_slots_;
   bool host_clock_ = false;  // TESSERA_TRACE_CLOCK=host
   size_t resolve_at_ = 512;  // pending_ size that triggers ResolveLocked
   std::mutex mu_;

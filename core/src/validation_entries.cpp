@@ -499,6 +499,19 @@ TsError* ValidationLayer::Stream_Query(TsStream_Query_Args* args) {
   return error;
 }
 
+TsError* ValidationLayer::Stream_WriteTimestamp(TsStream_WriteTimestamp_Args* args) {
+  if (!TESSERA_HAS(args, TsStream_WriteTimestamp_Args, timestamp_ns))
+    return next_.Stream_WriteTimestamp(args);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (TsError* e = CheckHandle(args->stream, Kind::kStream, "Stream_WriteTimestamp", "stream"))
+      return e;
+  }
+  // The write lands in the caller's memory, not in a buffer: nothing for
+  // the hazard detector.
+  return next_.Stream_WriteTimestamp(args);
+}
+
 TsError* ValidationLayer::Stream_WaitEvent(TsStream_WaitEvent_Args* args) {
   if (!TESSERA_HAS(args, TsStream_WaitEvent_Args, event)) return next_.Stream_WaitEvent(args);
   {

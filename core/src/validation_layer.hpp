@@ -35,22 +35,8 @@
 #include "tessera/status.hpp"
 #include "tessera/validation.hpp"
 
-// Every entry point of TsPluginApi, in table order.
-#define TESSERA_VALIDATION_ENTRIES(X)                                            \
-  X(Error_Destroy) X(Error_Message) X(Error_GetCode) X(Plugin_GetInfo)           \
-  X(Client_Create) X(Client_Destroy) X(Client_GetDevices) X(Device_GetProperties) \
-  X(Device_GetDefaultStream) X(Device_Synchronize) X(Buffer_Allocate)            \
-  X(Buffer_Free) X(Host_Allocate) X(Host_Free) X(Host_Register)                   \
-  X(Host_Unregister) X(Memcpy) X(Memset) X(Buffer_Prefetch) X(Buffer_Advise)     \
-  X(Stream_Create) X(Stream_Destroy) X(Stream_Synchronize) X(Stream_Query)       \
-  X(Stream_WaitEvent) X(Stream_BeginCapture) X(Stream_EndCapture)                \
-  X(Event_Create) X(Event_Destroy) X(Event_Record) X(Event_Query)                \
-  X(Event_Synchronize) X(Event_ElapsedTime) X(Graph_Destroy) X(Graph_GetInfo)    \
-  X(Graph_Instantiate) X(GraphExec_Destroy) X(GraphExec_Launch)                  \
-  X(Executable_Load) X(Executable_Destroy) X(Executable_GetKernel)               \
-  X(Kernel_Launch) X(Communicator_Create) X(Communicator_Destroy)                \
-  X(Communicator_Collective) X(Compiler_GetTargets) X(Compiler_Compile)          \
-  X(Compilation_Destroy)
+// Every entry point of TsPluginApi, in table order (plugin.h keeps the list).
+#define TESSERA_VALIDATION_ENTRIES(X) TS_PLUGIN_API_FOR_EACH_ENTRY(X)
 
 namespace tessera::detail {
 

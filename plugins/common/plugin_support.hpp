@@ -95,22 +95,11 @@ TsError* Error_GetCode(TsError_GetCode_Args* args) noexcept;
   }                                                                                \
   static TsError* Name##_impl(Ts##Name##_Args* args)
 
-// Every entry point a plugin implements itself (Error_* are shared), in table
-// order: X(Name) per entry.
-#define TS_PLUGIN_FOR_EACH_VENDOR_ENTRY(X)                                      \
-  X(Plugin_GetInfo) X(Client_Create) X(Client_Destroy) X(Client_GetDevices)    \
-  X(Device_GetProperties) X(Device_GetDefaultStream) X(Device_Synchronize)     \
-  X(Buffer_Allocate) X(Buffer_Free) X(Host_Allocate) X(Host_Free)              \
-  X(Host_Register) X(Host_Unregister) X(Memcpy) X(Memset) X(Buffer_Prefetch)   \
-  X(Buffer_Advise) X(Stream_Create) X(Stream_Destroy) X(Stream_Synchronize)    \
-  X(Stream_Query) X(Stream_WaitEvent) X(Stream_BeginCapture)                   \
-  X(Stream_EndCapture) X(Event_Create) X(Event_Destroy) X(Event_Record)        \
-  X(Event_Query) X(Event_Synchronize) X(Event_ElapsedTime) X(Graph_Destroy)    \
-  X(Graph_GetInfo) X(Graph_Instantiate) X(GraphExec_Destroy)                   \
-  X(GraphExec_Launch) X(Executable_Load) X(Executable_Destroy)                 \
-  X(Executable_GetKernel) X(Kernel_Launch) X(Communicator_Create)              \
-  X(Communicator_Destroy) X(Communicator_Collective) X(Compiler_GetTargets)    \
-  X(Compiler_Compile) X(Compilation_Destroy)
+// Every entry point an in-tree plugin implements itself (Error_* are shared),
+// in table order: X(Name) per entry (plugin.h keeps the list).  Optional
+// entries of later MINORs (Stream_WriteTimestamp) are set by the plugins
+// that have them, after TS_PLUGIN_FILL_TABLE.
+#define TS_PLUGIN_FOR_EACH_VENDOR_ENTRY(X) TS_PLUGIN_API_ENTRIES_1_2(X)
 
 // Declares every vendor entry point in the current namespace.
 #define TS_PLUGIN_DECLARE_ENTRY_(Name) TsError* Name(Ts##Name##_Args* args) noexcept;

@@ -286,6 +286,7 @@ extern const size_t kNumClientOptions;
 
 // ---- entry points (one TsError* Name(TsName_Args*) per table slot)
 TS_PLUGIN_DECLARE_ENTRIES()
+TsError* Stream_WriteTimestamp(TsStream_WriteTimestamp_Args* args) noexcept;  // MINOR 3
 
 }  // namespace tessera::cpu
 

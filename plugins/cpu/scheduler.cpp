@@ -202,17 +202,36 @@ uint64_t Scheduler::stamp_tail_locked(StreamState& s,
   return s.tail->seq;
 }
 
+bool Scheduler::stamp_tail_locked(StreamState& s, uint64_t* caller_stamp) {
+  if (s.tail == nullptr) return false;
+  if (!s.tail->caller_stamp)
+    s.tail->caller_stamp = caller_stamp;
+  else
+    s.tail->more_caller_stamps.push_back(caller_stamp);
+  return true;
+}
+
 Task* Scheduler::complete_locked(Task* t) {
   StreamState* s = t->stream;
-  if (t->stamp) {
+  if (t->stamp || t->caller_stamp) {
     const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
                             std::chrono::steady_clock::now().time_since_epoch())
                             .count();
-    // `completed` below publishes the stores (release).
-    t->stamp->store(now, std::memory_order_relaxed);
-    t->stamp.reset();
-    for (auto& stamp : t->more_stamps) stamp->store(now, std::memory_order_relaxed);
-    t->more_stamps.clear();
+    // `completed` below publishes the event stores (release); the caller's
+    // memory is polled, so it gets a release store of its own.
+    if (t->stamp) {
+      t->stamp->store(now, std::memory_order_relaxed);
+      t->stamp.reset();
+      for (auto& stamp : t->more_stamps) stamp->store(now, std::memory_order_relaxed);
+      t->more_stamps.clear();
+    }
+    if (t->caller_stamp) {
+      __atomic_store_n(t->caller_stamp, static_cast<uint64_t>(now), __ATOMIC_RELEASE);
+      t->caller_stamp = nullptr;
+      for (uint64_t* slot : t->more_caller_stamps)
+        __atomic_store_n(slot, static_cast<uint64_t>(now), __ATOMIC_RELEASE);
+      t->more_caller_stamps.clear();
+    }
   }
   // Tasks of a stream complete in order: t is the head.
   s->head = t->next;

@@ -124,6 +124,10 @@ struct Task {
   // completion, so graph replays that reuse a task start with none.
   std::shared_ptr<std::atomic<int64_t>> stamp;  // the first (no allocation)
   std::vector<std::shared_ptr<std::atomic<int64_t>>> more_stamps;
+  // The same for Stream_WriteTimestamp: the caller's memory, valid until
+  // written (plugin.h).
+  uint64_t* caller_stamp = nullptr;
+  std::vector<uint64_t*> more_caller_stamps;
   // Frees the task after completion (called without the mutex held).
   void (*release)(Task*) = nullptr;
   void* owner = nullptr;  // for `release`
@@ -182,6 +186,9 @@ class Scheduler {
   // and returns that task's seq, or returns 0 when nothing is queued (the
   // stream is idle: the caller stamps the time itself).  Mutex held.
   uint64_t stamp_tail_locked(StreamState& s, std::shared_ptr<std::atomic<int64_t>> stamp);
+  // The same for the caller's memory of Stream_WriteTimestamp; returns false
+  // when the stream is idle (nothing is written then).
+  bool stamp_tail_locked(StreamState& s, uint64_t* caller_stamp);
   // Queues `t` at the tail of `s` (mutex held).  Sets t->seq and t->stream.
   void submit_locked(const std::shared_ptr<StreamState>& s, Task* t);
   // Second half of a manual task's completion; any thread, mutex NOT held.

@@ -1,5 +1,6 @@
 // Streams: creation, default-stream ordering rules, submission, waits.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include "internal.hpp"
@@ -152,6 +153,51 @@ TS_CPU_ENTRY(Stream_Synchronize, TS_STREAM_SYNCHRONIZE_ARGS_STRUCT_SIZE) {
   if (TsError* e = check_not_capturing(args->stream, "Stream_Synchronize")) return e;
   const uint64_t target = st.submitted.load(std::memory_order_acquire);
   args->stream->device->sched().wait(st, target);
+  return nullptr;
+}
+
+namespace {
+// A task that only orders: what Stream_WriteTimestamp queues when its point
+// has waits of its own.
+class NopTaskOp final : public Op {
+ public:
+  void run(Task&, uint32_t, uint32_t, WorkerContext&) override {}
+};
+}  // namespace
+
+// The time the stream's work so far completes, into the caller's memory:
+// taken by the worker that completes the stream's last queued task (no task
+// of its own, no wake-up), or now when the stream is idle.
+TS_CPU_ENTRY(Stream_WriteTimestamp, TS_STREAM_WRITETIMESTAMP_ARGS_STRUCT_SIZE) {
+  TS_CPU_CHECK_HANDLE(args->stream, "Stream_WriteTimestamp", "stream");
+  if (args->timestamp_ns == nullptr)
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "cpu: Stream_WriteTimestamp: timestamp_ns is NULL: pass the address of a "
+                  "uint64_t set to 0, valid until written");
+  Scheduler& sched = args->stream->device->sched();
+  {
+    std::lock_guard<std::mutex> lk(sched.mutex());
+    if (capturing_locked(*args->stream->state))
+      return errorf(TS_ERROR_FAILED_PRECONDITION,
+                    "cpu: Stream_WriteTimestamp: stream %p is capturing a graph, and a graph "
+                    "replayed later has nowhere to write: end the capture first",
+                    static_cast<void*>(args->stream));
+    const auto& st = args->stream->state;
+    DepList implicit;
+    implicit_deps_locked(args->stream->device, st.get(), implicit);
+    if (implicit.size() != 0 || st->pending_waits.size() != 0) {
+      // The point waits for something besides the stream's own tasks (a
+      // Stream_WaitEvent, the default-stream rule): a task of its own that
+      // carries those waits, stamped when it completes.
+      Task* t = make_owned_task(NopTaskOp{});
+      enqueue_locked(args->stream->device, st, t);
+    }
+    if (sched.stamp_tail_locked(*st, args->timestamp_ns)) return nullptr;
+  }
+  const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                       std::chrono::steady_clock::now().time_since_epoch())
+                       .count();
+  __atomic_store_n(args->timestamp_ns, static_cast<uint64_t>(now), __ATOMIC_RELEASE);
   return nullptr;
 }
 

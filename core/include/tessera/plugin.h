@@ -40,6 +40,9 @@
  *        needed), Compiler_Compile (Tile IR or Schedule IR as MLIR bytecode
  *        -> an executable or the target's intermediate text, plus the
  *        kernels' signatures), Compilation_Destroy.
+ *   1.3  Stream_WriteTimestamp: the time a stream's work so far completed,
+ *        written into the caller's memory (what TESSERA_TRACE times stream
+ *        operations with: no event object per operation).  Optional.
  *
  * STRUCT SIZES
  *   TS_<ARGS>_STRUCT_SIZE is the size in this header's version; a plugin
@@ -76,7 +79,7 @@ extern "C" {
 #endif
 
 #define TESSERA_ABI_VERSION_MAJOR 1
-#define TESSERA_ABI_VERSION_MINOR 2
+#define TESSERA_ABI_VERSION_MINOR 3
 
 #define TESSERA_PLUGIN_ENTRY_POINT "tessera_plugin_get_api"
 
@@ -745,6 +748,32 @@ typedef struct TsStream_Query_Args {
 } TsStream_Query_Args;
 #define TS_STREAM_QUERY_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsStream_Query_Args, idle)
 
+/* ---- MINOR 3: completion timestamps.  Optional (NULL: use Event_Record and
+ * Event_ElapsedTime).  Once the work enqueued on `stream` before this call
+ * has completed, the plugin stores the time it completed into
+ * *timestamp_ns: nanoseconds of the host's CLOCK_MONOTONIC (C++
+ * std::chrono::steady_clock on Linux), converted from the device's own
+ * clock where it has one; never 0; one aligned 64-bit store with release
+ * ordering.  No event object and no dependency is added to the stream (as
+ * Level Zero's zeCommandListAppendWriteGlobalTimestamp).
+ * The caller sets *timestamp_ns to 0 first, keeps it valid until it has
+ * been written, and reads it with acquire ordering (0: not yet).  The plugin
+ * writes it at the latest before any call that observes that work complete
+ * returns: Stream_Synchronize, Device_Synchronize, Stream_Query reporting
+ * idle, and Event_Synchronize or Event_Query reporting complete for an
+ * event recorded on the stream after this call.  To release the memory
+ * before then, synchronize the stream.
+ * Errors: NULL stream or timestamp_ns: TS_ERROR_INVALID_ARGUMENT; a stream
+ * that is capturing: TS_ERROR_FAILED_PRECONDITION (a graph replayed later
+ * has nowhere to write). */
+typedef struct TsStream_WriteTimestamp_Args {
+  TS_ARGS_HEADER;
+  TsStream* stream;
+  uint64_t* timestamp_ns; /* out, later: see above */
+} TsStream_WriteTimestamp_Args;
+#define TS_STREAM_WRITETIMESTAMP_ARGS_STRUCT_SIZE \
+  TS_STRUCT_SIZE(TsStream_WriteTimestamp_Args, timestamp_ns)
+
 /* Work queued on `stream` after this call waits for the event's most recent
  * record.  A never-recorded event makes this a no-op.  An event of another
  * device: a plugin that cannot order work across its devices returns
@@ -1084,9 +1113,35 @@ typedef struct TsPluginApi {
   TS_API_ENTRY(Compiler_GetTargets);
   TS_API_ENTRY(Compiler_Compile);
   TS_API_ENTRY(Compilation_Destroy);
+
+  /* ---- MINOR 3 */
+  TS_API_ENTRY(Stream_WriteTimestamp);
 } TsPluginApi;
-TS_DEFINE_STRUCT_TRAITS(TsPluginApi, Compilation_Destroy);
-#define TS_PLUGIN_API_STRUCT_SIZE TS_STRUCT_SIZE(TsPluginApi, Compilation_Destroy)
+TS_DEFINE_STRUCT_TRAITS(TsPluginApi, Stream_WriteTimestamp);
+#define TS_PLUGIN_API_STRUCT_SIZE TS_STRUCT_SIZE(TsPluginApi, Stream_WriteTimestamp)
+
+/* Every entry point of TsPluginApi, in table order, as X(Name) per entry:
+ * for C and C++ code that handles each entry alike (a layer's forwarding
+ * thunks, a plugin's table, tests).  The MINOR-0..2 entries after Error_*
+ * are the ones every in-tree plugin implements; later ones are optional. */
+#define TS_PLUGIN_API_ERROR_ENTRIES(X) X(Error_Destroy) X(Error_Message) X(Error_GetCode)
+#define TS_PLUGIN_API_ENTRIES_1_2(X)                                             \
+  X(Plugin_GetInfo) X(Client_Create) X(Client_Destroy) X(Client_GetDevices)    \
+  X(Device_GetProperties) X(Device_GetDefaultStream) X(Device_Synchronize)     \
+  X(Buffer_Allocate) X(Buffer_Free) X(Host_Allocate) X(Host_Free)              \
+  X(Host_Register) X(Host_Unregister) X(Memcpy) X(Memset) X(Buffer_Prefetch)   \
+  X(Buffer_Advise) X(Stream_Create) X(Stream_Destroy) X(Stream_Synchronize)    \
+  X(Stream_Query) X(Stream_WaitEvent) X(Stream_BeginCapture)                   \
+  X(Stream_EndCapture) X(Event_Create) X(Event_Destroy) X(Event_Record)        \
+  X(Event_Query) X(Event_Synchronize) X(Event_ElapsedTime) X(Graph_Destroy)    \
+  X(Graph_GetInfo) X(Graph_Instantiate) X(GraphExec_Destroy)                   \
+  X(GraphExec_Launch) X(Executable_Load) X(Executable_Destroy)                 \
+  X(Executable_GetKernel) X(Kernel_Launch) X(Communicator_Create)              \
+  X(Communicator_Destroy) X(Communicator_Collective) X(Compiler_GetTargets)    \
+  X(Compiler_Compile) X(Compilation_Destroy)
+#define TS_PLUGIN_API_ENTRIES_1_3(X) X(Stream_WriteTimestamp)
+#define TS_PLUGIN_API_FOR_EACH_ENTRY(X) \
+  TS_PLUGIN_API_ERROR_ENTRIES(X) TS_PLUGIN_API_ENTRIES_1_2(X) TS_PLUGIN_API_ENTRIES_1_3(X)
 
 /* A table must reach at least the Error_* entry points (the first three of
  * MINOR 0); a shorter one is not a Tessera table. */
