@@ -56,6 +56,20 @@ case $CASE in
     cat "$T/out"
     check "every collective, 2 processes x 2 devices" $(( rc != 0 || ! $(grep -c "4 ranks in 2 processes.*ok" "$T/out") ))
     ;;
+  collectives_chunked)
+    # TESSERA_MPI_MAX_MESSAGE_BYTES=4096: every collective of more than a
+    # few hundred elements is split into pieces (what a collective over
+    # 2 GiB needs: MPI counts are ints), once with one rank per process and
+    # once with two; every result is still checked element by element.
+    TESSERA_MPI_MAX_MESSAGE_BYTES=4096 $MPIRUN -np 2 -x TESSERA_MPI_MAX_MESSAGE_BYTES \
+      "$BIN/tessera-mpi-test" > "$T/out" 2>&1; rc=$?
+    cat "$T/out"
+    check "every collective in 4 KiB pieces, 2 processes x 1 device" $(( rc != 0 || ! $(grep -c "mpi test: .*ok" "$T/out") ))
+    TESSERA_MPI_MAX_MESSAGE_BYTES=4096 TESSERA_CPU_DEVICES=2 $MPIRUN -np 2 -x TESSERA_MPI_MAX_MESSAGE_BYTES \
+      -x TESSERA_CPU_DEVICES "$BIN/tessera-mpi-test" > "$T/out2" 2>&1; rc=$?
+    cat "$T/out2"
+    check "every collective in 4 KiB pieces, 2 processes x 2 devices" $(( rc != 0 || ! $(grep -c "4 ranks in 2 processes.*ok" "$T/out2") ))
+    ;;
   collectives_vulkan)
     # Vulkan buffers (lavapipe here) are staged through host memory.
     TESSERA_BACKEND=vulkan $MPIRUN -np 2 -x TESSERA_BACKEND "$BIN/tessera-mpi-test" > "$T/out" 2>&1; rc=$?

@@ -12,6 +12,8 @@
 //   - other reductions with one rank per process: MPI_Allreduce /
 //     MPI_Reduce_scatter_block in place;
 //   - all_gather: MPI_Allgather(v); broadcast: MPI_Bcast;
+//   a collective whose calls would move more than MaxMessageBytes (MPI
+//   counts are ints) runs as several, each on a piece of the elements;
 // (5) staged results are copied back.
 #include "tessera/mpi.hpp"
 
@@ -99,6 +101,29 @@ double TimeoutSeconds() {
   return t;
 }
 
+// TESSERA_MPI_MAX_MESSAGE_BYTES (default 1 GiB, at most INT_MAX): the most
+// bytes one MPI call of a collective moves.  MPI counts are ints, so a
+// collective whose calls would move more is split along its elements into
+// pieces, each a collective of its own, one after the other.
+uint64_t MaxMessageBytes() {
+  static const uint64_t v = [] {
+    constexpr uint64_t kDefault = uint64_t{1} << 30;
+    const char* e = std::getenv("TESSERA_MPI_MAX_MESSAGE_BYTES");
+    if (!e || !*e) return kDefault;
+    char* end = nullptr;
+    const unsigned long long x = std::strtoull(e, &end, 10);
+    if (*end != 0 || x == 0) {
+      std::fprintf(stderr,
+                   "tessera: TESSERA_MPI_MAX_MESSAGE_BYTES=%s is not a positive number of bytes; "
+                   "using %llu\n",
+                   e, static_cast<unsigned long long>(kDefault));
+      return kDefault;
+    }
+    return std::min<uint64_t>(x, static_cast<uint64_t>(INT_MAX));
+  }();
+  return v;
+}
+
 // One MPI collective: blocking without a timeout (MPI's own algorithms);
 // with one, the nonblocking form polled until the deadline, then
 // MPI_Abort naming the call.
@@ -166,6 +191,9 @@ class MpiProvider final : public CollectiveProvider {
   Status Agree(const CollectiveRequest& q);
   Status Reduce(const CollectiveRequest& q, const std::vector<const uint8_t*>& sp, const std::vector<uint8_t*>& rp);
   Status Gather(const CollectiveRequest& q, const std::vector<const uint8_t*>& sp, const std::vector<uint8_t*>& rp);
+  // Bytes [at, at + bytes) of the broadcast, to every local rank.
+  Status Broadcast(const CollectiveRequest& q, const std::vector<const uint8_t*>& sp,
+                   const std::vector<uint8_t*>& rp, uint64_t at, uint64_t bytes);
 
   // Scratch memory kept between calls (uninitialized: no zero-fill, no
   // fresh page faults per call).
@@ -225,8 +253,6 @@ Status MpiProvider::Run(const CollectiveRequest& q) {
   const uint64_t esz = dtype_size(q.dtype), bytes = q.count * esz;
   const uint64_t send_bytes = q.op == TS_COLLECTIVE_REDUCE_SCATTER ? bytes * N : bytes;
   const uint64_t recv_bytes = q.op == TS_COLLECTIVE_ALL_GATHER ? bytes * N : bytes;
-  if (send_bytes * (q.op == TS_COLLECTIVE_REDUCE_SCATTER ? 1 : N) > static_cast<uint64_t>(INT_MAX))
-    return Status(StatusCode::kUnimplemented, "collectives of more than 2 GiB across processes are not supported");
   for (const Stream& s : *q.streams) TESSERA_RETURN_IF_ERROR(s.synchronize());
   // Host views of this process's buffers: in place when the host can
   // address them, else staged.
@@ -262,19 +288,65 @@ Status MpiProvider::Run(const CollectiveRequest& q) {
         sp[i] = copies[i].data();
         break;
       }
+  // Pieces of at most `per` elements, so that no MPI call moves more than
+  // MaxMessageBytes (the largest: an alltoall of every local rank's part
+  // for every rank, N x L x per elements).
+  const uint64_t n = q.count;
+  const uint64_t per = std::max<uint64_t>(1, MaxMessageBytes() / (N * L * esz));
+  const uint64_t pieces = n <= per ? 1 : (n + per - 1) / per;
   Status st;
-  switch (q.op) {
-    case TS_COLLECTIVE_ALL_REDUCE:
-    case TS_COLLECTIVE_REDUCE_SCATTER: st = Reduce(q, sp, rp); break;
-    case TS_COLLECTIVE_ALL_GATHER: st = Gather(q, sp, rp); break;
-    case TS_COLLECTIVE_BROADCAST: {
-      const int root_proc = static_cast<int>(rank_process_[q.root]);
-      if (root_proc == me_) std::memmove(rp[0], sp[index_in_proc_[q.root]], bytes);
-      st = Collective(
-          comm_, "MPI_Bcast", [&] { return MPI_Bcast(rp[0], static_cast<int>(bytes), MPI_BYTE, root_proc, comm_); },
-          [&](MPI_Request* r) { return MPI_Ibcast(rp[0], static_cast<int>(bytes), MPI_BYTE, root_proc, comm_, r); });
-      for (size_t i = 1; st.ok() && i < L; ++i) std::memcpy(rp[i], rp[0], bytes);
-      break;
+  if (pieces == 1) {
+    switch (q.op) {
+      case TS_COLLECTIVE_ALL_REDUCE:
+      case TS_COLLECTIVE_REDUCE_SCATTER: st = Reduce(q, sp, rp); break;
+      case TS_COLLECTIVE_ALL_GATHER: st = Gather(q, sp, rp); break;
+      case TS_COLLECTIVE_BROADCAST: st = Broadcast(q, sp, rp, 0, bytes); break;
+    }
+  } else {
+    // Elements [a, a + c) of every rank's part.  all_reduce and broadcast
+    // are elementwise in place; reduce_scatter packs the piece of each of
+    // the N segments of a send together, and all_gather receives the N
+    // pieces together, then puts each at its place in the result.
+    std::vector<uint8_t> packed;
+    if (q.op == TS_COLLECTIVE_REDUCE_SCATTER) packed.resize(L * N * per * esz);
+    if (q.op == TS_COLLECTIVE_ALL_GATHER) packed.resize(N * per * esz);
+    std::vector<const uint8_t*> spo(L);
+    std::vector<uint8_t*> rpo(L);
+    for (uint64_t i = 0; i < pieces && st.ok(); ++i) {
+      const uint64_t a = i * per, c = std::min(per, n - a);
+      CollectiveRequest sub = q;
+      sub.count = c;
+      switch (q.op) {
+        case TS_COLLECTIVE_ALL_REDUCE:
+          for (size_t k = 0; k < L; ++k) {
+            spo[k] = sp[k] + a * esz;
+            rpo[k] = rp[k] + a * esz;
+          }
+          st = Reduce(sub, spo, rpo);
+          break;
+        case TS_COLLECTIVE_REDUCE_SCATTER:
+          for (size_t k = 0; k < L; ++k) {
+            uint8_t* to = packed.data() + k * N * c * esz;
+            for (size_t r = 0; r < N; ++r) std::memcpy(to + r * c * esz, sp[k] + (r * n + a) * esz, c * esz);
+            spo[k] = to;
+            rpo[k] = rp[k] + a * esz;
+          }
+          st = Reduce(sub, spo, rpo);
+          break;
+        case TS_COLLECTIVE_ALL_GATHER:
+          for (size_t k = 0; k < L; ++k) {
+            spo[k] = sp[k] + a * esz;
+            rpo[k] = packed.data();  // Gather fills rpo[0] only: the same for all
+          }
+          st = Gather(sub, spo, rpo);
+          for (size_t k = 0; st.ok() && k < L; ++k)
+            for (size_t r = 0; r < N; ++r)
+              std::memcpy(rp[k] + (r * n + a) * esz, packed.data() + r * c * esz, c * esz);
+          break;
+        case TS_COLLECTIVE_BROADCAST:
+          st = Broadcast(q, sp, rp, a * esz, c * esz);
+          break;
+      }
     }
   }
   if (!st.ok()) return st;
@@ -306,7 +378,18 @@ Status MpiProvider::Gather(const CollectiveRequest& q, const std::vector<const u
       for (size_t k = 0; k < proc_ranks_[p].size(); ++k)
         std::memcpy(rp[0] + proc_ranks_[p][k] * bytes, all.data() + displs[p] + k * bytes, bytes);
   }
-  for (size_t i = 1; i < L; ++i) std::memcpy(rp[i], rp[0], N * bytes);
+  for (size_t i = 1; i < L; ++i)
+    if (rp[i] != rp[0]) std::memcpy(rp[i], rp[0], N * bytes);
+  return Status::Ok();
+}
+
+Status MpiProvider::Broadcast(const CollectiveRequest& q, const std::vector<const uint8_t*>& sp,
+                              const std::vector<uint8_t*>& rp, uint64_t at, uint64_t bytes) {
+  const int root_proc = static_cast<int>(rank_process_[q.root]);
+  uint8_t* to = rp[0] + at;
+  if (root_proc == me_) std::memmove(to, sp[index_in_proc_[q.root]] + at, bytes);
+  TS_COLL(MPI_Bcast, MPI_Ibcast, to, static_cast<int>(bytes), MPI_BYTE, root_proc, comm_);
+  for (size_t i = 1; i < rp.size(); ++i) std::memcpy(rp[i] + at, to, bytes);
   return Status::Ok();
 }
 
