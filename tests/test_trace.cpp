@@ -5,6 +5,7 @@
 // operations and the flow arrow of the event wait are checked.
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -382,6 +383,56 @@ TEST(TraceTest, OneTrackPerHostThread) {
     if (e["name"] == "Device::allocate") ++per_thread[e["tid"].get<int>()];
   ASSERT_EQ(per_thread.size(), 3u);
   for (auto [tid, count] : per_thread) EXPECT_EQ(count, 50);
+  std::remove(path.c_str());
+}
+
+// Work nobody synchronized: when the runtime goes, the trace waits for it
+// (Stream_Synchronize) and the operations keep their device times, the
+// gated one ending after the gate opened.  Also a stream destroyed with
+// work in flight: its operations are resolved before it goes.
+TEST(TraceTest, UnsynchronizedWorkIsTimedWhenItsStreamOrRuntimeGoes) {
+  const std::string path = TracePath("unsynchronized");
+  uint64_t opened_ns = 0;
+  {
+    RuntimeOptions options = CpuOptions();
+    options.trace_path = path;
+    auto rt = CreateCpuRuntime(1, 0, options);
+    ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+    Runtime runtime = std::move(rt).value();
+    const Device& dev = runtime.devices().at(0);
+    TS_ASSERT_OK_AND_ASSIGN(Executable exe,
+                            dev.load_executable(NativeFormat(dev), TESSERA_TEST_KERNELS_PATH));
+    TS_ASSERT_OK_AND_ASSIGN(Kernel gate_kernel, exe.kernel("gate"));
+    TS_ASSERT_OK_AND_ASSIGN(Kernel fill, exe.kernel("fill"));
+    TS_ASSERT_OK_AND_ASSIGN(Buffer x, dev.allocate(64 * 4));
+    TS_ASSERT_OK_AND_ASSIGN(Stream s, dev.create_stream());
+    TS_ASSERT_OK_AND_ASSIGN(Stream doomed, dev.create_stream());
+    testing::HostGate gate;
+    TS_ASSERT_OK(s.launch(gate_kernel, {1, 1, 1}, {1, 1, 1}, gate.args()));
+    TS_ASSERT_OK(s.launch(fill, {2, 1, 1}, {32, 1, 1},
+                          {KernelArg::buffer(x), KernelArg::scalar(1.0f),
+                           KernelArg::scalar(uint32_t{64})}));
+    TS_ASSERT_OK(doomed.memset_async(x, 0, 0, 4));
+    TS_ASSERT_OK(doomed.destroy());
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    opened_ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                          std::chrono::steady_clock::now().time_since_epoch())
+                                          .count());
+    gate.open();
+  }  // the runtime goes with the gate's work possibly still running
+  json trace = ReadTrace(path);
+  std::map<std::string, json> ops;
+  for (const json& e : Events(trace, "X"))
+    if (e["cat"] != "api") ops[e["name"].get<std::string>()] = e;
+  ASSERT_EQ(ops.count("gate"), 1u) << trace.dump(1);
+  ASSERT_EQ(ops.count("fill"), 1u);
+  ASSERT_EQ(ops.count("memset"), 1u);
+  for (auto& [name, e] : ops)
+    EXPECT_EQ(e["args"]["clock"], "device (plugin timestamps)") << e.dump();
+  // Trace times are microseconds of the same steady clock.
+  const double gate_end = ops["gate"]["ts"].get<double>() + ops["gate"]["dur"].get<double>();
+  EXPECT_GE(gate_end + 1.0, static_cast<double>(opened_ns) / 1000.0)
+      << "the gate's slice ends before the gate was opened";
   std::remove(path.c_str());
 }
 
