@@ -16,6 +16,20 @@
 #include "log.hpp"
 #include "plugin_library.hpp"
 
+// The sanitizer this file is built with: GCC defines __SANITIZE_ADDRESS__ /
+// __SANITIZE_THREAD__, Clang (14) only answers __has_feature.
+#if defined(__SANITIZE_ADDRESS__)
+#define TESSERA_PROBE_ASAN 1
+#elif defined(__SANITIZE_THREAD__)
+#define TESSERA_PROBE_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TESSERA_PROBE_ASAN 1
+#elif __has_feature(thread_sanitizer)
+#define TESSERA_PROBE_TSAN 1
+#endif
+#endif
+
 extern char** environ;
 
 namespace fs = std::filesystem;
@@ -249,15 +263,21 @@ ProbeVerdict ProbePluginFile(const PluginCandidate& candidate, const RuntimeOpti
   }
   const double timeout = TimeoutSeconds(options);
   ChildOptions child;
-#if defined(__SANITIZE_ADDRESS__)
-  // An AddressSanitizer build's probe would catch the plugin's SIGSEGV
-  // itself and exit(1) with a report, hiding the signal the verdict names:
+#if defined(TESSERA_PROBE_ASAN) || defined(TESSERA_PROBE_TSAN)
+  // A sanitizer build's probe would catch the plugin's SIGSEGV itself and
+  // exit with a report (AddressSanitizer: exit 1; ThreadSanitizer: exit 66,
+  // "nested bug in the same thread"), hiding the signal the verdict names:
   // let fatal signals end the probe as they do in a release build.
   {
-    const char* asan = std::getenv("ASAN_OPTIONS");
-    child.env.push_back({"ASAN_OPTIONS", std::string(asan ? asan : "") +
-                                             ":handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:"
-                                             "handle_abort=0"});
+#if defined(TESSERA_PROBE_ASAN)
+    const char* name = "ASAN_OPTIONS";
+#else
+    const char* name = "TSAN_OPTIONS";
+#endif
+    const char* value = std::getenv(name);
+    child.env.push_back({name, std::string(value ? value : "") +
+                                   ":handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:"
+                                   "handle_abort=0"});
   }
 #endif
   ChildResult r = RunChild(argv, timeout, child);
