@@ -142,6 +142,13 @@ TsError* ParseOptions(const char* plugin, const char* where, const TsOptionInfo*
       if (out->Has(name))
         return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: %s: option '%s' is given twice", plugin,
                       where, name.c_str());
+      // An unknown value type is refused before v.type is read as a TsValueType.
+      const int64_t given_type = raw_enum(v.type);
+      if (given_type < TS_VALUE_STRING || given_type > TS_VALUE_BOOL)
+        return errorf(TS_ERROR_INVALID_ARGUMENT,
+                      "%s: %s: option '%s' takes %s; got a value of unknown type %lld", plugin,
+                      where, name.c_str(), ValueTypePhrase(info->type),
+                      static_cast<long long>(given_type));
       OptionValues::Value value;
       value.type = info->type;
       std::string text;

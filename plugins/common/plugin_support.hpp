@@ -12,9 +12,11 @@
 
 #include <cstdarg>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <string>
+#include <type_traits>
 
 #include "tessera/plugin.h"
 
@@ -64,6 +66,19 @@ TsError* check_handle(const char* plugin, const T* p, const char* entry, const c
                   "created by another plugin)",
                   plugin, entry, what, static_cast<const void*>(p), plugin);
   return nullptr;
+}
+
+// The integer a caller stored in an enum field of an argument struct. A C
+// caller may store any int there, and in C++ loading a value outside the
+// enumerators' range through the enum type is undefined (UBSan: "load of
+// value 77, which is not a valid value for type 'TsValueType'"), so a field
+// is read this way until it is known to hold one of the enumerators.
+template <class E>
+int64_t raw_enum(const E& field) noexcept {
+  static_assert(std::is_enum_v<E>, "raw_enum reads enum fields");
+  std::underlying_type_t<E> v;
+  std::memcpy(&v, &field, sizeof v);
+  return static_cast<int64_t>(v);
 }
 
 // The Error_* entry points, shared by every plugin's table.

@@ -161,17 +161,21 @@ TS_CPU_ENTRY(Communicator_Collective, TS_COMMUNICATOR_COLLECTIVE_ARGS_STRUCT_SIZ
                   "cpu: %s: send, recv and streams must each point at %zu entries (one per "
                   "rank)",
                   E, ranks);
-  if (static_cast<unsigned>(args->op) > TS_COLLECTIVE_REDUCE_SCATTER)
-    return errorf(TS_ERROR_INVALID_ARGUMENT, "cpu: %s: op %d is not a TsCollectiveOp", E,
-                  static_cast<int>(args->op));
+  // The enum fields are checked as integers first (plugin_support::raw_enum).
+  const int64_t op = plugin_support::raw_enum(args->op);
+  if (op < 0 || op > TS_COLLECTIVE_REDUCE_SCATTER)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "cpu: %s: op %lld is not a TsCollectiveOp", E,
+                  static_cast<long long>(op));
   const bool reduces =
       args->op == TS_COLLECTIVE_ALL_REDUCE || args->op == TS_COLLECTIVE_REDUCE_SCATTER;
-  if (reduces && static_cast<unsigned>(args->reduce_op) > TS_REDUCE_MIN)
-    return errorf(TS_ERROR_INVALID_ARGUMENT, "cpu: %s: reduce_op %d is not a TsReduceOp", E,
-                  static_cast<int>(args->reduce_op));
-  if (dtype_size(args->dtype) == 0)
-    return errorf(TS_ERROR_INVALID_ARGUMENT, "cpu: %s: dtype %d is not a TsDataType", E,
-                  static_cast<int>(args->dtype));
+  const int64_t reduce_op = plugin_support::raw_enum(args->reduce_op);
+  if (reduces && (reduce_op < 0 || reduce_op > TS_REDUCE_MIN))
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "cpu: %s: reduce_op %lld is not a TsReduceOp", E,
+                  static_cast<long long>(reduce_op));
+  const int64_t dtype = plugin_support::raw_enum(args->dtype);
+  if (dtype < TS_DTYPE_F32 || dtype > TS_DTYPE_U8)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "cpu: %s: dtype %lld is not a TsDataType", E,
+                  static_cast<long long>(dtype));
   if (args->count == 0)
     return errorf(TS_ERROR_INVALID_ARGUMENT, "cpu: %s: count is 0", E);
   if (args->op == TS_COLLECTIVE_BROADCAST && args->root >= ranks)

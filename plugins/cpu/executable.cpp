@@ -295,16 +295,18 @@ TS_CPU_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_STRUCT_SIZE) {
   size_t words = 0;
   for (size_t i = 0; i < args->num_args; ++i) {
     const TsKernelArg& a = args->args[i];
+    // The kind is checked as an integer before it is read as the enum.
+    const int64_t kind = plugin_support::raw_enum(a.kind);
+    if (kind != TS_KERNEL_ARG_SCALAR && kind != TS_KERNEL_ARG_BUFFER)
+      return errorf(TS_ERROR_INVALID_ARGUMENT,
+                    "cpu: Kernel_Launch: argument %zu has kind %lld, not a TsKernelArgKind", i,
+                    static_cast<long long>(kind));
     if (a.kind == TS_KERNEL_ARG_SCALAR) {
       if (a.size > 0 && a.data == nullptr)
         return errorf(TS_ERROR_INVALID_ARGUMENT,
                       "cpu: Kernel_Launch: scalar argument %zu has size %zu but data is NULL",
                       i, a.size);
       words += (a.size + 7) / 8 + (a.size == 0 ? 1 : 0);
-    } else if (a.kind != TS_KERNEL_ARG_BUFFER) {
-      return errorf(TS_ERROR_INVALID_ARGUMENT,
-                    "cpu: Kernel_Launch: argument %zu has kind %d, not a TsKernelArgKind", i,
-                    static_cast<int>(a.kind));
     }
   }
   op.scalars_.assign(words, 0);

@@ -61,10 +61,12 @@ TS_CPU_ENTRY(Buffer_Prefetch, TS_BUFFER_PREFETCH_ARGS_STRUCT_SIZE) {
 TS_CPU_ENTRY(Buffer_Advise, TS_BUFFER_ADVISE_ARGS_STRUCT_SIZE) {
   TS_CPU_CHECK_HANDLE(args->buffer, "Buffer_Advise", "buffer");
   if (args->device != nullptr) TS_CPU_CHECK_HANDLE(args->device, "Buffer_Advise", "device");
-  if (static_cast<unsigned>(args->advice) > TS_ADVICE_UNSET_ACCESSED_BY)
+  // Checked as an integer before it is read as the enum (raw_enum).
+  const int64_t advice = plugin_support::raw_enum(args->advice);
+  if (advice < 0 || advice > TS_ADVICE_UNSET_ACCESSED_BY)
     return errorf(TS_ERROR_INVALID_ARGUMENT,
-                  "cpu: Buffer_Advise: advice %d is not a TsAdvice value",
-                  static_cast<int>(args->advice));
+                  "cpu: Buffer_Advise: advice %lld is not a TsAdvice value",
+                  static_cast<long long>(advice));
   void* addr = nullptr;
   size_t len = 0;
   if (TsError* e = hint_range(args->buffer, args->offset, args->size, "Buffer_Advise", &addr,

@@ -111,12 +111,13 @@ TS_CPU_ENTRY(Buffer_Allocate, TS_BUFFER_ALLOCATE_ARGS_STRUCT_SIZE) {
   if (size == 0)
     return errorf(TS_ERROR_INVALID_ARGUMENT,
                   "cpu: Buffer_Allocate: size is 0: a buffer needs at least one byte");
-  if (args->kind != TS_BUFFER_DEVICE && args->kind != TS_BUFFER_HOST_PINNED &&
-      args->kind != TS_BUFFER_MANAGED)
+  // Checked as an integer before it is read as the enum (raw_enum).
+  const int64_t kind = plugin_support::raw_enum(args->kind);
+  if (kind != TS_BUFFER_DEVICE && kind != TS_BUFFER_HOST_PINNED && kind != TS_BUFFER_MANAGED)
     return errorf(TS_ERROR_INVALID_ARGUMENT,
-                  "cpu: Buffer_Allocate: kind %d is not a TsBufferKind (0 device, 1 pinned, 2 "
+                  "cpu: Buffer_Allocate: kind %lld is not a TsBufferKind (0 device, 1 pinned, 2 "
                   "managed)",
-                  static_cast<int>(args->kind));
+                  static_cast<long long>(kind));
   uint64_t align = args->alignment == 0 ? kDefaultAlignment : args->alignment;
   if ((align & (align - 1)) != 0 || align > (1ull << 30))
     return errorf(TS_ERROR_INVALID_ARGUMENT,
