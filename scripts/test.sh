@@ -17,10 +17,11 @@ cd ..
 if [[ ${TESSERA_FUZZ_SMOKE:-ON} != OFF ]]; then
   bash scripts/fuzz.sh --smoke
 fi
-# The sanitizer stage: a core-only build (no MLIR) of the unit tests under
-# ASan + UBSan + LSan (scripts/sanitize-ci.sh; its thread kind and the
-# conformance suite under ASan are run by hand). TESSERA_SANITIZE_CI=OFF
-# skips it.
+# The sanitizer stage (scripts/sanitize-ci.sh): core-only builds (no MLIR)
+#  - address: the unit tests and the cpu conformance suite under ASan +
+#    UBSan + LSan (build-ci-address);
+#  - thread: the unit tests under ThreadSanitizer (build-ci-thread).
+# TESSERA_SANITIZE_CI=OFF skips it.
 if [[ ${TESSERA_SANITIZE_CI:-ON} != OFF ]]; then
-  bash scripts/sanitize-ci.sh
+  TESSERA_SANITIZE_CONFORMANCE=ON bash scripts/sanitize-ci.sh address thread
 fi
