@@ -114,7 +114,7 @@ void AddKernelCases(CaseList* out) {
   }
   {
     EntryCases<A_Launch> c(out, "Kernel_Launch", &TsPluginApi::Kernel_Launch,
-                           TS_KERNEL_LAUNCH_ARGS_STRUCT_SIZE, ValidLaunch);
+                           TS_KERNEL_LAUNCH_ARGS_MIN_STRUCT_SIZE, ValidLaunch);
     c.Header();
     c.Handle("Kernel", &A_Launch::kernel);
     c.Handle("Stream", &A_Launch::stream);

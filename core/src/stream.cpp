@@ -131,7 +131,8 @@ Status Stream::launch(const Kernel& kernel, TsDim3 grid, TsDim3 group_size,
   const uint32_t name_id =
       rt->trace->tracer().InternKernel(kernel.raw(), kernel.name());
   _trace_api.kernel_id = name_id;
-  auto op = rt->trace->BeginOp(*impl_);
+  auto op = rt->trace->BeginOp(*impl_, /*slot=*/true);
+  launch.completion_ns = op.slot;
   Status st = TESSERA_PLUGIN_CALL(impl_->device.impl()->lib(), Kernel_Launch,
                                   launch);
   rt->trace->EndOp(op, *impl_, nullptr, name_id, "kernel", {}, st.ok(), dims);

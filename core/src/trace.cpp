@@ -579,9 +579,14 @@ uint64_t RuntimeTrace::TrackBits(const StreamImpl& stream) {
   return stream.trace_track.load(std::memory_order_acquire);
 }
 
-RuntimeTrace::Op RuntimeTrace::BeginOp(const StreamImpl& stream) {
+RuntimeTrace::Op RuntimeTrace::BeginOp(const StreamImpl& stream, bool slot) {
   Op op;
   op.id = tracer_->NewOpId();
+  if (slot && stamps_.load(std::memory_order_acquire) &&
+      capturing_.load(std::memory_order_acquire) == 0) {
+    std::lock_guard<std::mutex> lock(mu_);
+    op.slot = TakeSlot();
+  }
   op.submit_ns = TraceNowNs();
   // The track is made by EndOp; only the first operations (until the anchor
   // is recorded) take the lock here.
@@ -617,11 +622,18 @@ uint64_t RuntimeTrace::EndOp(Op op, const StreamImpl& stream,
                              const char* static_name, uint32_t name_id,
                              const char* cat, std::string args, bool ok,
                              const uint32_t* dims) {
-  if (!ok) return 0;
+  if (!ok) {
+    if (op.slot) {  // the plugin refused the operation: nothing writes it
+      std::lock_guard<std::mutex> lock(mu_);
+      free_slots_.push_back(op.slot);
+    }
+    return 0;
+  }
   uint64_t now = TraceNowNs();
   const int capturing = capturing_.load(std::memory_order_acquire);
-  if (host_clock_ || capturing > 0 ||
-      !(stamps_.load(std::memory_order_acquire) || timing_.load(std::memory_order_acquire))) {
+  if (!op.slot && (host_clock_ || capturing > 0 ||
+                   !(stamps_.load(std::memory_order_acquire) ||
+                     timing_.load(std::memory_order_acquire)))) {
     // Timed by the host: one slice now, without this trace's lock.
     const uint64_t bits = TrackBits(stream);
     TraceEvent e;
@@ -651,7 +663,9 @@ uint64_t RuntimeTrace::EndOp(Op op, const StreamImpl& stream,
   // One timestamp (or timing event) after the operation: it ends when that
   // time comes, and starts when the operation before it on the stream
   // ended, or when it was submitted if the stream was idle then.
-  if (stamps_ && capturing_.load() == 0) {
+  if (op.slot) {
+    p.slot = op.slot;  // written by the operation's own call
+  } else if (stamps_ && capturing_.load() == 0) {
     p.slot = TakeSlot();
     if (!WriteTimestamp(p.slot, stream.raw)) {
       free_slots_.push_back(p.slot);

@@ -152,10 +152,14 @@ class RuntimeTrace {
   struct Op {
     uint64_t id = 0;
     uint64_t submit_ns = 0;
+    // With `slot` asked for and the plugin's timestamps in use: where the
+    // operation's own call (TsKernel_Launch_Args.completion_ns) has the
+    // plugin write its completion time; EndOp takes it over.
+    uint64_t* slot = nullptr;
   };
   // `static_name` (a string literal) or `name_id` (Tracer::Intern) names
   // the slice; `args` as in Tracer::Add.
-  Op BeginOp(const StreamImpl& stream);
+  Op BeginOp(const StreamImpl& stream, bool slot = false);
   uint64_t EndOp(Op op, const StreamImpl& stream, const char* static_name,
                  uint32_t name_id, const char* cat, std::string args, bool ok,
                  const uint32_t* dims = nullptr);

@@ -239,7 +239,7 @@ TS_CPU_ENTRY(Executable_GetKernel, TS_EXECUTABLE_GETKERNEL_ARGS_STRUCT_SIZE) {
   return nullptr;
 }
 
-TS_CPU_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_STRUCT_SIZE) {
+TS_CPU_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_MIN_STRUCT_SIZE) {
   TS_CPU_CHECK_HANDLE(args->kernel, "Kernel_Launch", "kernel");
   if (args->stream == nullptr)
     return errorf(TS_ERROR_INVALID_ARGUMENT,
@@ -341,7 +341,9 @@ TS_CPU_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_STRUCT_SIZE) {
   uses.kernel = k;
   uses.args = args->args;
   uses.num_args = args->num_args;
-  return submit_op(args->stream, std::move(op), &uses);
+  uint64_t* completion_ns =
+      TS_FIELD_PRESENT(args, TsKernel_Launch_Args, completion_ns) ? args->completion_ns : nullptr;
+  return submit_op(args->stream, std::move(op), &uses, completion_ns);
 }
 
 }  // namespace tessera::cpu

@@ -210,16 +210,20 @@ struct OpUses {
 // Submits `t` to `stream` with the default-stream rules and pending waits
 // applied, or records its op as a graph node when the stream is capturing.
 // Takes ownership of `t`.  `share` builds the shared op for a graph; `uses`
-// (may be NULL) says which objects the node uses.
+// (may be NULL) says which objects the node uses.  `completion_ns` (may be
+// NULL; refused while capturing): the caller's memory that gets the task's
+// completion time (TsKernel_Launch_Args.completion_ns).
 TsError* submit_task(TsStream* stream, Task* t, std::shared_ptr<Op> (*share)(Task*),
-                     const OpUses* uses = nullptr);
+                     const OpUses* uses = nullptr, uint64_t* completion_ns = nullptr);
 template <class OpT>
 std::shared_ptr<Op> share_owned_op(Task* t) {
   return std::make_shared<OpT>(std::move(static_cast<OwnedTask<OpT>*>(t)->op_storage));
 }
 template <class OpT>
-TsError* submit_op(TsStream* stream, OpT&& op, const OpUses* uses = nullptr) {
-  return submit_task(stream, make_owned_task(std::move(op)), &share_owned_op<OpT>, uses);
+TsError* submit_op(TsStream* stream, OpT&& op, const OpUses* uses = nullptr,
+                   uint64_t* completion_ns = nullptr) {
+  return submit_task(stream, make_owned_task(std::move(op)), &share_owned_op<OpT>, uses,
+                     completion_ns);
 }
 // Adds to `deps` the implicit default-stream dependencies of work submitted
 // to `s` now (mutex held).

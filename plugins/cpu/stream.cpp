@@ -46,15 +46,21 @@ void enqueue_locked(TsDevice* dev, const std::shared_ptr<StreamState>& s, Task* 
 }
 
 TsError* submit_task(TsStream* stream, Task* t, std::shared_ptr<Op> (*share)(Task*),
-                     const OpUses* uses) {
+                     const OpUses* uses, uint64_t* completion_ns) {
   std::unique_ptr<Task, void (*)(Task*)> owned(t, t->release);
   Scheduler& sched = stream->device->sched();
   std::lock_guard<std::mutex> lk(sched.mutex());
   const auto& st = stream->state;
   if (capturing_locked(*st)) {
+    if (completion_ns)
+      return errorf(TS_ERROR_FAILED_PRECONDITION,
+                    "cpu: stream %p is capturing a graph, and a graph replayed later has "
+                    "nowhere to write completion_ns: pass NULL while capturing",
+                    static_cast<void*>(stream));
     capture_node_locked(*st, share(t), uses);
     return nullptr;
   }
+  t->caller_stamp = completion_ns;  // written when the task completes
   enqueue_locked(stream->device, st, owned.release());
   return nullptr;
 }

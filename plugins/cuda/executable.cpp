@@ -237,7 +237,7 @@ TS_CU_ENTRY(Executable_GetKernel, TS_EXECUTABLE_GETKERNEL_ARGS_STRUCT_SIZE) {
   return nullptr;
 }
 
-TS_CU_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_STRUCT_SIZE) {
+TS_CU_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_MIN_STRUCT_SIZE) {
   TS_CU_CHECK_HANDLE(args->kernel, "Kernel_Launch", "kernel");
   TS_CU_CHECK_HANDLE(args->stream, "Kernel_Launch", "stream");
   TsKernel* k = args->kernel;

@@ -184,7 +184,7 @@ TS_HIP_ENTRY(Executable_GetKernel, TS_EXECUTABLE_GETKERNEL_ARGS_STRUCT_SIZE) {
   return nullptr;
 }
 
-TS_HIP_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_STRUCT_SIZE) {
+TS_HIP_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_MIN_STRUCT_SIZE) {
   TS_HIP_CHECK_HANDLE(args->kernel, "Kernel_Launch", "kernel");
   TS_HIP_CHECK_HANDLE(args->stream, "Kernel_Launch", "stream");
   TsKernel* k = args->kernel;

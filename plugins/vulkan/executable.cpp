@@ -482,7 +482,7 @@ TS_VK_ENTRY(Executable_GetKernel, TS_STRUCT_SIZE(TsExecutable_GetKernel_Args, ke
   return nullptr;
 }
 
-TS_VK_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_STRUCT_SIZE) {
+TS_VK_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_MIN_STRUCT_SIZE) {
   TS_VK_CHECK_HANDLE(args->kernel, "Kernel_Launch", "kernel");
   TS_VK_CHECK_HANDLE(args->stream, "Kernel_Launch", "stream");
   TsKernel* k = args->kernel;

@@ -43,6 +43,9 @@
  *   1.3  Stream_WriteTimestamp: the time a stream's work so far completed,
  *        written into the caller's memory (what TESSERA_TRACE times stream
  *        operations with: no event object per operation).  Optional.
+ *        TsKernel_Launch_Args.completion_ns: the same for a launch, in the
+ *        launch's own call (TS_KERNEL_LAUNCH_ARGS_MIN_STRUCT_SIZE is the
+ *        1.0 size).
  *
  * STRUCT SIZES
  *   TS_<ARGS>_STRUCT_SIZE is the size in this header's version; a plugin
@@ -949,8 +952,17 @@ typedef struct TsKernel_Launch_Args {
   uint64_t shared_memory_bytes; /* per group, dynamic */
   const TsKernelArg* args;
   size_t num_args;
+  /* ---- MINOR 3 */
+  /* NULL, or where to write the time the launch completed, exactly as
+   * Stream_WriteTimestamp called right after it would (the same rules: the
+   * caller's memory, 0 until written, host CLOCK_MONOTONIC ns), without a
+   * second call: the trace times every launch with it.  A plugin that
+   * provides Stream_WriteTimestamp honours it; others ignore it.  Not NULL
+   * on a capturing stream: TS_ERROR_FAILED_PRECONDITION. */
+  uint64_t* completion_ns;
 } TsKernel_Launch_Args;
-#define TS_KERNEL_LAUNCH_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsKernel_Launch_Args, num_args)
+#define TS_KERNEL_LAUNCH_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsKernel_Launch_Args, completion_ns)
+#define TS_KERNEL_LAUNCH_ARGS_MIN_STRUCT_SIZE TS_STRUCT_SIZE(TsKernel_Launch_Args, num_args)
 
 /* ---- collectives
  * A communicator spans `num_devices` devices of one client (one rank each,
