@@ -11,10 +11,20 @@ namespace tessera::plugin_support {
 TsError* RunStagedCollective(const TsCommunicator_Collective_Args* args, size_t n,
                              const StagedCollectiveHooks& hooks) noexcept {
   const char* p = hooks.plugin;
+  // The enum fields are checked as integers before they are read as enums
+  // (raw_enum): a C caller may store any value there.
+  const int64_t dtype = raw_enum(args->dtype), op = raw_enum(args->op),
+                reduce_op = raw_enum(args->reduce_op);
+  if (dtype < TS_DTYPE_F32 || dtype > TS_DTYPE_U8)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: collective: dtype %lld is not a TsDataType", p,
+                  static_cast<long long>(dtype));
+  if (op < TS_COLLECTIVE_ALL_REDUCE || op > TS_COLLECTIVE_REDUCE_SCATTER)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: unknown collective %lld", p,
+                  static_cast<long long>(op));
   const size_t es = dtype_size(args->dtype);
   if (es == 0)
-    return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: collective: dtype %d is not a TsDataType", p,
-                  static_cast<int>(args->dtype));
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: collective: dtype %lld is not a TsDataType", p,
+                  static_cast<long long>(dtype));
   if (n == 0) return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: collective: no ranks", p);
   if (!args->send || !args->recv || !args->streams)
     return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: collective: send, recv and streams are required", p);
@@ -22,9 +32,9 @@ TsError* RunStagedCollective(const TsCommunicator_Collective_Args* args, size_t 
   if (count == 0)
     return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: collective: count is 0 elements per rank", p);
   const bool reduces = args->op == TS_COLLECTIVE_ALL_REDUCE || args->op == TS_COLLECTIVE_REDUCE_SCATTER;
-  if (reduces && static_cast<unsigned>(args->reduce_op) > TS_REDUCE_MIN)
-    return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: collective: reduce_op %d is not a TsReduceOp", p,
-                  static_cast<int>(args->reduce_op));
+  if (reduces && (reduce_op < 0 || reduce_op > TS_REDUCE_MIN))
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: collective: reduce_op %lld is not a TsReduceOp", p,
+                  static_cast<long long>(reduce_op));
   if (count > (uint64_t{1} << 40) / es / n)
     return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: collective: %llu elements per rank is too many", p,
                   static_cast<unsigned long long>(count));

@@ -75,6 +75,11 @@ TS_CU_ENTRY(Buffer_Advise, TS_BUFFER_ADVISE_ARGS_STRUCT_SIZE) {
   uint64_t n = 0;
   TS_CU_RETURN_IF_ERROR(hint_range("Buffer_Advise", b, args->offset, args->size, &n));
   CUmem_advise advice;
+  // Checked as an integer before it is read as the enum (raw_enum).
+  if (const int64_t advice = plugin_support::raw_enum(args->advice);
+      advice < TS_ADVICE_PREFERRED_LOCATION || advice > TS_ADVICE_UNSET_ACCESSED_BY)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "cuda: Buffer_Advise: unknown advice %lld",
+                  static_cast<long long>(advice));
   switch (args->advice) {
     case TS_ADVICE_PREFERRED_LOCATION: advice = CU_MEM_ADVISE_SET_PREFERRED_LOCATION; break;
     case TS_ADVICE_READ_MOSTLY: advice = CU_MEM_ADVISE_SET_READ_MOSTLY; break;

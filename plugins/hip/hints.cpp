@@ -66,6 +66,11 @@ TS_HIP_ENTRY(Buffer_Advise, TS_BUFFER_ADVISE_ARGS_STRUCT_SIZE) {
   uint64_t n = 0;
   TS_HIP_RETURN_IF_ERROR(hint_range("Buffer_Advise", b, args->offset, args->size, &n));
   hipMemoryAdvise advice;
+  // Checked as an integer before it is read as the enum (raw_enum).
+  if (const int64_t advice = plugin_support::raw_enum(args->advice);
+      advice < TS_ADVICE_PREFERRED_LOCATION || advice > TS_ADVICE_UNSET_ACCESSED_BY)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "hip: Buffer_Advise: unknown advice %lld",
+                  static_cast<long long>(advice));
   switch (args->advice) {
     case TS_ADVICE_PREFERRED_LOCATION: advice = hipMemAdviseSetPreferredLocation; break;
     case TS_ADVICE_READ_MOSTLY: advice = hipMemAdviseSetReadMostly; break;

@@ -49,6 +49,13 @@ std::string describe_buffer(const TsBuffer* b) {
 
 TS_HIP_ENTRY(Buffer_Allocate, TS_BUFFER_ALLOCATE_ARGS_STRUCT_SIZE) {
   TS_HIP_CHECK_HANDLE(args->device, "Buffer_Allocate", "device");
+  // Checked as an integer before it is read as the enum (raw_enum).
+  if (const int64_t kind = plugin_support::raw_enum(args->kind);
+      kind != TS_BUFFER_DEVICE && kind != TS_BUFFER_HOST_PINNED && kind != TS_BUFFER_MANAGED)
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "hip: Buffer_Allocate: kind %lld is not a TsBufferKind (0 device, 1 "
+                  "pinned, 2 managed)",
+                  static_cast<long long>(kind));
   TsDevice* dev = args->device;
   if (args->size == 0)
     return errorf(TS_ERROR_INVALID_ARGUMENT,

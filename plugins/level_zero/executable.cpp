@@ -312,6 +312,12 @@ TS_ZE_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_MIN_STRUCT_SIZE) {
   uint64_t scalar_bytes = 0;
   for (size_t i = 0; i < args->num_args; ++i) {
     const TsKernelArg& a = args->args[i];
+    // The kind is checked as an integer before it is read as the enum.
+    if (const int64_t kind = plugin_support::raw_enum(a.kind);
+        kind != TS_KERNEL_ARG_SCALAR && kind != TS_KERNEL_ARG_BUFFER)
+      return errorf(TS_ERROR_INVALID_ARGUMENT,
+                    "level_zero: Kernel_Launch: argument %zu has kind %lld, not a TsKernelArgKind",
+                    i, static_cast<long long>(kind));
     if (a.kind == TS_KERNEL_ARG_BUFFER) {
       TS_ZE_CHECK_HANDLE(a.buffer, "Kernel_Launch", "buffer argument");
       const TsBuffer* buf = a.buffer;
@@ -369,6 +375,12 @@ TS_ZE_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_MIN_STRUCT_SIZE) {
   }
   for (size_t i = 0; i < args->num_args; ++i) {
     const TsKernelArg& a = args->args[i];
+    // The kind is checked as an integer before it is read as the enum.
+    if (const int64_t kind = plugin_support::raw_enum(a.kind);
+        kind != TS_KERNEL_ARG_SCALAR && kind != TS_KERNEL_ARG_BUFFER)
+      return errorf(TS_ERROR_INVALID_ARGUMENT,
+                    "level_zero: Kernel_Launch: argument %zu has kind %lld, not a TsKernelArgKind",
+                    i, static_cast<long long>(kind));
     const uint32_t idx = static_cast<uint32_t>(i);
     if (a.kind == TS_KERNEL_ARG_BUFFER) {
       void* p = static_cast<uint8_t*>(a.buffer->ptr) + a.offset;

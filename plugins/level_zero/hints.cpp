@@ -69,6 +69,11 @@ TS_ZE_ENTRY(Buffer_Advise, TS_BUFFER_ADVISE_ARGS_STRUCT_SIZE) {
                   "level_zero: Buffer_Advise: the device belongs to another client");
   bool mapped = true;
   ze_memory_advice_t advice = ZE_MEMORY_ADVICE_SET_READ_MOSTLY;
+  // Checked as an integer before it is read as the enum (raw_enum).
+  if (const int64_t advice = plugin_support::raw_enum(args->advice);
+      advice < TS_ADVICE_PREFERRED_LOCATION || advice > TS_ADVICE_UNSET_ACCESSED_BY)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "level_zero: Buffer_Advise: unknown advice %lld",
+                  static_cast<long long>(advice));
   switch (args->advice) {
     case TS_ADVICE_READ_MOSTLY: advice = ZE_MEMORY_ADVICE_SET_READ_MOSTLY; break;
     case TS_ADVICE_UNSET_READ_MOSTLY: advice = ZE_MEMORY_ADVICE_CLEAR_READ_MOSTLY; break;

@@ -38,6 +38,13 @@ std::string describe_buffer(const TsBuffer* b) {
 
 TS_ZE_ENTRY(Buffer_Allocate, TS_BUFFER_ALLOCATE_ARGS_STRUCT_SIZE) {
   TS_ZE_CHECK_HANDLE(args->device, "Buffer_Allocate", "device");
+  // Checked as an integer before it is read as the enum (raw_enum).
+  if (const int64_t kind = plugin_support::raw_enum(args->kind);
+      kind != TS_BUFFER_DEVICE && kind != TS_BUFFER_HOST_PINNED && kind != TS_BUFFER_MANAGED)
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "level_zero: Buffer_Allocate: kind %lld is not a TsBufferKind (0 device, 1 "
+                  "pinned, 2 managed)",
+                  static_cast<long long>(kind));
   TsDevice* dev = args->device;
   const TsClient* c = dev->client;
   if (args->size == 0)

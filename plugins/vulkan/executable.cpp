@@ -537,6 +537,12 @@ TS_VK_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_MIN_STRUCT_SIZE) {
   size_t nbuf = 0, nscalar = 0;
   for (size_t i = 0; i < args->num_args; ++i) {
     const TsKernelArg& a = args->args[i];
+    // The kind is checked as an integer before it is read as the enum.
+    if (const int64_t kind = plugin_support::raw_enum(a.kind);
+        kind != TS_KERNEL_ARG_SCALAR && kind != TS_KERNEL_ARG_BUFFER)
+      return errorf(TS_ERROR_INVALID_ARGUMENT,
+                    "vulkan: Kernel_Launch: argument %zu has kind %lld, not a TsKernelArgKind",
+                    i, static_cast<long long>(kind));
     if (a.kind == TS_KERNEL_ARG_BUFFER) {
       TS_VK_CHECK_HANDLE(a.buffer, "Kernel_Launch", "buffer argument");
       if (a.buffer->device != dev)

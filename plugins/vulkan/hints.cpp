@@ -35,10 +35,11 @@ TS_VK_ENTRY(Buffer_Advise, TS_BUFFER_ADVISE_ARGS_STRUCT_SIZE) {
   if (args->device) TS_VK_CHECK_HANDLE(args->device, "Buffer_Advise", "device");
   TS_VK_RETURN_IF_ERROR(
       check_hint_range("Buffer_Advise", args->buffer, args->offset, args->size));
-  if (static_cast<int>(args->advice) < TS_ADVICE_PREFERRED_LOCATION ||
-      static_cast<int>(args->advice) > TS_ADVICE_UNSET_ACCESSED_BY)
-    return errorf(TS_ERROR_INVALID_ARGUMENT, "vulkan: Buffer_Advise: unknown advice %d",
-                  static_cast<int>(args->advice));
+  // Checked as an integer before it is read as the enum (raw_enum).
+  if (const int64_t advice = plugin_support::raw_enum(args->advice);
+      advice < TS_ADVICE_PREFERRED_LOCATION || advice > TS_ADVICE_UNSET_ACCESSED_BY)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "vulkan: Buffer_Advise: unknown advice %lld",
+                  static_cast<long long>(advice));
   args->result = TS_HINT_IGNORED;
   return nullptr;
 }
