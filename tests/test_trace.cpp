@@ -56,17 +56,25 @@ std::vector<json> Events(const json& trace, const std::string& ph) {
 using Track = std::pair<int, int>;  // pid, tid
 Track TrackOf(const json& e) { return {e["pid"].get<int>(), e["tid"].get<int>()}; }
 
-// Runs the two-stream program; every handle is gone when it returns, so the
-// runtime has been destroyed and the file written.
-void RunTwoStreams(const std::string& path, int launches = 2) {
+// A cpu runtime (one device) tracing into `path`, with the test kernels.
+void OpenTracedCpu(const std::string& path, Runtime* runtime, Executable* exe) {
   RuntimeOptions options = CpuOptions();
   options.trace_path = path;
   auto rt = CreateCpuRuntime(1, 0, options);
   ASSERT_TRUE(rt.ok()) << rt.status().ToString();
-  Runtime runtime = std::move(rt).value();
+  *runtime = std::move(rt).value();
+  const Device& dev = runtime->devices().at(0);
+  TS_ASSERT_OK_AND_ASSIGN(*exe, dev.load_executable(NativeFormat(dev), TESSERA_TEST_KERNELS_PATH));
+}
+
+// Runs the two-stream program; every handle is gone when it returns, so the
+// runtime has been destroyed and the file written.
+void RunTwoStreams(const std::string& path, int launches = 2) {
+  Runtime runtime;
+  Executable exe;
+  OpenTracedCpu(path, &runtime, &exe);
+  if (::testing::Test::HasFatalFailure()) return;
   const Device& dev = runtime.devices().at(0);
-  TS_ASSERT_OK_AND_ASSIGN(Executable exe,
-                          dev.load_executable(NativeFormat(dev), TESSERA_TEST_KERNELS_PATH));
   TS_ASSERT_OK_AND_ASSIGN(Kernel fill, exe.kernel("fill"));
   TS_ASSERT_OK_AND_ASSIGN(Kernel affine, exe.kernel("affine"));
   constexpr uint32_t n = 4096;
@@ -394,14 +402,11 @@ TEST(TraceTest, UnsynchronizedWorkIsTimedWhenItsStreamOrRuntimeGoes) {
   const std::string path = TracePath("unsynchronized");
   uint64_t opened_ns = 0;
   {
-    RuntimeOptions options = CpuOptions();
-    options.trace_path = path;
-    auto rt = CreateCpuRuntime(1, 0, options);
-    ASSERT_TRUE(rt.ok()) << rt.status().ToString();
-    Runtime runtime = std::move(rt).value();
+    Runtime runtime;
+    Executable exe;
+    OpenTracedCpu(path, &runtime, &exe);
+    if (HasFatalFailure()) return;
     const Device& dev = runtime.devices().at(0);
-    TS_ASSERT_OK_AND_ASSIGN(Executable exe,
-                            dev.load_executable(NativeFormat(dev), TESSERA_TEST_KERNELS_PATH));
     TS_ASSERT_OK_AND_ASSIGN(Kernel gate_kernel, exe.kernel("gate"));
     TS_ASSERT_OK_AND_ASSIGN(Kernel fill, exe.kernel("fill"));
     TS_ASSERT_OK_AND_ASSIGN(Buffer x, dev.allocate(64 * 4));

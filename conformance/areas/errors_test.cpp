@@ -227,17 +227,7 @@ TEST_F(Errors, BadEnumValues) {
 TEST_F(Errors, CallerStructSizesAreChecked) {
   const TsPluginApi* api = runtime().plugin_api();
   ASSERT_NE(api, nullptr);
-  auto code_of = [&](TsError* e) {
-    TsError_GetCode_Args g{};
-    g.struct_size = TS_ERROR_GETCODE_ARGS_STRUCT_SIZE;
-    g.error = e;
-    api->Error_GetCode(&g);
-    TsError_Destroy_Args d{};
-    d.struct_size = TS_ERROR_DESTROY_ARGS_STRUCT_SIZE;
-    d.error = e;
-    api->Error_Destroy(&d);
-    return g.code;
-  };
+  auto code_of = [&](TsError* e) { return static_cast<TsErrorCode>(TakeRawError(api, e).first); };
   struct {
     TsDeviceProperties props;
     unsigned char canary[64];

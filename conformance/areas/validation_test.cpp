@@ -53,24 +53,7 @@ class Validation : public ::testing::Test {
   }
 
   // Code and message of a raw error; destroys it through the same table.
-  std::pair<int, std::string> Take(TsError* e) {
-    const TsPluginApi* api = runtime_.plugin_api();
-    if (!e) return {0, ""};
-    TsError_GetCode_Args g{};
-    g.struct_size = TS_ERROR_GETCODE_ARGS_STRUCT_SIZE;
-    g.error = e;
-    api->Error_GetCode(&g);
-    TsError_Message_Args m{};
-    m.struct_size = TS_ERROR_MESSAGE_ARGS_STRUCT_SIZE;
-    m.error = e;
-    api->Error_Message(&m);
-    std::string text = m.message ? std::string(m.message, m.message_size) : std::string();
-    TsError_Destroy_Args d{};
-    d.struct_size = TS_ERROR_DESTROY_ARGS_STRUCT_SIZE;
-    d.error = e;
-    api->Error_Destroy(&d);
-    return {static_cast<int>(g.code), text};
-  }
+  std::pair<int, std::string> Take(TsError* e) { return TakeRawError(runtime_.plugin_api(), e); }
 
   std::shared_ptr<Reports> reports_ = std::make_shared<Reports>();
   Runtime runtime_;

@@ -125,9 +125,8 @@ void CtsTest::SetUp() {
   }
 }
 
-std::string CtsTest::TakeError(TsError* error) {
-  if (!error) return "";
-  const TsPluginApi* api = runtime().plugin_api();
+std::pair<int, std::string> TakeRawError(const TsPluginApi* api, TsError* error) {
+  if (!error) return {0, ""};
   TsError_GetCode_Args g{};
   g.struct_size = TS_ERROR_GETCODE_ARGS_STRUCT_SIZE;
   g.error = error;
@@ -136,13 +135,18 @@ std::string CtsTest::TakeError(TsError* error) {
   m.struct_size = TS_ERROR_MESSAGE_ARGS_STRUCT_SIZE;
   m.error = error;
   api->Error_Message(&m);
-  std::string out = "code " + std::to_string(g.code) + ": " +
-                    (m.message ? std::string(m.message, m.message_size) : std::string());
+  std::string text = m.message ? std::string(m.message, m.message_size) : std::string();
   TsError_Destroy_Args d{};
   d.struct_size = TS_ERROR_DESTROY_ARGS_STRUCT_SIZE;
   d.error = error;
   api->Error_Destroy(&d);
-  return out;
+  return {static_cast<int>(g.code), text};
+}
+
+std::string CtsTest::TakeError(TsError* error) {
+  if (!error) return "";
+  auto [code, text] = TakeRawError(runtime().plugin_api(), error);
+  return "code " + std::to_string(code) + ": " + text;
 }
 
 bool CtsTest::LoadKernels(std::string* why, size_t device_index) {

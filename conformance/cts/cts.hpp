@@ -22,6 +22,7 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -170,13 +171,17 @@ const KernelModule* ShippedModuleFor(const DeviceInfo& info);
 std::string KernelModulePath(const KernelModule& module, const std::string& kernel);
 
 // ---------------------------------------------------------------- fixture
+// A raw table's error: its code and message, then destroyed through the
+// same table; {0, ""} for NULL (success).
+std::pair<int, std::string> TakeRawError(const TsPluginApi* api, TsError* error);
+
 class CtsTest : public ::testing::Test {
  protected:
   void SetUp() override;
 
   Runtime& runtime() { return runtime_; }
   // What a call of the raw table (runtime().plugin_api()) returned: "" for
-  // success, else "code N: message"; the error is destroyed.
+  // success, else "code N: message"; the error is destroyed (TakeRawError).
   std::string TakeError(TsError* error);
   tessera::Device& device() { return device_; }
   const DeviceInfo& info() const { return device_.info(); }
