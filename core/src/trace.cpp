@@ -636,22 +636,12 @@ uint64_t RuntimeTrace::EndOp(Op op, const StreamImpl& stream,
                      timing_.load(std::memory_order_acquire)))) {
     // Timed by the host: one slice now, without this trace's lock.
     const uint64_t bits = TrackBits(stream);
-    TraceEvent e;
-    e.cat = cat;
-    e.static_name = static_name;
-    e.name_id = name_id;
-    e.ts_ns = op.submit_ns;
-    e.dur_ns = now - op.submit_ns;
-    e.pid = static_cast<uint32_t>(bits >> 32);
-    e.tid = static_cast<uint32_t>(bits);
-    e.clock = capturing > 0 ? TraceClock::kHostCapture
+    EmitSlice(op.id, cat, static_name, name_id, dims, static_cast<uint32_t>(bits >> 32),
+              static_cast<uint32_t>(bits), op.submit_ns, now,
+              capturing > 0 ? TraceClock::kHostCapture
               : host_clock_ ? TraceClock::kHostForced
-                            : TraceClock::kHostNoEvents;
-    if (dims) {
-      e.has_dims = true;
-      std::memcpy(e.dims, dims, sizeof e.dims);
-    }
-    tracer_->AddOpSlice(op.id, e, std::strcmp(cat, "event") == 0, std::move(args));
+                            : TraceClock::kHostNoEvents,
+              std::move(args));
     return op.id;
   }
   TsDevice* device = stream.device.impl()->raw;
@@ -700,19 +690,30 @@ uint64_t RuntimeTrace::EndOp(Op op, const StreamImpl& stream,
   return op.id;
 }
 
-void RuntimeTrace::EmitHost(Pending& p, Track& track, TraceClock clock) {
+void RuntimeTrace::EmitSlice(uint64_t id, const char* cat, const char* static_name,
+                             uint32_t name_id, const uint32_t* dims, uint32_t pid,
+                             uint32_t tid, uint64_t start, uint64_t end, TraceClock clock,
+                             std::string&& args) {
   TraceEvent e;
-  e.cat = p.cat;
-  e.static_name = p.static_name;
-  e.name_id = p.name_id;
-  e.ts_ns = p.submit_ns;
-  e.dur_ns = p.return_ns - p.submit_ns;
-  e.pid = track.pid;
-  e.tid = track.tid;
+  e.cat = cat;
+  e.static_name = static_name;
+  e.name_id = name_id;
+  e.ts_ns = start;
+  e.dur_ns = end - start;
+  e.pid = pid;
+  e.tid = tid;
   e.clock = clock;
-  e.has_dims = p.has_dims;
-  std::memcpy(e.dims, p.dims, sizeof e.dims);
-  tracer_->AddOpSlice(p.id, e, std::strcmp(p.cat, "event") == 0, std::move(p.args));
+  if (dims) {
+    e.has_dims = true;
+    std::memcpy(e.dims, dims, sizeof e.dims);
+  }
+  // An event's record and waits are where flow arrows start and end.
+  tracer_->AddOpSlice(id, e, std::strcmp(cat, "event") == 0, std::move(args));
+}
+
+void RuntimeTrace::EmitHost(Pending& p, Track& track, TraceClock clock) {
+  EmitSlice(p.id, p.cat, p.static_name, p.name_id, p.has_dims ? p.dims : nullptr, track.pid,
+            track.tid, p.submit_ns, p.return_ns, clock, std::move(p.args));
 }
 
 void RuntimeTrace::ResolveLocked(bool wait, TsStream* only,
@@ -747,20 +748,10 @@ void RuntimeTrace::ResolveLocked(bool wait, TsStream* only,
     if (timed) {
       uint64_t start = std::max(p.submit_ns, track.last_end_ns);
       if (start > end) start = end;  // the two clocks disagree slightly
-      TraceEvent e;
-      e.cat = p.cat;
-      e.static_name = p.static_name;
-      e.name_id = p.name_id;
-      e.ts_ns = start;
-      e.dur_ns = end - start;
-      e.pid = track.pid;
-      e.tid = track.tid;
-      e.clock = p.slot ? TraceClock::kDeviceTimestamps : TraceClock::kDevice;
-      e.has_dims = p.has_dims;
-      std::memcpy(e.dims, p.dims, sizeof e.dims);
       track.last_end_ns = end;
-      tracer_->AddOpSlice(p.id, e, std::strcmp(p.cat, "event") == 0,
-                          std::move(p.args));
+      EmitSlice(p.id, p.cat, p.static_name, p.name_id, p.has_dims ? p.dims : nullptr,
+                track.pid, track.tid, start, end,
+                p.slot ? TraceClock::kDeviceTimestamps : TraceClock::kDevice, std::move(p.args));
     } else {
       EmitHost(p, track, TraceClock::kHostEventsFailed);
     }

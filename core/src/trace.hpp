@@ -209,6 +209,11 @@ class RuntimeTrace {
   bool Complete(TsEvent* event, bool wait);
   bool ElapsedNs(TsEvent* start, TsEvent* end, uint64_t* ns);
   void EmitHost(Pending& p, Track& track, TraceClock clock);  // mu_ held
+  // One stream operation's slice [start, end) on track (pid, tid); `dims`
+  // may be null.  Every slice of an operation is made here.
+  void EmitSlice(uint64_t id, const char* cat, const char* static_name, uint32_t name_id,
+                 const uint32_t* dims, uint32_t pid, uint32_t tid, uint64_t start,
+                 uint64_t end, TraceClock clock, std::string&& args);
   void ResolveLocked(bool wait, TsStream* only, TsStream* synchronized = nullptr);
   void DestroyEvent(TsEvent* event);
 

@@ -11,10 +11,7 @@ class MarkerOp final : public Op {
   MarkerOp(std::shared_ptr<EventRecord> rec, bool timing) : rec_(std::move(rec)), timing_(timing) {}
   void run(Task&, uint32_t, uint32_t, WorkerContext&) override {
     if (timing_)
-      rec_->timestamp_ns.store(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count(),
-                               std::memory_order_release);
+      rec_->timestamp_ns.store(steady_now_ns(), std::memory_order_release);
   }
 
  private:
@@ -106,10 +103,7 @@ TS_CPU_ENTRY(Event_Record, TS_EVENT_RECORD_ARGS_STRUCT_SIZE) {
     if (rec->seq == 0) {  // idle: everything submitted has completed
       rec->seq = s->state->completed.load(std::memory_order_acquire);
       if (timing)
-        rec->timestamp_ns.store(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                    std::chrono::steady_clock::now().time_since_epoch())
-                                    .count(),
-                                std::memory_order_release);
+        rec->timestamp_ns.store(steady_now_ns(), std::memory_order_release);
     }
     ev->record = std::move(rec);
     ev->capture.reset();

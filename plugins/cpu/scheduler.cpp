@@ -214,9 +214,7 @@ bool Scheduler::stamp_tail_locked(StreamState& s, uint64_t* caller_stamp) {
 Task* Scheduler::complete_locked(Task* t) {
   StreamState* s = t->stream;
   if (t->stamp || t->caller_stamp) {
-    const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                            std::chrono::steady_clock::now().time_since_epoch())
-                            .count();
+    const int64_t now = steady_now_ns();
     // `completed` below publishes the event stores (release); the caller's
     // memory is polled, so it gets a release store of its own.
     if (t->stamp) {

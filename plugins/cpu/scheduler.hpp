@@ -38,6 +38,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -171,6 +172,14 @@ struct StreamState {
   int64_t capture_tail = -1;            // last node this stream recorded
   std::vector<int64_t> capture_waits;   // nodes the next node depends on
 };
+
+// The time events and timestamps report: steady_clock (the host's
+// CLOCK_MONOTONIC), in nanoseconds.
+inline int64_t steady_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 class Scheduler {
  public:

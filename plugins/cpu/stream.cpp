@@ -200,10 +200,7 @@ TS_CPU_ENTRY(Stream_WriteTimestamp, TS_STREAM_WRITETIMESTAMP_ARGS_STRUCT_SIZE) {
     }
     if (sched.stamp_tail_locked(*st, args->timestamp_ns)) return nullptr;
   }
-  const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                       std::chrono::steady_clock::now().time_since_epoch())
-                       .count();
-  __atomic_store_n(args->timestamp_ns, static_cast<uint64_t>(now), __ATOMIC_RELEASE);
+  __atomic_store_n(args->timestamp_ns, static_cast<uint64_t>(steady_now_ns()), __ATOMIC_RELEASE);
   return nullptr;
 }
 
