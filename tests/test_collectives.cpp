@@ -228,6 +228,62 @@ TEST_F(CollectiveTest, CountLargerThanBuffersIsAnError) {
                                     TS_REDUCE_SUM, streams_).ok());
 }
 
+// Parts of buffers (MemoryRefs at offsets): what an overlapped program's
+// row blocks are.  Only [offset, offset + count) moves; the rest of each
+// buffer is untouched.
+TEST_F(CollectiveTest, PartsOfBuffersAtOffsets) {
+  constexpr size_t n = 64, part = 16, at = 32;  // floats
+  auto send = AllocAll(n * 4), recv = AllocAll(n * 4);
+  for (int r = 0; r < kRanks; ++r) {
+    Upload(send[r], std::vector<float>(n, static_cast<float>(r + 1)));
+    Upload(recv[r], std::vector<float>(n, -1.0f));
+  }
+  std::vector<MemoryRef> s, d;
+  for (int r = 0; r < kRanks; ++r) {
+    s.emplace_back(send[r], at * 4);
+    d.emplace_back(recv[r], (at - 8) * 4);
+  }
+  TS_ASSERT_OK(comm_.all_reduce(s, d, part, TS_DTYPE_F32, TS_REDUCE_SUM, streams_, true));
+  SyncAll();
+  for (int r = 0; r < kRanks; ++r) {
+    auto got = Download<float>(recv[r], n);
+    for (size_t i = 0; i < n; ++i) {
+      const bool inside = i >= at - 8 && i < at - 8 + part;
+      EXPECT_EQ(got[i], inside ? 10.0f : -1.0f) << "rank " << r << " element " << i;
+    }
+  }
+  // all_gather into the second half of recv.
+  std::vector<MemoryRef> small, half;
+  for (int r = 0; r < kRanks; ++r) {
+    small.emplace_back(send[r], 0);
+    half.emplace_back(recv[r], (n - kRanks * 4) * 4);
+  }
+  TS_ASSERT_OK(comm_.all_gather(small, half, 4, TS_DTYPE_F32, streams_));
+  SyncAll();
+  auto got = Download<float>(recv[2], n);
+  for (int q = 0; q < kRanks; ++q)
+    for (size_t i = 0; i < 4; ++i) EXPECT_EQ(got[n - kRanks * 4 + q * 4 + i], static_cast<float>(q + 1));
+}
+
+TEST_F(CollectiveTest, BadPartsAreErrors) {
+  auto send = AllocAll(64), recv = AllocAll(64);  // 16 floats
+  std::vector<MemoryRef> s, past, host;
+  std::vector<float> h(16);
+  for (int r = 0; r < kRanks; ++r) {
+    s.emplace_back(send[r], 0);
+    past.emplace_back(recv[r], 8);  // 14 floats left
+    host.emplace_back(h.data());
+  }
+  Status st = comm_.all_reduce(s, past, 16, TS_DTYPE_F32, TS_REDUCE_SUM, streams_);
+  EXPECT_EQ(st.code(), StatusCode::kOutOfRange);
+  EXPECT_NE(st.message().find("after offset 8"), std::string::npos) << st.ToString();
+  past[1].offset = UINT64_MAX;  // no overflow into a small size
+  EXPECT_EQ(comm_.all_reduce(s, past, 1, TS_DTYPE_F32, TS_REDUCE_SUM, streams_).code(), StatusCode::kOutOfRange);
+  st = comm_.all_reduce(s, host, 16, TS_DTYPE_F32, TS_REDUCE_SUM, streams_);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("host pointer"), std::string::npos) << st.ToString();
+}
+
 TEST_F(CollectiveTest, CountZeroIsAnError) {
   auto send = AllocAll(64), recv = AllocAll(64);
   EXPECT_FALSE(comm_.all_reduce(send, recv, 0, TS_DTYPE_F32, TS_REDUCE_SUM,

@@ -12,6 +12,7 @@
 // (The fuzz regression inputs are in fuzz/regressions/<harness>.)
 #include <cstddef>
 #include <cstring>
+#include <functional>
 #include <string>
 
 #include "test_util.hpp"
@@ -208,6 +209,66 @@ TEST(FuzzRegressions, ProgramStepEnumsOutOfRange) {
     EXPECT_EQ(read.status().code(), StatusCode::kDataLoss) << read.status().ToString();
     TS_EXPECT_CONTAINS(read.status().message(), field == 0 ? "unknown reduction 64768" : "unknown data type 64768");
   }
+}
+
+// Views among the plan values (file version 3) and step streams: a chain
+// that loops, leaves the image or ends past its value, a parameter that is a
+// view, a launch off the program's stream: all DATA_LOSS at Program::Create
+// (before any device is touched), never a read out of bounds at Run.
+TEST(FuzzRegressions, ProgramViewsAndStreamsOutOfRange) {
+  auto image = [] {
+    ProgramImage im;
+    im.plugin = "cpu";
+    im.target = "cpu";
+    im.ir_version = TESSERA_IR_VERSION;
+    im.values = {{"f32", 64}, {"f32", 16, 0, 16}, {"f32", 16, 1, 0}};
+    return im;
+  };
+  struct Case {
+    std::function<void(ProgramImage&)> edit;
+    const char* error;
+  } cases[] = {
+      {[](ProgramImage& im) { im.values[0].alias_of = 2; }, "is a view of no value (or of itself)"},
+      {[](ProgramImage& im) { im.values[1].alias_of = 7; }, "is a view of no value"},
+      {[](ProgramImage& im) { im.values[1].offset = 56; }, "past the end of its value"},
+      {[](ProgramImage& im) { im.values[2].offset = UINT64_MAX; }, "view"},
+      {[](ProgramImage& im) {
+         im.params.push_back({"arg0", ParamRole::kInput, "f32", {4}, 16, {}});
+         im.param_values.push_back(1);
+       },
+       "is a parameter and a view"},
+      {[](ProgramImage& im) {
+         PlanStep s;
+         s.kind = PlanStep::kAllReduce;
+         s.count = 4;
+         s.stream = 2;
+         im.steps.push_back(s);
+       },
+       "runs on an unknown stream"},
+  };
+  {
+    ProgramImage ok = image();
+    Status st = Program::Create({}, ok).status();
+    EXPECT_NE(st.code(), StatusCode::kDataLoss) << "a good image: " << st.ToString();
+  }
+  for (const Case& c : cases) {
+    ProgramImage bad = image();
+    c.edit(bad);
+    Status st = Program::Create({}, bad).status();
+    EXPECT_EQ(st.code(), StatusCode::kDataLoss) << st.ToString();
+    TS_EXPECT_CONTAINS(st.message(), c.error);
+  }
+  // A stream the reader does not know never becomes a step.
+  ProgramImage streams = image();
+  PlanStep s;
+  s.kind = PlanStep::kAllReduce;
+  s.count = 4;
+  s.stream = 9;
+  streams.steps.push_back(s);
+  auto read = ProgramImage::Deserialize(streams.Serialize(), "streams.tsp");
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().code(), StatusCode::kDataLoss);
+  TS_EXPECT_CONTAINS(read.status().message(), "a step on stream 9");
 }
 
 }  // namespace

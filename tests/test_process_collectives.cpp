@@ -27,9 +27,9 @@ class FakeProvider : public CollectiveProvider {
     last_count = q.count;
     last_root = q.root;
     last_local = q.send->size();
-    for (const Buffer& b : *q.recv) {
-      std::vector<uint8_t> bytes(b.size(), fill);
-      TESSERA_RETURN_IF_ERROR(copy(b, bytes.data(), bytes.size()));
+    for (const MemoryRef& r : *q.recv) {
+      std::vector<uint8_t> bytes(r.buffer->size() - r.offset, fill);
+      TESSERA_RETURN_IF_ERROR(copy(r, bytes.data(), bytes.size()));
     }
     return fail ? Status(StatusCode::kFailedPrecondition, "the ranks disagree") : Status::Ok();
   }

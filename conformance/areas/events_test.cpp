@@ -106,6 +106,39 @@ TEST_F(Events, WaitDoesNotBlockTheHost) {
   EXPECT_TRUE(done) << "b finished its wait before the event completed";
 }
 
+// A wait is work of the stream (as in CUDA) even with nothing queued after
+// it: the stream is busy until the event completes, and synchronize
+// returns after it.  (A program's communication stream ends this way: a
+// collective provider synchronizes it and then reads the data.)
+TEST_F(Events, AWaitAtTheEndOfAStreamIsPartOfItsWork) {
+  CTS_REQUIRE_GATE();
+  CTS_ASSERT_OK_AND_ASSIGN(Kernel gate_kernel, kernel("gate"));
+  HostGate gate;
+  CTS_ASSERT_OK(gate.Init(device()));
+  StreamOptions nb;
+  nb.non_blocking = true;
+  CTS_ASSERT_OK_AND_ASSIGN(Stream a, device().create_stream(nb));
+  CTS_ASSERT_OK_AND_ASSIGN(Stream b, device().create_stream(nb));
+  CTS_ASSERT_OK_AND_ASSIGN(Event e, device().create_event(TS_EVENT_DISABLE_TIMING));
+  CTS_ASSERT_OK(gate.Queue(a, gate_kernel));
+  CTS_ASSERT_OK(a.record(e));
+  CTS_ASSERT_OK(b.wait(e));
+  CTS_ASSERT_OK_AND_ASSIGN(bool idle, b.query());
+  EXPECT_FALSE(idle) << "a stream whose last operation waits for a pending event says it is idle";
+  std::thread opener([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    gate.open();
+  });
+  Status synced = b.synchronize();
+  StatusOr<bool> done = e.query();
+  opener.join();
+  CTS_ASSERT_OK(synced);
+  CTS_ASSERT_OK(done.status());
+  EXPECT_TRUE(*done) << "Stream::synchronize returned before the event the stream waits for completed";
+  EXPECT_FALSE(gate.timed_out());
+  CTS_ASSERT_OK(a.synchronize());
+}
+
 TEST_F(Events, ElapsedTimeBetweenTimingEvents) {
   CTS_REQUIRE_KERNELS();
   CTS_ASSERT_OK_AND_ASSIGN(Buffer flag, device().allocate(4));

@@ -7,6 +7,11 @@ namespace tessera {
 
 using detail::MakeArgs;
 
+MemoryRefs::MemoryRefs(const std::vector<Buffer>& buffers) {
+  refs_.reserve(buffers.size());
+  for (const Buffer& b : buffers) refs_.emplace_back(b);
+}
+
 namespace detail {
 
 Status CommunicatorImpl::Release() {
@@ -29,8 +34,8 @@ CommunicatorImpl::~CommunicatorImpl() {
 namespace {
 
 Status RunCollective(const CommunicatorImpl* comm, TsCollectiveOp op,
-                     const std::vector<Buffer>& send,
-                     const std::vector<Buffer>& recv, uint64_t count,
+                     const MemoryRefs& send,
+                     const MemoryRefs& recv, uint64_t count,
                      TsDataType dtype, TsReduceOp reduce, uint32_t root,
                      const std::vector<Stream>& streams, bool deterministic) {
   TESSERA_CHECK_HANDLE(comm, "Communicator");
@@ -66,33 +71,42 @@ Status RunCollective(const CommunicatorImpl* comm, TsCollectiveOp op,
 
   std::vector<TsMemoryRef> send_refs(n), recv_refs(n);
   std::vector<TsStream*> raw_streams(n);
+  // A part of a buffer: [offset, offset + bytes) inside it, or a message.
+  auto checkRef = [&](const MemoryRef& ref, const char* side, const std::string& rank, uint64_t elems,
+                      const Device& device) -> Status {
+    if (ref.buffer == nullptr)
+      return Status(StatusCode::kInvalidArgument,
+                    rank + ": the " + side + " side is a host pointer; collectives move device buffers "
+                    "(allocate one, or copy the host data into one first)");
+    TESSERA_CHECK_HANDLE(ref.buffer->impl(), "Buffer");
+    if (ref.buffer->device() != device)
+      return Status(StatusCode::kInvalidArgument,
+                    rank + ": its buffers and stream must be on " + device.impl()->Describe());
+    const uint64_t size = ref.buffer->size(), need = elems * element;
+    if (ref.offset > size || size - ref.offset < need)
+      return Status(StatusCode::kOutOfRange,
+                    rank + ": the " + side + " buffer holds " + std::to_string(size) + " bytes" +
+                        (ref.offset ? " (" + std::to_string(ref.offset > size ? 0 : size - ref.offset) +
+                                          " after offset " + std::to_string(ref.offset) + ")"
+                                    : std::string()) +
+                        "; " + std::to_string(elems) + " " + DataTypeName(dtype) + " elements need " +
+                        std::to_string(need));
+    return Status::Ok();
+  };
   for (size_t r = 0; r < n; ++r) {
     const std::string rank = name + " rank " + std::to_string(r);
-    TESSERA_CHECK_HANDLE(send[r].impl(), "Buffer");
-    TESSERA_CHECK_HANDLE(recv[r].impl(), "Buffer");
     TESSERA_CHECK_HANDLE(streams[r].impl(), "Stream");
     const Device& device = comm->devices[r];
-    if (send[r].device() != device || recv[r].device() != device ||
-        streams[r].device() != device)
+    if (streams[r].device() != device)
       return Status(StatusCode::kInvalidArgument,
                     rank + ": its buffers and stream must be on " +
                         device.impl()->Describe());
-    if (send[r].size() < send_elems * element)
-      return Status(StatusCode::kOutOfRange,
-                    rank + ": the send buffer holds " +
-                        std::to_string(send[r].size()) + " bytes; " +
-                        std::to_string(send_elems) + " " + DataTypeName(dtype) +
-                        " elements need " +
-                        std::to_string(send_elems * element));
-    if (recv[r].size() < recv_elems * element)
-      return Status(StatusCode::kOutOfRange,
-                    rank + ": the recv buffer holds " +
-                        std::to_string(recv[r].size()) + " bytes; " +
-                        std::to_string(recv_elems) + " " + DataTypeName(dtype) +
-                        " elements need " +
-                        std::to_string(recv_elems * element));
-    send_refs[r].buffer = send[r].raw();
-    recv_refs[r].buffer = recv[r].raw();
+    TESSERA_RETURN_IF_ERROR(checkRef(send[r], "send", rank, send_elems, device));
+    TESSERA_RETURN_IF_ERROR(checkRef(recv[r], "recv", rank, recv_elems, device));
+    send_refs[r].buffer = send[r].buffer->raw();
+    send_refs[r].offset = send[r].offset;
+    recv_refs[r].buffer = recv[r].buffer->raw();
+    recv_refs[r].offset = recv[r].offset;
     raw_streams[r] = streams[r].raw();
   }
   if (comm->provider) {
@@ -180,8 +194,8 @@ const std::vector<Device>& Communicator::devices() const {
   return impl_ ? impl_->devices : kNone;
 }
 
-Status Communicator::all_reduce(const std::vector<Buffer>& send,
-                                const std::vector<Buffer>& recv,
+Status Communicator::all_reduce(const MemoryRefs& send,
+                                const MemoryRefs& recv,
                                 uint64_t count, TsDataType dtype,
                                 TsReduceOp op,
                                 const std::vector<Stream>& streams,
@@ -191,8 +205,8 @@ Status Communicator::all_reduce(const std::vector<Buffer>& send,
                                deterministic);
 }
 
-Status Communicator::broadcast(const std::vector<Buffer>& send,
-                               const std::vector<Buffer>& recv, uint64_t count,
+Status Communicator::broadcast(const MemoryRefs& send,
+                               const MemoryRefs& recv, uint64_t count,
                                TsDataType dtype, uint32_t root,
                                const std::vector<Stream>& streams) const {
   return detail::RunCollective(impl_.get(), TS_COLLECTIVE_BROADCAST, send,
@@ -200,8 +214,8 @@ Status Communicator::broadcast(const std::vector<Buffer>& send,
                                streams, true);
 }
 
-Status Communicator::all_gather(const std::vector<Buffer>& send,
-                                const std::vector<Buffer>& recv,
+Status Communicator::all_gather(const MemoryRefs& send,
+                                const MemoryRefs& recv,
                                 uint64_t count, TsDataType dtype,
                                 const std::vector<Stream>& streams) const {
   return detail::RunCollective(impl_.get(), TS_COLLECTIVE_ALL_GATHER, send,
@@ -209,8 +223,8 @@ Status Communicator::all_gather(const std::vector<Buffer>& send,
                                true);
 }
 
-Status Communicator::reduce_scatter(const std::vector<Buffer>& send,
-                                    const std::vector<Buffer>& recv,
+Status Communicator::reduce_scatter(const MemoryRefs& send,
+                                    const MemoryRefs& recv,
                                     uint64_t count, TsDataType dtype,
                                     TsReduceOp op,
                                     const std::vector<Stream>& streams,

@@ -65,6 +65,26 @@ TsError* submit_task(TsStream* stream, Task* t, std::shared_ptr<Op> (*share)(Tas
   return nullptr;
 }
 
+namespace {
+// A task that only orders: what Stream_WriteTimestamp queues when its point
+// has waits of its own, and what carries a stream's pending waits when it
+// is synchronized or queried.
+class NopTaskOp final : public Op {
+ public:
+  void run(Task&, uint32_t, uint32_t, WorkerContext&) override {}
+};
+
+// A Stream_WaitEvent is work of the stream (as in CUDA): the stream is not
+// done until the event is.  Waits ride on the next task; with no task after
+// them they get one of their own here, so that synchronize and query see
+// them.  Caller holds neither lock.
+void flush_pending_waits(TsStream* s) {
+  std::lock_guard<std::mutex> lk(s->device->sched().mutex());
+  if (s->state->pending_waits.size() == 0) return;
+  enqueue_locked(s->device, s->state, make_owned_task(NopTaskOp{}));
+}
+}  // namespace
+
 void device_synchronize(TsDevice* dev) {
   Scheduler& sched = dev->sched();
   std::vector<std::pair<std::shared_ptr<StreamState>, uint64_t>> targets;
@@ -73,6 +93,8 @@ void device_synchronize(TsDevice* dev) {
     prune_locked(dev);
     targets.reserve(dev->streams.size());
     for (const auto& s : dev->streams) {
+      // Waits with no task after them are work of the stream too.
+      if (s->pending_waits.size() != 0) enqueue_locked(dev, s, make_owned_task(NopTaskOp{}));
       const uint64_t sub = s->submitted.load(std::memory_order_relaxed);
       if (sub > s->completed.load(std::memory_order_acquire)) targets.emplace_back(s, sub);
     }
@@ -153,23 +175,16 @@ static TsError* check_not_capturing(TsStream* s, const char* entry) {
   return nullptr;
 }
 
+
 TS_CPU_ENTRY(Stream_Synchronize, TS_STREAM_SYNCHRONIZE_ARGS_STRUCT_SIZE) {
   TS_CPU_CHECK_HANDLE(args->stream, "Stream_Synchronize", "stream");
   StreamState& st = *args->stream->state;
   if (TsError* e = check_not_capturing(args->stream, "Stream_Synchronize")) return e;
+  flush_pending_waits(args->stream);
   const uint64_t target = st.submitted.load(std::memory_order_acquire);
   args->stream->device->sched().wait(st, target);
   return nullptr;
 }
-
-namespace {
-// A task that only orders: what Stream_WriteTimestamp queues when its point
-// has waits of its own.
-class NopTaskOp final : public Op {
- public:
-  void run(Task&, uint32_t, uint32_t, WorkerContext&) override {}
-};
-}  // namespace
 
 // The time the stream's work so far completes, into the caller's memory:
 // taken by the worker that completes the stream's last queued task (no task
@@ -207,6 +222,7 @@ TS_CPU_ENTRY(Stream_WriteTimestamp, TS_STREAM_WRITETIMESTAMP_ARGS_STRUCT_SIZE) {
 TS_CPU_ENTRY(Stream_Query, TS_STREAM_QUERY_ARGS_STRUCT_SIZE) {
   TS_CPU_CHECK_HANDLE(args->stream, "Stream_Query", "stream");
   if (TsError* e = check_not_capturing(args->stream, "Stream_Query")) return e;
+  flush_pending_waits(args->stream);
   StreamState& st = *args->stream->state;
   args->idle = st.completed.load(std::memory_order_acquire) ==
                        st.submitted.load(std::memory_order_acquire)

@@ -29,6 +29,28 @@ bool Sharding::replicated() const {
 }
 
 
+namespace detail {
+
+bool ResolveView(const ProgramImage& im, uint32_t v, uint32_t* root, uint64_t* offset) {
+  uint64_t off = 0;
+  // A chain visits each value once at most: longer is a cycle.
+  for (size_t hops = 0; hops <= im.values.size(); ++hops) {
+    if (v >= im.values.size()) return false;
+    const PlanValue& pv = im.values[v];
+    if (pv.alias_of < 0) {
+      *root = v;
+      *offset = off;
+      return true;
+    }
+    if (pv.offset > UINT64_MAX - off) return false;
+    off += pv.offset;
+    v = static_cast<uint32_t>(pv.alias_of);
+  }
+  return false;
+}
+
+}  // namespace detail
+
 namespace {
 
 Status Invalid(const ProgramImage& im, const std::string& what) {
@@ -61,9 +83,24 @@ Status CheckImage(const ProgramImage& im) {
     if (!p.sharding.dim_axis.empty() && p.sharding.dim_axis.size() != p.shape.size())
       return Invalid(im, "param " + p.name + " sharded over a different rank");
   }
+  for (size_t v = 0; v < im.values.size(); ++v) {
+    const PlanValue& pv = im.values[v];
+    if (pv.alias_of < 0) continue;
+    const std::string at = "value " + std::to_string(v);
+    if (std::find(im.param_values.begin(), im.param_values.end(), static_cast<int32_t>(v)) != im.param_values.end())
+      return Invalid(im, at + " is a parameter and a view");
+    uint32_t root = 0;
+    uint64_t offset = 0;
+    if (!detail::ResolveView(im, static_cast<uint32_t>(v), &root, &offset))
+      return Invalid(im, at + " is a view of no value (or of itself)");
+    const uint64_t size = im.values[root].bytes;
+    if (offset > size || size - offset < pv.bytes) return Invalid(im, at + " is a view past the end of its value");
+  }
   for (size_t n = 0; n < im.steps.size(); ++n) {
     const PlanStep& s = im.steps[n];
     const std::string at = "step " + std::to_string(n);
+    if (s.stream >= kPlanStreams) return Invalid(im, at + " runs on an unknown stream");
+    if (s.kind == PlanStep::kLaunch && s.stream != 0) return Invalid(im, at + " launches off the program's stream");
     if (s.kind == PlanStep::kLaunch) {
       if (s.executable >= im.executables.size()) return Invalid(im, at + " uses no executable");
       const ExecutableImage& e = im.executables[s.executable];
@@ -107,6 +144,63 @@ Status CheckImage(const ProgramImage& im) {
   return Status::Ok();
 }
 
+// The bytes of a step's buffers, as [root value, lo, hi) ranges, and
+// whether it writes them.
+struct Access {
+  uint32_t root;
+  uint64_t lo, hi;
+  bool write;
+};
+
+std::vector<Access> AccessesOf(const ProgramImage& im, const PlanStep& s) {
+  std::vector<Access> out;
+  auto add = [&](uint32_t v, uint64_t bytes, bool write) {
+    uint32_t root = 0;
+    uint64_t off = 0;
+    detail::ResolveView(im, v, &root, &off);  // CheckImage accepted every view
+    out.push_back({root, off, off + bytes, write});
+  };
+  if (s.kind == PlanStep::kLaunch) {
+    const KernelSignature* sig = nullptr;
+    for (const KernelSignature& k : im.executables[s.executable].kernels)
+      if (k.name == s.kernel) sig = &k;
+    for (size_t a = 0; a < s.args.size(); ++a) {
+      if (s.args[a].kind != PlanArg::kValue) continue;
+      const uint32_t access = sig ? sig->params[a].access : TS_PARAM_READ | TS_PARAM_WRITE;
+      add(s.args[a].index, im.values[s.args[a].index].bytes, (access & TS_PARAM_WRITE) != 0);
+    }
+  } else {
+    add(s.input, im.values[s.input].bytes, false);
+    add(s.output, im.values[s.output].bytes, true);
+  }
+  return out;
+}
+
+// Which steps wait for which on the other stream: the latest earlier step
+// of the other stream whose bytes overlap this one's with a write on either
+// side (stream order covers everything before it).  Empty when every step
+// is on the caller's stream.
+std::vector<detail::StepOrder> OrderSteps(const ProgramImage& im) {
+  if (std::none_of(im.steps.begin(), im.steps.end(), [](const PlanStep& s) { return s.stream != 0; })) return {};
+  std::vector<detail::StepOrder> order(im.steps.size());
+  std::vector<std::vector<Access>> acc;
+  for (const PlanStep& s : im.steps) acc.push_back(AccessesOf(im, s));
+  for (size_t n = 0; n < im.steps.size(); ++n) {
+    for (size_t p = n; p-- > 0;) {
+      if (im.steps[p].stream == im.steps[n].stream) continue;
+      bool conflict = false;
+      for (const Access& a : acc[n])
+        for (const Access& b : acc[p])
+          conflict = conflict || (a.root == b.root && a.lo < b.hi && b.lo < a.hi && (a.write || b.write));
+      if (!conflict) continue;
+      order[n].waits.push_back(static_cast<uint32_t>(p));
+      order[p].recorded = true;
+      break;
+    }
+  }
+  return order;
+}
+
 }  // namespace
 
 StatusOr<Program> Program::Create(const std::vector<Device>& devices, ProgramImage image) {
@@ -147,6 +241,14 @@ StatusOr<Program> Program::Create(const std::vector<Device>& devices, ProgramIma
   impl->devices = devices;
   impl->first_device = first;
   impl->processes = processes;
+  impl->order = OrderSteps(image);
+  for (uint32_t v = 0; v < image.values.size(); ++v) {
+    uint32_t root = v;
+    uint64_t off = 0;
+    detail::ResolveView(image, v, &root, &off);
+    impl->value_root.push_back(root);
+    impl->value_offset.push_back(off);
+  }
   impl->value_param.assign(image.values.size(), -1);
   for (size_t i = 0; i < image.params.size(); ++i)
     if (image.param_values[i] >= 0) impl->value_param[image.param_values[i]] = static_cast<int32_t>(i);
@@ -209,11 +311,33 @@ StatusOr<Program> Program::Create(const std::vector<Device>& devices, ProgramIma
     }
     st.values.resize(image.values.size());
     for (size_t v = 0; v < image.values.size(); ++v) {
-      if (impl->value_param[v] >= 0) continue;
+      if (impl->value_param[v] >= 0 || image.values[v].alias_of >= 0) continue;
       auto b = dev.allocate(std::max<uint64_t>(image.values[v].bytes, 1));
       if (!b.ok())
         return Status(b.status()).Annotate("intermediate buffer " + std::to_string(v) + " of " + image.function);
       st.values[v] = *b;
+    }
+    if (!impl->order.empty()) {
+      // Not ordered with the default stream: only the plan's events order
+      // it, so a caller on the default stream still overlaps.
+      StreamOptions so;
+      so.non_blocking = true;
+      auto side = dev.create_stream(so);
+      if (!side.ok()) return Status(side.status()).Annotate("the communication stream of " + image.function);
+      st.side_stream = *side;
+      auto event = [&]() -> StatusOr<Event> { return dev.create_event(TS_EVENT_DISABLE_TIMING); };
+      st.step_events.resize(image.steps.size());
+      for (size_t n = 0; n < image.steps.size(); ++n) {
+        if (!impl->order[n].recorded) continue;
+        auto e = event();
+        if (!e.ok()) return e.status();
+        st.step_events[n] = *e;
+      }
+      auto start = event(), join = event();
+      if (!start.ok()) return start.status();
+      if (!join.ok()) return join.status();
+      st.start = *start;
+      st.join = *join;
     }
     impl->states.push_back(std::move(st));
   }
@@ -355,88 +479,136 @@ Status Program::RunOn(const Stream* streams, const std::vector<KernelArg>* args,
     return Status(StatusCode::kInvalidArgument,
                   "RunOptions::grid applies to a program of one launch (a Tile IR kernel), with every "
                   "dimension > 0");
-  // The buffer of value v on device d.
+  // The buffer of value v on device d and v's offset in it.
   auto bufferOf = [&](size_t d, uint32_t v, uint64_t* offset) -> const Buffer& {
+    const uint64_t view = impl_->value_offset[v];
+    v = impl_->value_root[v];
     int32_t p = impl_->value_param[v];
     if (p >= 0) {
-      *offset = args[d][p].offset();
+      *offset = args[d][p].offset() + view;
       return *args[d][p].buffer_ref();
     }
-    *offset = 0;
+    *offset = view;
     return impl_->states[d].values[v];
   };
-  for (size_t sidx = 0; sidx < im.steps.size(); ++sidx) {
-    const PlanStep& s = im.steps[sidx];
-    if (s.kind == PlanStep::kLaunch) {
-      const TsDim3 grid = overrideGrid ? options.grid : s.grid;
-      if (impl_->passes_args_through[sidx]) {
+  // Plans with a communication stream: it starts after what the caller
+  // queued before Run, and the caller's stream ends after all of it (every
+  // return below, errors too: nothing is left unordered behind the
+  // caller's back).
+  const std::vector<detail::StepOrder>& order = impl_->order;
+  const bool sides = !order.empty();
+  auto streamOf = [&](size_t d, const PlanStep& s) -> const Stream& {
+    return s.stream ? impl_->states[d].side_stream : streams[d];
+  };
+  if (sides)
+    for (size_t d = 0; d < n; ++d) {
+      const detail::DeviceState& ds = impl_->states[d];
+      TESSERA_RETURN_IF_ERROR(ds.start.record(streams[d]));
+      TESSERA_RETURN_IF_ERROR(ds.side_stream.wait(ds.start));
+    }
+  auto join = [&](Status st) {
+    if (!sides) return st;
+    for (size_t d = 0; d < n; ++d) {
+      const detail::DeviceState& ds = impl_->states[d];
+      Status j = ds.join.record(ds.side_stream);
+      if (j.ok()) j = streams[d].wait(ds.join);
+      if (!j.ok() && st.ok()) st = j.Annotate("joining the communication stream");
+    }
+    return st;
+  };
+  // Every step in plan order; a step waits first for the steps of the other
+  // stream it depends on, and records its event when one waits for it.
+  auto runSteps = [&]() -> Status {
+    for (size_t sidx = 0; sidx < im.steps.size(); ++sidx) {
+      const PlanStep& s = im.steps[sidx];
+      if (sides) {
+        for (uint32_t p : order[sidx].waits)
+          for (size_t d = 0; d < n; ++d)
+            TESSERA_RETURN_IF_ERROR(streamOf(d, s).wait(impl_->states[d].step_events[p]));
+      }
+      auto recordAfter = [&]() -> Status {
+        if (sides && order[sidx].recorded)
+          for (size_t d = 0; d < n; ++d)
+            TESSERA_RETURN_IF_ERROR(impl_->states[d].step_events[sidx].record(streamOf(d, s)));
+        return Status::Ok();
+      };
+      if (s.kind == PlanStep::kLaunch) {
+        const TsDim3 grid = overrideGrid ? options.grid : s.grid;
+        if (impl_->passes_args_through[sidx]) {
+          for (size_t d = 0; d < n; ++d) {
+            Status st = streams[d].launch(impl_->states[d].kernels[sidx], grid, s.group_size, args[d].data(),
+                                          args[d].size(), s.shared_memory_bytes);
+            if (!st.ok())
+              return st.Annotate(s.location.empty() ? "launching " + s.kernel : s.location + ": launching " + s.kernel);
+          }
+          TESSERA_RETURN_IF_ERROR(recordAfter());
+          continue;
+        }
+        // The kernel's arguments on the stack (a heap array only for kernels
+        // of many parameters): no allocation per launch.
+        // Raw storage: the slots are written before the launch reads them,
+        // so constructing (zeroing) 16 KernelArgs per launch would be waste.
+        constexpr size_t kInline = 16;
+        static_assert(std::is_trivially_copyable<KernelArg>::value && std::is_trivially_destructible<KernelArg>::value,
+                      "KernelArg slots are raw storage");
+        alignas(KernelArg) unsigned char inline_storage[kInline * sizeof(KernelArg)];
+        std::vector<KernelArg> heap_args;
+        KernelArg* kargs = reinterpret_cast<KernelArg*>(inline_storage);
+        if (s.args.size() > kInline) {
+          heap_args.resize(s.args.size());
+          kargs = heap_args.data();
+        }
         for (size_t d = 0; d < n; ++d) {
-          Status st = streams[d].launch(impl_->states[d].kernels[sidx], grid, s.group_size, args[d].data(),
-                                        args[d].size(), s.shared_memory_bytes);
+          for (size_t i = 0; i < s.args.size(); ++i) {
+            const PlanArg& a = s.args[i];
+            if (a.kind == PlanArg::kScalarParam) {
+              new (&kargs[i]) KernelArg(args[d][a.index]);
+            } else {
+              uint64_t offset = 0;
+              const Buffer& b = bufferOf(d, a.index, &offset);
+              new (&kargs[i]) KernelArg(KernelArg::buffer(b, offset));
+            }
+          }
+          Status st = streams[d].launch(impl_->states[d].kernels[sidx], grid, s.group_size, kargs, s.args.size(),
+                                        s.shared_memory_bytes);
           if (!st.ok())
             return st.Annotate(s.location.empty() ? "launching " + s.kernel : s.location + ": launching " + s.kernel);
         }
+        TESSERA_RETURN_IF_ERROR(recordAfter());
         continue;
       }
-      // The kernel's arguments on the stack (a heap array only for kernels
-      // of many parameters): no allocation per launch.
-      // Raw storage: the slots are written before the launch reads them,
-      // so constructing (zeroing) 16 KernelArgs per launch would be waste.
-      constexpr size_t kInline = 16;
-      static_assert(std::is_trivially_copyable<KernelArg>::value && std::is_trivially_destructible<KernelArg>::value,
-                    "KernelArg slots are raw storage");
-      alignas(KernelArg) unsigned char inline_storage[kInline * sizeof(KernelArg)];
-      std::vector<KernelArg> heap_args;
-      KernelArg* kargs = reinterpret_cast<KernelArg*>(inline_storage);
-      if (s.args.size() > kInline) {
-        heap_args.resize(s.args.size());
-        kargs = heap_args.data();
-      }
-      for (size_t d = 0; d < n; ++d) {
-        for (size_t i = 0; i < s.args.size(); ++i) {
-          const PlanArg& a = s.args[i];
-          if (a.kind == PlanArg::kScalarParam) {
-            new (&kargs[i]) KernelArg(args[d][a.index]);
-          } else {
-            uint64_t offset = 0;
-            const Buffer& b = bufferOf(d, a.index, &offset);
-            new (&kargs[i]) KernelArg(KernelArg::buffer(b, offset));
-          }
+      const int64_t lo = static_cast<int64_t>(impl_->first_device), hi = lo + static_cast<int64_t>(n);
+      for (auto& [first, comm] : impl_->comms.at(s.axes)) {
+        std::vector<int64_t> group = mesh::Group(im.mesh_shape, s.axes, first);
+        std::vector<MemoryRef> send, recv;
+        std::vector<Stream> ss;
+        for (int64_t m : group) {
+          if (m < lo || m >= hi) continue;  // another process's
+          m -= lo;
+          uint64_t off = 0;
+          const Buffer& in = bufferOf(m, s.input, &off);
+          send.emplace_back(in, off);
+          const Buffer& out = bufferOf(m, s.output, &off);
+          recv.emplace_back(out, off);
+          ss.push_back(streamOf(m, s));
         }
-        Status st = streams[d].launch(impl_->states[d].kernels[sidx], grid, s.group_size, kargs, s.args.size(),
-                                      s.shared_memory_bytes);
-        if (!st.ok())
-          return st.Annotate(s.location.empty() ? "launching " + s.kernel : s.location + ": launching " + s.kernel);
+        Status st;
+        switch (s.kind) {
+          case PlanStep::kAllReduce: st = comm.all_reduce(send, recv, s.count, s.dtype, s.reduce, ss, true); break;
+          case PlanStep::kBroadcast: st = comm.broadcast(send, recv, s.count, s.dtype, s.root, ss); break;
+          case PlanStep::kAllGather: st = comm.all_gather(send, recv, s.count, s.dtype, ss); break;
+          case PlanStep::kReduceScatter:
+            st = comm.reduce_scatter(send, recv, s.count, s.dtype, s.reduce, ss, true);
+            break;
+          default: break;
+        }
+        if (!st.ok()) return st.Annotate(s.location.empty() ? "collective" : s.location);
       }
-      continue;
+      TESSERA_RETURN_IF_ERROR(recordAfter());
     }
-    const int64_t lo = static_cast<int64_t>(impl_->first_device), hi = lo + static_cast<int64_t>(n);
-    for (auto& [first, comm] : impl_->comms.at(s.axes)) {
-      std::vector<int64_t> group = mesh::Group(im.mesh_shape, s.axes, first);
-      std::vector<Buffer> send, recv;
-      std::vector<Stream> ss;
-      for (int64_t m : group) {
-        if (m < lo || m >= hi) continue;  // another process's
-        m -= lo;
-        uint64_t off = 0;
-        send.push_back(bufferOf(m, s.input, &off));
-        recv.push_back(bufferOf(m, s.output, &off));
-        ss.push_back(streams[m]);
-      }
-      Status st;
-      switch (s.kind) {
-        case PlanStep::kAllReduce: st = comm.all_reduce(send, recv, s.count, s.dtype, s.reduce, ss, true); break;
-        case PlanStep::kBroadcast: st = comm.broadcast(send, recv, s.count, s.dtype, s.root, ss); break;
-        case PlanStep::kAllGather: st = comm.all_gather(send, recv, s.count, s.dtype, ss); break;
-        case PlanStep::kReduceScatter:
-          st = comm.reduce_scatter(send, recv, s.count, s.dtype, s.reduce, ss, true);
-          break;
-        default: break;
-      }
-      if (!st.ok()) return st.Annotate(s.location.empty() ? "collective" : s.location);
-    }
-  }
-  return Status::Ok();
+    return Status::Ok();
+  };
+  return join(runSteps());
 }
 
 }  // namespace tessera

@@ -199,6 +199,8 @@ std::string ProgramImage::Serialize() const {
   w.Vec(values, [&](const PlanValue& v) {
     w.Str(v.dtype);
     w.U64(v.bytes);
+    w.I64(v.alias_of);
+    w.U64(v.offset);
   });
   w.Vec(executables, [&](const ExecutableImage& e) {
     w.Str(e.format);
@@ -224,6 +226,7 @@ std::string ProgramImage::Serialize() const {
     w.U32(static_cast<uint32_t>(s.dtype));
     w.U32(s.root);
     w.Str(s.location);
+    w.U32(s.stream);
   });
   const uint64_t sum = Fnv1a64(w.out().data(), w.out().size());
   w.U64(sum);
@@ -275,6 +278,10 @@ StatusOr<ProgramImage> ProgramImage::Deserialize(const std::string& bytes, const
     PlanValue v;
     v.dtype = r.Str();
     v.bytes = r.U64();
+    const int64_t alias = r.I64();
+    if (alias < -1 || alias > std::numeric_limits<int32_t>::max()) r.Fail("a view of an impossible value");
+    v.alias_of = static_cast<int32_t>(alias);
+    v.offset = r.U64();
     return v;
   });
   r.Vec(&im.executables, 24, [&] {
@@ -318,6 +325,8 @@ StatusOr<ProgramImage> ProgramImage::Deserialize(const std::string& bytes, const
     }
     s.root = r.U32();
     s.location = r.Str();
+    s.stream = r.U32();
+    if (s.stream >= kPlanStreams) r.Fail("a step on stream " + std::to_string(s.stream));
     return s;
   });
   // The trailer: the checksum of every byte before it.  The structure above

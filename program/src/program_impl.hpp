@@ -15,8 +15,25 @@ struct DeviceState {
   Device device;
   std::vector<Executable> executables;
   std::vector<Kernel> kernels;     // per step (launches; empty Kernel otherwise)
-  std::vector<Buffer> values;      // per plan value (params' values left empty)
+  std::vector<Buffer> values;      // per plan value (params' and views' left empty)
+  // Plans with steps on the communication stream (PlanStep::stream 1):
+  // that stream, and the events that order the two (re-recorded each run).
+  Stream side_stream;
+  std::vector<Event> step_events;  // per step that another stream waits for
+  Event start, join;               // the caller's stream -> side; side -> caller's
 };
+
+// A step's dependencies on the other stream, and whether a later step of
+// the other stream waits for it (Program::Create works them out from the
+// buffers the steps read and write; views count as their value's buffer).
+struct StepOrder {
+  std::vector<uint32_t> waits;  // earlier steps on the other stream
+  bool recorded = false;        // an event follows it
+};
+
+// The value a view resolves to and the byte offset into it; false when the
+// chain of views leaves the image or loops.
+bool ResolveView(const ProgramImage& im, uint32_t v, uint32_t* root, uint64_t* offset);
 
 struct ProgramImpl {
   ProgramImage image;
@@ -27,10 +44,16 @@ struct ProgramImpl {
   // SPMD: axes -> first device of the group -> communicator.
   std::map<std::vector<int>, std::map<int64_t, Communicator>> comms;
   std::vector<int32_t> value_param;  // per value: the param bound to it, or -1
+  // Per value: the value whose buffer holds it (itself unless a view) and
+  // the byte offset there.
+  std::vector<uint32_t> value_root;
+  std::vector<uint64_t> value_offset;
   // Per step: a launch whose kernel arguments are the program's arguments,
   // in order (a Tile IR kernel run as a program): Run passes the caller's
   // list as it is, building nothing.
   std::vector<bool> passes_args_through;
+  // Per step; empty when every step is on the caller's stream.
+  std::vector<StepOrder> order;
 };
 
 }  // namespace detail

@@ -31,6 +31,10 @@ Program:
                          lists them per target), e.g. opt_level=2
   --save FILE.tsp        also write the compiled program (tessera-run and
                          Program::Load run it without compiling)
+  --overlap-chunks N     SPMD: compute a stage feeding an all_reduce in N row
+                         blocks and reduce block i on a communication stream
+                         while block i+1 computes (docs/spmd.md "Overlap");
+                         results are bitwise the same (default 0: off)
 Autotuning (docs/autotune.md):
   --autotune             search the schedule first: compile and time each
                          point of the space on the device (median of the
@@ -133,7 +137,7 @@ bool ParseArgs(int argc, char** argv, RunArgs* a, int* exit_code) {
     } else if (s == "--input" || s == "--output" || s == "--function" || s == "--kernel" ||
                s == "--iterations" || s == "--warmup" || s == "--scalar" || s == "--tolerance" ||
                s == "--seed" || s == "--cpu" || s == "--target" || s == "--schedule" || s == "--grid" ||
-               s == "--compile-option" || s == "--save") {
+               s == "--compile-option" || s == "--save" || s == "--overlap-chunks") {
       if (!(v = value())) return Fail(s + " needs a value", exit_code);
       if (s == "--input") a->inputs.push_back(v);
       else if (s == "--output") a->outputs.push_back(v);
@@ -142,6 +146,10 @@ bool ParseArgs(int argc, char** argv, RunArgs* a, int* exit_code) {
       else if (s == "--target") a->target = v;
       else if (s == "--cpu") a->target = std::string("cpu:") + v;
       else if (s == "--save") a->save = v;
+      else if (s == "--overlap-chunks") {
+        if (!ParseUnsigned(v, 4096, &n)) return Fail(s + " " + v + ": not a count from 0 to 4096", exit_code);
+        a->overlap_chunks = static_cast<int>(n);
+      }
       else if (s == "--iterations" || s == "--warmup") {
         if (!ParseUnsigned(v, 1000000, &n)) return Fail(s + " " + v + ": not a count", exit_code);
         (s == "--iterations" ? a->iterations : a->warmup) = static_cast<int>(n);

@@ -35,6 +35,7 @@ struct RunArgs {
   std::string schedule;
   std::vector<OptionValue> compile_options;  // --compile-option NAME=VALUE
   std::string save;                    // --save FILE.tsp
+  int overlap_chunks = 0;              // --overlap-chunks N (SPMD)
   int mpi = -1;                        // --mpi 1, --no-mpi 0, -1: when launched by mpirun
   // --autotune: search the schedule first (docs/autotune.md)
   bool autotune = false;

@@ -207,6 +207,7 @@ int Run(int argc, char** argv) {
     co.function = a.function;
     co.target = a.target;
     co.schedule = a.schedule;
+    co.overlap_chunks = a.overlap_chunks;
     co.compiler_options = a.compile_options;
     if (a.autotune) {
       const int rc = Autotune(a, devices[0], &co);

@@ -29,8 +29,9 @@ struct CollectiveRequest {
   uint64_t count = 0;     // as TsCommunicator_Collective_Args::count
   uint32_t root = 0;      // broadcast: a rank of the whole communicator
   bool deterministic = false;
-  const std::vector<Buffer>* send = nullptr;
-  const std::vector<Buffer>* recv = nullptr;
+  // Device buffers (never host pointers), each from its offset.
+  const MemoryRefs* send = nullptr;
+  const MemoryRefs* recv = nullptr;
   const std::vector<Stream>* streams = nullptr;
 };
 

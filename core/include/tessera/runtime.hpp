@@ -302,6 +302,23 @@ struct MemoryRef {
   MemoryRef(const void* h) : host(const_cast<void*>(h)) {}                    // NOLINT
 };
 
+// One place per rank for a collective: whole buffers (a std::vector<Buffer>,
+// each at offset 0) or parts of buffers ({MemoryRef(a, off), ...}).  It
+// points at the caller's Buffers: pass it to the call, do not keep it.
+class MemoryRefs {
+ public:
+  MemoryRefs(const std::vector<Buffer>& buffers);     // NOLINT: implicit by design
+  MemoryRefs(std::vector<MemoryRef> refs) : refs_(std::move(refs)) {}  // NOLINT
+  MemoryRefs(std::initializer_list<MemoryRef> refs) : refs_(refs) {}  // NOLINT
+  size_t size() const { return refs_.size(); }
+  const MemoryRef& operator[](size_t i) const { return refs_[i]; }
+  std::vector<MemoryRef>::const_iterator begin() const { return refs_.begin(); }
+  std::vector<MemoryRef>::const_iterator end() const { return refs_.end(); }
+
+ private:
+  std::vector<MemoryRef> refs_;
+};
+
 struct StreamOptions {
   uint32_t weight = 1;    // share of the device under contention
   int32_t priority = 0;   // larger first when both are ready
@@ -589,21 +606,23 @@ class Communicator {
 
   // Arrays are indexed by rank (by local rank, devices() order, for a
   // communicator across processes); see TsCommunicator_Collective_Args for
-  // the meaning of `count` per operation.
-  Status all_reduce(const std::vector<Buffer>& send,
-                    const std::vector<Buffer>& recv, uint64_t count,
+  // the meaning of `count` per operation.  send and recv are device
+  // buffers, whole or from an offset (MemoryRefs); host pointers are
+  // refused.
+  Status all_reduce(const MemoryRefs& send,
+                    const MemoryRefs& recv, uint64_t count,
                     TsDataType dtype, TsReduceOp op,
                     const std::vector<Stream>& streams,
                     bool deterministic = false) const;
-  Status broadcast(const std::vector<Buffer>& send,
-                   const std::vector<Buffer>& recv, uint64_t count,
+  Status broadcast(const MemoryRefs& send,
+                   const MemoryRefs& recv, uint64_t count,
                    TsDataType dtype, uint32_t root,
                    const std::vector<Stream>& streams) const;
-  Status all_gather(const std::vector<Buffer>& send,
-                    const std::vector<Buffer>& recv, uint64_t count,
+  Status all_gather(const MemoryRefs& send,
+                    const MemoryRefs& recv, uint64_t count,
                     TsDataType dtype, const std::vector<Stream>& streams) const;
-  Status reduce_scatter(const std::vector<Buffer>& send,
-                        const std::vector<Buffer>& recv, uint64_t count,
+  Status reduce_scatter(const MemoryRefs& send,
+                        const MemoryRefs& recv, uint64_t count,
                         TsDataType dtype, TsReduceOp op,
                         const std::vector<Stream>& streams,
                         bool deterministic = false) const;

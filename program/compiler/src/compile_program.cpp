@@ -105,6 +105,7 @@ std::string ProgramCacheFile(const ProgramSource& source, const ProgramCompileOp
   add(device ? device->info().name + "|" + device->info().driver_version : "");
   add(options.function);
   add(options.schedule);
+  add("overlap=" + std::to_string(options.overlap_chunks));
   for (const OptionValue& v : compile_options) add(v.name + "=" + v.ValueText());
   add(source.name);
   add(text);
@@ -147,7 +148,7 @@ StatusOr<Compiled> Build(const ProgramSource& source, const ProgramCompileOption
   auto parsed = program::ParsedModule::Parse(source);
   if (!parsed.ok()) return parsed.status();
   phase.emplace("compile", "lower (graph -> schedule -> tile)");
-  auto lowered = program::Lower(**parsed, options.function, *target, options.schedule, device);
+  auto lowered = program::Lower(**parsed, options.function, *target, options.schedule, options.overlap_chunks, device);
   if (!lowered.ok()) return lowered.status();
   phase.reset();
   // An SPMD program of collectives alone has nothing for the plugin to compile.

@@ -140,10 +140,12 @@ StatusOr<LoweredProgram> LowerTileKernel(ParsedModule& parsed, FuncOp kernel, co
 
 // Graph IR stages -> Schedule IR functions the plugin turns into kernels.
 Status LowerStagesToSchedule(ParsedModule& parsed, mlir::ModuleOp staged, const std::vector<Stage>& stages,
-                             const CompileTargetInfo& target, const std::string& schedule, LoweredProgram* out,
-                             std::map<std::string, size_t>* stage_step) {
+                             const CompileTargetInfo& target, const std::string& schedule, LoweredProgram* out) {
+  // A stage function called several times (row blocks of an overlapped
+  // pipeline) is compiled once; each call is a launch of its own.
   std::vector<std::string> names;
-  for (const Stage& s : stages) names.push_back(s.name);
+  for (const Stage& s : stages)
+    if (std::find(names.begin(), names.end(), s.name) == names.end()) names.push_back(s.name);
   out->module = ModuleOf(staged, names);
   mlir::PassManager pm(&parsed.context());
   pm.addPass(graph::createLowerLayouts());
@@ -164,7 +166,6 @@ Status LowerStagesToSchedule(ParsedModule& parsed, mlir::ModuleOp staged, const 
     step.grid = step.group_size = TsDim3{0, 0, 0};  // the kernel's own (FinishImage)
     for (uint32_t v : s.inputs) step.args.push_back({PlanArg::kValue, v});
     for (uint32_t v : s.outputs) step.args.push_back({PlanArg::kValue, v});
-    (*stage_step)[s.name] = out->image.steps.size();
     out->image.steps.push_back(std::move(step));
   }
   return Status::Ok();
@@ -173,28 +174,36 @@ Status LowerStagesToSchedule(ParsedModule& parsed, mlir::ModuleOp staged, const 
 // Graph IR stages -> Tile IR kernels + launch plans (the GPU path).
 Status LowerStagesToTile(ParsedModule& parsed, mlir::ModuleOp staged, const std::vector<Stage>& stages,
                          const CompileTargetInfo& target, const std::string& schedule, LoweredProgram* out,
-                         std::map<std::string, std::pair<size_t, size_t>>* stage_steps) {
+                         std::vector<std::pair<size_t, size_t>>* stage_steps) {
   out->module = ModuleOf(staged, {});
   const std::string text = target.schedule + (schedule.empty() ? "" : " " + schedule);
+  // Each stage function is lowered once; a function called several times
+  // (row blocks of an overlapped pipeline) gets launches per call.
+  std::map<std::string, conversion::LaunchPlan> plans;
   for (const Stage& s : stages) {
-    mlir::OwningOpRef<mlir::ModuleOp> m = ModuleOf(staged, {s.name});
-    mlir::PassManager pm(&parsed.context());
-    if (mlir::failed(conversion::buildGpuGraphPipeline(pm, target.plugin, text)))
-      return Status(StatusCode::kInvalidArgument,
-                    "schedule '" + schedule + "' is not a list of --tessera-graph-to-schedule options "
-                    "(e.g. \"tile-m=64 micro-m=4\")");
-    if (mlir::failed(pm.run(*m)))
-      return parsed.Error(StatusCode::kUnsupported,
-                          "lowering " + s.name + " to Tile IR kernels for " + target.name + " failed");
-    auto planFn = m->lookupSymbol<FuncOp>(s.name);
-    if (!planFn) return Status(StatusCode::kInternal, "no launch plan for " + s.name);
-    auto plan = conversion::readLaunchPlan(planFn);
-    if (mlir::failed(plan)) return parsed.Error(StatusCode::kInternal, "reading the launch plan of " + s.name);
-    mlir::PassManager strip(&parsed.context());
-    strip.addPass(conversion::createStripLaunchPlans());
-    if (mlir::failed(strip.run(*m))) return parsed.Error(StatusCode::kInternal, "stripping the launch plans");
-    for (mlir::Operation& op : llvm::make_early_inc_range(m->getBody()->getOperations()))
-      op.moveBefore(out->module->getBody(), out->module->getBody()->end());
+    auto known = plans.find(s.name);
+    if (known == plans.end()) {
+      mlir::OwningOpRef<mlir::ModuleOp> m = ModuleOf(staged, {s.name});
+      mlir::PassManager pm(&parsed.context());
+      if (mlir::failed(conversion::buildGpuGraphPipeline(pm, target.plugin, text)))
+        return Status(StatusCode::kInvalidArgument,
+                      "schedule '" + schedule + "' is not a list of --tessera-graph-to-schedule options "
+                      "(e.g. \"tile-m=64 micro-m=4\")");
+      if (mlir::failed(pm.run(*m)))
+        return parsed.Error(StatusCode::kUnsupported,
+                            "lowering " + s.name + " to Tile IR kernels for " + target.name + " failed");
+      auto planFn = m->lookupSymbol<FuncOp>(s.name);
+      if (!planFn) return Status(StatusCode::kInternal, "no launch plan for " + s.name);
+      auto read = conversion::readLaunchPlan(planFn);
+      if (mlir::failed(read)) return parsed.Error(StatusCode::kInternal, "reading the launch plan of " + s.name);
+      mlir::PassManager strip(&parsed.context());
+      strip.addPass(conversion::createStripLaunchPlans());
+      if (mlir::failed(strip.run(*m))) return parsed.Error(StatusCode::kInternal, "stripping the launch plans");
+      for (mlir::Operation& op : llvm::make_early_inc_range(m->getBody()->getOperations()))
+        op.moveBefore(out->module->getBody(), out->module->getBody()->end());
+      known = plans.emplace(s.name, std::move(*read)).first;
+    }
+    const conversion::LaunchPlan* plan = &known->second;
     // Plan buffers: the stage's inputs, its outputs, then intermediates.
     std::vector<uint32_t> value_of;
     const size_t nIn = s.inputs.size(), nOut = s.outputs.size();
@@ -227,13 +236,13 @@ Status LowerStagesToTile(ParsedModule& parsed, mlir::ModuleOp staged, const std:
       }
       out->image.steps.push_back(std::move(step));
     }
-    (*stage_steps)[s.name] = {first, out->image.steps.size()};
+    stage_steps->push_back({first, out->image.steps.size()});
   }
   return Status::Ok();
 }
 
 StatusOr<LoweredProgram> LowerGraph(ParsedModule& parsed, FuncOp fn, const CompileTargetInfo& target,
-                                    const std::string& schedule) {
+                                    const std::string& schedule, int64_t overlap_chunks) {
   LoweredProgram out;
   ProgramImage& im = out.image;
   im.function = fn.getName().str();
@@ -252,6 +261,7 @@ StatusOr<LoweredProgram> LowerGraph(ParsedModule& parsed, FuncOp fn, const Compi
   if (*mesh) {
     mlir::PassManager pm(&parsed.context());
     pm.addPass(g::createSpmdStages());
+    if (overlap_chunks >= 2) pm.addPass(g::createOverlapCollectives({overlap_chunks}));
     if (mlir::failed(pm.run(*staged)))
       return parsed.Error(StatusCode::kInvalidArgument, "cannot cut " + im.function + " into SPMD stages");
     auto planFn = staged->lookupSymbol<FuncOp>(im.function);
@@ -259,7 +269,8 @@ StatusOr<LoweredProgram> LowerGraph(ParsedModule& parsed, FuncOp fn, const Compi
     if (mlir::failed(plan)) return parsed.Error(StatusCode::kInvalidArgument, "reading the SPMD plan of " + im.function);
     im.mesh_axes = plan->axes;
     im.mesh_shape = plan->shape;
-    for (const g::SpmdValue& v : plan->values) im.values.push_back({v.dtype, static_cast<uint64_t>(v.bytes)});
+    for (const g::SpmdValue& v : plan->values)
+      im.values.push_back({v.dtype, static_cast<uint64_t>(v.bytes), v.aliasOf, static_cast<uint64_t>(v.byteOffset)});
     for (const g::SpmdStep& st : plan->steps) {
       if (st.kind == g::SpmdStep::kStage) {
         order.push_back({true, stages.size()});
@@ -289,6 +300,7 @@ StatusOr<LoweredProgram> LowerGraph(ParsedModule& parsed, FuncOp fn, const Compi
                                                    : TS_REDUCE_SUM;
       c.dtype = ToTsType(dt);
       c.root = static_cast<uint32_t>(st.root);
+      c.stream = st.stream;
       c.location = LocText(st.op->getLoc());
       order.push_back({false, collectives.size()});
       collectives.push_back(std::move(c));
@@ -358,13 +370,11 @@ StatusOr<LoweredProgram> LowerGraph(ParsedModule& parsed, FuncOp fn, const Compi
   // Each stage lowered for the target; steps then follow the plan's order.
   std::vector<PlanStep> collected;
   if (target.input_levels & TS_IR_LEVEL_SCHEDULE) {
-    std::map<std::string, size_t> stage_step;
-    TESSERA_RETURN_IF_ERROR(LowerStagesToSchedule(parsed, *staged, stages, target, schedule, &out, &stage_step));
-    std::vector<PlanStep> launches = std::move(im.steps);
-    for (auto [is_stage, index] : order)
-      collected.push_back(is_stage ? launches[stage_step[stages[index].name]] : collectives[index]);
+    TESSERA_RETURN_IF_ERROR(LowerStagesToSchedule(parsed, *staged, stages, target, schedule, &out));
+    std::vector<PlanStep> launches = std::move(im.steps);  // one per stage call, in order
+    for (auto [is_stage, index] : order) collected.push_back(is_stage ? launches[index] : collectives[index]);
   } else {
-    std::map<std::string, std::pair<size_t, size_t>> stage_steps;
+    std::vector<std::pair<size_t, size_t>> stage_steps;  // per stage call: its launches
     TESSERA_RETURN_IF_ERROR(LowerStagesToTile(parsed, *staged, stages, target, schedule, &out, &stage_steps));
     std::vector<PlanStep> launches = std::move(im.steps);
     for (auto [is_stage, index] : order) {
@@ -372,7 +382,7 @@ StatusOr<LoweredProgram> LowerGraph(ParsedModule& parsed, FuncOp fn, const Compi
         collected.push_back(collectives[index]);
         continue;
       }
-      auto [first, last] = stage_steps[stages[index].name];
+      auto [first, last] = stage_steps[index];
       for (size_t k = first; k < last; ++k) collected.push_back(launches[k]);
     }
   }
@@ -429,13 +439,13 @@ StatusOr<int64_t> DevicesNeeded(ParsedModule& parsed, const std::string& functio
 }
 
 StatusOr<LoweredProgram> Lower(ParsedModule& parsed, const std::string& function, const CompileTargetInfo& target,
-                               const std::string& schedule, const Device* device) {
+                               const std::string& schedule, int64_t overlap_chunks, const Device* device) {
   auto selected = Select(parsed, function);
   if (!selected.ok()) return selected.status();
   FuncOp fn = *selected;
   const std::string chosen = fn.getName().str();
   StatusOr<LoweredProgram> lowered = IsTileKernel(fn) ? LowerTileKernel(parsed, fn, device)
-                                                      : LowerGraph(parsed, fn, target, schedule);
+                                                      : LowerGraph(parsed, fn, target, schedule, overlap_chunks);
   if (!lowered.ok()) return lowered;
   ProgramImage& im = lowered->image;
   im.plugin = target.plugin;
@@ -466,6 +476,10 @@ Status FinishImage(ProgramImage* image, const CompileOutput& compiled) {
       const KernelParamInfo& kp = sig->params[a];
       if (s.args[a].kind == PlanArg::kValue) {
         PlanValue& v = image->values[s.args[a].index];
+        if (v.alias_of >= 0 && kp.bytes > v.bytes)
+          return Status(StatusCode::kInternal, "kernel '" + s.kernel + "' reads " + std::to_string(kp.bytes) +
+                                                   " bytes of argument " + std::to_string(a) +
+                                                   ", a view of " + std::to_string(v.bytes));
         v.bytes = std::max(v.bytes, kp.bytes);
       }
     }

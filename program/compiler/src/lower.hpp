@@ -24,9 +24,11 @@ std::vector<std::string> Candidates(mlir::ModuleOp module);
 
 // Lowers `parsed`'s function `function` (empty: the only one) for `target`
 // (of plugin `plugin`); `device` (may be null) bounds what kernels may use.
+// overlap_chunks >= 2 pipelines SPMD stages with their all_reduce in that
+// many row blocks (--tessera-overlap-collectives).
 StatusOr<LoweredProgram> Lower(ParsedModule& parsed, const std::string& function,
                                const CompileTargetInfo& target, const std::string& schedule,
-                               const Device* device);
+                               int64_t overlap_chunks, const Device* device);
 
 // After the compile: kernel signatures give the bytes of the values they
 // use, and the params take their values' sizes.

@@ -66,10 +66,14 @@ struct ParamSpec {
   bool is_buffer() const { return role != ParamRole::kScalar; }
 };
 
-// One buffer of the plan, allocated on every device.
+// One buffer of the plan, allocated on every device; or a view: `bytes`
+// of value `alias_of` from byte `offset` (a row block of a row-major
+// tensor: the chunks an overlapped collective pipeline slices and joins).
 struct PlanValue {
   std::string dtype;
   uint64_t bytes = 0;
+  int32_t alias_of = -1;  // -1: a buffer of its own (or a param's)
+  uint64_t offset = 0;    // views: bytes into alias_of
 };
 
 // One argument of a launch: a plan value, or a program parameter (scalar).
@@ -95,7 +99,12 @@ struct PlanStep {
   TsDataType dtype = TS_DTYPE_F32;
   uint32_t root = 0;
   std::string location;  // the source location, for messages
+  // The stream it is enqueued on: 0 the caller's, 1 the program's
+  // communication stream per device (a collective of an overlapped
+  // pipeline, docs/spmd.md "Overlap").  Run joins them with events.
+  uint32_t stream = 0;
 };
+inline constexpr uint32_t kPlanStreams = 2;
 
 struct ExecutableImage {
   std::string format;
@@ -129,7 +138,8 @@ struct ProgramImage {
 
 // The version of the program file format (ProgramImage::Serialize).
 // 2: a trailing checksum (FNV-1a 64) of every byte before it.
-inline constexpr uint32_t kProgramFileVersion = 2;
+// 3: views among the plan values, a stream per step.
+inline constexpr uint32_t kProgramFileVersion = 3;
 
 struct RunOptions {
   // A Tile IR kernel program: the grid of its launch, instead of the

@@ -262,16 +262,17 @@ Status MpiProvider::Run(const CollectiveRequest& q) {
   for (size_t i = 0; i < L; ++i) {
     const uint32_t rank = proc_ranks_[static_cast<size_t>(me_)][i];
     if (q.op != TS_COLLECTIVE_BROADCAST || rank == q.root) {
-      if (void* h = (*q.send)[i].host_pointer()) {
-        sp[i] = static_cast<const uint8_t*>(h);
+      const MemoryRef& ref = (*q.send)[i];
+      if (void* h = ref.buffer->host_pointer()) {
+        sp[i] = static_cast<const uint8_t*>(h) + ref.offset;
       } else {
         staged_send[i].resize(send_bytes);
-        TESSERA_RETURN_IF_ERROR(copy(staged_send[i].data(), (*q.send)[i], send_bytes));
+        TESSERA_RETURN_IF_ERROR(copy(staged_send[i].data(), ref, send_bytes));
         sp[i] = staged_send[i].data();
       }
     }
-    if (void* h = (*q.recv)[i].host_pointer()) {
-      rp[i] = static_cast<uint8_t*>(h);
+    if (void* h = (*q.recv)[i].buffer->host_pointer()) {
+      rp[i] = static_cast<uint8_t*>(h) + (*q.recv)[i].offset;
     } else {
       staged_recv[i].resize(recv_bytes);
       rp[i] = staged_recv[i].data();

@@ -48,6 +48,11 @@ struct ProgramCompileOptions {
   // --tessera-graph-to-schedule options applied over the target's own
   // schedule ("tile-m=64 micro-m=4").
   std::string schedule;
+  // SPMD programs: a stage whose result goes to an all_reduce is computed
+  // in this many row blocks, each block's all_reduce running on a
+  // communication stream while the next block computes (docs/spmd.md,
+  // "Overlap"); 0 or 1: off.  Results are bitwise the same.
+  int64_t overlap_chunks = 0;
   // Options of the plugin's compiler (tessera-info lists them per target);
   // cache_dir defaults to DefaultCacheDirectory()/<plugin>.
   std::vector<OptionValue> compiler_options;

@@ -114,14 +114,62 @@ FailureOr<SpmdPlan> tessera::graph::readSpmdPlan(func::FuncOp fn) {
     if (failed(sh)) return failure();
     p.argShardings.push_back(*sh);
   }
+  const unsigned numArgs = fn.getNumArguments();
+  // Bytes of one row (dim 0 index) of a row-major tensor.
+  auto rowBytes = [](RankedTensorType t) {
+    return t.getNumElements() / std::max<int64_t>(1, t.getDimSize(0)) * ((t.getElementTypeBitWidth() + 7) / 8);
+  };
   ModuleOp m = fn->getParentOfType<ModuleOp>();
   for (Operation &op : fn.front()) {
     SpmdStep st;
     st.op = &op;
+    // Views: a slice of whole rows, and the operands of a concat along dim
+    // 0, are parts of a buffer, not buffers (--tessera-overlap-collectives
+    // makes both).
+    if (auto slice = dyn_cast<SliceOp>(op)) {
+      auto in = slice.getInput().getType().cast<RankedTensorType>();
+      auto out = slice.getResult().getType().cast<RankedTensorType>();
+      bool rows = isRowMajor(in) && isRowMajor(out) && in.getRank() >= 1;
+      for (int64_t d = 0; rows && d < in.getRank(); ++d)
+        rows = slice.getStrides()[d] == 1 && (d == 0 || (slice.getOffsets()[d] == 0 && in.getDimSize(d) == out.getDimSize(d)));
+      if (!rows)
+        return slice.emitOpError("in an SPMD plan must take whole rows (offsets and strides 1 in dim 0 only) of a "
+                                 "row-major tensor: it is a view, not a copy");
+      FailureOr<unsigned> base = idOf(&op, slice.getInput());
+      if (failed(base) || failed(addValue(slice.getResult()))) return failure();
+      SpmdValue &v = p.values[ids[slice.getResult()]];
+      v.aliasOf = static_cast<int>(*base);
+      v.byteOffset = slice.getOffsets()[0] * rowBytes(in);
+      continue;
+    }
+    if (auto concat = dyn_cast<ConcatOp>(op)) {
+      auto out = concat.getResult().getType().cast<RankedTensorType>();
+      if (concat.getDim() != 0 || !isRowMajor(out))
+        return concat.emitOpError("in an SPMD plan must join row-major tensors along dim 0 (its operands become "
+                                  "views of its result)");
+      FailureOr<unsigned> whole = addValue(concat.getResult());
+      if (failed(whole)) return failure();
+      int64_t offset = 0;
+      for (Value in : concat.getInputs()) {
+        FailureOr<unsigned> id = idOf(&op, in);
+        if (failed(id)) return failure();
+        SpmdValue &v = p.values[*id];
+        if (*id < numArgs || v.aliasOf >= 0 || !isRowMajor(in.getType()))
+          return concat.emitOpError("in an SPMD plan joins values computed by the plan's steps, each once and "
+                                    "row-major (not arguments, slices or another concat's operands)");
+        v.aliasOf = static_cast<int>(*whole);
+        v.byteOffset = offset;
+        offset += v.bytes;
+      }
+      continue;
+    }
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
         FailureOr<unsigned> id = idOf(&op, v);
         if (failed(id)) return failure();
+        if (p.values[*id].aliasOf >= 0)
+          return ret.emitOpError() << "returns value " << i
+                                   << ", a view (slice or concat operand): results are buffers of their own";
         p.results.push_back(*id);
         auto sh = readSharding(fn, fn.getResultAttrOfType<ShardAttr>(i, kShardingAttr), mesh,
                                v.getType().cast<RankedTensorType>().getRank());
@@ -153,7 +201,8 @@ FailureOr<SpmdPlan> tessera::graph::readSpmdPlan(func::FuncOp fn) {
                   rs.getInput().getType().cast<RankedTensorType>(), rs.getDim()))
         return rs.emitOpError("is not a flat scatter (run --tessera-spmd-stages)");
     } else {
-      return op.emitOpError("is not allowed in an SPMD plan: expected stage calls and collectives");
+      return op.emitOpError("is not allowed in an SPMD plan: expected stage calls, collectives, and slices and "
+                            "concats of rows");
     }
     if (st.kind != SpmdStep::kStage) {
       if (op.getAttrOfType<FlatSymbolRefAttr>("mesh").getValue() != mesh.getSymName())
@@ -164,6 +213,12 @@ FailureOr<SpmdPlan> tessera::graph::readSpmdPlan(func::FuncOp fn) {
           return op.emitOpError() << "axis '" << a.cast<StringAttr>().getValue()
                                   << "' is unknown or repeated";
         st.axes.push_back(idx);
+      }
+      if (auto stream = op.getAttrOfType<IntegerAttr>(kPlanStreamAttr)) {
+        if (stream.getInt() < 0 || stream.getInt() > 1)
+          return op.emitOpError() << kPlanStreamAttr << " must be 0 (the program's stream) or 1 (the "
+                                  << "communication stream)";
+        st.stream = static_cast<unsigned>(stream.getInt());
       }
       // Per-rank element counts: the smaller of the two sides.
       auto in = op.getOperand(0).getType().cast<RankedTensorType>();

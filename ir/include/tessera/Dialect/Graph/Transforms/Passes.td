@@ -108,6 +108,35 @@ def SpmdStages : Pass<"tessera-spmd-stages", "::mlir::ModuleOp"> {
     ```
   }];
 }
+def OverlapCollectives : Pass<"tessera-overlap-collectives", "::mlir::ModuleOp"> {
+  let summary = "pipeline a stage and its all_reduce in row blocks on two streams";
+  let description = [{
+    Runs on SPMD plans (after --tessera-spmd-stages). A stage whose one
+    result goes to an all_reduce, and whose result row r depends only on
+    row r of some arguments (matmul with a split lhs, elementwise ops with
+    broadcast operands, reductions, softmax and norms that keep dim 0), is
+    called once per block of rows on views of those arguments, and the
+    all_reduce of block i is issued after the compute of block i+1 on the
+    communication stream (`tessera.stream = 1`); a `concat` along dim 0
+    joins the reduced blocks, which readSpmdPlan makes views of its result
+    (no copies). All_reduce is elementwise, so the results are bitwise
+    those of the plan without blocks. Anything else is left as it is.
+
+    Example (examples/tp_mlp.mlir, chunks=4):
+    ```mlir
+    %x0 = tessera_graph.slice %x offsets = [0, 0] strides = [1, 1] : tensor<256x512xf32> -> tensor<64x512xf32>
+    %p0 = call @tp_mlp_stage0_rows64(%x0, %w1, %b1, %w2) : (...) -> tensor<64x512xf32>
+    %x1 = tessera_graph.slice %x offsets = [64, 0] ...
+    %p1 = call @tp_mlp_stage0_rows64(%x1, %w1, %b1, %w2) : (...) -> tensor<64x512xf32>
+    %r0 = tessera_graph.all_reduce sum %p0 over @mesh ["tp"] {tessera.stream = 1 : i64} : ...
+    ...
+    %y0 = tessera_graph.concat %r0, %r1, %r2, %r3 dim = 0 : ... -> tensor<256x512xf32>
+    ```
+  }];
+  let options = [
+    Option<"chunks", "chunks", "int64_t", "4", "row blocks per pipelined all_reduce (at most; the largest count <= chunks that divides the rows is used; < 2: off)">,
+  ];
+}
 def Grad : Pass<"tessera-grad", "::mlir::ModuleOp"> {
   let summary = "reverse-mode autodiff: a function's value and its gradients";
   let description = [{

@@ -30,6 +30,9 @@ namespace tessera::graph {
 /// Unit attribute of a plan function; `tessera.mesh` names its mesh.
 constexpr llvm::StringLiteral kSpmdPlanAttr = "tessera.spmd_plan";
 constexpr llvm::StringLiteral kSpmdMeshAttr = "tessera.mesh";
+/// On a collective of a plan: the stream it runs on (0: the program's, 1:
+/// the communication stream; --tessera-overlap-collectives sets 1).
+constexpr llvm::StringLiteral kPlanStreamAttr = "tessera.stream";
 /// The sharding attribute on arguments, results and ops.
 constexpr llvm::StringLiteral kShardingAttr = "tessera_graph.sharding";
 
@@ -53,6 +56,10 @@ struct SpmdValue {
   std::string dtype;               // "f32", "bf16", "i32", ...
   std::vector<int64_t> shape;      // local shape
   int64_t bytes = 0;               // local bytes
+  /// A view (a `slice` of whole rows, or an operand of a `concat` along
+  /// dim 0): the bytes of value `aliasOf` from `byteOffset`; -1: its own.
+  int aliasOf = -1;
+  int64_t byteOffset = 0;
 };
 
 struct SpmdStep {
@@ -68,6 +75,7 @@ struct SpmdStep {
   /// the pass rewrote them so that rank r's part is the r-th contiguous
   /// chunk of the full buffer.
   int64_t count = 0;
+  unsigned stream = 0;             // collectives: kPlanStreamAttr (0 or 1)
   mlir::Operation *op = nullptr;   // the plan op, for diagnostics
 };
 
