@@ -252,6 +252,20 @@ def main():
                          f">= {limit}x raw MPI" if limit else "-",
                          verdict(None if ratio is None else ratio >= limit) if limit else "info"))
 
+    # Issue 16 item 3: an SPMD program plain and with its stage and
+    # all_reduce pipelined on two streams (tessera-mpi-bench --program);
+    # a gain (> 1x) is expected where the collective does not run on the
+    # cores that compute (GPUs, NICs), so it is reported, not judged.
+    for name in sorted(res):
+        if "/overlap" not in name:
+            continue
+        fn, variant, ranks = (name.split("/") + ["", ""])[:3]
+        t = time_ns(res, name)
+        r = time_ns(res, f"{fn}/no_overlap/{ranks}")
+        ratio = r / t if t and r else None
+        rows.append((f"{fn} {variant} ({ranks})", fmt_ns(t), f"{fmt_ns(r)} no overlap",
+                     f"{ratio:.2f}x" if ratio else "n/a", "-", "info"))
+
     cu_time("launch + sync cuda", "launch_roundtrip", 1.1)
     cu_time("launch async cuda (per launch)", "launch_async", None)
     vk_bandwidth("copy cuda h2d pinned 64MiB", "copy/tessera_cuda_h2d_pinned/64MiB",

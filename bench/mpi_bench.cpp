@@ -15,16 +15,26 @@
 //
 // Sizes follow nccl-tests: "16MiB" is the larger buffer of the call (the
 // all_reduce vector, reduce_scatter's input, all_gather's output).
+//
+// With --program=FILE.mlir (an SPMD program whose mesh has one device per
+// process; built with the compiler), also `<function>/no_overlap` and
+// `<function>/overlap<N>`: one Program::Run + synchronize of the program as
+// compiled plainly and with --overlap-chunks N (docs/spmd.md, "Overlap"),
+// and their ratio.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "tessera/mpi.hpp"
+#ifdef TESSERA_MPI_BENCH_PROGRAMS
+#include "tessera/program_compiler.hpp"
+#endif
 
 using namespace tessera;
 
@@ -61,14 +71,19 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
   uint64_t bytes = 16ull << 20;
   int reps = 7, iters = 10;
+  std::string program;
+  int overlap = 4;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--bytes=", 0) == 0) bytes = std::strtoull(a.c_str() + 8, nullptr, 10);
     else if (a.rfind("--repetitions=", 0) == 0) reps = std::atoi(a.c_str() + 14);
     else if (a.rfind("--iterations=", 0) == 0) iters = std::atoi(a.c_str() + 13);
+    else if (a.rfind("--program=", 0) == 0) program = a.substr(10);
+    else if (a.rfind("--overlap-chunks=", 0) == 0) overlap = std::atoi(a.c_str() + 17);
     else {
       if (g_rank == 0)
-        std::fprintf(stderr, "usage: mpirun -np N tessera-mpi-bench [--bytes=16777216] [--repetitions=7] [--iterations=10]\n");
+        std::fprintf(stderr, "usage: mpirun -np N tessera-mpi-bench [--bytes=16777216] [--repetitions=7] [--iterations=10]\n"
+                             "                  [--program=FILE.mlir [--overlap-chunks=4]]\n");
       MPI_Finalize();
       return 1;
     }
@@ -119,6 +134,51 @@ int main(int argc, char** argv) {
                                MPI_FLOAT, MPI_COMM_WORLD) == MPI_SUCCESS;
         }, {}}},
   };
+  // The program plain and overlapped: compiled for this process's device,
+  // created over MPI_COMM_WORLD, arguments filled with small values.
+  std::vector<Program> programs;
+  std::vector<std::vector<KernelArg>> program_args;
+  std::deque<Buffer> program_buffers;  // KernelArgs point at them: never moved
+  if (!program.empty()) {
+#ifdef TESSERA_MPI_BENCH_PROGRAMS
+    auto world = mpi::FromComm(MPI_COMM_WORLD);
+    if (!world.ok()) Die(world.status().ToString());
+    std::vector<Timed> group;
+    for (int chunks : {0, overlap}) {
+      ProgramCompileOptions co;
+      co.overlap_chunks = chunks;
+      auto image = CompileProgramImage(ProgramSource::File(program), co, &dev);
+      if (!image.ok()) Die(image.status().ToString());
+      auto p = Program::Create({dev}, *image, *world);
+      if (!p.ok()) Die(p.status().ToString());
+      std::vector<KernelArg> args;
+      for (const ParamSpec& ps : p->params()) {
+        if (!ps.is_buffer()) Die("--program: " + program + " takes a scalar; pass a program of tensors");
+        auto buf = dev.allocate(ps.bytes);
+        if (!buf.ok()) Die(buf.status().ToString());
+        if (ps.dtype == "f32") {
+          std::vector<float> init(ps.bytes / 4);
+          for (size_t i = 0; i < init.size(); ++i) init[i] = 0.01f * static_cast<float>((i * 7 + g_rank) % 13);
+          if (!copy(*buf, init.data(), ps.bytes).ok()) Die("copy");
+        }
+        program_buffers.push_back(*buf);
+        args.push_back(KernelArg::buffer(program_buffers.back()));
+      }
+      programs.push_back(*p);
+      program_args.push_back(std::move(args));
+      const size_t k = programs.size() - 1;
+      const std::string name = image->function + (chunks ? "/overlap" + std::to_string(chunks) : "/no_overlap") +
+                               "/" + std::to_string(g_size) + "ranks";
+      group.push_back({name, [&, k] {
+                         ok(programs[k].Run(stream, program_args[k]));
+                         return ok(stream.synchronize());
+                       }, {}});
+    }
+    metrics.push_back(std::move(group));
+#else
+    Die("--program: this tessera-mpi-bench was built without the compiler (TESSERA_BUILD_IR=OFF)");
+#endif
+  }
   // Warm-up: every implementation once (first touch, connections).
   for (auto& m : metrics)
     for (auto& t : m) t.run();
@@ -144,8 +204,13 @@ int main(int argc, char** argv) {
     bool first = true;
     for (auto& m : metrics) {
       double raw = 0;
+      // The group's reference: raw MPI for the collectives, the program
+      // without overlap for --program.
+      auto is_reference = [](const std::string& n) {
+        return n.find("/raw_mpi/") != std::string::npos || n.find("/no_overlap/") != std::string::npos;
+      };
       for (auto& t : m)
-        if (t.name.find("/raw_mpi/") != std::string::npos) raw = Median(t.per_call);
+        if (is_reference(t.name)) raw = Median(t.per_call);
       for (auto& t : m) {
         const double med = Median(t.per_call);
         char line[512];
@@ -157,21 +222,30 @@ int main(int argc, char** argv) {
                       static_cast<double>(bytes) / med);
         out += line;
         first = false;
-        if (t.name.find("/raw_mpi/") == std::string::npos) {
+        const bool program_metric = t.name.find("overlap") != std::string::npos;
+        if (!is_reference(t.name)) {
           std::snprintf(line, sizeof line, "%s    \"%s\": %.3f", ratios.empty() ? "" : ",\n", t.name.c_str(), raw / med);
           ratios += line;
-          std::fprintf(stderr, "%-44s %8.3f ms  %7.2f GB/s  %.3fx raw MPI%s\n", t.name.c_str(), med * 1e3,
-                       static_cast<double>(bytes) / med / 1e9, raw / med,
-                       t.name.find("deterministic") == std::string::npos ? (raw / med >= 0.95 ? "  (goal >= 0.95x: met)" : "  (goal >= 0.95x: MISSED)") : "");
+          if (program_metric)
+            std::fprintf(stderr, "%-44s %8.3f ms  %.3fx the run without overlap\n", t.name.c_str(), med * 1e3, raw / med);
+          else
+            std::fprintf(stderr, "%-44s %8.3f ms  %7.2f GB/s  %.3fx raw MPI%s\n", t.name.c_str(), med * 1e3,
+                         static_cast<double>(bytes) / med / 1e9, raw / med,
+                         t.name.find("deterministic") == std::string::npos ? (raw / med >= 0.95 ? "  (goal >= 0.95x: met)" : "  (goal >= 0.95x: MISSED)") : "");
+        } else if (program_metric) {
+          std::fprintf(stderr, "%-44s %8.3f ms\n", t.name.c_str(), med * 1e3);
         } else {
           std::fprintf(stderr, "%-44s %8.3f ms  %7.2f GB/s\n", t.name.c_str(), med * 1e3, static_cast<double>(bytes) / med / 1e9);
         }
       }
     }
-    out += "\n  ],\n  \"ratios_vs_raw_mpi\": {\n" + ratios + "\n  }\n}\n";
+    out += "\n  ],\n  \"ratios_vs_reference\": {\n" + ratios + "\n  }\n}\n";
     std::fputs(out.c_str(), stdout);
   }
   comm = Communicator();
+  programs.clear();
+  program_args.clear();
+  program_buffers.clear();
   MPI_Finalize();
   return 0;
 }
