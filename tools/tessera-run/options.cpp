@@ -66,6 +66,9 @@ Processes (SPMD over MPI, docs/spmd.md "Across processes"):
                          default when launched by mpirun
                          (OMPI_COMM_WORLD_SIZE or PMI_SIZE is set)
   --no-mpi               ignore mpirun: this process runs every device
+  Without MPI (docs/spmd.md "Without MPI"): start N processes any way with
+  TESSERA_COORDINATOR=HOST:PORT (where process 0 listens),
+  TESSERA_NUM_PROCESSES=N and TESSERA_PROCESS_ID=0..N-1; they meet over TCP.
   -h, --help             this text
 
 Environment: TESSERA_BACKEND picks the backend (cpu, vulkan, ...),

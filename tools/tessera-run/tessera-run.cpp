@@ -22,6 +22,7 @@
 #include "tessera/InitAll.h"
 #include "tessera/element_types.hpp"
 #include "tessera/program_compiler.hpp"
+#include "tessera/tcp.hpp"
 #ifdef TESSERA_HAVE_MPI
 #include "tessera/mpi.hpp"
 #endif
@@ -112,11 +113,35 @@ int Run(int argc, char** argv) {
   if (!ParseArgs(argc, argv, &a, &rc)) return rc;
   const bool compiled_file = !EndsWith(a.program, ".mlir");
 
-  // ---- processes: MPI when launched by mpirun (or --mpi)
+  // ---- processes: MPI when launched by mpirun (or --mpi); TCP when the
+  // coordinator variables say so (jax.distributed's three: where process 0
+  // listens, how many, which one this is).
   const int launched = LaunchedProcesses();
   const bool use_mpi = a.mpi == 1 || (a.mpi == -1 && launched > 0);
+  const char* coordinator = std::getenv("TESSERA_COORDINATOR");
   int processes = 1;
-  if (use_mpi) {
+  if (!use_mpi && coordinator && *coordinator) {
+    const char* n = std::getenv("TESSERA_NUM_PROCESSES");
+    const char* id = std::getenv("TESSERA_PROCESS_ID");
+    char* end = nullptr;
+    const long np = n ? std::strtol(n, &end, 10) : 0;
+    const bool np_ok = n && *n && *end == 0;
+    const long me = id ? std::strtol(id, &end, 10) : -1;
+    const bool me_ok = id && *id && *end == 0;
+    if (!np_ok || !me_ok || np < 1 || me < 0 || me >= np)
+      return Fail(kExitBadInput, "TESSERA_COORDINATOR is set: TESSERA_NUM_PROCESSES (N >= 1) and TESSERA_PROCESS_ID "
+                                 "(0..N-1) must be set too, each a whole number (got '" +
+                                     std::string(n ? n : "") + "' and '" + std::string(id ? id : "") + "')");
+    auto where = tcp::UniqueId::FromAddress(coordinator);
+    if (!where.ok()) return Fail(kExitBadInput, "TESSERA_COORDINATOR: " + where.status().message());
+    auto group = tcp::Join(*where, static_cast<int>(np), static_cast<int>(me));
+    if (!group.ok())
+      return Fail(kExitRuntime, "joining the processes at " + std::string(coordinator) + ": " + group.status().ToString());
+    g_processes = *group;
+    g_rank = g_processes->rank();
+    processes = g_processes->size();
+    if (g_rank != 0 && !std::freopen("/dev/null", "w", stdout)) return Fail(kExitRuntime, "cannot silence stdout");
+  } else if (use_mpi) {
 #ifdef TESSERA_HAVE_MPI
     auto world = mpi::World();
     if (!world.ok()) return Fail(kExitRuntime, "starting MPI: " + world.status().ToString());
@@ -147,7 +172,8 @@ int Run(int argc, char** argv) {
   }
   if (processes > 1) {
     if (processes > need)
-      return FailAll(kExitRuntime, "mpirun started " + std::to_string(processes) + " processes, but the program's mesh has " +
+      return FailAll(kExitRuntime, std::string(use_mpi ? "mpirun started " : "TESSERA_NUM_PROCESSES starts ") +
+                                       std::to_string(processes) + " processes, but the program's mesh has " +
                                        std::to_string(need) + " device" + (need == 1 ? "" : "s") + ": start at most " +
                                        std::to_string(need) + " (one process per device, or fewer with several devices each)");
     if (need % processes != 0)
@@ -490,14 +516,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tessera-run: out of host memory (the program's tensors are too large for this machine)\n");
     rc = kExitRuntime;
   }
-#ifdef TESSERA_HAVE_MPI
   if (g_processes) {
     // A failure of this process alone may leave the others waiting in a
-    // collective: end them all (mpirun reports it and exits non-zero).
+    // collective: end them all (MPI: mpirun reports it and exits non-zero;
+    // TCP: this process exits, and the others' calls fail as its
+    // connections close).
     if (rc != kExitOk && !g_consistent_failure) g_processes->Abort(rc);
     g_processes.reset();
+#ifdef TESSERA_HAVE_MPI
     mpi::Finalize();
-  }
 #endif
+  }
   return rc;
 }
