@@ -22,7 +22,7 @@ std::vector<std::string> CompilerPart::Candidates() const {
   return candidates;
 }
 
-const TsCompilerTarget* CompilerPart::Targets(const TsCompilerTarget* table, size_t count) noexcept {
+const TsCompilerTarget* CompilerPart::Targets(const TsCompilerTarget* table, size_t count, size_t* listed) noexcept {
   std::call_once(targets_once_, [&] {
     // The file Load() would open: its size and modification time tell one
     // build from another without loading it.
@@ -32,10 +32,12 @@ const TsCompilerTarget* CompilerPart::Targets(const TsCompilerTarget* table, siz
       build_id_ = std::string(file_) + ":" + id;
       break;
     }
+    if (build_id_.empty()) return;  // no part: nothing to compile with
     targets_.assign(table, table + count);
     for (TsCompilerTarget& t : targets_) t.build_id = build_id_.c_str();
   });
-  return targets_.data();
+  *listed = targets_.size();
+  return targets_.empty() ? nullptr : targets_.data();
 }
 
 TsError* CompilerPart::Load() noexcept {

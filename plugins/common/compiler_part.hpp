@@ -49,8 +49,11 @@ class CompilerPart {
 
   // The plugin's compile targets with build_id set to the part's build (its
   // file's size and modification time, found with stat: nothing is loaded),
-  // for Compiler_GetTargets.  The array lives as long as the plugin.
-  const TsCompilerTarget* Targets(const TsCompilerTarget* table, size_t count) noexcept;
+  // for Compiler_GetTargets; *listed gets their number.  None when the part
+  // is not there (a build without the compiler, a part not installed): a
+  // plugin lists only targets it can compile for.  The array lives as long
+  // as the plugin.
+  const TsCompilerTarget* Targets(const TsCompilerTarget* table, size_t count, size_t* listed) noexcept;
 
  private:
   TsError* Load() noexcept;

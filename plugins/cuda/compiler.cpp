@@ -24,8 +24,9 @@ plugin_support::CompilerPart& Part() {
 }  // namespace
 
 TS_CU_ENTRY(Compiler_GetTargets, TS_COMPILER_GETTARGETS_ARGS_STRUCT_SIZE) {
-  args->targets = Part().Targets(kCompileTargets, kNumCompileTargets);
-  args->num_targets = kNumCompileTargets;
+  size_t listed = 0;
+  args->targets = Part().Targets(kCompileTargets, kNumCompileTargets, &listed);
+  args->num_targets = listed;
   return nullptr;
 }
 
