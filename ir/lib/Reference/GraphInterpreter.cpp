@@ -138,6 +138,27 @@ std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollectiv
       // Exact mode: float -> float casts keep the value (no rounding).
       const bool keep = exact && IsFloatDtype(from) && IsFloatDtype(rt);
       for (int64_t i = 0; i < n; ++i) out.v[i] = keep ? in(0).v[i] : CastValue(in(0).v[i], from, rt);
+    } else if (isa<g::QuantizeOp, g::DequantizeOp>(op)) {
+      // Per element, with its channel's scale: quantize in f32 as defined
+      // (x / s, then trunc(v +- 0.5) saturated to i8 by the cast rule);
+      // dequantize as f32(q) * s (exactly in exact mode).
+      T &x = in(0), &s = in(1);
+      auto axisAttr = op.getAttrOfType<IntegerAttr>("axis");
+      int64_t inner = 1, channels = 1;
+      if (axisAttr) {
+        const int64_t axis = axisAttr.getInt();
+        channels = x.shape[axis];
+        for (size_t d = axis + 1; d < x.shape.size(); ++d) inner *= x.shape[d];
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t c = axisAttr ? (i / inner) % channels : 0;
+        if (isa<g::QuantizeOp>(op)) {
+          const float v = static_cast<float>(x.v[i]) / static_cast<float>(s.v[c]);
+          out.v[i] = CastValue(v >= 0.0f ? v + 0.5f : v - 0.5f, "f32", "i8");
+        } else {
+          out.v[i] = exact ? x.v[i] * s.v[c] : static_cast<double>(static_cast<float>(x.v[i]) * static_cast<float>(s.v[c]));
+        }
+      }
     } else if (auto cmp = dyn_cast<g::CompareOp>(op)) {
       // Exact values (f32, narrow floats and integers are exact doubles):
       // every comparison with a NaN is false but ne (C++ is IEEE here).

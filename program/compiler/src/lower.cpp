@@ -148,6 +148,7 @@ Status LowerStagesToSchedule(ParsedModule& parsed, mlir::ModuleOp staged, const 
     if (std::find(names.begin(), names.end(), s.name) == names.end()) names.push_back(s.name);
   out->module = ModuleOf(staged, names);
   mlir::PassManager pm(&parsed.context());
+  pm.addPass(graph::createLowerQuantization());
   pm.addPass(graph::createLowerLayouts());
   std::unique_ptr<mlir::Pass> gs = graph::createGraphToSchedule();
   const std::string text = target.schedule + (schedule.empty() ? "" : " " + schedule);

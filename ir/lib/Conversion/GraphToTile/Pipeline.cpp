@@ -29,6 +29,7 @@ tessera::graph::GraphToScheduleOptions tessera::conversion::gpuScheduleOptions()
 
 LogicalResult tessera::conversion::buildGpuGraphPipeline(OpPassManager &pm, const std::string &backend,
                                                          const std::string &schedule) {
+  pm.addPass(graph::createLowerQuantization());
   pm.addPass(graph::createLowerLayouts());
   std::unique_ptr<Pass> s = graph::createGraphToSchedule(gpuScheduleOptions());
   if (!schedule.empty() && failed(s->initializeOptions(schedule))) return failure();

@@ -466,3 +466,51 @@ tessera_graph.mesh @mesh axes = ["tp"] shape = [2]
 func.func @no_block_arguments(tensor<8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["tp"], replicate = [], reduce = []>}) {
   return
 }
+
+// -----
+
+func.func @quantize_type(%x: tensor<4x8xf32>, %s: tensor<1xf32>) {
+  // expected-error @+1 {{quantizes f32 to i8, not 'f32' to 'i32'}}
+  %q = tessera_graph.quantize %x, %s : tensor<4x8xf32>, tensor<1xf32> -> tensor<4x8xi32>
+  return
+}
+
+// -----
+
+func.func @quantize_scale_no_axis(%x: tensor<4x8xf32>, %s: tensor<8xf32>) {
+  // expected-error @+1 {{has 8 values: per channel, say along which dim (axis = d)}}
+  %q = tessera_graph.quantize %x, %s : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xi8>
+  return
+}
+
+// -----
+
+func.func @quantize_scale_channels(%x: tensor<4x8xf32>, %s: tensor<8xf32>) {
+  // expected-error @+1 {{per-channel scale has 8 values; dim 0 of the input has 4}}
+  %q = tessera_graph.quantize %x, %s axis = 0 : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xi8>
+  return
+}
+
+// -----
+
+func.func @quantize_axis(%x: tensor<4x8xf32>, %s: tensor<8xf32>) {
+  // expected-error @+1 {{axis 2 out of range for rank 2}}
+  %q = tessera_graph.quantize %x, %s axis = 2 : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xi8>
+  return
+}
+
+// -----
+
+func.func @quantize_scale_type(%x: tensor<4x8xf32>, %s: tensor<1xbf16>) {
+  // expected-error @+1 {{scale must be a tensor<1xf32> (per tensor) or tensor<Cxf32> (per channel)}}
+  %q = tessera_graph.quantize %x, %s : tensor<4x8xf32>, tensor<1xbf16> -> tensor<4x8xi8>
+  return
+}
+
+// -----
+
+func.func @dequantize_type(%q: tensor<4x8xf32>, %s: tensor<1xf32>) {
+  // expected-error @+1 {{dequantizes i8 or i32 to f32}}
+  %y = tessera_graph.dequantize %q, %s : tensor<4x8xf32>, tensor<1xf32> -> tensor<4x8xf32>
+  return
+}

@@ -150,3 +150,20 @@ func.func @compare_select(%x: tensor<4x8xf32>, %r: tensor<8xf32>, %i: tensor<4x8
   %v = tessera_graph.add %z, %f : tensor<4x8xf32>, tensor<4x8xf32>
   return %v, %c6 : tensor<4x8xf32>, tensor<4x8xi1>
 }
+
+// int8 storage: quantize per tensor and per channel, dequantize of i8 and
+// of an i8 x i8 -> i32 matmul's accumulator.
+// CHECK-LABEL: func.func @quantization
+func.func @quantization(%x: tensor<4x8xf32>, %s: tensor<1xf32>, %w: tensor<8x6xf32>, %ws: tensor<6xf32>)
+    -> (tensor<4x8xf32>, tensor<4x6xf32>) {
+  // CHECK: tessera_graph.quantize %{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<1xf32> -> tensor<4x8xi8>
+  %q = tessera_graph.quantize %x, %s : tensor<4x8xf32>, tensor<1xf32> -> tensor<4x8xi8>
+  // CHECK: tessera_graph.quantize %{{.*}}, %{{.*}} axis = 1 : tensor<8x6xf32>, tensor<6xf32> -> tensor<8x6xi8>
+  %w8 = tessera_graph.quantize %w, %ws axis = 1 : tensor<8x6xf32>, tensor<6xf32> -> tensor<8x6xi8>
+  // CHECK: tessera_graph.dequantize %{{.*}}, %{{.*}} : tensor<4x8xi8>, tensor<1xf32> -> tensor<4x8xf32>
+  %d = tessera_graph.dequantize %q, %s : tensor<4x8xi8>, tensor<1xf32> -> tensor<4x8xf32>
+  %acc = tessera_graph.matmul %q, %w8 : tensor<4x8xi8>, tensor<8x6xi8> -> tensor<4x6xi32>
+  // CHECK: tessera_graph.dequantize %{{.*}}, %{{.*}} axis = 1 : tensor<4x6xi32>, tensor<6xf32> -> tensor<4x6xf32>
+  %y = tessera_graph.dequantize %acc, %ws axis = 1 : tensor<4x6xi32>, tensor<6xf32> -> tensor<4x6xf32>
+  return %d, %y : tensor<4x8xf32>, tensor<4x6xf32>
+}

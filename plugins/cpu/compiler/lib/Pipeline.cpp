@@ -15,6 +15,7 @@ using namespace mlir;
 
 LogicalResult tessera::cpu::buildGraphToLoopsPipeline(OpPassManager &pm,
                                                       const GraphPipelineOptions &o) {
+  pm.addPass(graph::createLowerQuantization());
   pm.addPass(graph::createLowerLayouts());
   graph::GraphToScheduleOptions gs;
   gs.tileM = o.tileM;

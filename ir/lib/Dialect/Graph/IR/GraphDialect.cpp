@@ -585,6 +585,50 @@ LogicalResult CastOp::verify() {
   return success();
 }
 
+namespace {
+// The scale of quantize / dequantize: f32, [1] per tensor, or [C] per
+// channel along `axis` (C = the input's size there).
+LogicalResult verifyScale(Operation* op, RankedTensorType in, Value scale, std::optional<int64_t> axis) {
+  auto s = scale.getType().cast<RankedTensorType>();
+  if (!s.getElementType().isF32() || s.getRank() != 1)
+    return op->emitOpError() << "scale must be a tensor<1xf32> (per tensor) or tensor<Cxf32> (per channel), not "
+                             << s;
+  if (!axis) {
+    if (s.getDimSize(0) != 1)
+      return op->emitOpError() << "scale " << s << " has " << s.getDimSize(0)
+                               << " values: per channel, say along which dim (axis = d)";
+    return success();
+  }
+  if (*axis < 0 || *axis >= in.getRank())
+    return op->emitOpError() << "axis " << *axis << " out of range for rank " << in.getRank();
+  if (s.getDimSize(0) != in.getDimSize(*axis))
+    return op->emitOpError() << "per-channel scale has " << s.getDimSize(0) << " values; dim " << *axis
+                             << " of the input has " << in.getDimSize(*axis);
+  return success();
+}
+}  // namespace
+
+LogicalResult QuantizeOp::verify() {
+  auto in = getInput().getType().cast<RankedTensorType>();
+  auto out = getResult().getType().cast<RankedTensorType>();
+  if (!in.getElementType().isF32() || !out.getElementType().isInteger(8))
+    return emitOpError() << "quantizes f32 to i8, not " << in.getElementType() << " to " << out.getElementType();
+  if (in.getShape() != out.getShape()) return emitOpError("cannot change the shape");
+  if (!sameLayout(in, out) || !isRowMajor(in)) return emitOpError("takes and gives row-major tensors");
+  return verifyScale(*this, in, getScale(), getAxis());
+}
+
+LogicalResult DequantizeOp::verify() {
+  auto in = getInput().getType().cast<RankedTensorType>();
+  auto out = getResult().getType().cast<RankedTensorType>();
+  if (!(in.getElementType().isInteger(8) || in.getElementType().isInteger(32)) || !out.getElementType().isF32())
+    return emitOpError() << "dequantizes i8 or i32 to f32, not " << in.getElementType() << " to "
+                         << out.getElementType();
+  if (in.getShape() != out.getShape()) return emitOpError("cannot change the shape");
+  if (!sameLayout(in, out) || !isRowMajor(in)) return emitOpError("takes and gives row-major tensors");
+  return verifyScale(*this, in, getScale(), getAxis());
+}
+
 LogicalResult ReduceOp::verify() {
   auto in = getInput().getType().cast<RankedTensorType>();
   auto out = getResult().getType().cast<RankedTensorType>();

@@ -628,6 +628,50 @@ def Graph_ArgmaxOp : Graph_Op<"argmax", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Graph_QuantizeOp : Graph_Op<"quantize", [Pure]> {
+  let summary = "f32 -> i8 storage with an f32 scale, per tensor or per channel";
+  let description = [{
+    `q = saturate(round(x / scale))`: the quotient in f32, rounded half
+    away from zero as `trunc(v + 0.5)` for `v >= 0` and `trunc(v - 0.5)`
+    otherwise (in f32), saturated to [-128, 127]; NaN gives 0 (as `cast`).
+    `scale` is `tensor<1xf32>` (per tensor), or with `axis = d` a
+    `tensor<Cxf32>` with C the input's size along dim d (per channel: the
+    weight's output channels). Every backend runs it as that composition
+    of Graph ops (`--tessera-lower-quantization`), so the bits are the
+    same everywhere.
+
+    Example:
+    ```mlir
+    %q = tessera_graph.quantize %x, %s : tensor<64x128xf32>, tensor<1xf32> -> tensor<64x128xi8>
+    %w8 = tessera_graph.quantize %w, %ws axis = 1 : tensor<128x32xf32>, tensor<32xf32> -> tensor<128x32xi8>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, Graph_Tensor:$scale, OptionalAttr<I64Attr>:$axis);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input `,` $scale (`axis` `=` $axis^)? attr-dict `:` type($input) `,` type($scale) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Graph_DequantizeOp : Graph_Op<"dequantize", [Pure]> {
+  let summary = "i8 (or the i32 of an int8 matmul) -> f32 times an f32 scale";
+  let description = [{
+    `y = f32(q) * scale`, with `scale` per tensor (`tensor<1xf32>`) or per
+    channel (`axis = d`, `tensor<Cxf32>`) as for `quantize`. The input is
+    i8 storage, or the i32 accumulator of an `i8 x i8 -> i32` matmul with
+    the product of the two scales.
+
+    Example:
+    ```mlir
+    %acc = tessera_graph.matmul %q, %w8 : tensor<64x128xi8>, tensor<128x32xi8> -> tensor<64x32xi32>
+    %y = tessera_graph.dequantize %acc, %s_xw axis = 1 : tensor<64x32xi32>, tensor<32xf32> -> tensor<64x32xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, Graph_Tensor:$scale, OptionalAttr<I64Attr>:$axis);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input `,` $scale (`axis` `=` $axis^)? attr-dict `:` type($input) `,` type($scale) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Graph_ConvertLayoutOp : Graph_Op<"convert_layout", [Pure]> {
   let summary = "change the physical layout of a tensor";
   let description = [{

@@ -15,6 +15,18 @@ def LowerLayouts : Pass<"tessera-lower-layouts", "::mlir::ModuleOp"> {
   }];
 }
 
+def LowerQuantization : Pass<"tessera-lower-quantization", "::mlir::ModuleOp"> {
+  let summary = "quantize / dequantize as the elementwise Graph ops they are defined as";
+  let description = [{
+    `quantize(x, s)` becomes `cast<i8>(v >= 0 ? v + 0.5 : v - 0.5)` with
+    `v = x / s`, and `dequantize(q, s)` becomes `cast<f32>(q) * s`; a
+    per-channel scale is reshaped to broadcast along its axis. Every
+    backend's pipeline runs this first, so the fusion pass puts them into
+    the neighbouring kernels and every backend computes the same bits.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def GraphToSchedule : Pass<"tessera-graph-to-schedule", "::mlir::ModuleOp"> {
   let summary = "group Graph ops into scheduled tiles: the fusion and tiling decisions";
   let description = [{
