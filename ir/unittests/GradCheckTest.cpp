@@ -492,6 +492,29 @@ func.func @loss(
 })");
 }
 
+TEST_F(SpmdGradCheckTest, MaxAndMinCollectives) {
+  // all_reduce and reduce_scatter max / min: the cotangent goes to the rank
+  // holding the extremum (each device's x and z are its own).
+  CheckSpmd(R"(
+tessera_graph.mesh @mesh axes = ["tp"] shape = [3]
+func.func @loss(
+    %x: tensor<2x4xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["tp", ""], replicate = [], reduce = []>},
+    %z: tensor<6x2xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["", ""], replicate = [], reduce = ["tp"]>}) -> tensor<1x1xf32> {
+  %m = tessera_graph.all_reduce max %x over @mesh ["tp"] : tensor<2x4xf32> -> tensor<2x4xf32>
+  %n = tessera_graph.all_reduce min %x over @mesh ["tp"] : tensor<2x4xf32> -> tensor<2x4xf32>
+  %mn = tessera_graph.mul %m, %n : tensor<2x4xf32>, tensor<2x4xf32>
+  %s1 = tessera_graph.reduce sum %mn dims = [0, 1] order = pairwise : tensor<2x4xf32> -> tensor<1x1xf32>
+  %zm = tessera_graph.reduce_scatter max %z over @mesh ["tp"] dim = 0 : tensor<6x2xf32> -> tensor<2x2xf32>
+  %zn = tessera_graph.reduce_scatter min %z over @mesh ["tp"] dim = 0 : tensor<6x2xf32> -> tensor<2x2xf32>
+  %zz = tessera_graph.mul %zm, %zn : tensor<2x2xf32>, tensor<2x2xf32>
+  %e = tessera_graph.exp %zz : tensor<2x2xf32>
+  %s2 = tessera_graph.reduce sum %e dims = [0, 1] order = pairwise : tensor<2x2xf32> -> tensor<1x1xf32>
+  %s2r = tessera_graph.all_reduce sum %s2 over @mesh ["tp"] : tensor<1x1xf32> -> tensor<1x1xf32>
+  %l = tessera_graph.add %s1, %s2r : tensor<1x1xf32>, tensor<1x1xf32>
+  return %l : tensor<1x1xf32>
+})");
+}
+
 // Bad input: each is an error that names what is wrong.
 class GradErrorTest : public GradCheckTest {
  protected:
@@ -539,15 +562,16 @@ func.func @g(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
 TEST_F(GradErrorTest, OpWithoutRuleNamesOpAndLocation) {
   std::string text = R"(
 tessera_graph.mesh @mesh axes = ["x"] shape = [2]
-func.func @g(%x: tensor<4xf32>) -> tensor<1xf32> {
-  %b = tessera_graph.all_reduce max %x over @mesh ["x"] : tensor<4xf32> -> tensor<4xf32>
+func.func @g(%x: tensor<4xf32>, %s: tensor<1xf32>) -> tensor<1xf32> {
+  %q = tessera_graph.quantize %x, %s : tensor<4xf32>, tensor<1xf32> -> tensor<4xi8>
+  %b = tessera_graph.dequantize %q, %s : tensor<4xi8>, tensor<1xf32> -> tensor<4xf32>
   %l = tessera_graph.reduce sum %b dims = [0] order = pairwise : tensor<4xf32> -> tensor<1xf32>
   return %l : tensor<1xf32>
 })";
-  std::string d = Error(text, "g", {0});
-  EXPECT_NE(d.find("tessera_graph.all_reduce"), std::string::npos) << d;
+  std::string d = Error(text, "g", {1});
+  EXPECT_NE(d.find("tessera_graph.dequantize"), std::string::npos) << d;
   EXPECT_NE(d.find("has no VJP rule"), std::string::npos) << d;
-  EXPECT_NE(d.find(":4:"), std::string::npos) << d;  // the broadcast's line
+  EXPECT_NE(d.find(":5:"), std::string::npos) << d;  // the dequantize's line
 }
 
 TEST_F(GradErrorTest, CustomVjpWithWrongSignatureNamesBoth) {

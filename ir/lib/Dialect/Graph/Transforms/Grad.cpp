@@ -133,14 +133,29 @@ LogicalResult Sweep::collective(Operation* op, const Cotangent& dy, SmallVectorI
   for (const std::string& a : dy.partial) (axes.count(a) ? inside : outside).insert(a);
   Type inType = gb_.cotangentType(op->getOperand(0));
   auto opAxes = op->getAttrOfType<ArrayAttr>("axes");
+  // max / min over the group: the cotangent goes to the ranks whose x is
+  // the extremum, shared equally among ties (as reduce max does within a
+  // tensor): dx = dY * [x == y] / (how many ranks hold y), with dY the whole
+  // cotangent of y and the count an all_reduce sum of the hits.
+  auto toExtremum = [&](Value x, Value y, Value whole) {
+    Value hit = gb_.compare(ComparePredicate::eq, x, y);
+    const auto shape = grad::GradBuilder::shapeOf(x);
+    Value ones = gb_.select(hit, gb_.splat(shape, 1.0), gb_.splat(shape, 0.0));
+    Value count = b_.create<AllReduceOp>(gb_.loc(), ones.getType(), ones, mesh_.getSymName(), opAxes, ReduceKind::sum);
+    return gb_.div(gb_.mul(whole, ones), count);
+  };
   if (auto ar = dyn_cast<AllReduceOp>(op)) {
-    if (ar.getKind() != ReduceKind::sum) {
-      op->emitOpError() << "has no VJP rule for `" << stringifyReduceKind(ar.getKind())
-                        << "` (only all_reduce sum is differentiable)";
+    if (ar.getKind() == ReduceKind::mean) {
+      op->emitOpError() << "has no VJP rule for `mean`";
       return failure();
     }
-    // y = sum of the group's x: each x gets the whole of dy.
-    out[0] = {allReduce(dy.value, inside), outside};
+    Value whole = allReduce(dy.value, inside);
+    if (ar.getKind() == ReduceKind::sum) {
+      // y = sum of the group's x: each x gets the whole of dy.
+      out[0] = {whole, outside};
+      return success();
+    }
+    out[0] = {toExtremum(gb_.primal(ar.getInput()), gb_.primal(ar.getResult()), whole), outside};
     return success();
   }
   if (auto ag = dyn_cast<AllGatherOp>(op)) {
@@ -158,13 +173,21 @@ LogicalResult Sweep::collective(Operation* op, const Cotangent& dy, SmallVectorI
     return success();
   }
   if (auto rs = dyn_cast<ReduceScatterOp>(op)) {
-    if (rs.getKind() != ReduceKind::sum) {
-      op->emitOpError() << "has no VJP rule for `" << stringifyReduceKind(rs.getKind())
-                        << "` (only reduce_scatter sum is differentiable)";
+    if (rs.getKind() == ReduceKind::mean) {
+      op->emitOpError() << "has no VJP rule for `mean`";
       return failure();
     }
     Value whole = allReduce(dy.value, inside);
-    out[0] = {b_.create<AllGatherOp>(gb_.loc(), inType, whole, mesh_.getSymName(), opAxes, rs.getDim()), outside};
+    Value gathered = b_.create<AllGatherOp>(gb_.loc(), inType, whole, mesh_.getSymName(), opAxes, rs.getDim());
+    if (rs.getKind() == ReduceKind::sum) {
+      out[0] = {gathered, outside};
+      return success();
+    }
+    // max / min: every rank's part of the result, gathered, tells each x
+    // element whether it is its block's extremum.
+    Value y = b_.create<AllGatherOp>(gb_.loc(), inType, gb_.primal(rs.getResult()), mesh_.getSymName(), opAxes,
+                                     rs.getDim());
+    out[0] = {toExtremum(gb_.primal(rs.getInput()), y, gathered), outside};
     return success();
   }
   if (auto bc = dyn_cast<BroadcastOp>(op)) {
