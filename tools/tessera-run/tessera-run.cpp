@@ -355,6 +355,9 @@ int Run(int argc, char** argv) {
   std::vector<StateUpdate> updates;
   if (std::string e = FindStateUpdates(source ? *source : mlir::ModuleOp(), im.function, params, &updates); !e.empty())
     return Fail(kExitBadInput, e);
+  int step_ok = -1;  // the param of the result marked tessera.step_ok
+  if (std::string e = FindStepOk(source ? *source : mlir::ModuleOp(), im.function, params, &step_ok); !e.empty())
+    return Fail(kExitBadInput, e);
 
   // ---- device buffers and streams
   std::vector<std::vector<Buffer>> buffers(L, std::vector<Buffer>(params.size()));
@@ -437,10 +440,24 @@ int Run(int argc, char** argv) {
 
   // ---- warm-up, then timed iterations (a training program: each run is
   // a step; its updates feed the next, and its loss is printed)
-  int step = 1;
+  int step = 1, skipped = 0;
   auto next = [&]() -> bool {
     if (updates.empty()) return true;
-    if (Status st = ApplyStateUpdates(updates, params, buffers, streams); !st.ok()) {
+    // A step whose tessera.step_ok result is false keeps the old state
+    // (every device holds the same flag: the gradient's all-reduced one).
+    bool ok = true;
+    if (step_ok >= 0) {
+      unsigned char flag = 0;
+      if (Status st = copy(&flag, buffers[0][static_cast<size_t>(step_ok)], 1); !st.ok()) {
+        std::fprintf(stderr, "tessera-run: %s\n", st.ToString().c_str());
+        return false;
+      }
+      ok = flag != 0;
+    }
+    if (!ok) {
+      ++skipped;
+      if (g_rank == 0) std::printf("step %d: skipped (tessera.step_ok is false: non-finite gradients)\n", step);
+    } else if (Status st = ApplyStateUpdates(updates, params, buffers, streams); !st.ok()) {
       std::fprintf(stderr, "tessera-run: %s\n", st.ToString().c_str());
       return false;
     }
@@ -463,6 +480,9 @@ int Run(int argc, char** argv) {
   for (int it = 0; it < a.iterations; ++it)
     if (!once() || !next()) return kExitRuntime;
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count() / a.iterations;
+  if (skipped > 0 && g_rank == 0)
+    std::printf("skipped %d of %d steps (tessera.step_ok false: their updates were not applied)\n", skipped,
+                1 + a.warmup + a.iterations);
   std::printf("time: %.3f ms per iteration over %d iterations after %d warm-up (%zu launch%s, %zu device%s, %s%s)", ms,
               a.iterations, a.warmup, launches, launches == 1 ? "" : "es", P, P == 1 ? "" : "s", rt->backend().c_str(),
               processes > 1 ? (", " + std::to_string(processes) + " processes, rank 0's time").c_str() : "");

@@ -38,6 +38,27 @@ std::string FindStateUpdates(mlir::ModuleOp source, const std::string& function,
   return "";
 }
 
+std::string FindStepOk(mlir::ModuleOp source, const std::string& function, const std::vector<ParamSpec>& params,
+                       int* param) {
+  *param = -1;
+  if (!source) return "";
+  auto fn = source.lookupSymbol<mlir::func::FuncOp>(function);
+  if (!fn) return "";
+  for (unsigned r = 0; r < fn.getNumResults(); ++r) {
+    if (!fn.getResultAttr(r, kStepOkAttr)) continue;
+    auto t = fn.getResultTypes()[r].dyn_cast<mlir::RankedTensorType>();
+    if (!t || !t.getElementType().isInteger(1) || t.getNumElements() != 1)
+      return "result " + std::to_string(r) + " of " + function + " is marked " + kStepOkAttr +
+             ": it must be a tensor<1xi1> (true: apply the step's updates)";
+    if (*param >= 0) return std::string("two results of ") + function + " are marked " + kStepOkAttr;
+    const size_t rp = fn.getNumArguments() + r;
+    if (rp >= params.size() || params[rp].role != ParamRole::kOutput)
+      return "the compiled " + function + " does not have the parameters its source declares (recompile it)";
+    *param = static_cast<int>(rp);
+  }
+  return "";
+}
+
 Status ApplyStateUpdates(const std::vector<StateUpdate>& updates, const std::vector<ParamSpec>& params,
                          std::vector<std::vector<Buffer>>& buffers, std::vector<Stream>& streams) {
   for (size_t d = 0; d < buffers.size(); ++d) {

@@ -16,6 +16,10 @@ namespace tessera::run {
 
 // The result attribute that names the argument a result replaces.
 constexpr const char* kUpdateAttr = "tessera.update";
+// The result attribute of a tensor<1xi1> that says whether the step's
+// updates apply (false: the step is skipped, e.g. gradients that
+// overflowed under a loss scale; docs/autodiff.md).
+constexpr const char* kStepOkAttr = "tessera.step_ok";
 
 struct StateUpdate {
   size_t result_param = 0;  // index into the image's params
@@ -28,6 +32,12 @@ struct StateUpdate {
 // what is wrong.
 std::string FindStateUpdates(mlir::ModuleOp source, const std::string& function,
                              const std::vector<ParamSpec>& params, std::vector<StateUpdate>* out);
+
+// The param of the result of `function` marked `tessera.step_ok` into
+// *param (-1: none). Returns "" or what is wrong (a mark on a result that is
+// not tensor<1xi1>, two marks).
+std::string FindStepOk(mlir::ModuleOp source, const std::string& function, const std::vector<ParamSpec>& params,
+                       int* param);
 
 // Copies each update's result buffer into its argument's buffer, on every
 // local device (ordered on its stream).

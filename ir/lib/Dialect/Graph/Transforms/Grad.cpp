@@ -23,6 +23,7 @@
 #include "tessera/Dialect/Graph/Transforms/Grad.h"
 
 #include <cmath>
+#include <numeric>
 #include <set>
 
 #include "GradBuilder.h"
@@ -74,7 +75,7 @@ class Sweep {
  public:
   Sweep(func::FuncOp fn, MeshOp mesh, OpBuilder& b) : fn_(fn), mesh_(mesh), b_(b), gb_(b) {}
 
-  LogicalResult run(ArrayRef<unsigned> wrt, SmallVectorImpl<Value>& grads, double lossScale);
+  LogicalResult run(ArrayRef<unsigned> wrt, SmallVectorImpl<Value>& grads, double lossScale, Value* finite);
 
  private:
   Value allReduce(Value v, const AxisSet& axes);
@@ -208,7 +209,7 @@ LogicalResult Sweep::collective(Operation* op, const Cotangent& dy, SmallVectorI
   return failure();
 }
 
-LogicalResult Sweep::run(ArrayRef<unsigned> wrt, SmallVectorImpl<Value>& grads, double lossScale) {
+LogicalResult Sweep::run(ArrayRef<unsigned> wrt, SmallVectorImpl<Value>& grads, double lossScale, Value* finite) {
   Block& body = fn_.getBody().front();
   Operation* ret = body.getTerminator();
   // Forward: which values vary over which mesh axes, which are active
@@ -272,12 +273,32 @@ LogicalResult Sweep::run(ArrayRef<unsigned> wrt, SmallVectorImpl<Value>& grads, 
     }
   }
   gb_.setLoc(fn_.getLoc());
+  // Overflow detection: g - g is 0 where g is finite and NaN where it is
+  // inf or NaN; their sums over every gradient (and every device) are 0
+  // exactly when all are finite.
+  Value bad = finite ? gb_.splat({1}, 0.0) : Value();
   for (unsigned i : wrt) {
     Value arg = fn_.getArgument(i);
     auto it = cot_.find(arg);
     Value g = it == cot_.end() ? gb_.zerosLike(arg) : materialize(it->second);
     if (lossScale != 1.0) g = gb_.scale(g, 1.0 / lossScale);  // the scale removed, in f32
+    if (finite) {
+      const auto shape = grad::GradBuilder::shapeOf(g);
+      SmallVector<int64_t> all(shape.size());
+      std::iota(all.begin(), all.end(), 0);
+      Value nan = gb_.sub(g, g);
+      Value sum = all.empty() ? nan : gb_.reduce(ReduceKind::sum, nan, all, /*keep=*/true);
+      bad = gb_.add(bad, gb_.reshape(sum, {1}));
+    }
     grads.push_back(gb_.castTo(g, arg.getType()));
+  }
+  if (finite) {
+    if (mesh_) {
+      AxisSet every;
+      for (Attribute a : mesh_.getAxes()) every.insert(a.cast<StringAttr>().str());
+      bad = allReduce(bad, every);
+    }
+    *finite = gb_.compare(ComparePredicate::eq, bad, gb_.splat({1}, 0.0));
   }
   return success();
 }
@@ -347,13 +368,15 @@ FailureOr<func::FuncOp> buildGradient(func::FuncOp fn, ArrayRef<unsigned> wrt, S
   for (Operation& op : g.getBody().front().without_terminator()) forward.insert(&op);
   if (!(options.lossScale > 0) || !std::isfinite(options.lossScale))
     return fn.emitOpError() << "loss scale " << options.lossScale << " must be a positive finite number", failure();
-  if (failed(sweep.run(wrt, grads, options.lossScale))) {
+  Value finite;
+  if (failed(sweep.run(wrt, grads, options.lossScale, options.finiteFlag ? &finite : nullptr))) {
     g.erase();
     return failure();
   }
   Operation* ret = g.getBody().front().getTerminator();
   SmallVector<Value> results(ret->getOperands());
   for (auto [k, i] : llvm::enumerate(wrt)) results.push_back(grads[k]);
+  if (finite) results.push_back(finite);
   ret->setOperands(results);
   // The rules build every operand's cotangent; drop those nobody reads
   // (inactive operands, the seed of an empty `wrt`).
@@ -386,6 +409,7 @@ FailureOr<func::FuncOp> buildGradient(func::FuncOp fn, ArrayRef<unsigned> wrt, S
     if (auto s = fn.getArgAttr(i, kShardingAttr)) attrs.push_back(b.getNamedAttr(kShardingAttr, s));
     resultAttrs.push_back(b.getDictionaryAttr(attrs));
   }
+  if (finite) resultAttrs.push_back(b.getDictionaryAttr({}));
   SmallVector<Type> types;
   for (Value v : results) types.push_back(v.getType());
   g.setType(FunctionType::get(g.getContext(), g.getArgumentTypes(), types));
@@ -433,6 +457,12 @@ LogicalResult expandGradients(ModuleOp module) {
       if (!f) return decl.emitOpError() << "`" << kLossScaleAttr.str() << "` must be a float (1024.0)";
       options.lossScale = f.getValueAsDouble();
     }
+    // A last result of tensor<1xi1> beyond the gradients asks for the
+    // finite flag.
+    if (decl.getNumResults() == fn.getNumResults() + wrt.size() + 1) {
+      auto last = decl.getResultTypes().back().dyn_cast<RankedTensorType>();
+      options.finiteFlag = last && last.getElementType().isInteger(1) && last.getShape() == ArrayRef<int64_t>{1};
+    }
     FailureOr<func::FuncOp> g = buildGradient(fn, wrt, (decl.getName() + "__built").str(), options);
     if (failed(g)) return decl.emitOpError() << "cannot be built (see the error above)";
     if (g->getFunctionType() != decl.getFunctionType()) {
@@ -440,7 +470,8 @@ LogicalResult expandGradients(ModuleOp module) {
       g->erase();
       return decl.emitOpError() << "is declared " << decl.getFunctionType() << "; the gradient of @"
                                 << fn.getName() << " with respect to the arguments listed is " << want
-                                << " (its results, then one gradient per argument in `wrt`)";
+                                << " (its results, then one gradient per argument in `wrt`, then optionally "
+                                   "tensor<1xi1>: every gradient finite)";
     }
     decl.getBody().takeBody(g->getBody());
     // The forward's argument attributes (shardings) and the gradient's
@@ -515,6 +546,7 @@ struct GradPass : impl::GradBase<GradPass> {
     }
     GradientOptions options;
     options.lossScale = lossScale;
+    options.finiteFlag = finiteFlag;
     if (failed(buildGradient(fn, args, name, options))) signalPassFailure();
   }
 };

@@ -53,6 +53,12 @@ struct GradientOptions {
   /// keep every cotangent in f32, where scaling changes nothing but the
   /// last bits). A power of two keeps it exact.
   double lossScale = 1.0;
+  /// Add a last result, tensor<1xi1>: true when every gradient is finite
+  /// (no inf, no NaN: what an overflow under a loss scale makes), the same
+  /// on every device of an SPMD program. A training step returns it marked
+  /// `tessera.step_ok` so that its updates are skipped when it is false
+  /// (docs/autodiff.md). A declaration asks for it with that last result.
+  bool finiteFlag = false;
 };
 
 /// Builds `name` (a new public function next to `fn`): fn's arguments ->

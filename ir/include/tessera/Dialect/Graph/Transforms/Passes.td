@@ -179,6 +179,7 @@ def Grad : Pass<"tessera-grad", "::mlir::ModuleOp"> {
     ListOption<"wrt", "wrt", "unsigned", "the arguments to differentiate with respect to (0-based)">,
     Option<"gradName", "name", "std::string", "\"\"", "the new function's name (default <function>_grad)">,
     Option<"lossScale", "loss-scale", "double", "1.0", "the loss's cotangent; every gradient is divided by it at the end (mixed-precision loss scaling)">,
+    Option<"finiteFlag", "finite-flag", "bool", "false", "add a last result, tensor<1xi1>: every gradient is finite (overflow detection for loss scaling)">,
   ];
 }
 def ShardPropagation : Pass<"tessera-shard-propagation", "::mlir::ModuleOp"> {
