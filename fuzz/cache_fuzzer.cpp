@@ -73,6 +73,9 @@ void ProgramFile(std::string bytes, bool fix) {
   }
   auto image = ProgramImage::Deserialize(bytes, "fuzz.tsprog");
   if (!image.ok()) return;
+  // What Program::Create checks before it touches a device (steps,
+  // views, streams): an error or a device-count error, never a crash.
+  (void)Program::Create({}, *image);
   const std::string again = image->Serialize();
   auto reread = ProgramImage::Deserialize(again, "again.tsprog");
   if (!reread.ok()) fuzz::Fail("a written program image does not read back: " + reread.status().ToString());

@@ -7,6 +7,7 @@
 //
 // A thin main over libtessera_compiler (CompileProgramImage, EmitProgram).
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -40,6 +41,8 @@ Options:
   --schedule "OPTIONS"   --tessera-graph-to-schedule options over the
                          target's schedule
   --compile-option N=V   an option of the target's compiler (repeatable)
+  --overlap-chunks N     SPMD: pipeline a stage and its all_reduce in N row
+                         blocks on two streams (docs/spmd.md "Overlap")
   --list-targets         every target of every plugin found, and exit
   -h, --help             this text
 
@@ -112,14 +115,20 @@ int main(int argc, char** argv) {
     } else if (s == "--list-targets") {
       return ListTargets();
     } else if (s == "--target" || s == "-o" || s == "--emit" || s == "--function" || s == "--schedule" ||
-               s == "--compile-option") {
+               s == "--compile-option" || s == "--overlap-chunks") {
       if (!(v = value())) return Fail(1, s + " needs a value (tessera-compile --help)");
       if (s == "--target") options.target = v;
       else if (s == "-o") output = v;
       else if (s == "--emit") emit = v;
       else if (s == "--function") options.function = v;
       else if (s == "--schedule") options.schedule = v;
-      else {
+      else if (s == "--overlap-chunks") {
+        char* end = nullptr;
+        const long n = std::strtol(v, &end, 10);
+        if (end == v || *end != 0 || n < 0 || n > 4096)
+          return Fail(1, "--overlap-chunks " + std::string(v) + ": a count from 0 to 4096");
+        options.overlap_chunks = n;
+      } else {
         std::string text = v;
         size_t eq = text.find('=');
         if (eq == std::string::npos || eq == 0) return Fail(1, "--compile-option " + text + ": write NAME=VALUE");
