@@ -175,21 +175,22 @@ void BindProgram(py::module_& m) {
   m.def(
       "compile_program",
       [](const std::string& source, bool is_path, const std::vector<Device>& devices, const std::string& function,
-         const std::string& schedule, const std::string& name) -> Program {
+         const std::string& schedule, const std::string& name, int64_t overlap_chunks) -> Program {
 #ifdef TESSERA_PYTHON_HAS_COMPILER
         ProgramSource src = SourceOf(source, is_path, name);
         ProgramCompileOptions options;
         options.function = function;
         options.schedule = schedule;
+        options.overlap_chunks = overlap_chunks;
         py::gil_scoped_release release;
         return Unwrap(CompileProgram(devices, src, options));
 #else
-        (void)source, (void)is_path, (void)devices, (void)function, (void)schedule, (void)name;
+        (void)source, (void)is_path, (void)devices, (void)function, (void)schedule, (void)name, (void)overlap_chunks;
         NoCompiler();
 #endif
       },
       py::arg("source"), py::arg("is_path"), py::arg("devices"), py::arg("function") = "",
-      py::arg("schedule") = "", py::arg("name") = "");
+      py::arg("schedule") = "", py::arg("name") = "", py::arg("overlap_chunks") = 0);
   m.def(
       "autotune",
       [](const std::string& source, bool is_path, const Device& device, const std::string& function,

@@ -174,7 +174,8 @@ class CompiledProgram:
         self.program.run([stream], [list(args)], list(grid or ()))
 
 
-def compile(source, device=None, mesh=None, function=None, schedule=None, in_specs=None, out_specs=None):
+def compile(source, device=None, mesh=None, function=None, schedule=None, in_specs=None, out_specs=None,
+            overlap_chunks=0):
     """Compiles a Tessera program for a device (or a mesh) and loads it.
 
     source: a path (str or os.PathLike; a .mlir, or a .tsp compiled ahead
@@ -185,7 +186,10 @@ def compile(source, device=None, mesh=None, function=None, schedule=None, in_spe
     function or kernel to run when the module has several.  schedule:
     --tessera-graph-to-schedule options ("tile-m=64").  in_specs /
     out_specs: the shardings the caller expects (dist.ShardSpec per input /
-    output), checked against the program's.
+    output), checked against the program's.  overlap_chunks: an SPMD
+    program's stage and its all_reduce pipelined in that many row blocks,
+    each block's all_reduce on a communication stream while the next
+    computes (docs/spmd.md, "Overlap"); the same results, bit for bit.
     """
     is_path = _is_path(source)
     text = os.fspath(source) if is_path else source
@@ -205,7 +209,8 @@ def compile(source, device=None, mesh=None, function=None, schedule=None, in_spe
     if is_path and text.endswith(".tsp"):
         program = _tessera.load_program(devices, text)
     else:
-        program = _tessera.compile_program(text, is_path, devices, function or "", schedule or "")
+        program = _tessera.compile_program(text, is_path, devices, function or "", schedule or "", "",
+                                           int(overlap_chunks))
     compiled = CompiledProgram(program, mesh)
     if mesh is not None and program.mesh_axes and (
             list(program.mesh_axes) != list(mesh.axis_names) or list(program.mesh_shape) != list(mesh.shape)):
