@@ -37,6 +37,26 @@ class Events : public CtsTest {
   static uint64_t ReadTimestamp(const uint64_t* slot) {
     return __atomic_load_n(slot, __ATOMIC_ACQUIRE);
   }
+  // Two non-blocking streams: the gate queued on *a, *e recorded after it,
+  // and *b waiting for *e (b's work is held behind the closed gate).
+  Status WaitBehindGate(HostGate& gate, Stream* a, Stream* b, Event* e) {
+    StatusOr<Kernel> k = kernel("gate");
+    if (!k.ok()) return k.status();
+    TESSERA_RETURN_IF_ERROR(gate.Init(device()));
+    StreamOptions nb;
+    nb.non_blocking = true;
+    auto sa = device().create_stream(nb), sb = device().create_stream(nb);
+    auto ev = device().create_event(TS_EVENT_DISABLE_TIMING);
+    if (!sa.ok()) return sa.status();
+    if (!sb.ok()) return sb.status();
+    if (!ev.ok()) return ev.status();
+    *a = *sa;
+    *b = *sb;
+    *e = *ev;
+    TESSERA_RETURN_IF_ERROR(gate.Queue(*a, *k));
+    TESSERA_RETURN_IF_ERROR(a->record(*e));
+    return b->wait(*e);
+  }
   Status CopyWord(const Stream& s, const Buffer& dst, const Buffer& src) {
     StatusOr<Kernel> k = kernel("copy_u32");
     if (!k.ok()) return k.status();
@@ -112,17 +132,10 @@ TEST_F(Events, WaitDoesNotBlockTheHost) {
 // collective provider synchronizes it and then reads the data.)
 TEST_F(Events, AWaitAtTheEndOfAStreamIsPartOfItsWork) {
   CTS_REQUIRE_GATE();
-  CTS_ASSERT_OK_AND_ASSIGN(Kernel gate_kernel, kernel("gate"));
   HostGate gate;
-  CTS_ASSERT_OK(gate.Init(device()));
-  StreamOptions nb;
-  nb.non_blocking = true;
-  CTS_ASSERT_OK_AND_ASSIGN(Stream a, device().create_stream(nb));
-  CTS_ASSERT_OK_AND_ASSIGN(Stream b, device().create_stream(nb));
-  CTS_ASSERT_OK_AND_ASSIGN(Event e, device().create_event(TS_EVENT_DISABLE_TIMING));
-  CTS_ASSERT_OK(gate.Queue(a, gate_kernel));
-  CTS_ASSERT_OK(a.record(e));
-  CTS_ASSERT_OK(b.wait(e));
+  Stream a, b;
+  Event e;
+  CTS_ASSERT_OK(WaitBehindGate(gate, &a, &b, &e));
   CTS_ASSERT_OK_AND_ASSIGN(bool idle, b.query());
   EXPECT_FALSE(idle) << "a stream whose last operation waits for a pending event says it is idle";
   std::thread opener([&] {
@@ -311,17 +324,10 @@ TEST_F(Events, WriteTimestampWaitsForTheWorkBeforeIt) {
 TEST_F(Events, WriteTimestampIncludesAWaitBeforeIt) {
   CTS_REQUIRE(TimestampsProvided(), "entry point Stream_WriteTimestamp");
   CTS_REQUIRE_GATE();
-  CTS_ASSERT_OK_AND_ASSIGN(Kernel gate_kernel, kernel("gate"));
   HostGate gate;
-  CTS_ASSERT_OK(gate.Init(device()));
-  StreamOptions nb;
-  nb.non_blocking = true;
-  CTS_ASSERT_OK_AND_ASSIGN(Stream a, device().create_stream(nb));
-  CTS_ASSERT_OK_AND_ASSIGN(Stream b, device().create_stream(nb));
-  CTS_ASSERT_OK_AND_ASSIGN(Event e, device().create_event(TS_EVENT_DISABLE_TIMING));
-  CTS_ASSERT_OK(gate.Queue(a, gate_kernel));
-  CTS_ASSERT_OK(a.record(e));
-  CTS_ASSERT_OK(b.wait(e));
+  Stream a, b;
+  Event e;
+  CTS_ASSERT_OK(WaitBehindGate(gate, &a, &b, &e));
   uint64_t slot = 0;
   ASSERT_EQ(WriteTimestamp(b, &slot), "");
   std::this_thread::sleep_for(std::chrono::milliseconds(10));

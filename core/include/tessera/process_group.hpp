@@ -11,6 +11,7 @@
 #define TESSERA_PROCESS_GROUP_HPP_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -80,6 +81,33 @@ struct ProcessCollectives {
 inline ProcessCollectives ProcessCollectivesFor(const std::string& plugin) {
   return {"mpi", plugin == "cpu" ? "host memory in place" : "staged through host memory"};
 }
+
+// ---- for implementations of ProcessGroup and CollectiveProvider
+
+// The processes a communicator of `rank_process` spans, ascending, after
+// the checks every ProcessGroup::CreateCommunicator makes: each process is
+// in a group of `group_size`, and process `me` holds as many ranks as it
+// passes devices (`local_devices`).
+StatusOr<std::vector<int>> CommunicatorProcesses(const std::vector<uint32_t>& rank_process, int group_size,
+                                                 int me, size_t local_devices);
+
+// Host memory for a collective's buffers on this process: each buffer in
+// place where the host addresses it (the cpu plugin's), else a staged copy
+// (read from the device for a send; written back by WriteBack for a recv).
+// send[i] is null where needs_send(i) is false (a broadcast's non-roots).
+class HostViews {
+ public:
+  static StatusOr<HostViews> Take(const CollectiveRequest& q, uint64_t send_bytes, uint64_t recv_bytes,
+                                  const std::function<bool(size_t)>& needs_send);
+  // Copies the staged results into their buffers (in place ones need
+  // nothing).
+  Status WriteBack(const CollectiveRequest& q, uint64_t recv_bytes) const;
+  std::vector<const uint8_t*> send;
+  std::vector<uint8_t*> recv;
+
+ private:
+  std::vector<std::vector<uint8_t>> staged_send_, staged_recv_;
+};
 
 }  // namespace tessera
 

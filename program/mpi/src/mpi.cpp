@@ -256,28 +256,12 @@ Status MpiProvider::Run(const CollectiveRequest& q) {
   for (const Stream& s : *q.streams) TESSERA_RETURN_IF_ERROR(s.synchronize());
   // Host views of this process's buffers: in place when the host can
   // address them, else staged.
-  std::vector<const uint8_t*> sp(L, nullptr);
-  std::vector<uint8_t*> rp(L, nullptr);
-  std::vector<std::vector<uint8_t>> staged_send(L), staged_recv(L);
-  for (size_t i = 0; i < L; ++i) {
-    const uint32_t rank = proc_ranks_[static_cast<size_t>(me_)][i];
-    if (q.op != TS_COLLECTIVE_BROADCAST || rank == q.root) {
-      const MemoryRef& ref = (*q.send)[i];
-      if (void* h = ref.buffer->host_pointer()) {
-        sp[i] = static_cast<const uint8_t*>(h) + ref.offset;
-      } else {
-        staged_send[i].resize(send_bytes);
-        TESSERA_RETURN_IF_ERROR(copy(staged_send[i].data(), ref, send_bytes));
-        sp[i] = staged_send[i].data();
-      }
-    }
-    if (void* h = (*q.recv)[i].buffer->host_pointer()) {
-      rp[i] = static_cast<uint8_t*>(h) + (*q.recv)[i].offset;
-    } else {
-      staged_recv[i].resize(recv_bytes);
-      rp[i] = staged_recv[i].data();
-    }
-  }
+  auto views = HostViews::Take(q, send_bytes, recv_bytes, [&](size_t i) {
+    return q.op != TS_COLLECTIVE_BROADCAST || proc_ranks_[static_cast<size_t>(me_)][i] == q.root;
+  });
+  if (!views.ok()) return views.status();
+  std::vector<const uint8_t*>& sp = views->send;
+  std::vector<uint8_t*>& rp = views->recv;
   // A send that overlaps a receive of this process is copied first (MPI
   // forbids aliasing outside MPI_IN_PLACE).
   std::vector<std::vector<uint8_t>> copies(L);
@@ -351,9 +335,7 @@ Status MpiProvider::Run(const CollectiveRequest& q) {
     }
   }
   if (!st.ok()) return st;
-  for (size_t i = 0; i < L; ++i)
-    if (!staged_recv[i].empty()) TESSERA_RETURN_IF_ERROR(copy((*q.recv)[i], staged_recv[i].data(), recv_bytes));
-  return Status::Ok();
+  return views->WriteBack(q, recv_bytes);
 }
 
 Status MpiProvider::Gather(const CollectiveRequest& q, const std::vector<const uint8_t*>& sp,
@@ -507,20 +489,9 @@ class MpiGroup final : public ProcessGroup {
 StatusOr<Communicator> MpiGroup::CreateCommunicator(const std::vector<uint32_t>& rank_process,
                                                     const std::vector<Device>& local_devices) {
   std::lock_guard<std::mutex> lock(Mu());
-  std::vector<int> procs;
-  size_t local = 0;
-  for (uint32_t p : rank_process) {
-    if (p >= static_cast<uint32_t>(size_))
-      return Status(StatusCode::kInvalidArgument, "CreateCommunicator: process " + std::to_string(p) +
-                                                      " is not in a group of " + std::to_string(size_));
-    if (std::find(procs.begin(), procs.end(), static_cast<int>(p)) == procs.end()) procs.push_back(static_cast<int>(p));
-    local += p == static_cast<uint32_t>(rank_);
-  }
-  std::sort(procs.begin(), procs.end());
-  if (local == 0 || local != local_devices.size())
-    return Status(StatusCode::kInvalidArgument,
-                  "CreateCommunicator: process " + std::to_string(rank_) + " holds " + std::to_string(local) +
-                      " of the ranks but passes " + std::to_string(local_devices.size()) + " devices");
+  auto checked = CommunicatorProcesses(rank_process, size_, rank_, local_devices.size());
+  if (!checked.ok()) return checked.status();
+  const std::vector<int>& procs = *checked;
   MPI_Group world, sub;
   MPI_Comm comm = MPI_COMM_NULL;
   TS_MPI(MPI_Comm_group(comm_, &world));

@@ -134,20 +134,9 @@ StatusOr<net::Fd> TcpGroup::AcceptMember(const std::string& key, int proc, net::
 StatusOr<Communicator> TcpGroup::CreateCommunicator(const std::vector<uint32_t>& rank_process,
                                                     const std::vector<Device>& local_devices) {
   std::lock_guard<std::mutex> lock(mu_);
-  std::vector<int> procs;
-  size_t local = 0;
-  for (uint32_t p : rank_process) {
-    if (p >= static_cast<uint32_t>(size_))
-      return Status(StatusCode::kInvalidArgument, "CreateCommunicator: process " + std::to_string(p) +
-                                                      " is not in a group of " + std::to_string(size_));
-    if (std::find(procs.begin(), procs.end(), static_cast<int>(p)) == procs.end()) procs.push_back(static_cast<int>(p));
-    local += p == static_cast<uint32_t>(rank_);
-  }
-  std::sort(procs.begin(), procs.end());
-  if (local == 0 || local != local_devices.size())
-    return Status(StatusCode::kInvalidArgument,
-                  "CreateCommunicator: process " + std::to_string(rank_) + " holds " + std::to_string(local) +
-                      " of the ranks but passes " + std::to_string(local_devices.size()) + " devices");
+  auto checked = CommunicatorProcesses(rank_process, size_, rank_, local_devices.size());
+  if (!checked.ok()) return checked.status();
+  const std::vector<int>& procs = *checked;
   std::string key;
   for (int p : procs) key += std::to_string(p) + ",";
   key += "#" + std::to_string(made_[procs]++);

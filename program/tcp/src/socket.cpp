@@ -99,10 +99,12 @@ StatusOr<Fd> Accept(const Fd& listener, Deadline deadline, const std::string& wa
   for (;;) {
     // Up to a second at a time, so that a watched process that is gone is
     // noticed while nobody connects.
+    // A connection already waiting is taken first: its process may have
+    // finished and closed its other connections since it connected.
     const Deadline step = std::min(deadline, Clock::now() + std::chrono::seconds(1));
     Status ready = WaitReady(listener.get(), POLLIN, step, "waiting for " + waiting_for);
-    TESSERA_RETURN_IF_ERROR(CheckWatched(watch));
     if (!ready.ok()) {
+      TESSERA_RETURN_IF_ERROR(CheckWatched(watch));
       if (Clock::now() >= deadline) return ready;
       continue;
     }
@@ -121,7 +123,6 @@ StatusOr<Fd> Connect(const std::string& host, int port, Deadline deadline, const
   auto addr = Address(host, port);
   if (!addr.ok()) return addr.status();
   for (;;) {
-    TESSERA_RETURN_IF_ERROR(CheckWatched(watch));
     Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (!fd.valid()) return Status(StatusCode::kInternal, Errno("socket"));
     if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&*addr), sizeof *addr) == 0) {
@@ -133,6 +134,7 @@ StatusOr<Fd> Connect(const std::string& host, int port, Deadline deadline, const
     // deadline.
     if (errno != ECONNREFUSED && errno != EINTR && errno != ETIMEDOUT && errno != EAGAIN)
       return Status(StatusCode::kUnavailable, Errno("connecting to " + host + ":" + std::to_string(port)));
+    TESSERA_RETURN_IF_ERROR(CheckWatched(watch));  // the peer is gone: no use waiting
     if (Clock::now() >= deadline)
       return Status(StatusCode::kDeadlineExceeded,
                     "nobody listened on " + host + ":" + std::to_string(port) +

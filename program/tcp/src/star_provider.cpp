@@ -130,28 +130,11 @@ Status StarProvider::Exchange(const CollectiveRequest& q, net::Deadline dl) {
   const auto& my_ranks = ranks_of_[Position(star_.me)];
   for (const Stream& s : *q.streams) TESSERA_RETURN_IF_ERROR(s.synchronize());
   // Host views: in place when the host addresses the buffer, else staged.
-  std::vector<const uint8_t*> sp(L, nullptr);
-  std::vector<uint8_t*> rp(L, nullptr);
-  std::vector<std::vector<uint8_t>> staged_send(L), staged_recv(L);
-  for (size_t i = 0; i < L; ++i) {
-    if (q.op != TS_COLLECTIVE_BROADCAST || my_ranks[i] == q.root) {
-      const MemoryRef& ref = (*q.send)[i];
-      if (void* h = ref.buffer->host_pointer()) {
-        sp[i] = static_cast<const uint8_t*>(h) + ref.offset;
-      } else {
-        staged_send[i].resize(send_bytes);
-        TESSERA_RETURN_IF_ERROR(copy(staged_send[i].data(), ref, send_bytes));
-        sp[i] = staged_send[i].data();
-      }
-    }
-    const MemoryRef& out = (*q.recv)[i];
-    if (void* h = out.buffer->host_pointer()) {
-      rp[i] = static_cast<uint8_t*>(h) + out.offset;
-    } else {
-      staged_recv[i].resize(recv_bytes);
-      rp[i] = staged_recv[i].data();
-    }
-  }
+  auto views = HostViews::Take(q, send_bytes, recv_bytes,
+                               [&](size_t i) { return q.op != TS_COLLECTIVE_BROADCAST || my_ranks[i] == q.root; });
+  if (!views.ok()) return views.status();
+  const std::vector<const uint8_t*>& sp = views->send;
+  const std::vector<uint8_t*>& rp = views->recv;
   TESSERA_RETURN_IF_ERROR(Agree(q, dl));
   const int root_proc = q.op == TS_COLLECTIVE_BROADCAST ? static_cast<int>(rank_process_[q.root]) : -1;
   // What process `position` sends the hub: its ranks' sends one after the
@@ -236,9 +219,7 @@ Status StarProvider::Exchange(const CollectiveRequest& q, net::Deadline dl) {
     for (size_t i = 0; i < L; ++i)
       std::memcpy(rp[i], q.op == TS_COLLECTIVE_REDUCE_SCATTER ? result.data() + i * bytes : result.data(), recv_bytes);
   }
-  for (size_t i = 0; i < L; ++i)
-    if (!staged_recv[i].empty()) TESSERA_RETURN_IF_ERROR(copy((*q.recv)[i], staged_recv[i].data(), recv_bytes));
-  return Status::Ok();
+  return views->WriteBack(q, recv_bytes);
 }
 
 }  // namespace
