@@ -139,7 +139,17 @@ TsError* CompilerPart::CompileWithDefaults(
 
 TsError* CompilerPart::Destroy(TsCompilation_Destroy_Args* args) noexcept {
   if (args->compilation == nullptr) return nullptr;
-  if (TsError* e = Load()) return e;
+  // Without a part nothing was ever compiled: any handle is someone else's.
+  if (TsError* e = Load()) {
+    TsError_Destroy_Args drop{};
+    drop.struct_size = TS_ERROR_DESTROY_ARGS_STRUCT_SIZE;
+    drop.error = e;
+    Error_Destroy(&drop);
+    return errorf(TS_ERROR_INVALID_HANDLE,
+                  "%s: Compilation_Destroy: %p is not a compilation of this plugin (its compiler part %s is not "
+                  "there, so it never compiled anything)",
+                  plugin_, static_cast<void*>(args->compilation), file_);
+  }
   return Forward(api_->Compilation_Destroy(args));
 }
 
