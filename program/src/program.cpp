@@ -152,13 +152,12 @@ struct Access {
   bool write;
 };
 
-std::vector<Access> AccessesOf(const ProgramImage& im, const PlanStep& s) {
+// `impl`'s value_root / value_offset: every view resolved (Program::Create).
+std::vector<Access> AccessesOf(const ProgramImage& im, const detail::ProgramImpl& impl, const PlanStep& s) {
   std::vector<Access> out;
   auto add = [&](uint32_t v, uint64_t bytes, bool write) {
-    uint32_t root = 0;
-    uint64_t off = 0;
-    detail::ResolveView(im, v, &root, &off);  // CheckImage accepted every view
-    out.push_back({root, off, off + bytes, write});
+    const uint64_t off = impl.value_offset[v];
+    out.push_back({impl.value_root[v], off, off + bytes, write});
   };
   if (s.kind == PlanStep::kLaunch) {
     const KernelSignature* sig = nullptr;
@@ -180,11 +179,11 @@ std::vector<Access> AccessesOf(const ProgramImage& im, const PlanStep& s) {
 // of the other stream whose bytes overlap this one's with a write on either
 // side (stream order covers everything before it).  Empty when every step
 // is on the caller's stream.
-std::vector<detail::StepOrder> OrderSteps(const ProgramImage& im) {
+std::vector<detail::StepOrder> OrderSteps(const ProgramImage& im, const detail::ProgramImpl& impl) {
   if (std::none_of(im.steps.begin(), im.steps.end(), [](const PlanStep& s) { return s.stream != 0; })) return {};
   std::vector<detail::StepOrder> order(im.steps.size());
   std::vector<std::vector<Access>> acc;
-  for (const PlanStep& s : im.steps) acc.push_back(AccessesOf(im, s));
+  for (const PlanStep& s : im.steps) acc.push_back(AccessesOf(im, impl, s));
   for (size_t n = 0; n < im.steps.size(); ++n) {
     for (size_t p = n; p-- > 0;) {
       if (im.steps[p].stream == im.steps[n].stream) continue;
@@ -241,14 +240,14 @@ StatusOr<Program> Program::Create(const std::vector<Device>& devices, ProgramIma
   impl->devices = devices;
   impl->first_device = first;
   impl->processes = processes;
-  impl->order = OrderSteps(image);
   for (uint32_t v = 0; v < image.values.size(); ++v) {
     uint32_t root = v;
     uint64_t off = 0;
-    detail::ResolveView(image, v, &root, &off);
+    detail::ResolveView(image, v, &root, &off);  // CheckImage accepted every view
     impl->value_root.push_back(root);
     impl->value_offset.push_back(off);
   }
+  impl->order = OrderSteps(image, *impl);
   impl->value_param.assign(image.values.size(), -1);
   for (size_t i = 0; i < image.params.size(); ++i)
     if (image.param_values[i] >= 0) impl->value_param[image.param_values[i]] = static_cast<int32_t>(i);

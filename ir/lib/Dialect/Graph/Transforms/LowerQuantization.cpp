@@ -51,8 +51,9 @@ struct LowerQuantizationPass : tessera::graph::impl::LowerQuantizationBase<Lower
       Value s = broadcastableScale(b, loc, q.getScale(), q.getAxis(), in);
       Value v = b.create<DivOp>(loc, f32, q.getInput(), s);
       Value nonneg = b.create<CompareOp>(loc, i1, ComparePredicate::ge, v, splat(b, loc, 0.0f));
-      Value up = b.create<AddOp>(loc, f32, v, splat(b, loc, 0.5f));
-      Value down = b.create<SubOp>(loc, f32, v, splat(b, loc, 0.5f));
+      Value half = splat(b, loc, 0.5f);
+      Value up = b.create<AddOp>(loc, f32, v, half);
+      Value down = b.create<SubOp>(loc, f32, v, half);
       Value r = b.create<SelectOp>(loc, f32, nonneg, up, down);
       q.replaceAllUsesWith(b.create<CastOp>(loc, q.getResult().getType(), r).getResult());
       q.erase();
