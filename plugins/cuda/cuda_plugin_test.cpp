@@ -6,11 +6,13 @@
 // so the file runs unchanged on a GPU machine.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cubin.hpp"
@@ -412,6 +414,74 @@ TEST_F(CudaTest, AsyncCopiesWithPinnedMemoryAndEvents) {
   EXPECT_EQ(Event::elapsed_ms(*start, *untimed).status().code(),
             StatusCode::kFailedPrecondition);
   CU_ASSERT_OK(rt_.pinned_free(p));
+}
+
+// Stream_WriteTimestamp on CUDA is a timing event the plugin turns into a
+// host time when completion is observed (timestamp.cpp).  What the
+// conformance suite does not ask but the trace relies on: a new point
+// writes the completed points before it, the points of a destroyed stream
+// are written by a device-wide synchronize, and an event recorded after a
+// point writes it when the event is synchronized.
+TEST_F(CudaTest, TimestampsAreWrittenWhereCompletionIsObserved) {
+  const TsPluginApi* api = rt_.plugin_api();
+  ASSERT_NE(api->Stream_WriteTimestamp, nullptr);
+  auto write = [&](const Stream& s, uint64_t* slot) {
+    TsStream_WriteTimestamp_Args a{};
+    a.struct_size = TS_STREAM_WRITETIMESTAMP_ARGS_STRUCT_SIZE;
+    a.stream = s.raw();
+    a.timestamp_ns = slot;
+    TsError* e = api->Stream_WriteTimestamp(&a);
+    std::string m;
+    if (e) {
+      TsError_Message_Args ma{TS_ERROR_MESSAGE_ARGS_STRUCT_SIZE, nullptr, e, nullptr, 0};
+      api->Error_Message(&ma);
+      m.assign(ma.message, ma.message_size);
+      TsError_Destroy_Args da{TS_ERROR_DESTROY_ARGS_STRUCT_SIZE, nullptr, e};
+      api->Error_Destroy(&da);
+    }
+    return m;
+  };
+  auto read = [](const uint64_t* slot) { return __atomic_load_n(slot, __ATOMIC_ACQUIRE); };
+  auto s = dev_.create_stream();
+  CU_ASSERT_OK(s);
+  uint64_t first = 0, second = 0;
+  ASSERT_EQ(write(*s, &first), "");
+  // The stream is idle: the point completes at once on the device.
+  for (int i = 0; i < 200 && !read(&second); ++i) {
+    ASSERT_EQ(write(*s, &second), "");  // writes `first` once it completed
+    if (read(&first)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_NE(read(&first), 0u) << "a later point did not write a completed one";
+  CU_ASSERT_OK(s->synchronize());
+  EXPECT_NE(read(&second), 0u);
+  EXPECT_LE(read(&first), read(&second));
+
+  // A destroyed stream's point: written by Device_Synchronize.
+  uint64_t orphan = 0;
+  {
+    auto gone = dev_.create_stream();
+    CU_ASSERT_OK(gone);
+    ASSERT_EQ(write(*gone, &orphan), "");
+  }
+  CU_ASSERT_OK(dev_.synchronize());
+  EXPECT_NE(read(&orphan), 0u) << "the point of a destroyed stream was never written";
+
+  // An event recorded after a point: synchronizing it writes the point.
+  uint64_t before_event = 0;
+  auto ev = dev_.create_event();
+  CU_ASSERT_OK(ev);
+  ASSERT_EQ(write(*s, &before_event), "");
+  CU_ASSERT_OK(s->record(*ev));
+  CU_ASSERT_OK(ev->synchronize());
+  EXPECT_NE(read(&before_event), 0u);
+  // Over a second later a point still lands after the earlier ones: the
+  // calibration is renewed without moving the clock backwards.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  uint64_t later = 0;
+  ASSERT_EQ(write(*s, &later), "");
+  CU_ASSERT_OK(s->synchronize());
+  EXPECT_GE(read(&later), read(&before_event) + 1000000000ull - 1000000ull);
 }
 
 TEST_F(CudaTest, StreamPrioritiesAreAccepted) {

@@ -60,6 +60,7 @@ TsError* create_device(TsClient* client, int ordinal, std::unique_ptr<TsDevice>*
 }  // namespace tessera::cuda
 
 TsDevice::~TsDevice() {
+  if (ctx && fn) tessera::cuda::release_device_timestamps(this);
   if (default_stream) {
     default_stream->magic = tessera::cuda::kMagicDead;
     delete default_stream;
@@ -215,6 +216,7 @@ TsError* synchronize_device(TsDevice* dev) {
   TS_CU_RETURN_IF_ERROR(bind(dev));
   if (dev->capturing.load(std::memory_order_acquire) == 0) {
     TS_CU_CALL(dev, dev->fn->cuCtxSynchronize(), "cuCtxSynchronize");
+    flush_device_timestamps(dev);
     return nullptr;
   }
   // A stream of the device captures: CUDA refuses to synchronize it (and
@@ -231,6 +233,7 @@ TsError* synchronize_device(TsDevice* dev) {
   if (dev->capturing_blocking.load(std::memory_order_acquire) == 0)
     TS_CU_CALL(dev, dev->fn->cuStreamSynchronize(CU_STREAM_LEGACY),
                "cuStreamSynchronize(default stream)");
+  flush_device_timestamps(dev);
   return nullptr;
 }
 

@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -74,6 +75,28 @@ struct CaptureSession {
   bool ended = false;
 };
 
+// Stream_WriteTimestamp (timestamp.cpp).  A point in a stream is a timing
+// event recorded there; once it completes, its time on the device's event
+// clock becomes host CLOCK_MONOTONIC through a calibration event whose host
+// time is known (ClockBase), and is stored into the caller's memory.
+struct ClockBase {
+  const CudaFns* fn = nullptr;
+  CUevent event = nullptr;  // recorded and completed
+  uint64_t host_ns = 0;     // host steady-clock time of its completion
+  ~ClockBase();
+};
+struct PendingStamp {
+  CUevent event = nullptr;
+  uint64_t* out = nullptr;  // the caller's; written once with release
+  std::shared_ptr<ClockBase> base;
+};
+// The points of one stream in stream order.  Its own lock: a stream's
+// points are recorded and written without touching any other lock.
+struct StampQueue {
+  std::mutex mu;
+  std::deque<PendingStamp> pending;
+};
+
 // Frees an error the plugin does not hand on.
 inline void destroy_error(TsError* e) {
   TsError_Destroy_Args a{TS_ERROR_DESTROY_ARGS_STRUCT_SIZE, nullptr, e};
@@ -129,6 +152,13 @@ struct TsDevice {
   // read without it as a hint).  A blocking one forbids the legacy stream.
   std::atomic<int> capturing{0};
   std::atomic<int> capturing_blocking{0};
+  // Timestamps (timestamp.cpp).  clock_mu guards the calibration, its
+  // stream and the spare timing events; never held with a StampQueue's lock.
+  std::mutex clock_mu;
+  std::shared_ptr<tessera::cuda::ClockBase> clock_base;
+  CUstream clock_stream = nullptr;  // non-blocking, for calibration only
+  std::vector<CUevent> spare_stamp_events;
+  tessera::cuda::StampQueue orphan_stamps;  // points of destroyed streams
   ~TsDevice();
 };
 
@@ -142,6 +172,7 @@ struct TsStream {
   int cuda_priority = 0;
   // The capture this stream records into (guarded by client->capture_mu).
   std::shared_ptr<tessera::cuda::CaptureSession> capture;
+  tessera::cuda::StampQueue stamps;  // Stream_WriteTimestamp points
 };
 
 struct TsBuffer {
@@ -261,6 +292,24 @@ TsError* refuse_if_capturing(TsStream* s, const char* what);
 // CUDA's legacy default stream (synchronous copies) would invalidate it.
 TsError* refuse_sync_while_capturing(TsDevice* dev, const char* what);
 
+// ---- timestamp.cpp
+// Records a point on `s` whose completion time goes to *out (the checks of
+// Stream_WriteTimestamp done by the caller).
+TsError* record_timestamp(TsStream* s, uint64_t* out);
+// FAILED_PRECONDITION when `s` cannot take a timestamp now (capturing).
+TsError* refuse_timestamp(TsStream* s, const char* what);
+// Writes the times of the points of `s` (of every stream of `dev`) that
+// have completed, in stream order.  Called wherever the ABI lets a caller
+// observe completion: Stream_Synchronize, Stream_Query idle,
+// Device_Synchronize, Event_Synchronize / Event_Query complete; and by each
+// new point, so that a long queue is written as it drains.
+void flush_timestamps(TsStream* s);
+void flush_device_timestamps(TsDevice* dev);
+// Stream_Destroy: the stream's points still pending move to the device.
+void orphan_timestamps(TsStream* s);
+// ~TsDevice: the spare events, the calibration and the orphans.
+void release_device_timestamps(TsDevice* dev);
+
 // ---- graph.cpp (capture bookkeeping)
 // Notes that the operation just issued to `s` uses the object behind
 // `token`, when `s` captures; describe() gives the text for the message.
@@ -281,6 +330,7 @@ extern const size_t kNumClientOptions;
 
 // ---- entry points (one TsError* Name(TsName_Args*) per table slot)
 TS_PLUGIN_DECLARE_ENTRIES()
+TsError* Stream_WriteTimestamp(TsStream_WriteTimestamp_Args* args) noexcept;  // MINOR 3
 
 template <class Describe>
 void capture_note(TsStream* s, const std::weak_ptr<const void>& token, Describe&& describe) {

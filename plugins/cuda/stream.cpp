@@ -66,6 +66,7 @@ TS_CU_ENTRY(Stream_Destroy, TS_STREAM_DESTROY_ARGS_STRUCT_SIZE) {
   TS_CU_RETURN_IF_ERROR(bind(dev));
   // Returns at once; queued work still runs (cuStreamDestroy semantics).
   TS_CU_CALL(dev, dev->fn->cuStreamDestroy(s->stream), "cuStreamDestroy");
+  orphan_timestamps(s);  // written by the device's later synchronizes
   {
     std::lock_guard<std::mutex> lk(dev->mu);
     dev->streams.erase(s);
@@ -83,6 +84,9 @@ TS_CU_ENTRY(Stream_Synchronize, TS_STREAM_SYNCHRONIZE_ARGS_STRUCT_SIZE) {
     TS_CU_RETURN_IF_ERROR(refuse_sync_while_capturing(s->device, "synchronizing the default stream"));
   TS_CU_RETURN_IF_ERROR(bind(s->device));
   TS_CU_CALL(s->device, s->device->fn->cuStreamSynchronize(s->stream), "cuStreamSynchronize");
+  // The legacy stream waited for every blocking stream too.
+  if (s->is_default) flush_device_timestamps(s->device);
+  else flush_timestamps(s);
   return nullptr;
 }
 
@@ -96,6 +100,7 @@ TS_CU_ENTRY(Stream_Query, TS_STREAM_QUERY_ARGS_STRUCT_SIZE) {
   CUresult r = s->device->fn->cuStreamQuery(s->stream);
   if (r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY) {
     args->idle = r == CUDA_SUCCESS ? 1 : 0;
+    if (args->idle) flush_timestamps(s);
     return nullptr;
   }
   return dev_error(s->device, r, "cuStreamQuery");
