@@ -418,8 +418,8 @@ TEST_F(CudaTest, AsyncCopiesWithPinnedMemoryAndEvents) {
 
 // Stream_WriteTimestamp on CUDA is a timing event the plugin turns into a
 // host time when completion is observed (timestamp.cpp).  What the
-// conformance suite does not ask but the trace relies on: a new point
-// writes the completed points before it, the points of a destroyed stream
+// conformance suite does not ask but the trace relies on: once 32 points
+// wait, a new point writes the completed ones before it, the points of a destroyed stream
 // are written by a device-wide synchronize, and an event recorded after a
 // point writes it when the event is synchronized.
 TEST_F(CudaTest, TimestampsAreWrittenWhereCompletionIsObserved) {
@@ -444,18 +444,24 @@ TEST_F(CudaTest, TimestampsAreWrittenWhereCompletionIsObserved) {
   auto read = [](const uint64_t* slot) { return __atomic_load_n(slot, __ATOMIC_ACQUIRE); };
   auto s = dev_.create_stream();
   CU_ASSERT_OK(s);
-  uint64_t first = 0, second = 0;
-  ASSERT_EQ(write(*s, &first), "");
-  // The stream is idle: the point completes at once on the device.
-  for (int i = 0; i < 200 && !read(&second); ++i) {
-    ASSERT_EQ(write(*s, &second), "");  // writes `first` once it completed
-    if (read(&first)) break;
+  // Points on an idle stream complete at once on the device; once enough
+  // wait (timestamp.cpp: 32), a new point writes the completed ones.
+  std::vector<uint64_t> slots(200, 0);
+  ASSERT_EQ(write(*s, &slots[0]), "");
+  size_t written_after = 0;
+  for (size_t i = 1; i < slots.size() && !read(&slots[0]); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ASSERT_EQ(write(*s, &slots[i]), "");
+    written_after = i;
   }
-  EXPECT_NE(read(&first), 0u) << "a later point did not write a completed one";
+  EXPECT_NE(read(&slots[0]), 0u) << "later points did not write a completed one";
+  EXPECT_LE(written_after, 40u) << "the queue was not drained once 32 points waited";
   CU_ASSERT_OK(s->synchronize());
-  EXPECT_NE(read(&second), 0u);
-  EXPECT_LE(read(&first), read(&second));
+  for (size_t i = 1; i <= written_after; ++i) {
+    ASSERT_NE(read(&slots[i]), 0u) << i;
+    EXPECT_LE(read(&slots[i - 1]), read(&slots[i])) << i;
+  }
+  const uint64_t& second = slots[written_after];
 
   // A destroyed stream's point: written by Device_Synchronize.
   uint64_t orphan = 0;
@@ -482,6 +488,7 @@ TEST_F(CudaTest, TimestampsAreWrittenWhereCompletionIsObserved) {
   ASSERT_EQ(write(*s, &later), "");
   CU_ASSERT_OK(s->synchronize());
   EXPECT_GE(read(&later), read(&before_event) + 1000000000ull - 1000000ull);
+  EXPECT_GE(read(&before_event), read(&second));
 }
 
 TEST_F(CudaTest, StreamPrioritiesAreAccepted) {

@@ -216,7 +216,7 @@ TsError* synchronize_device(TsDevice* dev) {
   TS_CU_RETURN_IF_ERROR(bind(dev));
   if (dev->capturing.load(std::memory_order_acquire) == 0) {
     TS_CU_CALL(dev, dev->fn->cuCtxSynchronize(), "cuCtxSynchronize");
-    flush_device_timestamps(dev);
+    flush_device_timestamps(dev, true);
     return nullptr;
   }
   // A stream of the device captures: CUDA refuses to synchronize it (and
@@ -233,7 +233,7 @@ TsError* synchronize_device(TsDevice* dev) {
   if (dev->capturing_blocking.load(std::memory_order_acquire) == 0)
     TS_CU_CALL(dev, dev->fn->cuStreamSynchronize(CU_STREAM_LEGACY),
                "cuStreamSynchronize(default stream)");
-  flush_device_timestamps(dev);
+  flush_device_timestamps(dev, false);  // capturing streams were not waited for
   return nullptr;
 }
 

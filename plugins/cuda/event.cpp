@@ -73,7 +73,7 @@ TS_CU_ENTRY(Event_Query, TS_EVENT_QUERY_ARGS_STRUCT_SIZE) {
   if (r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY) {
     args->complete = r == CUDA_SUCCESS ? 1 : 0;
     // The points recorded before it on its stream are complete too.
-    if (args->complete) flush_device_timestamps(ev->device);
+    if (args->complete) flush_device_timestamps(ev->device, false);
     return nullptr;
   }
   return dev_error(ev->device, r, "cuEventQuery");
@@ -84,7 +84,7 @@ TS_CU_ENTRY(Event_Synchronize, TS_EVENT_SYNCHRONIZE_ARGS_STRUCT_SIZE) {
   TsEvent* ev = args->event;
   TS_CU_RETURN_IF_ERROR(bind(ev->device));
   TS_CU_CALL(ev->device, ev->device->fn->cuEventSynchronize(ev->event), "cuEventSynchronize");
-  flush_device_timestamps(ev->device);
+  flush_device_timestamps(ev->device, false);
   return nullptr;
 }
 

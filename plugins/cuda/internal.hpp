@@ -301,10 +301,11 @@ TsError* refuse_timestamp(TsStream* s, const char* what);
 // Writes the times of the points of `s` (of every stream of `dev`) that
 // have completed, in stream order.  Called wherever the ABI lets a caller
 // observe completion: Stream_Synchronize, Stream_Query idle,
-// Device_Synchronize, Event_Synchronize / Event_Query complete; and by each
-// new point, so that a long queue is written as it drains.
-void flush_timestamps(TsStream* s);
-void flush_device_timestamps(TsDevice* dev);
+// Device_Synchronize, Event_Synchronize / Event_Query complete.
+// `synchronized`: the caller waited for all of that work (cuStreamSynchronize,
+// cuCtxSynchronize), so no point is queried.
+void flush_timestamps(TsStream* s, bool synchronized);
+void flush_device_timestamps(TsDevice* dev, bool synchronized);
 // Stream_Destroy: the stream's points still pending move to the device.
 void orphan_timestamps(TsStream* s);
 // ~TsDevice: the spare events, the calibration and the orphans.

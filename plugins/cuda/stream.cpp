@@ -85,8 +85,12 @@ TS_CU_ENTRY(Stream_Synchronize, TS_STREAM_SYNCHRONIZE_ARGS_STRUCT_SIZE) {
   TS_CU_RETURN_IF_ERROR(bind(s->device));
   TS_CU_CALL(s->device, s->device->fn->cuStreamSynchronize(s->stream), "cuStreamSynchronize");
   // The legacy stream waited for every blocking stream too.
-  if (s->is_default) flush_device_timestamps(s->device);
-  else flush_timestamps(s);
+  if (s->is_default) {
+    flush_timestamps(s, true);
+    flush_device_timestamps(s->device, false);
+  } else {
+    flush_timestamps(s, true);
+  }
   return nullptr;
 }
 
@@ -100,7 +104,7 @@ TS_CU_ENTRY(Stream_Query, TS_STREAM_QUERY_ARGS_STRUCT_SIZE) {
   CUresult r = s->device->fn->cuStreamQuery(s->stream);
   if (r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY) {
     args->idle = r == CUDA_SUCCESS ? 1 : 0;
-    if (args->idle) flush_timestamps(s);
+    if (args->idle) flush_timestamps(s, true);
     return nullptr;
   }
   return dev_error(s->device, r, "cuStreamQuery");

@@ -5,9 +5,10 @@
 // host callback, nothing later work waits for) and the time is written by
 // the plugin itself when a call lets the caller observe that the work
 // completed: Stream_Synchronize, Stream_Query idle, Device_Synchronize,
-// Event_Synchronize / Event_Query complete.  Each new point also writes the
-// points of its stream that have completed, so a long queue drains as it
-// runs (what TESSERA_TRACE reads without waiting).
+// Event_Synchronize / Event_Query complete.  A new point also writes the
+// completed points of its stream once 32 wait, so a long queue drains as it
+// runs (what TESSERA_TRACE reads without waiting) without a driver query
+// on every launch.
 //
 // CLOCK.  cuEventElapsedTime gives the time between two events on the
 // device's clock.  A calibration event recorded on an idle private stream
@@ -38,6 +39,9 @@ uint64_t host_now_ns() {
 }
 
 constexpr uint64_t kRecalibrateNs = 1000000000;  // see CLOCK above
+// A new point writes the completed ones before it once this many wait: a
+// query per point would cost a driver call on every launch of a traced loop.
+constexpr size_t kDrainAt = 32;
 
 // A calibration less than a second old and an event for a point, from the
 // device's spares.  Needs the device bound.
@@ -82,12 +86,16 @@ void give_back_events(TsDevice* dev, const std::vector<CUevent>& events) {
 }
 
 // Writes the completed points at the front of `q`; returns their events.
-// The device is bound by the caller.
-void flush_queue(TsDevice* dev, StampQueue& q, std::vector<CUevent>* done) {
+// `synchronized`: the caller has just waited for all of the queue's work,
+// so no point needs asking whether it completed.  Nothing is done while
+// fewer than `min_pending` points wait.  The device is bound by the caller.
+void flush_queue(TsDevice* dev, StampQueue& q, bool synchronized, size_t min_pending,
+                 std::vector<CUevent>* done) {
   std::lock_guard<std::mutex> lk(q.mu);
+  if (q.pending.size() < min_pending) return;
   while (!q.pending.empty()) {
     PendingStamp& p = q.pending.front();
-    const CUresult r = dev->fn->cuEventQuery(p.event);
+    const CUresult r = synchronized ? CUDA_SUCCESS : dev->fn->cuEventQuery(p.event);
     if (r == CUDA_ERROR_NOT_READY) break;
     uint64_t t = 0;
     float ms = 0;
@@ -129,7 +137,7 @@ TsError* record_timestamp(TsStream* s, uint64_t* out) {
   CUevent event = nullptr;
   TS_CU_RETURN_IF_ERROR(prepare_point(dev, &base, &event));
   std::vector<CUevent> done;
-  flush_queue(dev, s->stamps, &done);
+  flush_queue(dev, s->stamps, false, kDrainAt, &done);
   CUresult r;
   {
     std::lock_guard<std::mutex> lk(s->stamps.mu);
@@ -141,23 +149,23 @@ TsError* record_timestamp(TsStream* s, uint64_t* out) {
   return r == CUDA_SUCCESS ? nullptr : dev_error(dev, r, "cuEventRecord(timestamp)");
 }
 
-void flush_timestamps(TsStream* s) {
+void flush_timestamps(TsStream* s, bool synchronized) {
   TsDevice* dev = s->device;
   if (bind(dev) != nullptr) return;  // nothing observable was possible either
   std::vector<CUevent> done;
-  flush_queue(dev, s->stamps, &done);
+  flush_queue(dev, s->stamps, synchronized, 1, &done);
   give_back_events(dev, done);
 }
 
-void flush_device_timestamps(TsDevice* dev) {
+void flush_device_timestamps(TsDevice* dev, bool synchronized) {
   if (bind(dev) != nullptr) return;
   std::vector<CUevent> done;
   {
     std::lock_guard<std::mutex> lk(dev->mu);  // the stream list; then each queue
-    for (TsStream* s : dev->streams) flush_queue(dev, s->stamps, &done);
+    for (TsStream* s : dev->streams) flush_queue(dev, s->stamps, synchronized, 1, &done);
   }
-  if (dev->default_stream) flush_queue(dev, dev->default_stream->stamps, &done);
-  flush_queue(dev, dev->orphan_stamps, &done);
+  if (dev->default_stream) flush_queue(dev, dev->default_stream->stamps, synchronized, 1, &done);
+  flush_queue(dev, dev->orphan_stamps, synchronized, 1, &done);
   give_back_events(dev, done);
 }
 
