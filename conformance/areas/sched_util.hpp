@@ -35,6 +35,28 @@ class HostGate {
                     {KernelArg::buffer(buffer_), KernelArg::buffer(buffer_, kTimedOutOffset),
                      KernelArg::scalar(limit_ms)});
   }
+  // The same launch through the plugin table (tests of launch fields the
+  // C++ API does not expose): fills grid, group size and the three
+  // arguments, which point into `raw` and `limit_ms` (kept by the caller).
+  void FillLaunch(const Kernel& gate, TsKernel_Launch_Args* a, TsKernelArg raw[3],
+                  const uint32_t* limit_ms) {
+    groups_ = gate.info().required_group_size.x ? kSpirvGroups : 1;
+    for (int i = 0; i < 2; ++i) {
+      raw[i] = TsKernelArg{};
+      raw[i].kind = TS_KERNEL_ARG_BUFFER;
+      raw[i].buffer = buffer_.raw();
+      raw[i].offset = i == 0 ? 0 : kTimedOutOffset;
+    }
+    raw[2] = TsKernelArg{};
+    raw[2].kind = TS_KERNEL_ARG_SCALAR;
+    raw[2].data = limit_ms;
+    raw[2].size = sizeof *limit_ms;
+    a->kernel = gate.raw();
+    a->grid = Dim(groups_);
+    a->group_size = Dim(1);
+    a->args = raw;
+    a->num_args = 3;
+  }
   void open() { __atomic_store_n(&words_[0], 1u, __ATOMIC_RELEASE); }
   // True when the gate gave up waiting (every group of it).
   bool timed_out() const {

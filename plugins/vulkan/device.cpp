@@ -145,6 +145,8 @@ TsDevice::~TsDevice() {
   }
   streams.clear();
   retired.clear();
+  calibration_stream.reset();
+  release_stamps(this);
   // The device is idle (vkDeviceWaitIdle drains Mesa's submit thread too):
   // now the timelines can go.
   for (VkSemaphore sem : free_semaphores) fn.vkDestroySemaphore(device, sem, nullptr);
@@ -230,6 +232,7 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
   }
   d->family = static_cast<uint32_t>(fam);
   d->timestamps = fams[fam].timestampValidBits > 0 && d->props.limits.timestampPeriod > 0;
+  d->timestamp_bits = fams[fam].timestampValidBits;
 
   // Features: query what exists, enable what kernels may use.
   EnabledFeatures sup;

@@ -619,8 +619,16 @@ TS_VK_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_MIN_STRUCT_SIZE) {
                   "shader takes %zu buffers (set 0) and %zu push-constant members",
                   kn, nbuf, nscalar, k->bindings.size(), k->push_members.size());
 
+  uint64_t* completion_ns =
+      TS_FIELD_PRESENT(args, TsKernel_Launch_Args, completion_ns) ? args->completion_ns : nullptr;
+  if (completion_ns) TS_VK_RETURN_IF_ERROR(ensure_stamp_clock(dev));
   StreamState& s = *args->stream->state;
   std::lock_guard<std::mutex> lk(dev->mu);
+  if (completion_ns && s.capture)
+    return errorf(TS_ERROR_FAILED_PRECONDITION,
+                  "vulkan: launch of '%s' with completion_ns on %s, which is capturing a graph: "
+                  "a graph replayed later has nowhere to write the time",
+                  kn, s.label.c_str());
   CommandList* cl = nullptr;
   TS_VK_RETURN_IF_ERROR(begin_op_locked(s, &cl));
   if (s.capture) {  // what the graph's replays will need
@@ -658,7 +666,9 @@ TS_VK_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_MIN_STRUCT_SIZE) {
     dev->fn.vkCmdPushConstants(cb, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, k->push_size,
                                push);
   dev->fn.vkCmdDispatch(cb, grid.x, grid.y, grid.z);
-  return end_op_locked(s);
+  TS_VK_RETURN_IF_ERROR(end_op_locked(s));
+  // The kernel is queued; a failure here loses only its time.
+  return completion_ns ? record_stamp_locked(s, completion_ns) : nullptr;
 }
 
 }  // namespace tessera::vk

@@ -103,12 +103,21 @@ struct Wait {
   uint64_t value = 0;
 };
 
+// A Stream_WriteTimestamp point (timestamp.cpp): query `index` of `pool`,
+// written into `out` when its batch is reaped.
+struct StampSlot {
+  VkQueryPool pool = VK_NULL_HANDLE;
+  uint32_t index = 0;
+  uint64_t* out = nullptr;
+};
+
 // One vkQueueSubmit: waits, one command buffer, signals `value`.
 struct Batch {
   uint64_t value = 0;
   CommandList cl;
   std::vector<Wait> waits;
   bool referenced = false;  // an event or another stream points at `value`
+  std::vector<StampSlot> stamps;  // written by reap_locked
 };
 
 // A stream: an in-order timeline on the device's (shared) VkQueue.  Every
@@ -264,6 +273,7 @@ struct TsDevice {
   bool import_host = false;       // VK_EXT_external_memory_host enabled
   uint64_t import_alignment = 4096;
   bool timestamps = false;        // timestampValidBits > 0 on our family
+  uint32_t timestamp_bits = 0;    // timestampValidBits of our family
   int type_device = -1, type_host = -1, type_managed = -1;  // memory types
   TsDeviceProperties ts{};        // filled once at creation
 
@@ -291,6 +301,18 @@ struct TsDevice {
   std::mutex staging_mu;             // sync copies through `staging`
   tessera::vk::Allocation staging;
   uint32_t next_stream_id = 1;
+  // Stream_WriteTimestamp (timestamp.cpp), guarded by mu: the queries of
+  // points, and the device tick that matches a host time (the clock).
+  std::vector<VkQueryPool> stamp_pools;
+  std::vector<tessera::vk::StampSlot> free_stamps;
+  struct StampClock {
+    bool valid = false;
+    uint64_t ticks = 0, host_ns = 0;  // a device tick and its host time
+    uint64_t window_ns = 0;           // how well the offset is known
+    uint64_t taken_ns = 0;            // host time of the last calibration
+  } stamp_clock;
+  std::mutex calibrate_mu;  // one calibration at a time; taken before mu
+  std::shared_ptr<tessera::vk::StreamState> calibration_stream;
   // The flusher (stream.cpp): one thread per device that submits the open
   // batches the host left behind (the batching policy), so queued work
   // starts without waiting for the host's next call.  Its state is guarded
@@ -445,6 +467,14 @@ TsError* end_op_locked(StreamState& s);
 TsError* flush_locked(StreamState& s);
 // Recycles batches whose values the semaphore has reached.
 void reap_locked(StreamState& s);
+// timestamp.cpp.  ensure_stamp_clock: a calibration of the device's
+// timestamps against the host clock (takes calibrate_mu and mu: call with
+// neither held).  record_stamp_locked: a point at the end of the open batch.
+// write_stamps_locked: the points of a completed batch, into their memory.
+TsError* ensure_stamp_clock(TsDevice* dev);
+TsError* record_stamp_locked(StreamState& s, uint64_t* out);
+void write_stamps_locked(TsDevice* dev, Batch& b);
+void release_stamps(TsDevice* dev);  // ~TsDevice: the query pools
 // Wakes the device's flusher: a stream has deferred its open batch.
 void wake_flusher_locked(TsDevice* dev);
 // Starts / stops the device's flusher thread (stop: mutex NOT held).
@@ -525,6 +555,7 @@ void save_pipeline_cache(TsDevice* dev);
 extern const TsOptionInfo kClientOptions[];
 extern const size_t kNumClientOptions;
 
+TsError* Stream_WriteTimestamp(TsStream_WriteTimestamp_Args* args) noexcept;  // MINOR 3
 // ---- entry points (one TsError* Name(TsName_Args*) per table slot)
 TS_PLUGIN_DECLARE_ENTRIES()
 

@@ -193,6 +193,7 @@ void reap_locked(StreamState& s) {
   uint64_t done = counter_value(s);
   while (!s.inflight.empty() && s.inflight.front().value <= done) {
     Batch& b = s.inflight.front();
+    write_stamps_locked(s.dev, b);
     recycle_list_locked(s.dev, b.cl, true);
     if (b.cl.cb) s.free_cbs.push_back(b.cl.cb);
     s.inflight.pop_front();
@@ -630,6 +631,8 @@ TS_VK_ENTRY(Stream_Query, TS_STREAM_QUERY_ARGS_STRUCT_SIZE) {
   TS_VK_RETURN_IF_ERROR(flush_locked(s));
   reap_locked(s);
   args->idle = counter_value(s) >= s.submitted ? 1 : 0;
+  // Idle: every batch is reaped now, so its points are written.
+  if (args->idle) reap_locked(s);
   return nullptr;
 }
 

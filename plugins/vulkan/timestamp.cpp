@@ -1,0 +1,223 @@
+// Stream_WriteTimestamp (ABI 1.3) and TsKernel_Launch_Args.completion_ns.
+//
+// A point is a timestamp query written at the end of the stream's open
+// batch (vkCmdWriteTimestamp, BOTTOM_OF_PIPE: after everything recorded
+// before it).  When the batch is reaped (its timeline value reached), the
+// query is read, converted to host CLOCK_MONOTONIC and stored into the
+// caller's memory.  Every call that lets the caller observe completion
+// reaps first: Stream_Synchronize and Event_Synchronize (wait_value),
+// Stream_Query idle, Event_Query complete, Device_Synchronize.
+//
+// CLOCK.  Vulkan 1.2 gives ticks with no relation to the host's clock
+// unless VK_EXT_calibrated_timestamps is there (lavapipe in Debian 12 has
+// none), so the plugin calibrates: a private stream writes a timestamp
+// (TOP_OF_PIPE) in a batch of its own, and the host notes the time before
+// the submit and after the wait.  The middle of that window is the tick's
+// host time, known to within half the window.  On a busy queue (lavapipe
+// runs submissions one after another) the window can be long: a new
+// calibration then only moves the anchor along the old offset, and the
+// offset itself is replaced only by a narrower window (or after a minute,
+// for drift).  Anchors are renewed every 10 s, well inside the wrap of a
+// 36-bit tick counter.
+//
+// LOCKS.  Query slots, the clock and the batches' points are guarded by the
+// device's mu; calibrate_mu serializes calibrations and is taken first.
+#include <chrono>
+#include <cmath>
+
+#include "internal.hpp"
+
+namespace tessera::vk {
+
+namespace {
+
+constexpr uint32_t kStampsPerPool = 1024;
+constexpr uint64_t kReanchorNs = 10ull * 1000 * 1000 * 1000;
+constexpr uint64_t kOffsetMaxAgeNs = 60ull * 1000 * 1000 * 1000;
+
+uint64_t host_now_ns() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+uint64_t tick_mask(const TsDevice* dev) {
+  return dev->timestamp_bits >= 64 ? ~0ull : (1ull << dev->timestamp_bits) - 1;
+}
+
+// Signed nanoseconds from tick `from` to tick `to` (the counter wraps at
+// timestampValidBits).
+double ticks_to_ns(const TsDevice* dev, uint64_t from, uint64_t to) {
+  const uint64_t mask = tick_mask(dev);
+  uint64_t d = (to - from) & mask;
+  double ticks = d > mask / 2 ? -static_cast<double>((mask - d) + 1) : static_cast<double>(d);
+  return ticks * dev->props.limits.timestampPeriod;
+}
+
+TsError* take_slot_locked(TsDevice* dev, StampSlot* out) {
+  if (dev->free_stamps.empty()) {
+    VkQueryPoolCreateInfo qci{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qci.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qci.queryCount = kStampsPerPool;
+    VkQueryPool pool = VK_NULL_HANDLE;
+    TS_VK_CALL(dev->fn.vkCreateQueryPool(dev->device, &qci, nullptr, &pool),
+               "vkCreateQueryPool(TIMESTAMP, for Stream_WriteTimestamp)");
+    dev->stamp_pools.push_back(pool);
+    for (uint32_t i = kStampsPerPool; i-- > 0;) dev->free_stamps.push_back({pool, i, nullptr});
+  }
+  *out = dev->free_stamps.back();
+  dev->free_stamps.pop_back();
+  return nullptr;
+}
+
+bool read_ticks(TsDevice* dev, const StampSlot& slot, uint64_t* ticks) {
+  return dev->fn.vkGetQueryPoolResults(dev->device, slot.pool, slot.index, 1, sizeof(uint64_t),
+                                       ticks, sizeof(uint64_t), VK_QUERY_RESULT_64_BIT) ==
+         VK_SUCCESS;
+}
+
+// Records a timestamp at `stage` at the end of the open batch of `s`.
+TsError* write_query_locked(StreamState& s, const StampSlot& slot, VkPipelineStageFlagBits stage) {
+  CommandList* cl = nullptr;
+  TS_VK_RETURN_IF_ERROR(begin_op_locked(s, &cl));
+  s.dev->fn.vkCmdResetQueryPool(cl->cb, slot.pool, slot.index, 1);
+  s.dev->fn.vkCmdWriteTimestamp(cl->cb, stage, slot.pool, slot.index);
+  return end_op_locked(s);
+}
+
+// One calibration: a tick and the host window around it.
+TsError* calibrate(TsDevice* dev) {
+  StampSlot slot;
+  std::shared_ptr<StreamState> cal;
+  uint64_t value = 0, t0 = 0;
+  {
+    std::lock_guard<std::mutex> lk(dev->mu);
+    if (!dev->calibration_stream) {
+      TS_VK_RETURN_IF_ERROR(create_stream_state(dev, false, true, &dev->calibration_stream));
+      dev->calibration_stream->label = "the timestamp calibration stream";
+    }
+    cal = dev->calibration_stream;
+    TS_VK_RETURN_IF_ERROR(take_slot_locked(dev, &slot));
+    TsError* e = write_query_locked(*cal, slot, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT);
+    t0 = host_now_ns();
+    if (!e) e = flush_locked(*cal);
+    if (e) {
+      dev->free_stamps.push_back(slot);
+      return e;
+    }
+    value = cal->submitted;
+  }
+  TsError* e = wait_value(*cal, value);
+  const uint64_t t1 = host_now_ns();
+  uint64_t ticks = 0;
+  const bool ok = !e && read_ticks(dev, slot, &ticks);
+  std::lock_guard<std::mutex> lk(dev->mu);
+  dev->free_stamps.push_back(slot);
+  if (e) return e;
+  if (!ok) return errorf(TS_ERROR_INTERNAL, "vulkan: vkGetQueryPoolResults(timestamp calibration) failed");
+  auto& c = dev->stamp_clock;
+  const uint64_t window = t1 - t0, middle = t0 + window / 2;
+  if (!c.valid || window <= c.window_ns || t1 - c.taken_ns > kOffsetMaxAgeNs) {
+    c.ticks = ticks;
+    c.host_ns = middle;
+    c.window_ns = window;
+    c.valid = true;
+  } else {
+    // A wider window than the offset we have: keep the offset, move the
+    // anchor (so the tick difference stays short).
+    c.host_ns += static_cast<uint64_t>(std::llround(ticks_to_ns(dev, c.ticks, ticks)));
+    c.ticks = ticks;
+  }
+  c.taken_ns = t1;
+  return nullptr;
+}
+
+}  // namespace
+
+TsError* ensure_stamp_clock(TsDevice* dev) {
+  if (!dev->timestamps)
+    return errorf(TS_ERROR_UNSUPPORTED,
+                  "vulkan: the queue family of %s has no timestamps (timestampValidBits = 0): "
+                  "no completion times on this device",
+                  dev->props.deviceName);
+  std::lock_guard<std::mutex> calib(dev->calibrate_mu);
+  {
+    std::lock_guard<std::mutex> lk(dev->mu);
+    const auto& c = dev->stamp_clock;
+    if (c.valid && host_now_ns() - c.taken_ns < kReanchorNs) return nullptr;
+  }
+  return calibrate(dev);
+}
+
+TsError* record_stamp_locked(StreamState& s, uint64_t* out) {
+  TsDevice* dev = s.dev;
+  StampSlot slot;
+  TS_VK_RETURN_IF_ERROR(take_slot_locked(dev, &slot));
+  slot.out = out;
+  // Through the op path: the default-stream waits, a barrier after the
+  // work before it, the flusher's batching.  begin_op may close the batch
+  // holding earlier work, so the point goes into whatever batch is open
+  // after it.
+  CommandList* cl = nullptr;
+  if (TsError* e = begin_op_locked(s, &cl)) {
+    dev->free_stamps.push_back(slot);
+    return e;
+  }
+  dev->fn.vkCmdResetQueryPool(cl->cb, slot.pool, slot.index, 1);
+  dev->fn.vkCmdWriteTimestamp(cl->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, slot.pool, slot.index);
+  s.open.stamps.push_back(slot);
+  return end_op_locked(s);
+}
+
+void write_stamps_locked(TsDevice* dev, Batch& b) {
+  if (b.stamps.empty()) return;
+  const auto& c = dev->stamp_clock;
+  for (StampSlot& slot : b.stamps) {
+    uint64_t ticks = 0, t = 0;
+    if (c.valid && read_ticks(dev, slot, &ticks)) {
+      const double ns = static_cast<double>(c.host_ns) + ticks_to_ns(dev, c.ticks, ticks);
+      t = ns > 0 ? static_cast<uint64_t>(std::llround(ns)) : 1;
+    } else {
+      // A submit that failed (its batch never ran) or an unreadable
+      // query: the work is over as far as the caller can observe, and now
+      // is an upper bound.
+      t = host_now_ns();
+    }
+    __atomic_store_n(slot.out, t ? t : 1, __ATOMIC_RELEASE);
+    slot.out = nullptr;
+    dev->free_stamps.push_back(slot);
+  }
+  b.stamps.clear();
+}
+
+void release_stamps(TsDevice* dev) {
+  for (VkQueryPool p : dev->stamp_pools) dev->fn.vkDestroyQueryPool(dev->device, p, nullptr);
+  dev->stamp_pools.clear();
+  dev->free_stamps.clear();
+}
+
+TS_VK_ENTRY(Stream_WriteTimestamp, TS_STREAM_WRITETIMESTAMP_ARGS_STRUCT_SIZE) {
+  TS_VK_CHECK_HANDLE(args->stream, "Stream_WriteTimestamp", "stream");
+  if (args->timestamp_ns == nullptr)
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "vulkan: Stream_WriteTimestamp: timestamp_ns is NULL: pass the address of a "
+                  "uint64_t set to 0, valid until written");
+  StreamState& s = *args->stream->state;
+  TsDevice* dev = args->stream->device;
+  auto refuse_capture = [&] {
+    return errorf(TS_ERROR_FAILED_PRECONDITION,
+                  "vulkan: Stream_WriteTimestamp: %s is capturing a graph, and a graph "
+                  "replayed later has nowhere to write the time: end the capture first",
+                  s.label.c_str());
+  };
+  {
+    std::lock_guard<std::mutex> lk(dev->mu);
+    if (s.capture) return refuse_capture();
+  }
+  TS_VK_RETURN_IF_ERROR(ensure_stamp_clock(dev));
+  std::lock_guard<std::mutex> lk(dev->mu);
+  if (s.capture) return refuse_capture();
+  return record_stamp_locked(s, args->timestamp_ns);
+}
+
+}  // namespace tessera::vk
