@@ -10,6 +10,7 @@
 // Thread-safety: everything here is stateless or immutable.
 #pragma once
 
+#include <chrono>
 #include <cstdarg>
 #include <cstdint>
 #include <cstring>
@@ -27,6 +28,14 @@ struct TsError {
 };
 
 namespace tessera::plugin_support {
+
+// Host CLOCK_MONOTONIC in nanoseconds (std::chrono::steady_clock on Linux):
+// the clock of Stream_WriteTimestamp and completion_ns.
+inline uint64_t steady_clock_ns() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
 
 // Builds an error; never throws (falls back to a static out-of-memory error
 // that Error_Destroy knows not to free).

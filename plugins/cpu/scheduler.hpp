@@ -46,6 +46,8 @@
 #include <thread>
 #include <vector>
 
+#include "plugin_support.hpp"
+
 struct TsDevice;
 
 namespace tessera::cpu {
@@ -176,9 +178,7 @@ struct StreamState {
 // The time events and timestamps report: steady_clock (the host's
 // CLOCK_MONOTONIC), in nanoseconds.
 inline int64_t steady_now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return static_cast<int64_t>(plugin_support::steady_clock_ns());
 }
 
 class Scheduler {

@@ -23,7 +23,6 @@
 // thread's synchronize cannot return before the first thread's write).  The
 // device's clock_mu covers the calibration and the spare events; the two
 // are never held together.
-#include <chrono>
 #include <cmath>
 
 #include "internal.hpp"
@@ -31,12 +30,6 @@
 namespace tessera::cuda {
 
 namespace {
-
-uint64_t host_now_ns() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
-}
 
 constexpr uint64_t kRecalibrateNs = 1000000000;  // see CLOCK above
 // A new point writes the completed ones before it once this many wait: a
@@ -47,7 +40,7 @@ constexpr size_t kDrainAt = 32;
 // device's spares.  Needs the device bound.
 TsError* prepare_point(TsDevice* dev, std::shared_ptr<ClockBase>* base, CUevent* event) {
   std::lock_guard<std::mutex> lk(dev->clock_mu);
-  const uint64_t now = host_now_ns();
+  const uint64_t now = plugin_support::steady_clock_ns();
   if (!dev->clock_base || now - dev->clock_base->host_ns > kRecalibrateNs) {
     if (!dev->clock_stream)
       // The greatest priority: the calibration event should not queue
@@ -60,12 +53,12 @@ TsError* prepare_point(TsDevice* dev, std::shared_ptr<ClockBase>* base, CUevent*
     b->fn = dev->fn;
     TS_CU_CALL(dev, dev->fn->cuEventCreate(&b->event, CU_EVENT_DEFAULT),
                "cuEventCreate(timestamp calibration)");
-    const uint64_t t0 = host_now_ns();
+    const uint64_t t0 = plugin_support::steady_clock_ns();
     TS_CU_CALL(dev, dev->fn->cuEventRecord(b->event, dev->clock_stream),
                "cuEventRecord(timestamp calibration)");
     TS_CU_CALL(dev, dev->fn->cuEventSynchronize(b->event),
                "cuEventSynchronize(timestamp calibration)");
-    const uint64_t t1 = host_now_ns();
+    const uint64_t t1 = plugin_support::steady_clock_ns();
     b->host_ns = t0 + (t1 - t0) / 2;
     dev->clock_base = std::move(b);
   }
@@ -106,7 +99,7 @@ void flush_queue(TsDevice* dev, StampQueue& q, bool synchronized, size_t min_pen
     } else {
       // A failed stream (a kernel fault is sticky): the work is over as
       // far as the caller can observe; now is an upper bound.
-      t = host_now_ns();
+      t = plugin_support::steady_clock_ns();
     }
     __atomic_store_n(p.out, t ? t : 1, __ATOMIC_RELEASE);
     done->push_back(p.event);

@@ -22,7 +22,6 @@
 //
 // LOCKS.  Query slots, the clock and the batches' points are guarded by the
 // device's mu; calibrate_mu serializes calibrations and is taken first.
-#include <chrono>
 #include <cmath>
 
 #include "internal.hpp"
@@ -34,12 +33,6 @@ namespace {
 constexpr uint32_t kStampsPerPool = 1024;
 constexpr uint64_t kReanchorNs = 10ull * 1000 * 1000 * 1000;
 constexpr uint64_t kOffsetMaxAgeNs = 60ull * 1000 * 1000 * 1000;
-
-uint64_t host_now_ns() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
-}
 
 uint64_t tick_mask(const TsDevice* dev) {
   return dev->timestamp_bits >= 64 ? ~0ull : (1ull << dev->timestamp_bits) - 1;
@@ -99,7 +92,7 @@ TsError* calibrate(TsDevice* dev) {
     cal = dev->calibration_stream;
     TS_VK_RETURN_IF_ERROR(take_slot_locked(dev, &slot));
     TsError* e = write_query_locked(*cal, slot, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT);
-    t0 = host_now_ns();
+    t0 = plugin_support::steady_clock_ns();
     if (!e) e = flush_locked(*cal);
     if (e) {
       dev->free_stamps.push_back(slot);
@@ -108,7 +101,7 @@ TsError* calibrate(TsDevice* dev) {
     value = cal->submitted;
   }
   TsError* e = wait_value(*cal, value);
-  const uint64_t t1 = host_now_ns();
+  const uint64_t t1 = plugin_support::steady_clock_ns();
   uint64_t ticks = 0;
   const bool ok = !e && read_ticks(dev, slot, &ticks);
   std::lock_guard<std::mutex> lk(dev->mu);
@@ -144,7 +137,7 @@ TsError* ensure_stamp_clock(TsDevice* dev) {
   {
     std::lock_guard<std::mutex> lk(dev->mu);
     const auto& c = dev->stamp_clock;
-    if (c.valid && host_now_ns() - c.taken_ns < kReanchorNs) return nullptr;
+    if (c.valid && plugin_support::steady_clock_ns() - c.taken_ns < kReanchorNs) return nullptr;
   }
   return calibrate(dev);
 }
@@ -181,7 +174,7 @@ void write_stamps_locked(TsDevice* dev, Batch& b) {
       // A submit that failed (its batch never ran) or an unreadable
       // query: the work is over as far as the caller can observe, and now
       // is an upper bound.
-      t = host_now_ns();
+      t = plugin_support::steady_clock_ns();
     }
     __atomic_store_n(slot.out, t ? t : 1, __ATOMIC_RELEASE);
     slot.out = nullptr;

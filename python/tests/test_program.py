@@ -122,6 +122,21 @@ def test_errors_carry_diagnostics(rng):
         fn(np.zeros((8, 16), np.complex64))
 
 
+def test_a_policy_no_backend_honours_is_unsupported(rng):
+    # accum = f32 is what every backend does; bf16 accumulation is refused
+    # at compile time (UNSUPPORTED, naming it), never run at another precision.
+    text = """
+func.func @f(%a: tensor<16x8xbf16>, %b: tensor<8x16xbf16>) -> tensor<16x16xf32> {
+  %c = tessera_graph.matmul %a, %b {accum = ACCUM} : tensor<16x8xbf16>, tensor<8x16xbf16> -> tensor<16x16xf32>
+  return %c : tensor<16x16xf32>
+}
+"""
+    with pytest.raises(tessera.UnsupportedError, match="accum = bf16"):
+        tessera.compile(text.replace("ACCUM", "bf16"))
+    fn = tessera.compile(text.replace("ACCUM", "f32"))
+    assert fn is not None
+
+
 def test_a_device_of_another_backend(rng):
     # device="vulkan:0" from a process whose default backend is another one:
     # that backend gets its own runtime.

@@ -158,7 +158,10 @@ Status LowerStagesToSchedule(ParsedModule& parsed, mlir::ModuleOp staged, const 
                   "(e.g. \"tile-m=64 micro-m=4\")");
   pm.addPass(std::move(gs));
   if (mlir::failed(pm.run(*out->module)))
-    return parsed.Error(StatusCode::kInvalidArgument, "lowering " + parsed.name() + " to Schedule IR failed");
+    // The program verified: what the schedule cannot lower (a policy no
+    // backend honours, an unsupported shape) is UNSUPPORTED, as on the GPU
+    // path (LowerStagesToTile).
+    return parsed.Error(StatusCode::kUnsupported, "lowering " + parsed.name() + " to Schedule IR failed");
   for (const Stage& s : stages) {
     PlanStep step;
     step.kind = PlanStep::kLaunch;

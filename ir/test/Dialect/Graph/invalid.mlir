@@ -514,3 +514,27 @@ func.func @dequantize_type(%q: tensor<4x8xf32>, %s: tensor<1xf32>) {
   %y = tessera_graph.dequantize %q, %s : tensor<4x8xf32>, tensor<1xf32> -> tensor<4x8xf32>
   return
 }
+
+// -----
+
+func.func @accum_of_another_kind(%a: tensor<4x8xi8>, %b: tensor<8x4xi8>) {
+  // expected-error @+1 {{accum = f32 for 'i8' operands: the accumulator of an integer computation must be a signless integer type (accum = i32)}}
+  %c = tessera_graph.matmul %a, %b {accum = f32} : tensor<4x8xi8>, tensor<8x4xi8> -> tensor<4x4xi32>
+  return
+}
+
+// -----
+
+func.func @accum_float_for_float(%a: tensor<4x8xbf16>, %b: tensor<8x4xbf16>) {
+  // expected-error @+1 {{the accumulator of a float computation must be a float type (accum = f32)}}
+  %c = tessera_graph.matmul %a, %b {accum = i32} : tensor<4x8xbf16>, tensor<8x4xbf16> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @accum_on_max(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{accum applies to sum and mean; max is exact in any type}}
+  %m = tessera_graph.reduce max %x dims = [1] order = pairwise {accum = f32} : tensor<4x8xf32> -> tensor<4xf32>
+  return
+}

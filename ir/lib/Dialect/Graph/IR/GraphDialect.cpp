@@ -429,6 +429,24 @@ static bool isNarrowFloat(Type t) {
   return t.isF16() || t.isBF16() || t.isFloat8E4M3FN() || t.isFloat8E5M2();
 }
 
+// `accum = T` (a numerics policy): a float type for float operands, an
+// integer type for integer ones.  Whether a backend honours it is decided
+// at compile time (tessera::graph::checkAccumPolicies).
+static LogicalResult verifyAccumPolicy(Operation *op, std::optional<Type> accum, Type operand) {
+  if (!accum) return success();
+  Type t = *accum;
+  bool fl = operand.isa<FloatType>();
+  if (fl ? !t.isa<FloatType>() : !t.isSignlessInteger()) {
+    std::string name;
+    llvm::raw_string_ostream os(name);
+    t.print(os);
+    return op->emitOpError() << "accum = " << os.str() << " for " << operand << " operands: the accumulator of "
+                             << (fl ? "a float" : "an integer") << " computation must be "
+                             << (fl ? "a float type (accum = f32)" : "a signless integer type (accum = i32)");
+  }
+  return success();
+}
+
 LogicalResult MatmulOp::verify() {
   if (failed(rejectI1(*this, "cast i1 to a number type first"))) return failure();
   auto a = getLhs().getType().cast<RankedTensorType>();
@@ -460,7 +478,7 @@ LogicalResult MatmulOp::verify() {
                          << " cannot accumulate " << ea;
   if (ea.isFloat8E4M3FN() && !ec.isF32())
     return emitOpError("fp8 is a storage type: accumulate in f32");
-  return success();
+  return verifyAccumPolicy(*this, getAccum(), ea);
 }
 
 static LogicalResult verifyBinary(Operation *op) {
@@ -655,7 +673,10 @@ LogicalResult ReduceOp::verify() {
   if (getKind() == ReduceKind::mean && !in.getElementType().isa<FloatType>())
     return emitOpError() << "mean needs a floating-point tensor, got " << in.getElementType()
                          << " (sum, then divide in the program)";
-  return success();
+  if (getAccum() && getKind() != ReduceKind::sum && getKind() != ReduceKind::mean)
+    return emitOpError() << "accum applies to sum and mean; " << stringifyReduceKind(getKind())
+                         << " is exact in any type";
+  return verifyAccumPolicy(*this, getAccum(), in.getElementType());
 }
 
 bool ReduceOp::keepsDims() {

@@ -105,7 +105,8 @@ Value GradBuilder::reduce(ReduceKind kind, Value v, ArrayRef<int64_t> dims, bool
     else if (keep) shape.push_back(1);
   }
   auto et = v.getType().cast<RankedTensorType>().getElementType();
-  return b_.create<ReduceOp>(loc_, RankedTensorType::get(shape, et), kind, v, dims, AssocOrder::pairwise);
+  return b_.create<ReduceOp>(loc_, RankedTensorType::get(shape, et), kind, v, dims, AssocOrder::pairwise,
+                             TypeAttr());
 }
 
 Value GradBuilder::reshape(Value v, ArrayRef<int64_t> shape) {
@@ -132,7 +133,7 @@ Value GradBuilder::transposeLast2(Value v) {
 Value GradBuilder::matmul(Value a, Value b) {
   SmallVector<int64_t> shape(shapeOf(a));
   shape.back() = shapeOf(b).back();
-  return b_.create<MatmulOp>(loc_, f32(shape), a, b);
+  return b_.create<MatmulOp>(loc_, f32(shape), a, b, TypeAttr());
 }
 
 Value GradBuilder::slice(Value v, ArrayRef<int64_t> offsets, ArrayRef<int64_t> strides, ArrayRef<int64_t> shape) {

@@ -52,6 +52,43 @@ using graph::isTileRoot;
 bool computes(Operation *op) { return op && (isTileRoot(op) || graph::isElementwise(op)); }
 ArrayRef<int64_t> shapeOf(Value v) { return v.getType().cast<ShapedType>().getShape(); }
 
+/// `accum = T` on matmul and reduce: the kernels of every backend
+/// accumulate floats in f32 and integers in i32, so only that policy is
+/// honoured; any other is refused here, before anything is scheduled, rather
+/// than silently run at another precision.
+LogicalResult checkAccumPolicies(Operation *root) {
+  LogicalResult result = success();
+  root->walk([&](Operation *op) {
+    std::optional<Type> accum;
+    Type operand;
+    if (auto m = dyn_cast<graph::MatmulOp>(op)) {
+      accum = m.getAccum();
+      operand = m.getLhs().getType().cast<ShapedType>().getElementType();
+    } else if (auto r = dyn_cast<graph::ReduceOp>(op)) {
+      accum = r.getAccum();
+      operand = r.getInput().getType().cast<ShapedType>().getElementType();
+    }
+    if (!accum) return;
+    Builder b(op->getContext());
+    Type honoured = operand.isa<FloatType>() ? Type(b.getF32Type()) : Type(b.getI32Type());
+    if (*accum == honoured) return;
+    // Types unquoted, as they are written in the IR.
+    auto name = [](Type t) {
+      std::string s;
+      llvm::raw_string_ostream os(s);
+      t.print(os);
+      return os.str();
+    };
+    op->emitOpError() << "asks for accum = " << name(*accum)
+                      << ", a numerics policy no Tessera backend honours: the cpu, vulkan, cuda, "
+                         "hip and level_zero kernels accumulate "
+                      << (operand.isa<FloatType>() ? "floats in f32" : "integers in i32")
+                      << " (unsupported; use accum = " << name(honoured) << " or leave it out)";
+    result = failure();
+  });
+  return result;
+}
+
 struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePass> {
   using GraphToScheduleBase::GraphToScheduleBase;
 
@@ -59,6 +96,7 @@ struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePas
   DenseSet<Value> forced;
 
   void runOnOperation() override {
+    if (failed(checkAccumPolicies(getOperation()))) return signalPassFailure();
     forced.clear();
     if (attention) {
       SmallVector<graph::SoftmaxOp> softmaxes;

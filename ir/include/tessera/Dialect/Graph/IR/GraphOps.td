@@ -182,13 +182,20 @@ def Graph_MatmulOp : Graph_Op<"matmul", [Pure]> {
     result type (round to nearest even; i32 -> i8 keeps the low byte). The
     order of the summation is the backend's.
 
+    `accum` states the accumulator type as a policy (the design documents'
+    `accum = f32`). It must be a float type for float operands and an
+    integer type for integer ones. Every Tessera backend accumulates in f32
+    (i32); any other accumulator is refused when the program is compiled
+    (UNSUPPORTED, naming the policy), never silently changed.
+
     Example:
     ```mlir
     %c = tessera_graph.matmul %a, %b : tensor<128x64xf32>, tensor<64x32xf32> -> tensor<128x32xf32>
     %d = tessera_graph.matmul %x, %w : tensor<4x128x64xbf16>, tensor<4x64x32xbf16> -> tensor<4x128x32xf32>
+    %e = tessera_graph.matmul %x, %v {accum = f32} : tensor<128x64xbf16>, tensor<64x32xbf16> -> tensor<128x32xbf16>
     ```
   }];
-  let arguments = (ins Graph_Tensor:$lhs, Graph_Tensor:$rhs);
+  let arguments = (ins Graph_Tensor:$lhs, Graph_Tensor:$rhs, OptionalAttr<TypeAttr>:$accum);
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
   let hasVerifier = 1;
@@ -384,14 +391,20 @@ def Graph_ReduceOp : Graph_Op<"reduce", [Pure]> {
     elements in the same order; a kept `[M, 1]` broadcasts against
     `[M, N]` in the binary ops.
 
+    `sum` and `mean` accumulate floats in f32 and integers in i32, rounded
+    once to the result type. `accum` states that as a policy; as on
+    `matmul`, any other accumulator is refused at compile time.
+
     Example:
     ```mlir
     %s = tessera_graph.reduce sum %x dims = [1] order = pairwise : tensor<4x8xf32> -> tensor<4xf32>
     %m = tessera_graph.reduce mean %x dims = [1] order = pairwise : tensor<4x8xf32> -> tensor<4x1xf32>
+    %h = tessera_graph.reduce sum %y dims = [0] order = pairwise {accum = f32} : tensor<64x8xbf16> -> tensor<8xbf16>
     ```
   }];
   let arguments = (ins Graph_ReduceKind:$kind, Graph_Tensor:$input,
-                       DenseI64ArrayAttr:$dims, Graph_AssocOrder:$order);
+                       DenseI64ArrayAttr:$dims, Graph_AssocOrder:$order,
+                       OptionalAttr<TypeAttr>:$accum);
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = "$kind $input `dims` `=` $dims `order` `=` $order attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
