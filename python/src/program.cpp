@@ -193,7 +193,7 @@ void BindProgram(py::module_& m) {
       py::arg("schedule") = "", py::arg("name") = "", py::arg("overlap_chunks") = 0);
   m.def(
       "autotune",
-      [](const std::string& source, bool is_path, const Device& device, const std::string& function,
+      [](const std::string& source, bool is_path, const std::vector<Device>& devices, const std::string& function,
          const std::vector<std::pair<std::string, std::vector<std::string>>>& space, int trials, double seconds,
          int repeats, int warmup, bool use_cache, bool write_cache, const std::string& strategy,
          int confirm, double min_gain) -> py::dict {
@@ -214,17 +214,17 @@ void BindProgram(py::module_& m) {
         StatusOr<AutotuneResult> r = AutotuneResult{};
         {
           py::gil_scoped_release release;
-          r = Autotune(device, SourceOf(source, is_path, ""), options, o);
+          r = Autotune(devices, SourceOf(source, is_path, ""), options, o);
         }
         return AutotuneDict(Unwrap(std::move(r)));
 #else
-        (void)source, (void)is_path, (void)device, (void)function, (void)space, (void)trials, (void)seconds;
+        (void)source, (void)is_path, (void)devices, (void)function, (void)space, (void)trials, (void)seconds;
         (void)repeats, (void)warmup, (void)use_cache, (void)write_cache, (void)strategy, (void)confirm;
         (void)min_gain;
         NoCompiler();
 #endif
       },
-      py::arg("source"), py::arg("is_path"), py::arg("device"), py::arg("function"), py::arg("space"),
+      py::arg("source"), py::arg("is_path"), py::arg("devices"), py::arg("function"), py::arg("space"),
       py::arg("trials"), py::arg("seconds"), py::arg("repeats"), py::arg("warmup"), py::arg("use_cache"),
       py::arg("write_cache"), py::arg("strategy") = "coordinate", py::arg("confirm") = 3,
       py::arg("min_gain") = 0.05);

@@ -81,7 +81,7 @@ def _source(program):
 
 def search(program, params=None, objective="runtime", budget=None, seconds=None, repeats=5, warmup=1,
            device=None, function=None, cache=True, strategy="coordinate", confirm=3,
-           min_gain=0.05):
+           min_gain=0.05, mesh=None):
     """Searches the Schedule IR tile parameters of `program` (a path or the
     program's text) on `device` and returns a Result.
 
@@ -99,6 +99,9 @@ def search(program, params=None, objective="runtime", budget=None, seconds=None,
     again in turns, and those medians decide (0: the trials' medians).
     min_gain: a schedule replaces the default only when faster by this
     fraction (0.05); smaller gains are taken for noise.
+    mesh: a dist.Mesh for an SPMD program (each trial runs the whole step on
+    its devices); without one, an SPMD program gets the first devices of
+    the device's backend, as tessera.compile does.
     """
     if objective != "runtime":
         raise InvalidArgumentError("autotune objective %r: only 'runtime' is measured" % (objective,))
@@ -122,10 +125,19 @@ def search(program, params=None, objective="runtime", budget=None, seconds=None,
             raise InvalidArgumentError("autotune parameter %s has no values" % name)
         space.append((_key(name), [_value_text(v) for v in values]))
     text, is_path = _source(program)
-    dev = _runtime.device(device)
+    if mesh is not None:
+        devices = list(mesh.devices)
+    else:
+        dev = _runtime.device(device)
+        needed = _tessera.devices_needed(text, is_path, function or "")
+        if needed > 1:
+            from .dist import _devices_for
+            devices = _devices_for(needed, dev)
+        else:
+            devices = [dev]
     if strategy not in ("coordinate", "random"):
         raise InvalidArgumentError("autotune strategy %r: write coordinate or random" % (strategy,))
-    d = _tessera.autotune(text, is_path, dev, function or "", space, trials, limit, repeats, warmup, bool(cache),
+    d = _tessera.autotune(text, is_path, devices, function or "", space, trials, limit, repeats, warmup, bool(cache),
                           True, strategy, int(confirm), float(min_gain))
     return Result(d, (params or {}).keys())
 

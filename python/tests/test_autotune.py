@@ -10,6 +10,8 @@ import pytest
 
 import tessera
 
+from conftest import example
+
 GEMM = """
 func.func @gemm(%a: tensor<64x96xf32>, %b: tensor<96x80xf32>) -> tensor<64x80xf32> {
   %c = tessera_graph.matmul %a, %b : tensor<64x96xf32>, tensor<96x80xf32> -> tensor<64x80xf32>
@@ -167,3 +169,22 @@ def test_entry_of_another_program_copied_over(cache, capfd):
     capfd.readouterr()
     assert tessera.autotune.lookup(GEMM) is None
     assert "is ignored" in capfd.readouterr().err
+
+
+def test_spmd_program_over_a_mesh(cache):
+    # The tensor-parallel MLP: each trial runs the whole step on both devices
+    # of the mesh; the choice is cached under the first device, where
+    # tessera.compile of the SPMD program finds it.
+    if os.environ.get("TESSERA_BACKEND", "cpu") != "cpu":
+        pytest.skip("a 2-device mesh: the cpu backend")
+    from tessera import dist
+    mesh = dist.Mesh({"tp": 2})
+    r = tessera.autotune.search(example("tp_mlp.mlir"), params={"tile_m": [24, 48]}, budget=2,
+                                repeats=1, mesh=mesh)
+    assert not r.from_cache and len(r.trials) == 2
+    assert all(not err and ms > 0 for _, ms, err in r.trials)
+    looked = tessera.autotune.lookup(example("tp_mlp.mlir"), device=mesh.devices[0])
+    assert looked is not None and looked.schedule == r.schedule
+    # Without a mesh, the first devices of the backend, as tessera.compile.
+    again = tessera.autotune.search(example("tp_mlp.mlir"), params={"tile_m": [24, 48]}, budget=2)
+    assert again.from_cache

@@ -236,7 +236,7 @@ int Run(int argc, char** argv) {
     co.overlap_chunks = a.overlap_chunks;
     co.compiler_options = a.compile_options;
     if (a.autotune) {
-      const int rc = Autotune(a, devices[0], &co);
+      const int rc = Autotune(a, devices, &co);  // one per mesh position
       if (rc != kExitOk) return rc;
       t0 = std::chrono::steady_clock::now();  // the compile's time, not the search's
     }

@@ -346,7 +346,14 @@ std::string ShapesText(const Program& program) {
 
 StatusOr<AutotuneResult> Autotune(const Device& device, const ProgramSource& source,
                                   const ProgramCompileOptions& options, const AutotuneOptions& autotune) {
-  if (!device.valid()) return Status(StatusCode::kInvalidArgument, "autotune: no device");
+  return Autotune(std::vector<Device>{device}, source, options, autotune);
+}
+
+StatusOr<AutotuneResult> Autotune(const std::vector<Device>& all_devices, const ProgramSource& source,
+                                  const ProgramCompileOptions& options, const AutotuneOptions& autotune) {
+  if (all_devices.empty() || !all_devices.front().valid())
+    return Status(StatusCode::kInvalidArgument, "autotune: no device");
+  const Device& device = all_devices.front();
   if (!options.schedule.empty())
     return Status(StatusCode::kInvalidArgument,
                   "autotune: the schedule is what is searched; give the values to try as the space, not options.schedule");
@@ -355,6 +362,14 @@ StatusOr<AutotuneResult> Autotune(const Device& device, const ProgramSource& sou
     if (hit.ok()) return hit;
   }
   const auto start = Clock::now();
+  // An SPMD program runs on one device per mesh position.
+  auto needed = ProgramDevicesNeeded(source, options.function);
+  if (!needed.ok()) return needed.status();
+  if (static_cast<size_t>(*needed) > all_devices.size())
+    return Status(StatusCode::kInvalidArgument,
+                  "autotune: the program's mesh needs " + std::to_string(*needed) + " devices; " +
+                      std::to_string(all_devices.size()) + " given");
+  const std::vector<Device> devices(all_devices.begin(), all_devices.begin() + *needed);
   auto compiler = Compiler::ForDevice(device);
   if (!compiler.ok()) return compiler.status();
   const std::string target = options.target.empty() ? compiler->targets().front().name : options.target;
@@ -370,10 +385,14 @@ StatusOr<AutotuneResult> Autotune(const Device& device, const ProgramSource& sou
                   "autotune: strategy '" + autotune.strategy + "': write coordinate or random");
   AutotuneResult result;
   result.time_ms = -1;
-  std::optional<Workspace> workspace;
+  std::vector<Workspace> workspaces;  // one per device, made at the first compile
   std::string shapes;
-  auto stream = device.create_stream();
-  if (!stream.ok()) return stream.status();
+  std::vector<Stream> streams;
+  for (const Device& d : devices) {
+    auto stream = d.create_stream();
+    if (!stream.ok()) return stream.status();
+    streams.push_back(std::move(*stream));
+  }
   std::map<std::string, double> measured;  // schedule -> median (< 0 failed)
   std::map<std::string, std::string> compiled;  // the kernels' digest -> the schedule measured with them
   std::set<std::string> twins;                  // schedules whose kernels were measured under another
@@ -387,8 +406,14 @@ StatusOr<AutotuneResult> Autotune(const Device& device, const ProgramSource& sou
   };
   auto run_once = [&](const Program& program) -> StatusOr<double> {
     const auto t0 = Clock::now();
-    TESSERA_RETURN_IF_ERROR(program.Run(*stream, workspace->args));
-    TESSERA_RETURN_IF_ERROR(stream->synchronize());
+    if (devices.size() == 1) {
+      TESSERA_RETURN_IF_ERROR(program.Run(streams[0], workspaces[0].args));
+    } else {
+      std::vector<std::vector<KernelArg>> args;
+      for (const Workspace& w : workspaces) args.push_back(w.args);
+      TESSERA_RETURN_IF_ERROR(program.Run(streams, args));
+    }
+    for (const Stream& s : streams) TESSERA_RETURN_IF_ERROR(s.synchronize());
     return MsSince(t0);
   };
   // One trial: compile, warm up, time `repeats` runs; the median.  An error
@@ -401,10 +426,12 @@ StatusOr<AutotuneResult> Autotune(const Device& device, const ProgramSource& sou
     trial.time_ms = -1;
     ProgramCompileOptions o = options;
     o.schedule = schedule.empty() ? " " : schedule;  // " ": the default, never the cached choice
-    auto program = CompileProgram({device}, source, o);
+    auto program = CompileProgram(devices, source, o);
     Status st = program.status();
-    if (st.ok() && (program->devices().size() != 1 || !program->image().mesh_axes.empty()))
-      return Status(StatusCode::kUnsupported, "autotune: an SPMD program (tune its single-device form)");
+    if (st.ok() && program->devices().size() != devices.size())
+      return Status(StatusCode::kInternal, "autotune: the program was loaded on " +
+                                               std::to_string(program->devices().size()) + " devices, not " +
+                                               std::to_string(devices.size()));
     if (st.ok()) {
       // Options that change nothing (a tile clamped to the problem, a key's
       // default value) compile to the same kernels: not measured again, and
@@ -422,10 +449,14 @@ StatusOr<AutotuneResult> Autotune(const Device& device, const ProgramSource& sou
         return trial.time_ms;
       }
     }
-    if (st.ok() && !workspace) {
-      auto w = MakeWorkspace(device, *program);
-      if (!w.ok()) return w.status();
-      workspace = std::move(*w);
+    if (st.ok() && workspaces.empty()) {
+      // SPMD: params() are each device's local parts; every device gets
+      // its own buffers of them.
+      for (const Device& d : devices) {
+        auto w = MakeWorkspace(d, *program);
+        if (!w.ok()) return w.status();
+        workspaces.push_back(std::move(*w));
+      }
       shapes = ShapesText(*program);
     }
     std::vector<double> times;
@@ -514,7 +545,7 @@ StatusOr<AutotuneResult> Autotune(const Device& device, const ProgramSource& sou
     for (const std::string& schedule : finalists) {
       ProgramCompileOptions o = options;
       o.schedule = schedule.empty() ? " " : schedule;
-      auto program = CompileProgram({device}, source, o);
+      auto program = CompileProgram(devices, source, o);
       if (!program.ok()) return program.status();
       programs.push_back(std::move(*program));
     }

@@ -96,6 +96,15 @@ StatusOr<AutotuneSpace> ParseAutotuneSpace(const std::string& text);
 StatusOr<AutotuneResult> Autotune(const Device& device, const ProgramSource& source,
                                   const ProgramCompileOptions& options = {},
                                   const AutotuneOptions& autotune = {});
+// The same for an SPMD program: each trial runs on the first
+// ProgramDevicesNeeded() of `devices` (one per mesh position, as
+// CompileProgram takes them), every device on its own stream, with local
+// inputs on each; the time is the whole step's, all streams synchronized.
+// The choice is cached under devices[0], which the compile of an SPMD
+// program is specialised for.  One device: as above.
+StatusOr<AutotuneResult> Autotune(const std::vector<Device>& devices, const ProgramSource& source,
+                                  const ProgramCompileOptions& options = {},
+                                  const AutotuneOptions& autotune = {});
 
 // The cached choice for this program on `device`, without measuring:
 // NOT_FOUND when there is none (or it is unusable: a warning says why).
