@@ -69,12 +69,21 @@ bool read_ticks(TsDevice* dev, const StampSlot& slot, uint64_t* ticks) {
          VK_SUCCESS;
 }
 
-// Records a timestamp at `stage` at the end of the open batch of `s`.
-TsError* write_query_locked(StreamState& s, const StampSlot& slot, VkPipelineStageFlagBits stage) {
+// Records a timestamp at `stage` at the end of the open batch of `s`,
+// through the op path: the default-stream waits, a barrier after the work
+// before it, the flusher's batching.  With `point`, the slot joins the
+// batch's points (written when it is reaped); begin_op may have closed the
+// batch holding earlier work, so it goes into whatever batch is open then.
+// *recorded: whether the command was recorded (else the slot is unused).
+TsError* write_query_locked(StreamState& s, const StampSlot& slot, VkPipelineStageFlagBits stage,
+                            bool point, bool* recorded) {
+  *recorded = false;
   CommandList* cl = nullptr;
   TS_VK_RETURN_IF_ERROR(begin_op_locked(s, &cl));
   s.dev->fn.vkCmdResetQueryPool(cl->cb, slot.pool, slot.index, 1);
   s.dev->fn.vkCmdWriteTimestamp(cl->cb, stage, slot.pool, slot.index);
+  *recorded = true;
+  if (point) s.open.stamps.push_back(slot);
   return end_op_locked(s);
 }
 
@@ -91,7 +100,8 @@ TsError* calibrate(TsDevice* dev) {
     }
     cal = dev->calibration_stream;
     TS_VK_RETURN_IF_ERROR(take_slot_locked(dev, &slot));
-    TsError* e = write_query_locked(*cal, slot, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT);
+    bool recorded = false;
+    TsError* e = write_query_locked(*cal, slot, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, false, &recorded);
     t0 = plugin_support::steady_clock_ns();
     if (!e) e = flush_locked(*cal);
     if (e) {
@@ -147,19 +157,16 @@ TsError* record_stamp_locked(StreamState& s, uint64_t* out) {
   StampSlot slot;
   TS_VK_RETURN_IF_ERROR(take_slot_locked(dev, &slot));
   slot.out = out;
-  // Through the op path: the default-stream waits, a barrier after the
-  // work before it, the flusher's batching.  begin_op may close the batch
-  // holding earlier work, so the point goes into whatever batch is open
-  // after it.
-  CommandList* cl = nullptr;
-  if (TsError* e = begin_op_locked(s, &cl)) {
+  bool recorded = false;
+  TsError* e = write_query_locked(s, slot, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, true, &recorded);
+  // Not recorded: the slot is free again.  Recorded, whatever happened
+  // next: its batch is reaped as usual (a failed submit signals it from the
+  // host) and writes it.
+  if (!recorded) {
+    slot.out = nullptr;
     dev->free_stamps.push_back(slot);
-    return e;
   }
-  dev->fn.vkCmdResetQueryPool(cl->cb, slot.pool, slot.index, 1);
-  dev->fn.vkCmdWriteTimestamp(cl->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, slot.pool, slot.index);
-  s.open.stamps.push_back(slot);
-  return end_op_locked(s);
+  return e;
 }
 
 void write_stamps_locked(TsDevice* dev, Batch& b) {
