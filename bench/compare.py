@@ -310,6 +310,14 @@ def main():
                      f">= {limit}x openblas" if limit else "-",
                      verdict(None if ratio is None else ratio >= limit)
                      if limit else "info"))
+    # The GEMMs as fractions of the machine's f32 FMA peak on the same
+    # threads (fma_peak: the wider ISA the CPU has), measured in the run.
+    peak = gflops("fma_peak/avx512") or gflops("fma_peak/avx2")
+    if peak:
+        for name in ("gemm_f32/tessera_cpu/2048", "gemm_f32/openblas/2048"):
+            t = gflops(name)
+            rows.append((f"{name} of FMA peak", fmt_gf(t), f"{fmt_gf(peak)} peak",
+                         f"{t / peak:.2f}" if t else "n/a", "-", "info"))
     # bf16 x bf16 -> f32 (operands widened while packing): no target,
     # reported against the f32 OpenBLAS GEMM of the same size.
     t = gflops("gemm_bf16/tessera_cpu/2048")

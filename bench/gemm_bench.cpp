@@ -10,6 +10,9 @@
 //   mlp_f32/openblas_unfused/512       sgemm, bias pass, relu pass, sgemm, bias pass
 //   compile/tessera_cpu/mlp            examples/mlp.mlir, cold (no cache)
 //   compile_warm/tessera_cpu/mlp       the same, warm (in-memory cache hit)
+//   fma_peak/{avx512,avx2}             the machine's f32 FMA peak on the same
+//                                      threads: the ceiling a GEMM's FLOP/s is
+//                                      a fraction of
 //
 // Both implementations use the runtime's worker count: the cpu plugin's
 // threads (TESSERA_CPU_THREADS, default: all cores) and as many OpenBLAS
@@ -35,6 +38,9 @@
 
 #if TESSERA_BENCH_HAVE_OPENBLAS
 #include <cblas.h>
+#endif
+#if defined(__x86_64__)
+#include <immintrin.h>
 #endif
 
 namespace tessera_bench {
@@ -431,6 +437,57 @@ void BM_Compile(benchmark::State& state, bool warm, bool direct) {
   if (std::system(rm.c_str()) != 0) {}
 }
 
+#if defined(__x86_64__)
+// 12 independent FMA chains per thread: more than the 2 pipes x 4 cycles of
+// latency a core needs in flight.  x = x * m + c with 0 < m < 1 stays finite.
+// Built for the ISA by attribute, picked at run time (__builtin_cpu_supports).
+__attribute__((target("avx512f"))) float FmaChains512(int64_t iters) {
+  __m512 x[12];
+  for (int k = 0; k < 12; ++k) x[k] = _mm512_set1_ps(1.0f + 0.01f * static_cast<float>(k));
+  const __m512 m = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-6f);
+  for (int64_t i = 0; i < iters; ++i)
+    for (int k = 0; k < 12; ++k) x[k] = _mm512_fmadd_ps(x[k], m, c);
+  __m512 s = x[0];
+  for (int k = 1; k < 12; ++k) s = _mm512_add_ps(s, x[k]);
+  float lanes[16];
+  _mm512_storeu_ps(lanes, s);
+  return lanes[0] + lanes[15];
+}
+__attribute__((target("avx2,fma"))) float FmaChains256(int64_t iters) {
+  __m256 x[12];
+  for (int k = 0; k < 12; ++k) x[k] = _mm256_set1_ps(1.0f + 0.01f * static_cast<float>(k));
+  const __m256 m = _mm256_set1_ps(0.999999f), c = _mm256_set1_ps(1e-6f);
+  for (int64_t i = 0; i < iters; ++i)
+    for (int k = 0; k < 12; ++k) x[k] = _mm256_fmadd_ps(x[k], m, c);
+  __m256 s = x[0];
+  for (int k = 1; k < 12; ++k) s = _mm256_add_ps(s, x[k]);
+  float lanes[8];
+  _mm256_storeu_ps(lanes, s);
+  return lanes[0] + lanes[7];
+}
+
+// The f32 FMA peak of Threads() threads (the GEMMs' count): FLOP/s counts
+// an FMA as 2, as the GEMMs' 2 M N K does.
+void BM_FmaPeak(benchmark::State& state, int lanes) {
+  if (lanes == 16 ? !__builtin_cpu_supports("avx512f") : !__builtin_cpu_supports("fma")) {
+    state.SkipWithError(lanes == 16 ? "no AVX-512F on this CPU" : "no FMA3 on this CPU");
+    return;
+  }
+  const unsigned threads = Threads();
+  constexpr int64_t kIters = int64_t{1} << 21;
+  for (auto _ : state) {
+    std::vector<std::thread> pool;
+    std::vector<float> sink(threads);
+    for (unsigned t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] { sink[t] = lanes == 16 ? FmaChains512(kIters) : FmaChains256(kIters); });
+    for (std::thread& t : pool) t.join();
+    benchmark::DoNotOptimize(sink.data());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(threads) * kIters * 12 * lanes * 2);
+  state.counters["threads"] = threads;
+}
+#endif
+
 }  // namespace
 
 void RegisterGemmBenchmarks(const RegisterOptions& options) {
@@ -455,6 +512,10 @@ void RegisterGemmBenchmarks(const RegisterOptions& options) {
     // OpenBLAS GEMM of the same size: the same arithmetic (bf16 values are
     // exact in f32) on twice the operand bytes.
     real(benchmark::RegisterBenchmark("gemm_bf16/tessera_cpu/2048", BM_GemmTessera, 2048, "bf16"), 0.5);
+#if defined(__x86_64__)
+    real(benchmark::RegisterBenchmark("fma_peak/avx512", BM_FmaPeak, 16), 0.5);
+    real(benchmark::RegisterBenchmark("fma_peak/avx2", BM_FmaPeak, 8), 0.5);
+#endif
     real(benchmark::RegisterBenchmark("mlp_f32/tessera_cpu/512", BM_MlpTessera), 0.5);
 #if TESSERA_BENCH_HAVE_OPENBLAS
     real(benchmark::RegisterBenchmark("mlp_f32/openblas_unfused/512", BM_MlpOpenBLASUnfused), 0.5);
