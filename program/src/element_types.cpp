@@ -147,6 +147,45 @@ double RoundTo(double v, const std::string& d) {
   return v;
 }
 
+float StochasticRound(float x, const std::string& to, uint64_t seed, uint64_t index) {
+  // Philox-4x32-10 (Salmon et al., SC'11), the first word of the block.
+  uint32_t c0 = static_cast<uint32_t>(index), c1 = static_cast<uint32_t>(index >> 32), c2 = 0, c3 = 0;
+  uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
+  for (int r = 0; r < 10; ++r) {
+    const uint64_t p0 = uint64_t{0xD2511F53u} * c0, p1 = uint64_t{0xCD9E8D57u} * c2;
+    const uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ c1 ^ k0;
+    const uint32_t n2 = static_cast<uint32_t>(p0 >> 32) ^ c3 ^ k1;
+    c1 = static_cast<uint32_t>(p1);
+    c3 = static_cast<uint32_t>(p0);
+    c0 = n0, c2 = n2;
+    k0 += 0x9E3779B9u, k1 += 0xBB67AE85u;
+  }
+  const uint32_t random = c0;
+  const bool bf16 = to == "bf16";
+  const int m = bf16 ? 7 : 3, emin = bf16 ? -126 : -6;
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  const uint32_t sign = bits & 0x80000000u, mag = bits & 0x7FFFFFFFu, exp_field = mag >> 23;
+  if (exp_field == 255) return x;
+  const int tiny_below = emin - m + 127;
+  float out;
+  if (static_cast<int>(exp_field) < tiny_below) {
+    float abs_x;
+    std::memcpy(&abs_x, &mag, 4);
+    const float u = static_cast<float>(random >> 8) * std::ldexp(1.0f, -24);
+    const bool hit = exp_field != 0 && u < abs_x * std::ldexp(1.0f, m - emin);
+    const uint32_t r = sign | (hit ? static_cast<uint32_t>(tiny_below) << 23 : 0u);
+    std::memcpy(&out, &r, 4);
+    return out;
+  }
+  const int e1 = std::max<int>(static_cast<int>(exp_field), 1);
+  const int drop = std::min(23 - m + std::max(0, emin + 127 - e1), 31);
+  const uint32_t mask = (1u << drop) - 1;
+  const uint32_t r = sign | ((mag + (random & mask)) & ~mask);
+  std::memcpy(&out, &r, 4);
+  return out;
+}
+
 double CastValue(double v, const std::string& from, const std::string& to) {
   bool fromFloat = IsFloatDtype(from), toFloat = IsFloatDtype(to);
   if (to == "i1") return v != 0 ? 1 : 0;  // x != 0: NaN is true, -0 false

@@ -302,10 +302,92 @@ Value emitErf(OpBuilder &b, Location loc, Value x) {
   return b.create<arith::DivFOp>(loc, b.create<arith::MulFOp>(loc, xc, num), den);
 }
 
+namespace {
+
+/// An integer constant of `bits` width shaped like `like` (scalar / vector).
+Value intConst(OpBuilder &b, Location loc, Type like, unsigned bits, uint64_t v) {
+  Type e = b.getIntegerType(bits);
+  Type t = withElement(like, e);
+  APInt value(bits, v);
+  if (auto vt = t.dyn_cast<VectorType>())
+    return b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(vt, value));
+  return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(e, value));
+}
+
+}  // namespace
+
+Value emitStochasticRound(OpBuilder &b, Location loc, Value x, Type to, uint64_t seed, Value index) {
+  Type like = x.getType();
+  Type i32 = withElement(like, b.getI32Type()), i64 = withElement(like, b.getI64Type());
+  auto u32 = [&](uint64_t v) { return intConst(b, loc, like, 32, v); };
+  auto u64 = [&](uint64_t v) { return intConst(b, loc, like, 64, v); };
+  auto xorI = [&](Value a, Value c) { return b.create<arith::XOrIOp>(loc, a, c).getResult(); };
+  auto andI = [&](Value a, Value c) { return b.create<arith::AndIOp>(loc, a, c).getResult(); };
+  // Philox-4x32-10: counter (index lo, index hi, 0, 0), key (seed lo, hi);
+  // the keys of each round are constants.
+  Value c0 = b.create<arith::TruncIOp>(loc, i32, index);
+  Value c1 = b.create<arith::TruncIOp>(loc, i32, b.create<arith::ShRUIOp>(loc, index, u64(32)));
+  Value c2 = u32(0), c3 = u32(0);
+  uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
+  auto mulhilo = [&](uint32_t m, Value v, Value *hi, Value *lo) {
+    Value p = b.create<arith::MulIOp>(loc, b.create<arith::ExtUIOp>(loc, i64, v), u64(m));
+    *lo = b.create<arith::TruncIOp>(loc, i32, p);
+    *hi = b.create<arith::TruncIOp>(loc, i32, b.create<arith::ShRUIOp>(loc, p, u64(32)));
+  };
+  for (int r = 0; r < 10; ++r) {
+    Value hi0, lo0, hi1, lo1;
+    mulhilo(0xD2511F53u, c0, &hi0, &lo0);
+    mulhilo(0xCD9E8D57u, c2, &hi1, &lo1);
+    Value n0 = xorI(xorI(hi1, c1), u32(k0)), n2 = xorI(xorI(hi0, c3), u32(k1));
+    c0 = n0, c1 = lo1, c2 = n2, c3 = lo0;
+    k0 += 0x9E3779B9u, k1 += 0xBB67AE85u;
+  }
+  Value random = c0;
+
+  // The neighbours: `m` mantissa bits, smallest normal exponent `emin`.
+  const int m = to.isBF16() ? 7 : 3, emin = to.isBF16() ? -126 : -6;
+  Value bits = b.create<arith::BitcastOp>(loc, i32, x);
+  Value sign = andI(bits, u32(0x80000000u)), mag = andI(bits, u32(0x7FFFFFFFu));
+  Value expField = b.create<arith::ShRUIOp>(loc, mag, u32(23));
+  Value e1 = b.create<arith::MaxUIOp>(loc, expField, u32(1));  // subnormals: as exponent 1
+  // Dropped bits: 23 - m, plus the shift into the target's subnormals.
+  Value extra = b.create<arith::MaxSIOp>(loc, b.create<arith::SubIOp>(loc, u32(emin + 127), e1), u32(0));
+  Value drop = b.create<arith::MinUIOp>(loc, b.create<arith::AddIOp>(loc, extra, u32(23 - m)), u32(31));
+  Value mask = b.create<arith::SubIOp>(loc, b.create<arith::ShLIOp>(loc, u32(1), drop), u32(1));
+  Value up = b.create<arith::AddIOp>(loc, mag, andI(random, mask));
+  Value kept = andI(up, xorI(mask, u32(0xFFFFFFFFu)));
+  Value y = b.create<arith::BitcastOp>(loc, like, b.create<arith::OrIOp>(loc, sign, kept));
+  Value special = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, expField, u32(255));
+  Value result = b.create<arith::SelectOp>(loc, special, x, y);
+  const int tinyBelow = emin - m + 127;  // biased exponent under the smallest subnormal
+  if (tinyBelow > 1) {
+    // Below the smallest subnormal s: s with probability |x| / s (24
+    // random bits; |x| * 2^(m - emin) is exact), else 0; f32 subnormal
+    // inputs give 0.
+    Value tiny = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, expField, u32(tinyBelow));
+    Value u = b.create<arith::MulFOp>(
+        loc, b.create<arith::UIToFPOp>(loc, like, b.create<arith::ShRUIOp>(loc, random, u32(8))),
+        splatConstant(b, loc, like, std::ldexp(1.0, -24)));
+    Value scaled = b.create<arith::MulFOp>(loc, b.create<arith::BitcastOp>(loc, like, mag),
+                                           splatConstant(b, loc, like, std::ldexp(1.0, m - emin)));
+    Value hit = b.create<arith::AndIOp>(
+        loc, b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, u, scaled),
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, expField, u32(0)));
+    Value smallest = u32(static_cast<uint32_t>(emin - m + 127) << 23);
+    Value tinyBits = b.create<arith::OrIOp>(loc, sign, b.create<arith::SelectOp>(loc, hit, smallest, u32(0)));
+    result = b.create<arith::SelectOp>(loc, tiny, b.create<arith::BitcastOp>(loc, like, tinyBits), result);
+  }
+  return result;
+}
+
 FailureOr<Value> emitElementwise(OpBuilder &b, Location loc, Operation *op, ArrayRef<Value> in,
                                  const ElementOptions &o) {
   namespace g = tessera::graph;
   Value x = in[0];
+  if (auto cast = dyn_cast<g::CastOp>(op); cast && cast.isStochastic())
+    return op->emitOpError("with rounding = \"stochastic\" needs its elements' indices, which this "
+                           "position of the kernel does not provide"),
+           failure();
   // select: in[0] is the i1 condition; the choices are of one compute type.
   if (isa<g::SelectOp>(op)) return b.create<arith::SelectOp>(loc, x, in[1], in[2]).getResult();
   if (auto cmp = dyn_cast<g::CompareOp>(op)) {

@@ -137,7 +137,16 @@ std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollectiv
       std::string from = dtypeOf(cast.getInput().getType());
       // Exact mode: float -> float casts keep the value (no rounding).
       const bool keep = exact && IsFloatDtype(from) && IsFloatDtype(rt);
-      for (int64_t i = 0; i < n; ++i) out.v[i] = keep ? in(0).v[i] : CastValue(in(0).v[i], from, rt);
+      if (cast.isStochastic()) {
+        // The neighbour Philox picks for row-major element i (the same
+        // bits as every backend), then the cast's overflow rule.
+        const uint64_t seed = static_cast<uint64_t>(*cast.getSeed());
+        for (int64_t i = 0; i < n; ++i)
+          out.v[i] = CastValue(StochasticRound(static_cast<float>(in(0).v[i]), rt, seed, static_cast<uint64_t>(i)),
+                               "f32", rt);
+      } else {
+        for (int64_t i = 0; i < n; ++i) out.v[i] = keep ? in(0).v[i] : CastValue(in(0).v[i], from, rt);
+      }
     } else if (isa<g::QuantizeOp, g::DequantizeOp>(op)) {
       // Per element, with its channel's scale: quantize in f32 as defined
       // (x / s, then trunc(v +- 0.5) saturated to i8 by the cast rule);

@@ -42,6 +42,18 @@ double RoundTo(double v, const std::string& dtype);
 //   any -> i1: v != 0 (NaN is true); i1 -> any: 0 or 1.
 double CastValue(double v, const std::string& from, const std::string& to);
 
+// tessera_graph.cast {rounding = "stochastic", seed} of the f32 `x` at
+// row-major element `index` to `to` ("bf16" or "f8E4M3FN"): the chosen
+// neighbour as a float (CastValue(result, "f32", to) then overflows or
+// saturates as the cast does).  The definition every backend computes
+// (tessera::elements::emitStochasticRound, docs/ir.md): Philox-4x32-10
+// keyed by `seed`, counter (index, 0), first word r; the bits of |x| below
+// the target's precision at x's exponent are `drop`; |x| + (r mod 2^drop)
+// with those bits cleared.  Below the smallest subnormal s (fp8): s when
+// (r >> 8) 2^-24 < |x| / s, else 0; f32 subnormals give 0 there.  NaN and
+// infinities are returned unchanged.
+float StochasticRound(float x, const std::string& to, uint64_t seed, uint64_t index);
+
 // Random input: floats uniform in [-1, 1) rounded to the type; integers in
 // [-8, 8) (small enough that i8 products summed in i32 stay exact); i1
 // 0 or 1, each half the time.

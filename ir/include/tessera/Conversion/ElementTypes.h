@@ -91,6 +91,17 @@ mlir::FailureOr<mlir::Value> emitElementwise(mlir::OpBuilder &b, mlir::Location 
                                              llvm::ArrayRef<mlir::Value> in,
                                              const ElementOptions &options = {});
 
+/// Stochastic rounding of `tessera_graph.cast {rounding = "stochastic"}`
+/// (f32 -> bf16 or f8E4M3FN): the f32 compute value `x` (scalar or vector)
+/// -> the neighbour chosen in `to`, as f32 (exactly representable, or past
+/// the largest finite value: `narrow` then overflows or saturates as the
+/// cast does).  `index` is the element's row-major index as i64 (a vector of
+/// them for a vector `x`).  Integer arithmetic only (Philox-4x32-10 keyed by
+/// `seed`, counter = index), so every backend and the reference
+/// (tessera::reference::StochasticRound) give the same bits.
+mlir::Value emitStochasticRound(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                                mlir::Type to, uint64_t seed, mlir::Value index);
+
 /// Portable f32 forms (arith + math.exp / fma / abs only, which
 /// every backend lowers; the same bits on every backend up to the
 /// backends' exp): the logistic sigmoid, tanh and erf.

@@ -328,7 +328,17 @@ struct ExprEmitter {
     SmallVector<Value> xs;
     for (Value o : op->getOperands()) xs.push_back(emit(o, flat, total));
     // Only elementwise ops reach here (FunctionLowering::check).
-    Value r = *tessera::elements::emitElementwise(b, loc, op, xs, conv::kGpuElements);
+    Value r;
+    if (auto cast = dyn_cast<g::CastOp>(op); cast && cast.isStochastic()) {
+      // Its random bits are keyed by the element's row-major index: `flat`
+      // (fused ops have the root's shape; the verifier keeps these casts
+      // row-major).
+      Value index = b.create<arith::IndexCastOp>(loc, b.getI64Type(), flat);
+      r = tessera::elements::emitStochasticRound(b, loc, xs[0], elemOf(v), static_cast<uint64_t>(*cast.getSeed()),
+                                                 index);
+    } else {
+      r = *tessera::elements::emitElementwise(b, loc, op, xs, conv::kGpuElements);
+    }
     return memo[v] = rounded(r);
   }
 };

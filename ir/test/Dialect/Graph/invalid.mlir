@@ -538,3 +538,35 @@ func.func @accum_on_max(%x: tensor<4x8xf32>) {
   %m = tessera_graph.reduce max %x dims = [1] order = pairwise {accum = f32} : tensor<4x8xf32> -> tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @stochastic_without_seed(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{stochastic rounding needs a seed (seed = S)}}
+  %y = tessera_graph.cast %x {rounding = "stochastic"} : tensor<4x8xf32> -> tensor<4x8xbf16>
+  return
+}
+
+// -----
+
+func.func @stochastic_to_f16(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{stochastic rounding narrows f32 to bf16 or f8E4M3FN, not 'f32' to 'f16'}}
+  %y = tessera_graph.cast %x {rounding = "stochastic", seed = 1} : tensor<4x8xf32> -> tensor<4x8xf16>
+  return
+}
+
+// -----
+
+func.func @unknown_rounding(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{rounding = "up": write "nearest_even" (the default) or "stochastic"}}
+  %y = tessera_graph.cast %x {rounding = "up"} : tensor<4x8xf32> -> tensor<4x8xbf16>
+  return
+}
+
+// -----
+
+func.func @seed_without_stochastic(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{seed applies to rounding = "stochastic" only}}
+  %y = tessera_graph.cast %x {seed = 3} : tensor<4x8xf32> -> tensor<4x8xbf16>
+  return
+}

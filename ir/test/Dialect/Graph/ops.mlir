@@ -13,6 +13,8 @@ func.func @all_ops(%a: tensor<64x32xf32> {tessera_graph.sharding = #tessera_grap
   // The accumulator as a stated policy.
   // CHECK: tessera_graph.matmul %{{.*}}, %{{.*}} {accum = f32} : tensor<64x32xf8E4M3FN>, tensor<32x16xf8E4M3FN> -> tensor<64x16xf32>
   %c8a = tessera_graph.matmul %q, %qb {accum = f32} : tensor<64x32xf8E4M3FN>, tensor<32x16xf8E4M3FN> -> tensor<64x16xf32>
+  // CHECK: tessera_graph.cast %{{.*}} {rounding = "stochastic", seed = 42 : i64} : tensor<64x32xf32> -> tensor<64x32xbf16>
+  %sr = tessera_graph.cast %a {rounding = "stochastic", seed = 42} : tensor<64x32xf32> -> tensor<64x32xbf16>
   // CHECK: tessera_graph.reduce sum %{{.*}} dims = [0] order = pairwise {accum = f32} : tensor<64x32xbf16> -> tensor<32xbf16>
   %hs = tessera_graph.reduce sum %h dims = [0] order = pairwise {accum = f32} : tensor<64x32xbf16> -> tensor<32xbf16>
   // CHECK: tessera_graph.add

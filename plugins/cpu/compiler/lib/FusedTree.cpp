@@ -65,7 +65,7 @@ SmallVector<Value> FusedTree::leaves() const {
 
 FailureOr<Value> emitFusedTree(OpBuilder &b, Location loc, const FusedTree &tree,
                                ArrayRef<Value> idx, int64_t w, Value rootValue,
-                               const LeafLoader &load, const ElementOptions &elements) {
+                               const LeafLoader &load, const ElementOptions &elements, Value row0) {
   // A scalar read by a vector op is splat across the chunk.
   auto fit = [&](Value v) -> Value {
     if (w == 1 || v.getType().isa<VectorType>()) return v;
@@ -92,9 +92,31 @@ FailureOr<Value> emitFusedTree(OpBuilder &b, Location loc, const FusedTree &tree
         if (failed(x)) return failure();
         ins.push_back(fit(*x));
       }
-      FailureOr<Value> y = emitElementwise(b, loc, def, ins, elements);
-      if (failed(y)) return failure();
-      r = *y;
+      if (auto cast = dyn_cast<g::CastOp>(def); cast && cast.isStochastic()) {
+        // Random bits keyed by each lane's row-major index in the cast's
+        // own shape (the output's: fused ops have its shape): at[0..]
+        // linearized, dim 0 from the group's first row, plus the lane along
+        // the last dim.
+        ArrayRef<int64_t> shape = v.getType().cast<ShapedType>().getShape();
+        Value lin = at.empty() ? b.create<arith::ConstantIndexOp>(loc, 0).getResult() : at[0];
+        if (row0 && !at.empty()) lin = b.create<arith::AddIOp>(loc, lin, row0);
+        for (size_t k = 1; k < at.size(); ++k)
+          lin = b.create<arith::AddIOp>(
+              loc, b.create<arith::MulIOp>(loc, lin, b.create<arith::ConstantIndexOp>(loc, shape[k])), at[k]);
+        Value index = b.create<arith::IndexCastOp>(loc, b.getI64Type(), lin);
+        if (w > 1) {
+          auto vt = VectorType::get({w}, b.getI64Type());
+          SmallVector<int64_t> lanes(w);
+          for (int64_t l = 0; l < w; ++l) lanes[l] = l;
+          index = b.create<arith::AddIOp>(loc, b.create<vector::BroadcastOp>(loc, vt, index),
+                                          b.create<arith::ConstantOp>(loc, b.getI64VectorAttr(lanes)));
+        }
+        r = emitStochasticRound(b, loc, ins[0], elemOf(v), static_cast<uint64_t>(*cast.getSeed()), index);
+      } else {
+        FailureOr<Value> y = emitElementwise(b, loc, def, ins, elements);
+        if (failed(y)) return failure();
+        r = *y;
+      }
     } else {
       // A leaf read through numpy broadcasting: index 0 along its dims of
       // size 1 (one scalar splat across the chunk when the last is 1).

@@ -51,11 +51,15 @@ using LeafLoader =
 /// there (`rootValue`; null when there is no root).  Every value but the
 /// output is rounded to its type, as the unfused program stores it; the
 /// output is left in the compute type for the caller's store to round.
+/// `row0` (may be null): the output row that dim 0 of `idx` counts from
+/// (a group's rows), for what needs the element's index in the whole
+/// tensor (a stochastic cast's random bits).
 mlir::FailureOr<mlir::Value> emitFusedTree(mlir::OpBuilder &b, mlir::Location loc,
                                            const FusedTree &tree,
                                            llvm::ArrayRef<mlir::Value> idx, int64_t w,
                                            mlir::Value rootValue, const LeafLoader &load,
-                                           const elements::ElementOptions &elements);
+                                           const elements::ElementOptions &elements,
+                                           mlir::Value row0 = mlir::Value());
 
 }  // namespace tessera::cpu
 

@@ -24,6 +24,9 @@ struct TensorAccess {
   mlir::Value mem;
   mlir::RankedTensorType type;   // logical type
   IndexFn at;
+  // Where dim 0 of the indices `at` takes is local to this group: the
+  // group's first row (null: the indices are the tensor's own).
+  mlir::Value row0;
 };
 
 struct MatmulAccess {

@@ -113,7 +113,7 @@ LogicalResult lowerFusedTreeRows(OpBuilder &b, Location loc, const FusedTree &tr
   bool ok = true;
   auto body = [&](ArrayRef<Value> iv, int64_t w) {
     // Computed in f32 / i32, rounded to the result type by the store.
-    FailureOr<Value> r = emitFusedTree(b, loc, tree, iv, w, Value(), load, elements);
+    FailureOr<Value> r = emitFusedTree(b, loc, tree, iv, w, Value(), load, elements, out.row0);
     if (failed(r)) { ok = false; return; }
     storeChunk(b, loc, out, iv, *r, elements);
   };

@@ -297,6 +297,7 @@ TensorAccess KernelBuilder::access(const Buf &buf) {
   t.mem = buf.mem;
   t.type = buf.type;
   t.at = [this, buf](ArrayRef<Value> idx) { return memIndices(buf, idx); };
+  if (buf.row) t.row0 = buf.row0;
   return t;
 }
 

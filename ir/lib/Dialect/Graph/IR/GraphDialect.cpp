@@ -600,6 +600,21 @@ LogicalResult CastOp::verify() {
     return emitOpError("cast cannot change the shape");
   if (!sameLayout(a, b))
     return emitOpError("cast cannot change the layout (use convert_layout)");
+  if (getRounding() && *getRounding() != "stochastic" && *getRounding() != "nearest_even")
+    return emitOpError() << "rounding = \"" << *getRounding()
+                         << "\": write \"nearest_even\" (the default) or \"stochastic\"";
+  if (isStochastic()) {
+    Type ea = a.getElementType(), eb = b.getElementType();
+    if (!ea.isF32() || !(eb.isBF16() || eb.isFloat8E4M3FN()))
+      return emitOpError() << "stochastic rounding narrows f32 to bf16 or f8E4M3FN, not " << ea << " to " << eb;
+    if (!getSeed())
+      return emitOpError("stochastic rounding needs a seed (seed = S): the result is reproducible for a given seed");
+    if (a.getEncoding())
+      return emitOpError("stochastic rounding keys its random bits by the row-major element index: "
+                         "cast a row-major tensor (convert_layout first)");
+  } else if (getSeed()) {
+    return emitOpError("seed applies to rounding = \"stochastic\" only");
+  }
   return success();
 }
 

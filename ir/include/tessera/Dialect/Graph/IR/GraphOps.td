@@ -364,16 +364,38 @@ def Graph_CastOp : Graph_Op<"cast", [Pure]> {
     - i1 -> any type: 0 or 1; any type -> i1: `x != 0` (NaN is true, -0
       is false), as numpy's `astype(bool)`.
 
+    `rounding = "stochastic"` with `seed = S` (f32 -> bf16 or f8E4M3FN
+    only): each element rounds to one of its two neighbours in the result
+    type, up with probability equal to its distance from the lower one over
+    the gap, so the result is unbiased in expectation. The random bits are
+    Philox-4x32-10 keyed by `S`, with the element's row-major index as the
+    counter: the same seed gives the same bits on every backend and in the
+    reference. docs/ir.md ("stochastic rounding") gives the exact integer
+    definition, overflow and subnormals. `rounding = "nearest_even"` is the
+    default.
+
     Example:
     ```mlir
     %h = tessera_graph.cast %x : tensor<4x8xf32> -> tensor<4x8xbf16>
     %q = tessera_graph.cast %y : tensor<4x8xf32> -> tensor<4x8xf8E4M3FN>
+    %s = tessera_graph.cast %x {rounding = "stochastic", seed = 42} : tensor<4x8xf32> -> tensor<4x8xbf16>
     ```
   }];
-  let arguments = (ins Graph_Tensor:$input);
+  let arguments = (ins Graph_Tensor:$input, OptionalAttr<StrAttr>:$rounding,
+                       OptionalAttr<I64Attr>:$seed);
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
+  let builders = [
+    // Round to nearest even (the default).
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$input), [{
+      build($_builder, $_state, result, input, ::mlir::StringAttr(), ::mlir::IntegerAttr());
+    }]>
+  ];
+  let extraClassDeclaration = [{
+    /// True for rounding = "stochastic".
+    bool isStochastic() { return getRounding() && *getRounding() == "stochastic"; }
+  }];
 }
 
 def Graph_ReduceOp : Graph_Op<"reduce", [Pure]> {
