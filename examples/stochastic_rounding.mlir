@@ -1,5 +1,5 @@
 // Stochastic rounding (docs/ir.md, "Numerics policies: stochastic
-// rounding"): f32 -> bf16 and f32 -> fp8 with rounding = "stochastic",
+// rounding"): f32 -> bf16, f16 and fp8 with rounding = "stochastic",
 // random bits from Philox-4x32-10 keyed by the seed and the element's
 // row-major index, so every backend gives the reference's bits.
 //
@@ -24,6 +24,18 @@ func.func @sr_matmul(%a: tensor<130x96xf32>, %b: tensor<96x70xf32>) -> tensor<13
   %c = tessera_graph.matmul %a, %b : tensor<130x96xf32>, tensor<96x70xf32> -> tensor<130x70xf32>
   %y = tessera_graph.cast %c {rounding = "stochastic", seed = 3} : tensor<130x70xf32> -> tensor<130x70xbf16>
   return %y : tensor<130x70xbf16>
+}
+
+// f16: its subnormals (x * 2^-16) and values below them (x * 2^-26).
+func.func @sr_f16(%x: tensor<61x130xf32>) -> (tensor<61x130xf16>, tensor<61x130xf16>, tensor<61x130xf16>) {
+  %s1 = arith.constant dense<1.52587890625e-05> : tensor<1xf32>
+  %s2 = arith.constant dense<1.4901161193847656e-08> : tensor<1xf32>
+  %t1 = tessera_graph.mul %x, %s1 : tensor<61x130xf32>, tensor<1xf32>
+  %t2 = tessera_graph.mul %x, %s2 : tensor<61x130xf32>, tensor<1xf32>
+  %y = tessera_graph.cast %x {rounding = "stochastic", seed = 11} : tensor<61x130xf32> -> tensor<61x130xf16>
+  %y1 = tessera_graph.cast %t1 {rounding = "stochastic", seed = 11} : tensor<61x130xf32> -> tensor<61x130xf16>
+  %y2 = tessera_graph.cast %t2 {rounding = "stochastic", seed = 11} : tensor<61x130xf32> -> tensor<61x130xf16>
+  return %y, %y1, %y2 : tensor<61x130xf16>, tensor<61x130xf16>, tensor<61x130xf16>
 }
 
 // Odd sizes (vector remainders on cpu, partial groups on GPUs) and values

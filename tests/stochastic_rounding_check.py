@@ -1,7 +1,7 @@
 """Stochastic rounding against an independent definition (ctest
 stochastic_rounding.independent): Philox-4x32-10 written here from the
 paper (checked on Random123's known answers), the rounding of docs/ir.md in
-numpy, and tessera-run's sr_bf16 and sr_fp8 results on cpu and vulkan from
+numpy, and tessera-run's sr_bf16, sr_f16 and sr_fp8 results on cpu and vulkan from
 the same inputs.  Exit 0 when every bit agrees; 77 when vulkan is missing
 (the cpu part still ran).
 
@@ -73,10 +73,18 @@ def main():
     want16 = np.array([stochastic(float(v), 42, i, 7, -126) for i, v in enumerate(x.ravel())], np.float32)
     want8 = np.array([stochastic(float(v), 7, i, 3, -6) for i, v in enumerate(x8.ravel())], np.float64)
     want8 = np.clip(want8, -448, 448)  # the cast saturates fp8 (values from here are exact in it)
+    xh = (rng.standard_normal((61, 130)) * 3000).astype(np.float32)
+    xh.ravel()[:2] = [65519.0, -70000.0]  # rounds to 65504 or overflows; overflows
+    # sr_f16 also rounds x * 2^-16 (f16 subnormals) and x * 2^-26 (below them).
+    scales = [1.0, 2.0 ** -16, 2.0 ** -26]
+    with np.errstate(over="ignore"):  # past 65504: inf, as the cast overflows
+        wanth = [np.array([stochastic(float(np.float32(v) * np.float32(s)), 11, i, 10, -14)
+                           for i, v in enumerate(xh.ravel())], np.float32).astype(np.float16) for s in scales]
     missing = False
     with tempfile.TemporaryDirectory() as d:
         np.save(os.path.join(d, "x.npy"), x)
         np.save(os.path.join(d, "x8.npy"), x8)
+        np.save(os.path.join(d, "xh.npy"), xh)
         for backend in ("cpu", "vulkan"):
             env = dict(os.environ, TESSERA_BACKEND=backend)
             out16, out8a, out8b = (os.path.join(d, n) for n in ("y16.npy", "y8a.npy", "y8b.npy"))
@@ -105,9 +113,21 @@ def main():
                 i = int(np.argmin(got8 == want8))
                 sys.exit("%s sr_fp8: element %d of %r is %r, the definition gives %r"
                          % (backend, i, x8.ravel()[i], got8[i], want8[i]))
+            outs = [os.path.join(d, "yh%d.npy" % k) for k in range(3)]
+            p = subprocess.run([run, example, "--function", "sr_f16", "--input", os.path.join(d, "xh.npy")] +
+                               sum((["--output", o] for o in outs), []) + ["--iterations", "1", "--no-check"],
+                               env=env, capture_output=True, text=True)
+            if p.returncode != 0:
+                sys.exit("tessera-run sr_f16 on %s failed:\n%s%s" % (backend, p.stdout, p.stderr))
+            for k, o in enumerate(outs):
+                goth = np.load(o).ravel()
+                if not np.array_equal(goth, wanth[k].ravel()):
+                    i = int(np.argmin(goth == wanth[k].ravel()))
+                    sys.exit("%s sr_f16 (x * %g): element %d of %r is %r, the definition gives %r"
+                             % (backend, scales[k], i, xh.ravel()[i], goth[i], wanth[k].ravel()[i]))
             rounded_up = np.mean(np.abs(want16[4:]) > np.abs(x.ravel()[4:]))
-            print("%s: %d bf16 and %d fp8 elements equal the definition (%.1f%% of the bf16 ones rounded up)"
-                  % (backend, got.size, got8.size, 100 * rounded_up))
+            print("%s: %d bf16, %d f16 and %d fp8 elements equal the definition (%.1f%% of the bf16 ones rounded up)"
+                  % (backend, got.size, 3 * xh.size, got8.size, 100 * rounded_up))
     sys.exit(77 if missing else 0)
 
 

@@ -161,8 +161,8 @@ float StochasticRound(float x, const std::string& to, uint64_t seed, uint64_t in
     k0 += 0x9E3779B9u, k1 += 0xBB67AE85u;
   }
   const uint32_t random = c0;
-  const bool bf16 = to == "bf16";
-  const int m = bf16 ? 7 : 3, emin = bf16 ? -126 : -6;
+  const int m = to == "bf16" ? 7 : to == "f16" ? 10 : 3;
+  const int emin = to == "bf16" ? -126 : to == "f16" ? -14 : -6;
   uint32_t bits;
   std::memcpy(&bits, &x, 4);
   const uint32_t sign = bits & 0x80000000u, mag = bits & 0x7FFFFFFFu, exp_field = mag >> 23;

@@ -345,7 +345,8 @@ Value emitStochasticRound(OpBuilder &b, Location loc, Value x, Type to, uint64_t
   Value random = c0;
 
   // The neighbours: `m` mantissa bits, smallest normal exponent `emin`.
-  const int m = to.isBF16() ? 7 : 3, emin = to.isBF16() ? -126 : -6;
+  const int m = to.isBF16() ? 7 : to.isF16() ? 10 : 3;
+  const int emin = to.isBF16() ? -126 : to.isF16() ? -14 : -6;
   Value bits = b.create<arith::BitcastOp>(loc, i32, x);
   Value sign = andI(bits, u32(0x80000000u)), mag = andI(bits, u32(0x7FFFFFFFu));
   Value expField = b.create<arith::ShRUIOp>(loc, mag, u32(23));

@@ -43,7 +43,7 @@ double RoundTo(double v, const std::string& dtype);
 double CastValue(double v, const std::string& from, const std::string& to);
 
 // tessera_graph.cast {rounding = "stochastic", seed} of the f32 `x` at
-// row-major element `index` to `to` ("bf16" or "f8E4M3FN"): the chosen
+// row-major element `index` to `to` ("bf16", "f16" or "f8E4M3FN"): the chosen
 // neighbour as a float (CastValue(result, "f32", to) then overflows or
 // saturates as the cast does).  The definition every backend computes
 // (tessera::elements::emitStochasticRound, docs/ir.md): Philox-4x32-10

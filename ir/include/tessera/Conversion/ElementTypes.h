@@ -92,7 +92,7 @@ mlir::FailureOr<mlir::Value> emitElementwise(mlir::OpBuilder &b, mlir::Location 
                                              const ElementOptions &options = {});
 
 /// Stochastic rounding of `tessera_graph.cast {rounding = "stochastic"}`
-/// (f32 -> bf16 or f8E4M3FN): the f32 compute value `x` (scalar or vector)
+/// (f32 -> bf16, f16 or f8E4M3FN): the f32 compute value `x` (scalar or vector)
 /// -> the neighbour chosen in `to`, as f32 (exactly representable, or past
 /// the largest finite value: `narrow` then overflows or saturates as the
 /// cast does).  `index` is the element's row-major index as i64 (a vector of

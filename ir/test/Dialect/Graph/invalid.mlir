@@ -549,9 +549,9 @@ func.func @stochastic_without_seed(%x: tensor<4x8xf32>) {
 
 // -----
 
-func.func @stochastic_to_f16(%x: tensor<4x8xf32>) {
-  // expected-error @+1 {{stochastic rounding narrows f32 to bf16 or f8E4M3FN, not 'f32' to 'f16'}}
-  %y = tessera_graph.cast %x {rounding = "stochastic", seed = 1} : tensor<4x8xf32> -> tensor<4x8xf16>
+func.func @stochastic_to_i8(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{stochastic rounding narrows f32 to bf16, f16 or f8E4M3FN, not 'f32' to 'i8'}}
+  %y = tessera_graph.cast %x {rounding = "stochastic", seed = 1} : tensor<4x8xf32> -> tensor<4x8xi8>
   return
 }
 

@@ -605,8 +605,8 @@ LogicalResult CastOp::verify() {
                          << "\": write \"nearest_even\" (the default) or \"stochastic\"";
   if (isStochastic()) {
     Type ea = a.getElementType(), eb = b.getElementType();
-    if (!ea.isF32() || !(eb.isBF16() || eb.isFloat8E4M3FN()))
-      return emitOpError() << "stochastic rounding narrows f32 to bf16 or f8E4M3FN, not " << ea << " to " << eb;
+    if (!ea.isF32() || !(eb.isBF16() || eb.isF16() || eb.isFloat8E4M3FN()))
+      return emitOpError() << "stochastic rounding narrows f32 to bf16, f16 or f8E4M3FN, not " << ea << " to " << eb;
     if (!getSeed())
       return emitOpError("stochastic rounding needs a seed (seed = S): the result is reproducible for a given seed");
     if (a.getEncoding())

@@ -364,8 +364,8 @@ def Graph_CastOp : Graph_Op<"cast", [Pure]> {
     - i1 -> any type: 0 or 1; any type -> i1: `x != 0` (NaN is true, -0
       is false), as numpy's `astype(bool)`.
 
-    `rounding = "stochastic"` with `seed = S` (f32 -> bf16 or f8E4M3FN
-    only): each element rounds to one of its two neighbours in the result
+    `rounding = "stochastic"` with `seed = S` (f32 -> bf16, f16 or
+    f8E4M3FN only): each element rounds to one of its two neighbours in the result
     type, up with probability equal to its distance from the lower one over
     the gap, so the result is unbiased in expectation. The random bits are
     Philox-4x32-10 keyed by `S`, with the element's row-major index as the
