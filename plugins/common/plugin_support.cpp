@@ -45,6 +45,13 @@ std::string strprintf(const char* fmt, ...) {
   return s;
 }
 
+TsError* check_timestamp_slot(const char* plugin, const char* entry, const uint64_t* slot) noexcept {
+  if (slot) return nullptr;
+  return errorf(TS_ERROR_INVALID_ARGUMENT,
+                "%s: %s: timestamp_ns is NULL: pass the address of a uint64_t set to 0, valid until written",
+                plugin, entry);
+}
+
 TsError* errorf(TsErrorCode code, const char* fmt, ...) noexcept {
   try {
     va_list ap;

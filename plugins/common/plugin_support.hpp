@@ -46,6 +46,9 @@ std::string vformat(const char* fmt, va_list ap);
 std::string strprintf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 // "1.0 TiB", "23.4 GiB", "512 B".
 std::string human_size(uint64_t bytes);
+// Stream_WriteTimestamp's and completion_ns's destination (ABI 1.3): NULL
+// is INVALID_ARGUMENT saying what to pass; else no error.
+TsError* check_timestamp_slot(const char* plugin, const char* entry, const uint64_t* slot) noexcept;
 
 // Runs f, turning every C++ exception into a TsError: nothing crosses the ABI.
 template <class F>

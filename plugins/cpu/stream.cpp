@@ -191,10 +191,8 @@ TS_CPU_ENTRY(Stream_Synchronize, TS_STREAM_SYNCHRONIZE_ARGS_STRUCT_SIZE) {
 // of its own, no wake-up), or now when the stream is idle.
 TS_CPU_ENTRY(Stream_WriteTimestamp, TS_STREAM_WRITETIMESTAMP_ARGS_STRUCT_SIZE) {
   TS_CPU_CHECK_HANDLE(args->stream, "Stream_WriteTimestamp", "stream");
-  if (args->timestamp_ns == nullptr)
-    return errorf(TS_ERROR_INVALID_ARGUMENT,
-                  "cpu: Stream_WriteTimestamp: timestamp_ns is NULL: pass the address of a "
-                  "uint64_t set to 0, valid until written");
+  if (TsError* e = plugin_support::check_timestamp_slot("cpu", "Stream_WriteTimestamp", args->timestamp_ns))
+    return e;
   Scheduler& sched = args->stream->device->sched();
   {
     std::lock_guard<std::mutex> lk(sched.mutex());

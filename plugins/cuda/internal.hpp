@@ -159,6 +159,9 @@ struct TsDevice {
   CUstream clock_stream = nullptr;  // non-blocking, for calibration only
   std::vector<CUevent> spare_stamp_events;
   tessera::cuda::StampQueue orphan_stamps;  // points of destroyed streams
+  // Points recorded and not yet written, over every queue: the calls that
+  // observe completion (Event_Query is polled) skip the queues when 0.
+  std::atomic<int64_t> pending_stamps{0};
   ~TsDevice();
 };
 

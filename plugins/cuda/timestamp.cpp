@@ -104,6 +104,7 @@ void flush_queue(TsDevice* dev, StampQueue& q, bool synchronized, size_t min_pen
     __atomic_store_n(p.out, t ? t : 1, __ATOMIC_RELEASE);
     done->push_back(p.event);
     q.pending.pop_front();
+    dev->pending_stamps.fetch_sub(1, std::memory_order_relaxed);
   }
 }
 
@@ -135,7 +136,10 @@ TsError* record_timestamp(TsStream* s, uint64_t* out) {
   {
     std::lock_guard<std::mutex> lk(s->stamps.mu);
     r = dev->fn->cuEventRecord(event, s->stream);
-    if (r == CUDA_SUCCESS) s->stamps.pending.push_back(PendingStamp{event, out, std::move(base)});
+    if (r == CUDA_SUCCESS) {
+      s->stamps.pending.push_back(PendingStamp{event, out, std::move(base)});
+      dev->pending_stamps.fetch_add(1, std::memory_order_relaxed);
+    }
   }
   if (r != CUDA_SUCCESS) done.push_back(event);
   give_back_events(dev, done);
@@ -144,6 +148,7 @@ TsError* record_timestamp(TsStream* s, uint64_t* out) {
 
 void flush_timestamps(TsStream* s, bool synchronized) {
   TsDevice* dev = s->device;
+  if (dev->pending_stamps.load(std::memory_order_relaxed) == 0) return;
   if (bind(dev) != nullptr) return;  // nothing observable was possible either
   std::vector<CUevent> done;
   flush_queue(dev, s->stamps, synchronized, 1, &done);
@@ -151,6 +156,10 @@ void flush_timestamps(TsStream* s, bool synchronized) {
 }
 
 void flush_device_timestamps(TsDevice* dev, bool synchronized) {
+  // A relaxed read suffices: a point recorded by another thread is ordered
+  // with this observer only through the driver call that observed its
+  // work, which happened after the record (and its increment) returned.
+  if (dev->pending_stamps.load(std::memory_order_relaxed) == 0) return;
   if (bind(dev) != nullptr) return;
   std::vector<CUevent> done;
   {
@@ -193,10 +202,8 @@ void release_device_timestamps(TsDevice* dev) {
 
 TS_CU_ENTRY(Stream_WriteTimestamp, TS_STREAM_WRITETIMESTAMP_ARGS_STRUCT_SIZE) {
   TS_CU_CHECK_HANDLE(args->stream, "Stream_WriteTimestamp", "stream");
-  if (args->timestamp_ns == nullptr)
-    return errorf(TS_ERROR_INVALID_ARGUMENT,
-                  "cuda: Stream_WriteTimestamp: timestamp_ns is NULL: pass the address of a "
-                  "uint64_t set to 0, valid until written");
+  if (TsError* e = plugin_support::check_timestamp_slot("cuda", "Stream_WriteTimestamp", args->timestamp_ns))
+    return e;
   TS_CU_RETURN_IF_ERROR(refuse_timestamp(args->stream, "Stream_WriteTimestamp"));
   return record_timestamp(args->stream, args->timestamp_ns);
 }

@@ -312,6 +312,9 @@ struct TsDevice {
     uint64_t taken_ns = 0;            // host time of the last calibration
   } stamp_clock;
   std::mutex calibrate_mu;  // one calibration at a time; taken before mu
+  // Until when the calibration needs no renewal (host ns): the traced
+  // launch's check, without locks.
+  std::atomic<uint64_t> stamp_clock_fresh_until{0};
   std::shared_ptr<tessera::vk::StreamState> calibration_stream;
   // The flusher (stream.cpp): one thread per device that submits the open
   // batches the host left behind (the batching policy), so queued work

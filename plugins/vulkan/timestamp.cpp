@@ -132,6 +132,7 @@ TsError* calibrate(TsDevice* dev) {
     c.ticks = ticks;
   }
   c.taken_ns = t1;
+  dev->stamp_clock_fresh_until.store(t1 + kReanchorNs, std::memory_order_release);
   return nullptr;
 }
 
@@ -143,12 +144,12 @@ TsError* ensure_stamp_clock(TsDevice* dev) {
                   "vulkan: the queue family of %s has no timestamps (timestampValidBits = 0): "
                   "no completion times on this device",
                   dev->props.deviceName);
+  if (plugin_support::steady_clock_ns() < dev->stamp_clock_fresh_until.load(std::memory_order_acquire))
+    return nullptr;
   std::lock_guard<std::mutex> calib(dev->calibrate_mu);
-  {
-    std::lock_guard<std::mutex> lk(dev->mu);
-    const auto& c = dev->stamp_clock;
-    if (c.valid && plugin_support::steady_clock_ns() - c.taken_ns < kReanchorNs) return nullptr;
-  }
+  // Another thread may have calibrated while this one waited.
+  if (plugin_support::steady_clock_ns() < dev->stamp_clock_fresh_until.load(std::memory_order_acquire))
+    return nullptr;
   return calibrate(dev);
 }
 
@@ -198,10 +199,8 @@ void release_stamps(TsDevice* dev) {
 
 TS_VK_ENTRY(Stream_WriteTimestamp, TS_STREAM_WRITETIMESTAMP_ARGS_STRUCT_SIZE) {
   TS_VK_CHECK_HANDLE(args->stream, "Stream_WriteTimestamp", "stream");
-  if (args->timestamp_ns == nullptr)
-    return errorf(TS_ERROR_INVALID_ARGUMENT,
-                  "vulkan: Stream_WriteTimestamp: timestamp_ns is NULL: pass the address of a "
-                  "uint64_t set to 0, valid until written");
+  if (TsError* e = plugin_support::check_timestamp_slot("vulkan", "Stream_WriteTimestamp", args->timestamp_ns))
+    return e;
   StreamState& s = *args->stream->state;
   TsDevice* dev = args->stream->device;
   auto refuse_capture = [&] {

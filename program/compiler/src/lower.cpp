@@ -27,12 +27,6 @@ bool IsGraphFunction(FuncOp f) {
   return llvm::any_of(f.getArgumentTypes(), tensor) || llvm::any_of(f.getResultTypes(), tensor);
 }
 
-std::string TypeText(mlir::Type t) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  t.print(os);
-  return os.str();
-}
 
 std::string LocText(mlir::Location loc) {
   if (auto f = loc.dyn_cast<mlir::FileLineColLoc>())
@@ -56,7 +50,7 @@ TsDataType ToTsType(const std::string& dt) {
 
 uint64_t TensorBytes(mlir::Type t) {
   auto tt = t.cast<mlir::RankedTensorType>();
-  return static_cast<uint64_t>(tt.getNumElements()) * elements::DtypeSize(TypeText(tt.getElementType()));
+  return static_cast<uint64_t>(tt.getNumElements()) * elements::DtypeSize(g::typeText(tt.getElementType()));
 }
 
 // A module holding clones of `keep` (public) and whatever they need that is
@@ -121,14 +115,14 @@ StatusOr<LoweredProgram> LowerTileKernel(ParsedModule& parsed, FuncOp kernel, co
     p.name = "arg" + std::to_string(i);
     if (auto mt = t.dyn_cast<mlir::MemRefType>()) {
       p.role = ParamRole::kInOut;
-      p.dtype = TypeText(mt.getElementType());
+      p.dtype = g::typeText(mt.getElementType());
       p.shape.assign(mt.getShape().begin(), mt.getShape().end());
       im.param_values.push_back(static_cast<int32_t>(im.values.size()));
       step.args.push_back({PlanArg::kValue, static_cast<uint32_t>(im.values.size())});
       im.values.push_back({p.dtype, 0});
     } else {
       p.role = ParamRole::kScalar;
-      p.dtype = TypeText(t);
+      p.dtype = g::typeText(t);
       im.param_values.push_back(-1);
       step.args.push_back({PlanArg::kScalarParam, static_cast<uint32_t>(i)});
     }
@@ -321,7 +315,7 @@ StatusOr<LoweredProgram> LowerGraph(ParsedModule& parsed, FuncOp fn, const Compi
       ParamSpec p;
       p.name = "arg" + std::to_string(i);
       p.role = ParamRole::kInput;
-      p.dtype = TypeText(t.cast<mlir::RankedTensorType>().getElementType());
+      p.dtype = g::typeText(t.cast<mlir::RankedTensorType>().getElementType());
       p.shape.assign(t.cast<mlir::RankedTensorType>().getShape().begin(), t.cast<mlir::RankedTensorType>().getShape().end());
       p.sharding.dim_axis = plan->argShardings[i].dimAxis;
       p.sharding.partial_sum_axes = plan->argShardings[i].reduceAxes;
@@ -336,7 +330,7 @@ StatusOr<LoweredProgram> LowerGraph(ParsedModule& parsed, FuncOp fn, const Compi
       ParamSpec p;
       p.name = "result" + std::to_string(r);
       p.role = ParamRole::kOutput;
-      p.dtype = TypeText(t.cast<mlir::RankedTensorType>().getElementType());
+      p.dtype = g::typeText(t.cast<mlir::RankedTensorType>().getElementType());
       p.shape.assign(t.cast<mlir::RankedTensorType>().getShape().begin(), t.cast<mlir::RankedTensorType>().getShape().end());
       p.sharding.dim_axis = plan->resultShardings[r].dimAxis;
       p.sharding.partial_sum_axes = plan->resultShardings[r].reduceAxes;
@@ -352,11 +346,11 @@ StatusOr<LoweredProgram> LowerGraph(ParsedModule& parsed, FuncOp fn, const Compi
       if (!tt || !tt.hasStaticShape())
         return Status(StatusCode::kInvalidArgument,
                       parsed.name() + ": " + (output ? "result " : "argument ") + std::to_string(i) + " of " +
-                          im.function + " is " + TypeText(t) + ": programs take tensors of static shape");
+                          im.function + " is " + g::typeText(t) + ": programs take tensors of static shape");
       ParamSpec p;
       p.name = (output ? "result" : "arg") + std::to_string(i);
       p.role = output ? ParamRole::kOutput : ParamRole::kInput;
-      p.dtype = TypeText(tt.getElementType());
+      p.dtype = g::typeText(tt.getElementType());
       p.shape.assign(tt.getShape().begin(), tt.getShape().end());
       uint32_t v = static_cast<uint32_t>(im.values.size());
       im.values.push_back({p.dtype, TensorBytes(tt)});

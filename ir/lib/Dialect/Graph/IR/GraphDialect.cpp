@@ -436,14 +436,10 @@ static LogicalResult verifyAccumPolicy(Operation *op, std::optional<Type> accum,
   if (!accum) return success();
   Type t = *accum;
   bool fl = operand.isa<FloatType>();
-  if (fl ? !t.isa<FloatType>() : !t.isSignlessInteger()) {
-    std::string name;
-    llvm::raw_string_ostream os(name);
-    t.print(os);
-    return op->emitOpError() << "accum = " << os.str() << " for " << operand << " operands: the accumulator of "
+  if (fl ? !t.isa<FloatType>() : !t.isSignlessInteger())
+    return op->emitOpError() << "accum = " << typeText(t) << " for " << operand << " operands: the accumulator of "
                              << (fl ? "a float" : "an integer") << " computation must be "
                              << (fl ? "a float type (accum = f32)" : "a signless integer type (accum = i32)");
-  }
   return success();
 }
 
@@ -971,6 +967,13 @@ bool tessera::graph::isShapeOp(Operation *op) {
 }
 bool tessera::graph::isRowOp(Operation *op) {
   return isa_and_nonnull<SoftmaxOp, ReduceOp, LayerNormOp, RmsNormOp>(op);
+}
+
+std::string tessera::graph::typeText(Type type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  type.print(os);
+  return os.str();
 }
 
 bool tessera::graph::isRowMajor(Type type) {

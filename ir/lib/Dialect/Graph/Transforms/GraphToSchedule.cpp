@@ -72,18 +72,11 @@ LogicalResult checkAccumPolicies(Operation *root) {
     Builder b(op->getContext());
     Type honoured = operand.isa<FloatType>() ? Type(b.getF32Type()) : Type(b.getI32Type());
     if (*accum == honoured) return;
-    // Types unquoted, as they are written in the IR.
-    auto name = [](Type t) {
-      std::string s;
-      llvm::raw_string_ostream os(s);
-      t.print(os);
-      return os.str();
-    };
-    op->emitOpError() << "asks for accum = " << name(*accum)
+    op->emitOpError() << "asks for accum = " << graph::typeText(*accum)
                       << ", a numerics policy no Tessera backend honours: the cpu, vulkan, cuda, "
                          "hip and level_zero kernels accumulate "
                       << (operand.isa<FloatType>() ? "floats in f32" : "integers in i32")
-                      << " (unsupported; use accum = " << name(honoured) << " or leave it out)";
+                      << " (unsupported; use accum = " << graph::typeText(honoured) << " or leave it out)";
     result = failure();
   });
   return result;

@@ -21,13 +21,6 @@ int axisIndex(MeshOp mesh, StringRef name) {
   return -1;
 }
 
-std::string typeName(Type t) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  t.print(os);
-  return os.str();
-}
-
 /// True when the collective's full buffer is the rank-major concatenation
 /// of the pieces (what SpmdStages makes of every gather and scatter).
 bool isFlat(RankedTensorType piece, RankedTensorType full, int64_t dim) {
@@ -95,7 +88,7 @@ FailureOr<SpmdPlan> tessera::graph::readSpmdPlan(func::FuncOp fn) {
     auto t = v.getType().dyn_cast<RankedTensorType>();
     if (!t || !t.hasStaticShape()) return emitError(v.getLoc()) << "SPMD values must be static tensors";
     SpmdValue sv;
-    sv.dtype = typeName(t.getElementType());
+    sv.dtype = typeText(t.getElementType());
     sv.shape.assign(t.getShape().begin(), t.getShape().end());
     sv.bytes = t.getNumElements() * ((t.getElementTypeBitWidth() + 7) / 8);
     ids[v] = p.values.size();

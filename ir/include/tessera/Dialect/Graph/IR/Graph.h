@@ -68,6 +68,9 @@ bool isRowMajor(mlir::Type type);
 /// True for a ranked tensor defined by a splat constant (a scalar wherever
 /// a tile computes it).
 bool isSplatConstant(mlir::Value v);
+/// A type as it is written in the IR ("bf16", "tensor<4xf32>"), unquoted
+/// (diagnostics quote a streamed Type); also the program layer's dtype names.
+std::string typeText(mlir::Type type);
 }  // namespace tessera::graph
 
 #endif
