@@ -21,18 +21,21 @@ namespace tessera::conversion::attention {
 namespace {
 
 struct Shape {
-  int64_t sq, d, skv, dv, bq, bkv;
+  int64_t batch, sq, d, skv, dv, bq, bkv;
   explicit Shape(s::FlashAttentionOp op) {
     auto q = op.getQuery().getType().cast<ShapedType>();
     auto v = op.getValue().getType().cast<ShapedType>();
-    sq = q.getDimSize(0);
-    d = q.getDimSize(1);
-    skv = v.getDimSize(0);
-    dv = v.getDimSize(1);
+    const int64_t m0 = q.getRank() - 2;  // heads first when rank 3
+    batch = m0 ? q.getDimSize(0) : 1;
+    sq = q.getDimSize(m0);
+    d = q.getDimSize(m0 + 1);
+    skv = v.getDimSize(m0);
+    dv = v.getDimSize(m0 + 1);
     bq = op.getBlockQ();
     bkv = op.getBlockKv();
   }
   int64_t qBlocks() const { return (sq + bq - 1) / bq; }
+  int64_t work() const { return batch * qBlocks(); }  // (batch element, query block) pairs
   int64_t kvBlocks() const { return (skv + bkv - 1) / bkv; }
   // Shared f32 slots: K block, V block, S block, m, l, rescale.
   int64_t sharedFloats() const { return d * bkv + bkv * dv + bq * bkv + 3 * bq; }
@@ -77,7 +80,7 @@ Value sharedF32(OpBuilder &b, Location l, int64_t n) {
 int64_t sharedBytes(s::FlashAttentionOp op) { return Shape(op).sharedFloats() * 4; }
 
 std::array<int64_t, 3> grid(s::FlashAttentionOp op, int64_t maxGroups) {
-  return {std::max<int64_t>(1, std::min(Shape(op).qBlocks(), maxGroups)), 1, 1};
+  return {std::max<int64_t>(1, std::min(Shape(op).work(), maxGroups)), 1, 1};
 }
 
 void buildKernel(func::FuncOp k, s::FlashAttentionOp op, int64_t lanes, Value q, Value kt, Value v,
@@ -98,12 +101,17 @@ void buildKernel(func::FuncOp k, s::FlashAttentionOp op, int64_t lanes, Value q,
   // The O elements of a lane: e = lane + i * lanes < bq * dv.
   const int64_t perLane = (sh.bq * sh.dv + lanes - 1) / lanes;
 
-  // Query blocks over the groups (uniform bounds: every lane of a group
-  // reaches every barrier).
-  auto qLoop = b.create<scf::ForOp>(l, group, x.c(sh.qBlocks()), groups);
+  const bool causal = op.getCausal();
+  // (batch element, query block) pairs over the groups (uniform bounds:
+  // every lane of a group reaches every barrier).
+  auto qLoop = b.create<scf::ForOp>(l, group, x.c(sh.work()), groups);
   OpBuilder qb = OpBuilder::atBlockBegin(qLoop.getBody());
   B y{qb, l};
-  Value q0 = y.mul(qLoop.getInductionVar(), sh.bq);
+  Value head = y.div(qLoop.getInductionVar(), sh.qBlocks());
+  Value q0 = y.mul(y.rem(qLoop.getInductionVar(), sh.qBlocks()), sh.bq);
+  // The batch element's matrices in the flat buffers.
+  Value qBase = y.mul(head, sh.sq * sh.d), kBase = y.mul(head, sh.d * sh.skv);
+  Value vBase = y.mul(head, sh.skv * sh.dv), oBase = y.mul(head, sh.sq * sh.dv);
   // m = -inf, l = 0 for the block's rows (rows lane, lane + lanes, ...:
   // block_q may exceed the lanes).
   laneLoop(qb, l, lane, lanes, sh.bq, [&](OpBuilder &ib, Value r) {
@@ -113,7 +121,13 @@ void buildKernel(func::FuncOp k, s::FlashAttentionOp op, int64_t lanes, Value q,
   });
   qb.create<t::BarrierOp>(l);
   SmallVector<Value> zeros(perLane, y.f(0.0));
-  auto kvLoop = qb.create<scf::ForOp>(l, y.c(0), y.c(sh.kvBlocks()), y.c(1), zeros);
+  // Causal: the key blocks up to the one holding the block's last query
+  // (the first block always runs: key 0 is never masked, so m is finite
+  // after it).
+  Value kvEnd = y.c(sh.kvBlocks());
+  if (causal)
+    kvEnd = qb.create<arith::MinUIOp>(l, kvEnd, y.add(y.div(y.add(q0, y.c(sh.bq - 1)), sh.bkv), y.c(1)));
+  auto kvLoop = qb.create<scf::ForOp>(l, y.c(0), kvEnd, y.c(1), zeros);
   {
     OpBuilder kb = OpBuilder::atBlockBegin(kvLoop.getBody());
     B z{kb, l};
@@ -123,14 +137,14 @@ void buildKernel(func::FuncOp k, s::FlashAttentionOp op, int64_t lanes, Value q,
       B w{ob, l};
       Value kk = w.div(e, sh.bkv), j = w.add(j0, w.rem(e, sh.bkv));
       Value ok = w.lt(j, sh.skv);
-      Value val = w.load(kt, keyOffset(ob, kk, w.min(j, sh.skv - 1)));
+      Value val = w.load(kt, w.add(kBase, keyOffset(ob, kk, w.min(j, sh.skv - 1))));
       w.store(w.select(ok, val, w.f(0.0)), Ks, e);
     });
     laneLoop(kb, l, lane, lanes, sh.bkv * sh.dv, [&](OpBuilder &ob, Value e) {
       B w{ob, l};
       Value j = w.add(j0, w.div(e, sh.dv)), c = w.rem(e, sh.dv);
       Value ok = w.lt(j, sh.skv);
-      Value val = w.load(v, w.add(w.mul(w.min(j, sh.skv - 1), sh.dv), c));
+      Value val = w.load(v, w.add(vBase, w.add(w.mul(w.min(j, sh.skv - 1), sh.dv), c)));
       w.store(w.select(ok, val, w.f(0.0)), Vs, e);
     });
     kb.create<t::BarrierOp>(l);
@@ -139,7 +153,7 @@ void buildKernel(func::FuncOp k, s::FlashAttentionOp op, int64_t lanes, Value q,
     laneLoop(kb, l, lane, lanes, sh.bq * sh.bkv, [&](OpBuilder &ob, Value e) {
       B w{ob, l};
       Value r = w.div(e, sh.bkv), jj = w.rem(e, sh.bkv);
-      Value qrow = w.mul(w.min(w.add(q0, r), sh.sq - 1), sh.d);
+      Value qrow = w.add(qBase, w.mul(w.min(w.add(q0, r), sh.sq - 1), sh.d));
       auto dot = ob.create<scf::ForOp>(l, w.c(0), w.c(sh.d), w.c(1), ValueRange{w.f(0.0)});
       {
         OpBuilder db = OpBuilder::atBlockBegin(dot.getBody());
@@ -150,7 +164,11 @@ void buildKernel(func::FuncOp k, s::FlashAttentionOp op, int64_t lanes, Value q,
         db.create<scf::YieldOp>(l, ValueRange{db.create<math::FmaOp>(l, qv, kv, dot.getRegionIterArgs()[0]).getResult()});
       }
       Value sc = w.fmul(dot.getResult(0), w.f(scale));
-      w.store(w.select(w.lt(w.add(j0, jj), sh.skv), sc, w.f(negInf)), Ss, e);
+      Value key = w.add(j0, jj);
+      Value live = w.lt(key, sh.skv);
+      if (causal)  // keys past the query are masked
+        live = ob.create<arith::AndIOp>(l, live, ob.create<arith::CmpIOp>(l, arith::CmpIPredicate::ule, key, w.add(q0, r)));
+      w.store(w.select(live, sc, w.f(negInf)), Ss, e);
     });
     kb.create<t::BarrierOp>(l);
     // 3. One lane per query row (rows lane, lane + lanes, ...): the online
@@ -213,7 +231,7 @@ void buildKernel(func::FuncOp k, s::FlashAttentionOp op, int64_t lanes, Value q,
     OpBuilder sb = st.getThenBodyBuilder();
     B u{sb, l};
     Value o = sb.create<arith::DivFOp>(l, kvLoop.getResult(i), u.load(Ls, r));
-    u.store(o, out, u.add(u.mul(row, sh.dv), c));
+    u.store(o, out, u.add(oBase, u.add(u.mul(row, sh.dv), c)));
   }
   // Every lane has read m and l before the next query block resets them.
   qb.create<t::BarrierOp>(l);

@@ -19,7 +19,10 @@
 //   4. each lane's elements of O (registers: block_q x dv elements over the
 //      group's lanes) become O * rescale + P V_blk.
 // At the end O / l is stored. Only f32 (graph-to-schedule forms
-// flash_attention for f32 attention only).
+// flash_attention for f32 attention only). With heads (rank 3) the groups
+// take (head, query block) pairs; causal masks the keys past each query in
+// step 2 and stops the key loop after the block holding the block's last
+// query.
 //===----------------------------------------------------------------------===//
 #ifndef TESSERA_LIB_CONVERSION_GRAPHTOTILE_ATTENTIONKERNEL_H
 #define TESSERA_LIB_CONVERSION_GRAPHTOTILE_ATTENTIONKERNEL_H
@@ -37,11 +40,12 @@ namespace tessera::conversion::attention {
 /// Bytes of shared memory the kernel of `op` needs.
 int64_t sharedBytes(schedule::FlashAttentionOp op);
 
-/// Grid of the kernel: one group per block of block_q query rows, at most
-/// `maxGroups` (the groups then loop over the remaining blocks).
+/// Grid of the kernel: one group per block of block_q query rows of each
+/// batch element, at most `maxGroups` (the groups then loop over the
+/// remaining blocks).
 std::array<int64_t, 3> grid(schedule::FlashAttentionOp op, int64_t maxGroups);
 
-/// Offset of K^T[i][j] in the flat K^T buffer (its layout's formula).
+/// Offset of K^T[i][j] in one batch element's K^T (its layout's formula).
 using KeyOffset = std::function<mlir::Value(mlir::OpBuilder &, mlir::Value i, mlir::Value j)>;
 
 /// Fills kernel `k` (1-D groups of `lanes` lanes) computing `op` from the

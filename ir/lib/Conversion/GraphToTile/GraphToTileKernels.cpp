@@ -170,6 +170,8 @@ struct FunctionLowering {
       for (Value v : {fa.getQuery(), fa.getValue(), fa.getResult()})
         if (!g::isRowMajor(v.getType()))
           return unsupported(op, "query, value and result must be row-major, got ") << v.getType();
+      if (fa.getQuery().getType().cast<ShapedType>().getRank() == 3 && !g::isRowMajor(fa.getKeyT().getType()))
+        return unsupported(op, "a batched key_t must be row-major, got ") << fa.getKeyT().getType();
       return success();
     }
     if (!isa_and_nonnull<g::GraphDialect>(op->getDialect()))
@@ -537,7 +539,7 @@ struct KernelBuilder {
     for (auto [i, v] : llvm::enumerate(s.leaves)) args[v] = k.getArgument(i);
     auto kt = fa.getKeyT().getType().cast<ShapedType>();
     g::LayoutAttr layout = g::getLayout(kt);
-    int64_t d = kt.getDimSize(0), skv = kt.getDimSize(1);
+    int64_t d = kt.getDimSize(kt.getRank() - 2), skv = kt.getDimSize(kt.getRank() - 1);
     conv::attention::buildKernel(
         k, fa, kLanes, args.lookup(fa.getQuery()), args.lookup(fa.getKeyT()), args.lookup(fa.getValue()),
         k.getArgument(s.leaves.size()),

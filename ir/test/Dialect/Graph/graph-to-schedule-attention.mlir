@@ -109,3 +109,95 @@ func.func @column_softmax(%q: tensor<64x32xf32>, %kt: tensor<32x64xf32>, %v: ten
   %o = tessera_graph.matmul %p, %v : tensor<64x64xf32>, tensor<64x32xf32> -> tensor<64x32xf32>
   return %o : tensor<64x32xf32>
 }
+
+// Heads and a causal mask as the transformer block writes it: the mask's
+// iota arithmetic is evaluated at compile time, found causal, and goes away
+// with the scores.
+// CHECK-LABEL: func.func @causal_heads
+// CHECK-NOT: tessera_graph.iota
+// CHECK: tessera_schedule.flash_attention %{{.*}}, %{{.*}}, %{{.*}} scale = 1.250000e-01 block_q = 64 block_kv = 64 causal : tensor<4x128x32xf32>, tensor<4x32x128xf32>, tensor<4x128x32xf32> -> tensor<4x128x32xf32>
+// CHECK-NOT: = tessera_graph.
+// CHECK-NOT: arith.constant
+// CHECK: return
+func.func @causal_heads(%q: tensor<4x128x32xf32>, %kt: tensor<4x32x128xf32>, %v: tensor<4x128x32xf32>) -> tensor<4x128x32xf32> {
+  %s0 = tessera_graph.matmul %q, %kt : tensor<4x128x32xf32>, tensor<4x32x128xf32> -> tensor<4x128x128xf32>
+  %scale = arith.constant dense<0.125> : tensor<4x128x128xf32>
+  %s1 = tessera_graph.mul %s0, %scale : tensor<4x128x128xf32>, tensor<4x128x128xf32>
+  %qi = tessera_graph.iota dim = 0 : tensor<128x128xf32>
+  %ki = tessera_graph.iota dim = 1 : tensor<128x128xf32>
+  %one = arith.constant dense<1.0> : tensor<128x128xf32>
+  %big = arith.constant dense<-1.0e9> : tensor<128x128xf32>
+  %d = tessera_graph.sub %ki, %qi : tensor<128x128xf32>, tensor<128x128xf32>
+  %above = tessera_graph.relu %d : tensor<128x128xf32>
+  %m = tessera_graph.min %above, %one : tensor<128x128xf32>, tensor<128x128xf32>
+  %mask = tessera_graph.mul %m, %big : tensor<128x128xf32>, tensor<128x128xf32>
+  %s2 = tessera_graph.add %s1, %mask : tensor<4x128x128xf32>, tensor<128x128xf32>
+  %p = tessera_graph.softmax %s2 dim = 2 : tensor<4x128x128xf32>
+  %o = tessera_graph.matmul %p, %v : tensor<4x128x128xf32>, tensor<4x128x32xf32> -> tensor<4x128x32xf32>
+  return %o : tensor<4x128x32xf32>
+}
+
+// The select form, -inf where the key is past the query, the scale after
+// the mask; an iota that something else also reads stays.
+// CHECK-LABEL: func.func @causal_select
+// CHECK: %[[KI:.*]] = tessera_graph.iota dim = 1 : tensor<64x64xi32>
+// CHECK-NOT: tessera_graph.compare
+// CHECK: tessera_schedule.flash_attention {{.*}} scale = 5.000000e-01 block_q = 64 block_kv = 64 causal : tensor<64x16xf32>
+// CHECK: return %{{.*}}, %[[KI]]
+func.func @causal_select(%q: tensor<64x16xf32>, %kt: tensor<16x64xf32>, %v: tensor<64x16xf32>) -> (tensor<64x16xf32>, tensor<64x64xi32>) {
+  %s0 = tessera_graph.matmul %q, %kt : tensor<64x16xf32>, tensor<16x64xf32> -> tensor<64x64xf32>
+  %qi = tessera_graph.iota dim = 0 : tensor<64x64xi32>
+  %ki = tessera_graph.iota dim = 1 : tensor<64x64xi32>
+  %keep = tessera_graph.compare le %ki, %qi : tensor<64x64xi32>, tensor<64x64xi32> -> tensor<64x64xi1>
+  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %s1 = tessera_graph.select %keep, %s0, %ninf : tensor<64x64xi1>, tensor<64x64xf32>, tensor<f32>
+  %half = arith.constant dense<0.5> : tensor<f32>
+  %s2 = tessera_graph.mul %half, %s1 : tensor<f32>, tensor<64x64xf32>
+  %p = tessera_graph.softmax %s2 dim = 1 : tensor<64x64xf32>
+  %o = tessera_graph.matmul %p, %v : tensor<64x64xf32>, tensor<64x16xf32> -> tensor<64x16xf32>
+  return %o, %ki : tensor<64x16xf32>, tensor<64x64xi32>
+}
+
+// Negative masks, each left unfused: the diagonal masked too (key >= query);
+// a masked value of -100 (not small enough to be taken as -inf); a mask read
+// from an argument; a -1e9 mask scaled by -1 after it (masked keys would
+// win).
+// CHECK-LABEL: func.func @not_causal
+// CHECK-NOT: tessera_schedule.flash_attention
+// CHECK: return
+func.func @not_causal(%q: tensor<64x16xf32>, %kt: tensor<16x64xf32>, %v: tensor<64x16xf32>, %arg: tensor<64x64xf32>)
+    -> (tensor<64x16xf32>, tensor<64x16xf32>, tensor<64x16xf32>, tensor<64x16xf32>) {
+  %qi = tessera_graph.iota dim = 0 : tensor<64x64xi32>
+  %ki = tessera_graph.iota dim = 1 : tensor<64x64xi32>
+  %ge = tessera_graph.compare ge %ki, %qi : tensor<64x64xi32>, tensor<64x64xi32> -> tensor<64x64xi1>
+  %gt = tessera_graph.compare gt %ki, %qi : tensor<64x64xi32>, tensor<64x64xi32> -> tensor<64x64xi1>
+  %big = arith.constant dense<-1.0e9> : tensor<f32>
+  %small = arith.constant dense<-100.0> : tensor<f32>
+  %zero = arith.constant dense<0.0> : tensor<f32>
+  %m_diag = tessera_graph.select %ge, %big, %zero : tensor<64x64xi1>, tensor<f32>, tensor<f32> -> tensor<64x64xf32>
+  %m_small = tessera_graph.select %gt, %small, %zero : tensor<64x64xi1>, tensor<f32>, tensor<f32> -> tensor<64x64xf32>
+  %m_big = tessera_graph.select %gt, %big, %zero : tensor<64x64xi1>, tensor<f32>, tensor<f32> -> tensor<64x64xf32>
+  %neg = arith.constant dense<-1.0> : tensor<f32>
+
+  %a0 = tessera_graph.matmul %q, %kt : tensor<64x16xf32>, tensor<16x64xf32> -> tensor<64x64xf32>
+  %a1 = tessera_graph.add %a0, %m_diag : tensor<64x64xf32>, tensor<64x64xf32>
+  %a2 = tessera_graph.softmax %a1 dim = 1 : tensor<64x64xf32>
+  %a = tessera_graph.matmul %a2, %v : tensor<64x64xf32>, tensor<64x16xf32> -> tensor<64x16xf32>
+
+  %b0 = tessera_graph.matmul %q, %kt : tensor<64x16xf32>, tensor<16x64xf32> -> tensor<64x64xf32>
+  %b1 = tessera_graph.add %b0, %m_small : tensor<64x64xf32>, tensor<64x64xf32>
+  %b2 = tessera_graph.softmax %b1 dim = 1 : tensor<64x64xf32>
+  %b = tessera_graph.matmul %b2, %v : tensor<64x64xf32>, tensor<64x16xf32> -> tensor<64x16xf32>
+
+  %c0 = tessera_graph.matmul %q, %kt : tensor<64x16xf32>, tensor<16x64xf32> -> tensor<64x64xf32>
+  %c1 = tessera_graph.add %c0, %arg : tensor<64x64xf32>, tensor<64x64xf32>
+  %c2 = tessera_graph.softmax %c1 dim = 1 : tensor<64x64xf32>
+  %c = tessera_graph.matmul %c2, %v : tensor<64x64xf32>, tensor<64x16xf32> -> tensor<64x16xf32>
+
+  %d0 = tessera_graph.matmul %q, %kt : tensor<64x16xf32>, tensor<16x64xf32> -> tensor<64x64xf32>
+  %d1 = tessera_graph.add %d0, %m_big : tensor<64x64xf32>, tensor<64x64xf32>
+  %d2 = tessera_graph.mul %d1, %neg : tensor<64x64xf32>, tensor<f32>
+  %d3 = tessera_graph.softmax %d2 dim = 1 : tensor<64x64xf32>
+  %d = tessera_graph.matmul %d3, %v : tensor<64x64xf32>, tensor<64x16xf32> -> tensor<64x16xf32>
+  return %a, %b, %c, %d : tensor<64x16xf32>, tensor<64x16xf32>, tensor<64x16xf32>, tensor<64x16xf32>
+}

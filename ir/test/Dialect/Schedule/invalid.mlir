@@ -132,3 +132,30 @@ func.func @attn_types(%q: tensor<128x64xf16>, %kt: tensor<64x128xf32>, %v: tenso
       : tensor<128x64xf16>, tensor<64x128xf32>, tensor<128x64xf32> -> tensor<128x64xf32>
   return %o : tensor<128x64xf32>
 }
+
+// -----
+
+func.func @attn_rank(%q: tensor<2x2x128x64xf32>, %kt: tensor<2x2x64x128xf32>, %v: tensor<2x2x128x64xf32>) -> tensor<2x2x128x64xf32> {
+  // expected-error @+1 {{query must be rank 2 ([S, d]) or 3 ([batch, S, d]), got 'tensor<2x2x128x64xf32>'}}
+  %o = tessera_schedule.flash_attention %q, %kt, %v scale = 0.125 block_q = 64 block_kv = 64
+      : tensor<2x2x128x64xf32>, tensor<2x2x64x128xf32>, tensor<2x2x128x64xf32> -> tensor<2x2x128x64xf32>
+  return %o : tensor<2x2x128x64xf32>
+}
+
+// -----
+
+func.func @attn_mixed_rank(%q: tensor<2x128x64xf32>, %kt: tensor<64x128xf32>, %v: tensor<2x128x64xf32>) -> tensor<2x128x64xf32> {
+  // expected-error @+1 {{key_t must have the query's rank 3, got 'tensor<64x128xf32>'}}
+  %o = tessera_schedule.flash_attention %q, %kt, %v scale = 0.125 block_q = 64 block_kv = 64 causal
+      : tensor<2x128x64xf32>, tensor<64x128xf32>, tensor<2x128x64xf32> -> tensor<2x128x64xf32>
+  return %o : tensor<2x128x64xf32>
+}
+
+// -----
+
+func.func @attn_batch(%q: tensor<2x128x64xf32>, %kt: tensor<3x64x128xf32>, %v: tensor<2x128x64xf32>) -> tensor<2x128x64xf32> {
+  // expected-error @+1 {{batch dims differ: query has 2, key_t has 3}}
+  %o = tessera_schedule.flash_attention %q, %kt, %v scale = 0.125 block_q = 64 block_kv = 64
+      : tensor<2x128x64xf32>, tensor<3x64x128xf32>, tensor<2x128x64xf32> -> tensor<2x128x64xf32>
+  return %o : tensor<2x128x64xf32>
+}

@@ -46,3 +46,13 @@ func.func @flash_attention(%q: tensor<256x64xf32>,
       : tensor<256x64xf32>, tensor<64x128xf32>, tensor<128x32xf32> -> tensor<256x32xf32>
   return %o, %o2 : tensor<256x64xf32>, tensor<256x32xf32>
 }
+
+// Heads as a batch dimension, with the causal mask.
+// CHECK-LABEL: func.func @flash_attention_heads
+func.func @flash_attention_heads(%q: tensor<12x256x64xf32>, %kt: tensor<12x64x256xf32>,
+                                 %v: tensor<12x256x64xf32>) -> tensor<12x256x64xf32> {
+  // CHECK: tessera_schedule.flash_attention %{{.*}}, %{{.*}}, %{{.*}} scale = 1.250000e-01 block_q = 64 block_kv = 64 causal : tensor<12x256x64xf32>, tensor<12x64x256xf32>, tensor<12x256x64xf32> -> tensor<12x256x64xf32>
+  %o = tessera_schedule.flash_attention %q, %kt, %v scale = 0.125 block_q = 64 block_kv = 64 causal
+      : tensor<12x256x64xf32>, tensor<12x64x256xf32>, tensor<12x256x64xf32> -> tensor<12x256x64xf32>
+  return %o : tensor<12x256x64xf32>
+}

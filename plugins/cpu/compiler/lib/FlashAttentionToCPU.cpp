@@ -17,7 +17,10 @@
 //  - O^T = O^T * exp(m - m_new) + V_blk^T P^T is the same register tile with
 //    broadcasts of V[j][c], the rescale folded into the accumulator load.
 // Q^T is packed (and scaled) once per query block; O^T is transposed and
-// divided by l once at the end.  math.exp on vectors is expanded into a
+// divided by l once at the end. With heads (rank 3) the group loops over its
+// batch elements. Causal: the scores of keys past the query are set to -inf
+// in the register tile (a vector compare of the key with the 8 lanes'
+// queries), and key blocks past the query block's last row are not visited.  math.exp on vectors is expanded into a
 // polynomial later (tessera-cpu-expand-vector-exp).
 //
 //===----------------------------------------------------------------------===//
@@ -112,7 +115,9 @@ LogicalResult lowerFlashAttention(OpBuilder &b, schedule::FlashAttentionOp op,
   auto vt_ = op.getValue().getType().cast<RankedTensorType>();
   if (!qt.getElementType().isF32())
     return op.emitError("cpu backend: flash_attention supports f32 tensors");
-  const int64_t d = qt.getDimSize(1), skv = kt.getDimSize(1), dv = vt_.getDimSize(1);
+  const int64_t m0 = qt.getRank() - 2;  // the first matrix dim (1 with heads)
+  const int64_t d = qt.getDimSize(m0 + 1), skv = kt.getDimSize(m0 + 1), dv = vt_.getDimSize(m0 + 1);
+  const bool causal = op.getCausal();
   const int64_t bq = op.getBlockQ(), bkv = op.getBlockKv();
   // Query lanes per block, padded to whole register tiles: padded queries
   // see Q = 0 (finite scores) and are never stored.
@@ -132,7 +137,17 @@ LogicalResult lowerFlashAttention(OpBuilder &b, schedule::FlashAttentionOp op,
   Value zeroV = e.vconst(0.0), negInfV = e.vconst(-INFINITY), zeroF = e.fconst(0.0);
   Value scale = e.fconst(op.getScale().convertToDouble());
   Value rows = in.rows;
+  // Causal: the lanes' query offsets 0..7 (i32, as the key index is compared
+  // with them lane by lane).
+  Type i32 = b.getI32Type();
+  VectorType vi = VectorType::get({kVec}, i32);
+  SmallVector<int32_t> lanes(kVec);
+  for (int64_t i = 0; i < kVec; ++i) lanes[i] = static_cast<int32_t>(i);
+  Value laneIdx = causal ? b.create<arith::ConstantOp>(loc, vi, DenseIntElementsAttr::get(vi, ArrayRef<int32_t>(lanes))).getResult()
+                         : Value();
+  auto toI32 = [&](Value idx) { return b.create<arith::IndexCastOp>(loc, i32, idx).getResult(); };
 
+  forLoop(b, loc, e.c(0), in.batch, e.c(1), [&](Value h) {
   forLoop(b, loc, e.c(0), rows, e.c(bq), [&](Value qb) {
     Value nq = b.create<arith::MinSIOp>(loc, e.c(bq), b.create<arith::SubIOp>(loc, rows, qb));
     Value lastRow = b.create<arith::SubIOp>(loc, rows, e.c(1));
@@ -142,7 +157,7 @@ LogicalResult lowerFlashAttention(OpBuilder &b, schedule::FlashAttentionOp op,
       Value valid = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, i, nq);
       Value clamped = b.create<arith::MinSIOp>(loc, row, lastRow);
       forLoop(b, loc, e.c(0), e.c(d), e.c(1), [&](Value k) {
-        Value x = b.create<memref::LoadOp>(loc, in.q, in.qAt(clamped, k));
+        Value x = b.create<memref::LoadOp>(loc, in.q, in.qAt(h, clamped, k));
         x = b.create<arith::MulFOp>(loc, x, scale);
         x = b.create<arith::SelectOp>(loc, valid, x, zeroF);
         b.create<memref::StoreOp>(loc, x, qT, ValueRange{k, i});
@@ -170,9 +185,22 @@ LogicalResult lowerFlashAttention(OpBuilder &b, schedule::FlashAttentionOp op,
           acc = e.tile(
               mr, d, acc,
               [&](Value k, int64_t r) {
-                return b.create<memref::LoadOp>(loc, in.kt, in.ktAt(k, e.add(kb, e.addc(jt, r))));
+                return b.create<memref::LoadOp>(loc, in.kt, in.ktAt(h, k, e.add(kb, e.addc(jt, r))));
               },
               [&](Value k, int64_t v) { return e.vload(qT, {k, e.addc(it, v * kVec)}); });
+          if (causal) {
+            // Keys past the query get -inf (lane by lane: the query of lane
+            // l is row0 + qb + col + l).
+            for (int64_t v = 0; v < nv; ++v) {
+              Value q0 = toI32(e.add(in.row0, e.add(qb, e.addc(it, v * kVec))));
+              Value qv = b.create<arith::AddIOp>(loc, b.create<vector::BroadcastOp>(loc, vi, q0), laneIdx);
+              for (int64_t r = 0; r < mr; ++r) {
+                Value key = b.create<vector::BroadcastOp>(loc, vi, toI32(e.add(kb, e.addc(jt, r))));
+                Value masked = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt, key, qv);
+                acc[r * nv + v] = b.create<arith::SelectOp>(loc, masked, negInfV, acc[r * nv + v]);
+              }
+            }
+          }
           for (int64_t v = 0; v < nv; ++v) {
             Value col = e.addc(it, v * kVec);
             Value mx = acc[v];
@@ -214,7 +242,7 @@ LogicalResult lowerFlashAttention(OpBuilder &b, schedule::FlashAttentionOp op,
           acc = e.tile(
               mr, nk, acc,
               [&](Value j, int64_t r) {
-                return b.create<memref::LoadOp>(loc, in.v, in.vAt(e.add(kb, j), e.addc(ct, r)));
+                return b.create<memref::LoadOp>(loc, in.v, in.vAt(h, e.add(kb, j), e.addc(ct, r)));
               },
               [&](Value j, int64_t v) { return e.vload(sT, {j, e.addc(it, v * kVec)}); });
           for (int64_t r = 0; r < mr; ++r)
@@ -224,8 +252,25 @@ LogicalResult lowerFlashAttention(OpBuilder &b, schedule::FlashAttentionOp op,
       });
     };
     const int64_t fullKV = skv - skv % bkv;
-    if (fullKV) forLoop(b, loc, e.c(0), e.c(fullKV), e.c(bkv), [&](Value kb) { kvBlock(kb, bkv); });
-    if (skv % bkv) kvBlock(e.c(fullKV), skv % bkv);
+    if (!causal) {
+      if (fullKV) forLoop(b, loc, e.c(0), e.c(fullKV), e.c(bkv), [&](Value kb) { kvBlock(kb, bkv); });
+      if (skv % bkv) kvBlock(e.c(fullKV), skv % bkv);
+    } else {
+      // Only the key blocks that start at or before the block's last query
+      // (keys past it are masked for every row). The first block always
+      // runs: key 0 is unmasked for every lane, so m is finite after it.
+      Value keyEnd = e.add(in.row0, e.add(qb, nq));  // last query + 1
+      if (fullKV)
+        forLoop(b, loc, e.c(0), b.create<arith::MinSIOp>(loc, e.c(fullKV), keyEnd), e.c(bkv),
+                [&](Value kb) { kvBlock(kb, bkv); });
+      if (skv % bkv) {
+        Value needed = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, e.c(fullKV), keyEnd);
+        auto partial = b.create<scf::IfOp>(loc, needed, false);
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPointToStart(&partial.getThenRegion().front());
+        kvBlock(e.c(fullKV), skv % bkv);
+      }
+    }
 
     // O = O^T^T / l for the block's real queries.
     forLoop(b, loc, e.c(0), nq, e.c(1), [&](Value i) {
@@ -234,9 +279,10 @@ LogicalResult lowerFlashAttention(OpBuilder &b, schedule::FlashAttentionOp op,
       Value row = e.add(qb, i);
       forLoop(b, loc, e.c(0), e.c(dv), e.c(1), [&](Value cc) {
         Value o = b.create<memref::LoadOp>(loc, oT, ValueRange{cc, i});
-        b.create<memref::StoreOp>(loc, b.create<arith::MulFOp>(loc, o, inv), in.out, in.outAt(row, cc));
+        b.create<memref::StoreOp>(loc, b.create<arith::MulFOp>(loc, o, inv), in.out, in.outAt(h, row, cc));
       });
     });
+  });
   });
   return success();
 }

@@ -14,10 +14,14 @@ namespace tessera::cpu {
 /// of its memref (layouts and this group's row offset included), so the
 /// lowering does not depend on how ScheduleToCPU stores values.
 struct FlashAttentionAccess {
-  using IndexFn = std::function<llvm::SmallVector<mlir::Value>(mlir::Value, mlir::Value)>;
+  /// (batch element, row, column) -> memref indices; the batch element is
+  /// ignored by single matrices.
+  using IndexFn = std::function<llvm::SmallVector<mlir::Value>(mlir::Value, mlir::Value, mlir::Value)>;
   mlir::Value q, kt, v, out;     // memrefs of Q [Sq, d], K^T [d, Skv], V, O
   IndexFn qAt, ktAt, vAt, outAt;
-  mlir::Value rows;              // query rows this group computes (index)
+  mlir::Value batch;             // batch elements this group computes (1: a single matrix)
+  mlir::Value rows;              // query rows this group computes per batch element
+  mlir::Value row0;              // the first one's index in the sequence (the causal mask's query index)
 };
 
 /// Emits the online-softmax loop nest for `op` at the builder's insertion

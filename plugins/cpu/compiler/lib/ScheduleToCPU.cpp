@@ -170,9 +170,14 @@ LogicalResult KernelBuilder::analyzeRows() {
     if (auto fa = dyn_cast<schedule::FlashAttentionOp>(op)) {
       // Query rows are independent; every group reads all of K and V, which
       // must therefore be inputs (computed ones would be per-group rows).
-      if (!rowValues.contains(fa.getQuery()) || !isArg(fa.getKeyT()) || !isArg(fa.getValue()) ||
-          rowValues.contains(fa.getKeyT()) || rowValues.contains(fa.getValue()))
+      // Batched (heads): dim 0 is the batch of all three, split with it.
+      if (rankOf(fa.getQuery()) == 3) {
+        for (Value v : {fa.getQuery(), fa.getKeyT(), fa.getValue()})
+          if (!rowValues.contains(v)) ok = false;
+      } else if (!rowValues.contains(fa.getQuery()) || !isArg(fa.getKeyT()) || !isArg(fa.getValue()) ||
+                 rowValues.contains(fa.getKeyT()) || rowValues.contains(fa.getValue())) {
         ok = false;
+      }
       rowValues.insert(fa.getResult());
       return;
     }
@@ -205,7 +210,8 @@ LogicalResult KernelBuilder::analyzeRows() {
       return llvm::any_of(arg.getUses(), readsAsRows);
     }
     if (isa<g::MatmulOp>(u)) return use.getOperandNumber() == 0 || isBatchedRhs(use);
-    if (isa<schedule::FlashAttentionOp, g::LayerNormOp, g::RmsNormOp>(u)) return use.getOperandNumber() == 0;
+    if (isa<schedule::FlashAttentionOp>(u)) return use.getOperandNumber() == 0 || rankOf(use.get()) == 3;
+    if (isa<g::LayerNormOp, g::RmsNormOp>(u)) return use.getOperandNumber() == 0;
     if (g::isElementwise(u)) return sameRows(use.get(), u->getResult(0));
     return true;
   };
@@ -215,7 +221,8 @@ LogicalResult KernelBuilder::analyzeRows() {
     // Layout arguments are not row blocks; the K^T of a flash_attention is
     // read whole in any layout (memIndices), so it does not count.
     bool onlyKey = !a.use_empty() && llvm::all_of(a.getUses(), [](OpOperand &use) {
-      return isa<schedule::FlashAttentionOp>(use.getOwner()) && use.getOperandNumber() == 1;
+      return isa<schedule::FlashAttentionOp>(use.getOwner()) && use.getOperandNumber() == 1 &&
+             rankOf(use.get()) == 2;
     });
     if (g::getLayout(a.getType()) && !g::getLayout(a.getType()).isRowMajor() && !onlyKey) ok = false;
   }
@@ -463,20 +470,30 @@ LogicalResult KernelBuilder::lowerFlashAttention(schedule::FlashAttentionOp fa) 
   Buf out = bufs[fa.getResult()];
   if (out.layout && !out.layout.isRowMajor())
     return fa.emitError("cpu backend: flash_attention result must be row-major");
+  const bool batched = q.type.getRank() == 3;
+  if (batched && kt.layout && !kt.layout.isRowMajor())
+    return fa.emitError("cpu backend: a batched flash_attention reads a row-major key_t");
   FlashAttentionAccess a;
   a.q = q.mem;
   a.kt = kt.mem;
   a.v = v.mem;
   a.out = out.mem;
-  // memIndices adds the group's row offset to row buffers and applies layouts.
-  auto at = [this](Buf buf) {
-    return [this, buf](Value i, Value j) { return memIndices(buf, {i, j}); };
+  // memIndices adds the group's row offset to row buffers and applies
+  // layouts; a batch element's index comes first.
+  auto at = [this, batched](Buf buf) {
+    return [this, buf, batched](Value h, Value i, Value j) {
+      return batched ? memIndices(buf, {h, i, j}) : memIndices(buf, {i, j});
+    };
   };
   a.qAt = at(q);
   a.ktAt = at(kt);
   a.vAt = at(v);
   a.outAt = at(out);
-  a.rows = q.row ? rows : cIdx(b, loc, q.type.getDimSize(0));
+  // Single matrices are split by query rows, batches by whole matrices.
+  Value dim0 = q.row ? rows : cIdx(b, loc, q.type.getDimSize(0));
+  a.batch = batched ? dim0 : cIdx(b, loc, 1);
+  a.rows = batched ? cIdx(b, loc, q.type.getDimSize(1)) : dim0;
+  a.row0 = batched || !q.row ? cIdx(b, loc, 0) : q.row0;
   return cpu::lowerFlashAttention(b, fa, a, allocs);
 }
 

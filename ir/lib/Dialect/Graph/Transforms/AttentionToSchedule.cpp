@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 using namespace tessera;
@@ -32,74 +33,124 @@ std::optional<double> splatValue(Value v) {
   return dense.getSplatValue<APFloat>().convertToDouble();
 }
 
-/// matmul(Q, K^T) [-> mul/div by a splat] -> softmax(last dim) ->
-/// matmul(P, V), every intermediate used once, all in one block, rank 2,
-/// f32 (flash_attention keeps its blocks in f32 and does not round the
-/// scores and probabilities to a narrower type as the unfused program does).
+/// matmul(Q, K^T) -> [mul/div by a splat] and [a causal mask], in either
+/// order -> softmax(last dim) -> matmul(P, V), every intermediate used
+/// once, all in one block, rank 2 or 3 (a batch of heads: equal batch
+/// dims), f32 (flash_attention keeps its blocks in f32 and does not round
+/// the scores and probabilities to a narrower type as the unfused program
+/// does).
 }  // namespace
 
 void tessera::graph::matchAttention(graph::SoftmaxOp sm, int64_t attnBlockQ, int64_t attnBlockKV) {
   auto st = sm.getInput().getType().cast<RankedTensorType>();
-  if (st.getRank() != 2 || sm.getDim() != 1 || !st.getElementType().isF32()) return;
+  const int64_t rank = st.getRank();
+  if ((rank != 2 && rank != 3) || static_cast<int64_t>(sm.getDim()) != rank - 1 || !st.getElementType().isF32()) return;
   if (!sm.getResult().hasOneUse()) return;
   auto pv = dyn_cast<graph::MatmulOp>(*sm.getResult().getUsers().begin());
   if (!pv || pv.getLhs() != sm.getResult() || pv.getRhs() == sm.getResult()) return;
   Block *block = sm->getBlock();
+  // Peel the scale and the mask off the softmax's input, down to Q K^T.
   double scale = 1.0;
-  Operation *scaleOp = nullptr;
+  Operation *scaleOp = nullptr, *maskOp = nullptr;
+  SmallVector<Operation *, 2> peeled;  // from the softmax's side
   Value s = sm.getInput();
-  if (auto *def = s.getDefiningOp(); def && isa<graph::MulOp, graph::DivOp>(def)) {
-    // scores * c, scores / c, or c * scores with a same-shape splat c.
-    unsigned scoreIdx = 0;
-    std::optional<double> c = splatValue(def->getOperand(1));
-    if (!c && isa<graph::MulOp>(def)) {
-      c = splatValue(def->getOperand(0));
-      scoreIdx = 1;
+  while (Operation *def = s.getDefiningOp()) {
+    if (!s.hasOneUse() || def->getBlock() != block) return;
+    if (!scaleOp && isa<graph::MulOp, graph::DivOp>(def)) {
+      // scores * c, scores / c, or c * scores with a splat c that does not
+      // broadcast the scores to a larger shape.
+      unsigned scoreIdx = 0;
+      std::optional<double> c = splatValue(def->getOperand(1));
+      if (!c && isa<graph::MulOp>(def)) {
+        c = splatValue(def->getOperand(0));
+        scoreIdx = 1;
+      }
+      if (!c || def->getOperand(0) == def->getOperand(1) ||
+          def->getOperand(scoreIdx).getType() != def->getResult(0).getType())
+        return;
+      if (isa<graph::DivOp>(def) && *c == 0.0) return;
+      scale = isa<graph::MulOp>(def) ? *c : 1.0 / *c;
+      scaleOp = def;
+      peeled.push_back(def);
+      s = def->getOperand(scoreIdx);
+      continue;
     }
-    if (!c || def->getOperand(0) == def->getOperand(1) || !s.hasOneUse()) return;
-    if (isa<graph::DivOp>(def) && *c == 0.0) return;
-    scale = isa<graph::MulOp>(def) ? *c : 1.0 / *c;
-    scaleOp = def;
-    s = def->getOperand(scoreIdx);
+    if (!maskOp && isa<graph::AddOp, graph::SelectOp>(def)) {
+      // A scale applied after the mask scales the masked values too.
+      Value scores = graph::matchCausalMask(def, scaleOp ? scale : 1.0);
+      if (!scores) return;
+      maskOp = def;
+      peeled.push_back(def);
+      s = scores;
+      continue;
+    }
+    break;
   }
   auto qk = s.getDefiningOp<graph::MatmulOp>();
   if (!qk || !s.hasOneUse()) return;
-  for (Operation *op : {qk.getOperation(), scaleOp, pv.getOperation()})
-    if (op && op->getBlock() != block) return;
+  for (Operation *op : {qk.getOperation(), pv.getOperation()})
+    if (op->getBlock() != block) return;
   for (Value v : {qk.getLhs(), qk.getRhs(), pv.getRhs(), pv.getResult()}) {
     auto t = v.getType().cast<RankedTensorType>();
-    if (t.getRank() != 2 || t.getElementType() != st.getElementType()) return;
+    if (t.getRank() != rank || t.getElementType() != st.getElementType()) return;
+    if (rank == 3 && t.getDimSize(0) != st.getDimSize(0)) return;  // no broadcast batch
   }
   // The result is stored row-major by the consumers of `pv`.
   if (auto l = graph::getLayout(pv.getType()); l && !l.isRowMajor()) return;
   // K^T = convert_layout(col_major K^T): the col_major tensor's storage is
-  // K row-major, so hand that tensor to the kernel and skip the copy.
+  // K row-major, so hand that tensor to the kernel and skip the copy
+  // (single matrices; a batch's K^T is handed over row-major).
   Value kt = qk.getRhs();
   graph::ConvertLayoutOp kconv = kt.getDefiningOp<graph::ConvertLayoutOp>();
-  if (kconv) {
+  if (kconv && rank == 2) {
     auto in = graph::getLayout(kconv.getInput().getType());
     if (in && in.getKind() == graph::LayoutKind::ColMajor) kt = kconv.getInput();
     else kconv = nullptr;
+  } else {
+    kconv = nullptr;
   }
+  for (Value v : {qk.getLhs(), pv.getRhs()})
+    if (auto l = graph::getLayout(v.getType()); l && !l.isRowMajor()) return;
+  if (auto l = graph::getLayout(kt.getType()); rank == 3 && l && !l.isRowMajor()) return;
   // The new op is created at `pv`: the key must be defined before it.
   auto q = qk.getLhs().getType().cast<RankedTensorType>();
-  int64_t sq = q.getDimSize(0);
-  int64_t skv = kt.getType().cast<RankedTensorType>().getDimSize(1);
+  int64_t sq = q.getDimSize(rank - 2);
+  int64_t skv = kt.getType().cast<RankedTensorType>().getDimSize(rank - 1);
   OpBuilder b(pv);
   auto fa = b.create<schedule::FlashAttentionOp>(
       pv.getLoc(), pv.getType(), qk.getLhs(), kt, pv.getRhs(),
       b.getF32FloatAttr(static_cast<float>(scale)),
       b.getI64IntegerAttr(blockFor(sq, attnBlockQ)),
-      b.getI64IntegerAttr(blockFor(skv, attnBlockKV)));
+      b.getI64IntegerAttr(blockFor(skv, attnBlockKV)), maskOp ? b.getUnitAttr() : UnitAttr());
   pv.getResult().replaceAllUsesWith(fa.getResult());
   pv->erase();
   sm->erase();
-  if (scaleOp) {
-    SmallVector<Value, 2> ins(scaleOp->getOperands());
-    scaleOp->erase();
-    for (Value c : ins)
-      if (auto cst = c.getDefiningOp<arith::ConstantOp>(); cst && cst->use_empty()) cst->erase();
-  }
+  // The scale and the mask, then what computed their constants and nothing
+  // else reads (the mask's iota arithmetic).
+  SmallVector<Operation *> dead;
+  auto definers = [&](Operation *op) {
+    for (Value o : op->getOperands())
+      if (Operation *def = o.getDefiningOp();
+          def && def != qk && !llvm::is_contained(peeled, def) && !llvm::is_contained(dead, def))
+        dead.push_back(def);
+  };
+  for (Operation *op : peeled) definers(op);
+  // Outermost first: each one's only user is gone by then.
+  for (Operation *op : peeled) op->erase();
   qk->erase();
   if (kconv && kconv->use_empty()) kconv->erase();
+  // Every op in `dead` is still alive: an op is erased only once nothing
+  // uses it, i.e. after every op that could list it again.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i < dead.size(); ++i) {
+      Operation *def = dead[i];
+      if (!def->use_empty() || !isMemoryEffectFree(def)) continue;
+      dead.erase(dead.begin() + i);
+      definers(def);
+      def->erase();
+      changed = true;
+      break;
+    }
+  }
 }

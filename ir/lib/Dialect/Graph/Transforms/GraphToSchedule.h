@@ -2,6 +2,9 @@
 #ifndef TESSERA_LIB_DIALECT_GRAPH_TRANSFORMS_GRAPHTOSCHEDULE_H
 #define TESSERA_LIB_DIALECT_GRAPH_TRANSFORMS_GRAPHTOSCHEDULE_H
 
+#include <optional>
+#include <vector>
+
 #include "tessera/Dialect/Graph/Transforms/Passes.h"
 
 namespace tessera::graph {
@@ -10,6 +13,38 @@ namespace tessera::graph {
 /// tessera_schedule.flash_attention when it has the supported form; leaves
 /// the IR as it is otherwise (AttentionToSchedule.cpp).
 void matchAttention(SoftmaxOp sm, int64_t attnBlockQ, int64_t attnBlockKV);
+
+/// A tensor's values, row-major, as doubles.
+struct ConstantTensor {
+  std::vector<int64_t> shape;
+  std::vector<double> values;
+};
+
+/// The values of `v` when it is computed from constants and iota alone
+/// through the elementwise ops masks are written with (add, sub, mul, div,
+/// min, max, neg, relu, cast, compare, select; f32, i32 and i1), each
+/// result rounded to its type; nothing otherwise, or when a tensor on the
+/// way has more than `maxElements` elements (ConstantMask.cpp).
+std::optional<ConstantTensor> evaluateConstant(mlir::Value v, int64_t maxElements);
+
+/// Masks of at most this many elements are evaluated (a 2048 x 2048
+/// sequence); longer ones leave the attention unfused.
+constexpr int64_t kMaxMaskElements = int64_t(1) << 22;
+
+/// A masked score at or below this is taken as -inf: exp(-1e4 + the span
+/// of a row's scores) is 0 in f32 unless the scores span more than
+/// 1e4 - 104, so the masked keys contribute nothing either way.
+constexpr double kMaskedAtMost = -1.0e4;
+
+/// When `op` (an add or a select) applies a causal mask to the scores, the
+/// scores operand (of `op`'s type); null otherwise. Causal: for every
+/// element [.., i, j] of the result, keys j > i are masked (an added
+/// constant <= kMaskedAtMost, or the select's other, constant, branch
+/// <= kMaskedAtMost) and keys j <= i get the scores unchanged (an added 0,
+/// or the scores selected). The mask, the condition and the other branch
+/// must be constants (evaluateConstant). `factor` multiplies the masked
+/// values first (a scale applied after the mask; it must be positive).
+mlir::Value matchCausalMask(mlir::Operation *op, double factor);
 
 }  // namespace tessera::graph
 

@@ -76,27 +76,34 @@ LogicalResult FlashAttentionOp::verify() {
   auto kt = getKeyT().getType().cast<RankedTensorType>();
   auto v = getValue().getType().cast<RankedTensorType>();
   auto o = getResult().getType().cast<RankedTensorType>();
+  const int64_t rank = q.getRank();
   for (auto [name, t] : {std::pair<const char *, RankedTensorType>{"query", q},
                          {"key_t", kt}, {"value", v}, {"result", o}}) {
-    if (t.getRank() != 2)
-      return emitOpError() << name << " must be rank 2, got " << t;
+    if (t.getRank() != 2 && t.getRank() != 3)
+      return emitOpError() << name << " must be rank 2 ([S, d]) or 3 ([batch, S, d]), got " << t;
+    if (t.getRank() != rank)
+      return emitOpError() << name << " must have the query's rank " << rank << ", got " << t;
     if (!t.hasStaticShape())
       return emitOpError() << name << " must have a static shape, got " << t;
+    if (rank == 3 && t.getDimSize(0) != q.getDimSize(0))
+      return emitOpError() << "batch dims differ: query has " << q.getDimSize(0) << ", " << name
+                           << " has " << t.getDimSize(0);
   }
   Type et = q.getElementType();
   if (!et.isa<FloatType>() || kt.getElementType() != et || v.getElementType() != et ||
       o.getElementType() != et)
     return emitOpError("query, key_t, value and result must have the same float element type");
-  int64_t sq = q.getDimSize(0), d = q.getDimSize(1);
-  int64_t skv = kt.getDimSize(1), dv = v.getDimSize(1);
-  if (kt.getDimSize(0) != d)
+  const int64_t b = rank - 2;  // the first matrix dim
+  int64_t sq = q.getDimSize(b), d = q.getDimSize(b + 1);
+  int64_t skv = kt.getDimSize(b + 1), dv = v.getDimSize(b + 1);
+  if (kt.getDimSize(b) != d)
     return emitOpError() << "head dims differ: query [" << sq << ", " << d
                          << "] has d = " << d << " but key_t (K^T) has "
-                         << kt.getDimSize(0) << " rows";
-  if (v.getDimSize(0) != skv)
-    return emitOpError() << "value has " << v.getDimSize(0) << " rows but key_t has "
+                         << kt.getDimSize(b) << " rows";
+  if (v.getDimSize(b) != skv)
+    return emitOpError() << "value has " << v.getDimSize(b) << " rows but key_t has "
                          << skv << " keys";
-  if (o.getDimSize(0) != sq || o.getDimSize(1) != dv)
+  if (o.getDimSize(b) != sq || o.getDimSize(b + 1) != dv)
     return emitOpError() << "result must be [" << sq << ", " << dv << "], got " << o;
   int64_t bq = getBlockQ(), bkv = getBlockKv();
   if (bq <= 0 || bkv <= 0)

@@ -164,25 +164,33 @@ def Schedule_FlashAttentionOp : Schedule_Op<"flash_attention", [Pure]> {
     `query` is `[Sq, d]`, `key_t` is K^T `[d, Skv]` (in any layout: with
     `col_major` its storage is K `[Skv, d]` row-major, which a backend may
     read directly instead of materialising K^T), `value` is `[Skv, dv]`, the
-    result `[Sq, dv]`. `block_q` and `block_kv` are autotunable tile sizes,
-    at most `Sq` and `Skv`; when one does not divide its sequence the last
-    block is partial.
+    result `[Sq, dv]`. With a leading batch dimension (heads), every operand
+    and the result are `[B, ...]` of those, one attention per batch element.
+    `block_q` and `block_kv` are autotunable tile sizes, at most `Sq` and
+    `Skv`; when one does not divide its sequence the last block is partial.
+
+    `causal`: query `i` attends to keys `j <= i` only (the scores of keys
+    `j > i` are -inf, as a decoder's mask makes them); key blocks wholly
+    above the diagonal are skipped. Key 0 is never masked, so no row is
+    empty.
 
     Example:
     ```mlir
     %o = tessera_schedule.flash_attention %q, %kt, %v scale = 1.250000e-01 block_q = 64 block_kv = 64
         : tensor<256x64xf32>, tensor<64x256xf32, #tessera_graph.layout<col_major>>, tensor<256x64xf32>
         -> tensor<256x64xf32>
+    %c = tessera_schedule.flash_attention %q3, %kt3, %v3 scale = 1.250000e-01 block_q = 64 block_kv = 64 causal
+        : tensor<12x256x64xf32>, tensor<12x64x256xf32>, tensor<12x256x64xf32> -> tensor<12x256x64xf32>
     ```
   }];
   let arguments = (ins AnyRankedTensor:$query, AnyRankedTensor:$key_t,
                        AnyRankedTensor:$value, F32Attr:$scale,
-                       I64Attr:$block_q, I64Attr:$block_kv);
+                       I64Attr:$block_q, I64Attr:$block_kv, UnitAttr:$causal);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $query `,` $key_t `,` $value `scale` `=` $scale `block_q` `=` $block_q
-    `block_kv` `=` $block_kv attr-dict `:` type($query) `,` type($key_t) `,`
-    type($value) `->` type($result)
+    `block_kv` `=` $block_kv (`causal` $causal^)? attr-dict `:` type($query) `,`
+    type($key_t) `,` type($value) `->` type($result)
   }];
   let hasVerifier = 1;
 }
