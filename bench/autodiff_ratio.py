@@ -12,7 +12,11 @@ forward+backward, i.e. backward ~2x forward), and the bytes the gradient
 program keeps live for its backward (its plan's buffers beyond the
 forward's).
 
-  python3 bench/autodiff_ratio.py build/bin/tessera-run examples [iterations]
+  python3 bench/autodiff_ratio.py build/bin/tessera-run examples [iterations] [schedule]
+
+`schedule` is passed to tessera-run as --schedule (e.g.
+"attention-backward=false": the attention backward written out as matmuls
+and a softmax instead of the blockwise flash_attention_grad).
 """
 import json
 import os
@@ -23,6 +27,7 @@ import tempfile
 
 RUN, EXAMPLES = sys.argv[1], sys.argv[2]
 ITERS = sys.argv[3] if len(sys.argv) > 3 else "5"
+SCHEDULE = sys.argv[4] if len(sys.argv) > 4 else ""
 TIME = re.compile(r"time: ([0-9.]+) ms per iteration")
 MODELS = {"mlp": ("mlp.mlir", "mlp"), "transformer_block": ("transformer_block.mlir", "transformer_block")}
 
@@ -49,14 +54,16 @@ def signature(fn_text):
 
 
 def time_of(path, function):
-    out = subprocess.run([RUN, path, "--function", function, "--no-check", "--iterations", ITERS],
+    extra = ["--schedule", SCHEDULE] if SCHEDULE else []
+    out = subprocess.run([RUN, path, "--function", function, "--no-check", "--iterations", ITERS] + extra,
                          capture_output=True, text=True, timeout=3600)
     if out.returncode != 0:
         sys.exit(f"{function}: exit {out.returncode}\n{out.stdout}{out.stderr}")
     return float(TIME.search(out.stdout).group(1))
 
 
-report = {"backend": os.environ.get("TESSERA_BACKEND", "cpu"), "iterations": int(ITERS), "models": {}}
+report = {"backend": os.environ.get("TESSERA_BACKEND", "cpu"), "iterations": int(ITERS), "schedule": SCHEDULE,
+          "models": {}}
 for model, (file, fn) in MODELS.items():
     src = open(os.path.join(EXAMPLES, file)).read()
     body = function_text(src, fn).replace(f"func.func @{fn}(", f"func.func private @{fn}(", 1)

@@ -328,6 +328,44 @@ TEST_F(GradCheckTest, AttentionRecomputesItsProbabilities) {
   EXPECT_NE(second, std::string::npos) << gradText_;
 }
 
+TEST_F(GradCheckTest, CausalAttentionIsOneAttentionGrad) {
+  // A causal attention chain with a constant mask (iota arithmetic) and a
+  // scale after it: its VJP is one attention_grad (no forward softmax read
+  // by the backward), checked against finite differences of the forward.
+  Check(R"(func.func private @f(%q: tensor<2x6x4xf32>, %kt: tensor<2x4x6xf32>, %v: tensor<2x6x3xf32>) -> tensor<2x6x3xf32> {
+  %s0 = tessera_graph.matmul %q, %kt : tensor<2x6x4xf32>, tensor<2x4x6xf32> -> tensor<2x6x6xf32>
+  %qi = tessera_graph.iota dim = 0 : tensor<6x6xi32>
+  %ki = tessera_graph.iota dim = 1 : tensor<6x6xi32>
+  %keep = tessera_graph.compare le %ki, %qi : tensor<6x6xi32>, tensor<6x6xi32> -> tensor<6x6xi1>
+  %ninf = arith.constant dense<-1.0e30> : tensor<f32>
+  %s1 = tessera_graph.select %keep, %s0, %ninf : tensor<6x6xi1>, tensor<2x6x6xf32>, tensor<f32>
+  %c = arith.constant dense<0.7> : tensor<2x6x6xf32>
+  %s2 = tessera_graph.mul %s1, %c : tensor<2x6x6xf32>, tensor<2x6x6xf32>
+  %p = tessera_graph.softmax %s2 dim = 2 : tensor<2x6x6xf32>
+  %o = tessera_graph.matmul %p, %v : tensor<2x6x6xf32>, tensor<2x6x3xf32> -> tensor<2x6x3xf32>
+  return %o : tensor<2x6x3xf32>
+})");
+  EXPECT_NE(gradText_.find("tessera_graph.attention_grad"), std::string::npos) << gradText_;
+  EXPECT_NE(gradText_.find("causal"), std::string::npos) << gradText_;
+  size_t first = gradText_.find("tessera_graph.softmax");
+  EXPECT_EQ(gradText_.find("tessera_graph.softmax", first + 1), std::string::npos) << gradText_;
+}
+
+TEST_F(GradCheckTest, AttentionGradOfSingleMatrices) {
+  // Rank 2, scores divided by 2, cross lengths (3 queries, 7 keys), and Q
+  // used again after the attention (its cotangents add up).
+  Check(R"(func.func private @f(%q: tensor<3x4xf32>, %kt: tensor<4x7xf32>, %v: tensor<7x4xf32>) -> tensor<3x4xf32> {
+  %s0 = tessera_graph.matmul %q, %kt : tensor<3x4xf32>, tensor<4x7xf32> -> tensor<3x7xf32>
+  %c = arith.constant dense<2.0> : tensor<3x7xf32>
+  %s1 = tessera_graph.div %s0, %c : tensor<3x7xf32>, tensor<3x7xf32>
+  %p = tessera_graph.softmax %s1 dim = 1 : tensor<3x7xf32>
+  %o = tessera_graph.matmul %p, %v : tensor<3x7xf32>, tensor<7x4xf32> -> tensor<3x4xf32>
+  %y = tessera_graph.mul %o, %q : tensor<3x4xf32>, tensor<3x4xf32>
+  return %y : tensor<3x4xf32>
+})");
+  EXPECT_NE(gradText_.find("tessera_graph.attention_grad"), std::string::npos) << gradText_;
+}
+
 TEST_F(GradCheckTest, CustomVjpIsUsed) {
   // The backward of @cube says 3x^2; a wrong one (here 3x^2 + 1) must
   // show: the check fails when the custom rule is ignored or garbled.

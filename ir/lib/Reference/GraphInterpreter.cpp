@@ -83,6 +83,67 @@ F floatElementwise(Operation& op, F x, F y) {
   return x;
 }
 
+// attention_grad: per batch element, the scores, the probabilities and
+// every product in double (the exact value the kernels' f32 sums
+// approximate in their own orders), each cotangent rounded to f32 once at
+// the end (kept in exact mode). D = rowsum(dO * O) as defined, from the
+// given O.
+void attentionGrad(g::AttentionGradOp op, const T& q, const T& kt, const T& v, const T& o, const T& dout,
+                   DenseMap<Value, T>& env, bool exact) {
+  const size_t r = q.shape.size();
+  const int64_t sq = q.shape[r - 2], d = q.shape[r - 1], skv = kt.shape[r - 1], dv = v.shape[r - 1];
+  const int64_t batch = q.size() / (sq * d);
+  const double scale = op.getScale().convertToDouble();
+  const bool causal = op.getCausal();
+  T dq{q.shape, std::vector<double>(q.v.size(), 0.0)};
+  T dkt{kt.shape, std::vector<double>(kt.v.size(), 0.0)};
+  T dvv{v.shape, std::vector<double>(v.v.size(), 0.0)};
+  std::vector<double> p(skv), dp(skv);
+  for (int64_t b = 0; b < batch; ++b) {
+    const double* Q = &q.v[b * sq * d];
+    const double* K = &kt.v[b * d * skv];  // K^T [d][Skv]
+    const double* V = &v.v[b * skv * dv];
+    const double* O = &o.v[b * sq * dv];
+    const double* dO = &dout.v[b * sq * dv];
+    double* dQ = &dq.v[b * sq * d];
+    double* dK = &dkt.v[b * d * skv];
+    double* dV = &dvv.v[b * skv * dv];
+    for (int64_t i = 0; i < sq; ++i) {
+      // P row i: softmax over the unmasked keys.
+      double mx = -INFINITY, sum = 0.0;
+      const int64_t keys = causal ? std::min(skv, i + 1) : skv;
+      for (int64_t j = 0; j < keys; ++j) {
+        double s = 0.0;
+        for (int64_t c = 0; c < d; ++c) s += Q[i * d + c] * K[c * skv + j];
+        p[j] = scale * s;
+        mx = std::max(mx, p[j]);
+      }
+      for (int64_t j = 0; j < keys; ++j) sum += p[j] = std::exp(p[j] - mx);
+      double rowDot = 0.0;  // rowsum(dO * O)
+      for (int64_t c = 0; c < dv; ++c) rowDot += dO[i * dv + c] * O[i * dv + c];
+      for (int64_t j = 0; j < keys; ++j) {
+        p[j] /= sum;
+        double g = 0.0;
+        for (int64_t c = 0; c < dv; ++c) {
+          g += dO[i * dv + c] * V[j * dv + c];
+          dV[j * dv + c] += p[j] * dO[i * dv + c];
+        }
+        dp[j] = p[j] * (g - rowDot);  // dS
+        for (int64_t c = 0; c < d; ++c) {
+          dQ[i * d + c] += scale * dp[j] * K[c * skv + j];
+          dK[c * skv + j] += scale * dp[j] * Q[i * d + c];
+        }
+      }
+    }
+  }
+  for (T* t : {&dq, &dkt, &dvv})
+    if (!exact)
+      for (double& x : t->v) x = static_cast<double>(static_cast<float>(x));
+  env[op.getDquery()] = std::move(dq);
+  env[op.getDkeyT()] = std::move(dkt);
+  env[op.getDvalue()] = std::move(dvv);
+}
+
 std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollective& collective,
                  bool exact) {
   for (Operation& op : block) {
@@ -99,6 +160,10 @@ std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollectiv
       continue;
     }
     if (isa<schedule::YieldOp, func::ReturnOp>(op)) continue;
+    if (auto ag = dyn_cast<g::AttentionGradOp>(op)) {
+      attentionGrad(ag, in(0), in(1), in(2), in(3), in(4), env, exact);
+      continue;
+    }
     T out{resultShape(), {}};
     int64_t n = 1;
     for (int64_t d : out.shape) n *= d;

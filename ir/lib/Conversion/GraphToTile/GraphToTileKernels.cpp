@@ -174,6 +174,9 @@ struct FunctionLowering {
         return unsupported(op, "a batched key_t must be row-major, got ") << fa.getKeyT().getType();
       return success();
     }
+    if (isa<tessera::schedule::FlashAttentionGradOp>(op))
+      return unsupported(op, "no GPU kernel for flash_attention_grad yet: compile with "
+                             "--schedule attention-backward=0 (the composed backward)");
     if (!isa_and_nonnull<g::GraphDialect>(op->getDialect()))
       return unsupported(op, "not a Graph IR op");
     if (!g::isTileRoot(op) && !isa<g::ConvertLayoutOp>(op) && !g::isElementwise(op) && !g::isShapeOp(op))

@@ -22,6 +22,9 @@ tessera::graph::GraphToScheduleOptions tessera::conversion::gpuScheduleOptions()
   // is memory, the Sq x Skv score matrix. `--schedule attention=1` uses it,
   // with blocks sized for 32 KiB of shared memory at head dim 64.
   o.attention = false;
+  // No GPU kernel for flash_attention_grad yet: attention_grad is written
+  // out as matmuls and a softmax whatever `attention` says.
+  o.attentionBackward = false;
   o.attnBlockQ = 16;
   o.attnBlockKV = 32;
   return o;

@@ -570,3 +570,30 @@ func.func @seed_without_stochastic(%x: tensor<4x8xf32>) {
   %y = tessera_graph.cast %x {seed = 3} : tensor<4x8xf32> -> tensor<4x8xbf16>
   return
 }
+
+// -----
+
+func.func @attention_grad_dout(%q: tensor<64x16xf32>, %kt: tensor<16x80xf32>, %v: tensor<80x8xf32>, %o: tensor<64x8xf32>, %do: tensor<64x4xf32>) {
+  // expected-error @+1 {{dout must be [64, 8] (queries x value dim), got 'tensor<64x4xf32>'}}
+  %dq, %dkt, %dv = tessera_graph.attention_grad %q, %kt, %v, %o, %do scale = 0.25
+      : tensor<64x16xf32>, tensor<16x80xf32>, tensor<80x8xf32>, tensor<64x8xf32>, tensor<64x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_grad_type(%q: tensor<64x16xbf16>, %kt: tensor<16x80xf32>, %v: tensor<80x8xf32>, %o: tensor<64x8xf32>, %do: tensor<64x8xf32>) {
+  // expected-error @+1 {{query must be f32, got 'tensor<64x16xbf16>'}}
+  %dq, %dkt, %dv = tessera_graph.attention_grad %q, %kt, %v, %o, %do scale = 0.25
+      : tensor<64x16xbf16>, tensor<16x80xf32>, tensor<80x8xf32>, tensor<64x8xf32>, tensor<64x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_grad_keys(%q: tensor<64x16xf32>, %kt: tensor<16x80xf32>, %v: tensor<70x8xf32>, %o: tensor<64x8xf32>, %do: tensor<64x8xf32>) {
+  // expected-error @+1 {{value has 70 rows but key_t has 80 keys}}
+  %dq, %dkt, %dv = tessera_graph.attention_grad %q, %kt, %v, %o, %do scale = 0.25
+      : tensor<64x16xf32>, tensor<16x80xf32>, tensor<70x8xf32>, tensor<64x8xf32>, tensor<64x8xf32>
+  return
+}

@@ -174,3 +174,13 @@ func.func @quantization(%x: tensor<4x8xf32>, %s: tensor<1xf32>, %w: tensor<8x6xf
   %y = tessera_graph.dequantize %acc, %ws axis = 1 : tensor<4x6xi32>, tensor<6xf32> -> tensor<4x6xf32>
   return %d, %y : tensor<4x8xf32>, tensor<4x6xf32>
 }
+
+// CHECK-LABEL: func.func @attention_grad
+func.func @attention_grad(%q: tensor<2x64x16xf32>, %kt: tensor<2x16x80xf32>, %v: tensor<2x80x8xf32>,
+                          %o: tensor<2x64x8xf32>, %do: tensor<2x64x8xf32>)
+    -> (tensor<2x64x16xf32>, tensor<2x16x80xf32>, tensor<2x80x8xf32>) {
+  // CHECK: %{{.*}}, %{{.*}}, %{{.*}} = tessera_graph.attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} scale = 2.500000e-01 causal : tensor<2x64x16xf32>, tensor<2x16x80xf32>, tensor<2x80x8xf32>, tensor<2x64x8xf32>, tensor<2x64x8xf32>
+  %dq, %dkt, %dv = tessera_graph.attention_grad %q, %kt, %v, %o, %do scale = 0.25 causal
+      : tensor<2x64x16xf32>, tensor<2x16x80xf32>, tensor<2x80x8xf32>, tensor<2x64x8xf32>, tensor<2x64x8xf32>
+  return %dq, %dkt, %dv : tensor<2x64x16xf32>, tensor<2x16x80xf32>, tensor<2x80x8xf32>
+}

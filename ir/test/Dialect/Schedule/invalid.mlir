@@ -159,3 +159,23 @@ func.func @attn_batch(%q: tensor<2x128x64xf32>, %kt: tensor<3x64x128xf32>, %v: t
       : tensor<2x128x64xf32>, tensor<3x64x128xf32>, tensor<2x128x64xf32> -> tensor<2x128x64xf32>
   return %o : tensor<2x128x64xf32>
 }
+
+// -----
+
+func.func @attn_grad_result(%q: tensor<64x16xf32>, %kt: tensor<16x80xf32>, %v: tensor<80x8xf32>, %o: tensor<64x8xf32>, %do: tensor<64x8xf32>) {
+  // expected-error @+1 {{each cotangent must have its operand's type 'tensor<16x80xf32>', got 'tensor<80x16xf32>'}}
+  %dq, %dkt, %dv = tessera_schedule.flash_attention_grad %q, %kt, %v, %o, %do scale = 0.25 block_q = 32 block_kv = 48
+      : tensor<64x16xf32>, tensor<16x80xf32>, tensor<80x8xf32>, tensor<64x8xf32>, tensor<64x8xf32>
+      -> tensor<64x16xf32>, tensor<80x16xf32>, tensor<80x8xf32>
+  return
+}
+
+// -----
+
+func.func @attn_grad_block(%q: tensor<64x16xf32>, %kt: tensor<16x80xf32>, %v: tensor<80x8xf32>, %o: tensor<64x8xf32>, %do: tensor<64x8xf32>) {
+  // expected-error @+1 {{blocks must be in [1, 64] x [1, 80], got block_q = 32 block_kv = 96}}
+  %dq, %dkt, %dv = tessera_schedule.flash_attention_grad %q, %kt, %v, %o, %do scale = 0.25 block_q = 32 block_kv = 96
+      : tensor<64x16xf32>, tensor<16x80xf32>, tensor<80x8xf32>, tensor<64x8xf32>, tensor<64x8xf32>
+      -> tensor<64x16xf32>, tensor<16x80xf32>, tensor<80x8xf32>
+  return
+}

@@ -56,3 +56,15 @@ func.func @flash_attention_heads(%q: tensor<12x256x64xf32>, %kt: tensor<12x64x25
       : tensor<12x256x64xf32>, tensor<12x64x256xf32>, tensor<12x256x64xf32> -> tensor<12x256x64xf32>
   return %o : tensor<12x256x64xf32>
 }
+
+// The blockwise attention backward.
+// CHECK-LABEL: func.func @flash_attention_grad
+func.func @flash_attention_grad(%q: tensor<2x64x16xf32>, %kt: tensor<2x16x80xf32>, %v: tensor<2x80x8xf32>,
+                                %o: tensor<2x64x8xf32>, %do: tensor<2x64x8xf32>)
+    -> (tensor<2x64x16xf32>, tensor<2x16x80xf32>, tensor<2x80x8xf32>) {
+  // CHECK: tessera_schedule.flash_attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} scale = 2.500000e-01 block_q = 32 block_kv = 48 causal : tensor<2x64x16xf32>, tensor<2x16x80xf32>, tensor<2x80x8xf32>, tensor<2x64x8xf32>, tensor<2x64x8xf32> -> tensor<2x64x16xf32>, tensor<2x16x80xf32>, tensor<2x80x8xf32>
+  %dq, %dkt, %dv = tessera_schedule.flash_attention_grad %q, %kt, %v, %o, %do scale = 0.25 block_q = 32 block_kv = 48 causal
+      : tensor<2x64x16xf32>, tensor<2x16x80xf32>, tensor<2x80x8xf32>, tensor<2x64x8xf32>, tensor<2x64x8xf32>
+      -> tensor<2x64x16xf32>, tensor<2x16x80xf32>, tensor<2x80x8xf32>
+  return %dq, %dkt, %dv : tensor<2x64x16xf32>, tensor<2x16x80xf32>, tensor<2x80x8xf32>
+}

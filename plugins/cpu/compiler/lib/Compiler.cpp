@@ -239,7 +239,7 @@ FailureOr<CompiledProgram> tessera::cpu::compileForCPU(ModuleOp input,
     // Schedule IR on tensors (e.g. a hand-tuned flash_attention) takes the
     // Graph IR pipeline too: graph-to-schedule leaves it as it is.
     if (isa<graph::GraphDialect>(op->getDialect()) ||
-        isa<schedule::FlashAttentionOp, schedule::TileOp>(op))
+        isa<schedule::FlashAttentionOp, schedule::FlashAttentionGradOp, schedule::TileOp>(op))
       graph = true;
     // A function on tensors with nothing to compute (it returns an
     // argument) is a program too: the lowering copies.

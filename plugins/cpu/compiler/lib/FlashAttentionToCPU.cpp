@@ -20,92 +20,22 @@
 // divided by l once at the end. With heads (rank 3) the group loops over its
 // batch elements. Causal: the scores of keys past the query are set to -inf
 // in the register tile (a vector compare of the key with the 8 lanes'
-// queries), and key blocks past the query block's last row are not visited.  math.exp on vectors is expanded into a
-// polynomial later (tessera-cpu-expand-vector-exp).
+// queries), and key blocks past the query block's last row are not visited.
+// math.exp on vectors is expanded into a polynomial later
+// (tessera-cpu-expand-vector-exp). The register tile is AttentionTiles.h.
 //
 //===----------------------------------------------------------------------===//
 #include "FlashAttentionToCPU.h"
 
 #include <cmath>
 
-#include "LoopBuilder.h"
+#include "AttentionTiles.h"
 #include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 
 namespace tessera::cpu {
-namespace {
-
-constexpr int64_t kVec = 8;      // f32 lanes of an AVX2 register
-constexpr int64_t kQTile = 16;   // queries per register tile (2 vectors)
-constexpr int64_t kRowTile = 6;  // key rows / value columns per register tile
-constexpr int64_t kUnroll = 4;   // contraction steps per loop trip
-
-struct Emitter {
-  OpBuilder &b;
-  Location loc;
-  VectorType vt;
-  Type f32;
-
-  Value c(int64_t v) { return cIdx(b, loc, v); }
-  Value add(Value x, Value y) { return b.create<arith::AddIOp>(loc, x, y); }
-  Value addc(Value x, int64_t y) { return y ? add(x, c(y)) : x; }
-  Value fconst(double v) { return b.create<arith::ConstantOp>(loc, f32, b.getF32FloatAttr(v)); }
-  Value vconst(double v) {
-    return b.create<arith::ConstantOp>(loc, vt, SplatElementsAttr::get(vt, b.getF32FloatAttr(v)));
-  }
-  Value vload(Value mem, ValueRange idx) { return b.create<vector::LoadOp>(loc, vt, mem, idx); }
-  void vstore(Value v, Value mem, ValueRange idx) { b.create<vector::StoreOp>(loc, v, mem, idx); }
-  Value alloc(ArrayRef<int64_t> shape, SmallVectorImpl<Value> &allocs) {
-    Value m = b.create<memref::AllocOp>(loc, MemRefType::get(shape, f32), b.getI64IntegerAttr(64));
-    allocs.push_back(m);
-    return m;
-  }
-
-  /// acc[r * 2 + v] += broadcast(a(k, r)) * bvec(k, v) for k in [0, K):
-  /// the register tile of both products.  The k loop is unrolled kUnroll
-  /// times by hand (Graph IR kernels are compiled without LLVM's unroller).
-  SmallVector<Value> tile(int64_t mr, int64_t K, SmallVector<Value> acc,
-                          function_ref<Value(Value, int64_t)> a,
-                          function_ref<Value(Value, int64_t)> bvec) {
-    constexpr int64_t nv = kQTile / kVec;
-    auto step = [&](Value k, SmallVector<Value> &acc) {
-      Value bv[nv];
-      for (int64_t v = 0; v < nv; ++v) bv[v] = bvec(k, v);
-      for (int64_t r = 0; r < mr; ++r) {
-        Value ab = b.create<vector::BroadcastOp>(loc, vt, a(k, r));
-        for (int64_t v = 0; v < nv; ++v)
-          acc[r * nv + v] = b.create<vector::FMAOp>(loc, ab, bv[v], acc[r * nv + v]);
-      }
-    };
-    auto loop = [&](int64_t lb, int64_t ub, int64_t unroll) {
-      if (lb >= ub) return;
-      auto f = b.create<scf::ForOp>(loc, c(lb), c(ub), c(unroll), acc);
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(f.getBody());
-      SmallVector<Value> cur(f.getRegionIterArgs());
-      for (int64_t u = 0; u < unroll; ++u) step(addc(f.getInductionVar(), u), cur);
-      b.create<scf::YieldOp>(loc, cur);
-      acc.assign(f.getResults().begin(), f.getResults().end());
-    };
-    int64_t main = K - K % kUnroll;
-    loop(0, main, kUnroll);
-    loop(main, K, 1);
-    return acc;
-  }
-
-  /// body(row0, mr) over [0, n) in register tiles of kRowTile rows: an
-  /// scf.for over the full tiles, then one (static) remainder tile.
-  void rowTiles(int64_t n, function_ref<void(Value, int64_t)> body) {
-    int64_t full = n - n % kRowTile;
-    if (full) forLoop(b, loc, c(0), c(full), c(kRowTile), [&](Value r0) { body(r0, kRowTile); });
-    if (n % kRowTile) body(c(full), n % kRowTile);
-  }
-};
-
-}  // namespace
+using namespace attention_tiles;
 
 LogicalResult lowerFlashAttention(OpBuilder &b, schedule::FlashAttentionOp op,
                                   const FlashAttentionAccess &in,

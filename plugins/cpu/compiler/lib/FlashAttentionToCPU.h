@@ -31,6 +31,22 @@ mlir::LogicalResult lowerFlashAttention(mlir::OpBuilder &b,
                                         const FlashAttentionAccess &access,
                                         llvm::SmallVectorImpl<mlir::Value> &allocs);
 
+/// How the kernel reaches the operands and results of one
+/// flash_attention_grad (index functions as FlashAttentionAccess).
+struct FlashAttentionGradAccess {
+  using IndexFn = FlashAttentionAccess::IndexFn;
+  mlir::Value q, kt, v, out, dout;   // Q [Sq, d], K^T [d, Skv], V [Skv, dv], O and dO [Sq, dv]
+  mlir::Value dquery, dkeyT, dvalue; // their cotangents' memrefs
+  IndexFn qAt, ktAt, vAt, outAt, doutAt, dqueryAt, dkeyTAt, dvalueAt;
+  mlir::Value batch;                 // batch elements this group computes (1: a single matrix)
+};
+
+/// Emits the blockwise backward of `op` (FlashAttentionGradToCPU.cpp): every
+/// query and key of each of the group's batch elements.
+mlir::LogicalResult lowerFlashAttentionGrad(mlir::OpBuilder &b, schedule::FlashAttentionGradOp op,
+                                            const FlashAttentionGradAccess &access,
+                                            llvm::SmallVectorImpl<mlir::Value> &allocs);
+
 }  // namespace tessera::cpu
 
 #endif

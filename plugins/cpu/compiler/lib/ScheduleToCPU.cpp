@@ -92,6 +92,7 @@ class KernelBuilder {
   LogicalResult lowerOp(Operation *op);
   LogicalResult lowerTile(schedule::TileOp tile);
   LogicalResult lowerFlashAttention(schedule::FlashAttentionOp fa);
+  LogicalResult lowerFlashAttentionGrad(schedule::FlashAttentionGradOp fg);
 };
 
 using g::isSplatConstant;
@@ -181,6 +182,15 @@ LogicalResult KernelBuilder::analyzeRows() {
       rowValues.insert(fa.getResult());
       return;
     }
+    if (auto fg = dyn_cast<schedule::FlashAttentionGradOp>(op)) {
+      // Every query reaches every key's cotangent: only heads (dim 0 of
+      // every operand and result of a rank-3 op) are independent.
+      if (rankOf(fg.getQuery()) != 3) ok = false;
+      for (Value v : fg->getOperands())
+        if (!rowValues.contains(v)) ok = false;
+      for (Value r : fg->getResults()) rowValues.insert(r);
+      return;
+    }
     if (auto sm = dyn_cast<g::SoftmaxOp>(op)) {
       if (!rowValues.contains(sm.getInput()) || sm.getDim() == 0) ok = false;
       rowValues.insert(sm.getResult());
@@ -211,6 +221,7 @@ LogicalResult KernelBuilder::analyzeRows() {
     }
     if (isa<g::MatmulOp>(u)) return use.getOperandNumber() == 0 || isBatchedRhs(use);
     if (isa<schedule::FlashAttentionOp>(u)) return use.getOperandNumber() == 0 || rankOf(use.get()) == 3;
+    if (isa<schedule::FlashAttentionGradOp>(u)) return rankOf(use.get()) == 3;
     if (isa<g::LayerNormOp, g::RmsNormOp>(u)) return use.getOperandNumber() == 0;
     if (g::isElementwise(u)) return sameRows(use.get(), u->getResult(0));
     return true;
@@ -497,9 +508,39 @@ LogicalResult KernelBuilder::lowerFlashAttention(schedule::FlashAttentionOp fa) 
   return cpu::lowerFlashAttention(b, fa, a, allocs);
 }
 
+LogicalResult KernelBuilder::lowerFlashAttentionGrad(schedule::FlashAttentionGradOp fg) {
+  const bool batched = rankOf(fg.getQuery()) == 3;
+  SmallVector<Value> all(fg->getOperands());
+  llvm::append_range(all, fg->getResults());
+  for (Value v : all)
+    if (Buf buf = bufs[v]; buf.layout && !buf.layout.isRowMajor())
+      return fg.emitError("cpu backend: flash_attention_grad reads and writes row-major tensors");
+  auto at = [this, batched](Value v) {
+    Buf buf = bufs[v];
+    return [this, buf, batched](Value h, Value i, Value j) {
+      return batched ? memIndices(buf, {h, i, j}) : memIndices(buf, {i, j});
+    };
+  };
+  FlashAttentionGradAccess a;
+  a.q = bufs[fg.getQuery()].mem, a.qAt = at(fg.getQuery());
+  a.kt = bufs[fg.getKeyT()].mem, a.ktAt = at(fg.getKeyT());
+  a.v = bufs[fg.getValue()].mem, a.vAt = at(fg.getValue());
+  a.out = bufs[fg.getOut()].mem, a.outAt = at(fg.getOut());
+  a.dout = bufs[fg.getDout()].mem, a.doutAt = at(fg.getDout());
+  a.dquery = bufs[fg.getDquery()].mem, a.dqueryAt = at(fg.getDquery());
+  a.dkeyT = bufs[fg.getDkeyT()].mem, a.dkeyTAt = at(fg.getDkeyT());
+  a.dvalue = bufs[fg.getDvalue()].mem, a.dvalueAt = at(fg.getDvalue());
+  // Heads split over the groups; a single matrix is one group's.
+  a.batch = !batched ? cIdx(b, loc, 1)
+            : bufs[fg.getQuery()].row ? rows
+                                      : cIdx(b, loc, fg.getQuery().getType().cast<ShapedType>().getDimSize(0));
+  return cpu::lowerFlashAttentionGrad(b, fg, a, allocs);
+}
+
 LogicalResult KernelBuilder::lowerOp(Operation *op) {
   if (auto tile = dyn_cast<schedule::TileOp>(op)) return lowerTile(tile);
   if (auto fa = dyn_cast<schedule::FlashAttentionOp>(op)) return lowerFlashAttention(fa);
+  if (auto fg = dyn_cast<schedule::FlashAttentionGradOp>(op)) return lowerFlashAttentionGrad(fg);
   if (g::isTileRoot(op) || g::isElementwise(op)) {
     // Outside a tile: the default schedule (not the last tile's).
     vectorWidth = kVec;
@@ -635,7 +676,7 @@ LogicalResult KernelBuilder::run() {
     bool packs = false;
     int64_t rowTile = 0;
     src.walk([&](Operation *op) {
-      if (isa<g::MatmulOp, schedule::FlashAttentionOp>(op)) packs = true;
+      if (isa<g::MatmulOp, schedule::FlashAttentionOp, schedule::FlashAttentionGradOp>(op)) packs = true;
       if (auto t = dyn_cast<schedule::TileOp>(op); t && t.getTileSizes().size() == 1)
         rowTile = rowTile ? std::min(rowTile, t.getTileSizes()[0]) : t.getTileSizes()[0];
     });

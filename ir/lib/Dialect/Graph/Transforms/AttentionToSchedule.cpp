@@ -1,10 +1,12 @@
 //===- AttentionToSchedule.cpp - attention -> flash_attention -------------===//
 //
-// matmul(Q, K^T) -> [mul/div by a splat] -> softmax(last dim) -> matmul(P, V)
-// becomes one tessera_schedule.flash_attention (online softmax over key/value
-// blocks: the score matrix is never formed).  Part of
-// --tessera-graph-to-schedule (GraphToSchedule.cpp runs it first, so that the
-// two matmuls are not grouped into tiles of their own).
+// matmul(Q, K^T) -> [mul/div by a splat] [a causal mask] -> softmax(last
+// dim) -> matmul(P, V), single matrices or heads, becomes one
+// tessera_schedule.flash_attention (online softmax over key/value blocks:
+// the score matrix is never formed).  Part of --tessera-graph-to-schedule
+// (GraphToSchedule.cpp runs it first, so that the two matmuls are not
+// grouped into tiles of their own); --tessera-grad uses the same analysis
+// (analyzeAttention) to give such a chain one attention_grad.
 //
 //===----------------------------------------------------------------------===//
 #include "GraphToSchedule.h"
@@ -18,12 +20,6 @@ using namespace mlir;
 using namespace tessera;
 
 namespace {
-/// The requested block, clamped to the sequence (the op allows a partial
-/// last block, so a prime length keeps full-size blocks).
-int64_t blockFor(int64_t n, int64_t want) {
-  return std::max<int64_t>(1, std::min(want, n));
-}
-
 /// A splat float constant (the attention scale), or nothing.
 std::optional<double> splatValue(Value v) {
   auto cst = v.getDefiningOp<arith::ConstantOp>();
@@ -33,29 +29,31 @@ std::optional<double> splatValue(Value v) {
   return dense.getSplatValue<APFloat>().convertToDouble();
 }
 
+}  // namespace
+
 /// matmul(Q, K^T) -> [mul/div by a splat] and [a causal mask], in either
 /// order -> softmax(last dim) -> matmul(P, V), every intermediate used
 /// once, all in one block, rank 2 or 3 (a batch of heads: equal batch
 /// dims), f32 (flash_attention keeps its blocks in f32 and does not round
 /// the scores and probabilities to a narrower type as the unfused program
-/// does).
-}  // namespace
-
-void tessera::graph::matchAttention(graph::SoftmaxOp sm, int64_t attnBlockQ, int64_t attnBlockKV) {
+/// does); Q, V and the result row-major.
+std::optional<graph::AttentionChain> tessera::graph::analyzeAttention(graph::SoftmaxOp sm) {
   auto st = sm.getInput().getType().cast<RankedTensorType>();
   const int64_t rank = st.getRank();
-  if ((rank != 2 && rank != 3) || static_cast<int64_t>(sm.getDim()) != rank - 1 || !st.getElementType().isF32()) return;
-  if (!sm.getResult().hasOneUse()) return;
+  if ((rank != 2 && rank != 3) || static_cast<int64_t>(sm.getDim()) != rank - 1 || !st.getElementType().isF32())
+    return std::nullopt;
+  if (!sm.getResult().hasOneUse()) return std::nullopt;
   auto pv = dyn_cast<graph::MatmulOp>(*sm.getResult().getUsers().begin());
-  if (!pv || pv.getLhs() != sm.getResult() || pv.getRhs() == sm.getResult()) return;
+  if (!pv || pv.getLhs() != sm.getResult() || pv.getRhs() == sm.getResult()) return std::nullopt;
   Block *block = sm->getBlock();
+  AttentionChain chain;
+  chain.softmax = sm;
+  chain.pv = pv;
   // Peel the scale and the mask off the softmax's input, down to Q K^T.
-  double scale = 1.0;
   Operation *scaleOp = nullptr, *maskOp = nullptr;
-  SmallVector<Operation *, 2> peeled;  // from the softmax's side
   Value s = sm.getInput();
   while (Operation *def = s.getDefiningOp()) {
-    if (!s.hasOneUse() || def->getBlock() != block) return;
+    if (!s.hasOneUse() || def->getBlock() != block) return std::nullopt;
     if (!scaleOp && isa<graph::MulOp, graph::DivOp>(def)) {
       // scores * c, scores / c, or c * scores with a splat c that does not
       // broadcast the scores to a larger shape.
@@ -67,36 +65,45 @@ void tessera::graph::matchAttention(graph::SoftmaxOp sm, int64_t attnBlockQ, int
       }
       if (!c || def->getOperand(0) == def->getOperand(1) ||
           def->getOperand(scoreIdx).getType() != def->getResult(0).getType())
-        return;
-      if (isa<graph::DivOp>(def) && *c == 0.0) return;
-      scale = isa<graph::MulOp>(def) ? *c : 1.0 / *c;
+        return std::nullopt;
+      if (isa<graph::DivOp>(def) && *c == 0.0) return std::nullopt;
+      chain.scale = isa<graph::MulOp>(def) ? *c : 1.0 / *c;
       scaleOp = def;
-      peeled.push_back(def);
+      chain.peeled.push_back(def);
       s = def->getOperand(scoreIdx);
       continue;
     }
     if (!maskOp && isa<graph::AddOp, graph::SelectOp>(def)) {
       // A scale applied after the mask scales the masked values too.
-      Value scores = graph::matchCausalMask(def, scaleOp ? scale : 1.0);
-      if (!scores) return;
+      Value scores = graph::matchCausalMask(def, scaleOp ? chain.scale : 1.0);
+      if (!scores) return std::nullopt;
       maskOp = def;
-      peeled.push_back(def);
+      chain.causal = true;
+      chain.peeled.push_back(def);
       s = scores;
       continue;
     }
     break;
   }
   auto qk = s.getDefiningOp<graph::MatmulOp>();
-  if (!qk || !s.hasOneUse()) return;
-  for (Operation *op : {qk.getOperation(), pv.getOperation()})
-    if (op->getBlock() != block) return;
+  if (!qk || !s.hasOneUse() || qk->getBlock() != block || pv->getBlock() != block) return std::nullopt;
+  chain.qk = qk;
   for (Value v : {qk.getLhs(), qk.getRhs(), pv.getRhs(), pv.getResult()}) {
     auto t = v.getType().cast<RankedTensorType>();
-    if (t.getRank() != rank || t.getElementType() != st.getElementType()) return;
-    if (rank == 3 && t.getDimSize(0) != st.getDimSize(0)) return;  // no broadcast batch
+    if (t.getRank() != rank || t.getElementType() != st.getElementType()) return std::nullopt;
+    if (rank == 3 && t.getDimSize(0) != st.getDimSize(0)) return std::nullopt;  // no broadcast batch
   }
-  // The result is stored row-major by the consumers of `pv`.
-  if (auto l = graph::getLayout(pv.getType()); l && !l.isRowMajor()) return;
+  for (Value v : {qk.getLhs(), pv.getRhs(), pv.getResult()})
+    if (auto l = graph::getLayout(v.getType()); l && !l.isRowMajor()) return std::nullopt;
+  return chain;
+}
+
+void tessera::graph::matchAttention(graph::SoftmaxOp sm, int64_t attnBlockQ, int64_t attnBlockKV) {
+  std::optional<AttentionChain> chain = analyzeAttention(sm);
+  if (!chain) return;
+  const int64_t rank = sm.getInput().getType().cast<RankedTensorType>().getRank();
+  graph::MatmulOp qk = chain->qk, pv = chain->pv;
+  ArrayRef<Operation *> peeled = chain->peeled;
   // K^T = convert_layout(col_major K^T): the col_major tensor's storage is
   // K row-major, so hand that tensor to the kernel and skip the copy
   // (single matrices; a batch's K^T is handed over row-major).
@@ -109,8 +116,6 @@ void tessera::graph::matchAttention(graph::SoftmaxOp sm, int64_t attnBlockQ, int
   } else {
     kconv = nullptr;
   }
-  for (Value v : {qk.getLhs(), pv.getRhs()})
-    if (auto l = graph::getLayout(v.getType()); l && !l.isRowMajor()) return;
   if (auto l = graph::getLayout(kt.getType()); rank == 3 && l && !l.isRowMajor()) return;
   // The new op is created at `pv`: the key must be defined before it.
   auto q = qk.getLhs().getType().cast<RankedTensorType>();
@@ -119,9 +124,9 @@ void tessera::graph::matchAttention(graph::SoftmaxOp sm, int64_t attnBlockQ, int
   OpBuilder b(pv);
   auto fa = b.create<schedule::FlashAttentionOp>(
       pv.getLoc(), pv.getType(), qk.getLhs(), kt, pv.getRhs(),
-      b.getF32FloatAttr(static_cast<float>(scale)),
-      b.getI64IntegerAttr(blockFor(sq, attnBlockQ)),
-      b.getI64IntegerAttr(blockFor(skv, attnBlockKV)), maskOp ? b.getUnitAttr() : UnitAttr());
+      b.getF32FloatAttr(static_cast<float>(chain->scale)),
+      b.getI64IntegerAttr(attentionBlock(sq, attnBlockQ)),
+      b.getI64IntegerAttr(attentionBlock(skv, attnBlockKV)), chain->causal ? b.getUnitAttr() : UnitAttr());
   pv.getResult().replaceAllUsesWith(fa.getResult());
   pv->erase();
   sm->erase();

@@ -27,6 +27,7 @@
 #include <set>
 
 #include "GradBuilder.h"
+#include "GraphToSchedule.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
@@ -69,6 +70,17 @@ AxisSet axesOf(Operation* op) {
     for (Attribute a : axes)
       if (auto s = a.dyn_cast<StringAttr>()) out.insert(s.str());
   return out;
+}
+
+/// The attention chain `op` (a matmul) ends, when its VJP can be one
+/// attention_grad (which reads a row-major K^T).
+std::optional<AttentionChain> attentionEndingAt(Operation* op) {
+  auto pv = dyn_cast<MatmulOp>(op);
+  auto sm = pv ? pv.getLhs().getDefiningOp<SoftmaxOp>() : SoftmaxOp();
+  if (!sm) return std::nullopt;
+  std::optional<AttentionChain> chain = analyzeAttention(sm);
+  if (!chain || chain->pv != pv || !isRowMajor(chain->keyT().getType())) return std::nullopt;
+  return chain;
 }
 
 class Sweep {
@@ -258,12 +270,23 @@ LogicalResult Sweep::run(ArrayRef<unsigned> wrt, SmallVectorImpl<Value>& grads, 
       if (active.count(op->getOperand(0))) accumulate(op->getOperand(0), out[0]);
       continue;
     }
-    SmallVector<Value> ds, out(op->getNumOperands());
+    SmallVector<Value> ds, operands(op->getOperands()), out(op->getNumOperands());
     for (const Cotangent& c : dres) ds.push_back(c.value ? materialize(c) : Value());
-    if (failed(grad::vjp(op, ds, out, gb_))) return failure();
+    if (std::optional<AttentionChain> att = attentionEndingAt(op)) {
+      // The whole chain's VJP at once (attention_grad: blockwise, no score
+      // matrix); its inner values (scores, probabilities) get no cotangent,
+      // so their ops are skipped.
+      operands = {att->query(), att->keyT(), att->value()};
+      auto g = b_.create<AttentionGradOp>(gb_.loc(), att->query(), att->keyT(), att->value(), op->getResult(0), ds[0],
+                                          b_.getF32FloatAttr(static_cast<float>(att->scale)),
+                                          att->causal ? b_.getUnitAttr() : UnitAttr());
+      out.assign(g->getResults().begin(), g->getResults().end());
+    } else if (failed(grad::vjp(op, ds, out, gb_))) {
+      return failure();
+    }
     AxisSet resultVarying;
     for (Value r : op->getResults()) resultVarying.insert(varying_[r].begin(), varying_[r].end());
-    for (auto [o, c] : llvm::zip(op->getOperands(), out)) {
+    for (auto [o, c] : llvm::zip(operands, out)) {
       if (!c || !active.count(o)) continue;
       // An invariant operand read into a varying result: partial sums.
       AxisSet partial;

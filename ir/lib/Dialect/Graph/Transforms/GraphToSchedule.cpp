@@ -91,6 +91,12 @@ struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePas
   void runOnOperation() override {
     if (failed(checkAccumPolicies(getOperation()))) return signalPassFailure();
     forced.clear();
+    // Attention backwards first: their composed form is ordinary ops (no
+    // attention chain: the probabilities have several uses).
+    SmallVector<graph::AttentionGradOp> grads;
+    getOperation().walk([&](graph::AttentionGradOp g) { grads.push_back(g); });
+    for (graph::AttentionGradOp g : grads)
+      graph::lowerAttentionGrad(g, attention && attentionBackward, attnBlockQ, attnBlockKV);
     if (attention) {
       SmallVector<graph::SoftmaxOp> softmaxes;
       getOperation().walk([&](graph::SoftmaxOp sm) {

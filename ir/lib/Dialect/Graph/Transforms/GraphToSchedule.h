@@ -2,12 +2,40 @@
 #ifndef TESSERA_LIB_DIALECT_GRAPH_TRANSFORMS_GRAPHTOSCHEDULE_H
 #define TESSERA_LIB_DIALECT_GRAPH_TRANSFORMS_GRAPHTOSCHEDULE_H
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
 #include "tessera/Dialect/Graph/Transforms/Passes.h"
 
 namespace tessera::graph {
+
+/// An attention chain: matmul(Q, K^T) -> [scale] [causal mask] -> softmax
+/// -> matmul(P, V) (AttentionToSchedule.cpp, analyzeAttention).
+struct AttentionChain {
+  MatmulOp qk, pv;
+  SoftmaxOp softmax;
+  llvm::SmallVector<mlir::Operation *, 2> peeled;  // the scale and the mask, from the softmax's side
+  double scale = 1.0;
+  bool causal = false;
+  mlir::Value query() { return qk.getLhs(); }
+  mlir::Value keyT() { return qk.getRhs(); }
+  mlir::Value value() { return pv.getRhs(); }
+};
+
+/// The attention chain whose probabilities are `sm`'s result, when it has
+/// the form flash_attention computes (f32, rank 2 or 3, every intermediate
+/// used once, a splat scale, a causal mask); nothing otherwise.
+std::optional<AttentionChain> analyzeAttention(SoftmaxOp sm);
+
+/// An attention block of `want` rows clamped to a sequence of `n` (the ops
+/// allow a partial last block, so a prime length keeps full-size blocks).
+inline int64_t attentionBlock(int64_t n, int64_t want) { return std::max<int64_t>(1, std::min(want, n)); }
+
+/// Replaces `op` by tessera_schedule.flash_attention_grad (`blockwise`,
+/// blocks clamped to the sequences) or by the composed backward: matmuls,
+/// a softmax, a row sum (AttentionGrad.cpp).
+void lowerAttentionGrad(AttentionGradOp op, bool blockwise, int64_t attnBlockQ, int64_t attnBlockKV);
 
 /// Replaces the attention chain ending in `sm`'s consumer by a
 /// tessera_schedule.flash_attention when it has the supported form; leaves

@@ -454,6 +454,45 @@ def Graph_SoftmaxOp : Graph_Op<"softmax", [Pure, SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
+def Graph_AttentionGradOp : Graph_Op<"attention_grad", [Pure,
+    AllTypesMatch<["query", "dquery"]>, AllTypesMatch<["key_t", "dkey_t"]>,
+    AllTypesMatch<["value", "dvalue"]>]> {
+  let summary = "the VJP of attention, computed blockwise without the score matrix";
+  let description = [{
+    For `O = softmax(scale * Q K^T + M) V` (softmax over the keys; `M` is 0,
+    or with `causal` -inf where key j > query i) and the cotangent `dO` of
+    `O`, the cotangents of `query` (Q `[Sq, d]`), `key_t` (K^T `[d, Skv]`)
+    and `value` (V `[Skv, dv]`):
+
+    ```
+    P = softmax(scale * Q K^T + M)     dV = P^T dO     dP = dO V^T
+    dS = P * (dP - rowsum(dO * O))     dQ = scale * dS K     dK^T = scale * Q^T dS
+    ```
+
+    `--tessera-grad` writes it for an attention chain (matmul, a splat
+    scale, a causal mask, softmax, matmul) whose probabilities nothing else
+    reads, so the backward keeps no `Sq x Skv` matrix: a backend computes
+    it block by block, recomputing the scores from Q and K
+    (`tessera_schedule.flash_attention_grad`), or graph-to-schedule writes
+    it out as matmuls and a softmax. Rank 2, or rank 3 with a leading batch
+    (heads) dim on every operand; f32, row-major; `out` is `O`.
+
+    Example:
+    ```mlir
+    %dq, %dkt, %dv = tessera_graph.attention_grad %q, %kt, %v, %o, %do scale = 0.125 causal
+        : tensor<256x64xf32>, tensor<64x256xf32>, tensor<256x64xf32>, tensor<256x64xf32>, tensor<256x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$query, Graph_Tensor:$key_t, Graph_Tensor:$value,
+                       Graph_Tensor:$out, Graph_Tensor:$dout, F32Attr:$scale, UnitAttr:$causal);
+  let results = (outs Graph_Tensor:$dquery, Graph_Tensor:$dkey_t, Graph_Tensor:$dvalue);
+  let assemblyFormat = [{
+    $query `,` $key_t `,` $value `,` $out `,` $dout `scale` `=` $scale (`causal` $causal^)? attr-dict
+    `:` type($query) `,` type($key_t) `,` type($value) `,` type($out) `,` type($dout)
+  }];
+  let hasVerifier = 1;
+}
+
 def Graph_LayerNormOp : Graph_Op<"layernorm", [Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "layer normalization over the last dim, with scale and shift";
   let description = [{

@@ -85,6 +85,7 @@ def GraphToSchedule : Pass<"tessera-graph-to-schedule", "::mlir::ModuleOp"> {
     Option<"fuseReductions", "fuse-reductions", "bool", "true", "softmax and reduce take elementwise epilogues">,
     Option<"mergeMatmulChains", "merge-matmul-chains", "bool", "true", "a matmul group feeding the next matmul joins its tile (MLP)">,
     Option<"attention", "attention", "bool", "true", "attention chains become flash_attention">,
+    Option<"attentionBackward", "attention-backward", "bool", "true", "with attention: attention_grad becomes flash_attention_grad (otherwise matmuls and a softmax)">,
     Option<"attnBlockQ", "attn-block-q", "int64_t", "64", "attention: query rows per block (at most)">,
     Option<"attnBlockKV", "attn-block-kv", "int64_t", "64", "attention: key/value rows per block (at most)">,
   ];

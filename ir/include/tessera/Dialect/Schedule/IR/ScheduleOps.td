@@ -195,6 +195,40 @@ def Schedule_FlashAttentionOp : Schedule_Op<"flash_attention", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Schedule_FlashAttentionGradOp : Schedule_Op<"flash_attention_grad", [Pure]> {
+  let summary = "the attention backward computed block by block";
+  let description = [{
+    `tessera_graph.attention_grad` (the cotangents of Q, K^T and V of
+    `O = softmax(scale * Q K^T [+ causal mask]) V` from `O` and `dO`) with
+    the blocks of flash_attention: per key block of `block_kv` keys, the
+    query blocks of `block_q` rows recompute `S = scale * Q_blk K_blk^T`
+    and `P = exp(S - m) / l` from each query's softmax statistics (`m`,
+    `l`, recomputed in a first pass over the key blocks), then
+    `dV_blk += P^T dO_blk`, `dS = P * (dO_blk V_blk^T - rowsum(dO * O))`,
+    `dK_blk += scale * dS^T Q_blk`, `dQ_blk += scale * dS K_blk`. No
+    `Sq x Skv` matrix is formed; `causal` skips the blocks above the
+    diagonal. Operands and results as attention_grad (rank 2 or 3, f32,
+    row-major); blocks as flash_attention.
+
+    Example:
+    ```mlir
+    %dq, %dkt, %dv = tessera_schedule.flash_attention_grad %q, %kt, %v, %o, %do scale = 1.250000e-01 block_q = 64 block_kv = 64 causal
+        : tensor<256x64xf32>, tensor<64x256xf32>, tensor<256x64xf32>, tensor<256x64xf32>, tensor<256x64xf32>
+        -> tensor<256x64xf32>, tensor<64x256xf32>, tensor<256x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$query, AnyRankedTensor:$key_t, AnyRankedTensor:$value,
+                       AnyRankedTensor:$out, AnyRankedTensor:$dout, F32Attr:$scale,
+                       I64Attr:$block_q, I64Attr:$block_kv, UnitAttr:$causal);
+  let results = (outs AnyRankedTensor:$dquery, AnyRankedTensor:$dkey_t, AnyRankedTensor:$dvalue);
+  let assemblyFormat = [{
+    $query `,` $key_t `,` $value `,` $out `,` $dout `scale` `=` $scale `block_q` `=` $block_q
+    `block_kv` `=` $block_kv (`causal` $causal^)? attr-dict `:` type($query) `,` type($key_t) `,`
+    type($value) `,` type($out) `,` type($dout) `->` type($dquery) `,` type($dkey_t) `,` type($dvalue)
+  }];
+  let hasVerifier = 1;
+}
+
 def Schedule_YieldOp : Schedule_Op<"yield", [Pure, Terminator,
     ParentOneOf<["TileOp", "PipelineOp"]>]> {
   let summary = "terminates a schedule region";
