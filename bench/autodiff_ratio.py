@@ -25,9 +25,6 @@ import subprocess
 import sys
 import tempfile
 
-RUN, EXAMPLES = sys.argv[1], sys.argv[2]
-ITERS = sys.argv[3] if len(sys.argv) > 3 else "5"
-SCHEDULE = sys.argv[4] if len(sys.argv) > 4 else ""
 TIME = re.compile(r"time: ([0-9.]+) ms per iteration")
 MODELS = {"mlp": ("mlp.mlir", "mlp"), "transformer_block": ("transformer_block.mlir", "transformer_block")}
 
@@ -53,19 +50,11 @@ def signature(fn_text):
     return args, result
 
 
-def time_of(path, function):
-    extra = ["--schedule", SCHEDULE] if SCHEDULE else []
-    out = subprocess.run([RUN, path, "--function", function, "--no-check", "--iterations", ITERS] + extra,
-                         capture_output=True, text=True, timeout=3600)
-    if out.returncode != 0:
-        sys.exit(f"{function}: exit {out.returncode}\n{out.stdout}{out.stderr}")
-    return float(TIME.search(out.stdout).group(1))
-
-
-report = {"backend": os.environ.get("TESSERA_BACKEND", "cpu"), "iterations": int(ITERS), "schedule": SCHEDULE,
-          "models": {}}
-for model, (file, fn) in MODELS.items():
-    src = open(os.path.join(EXAMPLES, file)).read()
+def gradient_module(src, fn, wrt_input=False):
+    """The text of a module holding @fn (from the example's text `src`),
+    @loss = sum(fn(args) * r) and the declaration of @loss_grad: the loss
+    and its gradient w.r.t. every weight (every argument but the first,
+    the input, unless `wrt_input`)."""
     body = function_text(src, fn).replace(f"func.func @{fn}(", f"func.func private @{fn}(", 1)
     args, result = signature(body)
     dims = ", ".join(str(d) for d in range(result.count("x")))
@@ -77,21 +66,42 @@ for model, (file, fn) in MODELS.items():
             f"  %p = tessera_graph.mul %y, %r : {result}, {result}\n"
             f"  %l = tessera_graph.reduce sum %p dims = [{dims}] order = pairwise : {result} -> tensor<{ones}>\n"
             f"  return %l : tensor<{ones}>\n}}\n")
-    weights = list(range(1, len(args)))  # every argument but the input
-    grads = ", ".join(t for _, t in args[1:])
+    first = 0 if wrt_input else 1
+    weights = list(range(first, len(args)))
+    grads = ", ".join(t for _, t in args[first:])
     decl = (f"func.func private @loss_grad({types}, {result}) -> (tensor<{ones}>, {grads})\n"
             f"    attributes {{tessera.grad_of = @loss, tessera.wrt = {weights}}}\n")
-    with tempfile.NamedTemporaryFile("w", suffix=".mlir", delete=False) as f:
-        f.write(body + "\n" + loss + decl)
-    try:
-        fwd = time_of(f.name, "loss")
-        both = time_of(f.name, "loss_grad")
-        opt = subprocess.run([os.path.join(os.path.dirname(RUN), "tessera-opt"), "--tessera-grad", f.name],
-                             capture_output=True, text=True, timeout=600).stdout
-        saved = int(re.search(r"tessera.saved_bytes = (\d+)", opt).group(1))
-    finally:
-        os.unlink(f.name)
-    report["models"][model] = {"forward_ms": fwd, "forward_backward_ms": both,
-                               "backward_over_forward": round((both - fwd) / fwd, 3),
-                               "saved_for_backward_bytes": saved}
-print(json.dumps(report, indent=2))
+    return body + "\n" + loss + decl
+
+
+def time_of(path, function):
+    extra = ["--schedule", SCHEDULE] if SCHEDULE else []
+    out = subprocess.run([RUN, path, "--function", function, "--no-check", "--iterations", ITERS] + extra,
+                         capture_output=True, text=True, timeout=3600)
+    if out.returncode != 0:
+        sys.exit(f"{function}: exit {out.returncode}\n{out.stdout}{out.stderr}")
+    return float(TIME.search(out.stdout).group(1))
+
+
+if __name__ == "__main__":
+    RUN, EXAMPLES = sys.argv[1], sys.argv[2]
+    ITERS = sys.argv[3] if len(sys.argv) > 3 else "5"
+    SCHEDULE = sys.argv[4] if len(sys.argv) > 4 else ""
+    report = {"backend": os.environ.get("TESSERA_BACKEND", "cpu"), "iterations": int(ITERS), "schedule": SCHEDULE,
+              "models": {}}
+    for model, (file, fn) in MODELS.items():
+        src = open(os.path.join(EXAMPLES, file)).read()
+        with tempfile.NamedTemporaryFile("w", suffix=".mlir", delete=False) as f:
+            f.write(gradient_module(src, fn))
+        try:
+            fwd = time_of(f.name, "loss")
+            both = time_of(f.name, "loss_grad")
+            opt = subprocess.run([os.path.join(os.path.dirname(RUN), "tessera-opt"), "--tessera-grad", f.name],
+                                 capture_output=True, text=True, timeout=600).stdout
+            saved = int(re.search(r"tessera.saved_bytes = (\d+)", opt).group(1))
+        finally:
+            os.unlink(f.name)
+        report["models"][model] = {"forward_ms": fwd, "forward_backward_ms": both,
+                                   "backward_over_forward": round((both - fwd) / fwd, 3),
+                                   "saved_for_backward_bytes": saved}
+    print(json.dumps(report, indent=2))

@@ -6,8 +6,9 @@
 //   pack    Q^T * scale [d, Sqp], Q * scale [Sqp, dp], dO^T [dv, Sqp],
 //           dO [Sqp, dvp] (Sqp, dp, dvp: rounded up to 16, padding 0);
 //           D = rowsum(dO * O);  dQ^T [d, Sqp] = 0
-//   pass 1  per 16 queries, every key: m = running max of S, l = sum of
-//           exp(S - m)  (the softmax statistics the forward had)
+//   pass 1  per 16 queries, every key (causal: up to the last query): m =
+//           running max of S, l = sum of exp(S - m)  (the softmax
+//           statistics the forward had)
 //   pass 2  per key block (BKV keys): dK_blk = dV_blk = 0; per 16 queries
 //           (causal: from the tile holding the block's first key):
 //             P^T  = exp(S^T - m) / l          S^T = K_blk (scale Q)^T
@@ -134,7 +135,7 @@ LogicalResult lowerFlashAttentionGrad(OpBuilder &b, schedule::FlashAttentionGrad
         e.vstore(negInfV, mRow, e.addc(it, v * kVec));
         e.vstore(zeroV, lInv, e.addc(it, v * kVec));  // the running sum l until the end
       }
-      e.rowTiles(skv, [&](Value jt, int64_t mr) {
+      auto keyTile = [&](Value jt, int64_t mr) {
         SmallVector<Value> acc(mr * nv, zeroV);
         acc = e.tile(
             mr, d, acc, [&](Value k, int64_t r) { return load(in.kt, in.ktAt(h, k, e.addc(jt, r))); },
@@ -151,7 +152,23 @@ LogicalResult lowerFlashAttentionGrad(OpBuilder &b, schedule::FlashAttentionGrad
           e.vstore(mNew, mRow, col);
           e.vstore(l, lInv, col);
         }
-      });
+      };
+      if (!causal) {
+        e.rowTiles(skv, keyTile);
+      } else {
+        // Only the key tiles that start before the tile's last query + 1.
+        const int64_t full = skv - skv % kRowTile;
+        Value end = e.addc(it, kQTile);
+        if (full)
+          forLoop(b, loc, e.c(0), b.create<arith::MinSIOp>(loc, e.c(full), end), e.c(kRowTile),
+                  [&](Value jt) { keyTile(jt, kRowTile); });
+        if (skv % kRowTile) {
+          auto rest = b.create<scf::IfOp>(loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, e.c(full), end), false);
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPointToStart(&rest.getThenRegion().front());
+          keyTile(e.c(full), skv % kRowTile);
+        }
+      }
       for (int64_t v = 0; v < nv; ++v) {
         Value col = e.addc(it, v * kVec);
         e.vstore(b.create<arith::DivFOp>(loc, e.vconst(1.0), e.vload(lInv, col)), lInv, col);
