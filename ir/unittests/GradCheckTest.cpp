@@ -487,6 +487,39 @@ func.func @loss(%x: tensor<4x6xf32>,
 })");
 }
 
+TEST_F(SpmdGradCheckTest, AttentionHeadsOverTensorParallel) {
+  // Causal attention with its heads sharded over tp (each device's own
+  // Q, K^T, V0: one attention_grad per device) and a replicated gain g on
+  // V, whose gradient is the sum of both devices' partial sums.
+  CheckSpmd(R"(
+tessera_graph.mesh @mesh axes = ["tp"] shape = [2]
+func.func @loss(
+    %q: tensor<2x5x4xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["tp", "", ""], replicate = [], reduce = []>},
+    %kt: tensor<2x4x5xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["tp", "", ""], replicate = [], reduce = []>},
+    %v0: tensor<2x5x3xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["tp", "", ""], replicate = [], reduce = []>},
+    %g: tensor<3xf32>) -> tensor<1x1x1xf32> {
+  %v = tessera_graph.mul %v0, %g : tensor<2x5x3xf32>, tensor<3xf32>
+  %s0 = tessera_graph.matmul %q, %kt : tensor<2x5x4xf32>, tensor<2x4x5xf32> -> tensor<2x5x5xf32>
+  %qi = tessera_graph.iota dim = 0 : tensor<5x5xi32>
+  %ki = tessera_graph.iota dim = 1 : tensor<5x5xi32>
+  %keep = tessera_graph.compare le %ki, %qi : tensor<5x5xi32>, tensor<5x5xi32> -> tensor<5x5xi1>
+  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %s1 = tessera_graph.select %keep, %s0, %ninf : tensor<5x5xi1>, tensor<2x5x5xf32>, tensor<f32>
+  %c = arith.constant dense<0.5> : tensor<2x5x5xf32>
+  %s2 = tessera_graph.mul %s1, %c : tensor<2x5x5xf32>, tensor<2x5x5xf32>
+  %p = tessera_graph.softmax %s2 dim = 2 : tensor<2x5x5xf32>
+  %o = tessera_graph.matmul %p, %v : tensor<2x5x5xf32>, tensor<2x5x3xf32> -> tensor<2x5x3xf32>
+  %o2 = tessera_graph.mul %o, %o : tensor<2x5x3xf32>, tensor<2x5x3xf32>
+  %s = tessera_graph.reduce sum %o2 dims = [0, 1, 2] order = pairwise : tensor<2x5x3xf32> -> tensor<1x1x1xf32>
+  %l = tessera_graph.all_reduce sum %s over @mesh ["tp"] : tensor<1x1x1xf32> -> tensor<1x1x1xf32>
+  return %l : tensor<1x1x1xf32>
+})");
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module_->print(os);
+  EXPECT_NE(os.str().find("tessera_graph.attention_grad"), std::string::npos) << os.str();
+}
+
 TEST_F(SpmdGradCheckTest, GatherScatterAndDataParallel) {
   // x sharded over dp: all_gather'd for one path, used locally on the
   // other (whose loss is all-reduced); w replicated; z partial sums
