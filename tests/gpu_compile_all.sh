@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# ctest cuda.compile_all / hip.compile_all: every example program and every
-# conformance Tile IR kernel compiles for each given target, through the
-# vendor's own offline tool (cuda: ptxas makes the cubins; hip: ld.lld
-# links the code objects).  No GPU needed.  Exit 77 (skip) when the tool a
+# ctest cuda.compile_all / hip.compile_all / level_zero.compile_all: every
+# example program and every conformance Tile IR kernel compiles for each
+# given target, through the vendor's own offline tool (cuda: ptxas makes the
+# cubins; hip: ld.lld links the code objects; level_zero: SPIRV-Tools'
+# validator, in the plugin, checks each OpenCL Kernel module).  No GPU needed.  Exit 77 (skip) when the tool a
 # target needs is missing.
 #   tests/gpu_compile_all.sh <bin dir> <source dir> <target>...   (cuda:sm_80 hip:gfx90a ...)
 set -uo pipefail
@@ -35,6 +36,12 @@ compile() {  # <source> <arch> <name>: each public function of the file
     count=$((count + 1))
     if ! "$BIN/tessera-compile" "$1" --function "$fn" --target "$2" \
          -o "$OUT/$3.$fn.${2//:/_}.tsp" >"$OUT/log" 2>&1; then
+      # SPIR-V kernels have no mesh (system) atomic scope: the conformance
+      # kernel for it is expected to be refused, by name.
+      if [[ $2 == level_zero && $3 == cts_atomic_add_mesh ]] && grep -q "has scope 'mesh'" "$OUT/log"; then
+        echo "unsupported as expected: $3 (@$fn) for $2 (no mesh atomic scope)"
+        continue
+      fi
       echo "FAIL: $3 (@$fn) for $2"
       sed 's/^/  /' "$OUT/log" | head -20
       fails=$((fails + 1))

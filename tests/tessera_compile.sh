@@ -60,6 +60,27 @@ if "$BIN/tessera-compile" --list-targets 2>/dev/null | grep -q "^vulkan"; then
     env TESSERA_BACKEND=cpu "$BIN/tessera-run" "$T/sm_vk.tsp" --iterations 1
 fi
 
+if "$BIN/tessera-compile" --list-targets 2>/dev/null | grep -q "^level_zero"; then
+  # OpenCL Kernel modules for Level Zero: the same softmax program, SPIR-V
+  # 1.2 (no subgroups in its kernels) valid under OpenCL 2.2's rules, a
+  # Kernel entry point, physical 64-bit addressing, buffers as
+  # CrossWorkgroup pointer parameters.
+  expect level_zero.emit_spirv 0 "wrote" "$BIN/tessera-compile" "$EX/softmax.mlir" --target level_zero --emit spirv -o "$T/ze.spv"
+  n=0
+  for f in "$T"/ze*.spv; do
+    n=$((n + 1))
+    if spirv-val --target-env opencl2.2 "$f"; then ok "level_zero.spirv_val $(basename "$f")"
+    else bad "level_zero.spirv_val $(basename "$f")"; fi
+  done
+  [[ $n -ge 1 ]] || bad "level_zero.emit_spirv wrote no module"
+  expect level_zero.emit_asm 0 "wrote $T/ze.spvasm" "$BIN/tessera-compile" "$EX/softmax.mlir" --target level_zero --emit spirv-asm -o "$T/ze.spvasm"
+  for want in "OpEntryPoint Kernel" "OpMemoryModel Physical64 OpenCL" "CrossWorkgroup"; do
+    grep -q "$want" "$T/ze.spvasm" && ok "level_zero.emit_asm '$want'" || bad "level_zero.emit_asm '$want'"
+  done
+  grep -q "OpEntryPoint GLCompute\|PushConstant\|StorageBuffer" "$T/ze.spvasm" && bad level_zero.no_shader_abi || ok level_zero.no_shader_abi
+  expect level_zero.compile 0 "wrote $T/sm_ze.tsp" "$BIN/tessera-compile" "$EX/softmax.mlir" --target level_zero -o "$T/sm_ze.tsp"
+fi
+
 # 3. Bad input.
 expect bad.no_target 1 "no --target given" "$BIN/tessera-compile" "$EX/mlp.mlir"
 expect bad.unknown_target 2 "no plugin compiles for target 'cdua'; the targets found are: cpu (plugin cpu)" \

@@ -1,32 +1,44 @@
-// The compiler entries.  The Level Zero compiler (Tile IR -> SPIR-V for the
-// Kernel execution model in the OpenCL environment: Addresses, Kernel and
-// Int64 capabilities, CrossWorkgroup buffers) is not written yet, so
-// Compiler_GetTargets lists no target and Compiler_Compile is
-// TS_ERROR_UNIMPLEMENTED.  Precompiled SPIR-V loads through Executable_Load
-// (formats "spirv-kernel" and "archive:spirv-kernel").
+// The compiler entries: Compiler_GetTargets from the static table
+// (compile_targets.hpp); Compiler_Compile and Compilation_Destroy forwarded
+// to libtessera_plugin_level_zero_compiler.so (compiler/), loaded on the
+// first compile. Compiling for a device adds what the device decides:
+// without f32 atomic add in global and local memory
+// (ze_float_atomic_ext_properties_t), float_atomic_add=cas unless the caller
+// chose.
+#include <vector>
+
+#include "compile_targets.hpp"
+#include "compiler_part.hpp"
 #include "internal.hpp"
 
 namespace tessera::level_zero {
 
+namespace {
+plugin_support::CompilerPart& Part() {
+  static plugin_support::CompilerPart part("level_zero", "libtessera_plugin_level_zero_compiler.so",
+                                           reinterpret_cast<const void*>(&Part));
+  return part;
+}
+}  // namespace
+
 TS_ZE_ENTRY(Compiler_GetTargets, TS_COMPILER_GETTARGETS_ARGS_STRUCT_SIZE) {
-  args->targets = nullptr;
-  args->num_targets = 0;
+  size_t listed = 0;
+  args->targets = Part().Targets(kCompileTargets, kNumCompileTargets, &listed);
+  args->num_targets = listed;
   return nullptr;
 }
 
 TS_ZE_ENTRY(Compiler_Compile, TS_COMPILER_COMPILE_ARGS_STRUCT_SIZE) {
-  return errorf(TS_ERROR_UNIMPLEMENTED,
-                "level_zero: Compiler_Compile: the Tile IR -> SPIR-V (Kernel execution model, "
-                "OpenCL environment) compiler for Level Zero is not written yet; load "
-                "precompiled SPIR-V through Executable_Load (format \"spirv-kernel\" or "
-                "\"archive:spirv-kernel\")");
+  if (args->device == nullptr) return Part().Compile(args);
+  TS_ZE_CHECK_HANDLE(args->device, "Compiler_Compile", "device");
+  const uint32_t add = ZE_DEVICE_FP_ATOMIC_EXT_FLAG_GLOBAL_ADD | ZE_DEVICE_FP_ATOMIC_EXT_FLAG_LOCAL_ADD;
+  std::vector<std::pair<std::string, std::string>> defaults;
+  if ((args->device->fp32_atomics & add) != add) defaults.emplace_back("float_atomic_add", "cas");
+  return Part().CompileWithDefaults(args, "", defaults);
 }
 
 TS_ZE_ENTRY(Compilation_Destroy, TS_COMPILATION_DESTROY_ARGS_STRUCT_SIZE) {
-  if (args->compilation)
-    return errorf(TS_ERROR_INVALID_HANDLE,
-                  "level_zero: Compilation_Destroy: this plugin never made a compilation");
-  return nullptr;
+  return Part().Destroy(args);
 }
 
 }  // namespace tessera::level_zero

@@ -424,17 +424,17 @@ struct KernelLowering {
         // 16 has no 16/64-bit float atomic ops we could emit portably).
         if (!(w == 32 || (w == 64 && !fl)))
           return op->emitOpError("SPIR-V atomics take 32-bit values (or 64-bit integers), not ") << ty;
-        // Vulkan's memory model has no system scope: a mesh atomic lowered
-        // to Device scope would silently stop being atomic with respect to
-        // the host and peer devices (the Vulkan plugin reports no
-        // atomic_scopes.mesh for that reason).
+        // Vulkan's memory model has no system scope, and the Level Zero
+        // kernels do not claim CrossDevice: a mesh atomic lowered to Device
+        // scope would silently stop being atomic with respect to the host
+        // and peer devices (neither plugin reports atomic_scopes.mesh).
         if (o.getScope() == t::AtomicScope::mesh)
           return op->emitOpError(
-              "has scope 'mesh' (the host and peer devices), which Vulkan cannot express: "
-              "its widest atomic scope is one device (the Vulkan plugin reports no "
-              "atomic_scopes.mesh). Use scope = device and combine across devices with a "
-              "collective, or read the result on the host after the kernel completes; or "
-              "run the kernel on a backend with atomic_scopes.mesh (cpu)");
+              "has scope 'mesh' (the host and peer devices), which the SPIR-V kernels cannot "
+              "express: their widest atomic scope is one device (the vulkan and level_zero "
+              "plugins report no atomic_scopes.mesh). Use scope = device and combine across "
+              "devices with a collective, or read the result on the host after the kernel "
+              "completes; or run the kernel on a backend with atomic_scopes.mesh (cpu, cuda)");
         // lowered by the conversion (tessera-gpu-to-spirv); float max/min
         // first move onto the buffer's integer bits (retypeFloatAtomics).
       } else if (auto o = dyn_cast<t::MmaOp>(op)) {

@@ -1,6 +1,12 @@
 //===- TileToSPIRV.cpp - Tile IR kernels -> SPIR-V for Vulkan -------------===//
 //
-// The whole Vulkan code generator in one translation unit:
+// The whole Vulkan code generator in one translation unit. With
+// client-api=opencl (VulkanTargetOptions::openclKernel) the same pipeline
+// makes OpenCL Kernels for Level Zero instead: Kernel/Addresses/Physical64,
+// buffers and scalars as entry-point parameters (CrossWorkgroup pointers),
+// 64-bit indices, CrossWorkgroupMemory atomics, no push constants and no
+// SignedZeroInfNanPreserve (docs/spirv-lowering.md, "OpenCL Kernels"). The
+// Vulkan pipeline:
 //
 //  tessera-tile-to-gpu   Tile IR kernel -> gpu.func in a gpu.module with the
 //                        Vulkan target environment (below)
@@ -108,7 +114,6 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/SPIRV/Serialization.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/Passes.h"
@@ -147,6 +152,19 @@ constexpr const char kTargetEnv[] =
     "api=Vulkan, #spirv.resource_limits<max_compute_workgroup_invocations = 1024, "
     "max_compute_workgroup_size = [1024, 1024, 64]>>";
 
+/// OpenCL Kernel target (Level Zero): SPIR-V 1.2 with physical 64-bit
+/// addressing, subgroups (SPV_KHR subgroup ops are core GroupNonUniform in
+/// 1.3: OpenCL 3.0 drivers take 1.3 modules? no: Level Zero takes up to
+/// SPIR-V 1.2 everywhere, and cl_khr_subgroup_* ops need 1.3), so 1.3 only
+/// where a kernel uses subgroups is left to spirv-update-vce.
+constexpr const char kKernelTargetEnv[] =
+    "#spirv.target_env<#spirv.vce<v1.3, [Kernel, Addresses, GroupNonUniform, "
+    "GroupNonUniformArithmetic, GroupNonUniformShuffle, GroupNonUniformShuffleRelative, "
+    "AtomicFloat32AddEXT, Int8, Int16, Int64, Int64Atomics, Float16, Float16Buffer, Float64], "
+    "[SPV_EXT_shader_atomic_float_add]>, "
+    "api=OpenCL, #spirv.resource_limits<max_compute_workgroup_invocations = 1024, "
+    "max_compute_workgroup_size = [1024, 1024, 64]>>";
+
 /// bf16 and the fp8 types: no SPIR-V type in MLIR 16 (no SPV_KHR_bfloat16).
 bool noSPIRVType(Type t) {
   return t.isBF16() || t.isFloat8E5M2() || t.isFloat8E4M3FN();
@@ -158,7 +176,11 @@ struct TileToGPUPass : tessera::spv::impl::TileToGPUBase<TileToGPUPass> {
   void runOnOperation() override {
     ModuleOp m = getOperation();
     MLIRContext *ctx = m.getContext();
-    auto env = parseAttribute(kTargetEnv, ctx);
+    if (clientApi != "vulkan" && clientApi != "opencl") {
+      m.emitError() << "tessera-tile-to-gpu: client-api must be 'vulkan' or 'opencl', not '" << clientApi << "'";
+      return signalPassFailure();
+    }
+    auto env = parseAttribute(clientApi == "opencl" ? kKernelTargetEnv : kTargetEnv, ctx);
     if (!env) return signalPassFailure();
     SmallVector<func::FuncOp> kernels;
     m.walk([&](func::FuncOp f) {
@@ -217,6 +239,8 @@ struct TileToGPUPass : tessera::spv::impl::TileToGPUBase<TileToGPUPass> {
     SmallVector<int32_t, 3> ls(group.begin(), group.end());
     gf->setAttr(spirv::getEntryPointABIAttrName(), spirv::getEntryPointABIAttr(ctx, ls));
     unsigned binding = 0;
+    // A Kernel's arguments stay parameters (no interface variables).
+    if (clientApi == "vulkan")
     for (auto [i, ty] : llvm::enumerate(f.getArgumentTypes())) {
       // Scalars get a placeholder; tessera-gpu-to-spirv moves them into the
       // push-constant block before spirv-lower-abi-attrs.
@@ -257,7 +281,10 @@ struct AtomicPattern : OpConversionPattern<t::AtomicRMWOp> {
     spirv::Scope scope = shared || narrow ? spirv::Scope::Workgroup : spirv::Scope::Device;
     spirv::MemorySemantics sem =
         spirv::MemorySemantics::AcquireRelease |
-        (shared ? spirv::MemorySemantics::WorkgroupMemory : spirv::MemorySemantics::UniformMemory);
+        (shared ? spirv::MemorySemantics::WorkgroupMemory
+         : tc.allows(spirv::Capability::Kernel)
+             ? spirv::MemorySemantics::CrossWorkgroupMemory  // global memory of a Kernel
+             : spirv::MemorySemantics::UniformMemory);        // StorageBuffer of a shader
     Value v = a.getValue();
     Type ty = v.getType();
     bool fl = ty.isa<FloatType>();
@@ -316,7 +343,8 @@ Value floatCasLoop(t::AtomicKind kind, Type ft, Value ptr, Value value, spirv::S
   // retry, broke lavapipe: its shared-memory results lost updates when
   // lanes retried different numbers of times (VulkanTileIr.FloatAtomicMaxMin),
   // while relaxed exchanges with the fences outside pass.
-  auto storage = sem & (spirv::MemorySemantics::UniformMemory | spirv::MemorySemantics::WorkgroupMemory);
+  auto storage = sem & (spirv::MemorySemantics::UniformMemory | spirv::MemorySemantics::WorkgroupMemory |
+                        spirv::MemorySemantics::CrossWorkgroupMemory);
   rw.create<spirv::MemoryBarrierOp>(l, scope, spirv::MemorySemantics::Release | storage);
   // The loop is built as spirv.mlir.loop directly, in the shape glslang
   // gives a `while (true) { ...; if (done) break; }`: the header holds only
@@ -408,6 +436,9 @@ struct ShuffleRelativePattern : OpConversionPattern<t::ShuffleOp> {
     Location l = o.getLoc();
     Type i32 = rw.getI32Type(), i1 = rw.getI1Type();
     Value x = a.getValue(), d = a.getOffset();
+    // A Kernel's index is i64; the lane arithmetic below is on the 32-bit
+    // builtins (a delta is below the subgroup size).
+    if (d.getType().isInteger(64)) d = rw.create<spirv::UConvertOp>(l, i32, d);
     if (!d.getType().isInteger(32)) return rw.notifyMatchFailure(o, "offset is not i32");
     auto sc = spirv::Scope::Subgroup;
     Value r = down ? rw.create<spirv::GroupNonUniformShuffleDownOp>(l, x.getType(), sc, x, d).getResult()
@@ -419,7 +450,8 @@ struct ShuffleRelativePattern : OpConversionPattern<t::ShuffleOp> {
       Value sgid = builtinI32(o, spirv::BuiltIn::SubgroupId, rw);
       Value total = rw.create<spirv::ConstantOp>(l, i32, rw.getI32IntegerAttr(lanesAttr.getInt()));
       Value left = rw.create<spirv::ISubOp>(l, total, rw.create<spirv::IMulOp>(l, sgid, size));
-      Value lanes = rw.create<spirv::GLUMinOp>(l, size, left);
+      // umin(size, left) without GLSL.std.450 (not in OpenCL Kernels).
+      Value lanes = rw.create<spirv::SelectOp>(l, rw.create<spirv::ULessThanOp>(l, i1, size, left), size, left);
       inRange = rw.create<spirv::ULessThanOp>(l, i1, rw.create<spirv::IAddOp>(l, id, d), lanes);
     } else {
       inRange = rw.create<spirv::UGreaterThanEqualOp>(l, i1, id, d);
@@ -471,7 +503,10 @@ struct GPUToSPIRVPass : tessera::spv::impl::GPUToSPIRVBase<GPUToSPIRVPass> {
     for (gpu::GPUModuleOp gm : gms) {
       spirv::TargetEnvAttr env = spirv::lookupTargetEnvOrDefault(gm);
       std::unique_ptr<ConversionTarget> target = SPIRVConversionTarget::get(env);
-      SPIRVTypeConverter tc(env);
+      SPIRVConversionOptions co;
+      // Physical64 kernels index with 64-bit integers (size_t).
+      co.use64bitIndex = spirv::TargetEnv(env).allows(spirv::Capability::Kernel);
+      SPIRVTypeConverter tc(env, co);
       ScfToSPIRVContext scfCtx;
       RewritePatternSet patterns(ctx);
       populateGPUToSPIRVPatterns(tc, patterns);
@@ -483,9 +518,12 @@ struct GPUToSPIRVPass : tessera::spv::impl::GPUToSPIRVBase<GPUToSPIRVPass> {
       patterns.add<AtomicPattern, ShuffleRelativePattern>(tc, ctx);
       if (failed(applyFullConversion(gm, *target, std::move(patterns)))) return signalPassFailure();
     }
-    for (auto sm : m.getOps<spirv::ModuleOp>())
+    for (auto sm : m.getOps<spirv::ModuleOp>()) {
+      // Kernels take scalars as parameters; shaders through push constants.
+      if (sm.getAddressingModel() != spirv::AddressingModel::Logical) continue;
       for (auto fn : llvm::make_early_inc_range(sm.getOps<spirv::FuncOp>()))
         if (fn->hasAttr(spirv::getEntryPointABIAttrName())) lowerScalarArgs(sm, fn);
+    }
   }
 };
 
@@ -556,6 +594,21 @@ struct PreserveInfNanPass
   }
 };
 
+/// Memory spaces -> OpenCL storage classes (0 -> CrossWorkgroup, 3 ->
+/// Workgroup): upstream's map-memref-spirv-storage-class with
+/// client-api=opencl, which a plugin (no pass registry) cannot name.
+struct OpenCLStorageClassPass : PassWrapper<OpenCLStorageClassPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(OpenCLStorageClassPass)
+  StringRef getArgument() const final { return "tessera-opencl-storage-class"; }
+  void runOnOperation() override {
+    spirv::MemorySpaceToStorageClassConverter converter(spirv::mapMemorySpaceToOpenCLStorageClass);
+    std::unique_ptr<ConversionTarget> target = spirv::getMemorySpaceToStorageClassTarget(getContext());
+    RewritePatternSet patterns(&getContext());
+    spirv::populateMemorySpaceToStorageClassPatterns(converter, patterns);
+    if (failed(applyFullConversion(getOperation(), *target, std::move(patterns)))) signalPassFailure();
+  }
+};
+
 struct SerializeSPIRVPass : tessera::spv::impl::SerializeSPIRVBase<SerializeSPIRVPass> {
   using SerializeSPIRVBase::SerializeSPIRVBase;
   void runOnOperation() override {
@@ -586,10 +639,15 @@ void tessera::spv::buildTileToSPIRVPipeline(OpPassManager &pm, const VulkanTarge
   pm.addPass(schedule::createScheduleToTile());
   TileToGPUOptions tg;
   tg.floatAtomicAdd = options.nativeFloatAtomicAdd ? "native" : "cas";
+  tg.clientApi = options.openclKernel ? "opencl" : "vulkan";
   pm.addPass(createTileToGPU(tg));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  pm.addPass(createMapMemRefStorageClassPass());  // client-api=vulkan
+  // Memory space 0 -> StorageBuffer (vulkan) or CrossWorkgroup (opencl).
+  if (options.openclKernel)
+    pm.addPass(std::make_unique<OpenCLStorageClassPass>());
+  else
+    pm.addPass(createMapMemRefStorageClassPass());
   pm.addPass(createGPUToSPIRV());
   OpPassManager &spm = pm.nest<spirv::ModuleOp>();
   spm.addPass(spirv::createSPIRVLowerABIAttributesPass());
@@ -598,7 +656,9 @@ void tessera::spv::buildTileToSPIRVPipeline(OpPassManager &pm, const VulkanTarge
   spm.addPass(createCSEPass());
   spm.addPass(spirv::createSPIRVUpdateVCEPass());
   spm.addPass(std::make_unique<Int64AtomicsVCEPass>());
-  spm.addPass(std::make_unique<PreserveInfNanPass>());
+  // OpenCL keeps IEEE infinities, NaNs and signed zeros unless built with
+  // fast-math flags: the execution mode is a Vulkan need.
+  if (!options.openclKernel) spm.addPass(std::make_unique<PreserveInfNanPass>());
 }
 
 namespace {
@@ -607,16 +667,28 @@ struct TileToSPIRVPipelineOptions : PassPipelineOptions<TileToSPIRVPipelineOptio
       *this, "float-atomic-add",
       llvm::cl::desc("f32 atomic add: native (OpAtomicFAddEXT) or cas (any device)"),
       llvm::cl::init("native")};
+  Option<std::string> clientApi{*this, "client-api",
+                                llvm::cl::desc("vulkan (GLCompute shaders) or opencl (Kernels)"),
+                                llvm::cl::init("vulkan")};
 };
 }  // namespace
 
 void tessera::spv::registerSPIRVPipelines() {
   PassPipelineRegistration<TileToSPIRVPipelineOptions>(
       "tessera-tile-to-spirv",
-      "Schedule/Tile IR kernels -> one spirv.module per kernel (Vulkan Shader, GLCompute)",
+      "Schedule/Tile IR kernels -> one spirv.module per kernel (Vulkan Shader, GLCompute; "
+      "client-api=opencl: OpenCL Kernels)",
       [](OpPassManager &pm, const TileToSPIRVPipelineOptions &o) {
         VulkanTargetOptions vo;
+        if (o.clientApi != "vulkan" && o.clientApi != "opencl") {
+          // tessera-tile-to-gpu names the bad value and fails.
+          TileToGPUOptions tg;
+          tg.clientApi = o.clientApi;
+          pm.addPass(createTileToGPU(tg));
+          return;
+        }
         vo.nativeFloatAtomicAdd = o.floatAtomicAdd != "cas";
+        vo.openclKernel = o.clientApi == "opencl";
         buildTileToSPIRVPipeline(pm, vo);
       });
 }

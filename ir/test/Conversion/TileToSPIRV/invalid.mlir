@@ -27,7 +27,7 @@ func.func @f16_atomic(%o: memref<16xf16>, %v: f16) attributes {tessera_tile.grou
 // Device scope would silently drop atomicity against the host and peers.
 func.func @mesh_atomic(%o: memref<16xi32>, %v: i32) attributes {tessera_tile.group_size = array<i64: 4>} {
   %c0 = arith.constant 0 : index
-  // expected-error @+1 {{has scope 'mesh' (the host and peer devices), which Vulkan cannot express: its widest atomic scope is one device (the Vulkan plugin reports no atomic_scopes.mesh). Use scope = device and combine across devices with a collective, or read the result on the host after the kernel completes; or run the kernel on a backend with atomic_scopes.mesh (cpu)}}
+  // expected-error @+1 {{has scope 'mesh' (the host and peer devices), which the SPIR-V kernels cannot express: their widest atomic scope is one device (the vulkan and level_zero plugins report no atomic_scopes.mesh). Use scope = device and combine across devices with a collective, or read the result on the host after the kernel completes; or run the kernel on a backend with atomic_scopes.mesh (cpu, cuda)}}
   %r = tessera_tile.atomic_rmw add %v, %o[%c0] scope = mesh : i32, memref<16xi32>
   return
 }

@@ -18,8 +18,10 @@
 // CHECK-DAG: built_in("SubgroupId")
 // CHECK: %[[DOWN:.*]] = spirv.GroupNonUniformShuffleDown <Subgroup> %[[V:.*]], %{{.*}} : f32, i32
 // The lanes of this subgroup: min(SubgroupSize, 96 - SubgroupId * SubgroupSize).
+// (a select of the smaller: no GLSL.std.450 UMin, which OpenCL Kernels lack)
 // CHECK: spirv.ISub
-// CHECK: %[[LANES:.*]] = spirv.GL.UMin
+// CHECK: %[[LT:.*]] = spirv.ULessThan
+// CHECK: %[[LANES:.*]] = spirv.Select %[[LT]]
 // CHECK: %[[IN:.*]] = spirv.ULessThan %{{.*}}, %[[LANES]] : i32
 // CHECK: spirv.Select %[[IN]], %[[DOWN]], %[[V]] : i1, f32
 // CHECK: %[[UP:.*]] = spirv.GroupNonUniformShuffleUp <Subgroup> %[[W:.*]], %{{.*}} : i32, i32

@@ -29,6 +29,11 @@ struct VulkanTargetOptions {
   /// one for shared memory); false: a compare-exchange loop that runs on
   /// any device (docs/spirv-lowering.md).
   bool nativeFloatAtomicAdd = true;
+  /// The execution model: a Vulkan GLCompute shader (false) or an OpenCL
+  /// Kernel (true: Addresses, Physical64, buffers as CrossWorkgroup pointer
+  /// parameters, scalars as parameters; what Level Zero's zeModuleCreate
+  /// takes).
+  bool openclKernel = false;
 };
 
 /// Schedule/Tile IR -> spirv.module per kernel (Vulkan, Shader, GLCompute),
@@ -46,7 +51,8 @@ struct VulkanKernel {
   int64_t grid[3] = {1, 1, 1};   ///< tessera_tile.grid, or 1s
 };
 /// Runs the pipeline on a clone of `module` and serializes every kernel in
-/// process (mlir::spirv::serialize). Diagnostics go to the context.
+/// process (mlir::spirv::serialize): Vulkan shaders, or OpenCL Kernels with
+/// `options.openclKernel`. Diagnostics go to the context.
 mlir::LogicalResult compileForVulkan(mlir::ModuleOp module,
                                      std::vector<VulkanKernel> *kernels,
                                      const VulkanTargetOptions &options = {});

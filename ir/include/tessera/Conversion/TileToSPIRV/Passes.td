@@ -24,7 +24,10 @@ def TileToGPU : Pass<"tessera-tile-to-gpu", "::mlir::ModuleOp"> {
     Option<"floatAtomicAdd", "float-atomic-add", "std::string", /*default=*/"\"native\"",
            "f32 atomic_rmw add: 'native' (OpAtomicFAddEXT: the device needs "
            "VK_EXT_shader_atomic_float) or 'cas' (a compare-exchange loop on the "
-           "buffer's bits, like float max/min: any device)">
+           "buffer's bits, like float max/min: any device)">,
+    Option<"clientApi", "client-api", "std::string", /*default=*/"\"vulkan\"",
+           "'vulkan' (Shader, GLCompute, StorageBuffer bindings and push constants) or "
+           "'opencl' (Kernel, Physical64, CrossWorkgroup pointer parameters: Level Zero)">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::spirv::SPIRVDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect",
