@@ -261,4 +261,16 @@ TsError *DestroyCompilation(TsCompilation_Destroy_Args *args) noexcept {
   return nullptr;
 }
 
+TsPluginApi CompilerPartApi(TsError *(*compile)(TsCompiler_Compile_Args *args)) {
+  TsPluginApi api{};
+  api.struct_size = TS_PLUGIN_API_STRUCT_SIZE;
+  api.abi_version = TsAbiVersion{TESSERA_ABI_VERSION_MAJOR, TESSERA_ABI_VERSION_MINOR};
+  api.Error_Destroy = &tessera::plugin_support::Error_Destroy;
+  api.Error_Message = &tessera::plugin_support::Error_Message;
+  api.Error_GetCode = &tessera::plugin_support::Error_GetCode;
+  api.Compiler_Compile = compile;
+  api.Compilation_Destroy = &DestroyCompilation;
+  return api;
+}
+
 }  // namespace tessera::target

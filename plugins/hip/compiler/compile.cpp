@@ -89,18 +89,7 @@ TsError *Compile(TsCompiler_Compile_Args *args) noexcept {
                                      args, Lower);
 }
 
-TsPluginApi MakeApi() {
-  TsPluginApi api{};
-  api.struct_size = TS_PLUGIN_API_STRUCT_SIZE;
-  api.abi_version = TsAbiVersion{TESSERA_ABI_VERSION_MAJOR, TESSERA_ABI_VERSION_MINOR};
-  api.Error_Destroy = &tessera::plugin_support::Error_Destroy;
-  api.Error_Message = &tessera::plugin_support::Error_Message;
-  api.Error_GetCode = &tessera::plugin_support::Error_GetCode;
-  api.Compiler_Compile = &Compile;
-  api.Compilation_Destroy = &tessera::target::DestroyCompilation;
-  return api;
-}
-const TsPluginApi kApi = MakeApi();
+const TsPluginApi kApi = tessera::target::CompilerPartApi(&Compile);
 
 }  // namespace
 

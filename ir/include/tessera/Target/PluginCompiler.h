@@ -74,6 +74,11 @@ TsError *RunCompile(const char *plugin, const TsCompilerTarget *targets, size_t 
 /// Compilation_Destroy for compilations RunCompile made.
 TsError *DestroyCompilation(TsCompilation_Destroy_Args *args) noexcept;
 
+/// The table a compiler part exports (tessera_plugin_compiler_get_api):
+/// this ABI version, the error entries, `compile` (which calls RunCompile
+/// with the part's targets) and DestroyCompilation.
+TsPluginApi CompilerPartApi(TsError *(*compile)(TsCompiler_Compile_Args *args));
+
 /// The kernel parameters of a function's arguments as the generic launcher
 /// passes them: memrefs as buffers (static shapes), everything else as
 /// scalars (index as `indexType`).
