@@ -123,6 +123,11 @@ TS_ZE_ENTRY(Executable_Load, TS_EXECUTABLE_LOAD_ARGS_STRUCT_SIZE) {
     const ArchiveEntry& e = entries[i];
     spirv::Module info;
     std::string why = spirv::CheckModule(e.data.data(), e.data.size(), &info);
+    TsErrorCode code = TS_ERROR_INVALID_ARGUMENT;
+    if (why.empty()) {
+      why = spirv::CheckVersion(info.version, dev->module.spirvVersionSupported);
+      if (!why.empty()) code = TS_ERROR_UNSUPPORTED;  // a valid module this device does not take
+    }
     if (why.empty() && !e.name.empty()) {
       bool has = false;
       for (const spirv::Kernel& k : info.kernels) has = has || k.name == e.name;
@@ -131,9 +136,8 @@ TS_ZE_ENTRY(Executable_Load, TS_EXECUTABLE_LOAD_ARGS_STRUCT_SIZE) {
     }
     if (!why.empty()) {
       for (ze_module_handle_t m : exe->modules) dev->fn->zeModuleDestroy(m);
-      return errorf(TS_ERROR_INVALID_ARGUMENT, "level_zero: Executable_Load: %s%s%s from %s: %s",
-                    format.c_str(), e.name.empty() ? "" : " entry '", e.name.c_str(),
-                    origin.c_str(), why.c_str());
+      return errorf(code, "level_zero: Executable_Load: %s%s%s from %s: %s", format.c_str(),
+                    e.name.empty() ? "" : " entry '", e.name.c_str(), origin.c_str(), why.c_str());
     }
     ze_module_handle_t m = nullptr;
     const std::string what = strprintf("SPIR-V %s%s%s, %s, from %s",

@@ -245,6 +245,17 @@ TEST(LevelZeroErrors, VersionTexts) {
 
 // ------------------------------------------------------------ mappings
 
+TEST(LevelZeroSpirvVersion, AgainstTheDevice) {
+  // SPIR-V version words (1.2 = 0x00010200) against ZE_MAKE_VERSION(1, 2).
+  EXPECT_EQ(spirv::CheckVersion(0x00010200u, (1u << 16) | 2u), "");
+  EXPECT_EQ(spirv::CheckVersion(0x00010000u, (1u << 16) | 2u), "");
+  EXPECT_EQ(spirv::CheckVersion(0x00010300u, 0u), "") << "unknown: no limit";
+  EXPECT_EQ(spirv::CheckVersion(0x00010300u, (1u << 16) | 4u), "");
+  const std::string why = spirv::CheckVersion(0x00010300u, (1u << 16) | 2u);
+  EXPECT_NE(why.find("SPIR-V 1.3"), std::string::npos) << why;
+  EXPECT_NE(why.find("up to 1.2"), std::string::npos) << why;
+}
+
 TEST(LevelZeroMapping, QueuePriority) {
   EXPECT_EQ(ze_queue_priority(0), ZE_COMMAND_QUEUE_PRIORITY_NORMAL);
   EXPECT_EQ(ze_queue_priority(1), ZE_COMMAND_QUEUE_PRIORITY_PRIORITY_HIGH);

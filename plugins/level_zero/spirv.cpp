@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <unordered_map>
 
 namespace tessera::level_zero::spirv {
@@ -42,6 +43,17 @@ struct Type {
 };
 
 }  // namespace
+
+std::string CheckVersion(uint32_t module_version, uint32_t device_supported) {
+  if (device_supported == 0) return "";
+  const uint32_t major = module_version >> 16, minor = (module_version >> 8) & 0xffu;
+  const uint32_t dev_major = device_supported >> 16, dev_minor = device_supported & 0xffffu;
+  if (major < dev_major || (major == dev_major && minor <= dev_minor)) return "";
+  return "the module is SPIR-V " + std::to_string(major) + "." + std::to_string(minor) +
+         " but the device takes SPIR-V up to " + std::to_string(dev_major) + "." + std::to_string(dev_minor) +
+         " (spirvVersionSupported); kernels with subgroup operations need 1.3: compile without them, "
+         "or run on a newer driver";
+}
 
 std::string CheckModule(const void* data, size_t size, Module* out) {
   *out = Module{};

@@ -43,4 +43,10 @@ struct Module {
 // one Kernel entry point (filling `out`); else what is wrong.
 std::string CheckModule(const void* data, size_t size, Module* out);
 
+// "" when a module of SPIR-V version word `module_version` (0x00010300 for
+// 1.3) is within `device_supported` (ze_device_module_properties_t::
+// spirvVersionSupported, ZE_MAKE_VERSION(1, 2) for 1.2; 0: unknown, taken
+// as no limit); else what is wrong, naming both versions.
+std::string CheckVersion(uint32_t module_version, uint32_t device_supported);
+
 }  // namespace tessera::level_zero::spirv
