@@ -6,6 +6,7 @@
 // (answers without loading MLIR) and its compiler part.
 #pragma once
 
+#include "spirv_gpu_schedule.hpp"
 #include "tessera/plugin.h"
 
 namespace tessera::level_zero {
@@ -15,17 +16,12 @@ inline const TsOptionInfo kCompileOptions[] = {
      "f32 atomic add as OpAtomicFAddEXT ('native': SPV_EXT_shader_atomic_float_add) or a "
      "compare-exchange loop ('cas'); with a device, what its float atomics support"},
     {TS_OPTION_INFO_STRUCT_SIZE, nullptr, "validate", TS_VALUE_BOOL, "true",
-     "check every module with SPIRV-Tools' validator (opencl2.2; SPIR-V 1.3 rules for "
-     "modules with subgroup operations) before returning it"},
+     "check every module with SPIRV-Tools' validator (opencl2.2; the universal rules of "
+     "the module's SPIR-V version for subgroup operations or f16 arithmetic) before returning it"},
 };
 
-// The GPU schedule of the SPIR-V kernels, the vulkan plugin's
-// (docs/gpu-lowering.md): 128x128 GEMM tiles of 16x16 lanes with 8x8
-// registers, BK = 16, unclamped; attention as matmul + softmax + matmul
-// (flash_attention opt-in: attention=1, 16 x 32 blocks).
-inline constexpr const char* kSchedule =
-    "tile-m=128 tile-n=128 tile-k=16 micro-m=8 micro-n=8 clamp-tiles=0 "
-    "merge-matmul-chains=0 attention=0 attn-block-q=16 attn-block-kv=32";
+// The GPU schedule of both SPIR-V plugins (spirv_gpu_schedule.hpp).
+inline constexpr const char* kSchedule = plugin_support::kSpirvGpuSchedule;
 
 inline const TsCompilerTarget kCompileTargets[] = {
     {TS_COMPILER_TARGET_STRUCT_SIZE, nullptr, "level_zero",

@@ -4,6 +4,7 @@
 // plugin (answers without loading MLIR) and its compiler part.
 #pragma once
 
+#include "spirv_gpu_schedule.hpp"
 #include "tessera/plugin.h"
 
 namespace tessera::vk {
@@ -16,14 +17,8 @@ inline const TsOptionInfo kCompileOptions[] = {
      "check every module with SPIRV-Tools' validator (vulkan1.1) before returning it"},
 };
 
-// The schedule the GPU kernels are built for (docs/gpu-lowering.md): 128x128
-// GEMM tiles of 16x16 lanes with 8x8 registers each and BK = 16, not clamped
-// (a small problem keeps the lane grid and guards); one tile per kernel;
-// attention as matmul + softmax + matmul (the flash_attention kernel is
-// opt-in: attention=1) with 16 x 32 blocks for 32 KiB of shared memory.
-inline constexpr const char* kSchedule =
-    "tile-m=128 tile-n=128 tile-k=16 micro-m=8 micro-n=8 clamp-tiles=0 "
-    "merge-matmul-chains=0 attention=0 attn-block-q=16 attn-block-kv=32";
+// The GPU schedule of both SPIR-V plugins (spirv_gpu_schedule.hpp).
+inline constexpr const char* kSchedule = plugin_support::kSpirvGpuSchedule;
 
 inline const TsCompilerTarget kCompileTargets[] = {
     {TS_COMPILER_TARGET_STRUCT_SIZE, nullptr, "vulkan",

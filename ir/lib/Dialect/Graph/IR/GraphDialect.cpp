@@ -712,30 +712,38 @@ LogicalResult SoftmaxOp::verify() {
   return verifyFloatOnly(*this);
 }
 
-LogicalResult AttentionGradOp::verify() {
-  auto q = getQuery().getType().cast<RankedTensorType>();
+LogicalResult tessera::graph::verifyAttentionGradOperands(Operation *op, Value query, Value keyT, Value value,
+                                                          Value out, Value dout) {
+  auto q = query.getType().cast<RankedTensorType>();
   const int64_t rank = q.getRank();
-  for (auto [name, v] : {std::pair<const char *, Value>{"query", getQuery()}, {"key_t", getKeyT()},
-                         {"value", getValue()}, {"out", getOut()}, {"dout", getDout()}}) {
+  for (auto [name, v] : {std::pair<const char *, Value>{"query", query}, {"key_t", keyT},
+                         {"value", value}, {"out", out}, {"dout", dout}}) {
     auto t = v.getType().cast<RankedTensorType>();
     if (t.getRank() != 2 && t.getRank() != 3)
-      return emitOpError() << name << " must be rank 2 ([S, d]) or 3 ([batch, S, d]), got " << t;
-    if (t.getRank() != rank) return emitOpError() << name << " must have the query's rank " << rank << ", got " << t;
-    if (!t.getElementType().isF32()) return emitOpError() << name << " must be f32, got " << t;
-    if (!isRowMajor(t)) return emitOpError() << name << " must be row-major (insert a convert_layout), got " << t;
+      return op->emitOpError() << name << " must be rank 2 ([S, d]) or 3 ([batch, S, d]), got " << t;
+    if (t.getRank() != rank) return op->emitOpError() << name << " must have the query's rank " << rank << ", got " << t;
+    if (!t.getElementType().isF32()) return op->emitOpError() << name << " must be f32, got " << t;
+    if (!isRowMajor(t)) return op->emitOpError() << name << " must be row-major (insert a convert_layout), got " << t;
     if (rank == 3 && t.getDimSize(0) != q.getDimSize(0))
-      return emitOpError() << "batch dims differ: query has " << q.getDimSize(0) << ", " << name << " has "
-                           << t.getDimSize(0);
+      return op->emitOpError() << "batch dims differ: query has " << q.getDimSize(0) << ", " << name << " has "
+                               << t.getDimSize(0);
   }
   auto dim = [&](Value v, int64_t i) { return v.getType().cast<RankedTensorType>().getDimSize(rank - 2 + i); };
-  const int64_t sq = dim(getQuery(), 0), d = dim(getQuery(), 1), skv = dim(getKeyT(), 1), dv = dim(getValue(), 1);
-  if (dim(getKeyT(), 0) != d)
-    return emitOpError() << "key_t must have d = " << d << " rows (the query's head dim), got " << dim(getKeyT(), 0);
-  if (dim(getValue(), 0) != skv)
-    return emitOpError() << "value has " << dim(getValue(), 0) << " rows but key_t has " << skv << " keys";
-  for (auto [name, v] : {std::pair<const char *, Value>{"out", getOut()}, {"dout", getDout()}})
+  const int64_t sq = dim(query, 0), d = dim(query, 1), skv = dim(keyT, 1), dv = dim(value, 1);
+  if (dim(keyT, 0) != d)
+    return op->emitOpError() << "key_t must have d = " << d << " rows (the query's head dim), got " << dim(keyT, 0);
+  if (dim(value, 0) != skv)
+    return op->emitOpError() << "value has " << dim(value, 0) << " rows but key_t has " << skv << " keys";
+  for (auto [name, v] : {std::pair<const char *, Value>{"out", out}, {"dout", dout}})
     if (dim(v, 0) != sq || dim(v, 1) != dv)
-      return emitOpError() << name << " must be [" << sq << ", " << dv << "] (queries x value dim), got " << v.getType();
+      return op->emitOpError() << name << " must be [" << sq << ", " << dv << "] (queries x value dim), got "
+                               << v.getType();
+  return success();
+}
+
+LogicalResult AttentionGradOp::verify() {
+  if (failed(verifyAttentionGradOperands(*this, getQuery(), getKeyT(), getValue(), getOut(), getDout())))
+    return failure();
   if (!std::isfinite(getScale().convertToFloat())) return emitOpError("scale must be finite");
   return success();
 }

@@ -121,26 +121,19 @@ LogicalResult FlashAttentionOp::verify() {
 }
 
 LogicalResult FlashAttentionGradOp::verify() {
-  auto q = getQuery().getType().cast<RankedTensorType>();
-  const int64_t rank = q.getRank();
-  for (auto [name, v] : {std::pair<const char *, Value>{"query", getQuery()}, {"key_t", getKeyT()},
-                         {"value", getValue()}, {"out", getOut()}, {"dout", getDout()}}) {
-    auto t = v.getType().cast<RankedTensorType>();
-    if ((t.getRank() != 2 && t.getRank() != 3) || t.getRank() != rank || !t.hasStaticShape() ||
-        !t.getElementType().isF32() || t.getEncoding())
-      return emitOpError() << name << " must be a static row-major f32 tensor of rank 2 or 3 (the query's), got " << t;
-    if (rank == 3 && t.getDimSize(0) != q.getDimSize(0))
-      return emitOpError() << "batch dims differ: query has " << q.getDimSize(0) << ", " << name << " has "
-                           << t.getDimSize(0);
-  }
+  // Schedule IR takes any ranked tensor: static shapes first, then the
+  // Graph IR op's operand rules.
+  for (Value v : getOperands())
+    if (!v.getType().cast<RankedTensorType>().hasStaticShape())
+      return emitOpError() << "operands must have static shapes, got " << v.getType();
+  if (failed(graph::verifyAttentionGradOperands(*this, getQuery(), getKeyT(), getValue(), getOut(), getDout())))
+    return failure();
   for (auto [r, o] : llvm::zip(getResults(), ValueRange{getQuery(), getKeyT(), getValue()}))
     if (r.getType() != o.getType())
       return emitOpError() << "each cotangent must have its operand's type " << o.getType() << ", got " << r.getType();
+  const int64_t rank = getQuery().getType().cast<RankedTensorType>().getRank();
   auto dim = [&](Value v, int64_t i) { return v.getType().cast<RankedTensorType>().getDimSize(rank - 2 + i); };
-  const int64_t sq = dim(getQuery(), 0), d = dim(getQuery(), 1), skv = dim(getKeyT(), 1), dv = dim(getValue(), 1);
-  if (dim(getKeyT(), 0) != d || dim(getValue(), 0) != skv || dim(getOut(), 0) != sq || dim(getOut(), 1) != dv ||
-      dim(getDout(), 0) != sq || dim(getDout(), 1) != dv)
-    return emitOpError() << "shapes must be query [Sq, d], key_t [d, Skv], value [Skv, dv], out and dout [Sq, dv]";
+  const int64_t sq = dim(getQuery(), 0), skv = dim(getKeyT(), 1);
   int64_t bq = getBlockQ(), bkv = getBlockKv();
   if (bq <= 0 || bkv <= 0 || bq > sq || bkv > skv)
     return emitOpError() << "blocks must be in [1, " << sq << "] x [1, " << skv << "], got block_q = " << bq

@@ -72,6 +72,12 @@ bool isSplatConstant(mlir::Value v);
 /// A type as it is written in the IR ("bf16", "tensor<4xf32>"), unquoted
 /// (diagnostics quote a streamed Type); also the program layer's dtype names.
 std::string typeText(mlir::Type type);
+/// The operands of an attention backward (tessera_graph.attention_grad,
+/// tessera_schedule.flash_attention_grad): query [Sq, d], key_t [d, Skv],
+/// value [Skv, dv], out and dout [Sq, dv], optionally with one leading
+/// batch dim on all, f32, row-major; errors emitted on `op`.
+mlir::LogicalResult verifyAttentionGradOperands(mlir::Operation *op, mlir::Value query, mlir::Value keyT,
+                                                mlir::Value value, mlir::Value out, mlir::Value dout);
 }  // namespace tessera::graph
 
 #endif
