@@ -403,6 +403,8 @@ def main():
               f"cpus @ {ctx.get('mhz_per_cpu', '?')} MHz, "
               f"load {ctx.get('load_avg', '?')}, "
               f"benchmark library build {ctx.get('library_build_type', '?')}")
+        if "openblas_core" in ctx:
+            print(f"OpenBLAS kernels: {ctx['openblas_core']}")
 
     missed = any(r[5] in ("MISS", "n/a") for r in rows if r[4] != "-")
     if args.strict and (missed or errors):

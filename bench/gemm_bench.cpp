@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -65,6 +66,15 @@ void Sgemm(int M, int N, int K, const float* A, const float* B, float* C) {
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.f, A, K,
               B, N, 0.f, C, N);
 }
+// Kernel sets of OpenBLAS's DYNAMIC_ARCH builds that use neither AVX2 nor
+// AVX-512: what it falls back to for a CPU it does not know.
+bool IsGenericOpenBlasCore(const std::string& core) {
+  for (const char* c : {"Prescott", "Core2", "Penryn", "Dunnington", "Nehalem", "Atom", "Sandybridge",
+                        "Barcelona", "Bobcat", "Opteron", "Katmai", "Coppermine", "Northwood", "Banias"})
+    if (core == c) return true;
+  return false;
+}
+
 void SetBlasThreads() {
   static bool done = [] {
     openblas_set_num_threads(static_cast<int>(Threads()));
@@ -489,6 +499,38 @@ void BM_FmaPeak(benchmark::State& state, int lanes) {
 #endif
 
 }  // namespace
+
+void UseBestOpenBlasKernels(char** argv) {
+#if TESSERA_BENCH_HAVE_OPENBLAS && defined(__x86_64__)
+  const std::string core = openblas_get_corename();
+  if (const char* detected = std::getenv("TESSERA_BENCH_OPENBLAS_DETECTED")) {
+    // The second start: say what was replaced (compare.py prints it).
+    benchmark::AddCustomContext("openblas_core", core + " (OPENBLAS_CORETYPE; OpenBLAS detected " +
+                                                     detected + ")");
+    return;
+  }
+  benchmark::AddCustomContext("openblas_core", core);
+  if (std::getenv("OPENBLAS_CORETYPE") || !IsGenericOpenBlasCore(core)) return;
+  const char* best = nullptr;
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+    best = "SkylakeX";
+  else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    best = "Haswell";
+  if (!best) return;  // the generic kernels are the best this CPU runs
+  std::fprintf(stderr,
+               "tessera-bench: OpenBLAS does not know this CPU and chose its %s kernels; "
+               "running again with OPENBLAS_CORETYPE=%s (set OPENBLAS_CORETYPE to choose)\n",
+               core.c_str(), best);
+  setenv("OPENBLAS_CORETYPE", best, 1);
+  setenv("TESSERA_BENCH_OPENBLAS_DETECTED", core.c_str(), 1);
+  execv("/proc/self/exe", argv);
+  std::fprintf(stderr, "tessera-bench: re-executing failed (%s); the OpenBLAS references use %s\n",
+               std::strerror(errno), core.c_str());
+#else
+  (void)argv;
+#endif
+}
 
 void RegisterGemmBenchmarks(const RegisterOptions& options) {
   auto real = [&](benchmark::internal::Benchmark* b, double min_time) {

@@ -104,6 +104,7 @@ bool IsTrue(const std::string& v) {
 
 int main(int argc, char** argv) {
   using namespace tessera_bench;
+  UseBestOpenBlasKernels(argv);
 
   std::string value;
   RegisterOptions options;

@@ -16,15 +16,32 @@ inline const TsOptionInfo kCompileOptions[] = {
      "passes $TESSERA_CACHE_DIR/cpu)"},
 };
 
-// The schedule the cpu code generator is tuned for (BLIS-style GEMM nests
-// for AVX2 + FMA: 6x16 register tiles, panels of 144 x 256).
-inline constexpr const char* kSchedule =
+// The schedules the cpu code generator is tuned for: BLIS-style GEMM nests
+// with register tiles that fill the vector register file, panels of
+// 144 x 256.  AVX2 + FMA: 6 x 16 (12 ymm accumulators); AVX-512: 12 x 32
+// (24 zmm accumulators of the 32), which the compiler part runs on 16-lane
+// vectors (MatmulAccess::lanes) when the target cpu has AVX-512F.
+inline constexpr const char* kScheduleAvx2 =
     "tile-m=144 tile-n=4096 tile-k=256 micro-m=6 micro-n=16 attn-block-q=64 attn-block-kv=64";
+inline constexpr const char* kScheduleAvx512 =
+    "tile-m=144 tile-n=4096 tile-k=256 micro-m=12 micro-n=32 attn-block-q=64 attn-block-kv=64";
+
+// This host's schedule: the program layer schedules for the native cpu
+// (an explicit --target cpu:<name> gets the host's tiles, and the compiler
+// part picks the vector width for <name>: correct, maybe not the fastest).
+// cpuid only, no LLVM: Compiler_GetTargets must stay cheap.
+inline const char* HostSchedule() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return kScheduleAvx512;
+#endif
+  return kScheduleAvx2;
+}
 
 inline const TsCompilerTarget kCompileTargets[] = {
     {TS_COMPILER_TARGET_STRUCT_SIZE, nullptr, "cpu",
      /*archs=*/"*", /*default_arch=*/"native", /*executable_format=*/"elf-native",
-     /*emit_kinds=*/"llvm,asm", TS_IR_LEVEL_TILE | TS_IR_LEVEL_SCHEDULE, kSchedule, kCompileOptions,
+     /*emit_kinds=*/"llvm,asm", TS_IR_LEVEL_TILE | TS_IR_LEVEL_SCHEDULE, HostSchedule(), kCompileOptions,
      sizeof(kCompileOptions) / sizeof(kCompileOptions[0])},
 };
 inline constexpr size_t kNumCompileTargets = sizeof(kCompileTargets) / sizeof(kCompileTargets[0]);

@@ -1,5 +1,8 @@
 // RUN: tessera-opt %s --tessera-graph-to-schedule --tessera-schedule-to-cpu | FileCheck %s
 // RUN: tessera-opt %s --tessera-graph-to-schedule="row-tile=8 vector-width=4" --tessera-schedule-to-cpu | FileCheck %s --check-prefix=ROWS
+// RUN: tessera-opt %s --tessera-graph-to-schedule="micro-m=12 micro-n=32" --tessera-schedule-to-cpu=matmul-lanes=16 | FileCheck %s --check-prefix=ZMM
+// RUN: tessera-opt %s --tessera-graph-to-schedule="micro-m=6 micro-n=8" --tessera-schedule-to-cpu=matmul-lanes=16 | FileCheck %s --check-prefix=YMM
+// RUN: not tessera-opt %s --tessera-graph-to-schedule --tessera-schedule-to-cpu=matmul-lanes=4 2>&1 | FileCheck %s --check-prefix=BADLANES
 
 // A matmul with a fused bias+relu epilogue becomes a BLIS nest on memrefs:
 // packed A/B buffers, an MRxNR register tile of vector<8xf32> updated with
@@ -13,6 +16,21 @@
 // CHECK: vector.fma
 // CHECK: arith.maxf
 // CHECK: vector.store
+// AVX-512 (matmul-lanes=16, what the cpu compiler sets on a target with
+// AVX-512F): a 12 x 32 register tile is 24 vector<16xf32> accumulators.
+// ZMM-LABEL: func.func @dense
+// ZMM: memref.alloc() {alignment = 64 : i64} : memref<{{[0-9]+}}xf32>
+// ZMM: vector.load {{.*}} : memref<{{[0-9]+}}xf32>, vector<16xf32>
+// ZMM: vector.fma {{.*}} : vector<16xf32>
+// ZMM-NOT: vector.fma {{.*}} : vector<8xf32>
+// ZMM: arith.maxf {{.*}} : vector<16xf32>
+// ZMM: vector.store {{.*}} : memref<96x32xf32>, vector<16xf32>
+// A tile whose NR is not a multiple of 16 keeps 8 lanes.
+// YMM-LABEL: func.func @dense
+// YMM: vector.fma {{.*}} : vector<8xf32>
+// YMM-NOT: vector<16xf32>
+// YMM-LABEL: func.func @attention
+// BADLANES: error: tessera-schedule-to-cpu: matmul-lanes must be 8 (AVX2) or 16 (AVX-512), not 4
 func.func @dense(%x: tensor<96x64xf32>, %w: tensor<64x32xf32>, %b: tensor<32xf32>) -> tensor<96x32xf32> {
   %m = tessera_graph.matmul %x, %w : tensor<96x64xf32>, tensor<64x32xf32> -> tensor<96x32xf32>
   %a = tessera_graph.add %m, %b : tensor<96x32xf32>, tensor<32xf32>

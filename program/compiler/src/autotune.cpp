@@ -242,14 +242,18 @@ std::string TunedSchedule(const Device& device, const CompileTargetInfo& target,
 
 }  // namespace program
 
-AutotuneSpace DefaultAutotuneSpace(const std::string& target) {
-  if (target.rfind("cpu", 0) == 0)
+AutotuneSpace DefaultAutotuneSpace(const std::string& target, const std::string& target_schedule) {
+  if (target.rfind("cpu", 0) == 0) {
+    // The register tiles around the target's own: 16-lane (AVX-512) tiles
+    // where the plugin schedules 32 columns, 8-lane (AVX2) ones otherwise.
+    const bool zmm = target_schedule.find("micro-n=32") != std::string::npos;
     return {{"tile-m", {"72", "96", "144", "192", "288"}},
             {"tile-n", {"1024", "2048", "4096"}},
             {"tile-k", {"128", "256", "384", "512"}},
-            {"micro-m", {"4", "6"}},
-            {"micro-n", {"8", "16"}},
+            {"micro-m", zmm ? std::vector<std::string>{"6", "8", "12"} : std::vector<std::string>{"4", "6"}},
+            {"micro-n", zmm ? std::vector<std::string>{"16", "32", "48"} : std::vector<std::string>{"8", "16"}},
             {"row-tile", {"32", "64", "128"}}};
+  }
   return {{"tile-m", {"32", "64", "128"}},
           {"tile-n", {"32", "64", "128"}},
           {"tile-k", {"8", "16", "32"}},
@@ -373,7 +377,10 @@ StatusOr<AutotuneResult> Autotune(const std::vector<Device>& all_devices, const 
   auto compiler = Compiler::ForDevice(device);
   if (!compiler.ok()) return compiler.status();
   const std::string target = options.target.empty() ? compiler->targets().front().name : options.target;
-  AutotuneSpace space = autotune.space.empty() ? DefaultAutotuneSpace(target) : autotune.space;
+  std::string target_schedule;
+  for (const CompileTargetInfo& t : compiler->targets())
+    if (target == t.name || target.rfind(t.name + ":", 0) == 0) target_schedule = t.schedule;
+  AutotuneSpace space = autotune.space.empty() ? DefaultAutotuneSpace(target, target_schedule) : autotune.space;
   for (const auto& [key, values] : space)
     if (values.empty()) return Status(StatusCode::kInvalidArgument, "autotune: no values to try for " + key);
 

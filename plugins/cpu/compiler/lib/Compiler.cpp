@@ -19,6 +19,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/SubtargetFeature.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -132,6 +133,16 @@ std::string checkWritable(const std::string &dir) {
   return "";
 }
 
+/// Does the LLVM cpu `cpu` have AVX-512F?  (The caller answers for the host
+/// from its features, which also say whether the OS saves zmm state.)
+bool cpuHasAvx512(const std::string &cpu) {
+  std::string triple = llvm::sys::getProcessTriple(), err;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, err);
+  if (!target) return false;
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(target->createMCSubtargetInfo(triple, cpu, ""));
+  return sti && sti->checkFeatures("+avx512f");
+}
+
 }  // namespace
 
 FailureOr<CompiledProgram> tessera::cpu::compileForCPU(ModuleOp input,
@@ -160,6 +171,8 @@ FailureOr<CompiledProgram> tessera::cpu::compileForCPU(ModuleOp input,
     for (auto &f : hostFeatures) features.AddFeature(f.first(), f.second);
   GraphPipelineOptions tiles = opts.tiles;
   tiles.hardwareF16 = opts.cpu.empty() && hostFeatures.lookup("f16c");
+  // The matmul micro-kernel on zmm registers where the target has them.
+  tiles.matmulLanes = (opts.cpu.empty() ? hostFeatures.lookup("avx512f") : cpuHasAvx512(opts.cpu)) ? 16 : 8;
 
   // Cache key: IR text + everything that changes the binary.
   std::string text;
@@ -170,7 +183,7 @@ FailureOr<CompiledProgram> tessera::cpu::compileForCPU(ModuleOp input,
        << " tiles=" << opts.tiles.tileM << "," << opts.tiles.tileN << "," << opts.tiles.tileK
        << "," << opts.tiles.microM << "," << opts.tiles.microN
        << " attn=" << opts.tiles.attnBlockQ << "," << opts.tiles.attnBlockKV
-       << " f16c=" << tiles.hardwareF16 << " schedule=" << opts.tiles.schedule;
+       << " f16c=" << tiles.hardwareF16 << " lanes=" << tiles.matmulLanes << " schedule=" << opts.tiles.schedule;
   }
   std::string key = llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(text)), true).substr(0, 32);
   // Emitted text is never cached; without a cache folder the object and the

@@ -18,7 +18,8 @@
 // float matmuls (f16/bf16/fp8 operands are widened while packing, in
 // vector code) and i32 for integer ones (i8 sign-extended), so the
 // micro-kernel is the same for every storage type: vector.fma on
-// vector<8xf32>, or muli + addi on vector<8xi32>.  The result is the sum
+// vector<Vxf32>, or muli + addi on vector<Vxi32>, where V is 8 (AVX2's
+// ymm) or 16 (AVX-512's zmm: MatmulAccess::lanes).  The result is the sum
 // over all of K in the accumulator type, rounded once to the result type.
 //
 // Column remainders (N % NR != 0): the last sliver has a static width
@@ -49,14 +50,13 @@ namespace g = tessera::graph;
 namespace tessera::cpu {
 namespace {
 
-constexpr int64_t kVec = 8;     // 32-bit lanes of an AVX2 register
 constexpr int64_t kUnroll = 8;  // k iterations per trip of the micro-kernel loop
 
 class MatmulEmitter {
  public:
   MatmulEmitter(OpBuilder &b, g::MatmulOp mm, const FusedTree &epilogue,
                 const MatmulAccess &x, SmallVectorImpl<Value> &allocs)
-      : b(b), loc(mm.getLoc()), mm(mm), epilogue(epilogue), x(x), allocs(allocs) {}
+      : b(b), loc(mm.getLoc()), mm(mm), epilogue(epilogue), x(x), allocs(allocs), V(x.lanes) {}
 
   LogicalResult emit();
 
@@ -67,6 +67,7 @@ class MatmulEmitter {
   const FusedTree &epilogue;
   const MatmulAccess &x;
   SmallVectorImpl<Value> &allocs;
+  const int64_t V;  // lanes of the micro-kernel's vectors (MatmulAccess::lanes)
 
   int64_t rank = 2, M = 0, K = 0, N = 0, MC = 0, NC = 0, KC = 0, MR = 0, NR = 0;
   int64_t nv = 0, nc = 0, kcMax = 0, maxRows = 0, nrem = 0, prefetchRows = 1;
@@ -110,17 +111,17 @@ class MatmulEmitter {
 /// applies it to each index).
 Value MatmulEmitter::loadVec(const TensorAccess &t, ArrayRef<Value> idx, int64_t lanes) {
   Type elem = t.type.getElementType(), st = storageType(elem);
-  auto svt = VectorType::get({kVec}, st);
+  auto svt = VectorType::get({V}, st);
   const bool contiguous = g::isRowMajor(t.type);
-  if (contiguous && lanes == kVec)
+  if (contiguous && lanes == V)
     return widen(b, loc, b.create<vector::LoadOp>(loc, svt, t.mem, t.at(idx)), elem, x.elements);
   if (contiguous && st.getIntOrFloatBitWidth() == 32) {  // f32 / i32: storage is the compute type
-    auto mask = b.create<vector::ConstantMaskOp>(loc, VectorType::get({kVec}, b.getI1Type()),
+    auto mask = b.create<vector::ConstantMaskOp>(loc, VectorType::get({V}, b.getI1Type()),
                                                  b.getI64ArrayAttr({lanes}));
     return b.create<vector::MaskedLoadOp>(loc, svt, t.mem, t.at(idx), mask,
                                           splatConstant(b, loc, svt, 0));
   }
-  Value v = splatConstant(b, loc, VectorType::get({kVec}, computeType(elem)), 0);
+  Value v = splatConstant(b, loc, VectorType::get({V}, computeType(elem)), 0);
   for (int64_t l = 0; l < lanes; ++l) {
     SmallVector<Value> li(idx.begin(), idx.end());
     li.back() = addc(li.back(), l);
@@ -134,12 +135,12 @@ Value MatmulEmitter::loadVec(const TensorAccess &t, ArrayRef<Value> idx, int64_t
 /// `lanes` lanes at logical index `idx`.
 void MatmulEmitter::storeVec(const TensorAccess &t, ArrayRef<Value> idx, Value v, int64_t lanes) {
   Type elem = t.type.getElementType(), st = storageType(elem);
-  if (lanes == kVec) {
+  if (lanes == V) {
     b.create<vector::StoreOp>(loc, narrow(b, loc, v, elem, x.elements), t.mem, t.at(idx));
     return;
   }
   if (st.getIntOrFloatBitWidth() == 32) {
-    auto mask = b.create<vector::ConstantMaskOp>(loc, VectorType::get({kVec}, b.getI1Type()),
+    auto mask = b.create<vector::ConstantMaskOp>(loc, VectorType::get({V}, b.getI1Type()),
                                                  b.getI64ArrayAttr({lanes}));
     b.create<vector::MaskedStoreOp>(loc, t.mem, t.at(idx), mask, v);
     return;
@@ -160,9 +161,9 @@ void MatmulEmitter::packPanel() {
     Value krow = add(pc, k), dk = mul(k, NR);
     auto packCols = [&](Value t, int64_t width) {
       Value dst = add(mul(divc(t, NR), kcMax * NR), dk);
-      for (int64_t j = 0; j * kVec < width; ++j) {
-        Value v = loadVec(x.b, at(krow, addc(add(jc, t), j * kVec)), std::min(kVec, width - j * kVec));
-        b.create<vector::StoreOp>(loc, v, x.packB, ValueRange{addc(dst, j * kVec)});
+      for (int64_t j = 0; j * V < width; ++j) {
+        Value v = loadVec(x.b, at(krow, addc(add(jc, t), j * V)), std::min(V, width - j * V));
+        b.create<vector::StoreOp>(loc, v, x.packB, ValueRange{addc(dst, j * V)});
       }
     };
     forLoop(b, loc, c(0), ncvFull, c(NR), [&](Value t) { packCols(t, NR); });
@@ -214,9 +215,9 @@ void MatmulEmitter::sliver(Value jr, int64_t width) {
     // stays in L1 for all of them.
     forLoop(b, loc, c(0), kc, c(1), [&](Value k) {
       Value krow = add(pc, k);
-      for (int64_t j = 0; j * kVec < width; ++j) {
-        Value v = loadVec(x.b, at(krow, addc(jcol, j * kVec)), std::min(kVec, width - j * kVec));
-        b.create<vector::StoreOp>(loc, v, x.packB, ValueRange{addc(mul(k, NR), j * kVec)});
+      for (int64_t j = 0; j * V < width; ++j) {
+        Value v = loadVec(x.b, at(krow, addc(jcol, j * V)), std::min(V, width - j * V));
+        b.create<vector::StoreOp>(loc, v, x.packB, ValueRange{addc(mul(k, NR), j * V)});
       }
     });
   }
@@ -246,13 +247,13 @@ FailureOr<Value> MatmulEmitter::applyEpilogue(Value v, Value row, Value col, int
                    t.type.getElementType(), x.elements);
     return loadVec(t, idx, lanes);
   };
-  return emitFusedTree(b, loc, epilogue, at(row, col), kVec, v, load, x.elements);
+  return emitFusedTree(b, loc, epilogue, at(row, col), V, v, load, x.elements);
 }
 
 /// One mr x width register tile at rows ic+ir.., columns jc+jr...
 void MatmulEmitter::tile(Value jr, Value bBase, Value ir, int64_t mr, int64_t width) {
-  int64_t nvT = (width + kVec - 1) / kVec;
-  auto lanesOf = [&](int64_t j) { return std::min(kVec, width - j * kVec); };
+  int64_t nvT = (width + V - 1) / V;
+  auto lanesOf = [&](int64_t j) { return std::min(V, width - j * V); };
   Value jcol = add(jc, jr);
   Value aBase = mul(divc(ir, MR), kcMax * MR);
   bool isFloat = accElem.isa<FloatType>();
@@ -260,7 +261,7 @@ void MatmulEmitter::tile(Value jr, Value bBase, Value ir, int64_t mr, int64_t wi
     Value bo = add(bBase, mul(k, NR)), ao = add(aBase, mul(k, MR));
     SmallVector<Value> bv;
     for (int64_t j = 0; j < nvT; ++j)
-      bv.push_back(b.create<vector::LoadOp>(loc, accVec, x.packB, ValueRange{addc(bo, j * kVec)}));
+      bv.push_back(b.create<vector::LoadOp>(loc, accVec, x.packB, ValueRange{addc(bo, j * V)}));
     for (int64_t r = 0; r < mr; ++r) {
       Value a = b.create<memref::LoadOp>(loc, x.packA, ValueRange{addc(ao, r)});
       Value ab = b.create<vector::BroadcastOp>(loc, accVec, a);
@@ -274,21 +275,34 @@ void MatmulEmitter::tile(Value jr, Value bBase, Value ir, int64_t mr, int64_t wi
   // Prefetch the rows of B that the next K slice packs for this sliver,
   // prefetchRows per tile, spread over the sliver's tiles (B comes from
   // memory once per group: hide it behind compute).
+  // Every cache line of a row segment `width` wide: a 12 x 32 f32 tile's
+  // rows are two lines (prefetching the first only left the second to
+  // miss in the B packing loop).
+  auto lineStarts = [&](const TensorAccess &t) {
+    int64_t bytes = storageType(t.type.getElementType()).getIntOrFloatBitWidth() / 8;
+    SmallVector<int64_t> cols;
+    for (int64_t col = 0; col < width; col += std::max<int64_t>(1, 64 / bytes)) cols.push_back(col);
+    return cols;
+  };
   {
     Value nextRow = add(addc(pc, kcMax), mul(divc(ir, MR), prefetchRows));
     Value lastK = c(K - 1);
+    SmallVector<int64_t> cols = lineStarts(x.b);
     for (int64_t i = 0; i < prefetchRows; ++i) {
       Value krow = b.create<arith::MinSIOp>(loc, addc(nextRow, i), lastK);
-      b.create<memref::PrefetchOp>(loc, x.b.mem, x.b.at(at(krow, jcol)),
-                                   /*isWrite=*/false, /*localityHint=*/2, /*isDataCache=*/true);
+      for (int64_t col : cols)
+        b.create<memref::PrefetchOp>(loc, x.b.mem, x.b.at(at(krow, addc(jcol, col))),
+                                     /*isWrite=*/false, /*localityHint=*/2, /*isDataCache=*/true);
     }
   }
   // Prefetch the C tile (it is read and written after the k loop).
   Value lastRowC = b.create<arith::SubIOp>(loc, mRows, c(1));
+  SmallVector<int64_t> cCols = lineStarts(x.c);
   for (int64_t r = 0; r < mr; ++r) {
     Value prow = b.create<arith::MinSIOp>(loc, add(ic, addc(ir, r)), lastRowC);
-    b.create<memref::PrefetchOp>(loc, x.c.mem, x.c.at(at(prow, jcol)),
-                                 /*isWrite=*/true, /*localityHint=*/3, /*isDataCache=*/true);
+    for (int64_t col : cCols)
+      b.create<memref::PrefetchOp>(loc, x.c.mem, x.c.at(at(prow, addc(jcol, col))),
+                                   /*isWrite=*/true, /*localityHint=*/3, /*isDataCache=*/true);
   }
   // k loop: kUnroll steps per trip, then the remainder.
   Value kMain = b.create<arith::SubIOp>(loc, kc, b.create<arith::RemUIOp>(loc, kc, c(kUnroll)));
@@ -317,10 +331,10 @@ void MatmulEmitter::tile(Value jr, Value bBase, Value ir, int64_t mr, int64_t wi
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     for (int64_t j = 0; j < nvT; ++j) {
-      Value col = addc(jcol, j * kVec);
+      Value col = addc(jcol, j * V);
       int64_t lanes = lanesOf(j);
       Value v = rest.getResult(r * nvT + j);
-      SmallVector<Value> scratchIdx{lrow, addc(jr, j * kVec)};
+      SmallVector<Value> scratchIdx{lrow, addc(jr, j * V)};
       if (!singleSlice) {
         // Accumulate the earlier K slices (not on the first).
         auto accIf = b.create<scf::IfOp>(loc, TypeRange{accVec}, first, true);
@@ -374,8 +388,8 @@ LogicalResult MatmulEmitter::emit() {
   N = bt.getDimSize(rank - 1);
   MC = x.MC; NC = x.NC; KC = x.KC; MR = x.MR; NR = x.NR;
   accElem = computeType(at_.getElementType());
-  accVec = VectorType::get({kVec}, accElem);
-  nv = NR / kVec;
+  accVec = VectorType::get({V}, accElem);
+  nv = NR / V;
   nc = (std::min(NC, N) + NR - 1) / NR * NR;
   nrem = N % NR;
   kcMax = std::min(KC, K);

@@ -42,6 +42,9 @@ struct MatmulAccess {
   /// matmuls), large enough for these tile sizes (packBufferSizes).
   mlir::Value packA, packB;
   int64_t MC = 144, NC = 4096, KC = 256, MR = 6, NR = 16;
+  /// Lanes of the micro-kernel's vectors: 8 (AVX2) or 16 (AVX-512); NR is
+  /// a multiple of it.
+  int64_t lanes = 8;
   ElementOptions elements;
 };
 

@@ -21,8 +21,8 @@ LogicalResult tessera::cpu::buildGraphToLoopsPipeline(OpPassManager &pm,
   gs.tileM = o.tileM;
   gs.tileN = o.tileN;
   gs.tileK = o.tileK;
-  gs.microM = o.microM;
-  gs.microN = o.microN;
+  gs.microM = o.microM ? o.microM : o.matmulLanes == 16 ? 12 : 6;
+  gs.microN = o.microN ? o.microN : o.matmulLanes == 16 ? 32 : 16;
   gs.attnBlockQ = o.attnBlockQ;
   gs.attnBlockKV = o.attnBlockKV;
   std::unique_ptr<Pass> schedule = graph::createGraphToSchedule(gs);
@@ -30,6 +30,7 @@ LogicalResult tessera::cpu::buildGraphToLoopsPipeline(OpPassManager &pm,
   pm.addPass(std::move(schedule));
   ScheduleToCPUOptions sc;
   sc.hardwareF16 = o.hardwareF16;
+  sc.matmulLanes = o.matmulLanes;
   pm.addPass(createScheduleToCPU(sc));
   // Vector exps (the online softmax) become polynomials, not libm calls.
   pm.addPass(createExpandVectorExp());

@@ -55,8 +55,8 @@ struct Buf {
 
 class KernelBuilder {
  public:
-  KernelBuilder(func::FuncOp src, OpBuilder &b, ElementOptions elements)
-      : src(src), b(b), loc(src.getLoc()), elements(elements) {}
+  KernelBuilder(func::FuncOp src, OpBuilder &b, ElementOptions elements, int64_t matmulLanes)
+      : src(src), b(b), loc(src.getLoc()), elements(elements), matmulLanes(matmulLanes) {}
 
   LogicalResult run();
 
@@ -65,6 +65,9 @@ class KernelBuilder {
   OpBuilder &b;
   Location loc;
   ElementOptions elements;
+  // The widest vector the matmul micro-kernel may use (8 or 16 lanes);
+  // a tile whose NR is not a multiple of it uses 8.
+  int64_t matmulLanes;
   DenseMap<Value, Buf> bufs;
   DenseSet<Value> rowValues;
   bool parallel = false;
@@ -361,6 +364,7 @@ LogicalResult KernelBuilder::lowerMatmul(g::MatmulOp mm, const FusedTree &epilog
   }
   std::tie(m.packA, m.packB) = packs.lookup(computeType(A.type.getElementType()));
   m.MC = MC; m.NC = NC; m.KC = KC; m.MR = MR; m.NR = NR;
+  m.lanes = NR % matmulLanes == 0 ? matmulLanes : kVec;
   m.elements = elements;
   return cpu::lowerMatmul(b, mm, epilogue, m, allocs);
 }
@@ -787,7 +791,13 @@ struct ScheduleToCPUPass : tessera::cpu::impl::ScheduleToCPUBase<ScheduleToCPUPa
       OpBuilder b(f);
       ElementOptions elements;
       elements.hardwareF16 = hardwareF16;
-      KernelBuilder kb(f, b, elements);
+      const int64_t lanes = matmulLanes;
+      if (lanes != 8 && lanes != 16) {
+        f.emitError() << "tessera-schedule-to-cpu: matmul-lanes must be 8 (AVX2) or 16 (AVX-512), not "
+                      << lanes;
+        return signalPassFailure();
+      }
+      KernelBuilder kb(f, b, elements, lanes);
       if (failed(kb.run())) return signalPassFailure();
       f.erase();
     }

@@ -85,8 +85,10 @@ struct AutotuneResult {
   std::vector<AutotuneTrial> trials;
 };
 
-// The keys and values searched when AutotuneOptions::space is empty.
-AutotuneSpace DefaultAutotuneSpace(const std::string& target);
+// The keys and values searched when AutotuneOptions::space is empty, for
+// `target` whose plugin schedules it with `target_schedule`
+// (CompileTargetInfo::schedule: the cpu's register tiles depend on it).
+AutotuneSpace DefaultAutotuneSpace(const std::string& target, const std::string& target_schedule = "");
 
 // Parses "tile-m=96,144,192 micro-m=4,6" into a space.
 StatusOr<AutotuneSpace> ParseAutotuneSpace(const std::string& text);

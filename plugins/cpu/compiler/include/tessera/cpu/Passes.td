@@ -9,7 +9,8 @@ def ScheduleToCPU : Pass<"tessera-schedule-to-cpu", "::mlir::ModuleOp"> {
     block of `MC` output rows per tile group. A `tessera_schedule.tile`
     around a matmul becomes the BLIS loop nest: KC slices, A packed into
     MR-row slivers, B packed into NR-column slivers, and an MRxNR register
-    tile of `vector<NR x f32>` accumulators updated with `vector.fma`; the
+    tile of `vector<8 x f32>` (or, with `matmul-lanes=16`, `vector<16 x f32>`)
+    accumulators updated with `vector.fma`; the
     fused epilogue is applied to the register tile before it is stored.
     Other Graph ops become loops. Results are written to output arguments
     appended after the inputs.
@@ -24,7 +25,10 @@ def ScheduleToCPU : Pass<"tessera-schedule-to-cpu", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"hardwareF16", "hardware-f16", "bool", /*default=*/"false",
-           "convert f16 with arith.extf/truncf (the target has F16C); else in integer code">
+           "convert f16 with arith.extf/truncf (the target has F16C); else in integer code">,
+    Option<"matmulLanes", "matmul-lanes", "int64_t", /*default=*/"8",
+           "lanes of the matmul micro-kernel's vectors: 8 (AVX2 ymm) or 16 (AVX-512 zmm, "
+           "used by tiles whose NR is a multiple of 16)">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect",
                            "::mlir::arith::ArithDialect", "::mlir::vector::VectorDialect",

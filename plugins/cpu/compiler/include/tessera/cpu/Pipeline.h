@@ -8,7 +8,12 @@
 
 namespace tessera::cpu {
 struct GraphPipelineOptions {
-  int64_t tileM = 144, tileN = 4096, tileK = 256, microM = 6, microN = 16;
+  int64_t tileM = 144, tileN = 4096, tileK = 256;
+  /// The register tile; 0: the one for `matmulLanes` (6 x 16 for 8 lanes,
+  /// 12 x 32 for 16, as plugins/cpu/compile_targets.hpp's schedules).
+  int64_t microM = 0, microN = 0;
+  /// Lanes of the matmul micro-kernel's vectors: 8 (AVX2) or 16 (AVX-512F).
+  int64_t matmulLanes = 8;
   /// Attention blocks (tessera_schedule.flash_attention), at most.
   int64_t attnBlockQ = 64, attnBlockKV = 64;
   /// The target has F16C: f16 conversions in hardware (else integer code).
