@@ -17,14 +17,16 @@ inline const TsOptionInfo kCompileOptions[] = {
 };
 
 // The schedules the cpu code generator is tuned for: BLIS-style GEMM nests
-// with register tiles that fill the vector register file, panels of
-// 144 x 256.  AVX2 + FMA: 6 x 16 (12 ymm accumulators); AVX-512: 12 x 32
+// with register tiles that fill the vector register file.  AVX2 + FMA:
+// 6 x 16 (12 ymm accumulators), A blocks of 144 x 256; AVX-512: 12 x 32
 // (24 zmm accumulators of the 32), which the compiler part runs on 16-lane
-// vectors (MatmulAccess::lanes) when the target cpu has AVX-512F.
+// vectors (MatmulAccess::lanes) when the target cpu has AVX-512F, and A
+// blocks of 264 x 256 (row groups of 256: half the B packing per row;
+// ScheduleToCPU.cpp's group heuristic).
 inline constexpr const char* kScheduleAvx2 =
     "tile-m=144 tile-n=4096 tile-k=256 micro-m=6 micro-n=16 attn-block-q=64 attn-block-kv=64";
 inline constexpr const char* kScheduleAvx512 =
-    "tile-m=144 tile-n=4096 tile-k=256 micro-m=12 micro-n=32 attn-block-q=64 attn-block-kv=64";
+    "tile-m=264 tile-n=4096 tile-k=256 micro-m=12 micro-n=32 attn-block-q=64 attn-block-kv=64";
 
 // This host's schedule: the program layer schedules for the native cpu
 // (an explicit --target cpu:<name> gets the host's tiles, and the compiler
