@@ -246,7 +246,13 @@ AutotuneSpace DefaultAutotuneSpace(const std::string& target, const std::string&
   if (target.rfind("cpu", 0) == 0) {
     // The register tiles around the target's own: 16-lane (AVX-512) tiles
     // where the plugin schedules 32 columns, 8-lane (AVX2) ones otherwise.
-    const bool zmm = target_schedule.find("micro-n=32") != std::string::npos;
+    // The schedule's own micro-n (a token "micro-n=V"): 32 and up are zmm tiles.
+    long micro_n = 0;
+    llvm::SmallVector<llvm::StringRef, 8> tokens;
+    llvm::StringRef(target_schedule).split(tokens, ' ', -1, false);
+    for (llvm::StringRef t : tokens)
+      if (t.consume_front("micro-n=")) t.getAsInteger(10, micro_n);
+    const bool zmm = micro_n >= 32;
     return {{"tile-m", {"72", "96", "144", "192", "288"}},
             {"tile-n", {"1024", "2048", "4096"}},
             {"tile-k", {"128", "256", "384", "512"}},
