@@ -24,10 +24,12 @@ inline const TsOptionInfo kCompileOptions[] = {
 };
 
 // The GPU schedule (docs/gpu-lowering.md), as for vulkan: 128x128 GEMM tiles
-// of 16x16 lanes with 8x8 registers each and BK = 16; attention as matmul +
-// softmax + matmul unless attention=1.
+// of 16x16 lanes with 8x8 registers each; attention as matmul + softmax +
+// matmul unless attention=1.  bf16 / f16 matmuls whose shape the tile
+// divides run on subgroup matrix units (mma=sync: tensor cores from sm_80,
+// 8 subgroups of 64x32 outputs), K staged 32 at a time.
 inline constexpr const char* kSchedule =
-    "tile-m=128 tile-n=128 tile-k=16 micro-m=8 micro-n=8 clamp-tiles=0 "
+    "tile-m=128 tile-n=128 tile-k=32 micro-m=8 micro-n=8 mma=sync clamp-tiles=0 "
     "merge-matmul-chains=0 attention=0 attn-block-q=16 attn-block-kv=32";
 
 // Architectures the generic tier compiles for (LLVM 16's NVPTX knows up to

@@ -874,6 +874,36 @@ void Interpreter::Execute(Lane &lane, Operation &op) {
     return;
   }
   if (isa<tile::CpAsyncCommitOp, tile::CpAsyncWaitOp>(op)) return;
+  if (auto mma = dyn_cast<tile::SubgroupMmaOp>(op)) {
+    // Lane q of its subgroup of 32 computes its own elements (the op's
+    // layout); the products of each element are added in order k = 0..15,
+    // each rounded to f32.
+    const int64_t linear = lane.id[0] + launch_.group_size[0] * (lane.id[1] + launch_.group_size[1] * lane.id[2]);
+    const int64_t q = linear % 32, n = mma.getN(), lda = mma.getLda(), ldb = mma.getLdb();
+    const std::string ot = mma.getOperandType().isBF16() ? "bf16" : "f16";
+    const Val &a = Get(lane, mma.getA()), &b = Get(lane, mma.getB()), &c = Get(lane, mma.getAcc());
+    const int64_t ai = static_cast<int64_t>(Scalar(lane, mma.getAIndex()));
+    const int64_t bi = static_cast<int64_t>(Scalar(lane, mma.getBIndex()));
+    // An i16 buffer holds the operand's bits (as a signed integer).
+    auto operand = [&](const MemRefVal &m, int64_t at) {
+      double x = *At(o, m, {at});
+      if (!m.element.isInteger(16)) return x;
+      const uint16_t bits = static_cast<uint16_t>(static_cast<int64_t>(x));
+      const unsigned char bytes[2] = {static_cast<unsigned char>(bits & 0xff), static_cast<unsigned char>(bits >> 8)};
+      return elements::Decode(bytes, ot);
+    };
+    Val r = c;
+    for (size_t v = 0; v < r.v.size(); ++v) {
+      const int64_t t = static_cast<int64_t>(v) / 4, e = static_cast<int64_t>(v) % 4;
+      const int64_t row = 16 * (t / (n / 8)) + q / 4 + 8 * (e / 2), col = 8 * (t % (n / 8)) + 2 * (q % 4) + e % 2;
+      float acc = static_cast<float>(r.v[v]);
+      for (int64_t k = 0; k < 16; ++k)
+        acc = std::fma(static_cast<float>(operand(*a.m, ai + row * lda + k)),
+                       static_cast<float>(operand(*b.m, bi + k * ldb + col)), acc);
+      r.v[v] = acc;
+    }
+    return result(std::move(r));
+  }
   if (auto mma = dyn_cast<tile::MmaOp>(op)) {
     auto at = mma.getA().getType().cast<VectorType>(), bt = mma.getB().getType().cast<VectorType>();
     const int64_t M = at.getShape()[0], K = at.getShape()[1], N = bt.getShape()[1];

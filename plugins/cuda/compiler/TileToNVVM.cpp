@@ -7,6 +7,8 @@
 //  mesh-scope atomics        inline PTX atom.sys.<op> (global memory)
 //  cp_async (sm_80+)         cp.async.{ca,cg}.shared.global + commit /
 //                            wait_group (before sm_80: a synchronous copy)
+//  subgroup_mma (sm_80+)     ldmatrix + mma.sync (MmaSync.h; before sm_80
+//                            the shared per-lane FMAs)
 //  kernel bodies             NVVM forms: warp shuffles, memref.atomic_rmw
 //  math -> libdevice         math.<fn> on f32/f64 -> calls of __nv_<fn>[f]
 //                            (linked from libdevice.10.bc by PTXBackend);
@@ -15,6 +17,8 @@
 //                            barriers, shuffles, memrefs, arith, cf
 //===----------------------------------------------------------------------===//
 #include "TileToNVVM.h"
+
+#include "MmaSync.h"
 
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -201,6 +205,7 @@ LogicalResult lowerTileToNVVM(ModuleOp input, llvm::LLVMContext &llvmContext,
   hooks.plugin = "cuda";
   hooks.kernelLowering.target = gpu_lowering::GpuTarget::NVVM;
   hooks.kernelAttrName = NVVM::NVVMDialect::getKernelFuncAttrName().str();
+  if (options.tensorCores) hooks.kernelLowering.subgroupMma = lowerSubgroupMmaToMmaSync;
   hooks.beforeKernelLowering = [&](func::FuncOp f) -> LogicalResult {
     if (failed(lowerSystemAtomics(f, options.meshAtomics))) return failure();
     return options.asyncCopies ? lowerAsyncCopies(f) : success();

@@ -30,6 +30,9 @@ struct NVVMOptions {
   bool meshAtomics = true;
   /// sm_80 and up: cp_async becomes cp.async (else a synchronous copy).
   bool asyncCopies = false;
+  /// sm_80 and up: subgroup_mma becomes ldmatrix + mma.sync (MmaSync.h);
+  /// else each lane computes its elements with FMAs.
+  bool tensorCores = false;
 };
 
 /// Lowers every Tile IR kernel of (a clone of) `module` to LLVM IR in

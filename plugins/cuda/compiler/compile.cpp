@@ -52,6 +52,7 @@ TsErrorCode Lower(ModuleOp module, const CompileRequest &request, CompileResult 
   tessera::cuda::NVVMOptions nvvm;
   nvvm.meshAtomics = request.options.Bool("mesh_atomics", true);
   nvvm.asyncCopies = target.smVersion >= 80;
+  nvvm.tensorCores = target.smVersion >= 80;
   if (failed(tessera::cuda::lowerTileToNVVM(module, llvmContext, nvvm, &kernels)))
     return TS_ERROR_UNSUPPORTED;
 

@@ -33,6 +33,7 @@
 #include "tessera/Conversion/ShapeOps.h"
 
 #include "AttentionKernel.h"
+#include "MmaGemmKernel.h"
 #include "RowKernels.h"
 #include "ScheduleGroups.h"
 
@@ -549,8 +550,31 @@ struct KernelBuilder {
         [layout, d, skv, this](OpBuilder &b, Value i, Value j) { return emitOffset(b, loc, layout, i, j, d, skv); });
   }
 
+  /// The GEMM on subgroup matrix units (MmaGemmKernel.h), with the same
+  /// fused epilogue per element.
+  void buildMmaGemm(func::FuncOp k, const KernelSpec &s) {
+    DenseMap<Value, Value> args;
+    for (auto [i, v] : llvm::enumerate(s.leaves)) args[v] = k.getArgument(i);
+    Value C = k.getArgument(s.leaves.size());
+    auto ct = s.matmul.getType().cast<ShapedType>();
+    const int64_t M = ct.getDimSize(ct.getRank() - 2), N = ct.getShape().back(), total = ct.getNumElements();
+    Location l = loc;
+    conv::mma::buildKernel(k, s.matmul, s.tile, args.lookup(s.matmul.getLhs()), args.lookup(s.matmul.getRhs()),
+                           [&](OpBuilder &sb, Value row, Value col, Value acc) {
+                             Value gb = sb.create<t::GroupIdOp>(l, sb.getIndexType(), uint64_t{2});
+                             Value flat = sb.create<arith::AddIOp>(
+                                 l, sb.create<arith::MulIOp>(l, gb, cIdx(sb, l, M * N)),
+                                 sb.create<arith::AddIOp>(l, sb.create<arith::MulIOp>(l, row, cIdx(sb, l, N)), col));
+                             ExprEmitter e(sb, l, args, s.root, s.matmul.getResult(), acc);
+                             sb.create<memref::StoreOp>(
+                                 l, narrow(sb, l, e.emit(s.root, flat, total, /*top=*/true), elemOf(s.root)), C, flat);
+                           });
+    OpBuilder::atBlockEnd(&k.front()).create<func::ReturnOp>(l);
+  }
+
   /// Shared-memory tiled GEMM with the fused epilogue before the store.
   void buildGemm(func::FuncOp k, const KernelSpec &s) {
+    if (conv::mma::eligible(s.matmul, s.tile)) return buildMmaGemm(k, s);
     auto at = s.matmul.getLhs().getType().cast<ShapedType>();
     auto ct = s.matmul.getType().cast<ShapedType>();
     int64_t r = at.getRank(), M = at.getShape()[r - 2], K = at.getShape()[r - 1], N = ct.getShape().back();
@@ -728,8 +752,10 @@ struct KernelBuilder {
       } else {
         grid = grid1D(numElements((s.kind == KernelSpec::kLayout ? s.leaves[0] : s.root).getType()));
       }
-      func::FuncOp k = newKernel(name, s.leaves, s.root, grid,
-                                 s.kind == KernelSpec::kGemm ? s.tile.lanes() : kLanes);
+      const int64_t lanes = s.kind != KernelSpec::kGemm               ? kLanes
+                            : conv::mma::eligible(s.matmul, s.tile) ? conv::mma::lanes(s.tile)
+                                                                     : s.tile.lanes();
+      func::FuncOp k = newKernel(name, s.leaves, s.root, grid, lanes);
       switch (s.kind) {
       case KernelSpec::kGemm: buildGemm(k, s); break;
       case KernelSpec::kElementwise: buildElementwise(k, s); break;

@@ -20,8 +20,11 @@ namespace tessera::conversion {
 /// K staged BK at a time, an RM x RN register block per lane, so a group
 /// has (TM / RM) x (TN / RN) lanes.  From the tile's `tile_sizes = [TM,
 /// TN, BK]` and `micro_tile = [RM, RN]`; the default is the GPU schedule.
+/// mmaSync (the tile's `mma = "sync"`): subgroups on matrix units where the
+/// operands allow (MmaGemmKernel.h), RM x RN then unused.
 struct GemmTile {
   int64_t tm = 128, tn = 128, bk = 16, rm = 8, rn = 8;
+  bool mmaSync = false;
   int64_t lanesM() const { return tm / rm; }
   int64_t lanesN() const { return tn / rn; }
   int64_t lanes() const { return lanesM() * lanesN(); }

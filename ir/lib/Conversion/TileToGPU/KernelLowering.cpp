@@ -59,6 +59,8 @@ struct KernelLowering {
   bool nvvm = false;         // GpuTarget::NVVM or ROCDL: gpu.shuffle forms (else SPIR-V)
   bool rocdl = false;        // GpuTarget::ROCDL
   int64_t warp = 32;         // the hardware subgroup's lanes
+  std::function<FailureOr<SmallVector<Value>>(OpBuilder &, t::SubgroupMmaOp, ArrayRef<Value>, Value)>
+      subgroupMma;           // the target's subgroup_mma, or null (per-lane FMAs)
   DenseMap<Value, SmallVector<Value>> scal;  // 1-D vector -> its elements
 
   /// NVVM: lanes a subgroup (warp) holds here: 32, or the whole group when
@@ -207,6 +209,52 @@ struct KernelLowering {
     }
     f.setType(FunctionType::get(ctx, f.front().getArgumentTypes(), {}));
     return success();
+  }
+
+  /// A 16-bit operand of subgroup_mma as f32: bf16 bits (in an i16 or a
+  /// bf16 buffer) shifted into the high half, f16 extended.
+  static Value operandToF32(OpBuilder &b, Location l, Value x, Type operandType) {
+    if (operandType.isF16()) {
+      if (x.getType().isInteger(16)) x = b.create<arith::BitcastOp>(l, b.getF16Type(), x);
+      return b.create<arith::ExtFOp>(l, b.getF32Type(), x);
+    }
+    if (!x.getType().isInteger(16)) x = b.create<arith::BitcastOp>(l, b.getI16Type(), x);
+    Value w = b.create<arith::ExtUIOp>(l, b.getI32Type(), x);
+    w = b.create<arith::ShLIOp>(l, w, b.create<arith::ConstantIntOp>(l, 16, 32));
+    return b.create<arith::BitcastOp>(l, b.getF32Type(), w);
+  }
+
+  /// subgroup_mma without matrix units: lane q of the subgroup computes its
+  /// own elements (the op's layout), reading the 2*(m/16) rows of A and the
+  /// 2*(n/8) columns of B it needs once per k; the 16 products of each
+  /// element in order k = 0..15, as fused multiply-adds.
+  SmallVector<Value> subgroupMmaByLane(OpBuilder &b, Location l, t::SubgroupMmaOp o, ArrayRef<Value> acc,
+                                       Value q) {
+    const int64_t m = o.getM(), n = o.getN(), lda = o.getLda(), ldb = o.getLdb();
+    const int64_t tilesN = n / 8;
+    Type ot = o.getOperandType();
+    Value q4 = b.create<arith::DivUIOp>(l, q, cIdx(b, l, 4));
+    Value qm = b.create<arith::MulIOp>(l, b.create<arith::RemUIOp>(l, q, cIdx(b, l, 4)), cIdx(b, l, 2));
+    Value aRow0 = b.create<arith::AddIOp>(l, o.getAIndex(), b.create<arith::MulIOp>(l, q4, cIdx(b, l, lda)));
+    Value bCol0 = b.create<arith::AddIOp>(l, o.getBIndex(), qm);
+    SmallVector<Value> r(acc.begin(), acc.end());
+    for (int64_t k = 0; k < 16; ++k) {
+      // Rows 16*tm + q/4 + 8*h of A, columns 8*tn + 2*(q%4) + c of B.
+      SmallVector<Value> av, bv;
+      for (int64_t row = 0; row < m / 8; ++row) {
+        Value i = b.create<arith::AddIOp>(l, aRow0, cIdx(b, l, (row / 2 * 16 + row % 2 * 8) * lda + k));
+        av.push_back(operandToF32(b, l, b.create<memref::LoadOp>(l, o.getA(), i), ot));
+      }
+      for (int64_t col = 0; col < n / 4; ++col) {
+        Value i = b.create<arith::AddIOp>(l, bCol0, cIdx(b, l, k * ldb + col / 2 * 8 + col % 2));
+        bv.push_back(operandToF32(b, l, b.create<memref::LoadOp>(l, o.getB(), i), ot));
+      }
+      for (int64_t v = 0; v < static_cast<int64_t>(r.size()); ++v) {
+        int64_t t = v / 4, e = v % 4, tm = t / tilesN, tn = t % tilesN;
+        r[v] = b.create<math::FmaOp>(l, av[tm * 2 + e / 2], bv[tn * 2 + e % 2], r[v]);
+      }
+    }
+    return r;
   }
 
   LogicalResult run() {
@@ -470,6 +518,29 @@ struct KernelLowering {
                        : b.create<arith::AddIOp>(l, acc, b.create<arith::MulIOp>(l, x, y)).getResult();
             }
         replaceVec(r);
+      } else if (auto o = dyn_cast<t::SubgroupMmaOp>(op)) {
+        auto c = elems(o.getAcc(), op);
+        if (failed(c)) return failure();
+        int64_t lanes = group[0] * group[1] * group[2];
+        if (lanes % 32)
+          return op->emitOpError() << "needs groups of whole 32-lane subgroups; this kernel's group has "
+                                   << lanes << " lanes";
+        // The lane's index in its subgroup of 32 (linear lane id % 32).
+        Value x = b.create<gpu::ThreadIdOp>(l, gpu::Dimension::x);
+        if (group[1] * group[2] > 1) {
+          Value y = b.create<gpu::ThreadIdOp>(l, gpu::Dimension::y);
+          Value z = b.create<gpu::ThreadIdOp>(l, gpu::Dimension::z);
+          Value yz = b.create<arith::AddIOp>(l, y, b.create<arith::MulIOp>(l, z, cIdx(b, l, group[1])));
+          x = b.create<arith::AddIOp>(l, x, b.create<arith::MulIOp>(l, yz, cIdx(b, l, group[0])));
+        }
+        Value q = b.create<arith::RemUIOp>(l, x, cIdx(b, l, 32));
+        if (subgroupMma) {
+          auto r = subgroupMma(b, o, *c, q);
+          if (failed(r)) return failure();
+          replaceVec(std::move(*r));
+        } else {
+          replaceVec(subgroupMmaByLane(b, l, o, *c, q));
+        }
       } else if (auto o = dyn_cast<vector::InsertOp>(op)) {
         auto dt = o.getDestVectorType();
         if (!isVec(dt)) return op->emitOpError("only 1-D / 2-D vectors lower to SPIR-V");
@@ -640,5 +711,6 @@ LogicalResult tessera::gpu_lowering::lowerTileKernelBody(func::FuncOp f,
   kl.nvvm = options.target != GpuTarget::SPIRV;
   kl.rocdl = options.target == GpuTarget::ROCDL;
   kl.warp = options.subgroupSize;
+  kl.subgroupMma = options.subgroupMma;
   return kl.run();
 }

@@ -30,7 +30,8 @@ def GraphToTileKernels : Pass<"tessera-graph-to-tile-kernels", "::mlir::ModuleOp
   ];
   let dependentDialects = ["::tessera::tile::TileDialect", "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
-                           "::mlir::memref::MemRefDialect", "::mlir::func::FuncDialect"];
+                           "::mlir::memref::MemRefDialect", "::mlir::func::FuncDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def StripLaunchPlans : Pass<"tessera-strip-launch-plans", "::mlir::ModuleOp"> {

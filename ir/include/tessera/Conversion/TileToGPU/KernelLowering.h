@@ -15,6 +15,9 @@
 //  atomic_rmw          left for the SPIR-V patterns   memref.atomic_rmw
 //                      (float max/min retyped)        (mesh scope: a
 //                                                     diagnostic)
+//  subgroup_mma        per-lane FMAs from shared      options.subgroupMma if
+//                      memory                         set (cuda sm_80+:
+//                                                     mma.sync), else FMAs
 //
 // Used by tessera-tile-to-gpu (TileToSPIRV) and the cuda plugin's compiler
 // part (plugins/cuda/compiler).
@@ -22,8 +25,15 @@
 #ifndef TESSERA_CONVERSION_TILETOGPU_KERNELLOWERING_H
 #define TESSERA_CONVERSION_TILETOGPU_KERNELLOWERING_H
 
+#include <functional>
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/Support/LogicalResult.h"
+
+namespace tessera::tile {
+class SubgroupMmaOp;
+}
 
 namespace tessera::gpu_lowering {
 
@@ -38,6 +48,14 @@ struct KernelLoweringOptions {
   /// NVVM / ROCDL: lanes of the hardware's subgroup (32 on NVIDIA and
   /// RDNA, 64 on CDNA).
   int64_t subgroupSize = 32;
+  /// The target's form of tessera_tile.subgroup_mma (e.g. cuda sm_80+:
+  /// ldmatrix + mma.sync), given the accumulator's elements (scalarized)
+  /// and the lane's index in its subgroup (index); returns the result's
+  /// elements, or failure after a diagnostic.  Unset: each lane computes
+  /// its own elements with fused multiply-adds from shared memory.
+  std::function<mlir::FailureOr<llvm::SmallVector<mlir::Value>>(
+      mlir::OpBuilder &, tile::SubgroupMmaOp, llvm::ArrayRef<mlir::Value> acc, mlir::Value subgroupLane)>
+      subgroupMma;
 };
 
 /// Marks an atomic_rmw that the SPIR-V lowering rewrote onto the integer

@@ -89,6 +89,12 @@ struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePas
   DenseSet<Value> forced;
 
   void runOnOperation() override {
+    if (mma != "none" && mma != "sync") {
+      getOperation().emitError() << "--tessera-graph-to-schedule: mma=" << mma
+                                 << " is not a matmul unit; use mma=none (lanes' FMAs) or mma=sync "
+                                    "(subgroup matrix multiply, bf16/f16 operands)";
+      return signalPassFailure();
+    }
     if (failed(checkAccumPolicies(getOperation()))) return signalPassFailure();
     forced.clear();
     // Attention backwards first: their composed form is ordinary ops (no
@@ -232,6 +238,7 @@ struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePas
     }
     auto tile = b.create<schedule::TileOp>(outOp->getLoc(), TypeRange{ot}, leaves.getArrayRef(),
                                            sizes, micro);
+    if (matmul && mma != "none") tile.setMmaAttr(b.getStringAttr(mma));
     Block &body = tile.getBody().front();
     IRMapping map;
     for (auto [v, arg] : llvm::zip(leaves, body.getArguments())) map.map(v, arg);
@@ -281,6 +288,7 @@ struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePas
     OpBuilder b(bt);
     auto t = b.create<schedule::TileOp>(bt.getLoc(), bt.getResultTypes(), operands.getArrayRef(),
                                         sizes, micro);
+    if (auto m = bt.getMmaAttr()) t.setMmaAttr(m);
     Block &body = t.getBody().front();
     IRMapping map;
     for (auto [v, arg] : llvm::zip(operands, body.getArguments())) map.map(v, arg);

@@ -51,6 +51,10 @@ LogicalResult TileOp::verify() {
   }
   for (int64_t v : llvm::concat<const int64_t>(t, m))
     if (v <= 0) return emitOpError("tile sizes must be positive");
+  if (auto mma = getMmaAttr()) {
+    if (mma.getValue() != "sync") return emitOpError() << "mma must be \"sync\", not \"" << mma.getValue() << "\"";
+    if (!matmul) return emitOpError("mma applies to a tile with a matmul");
+  }
   if (matmul && (t[0] % m[0] || t[1] % m[1]))
     return emitOpError() << "micro tile [" << m[0] << ", " << m[1]
                          << "] does not divide the cache tile [" << t[0] << ", "

@@ -190,6 +190,35 @@ LogicalResult MmaOp::verify() {
   return success();
 }
 
+LogicalResult SubgroupMmaOp::verify() {
+  const int64_t m = getM(), n = getN(), lda = getLda(), ldb = getLdb();
+  Type ot = getOperandType();
+  if (!ot.isBF16() && !ot.isF16())
+    return emitOpError() << "operand_type must be bf16 or f16, not " << ot;
+  if (m <= 0 || n <= 0 || m % 16 || n % 8)
+    return emitOpError() << "m must be a positive multiple of 16 and n of 8, got m = " << m
+                         << ", n = " << n;
+  if (lda < 16 || ldb < n || lda % 8 || ldb % 8)
+    return emitOpError() << "lda (" << lda << ") must be >= 16 and ldb (" << ldb << ") >= n (" << n
+                         << "), both multiples of 8 (rows of 16 bytes)";
+  for (auto [name, v] : {std::pair<const char *, Value>{"a", getA()}, {"b", getB()}}) {
+    auto mt = v.getType().cast<MemRefType>();
+    if (!isSharedMemory(mt)) return emitOpError() << name << " must be shared memory (space 3)";
+    if (mt.getRank() != 1 || !mt.hasStaticShape())
+      return emitOpError() << name << " must be a static 1-D buffer, not " << mt;
+    Type e = mt.getElementType();
+    if (e != ot && !e.isInteger(16))
+      return emitOpError() << name << " holds " << e << "; it must hold " << ot
+                           << " or its bits (i16)";
+  }
+  const int64_t elems = m * n / 32;
+  if (getAcc().getType().cast<VectorType>().getNumElements() != elems)
+    return emitOpError() << "a " << m << "x" << n << " tile is " << elems
+                         << " f32 per lane, the accumulator has "
+                         << getAcc().getType().cast<VectorType>().getNumElements();
+  return success();
+}
+
 LogicalResult DotOp::verify() {
   auto a = getA().getType().cast<VectorType>();
   if (getB().getType() != a) return emitOpError("a and b must have the same type");

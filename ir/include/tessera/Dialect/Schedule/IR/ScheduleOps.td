@@ -41,7 +41,9 @@ def Schedule_TileOp : Schedule_Op<"tile", [
     `[MR, NR]` the register tile. Without one, `tile_sizes` = `[R]` are the
     rows of the output per work item and `micro_tile` = `[V]` the vector
     width. All are autotunable parameters, chosen per backend by
-    `--tessera-graph-to-schedule`.
+    `--tessera-graph-to-schedule`. `mma = "sync"` (GPU, a tile with a
+    matmul) asks for subgroups of 32 lanes multiplying on matrix units
+    (`tessera_tile.subgroup_mma`) where the operands are bf16 or f16.
 
     Example:
     ```mlir
@@ -55,7 +57,8 @@ def Schedule_TileOp : Schedule_Op<"tile", [
   }];
   let arguments = (ins Variadic<AnyRankedTensor>:$operands,
                        DenseI64ArrayAttr:$tile_sizes,
-                       DenseI64ArrayAttr:$micro_tile);
+                       DenseI64ArrayAttr:$micro_tile,
+                       OptionalAttr<StrAttr>:$mma);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{

@@ -221,6 +221,41 @@ def Tile_MmaOp : Tile_Op<"mma", [Pure, AllTypesMatch<["acc", "result"]>]> {
   let hasVerifier = 1;
 }
 
+def Tile_SubgroupMmaOp : Tile_Op<"subgroup_mma", [AllTypesMatch<["acc", "result"]>]> {
+  let summary = "a subgroup of 32 lanes multiplies matrices from shared memory (k = 16)";
+  let description = [{
+    The 32 lanes of a subgroup (lanes `32*w .. 32*w+31` of the group)
+    compute together `C[m x n] += A[m x 16] x B[16 x n]`, where
+    `A[i][k] = a[a_index + i*lda + k]` and `B[k][j] = b[b_index + k*ldb + j]`
+    are 16-bit values in shared memory (`operand_type`, bf16 or f16, whose
+    bits an i16 buffer may hold) and C is f32, spread over the lanes: lane
+    `q = lane_id % 32` holds `m*n/32` elements of C, element `v` being
+    `C[16*(t / (n/8)) + q/4 + 8*((v%4)/2)][8*(t % (n/8)) + 2*(q%4) + v%2]`
+    with `t = v / 4` (the layout of the `mma.m16n8k16` fragments of PTX).
+
+    Every lane of the subgroup must execute it, with the same `a_index`
+    and `b_index`; `m` is a multiple of 16, `n` of 8, `lda` and `ldb` of
+    8, and `a_index`, `b_index` multiples of 8 (16-byte rows). The order of
+    the 16 products in each sum is not specified. On cuda sm_80 and up it
+    is `ldmatrix` + `mma.sync` (tensor cores); elsewhere each lane computes
+    its own elements with fused multiply-adds.
+
+    Example:
+    ```mlir
+    %r = tessera_tile.subgroup_mma %a[%i], %b[%j], %c {m = 64 : i64, n = 32 : i64, lda = 40 : i64, ldb = 136 : i64, operand_type = bf16}
+        : memref<10240xi16, 3>, memref<8704xi16, 3>, vector<64xf32>
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$a, Index:$a_index, AnyMemRef:$b, Index:$b_index,
+                       VectorOfRankAndType<[1], [F32]>:$acc,
+                       I64Attr:$m, I64Attr:$n, I64Attr:$lda, I64Attr:$ldb, TypeAttr:$operand_type);
+  let results = (outs VectorOfRankAndType<[1], [F32]>:$result);
+  let assemblyFormat = [{
+    $a `[` $a_index `]` `,` $b `[` $b_index `]` `,` $acc attr-dict `:` type($a) `,` type($b) `,` type($acc)
+  }];
+  let hasVerifier = 1;
+}
+
 def Tile_DotOp : Tile_Op<"dot", [Pure, AllTypesMatch<["acc", "result"]>, AllTypesMatch<["a", "b"]>]> {
   let summary = "dot product of two vectors plus an accumulator";
   let description = [{

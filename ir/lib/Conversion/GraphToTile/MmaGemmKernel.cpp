@@ -1,0 +1,153 @@
+//===- MmaGemmKernel.cpp - GEMM on subgroup matrix units ------------------===//
+#include "MmaGemmKernel.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "tessera/Conversion/ElementTypes.h"
+#include "tessera/Dialect/Tile/IR/Tile.h"
+
+using namespace mlir;
+namespace t = tessera::tile;
+
+namespace tessera::conversion::mma {
+namespace {
+
+// Elements of padding after each staged row (16 bytes): the rows an
+// 8x8 matrix load reads then start in different 16-byte bank groups.
+constexpr int64_t kPad = 8;
+// cuda's static shared memory per group without an opt-in.
+constexpr int64_t kMaxSharedBytes = 48 * 1024;
+constexpr int64_t kStages = 2;
+
+int64_t sharedBytes(const GemmTile &t) {
+  return kStages * (t.tm * (t.bk + kPad) + t.bk * (t.tn + kPad)) * 2;
+}
+
+Type elemOf(Value v) { return v.getType().cast<ShapedType>().getElementType(); }
+
+}  // namespace
+
+int64_t lanes(const GemmTile &t) { return (t.tm / kWarpM) * (t.tn / kWarpN) * 32; }
+
+bool eligible(graph::MatmulOp matmul, const GemmTile &t) {
+  if (!t.mmaSync) return false;
+  Type a = elemOf(matmul.getLhs()), b = elemOf(matmul.getRhs());
+  if (a != b || !(a.isBF16() || a.isF16())) return false;
+  if (!elements::computeType(elemOf(matmul.getResult())).isF32()) return false;
+  auto at = matmul.getLhs().getType().cast<ShapedType>(), bt = matmul.getRhs().getType().cast<ShapedType>();
+  auto ct = matmul.getType().cast<ShapedType>();
+  if (!at.hasStaticShape() || !bt.hasStaticShape() || at.getRank() != bt.getRank()) return false;
+  const int64_t r = at.getRank(), M = at.getDimSize(r - 2), K = at.getDimSize(r - 1), N = ct.getShape().back();
+  if (bt.getDimSize(r - 2) != K || bt.getDimSize(r - 1) != N) return false;
+  if (t.tm % kWarpM || t.tn % kWarpN || t.bk % 16 || t.bk < 16) return false;
+  if (M % t.tm || N % t.tn || K % t.bk) return false;
+  return lanes(t) <= 1024 && sharedBytes(t) <= kMaxSharedBytes;
+}
+
+void buildKernel(func::FuncOp k, graph::MatmulOp matmul, const GemmTile &t, Value A, Value B,
+                 const StoreElement &store) {
+  auto at = matmul.getLhs().getType().cast<ShapedType>();
+  auto ct = matmul.getType().cast<ShapedType>();
+  const int64_t r = at.getRank(), M = at.getDimSize(r - 2), K = at.getDimSize(r - 1), N = ct.getShape().back();
+  const int64_t TM = t.tm, TN = t.tn, BK = t.bk, nLanes = lanes(t), warpsN = TN / kWarpN;
+  const int64_t LDA = BK + kPad, LDB = TN + kPad, aStage = TM * LDA, bStage = BK * LDB;
+  Type operand = elemOf(matmul.getLhs());
+  Location l = matmul.getLoc();
+  OpBuilder b = OpBuilder::atBlockBegin(&k.front());
+  auto c = [&](OpBuilder &ob, int64_t v) -> Value { return ob.create<arith::ConstantIndexOp>(l, v); };
+  auto add = [&](OpBuilder &ob, Value x, Value y) -> Value { return ob.create<arith::AddIOp>(l, x, y); };
+  auto mulC = [&](OpBuilder &ob, Value x, int64_t v) -> Value { return ob.create<arith::MulIOp>(l, x, c(ob, v)); };
+  auto divC = [&](OpBuilder &ob, Value x, int64_t v) -> Value { return ob.create<arith::DivUIOp>(l, x, c(ob, v)); };
+  auto remC = [&](OpBuilder &ob, Value x, int64_t v) -> Value { return ob.create<arith::RemUIOp>(l, x, c(ob, v)); };
+
+  Value lane = b.create<t::LaneIdOp>(l, b.getIndexType(), uint64_t{0});
+  Value gn = b.create<t::GroupIdOp>(l, b.getIndexType(), uint64_t{0});
+  Value gm = b.create<t::GroupIdOp>(l, b.getIndexType(), uint64_t{1});
+  Value gb = b.create<t::GroupIdOp>(l, b.getIndexType(), uint64_t{2});
+  Value warp = divC(b, lane, 32), q = remC(b, lane, 32);
+  Value wm = divC(b, warp, warpsN), wn = remC(b, warp, warpsN);
+  Value m0 = mulC(b, gm, TM), n0 = mulC(b, gn, TN);
+  Value aBase = add(b, mulC(b, gb, M * K), mulC(b, m0, K)), bBase = add(b, mulC(b, gb, K * N), n0);
+  // The stages hold the buffers' 16-bit elements as they are (bf16 bits
+  // in i16, kGpuElements): cp_async copies bytes.
+  Type stored = A.getType().cast<MemRefType>().getElementType();
+  auto shared = [&](int64_t n) {
+    return MemRefType::get({n}, stored, AffineMap(), b.getI64IntegerAttr(t::kSharedMemorySpace));
+  };
+  Value As = b.create<t::SharedAllocOp>(l, shared(kStages * aStage), uint64_t{0});  // [stage][m][k]
+  Value Bs = b.create<t::SharedAllocOp>(l, shared(kStages * bStage), uint64_t{0});  // [stage][k][n]
+
+  // Slice `k0` of A (TM x BK) and B (BK x TN) -> stage `stage`, 16 bytes
+  // per cp_async; consecutive lanes copy consecutive chunks of a row.
+  auto load = [&](OpBuilder &ob, Value stage, Value k0) {
+    auto chunks = [&](int64_t rows, int64_t rowChunks, function_ref<void(OpBuilder &, Value, Value)> copy) {
+      const int64_t n = rows * rowChunks;
+      for (int64_t round = 0; round * nLanes < n; ++round) {
+        Value chunk = add(ob, lane, c(ob, round * nLanes));
+        OpBuilder cb = ob;
+        if ((round + 1) * nLanes > n) {
+          auto ifOp = ob.create<scf::IfOp>(
+              l, ob.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, chunk, c(ob, n)), false);
+          cb = ifOp.getThenBodyBuilder();
+        }
+        copy(cb, divC(cb, chunk, rowChunks), mulC(cb, remC(cb, chunk, rowChunks), 8));
+      }
+    };
+    chunks(TM, BK / 8, [&](OpBuilder &cb, Value row, Value col) {
+      Value src = add(cb, aBase, add(cb, mulC(cb, row, K), add(cb, k0, col)));
+      Value dst = add(cb, mulC(cb, stage, aStage), add(cb, mulC(cb, row, LDA), col));
+      cb.create<t::CpAsyncOp>(l, A, ValueRange{src}, As, ValueRange{dst}, uint64_t{8});
+    });
+    chunks(BK, TN / 8, [&](OpBuilder &cb, Value row, Value col) {
+      Value src = add(cb, bBase, add(cb, mulC(cb, add(cb, k0, row), N), col));
+      Value dst = add(cb, mulC(cb, stage, bStage), add(cb, mulC(cb, row, LDB), col));
+      cb.create<t::CpAsyncOp>(l, B, ValueRange{src}, Bs, ValueRange{dst}, uint64_t{8});
+    });
+  };
+
+  load(b, c(b, 0), c(b, 0));
+  b.create<t::CpAsyncCommitOp>(l);
+  const int64_t perLane = kWarpM * kWarpN / 32;
+  auto accType = VectorType::get({perLane}, b.getF32Type());
+  Value zero = b.create<arith::ConstantOp>(l, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.0f)));
+  const int64_t slices = K / BK;
+  auto loop = b.create<scf::ForOp>(l, c(b, 0), c(b, slices), c(b, 1), ValueRange{zero});
+  {
+    OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+    Value s = loop.getInductionVar(), stage = remC(lb, s, kStages);
+    lb.create<t::CpAsyncWaitOp>(l, uint64_t{0});
+    lb.create<t::BarrierOp>(l);
+    Value next = add(lb, s, c(lb, 1));
+    auto ifNext = lb.create<scf::IfOp>(l, lb.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, next, c(lb, slices)),
+                                       false);
+    {
+      OpBuilder ib = ifNext.getThenBodyBuilder();
+      load(ib, remC(ib, next, kStages), mulC(ib, next, BK));
+    }
+    lb.create<t::CpAsyncCommitOp>(l);
+    Value acc = loop.getRegionIterArgs()[0];
+    Value aOff = add(lb, mulC(lb, stage, aStage), mulC(lb, wm, kWarpM * LDA));
+    Value bOff = add(lb, mulC(lb, stage, bStage), mulC(lb, wn, kWarpN));
+    for (int64_t ks = 0; ks < BK / 16; ++ks)
+      acc = lb.create<t::SubgroupMmaOp>(l, accType, As, add(lb, aOff, c(lb, ks * 16)), Bs,
+                                        add(lb, bOff, c(lb, ks * 16 * LDB)), acc, uint64_t{kWarpM},
+                                        uint64_t{kWarpN}, static_cast<uint64_t>(LDA), static_cast<uint64_t>(LDB),
+                                        operand);
+    lb.create<scf::YieldOp>(l, acc);
+  }
+  // Lane q's element v of its subgroup's 64 x 32 block (subgroup_mma's
+  // layout): row 16*(t/4) + q/4 + 8*((v%4)/2), column 8*(t%4) + 2*(q%4) +
+  // v%2, t = v/4.
+  Value rowBase = add(b, m0, add(b, mulC(b, wm, kWarpM), divC(b, q, 4)));
+  Value colBase = add(b, n0, add(b, mulC(b, wn, kWarpN), mulC(b, remC(b, q, 4), 2)));
+  for (int64_t v = 0; v < perLane; ++v) {
+    const int64_t tile = v / 4, e = v % 4;
+    Value row = add(b, rowBase, c(b, 16 * (tile / (kWarpN / 8)) + 8 * (e / 2)));
+    Value col = add(b, colBase, c(b, 8 * (tile % (kWarpN / 8)) + e % 2));
+    Value x = b.create<vector::ExtractOp>(l, loop.getResult(0), ArrayRef<int64_t>{v});
+    store(b, row, col, x);
+  }
+}
+
+}  // namespace tessera::conversion::mma

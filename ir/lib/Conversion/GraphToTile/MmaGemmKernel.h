@@ -1,0 +1,60 @@
+//===- MmaGemmKernel.h - GEMM on subgroup matrix units -------*- C++ -*-===//
+//
+// Part of tessera-graph-to-tile-kernels: the GEMM kernel of a matmul tile
+// with `mma = "sync"` (Schedule IR) whose operands are bf16 or f16 and
+// whose shape the tile divides.  A group of TM x TN outputs is split among
+// subgroups of 32 lanes, each a 64 x 32 block (TM/64 x TN/32 subgroups);
+// K is staged BK at a time in two shared-memory stages of the operands'
+// 16-bit values (rows padded by 8 elements, so that the eight 16-byte rows
+// a matrix load reads fall in different banks), filled by cp_async (16
+// bytes per lane) one slice ahead of the one being multiplied:
+//
+//   load slice 0 -> stage 0; commit
+//   for each slice s:  wait for it; barrier (every subgroup is done with
+//                      slice s-1, whose stage the next load reuses);
+//                      load slice s+1 -> the other stage; commit;
+//                      BK/16 tessera_tile.subgroup_mma per subgroup
+//   the epilogue on each lane's elements (subgroup_mma's layout), stored
+//
+// On cuda sm_80+ subgroup_mma is ldmatrix + mma.sync (tensor cores); other
+// targets compute it lane by lane, so the kernel runs everywhere.
+// Ineligible matmuls (other element types, a tile that does not divide the
+// problem) keep the lanes' register-blocked GEMM.
+//===----------------------------------------------------------------------===//
+#ifndef TESSERA_LIB_CONVERSION_GRAPHTOTILE_MMAGEMMKERNEL_H
+#define TESSERA_LIB_CONVERSION_GRAPHTOTILE_MMAGEMMKERNEL_H
+
+#include <cstdint>
+#include <functional>
+
+#include "ScheduleGroups.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "tessera/Dialect/Graph/IR/Graph.h"
+
+namespace tessera::conversion::mma {
+
+/// Rows and columns of the output block of one subgroup.
+constexpr int64_t kWarpM = 64, kWarpN = 32;
+
+/// Whether `matmul` with `tile` gets this kernel: tile.mmaSync, bf16 x bf16
+/// or f16 x f16 accumulated in f32, TM | M, TN | N, BK | K, 64 | TM,
+/// 32 | TN, 16 | BK, at most 1024 lanes and 48 KiB of shared memory.
+bool eligible(graph::MatmulOp matmul, const GemmTile &tile);
+
+/// Lanes per group: (TM / 64) x (TN / 32) subgroups of 32.
+int64_t lanes(const GemmTile &tile);
+
+/// Stores output element (row, col) of the batch element the group works
+/// on, given its f32 accumulator: the fused epilogue and the store.
+using StoreElement = std::function<void(mlir::OpBuilder &, mlir::Value row, mlir::Value col, mlir::Value acc)>;
+
+/// Fills kernel `k` (1-D groups of lanes(tile) lanes, grid (N/TN, M/TM,
+/// batch)) multiplying the flat buffers `a` ([batch, M, K]) and `b`
+/// ([batch, K, N]), then calling `store` for each of the lane's elements.
+void buildKernel(mlir::func::FuncOp k, graph::MatmulOp matmul, const GemmTile &tile, mlir::Value a,
+                 mlir::Value b, const StoreElement &store);
+
+}  // namespace tessera::conversion::mma
+
+#endif

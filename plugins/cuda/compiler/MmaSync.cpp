@@ -1,0 +1,100 @@
+//===- MmaSync.cpp - tessera_tile.subgroup_mma on tensor cores -----------===//
+#include "MmaSync.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+
+namespace tessera::cuda {
+namespace {
+
+/// `count` 32-bit registers from one ldmatrix at the shared address `addr`
+/// (i32, this lane's row).
+SmallVector<Value> ldmatrix(OpBuilder &b, Location l, Value addr, int count, bool trans) {
+  MLIRContext *ctx = b.getContext();
+  SmallVector<Type> regs(count, b.getI32Type());
+  std::string outs, constraints;
+  for (int i = 0; i < count; ++i) {
+    outs += (i ? ",$" : "$") + std::to_string(i);
+    constraints += "=r,";
+  }
+  constraints += "r";
+  std::string text = "ldmatrix.sync.aligned.m8n8.x" + std::to_string(count) + (trans ? ".trans" : "") +
+                     ".shared.b16 {" + outs + "}, [$" + std::to_string(count) + "];";
+  Type result = count == 1 ? regs[0] : LLVM::LLVMStructType::getLiteral(ctx, regs);
+  auto asmOp = b.create<LLVM::InlineAsmOp>(l, result, ValueRange{addr}, text, constraints,
+                                           /*has_side_effects=*/true, /*is_align_stack=*/false,
+                                           LLVM::AsmDialectAttr(), ArrayAttr());
+  SmallVector<Value> r;
+  for (int i = 0; i < count; ++i)
+    r.push_back(count == 1 ? asmOp.getResult(0)
+                           : b.create<LLVM::ExtractValueOp>(l, asmOp.getResult(0), ArrayRef<int64_t>{i}).getResult());
+  return r;
+}
+
+/// Byte address (i32, the shared window) of element `index` of the shared
+/// buffer `m` of 16-bit values.
+Value sharedAddress(OpBuilder &b, Location l, Value m, Value index) {
+  Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(l, m);
+  Value bytes = b.create<arith::MulIOp>(l, index, b.create<arith::ConstantIndexOp>(l, 2));
+  return b.create<arith::IndexCastOp>(l, b.getI32Type(), b.create<arith::AddIOp>(l, base, bytes));
+}
+
+}  // namespace
+
+FailureOr<SmallVector<Value>> lowerSubgroupMmaToMmaSync(OpBuilder &b, tile::SubgroupMmaOp op, ArrayRef<Value> acc,
+                                                        Value lane) {
+  Location l = op.getLoc();
+  const int64_t m = op.getM(), n = op.getN(), lda = op.getLda(), ldb = op.getLdb();
+  const int64_t tilesM = m / 16, tilesN = n / 8;
+  auto c = [&](int64_t v) -> Value { return b.create<arith::ConstantIndexOp>(l, v); };
+  auto add = [&](Value x, Value y) -> Value { return b.create<arith::AddIOp>(l, x, y); };
+  auto mul = [&](Value x, int64_t v) -> Value { return b.create<arith::MulIOp>(l, x, c(v)); };
+  Value row = b.create<arith::RemUIOp>(l, lane, c(16));
+  Value half = mul(b.create<arith::DivUIOp>(l, lane, c(16)), 8);  // 0 or 8
+
+  // A: rows 16*tm + lane%16, columns lane/16 * 8 .. +7.
+  SmallVector<SmallVector<Value>> a;
+  Value aLane = add(op.getAIndex(), add(mul(row, lda), half));
+  for (int64_t tm = 0; tm < tilesM; ++tm)
+    a.push_back(ldmatrix(b, l, sharedAddress(b, l, op.getA(), add(aLane, c(tm * 16 * lda))), 4, false));
+  // B: rows (k) lane%16; 16 columns per x4 load, the 8-column tiles 2p
+  // (lanes 0-15's matrices) and 2p+1 (lanes 16-31's).
+  SmallVector<std::pair<Value, Value>> bFrag(tilesN);
+  Value bRow = add(op.getBIndex(), mul(row, ldb));
+  for (int64_t tn = 0; tn < tilesN; tn += 2) {
+    if (tn + 1 < tilesN) {
+      auto r = ldmatrix(b, l, sharedAddress(b, l, op.getB(), add(bRow, add(half, c(tn * 8)))), 4, true);
+      bFrag[tn] = {r[0], r[1]};
+      bFrag[tn + 1] = {r[2], r[3]};
+    } else {
+      auto r = ldmatrix(b, l, sharedAddress(b, l, op.getB(), add(bRow, c(tn * 8))), 2, true);
+      bFrag[tn] = {r[0], r[1]};
+    }
+  }
+
+  const std::string type = op.getOperandType().isBF16() ? "bf16" : "f16";
+  const std::string text = "mma.sync.aligned.m16n8k16.row.col.f32." + type + "." + type +
+                           ".f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
+  const std::string constraints = "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f";
+  Type f32 = b.getF32Type();
+  Type quad = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+  SmallVector<Value> r(acc.begin(), acc.end());
+  for (int64_t tm = 0; tm < tilesM; ++tm)
+    for (int64_t tn = 0; tn < tilesN; ++tn) {
+      const int64_t v = (tm * tilesN + tn) * 4;
+      SmallVector<Value> operands(a[tm].begin(), a[tm].end());
+      operands.push_back(bFrag[tn].first);
+      operands.push_back(bFrag[tn].second);
+      for (int e = 0; e < 4; ++e) operands.push_back(r[v + e]);
+      auto mma = b.create<LLVM::InlineAsmOp>(l, quad, operands, text, constraints, /*has_side_effects=*/false,
+                                             /*is_align_stack=*/false, LLVM::AsmDialectAttr(), ArrayAttr());
+      for (int e = 0; e < 4; ++e)
+        r[v + e] = b.create<LLVM::ExtractValueOp>(l, mma.getResult(0), ArrayRef<int64_t>{e});
+    }
+  return r;
+}
+
+}  // namespace tessera::cuda
