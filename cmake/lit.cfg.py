@@ -17,3 +17,16 @@ config.environment["PATH"] = os.pathsep.join(
 for var in ("TESSERA_PIN_LIBRARY",):
     if var in os.environ:
         config.environment[var] = os.environ[var]
+# The CUDA toolkit's ptxas (where the cuda compiler looks for it): tests
+# that read `ptxas -v` say `REQUIRES: ptxas` and call it as %ptxas.
+import shutil
+_ptxas = None
+for _dir in (os.path.join(os.environ.get("CUDA_HOME", ""), "bin"), "/usr/local/cuda/bin"):
+    if os.environ.get("CUDA_HOME") or _dir == "/usr/local/cuda/bin":
+        if os.access(os.path.join(_dir, "ptxas"), os.X_OK):
+            _ptxas = os.path.join(_dir, "ptxas")
+            break
+_ptxas = _ptxas or shutil.which("ptxas")
+if _ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", _ptxas))

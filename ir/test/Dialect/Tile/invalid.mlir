@@ -209,3 +209,51 @@ func.func @math_unknown(%a: f32) {
   %r = tessera_tile.math sin(%a) : f32
   return
 }
+
+// -----
+
+func.func @subgroup_mma_m(%a: memref<2048xi16, 3>, %b: memref<2048xi16, 3>, %i: index, %c: vector<8xf32>) {
+  // expected-error @+1 {{m must be a positive multiple of 16 and n of 8, got m = 24, n = 8}}
+  %r = tessera_tile.subgroup_mma %a[%i], %b[%i], %c {m = 24 : i64, n = 8 : i64, lda = 16 : i64, ldb = 8 : i64, operand_type = bf16} : memref<2048xi16, 3>, memref<2048xi16, 3>, vector<8xf32>
+  return
+}
+
+// -----
+
+func.func @subgroup_mma_type(%a: memref<2048xi16, 3>, %b: memref<2048xi16, 3>, %i: index, %c: vector<4xf32>) {
+  // expected-error @+1 {{operand_type must be bf16 or f16, not 'f32'}}
+  %r = tessera_tile.subgroup_mma %a[%i], %b[%i], %c {m = 16 : i64, n = 8 : i64, lda = 16 : i64, ldb = 8 : i64, operand_type = f32} : memref<2048xi16, 3>, memref<2048xi16, 3>, vector<4xf32>
+  return
+}
+
+// -----
+
+func.func @subgroup_mma_global(%a: memref<2048xi16>, %b: memref<2048xi16, 3>, %i: index, %c: vector<4xf32>) {
+  // expected-error @+1 {{a must be shared memory (space 3)}}
+  %r = tessera_tile.subgroup_mma %a[%i], %b[%i], %c {m = 16 : i64, n = 8 : i64, lda = 16 : i64, ldb = 8 : i64, operand_type = bf16} : memref<2048xi16>, memref<2048xi16, 3>, vector<4xf32>
+  return
+}
+
+// -----
+
+func.func @subgroup_mma_stride(%a: memref<2048xf16, 3>, %b: memref<2048xf16, 3>, %i: index, %c: vector<4xf32>) {
+  // expected-error @+1 {{lda (20) must be >= 16 and ldb (8) >= n (8), both multiples of 8}}
+  %r = tessera_tile.subgroup_mma %a[%i], %b[%i], %c {m = 16 : i64, n = 8 : i64, lda = 20 : i64, ldb = 8 : i64, operand_type = f16} : memref<2048xf16, 3>, memref<2048xf16, 3>, vector<4xf32>
+  return
+}
+
+// -----
+
+func.func @subgroup_mma_elements(%a: memref<2048xf32, 3>, %b: memref<2048xi16, 3>, %i: index, %c: vector<4xf32>) {
+  // expected-error @+1 {{a holds 'f32'; it must hold 'f16' or its bits (i16)}}
+  %r = tessera_tile.subgroup_mma %a[%i], %b[%i], %c {m = 16 : i64, n = 8 : i64, lda = 16 : i64, ldb = 8 : i64, operand_type = f16} : memref<2048xf32, 3>, memref<2048xi16, 3>, vector<4xf32>
+  return
+}
+
+// -----
+
+func.func @subgroup_mma_acc(%a: memref<4096xi16, 3>, %b: memref<4096xi16, 3>, %i: index, %c: vector<16xf32>) {
+  // expected-error @+1 {{a 64x32 tile is 64 f32 per lane, the accumulator has 16}}
+  %r = tessera_tile.subgroup_mma %a[%i], %b[%i], %c {m = 64 : i64, n = 32 : i64, lda = 40 : i64, ldb = 40 : i64, operand_type = bf16} : memref<4096xi16, 3>, memref<4096xi16, 3>, vector<16xf32>
+  return
+}

@@ -41,3 +41,10 @@ func.func @kernel(%g: memref<1024xf32>, %o: memref<16xf32>, %fa: vector<16x8xf16
   %f = tessera_tile.math fma(%e, %e, %r) : f32
   return
 }
+
+// CHECK-LABEL: func.func @subgroup_mma
+func.func @subgroup_mma(%a: memref<10240xi16, 3>, %b: memref<8704xf16, 3>, %i: index, %c: vector<64xf32>) -> vector<64xf32> {
+  // CHECK: tessera_tile.subgroup_mma %{{.*}}[%{{.*}}], %{{.*}}[%{{.*}}], %{{.*}} {lda = 40 : i64, ldb = 136 : i64, m = 64 : i64, n = 32 : i64, operand_type = f16} : memref<10240xi16, 3>, memref<8704xf16, 3>, vector<64xf32>
+  %r = tessera_tile.subgroup_mma %a[%i], %b[%i], %c {m = 64 : i64, n = 32 : i64, lda = 40 : i64, ldb = 136 : i64, operand_type = f16} : memref<10240xi16, 3>, memref<8704xf16, 3>, vector<64xf32>
+  return %r : vector<64xf32>
+}

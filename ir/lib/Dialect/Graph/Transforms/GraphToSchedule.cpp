@@ -90,7 +90,9 @@ struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePas
 
   void runOnOperation() override {
     if (mma != "none" && mma != "sync") {
-      getOperation().emitError() << "--tessera-graph-to-schedule: mma=" << mma
+      // On the location, not the op: a bad option is not the module's fault
+      // (an op diagnostic would print the whole module after it).
+      mlir::emitError(getOperation().getLoc()) << "--tessera-graph-to-schedule: mma=" << mma
                                  << " is not a matmul unit; use mma=none (lanes' FMAs) or mma=sync "
                                     "(subgroup matrix multiply, bf16/f16 operands)";
       return signalPassFailure();
