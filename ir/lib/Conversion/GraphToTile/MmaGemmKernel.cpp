@@ -1,6 +1,8 @@
 //===- MmaGemmKernel.cpp - GEMM on subgroup matrix units ------------------===//
 #include "MmaGemmKernel.h"
 
+#include <algorithm>
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -21,12 +23,15 @@ constexpr int64_t kMaxSharedBytes = 48 * 1024;
 constexpr int64_t kStages = 2;
 
 int64_t sharedBytes(const GemmTile &t) {
-  return kStages * (t.tm * (t.bk + kPad) + t.bk * (t.tn + kPad)) * 2;
+  const int64_t bk = sliceK(t);
+  return kStages * (t.tm * (bk + kPad) + bk * (t.tn + kPad)) * 2;
 }
 
 Type elemOf(Value v) { return v.getType().cast<ShapedType>().getElementType(); }
 
 }  // namespace
+
+int64_t sliceK(const GemmTile &t) { return std::max<int64_t>(32, (t.bk + 15) / 16 * 16); }
 
 int64_t lanes(const GemmTile &t) { return (t.tm / kWarpM) * (t.tn / kWarpN) * 32; }
 
@@ -40,8 +45,8 @@ bool eligible(graph::MatmulOp matmul, const GemmTile &t) {
   if (!at.hasStaticShape() || !bt.hasStaticShape() || at.getRank() != bt.getRank()) return false;
   const int64_t r = at.getRank(), M = at.getDimSize(r - 2), K = at.getDimSize(r - 1), N = ct.getShape().back();
   if (bt.getDimSize(r - 2) != K || bt.getDimSize(r - 1) != N) return false;
-  if (t.tm % kWarpM || t.tn % kWarpN || t.bk % 16 || t.bk < 16) return false;
-  if (M % t.tm || N % t.tn || K % t.bk) return false;
+  if (t.tm % kWarpM || t.tn % kWarpN) return false;
+  if (M % t.tm || N % t.tn || K % sliceK(t)) return false;
   return lanes(t) <= 1024 && sharedBytes(t) <= kMaxSharedBytes;
 }
 
@@ -50,7 +55,7 @@ void buildKernel(func::FuncOp k, graph::MatmulOp matmul, const GemmTile &t, Valu
   auto at = matmul.getLhs().getType().cast<ShapedType>();
   auto ct = matmul.getType().cast<ShapedType>();
   const int64_t r = at.getRank(), M = at.getDimSize(r - 2), K = at.getDimSize(r - 1), N = ct.getShape().back();
-  const int64_t TM = t.tm, TN = t.tn, BK = t.bk, nLanes = lanes(t), warpsN = TN / kWarpN;
+  const int64_t TM = t.tm, TN = t.tn, BK = sliceK(t), nLanes = lanes(t), warpsN = TN / kWarpN;
   const int64_t LDA = BK + kPad, LDB = TN + kPad, aStage = TM * LDA, bStage = BK * LDB;
   Type operand = elemOf(matmul.getLhs());
   Location l = matmul.getLoc();

@@ -4,7 +4,7 @@
 // with `mma = "sync"` (Schedule IR) whose operands are bf16 or f16 and
 // whose shape the tile divides.  A group of TM x TN outputs is split among
 // subgroups of 32 lanes, each a 64 x 32 block (TM/64 x TN/32 subgroups);
-// K is staged BK at a time in two shared-memory stages of the operands'
+// K is staged sliceK (BK, at least 32) at a time in two shared-memory stages of the operands'
 // 16-bit values (rows padded by 8 elements, so that the eight 16-byte rows
 // a matrix load reads fall in different banks), filled by cp_async (16
 // bytes per lane) one slice ahead of the one being multiplied:
@@ -37,9 +37,16 @@ namespace tessera::conversion::mma {
 /// Rows and columns of the output block of one subgroup.
 constexpr int64_t kWarpM = 64, kWarpN = 32;
 
+/// Depth of a staged K slice: the tile's BK rounded up to a multiple of 16,
+/// at least 32. BK is a register-blocking choice of the lanes' GEMM (16 is
+/// best for f32 on an H100); with one 16-deep step per slice the next
+/// slice's copies would have nothing to overlap (128x128: 5.42 ms at 16,
+/// 4.05 ms at 32 for a bf16 8192^3 GEMM on an H100).
+int64_t sliceK(const GemmTile &tile);
+
 /// Whether `matmul` with `tile` gets this kernel: tile.mmaSync, bf16 x bf16
-/// or f16 x f16 accumulated in f32, TM | M, TN | N, BK | K, 64 | TM,
-/// 32 | TN, 16 | BK, at most 1024 lanes and 48 KiB of shared memory.
+/// or f16 x f16 accumulated in f32, TM | M, TN | N, sliceK | K, 64 | TM,
+/// 32 | TN, at most 1024 lanes and 48 KiB of shared memory.
 bool eligible(graph::MatmulOp matmul, const GemmTile &tile);
 
 /// Lanes per group: (TM / 64) x (TN / 32) subgroups of 32.
