@@ -40,6 +40,10 @@ Device Buffer::device() const { return impl_ ? impl_->device : Device(); }
 bool Buffer::is_on(const Device& device) const {
   return impl_ && impl_->device.impl() == device.impl();
 }
+bool Buffer::holds(const Device& device, uint64_t offset, uint64_t bytes) const {
+  return impl_ && impl_->Alive() && impl_->device.impl() == device.impl() && offset <= impl_->size &&
+         impl_->size - offset >= bytes;
+}
 TsBuffer* Buffer::raw() const { return valid() ? impl_->raw : nullptr; }
 
 Status Buffer::destroy() {

@@ -39,6 +39,9 @@ Device Stream::device() const { return impl_ ? impl_->device : Device(); }
 bool Stream::is_on(const Device& device) const {
   return impl_ && impl_->device.impl() == device.impl();
 }
+bool Stream::usable_on(const Device& device) const {
+  return impl_ && impl_->Alive() && impl_->device.impl() == device.impl();
+}
 TsStream* Stream::raw() const { return valid() ? impl_->raw : nullptr; }
 const StreamOptions& Stream::options() const {
   static const StreamOptions kNone;

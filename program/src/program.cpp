@@ -259,8 +259,11 @@ StatusOr<Program> Program::Create(const std::vector<Device>& devices, ProgramIma
                                                 : a.index < impl->value_param.size() &&
                                                       impl->value_param[a.index] == static_cast<int32_t>(i);
     }
-    impl->passes_args_through.push_back(through);
+    impl->passes_args_through.push_back(through ? 1 : 0);
   }
+  impl->launches_only = devices.size() == 1 && impl->order.empty() &&
+                        std::all_of(image.steps.begin(), image.steps.end(),
+                                    [](const PlanStep& s) { return s.kind == PlanStep::kLaunch; });
   for (size_t d = 0; d < devices.size(); ++d) {
     const Device& dev = devices[d];
     if (!dev.valid()) return Status(StatusCode::kInvalidHandle, "Program::Create: device " + std::to_string(d) + " is a null handle");
@@ -434,9 +437,101 @@ Status CheckArgs(const ProgramImage& im, const Device& dev, const std::vector<Ke
   return Status::Ok();
 }
 
+// What CheckArgs accepts, answered without building anything (one call per
+// buffer): Run's fast path checks this first and leaves the diagnosis of a
+// false to CheckArgs.
+bool ArgsUsable(const ProgramImage& im, const Device& dev, const std::vector<KernelArg>& args) {
+  const size_t n = args.size();
+  if (n != im.params.size()) return false;
+  const KernelArg* a = args.data();
+  const ParamSpec* p = im.params.data();
+  for (size_t i = 0; i < n; ++i) {
+    if (p[i].role == ParamRole::kScalar) {
+      if (a[i].kind() != TS_KERNEL_ARG_SCALAR || a[i].size() != p[i].bytes) return false;
+    } else {
+      const Buffer* b = a[i].buffer_ref();
+      if (a[i].kind() != TS_KERNEL_ARG_BUFFER || b == nullptr || !b->holds(dev, a[i].offset(), p[i].bytes))
+        return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
+Status Program::LaunchStep(size_t sidx, size_t d, const Stream& stream, const std::vector<KernelArg>& args,
+                           TsDim3 grid) const {
+  const PlanStep& s = impl_->image.steps[sidx];
+  // One named Status returned on every path (no move per launch); the
+  // annotation is built only on failure.
+  Status st = impl_->passes_args_through[sidx]
+                  ? stream.launch(impl_->states[d].kernels[sidx], grid, s.group_size, args.data(), args.size(),
+                                  s.shared_memory_bytes)
+                  : LaunchWithPlanArgs(sidx, d, stream, args, grid);
+  if (!st.ok()) AnnotateStep(sidx, &st);
+  return st;
+}
+
+void Program::AnnotateStep(size_t sidx, Status* st) const {
+  const PlanStep& s = impl_->image.steps[sidx];
+  st->Annotate(s.location.empty() ? "launching " + s.kernel : s.location + ": launching " + s.kernel);
+}
+
+Status Program::LaunchWithPlanArgs(size_t sidx, size_t d, const Stream& stream, const std::vector<KernelArg>& args,
+                                   TsDim3 grid) const {
+  const PlanStep& s = impl_->image.steps[sidx];
+  // The kernel's arguments on the stack (a heap array only for kernels of
+  // many parameters): no allocation per launch.  Raw storage: the slots are
+  // written before the launch reads them, so constructing (zeroing) 16
+  // KernelArgs per launch would be waste.
+  constexpr size_t kInline = 16;
+  static_assert(std::is_trivially_copyable<KernelArg>::value && std::is_trivially_destructible<KernelArg>::value,
+                "KernelArg slots are raw storage");
+  alignas(KernelArg) unsigned char inline_storage[kInline * sizeof(KernelArg)];
+  std::vector<KernelArg> heap_args;
+  KernelArg* kargs = reinterpret_cast<KernelArg*>(inline_storage);
+  if (s.args.size() > kInline) {
+    heap_args.resize(s.args.size());
+    kargs = heap_args.data();
+  }
+  for (size_t i = 0; i < s.args.size(); ++i) {
+    const PlanArg& a = s.args[i];
+    if (a.kind == PlanArg::kScalarParam) {
+      new (&kargs[i]) KernelArg(args[a.index]);
+    } else {
+      uint64_t offset = 0;
+      const Buffer& b = BufferOf(d, a.index, args, &offset);
+      new (&kargs[i]) KernelArg(KernelArg::buffer(b, offset));
+    }
+  }
+  return stream.launch(impl_->states[d].kernels[sidx], grid, s.group_size, kargs, s.args.size(),
+                       s.shared_memory_bytes);
+}
+
+const Buffer& Program::BufferOf(size_t d, uint32_t v, const std::vector<KernelArg>& args, uint64_t* offset) const {
+  const uint64_t view = impl_->value_offset[v];
+  v = impl_->value_root[v];
+  const int32_t p = impl_->value_param[v];
+  if (p >= 0) {
+    *offset = args[p].offset() + view;
+    return *args[p].buffer_ref();
+  }
+  *offset = view;
+  return impl_->states[d].values[v];
+}
+
 Status Program::Run(const Stream& stream, const std::vector<KernelArg>& args, const RunOptions& options) const {
+  // The fast path (a program of launches on one device, valid arguments):
+  // RunOn's checks answered by one call per argument, then the launches.
+  // Anything it does not accept takes RunOn, which says what is wrong.
+  if (impl_ && impl_->launches_only && options.grid.x == 0 && stream.usable_on(impl_->devices[0]) &&
+      ArgsUsable(impl_->image, impl_->devices[0], args)) {
+    const size_t steps = impl_->image.steps.size();
+    if (steps == 1) return LaunchStep(0, 0, stream, args, impl_->image.steps[0].grid);  // a Tile IR kernel
+    for (size_t sidx = 0; sidx < steps; ++sidx)
+      TESSERA_RETURN_IF_ERROR(LaunchStep(sidx, 0, stream, args, impl_->image.steps[sidx].grid));
+    return Status::Ok();
+  }
   if (!impl_) return Status(StatusCode::kInvalidHandle, "null Program handle: Program::Create or Load first");
   if (impl_->devices.size() != 1)
     return Status(StatusCode::kInvalidArgument, "program " + impl_->image.function + " runs on " +
@@ -480,15 +575,7 @@ Status Program::RunOn(const Stream* streams, const std::vector<KernelArg>* args,
                   "dimension > 0");
   // The buffer of value v on device d and v's offset in it.
   auto bufferOf = [&](size_t d, uint32_t v, uint64_t* offset) -> const Buffer& {
-    const uint64_t view = impl_->value_offset[v];
-    v = impl_->value_root[v];
-    int32_t p = impl_->value_param[v];
-    if (p >= 0) {
-      *offset = args[d][p].offset() + view;
-      return *args[d][p].buffer_ref();
-    }
-    *offset = view;
-    return impl_->states[d].values[v];
+    return BufferOf(d, v, args[d], offset);
   };
   // Plans with a communication stream: it starts after what the caller
   // queued before Run, and the caller's stream ends after all of it (every
@@ -533,46 +620,7 @@ Status Program::RunOn(const Stream* streams, const std::vector<KernelArg>* args,
       };
       if (s.kind == PlanStep::kLaunch) {
         const TsDim3 grid = overrideGrid ? options.grid : s.grid;
-        if (impl_->passes_args_through[sidx]) {
-          for (size_t d = 0; d < n; ++d) {
-            Status st = streams[d].launch(impl_->states[d].kernels[sidx], grid, s.group_size, args[d].data(),
-                                          args[d].size(), s.shared_memory_bytes);
-            if (!st.ok())
-              return st.Annotate(s.location.empty() ? "launching " + s.kernel : s.location + ": launching " + s.kernel);
-          }
-          TESSERA_RETURN_IF_ERROR(recordAfter());
-          continue;
-        }
-        // The kernel's arguments on the stack (a heap array only for kernels
-        // of many parameters): no allocation per launch.
-        // Raw storage: the slots are written before the launch reads them,
-        // so constructing (zeroing) 16 KernelArgs per launch would be waste.
-        constexpr size_t kInline = 16;
-        static_assert(std::is_trivially_copyable<KernelArg>::value && std::is_trivially_destructible<KernelArg>::value,
-                      "KernelArg slots are raw storage");
-        alignas(KernelArg) unsigned char inline_storage[kInline * sizeof(KernelArg)];
-        std::vector<KernelArg> heap_args;
-        KernelArg* kargs = reinterpret_cast<KernelArg*>(inline_storage);
-        if (s.args.size() > kInline) {
-          heap_args.resize(s.args.size());
-          kargs = heap_args.data();
-        }
-        for (size_t d = 0; d < n; ++d) {
-          for (size_t i = 0; i < s.args.size(); ++i) {
-            const PlanArg& a = s.args[i];
-            if (a.kind == PlanArg::kScalarParam) {
-              new (&kargs[i]) KernelArg(args[d][a.index]);
-            } else {
-              uint64_t offset = 0;
-              const Buffer& b = bufferOf(d, a.index, &offset);
-              new (&kargs[i]) KernelArg(KernelArg::buffer(b, offset));
-            }
-          }
-          Status st = streams[d].launch(impl_->states[d].kernels[sidx], grid, s.group_size, kargs, s.args.size(),
-                                        s.shared_memory_bytes);
-          if (!st.ok())
-            return st.Annotate(s.location.empty() ? "launching " + s.kernel : s.location + ": launching " + s.kernel);
-        }
+        for (size_t d = 0; d < n; ++d) TESSERA_RETURN_IF_ERROR(LaunchStep(sidx, d, streams[d], args[d], grid));
         TESSERA_RETURN_IF_ERROR(recordAfter());
         continue;
       }

@@ -50,10 +50,13 @@ struct ProgramImpl {
   std::vector<uint64_t> value_offset;
   // Per step: a launch whose kernel arguments are the program's arguments,
   // in order (a Tile IR kernel run as a program): Run passes the caller's
-  // list as it is, building nothing.
-  std::vector<bool> passes_args_through;
+  // list as it is, building nothing.  Bytes, not vector<bool>: read per launch.
+  std::vector<uint8_t> passes_args_through;
   // Per step; empty when every step is on the caller's stream.
   std::vector<StepOrder> order;
+  // One device, every step a launch on the caller's stream: Run's fast path
+  // (ArgsUsable, then the launches) applies.
+  bool launches_only = false;
 };
 
 }  // namespace detail

@@ -154,3 +154,47 @@ def test_a_device_of_another_backend(rng):
     a = tessera.asarray(x, device=devs[0])
     with pytest.raises(tessera.InvalidArgumentError, match="Runtimes"):
         tessera.memcpy(tessera.empty((8, 16), np.float32), a)  # devices of two runtimes
+
+
+def test_enqueue_checks_every_argument_before_launching(dev, rng):
+    """Program::Run's checks (its fast path answers them with one call per
+    argument; whatever it refuses takes the full path, which names the
+    problem) and the launches of a valid call."""
+    from tessera import stream as tstream
+    fn = tessera.compile(example("saxpy.mlir"), device=dev)
+    s = tstream.create(device=dev)
+    x = rng.standard_normal(65536, np.float32)
+    y = rng.standard_normal(65536, np.float32)
+    xa, ya = tessera.asarray(x, device=dev), tessera.asarray(y, device=dev)
+    fn.enqueue(2.0, xa, ya, stream=s)
+    s.synchronize()
+    np.testing.assert_allclose(ya.numpy(), 2.0 * x + y, rtol=1e-6, atol=1e-6)
+    # A buffer smaller than the parameter: OUT_OF_RANGE naming both sizes.
+    small = tessera.empty(100, np.float32, device=dev)
+    with pytest.raises(tessera.OutOfRangeError, match=r"argument 2 \(arg2\) needs 256 KiB \(f32 \[65536\]\); the buffer has 400 B"):
+        fn.enqueue(2.0, xa, small, stream=s)
+    # A destroyed stream.
+    gone = tstream.create(device=dev)
+    gone.destroy()
+    with pytest.raises(tessera.InvalidHandleError, match="stream 0 is not valid"):
+        fn.enqueue(2.0, xa, ya, stream=gone)
+    s.synchronize()
+    # Nothing of the refused calls ran: y is as the valid call left it.
+    np.testing.assert_allclose(ya.numpy(), 2.0 * x + y, rtol=1e-6, atol=1e-6)
+
+
+def test_enqueue_of_a_graph_program_checks_before_any_launch(dev, rng):
+    """A program of several kernels: a bad argument is refused before its
+    first launch."""
+    from tessera import stream as tstream
+    fn = tessera.compile(MLP, device=dev)
+    s = tstream.create(device=dev)
+    x, w1 = rng.standard_normal((32, 64), np.float32), rng.standard_normal((64, 128), np.float32)
+    b1, w2 = rng.standard_normal(128, np.float32), rng.standard_normal((128, 48), np.float32)
+    args = [tessera.asarray(a, device=dev) for a in (x, w1, b1, w2)]
+    out = tessera.empty((32, 48), np.float32, device=dev)
+    fn.enqueue(*args, out, stream=s)
+    s.synchronize()
+    np.testing.assert_allclose(out.numpy(), mlp_ref(x, w1, b1, w2), rtol=1e-3, atol=1e-3)
+    with pytest.raises(tessera.OutOfRangeError, match=r"argument 4 \(result0\) needs 6 KiB"):
+        fn.enqueue(*args, tessera.empty(8, np.float32, device=dev), stream=s)

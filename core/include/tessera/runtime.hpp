@@ -375,6 +375,10 @@ class Buffer {
   // Whether the buffer was allocated on `device`; unlike device() == d it
   // copies no handle (a hot-path check).
   bool is_on(const Device& device) const;
+  // Whether the buffer is alive, on `device`, and holds `bytes` bytes from
+  // `offset`: valid() && is_on(device) && the range fits, in one call (the
+  // per-argument check of Program::Run; the caller diagnoses a false).
+  bool holds(const Device& device, uint64_t offset, uint64_t bytes) const;
   TsBuffer* raw() const;  // nullptr when destroyed
   // Waits for the device's pending work, then frees.  Later uses of any copy
   // of this handle return INVALID_HANDLE.
@@ -487,6 +491,7 @@ class Stream {
   bool is_default() const;
   Device device() const;
   bool is_on(const Device& device) const;  // device() == d, copying nothing
+  bool usable_on(const Device& device) const;  // valid() && is_on(device)
   TsStream* raw() const;
   const StreamOptions& options() const;
 

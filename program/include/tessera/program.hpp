@@ -203,6 +203,19 @@ class Program {
 
  private:
   Status RunOn(const Stream* streams, const std::vector<KernelArg>* args, size_t n, const RunOptions& options) const;
+  // Step `sidx` (a launch) on device d's stream with that device's
+  // arguments; errors name the step.
+  Status LaunchStep(size_t sidx, size_t d, const Stream& stream, const std::vector<KernelArg>& args,
+                    TsDim3 grid) const;
+  // Prefixes a failed launch's status with the step ("launching <kernel>").
+  void AnnotateStep(size_t sidx, Status* st) const;
+  // LaunchStep of a step whose kernel takes other arguments than the
+  // program's, in another order: its list is built on the stack.
+  Status LaunchWithPlanArgs(size_t sidx, size_t d, const Stream& stream, const std::vector<KernelArg>& args,
+                            TsDim3 grid) const;
+  // The buffer holding value v on device d (an argument's or the
+  // program's own) and v's byte offset in it.
+  const Buffer& BufferOf(size_t d, uint32_t v, const std::vector<KernelArg>& args, uint64_t* offset) const;
   std::shared_ptr<detail::ProgramImpl> impl_;
 };
 
