@@ -2,15 +2,17 @@
 // bf16 GEMM stages 16-bit slices with cp_async and multiplies them with
 // tessera_tile.subgroup_mma, computed lane by lane; the result matches the
 // reference, exit 0.
-// RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --schedule "mma=sync tile-m=64" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s
+// RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function g --schedule "mma=sync tile-m=64" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s
+// A batched 256x64 product gets a 128x64 tile (fitTile), 29.7 KiB:
+// RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function pv --schedule "mma=sync" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s
 // CHECK: verify: max abs error {{.*}}: PASS
 // CHECK: exit code 0
 // With tile-m=128, two 32-deep stages need 37 KiB of shared memory, more
 // than lavapipe's 32 KiB: UNSUPPORTED, naming both.
-// RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --schedule "mma=sync" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s --check-prefix=SHARED
+// RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function g --schedule "mma=sync" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s --check-prefix=SHARED
 // SHARED: UNSUPPORTED{{.*}}needs 37.0 KiB of shared (workgroup) memory per group; device '{{.*}}' has 32.0 KiB
 // An unknown matmul unit is a bad schedule, exit 1.
-// RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --schedule "mma=wgmma" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function g --schedule "mma=wgmma" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: mma=wgmma is not a matmul unit; use mma=none (lanes' FMAs) or mma=sync
 // BAD-NOT: see current operation
 // BAD: exit code 1
@@ -19,4 +21,9 @@ func.func @g(%a: tensor<256x128xbf16>, %b: tensor<128x256xbf16>, %bias: tensor<2
   %c = tessera_graph.matmul %a, %b : tensor<256x128xbf16>, tensor<128x256xbf16> -> tensor<256x256xf32>
   %y = tessera_graph.add %c, %bias : tensor<256x256xf32>, tensor<256xf32>
   return %y : tensor<256x256xf32>
+}
+
+func.func @pv(%p: tensor<2x256x128xbf16>, %v: tensor<2x128x64xbf16>) -> tensor<2x256x64xf32> {
+  %o = tessera_graph.matmul %p, %v : tensor<2x256x128xbf16>, tensor<2x128x64xbf16> -> tensor<2x256x64xf32>
+  return %o : tensor<2x256x64xf32>
 }

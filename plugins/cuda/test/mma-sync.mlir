@@ -8,7 +8,11 @@
 // Before sm_80 the same kernel computes each lane's elements with FMAs:
 // RUN: tessera-compile %s --function bf16 --target cuda:sm_75 --emit ptx -o %t.sm75.ptx
 // RUN: FileCheck %s --check-prefix=SM75 < %t.sm75.ptx
-// A shape the tile does not divide keeps the lanes' FMA GEMM:
+// A 256x64 product (attention's P V) gets a 128x64 tile, still on tensor
+// cores:
+// RUN: tessera-compile %s --function pv --target cuda:sm_80 --emit ptx -o %t.pv.ptx
+// RUN: FileCheck %s --check-prefix=PV < %t.pv.ptx
+// A shape no tile of 64 x 32 or more divides keeps the lanes' FMA GEMM:
 // RUN: tessera-compile %s --function ragged --target cuda:sm_80 --emit ptx -o %t.ragged.ptx
 // RUN: FileCheck %s --check-prefix=RAGGED < %t.ragged.ptx
 
@@ -21,6 +25,7 @@
 // SM75-NOT: mma.sync
 // SM75-NOT: ldmatrix
 // SM75: fma.rn.f32
+// PV: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // RAGGED-NOT: mma.sync
 // RAGGED: fma.rn.f32
 
@@ -34,6 +39,11 @@ func.func @f16(%a: tensor<128x64xf16>, %b: tensor<64x128xf16>) -> tensor<128x128
   %c = tessera_graph.matmul %a, %b : tensor<128x64xf16>, tensor<64x128xf16> -> tensor<128x128xf32>
   %y = tessera_graph.cast %c : tensor<128x128xf32> -> tensor<128x128xf16>
   return %y : tensor<128x128xf16>
+}
+
+func.func @pv(%p: tensor<12x256x256xbf16>, %v: tensor<12x256x64xbf16>) -> tensor<12x256x64xf32> {
+  %o = tessera_graph.matmul %p, %v : tensor<12x256x256xbf16>, tensor<12x256x64xbf16> -> tensor<12x256x64xf32>
+  return %o : tensor<12x256x64xf32>
 }
 
 func.func @ragged(%a: tensor<100x128xbf16>, %b: tensor<128x256xbf16>) -> tensor<100x256xf32> {

@@ -247,6 +247,7 @@ struct FunctionLowering {
             s.kind = KernelSpec::kGemm;
             s.matmul = cast<g::MatmulOp>(root);
             if (auto it = groups.gemm.find(s.matmul); it != groups.gemm.end()) s.tile = it->second;
+            s.tile = conv::mma::fitTile(s.matmul, s.tile);
             const conv::GemmTile &t = s.tile;
             if (t.tm < 1 || t.tn < 1 || t.bk < 1 || t.rm < 1 || t.rn < 1 || t.tm % t.rm ||
                 t.tn % t.rn || t.lanes() > kMaxLanes)

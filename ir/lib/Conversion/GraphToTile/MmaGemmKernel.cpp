@@ -50,6 +50,21 @@ bool eligible(graph::MatmulOp matmul, const GemmTile &t) {
   return lanes(t) <= 1024 && sharedBytes(t) <= kMaxSharedBytes;
 }
 
+GemmTile fitTile(graph::MatmulOp matmul, const GemmTile &tile) {
+  if (!tile.mmaSync || eligible(matmul, tile)) return tile;
+  for (int64_t tm : {tile.tm, int64_t{128}, int64_t{64}}) {
+    if (tm > tile.tm) continue;
+    for (int64_t tn : {tile.tn, int64_t{128}, int64_t{64}, int64_t{32}}) {
+      if (tn > tile.tn) continue;
+      GemmTile t = tile;
+      t.tm = tm;
+      t.tn = tn;
+      if (eligible(matmul, t)) return t;
+    }
+  }
+  return tile;
+}
+
 void buildKernel(func::FuncOp k, graph::MatmulOp matmul, const GemmTile &t, Value A, Value B,
                  const StoreElement &store) {
   auto at = matmul.getLhs().getType().cast<ShapedType>();

@@ -49,6 +49,12 @@ int64_t sliceK(const GemmTile &tile);
 /// 32 | TN, at most 1024 lanes and 48 KiB of shared memory.
 bool eligible(graph::MatmulOp matmul, const GemmTile &tile);
 
+/// The tile for `matmul`: `tile` when it is eligible or not mma = "sync";
+/// else the largest tile no larger than it, of TM in {tile.tm, 128, 64}
+/// and TN in {tile.tn, 128, 64, 32}, that makes it eligible (a 256 x 64
+/// attention product gets 128 x 64), or `tile` when none does.
+GemmTile fitTile(graph::MatmulOp matmul, const GemmTile &tile);
+
 /// Lanes per group: (TM / 64) x (TN / 32) subgroups of 32.
 int64_t lanes(const GemmTile &tile);
 
