@@ -17,16 +17,13 @@ config.environment["PATH"] = os.pathsep.join(
 for var in ("TESSERA_PIN_LIBRARY",):
     if var in os.environ:
         config.environment[var] = os.environ[var]
-# The CUDA toolkit's ptxas (where the cuda compiler looks for it): tests
-# that read `ptxas -v` say `REQUIRES: ptxas` and call it as %ptxas.
+# The CUDA toolkit's ptxas, searched where the cuda compiler searches
+# ($CUDA_HOME/bin, /usr/local/cuda/bin, PATH): tests that read `ptxas -v`
+# say `REQUIRES: ptxas` and call it as %ptxas.
 import shutil
-_ptxas = None
-for _dir in (os.path.join(os.environ.get("CUDA_HOME", ""), "bin"), "/usr/local/cuda/bin"):
-    if os.environ.get("CUDA_HOME") or _dir == "/usr/local/cuda/bin":
-        if os.access(os.path.join(_dir, "ptxas"), os.X_OK):
-            _ptxas = os.path.join(_dir, "ptxas")
-            break
-_ptxas = _ptxas or shutil.which("ptxas")
+_dirs = ([os.path.join(os.environ["CUDA_HOME"], "bin")] if os.environ.get("CUDA_HOME") else []) + ["/usr/local/cuda/bin"]
+_ptxas = next((os.path.join(d, "ptxas") for d in _dirs if os.access(os.path.join(d, "ptxas"), os.X_OK)),
+              shutil.which("ptxas"))
 if _ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", _ptxas))

@@ -573,10 +573,6 @@ Status Program::RunOn(const Stream* streams, const std::vector<KernelArg>* args,
     return Status(StatusCode::kInvalidArgument,
                   "RunOptions::grid applies to a program of one launch (a Tile IR kernel), with every "
                   "dimension > 0");
-  // The buffer of value v on device d and v's offset in it.
-  auto bufferOf = [&](size_t d, uint32_t v, uint64_t* offset) -> const Buffer& {
-    return BufferOf(d, v, args[d], offset);
-  };
   // Plans with a communication stream: it starts after what the caller
   // queued before Run, and the caller's stream ends after all of it (every
   // return below, errors too: nothing is left unordered behind the
@@ -633,9 +629,9 @@ Status Program::RunOn(const Stream* streams, const std::vector<KernelArg>* args,
           if (m < lo || m >= hi) continue;  // another process's
           m -= lo;
           uint64_t off = 0;
-          const Buffer& in = bufferOf(m, s.input, &off);
+          const Buffer& in = BufferOf(m, s.input, args[m], &off);
           send.emplace_back(in, off);
-          const Buffer& out = bufferOf(m, s.output, &off);
+          const Buffer& out = BufferOf(m, s.output, args[m], &off);
           recv.emplace_back(out, off);
           ss.push_back(streamOf(m, s));
         }

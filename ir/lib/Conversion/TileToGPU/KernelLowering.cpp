@@ -16,6 +16,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SetVector.h"
+#include "tessera/Conversion/ElementTypes.h"
 #include "tessera/Dialect/Tile/IR/Tile.h"
 
 using namespace mlir;
@@ -211,17 +212,14 @@ struct KernelLowering {
     return success();
   }
 
-  /// A 16-bit operand of subgroup_mma as f32: bf16 bits (in an i16 or a
-  /// bf16 buffer) shifted into the high half, f16 extended.
+  /// A 16-bit operand of subgroup_mma as f32. The buffer holds the
+  /// operand's type or its bits (i16); as the GPU kernels store them
+  /// (bf16 in i16, f16 as f16) they widen like any stored element.
   static Value operandToF32(OpBuilder &b, Location l, Value x, Type operandType) {
-    if (operandType.isF16()) {
-      if (x.getType().isInteger(16)) x = b.create<arith::BitcastOp>(l, b.getF16Type(), x);
-      return b.create<arith::ExtFOp>(l, b.getF32Type(), x);
-    }
-    if (!x.getType().isInteger(16)) x = b.create<arith::BitcastOp>(l, b.getI16Type(), x);
-    Value w = b.create<arith::ExtUIOp>(l, b.getI32Type(), x);
-    w = b.create<arith::ShLIOp>(l, w, b.create<arith::ConstantIntOp>(l, 16, 32));
-    return b.create<arith::BitcastOp>(l, b.getF32Type(), w);
+    Type stored = operandType.isBF16() ? Type(b.getI16Type()) : operandType;
+    if (x.getType() != stored) x = b.create<arith::BitcastOp>(l, stored, x);
+    return tessera::elements::widen(b, l, x, operandType,
+                                    {/*hardwareF16=*/true, /*bf16AsI16=*/true, /*selectDivisionByZero=*/false});
   }
 
   /// subgroup_mma without matrix units: lane q of the subgroup computes its
