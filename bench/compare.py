@@ -301,7 +301,9 @@ def main():
     def fmt_gf(v):
         return "n/a" if v is None else f"{v:.1f} GFLOP/s"
 
-    for size, limit in (("1024", None), ("2048", 0.8)):
+    # Issue 18: the default schedule at least 0.9x OpenBLAS at every size
+    # (the autotuned one 1.0x: bench/autotune).
+    for size, limit in (("1000", 0.9), ("1024", 0.9), ("2048", 0.9), ("4096", 0.9)):
         t = gflops(f"gemm_f32/tessera_cpu/{size}")
         r = gflops(f"gemm_f32/openblas/{size}")
         ratio = t / r if t and r else None
@@ -330,8 +332,8 @@ def main():
     r = gflops("mlp_f32/openblas_unfused/512")
     ratio = t / r if t and r else None
     rows.append(("mlp_f32 512 (fused)", fmt_gf(t), f"{fmt_gf(r)} unfused",
-                 f"{ratio:.2f}x" if ratio else "n/a", "> 1x unfused",
-                 verdict(None if ratio is None else ratio > 1.0)))
+                 f"{ratio:.2f}x" if ratio else "n/a", ">= 1.3x unfused",
+                 verdict(None if ratio is None else ratio >= 1.3)))
     # Attention in the FlashAttention form (online softmax, no score
     # matrix) against cblas_sgemm + softmax pass + cblas_sgemm; FLOP/s count
     # the two matmuls.  No target in the issue: reported as a ratio.

@@ -542,7 +542,9 @@ void RegisterGemmBenchmarks(const RegisterOptions& options) {
   const bool have_ir = false;
 #endif
   if (have_ir) {
-    for (int n : {1024, 2048}) {
+    // Issue 18's sizes: powers of two and an odd one (1000: no tile divides
+    // it, the remainder tiles and slivers are measured too).
+    for (int n : {1000, 1024, 2048, 4096}) {
       real(benchmark::RegisterBenchmark(("gemm_f32/tessera_cpu/" + std::to_string(n)).c_str(),
                                         BM_GemmTessera, n, "f32"), 0.5);
 #if TESSERA_BENCH_HAVE_OPENBLAS

@@ -20,6 +20,16 @@
 // AVX-512F): a 12 x 32 register tile is 24 vector<16xf32> accumulators.
 // ZMM-LABEL: func.func @dense
 // ZMM: memref.alloc() {alignment = 64 : i64} : memref<{{[0-9]+}}xf32>
+// Prefetches come from inside the micro-kernel's k loop, before the step's
+// loads (a prefetch orders memory: loads hoisted above one spilled
+// accumulators), never in a burst before it: the C tile's rows (write),
+// then the rows of B packed next (read).
+// ZMM-NOT: memref.prefetch
+// ZMM: scf.for {{.*}} iter_args
+// ZMM-NOT: vector.load
+// ZMM: memref.prefetch %arg3[{{.*}}], write, locality<3>, data : memref<96x32xf32>
+// ZMM-NOT: vector.load
+// ZMM: memref.prefetch %arg1[{{.*}}], read, locality<2>, data : memref<64x32xf32>
 // ZMM: vector.load {{.*}} : memref<{{[0-9]+}}xf32>, vector<16xf32>
 // ZMM: vector.fma {{.*}} : vector<16xf32>
 // ZMM-NOT: vector.fma {{.*}} : vector<8xf32>

@@ -272,44 +272,62 @@ void MatmulEmitter::tile(Value jr, Value bBase, Value ir, int64_t mr, int64_t wi
       }
     }
   };
-  // Prefetch the rows of B that the next K slice packs for this sliver,
-  // prefetchRows per tile, spread over the sliver's tiles (B comes from
-  // memory once per group: hide it behind compute), every cache line of
-  // each row segment (a 32-column f32 sliver's rows are two lines).  The
-  // prefetches are issued from the k loop, a few per trip, not in a burst
-  // before it: 26 back-to-back prefetches (12 x 32 tiles) filled the line
-  // fill buffers and stalled, 8% of a 2048^3 GEMM's kernel samples.
+  // Prefetches are issued from the k loop, a few per trip, never in a
+  // burst: 26 back-to-back prefetches (a 12 x 32 tile's B rows) filled the
+  // line fill buffers and stalled, 8% of a 2048^3 GEMM's kernel samples;
+  // the C tile's 24 line prefetches before the loop cost another 4%.
+  // Every cache line of a row segment is prefetched (a 32-column f32
+  // sliver's rows are two lines).
   auto lineStarts = [&](const TensorAccess &t) {
     int64_t bytes = storageType(t.type.getElementType()).getIntOrFloatBitWidth() / 8;
     SmallVector<int64_t> cols;
     for (int64_t col = 0; col < width; col += std::max<int64_t>(1, 64 / bytes)) cols.push_back(col);
     return cols;
   };
+  // B: the rows that are packed next, prefetchRows per tile, spread over
+  // the sliver's tiles, so they come from L2 when packed.  With a panel
+  // that is the next K slice of this sliver's columns (packPanel reads
+  // them at the slice's start).  Packed sliver by sliver, it is the next
+  // sliver (after the block's last sliver: the first of the next K slice):
+  // 32 KiB a sliver's tiles later, not 2 MiB of other slivers later (the
+  // next K slice of the same columns did not survive in L2: packing was 6%
+  // of a 2048^3 GEMM's kernel samples, the load of every row a miss).
   const SmallVector<int64_t> bCols = lineStarts(x.b);
   const int64_t nLines = bCols.size(), slots = prefetchRows * nLines;
   const int64_t trips = std::max<int64_t>(1, kcMax / kUnroll);
   const int64_t perTrip = (slots + trips - 1) / trips;
-  Value nextRow = add(addc(pc, kcMax), mul(divc(ir, MR), prefetchRows));
+  Value rowBase = addc(pc, kcMax), colBase = jcol;
+  if (!panel) {
+    Value nextCol = addc(jcol, width);
+    Value nextSlice = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, nextCol, add(jc, ncv));
+    rowBase = b.create<arith::SelectOp>(loc, nextSlice, rowBase, pc);
+    colBase = b.create<arith::SelectOp>(loc, nextSlice, jc, nextCol);
+  }
+  Value nextRow = add(rowBase, mul(divc(ir, MR), prefetchRows));
   // Slot `slot` (dynamic) of this tile: row nextRow + slot / nLines (the
   // last of its rows for slots past the end, and never past K), line
-  // slot % nLines.
+  // slot % nLines (never past N: the last sliver may be narrower).
   auto prefetchSlot = [&](Value slot) {
     Value rowInTile = b.create<arith::MinSIOp>(loc, divc(slot, nLines), c(prefetchRows - 1));
     Value krow = b.create<arith::MinSIOp>(loc, add(nextRow, rowInTile), c(K - 1));
     Value line = b.create<arith::RemUIOp>(loc, slot, c(nLines));
-    Value col = add(jcol, mul(line, nLines > 1 ? bCols[1] : 0));
+    Value col = b.create<arith::MinSIOp>(loc, add(colBase, mul(line, nLines > 1 ? bCols[1] : 0)), c(N - 1));
     b.create<memref::PrefetchOp>(loc, x.b.mem, x.b.at(at(krow, col)),
                                  /*isWrite=*/false, /*localityHint=*/2, /*isDataCache=*/true);
   };
-  // Prefetch the C tile (it is read and written after the k loop).
+  // C: the tile is read (earlier K slices' sums) and written after the k
+  // loop; its rows are prefetched one per trip over the loop's last mr
+  // trips (earlier trips repeat the first row, an L1 hit), so the lines
+  // are still in L1 when the loop ends.
   Value lastRowC = b.create<arith::SubIOp>(loc, mRows, c(1));
-  SmallVector<int64_t> cCols = lineStarts(x.c);
-  for (int64_t r = 0; r < mr; ++r) {
-    Value prow = b.create<arith::MinSIOp>(loc, add(ic, addc(ir, r)), lastRowC);
+  const SmallVector<int64_t> cCols = lineStarts(x.c);
+  auto prefetchC = [&](Value trip) {
+    Value r = b.create<arith::MinSIOp>(loc, trip, c(mr - 1));
+    Value prow = b.create<arith::MinSIOp>(loc, add(addc(add(ic, ir), mr), r), lastRowC);
     for (int64_t col : cCols)
       b.create<memref::PrefetchOp>(loc, x.c.mem, x.c.at(at(prow, addc(jcol, col))),
                                    /*isWrite=*/true, /*localityHint=*/3, /*isDataCache=*/true);
-  }
+  };
   // k loop: kUnroll steps per trip, then the remainder.
   Value kMain = b.create<arith::SubIOp>(loc, kc, b.create<arith::RemUIOp>(loc, kc, c(kUnroll)));
   SmallVector<Value> init(mr * nvT, splatConstant(b, loc, accVec, 0));
@@ -320,8 +338,9 @@ void MatmulEmitter::tile(Value jr, Value bBase, Value ir, int64_t mr, int64_t wi
     SmallVector<Value> acc(main.getRegionIterArgs());
     Value trip = divc(main.getInductionVar(), kUnroll);
     for (int64_t u = 0; u < kUnroll; ++u) {
-      kStep(addc(main.getInductionVar(), u), acc);
+      if (u == 0) prefetchC(trip);
       if (u < perTrip) prefetchSlot(addc(mul(trip, perTrip), u));
+      kStep(addc(main.getInductionVar(), u), acc);
     }
     for (int64_t q = kUnroll; q < perTrip; ++q) prefetchSlot(addc(mul(trip, perTrip), q));
     b.create<scf::YieldOp>(loc, acc);
