@@ -44,7 +44,10 @@
 //                                 vanish
 //  load / store (vector<N>)       N scalar loads / stores (SPIR-V vectors
 //                                 have at most 4 components, so every
-//                                 vector value is scalarized: elementwise
+//                                 vector value is scalarized; then
+//                                 VectorizeBufferAccess.cpp regroups
+//                                 aligned quads of a buffer's accesses
+//                                 into vec4 loads / stores: elementwise
 //                                 arith/math ops, broadcasts, vector.insert/
 //                                 extract, constants, scf.for iter_args)
 //  mma (MxK * KxN + MxN)          per lane (each lane owns its fragments,
@@ -654,6 +657,12 @@ void tessera::spv::buildTileToSPIRVPipeline(OpPassManager &pm, const VulkanTarge
   // No canonicalizer here: it merges the stores of an if/else on two
   // buffers into a store through a pointer select/phi (VariablePointers).
   spm.addPass(createCSEPass());
+  // Vulkan: vec4 loads/stores where a buffer allows them (OpenCL Kernels
+  // take buffers as pointer parameters, not variables).
+  if (!options.openclKernel) {
+    spm.addPass(createVectorizeBufferAccessPass());
+    spm.addPass(createCSEPass());
+  }
   spm.addPass(spirv::createSPIRVUpdateVCEPass());
   spm.addPass(std::make_unique<Int64AtomicsVCEPass>());
   // OpenCL keeps IEEE infinities, NaNs and signed zeros unless built with

@@ -41,6 +41,12 @@ struct VulkanTargetOptions {
 /// `tessera-tile-to-spirv` (option `float-atomic-add=native|cas`) by
 /// registerSPIRVPipelines().
 void buildTileToSPIRVPipeline(mlir::OpPassManager &pm, const VulkanTargetOptions &options = {});
+
+/// On a Vulkan shader's ABI-lowered spirv.module: storage buffers of 32-bit
+/// scalars that are only accessed in aligned groups of 4 consecutive
+/// elements get a vec4 element type, and each group one vec4 load or store
+/// (VectorizeBufferAccess.cpp).  Part of buildTileToSPIRVPipeline.
+std::unique_ptr<mlir::Pass> createVectorizeBufferAccessPass();
 void registerSPIRVPipelines();
 
 /// One compiled kernel: its SPIR-V binary and launch description.

@@ -1,0 +1,126 @@
+// RUN: tessera-opt %s --split-input-file --tessera-tile-to-spirv | FileCheck %s
+// RUN: tessera-opt %s --split-input-file --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.spv
+// The last case's binary (each case overwrites %t.spv): a vec4 runtime array.
+// RUN: spirv-val --target-env vulkan1.1 %t.spv
+
+// tessera-spirv-vectorize-buffer-access: a storage buffer of 32-bit scalars
+// whose every access is one of an aligned quad (4 consecutive elements, the
+// first at a multiple of 4) becomes a buffer of vec4s, one load or store
+// per quad.  Any other access keeps the whole buffer scalar.
+
+// lane * 2 is not known to be a multiple of 4: the quad may straddle two
+// vec4s, so the buffer stays scalar.
+// CHECK-LABEL: spirv.module @__spv__unaligned
+// CHECK: !spirv.array<256 x f32, stride=4>
+// CHECK-NOT: vector<4xf32>
+func.func @unaligned(%x: memref<256xf32>) attributes {tessera_tile.group_size = array<i64: 64>} {
+  %c2 = arith.constant 2 : index
+  %l = tessera_tile.lane_id 0 : index
+  %i = arith.muli %l, %c2 : index
+  %v = tessera_tile.load %x[%i] : memref<256xf32>, vector<4xf32>
+  %w = arith.addf %v, %v : vector<4xf32>
+  tessera_tile.store %w, %x[%i] : vector<4xf32>, memref<256xf32>
+  return
+}
+
+
+// -----
+
+// Two elements of a quad only: a vec4 store would write the other two
+// (another lane's), so the buffer stays scalar.
+// CHECK-LABEL: spirv.module @__spv__partial
+// CHECK: !spirv.array<256 x f32, stride=4>
+// CHECK-NOT: vector<4xf32>
+func.func @partial(%x: memref<256xf32>) attributes {tessera_tile.group_size = array<i64: 64>} {
+  %c4 = arith.constant 4 : index
+  %l = tessera_tile.lane_id 0 : index
+  %i = arith.muli %l, %c4 : index
+  %v = tessera_tile.load %x[%i] : memref<256xf32>, vector<2xf32>
+  %w = arith.addf %v, %v : vector<2xf32>
+  tessera_tile.store %w, %x[%i] : vector<2xf32>, memref<256xf32>
+  return
+}
+
+
+// -----
+
+// A store to another buffer (which may be the same memory) between two
+// halves of a quad: merging the loads would move one across it.  %x stays
+// scalar; %y's quad is whole and vectorizes.
+// CHECK-LABEL: spirv.module @__spv__ordered
+// CHECK-DAG: spirv.GlobalVariable @{{.*}} bind(0, 0) : !spirv.ptr<!spirv.struct<(!spirv.array<256 x f32, stride=4> [0])>, StorageBuffer>
+// CHECK-DAG: spirv.GlobalVariable @{{.*}} bind(0, 1) : !spirv.ptr<!spirv.struct<(!spirv.array<64 x vector<4xf32>, stride=16> [0])>, StorageBuffer>
+func.func @ordered(%x: memref<256xf32>, %y: memref<256xf32>) attributes {tessera_tile.group_size = array<i64: 64>} {
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %l = tessera_tile.lane_id 0 : index
+  %i = arith.muli %l, %c4 : index
+  %j = arith.addi %i, %c2 : index
+  %a = tessera_tile.load %x[%i] : memref<256xf32>, vector<2xf32>
+  %f = arith.constant dense<1.0> : vector<4xf32>
+  tessera_tile.store %f, %y[%i] : vector<4xf32>, memref<256xf32>
+  %b = tessera_tile.load %x[%j] : memref<256xf32>, vector<2xf32>
+  %c = arith.addf %a, %b : vector<2xf32>
+  tessera_tile.store %c, %x[%i] : vector<2xf32>, memref<256xf32>
+  tessera_tile.store %c, %x[%j] : vector<2xf32>, memref<256xf32>
+  return
+}
+
+
+// -----
+
+// A length that is not a multiple of 4 (the last quad would be partial).
+// CHECK-LABEL: spirv.module @__spv__odd_length
+// CHECK: !spirv.array<258 x f32, stride=4>
+// CHECK-NOT: vector<4xf32>
+func.func @odd_length(%x: memref<258xf32>) attributes {tessera_tile.group_size = array<i64: 64>} {
+  %c4 = arith.constant 4 : index
+  %l = tessera_tile.lane_id 0 : index
+  %i = arith.muli %l, %c4 : index
+  %v = tessera_tile.load %x[%i] : memref<258xf32>, vector<4xf32>
+  tessera_tile.store %v, %x[%i] : vector<4xf32>, memref<258xf32>
+  return
+}
+
+
+// -----
+
+// An atomic on the buffer: not a load or store, the buffer stays scalar.
+// CHECK-LABEL: spirv.module @__spv__atomic
+// CHECK: !spirv.array<256 x i32, stride=4>
+// CHECK-NOT: vector<4xi32>
+func.func @atomic(%x: memref<256xi32>) attributes {tessera_tile.group_size = array<i64: 64>} {
+  %c4 = arith.constant 4 : index
+  %c0 = arith.constant 0 : index
+  %l = tessera_tile.lane_id 0 : index
+  %i = arith.muli %l, %c4 : index
+  %v = tessera_tile.load %x[%i] : memref<256xi32>, vector<4xi32>
+  %s = vector.extract %v[0] : vector<4xi32>
+  %o = tessera_tile.atomic_rmw add %s, %x[%c0] scope = device : i32, memref<256xi32>
+  return
+}
+
+// -----
+
+// A runtime-length buffer, a constant offset of 4 past an aligned base
+// (lane * 8 + 4), i32 elements.
+// CHECK-LABEL: spirv.module @__spv__offset_rt
+// CHECK: spirv.GlobalVariable @{{.*}} bind(0, 0) : !spirv.ptr<!spirv.struct<(!spirv.rtarray<vector<4xi32>, stride=16> [0])>, StorageBuffer>
+// CHECK: %[[Q:.*]] = spirv.IMul %{{.*}}, %{{.*}} : i32
+// CHECK: %[[Q1:.*]] = spirv.IAdd %[[Q]], %{{.*}} : i32
+// CHECK: spirv.AccessChain %{{.*}}[%{{.*}}, %[[Q1]]]
+// CHECK: spirv.Load "StorageBuffer" %{{.*}} : vector<4xi32>
+// CHECK: spirv.Store "StorageBuffer" %{{.*}}, %{{.*}} : vector<4xi32>
+// CHECK-NOT: spirv.Load "StorageBuffer" %{{.*}} : i32
+func.func @offset_rt(%x: memref<?xi32>) attributes {tessera_tile.group_size = array<i64: 64>} {
+  %c8 = arith.constant 8 : index
+  %c4 = arith.constant 4 : index
+  %l = tessera_tile.lane_id 0 : index
+  %b = arith.muli %l, %c8 : index
+  %i = arith.addi %b, %c4 : index
+  %v = tessera_tile.load %x[%i] : memref<?xi32>, vector<4xi32>
+  %w = arith.addi %v, %v : vector<4xi32>
+  tessera_tile.store %w, %x[%i] : vector<4xi32>, memref<?xi32>
+  return
+}
+
