@@ -225,6 +225,14 @@ def main():
     rows.append(("saxpy vulkan 16M, Tile IR kernel", fmt_ns(sg), f"{fmt_ns(sr)} raw",
                  f"{ratio:.2f}x" if ratio else "n/a", "<= 1.1x raw",
                  verdict(None if ratio is None else ratio <= 1.1)))
+    # The GEMM on vulkan (issue 18): the Graph IR matmul through the vulkan
+    # plugin's compiler against a hand-tiled GLSL GEMM, 1.2x asked.
+    gt = time_ns(res, "gemm_f32/tessera_vulkan/1024")
+    gr = time_ns(res, "gemm_f32/raw_vulkan/1024")
+    ratio = gt / gr if gt and gr else None
+    rows.append(("gemm_f32 vulkan 1024^3 vs hand-tiled GLSL", fmt_ns(gt), f"{fmt_ns(gr)} raw",
+                 f"{ratio:.2f}x" if ratio else "n/a", "<= 1.2x raw",
+                 verdict(None if ratio is None else ratio <= 1.2)))
     # CUDA (issue 12): Tessera on the cuda plugin against the raw driver
     # API in the same binary.
     def cu_time(label, metric, limit):

@@ -23,6 +23,7 @@
 #include "vulkan_bench.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <chrono>
 #include <cstdlib>
@@ -373,6 +374,99 @@ void BM_SaxpyTesseraTileIr(benchmark::State& state) {
 }
 #endif
 
+// gemm_f32/{tessera_vulkan,raw_vulkan}/1024: C = A B, 1024^3 f32.  The
+// Tessera side is a Graph IR matmul compiled by the vulkan plugin's
+// compiler (CompileProgramImage, the default GPU schedule) and run as a
+// program; the reference is bench/vulkan_shaders/gemm.comp, a hand-tiled
+// GLSL GEMM (128 x 128 tiles, 8 x 8 register blocks, shared-memory K slices,
+// vec4 accesses), dispatched with raw Vulkan.  Both are checked once on
+// 1024 sampled elements against a double-precision dot product.
+constexpr uint32_t kGemmN = 1024;
+constexpr uint32_t kGemmTile = 128;  // gemm.comp: a workgroup computes kGemmTile^2 of C
+
+std::vector<float> GemmInput(unsigned seed) {
+  std::vector<float> v(size_t{kGemmN} * kGemmN);
+  uint32_t x = seed * 2654435761u + 1;
+  for (float& f : v) {
+    x = x * 1664525u + 1013904223u;
+    f = static_cast<float>((x >> 9) % 2001) / 1000.0f - 1.0f;  // [-1, 1]
+  }
+  return v;
+}
+
+// "" when `c` matches A B at 1024 sampled elements, else what differs.
+std::string GemmCheck(const float* c, const std::vector<float>& a, const std::vector<float>& b) {
+  const size_t n = kGemmN;
+  uint32_t x = 12345;
+  for (int s = 0; s < 1024; ++s) {
+    x = x * 1664525u + 1013904223u;
+    size_t i = (x >> 8) % n, j = (x >> 20) % n;
+    double want = 0, mag = 0;
+    for (size_t k = 0; k < n; ++k) {
+      want += double(a[i * n + k]) * b[k * n + j];
+      mag += std::abs(double(a[i * n + k]) * b[k * n + j]);
+    }
+    if (std::abs(c[i * n + j] - want) > 1e-5 * mag + 1e-6)
+      return "C[" + std::to_string(i) + "][" + std::to_string(j) + "] = " + std::to_string(c[i * n + j]) +
+             ", expected " + std::to_string(want);
+  }
+  return "";
+}
+
+void SetGemmItems(benchmark::State& state) {
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * 2 * int64_t{kGemmN} * kGemmN *
+                          kGemmN);
+}
+
+#if defined(TESSERA_BENCH_HAVE_IR)
+void BM_GemmTesseraVulkan(benchmark::State& state) {
+  VulkanEnv* env = VulkanEnvOrSkip(state);
+  if (!env) return;
+  const std::string t = "tensor<" + std::to_string(kGemmN) + "x" + std::to_string(kGemmN) + "xf32>";
+  const std::string text = "func.func @gemm(%a: " + t + ", %b: " + t + ") -> " + t + " {\n" +
+                           "  %c = tessera_graph.matmul %a, %b : " + t + ", " + t + " -> " + t + "\n" +
+                           "  return %c : " + t + "\n}\n";
+  IrProgram prog;
+  std::string error;
+  if (!CompileGraphIR(text, env->device, {}, &prog, &error)) {
+    state.SkipWithError(("gemm -> vulkan: " + error).c_str());
+    return;
+  }
+  const uint64_t bytes = uint64_t{kGemmN} * kGemmN * 4;
+  std::vector<tessera::Buffer> bufs;
+  for (int i = 0; i < 3; ++i) {
+    auto b = Allocate(*env, bytes);
+    if (!Ok(state, b.status(), "allocate(4 MiB)")) return;
+    bufs.push_back(std::move(b).value());
+  }
+  const std::vector<float> a = GemmInput(1), b = GemmInput(2);
+  if (!Ok(state, tessera::copy(bufs[0], a.data(), bytes), "copy A") ||
+      !Ok(state, tessera::copy(bufs[1], b.data(), bytes), "copy B"))
+    return;
+  const std::vector<tessera::KernelArg> args = {tessera::KernelArg::buffer(bufs[0]),
+                                                tessera::KernelArg::buffer(bufs[1]),
+                                                tessera::KernelArg::buffer(bufs[2])};
+  auto once = [&] {
+    tessera::Status st = prog.program.Run(env->stream, args);
+    return st.ok() ? env->stream.synchronize() : st;
+  };
+  if (!Ok(state, once(), "Program::Run + synchronize")) return;
+  std::vector<float> c(size_t{kGemmN} * kGemmN);
+  if (!Ok(state, tessera::copy(c.data(), bufs[2], bytes), "copy C")) return;
+  if (std::string why = GemmCheck(c.data(), a, b); !why.empty()) {
+    state.SkipWithError(("gemm_f32/tessera_vulkan: wrong result: " + why).c_str());
+    return;
+  }
+  for (auto _ : state)
+    if (!Ok(state, once(), "Program::Run + synchronize")) break;
+  SetGemmItems(state);
+}
+#else
+void BM_GemmTesseraVulkan(benchmark::State& state) {
+  state.SkipWithError("not available: tessera-bench was built without the IR (TESSERA_BUILD_IR)");
+}
+#endif
+
 // overlap/{serial,overlapped}/tessera_vulkan: kOverlapLaunches saxpy
 // launches on 4M floats and host work that lasts as long as they do (a
 // sleep, measured once: a busy host would take the cores lavapipe computes
@@ -620,6 +714,48 @@ void BM_SaxpyRaw(benchmark::State& state) {
                           static_cast<int64_t>(3 * bytes));
 }
 
+void BM_GemmRaw(benchmark::State& state) {
+  rawvk::Context* c = RawOrSkip(state);
+  if (!c) return;
+  std::string error;
+  std::vector<uint32_t> spv = LoadSpirv("gemm", &error);
+  if (!RawOk(state, !spv.empty(), error)) return;
+  const uint64_t bytes = uint64_t{kGemmN} * kGemmN * 4;
+  RawScope scope(*c);
+  scope.buffers.reserve(3);  // Buffer() returns pointers into it
+  rawvk::Buffer* bufs[3];
+  for (auto& p : bufs) {
+    p = scope.Buffer(bytes, &error);
+    if (!RawOk(state, p != nullptr, error)) return;
+  }
+  if (!RawOk(state, bufs[0]->mapped && bufs[1]->mapped && bufs[2]->mapped,
+             "gemm_f32/raw_vulkan: device memory is not host-visible (the reference fills it by mapping)"))
+    return;
+  const std::vector<float> a = GemmInput(1), b = GemmInput(2);
+  std::memcpy(bufs[0]->mapped, a.data(), bytes);
+  std::memcpy(bufs[1]->mapped, b.data(), bytes);
+  scope.kernels.emplace_back();
+  rawvk::Kernel& k = scope.kernels.back();
+  if (!RawOk(state, rawvk::CreateKernel(*c, spv, "gemm", {bufs[0], bufs[1], bufs[2]}, 12, &k, &error), error))
+    return;
+  const uint32_t push[3] = {kGemmN, kGemmN, kGemmN};
+  auto once = [&]() -> bool {
+    if (!rawvk::Begin(*c, &error)) return false;
+    rawvk::Bind(*c, k);
+    rawvk::Dispatch(*c, k, push, kGemmN / kGemmTile, kGemmN / kGemmTile, 1);
+    HostBarrier(*c);
+    return rawvk::EndSubmitWait(*c, &error);
+  };
+  if (!RawOk(state, once(), error)) return;
+  if (std::string why = GemmCheck(static_cast<const float*>(bufs[2]->mapped), a, b); !why.empty()) {
+    state.SkipWithError(("gemm_f32/raw_vulkan: wrong result: " + why).c_str());
+    return;
+  }
+  for (auto _ : state)
+    if (!RawOk(state, once(), error)) break;
+  SetGemmItems(state);
+}
+
 #else  // built without <vulkan/vulkan.h>
 
 void BM_RawUnavailable(benchmark::State& state) {
@@ -629,6 +765,7 @@ void BM_RawUnavailable(benchmark::State& state) {
 #define BM_SubmitWaitRaw BM_RawUnavailable
 #define BM_CopyRaw BM_RawUnavailable
 #define BM_SaxpyRaw BM_RawUnavailable
+#define BM_GemmRaw BM_RawUnavailable
 
 #endif
 
@@ -664,6 +801,12 @@ void RegisterVulkanBenchmarks(const RegisterOptions& o) {
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
   Configure(RegisterBenchmark("saxpy/tessera_vulkan_tile_ir/16M", BM_SaxpyTesseraTileIr), o, 0.3)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+  Configure(RegisterBenchmark("gemm_f32/tessera_vulkan/1024", BM_GemmTesseraVulkan), o, 0.5)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+  Configure(RegisterBenchmark("gemm_f32/raw_vulkan/1024", BM_GemmRaw), o, 0.5)
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
   Configure(RegisterBenchmark("overlap/serial/tessera_vulkan", BM_OverlapTessera, false), o,
