@@ -18,7 +18,7 @@ inline const TsOptionInfo kCompileOptions[] = {
 };
 
 // The GPU schedule of both SPIR-V plugins (spirv_gpu_schedule.hpp).
-inline constexpr const char* kSchedule = plugin_support::kSpirvGpuSchedule;
+inline constexpr const char* kSchedule = plugin_support::kVulkanGpuSchedule;
 
 inline const TsCompilerTarget kCompileTargets[] = {
     {TS_COMPILER_TARGET_STRUCT_SIZE, nullptr, "vulkan",

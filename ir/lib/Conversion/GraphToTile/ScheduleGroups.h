@@ -25,6 +25,9 @@ namespace tessera::conversion {
 struct GemmTile {
   int64_t tm = 128, tn = 128, bk = 16, rm = 8, rn = 8;
   bool mmaSync = false;
+  /// micro_layout = "quads": lane blocks in aligned runs of 4 (RM, RN
+  /// multiples of 4; else strided).
+  bool quads = false;
   int64_t lanesM() const { return tm / rm; }
   int64_t lanesN() const { return tn / rn; }
   int64_t lanes() const { return lanesM() * lanesN(); }

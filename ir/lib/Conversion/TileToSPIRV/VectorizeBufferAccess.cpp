@@ -1,4 +1,4 @@
-//===- VectorizeBufferAccess.cpp - vec4 loads/stores of storage buffers ----===//
+//===- VectorizeBufferAccess.cpp - vec4 loads/stores of buffers, shared -----===//
 //
 // Tile IR's vector loads and stores reach SPIR-V scalarized (a SPIR-V vector
 // has at most 4 components; KernelLowering splits every vector<N>), so a
@@ -8,22 +8,22 @@
 // ran at 1.73x the time of the same saxpy in GLSL with vec4 loads.
 //
 // This pass (on the ABI-lowered spirv.module of a Vulkan shader) gives a
-// storage buffer of 32-bit scalars a vec4 element type when every access to
-// it can take one: each load and store through the buffer's variable is one
-// of 4 accesses, in one block, to elements 4q .. 4q+3 of an index 4q that is
-// provably a multiple of 4 (products and sums of constants, e.g.
-// `lane * 8 + 4`).  The 4 loads become one vec4 load and 4 extracts, at the
-// first load; the 4 stores one vec4 store of the 4 values, at the last.
-// Accesses move only past ops that neither read nor write memory, so no
-// other buffer access (which may alias: two bindings can be one VkBuffer)
-// and no barrier is reordered.  A buffer with any other use (an atomic, a
-// lone element, an index not known to be aligned, an array whose length is
-// not a multiple of 4) keeps its scalar type: all or nothing, so one buffer
-// is never seen through two types.
+// storage buffer or a workgroup array of 32-bit scalars a vec4 element
+// type when at least one quad of its accesses can merge: 4 loads (or 4
+// stores) in one block of elements 4q .. 4q+3, the index 4q provably a
+// multiple of 4 (products and sums of constants, e.g. `lane * 8 + 4`).  The
+// 4 loads become one vec4 load and 4 extracts, at the first load; the 4
+// stores one vec4 store of the 4 values, at the last.  Accesses move only
+// past ops that neither read nor write memory, so no other buffer access
+// (which may alias: two bindings can be one VkBuffer) and no barrier is
+// reordered.  Every other access keeps its place and reaches component
+// e % 4 of vec4 e / 4.  A buffer with an access that is not a plain load or
+// store (an atomic), or with no quad to merge, keeps its scalar type.
 //
 // Byte offsets are unchanged: element 4q+j is at 16q + 4j in both layouts
-// (std430: a vec4 array has stride 16), so the binding's size and the
-// plugin's descriptor setup do not change.
+// (std430: a vec4 array has stride 16; workgroup memory has no explicit
+// layout), so binding and shared-memory sizes and the plugin's descriptor
+// setup do not change.
 //
 //===----------------------------------------------------------------------===//
 #include <map>
@@ -96,7 +96,8 @@ struct Access {
 /// The accesses of one vec4: same block, kind, base and off / 4.
 struct Group {
   SmallVector<Access, 4> lanes{kWidth};  // by off % 4
-  int seen = 0;
+  SmallVector<Access *, 4> members;      // every access of the quad
+  bool duplicate = false;                // an element accessed twice: not merged
 };
 
 /// Whether `op` may be moved across: it neither reads nor writes memory
@@ -111,41 +112,54 @@ bool onlyInertBetween(Operation *a, Operation *b, const SmallPtrSetImpl<Operatio
   return true;
 }
 
+/// floor(off / 4): a negative offset still names an aligned quad.
+int64_t quadOf(int64_t off) { return off >= 0 ? off / kWidth : -((-off + kWidth - 1) / kWidth); }
+
 class Vectorizer {
  public:
   explicit Vectorizer(spirv::GlobalVariableOp var) : var(var) {}
 
-  /// Rewrites the variable's accesses if all of them group; else nothing.
+  /// Retypes the variable and rewrites its accesses when at least one quad
+  /// merges; else leaves it as it is.
   void run(ArrayRef<spirv::AddressOfOp> addrs) {
     auto ptr = var.getType().dyn_cast<spirv::PointerType>();
-    if (!ptr || ptr.getStorageClass() != spirv::StorageClass::StorageBuffer) return;
+    if (!ptr) return;
+    const spirv::StorageClass sc = ptr.getStorageClass();
+    // Storage buffers have an explicit layout (Offset 0, ArrayStride 4);
+    // workgroup memory has none.
+    const bool explicitLayout = sc == spirv::StorageClass::StorageBuffer;
+    if (!explicitLayout && sc != spirv::StorageClass::Workgroup) return;
     auto st = ptr.getPointeeType().dyn_cast<spirv::StructType>();
-    if (!st || st.getNumElements() != 1 || st.getMemberOffset(0) != 0) return;
+    if (!st || st.getNumElements() != 1) return;
+    if (explicitLayout && (!st.hasOffset() || st.getMemberOffset(0) != 0)) return;
     Type arr = st.getElementType(0), elem;
-    int64_t length = -1;  // runtime array
+    int64_t length = -1, stride = 0;  // length -1: a runtime array
     if (auto a = arr.dyn_cast<spirv::ArrayType>()) {
-      if (a.getArrayStride() != 4) return;
       elem = a.getElementType();
       length = a.getNumElements();
+      stride = a.getArrayStride();
     } else if (auto r = arr.dyn_cast<spirv::RuntimeArrayType>()) {
-      if (r.getArrayStride() != 4) return;
       elem = r.getElementType();
+      stride = r.getArrayStride();
     } else {
       return;
     }
     if (!elem.isIntOrFloat() || elem.getIntOrFloatBitWidth() != 32) return;
-    if (length >= 0 && length % kWidth) return;
-    if (!collect(addrs) || !group()) return;
+    if (stride != (explicitLayout ? 4 : 0) || (length >= 0 && length % kWidth)) return;
+    if (!collect(addrs)) return;
+    group();
+    if (merged.empty()) return;
 
-    // The vec4 type, with the struct's decorations (Offset 0) kept.
     auto vec = VectorType::get({kWidth}, elem);
-    Type newArr = length >= 0 ? Type(spirv::ArrayType::get(vec, length / kWidth, 16))
-                              : Type(spirv::RuntimeArrayType::get(vec, 16));
-    auto newStruct = spirv::StructType::get({newArr}, {0});
-    auto newPtr = spirv::PointerType::get(newStruct, spirv::StorageClass::StorageBuffer);
+    const unsigned newStride = explicitLayout ? 16 : 0;
+    Type newArr = length >= 0 ? Type(spirv::ArrayType::get(vec, length / kWidth, newStride))
+                              : Type(spirv::RuntimeArrayType::get(vec, newStride));
+    auto newStruct = explicitLayout ? spirv::StructType::get({newArr}, {0}) : spirv::StructType::get({newArr});
+    auto newPtr = spirv::PointerType::get(newStruct, sc);
     var.setTypeAttr(TypeAttr::get(newPtr));
     for (spirv::AddressOfOp a : addrs) a.getPointer().setType(newPtr);
-    for (auto &entry : groups) rewrite(entry.second, vec);
+    for (Group *g : merged) rewrite(*g, vec);
+    for (Access *a : lone) rewriteLone(*a);
     llvm::SetVector<Operation *> chains;
     for (Access &a : accesses) chains.insert(a.chain);
     // The scalar accesses' index arithmetic is dead now: erase it (the
@@ -165,12 +179,11 @@ class Vectorizer {
  private:
   spirv::GlobalVariableOp var;
   SmallVector<Access> accesses;
-  // (block, is-store), base, off / 4 -> group; std::map: a stable order
-  // for the rewrite (the emitted code must not depend on pointer values'
-  // order... it does not, but iteration order sets the order of new ops).
   // (block, is-store, base, off / 4) -> its group.  Iteration order does
   // not matter: each group's new ops go at its own accesses.
   std::map<std::tuple<Block *, bool, void *, int64_t>, Group> groups;
+  SmallVector<Group *> merged;  // whole quads, safe to merge
+  SmallVector<Access *> lone;   // the rest: one component each
 
   bool collect(ArrayRef<spirv::AddressOfOp> addrs) {
     for (spirv::AddressOfOp a : addrs)
@@ -187,58 +200,70 @@ class Vectorizer {
                                                                s.getValue() != chain.getResult()) {
             accesses.push_back({s, chain, base, off});
           } else {
-            return false;
+            return false;  // an atomic, a copy, a pointer passed on
           }
         }
       }
     return !accesses.empty();
   }
 
-  bool group() {
+  /// Sorts the accesses into merged quads and lone elements.
+  void group() {
     for (Access &a : accesses) {
-      if (knownMultiple(a.base) % kWidth) return false;
-      // off may be negative in principle: floor division keeps 4q aligned.
-      int64_t q = a.off >= 0 ? a.off / kWidth : -((-a.off + kWidth - 1) / kWidth);
-      int64_t lane = a.off - q * kWidth;
+      if (knownMultiple(a.base) % kWidth) {
+        lone.push_back(&a);
+        continue;
+      }
+      int64_t q = quadOf(a.off), lane = a.off - q * kWidth;
       bool store = isa<spirv::StoreOp>(a.op);
       Group &g = groups[{a.op->getBlock(), store, a.base.getAsOpaquePointer(), q}];
-      if (g.lanes[lane].op) return false;  // the same element twice
+      if (g.lanes[lane].op) g.duplicate = true;
       g.lanes[lane] = a;
-      ++g.seen;
+      g.members.push_back(&a);
     }
     for (auto &entry : groups) {
       Group &g = entry.second;
-      if (g.seen != kWidth) return false;
-      // Memory order: the group's accesses become one at the first load /
-      // the last store; only inert ops (and the group's own accesses) may
-      // lie between them.
-      SmallPtrSet<Operation *, 4> own;
-      Operation *first = g.lanes[0].op, *last = g.lanes[0].op;
-      for (Access &a : g.lanes) {
-        own.insert(a.op);
-        if (a.op->isBeforeInBlock(first)) first = a.op;
-        if (last->isBeforeInBlock(a.op)) last = a.op;
+      bool whole = g.members.size() == kWidth && !g.duplicate;
+      // Memory order: the quad becomes one access at its first load / last
+      // store; only inert ops (and the quad's own accesses) may lie between.
+      if (whole) {
+        SmallPtrSet<Operation *, 4> own;
+        Operation *first = g.lanes[0].op, *last = g.lanes[0].op;
+        for (Access &a : g.lanes) {
+          own.insert(a.op);
+          if (a.op->isBeforeInBlock(first)) first = a.op;
+          if (last->isBeforeInBlock(a.op)) last = a.op;
+        }
+        whole = onlyInertBetween(first, last, own);
       }
-      if (!onlyInertBetween(first, last, own)) return false;
+      if (whole) {
+        merged.push_back(&g);
+        continue;
+      }
+      lone.append(g.members.begin(), g.members.end());
     }
-    return true;
+  }
+
+  Value constant(OpBuilder &b, Location l, Type t, int64_t v) {
+    return b.create<spirv::ConstantOp>(l, t, b.getIntegerAttr(t, v));
   }
 
   /// base / 4 + q where base is a known multiple of 4: through the
   /// multiplication where a constant factor divides (lane * 8 -> lane * 2),
   /// else an exact shift.
-  Value quarter(OpBuilder &b, Location l, Value base) {
+  Value quarter(OpBuilder &b, Location l, Value base, int64_t q) {
     Type t = base.getType();
-    auto cst = [&](int64_t v) { return b.create<spirv::ConstantOp>(l, t, b.getIntegerAttr(t, v)); };
-    if (auto c = constantOf(base)) return cst(*c / kWidth);
+    if (auto c = constantOf(base)) return constant(b, l, t, *c / kWidth + q);
+    Value r;
     if (auto m = base.getDefiningOp<spirv::IMulOp>()) {
-      for (int i = 0; i < 2; ++i) {
+      for (int i = 0; i < 2 && !r; ++i) {
         Value f = m->getOperand(i), other = m->getOperand(1 - i);
         if (auto c = constantOf(f); c && *c % kWidth == 0)
-          return *c == kWidth ? other : b.create<spirv::IMulOp>(l, other, cst(*c / kWidth)).getResult();
+          r = *c == kWidth ? other : b.create<spirv::IMulOp>(l, other, constant(b, l, t, *c / kWidth)).getResult();
       }
     }
-    return b.create<spirv::ShiftRightLogicalOp>(l, base, cst(2));
+    if (!r) r = b.create<spirv::ShiftRightLogicalOp>(l, base, constant(b, l, t, 2));
+    return q ? b.create<spirv::IAddOp>(l, r, constant(b, l, t, q)).getResult() : r;
   }
 
   void rewrite(Group &g, VectorType vec) {
@@ -249,13 +274,7 @@ class Vectorizer {
     OpBuilder b(at);
     Location l = at->getLoc();
     spirv::AccessChainOp c0 = g.lanes[0].chain;
-    Value idx = quarter(b, l, g.lanes[0].base);
-    // Lane 0's off is 4q (floor division in group()).
-    int64_t q = g.lanes[0].off >= 0 ? g.lanes[0].off / kWidth : -((-g.lanes[0].off) / kWidth);
-    if (q) {
-      Type t = idx.getType();
-      idx = b.create<spirv::IAddOp>(l, idx, b.create<spirv::ConstantOp>(l, t, b.getIntegerAttr(t, q)));
-    }
+    Value idx = quarter(b, l, g.lanes[0].base, quadOf(g.lanes[0].off));
     auto chain = b.create<spirv::AccessChainOp>(l, c0.getBasePtr(), ValueRange{c0.getIndices()[0], idx});
     if (!store) {
       Value v = b.create<spirv::LoadOp>(l, chain);
@@ -273,6 +292,25 @@ class Vectorizer {
     Value v = b.create<spirv::CompositeConstructOp>(l, vec, parts);
     b.create<spirv::StoreOp>(l, chain, v);
     for (Access &a : g.lanes) a.op->erase();
+  }
+
+  /// One element of the vec4 array: component e % 4 of vec4 e / 4 (static
+  /// where e is an aligned base plus a constant).
+  void rewriteLone(Access &a) {
+    OpBuilder b(a.op);
+    Location l = a.op->getLoc();
+    Value e = a.chain.getIndices()[1], q, comp;
+    Type t = e.getType();
+    if (knownMultiple(a.base) % kWidth == 0) {
+      int64_t qo = quadOf(a.off);
+      q = quarter(b, l, a.base, qo);
+      comp = constant(b, l, t, a.off - qo * kWidth);
+    } else {
+      q = b.create<spirv::ShiftRightLogicalOp>(l, e, constant(b, l, t, 2));
+      comp = b.create<spirv::BitwiseAndOp>(l, e, constant(b, l, t, kWidth - 1));
+    }
+    auto chain = b.create<spirv::AccessChainOp>(l, a.chain.getBasePtr(), ValueRange{a.chain.getIndices()[0], q, comp});
+    a.op->setOperand(0, chain);
   }
 };
 

@@ -6,6 +6,12 @@
 // RUN: tessera-opt %s --tessera-gpu-graph-pipeline="schedule={tile-m=40 tile-n=24 tile-k=10 micro-m=5 micro-n=3}" --tessera-strip-launch-plans=keep=layer_k0_gemm --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.spv
 // RUN: spirv-val --target-env vulkan1.1 %t.spv
 // RUN: tessera-opt %s --tessera-graph-to-tile-kernels | FileCheck %s --check-prefix=HAND
+// RUN: tessera-opt %s --tessera-graph-to-schedule="tile-m=64 tile-n=32 tile-k=8 micro-m=4 micro-n=4 micro-layout=quads clamp-tiles=0 attention=0" | FileCheck %s --check-prefix=QSCHED
+// RUN: tessera-opt %s --tessera-gpu-graph-pipeline="schedule={tile-m=64 tile-n=32 tile-k=8 micro-m=4 micro-n=4 micro-layout=quads}" | FileCheck %s --check-prefix=QUADS
+// RUN: tessera-opt %s --tessera-gpu-graph-pipeline="schedule={tile-m=64 tile-n=32 tile-k=8 micro-m=4 micro-n=4 micro-layout=quads}" --tessera-strip-launch-plans=keep=layer_k0_gemm --tessera-tile-to-spirv | FileCheck %s --check-prefix=QSPV
+// RUN: tessera-opt %s --tessera-gpu-graph-pipeline="schedule={tile-m=64 tile-n=32 tile-k=8 micro-m=4 micro-n=4 micro-layout=quads}" --tessera-strip-launch-plans=keep=layer_k0_gemm --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.q.spv
+// RUN: spirv-val --target-env vulkan1.1 %t.q.spv
+// RUN: not tessera-opt %s --tessera-graph-to-schedule="micro-layout=diagonal" 2>&1 | FileCheck %s --check-prefix=QBAD
 // RUN: not tessera-opt %s --tessera-gpu-graph-pipeline="schedule={tile-m=64 tile-n=64 micro-m=1 micro-n=1}" 2>&1 | FileCheck %s --check-prefix=LANES
 
 // 64x32 tiles of 4x4 per lane: 16 x 8 = 128 lanes; A slices of 8 x 64, B
@@ -36,6 +42,27 @@
 // HAND-SAME: tessera_tile.group_size = array<i64: 64>
 // HAND: tessera_tile.shared_alloc : memref<128xf32, 3>
 // HAND-COUNT-4: math.fma
+
+// micro-layout=quads: the matmul tile says so, and each lane's 4 x 4
+// block is rows 4*ty .. 4*ty+3 (tx, ty = lane % 8, lane / 8): consecutive
+// shared-memory reads at an aligned base, which the SPIR-V path merges
+// into one vec4 load per 4 (A slice 8 x 64 and B slice 8 x 32 as
+// 128 and 64 vec4s).
+// QSCHED: tessera_schedule.tile
+// QSCHED: } {micro_layout = "quads"} :
+// QUADS-LABEL: func.func @layer_k0_gemm(
+// QUADS: %[[TY:.*]] = arith.divui %{{.*}}, %c8 : index
+// QUADS: scf.for
+// QUADS: scf.for
+// QUADS: %[[Q:.*]] = arith.muli %[[TY]], %c4 : index
+// QUADS: %[[B:.*]] = arith.addi %{{.*}}, %[[Q]] : index
+// QUADS: memref.load %{{.*}}[%[[B]]] : memref<512xf32, 3>
+// QUADS: %[[B1:.*]] = arith.addi %[[B]], %c1 : index
+// QUADS: memref.load %{{.*}}[%[[B1]]] : memref<512xf32, 3>
+// QSPV-DAG: spirv.GlobalVariable @{{.*}} : !spirv.ptr<!spirv.struct<(!spirv.array<128 x vector<4xf32>>)>, Workgroup>
+// QSPV-DAG: spirv.GlobalVariable @{{.*}} : !spirv.ptr<!spirv.struct<(!spirv.array<64 x vector<4xf32>>)>, Workgroup>
+// QSPV-COUNT-2: spirv.Load "Workgroup" %{{.*}} : vector<4xf32>
+// QBAD: error: --tessera-graph-to-schedule: micro-layout=diagonal is not a register-block layout; use micro-layout=strided or quads
 
 // LANES: error: 'tessera_graph.matmul' op is not lowered for the gpu backend (tessera-graph-to-tile-kernels): the schedule's GEMM tile 64x64x16 with 1x1 per lane has 4096 lanes per group; it needs RM | TM, RN | TN and (TM/RM) x (TN/RN) <= 1024 lanes
 

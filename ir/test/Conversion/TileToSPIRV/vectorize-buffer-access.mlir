@@ -3,10 +3,13 @@
 // The last case's binary (each case overwrites %t.spv): a vec4 runtime array.
 // RUN: spirv-val --target-env vulkan1.1 %t.spv
 
-// tessera-spirv-vectorize-buffer-access: a storage buffer of 32-bit scalars
-// whose every access is one of an aligned quad (4 consecutive elements, the
-// first at a multiple of 4) becomes a buffer of vec4s, one load or store
-// per quad.  Any other access keeps the whole buffer scalar.
+// tessera-spirv-vectorize-buffer-access: a buffer (storage or workgroup) of
+// 32-bit scalars with at least one aligned quad (4 consecutive elements,
+// the first at a multiple of 4, accessed together in one block with nothing
+// that touches memory in between) becomes a buffer of vec4s: one load or
+// store per such quad, one component for every other access.  Without such
+// a quad, or with an access that is not a plain load or store, the buffer
+// keeps its scalar type.
 
 // lane * 2 is not known to be a multiple of 4: the quad may straddle two
 // vec4s, so the buffer stays scalar.
@@ -45,11 +48,18 @@ func.func @partial(%x: memref<256xf32>) attributes {tessera_tile.group_size = ar
 // -----
 
 // A store to another buffer (which may be the same memory) between two
-// halves of a quad: merging the loads would move one across it.  %x stays
-// scalar; %y's quad is whole and vectorizes.
+// halves of a quad: merging the loads would move one across it, so %x's
+// loads stay single components (3-index access chains) while its two
+// stores, adjacent, merge; %y's quad merges.
 // CHECK-LABEL: spirv.module @__spv__ordered
-// CHECK-DAG: spirv.GlobalVariable @{{.*}} bind(0, 0) : !spirv.ptr<!spirv.struct<(!spirv.array<256 x f32, stride=4> [0])>, StorageBuffer>
-// CHECK-DAG: spirv.GlobalVariable @{{.*}} bind(0, 1) : !spirv.ptr<!spirv.struct<(!spirv.array<64 x vector<4xf32>, stride=16> [0])>, StorageBuffer>
+// CHECK-DAG: spirv.GlobalVariable @[[X:.*]] bind(0, 0) : !spirv.ptr<!spirv.struct<(!spirv.array<64 x vector<4xf32>, stride=16> [0])>, StorageBuffer>
+// CHECK-DAG: spirv.GlobalVariable @[[Y:.*]] bind(0, 1) : !spirv.ptr<!spirv.struct<(!spirv.array<64 x vector<4xf32>, stride=16> [0])>, StorageBuffer>
+// CHECK: spirv.AccessChain %[[X]]_addr[%{{.*}}, %{{.*}}, %{{.*}}]
+// CHECK: spirv.Load "StorageBuffer" %{{.*}} : f32
+// CHECK: spirv.Store "StorageBuffer" %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK: spirv.AccessChain %[[X]]_addr[%{{.*}}, %{{.*}}, %{{.*}}]
+// CHECK: spirv.Load "StorageBuffer" %{{.*}} : f32
+// CHECK: spirv.Store "StorageBuffer" %{{.*}}, %{{.*}} : vector<4xf32>
 func.func @ordered(%x: memref<256xf32>, %y: memref<256xf32>) attributes {tessera_tile.group_size = array<i64: 64>} {
   %c2 = arith.constant 2 : index
   %c4 = arith.constant 4 : index
@@ -82,6 +92,35 @@ func.func @odd_length(%x: memref<258xf32>) attributes {tessera_tile.group_size =
   return
 }
 
+
+// -----
+
+// A merged quad, and an element at an index not known to be aligned (a
+// lane's own): the latter reads component idx % 4 of vec4 idx / 4.  Shared
+// memory (Workgroup) the same way, without an explicit layout.
+// CHECK-LABEL: spirv.module @__spv__mixed
+// CHECK-DAG: spirv.GlobalVariable @{{.*}} : !spirv.ptr<!spirv.struct<(!spirv.array<64 x vector<4xf32>>)>, Workgroup>
+// CHECK-DAG: spirv.GlobalVariable @{{.*}} bind(0, 0) : !spirv.ptr<!spirv.struct<(!spirv.array<64 x vector<4xf32>, stride=16> [0])>, StorageBuffer>
+// CHECK: spirv.Load "StorageBuffer" %{{.*}} : vector<4xf32>
+// CHECK: spirv.ShiftRightLogical
+// CHECK: spirv.BitwiseAnd
+// CHECK: spirv.Load "StorageBuffer" %{{.*}} : f32
+// CHECK: spirv.Store "Workgroup" %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK: spirv.Load "Workgroup" %{{.*}} : f32
+func.func @mixed(%x: memref<256xf32>, %y: memref<256xf32>) attributes {tessera_tile.group_size = array<i64: 64>} {
+  %c4 = arith.constant 4 : index
+  %l = tessera_tile.lane_id 0 : index
+  %i = arith.muli %l, %c4 : index
+  %v = tessera_tile.load %x[%i] : memref<256xf32>, vector<4xf32>
+  %s = tessera_tile.load %x[%l] : memref<256xf32>, vector<1xf32>
+  %sh = tessera_tile.shared_alloc : memref<256xf32, 3>
+  tessera_tile.store %v, %sh[%i] : vector<4xf32>, memref<256xf32, 3>
+  tessera_tile.barrier
+  %t = tessera_tile.load %sh[%l] : memref<256xf32, 3>, vector<1xf32>
+  %u = arith.addf %s, %t : vector<1xf32>
+  tessera_tile.store %u, %y[%l] : vector<1xf32>, memref<256xf32>
+  return
+}
 
 // -----
 

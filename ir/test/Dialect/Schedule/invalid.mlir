@@ -179,3 +179,27 @@ func.func @attn_grad_block(%q: tensor<64x16xf32>, %kt: tensor<16x80xf32>, %v: te
       -> tensor<64x16xf32>, tensor<16x80xf32>, tensor<80x8xf32>
   return
 }
+
+// -----
+
+func.func @micro_layout(%x: tensor<96x64xf32>, %w: tensor<64x32xf32>) -> tensor<96x32xf32> {
+  // expected-error @+1 {{micro_layout must be "quads" or "strided", not "diagonal"}}
+  %y = tessera_schedule.tile (%x, %w) tile_sizes = [96, 32, 64] micro_tile = [8, 8] {
+  ^bb0(%a: tensor<96x64xf32>, %b: tensor<64x32xf32>):
+    %m = tessera_graph.matmul %a, %b : tensor<96x64xf32>, tensor<64x32xf32> -> tensor<96x32xf32>
+    tessera_schedule.yield %m : tensor<96x32xf32>
+  } {micro_layout = "diagonal"} : (tensor<96x64xf32>, tensor<64x32xf32>) -> tensor<96x32xf32>
+  return %y : tensor<96x32xf32>
+}
+
+// -----
+
+func.func @micro_layout_rows(%x: tensor<96x64xf32>) -> tensor<96x64xf32> {
+  // expected-error @+1 {{micro_layout applies to a tile with a matmul}}
+  %y = tessera_schedule.tile (%x) tile_sizes = [8] micro_tile = [8] {
+  ^bb0(%a: tensor<96x64xf32>):
+    %r = tessera_graph.relu %a : tensor<96x64xf32>
+    tessera_schedule.yield %r : tensor<96x64xf32>
+  } {micro_layout = "quads"} : (tensor<96x64xf32>) -> tensor<96x64xf32>
+  return %y : tensor<96x64xf32>
+}

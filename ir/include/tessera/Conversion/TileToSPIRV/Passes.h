@@ -42,10 +42,11 @@ struct VulkanTargetOptions {
 /// registerSPIRVPipelines().
 void buildTileToSPIRVPipeline(mlir::OpPassManager &pm, const VulkanTargetOptions &options = {});
 
-/// On a Vulkan shader's ABI-lowered spirv.module: storage buffers of 32-bit
-/// scalars that are only accessed in aligned groups of 4 consecutive
-/// elements get a vec4 element type, and each group one vec4 load or store
-/// (VectorizeBufferAccess.cpp).  Part of buildTileToSPIRVPipeline.
+/// On a Vulkan shader's ABI-lowered spirv.module: storage buffers and
+/// workgroup arrays of 32-bit scalars with aligned runs of 4 accessed
+/// together get a vec4 element type, each run one vec4 load or store, the
+/// other accesses one component (VectorizeBufferAccess.cpp).  Part of
+/// buildTileToSPIRVPipeline.
 std::unique_ptr<mlir::Pass> createVectorizeBufferAccessPass();
 void registerSPIRVPipelines();
 

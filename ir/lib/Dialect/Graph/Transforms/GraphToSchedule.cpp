@@ -97,6 +97,11 @@ struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePas
                                     "(subgroup matrix multiply, bf16/f16 operands)";
       return signalPassFailure();
     }
+    if (microLayout != "strided" && microLayout != "quads") {
+      mlir::emitError(getOperation().getLoc()) << "--tessera-graph-to-schedule: micro-layout=" << microLayout
+                                 << " is not a register-block layout; use micro-layout=strided or quads";
+      return signalPassFailure();
+    }
     if (failed(checkAccumPolicies(getOperation()))) return signalPassFailure();
     forced.clear();
     // Attention backwards first: their composed form is ordinary ops (no
@@ -241,6 +246,7 @@ struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePas
     auto tile = b.create<schedule::TileOp>(outOp->getLoc(), TypeRange{ot}, leaves.getArrayRef(),
                                            sizes, micro);
     if (matmul && mma != "none") tile.setMmaAttr(b.getStringAttr(mma));
+    if (matmul && microLayout != "strided") tile.setMicroLayoutAttr(b.getStringAttr(microLayout));
     Block &body = tile.getBody().front();
     IRMapping map;
     for (auto [v, arg] : llvm::zip(leaves, body.getArguments())) map.map(v, arg);
@@ -291,6 +297,7 @@ struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePas
     auto t = b.create<schedule::TileOp>(bt.getLoc(), bt.getResultTypes(), operands.getArrayRef(),
                                         sizes, micro);
     if (auto m = bt.getMmaAttr()) t.setMmaAttr(m);
+    if (auto m = bt.getMicroLayoutAttr()) t.setMicroLayoutAttr(m);
     Block &body = t.getBody().front();
     IRMapping map;
     for (auto [v, arg] : llvm::zip(operands, body.getArguments())) map.map(v, arg);

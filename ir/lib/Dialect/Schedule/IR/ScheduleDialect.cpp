@@ -51,6 +51,11 @@ LogicalResult TileOp::verify() {
   }
   for (int64_t v : llvm::concat<const int64_t>(t, m))
     if (v <= 0) return emitOpError("tile sizes must be positive");
+  if (auto ml = getMicroLayoutAttr()) {
+    if (ml.getValue() != "quads" && ml.getValue() != "strided")
+      return emitOpError() << "micro_layout must be \"quads\" or \"strided\", not \"" << ml.getValue() << "\"";
+    if (!matmul) return emitOpError("micro_layout applies to a tile with a matmul");
+  }
   if (auto mma = getMmaAttr()) {
     if (mma.getValue() != "sync") return emitOpError() << "mma must be \"sync\", not \"" << mma.getValue() << "\"";
     if (!matmul) return emitOpError("mma applies to a tile with a matmul");

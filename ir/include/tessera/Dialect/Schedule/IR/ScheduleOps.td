@@ -44,6 +44,12 @@ def Schedule_TileOp : Schedule_Op<"tile", [
     `--tessera-graph-to-schedule`. `mma = "sync"` (GPU, a tile with a
     matmul) asks for subgroups of 32 lanes multiplying on matrix units
     (`tessera_tile.subgroup_mma`) where the operands are bf16 or f16.
+    `micro_layout = "quads"` (GPU, a tile with a matmul, RM and RN
+    multiples of 4) lays each lane's register block out as aligned runs
+    of 4 rows and columns (rows `4*ty + i%4 + 4*LM*(i/4)`) instead of the
+    default strided one (rows `ty + LM*i`): one vec4 shared-memory read
+    per 4 values where the target has vector loads but no coalescing
+    (SPIR-V on lavapipe).
 
     Example:
     ```mlir
@@ -58,7 +64,8 @@ def Schedule_TileOp : Schedule_Op<"tile", [
   let arguments = (ins Variadic<AnyRankedTensor>:$operands,
                        DenseI64ArrayAttr:$tile_sizes,
                        DenseI64ArrayAttr:$micro_tile,
-                       OptionalAttr<StrAttr>:$mma);
+                       OptionalAttr<StrAttr>:$mma,
+                       OptionalAttr<StrAttr>:$micro_layout);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
