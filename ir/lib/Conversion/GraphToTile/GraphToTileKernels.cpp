@@ -663,24 +663,69 @@ struct KernelBuilder {
           body(ib, e);
         }
       };
-      stage(BK * TM, [&](OpBuilder &ob, Value e) {
-        OpBuilder::InsertionGuard g(kb);
-        kb.setInsertionPoint(ob.getInsertionBlock(), ob.getInsertionPoint());
-        Value am = kb.create<arith::DivUIOp>(l, e, cIdx(kb, l, BK)), ak = kb.create<arith::RemUIOp>(l, e, cIdx(kb, l, BK));
-        Value row = add(kb, m0, am), kk = add(kb, k0, ak);
-        Value okA = andOk(guardM ? lt(kb, row, M) : Value(), guardK ? lt(kb, kk, K) : Value());
-        Value va = guarded(A, aElem, add(kb, aBase, add(kb, mulC(kb, row, K), kk)), okA);
-        kb.create<memref::StoreOp>(l, va, As, ValueRange{add(kb, mulC(kb, ak, TM), am)});
-      });
-      stage(BK * TN, [&](OpBuilder &ob, Value e) {
-        OpBuilder::InsertionGuard g(kb);
-        kb.setInsertionPoint(ob.getInsertionBlock(), ob.getInsertionPoint());
-        Value bk = kb.create<arith::DivUIOp>(l, e, cIdx(kb, l, TN)), bn = kb.create<arith::RemUIOp>(l, e, cIdx(kb, l, TN));
-        Value kr = add(kb, k0, bk), col = add(kb, n0, bn);
-        Value okB = andOk(guardK ? lt(kb, kr, K) : Value(), guardN ? lt(kb, col, N) : Value());
-        Value vb = guarded(B, bElem, add(kb, bBase, add(kb, mulC(kb, kr, N), col)), okB);
-        kb.create<memref::StoreOp>(l, vb, Bs, ValueRange{add(kb, mulC(kb, bk, TN), bn)});
-      });
+      // micro_layout = "quads" without guards: each lane stages runs of 4
+      // consecutive elements of a row (A: 4 k of one row; B: 4 columns of
+      // one k), indexed as an aligned base plus 0..3, so the SPIR-V path
+      // loads each run as one vec4 (and stores B's into shared memory as
+      // one); A's runs land in 4 rows of its transposed slice.
+      const bool quadStageA = t_quads && !guardM && !guardK && BK % 4 == 0;
+      const bool quadStageB = t_quads && !guardK && !guardN && TN % 4 == 0;
+      // Round q over the slice's n/4 runs: body(run index) for
+      // r = lane + q*lanes, inside `if r < n/4` on the last round if needed.
+      auto stageQuads = [&](int64_t n, function_ref<void(Value)> body) {
+        stage(n / 4, [&](OpBuilder &ob, Value r) {
+          OpBuilder::InsertionGuard g(kb);
+          kb.setInsertionPoint(ob.getInsertionBlock(), ob.getInsertionPoint());
+          body(r);
+        });
+      };
+      if (quadStageA) {
+        stageQuads(BK * TM, [&](Value r) {
+          Value am = kb.create<arith::DivUIOp>(l, r, cIdx(kb, l, BK / 4));
+          Value ak = mulC(kb, kb.create<arith::RemUIOp>(l, r, cIdx(kb, l, BK / 4)), 4);
+          Value base = add(kb, aBase, add(kb, mulC(kb, add(kb, m0, am), K), add(kb, k0, ak)));
+          // The 4 loads, then the 4 stores: a load between two stores (or
+          // the reverse) keeps them from merging.
+          Value va[4];
+          for (int64_t c = 0; c < 4; ++c)
+            va[c] = widen(kb, l, kb.create<memref::LoadOp>(l, A, add(kb, base, cIdx(kb, l, c))), aElem);
+          for (int64_t c = 0; c < 4; ++c)
+            kb.create<memref::StoreOp>(l, va[c], As, ValueRange{add(kb, mulC(kb, add(kb, ak, cIdx(kb, l, c)), TM), am)});
+        });
+      } else {
+        stage(BK * TM, [&](OpBuilder &ob, Value e) {
+          OpBuilder::InsertionGuard g(kb);
+          kb.setInsertionPoint(ob.getInsertionBlock(), ob.getInsertionPoint());
+          Value am = kb.create<arith::DivUIOp>(l, e, cIdx(kb, l, BK)), ak = kb.create<arith::RemUIOp>(l, e, cIdx(kb, l, BK));
+          Value row = add(kb, m0, am), kk = add(kb, k0, ak);
+          Value okA = andOk(guardM ? lt(kb, row, M) : Value(), guardK ? lt(kb, kk, K) : Value());
+          Value va = guarded(A, aElem, add(kb, aBase, add(kb, mulC(kb, row, K), kk)), okA);
+          kb.create<memref::StoreOp>(l, va, As, ValueRange{add(kb, mulC(kb, ak, TM), am)});
+        });
+      }
+      if (quadStageB) {
+        stageQuads(BK * TN, [&](Value r) {
+          Value bk = kb.create<arith::DivUIOp>(l, r, cIdx(kb, l, TN / 4));
+          Value bn = mulC(kb, kb.create<arith::RemUIOp>(l, r, cIdx(kb, l, TN / 4)), 4);
+          Value base = add(kb, bBase, add(kb, mulC(kb, add(kb, k0, bk), N), add(kb, n0, bn)));
+          Value sbase = add(kb, mulC(kb, bk, TN), bn);
+          Value vb[4];
+          for (int64_t c = 0; c < 4; ++c)
+            vb[c] = widen(kb, l, kb.create<memref::LoadOp>(l, B, add(kb, base, cIdx(kb, l, c))), bElem);
+          for (int64_t c = 0; c < 4; ++c)
+            kb.create<memref::StoreOp>(l, vb[c], Bs, ValueRange{add(kb, sbase, cIdx(kb, l, c))});
+        });
+      } else {
+        stage(BK * TN, [&](OpBuilder &ob, Value e) {
+          OpBuilder::InsertionGuard g(kb);
+          kb.setInsertionPoint(ob.getInsertionBlock(), ob.getInsertionPoint());
+          Value bk = kb.create<arith::DivUIOp>(l, e, cIdx(kb, l, TN)), bn = kb.create<arith::RemUIOp>(l, e, cIdx(kb, l, TN));
+          Value kr = add(kb, k0, bk), col = add(kb, n0, bn);
+          Value okB = andOk(guardK ? lt(kb, kr, K) : Value(), guardN ? lt(kb, col, N) : Value());
+          Value vb = guarded(B, bElem, add(kb, bBase, add(kb, mulC(kb, kr, N), col)), okB);
+          kb.create<memref::StoreOp>(l, vb, Bs, ValueRange{add(kb, mulC(kb, bk, TN), bn)});
+        });
+      }
       kb.create<t::BarrierOp>(l);
       auto inner = kb.create<scf::ForOp>(l, cIdx(kb, l, 0), cIdx(kb, l, BK), cIdx(kb, l, 1), kLoop.getRegionIterArgs());
       {
@@ -704,9 +749,27 @@ struct KernelBuilder {
       kb.create<scf::YieldOp>(l, inner.getResults());
     }
     // Epilogue (bias, relu, ...) on the registers, then the guarded store.
+    // With quads and no guards, 4 consecutive columns are computed, then
+    // stored at an aligned base plus 0..3 (one vec4 store on SPIR-V; the
+    // epilogue's own loads would otherwise sit between the stores).
+    const bool quadStore = t_quads && RN % 4 == 0 && !guardM && !guardN;
     for (int64_t i = 0; i < RM; ++i)
-      for (int64_t j = 0; j < RN; ++j) {
-        Value row = laneOffset(b, m0, ty, LM, RM, i), col = laneOffset(b, n0, tx, LN, RN, j);
+      for (int64_t j = 0; j < RN; j += quadStore ? 4 : 1) {
+        Value row = laneOffset(b, m0, ty, LM, RM, i);
+        if (quadStore) {
+          Value colBase = add(b, n0, mulC(b, tx, 4));
+          Value base = add(b, cBase, add(b, mulC(b, row, N), colBase));
+          int64_t c0 = (j / 4) * 4 * LN;
+          Value flat[4], v[4];
+          for (int64_t c = 0; c < 4; ++c) {
+            flat[c] = add(b, base, cI(c0 + c));
+            ExprEmitter e(b, l, args, s.root, s.matmul.getResult(), kLoop.getResult(i * RN + j + c));
+            v[c] = narrow(b, l, e.emit(s.root, flat[c], total, /*top=*/true), elemOf(s.root));
+          }
+          for (int64_t c = 0; c < 4; ++c) b.create<memref::StoreOp>(l, v[c], C, flat[c]);
+          continue;
+        }
+        Value col = laneOffset(b, n0, tx, LN, RN, j);
         Value ok;
         if (guardM) ok = lt(b, row, M);
         if (guardN) ok = ok ? b.create<arith::AndIOp>(l, ok, lt(b, col, N)).getResult() : lt(b, col, N);

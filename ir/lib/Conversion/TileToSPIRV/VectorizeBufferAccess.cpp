@@ -32,6 +32,7 @@
 #include "mlir/Dialect/SPIRV/IR/SPIRVTypes.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 #include "tessera/Conversion/TileToSPIRV/Passes.h"
@@ -49,21 +50,68 @@ std::optional<int64_t> constantOf(Value v) {
   return std::nullopt;
 }
 
-/// The largest power-of-two factor of `v` known from its definition, capped
-/// at 2^30 (constants, IMul, IAdd, ShiftLeftLogical by a constant).
-int64_t knownMultiple(Value v, int depth = 0) {
-  constexpr int64_t kCap = int64_t{1} << 30;
-  if (auto c = constantOf(v)) return *c == 0 ? kCap : std::min<int64_t>(kCap, *c & -*c);
-  Operation *d = v.getDefiningOp();
-  if (!d || depth > 8) return 1;
-  if (auto m = dyn_cast<spirv::IMulOp>(d))
-    return std::min(kCap, knownMultiple(m.getOperand1(), depth + 1) * knownMultiple(m.getOperand2(), depth + 1));
-  if (auto a = dyn_cast<spirv::IAddOp>(d))
-    return std::min(knownMultiple(a.getOperand1(), depth + 1), knownMultiple(a.getOperand2(), depth + 1));
-  if (auto s = dyn_cast<spirv::ShiftLeftLogicalOp>(d))
-    if (auto c = constantOf(s.getOperand2()); c && *c >= 0 && *c < 30)
-      return std::min(kCap, knownMultiple(s.getOperand1(), depth + 1) << *c);
+constexpr int64_t kCap = int64_t{1} << 30;
+
+int64_t knownMultipleIn(Value v, int depth, DenseMap<Value, int64_t> &assumed);
+
+/// A block argument (a loop's induction variable, a merged value): the
+/// smallest factor over the values its predecessors pass.  A cycle (the
+/// increment of an induction variable) is read with the argument assumed
+/// to be the current answer, from optimistic down to the fixed point:
+/// `k = 0; k = k + 16` is a multiple of 16.
+int64_t blockArgumentMultiple(BlockArgument arg, int depth, DenseMap<Value, int64_t> &assumed) {
+  if (auto it = assumed.find(arg); it != assumed.end()) return it->second;
+  Block *block = arg.getOwner();
+  if (block->isEntryBlock()) return 1;  // a function argument
+  int64_t guess = kCap;
+  for (int round = 0; round < 4; ++round) {
+    assumed[arg] = guess;
+    int64_t r = kCap;
+    for (Block *pred : block->getPredecessors()) {
+      auto br = dyn_cast<BranchOpInterface>(pred->getTerminator());
+      if (!br) return assumed.erase(arg), 1;
+      for (unsigned i = 0; i < br->getNumSuccessors(); ++i) {
+        if (br->getSuccessor(i) != block) continue;
+        SuccessorOperands ops = br.getSuccessorOperands(i);
+        if (arg.getArgNumber() < ops.getProducedOperandCount()) return assumed.erase(arg), 1;
+        Value in = ops[arg.getArgNumber()];
+        if (!in) return assumed.erase(arg), 1;
+        r = std::min(r, knownMultipleIn(in, depth + 1, assumed));
+      }
+    }
+    if (r == guess) {  // a fixed point: the assumption holds
+      assumed.erase(arg);
+      return guess;
+    }
+    guess = r;
+  }
+  assumed.erase(arg);
   return 1;
+}
+
+/// The largest power-of-two factor of `v` known from its definition, capped
+/// at 2^30 (constants, IMul, IAdd, ShiftLeftLogical by a constant, block
+/// arguments through what their predecessors pass).
+int64_t knownMultipleIn(Value v, int depth, DenseMap<Value, int64_t> &assumed) {
+  if (auto c = constantOf(v)) return *c == 0 ? kCap : std::min<int64_t>(kCap, *c & -*c);
+  if (depth > 12) return 1;
+  if (auto arg = v.dyn_cast<BlockArgument>()) return blockArgumentMultiple(arg, depth, assumed);
+  Operation *d = v.getDefiningOp();
+  if (auto m = dyn_cast<spirv::IMulOp>(d))
+    return std::min(kCap, knownMultipleIn(m.getOperand1(), depth + 1, assumed) *
+                              knownMultipleIn(m.getOperand2(), depth + 1, assumed));
+  if (auto a = dyn_cast<spirv::IAddOp>(d))
+    return std::min(knownMultipleIn(a.getOperand1(), depth + 1, assumed),
+                    knownMultipleIn(a.getOperand2(), depth + 1, assumed));
+  if (auto sh = dyn_cast<spirv::ShiftLeftLogicalOp>(d))
+    if (auto c = constantOf(sh.getOperand2()); c && *c >= 0 && *c < 30)
+      return std::min(kCap, knownMultipleIn(sh.getOperand1(), depth + 1, assumed) << *c);
+  return 1;
+}
+
+int64_t knownMultiple(Value v) {
+  DenseMap<Value, int64_t> assumed;
+  return knownMultipleIn(v, 0, assumed);
 }
 
 /// `idx` as base + offset with a constant offset, looking through the

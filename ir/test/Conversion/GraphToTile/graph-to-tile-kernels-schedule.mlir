@@ -59,9 +59,22 @@
 // QUADS: memref.load %{{.*}}[%[[B]]] : memref<512xf32, 3>
 // QUADS: %[[B1:.*]] = arith.addi %[[B]], %c1 : index
 // QUADS: memref.load %{{.*}}[%[[B1]]] : memref<512xf32, 3>
+// The slices are staged in runs of 4 too (A: 4 k of a row, B: 4 columns;
+// aligned through the K loop's induction variable, a multiple of 8), and
+// C is stored 4 columns at a time after the epilogue (bias, relu): every
+// buffer but the bias becomes vec4s.
 // QSPV-DAG: spirv.GlobalVariable @{{.*}} : !spirv.ptr<!spirv.struct<(!spirv.array<128 x vector<4xf32>>)>, Workgroup>
 // QSPV-DAG: spirv.GlobalVariable @{{.*}} : !spirv.ptr<!spirv.struct<(!spirv.array<64 x vector<4xf32>>)>, Workgroup>
+// QSPV-DAG: spirv.GlobalVariable @layer_k0_gemm_arg_0 bind(0, 0) : !spirv.ptr<!spirv.struct<(!spirv.array<1536 x vector<4xf32>, stride=16> [0])>, StorageBuffer>
+// QSPV-DAG: spirv.GlobalVariable @layer_k0_gemm_arg_1 bind(0, 1) : !spirv.ptr<!spirv.struct<(!spirv.array<1536 x vector<4xf32>, stride=16> [0])>, StorageBuffer>
+// QSPV-DAG: spirv.GlobalVariable @layer_k0_gemm_arg_2 bind(0, 2) : !spirv.ptr<!spirv.struct<(!spirv.array<128 x f32, stride=4> [0])>, StorageBuffer>
+// QSPV-DAG: spirv.GlobalVariable @layer_k0_gemm_arg_3 bind(0, 3) : !spirv.ptr<!spirv.struct<(!spirv.array<4096 x vector<4xf32>, stride=16> [0])>, StorageBuffer>
+// QSPV: spirv.Load "StorageBuffer" %{{.*}} : vector<4xf32>
+// QSPV: spirv.Load "StorageBuffer" %{{.*}} : vector<4xf32>
+// QSPV: spirv.Store "Workgroup" %{{.*}}, %{{.*}} : vector<4xf32>
+// QSPV: spirv.ControlBarrier
 // QSPV-COUNT-2: spirv.Load "Workgroup" %{{.*}} : vector<4xf32>
+// QSPV-COUNT-4: spirv.Store "StorageBuffer" %{{.*}}, %{{.*}} : vector<4xf32>
 // QBAD: error: --tessera-graph-to-schedule: micro-layout=diagonal is not a register-block layout; use micro-layout=strided or quads
 
 // LANES: error: 'tessera_graph.matmul' op is not lowered for the gpu backend (tessera-graph-to-tile-kernels): the schedule's GEMM tile 64x64x16 with 1x1 per lane has 4096 lanes per group; it needs RM | TM, RN | TN and (TM/RM) x (TN/RN) <= 1024 lanes

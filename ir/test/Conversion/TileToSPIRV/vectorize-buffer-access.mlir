@@ -124,6 +124,32 @@ func.func @mixed(%x: memref<256xf32>, %y: memref<256xf32>) attributes {tessera_t
 
 // -----
 
+// A loop's induction variable: stepping by 4 from 0 it is a multiple of 4
+// (read through the loop's back edge) and %x's quads merge; stepping by 6
+// it is only even, and %y stays scalar.
+// CHECK-LABEL: spirv.module @__spv__loops
+// CHECK-DAG: spirv.GlobalVariable @{{.*}} bind(0, 0) : !spirv.ptr<!spirv.struct<(!spirv.array<64 x vector<4xf32>, stride=16> [0])>, StorageBuffer>
+// CHECK-DAG: spirv.GlobalVariable @{{.*}} bind(0, 1) : !spirv.ptr<!spirv.struct<(!spirv.array<256 x f32, stride=4> [0])>, StorageBuffer>
+func.func @loops(%x: memref<256xf32>, %y: memref<256xf32>) attributes {tessera_tile.group_size = array<i64: 1>} {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c6 = arith.constant 6 : index
+  %c252 = arith.constant 252 : index
+  scf.for %i = %c0 to %c252 step %c4 {
+    %v = tessera_tile.load %x[%i] : memref<256xf32>, vector<4xf32>
+    %w = arith.addf %v, %v : vector<4xf32>
+    tessera_tile.store %w, %x[%i] : vector<4xf32>, memref<256xf32>
+  }
+  scf.for %j = %c0 to %c252 step %c6 {
+    %v = tessera_tile.load %y[%j] : memref<256xf32>, vector<4xf32>
+    %w = arith.addf %v, %v : vector<4xf32>
+    tessera_tile.store %w, %y[%j] : vector<4xf32>, memref<256xf32>
+  }
+  return
+}
+
+// -----
+
 // An atomic on the buffer: not a load or store, the buffer stays scalar.
 // CHECK-LABEL: spirv.module @__spv__atomic
 // CHECK: !spirv.array<256 x i32, stride=4>
