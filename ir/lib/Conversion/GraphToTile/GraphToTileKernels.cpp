@@ -679,18 +679,20 @@ struct KernelBuilder {
           body(r);
         });
       };
+      // One run: the 4 loads, then the 4 stores (a load between two stores,
+      // or the reverse, keeps them from merging).
+      auto copyRun = [&](Value src, Type elem, Value base, Value dst, function_ref<Value(int64_t)> dstIndex) {
+        Value v[4];
+        for (int64_t c = 0; c < 4; ++c)
+          v[c] = widen(kb, l, kb.create<memref::LoadOp>(l, src, add(kb, base, cIdx(kb, l, c))), elem);
+        for (int64_t c = 0; c < 4; ++c) kb.create<memref::StoreOp>(l, v[c], dst, ValueRange{dstIndex(c)});
+      };
       if (quadStageA) {
         stageQuads(BK * TM, [&](Value r) {
           Value am = kb.create<arith::DivUIOp>(l, r, cIdx(kb, l, BK / 4));
           Value ak = mulC(kb, kb.create<arith::RemUIOp>(l, r, cIdx(kb, l, BK / 4)), 4);
           Value base = add(kb, aBase, add(kb, mulC(kb, add(kb, m0, am), K), add(kb, k0, ak)));
-          // The 4 loads, then the 4 stores: a load between two stores (or
-          // the reverse) keeps them from merging.
-          Value va[4];
-          for (int64_t c = 0; c < 4; ++c)
-            va[c] = widen(kb, l, kb.create<memref::LoadOp>(l, A, add(kb, base, cIdx(kb, l, c))), aElem);
-          for (int64_t c = 0; c < 4; ++c)
-            kb.create<memref::StoreOp>(l, va[c], As, ValueRange{add(kb, mulC(kb, add(kb, ak, cIdx(kb, l, c)), TM), am)});
+          copyRun(A, aElem, base, As, [&](int64_t c) { return add(kb, mulC(kb, add(kb, ak, cIdx(kb, l, c)), TM), am); });
         });
       } else {
         stage(BK * TM, [&](OpBuilder &ob, Value e) {
@@ -709,11 +711,7 @@ struct KernelBuilder {
           Value bn = mulC(kb, kb.create<arith::RemUIOp>(l, r, cIdx(kb, l, TN / 4)), 4);
           Value base = add(kb, bBase, add(kb, mulC(kb, add(kb, k0, bk), N), add(kb, n0, bn)));
           Value sbase = add(kb, mulC(kb, bk, TN), bn);
-          Value vb[4];
-          for (int64_t c = 0; c < 4; ++c)
-            vb[c] = widen(kb, l, kb.create<memref::LoadOp>(l, B, add(kb, base, cIdx(kb, l, c))), bElem);
-          for (int64_t c = 0; c < 4; ++c)
-            kb.create<memref::StoreOp>(l, vb[c], Bs, ValueRange{add(kb, sbase, cIdx(kb, l, c))});
+          copyRun(B, bElem, base, Bs, [&](int64_t c) { return add(kb, sbase, cIdx(kb, l, c)); });
         });
       } else {
         stage(BK * TN, [&](OpBuilder &ob, Value e) {
