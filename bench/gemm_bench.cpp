@@ -17,6 +17,8 @@
 // Both implementations use the runtime's worker count: the cpu plugin's
 // threads (TESSERA_CPU_THREADS, default: all cores) and as many OpenBLAS
 // threads.  items_per_second is FLOP/s (2 M N K per matmul).
+#include "gemm_bench.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -85,15 +87,6 @@ void SetBlasThreads() {
 #endif
 
 // C = A B on n x n matrices of `in`, result `out` (MLIR element types).
-std::string GemmProgram(int n, const std::string& in = "f32", const std::string& out = "f32") {
-  std::ostringstream s;
-  std::string dims = "tensor<" + std::to_string(n) + "x" + std::to_string(n) + "x";
-  std::string t = dims + in + ">", r = dims + out + ">";
-  s << "func.func @gemm(%a: " << t << ", %b: " << t << ") -> " << r << " {\n"
-    << "  %c = tessera_graph.matmul %a, %b : " << t << ", " << t << " -> " << r << "\n"
-    << "  return %c : " << r << "\n}\n";
-  return s.str();
-}
 
 // bf16 <-> f32 on the bits (round to nearest even; the inputs are finite).
 uint16_t ToBf16(float f) {
@@ -530,6 +523,16 @@ void UseBestOpenBlasKernels(char** argv) {
 #else
   (void)argv;
 #endif
+}
+
+std::string GemmProgram(int n, const std::string& in, const std::string& out) {
+  std::ostringstream s;
+  std::string dims = "tensor<" + std::to_string(n) + "x" + std::to_string(n) + "x";
+  std::string t = dims + in + ">", r = dims + out + ">";
+  s << "func.func @gemm(%a: " << t << ", %b: " << t << ") -> " << r << " {\n"
+    << "  %c = tessera_graph.matmul %a, %b : " << t << ", " << t << " -> " << r << "\n"
+    << "  return %c : " << r << "\n}\n";
+  return s.str();
 }
 
 void RegisterGemmBenchmarks(const RegisterOptions& options) {

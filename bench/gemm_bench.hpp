@@ -3,10 +3,17 @@
 #ifndef TESSERA_BENCH_GEMM_BENCH_HPP_
 #define TESSERA_BENCH_GEMM_BENCH_HPP_
 
+#include <string>
+
 #include "bench_env.hpp"
 
 namespace tessera_bench {
 void RegisterGemmBenchmarks(const RegisterOptions& options);
+
+// The Graph IR text of `C = A B` on n x n matrices (`in` operands, `out`
+// result; MLIR element type spellings): the GEMM every backend's benchmark
+// compiles.
+std::string GemmProgram(int n, const std::string& in = "f32", const std::string& out = "f32");
 
 // OpenBLAS (0.3.21, Debian 12) picks its kernels by the CPU's model number
 // and falls back to SSE3 ones ("Prescott") on CPUs newer than itself, such

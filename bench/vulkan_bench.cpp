@@ -35,6 +35,7 @@
 #include <thread>
 #include <vector>
 
+#include "gemm_bench.hpp"
 #include "vulkan_raw.hpp"
 #if defined(TESSERA_BENCH_HAVE_IR)
 #include "ir_compile.hpp"
@@ -422,13 +423,9 @@ void SetGemmItems(benchmark::State& state) {
 void BM_GemmTesseraVulkan(benchmark::State& state) {
   VulkanEnv* env = VulkanEnvOrSkip(state);
   if (!env) return;
-  const std::string t = "tensor<" + std::to_string(kGemmN) + "x" + std::to_string(kGemmN) + "xf32>";
-  const std::string text = "func.func @gemm(%a: " + t + ", %b: " + t + ") -> " + t + " {\n" +
-                           "  %c = tessera_graph.matmul %a, %b : " + t + ", " + t + " -> " + t + "\n" +
-                           "  return %c : " + t + "\n}\n";
   IrProgram prog;
   std::string error;
-  if (!CompileGraphIR(text, env->device, {}, &prog, &error)) {
+  if (!CompileGraphIR(GemmProgram(kGemmN), env->device, {}, &prog, &error)) {
     state.SkipWithError(("gemm -> vulkan: " + error).c_str());
     return;
   }

@@ -15,10 +15,11 @@ namespace tessera::plugin_support {
 
 inline constexpr const char* kSpirvGpuSchedule = TESSERA_SPIRV_GPU_SCHEDULE;
 
-// Vulkan adds micro-layout=quads: each lane's register block in aligned
-// runs of 4, which the Vulkan SPIR-V path reads from shared memory as vec4s
-// (tessera-spirv-vectorize-buffer-access; a 1024^3 GEMM on lavapipe went
-// from 2.2x to about 1.35x the hand-tiled GLSL one).  Level Zero's OpenCL
+// Vulkan adds micro-layout=quads: the GEMM's register blocks, slice
+// staging and C stores in aligned runs of 4, which the Vulkan SPIR-V path
+// turns into vec4 accesses (tessera-spirv-vectorize-buffer-access; a 1024^3
+// GEMM on lavapipe went from 2.2-2.6x to 1.16-1.21x the hand-tiled GLSL
+// one).  Level Zero's OpenCL
 // path has no such pass and keeps the strided blocks until measured on an
 // Intel GPU.
 inline constexpr const char* kVulkanGpuSchedule = TESSERA_SPIRV_GPU_SCHEDULE " micro-layout=quads";

@@ -585,7 +585,6 @@ struct KernelBuilder {
     const conv::GemmTile &t = s.tile;
     const int64_t TM = t.tm, TN = t.tn, BK = t.bk, RM = t.rm, RN = t.rn;
     const int64_t LM = t.lanesM(), LN = t.lanesN(), lanes = t.lanes();
-    const bool t_quads = t.quads;
     bool guardM = M % TM != 0, guardN = N % TN != 0, guardK = K % BK != 0;
     OpBuilder b = OpBuilder::atBlockBegin(&k.front());
     Location l = loc;
@@ -607,14 +606,16 @@ struct KernelBuilder {
     // (strided); with micro_layout = "quads" rows 4*ty + i%4 + 4*LM*(i/4)
     // (columns alike): each run of 4 is consecutive and 4-aligned, so the
     // SPIR-V code generator reads it as one vec4 (VectorizeBufferAccess.cpp;
-    // 1024^3 on lavapipe: 2.2x -> 1.35x the hand-tiled GLSL GEMM). Offsets
+    // with slices staged and C stored in runs of 4 too, 1024^3 on lavapipe
+    // went from 2.2-2.6x to 1.16-1.21x the hand-tiled GLSL GEMM). Offsets
     // are built as aligned base + constant, the form that pass recognizes.
-    auto laneOffset = [&](OpBuilder &ob, Value base, Value t, int64_t L, int64_t R, int64_t i) -> Value {
-      if (t_quads && R % 4 == 0) {
-        Value q = ob.create<arith::AddIOp>(l, base, mulC(ob, t, 4));
+    // `pos` is tx or ty, `L` the lanes along that dim, `R` the block's size.
+    auto laneOffset = [&](OpBuilder &ob, Value base, Value pos, int64_t L, int64_t R, int64_t i) -> Value {
+      if (t.quads && R % 4 == 0) {
+        Value q = ob.create<arith::AddIOp>(l, base, mulC(ob, pos, 4));
         return ob.create<arith::AddIOp>(l, q, cIdx(ob, l, (i / 4) * 4 * L + i % 4));
       }
-      return add(ob, base, add(ob, t, cIdx(ob, l, L * i)));
+      return add(ob, base, add(ob, pos, cIdx(ob, l, L * i)));
     };
     Value tx = b.create<arith::RemUIOp>(l, lane, cI(LN)), ty = b.create<arith::DivUIOp>(l, lane, cI(LN));
     Value m0 = mulC(b, gm, TM), n0 = mulC(b, gn, TN);
@@ -668,8 +669,8 @@ struct KernelBuilder {
       // one k), indexed as an aligned base plus 0..3, so the SPIR-V path
       // loads each run as one vec4 (and stores B's into shared memory as
       // one); A's runs land in 4 rows of its transposed slice.
-      const bool quadStageA = t_quads && !guardM && !guardK && BK % 4 == 0;
-      const bool quadStageB = t_quads && !guardK && !guardN && TN % 4 == 0;
+      const bool quadStageA = t.quads && !guardM && !guardK && BK % 4 == 0;
+      const bool quadStageB = t.quads && !guardK && !guardN && TN % 4 == 0;
       // Round q over the slice's n/4 runs: body(run index) for
       // r = lane + q*lanes, inside `if r < n/4` on the last round if needed.
       auto stageQuads = [&](int64_t n, function_ref<void(Value)> body) {
@@ -750,7 +751,7 @@ struct KernelBuilder {
     // With quads and no guards, 4 consecutive columns are computed, then
     // stored at an aligned base plus 0..3 (one vec4 store on SPIR-V; the
     // epilogue's own loads would otherwise sit between the stores).
-    const bool quadStore = t_quads && RN % 4 == 0 && !guardM && !guardN;
+    const bool quadStore = t.quads && RN % 4 == 0 && !guardM && !guardN;
     for (int64_t i = 0; i < RM; ++i)
       for (int64_t j = 0; j < RN; j += quadStore ? 4 : 1) {
         Value row = laneOffset(b, m0, ty, LM, RM, i);

@@ -143,9 +143,9 @@ struct Access {
 
 /// The accesses of one vec4: same block, kind, base and off / 4.
 struct Group {
-  SmallVector<Access, 4> lanes{kWidth};  // by off % 4
-  SmallVector<Access *, 4> members;      // every access of the quad
-  bool duplicate = false;                // an element accessed twice: not merged
+  Access *lanes[kWidth] = {};        // by off % 4
+  SmallVector<Access *, 4> members;  // every access of the quad
+  bool duplicate = false;            // an element accessed twice: not merged
 };
 
 /// Whether `op` may be moved across: it neither reads nor writes memory
@@ -265,8 +265,8 @@ class Vectorizer {
       int64_t q = quadOf(a.off), lane = a.off - q * kWidth;
       bool store = isa<spirv::StoreOp>(a.op);
       Group &g = groups[{a.op->getBlock(), store, a.base.getAsOpaquePointer(), q}];
-      if (g.lanes[lane].op) g.duplicate = true;
-      g.lanes[lane] = a;
+      if (g.lanes[lane]) g.duplicate = true;
+      g.lanes[lane] = &a;
       g.members.push_back(&a);
     }
     for (auto &entry : groups) {
@@ -276,11 +276,11 @@ class Vectorizer {
       // store; only inert ops (and the quad's own accesses) may lie between.
       if (whole) {
         SmallPtrSet<Operation *, 4> own;
-        Operation *first = g.lanes[0].op, *last = g.lanes[0].op;
-        for (Access &a : g.lanes) {
-          own.insert(a.op);
-          if (a.op->isBeforeInBlock(first)) first = a.op;
-          if (last->isBeforeInBlock(a.op)) last = a.op;
+        Operation *first = g.lanes[0]->op, *last = g.lanes[0]->op;
+        for (Access *a : g.lanes) {
+          own.insert(a->op);
+          if (a->op->isBeforeInBlock(first)) first = a->op;
+          if (last->isBeforeInBlock(a->op)) last = a->op;
         }
         whole = onlyInertBetween(first, last, own);
       }
@@ -315,31 +315,31 @@ class Vectorizer {
   }
 
   void rewrite(Group &g, VectorType vec) {
-    bool store = isa<spirv::StoreOp>(g.lanes[0].op);
-    Operation *at = g.lanes[0].op;
-    for (Access &a : g.lanes)
-      if (store ? at->isBeforeInBlock(a.op) : a.op->isBeforeInBlock(at)) at = a.op;
+    bool store = isa<spirv::StoreOp>(g.lanes[0]->op);
+    Operation *at = g.lanes[0]->op;
+    for (Access *a : g.lanes)
+      if (store ? at->isBeforeInBlock(a->op) : a->op->isBeforeInBlock(at)) at = a->op;
     OpBuilder b(at);
     Location l = at->getLoc();
-    spirv::AccessChainOp c0 = g.lanes[0].chain;
-    Value idx = quarter(b, l, g.lanes[0].base, quadOf(g.lanes[0].off));
+    spirv::AccessChainOp c0 = g.lanes[0]->chain;
+    Value idx = quarter(b, l, g.lanes[0]->base, quadOf(g.lanes[0]->off));
     auto chain = b.create<spirv::AccessChainOp>(l, c0.getBasePtr(), ValueRange{c0.getIndices()[0], idx});
     if (!store) {
       Value v = b.create<spirv::LoadOp>(l, chain);
       SmallVector<Value, 4> parts;
       for (int32_t j = 0; j < kWidth; ++j)
         parts.push_back(b.create<spirv::CompositeExtractOp>(l, v, ArrayRef<int32_t>{j}));
-      for (auto [j, a] : llvm::enumerate(g.lanes)) {
-        a.op->getResult(0).replaceAllUsesWith(parts[j]);
-        a.op->erase();
+      for (int j = 0; j < kWidth; ++j) {
+        g.lanes[j]->op->getResult(0).replaceAllUsesWith(parts[j]);
+        g.lanes[j]->op->erase();
       }
       return;
     }
     SmallVector<Value, 4> parts;
-    for (Access &a : g.lanes) parts.push_back(cast<spirv::StoreOp>(a.op).getValue());
+    for (Access *a : g.lanes) parts.push_back(cast<spirv::StoreOp>(a->op).getValue());
     Value v = b.create<spirv::CompositeConstructOp>(l, vec, parts);
     b.create<spirv::StoreOp>(l, chain, v);
-    for (Access &a : g.lanes) a.op->erase();
+    for (Access *a : g.lanes) a->op->erase();
   }
 
   /// One element of the vec4 array: component e % 4 of vec4 e / 4 (static
