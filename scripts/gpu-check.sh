@@ -89,28 +89,35 @@ fi
 # ---------------------------------------------------------------- bf16 GEMM
 # bench/programs/gemm_bf16.mlir on cuda (1024 checked against the
 # reference; 4096 and 8192 timed) beside torch.matmul (cuBLAS) on the same
-# GPU in the same run (bench/torch_gemm.py); the note is the ratio.
+# GPU in the same run (bench/torch_gemm.py); the note is the ratio.  On
+# sm_90a the default is the wgmma tier (mma=wgmma); the mma.sync tier is
+# checked and timed beside it ("mma=sync" rows).
 GEMM_PROGRAM=$ROOT/bench/programs/gemm_bf16.mlir
 if [[ -x $BIN/tessera-run && -f $GEMM_PROGRAM ]]; then
   run "gemm_bf16 1024 check" "$ITEM_TIMEOUT" env TESSERA_BACKEND=cuda "$BIN/tessera-run" "$GEMM_PROGRAM" \
     --function gemm_bf16_1024 --check --warmup 1 --iterations 10
   if [[ $RC == 0 ]]; then record "gemm_bf16 1024 check" pass "$(elapsed "$START")" ""
   else record "gemm_bf16 1024 check" "$(gpu_result)" "$(elapsed "$START")" "rc=$RC"; fi
+  run "gemm_bf16 1024 check mma=sync" "$ITEM_TIMEOUT" env TESSERA_BACKEND=cuda "$BIN/tessera-run" "$GEMM_PROGRAM" \
+    --function gemm_bf16_1024 --schedule "mma=sync" --check --warmup 1 --iterations 10
+  if [[ $RC == 0 ]]; then record "gemm_bf16 1024 check mma=sync" pass "$(elapsed "$START")" ""
+  else record "gemm_bf16 1024 check mma=sync" "$(gpu_result)" "$(elapsed "$START")" "rc=$RC"; fi
   CUBLAS_MS=()
   if [[ $HAVE_GPU == 1 ]] && timeout 60 python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
     run "cublas" "$ITEM_TIMEOUT" python3 "$ROOT/bench/torch_gemm.py" 4096 8192
     mapfile -t CUBLAS_MS < <(grep -oE '"torch_cublas_ms": [0-9.]+' "$OUT/logs/cublas.log" | awk '{print $2}')
   fi
-  sizes=(4096 8192)
-  for i in 0 1; do
+  sizes=(4096 8192 4096 8192)
+  schedules=("" "" "mma=sync" "mma=sync")
+  for i in 0 1 2 3; do
     n=${sizes[$i]}
-    item="gemm_bf16 $n"
+    item="gemm_bf16 $n${schedules[$i]:+ ${schedules[$i]}}"
     run "$item" "$ITEM_TIMEOUT" env TESSERA_BACKEND=cuda "$BIN/tessera-run" "$GEMM_PROGRAM" \
-      --function "gemm_bf16_$n" --no-check --warmup 2 --iterations 20
-    ms=$(grep -oE '[0-9.]+ ms per iteration' "$OUT/logs/${item// /_}.log" | head -n1 | awk '{print $1}')
+      --function "gemm_bf16_$n" --schedule "${schedules[$i]}" --no-check --warmup 2 --iterations 20
+    ms=$(grep -oE '[0-9.]+ ms per iteration' "$OUT/logs/${item//[^A-Za-z0-9_.-]/_}.log" | head -n1 | awk '{print $1}')
     note="${ms:-?} ms"
-    if [[ -n $ms && -n ${CUBLAS_MS[$i]:-} ]]; then
-      note+=$(awk -v t="$ms" -v c="${CUBLAS_MS[$i]}" -v n="$n" \
+    if [[ -n $ms && -n ${CUBLAS_MS[$((i % 2))]:-} ]]; then
+      note+=$(awk -v t="$ms" -v c="${CUBLAS_MS[$((i % 2))]}" -v n="$n" \
         'BEGIN { printf ", %.0f TFLOP/s; cuBLAS %.3f ms: %.2fx", 2*n*n*n/t/1e9, c, c/t }')
     fi
     if [[ $RC == 0 ]]; then record "$item" pass "$(elapsed "$START")" "$note"

@@ -29,8 +29,10 @@ inline const TsOptionInfo kCompileOptions[] = {
 // divides run on subgroup matrix units (mma=sync: tensor cores from sm_80,
 // 8 subgroups of 64x32 outputs, K staged 32 at a time whatever tile-k says).
 // tile-k=16 is the f32 GEMM's: 32 made mlp 1.08 ms against 0.93 on an H100.
+// On sm_90a the same matmuls run on warpgroups (mma=wgmma: wgmma.mma_async
+// from 128-byte swizzled stages, 64x128 tiles of one warpgroup).
 inline constexpr const char* kSchedule =
-    "tile-m=128 tile-n=128 tile-k=16 micro-m=8 micro-n=8 mma=sync clamp-tiles=0 "
+    "tile-m=128 tile-n=128 tile-k=16 micro-m=8 micro-n=8 mma=sync sm_90a:mma=wgmma clamp-tiles=0 "
     "merge-matmul-chains=0 attention=0 attn-block-q=16 attn-block-kv=32";
 
 // Architectures the generic tier compiles for (LLVM 16's NVPTX knows up to

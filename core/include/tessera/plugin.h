@@ -371,7 +371,9 @@ typedef struct TsCompilerTarget {
   uint32_t input_levels;         /* TS_IR_LEVEL_* */
   /* --tessera-graph-to-schedule options the target is tuned for
    * ("tile-m=128 tile-n=128 ..."); the caller lowers Graph IR with them
-   * (then with the user's own, which win). */
+   * (then with the user's own, which win).  A token "ARCH:key=value"
+   * applies only when compiling for architecture ARCH
+   * ("sm_90a:mma=wgmma"), after the tokens before it. */
   const char* schedule;
   const TsOptionInfo* options;   /* compile options it knows */
   size_t num_options;

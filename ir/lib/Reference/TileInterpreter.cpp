@@ -904,6 +904,35 @@ void Interpreter::Execute(Lane &lane, Operation &op) {
     }
     return result(std::move(r));
   }
+  if (auto mma = dyn_cast<tile::WarpgroupMmaOp>(op)) {
+    // Lane p of its warpgroup of 128 computes its own elements (the op's
+    // layout) from the 128-byte swizzled operands; products in order k.
+    const int64_t linear = lane.id[0] + launch_.group_size[0] * (lane.id[1] + launch_.group_size[1] * lane.id[2]);
+    const int64_t p = linear % 128, w = p / 32, q = p % 32, stride = mma.getBBlockStride();
+    const std::string ot = mma.getOperandType().isBF16() ? "bf16" : "f16";
+    const Val &a = Get(lane, mma.getA()), &b = Get(lane, mma.getB()), &c = Get(lane, mma.getAcc());
+    const int64_t ai = static_cast<int64_t>(Scalar(lane, mma.getAIndex()));
+    const int64_t bi = static_cast<int64_t>(Scalar(lane, mma.getBIndex()));
+    auto sw = [](int64_t e) { return e ^ ((e >> 3) & 0x38); };
+    auto operand = [&](const MemRefVal &m, int64_t at) {
+      double x = *At(o, m, {sw(at)});
+      if (!m.element.isInteger(16)) return x;
+      const uint16_t bits = static_cast<uint16_t>(static_cast<int64_t>(x));
+      const unsigned char bytes[2] = {static_cast<unsigned char>(bits & 0xff), static_cast<unsigned char>(bits >> 8)};
+      return elements::Decode(bytes, ot);
+    };
+    Val r = c;
+    for (size_t v = 0; v < r.v.size(); ++v) {
+      const int64_t e = static_cast<int64_t>(v);
+      const int64_t row = 16 * w + q / 4 + 8 * ((e % 4) / 2), col = 8 * (e / 4) + 2 * (q % 4) + e % 2;
+      float acc = static_cast<float>(r.v[v]);
+      for (int64_t k = 0; k < static_cast<int64_t>(mma.getK()); ++k)
+        acc = std::fma(static_cast<float>(operand(*a.m, ai + 64 * row + k)),
+                       static_cast<float>(operand(*b.m, bi + stride * (col / 64) + 64 * k + col % 64)), acc);
+      r.v[v] = acc;
+    }
+    return result(std::move(r));
+  }
   if (auto mma = dyn_cast<tile::MmaOp>(op)) {
     auto at = mma.getA().getType().cast<VectorType>(), bt = mma.getB().getType().cast<VectorType>();
     const int64_t M = at.getShape()[0], K = at.getShape()[1], N = bt.getShape()[1];

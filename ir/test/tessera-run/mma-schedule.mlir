@@ -11,9 +11,14 @@
 // than lavapipe's 32 KiB: UNSUPPORTED, naming both.
 // RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function g --schedule "mma=sync" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s --check-prefix=SHARED
 // SHARED: UNSUPPORTED{{.*}}needs 37.0 KiB of shared (workgroup) memory per group; device '{{.*}}' has 32.0 KiB
+// --schedule mma=wgmma: warpgroups of 128 lanes multiply 128-byte swizzled
+// slices with tessera_tile.warpgroup_mma, computed lane by lane here (the
+// swizzled staging, the op's layout and the epilogue are the ones sm_90a
+// runs); 64x64 tiles fit lavapipe's 32 KiB:
+// RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function small --schedule "mma=wgmma tile-m=64 tile-n=64" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s
 // An unknown matmul unit is a bad schedule, exit 1.
-// RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function g --schedule "mma=wgmma" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s --check-prefix=BAD
-// BAD: mma=wgmma is not a matmul unit; use mma=none (lanes' FMAs) or mma=sync
+// RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function g --schedule "mma=tcgen05" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: mma=tcgen05 is not a matmul unit; use mma=none (lanes' FMAs), mma=sync {{.*}} or mma=wgmma
 // BAD-NOT: see current operation
 // BAD: exit code 1
 
@@ -26,4 +31,10 @@ func.func @g(%a: tensor<256x128xbf16>, %b: tensor<128x256xbf16>, %bias: tensor<2
 func.func @pv(%p: tensor<2x256x128xbf16>, %v: tensor<2x128x64xbf16>) -> tensor<2x256x64xf32> {
   %o = tessera_graph.matmul %p, %v : tensor<2x256x128xbf16>, tensor<2x128x64xbf16> -> tensor<2x256x64xf32>
   return %o : tensor<2x256x64xf32>
+}
+
+func.func @small(%a: tensor<2x128x128xf16>, %b: tensor<2x128x128xf16>) -> tensor<2x128x128xf32> {
+  %c = tessera_graph.matmul %a, %b : tensor<2x128x128xf16>, tensor<2x128x128xf16> -> tensor<2x128x128xf32>
+  %r = tessera_graph.relu %c : tensor<2x128x128xf32>
+  return %r : tensor<2x128x128xf32>
 }

@@ -19,6 +19,7 @@
 #include "TileToNVVM.h"
 
 #include "MmaSync.h"
+#include "Wgmma.h"
 
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -116,8 +117,16 @@ LogicalResult lowerSystemAtomics(func::FuncOp f, bool meshAtomics) {
 /// cp.async.commit_group / wait_group.  Before sm_80 the shared lowering
 /// copies synchronously.  The addresses must be aligned to the copy's size,
 /// as Tile IR's cp_async requires.
-LogicalResult lowerAsyncCopies(func::FuncOp f) {
+///
+/// With `wgmma`, a kernel that multiplies with warpgroup_mma fences the
+/// async proxy after each wait: cp.async writes shared memory through the
+/// generic proxy, which wgmma's operand reads (the async proxy) see only
+/// after fence.proxy.async, issued by the writing lanes before the barrier
+/// that hands the slice over.
+LogicalResult lowerAsyncCopies(func::FuncOp f, bool wgmma) {
   MLIRContext *ctx = f.getContext();
+  bool proxyFence = false;
+  if (wgmma) f.walk([&](t::WarpgroupMmaOp) { proxyFence = true; });
   SmallVector<Operation *> ops;
   f.walk([&](Operation *op) {
     if (isa<t::CpAsyncOp, t::CpAsyncCommitOp, t::CpAsyncWaitOp>(op)) ops.push_back(op);
@@ -130,6 +139,10 @@ LogicalResult lowerAsyncCopies(func::FuncOp f) {
       b.create<NVVM::CpAsyncCommitGroupOp>(l);
     } else if (auto w = dyn_cast<t::CpAsyncWaitOp>(op)) {
       b.create<NVVM::CpAsyncWaitGroupOp>(l, static_cast<uint32_t>(w.getPending()));
+      if (proxyFence)
+        b.create<LLVM::InlineAsmOp>(l, TypeRange{}, ValueRange{}, "fence.proxy.async.shared::cta;", "",
+                                    /*has_side_effects=*/true, /*is_align_stack=*/false, LLVM::AsmDialectAttr(),
+                                    ArrayAttr());
     } else {
       auto cp = cast<t::CpAsyncOp>(op);
       auto src = cp.getSource().getType().cast<MemRefType>();
@@ -206,9 +219,10 @@ LogicalResult lowerTileToNVVM(ModuleOp input, llvm::LLVMContext &llvmContext,
   hooks.kernelLowering.target = gpu_lowering::GpuTarget::NVVM;
   hooks.kernelAttrName = NVVM::NVVMDialect::getKernelFuncAttrName().str();
   if (options.tensorCores) hooks.kernelLowering.subgroupMma = lowerSubgroupMmaToMmaSync;
+  if (options.wgmma) hooks.kernelLowering.warpgroupMma = lowerWarpgroupMmaToWgmma;
   hooks.beforeKernelLowering = [&](func::FuncOp f) -> LogicalResult {
     if (failed(lowerSystemAtomics(f, options.meshAtomics))) return failure();
-    return options.asyncCopies ? lowerAsyncCopies(f) : success();
+    return options.asyncCopies ? lowerAsyncCopies(f, options.wgmma) : success();
   };
   hooks.beforeConversion = mathToLibdevice;
   hooks.addConversion = [](OpPassManager &pm) { pm.addPass(createLowerGpuOpsToNVVMOpsPass(/*indexBitwidth=*/64)); };

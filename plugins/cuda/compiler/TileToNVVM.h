@@ -33,6 +33,10 @@ struct NVVMOptions {
   /// sm_80 and up: subgroup_mma becomes ldmatrix + mma.sync (MmaSync.h);
   /// else each lane computes its elements with FMAs.
   bool tensorCores = false;
+  /// sm_90a: warpgroup_mma becomes wgmma.mma_async (Wgmma.h), and a kernel
+  /// that has one fences the async proxy after each cp.async wait; else
+  /// each lane computes its elements with FMAs.
+  bool wgmma = false;
 };
 
 /// Lowers every Tile IR kernel of (a clone of) `module` to LLVM IR in

@@ -53,6 +53,8 @@ TsErrorCode Lower(ModuleOp module, const CompileRequest &request, CompileResult 
   nvvm.meshAtomics = request.options.Bool("mesh_atomics", true);
   nvvm.asyncCopies = target.smVersion >= 80;
   nvvm.tensorCores = target.smVersion >= 80;
+  // wgmma is an sm_90a feature: neither sm_90 nor later architectures run it.
+  nvvm.wgmma = target.arch == "sm_90a";
   if (failed(tessera::cuda::lowerTileToNVVM(module, llvmContext, nvvm, &kernels)))
     return TS_ERROR_UNSUPPORTED;
 

@@ -2,7 +2,7 @@
 // with no spills and the shared memory of two stages (2 x (128 x 40 +
 // 32 x 136) 16-bit values = 37888 bytes).
 // REQUIRES: ptxas
-// RUN: tessera-compile %s --target cuda:sm_90a --emit ptx -o %t.sm90a.ptx
+// RUN: tessera-compile %s --target cuda:sm_90a --schedule "mma=sync" --emit ptx -o %t.sm90a.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.sm90a.ptx -o %t.sm90a.cubin 2>&1 | FileCheck %s
 // RUN: tessera-compile %s --target cuda:sm_80 --emit ptx -o %t.sm80.ptx
 // RUN: %ptxas -arch=sm_80 -v %t.sm80.ptx -o %t.sm80.cubin 2>&1 | FileCheck %s

@@ -3,7 +3,9 @@
 // slices staged by cp.async (ptxas: mma-sync-ptxas.mlir).
 // RUN: tessera-compile %s --function bf16 --target cuda:sm_80 --emit ptx -o %t.bf16.ptx
 // RUN: FileCheck %s --check-prefix=BF16 < %t.bf16.ptx
-// RUN: tessera-compile %s --function f16 --target cuda:sm_90a --emit ptx -o %t.f16.ptx
+// On sm_90a the cuda schedule has mma=wgmma (wgmma.mlir); mma=sync still
+// asks for this kernel there:
+// RUN: tessera-compile %s --function f16 --target cuda:sm_90a --schedule "mma=sync" --emit ptx -o %t.f16.ptx
 // RUN: FileCheck %s --check-prefix=F16 < %t.f16.ptx
 // Before sm_80 the same kernel computes each lane's elements with FMAs:
 // RUN: tessera-compile %s --function bf16 --target cuda:sm_75 --emit ptx -o %t.sm75.ptx

@@ -148,7 +148,12 @@ StatusOr<Compiled> Build(const ProgramSource& source, const ProgramCompileOption
   auto parsed = program::ParsedModule::Parse(source);
   if (!parsed.ok()) return parsed.status();
   phase.emplace("compile", "lower (graph -> schedule -> tile)");
-  auto lowered = program::Lower(**parsed, options.function, *target, options.schedule, options.overlap_chunks, device);
+  // The target's schedule for the architecture compiled for.
+  CompileTargetInfo for_arch = *target;
+  const size_t colon = target_text.find(':');
+  for_arch.schedule = program::ScheduleForArch(
+      target->schedule, colon == std::string::npos ? target->default_arch : target_text.substr(colon + 1));
+  auto lowered = program::Lower(**parsed, options.function, for_arch, options.schedule, options.overlap_chunks, device);
   if (!lowered.ok()) return lowered.status();
   phase.reset();
   // An SPMD program of collectives alone has nothing for the plugin to compile.

@@ -436,6 +436,23 @@ StatusOr<int64_t> DevicesNeeded(ParsedModule& parsed, const std::string& functio
   return n;
 }
 
+std::string ScheduleForArch(const std::string& schedule, const std::string& arch) {
+  std::string out;
+  llvm::SmallVector<llvm::StringRef, 16> tokens;
+  llvm::StringRef(schedule).split(tokens, ' ', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef t : tokens) {
+    // Option names have no ':' (tile-m, mma, ...): one before the '=' is an
+    // architecture's.
+    const size_t colon = t.find(':');
+    if (colon != llvm::StringRef::npos && colon < t.find('=')) {
+      if (t.take_front(colon) != arch) continue;
+      t = t.drop_front(colon + 1);
+    }
+    out += (out.empty() ? "" : " ") + t.str();
+  }
+  return out;
+}
+
 StatusOr<LoweredProgram> Lower(ParsedModule& parsed, const std::string& function, const CompileTargetInfo& target,
                                const std::string& schedule, int64_t overlap_chunks, const Device* device) {
   auto selected = Select(parsed, function);

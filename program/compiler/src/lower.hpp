@@ -22,6 +22,12 @@ StatusOr<int64_t> DevicesNeeded(ParsedModule& parsed, const std::string& functio
 // The functions and kernels `module` offers, in order.
 std::vector<std::string> Candidates(mlir::ModuleOp module);
 
+// A target's schedule for one architecture: tokens "ARCH:key=value" are
+// kept (as "key=value") only when ARCH is `arch`; the others as they are.
+// A plugin tunes one option for one architecture this way
+// (cuda: "sm_90a:mma=wgmma").
+std::string ScheduleForArch(const std::string& schedule, const std::string& arch);
+
 // Lowers `parsed`'s function `function` (empty: the only one) for `target`
 // (of plugin `plugin`); `device` (may be null) bounds what kernels may use.
 // overlap_chunks >= 2 pipelines SPMD stages with their all_reduce in that

@@ -1,6 +1,8 @@
 //===- MmaGemmKernel.cpp - GEMM on subgroup matrix units ------------------===//
 #include "MmaGemmKernel.h"
 
+#include "WgmmaGemmKernel.h"
+
 #include <algorithm>
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -33,9 +35,10 @@ Type elemOf(Value v) { return v.getType().cast<ShapedType>().getElementType(); }
 
 int64_t sliceK(const GemmTile &t) { return std::max<int64_t>(32, (t.bk + 15) / 16 * 16); }
 
-int64_t lanes(const GemmTile &t) { return (t.tm / kWarpM) * (t.tn / kWarpN) * 32; }
+int64_t lanes(const GemmTile &t) { return t.mmaWgmma ? wgmma::lanes(t) : (t.tm / kWarpM) * (t.tn / kWarpN) * 32; }
 
 bool eligible(graph::MatmulOp matmul, const GemmTile &t) {
+  if (t.mmaWgmma) return wgmma::eligible(matmul, t);
   if (!t.mmaSync) return false;
   Type a = elemOf(matmul.getLhs()), b = elemOf(matmul.getRhs());
   if (a != b || !(a.isBF16() || a.isF16())) return false;
@@ -51,6 +54,7 @@ bool eligible(graph::MatmulOp matmul, const GemmTile &t) {
 }
 
 GemmTile fitTile(graph::MatmulOp matmul, const GemmTile &tile) {
+  if (tile.mmaWgmma) return wgmma::fitTile(matmul, tile);
   if (!tile.mmaSync || eligible(matmul, tile)) return tile;
   for (int64_t tm : {tile.tm, int64_t{128}, int64_t{64}}) {
     if (tm > tile.tm) continue;
@@ -67,6 +71,7 @@ GemmTile fitTile(graph::MatmulOp matmul, const GemmTile &tile) {
 
 void buildKernel(func::FuncOp k, graph::MatmulOp matmul, const GemmTile &t, Value A, Value B,
                  const StoreElement &store) {
+  if (t.mmaWgmma) return wgmma::buildKernel(k, matmul, t, A, B, store);
   auto at = matmul.getLhs().getType().cast<ShapedType>();
   auto ct = matmul.getType().cast<ShapedType>();
   const int64_t r = at.getRank(), M = at.getDimSize(r - 2), K = at.getDimSize(r - 1), N = ct.getShape().back();

@@ -44,6 +44,8 @@ constexpr int64_t kWarpM = 64, kWarpN = 32;
 /// 4.05 ms at 32 for a bf16 8192^3 GEMM on an H100).
 int64_t sliceK(const GemmTile &tile);
 
+/// (Each function below hands a tile with mmaWgmma to WgmmaGemmKernel.h.)
+///
 /// Whether `matmul` with `tile` gets this kernel: tile.mmaSync, bf16 x bf16
 /// or f16 x f16 accumulated in f32, TM | M, TN | N, sliceK | K, 64 | TM,
 /// 32 | TN, at most 1024 lanes and 48 KiB of shared memory.

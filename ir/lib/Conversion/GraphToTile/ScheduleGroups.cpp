@@ -25,8 +25,10 @@ ScheduleGroups inlineScheduleGroups(func::FuncOp fn) {
     bool hasMatmul = !body.getOps<g::MatmulOp>().empty();
     if (hasMatmul) {
       ArrayRef<int64_t> ts = tile.getTileSizes(), mt = tile.getMicroTile();
-      sizes = GemmTile{ts[0], ts[1], ts[2], mt[0], mt[1], tile.getMmaAttr() != nullptr,
-                       tile.getMicroLayoutAttr() && tile.getMicroLayoutAttr().getValue() == "quads"};
+      StringAttr mma = tile.getMmaAttr();
+      sizes = GemmTile{ts[0], ts[1], ts[2], mt[0], mt[1], mma && mma.getValue() == "sync",
+                       tile.getMicroLayoutAttr() && tile.getMicroLayoutAttr().getValue() == "quads",
+                       mma && mma.getValue() == "wgmma"};
     }
     IRMapping map;
     for (auto [arg, v] : llvm::zip(body.getArguments(), tile.getOperands())) map.map(arg, v);

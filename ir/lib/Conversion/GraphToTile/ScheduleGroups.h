@@ -21,13 +21,15 @@ namespace tessera::conversion {
 /// has (TM / RM) x (TN / RN) lanes.  From the tile's `tile_sizes = [TM,
 /// TN, BK]` and `micro_tile = [RM, RN]`; the default is the GPU schedule.
 /// mmaSync (the tile's `mma = "sync"`): subgroups on matrix units where the
-/// operands allow (MmaGemmKernel.h), RM x RN then unused.
+/// operands allow (MmaGemmKernel.h), RM x RN then unused; mmaWgmma (`mma =
+/// "wgmma"`): warpgroups of 128 lanes on matrix units (WgmmaGemmKernel.h).
 struct GemmTile {
   int64_t tm = 128, tn = 128, bk = 16, rm = 8, rn = 8;
   bool mmaSync = false;
   /// micro_layout = "quads": lane blocks in aligned runs of 4 (RM, RN
   /// multiples of 4; else strided).
   bool quads = false;
+  bool mmaWgmma = false;
   int64_t lanesM() const { return tm / rm; }
   int64_t lanesN() const { return tn / rn; }
   int64_t lanes() const { return lanesM() * lanesN(); }

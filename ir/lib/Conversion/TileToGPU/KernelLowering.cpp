@@ -62,6 +62,8 @@ struct KernelLowering {
   int64_t warp = 32;         // the hardware subgroup's lanes
   std::function<FailureOr<SmallVector<Value>>(OpBuilder &, t::SubgroupMmaOp, ArrayRef<Value>, Value)>
       subgroupMma;           // the target's subgroup_mma, or null (per-lane FMAs)
+  std::function<FailureOr<SmallVector<Value>>(OpBuilder &, t::WarpgroupMmaOp, ArrayRef<Value>, Value)>
+      warpgroupMma;          // the target's warpgroup_mma, or null (per-lane FMAs)
   DenseMap<Value, SmallVector<Value>> scal;  // 1-D vector -> its elements
 
   /// NVVM: lanes a subgroup (warp) holds here: 32, or the whole group when
@@ -173,7 +175,7 @@ struct KernelLowering {
         nv = ba;
       } else if (auto al = v.getDefiningOp<memref::AllocOp>()) {
         OpBuilder ab(al);
-        nv = ab.create<memref::AllocOp>(al.getLoc(), nt);
+        nv = ab.create<memref::AllocOp>(al.getLoc(), nt, al.getAlignmentAttr());
       } else {
         return mlir::emitError(v.getLoc(), "float atomic max/min on a buffer that is neither a "
                                            "kernel argument nor a shared_alloc: the SPIR-V "
@@ -255,6 +257,42 @@ struct KernelLowering {
     return r;
   }
 
+  /// warpgroup_mma without matrix units: lane p of the warpgroup computes
+  /// its own elements (the op's layout) from the swizzled operands: its two
+  /// rows of A and n/4 columns of B once per k, then fused multiply-adds in
+  /// order k.
+  SmallVector<Value> warpgroupMmaByLane(OpBuilder &b, Location l, t::WarpgroupMmaOp o, ArrayRef<Value> acc,
+                                        Value p) {
+    const int64_t n = o.getN(), stride = o.getBBlockStride();
+    Type ot = o.getOperandType();
+    auto c = [&](int64_t v) { return cIdx(b, l, v); };
+    auto add = [&](Value x, Value y) -> Value { return b.create<arith::AddIOp>(l, x, y); };
+    // sw(e) = e ^ ((e >> 3) & 0x38): the 128-byte swizzle, on element indices.
+    auto sw = [&](Value e) -> Value {
+      Value bits = b.create<arith::AndIOp>(l, b.create<arith::ShRUIOp>(l, e, c(3)), c(0x38));
+      return b.create<arith::XOrIOp>(l, e, bits);
+    };
+    Value w = b.create<arith::DivUIOp>(l, p, c(32)), q = b.create<arith::RemUIOp>(l, p, c(32));
+    Value row0 = add(b.create<arith::MulIOp>(l, w, c(16)), b.create<arith::DivUIOp>(l, q, c(4)));
+    Value aRow0 = add(o.getAIndex(), b.create<arith::MulIOp>(l, row0, c(64)));
+    Value col0 = b.create<arith::MulIOp>(l, b.create<arith::RemUIOp>(l, q, c(4)), c(2));  // < 8: j / 64 is static
+    SmallVector<Value> r(acc.begin(), acc.end());
+    for (int64_t k = 0; k < static_cast<int64_t>(o.getK()); ++k) {
+      Value a0 = operandToF32(b, l, b.create<memref::LoadOp>(l, o.getA(), sw(add(aRow0, c(k)))), ot);
+      Value a1 = operandToF32(b, l, b.create<memref::LoadOp>(l, o.getA(), sw(add(aRow0, c(8 * 64 + k)))), ot);
+      SmallVector<Value> bv;  // columns 8*t + col0 + e, t < n/8, e < 2
+      for (int64_t t = 0; t < n / 8; ++t)
+        for (int64_t e = 0; e < 2; ++e) {
+          const int64_t j = 8 * t + e;  // plus col0 (< 8, same 64-column block)
+          Value at = add(o.getBIndex(), add(col0, c(stride * (j / 64) + 64 * k + j % 64)));
+          bv.push_back(operandToF32(b, l, b.create<memref::LoadOp>(l, o.getB(), sw(at)), ot));
+        }
+      for (int64_t v = 0; v < static_cast<int64_t>(r.size()); ++v)
+        r[v] = b.create<math::FmaOp>(l, (v % 4) / 2 ? a1 : a0, bv[2 * (v / 4) + v % 2], r[v]);
+    }
+    return r;
+  }
+
   LogicalResult run() {
     MLIRContext *ctx = f.getContext();
     SmallVector<Operation *> ops;
@@ -312,7 +350,8 @@ struct KernelLowering {
       } else if (isa<t::CpAsyncCommitOp, t::CpAsyncWaitOp>(op)) {
         done.push_back(op);
       } else if (auto o = dyn_cast<t::SharedAllocOp>(op)) {
-        replace(b.create<memref::AllocOp>(l, o.getType().cast<MemRefType>()));
+        IntegerAttr align = o.getAlignment() ? b.getI64IntegerAttr(o.getAlignment()) : IntegerAttr();
+        replace(b.create<memref::AllocOp>(l, o.getType().cast<MemRefType>(), align));
       } else if (auto o = dyn_cast<t::CpAsyncOp>(op)) {
         for (int64_t k = 0; k < static_cast<int64_t>(o.getElements()); ++k) {
           Value v = b.create<memref::LoadOp>(l, o.getSource(), shifted(b, l, o.getSrcIndices(), k));
@@ -539,6 +578,29 @@ struct KernelLowering {
         } else {
           replaceVec(subgroupMmaByLane(b, l, o, *c, q));
         }
+      } else if (auto o = dyn_cast<t::WarpgroupMmaOp>(op)) {
+        auto c = elems(o.getAcc(), op);
+        if (failed(c)) return failure();
+        int64_t lanes = group[0] * group[1] * group[2];
+        if (lanes % 128)
+          return op->emitOpError() << "needs groups of whole 128-lane warpgroups; this kernel's group has "
+                                   << lanes << " lanes";
+        // The lane's index in its warpgroup (linear lane id % 128).
+        Value x = b.create<gpu::ThreadIdOp>(l, gpu::Dimension::x);
+        if (group[1] * group[2] > 1) {
+          Value y = b.create<gpu::ThreadIdOp>(l, gpu::Dimension::y);
+          Value z = b.create<gpu::ThreadIdOp>(l, gpu::Dimension::z);
+          Value yz = b.create<arith::AddIOp>(l, y, b.create<arith::MulIOp>(l, z, cIdx(b, l, group[1])));
+          x = b.create<arith::AddIOp>(l, x, b.create<arith::MulIOp>(l, yz, cIdx(b, l, group[0])));
+        }
+        Value p = b.create<arith::RemUIOp>(l, x, cIdx(b, l, 128));
+        if (warpgroupMma) {
+          auto r = warpgroupMma(b, o, *c, p);
+          if (failed(r)) return failure();
+          replaceVec(std::move(*r));
+        } else {
+          replaceVec(warpgroupMmaByLane(b, l, o, *c, p));
+        }
       } else if (auto o = dyn_cast<vector::InsertOp>(op)) {
         auto dt = o.getDestVectorType();
         if (!isVec(dt)) return op->emitOpError("only 1-D / 2-D vectors lower to SPIR-V");
@@ -710,5 +772,6 @@ LogicalResult tessera::gpu_lowering::lowerTileKernelBody(func::FuncOp f,
   kl.rocdl = options.target == GpuTarget::ROCDL;
   kl.warp = options.subgroupSize;
   kl.subgroupMma = options.subgroupMma;
+  kl.warpgroupMma = options.warpgroupMma;
   return kl.run();
 }

@@ -45,8 +45,10 @@ LogicalResult checkArguments(func::FuncOp f, const char *plugin) {
 
 /// The lowered kernel body -> gpu.module @name { gpu.func @name kernel };
 /// shared_alloc (memref.alloc in memory space 3 by now) -> a workgroup
-/// attribution: one array per group, as the op means.
-LogicalResult moveIntoGpuModule(func::FuncOp f, const char *plugin, int64_t *sharedBytes) {
+/// attribution: one array per group, as the op means.  `alignments[i]`:
+/// the byte alignment attribution i asks for (0: its element's).
+LogicalResult moveIntoGpuModule(func::FuncOp f, const char *plugin, int64_t *sharedBytes,
+                                SmallVector<int64_t> *alignments) {
   MLIRContext *ctx = f.getContext();
   Location loc = f.getLoc();
   OpBuilder mb(f);
@@ -71,7 +73,10 @@ LogicalResult moveIntoGpuModule(func::FuncOp f, const char *plugin, int64_t *sha
   for (memref::AllocOp a : allocs) {
     MemRefType mt = a.getType();
     if (!mt.hasStaticShape()) return a.emitOpError("shared memory needs a static shape on ") << plugin;
+    const int64_t align = a.getAlignment().value_or(0);
+    if (align > 1) *sharedBytes = (*sharedBytes + align - 1) / align * align;
     *sharedBytes += mt.getNumElements() * ((mt.getElementTypeBitWidth() + 7) / 8);
+    alignments->push_back(align);
     Value v = gf.addWorkgroupAttribution(mt, a.getLoc());
     a.getResult().replaceAllUsesWith(v);
     a.erase();
@@ -113,6 +118,7 @@ LogicalResult lowerTileKernelsToLLVM(ModuleOp input, llvm::LLVMContext &llvmCont
   }
   std::vector<GpuKernel> out;
   llvm::StringMap<SmallVector<Type>> argTypes;
+  llvm::StringMap<SmallVector<int64_t>> sharedAlignments;
   SmallVector<func::FuncOp> funcs;
   m->walk([&](func::FuncOp f) {
     if (!f.isExternal() && f->hasAttr(t::kGroupSizeAttr)) funcs.push_back(f);
@@ -131,7 +137,8 @@ LogicalResult lowerTileKernelsToLLVM(ModuleOp input, llvm::LLVMContext &llvmCont
     if (failed(checkArguments(f, hooks.plugin))) return failure();
     if (hooks.beforeKernelLowering && failed(hooks.beforeKernelLowering(f))) return failure();
     if (failed(lowerTileKernelBody(f, hooks.kernelLowering))) return failure();
-    if (failed(moveIntoGpuModule(f, hooks.plugin, &k.staticSharedBytes))) return failure();
+    if (failed(moveIntoGpuModule(f, hooks.plugin, &k.staticSharedBytes, &sharedAlignments[k.name])))
+      return failure();
     out.push_back(std::move(k));
   }
   (*m)->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), UnitAttr::get(ctx));
@@ -153,6 +160,17 @@ LogicalResult lowerTileKernelsToLLVM(ModuleOp input, llvm::LLVMContext &llvmCont
     auto gm = m->lookupSymbol<gpu::GPUModuleOp>(k.name);
     if (!gm) return input.emitError() << "kernel " << k.name << " was lost in the " << hooks.plugin << " lowering";
     if (failed(addBarePointerEntry(gm, argTypes[k.name], hooks.kernelAttrName))) return failure();
+    // MLIR 16's gpu.func lowering makes workgroup attribution i the global
+    // __wg_<kernel>_<i> with its element's alignment; raise it where the
+    // shared_alloc asked for more (warpgroup_mma's swizzled operands).
+    for (auto [i, align] : llvm::enumerate(sharedAlignments[k.name])) {
+      if (align <= 1) continue;
+      auto g = gm.lookupSymbol<LLVM::GlobalOp>(("__wg_" + k.name + "_" + std::to_string(i)));
+      if (!g) return gm.emitError() << "kernel " << k.name << ": shared buffer " << i << " was lost in the "
+                                    << hooks.plugin << " lowering";
+      if (g.getAlignment().value_or(0) < static_cast<uint64_t>(align))
+        g.setAlignmentAttr(IntegerAttr::get(IntegerType::get(ctx, 64), align));
+    }
     OwningOpRef<ModuleOp> single(ModuleOp::create(gm.getLoc(), StringRef(k.name)));
     for (Operation &op : gm.getBody()->without_terminator()) single->getBody()->push_back(op.clone());
     k.module = translateModuleToLLVMIR(*single, llvmContext, k.name);

@@ -257,3 +257,59 @@ func.func @subgroup_mma_acc(%a: memref<4096xi16, 3>, %b: memref<4096xi16, 3>, %i
   %r = tessera_tile.subgroup_mma %a[%i], %b[%i], %c {m = 64 : i64, n = 32 : i64, lda = 40 : i64, ldb = 40 : i64, operand_type = bf16} : memref<4096xi16, 3>, memref<4096xi16, 3>, vector<16xf32>
   return
 }
+
+// -----
+
+func.func @alignment() {
+  // expected-error @+1 {{alignment must be 0 or a power of two from the element's 4 bytes to 1024, got 2}}
+  %a = tessera_tile.shared_alloc alignment = 2 : memref<16xf32, 3>
+  return
+}
+
+// -----
+
+func.func @alignment_big() {
+  // expected-error @+1 {{alignment must be 0 or a power of two from the element's 2 bytes to 1024, got 2048}}
+  %a = tessera_tile.shared_alloc alignment = 2048 : memref<16xi16, 3>
+  return
+}
+
+// -----
+
+func.func @warpgroup_mma_n(%a: memref<8192xi16, 3>, %b: memref<8192xi16, 3>, %i: index, %c: vector<48xf32>) {
+  // expected-error @+1 {{n must be 64, 128, 192 or 256, got 96}}
+  %r = tessera_tile.warpgroup_mma %a[%i], %b[%i], %c {n = 96 : i64, k = 64 : i64, b_block_stride = 4096 : i64, operand_type = bf16} : memref<8192xi16, 3>, memref<8192xi16, 3>, vector<48xf32>
+  return
+}
+
+// -----
+
+func.func @warpgroup_mma_k(%a: memref<8192xi16, 3>, %b: memref<8192xi16, 3>, %i: index, %c: vector<32xf32>) {
+  // expected-error @+1 {{k must be 16, 32, 48 or 64, got 24}}
+  %r = tessera_tile.warpgroup_mma %a[%i], %b[%i], %c {n = 64 : i64, k = 24 : i64, b_block_stride = 4096 : i64, operand_type = bf16} : memref<8192xi16, 3>, memref<8192xi16, 3>, vector<32xf32>
+  return
+}
+
+// -----
+
+func.func @warpgroup_mma_stride(%a: memref<8192xi16, 3>, %b: memref<8192xi16, 3>, %i: index, %c: vector<32xf32>) {
+  // expected-error @+1 {{b_block_stride (2048) must be a multiple of 512 (1024 bytes) and at least 64*k = 4096 (a block of k rows of 64 columns)}}
+  %r = tessera_tile.warpgroup_mma %a[%i], %b[%i], %c {n = 64 : i64, k = 64 : i64, b_block_stride = 2048 : i64, operand_type = bf16} : memref<8192xi16, 3>, memref<8192xi16, 3>, vector<32xf32>
+  return
+}
+
+// -----
+
+func.func @warpgroup_mma_acc(%a: memref<8192xi16, 3>, %b: memref<8192xi16, 3>, %i: index, %c: vector<64xf32>) {
+  // expected-error @+1 {{a 64x64 tile is 32 f32 per lane, the accumulator has 64}}
+  %r = tessera_tile.warpgroup_mma %a[%i], %b[%i], %c {n = 64 : i64, k = 64 : i64, b_block_stride = 4096 : i64, operand_type = f16} : memref<8192xi16, 3>, memref<8192xi16, 3>, vector<64xf32>
+  return
+}
+
+// -----
+
+func.func @warpgroup_mma_global(%a: memref<8192xi16, 3>, %b: memref<8192xf16>, %i: index, %c: vector<32xf32>) {
+  // expected-error @+1 {{b must be shared memory (space 3)}}
+  %r = tessera_tile.warpgroup_mma %a[%i], %b[%i], %c {n = 64 : i64, k = 64 : i64, b_block_stride = 4096 : i64, operand_type = f16} : memref<8192xi16, 3>, memref<8192xf16>, vector<32xf32>
+  return
+}

@@ -42,6 +42,17 @@ func.func @kernel(%g: memref<1024xf32>, %o: memref<16xf32>, %fa: vector<16x8xf16
   return
 }
 
+// CHECK-LABEL: func.func @warpgroup_mma
+func.func @warpgroup_mma(%i: index, %c: vector<64xf32>) -> vector<64xf32> {
+  // CHECK: tessera_tile.shared_alloc alignment = 1024 : memref<8192xi16, 3>
+  %a = tessera_tile.shared_alloc alignment = 1024 : memref<8192xi16, 3>
+  // CHECK: tessera_tile.shared_alloc swizzle = 128 alignment = 1024 : memref<16384xbf16, 3>
+  %b = tessera_tile.shared_alloc swizzle = 128 alignment = 1024 : memref<16384xbf16, 3>
+  // CHECK: tessera_tile.warpgroup_mma %{{.*}}[%{{.*}}], %{{.*}}[%{{.*}}], %{{.*}} {b_block_stride = 4096 : i64, k = 64 : i64, n = 128 : i64, operand_type = bf16} : memref<8192xi16, 3>, memref<16384xbf16, 3>, vector<64xf32>
+  %r = tessera_tile.warpgroup_mma %a[%i], %b[%i], %c {n = 128 : i64, k = 64 : i64, b_block_stride = 4096 : i64, operand_type = bf16} : memref<8192xi16, 3>, memref<16384xbf16, 3>, vector<64xf32>
+  return %r : vector<64xf32>
+}
+
 // CHECK-LABEL: func.func @subgroup_mma
 func.func @subgroup_mma(%a: memref<10240xi16, 3>, %b: memref<8704xf16, 3>, %i: index, %c: vector<64xf32>) -> vector<64xf32> {
   // CHECK: tessera_tile.subgroup_mma %{{.*}}[%{{.*}}], %{{.*}}[%{{.*}}], %{{.*}} {lda = 40 : i64, ldb = 136 : i64, m = 64 : i64, n = 32 : i64, operand_type = f16} : memref<10240xi16, 3>, memref<8704xf16, 3>, vector<64xf32>

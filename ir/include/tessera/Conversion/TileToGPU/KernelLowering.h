@@ -18,6 +18,9 @@
 //  subgroup_mma        per-lane FMAs from shared      options.subgroupMma if
 //                      memory                         set (cuda sm_80+:
 //                                                     mma.sync), else FMAs
+//  warpgroup_mma       per-lane FMAs from shared      options.warpgroupMma
+//                      memory (swizzled)              if set (cuda sm_90a:
+//                                                     wgmma), else FMAs
 //
 // Used by tessera-tile-to-gpu (TileToSPIRV) and the cuda plugin's compiler
 // part (plugins/cuda/compiler).
@@ -33,6 +36,7 @@
 
 namespace tessera::tile {
 class SubgroupMmaOp;
+class WarpgroupMmaOp;
 }
 
 namespace tessera::gpu_lowering {
@@ -56,6 +60,11 @@ struct KernelLoweringOptions {
   std::function<mlir::FailureOr<llvm::SmallVector<mlir::Value>>(
       mlir::OpBuilder &, tile::SubgroupMmaOp, llvm::ArrayRef<mlir::Value> acc, mlir::Value subgroupLane)>
       subgroupMma;
+  /// The same for tessera_tile.warpgroup_mma (cuda sm_90a: wgmma), given
+  /// the lane's index in its warpgroup of 128.
+  std::function<mlir::FailureOr<llvm::SmallVector<mlir::Value>>(
+      mlir::OpBuilder &, tile::WarpgroupMmaOp, llvm::ArrayRef<mlir::Value> acc, mlir::Value warpgroupLane)>
+      warpgroupMma;
 };
 
 /// Marks an atomic_rmw that the SPIR-V lowering rewrote onto the integer

@@ -89,12 +89,13 @@ struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePas
   DenseSet<Value> forced;
 
   void runOnOperation() override {
-    if (mma != "none" && mma != "sync") {
+    if (mma != "none" && mma != "sync" && mma != "wgmma") {
       // On the location, not the op: a bad option is not the module's fault
       // (an op diagnostic would print the whole module after it).
       mlir::emitError(getOperation().getLoc()) << "--tessera-graph-to-schedule: mma=" << mma
-                                 << " is not a matmul unit; use mma=none (lanes' FMAs) or mma=sync "
-                                    "(subgroup matrix multiply, bf16/f16 operands)";
+                                 << " is not a matmul unit; use mma=none (lanes' FMAs), mma=sync "
+                                    "(subgroup matrix multiply, bf16/f16 operands) or mma=wgmma (warpgroup "
+                                    "matrix multiply, bf16/f16 operands)";
       return signalPassFailure();
     }
     if (microLayout != "strided" && microLayout != "quads") {

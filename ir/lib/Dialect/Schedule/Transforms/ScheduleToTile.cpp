@@ -169,7 +169,7 @@ struct ScheduleToTilePass : s::impl::ScheduleToTileBase<ScheduleToTilePass> {
     SmallVector<SmallVector<Value>> bufs(pre.size());
     for (auto [i, f] : llvm::enumerate(pre))
       for (int64_t j = 0; j < nbuf; ++j)
-        bufs[i].push_back(b.create<t::SharedAllocOp>(loc, f.getType(), b.getI64IntegerAttr(0)));
+        bufs[i].push_back(b.create<t::SharedAllocOp>(loc, f.getType(), uint64_t{0}));
 
     Value lb = p.getLb(), ub = p.getUb(), step = p.getStep();
     // Issues the tiles of iteration `k` into slot `slot` of each prefetch,
@@ -244,7 +244,7 @@ struct ScheduleToTilePass : s::impl::ScheduleToTileBase<ScheduleToTilePass> {
     } else if (auto f = dyn_cast<s::PrefetchOp>(op)) {
       if (f.getScope() != "shared" || !t::isSharedMemory(f.getType().cast<MemRefType>()))
         return f.emitOpError("only shared-scope prefetches into memory space 3 are lowered");
-      Value buf = b.create<t::SharedAllocOp>(loc, f.getType(), b.getI64IntegerAttr(0));
+      Value buf = b.create<t::SharedAllocOp>(loc, f.getType(), uint64_t{0});
       issue(b, loc, f.getSource(), f.getIndices(), buf);
       b.create<t::CpAsyncCommitOp>(loc);
       b.create<t::CpAsyncWaitOp>(loc, b.getI64IntegerAttr(0));

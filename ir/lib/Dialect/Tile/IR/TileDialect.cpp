@@ -103,6 +103,10 @@ LogicalResult SharedAllocOp::verify() {
   int64_t sw = getSwizzle();
   if (sw != 0 && sw != 32 && sw != 64 && sw != 128)
     return emitOpError() << "swizzle must be 0, 32, 64 or 128 bytes, got " << sw;
+  const int64_t align = getAlignment(), elemBytes = (t.getElementTypeBitWidth() + 7) / 8;
+  if (align != 0 && (align < elemBytes || align > 1024 || (align & (align - 1))))
+    return emitOpError() << "alignment must be 0 or a power of two from the element's " << elemBytes
+                         << " bytes to 1024, got " << align;
   auto fn = (*this)->getParentOfType<FunctionOpInterface>();
   if (!fn) return emitOpError("must be inside a kernel function");
   int64_t limit = kDefaultMaxSharedMemory;
@@ -190,6 +194,21 @@ LogicalResult MmaOp::verify() {
   return success();
 }
 
+/// a and b of the matrix ops: static 1-D shared buffers of `ot` or its
+/// bits (i16).
+static LogicalResult verifySharedOperands(Operation *op, Value a, Value b, Type ot) {
+  for (auto [name, v] : {std::pair<const char *, Value>{"a", a}, {"b", b}}) {
+    auto mt = v.getType().cast<MemRefType>();
+    if (!isSharedMemory(mt)) return op->emitOpError() << name << " must be shared memory (space 3)";
+    if (mt.getRank() != 1 || !mt.hasStaticShape())
+      return op->emitOpError() << name << " must be a static 1-D buffer, not " << mt;
+    Type e = mt.getElementType();
+    if (e != ot && !e.isInteger(16))
+      return op->emitOpError() << name << " holds " << e << "; it must hold " << ot << " or its bits (i16)";
+  }
+  return success();
+}
+
 LogicalResult SubgroupMmaOp::verify() {
   const int64_t m = getM(), n = getN(), lda = getLda(), ldb = getLdb();
   Type ot = getOperandType();
@@ -201,20 +220,28 @@ LogicalResult SubgroupMmaOp::verify() {
   if (lda < 16 || ldb < n || lda % 8 || ldb % 8)
     return emitOpError() << "lda (" << lda << ") must be >= 16 and ldb (" << ldb << ") >= n (" << n
                          << "), both multiples of 8 (rows of 16 bytes)";
-  for (auto [name, v] : {std::pair<const char *, Value>{"a", getA()}, {"b", getB()}}) {
-    auto mt = v.getType().cast<MemRefType>();
-    if (!isSharedMemory(mt)) return emitOpError() << name << " must be shared memory (space 3)";
-    if (mt.getRank() != 1 || !mt.hasStaticShape())
-      return emitOpError() << name << " must be a static 1-D buffer, not " << mt;
-    Type e = mt.getElementType();
-    if (e != ot && !e.isInteger(16))
-      return emitOpError() << name << " holds " << e << "; it must hold " << ot
-                           << " or its bits (i16)";
-  }
+  if (failed(verifySharedOperands(*this, getA(), getB(), ot))) return failure();
   const int64_t elems = m * n / 32;
   if (getAcc().getType().cast<VectorType>().getNumElements() != elems)
     return emitOpError() << "a " << m << "x" << n << " tile is " << elems
                          << " f32 per lane, the accumulator has "
+                         << getAcc().getType().cast<VectorType>().getNumElements();
+  return success();
+}
+
+LogicalResult WarpgroupMmaOp::verify() {
+  const int64_t n = getN(), k = getK(), stride = getBBlockStride();
+  Type ot = getOperandType();
+  if (!ot.isBF16() && !ot.isF16()) return emitOpError() << "operand_type must be bf16 or f16, not " << ot;
+  if (n <= 0 || n > 256 || n % 64) return emitOpError() << "n must be 64, 128, 192 or 256, got " << n;
+  if (k <= 0 || k > 64 || k % 16) return emitOpError() << "k must be 16, 32, 48 or 64, got " << k;
+  if (stride < 64 * k || stride % 512)
+    return emitOpError() << "b_block_stride (" << stride << ") must be a multiple of 512 (1024 bytes) "
+                         << "and at least 64*k = " << 64 * k << " (a block of k rows of 64 columns)";
+  if (failed(verifySharedOperands(*this, getA(), getB(), ot))) return failure();
+  const int64_t elems = n / 2;
+  if (getAcc().getType().cast<VectorType>().getNumElements() != elems)
+    return emitOpError() << "a 64x" << n << " tile is " << elems << " f32 per lane, the accumulator has "
                          << getAcc().getType().cast<VectorType>().getNumElements();
   return success();
 }

@@ -121,7 +121,10 @@ def Tile_SharedAllocOp : Tile_Op<"shared_alloc", []> {
   let description = [{
     A statically shaped buffer in memory space 3, shared by the lanes of a
     group. `swizzle` (0, 32, 64 or 128 bytes) permutes 16-byte chunks within
-    each row to avoid bank conflicts; backends without banks ignore it. The
+    each row to avoid bank conflicts; backends without banks ignore it.
+    `alignment` (a power of two from the element's size to 1024, or 0 for
+    the element's own) is the byte alignment of the buffer's start, which
+    `warpgroup_mma`'s 128-byte swizzled operands need (1024). The
     kernel's total shared memory must not exceed its
     `tessera_tile.max_shared_memory` attribute (default 65536 bytes).
 
@@ -130,9 +133,12 @@ def Tile_SharedAllocOp : Tile_Op<"shared_alloc", []> {
     %s = tessera_tile.shared_alloc swizzle = 128 : memref<64x64xf32, 3>
     ```
   }];
-  let arguments = (ins DefaultValuedAttr<I64Attr, "0">:$swizzle);
+  let arguments = (ins DefaultValuedAttr<I64Attr, "0">:$swizzle,
+                       DefaultValuedAttr<I64Attr, "0">:$alignment);
   let results = (outs AnyStaticShapeMemRef:$result);
-  let assemblyFormat = "(`swizzle` `=` $swizzle^)? attr-dict `:` type($result)";
+  let assemblyFormat = [{
+    (`swizzle` `=` $swizzle^)? (`alignment` `=` $alignment^)? attr-dict `:` type($result)
+  }];
   let hasVerifier = 1;
 }
 
@@ -249,6 +255,53 @@ def Tile_SubgroupMmaOp : Tile_Op<"subgroup_mma", [AllTypesMatch<["acc", "result"
   let arguments = (ins AnyMemRef:$a, Index:$a_index, AnyMemRef:$b, Index:$b_index,
                        VectorOfRankAndType<[1], [F32]>:$acc,
                        I64Attr:$m, I64Attr:$n, I64Attr:$lda, I64Attr:$ldb, TypeAttr:$operand_type);
+  let results = (outs VectorOfRankAndType<[1], [F32]>:$result);
+  let assemblyFormat = [{
+    $a `[` $a_index `]` `,` $b `[` $b_index `]` `,` $acc attr-dict `:` type($a) `,` type($b) `,` type($acc)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_WarpgroupMmaOp : Tile_Op<"warpgroup_mma", [AllTypesMatch<["acc", "result"]>]> {
+  let summary = "a warpgroup of 128 lanes multiplies swizzled matrices from shared memory";
+  let description = [{
+    The 128 lanes of a warpgroup (lanes `128*g .. 128*g+127` of the group)
+    compute together `C[64 x n] += A[64 x k] x B[k x n]` from 16-bit values
+    in shared memory (`operand_type`, bf16 or f16, whose bits an i16 buffer
+    may hold), accumulating in f32. Both operands are read through the
+    128-byte swizzle: element `e` of a buffer (counted from its start, which
+    `shared_alloc alignment = 1024` places on a 1024-byte boundary) is
+    stored at `sw(e) = e ^ ((e >> 3) & 0x38)`, i.e. the 16-byte chunk `c`
+    of each 128-byte row `r` moves to chunk `c ^ (r % 8)`:
+
+      A[i][kk] = a[sw(a_index + 64*i + kk)]         (rows of 64 elements, K contiguous)
+      B[kk][j] = b[sw(b_index + b_block_stride*(j/64) + 64*kk + j%64)]
+                                                     (blocks of 64 columns, N contiguous)
+
+    This is the layout a TMA copy with 128-byte swizzle writes and the one
+    the Hopper `wgmma` operand descriptors read. C is spread over the lanes:
+    lane `p = lane_id % 128` (warp `w = p / 32`, `q = p % 32`) holds `n/2`
+    elements, element `v` being
+    `C[16*w + q/4 + 8*((v%4)/2)][8*(v/4) + 2*(q%4) + v%2]`.
+
+    Every lane of the warpgroup must execute it with the same indices;
+    `n` is 64, 128, 192 or 256, `k` a multiple of 16 with
+    `a_index % 64 + k <= 64`; `a_index - a_index % 64` and `b_index` are
+    multiples of 512 (1024 bytes), `a_index` of 16, `b_block_stride` a
+    multiple of 512 no smaller than `64*k`. The order of the `k` products in
+    each sum is not specified. On cuda sm_90a it is `wgmma.mma_async`
+    (tensor cores, descriptors with 128-byte swizzle); elsewhere each lane
+    computes its own elements with fused multiply-adds.
+
+    Example:
+    ```mlir
+    %r = tessera_tile.warpgroup_mma %a[%i], %b[%j], %c {n = 128 : i64, k = 64 : i64, b_block_stride = 4096 : i64, operand_type = bf16}
+        : memref<8192xi16, 3>, memref<16384xi16, 3>, vector<64xf32>
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$a, Index:$a_index, AnyMemRef:$b, Index:$b_index,
+                       VectorOfRankAndType<[1], [F32]>:$acc,
+                       I64Attr:$n, I64Attr:$k, I64Attr:$b_block_stride, TypeAttr:$operand_type);
   let results = (outs VectorOfRankAndType<[1], [F32]>:$result);
   let assemblyFormat = [{
     $a `[` $a_index `]` `,` $b `[` $b_index `]` `,` $acc attr-dict `:` type($a) `,` type($b) `,` type($acc)
