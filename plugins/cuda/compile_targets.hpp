@@ -18,6 +18,9 @@ inline const TsOptionInfo kCompileOptions[] = {
      "$CUDA_HOME/nvvm/libdevice and /usr/local/cuda/nvvm/libdevice"},
     {TS_OPTION_INFO_STRUCT_SIZE, nullptr, "ptxas_opt_level", TS_VALUE_INT64, "3",
      "ptxas -O level (0..3)"},
+    {TS_OPTION_INFO_STRUCT_SIZE, nullptr, "tma", TS_VALUE_BOOL, "true",
+     "sm_90a: stage tile loads with TMA copies and mbarriers; false: 16-byte cp.async copies "
+     "per lane, as before sm_90a"},
     {TS_OPTION_INFO_STRUCT_SIZE, nullptr, "mesh_atomics", TS_VALUE_BOOL, "true",
      "lower mesh-scope atomics (PTX atom.sys); with a device, whether its atomics on host "
      "memory are atomic with the host's (CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED)"},

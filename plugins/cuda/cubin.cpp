@@ -150,7 +150,8 @@ std::string prepare_image(const void* data, size_t size, const char* format,
   return "";
 }
 
-std::string prepare_archive(const void* data, size_t size, std::vector<PreparedImage>* out) {
+std::string prepare_archive(const void* data, size_t size, std::vector<PreparedImage>* out,
+                            std::map<std::string, std::vector<TensorMapSpec>>* tensor_maps) {
   if (size > kMaxImageBytes)
     return "the archive is " + std::to_string(size) + " bytes; at most " +
            std::to_string(kMaxImageBytes) + " are accepted";
@@ -159,6 +160,15 @@ std::string prepare_archive(const void* data, size_t size, std::vector<PreparedI
   if (!why.empty()) return why;
   if (entries.empty()) return "the kernel archive has no entries";
   for (const ArchiveEntry& e : entries) {
+    if (e.name.rfind(kTensorMapEntryPrefix, 0) == 0) {
+      const std::string kernel = e.name.substr(sizeof(kTensorMapEntryPrefix) - 1);
+      std::vector<TensorMapSpec> specs;
+      why = ParseTensorMapSpecs(e.data, &specs);
+      if (!why.empty()) return "kernel archive entry '" + e.name + "': " + why;
+      if (!tensor_maps->emplace(kernel, std::move(specs)).second)
+        return "kernel archive has two entries named '" + e.name + "'";
+      continue;
+    }
     PreparedImage img;
     img.name = e.name;
     why = prepare_image(e.data.data(), e.data.size(), "any", &img);
@@ -166,6 +176,11 @@ std::string prepare_archive(const void* data, size_t size, std::vector<PreparedI
     for (const PreparedImage& o : *out)
       if (o.name == e.name) return "kernel archive has two entries named '" + e.name + "'";
     out->push_back(std::move(img));
+  }
+  for (const auto& [kernel, specs] : *tensor_maps) {
+    bool found = false;
+    for (const PreparedImage& o : *out) found = found || o.name == kernel;
+    if (!found) return "kernel archive has tensor maps for '" + kernel + "' but no such kernel";
   }
   return "";
 }

@@ -8,8 +8,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
+
+#include "tensor_map.hpp"
 
 namespace tessera::cuda {
 
@@ -45,8 +48,11 @@ std::string prepare_image(const void* data, size_t size, const char* format,
                           PreparedImage* out);
 
 // "archive:cubin": a kernel archive (tessera/kernel_archive.hpp) whose
-// entries, named by kernel, are each a cubin/fatbinary or PTX text.  "" or
-// what is wrong (naming the entry).
-std::string prepare_archive(const void* data, size_t size, std::vector<PreparedImage>* out);
+// entries, named by kernel, are each a cubin/fatbinary or PTX text, beside
+// the ".tensormaps:<kernel>" entries of kernels with TMA copies
+// (tensor_map.hpp), parsed into `tensor_maps`.  "" or what is wrong
+// (naming the entry).
+std::string prepare_archive(const void* data, size_t size, std::vector<PreparedImage>* out,
+                            std::map<std::string, std::vector<TensorMapSpec>>* tensor_maps);
 
 }  // namespace tessera::cuda

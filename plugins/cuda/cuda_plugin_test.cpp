@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <map>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -262,23 +263,129 @@ TEST(CudaImages, ArchiveEntriesAreCheckedAndTruncationRejected) {
   const std::string ptx = ReadText(PtxPath());
   std::string blob = tessera::WriteKernelArchive({{"add_const", ptx}, {"fill_via_shared", ptx}});
   std::vector<PreparedImage> images;
-  ASSERT_EQ(prepare_archive(blob.data(), blob.size(), &images), "");
+  std::map<std::string, std::vector<TensorMapSpec>> maps;
+  ASSERT_EQ(prepare_archive(blob.data(), blob.size(), &images, &maps), "");
   ASSERT_EQ(images.size(), 2u);
   EXPECT_EQ(images[0].name, "add_const");
   EXPECT_EQ(images[1].kind, ImageKind::kPtx);
+  EXPECT_TRUE(maps.empty());
   for (size_t n : {size_t{0}, size_t{8}, size_t{16}, size_t{24}, blob.size() / 2,
                    blob.size() - 9}) {
     std::vector<PreparedImage> out;
-    EXPECT_NE(prepare_archive(blob.data(), n, &out), "") << "truncated to " << n << " bytes";
+    std::map<std::string, std::vector<TensorMapSpec>> m;
+    EXPECT_NE(prepare_archive(blob.data(), n, &out, &m), "") << "truncated to " << n << " bytes";
   }
   // An entry that is neither a cubin nor PTX is named.
   std::string junk = tessera::WriteKernelArchive({{"k", std::string(64, 'x')}});
   std::vector<PreparedImage> out;
-  EXPECT_NE(prepare_archive(junk.data(), junk.size(), &out).find("'k'"), std::string::npos);
+  EXPECT_NE(prepare_archive(junk.data(), junk.size(), &out, &maps).find("'k'"), std::string::npos);
   std::string dup = tessera::WriteKernelArchive({{"k", ptx}, {"k", ptx}});
   out.clear();
-  EXPECT_NE(prepare_archive(dup.data(), dup.size(), &out).find("two entries"),
+  EXPECT_NE(prepare_archive(dup.data(), dup.size(), &out, &maps).find("two entries"),
             std::string::npos);
+}
+
+// The tensor maps of a TMA kernel travel beside its image; a malformed
+// description, or one for a kernel the archive lacks, is refused by name.
+TEST(CudaImages, ArchiveTensorMapEntries) {
+  const std::string ptx = ReadText(PtxPath());
+  const std::string line = "arg=1 element_bytes=2 rows=512 ld=256 box_rows=64 box_cols=64 swizzle=128\n";
+  std::string blob = tessera::WriteKernelArchive(
+      {{"add_const", ptx}, {std::string(kTensorMapEntryPrefix) + "add_const", line + line}});
+  std::vector<PreparedImage> images;
+  std::map<std::string, std::vector<TensorMapSpec>> maps;
+  ASSERT_EQ(prepare_archive(blob.data(), blob.size(), &images, &maps), "");
+  ASSERT_EQ(images.size(), 1u);
+  ASSERT_EQ(maps["add_const"].size(), 2u);
+  EXPECT_EQ(maps["add_const"][1].arg, 1u);
+  EXPECT_EQ(maps["add_const"][1].ld, 256u);
+  std::string orphan = tessera::WriteKernelArchive(
+      {{"add_const", ptx}, {std::string(kTensorMapEntryPrefix) + "other", line}});
+  images.clear();
+  maps.clear();
+  EXPECT_NE(prepare_archive(orphan.data(), orphan.size(), &images, &maps).find("no such kernel"),
+            std::string::npos);
+  std::string bad = tessera::WriteKernelArchive(
+      {{"add_const", ptx}, {std::string(kTensorMapEntryPrefix) + "add_const", "arg=1 rows=x\n"}});
+  images.clear();
+  maps.clear();
+  EXPECT_NE(prepare_archive(bad.data(), bad.size(), &images, &maps).find(".tensormaps:add_const"),
+            std::string::npos);
+}
+
+TEST(CudaTensorMaps, ParseIsStrictAndBounded) {
+  std::vector<TensorMapSpec> specs;
+  EXPECT_EQ(ParseTensorMapSpecs("swizzle=128 box_cols=64 box_rows=128 ld=4096 rows=4096 element_bytes=2 arg=0\n\n",
+                                &specs),
+            "");
+  ASSERT_EQ(specs.size(), 1u);
+  EXPECT_EQ(specs[0].rows, 4096u);
+  EXPECT_EQ(specs[0].box_rows, 128u);
+  for (const char* bad : {"arg=0", "arg=0 arg=0 element_bytes=2 rows=1 ld=8 box_rows=1 box_cols=8 swizzle=0",
+                          "arg=-1 element_bytes=2 rows=1 ld=8 box_rows=1 box_cols=8 swizzle=0",
+                          "arg=0 element_bytes=2 rows=1 ld=8 box_rows=1 box_cols=8 swizzle=0 color=3",
+                          "arg=0 element_bytes=2 rows=1 ld=8 box_rows=99999999999 box_cols=8 swizzle=0",
+                          "arg=0 element_bytes=2 rows=1 ld=99999999999999999999999 box_rows=1 box_cols=8 swizzle=0"})
+    EXPECT_NE(ParseTensorMapSpecs(bad, &specs), "") << bad;
+  std::string many;
+  for (size_t i = 0; i <= kMaxTensorMaps; ++i) many += "arg=0 element_bytes=2 rows=1 ld=8 box_rows=1 box_cols=8 swizzle=0\n";
+  EXPECT_NE(ParseTensorMapSpecs(many, &specs).find("more than"), std::string::npos);
+}
+
+// cuTensorMapEncodeTiled's documented rules, checked before the call so
+// that a launch says which one a buffer breaks.
+TEST(CudaTensorMaps, CheckFollowsTheDriversRules) {
+  TensorMapSpec s;
+  s.arg = 0;
+  s.element_bytes = 2;
+  s.rows = 1024;
+  s.ld = 512;
+  s.box_rows = 128;
+  s.box_cols = 64;
+  s.swizzle = 128;
+  const uint64_t bytes = 1024 * 512 * 2;
+  TiledMapArgs t;
+  ASSERT_EQ(CheckTensorMap(s, 0x7f0000000000, bytes, &t), "");
+  EXPECT_EQ(t.global_dim[0], 512u);  // innermost first
+  EXPECT_EQ(t.global_dim[1], 1024u);
+  EXPECT_EQ(t.global_stride, 1024u);
+  EXPECT_EQ(t.box_dim[0], 64u);
+  EXPECT_EQ(t.box_dim[1], 128u);
+  EXPECT_EQ(t.element_strides[0], 1u);
+  auto broken = [&](TensorMapSpec v, uint64_t address, uint64_t size, const char* rule) {
+    const std::string why = CheckTensorMap(v, address, size, &t);
+    EXPECT_NE(why.find(rule), std::string::npos) << "wanted '" << rule << "', got '" << why << "'";
+  };
+  broken(s, 0x7f0000000008, bytes, "not 16-byte aligned");
+  broken(s, 0x7f0000000000, bytes - 1, "the buffer has");
+  TensorMapSpec v = s;
+  v.ld = 500;  // 1000-byte rows
+  broken(v, 0x7f0000000000, bytes, "not a multiple of 16");
+  v = s;
+  v.box_rows = 257;
+  broken(v, 0x7f0000000000, bytes, "0 or above 256");
+  v = s;
+  v.box_cols = 128;  // 256-byte box rows in a 128-byte swizzle
+  broken(v, 0x7f0000000000, bytes, "exceed the 128-byte swizzle span");
+  v = s;
+  v.box_cols = 4;  // 8-byte box rows
+  broken(v, 0x7f0000000000, bytes, "are not a multiple of 16");
+  v = s;
+  v.swizzle = 96;
+  broken(v, 0x7f0000000000, bytes, "is not 0, 32, 64 or 128");
+  v = s;
+  v.element_bytes = 3;
+  broken(v, 0x7f0000000000, bytes, "is not 1, 2, 4 or 8");
+  v = s;
+  v.rows = (uint64_t{1} << 32) + 1;
+  broken(v, 0x7f0000000000, UINT64_MAX, "above 2^32");
+  v = s;
+  v.box_rows = 2048;
+  v.rows = 1024;
+  broken(v, 0x7f0000000000, bytes, "0 or above 256");
+  v = s;
+  v.ld = 32;  // narrower than the box
+  broken(v, 0x7f0000000000, bytes, "larger than the view");
 }
 
 // ------------------------------------------------------------ on a device

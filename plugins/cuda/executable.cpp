@@ -108,9 +108,10 @@ TS_CU_ENTRY(Executable_Load, TS_EXECUTABLE_LOAD_ARGS_STRUCT_SIZE) {
     return errorf(TS_ERROR_INVALID_ARGUMENT, "cuda: Executable_Load: the %s image from %s is empty",
                   format.c_str(), origin.c_str());
   std::vector<PreparedImage> images;
+  std::map<std::string, std::vector<TensorMapSpec>> tensor_maps;
   std::string why;
   if (format == "archive:cubin") {
-    why = prepare_archive(data, size, &images);
+    why = prepare_archive(data, size, &images, &tensor_maps);
   } else {
     images.emplace_back();
     why = prepare_image(data, size, format.c_str(), &images.back());
@@ -123,6 +124,7 @@ TS_CU_ENTRY(Executable_Load, TS_EXECUTABLE_LOAD_ARGS_STRUCT_SIZE) {
   exe->device = dev;
   exe->format = format;
   exe->origin = origin;
+  exe->tensor_maps = std::move(tensor_maps);
   for (size_t i = 0; i < images.size(); ++i) {
     CUmodule m = nullptr;
     if (TsError* e = load_module(dev, images[i], origin, &m)) {
@@ -223,6 +225,20 @@ TS_CU_ENTRY(Executable_GetKernel, TS_EXECUTABLE_GETKERNEL_ARGS_STRUCT_SIZE) {
         }
         k->param_sizes.push_back(static_cast<uint32_t>(sz));
       }
+    }
+    if (auto maps = exe->tensor_maps.find(name); maps != exe->tensor_maps.end()) {
+      if (!dev->fn->cuTensorMapEncodeTiled)
+        return errorf(TS_ERROR_UNSUPPORTED,
+                      "cuda: kernel '%s' copies with TMA (sm_90a) and needs cuTensorMapEncodeTiled, "
+                      "which this driver lacks (CUDA 12.0 or later has it); compile for another "
+                      "architecture or update the driver",
+                      name.c_str());
+      k->tensor_maps = maps->second;
+      // The launch passes the kernel's own parameters; the maps follow.
+      if (k->params_known && k->param_sizes.size() >= k->tensor_maps.size())
+        k->param_sizes.resize(k->param_sizes.size() - k->tensor_maps.size());
+      else
+        k->params_known = false;
     }
     it = exe->kernels.emplace(name, std::move(k)).first;
   }
@@ -349,6 +365,41 @@ TS_CU_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_MIN_STRUCT_SIZE) {
                     "cuda: launch of '%s': argument %zu has unknown kind %d", kn, i,
                     static_cast<int>(a.kind));
     }
+  }
+  // TMA tensor maps, encoded from the buffers this launch passes (the
+  // driver copies parameters at the launch: thread-local storage serves).
+  thread_local std::vector<CUtensorMap> maps;
+  maps.resize(k->tensor_maps.size());
+  for (size_t m = 0; m < k->tensor_maps.size(); ++m) {
+    const TensorMapSpec& spec = k->tensor_maps[m];
+    if (spec.arg >= args->num_args || args->args[spec.arg].kind != TS_KERNEL_ARG_BUFFER)
+      return errorf(TS_ERROR_INVALID_ARGUMENT,
+                    "cuda: launch of '%s': its TMA tensor map %zu reads argument %u, which this "
+                    "launch %s",
+                    kn, m, spec.arg, spec.arg >= args->num_args ? "does not pass" : "passes as a scalar");
+    const TsKernelArg& a = args->args[spec.arg];
+    TiledMapArgs t;
+    const std::string why = CheckTensorMap(spec, ptrs[spec.arg], a.buffer->size - a.offset, &t);
+    if (!why.empty())
+      return errorf(TS_ERROR_INVALID_ARGUMENT, "cuda: launch of '%s': TMA tensor map %zu of argument %u (%s): %s",
+                    kn, m, spec.arg, describe_buffer(a.buffer).c_str(), why.c_str());
+    const CUtensorMapSwizzle swizzle = spec.swizzle == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
+                                       : spec.swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                       : spec.swizzle == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
+                                                            : CU_TENSOR_MAP_SWIZZLE_NONE;
+    const CUtensorMapDataType type = spec.element_bytes == 1   ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+                                     : spec.element_bytes == 2 ? CU_TENSOR_MAP_DATA_TYPE_UINT16
+                                     : spec.element_bytes == 4 ? CU_TENSOR_MAP_DATA_TYPE_UINT32
+                                                               : CU_TENSOR_MAP_DATA_TYPE_UINT64;
+    TS_CU_CALL(dev,
+               dev->fn->cuTensorMapEncodeTiled(&maps[m], type, 2, reinterpret_cast<void*>(t.address), t.global_dim,
+                                               &t.global_stride, t.box_dim, t.element_strides,
+                                               CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                                               CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+               strprintf("cuTensorMapEncodeTiled('%s' map %zu: %llu x %llu, box %u x %u)", kn, m,
+                         static_cast<unsigned long long>(t.global_dim[1]),
+                         static_cast<unsigned long long>(t.global_dim[0]), t.box_dim[1], t.box_dim[0]));
+    params.push_back(&maps[m]);
   }
   if (scalar_bytes > dev->ts.max_scalar_arg_bytes)
     return errorf(TS_ERROR_INVALID_ARGUMENT,

@@ -239,6 +239,9 @@ struct TsKernel {
   // Parameter layout (cuFuncGetParamInfo, CUDA 12.4+): sizes in order.
   bool params_known = false;
   std::vector<uint32_t> param_sizes;
+  // TMA tensor maps the kernel takes after the launch's arguments, encoded
+  // at each launch from the buffers it names (tensor_map.hpp).
+  std::vector<tessera::cuda::TensorMapSpec> tensor_maps;
   // The dynamic shared memory the function is currently allowed
   // (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES), raised on demand.
   std::mutex mu;
@@ -253,6 +256,7 @@ struct TsExecutable {
   std::string origin;  // path or "<memory>" for messages
   std::vector<CUmodule> modules;        // one, or one per archive entry
   std::map<std::string, size_t> entry;  // archive: kernel name -> module index
+  std::map<std::string, std::vector<tessera::cuda::TensorMapSpec>> tensor_maps;  // archive: by kernel
   tessera::plugin_support::LifeToken life = tessera::plugin_support::make_life_token();
   std::mutex mu;
   std::unordered_map<std::string, std::unique_ptr<TsKernel>> kernels;

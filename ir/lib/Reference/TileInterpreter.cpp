@@ -874,6 +874,22 @@ void Interpreter::Execute(Lane &lane, Operation &op) {
     return;
   }
   if (isa<tile::CpAsyncCommitOp, tile::CpAsyncWaitOp>(op)) return;
+  if (auto tl = dyn_cast<tile::TileLoadAsyncOp>(op)) {
+    // The group's copy; every lane makes it here (the same box, so the
+    // repeats change nothing), complete at once as cp_async.
+    const Val &src = Get(lane, tl.getSource()), &dst = Get(lane, tl.getTarget());
+    const int64_t row = static_cast<int64_t>(Scalar(lane, tl.getRow()));
+    const int64_t col = static_cast<int64_t>(Scalar(lane, tl.getCol()));
+    const int64_t index = static_cast<int64_t>(Scalar(lane, tl.getIndex()));
+    const int64_t cols = tl.getCols(), ld = tl.getLd();
+    for (int64_t r = 0; r < static_cast<int64_t>(tl.getRows()); ++r)
+      for (int64_t c = 0; c < cols; ++c) {
+        const int64_t e = index + r * cols + c;
+        *At(o, *dst.m, {e ^ ((e >> 3) & 0x38)}) = *At(o, *src.m, {(row + r) * ld + col + c});
+      }
+    return;
+  }
+  if (isa<tile::TileLoadCommitOp, tile::TileLoadWaitOp>(op)) return;
   if (auto mma = dyn_cast<tile::SubgroupMmaOp>(op)) {
     // Lane q of its subgroup of 32 computes its own elements (the op's
     // layout); the products of each element are added in order k = 0..15,

@@ -15,7 +15,15 @@
 // slices with tessera_tile.warpgroup_mma, computed lane by lane here (the
 // swizzled staging, the op's layout and the epilogue are the ones sm_90a
 // runs); 64x64 tiles fit lavapipe's 32 KiB:
-// RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function small --schedule "mma=wgmma tile-m=64 tile-n=64" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s
+// RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function small --schedule "mma=wgmma tile-m=64 tile-n=64 stages=2" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s
+// A pipeline depth outside 2..8 is a bad schedule, exit 1.
+// RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function small --schedule "mma=wgmma stages=9" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s --check-prefix=STAGES
+// STAGES: stages=9 is not a pipeline depth; use 2..8 (or 0: the kernel's choice)
+// STAGES: exit code 1
+// Four 16 KiB stages (the default) need 64 KiB; lavapipe has 32 KiB:
+// UNSUPPORTED, naming both.
+// RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function small --schedule "mma=wgmma tile-m=64 tile-n=64" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s --check-prefix=FOUR
+// FOUR: UNSUPPORTED{{.*}}needs 64.0 KiB of shared (workgroup) memory per group; device '{{.*}}' has 32.0 KiB
 // An unknown matmul unit is a bad schedule, exit 1.
 // RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function g --schedule "mma=tcgen05" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: mma=tcgen05 is not a matmul unit; use mma=none (lanes' FMAs), mma=sync {{.*}} or mma=wgmma

@@ -19,6 +19,7 @@
 #include "TileToNVVM.h"
 
 #include "MmaSync.h"
+#include "Tma.h"
 #include "Wgmma.h"
 
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
@@ -34,6 +35,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "llvm/ADT/StringMap.h"
+#include "tessera/Conversion/TileToGPU/KernelLowering.h"
 #include "tessera/Conversion/TileToGPU/KernelsToLLVM.h"
 #include "tessera/Dialect/Tile/IR/Tile.h"
 
@@ -208,7 +210,8 @@ LogicalResult mathToLibdevice(gpu::GPUModuleOp gm) {
 }  // namespace
 
 LogicalResult lowerTileToNVVM(ModuleOp input, llvm::LLVMContext &llvmContext,
-                              const NVVMOptions &options, std::vector<NVVMKernel> *kernels) {
+                              const NVVMOptions &options, std::vector<NVVMKernel> *kernels,
+                              std::map<std::string, std::vector<std::string>> *tensorMaps) {
   MLIRContext *ctx = input.getContext();
   DialectRegistry registry;
   registerNVVMDialectTranslation(registry);
@@ -222,9 +225,20 @@ LogicalResult lowerTileToNVVM(ModuleOp input, llvm::LLVMContext &llvmContext,
   if (options.wgmma) hooks.kernelLowering.warpgroupMma = lowerWarpgroupMmaToWgmma;
   hooks.beforeKernelLowering = [&](func::FuncOp f) -> LogicalResult {
     if (failed(lowerSystemAtomics(f, options.meshAtomics))) return failure();
+    if (options.tma) {
+      std::vector<std::string> maps;
+      if (failed(lowerTileLoadsToTma(f, &maps))) return failure();
+      if (!maps.empty()) (*tensorMaps)[f.getName().str()] = std::move(maps);
+    } else {
+      gpu_lowering::expandTileLoads(f);
+    }
     return options.asyncCopies ? lowerAsyncCopies(f, options.wgmma) : success();
   };
   hooks.beforeConversion = mathToLibdevice;
+  hooks.opaqueEntryParams = [tensorMaps](llvm::StringRef name) -> unsigned {
+    auto it = tensorMaps->find(name.str());
+    return it == tensorMaps->end() ? 0 : static_cast<unsigned>(it->second.size());
+  };
   hooks.addConversion = [](OpPassManager &pm) { pm.addPass(createLowerGpuOpsToNVVMOpsPass(/*indexBitwidth=*/64)); };
   return gpu_lowering::lowerTileKernelsToLLVM(input, llvmContext, hooks, kernels);
 }

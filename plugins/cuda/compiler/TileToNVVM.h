@@ -10,6 +10,7 @@
 #define TESSERA_CUDA_TILETONVVM_H
 
 #include <array>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,12 +38,18 @@ struct NVVMOptions {
   /// that has one fences the async proxy after each cp.async wait; else
   /// each lane computes its elements with FMAs.
   bool wgmma = false;
+  /// sm_90a: tile_load_async becomes TMA copies with an mbarrier pipeline
+  /// (Tma.h); else 16-byte cp.async copies per lane.
+  bool tma = false;
 };
 
 /// Lowers every Tile IR kernel of (a clone of) `module` to LLVM IR in
 /// `llvmContext`.  Diagnostics go to the module's context.
+/// `tensorMaps`: per kernel with TMA copies, its tensor-map parameters
+/// (Tma.h; the tensor_map.hpp format, one line each).
 mlir::LogicalResult lowerTileToNVVM(mlir::ModuleOp module, llvm::LLVMContext &llvmContext,
-                                    const NVVMOptions &options, std::vector<NVVMKernel> *kernels);
+                                    const NVVMOptions &options, std::vector<NVVMKernel> *kernels,
+                                    std::map<std::string, std::vector<std::string>> *tensorMaps);
 
 }  // namespace tessera::cuda
 

@@ -9,9 +9,11 @@
 // "ptx" (the text of every kernel) and "cubin" (the kernel's cubin, or the
 // archive of them when there are several).
 //===----------------------------------------------------------------------===//
+#include "DynamicShared.h"
 #include "PTXBackend.h"
 #include "TileToNVVM.h"
 #include "compile_targets.hpp"
+#include "tensor_map.hpp"
 #include "compiler_part.hpp"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "plugin_support.hpp"
@@ -55,12 +57,15 @@ TsErrorCode Lower(ModuleOp module, const CompileRequest &request, CompileResult 
   nvvm.tensorCores = target.smVersion >= 80;
   // wgmma is an sm_90a feature: neither sm_90 nor later architectures run it.
   nvvm.wgmma = target.arch == "sm_90a";
-  if (failed(tessera::cuda::lowerTileToNVVM(module, llvmContext, nvvm, &kernels)))
+  nvvm.tma = target.arch == "sm_90a" && request.options.Bool("tma", true);
+  std::map<std::string, std::vector<std::string>> tensorMaps;
+  if (failed(tessera::cuda::lowerTileToNVVM(module, llvmContext, nvvm, &kernels, &tensorMaps)))
     return TS_ERROR_UNSUPPORTED;
 
   std::vector<tessera::ArchiveEntry> entries;
   std::string text;
   for (tessera::cuda::NVVMKernel &k : kernels) {
+    const uint64_t dynamicShared = tessera::cuda::moveSharedToDynamic(*k.module);
     std::string error;
     std::string ptx = tessera::cuda::EmitPtx(*k.module, target, k.name, libdevice, &error);
     if (ptx.empty()) {
@@ -84,9 +89,17 @@ TsErrorCode Lower(ModuleOp module, const CompileRequest &request, CompileResult 
       e.data = std::move(ptx);  // the driver compiles PTX at load
     }
     entries.push_back(std::move(e));
+    // The kernel's TMA tensor maps, which the plugin encodes at each launch.
+    if (auto maps = tensorMaps.find(k.name); maps != tensorMaps.end()) {
+      tessera::ArchiveEntry m;
+      m.name = tessera::cuda::kTensorMapEntryPrefix + k.name;
+      for (const std::string &line : maps->second) m.data += line + "\n";
+      entries.push_back(std::move(m));
+    }
 
     KernelSpec spec;
     spec.name = k.name;
+    spec.shared_memory_bytes = dynamicShared;
     for (int d = 0; d < 3; ++d) {
       spec.grid[d] = static_cast<uint32_t>(k.grid[d]);
       spec.group_size[d] = static_cast<uint32_t>(k.group[d]);
@@ -101,7 +114,7 @@ TsErrorCode Lower(ModuleOp module, const CompileRequest &request, CompileResult 
   if (request.emit == "ptx") {
     result->format = "ptx";
     result->data = std::move(text);
-  } else if (request.emit == "cubin" && entries.size() == 1) {
+  } else if (request.emit == "cubin" && entries.size() == 1 && tensorMaps.empty()) {
     result->format = "cubin";
     result->data = std::move(entries.front().data);
   } else {

@@ -30,6 +30,8 @@ struct GemmTile {
   /// multiples of 4; else strided).
   bool quads = false;
   bool mmaWgmma = false;
+  /// mma = "wgmma": the tile's `stages` (0: the kernel's choice).
+  int64_t stages = 0;
   int64_t lanesM() const { return tm / rm; }
   int64_t lanesN() const { return tn / rn; }
   int64_t lanes() const { return lanesM() * lanesN(); }

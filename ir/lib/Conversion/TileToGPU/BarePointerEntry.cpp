@@ -17,7 +17,7 @@ using namespace mlir;
 /// (internal, always inlined) and adds the entry <name> that takes one
 /// pointer per buffer, as every plugin's launch passes them.
 LogicalResult tessera::gpu_lowering::addBarePointerEntry(gpu::GPUModuleOp gm, ArrayRef<Type> tileArgs,
-                                                       StringRef kernelAttrName) {
+                                                       StringRef kernelAttrName, unsigned opaqueParams) {
   MLIRContext *ctx = gm.getContext();
   StringAttr kernelAttr = StringAttr::get(ctx, kernelAttrName);
   LLVM::LLVMFuncOp impl;
@@ -43,12 +43,19 @@ LogicalResult tessera::gpu_lowering::addBarePointerEntry(gpu::GPUModuleOp gm, Ar
     p += mt ? 3 + 2 * mt.getRank() : 1;
   }
   if (p != implType.getNumParams()) return impl.emitError("unexpected kernel signature");
+  for (unsigned i = 0; i < opaqueParams; ++i) params.push_back(LLVM::LLVMPointerType::get(ctx));
   OpBuilder b(impl);
   b.setInsertionPointAfter(impl);
   Location l = impl.getLoc();
   auto entry = b.create<LLVM::LLVMFuncOp>(
       l, name, LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), params));
   entry->setAttr(kernelAttr, UnitAttr::get(ctx));
+  for (unsigned i = 0; i < opaqueParams; ++i) {
+    const unsigned arg = static_cast<unsigned>(tileArgs.size()) + i;
+    entry.setArgAttr(arg, LLVM::LLVMDialect::getByValAttrName(),
+                     TypeAttr::get(LLVM::LLVMArrayType::get(IntegerType::get(ctx, 8), 128)));
+    entry.setArgAttr(arg, LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(64));
+  }
   Block *block = entry.addEntryBlock();
   b.setInsertionPointToStart(block);
   auto i64 = b.getI64Type();

@@ -764,6 +764,7 @@ struct KernelLowering {
 
 LogicalResult tessera::gpu_lowering::lowerTileKernelBody(func::FuncOp f,
                                                          const KernelLoweringOptions &options) {
+  expandTileLoads(f);
   KernelLowering kl;
   kl.f = f;
   kl.group = t::getGroupSize(f);

@@ -159,7 +159,8 @@ LogicalResult lowerTileKernelsToLLVM(ModuleOp input, llvm::LLVMContext &llvmCont
   for (GpuKernel &k : out) {
     auto gm = m->lookupSymbol<gpu::GPUModuleOp>(k.name);
     if (!gm) return input.emitError() << "kernel " << k.name << " was lost in the " << hooks.plugin << " lowering";
-    if (failed(addBarePointerEntry(gm, argTypes[k.name], hooks.kernelAttrName))) return failure();
+    const unsigned opaque = hooks.opaqueEntryParams ? hooks.opaqueEntryParams(k.name) : 0;
+    if (failed(addBarePointerEntry(gm, argTypes[k.name], hooks.kernelAttrName, opaque))) return failure();
     // MLIR 16's gpu.func lowering makes workgroup attribution i the global
     // __wg_<kernel>_<i> with its element's alignment; raise it where the
     // shared_alloc asked for more (warpgroup_mma's swizzled operands).

@@ -203,3 +203,27 @@ func.func @micro_layout_rows(%x: tensor<96x64xf32>) -> tensor<96x64xf32> {
   } {micro_layout = "quads"} : (tensor<96x64xf32>) -> tensor<96x64xf32>
   return %y : tensor<96x64xf32>
 }
+
+// -----
+
+func.func @stages_without_wgmma(%x: tensor<96x64xf32>, %w: tensor<64x32xf32>) -> tensor<96x32xf32> {
+  // expected-error @+1 {{stages applies to a tile with mma = "wgmma"}}
+  %y = tessera_schedule.tile (%x, %w) tile_sizes = [96, 32, 64] micro_tile = [8, 8] {
+  ^bb0(%a: tensor<96x64xf32>, %b: tensor<64x32xf32>):
+    %m = tessera_graph.matmul %a, %b : tensor<96x64xf32>, tensor<64x32xf32> -> tensor<96x32xf32>
+    tessera_schedule.yield %m : tensor<96x32xf32>
+  } {mma = "sync", stages = 3 : i64} : (tensor<96x64xf32>, tensor<64x32xf32>) -> tensor<96x32xf32>
+  return %y : tensor<96x32xf32>
+}
+
+// -----
+
+func.func @stages_range(%x: tensor<128x64xbf16>, %w: tensor<64x128xbf16>) -> tensor<128x128xf32> {
+  // expected-error @+1 {{stages must be 2..8, got 1}}
+  %y = tessera_schedule.tile (%x, %w) tile_sizes = [128, 128, 64] micro_tile = [8, 8] {
+  ^bb0(%a: tensor<128x64xbf16>, %b: tensor<64x128xbf16>):
+    %m = tessera_graph.matmul %a, %b : tensor<128x64xbf16>, tensor<64x128xbf16> -> tensor<128x128xf32>
+    tessera_schedule.yield %m : tensor<128x128xf32>
+  } {mma = "wgmma", stages = 1 : i64} : (tensor<128x64xbf16>, tensor<64x128xbf16>) -> tensor<128x128xf32>
+  return %y : tensor<128x128xf32>
+}

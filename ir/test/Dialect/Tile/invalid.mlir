@@ -313,3 +313,43 @@ func.func @warpgroup_mma_global(%a: memref<8192xi16, 3>, %b: memref<8192xf16>, %
   %r = tessera_tile.warpgroup_mma %a[%i], %b[%i], %c {n = 64 : i64, k = 64 : i64, b_block_stride = 4096 : i64, operand_type = f16} : memref<8192xi16, 3>, memref<8192xf16>, vector<32xf32>
   return
 }
+
+// -----
+
+func.func @tile_load_cols(%g: memref<262144xbf16>, %t: memref<16384xbf16, 3>, %i: index) {
+  // expected-error @+1 {{cols must be 64 (one 128-byte swizzled row), got 32}}
+  tessera_tile.tile_load_async %g[%i, %i], %t[%i] stage %i {rows = 128 : i64, cols = 32 : i64, ld = 512 : i64, source_rows = 512 : i64, stages = 2 : i64} : memref<262144xbf16>, memref<16384xbf16, 3>
+  return
+}
+
+// -----
+
+func.func @tile_load_view(%g: memref<262144xbf16>, %t: memref<16384xbf16, 3>, %i: index) {
+  // expected-error @+1 {{the source (262144 elements) must be source_rows (256) >= rows x ld (512) elements}}
+  tessera_tile.tile_load_async %g[%i, %i], %t[%i] stage %i {rows = 128 : i64, cols = 64 : i64, ld = 512 : i64, source_rows = 256 : i64, stages = 2 : i64} : memref<262144xbf16>, memref<16384xbf16, 3>
+  return
+}
+
+// -----
+
+func.func @tile_load_types(%g: memref<262144xf32>, %t: memref<16384xbf16, 3>, %i: index) {
+  // expected-error @+1 {{copies 16-bit elements between buffers of one type; source holds 'f32', target 'bf16'}}
+  tessera_tile.tile_load_async %g[%i, %i], %t[%i] stage %i {rows = 128 : i64, cols = 64 : i64, ld = 512 : i64, source_rows = 512 : i64, stages = 2 : i64} : memref<262144xf32>, memref<16384xbf16, 3>
+  return
+}
+
+// -----
+
+func.func @tile_load_small_target(%g: memref<262144xbf16>, %t: memref<4096xbf16, 3>, %i: index) {
+  // expected-error @+1 {{the target holds 4096 elements; the box is 8192}}
+  tessera_tile.tile_load_async %g[%i, %i], %t[%i] stage %i {rows = 128 : i64, cols = 64 : i64, ld = 512 : i64, source_rows = 512 : i64, stages = 2 : i64} : memref<262144xbf16>, memref<4096xbf16, 3>
+  return
+}
+
+// -----
+
+func.func @tile_load_global_target(%g: memref<262144xbf16>, %t: memref<16384xbf16>, %i: index) {
+  // expected-error @+1 {{target must be a static 1-D shared buffer (space 3)}}
+  tessera_tile.tile_load_async %g[%i, %i], %t[%i] stage %i {rows = 128 : i64, cols = 64 : i64, ld = 512 : i64, source_rows = 512 : i64, stages = 2 : i64} : memref<262144xbf16>, memref<16384xbf16>
+  return
+}

@@ -53,6 +53,18 @@ func.func @warpgroup_mma(%i: index, %c: vector<64xf32>) -> vector<64xf32> {
   return %r : vector<64xf32>
 }
 
+// CHECK-LABEL: func.func @tile_load
+func.func @tile_load(%g: memref<262144xbf16>, %i: index, %s: index, %p: index) {
+  %t = tessera_tile.shared_alloc alignment = 1024 : memref<16384xbf16, 3>
+  // CHECK: tessera_tile.tile_load_async %{{.*}}[%{{.*}}, %{{.*}}], %{{.*}}[%{{.*}}] stage %{{.*}} {cols = 64 : i64, ld = 512 : i64, rows = 128 : i64, source_rows = 512 : i64, stages = 2 : i64} : memref<262144xbf16>, memref<16384xbf16, 3>
+  tessera_tile.tile_load_async %g[%i, %i], %t[%i] stage %s {rows = 128 : i64, cols = 64 : i64, ld = 512 : i64, source_rows = 512 : i64, stages = 2 : i64} : memref<262144xbf16>, memref<16384xbf16, 3>
+  // CHECK: tessera_tile.tile_load_commit stage %{{.*}} {stages = 2 : i64}
+  tessera_tile.tile_load_commit stage %s {stages = 2 : i64}
+  // CHECK: tessera_tile.tile_load_wait stage %{{.*}} phase %{{.*}} {stages = 2 : i64}
+  tessera_tile.tile_load_wait stage %s phase %p {stages = 2 : i64}
+  return
+}
+
 // CHECK-LABEL: func.func @subgroup_mma
 func.func @subgroup_mma(%a: memref<10240xi16, 3>, %b: memref<8704xf16, 3>, %i: index, %c: vector<64xf32>) -> vector<64xf32> {
   // CHECK: tessera_tile.subgroup_mma %{{.*}}[%{{.*}}], %{{.*}}[%{{.*}}], %{{.*}} {lda = 40 : i64, ldb = 136 : i64, m = 64 : i64, n = 32 : i64, operand_type = f16} : memref<10240xi16, 3>, memref<8704xf16, 3>, vector<64xf32>

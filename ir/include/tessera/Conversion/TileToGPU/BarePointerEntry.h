@@ -18,8 +18,11 @@
 
 namespace tessera::gpu_lowering {
 
+/// `opaqueParams`: 128-byte parameters (64-byte aligned, byval) appended
+/// after the kernel's own, which the body reaches by name in inline
+/// assembly (cuda: the TMA tensor maps, `<name>_param_<i>`).
 mlir::LogicalResult addBarePointerEntry(mlir::gpu::GPUModuleOp gm, llvm::ArrayRef<mlir::Type> tileArgs,
-                                        llvm::StringRef kernelAttrName);
+                                        llvm::StringRef kernelAttrName, unsigned opaqueParams = 0);
 
 }  // namespace tessera::gpu_lowering
 

@@ -73,6 +73,21 @@ struct KernelLoweringOptions {
 /// attribute holds the float type).
 inline constexpr const char kFloatCasAttr[] = "tessera.spirv_float_cas";
 
+/// tile_load_async / _commit / _wait -> cp_async copies of 16 bytes per
+/// lane (round robin over the group), cp_async_commit, cp_async_wait 0:
+/// their form on targets without a tensor-copy engine (TileLoads.cpp).
+/// lowerTileKernelBody does it first; cuda calls it itself before lowering
+/// cp_async (except on sm_90a, where they are TMA copies).
+void expandTileLoads(mlir::func::FuncOp f);
+
+/// warpgroup_mma's 128-byte swizzle of element index `e` (index type):
+/// e ^ ((e >> 3) & 0x38).
+mlir::Value swizzle128(mlir::OpBuilder &b, mlir::Location l, mlir::Value e);
+
+/// The lane's linear index in its group (lane_id ops; `group` the kernel's
+/// group size).
+mlir::Value linearLaneId(mlir::OpBuilder &b, mlir::Location l, llvm::ArrayRef<int64_t> group);
+
 /// Rewrites the body of the Tile IR kernel `f` in place (see above).  On
 /// failure a diagnostic names the op.
 mlir::LogicalResult lowerTileKernelBody(mlir::func::FuncOp f, const KernelLoweringOptions &options);

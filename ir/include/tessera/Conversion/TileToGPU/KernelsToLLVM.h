@@ -55,6 +55,9 @@ struct GpuBackendHooks {
   std::function<mlir::LogicalResult(mlir::func::FuncOp)> beforeKernelLowering;  // optional
   std::function<mlir::LogicalResult(mlir::gpu::GPUModuleOp)> beforeConversion;  // optional
   std::function<void(mlir::OpPassManager &)> addConversion;                      // required
+  /// Optional: how many opaque 128-byte parameters kernel `name`'s entry
+  /// takes after its own (BarePointerEntry.h).
+  std::function<unsigned(llvm::StringRef name)> opaqueEntryParams;
 };
 
 /// Lowers every Tile IR kernel of (a clone of) `input` to LLVM IR in

@@ -98,6 +98,11 @@ struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePas
                                     "matrix multiply, bf16/f16 operands)";
       return signalPassFailure();
     }
+    if (stages != 0 && (stages < 2 || stages > 8)) {
+      mlir::emitError(getOperation().getLoc()) << "--tessera-graph-to-schedule: stages=" << static_cast<int64_t>(stages)
+                                 << " is not a pipeline depth; use 2..8 (or 0: the kernel's choice)";
+      return signalPassFailure();
+    }
     if (microLayout != "strided" && microLayout != "quads") {
       mlir::emitError(getOperation().getLoc()) << "--tessera-graph-to-schedule: micro-layout=" << microLayout
                                  << " is not a register-block layout; use micro-layout=strided or quads";
@@ -248,6 +253,7 @@ struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePas
                                            sizes, micro);
     if (matmul && mma != "none") tile.setMmaAttr(b.getStringAttr(mma));
     if (matmul && microLayout != "strided") tile.setMicroLayoutAttr(b.getStringAttr(microLayout));
+    if (matmul && mma == "wgmma" && stages != 0) tile.setStagesAttr(b.getI64IntegerAttr(stages));
     Block &body = tile.getBody().front();
     IRMapping map;
     for (auto [v, arg] : llvm::zip(leaves, body.getArguments())) map.map(v, arg);
@@ -299,6 +305,7 @@ struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePas
                                         sizes, micro);
     if (auto m = bt.getMmaAttr()) t.setMmaAttr(m);
     if (auto m = bt.getMicroLayoutAttr()) t.setMicroLayoutAttr(m);
+    if (auto st = bt.getStagesAttr()) t.setStagesAttr(st);
     Block &body = t.getBody().front();
     IRMapping map;
     for (auto [v, arg] : llvm::zip(operands, body.getArguments())) map.map(v, arg);

@@ -61,6 +61,11 @@ LogicalResult TileOp::verify() {
       return emitOpError() << "mma must be \"sync\" or \"wgmma\", not \"" << mma.getValue() << "\"";
     if (!matmul) return emitOpError("mma applies to a tile with a matmul");
   }
+  if (auto st = getStagesAttr()) {
+    if (!getMmaAttr() || getMmaAttr().getValue() != "wgmma")
+      return emitOpError("stages applies to a tile with mma = \"wgmma\"");
+    if (st.getInt() < 2 || st.getInt() > 8) return emitOpError() << "stages must be 2..8, got " << st.getInt();
+  }
   if (matmul && (t[0] % m[0] || t[1] % m[1]))
     return emitOpError() << "micro tile [" << m[0] << ", " << m[1]
                          << "] does not divide the cache tile [" << t[0] << ", "

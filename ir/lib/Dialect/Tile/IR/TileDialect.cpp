@@ -158,6 +158,29 @@ LogicalResult CpAsyncOp::verify() {
   return success();
 }
 
+LogicalResult TileLoadAsyncOp::verify() {
+  auto src = getSource().getType().cast<MemRefType>(), dst = getTarget().getType().cast<MemRefType>();
+  if (isSharedMemory(src) || src.getRank() != 1 || !src.hasStaticShape())
+    return emitOpError() << "source must be a static 1-D global buffer, not " << src;
+  if (!isSharedMemory(dst) || dst.getRank() != 1 || !dst.hasStaticShape())
+    return emitOpError() << "target must be a static 1-D shared buffer (space 3), not " << dst;
+  if (src.getElementType() != dst.getElementType() || src.getElementTypeBitWidth() != 16)
+    return emitOpError() << "copies 16-bit elements between buffers of one type; source holds "
+                         << src.getElementType() << ", target " << dst.getElementType();
+  const int64_t rows = getRows(), cols = getCols(), ld = getLd(), sourceRows = getSourceRows();
+  if (cols != 64) return emitOpError() << "cols must be 64 (one 128-byte swizzled row), got " << cols;
+  if (rows < 1 || rows > 256) return emitOpError() << "rows must be 1..256, got " << rows;
+  if (ld < cols || ld % 8 || sourceRows < rows || src.getNumElements() != ld * sourceRows)
+    return emitOpError() << "the source (" << src.getNumElements() << " elements) must be source_rows ("
+                         << sourceRows << ") >= rows x ld (" << ld
+                         << ") elements, ld a multiple of 8 (16-byte rows) no smaller than cols";
+  if (dst.getNumElements() < rows * cols)
+    return emitOpError() << "the target holds " << dst.getNumElements() << " elements; the box is "
+                         << rows * cols;
+  if (getStages() < 1) return emitOpError() << "stages must be at least 1";
+  return success();
+}
+
 LogicalResult CpAsyncWaitOp::verify() {
   if (getPendingAttr().getInt() < 0) return emitOpError("pending must be >= 0");
   return success();

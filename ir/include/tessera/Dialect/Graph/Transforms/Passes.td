@@ -89,7 +89,8 @@ def GraphToSchedule : Pass<"tessera-graph-to-schedule", "::mlir::ModuleOp"> {
     Option<"attnBlockQ", "attn-block-q", "int64_t", "64", "attention: query rows per block (at most)">,
     Option<"attnBlockKV", "attn-block-kv", "int64_t", "64", "attention: key/value rows per block (at most)">,
     Option<"microLayout", "micro-layout", "std::string", "\"strided\"", "GPU matmul tiles without matrix units: each lane's RM x RN block as rows ty + LM*i and columns tx + LN*j ('strided': conflict-free scalar shared reads) or as aligned runs of 4 ('quads': vec4 shared reads on SPIR-V; RM and RN multiples of 4)">,
-    Option<"mma", "mma", "std::string", "\"none\"", "GPU matmul tiles: 'none' (each lane an RM x RN register block of FMAs) or 'sync' (bf16/f16 operands: subgroups of 32 lanes on matrix units, tessera_tile.subgroup_mma)">,
+    Option<"mma", "mma", "std::string", "\"none\"", "GPU matmul tiles: 'none' (each lane an RM x RN register block of FMAs), 'sync' (bf16/f16 operands: subgroups of 32 lanes on matrix units, tessera_tile.subgroup_mma) or 'wgmma' (bf16/f16 operands: warpgroups of 128 lanes, tessera_tile.warpgroup_mma, slices staged by tile_load_async)">,
+    Option<"stages", "stages", "int64_t", "0", "mma=wgmma: shared-memory stages of the slice pipeline (2..8; 0: the kernel's choice, 4 where they fit)">,
   ];
 }
 def SpmdStages : Pass<"tessera-spmd-stages", "::mlir::ModuleOp"> {

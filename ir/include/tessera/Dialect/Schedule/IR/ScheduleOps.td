@@ -43,7 +43,10 @@ def Schedule_TileOp : Schedule_Op<"tile", [
     width. All are autotunable parameters, chosen per backend by
     `--tessera-graph-to-schedule`. `mma = "sync"` (GPU, a tile with a
     matmul) asks for subgroups of 32 lanes multiplying on matrix units
-    (`tessera_tile.subgroup_mma`) where the operands are bf16 or f16.
+    (`tessera_tile.subgroup_mma`) where the operands are bf16 or f16;
+    `mma = "wgmma"` for warpgroups of 128 lanes (`tessera_tile.warpgroup_mma`,
+    the slices staged by `tessera_tile.tile_load_async` in `stages`
+    shared-memory stages).
     `micro_layout = "quads"` (GPU, a tile with a matmul, RM and RN
     multiples of 4) lays each lane's register block out as aligned runs
     of 4 rows and columns (rows `4*ty + i%4 + 4*LM*(i/4)`) instead of the
@@ -65,7 +68,8 @@ def Schedule_TileOp : Schedule_Op<"tile", [
                        DenseI64ArrayAttr:$tile_sizes,
                        DenseI64ArrayAttr:$micro_tile,
                        OptionalAttr<StrAttr>:$mma,
-                       OptionalAttr<StrAttr>:$micro_layout);
+                       OptionalAttr<StrAttr>:$micro_layout,
+                       OptionalAttr<I64Attr>:$stages);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{

@@ -204,6 +204,75 @@ def Tile_CpAsyncWaitOp : Tile_Op<"cp_async_wait", []> {
   let hasVerifier = 1;
 }
 
+def Tile_TileLoadAsyncOp : Tile_Op<"tile_load_async", []> {
+  let summary = "asynchronous copy of a 2-D box global -> swizzled shared memory";
+  let description = [{
+    The lanes of the group copy together the box of `rows` x `cols`
+    elements at (`row`, `col`) of `source`, a row-major matrix of
+    `source_rows` rows of `ld` elements, into shared memory `target`:
+    element (r, c) of the box goes to `target[sw(index + r*cols + c)]`,
+    where `sw` is the 128-byte swizzle of `warpgroup_mma`
+    (`e ^ ((e >> 3) & 0x38)`, rows of `cols` 16-bit values = 128 bytes).
+    The copy belongs to completion channel `stage` (0 .. `stages`-1): it is
+    complete once a `tile_load_wait` of that stage returns after the
+    `tile_load_commit` that closes it.
+
+    Every lane must execute it with the same operands (uniform control
+    flow). On cuda sm_90a it is one TMA copy (`cp.async.bulk.tensor`, a
+    tensor map the plugin encodes at launch, the stage's mbarrier); other
+    targets copy 16 bytes per lane (`cp_async`). `source` must be a kernel
+    argument; `index` a multiple of 512 (1024 bytes) with the target
+    1024-byte aligned; `rows` at most 256.
+
+    Example:
+    ```mlir
+    tessera_tile.tile_load_async %a[%r, %k], %s[%i] stage %st
+        {rows = 64 : i64, cols = 64 : i64, ld = 512 : i64, source_rows = 512 : i64, stages = 2 : i64}
+        : memref<262144xbf16>, memref<8192xbf16, 3>
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$source, Index:$row, Index:$col, AnyMemRef:$target, Index:$index,
+                       Index:$stage, I64Attr:$rows, I64Attr:$cols, I64Attr:$ld, I64Attr:$source_rows,
+                       I64Attr:$stages);
+  let assemblyFormat = [{
+    $source `[` $row `,` $col `]` `,` $target `[` $index `]` `stage` $stage attr-dict `:` type($source) `,` type($target)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_TileLoadCommitOp : Tile_Op<"tile_load_commit", []> {
+  let summary = "close the tile_load_async copies of a stage issued so far";
+  let description = [{
+    Every lane must execute it (uniform control flow), after the stage's
+    copies.
+
+    Example:
+    ```mlir
+    tessera_tile.tile_load_commit stage %st {stages = 2 : i64}
+    ```
+  }];
+  let arguments = (ins Index:$stage, I64Attr:$stages);
+  let assemblyFormat = "`stage` $stage attr-dict";
+}
+
+def Tile_TileLoadWaitOp : Tile_Op<"tile_load_wait", []> {
+  let summary = "wait until a stage's committed copies are in shared memory";
+  let description = [{
+    Returns once the copies of the awaited commit of `stage` are complete;
+    `phase` is the parity (0 or 1) of how many commits of this stage came
+    before it. Every lane that reads the copied data waits first; a lane
+    that did not wait must not read it. Reusing a stage's shared memory for
+    the next copies needs a `barrier` after every lane's last read.
+
+    Example:
+    ```mlir
+    tessera_tile.tile_load_wait stage %st phase %p {stages = 2 : i64}
+    ```
+  }];
+  let arguments = (ins Index:$stage, Index:$phase, I64Attr:$stages);
+  let assemblyFormat = "`stage` $stage `phase` $phase attr-dict";
+}
+
 //===--- compute ----------------------------------------------------------===//
 
 def Tile_MmaOp : Tile_Op<"mma", [Pure, AllTypesMatch<["acc", "result"]>]> {

@@ -1,0 +1,141 @@
+//===- Tma.cpp - tile_load_async as TMA copies with an mbarrier pipeline --===//
+#include "Tma.h"
+
+#include <map>
+#include <tuple>
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "tessera/Conversion/TileToGPU/KernelLowering.h"
+#include "tessera/Dialect/Tile/IR/Tile.h"
+
+using namespace mlir;
+namespace t = tessera::tile;
+
+namespace tessera::cuda {
+namespace {
+
+Value cIdx(OpBuilder &b, Location l, int64_t v) { return b.create<arith::ConstantIndexOp>(l, v); }
+
+/// Shared-window byte address (i32) of element `index` of the shared buffer
+/// `m` of `elemBytes`-byte elements.
+Value sharedAddress(OpBuilder &b, Location l, Value m, Value index, int64_t elemBytes) {
+  Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(l, m);
+  Value bytes = b.create<arith::MulIOp>(l, index, cIdx(b, l, elemBytes));
+  return b.create<arith::IndexCastOp>(l, b.getI32Type(), b.create<arith::AddIOp>(l, base, bytes));
+}
+
+Value i32(OpBuilder &b, Location l, Value index) { return b.create<arith::IndexCastOp>(l, b.getI32Type(), index); }
+
+void inlinePtx(OpBuilder &b, Location l, ValueRange operands, const std::string &text, const std::string &constraints) {
+  b.create<LLVM::InlineAsmOp>(l, TypeRange{}, operands, text, constraints, /*has_side_effects=*/true,
+                              /*is_align_stack=*/false, LLVM::AsmDialectAttr(), ArrayAttr());
+}
+
+/// Builds `body` under `if (lane == 0)`.
+void onLaneZero(OpBuilder &b, Location l, Value lane, function_ref<void(OpBuilder &)> body) {
+  auto ifOp = b.create<scf::IfOp>(l, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, lane, cIdx(b, l, 0)),
+                                  false);
+  OpBuilder ib = ifOp.getThenBodyBuilder();
+  body(ib);
+}
+
+}  // namespace
+
+LogicalResult lowerTileLoadsToTma(func::FuncOp f, std::vector<std::string> *maps) {
+  SmallVector<Operation *> ops;
+  int64_t stages = 0;
+  f.walk([&](Operation *op) {
+    if (auto a = dyn_cast<t::TileLoadAsyncOp>(op)) stages = std::max<int64_t>(stages, a.getStages());
+    if (auto c = dyn_cast<t::TileLoadCommitOp>(op)) stages = std::max<int64_t>(stages, c.getStages());
+    if (auto w = dyn_cast<t::TileLoadWaitOp>(op)) stages = std::max<int64_t>(stages, w.getStages());
+    if (isa<t::TileLoadAsyncOp, t::TileLoadCommitOp, t::TileLoadWaitOp>(op)) ops.push_back(op);
+  });
+  if (ops.empty()) return success();
+  MLIRContext *ctx = f.getContext();
+  Location fl = f.getLoc();
+  SmallVector<int64_t> group = t::getGroupSize(f);
+
+  // One mbarrier (8 bytes) per stage, initialized by lane 0 before any use.
+  OpBuilder eb = OpBuilder::atBlockBegin(&f.front());
+  auto barType = MemRefType::get({stages}, eb.getI64Type(), AffineMap(), eb.getI64IntegerAttr(t::kSharedMemorySpace));
+  Value bars = eb.create<t::SharedAllocOp>(fl, barType, uint64_t{0}, uint64_t{8});
+  Value entryLane = gpu_lowering::linearLaneId(eb, fl, group);
+  onLaneZero(eb, fl, entryLane, [&](OpBuilder &ib) {
+    for (int64_t s = 0; s < stages; ++s)
+      inlinePtx(ib, fl, {sharedAddress(ib, fl, bars, cIdx(ib, fl, s), 8)}, "mbarrier.init.shared::cta.b64 [$0], 1;",
+                "r");
+    // The initialization, visible to the async proxy (the TMA unit).
+    inlinePtx(ib, fl, {}, "fence.mbarrier_init.release.cluster;", "");
+  });
+  eb.create<t::BarrierOp>(fl);
+
+  // Tensor-map parameters: one per (source argument, view, box).
+  std::map<std::tuple<unsigned, int64_t, int64_t, int64_t, int64_t>, unsigned> params;
+  const std::string kernel = f.getName().str();
+  const unsigned numArgs = f.getNumArguments();
+  for (Operation *op : ops) {
+    OpBuilder b(op);
+    Location l = op->getLoc();
+    if (auto tl = dyn_cast<t::TileLoadAsyncOp>(op)) {
+      auto arg = tl.getSource().dyn_cast<BlockArgument>();
+      if (!arg || arg.getOwner() != &f.front())
+        return op->emitOpError("copies from a kernel argument on cuda sm_90a (its TMA tensor map is made from the "
+                               "buffer the launch passes)");
+      auto key = std::make_tuple(arg.getArgNumber(), tl.getSourceRows(), tl.getLd(), tl.getRows(), tl.getCols());
+      auto [it, added] = params.try_emplace(key, static_cast<unsigned>(params.size()));
+      if (added)
+        maps->push_back("arg=" + std::to_string(arg.getArgNumber()) + " element_bytes=2 rows=" +
+                        std::to_string(tl.getSourceRows()) + " ld=" + std::to_string(tl.getLd()) +
+                        " box_rows=" + std::to_string(tl.getRows()) + " box_cols=" + std::to_string(tl.getCols()) +
+                        " swizzle=128");
+      const std::string param = kernel + "_param_" + std::to_string(numArgs + it->second);
+      const int64_t bytes = tl.getRows() * tl.getCols() * 2;
+      Value lane = gpu_lowering::linearLaneId(b, l, group);
+      onLaneZero(b, l, lane, [&](OpBuilder &ib) {
+        Value bar = sharedAddress(ib, l, bars, tl.getStage(), 8);
+        Value dst = sharedAddress(ib, l, tl.getTarget(), tl.getIndex(), 2);
+        // Coordinates innermost first: the column, then the row.
+        inlinePtx(ib, l, {bar, dst, i32(ib, l, tl.getCol()), i32(ib, l, tl.getRow())},
+                  "{\n.reg .b64 tmap;\nmov.b64 tmap, " + param + ";\ncvta.param.u64 tmap, tmap;\n"
+                  "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [$0], " + std::to_string(bytes) + ";\n"
+                  "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+                  "[$1], [tmap, {$2, $3}], [$0];\n}",
+                  "r,r,r,r");
+      });
+    } else if (auto c = dyn_cast<t::TileLoadCommitOp>(op)) {
+      Value lane = gpu_lowering::linearLaneId(b, l, group);
+      onLaneZero(b, l, lane, [&](OpBuilder &ib) {
+        inlinePtx(ib, l, {sharedAddress(ib, l, bars, c.getStage(), 8)},
+                  "{\n.reg .b64 state;\nmbarrier.arrive.shared::cta.b64 state, [$0];\n}", "r");
+      });
+    } else {
+      auto w = cast<t::TileLoadWaitOp>(op);
+      Value bar = sharedAddress(b, l, bars, w.getStage(), 8);
+      Value parity = i32(b, l, w.getPhase());
+      // while (!try_wait.parity(bar, parity)) {}
+      auto loop = b.create<scf::WhileOp>(l, TypeRange{}, ValueRange{});
+      {
+        Block *before = b.createBlock(&loop.getBefore());
+        OpBuilder wb = OpBuilder::atBlockBegin(before);
+        auto asmOp = wb.create<LLVM::InlineAsmOp>(
+            l, wb.getI32Type(), ValueRange{bar, parity},
+            "{\n.reg .pred done;\nmbarrier.try_wait.parity.shared::cta.b64 done, [$1], $2;\nselp.b32 $0, 1, 0, done;\n}",
+            "=r,r,r", /*has_side_effects=*/true, /*is_align_stack=*/false, LLVM::AsmDialectAttr(), ArrayAttr());
+        Value zero = wb.create<arith::ConstantIntOp>(l, 0, 32);
+        Value pending = wb.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, asmOp.getResult(0), zero);
+        wb.create<scf::ConditionOp>(l, pending, ValueRange{});
+        Block *after = b.createBlock(&loop.getAfter());
+        OpBuilder ab = OpBuilder::atBlockBegin(after);
+        ab.create<scf::YieldOp>(l);
+      }
+    }
+    op->erase();
+  }
+  (void)ctx;
+  return success();
+}
+
+}  // namespace tessera::cuda
