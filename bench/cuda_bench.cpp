@@ -12,6 +12,8 @@
 //       cubins (Tile IR -> NVVM -> PTX -> ptxas) in a warm process (the first
 //       compile, which loads the compiler part and initializes LLVM, is not
 //       timed; the cuda compiler keeps no cache).  Needs no GPU.
+//   compile/tessera_cuda_sm90a/gemm_bf16_4096     the same for the sm_90a
+//       GEMM (TMA + wgmma) of bench/programs/gemm_bf16.mlir.
 //
 // Both sides run the same PTX (kEmptyPtx), on device 0's primary context.
 // libcuda.so.1 is dlopen'ed by both: without a driver every cuda benchmark
@@ -287,8 +289,12 @@ void BM_CopyH2DRaw(benchmark::State& state) {
 void BM_CompileCuda(benchmark::State& state, const char* example) {
   tessera::ProgramCompileOptions options;
   options.target = "cuda:sm_90a";
-  const tessera::ProgramSource source =
-      tessera::ProgramSource::File(std::string(TESSERA_BENCH_EXAMPLES_DIR) + "/" + example + ".mlir");
+  // "gemm_bf16_4096" is a function of bench/programs/gemm_bf16.mlir.
+  const bool gemm = std::string(example).rfind("gemm_bf16", 0) == 0;
+  if (gemm) options.function = example;
+  const tessera::ProgramSource source = tessera::ProgramSource::File(
+      gemm ? std::string(TESSERA_BENCH_EXAMPLES_DIR) + "/../bench/programs/gemm_bf16.mlir"
+           : std::string(TESSERA_BENCH_EXAMPLES_DIR) + "/" + example + ".mlir");
   auto once = [&]() { return tessera::CompileProgramImage(source, options).status(); };
   if (!CheckOrSkip(state, once(), "first compile (untimed)")) return;
   for (auto _ : state)
@@ -300,7 +306,7 @@ void BM_CompileCuda(benchmark::State& state, const char* example) {
 
 void RegisterCudaBenchmarks(const RegisterOptions& o) {
 #if defined(TESSERA_BENCH_HAVE_IR)
-  for (const char* example : {"tiled_gemm", "mlp"})
+  for (const char* example : {"tiled_gemm", "mlp", "gemm_bf16_4096"})
     Configure(benchmark::RegisterBenchmark(
                   (std::string("compile/tessera_cuda_sm90a/") + example).c_str(), BM_CompileCuda, example),
               o, 0.5)
