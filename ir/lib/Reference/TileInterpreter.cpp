@@ -885,7 +885,8 @@ void Interpreter::Execute(Lane &lane, Operation &op) {
     for (int64_t r = 0; r < static_cast<int64_t>(tl.getRows()); ++r)
       for (int64_t c = 0; c < cols; ++c) {
         const int64_t e = index + r * cols + c;
-        *At(o, *dst.m, {e ^ ((e >> 3) & 0x38)}) = *At(o, *src.m, {(row + r) * ld + col + c});
+        const bool inside = row + r < static_cast<int64_t>(tl.getSourceRows()) && col + c < ld;
+        *At(o, *dst.m, {e ^ ((e >> 3) & 0x38)}) = inside ? *At(o, *src.m, {(row + r) * ld + col + c}) : 0.0;
       }
     return;
   }

@@ -16,6 +16,11 @@
 // swizzled staging, the op's layout and the epilogue are the ones sm_90a
 // runs); 64x64 tiles fit lavapipe's 32 KiB:
 // RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function small --schedule "mma=wgmma tile-m=64 tile-n=64 stages=2" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s
+// Edges: a 100x200 x 200x136 product (no tile divides M, N or K) reads
+// zeros past the matrices and stores only inside C; so does a batch of
+// three 72x128 x 128x72:
+// RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function ragged --schedule "mma=wgmma tile-m=64 tile-n=64 stages=2" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s
+// RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function ragged_batch --schedule "mma=wgmma tile-m=64 tile-n=64 stages=2" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s
 // A pipeline depth outside 2..8 is a bad schedule, exit 1.
 // RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function small --schedule "mma=wgmma stages=9" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s --check-prefix=STAGES
 // STAGES: stages=9 is not a pipeline depth; use 2..8 (or 0: the kernel's choice)
@@ -45,4 +50,15 @@ func.func @small(%a: tensor<2x128x128xf16>, %b: tensor<2x128x128xf16>) -> tensor
   %c = tessera_graph.matmul %a, %b : tensor<2x128x128xf16>, tensor<2x128x128xf16> -> tensor<2x128x128xf32>
   %r = tessera_graph.relu %c : tensor<2x128x128xf32>
   return %r : tensor<2x128x128xf32>
+}
+
+func.func @ragged(%a: tensor<100x200xbf16>, %b: tensor<200x136xbf16>, %bias: tensor<136xf32>) -> tensor<100x136xf32> {
+  %c = tessera_graph.matmul %a, %b : tensor<100x200xbf16>, tensor<200x136xbf16> -> tensor<100x136xf32>
+  %y = tessera_graph.add %c, %bias : tensor<100x136xf32>, tensor<136xf32>
+  return %y : tensor<100x136xf32>
+}
+
+func.func @ragged_batch(%a: tensor<3x72x128xf16>, %b: tensor<3x128x72xf16>) -> tensor<3x72x72xf32> {
+  %c = tessera_graph.matmul %a, %b : tensor<3x72x128xf16>, tensor<3x128x72xf16> -> tensor<3x72x72xf32>
+  return %c : tensor<3x72x72xf32>
 }

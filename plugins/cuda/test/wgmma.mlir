@@ -24,9 +24,13 @@
 // everywhere):
 // RUN: tessera-compile %s --function bf16 --target cuda:sm_80 --schedule "mma=wgmma" --emit ptx -o %t.sm80.ptx
 // RUN: FileCheck %s --check-prefix=LANES < %t.sm80.ptx
-// A shape no warpgroup tile divides (100 rows) keeps the lanes' FMA GEMM:
+// Edges: 100 rows and 200-deep K take a 64-row tile whose loads read zeros
+// past the matrix (TMA) and whose stores are guarded; rows of 250 columns
+// (500 bytes, not a multiple of 16: no TMA view) keep the lanes' FMA GEMM:
 // RUN: tessera-compile %s --function ragged --target cuda:sm_90a --emit ptx -o %t.ragged.ptx
 // RUN: FileCheck %s --check-prefix=RAGGED < %t.ragged.ptx
+// RUN: tessera-compile %s --function unaligned --target cuda:sm_90a --emit ptx -o %t.unaligned.ptx
+// RUN: FileCheck %s --check-prefix=UNALIGNED < %t.unaligned.ptx
 
 // Descriptors: bit 62 (128-byte swizzle), stride byte offset 1024 (64 <<
 // 32); A's leading offset 16 (1 << 16): 0x4000004000010000; B's 8192 (its
@@ -73,8 +77,10 @@
 // LANES-NOT: cp.async.bulk
 // LANES: cp.async.cg.shared.global
 // LANES: fma.rn.f32
-// RAGGED-NOT: wgmma
-// RAGGED: fma.rn.f32
+// RAGGED: cp.async.bulk.tensor.2d
+// RAGGED: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// UNALIGNED-NOT: wgmma
+// UNALIGNED: fma.rn.f32
 
 func.func @bf16(%a: tensor<256x128xbf16>, %b: tensor<128x256xbf16>, %bias: tensor<256xf32>) -> tensor<256x256xf32> {
   %c = tessera_graph.matmul %a, %b : tensor<256x128xbf16>, tensor<128x256xbf16> -> tensor<256x256xf32>
@@ -88,7 +94,12 @@ func.func @f16(%a: tensor<128x64xf16>, %b: tensor<64x128xf16>) -> tensor<128x128
   return %y : tensor<128x128xf16>
 }
 
-func.func @ragged(%a: tensor<100x128xbf16>, %b: tensor<128x256xbf16>) -> tensor<100x256xf32> {
-  %c = tessera_graph.matmul %a, %b : tensor<100x128xbf16>, tensor<128x256xbf16> -> tensor<100x256xf32>
+func.func @ragged(%a: tensor<100x200xbf16>, %b: tensor<200x256xbf16>) -> tensor<100x256xf32> {
+  %c = tessera_graph.matmul %a, %b : tensor<100x200xbf16>, tensor<200x256xbf16> -> tensor<100x256xf32>
   return %c : tensor<100x256xf32>
+}
+
+func.func @unaligned(%a: tensor<100x128xbf16>, %b: tensor<128x250xbf16>) -> tensor<100x250xf32> {
+  %c = tessera_graph.matmul %a, %b : tensor<100x128xbf16>, tensor<128x250xbf16> -> tensor<100x250xf32>
+  return %c : tensor<100x250xf32>
 }

@@ -260,11 +260,22 @@ AutotuneSpace DefaultAutotuneSpace(const std::string& target, const std::string&
             {"micro-n", zmm ? std::vector<std::string>{"16", "32", "48"} : std::vector<std::string>{"8", "16"}},
             {"row-tile", {"32", "64", "128"}}};
   }
-  return {{"tile-m", {"32", "64", "128"}},
-          {"tile-n", {"32", "64", "128"}},
-          {"tile-k", {"8", "16", "32"}},
-          {"micro-m", {"1", "2", "4"}},
-          {"micro-n", {"1", "2", "4"}}};
+  AutotuneSpace gpu = {{"tile-m", {"32", "64", "128"}},
+                       {"tile-n", {"32", "64", "128"}},
+                       {"tile-k", {"8", "16", "32"}},
+                       {"micro-m", {"1", "2", "4"}},
+                       {"micro-n", {"1", "2", "4"}}};
+  // A target whose schedule picks a matmul unit (cuda: mma=sync, and
+  // sm_90a:mma=wgmma) also tries the others, and the wgmma pipeline's depth.
+  if (target_schedule.find("mma=") != std::string::npos) {
+    std::vector<std::string> units = {"none", "sync"};
+    if (target_schedule.find("mma=wgmma") != std::string::npos) {
+      units.push_back("wgmma");
+      gpu.push_back({"stages", {"2", "3", "4", "6"}});
+    }
+    gpu.insert(gpu.begin(), {"mma", units});
+  }
+  return gpu;
 }
 
 StatusOr<AutotuneSpace> ParseAutotuneSpace(const std::string& text) {

@@ -42,7 +42,14 @@ bool eligible(graph::MatmulOp matmul, const GemmTile &t) {
   const int64_t r = at.getRank(), M = at.getDimSize(r - 2), K = at.getDimSize(r - 1), N = ct.getShape().back();
   if (bt.getDimSize(r - 2) != K || bt.getDimSize(r - 1) != N) return false;
   if ((t.tm != 64 && t.tm != 128) || t.tn % 64 || t.tn > 256) return false;
-  if (M % t.tm || N % t.tn || K % kSliceK) return false;
+  // Edges: tile loads read zeros outside their view and the epilogue
+  // stores only inside C, so TM, TN and 64 need not divide M, N, K. The
+  // views need 16-byte rows (8 | K, 8 | N) and room for a box; a ragged K
+  // only in one batch (a view of several stacks the batches: rows past K
+  // would come from the next one).
+  const int64_t batch = ct.getNumElements() / (M * N);
+  if (K % 8 || N % 8 || batch * M < t.tm || K < kSliceK || N < 64 || batch * K < kSliceK) return false;
+  if (K % kSliceK && batch != 1) return false;
   return stages(t) * stageBytes(t) <= kMaxSharedBytes;
 }
 
@@ -108,7 +115,7 @@ void buildKernel(func::FuncOp k, graph::MatmulOp matmul, const GemmTile &t, Valu
     ob.create<t::TileLoadCommitOp>(l, stage, uint64_t(S));
   };
 
-  const int64_t slices = K / BK;
+  const int64_t slices = (K + BK - 1) / BK;
   // The first S-1 slices in flight before the loop.
   for (int64_t i = 0; i < std::min(S - 1, slices); ++i) load(b, c(b, i), c(b, i * BK));
   const int64_t perLane = TN / 2;
@@ -147,7 +154,15 @@ void buildKernel(func::FuncOp k, graph::MatmulOp matmul, const GemmTile &t, Valu
     Value row = add(b, rowBase, c(b, 8 * ((v % 4) / 2)));
     Value col = add(b, colBase, c(b, 8 * (v / 4) + v % 2));
     Value x = b.create<vector::ExtractOp>(l, loop.getResult(0), ArrayRef<int64_t>{v});
-    store(b, row, col, x);
+    if (M % TM == 0 && N % TN == 0) {
+      store(b, row, col, x);
+      continue;
+    }
+    Value inside = b.create<arith::AndIOp>(l, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, row, c(b, M)),
+                                           b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, col, c(b, N)));
+    auto guard = b.create<scf::IfOp>(l, inside, false);
+    OpBuilder gb2 = guard.getThenBodyBuilder();
+    store(gb2, row, col, x);
   }
 }
 

@@ -40,8 +40,10 @@ constexpr int64_t kMaxSharedBytes = 227 * 1024;
 
 /// Whether `matmul` with `tile` gets this kernel: tile.mmaWgmma, bf16 x
 /// bf16 or f16 x f16 accumulated in f32, TM in {64, 128}, TN a multiple
-/// of 64 up to 256, TM | M, TN | N, 64 | K, the stages within
-/// kMaxSharedBytes.
+/// of 64 up to 256, the stages within kMaxSharedBytes; rows of 16 bytes
+/// (8 | K, 8 | N), a box's room (TM <= batch x M, 64 <= K, 64 <= N), and
+/// 64 | K where there are several batches.  Edges are guarded: TM, TN and
+/// 64 need not divide M, N and K.
 bool eligible(graph::MatmulOp matmul, const GemmTile &tile);
 
 /// The tile for `matmul`: `tile` when eligible, else the first eligible of

@@ -8,6 +8,7 @@
 // kernel waits for a stage before issuing the next one's copies).
 //===----------------------------------------------------------------------===//
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "tessera/Conversion/TileToGPU/KernelLowering.h"
 #include "tessera/Dialect/Tile/IR/Tile.h"
@@ -66,13 +67,22 @@ void expandTileLoads(func::FuncOp f) {
         }
         Value r = cb.create<arith::DivUIOp>(l, chunk, c(cb, rowChunks));
         Value col8 = cb.create<arith::MulIOp>(l, cb.create<arith::RemUIOp>(l, chunk, c(cb, rowChunks)), c(cb, 8));
-        Value srcRow = cb.create<arith::AddIOp>(l, tl.getRow(), r);
-        Value src = cb.create<arith::AddIOp>(
-            l, cb.create<arith::MulIOp>(l, srcRow, c(cb, tl.getLd())), cb.create<arith::AddIOp>(l, tl.getCol(), col8));
-        Value dst = cb.create<arith::AddIOp>(
-            l, tl.getIndex(), cb.create<arith::AddIOp>(l, cb.create<arith::MulIOp>(l, r, c(cb, cols)), col8));
-        cb.create<t::CpAsyncOp>(l, tl.getSource(), ValueRange{src}, tl.getTarget(),
-                                ValueRange{swizzle128(cb, l, dst)}, uint64_t{8});
+        Value srcRow = cb.create<arith::AddIOp>(l, tl.getRow(), r), srcCol = cb.create<arith::AddIOp>(l, tl.getCol(), col8);
+        Value dst = swizzle128(cb, l, cb.create<arith::AddIOp>(
+            l, tl.getIndex(), cb.create<arith::AddIOp>(l, cb.create<arith::MulIOp>(l, r, c(cb, cols)), col8)));
+        // A chunk (8 elements; 8 | ld) lies wholly inside the matrix or
+        // wholly outside it, where it is zeros.
+        Value inside = cb.create<arith::AndIOp>(
+            l, cb.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, srcRow, c(cb, tl.getSourceRows())),
+            cb.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, srcCol, c(cb, tl.getLd())));
+        auto edge = cb.create<scf::IfOp>(l, inside, /*withElse=*/true);
+        OpBuilder in = edge.getThenBodyBuilder(), out = edge.getElseBodyBuilder();
+        Value src = in.create<arith::AddIOp>(l, in.create<arith::MulIOp>(l, srcRow, c(in, tl.getLd())), srcCol);
+        in.create<t::CpAsyncOp>(l, tl.getSource(), ValueRange{src}, tl.getTarget(), ValueRange{dst}, uint64_t{8});
+        Type elem = tl.getTarget().getType().cast<MemRefType>().getElementType();
+        Value zero = out.create<arith::ConstantOp>(l, out.getZeroAttr(elem));
+        for (int64_t e = 0; e < 8; ++e)
+          out.create<memref::StoreOp>(l, zero, tl.getTarget(), ValueRange{out.create<arith::AddIOp>(l, dst, c(out, e))});
       }
     }
     op->erase();

@@ -213,6 +213,8 @@ def Tile_TileLoadAsyncOp : Tile_Op<"tile_load_async", []> {
     element (r, c) of the box goes to `target[sw(index + r*cols + c)]`,
     where `sw` is the 128-byte swizzle of `warpgroup_mma`
     (`e ^ ((e >> 3) & 0x38)`, rows of `cols` 16-bit values = 128 bytes).
+    Elements of the box outside the matrix (row >= `source_rows` or
+    column >= `ld`) are written as zeros.
     The copy belongs to completion channel `stage` (0 .. `stages`-1): it is
     complete once a `tile_load_wait` of that stage returns after the
     `tile_load_commit` that closes it.
