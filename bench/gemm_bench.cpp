@@ -4,6 +4,8 @@
 //
 //   gemm_f32/tessera_cpu/{1024,2048}   C = A B (Graph IR matmul, compiled)
 //   gemm_f32/openblas/{1024,2048}      cblas_sgemm, openblas_set_num_threads
+//   gemm_f32/tessera_cpu_tuned/N       with the schedule TESSERA_BENCH_TUNED
+//                                      names for N ("1024:tile-k=128;...")
 //   gemm_bf16/tessera_cpu/2048         bf16 x bf16 -> f32 (widened while packing),
 //                                      compared with gemm_f32/openblas/2048
 //   mlp_f32/tessera_cpu/512            examples/mlp.mlir (fused)
@@ -101,6 +103,19 @@ float FromBf16(uint16_t h) {
   return f;
 }
 
+// The schedule TESSERA_BENCH_TUNED gives size `n` ("N:SCHEDULE;..."), or "".
+std::string TunedSchedule(int n) {
+  const char* env = std::getenv("TESSERA_BENCH_TUNED");
+  if (!env) return "";
+  std::stringstream entries(env);
+  std::string entry;
+  while (std::getline(entries, entry, ';')) {
+    const size_t colon = entry.find(':');
+    if (colon != std::string::npos && entry.substr(0, colon) == std::to_string(n)) return entry.substr(colon + 1);
+  }
+  return "";
+}
+
 std::string MlpProgram(std::string* error) {
   std::string path = TESSERA_BENCH_EXAMPLES_DIR "/mlp.mlir";
   if (const char* d = std::getenv("TESSERA_BENCH_EXAMPLES"); d && *d)
@@ -146,13 +161,15 @@ struct Loaded {
 };
 
 // Compiles (through the cache) and loads `text` once per process.
-Loaded* Load(benchmark::State& state, BenchEnv* env, const std::string& text) {
+Loaded* Load(benchmark::State& state, BenchEnv* env, const std::string& text, const std::string& schedule = "") {
   static std::map<std::string, std::unique_ptr<Loaded>> cache;
-  auto& slot = cache[text];
+  auto& slot = cache[schedule + "\n" + text];
   if (!slot) {
     slot = std::make_unique<Loaded>();
     Loaded& l = *slot;
-    if (!CompileGraphIR(text, env->device, {}, &l.prog, &l.error)) {
+    IrCompileOptions options;
+    options.schedule = schedule;
+    if (!CompileGraphIR(text, env->device, options, &l.prog, &l.error)) {
     } else {
       // KernelArg::buffer keeps a pointer to the Buffer: no reallocation.
       l.buffers.reserve(l.prog.shapes.size());
@@ -194,10 +211,10 @@ double MaxRelError(const float* got, const std::vector<float>& want) {
 
 // `in` x `in` -> f32; bf16 operands are checked against cblas_sgemm of
 // their (exact) f32 values.
-void BM_GemmTessera(benchmark::State& state, int n, const char* in) {
+void BM_GemmTessera(benchmark::State& state, int n, const char* in, const std::string& schedule) {
   BenchEnv* env = EnvOrSkip(state);
   if (!env) return;
-  Loaded* l = Load(state, env, GemmProgram(n, in));
+  Loaded* l = Load(state, env, GemmProgram(n, in), schedule);
   if (!l) return;
   if (!CheckOrSkip(state, l->run(env->stream), "launch + synchronize")) return;
 #if TESSERA_BENCH_HAVE_OPENBLAS
@@ -549,7 +566,12 @@ void RegisterGemmBenchmarks(const RegisterOptions& options) {
     // it, the remainder tiles and slivers are measured too).
     for (int n : {1000, 1024, 2048, 4096}) {
       real(benchmark::RegisterBenchmark(("gemm_f32/tessera_cpu/" + std::to_string(n)).c_str(),
-                                        BM_GemmTessera, n, "f32"), 0.5);
+                                        BM_GemmTessera, n, "f32", std::string()), 0.5);
+      // A tuned schedule (tessera-run --autotune's choice for this size),
+      // given as TESSERA_BENCH_TUNED="1024:tile-k=128 micro-m=8;2048:...".
+      if (const std::string tuned = TunedSchedule(n); !tuned.empty())
+        real(benchmark::RegisterBenchmark(("gemm_f32/tessera_cpu_tuned/" + std::to_string(n)).c_str(),
+                                          BM_GemmTessera, n, "f32", tuned), 0.5);
 #if TESSERA_BENCH_HAVE_OPENBLAS
       real(benchmark::RegisterBenchmark(("gemm_f32/openblas/" + std::to_string(n)).c_str(),
                                         BM_GemmOpenBLAS, n), 0.5);
@@ -558,7 +580,8 @@ void RegisterGemmBenchmarks(const RegisterOptions& options) {
     // bf16 operands, f32 accumulation and result; compared with the f32
     // OpenBLAS GEMM of the same size: the same arithmetic (bf16 values are
     // exact in f32) on twice the operand bytes.
-    real(benchmark::RegisterBenchmark("gemm_bf16/tessera_cpu/2048", BM_GemmTessera, 2048, "bf16"), 0.5);
+    real(benchmark::RegisterBenchmark("gemm_bf16/tessera_cpu/2048", BM_GemmTessera, 2048, "bf16", std::string()),
+         0.5);
 #if defined(__x86_64__)
     real(benchmark::RegisterBenchmark("fma_peak/avx512", BM_FmaPeak, 16), 0.5);
     real(benchmark::RegisterBenchmark("fma_peak/avx2", BM_FmaPeak, 8), 0.5);

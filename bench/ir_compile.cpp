@@ -35,6 +35,7 @@ bool CompileGraphIR(const std::string& text, const tessera::Device& device, cons
                     IrProgram* out, std::string* error) {
   tessera::ProgramCompileOptions co;
   co.compiler_options = CacheOptions(options);
+  co.schedule = options.schedule;
   std::string log;
   // The compile alone is timed (Program::Create, which loads the kernels
   // on the device, is not part of it).

@@ -33,6 +33,7 @@ struct IrProgram {
 
 struct IrCompileOptions {
   bool use_cache = true;
+  std::string schedule;             // --schedule options over the target's ("": its own)
   std::string cache_dir;            // empty: the default cache folder
 };
 
