@@ -133,6 +133,17 @@ class Interpreter {
   int64_t Index(Lane &lane, Value v) { return static_cast<int64_t>(Scalar(lane, v)); }
 
   // Element of a memref at `idx`: checked against the shape and the storage.
+  /// Element `at` of a matrix op's operand buffer as a value of
+  /// `operandType` (bf16, f16): an i16 buffer holds its bits (as a signed
+  /// integer).
+  double MatrixOperand(Operation *op, const MemRefVal &m, int64_t at, const std::string &operandType) {
+    double x = *At(op, m, {at});
+    if (!m.element.isInteger(16)) return x;
+    const uint16_t bits = static_cast<uint16_t>(static_cast<int64_t>(x));
+    const unsigned char bytes[2] = {static_cast<unsigned char>(bits & 0xff), static_cast<unsigned char>(bits >> 8)};
+    return elements::Decode(bytes, operandType);
+  }
+
   double *At(Operation *op, const MemRefVal &m, ArrayRef<int64_t> idx) {
     if (idx.size() != m.shape.size()) Fail(op, "wrong number of indices");
     int64_t flat = m.offset;
@@ -901,14 +912,7 @@ void Interpreter::Execute(Lane &lane, Operation &op) {
     const Val &a = Get(lane, mma.getA()), &b = Get(lane, mma.getB()), &c = Get(lane, mma.getAcc());
     const int64_t ai = static_cast<int64_t>(Scalar(lane, mma.getAIndex()));
     const int64_t bi = static_cast<int64_t>(Scalar(lane, mma.getBIndex()));
-    // An i16 buffer holds the operand's bits (as a signed integer).
-    auto operand = [&](const MemRefVal &m, int64_t at) {
-      double x = *At(o, m, {at});
-      if (!m.element.isInteger(16)) return x;
-      const uint16_t bits = static_cast<uint16_t>(static_cast<int64_t>(x));
-      const unsigned char bytes[2] = {static_cast<unsigned char>(bits & 0xff), static_cast<unsigned char>(bits >> 8)};
-      return elements::Decode(bytes, ot);
-    };
+    auto operand = [&](const MemRefVal &m, int64_t at) { return MatrixOperand(o, m, at, ot); };
     Val r = c;
     for (size_t v = 0; v < r.v.size(); ++v) {
       const int64_t t = static_cast<int64_t>(v) / 4, e = static_cast<int64_t>(v) % 4;
@@ -931,13 +935,7 @@ void Interpreter::Execute(Lane &lane, Operation &op) {
     const int64_t ai = static_cast<int64_t>(Scalar(lane, mma.getAIndex()));
     const int64_t bi = static_cast<int64_t>(Scalar(lane, mma.getBIndex()));
     auto sw = [](int64_t e) { return e ^ ((e >> 3) & 0x38); };
-    auto operand = [&](const MemRefVal &m, int64_t at) {
-      double x = *At(o, m, {sw(at)});
-      if (!m.element.isInteger(16)) return x;
-      const uint16_t bits = static_cast<uint16_t>(static_cast<int64_t>(x));
-      const unsigned char bytes[2] = {static_cast<unsigned char>(bits & 0xff), static_cast<unsigned char>(bits >> 8)};
-      return elements::Decode(bytes, ot);
-    };
+    auto operand = [&](const MemRefVal &m, int64_t at) { return MatrixOperand(o, m, sw(at), ot); };
     Val r = c;
     for (size_t v = 0; v < r.v.size(); ++v) {
       const int64_t e = static_cast<int64_t>(v);

@@ -34,15 +34,13 @@ SmallVector<Value> ldmatrix(OpBuilder &b, Location l, Value addr, int count, boo
   return r;
 }
 
-/// Byte address (i32, the shared window) of element `index` of the shared
-/// buffer `m` of 16-bit values.
-Value sharedAddress(OpBuilder &b, Location l, Value m, Value index) {
+}  // namespace
+
+Value sharedAddress(OpBuilder &b, Location l, Value m, Value index, int64_t elemBytes) {
   Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(l, m);
-  Value bytes = b.create<arith::MulIOp>(l, index, b.create<arith::ConstantIndexOp>(l, 2));
+  Value bytes = b.create<arith::MulIOp>(l, index, b.create<arith::ConstantIndexOp>(l, elemBytes));
   return b.create<arith::IndexCastOp>(l, b.getI32Type(), b.create<arith::AddIOp>(l, base, bytes));
 }
-
-}  // namespace
 
 FailureOr<SmallVector<Value>> lowerSubgroupMmaToMmaSync(OpBuilder &b, tile::SubgroupMmaOp op, ArrayRef<Value> acc,
                                                         Value lane) {
@@ -59,18 +57,18 @@ FailureOr<SmallVector<Value>> lowerSubgroupMmaToMmaSync(OpBuilder &b, tile::Subg
   SmallVector<SmallVector<Value>> a;
   Value aLane = add(op.getAIndex(), add(mul(row, lda), half));
   for (int64_t tm = 0; tm < tilesM; ++tm)
-    a.push_back(ldmatrix(b, l, sharedAddress(b, l, op.getA(), add(aLane, c(tm * 16 * lda))), 4, false));
+    a.push_back(ldmatrix(b, l, sharedAddress(b, l, op.getA(), add(aLane, c(tm * 16 * lda)), 2), 4, false));
   // B: rows (k) lane%16; 16 columns per x4 load, the 8-column tiles 2p
   // (lanes 0-15's matrices) and 2p+1 (lanes 16-31's).
   SmallVector<std::pair<Value, Value>> bFrag(tilesN);
   Value bRow = add(op.getBIndex(), mul(row, ldb));
   for (int64_t tn = 0; tn < tilesN; tn += 2) {
     if (tn + 1 < tilesN) {
-      auto r = ldmatrix(b, l, sharedAddress(b, l, op.getB(), add(bRow, add(half, c(tn * 8)))), 4, true);
+      auto r = ldmatrix(b, l, sharedAddress(b, l, op.getB(), add(bRow, add(half, c(tn * 8))), 2), 4, true);
       bFrag[tn] = {r[0], r[1]};
       bFrag[tn + 1] = {r[2], r[3]};
     } else {
-      auto r = ldmatrix(b, l, sharedAddress(b, l, op.getB(), add(bRow, c(tn * 8))), 2, true);
+      auto r = ldmatrix(b, l, sharedAddress(b, l, op.getB(), add(bRow, c(tn * 8)), 2), 2, true);
       bFrag[tn] = {r[0], r[1]};
     }
   }

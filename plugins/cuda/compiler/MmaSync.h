@@ -24,6 +24,11 @@
 
 namespace tessera::cuda {
 
+/// The shared-window byte address (i32) of element `index` of the shared
+/// buffer `m` of `elemBytes`-byte elements: what PTX's shared-memory
+/// operands (ldmatrix, mbarrier, TMA destinations) take.
+mlir::Value sharedAddress(mlir::OpBuilder &b, mlir::Location l, mlir::Value m, mlir::Value index, int64_t elemBytes);
+
 /// `acc`: the op's accumulator elements; `lane`: the lane's index in its
 /// subgroup (index type).  Returns the result's elements.
 mlir::FailureOr<llvm::SmallVector<mlir::Value>> lowerSubgroupMmaToMmaSync(mlir::OpBuilder &b,

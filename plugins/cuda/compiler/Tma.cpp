@@ -1,6 +1,8 @@
 //===- Tma.cpp - tile_load_async as TMA copies with an mbarrier pipeline --===//
 #include "Tma.h"
 
+#include "MmaSync.h"
+
 #include <map>
 #include <tuple>
 
@@ -18,14 +20,6 @@ namespace tessera::cuda {
 namespace {
 
 Value cIdx(OpBuilder &b, Location l, int64_t v) { return b.create<arith::ConstantIndexOp>(l, v); }
-
-/// Shared-window byte address (i32) of element `index` of the shared buffer
-/// `m` of `elemBytes`-byte elements.
-Value sharedAddress(OpBuilder &b, Location l, Value m, Value index, int64_t elemBytes) {
-  Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(l, m);
-  Value bytes = b.create<arith::MulIOp>(l, index, cIdx(b, l, elemBytes));
-  return b.create<arith::IndexCastOp>(l, b.getI32Type(), b.create<arith::AddIOp>(l, base, bytes));
-}
 
 Value i32(OpBuilder &b, Location l, Value index) { return b.create<arith::IndexCastOp>(l, b.getI32Type(), index); }
 

@@ -1,11 +1,12 @@
 //===- Wgmma.cpp - tessera_tile.warpgroup_mma on Hopper tensor cores ------===//
 #include "Wgmma.h"
 
+#include "MmaSync.h"
+
 #include <string>
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 using namespace mlir;
 
@@ -21,9 +22,7 @@ namespace {
 /// The descriptor of the 16-bit element `index` of the shared buffer `m`:
 /// its shared-window byte address >> 4 in bits 0-13, `bits` above.
 Value descriptor(OpBuilder &b, Location l, Value m, Value index, uint64_t bits) {
-  Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(l, m);
-  Value addr = b.create<arith::AddIOp>(l, base, b.create<arith::MulIOp>(l, index, b.create<arith::ConstantIndexOp>(l, 2)));
-  Value a64 = b.create<arith::IndexCastOp>(l, b.getI64Type(), addr);
+  Value a64 = b.create<arith::ExtUIOp>(l, b.getI64Type(), sharedAddress(b, l, m, index, 2));
   Value field = b.create<arith::AndIOp>(l, b.create<arith::ShRUIOp>(l, a64, b.create<arith::ConstantIntOp>(l, 4, 64)),
                                         b.create<arith::ConstantIntOp>(l, 0x3fff, 64));
   return b.create<arith::OrIOp>(l, field, b.create<arith::ConstantIntOp>(l, static_cast<int64_t>(bits), 64));

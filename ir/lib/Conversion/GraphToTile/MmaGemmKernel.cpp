@@ -33,6 +33,12 @@ Type elemOf(Value v) { return v.getType().cast<ShapedType>().getElementType(); }
 
 }  // namespace
 
+Value IndexOps::c(OpBuilder &b, int64_t v) const { return b.create<arith::ConstantIndexOp>(l, v); }
+Value IndexOps::add(OpBuilder &b, Value x, Value y) const { return b.create<arith::AddIOp>(l, x, y); }
+Value IndexOps::mulC(OpBuilder &b, Value x, int64_t v) const { return b.create<arith::MulIOp>(l, x, c(b, v)); }
+Value IndexOps::divC(OpBuilder &b, Value x, int64_t v) const { return b.create<arith::DivUIOp>(l, x, c(b, v)); }
+Value IndexOps::remC(OpBuilder &b, Value x, int64_t v) const { return b.create<arith::RemUIOp>(l, x, c(b, v)); }
+
 int64_t sliceK(const GemmTile &t) { return std::max<int64_t>(32, (t.bk + 15) / 16 * 16); }
 
 int64_t lanes(const GemmTile &t) { return t.mmaWgmma ? wgmma::lanes(t) : (t.tm / kWarpM) * (t.tn / kWarpN) * 32; }
@@ -80,20 +86,16 @@ void buildKernel(func::FuncOp k, graph::MatmulOp matmul, const GemmTile &t, Valu
   Type operand = elemOf(matmul.getLhs());
   Location l = matmul.getLoc();
   OpBuilder b = OpBuilder::atBlockBegin(&k.front());
-  auto c = [&](OpBuilder &ob, int64_t v) -> Value { return ob.create<arith::ConstantIndexOp>(l, v); };
-  auto add = [&](OpBuilder &ob, Value x, Value y) -> Value { return ob.create<arith::AddIOp>(l, x, y); };
-  auto mulC = [&](OpBuilder &ob, Value x, int64_t v) -> Value { return ob.create<arith::MulIOp>(l, x, c(ob, v)); };
-  auto divC = [&](OpBuilder &ob, Value x, int64_t v) -> Value { return ob.create<arith::DivUIOp>(l, x, c(ob, v)); };
-  auto remC = [&](OpBuilder &ob, Value x, int64_t v) -> Value { return ob.create<arith::RemUIOp>(l, x, c(ob, v)); };
+  const IndexOps ix{l};
 
   Value lane = b.create<t::LaneIdOp>(l, b.getIndexType(), uint64_t{0});
   Value gn = b.create<t::GroupIdOp>(l, b.getIndexType(), uint64_t{0});
   Value gm = b.create<t::GroupIdOp>(l, b.getIndexType(), uint64_t{1});
   Value gb = b.create<t::GroupIdOp>(l, b.getIndexType(), uint64_t{2});
-  Value warp = divC(b, lane, 32), q = remC(b, lane, 32);
-  Value wm = divC(b, warp, warpsN), wn = remC(b, warp, warpsN);
-  Value m0 = mulC(b, gm, TM), n0 = mulC(b, gn, TN);
-  Value aBase = add(b, mulC(b, gb, M * K), mulC(b, m0, K)), bBase = add(b, mulC(b, gb, K * N), n0);
+  Value warp = ix.divC(b, lane, 32), q = ix.remC(b, lane, 32);
+  Value wm = ix.divC(b, warp, warpsN), wn = ix.remC(b, warp, warpsN);
+  Value m0 = ix.mulC(b, gm, TM), n0 = ix.mulC(b, gn, TN);
+  Value aBase = ix.add(b, ix.mulC(b, gb, M * K), ix.mulC(b, m0, K)), bBase = ix.add(b, ix.mulC(b, gb, K * N), n0);
   // The stages hold the buffers' 16-bit elements as they are (bf16 bits
   // in i16, kGpuElements): cp_async copies bytes.
   Type stored = A.getType().cast<MemRefType>().getElementType();
@@ -109,54 +111,54 @@ void buildKernel(func::FuncOp k, graph::MatmulOp matmul, const GemmTile &t, Valu
     auto chunks = [&](int64_t rows, int64_t rowChunks, function_ref<void(OpBuilder &, Value, Value)> copy) {
       const int64_t n = rows * rowChunks;
       for (int64_t round = 0; round * nLanes < n; ++round) {
-        Value chunk = add(ob, lane, c(ob, round * nLanes));
+        Value chunk = ix.add(ob, lane, ix.c(ob, round * nLanes));
         OpBuilder cb = ob;
         if ((round + 1) * nLanes > n) {
           auto ifOp = ob.create<scf::IfOp>(
-              l, ob.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, chunk, c(ob, n)), false);
+              l, ob.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, chunk, ix.c(ob, n)), false);
           cb = ifOp.getThenBodyBuilder();
         }
-        copy(cb, divC(cb, chunk, rowChunks), mulC(cb, remC(cb, chunk, rowChunks), 8));
+        copy(cb, ix.divC(cb, chunk, rowChunks), ix.mulC(cb, ix.remC(cb, chunk, rowChunks), 8));
       }
     };
     chunks(TM, BK / 8, [&](OpBuilder &cb, Value row, Value col) {
-      Value src = add(cb, aBase, add(cb, mulC(cb, row, K), add(cb, k0, col)));
-      Value dst = add(cb, mulC(cb, stage, aStage), add(cb, mulC(cb, row, LDA), col));
+      Value src = ix.add(cb, aBase, ix.add(cb, ix.mulC(cb, row, K), ix.add(cb, k0, col)));
+      Value dst = ix.add(cb, ix.mulC(cb, stage, aStage), ix.add(cb, ix.mulC(cb, row, LDA), col));
       cb.create<t::CpAsyncOp>(l, A, ValueRange{src}, As, ValueRange{dst}, uint64_t{8});
     });
     chunks(BK, TN / 8, [&](OpBuilder &cb, Value row, Value col) {
-      Value src = add(cb, bBase, add(cb, mulC(cb, add(cb, k0, row), N), col));
-      Value dst = add(cb, mulC(cb, stage, bStage), add(cb, mulC(cb, row, LDB), col));
+      Value src = ix.add(cb, bBase, ix.add(cb, ix.mulC(cb, ix.add(cb, k0, row), N), col));
+      Value dst = ix.add(cb, ix.mulC(cb, stage, bStage), ix.add(cb, ix.mulC(cb, row, LDB), col));
       cb.create<t::CpAsyncOp>(l, B, ValueRange{src}, Bs, ValueRange{dst}, uint64_t{8});
     });
   };
 
-  load(b, c(b, 0), c(b, 0));
+  load(b, ix.c(b, 0), ix.c(b, 0));
   b.create<t::CpAsyncCommitOp>(l);
   const int64_t perLane = kWarpM * kWarpN / 32;
   auto accType = VectorType::get({perLane}, b.getF32Type());
   Value zero = b.create<arith::ConstantOp>(l, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.0f)));
   const int64_t slices = K / BK;
-  auto loop = b.create<scf::ForOp>(l, c(b, 0), c(b, slices), c(b, 1), ValueRange{zero});
+  auto loop = b.create<scf::ForOp>(l, ix.c(b, 0), ix.c(b, slices), ix.c(b, 1), ValueRange{zero});
   {
     OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
-    Value s = loop.getInductionVar(), stage = remC(lb, s, kStages);
+    Value s = loop.getInductionVar(), stage = ix.remC(lb, s, kStages);
     lb.create<t::CpAsyncWaitOp>(l, uint64_t{0});
     lb.create<t::BarrierOp>(l);
-    Value next = add(lb, s, c(lb, 1));
-    auto ifNext = lb.create<scf::IfOp>(l, lb.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, next, c(lb, slices)),
+    Value next = ix.add(lb, s, ix.c(lb, 1));
+    auto ifNext = lb.create<scf::IfOp>(l, lb.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, next, ix.c(lb, slices)),
                                        false);
     {
       OpBuilder ib = ifNext.getThenBodyBuilder();
-      load(ib, remC(ib, next, kStages), mulC(ib, next, BK));
+      load(ib, ix.remC(ib, next, kStages), ix.mulC(ib, next, BK));
     }
     lb.create<t::CpAsyncCommitOp>(l);
     Value acc = loop.getRegionIterArgs()[0];
-    Value aOff = add(lb, mulC(lb, stage, aStage), mulC(lb, wm, kWarpM * LDA));
-    Value bOff = add(lb, mulC(lb, stage, bStage), mulC(lb, wn, kWarpN));
+    Value aOff = ix.add(lb, ix.mulC(lb, stage, aStage), ix.mulC(lb, wm, kWarpM * LDA));
+    Value bOff = ix.add(lb, ix.mulC(lb, stage, bStage), ix.mulC(lb, wn, kWarpN));
     for (int64_t ks = 0; ks < BK / 16; ++ks)
-      acc = lb.create<t::SubgroupMmaOp>(l, accType, As, add(lb, aOff, c(lb, ks * 16)), Bs,
-                                        add(lb, bOff, c(lb, ks * 16 * LDB)), acc, uint64_t{kWarpM},
+      acc = lb.create<t::SubgroupMmaOp>(l, accType, As, ix.add(lb, aOff, ix.c(lb, ks * 16)), Bs,
+                                        ix.add(lb, bOff, ix.c(lb, ks * 16 * LDB)), acc, uint64_t{kWarpM},
                                         uint64_t{kWarpN}, static_cast<uint64_t>(LDA), static_cast<uint64_t>(LDB),
                                         operand);
     lb.create<scf::YieldOp>(l, acc);
@@ -164,12 +166,12 @@ void buildKernel(func::FuncOp k, graph::MatmulOp matmul, const GemmTile &t, Valu
   // Lane q's element v of its subgroup's 64 x 32 block (subgroup_mma's
   // layout): row 16*(t/4) + q/4 + 8*((v%4)/2), column 8*(t%4) + 2*(q%4) +
   // v%2, t = v/4.
-  Value rowBase = add(b, m0, add(b, mulC(b, wm, kWarpM), divC(b, q, 4)));
-  Value colBase = add(b, n0, add(b, mulC(b, wn, kWarpN), mulC(b, remC(b, q, 4), 2)));
+  Value rowBase = ix.add(b, m0, ix.add(b, ix.mulC(b, wm, kWarpM), ix.divC(b, q, 4)));
+  Value colBase = ix.add(b, n0, ix.add(b, ix.mulC(b, wn, kWarpN), ix.mulC(b, ix.remC(b, q, 4), 2)));
   for (int64_t v = 0; v < perLane; ++v) {
     const int64_t tile = v / 4, e = v % 4;
-    Value row = add(b, rowBase, c(b, 16 * (tile / (kWarpN / 8)) + 8 * (e / 2)));
-    Value col = add(b, colBase, c(b, 8 * (tile % (kWarpN / 8)) + e % 2));
+    Value row = ix.add(b, rowBase, ix.c(b, 16 * (tile / (kWarpN / 8)) + 8 * (e / 2)));
+    Value col = ix.add(b, colBase, ix.c(b, 8 * (tile % (kWarpN / 8)) + e % 2));
     Value x = b.create<vector::ExtractOp>(l, loop.getResult(0), ArrayRef<int64_t>{v});
     store(b, row, col, x);
   }

@@ -60,6 +60,16 @@ GemmTile fitTile(graph::MatmulOp matmul, const GemmTile &tile);
 /// Lanes per group: (TM / 64) x (TN / 32) subgroups of 32.
 int64_t lanes(const GemmTile &tile);
 
+/// The index arithmetic of the GEMM kernel builders, at one location.
+struct IndexOps {
+  mlir::Location l;
+  mlir::Value c(mlir::OpBuilder &b, int64_t v) const;
+  mlir::Value add(mlir::OpBuilder &b, mlir::Value x, mlir::Value y) const;
+  mlir::Value mulC(mlir::OpBuilder &b, mlir::Value x, int64_t v) const;
+  mlir::Value divC(mlir::OpBuilder &b, mlir::Value x, int64_t v) const;
+  mlir::Value remC(mlir::OpBuilder &b, mlir::Value x, int64_t v) const;
+};
+
 /// Stores output element (row, col) of the batch element the group works
 /// on, given its f32 accumulator: the fused epilogue and the store.
 using StoreElement = std::function<void(mlir::OpBuilder &, mlir::Value row, mlir::Value col, mlir::Value acc)>;

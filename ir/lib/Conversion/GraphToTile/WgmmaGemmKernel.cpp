@@ -75,17 +75,13 @@ void buildKernel(func::FuncOp k, graph::MatmulOp matmul, const GemmTile &t, Valu
   Type operand = elemOf(matmul.getLhs());
   Location l = matmul.getLoc();
   OpBuilder b = OpBuilder::atBlockBegin(&k.front());
-  auto c = [&](OpBuilder &ob, int64_t v) -> Value { return ob.create<arith::ConstantIndexOp>(l, v); };
-  auto add = [&](OpBuilder &ob, Value x, Value y) -> Value { return ob.create<arith::AddIOp>(l, x, y); };
-  auto mulC = [&](OpBuilder &ob, Value x, int64_t v) -> Value { return ob.create<arith::MulIOp>(l, x, c(ob, v)); };
-  auto divC = [&](OpBuilder &ob, Value x, int64_t v) -> Value { return ob.create<arith::DivUIOp>(l, x, c(ob, v)); };
-  auto remC = [&](OpBuilder &ob, Value x, int64_t v) -> Value { return ob.create<arith::RemUIOp>(l, x, c(ob, v)); };
+  const mma::IndexOps ix{l};
   Value lane = b.create<t::LaneIdOp>(l, b.getIndexType(), uint64_t{0});
   Value gn = b.create<t::GroupIdOp>(l, b.getIndexType(), uint64_t{0});
   Value gm = b.create<t::GroupIdOp>(l, b.getIndexType(), uint64_t{1});
   Value gb = b.create<t::GroupIdOp>(l, b.getIndexType(), uint64_t{2});
-  Value wg = divC(b, lane, 128), p = remC(b, lane, 128);
-  Value m0 = mulC(b, gm, TM), n0 = mulC(b, gn, TN);
+  Value wg = ix.divC(b, lane, 128), p = ix.remC(b, lane, 128);
+  Value m0 = ix.mulC(b, gm, TM), n0 = ix.mulC(b, gn, TN);
   // The stages hold the buffers' 16-bit elements as they are (bf16 bits
   // in i16): cp_async copies bytes.  1024-byte aligned: the swizzle is on
   // the address bits.
@@ -105,41 +101,41 @@ void buildKernel(func::FuncOp k, graph::MatmulOp matmul, const GemmTile &t, Valu
   // one 64 x 64 box per 64-column block.
   const int64_t batch = ct.getNumElements() / (M * N);
   auto load = [&](OpBuilder &ob, Value stage, Value k0) {
-    Value aRow = add(ob, mulC(ob, gb, M), m0), bRow = add(ob, mulC(ob, gb, K), k0);
-    ob.create<t::TileLoadAsyncOp>(l, A, aRow, k0, As, mulC(ob, stage, aStage), stage, uint64_t(TM), uint64_t{64},
+    Value aRow = ix.add(ob, ix.mulC(ob, gb, M), m0), bRow = ix.add(ob, ix.mulC(ob, gb, K), k0);
+    ob.create<t::TileLoadAsyncOp>(l, A, aRow, k0, As, ix.mulC(ob, stage, aStage), stage, uint64_t(TM), uint64_t{64},
                                   uint64_t(K), uint64_t(batch * M), uint64_t(S));
     for (int64_t j = 0; j < TN / 64; ++j)
-      ob.create<t::TileLoadAsyncOp>(l, B, bRow, add(ob, n0, c(ob, 64 * j)), Bs,
-                                    add(ob, mulC(ob, stage, bStage), c(ob, j * kBlockStride)), stage, uint64_t{64},
+      ob.create<t::TileLoadAsyncOp>(l, B, bRow, ix.add(ob, n0, ix.c(ob, 64 * j)), Bs,
+                                    ix.add(ob, ix.mulC(ob, stage, bStage), ix.c(ob, j * kBlockStride)), stage, uint64_t{64},
                                     uint64_t{64}, uint64_t(N), uint64_t(batch * K), uint64_t(S));
     ob.create<t::TileLoadCommitOp>(l, stage, uint64_t(S));
   };
 
   const int64_t slices = (K + BK - 1) / BK;
   // The first S-1 slices in flight before the loop.
-  for (int64_t i = 0; i < std::min(S - 1, slices); ++i) load(b, c(b, i), c(b, i * BK));
+  for (int64_t i = 0; i < std::min(S - 1, slices); ++i) load(b, ix.c(b, i), ix.c(b, i * BK));
   const int64_t perLane = TN / 2;
   auto accType = VectorType::get({perLane}, b.getF32Type());
   Value zero = b.create<arith::ConstantOp>(l, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.0f)));
-  auto loop = b.create<scf::ForOp>(l, c(b, 0), c(b, slices), c(b, 1), ValueRange{zero});
+  auto loop = b.create<scf::ForOp>(l, ix.c(b, 0), ix.c(b, slices), ix.c(b, 1), ValueRange{zero});
   {
     OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
-    Value s = loop.getInductionVar(), stage = remC(lb, s, S);
+    Value s = loop.getInductionVar(), stage = ix.remC(lb, s, S);
     // Slice s is the (s/S)-th use of its stage: parity (s/S) % 2.
-    lb.create<t::TileLoadWaitOp>(l, stage, remC(lb, divC(lb, s, S), 2), uint64_t(S));
+    lb.create<t::TileLoadWaitOp>(l, stage, ix.remC(lb, ix.divC(lb, s, S), 2), uint64_t(S));
     // Every warpgroup is done with slice s-1, whose stage the load of
     // slice s+S-1 reuses (warpgroup_mma returns once its products are in
     // the registers); with per-lane copies this also makes slice s visible.
     lb.create<t::BarrierOp>(l);
-    Value next = add(lb, s, c(lb, S - 1));
-    auto ifNext = lb.create<scf::IfOp>(l, lb.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, next, c(lb, slices)),
+    Value next = ix.add(lb, s, ix.c(lb, S - 1));
+    auto ifNext = lb.create<scf::IfOp>(l, lb.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, next, ix.c(lb, slices)),
                                        false);
     {
       OpBuilder ib = ifNext.getThenBodyBuilder();
-      load(ib, remC(ib, next, S), mulC(ib, next, BK));
+      load(ib, ix.remC(ib, next, S), ix.mulC(ib, next, BK));
     }
-    Value aOff = add(lb, mulC(lb, stage, aStage), mulC(lb, wg, 64 * 64));
-    Value bOff = mulC(lb, stage, bStage);
+    Value aOff = ix.add(lb, ix.mulC(lb, stage, aStage), ix.mulC(lb, wg, 64 * 64));
+    Value bOff = ix.mulC(lb, stage, bStage);
     Value acc = lb.create<t::WarpgroupMmaOp>(l, accType, As, aOff, Bs, bOff, loop.getRegionIterArgs()[0],
                                              static_cast<uint64_t>(TN), static_cast<uint64_t>(BK),
                                              static_cast<uint64_t>(kBlockStride), operand);
@@ -147,19 +143,19 @@ void buildKernel(func::FuncOp k, graph::MatmulOp matmul, const GemmTile &t, Valu
   }
   // Lane p of its warpgroup (warp w = p/32, q = p%32), element v: row
   // 16*w + q/4 + 8*((v%4)/2), column 8*(v/4) + 2*(q%4) + v%2.
-  Value w = divC(b, p, 32), q = remC(b, p, 32);
-  Value rowBase = add(b, m0, add(b, mulC(b, wg, 64), add(b, mulC(b, w, 16), divC(b, q, 4))));
-  Value colBase = add(b, n0, mulC(b, remC(b, q, 4), 2));
+  Value w = ix.divC(b, p, 32), q = ix.remC(b, p, 32);
+  Value rowBase = ix.add(b, m0, ix.add(b, ix.mulC(b, wg, 64), ix.add(b, ix.mulC(b, w, 16), ix.divC(b, q, 4))));
+  Value colBase = ix.add(b, n0, ix.mulC(b, ix.remC(b, q, 4), 2));
   for (int64_t v = 0; v < perLane; ++v) {
-    Value row = add(b, rowBase, c(b, 8 * ((v % 4) / 2)));
-    Value col = add(b, colBase, c(b, 8 * (v / 4) + v % 2));
+    Value row = ix.add(b, rowBase, ix.c(b, 8 * ((v % 4) / 2)));
+    Value col = ix.add(b, colBase, ix.c(b, 8 * (v / 4) + v % 2));
     Value x = b.create<vector::ExtractOp>(l, loop.getResult(0), ArrayRef<int64_t>{v});
     if (M % TM == 0 && N % TN == 0) {
       store(b, row, col, x);
       continue;
     }
-    Value inside = b.create<arith::AndIOp>(l, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, row, c(b, M)),
-                                           b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, col, c(b, N)));
+    Value inside = b.create<arith::AndIOp>(l, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, row, ix.c(b, M)),
+                                           b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, col, ix.c(b, N)));
     auto guard = b.create<scf::IfOp>(l, inside, false);
     OpBuilder gb2 = guard.getThenBodyBuilder();
     store(gb2, row, col, x);

@@ -224,6 +224,19 @@ struct KernelLowering {
                                     {/*hardwareF16=*/true, /*bf16AsI16=*/true, /*selectDivisionByZero=*/false});
   }
 
+  /// The lane's linear index in its group modulo `width` (its index in its
+  /// subgroup or warpgroup).
+  Value laneModulo(OpBuilder &b, Location l, int64_t width) {
+    Value x = b.create<gpu::ThreadIdOp>(l, gpu::Dimension::x);
+    if (group[1] * group[2] > 1) {
+      Value y = b.create<gpu::ThreadIdOp>(l, gpu::Dimension::y);
+      Value z = b.create<gpu::ThreadIdOp>(l, gpu::Dimension::z);
+      Value yz = b.create<arith::AddIOp>(l, y, b.create<arith::MulIOp>(l, z, cIdx(b, l, group[1])));
+      x = b.create<arith::AddIOp>(l, x, b.create<arith::MulIOp>(l, yz, cIdx(b, l, group[0])));
+    }
+    return b.create<arith::RemUIOp>(l, x, cIdx(b, l, width));
+  }
+
   /// subgroup_mma without matrix units: lane q of the subgroup computes its
   /// own elements (the op's layout), reading the 2*(m/16) rows of A and the
   /// 2*(n/8) columns of B it needs once per k; the 16 products of each
@@ -562,15 +575,7 @@ struct KernelLowering {
         if (lanes % 32)
           return op->emitOpError() << "needs groups of whole 32-lane subgroups; this kernel's group has "
                                    << lanes << " lanes";
-        // The lane's index in its subgroup of 32 (linear lane id % 32).
-        Value x = b.create<gpu::ThreadIdOp>(l, gpu::Dimension::x);
-        if (group[1] * group[2] > 1) {
-          Value y = b.create<gpu::ThreadIdOp>(l, gpu::Dimension::y);
-          Value z = b.create<gpu::ThreadIdOp>(l, gpu::Dimension::z);
-          Value yz = b.create<arith::AddIOp>(l, y, b.create<arith::MulIOp>(l, z, cIdx(b, l, group[1])));
-          x = b.create<arith::AddIOp>(l, x, b.create<arith::MulIOp>(l, yz, cIdx(b, l, group[0])));
-        }
-        Value q = b.create<arith::RemUIOp>(l, x, cIdx(b, l, 32));
+        Value q = laneModulo(b, l, 32);  // the lane's index in its subgroup
         if (subgroupMma) {
           auto r = subgroupMma(b, o, *c, q);
           if (failed(r)) return failure();
@@ -585,15 +590,7 @@ struct KernelLowering {
         if (lanes % 128)
           return op->emitOpError() << "needs groups of whole 128-lane warpgroups; this kernel's group has "
                                    << lanes << " lanes";
-        // The lane's index in its warpgroup (linear lane id % 128).
-        Value x = b.create<gpu::ThreadIdOp>(l, gpu::Dimension::x);
-        if (group[1] * group[2] > 1) {
-          Value y = b.create<gpu::ThreadIdOp>(l, gpu::Dimension::y);
-          Value z = b.create<gpu::ThreadIdOp>(l, gpu::Dimension::z);
-          Value yz = b.create<arith::AddIOp>(l, y, b.create<arith::MulIOp>(l, z, cIdx(b, l, group[1])));
-          x = b.create<arith::AddIOp>(l, x, b.create<arith::MulIOp>(l, yz, cIdx(b, l, group[0])));
-        }
-        Value p = b.create<arith::RemUIOp>(l, x, cIdx(b, l, 128));
+        Value p = laneModulo(b, l, 128);  // the lane's index in its warpgroup
         if (warpgroupMma) {
           auto r = warpgroupMma(b, o, *c, p);
           if (failed(r)) return failure();
