@@ -43,17 +43,25 @@ int64_t sliceK(const GemmTile &t) { return std::max<int64_t>(32, (t.bk + 15) / 1
 
 int64_t lanes(const GemmTile &t) { return t.mmaWgmma ? wgmma::lanes(t) : (t.tm / kWarpM) * (t.tn / kWarpN) * 32; }
 
-bool eligible(graph::MatmulOp matmul, const GemmTile &t) {
-  if (t.mmaWgmma) return wgmma::eligible(matmul, t);
-  if (!t.mmaSync) return false;
+bool matrixUnitOperands(graph::MatmulOp matmul, int64_t *M, int64_t *N, int64_t *K) {
   Type a = elemOf(matmul.getLhs()), b = elemOf(matmul.getRhs());
   if (a != b || !(a.isBF16() || a.isF16())) return false;
   if (!elements::computeType(elemOf(matmul.getResult())).isF32()) return false;
   auto at = matmul.getLhs().getType().cast<ShapedType>(), bt = matmul.getRhs().getType().cast<ShapedType>();
   auto ct = matmul.getType().cast<ShapedType>();
   if (!at.hasStaticShape() || !bt.hasStaticShape() || at.getRank() != bt.getRank()) return false;
-  const int64_t r = at.getRank(), M = at.getDimSize(r - 2), K = at.getDimSize(r - 1), N = ct.getShape().back();
-  if (bt.getDimSize(r - 2) != K || bt.getDimSize(r - 1) != N) return false;
+  const int64_t r = at.getRank();
+  *M = at.getDimSize(r - 2);
+  *K = at.getDimSize(r - 1);
+  *N = ct.getShape().back();
+  return bt.getDimSize(r - 2) == *K && bt.getDimSize(r - 1) == *N;
+}
+
+bool eligible(graph::MatmulOp matmul, const GemmTile &t) {
+  if (t.mmaWgmma) return wgmma::eligible(matmul, t);
+  if (!t.mmaSync) return false;
+  int64_t M, N, K;
+  if (!matrixUnitOperands(matmul, &M, &N, &K)) return false;
   if (t.tm % kWarpM || t.tn % kWarpN) return false;
   if (M % t.tm || N % t.tn || K % sliceK(t)) return false;
   return lanes(t) <= 1024 && sharedBytes(t) <= kMaxSharedBytes;

@@ -44,6 +44,10 @@ constexpr int64_t kWarpM = 64, kWarpN = 32;
 /// 4.05 ms at 32 for a bf16 8192^3 GEMM on an H100).
 int64_t sliceK(const GemmTile &tile);
 
+/// Whether `matmul` multiplies bf16 x bf16 or f16 x f16 accumulated in f32
+/// on static shapes, as matrix units do; its M, N, K.
+bool matrixUnitOperands(graph::MatmulOp matmul, int64_t *M, int64_t *N, int64_t *K);
+
 /// (Each function below hands a tile with mmaWgmma to WgmmaGemmKernel.h.)
 ///
 /// Whether `matmul` with `tile` gets this kernel: tile.mmaSync, bf16 x bf16

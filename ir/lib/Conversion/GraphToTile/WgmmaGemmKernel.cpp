@@ -4,7 +4,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "tessera/Conversion/ElementTypes.h"
 #include "tessera/Dialect/Tile/IR/Tile.h"
 
 using namespace mlir;
@@ -33,14 +32,9 @@ int64_t stages(const GemmTile &t) {
 
 bool eligible(graph::MatmulOp matmul, const GemmTile &t) {
   if (!t.mmaWgmma) return false;
-  Type a = elemOf(matmul.getLhs()), b = elemOf(matmul.getRhs());
-  if (a != b || !(a.isBF16() || a.isF16())) return false;
-  if (!elements::computeType(elemOf(matmul.getResult())).isF32()) return false;
-  auto at = matmul.getLhs().getType().cast<ShapedType>(), bt = matmul.getRhs().getType().cast<ShapedType>();
+  int64_t M, N, K;
+  if (!mma::matrixUnitOperands(matmul, &M, &N, &K)) return false;
   auto ct = matmul.getType().cast<ShapedType>();
-  if (!at.hasStaticShape() || !bt.hasStaticShape() || at.getRank() != bt.getRank()) return false;
-  const int64_t r = at.getRank(), M = at.getDimSize(r - 2), K = at.getDimSize(r - 1), N = ct.getShape().back();
-  if (bt.getDimSize(r - 2) != K || bt.getDimSize(r - 1) != N) return false;
   if ((t.tm != 64 && t.tm != 128) || t.tn % 64 || t.tn > 256) return false;
   // Edges: tile loads read zeros outside their view and the epilogue
   // stores only inside C, so TM, TN and 64 need not divide M, N, K. The
