@@ -7,6 +7,7 @@
 //
 // A thin main over libtessera_compiler (CompileProgramImage, EmitProgram).
 #include <cstdio>
+#include <sstream>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -160,6 +161,11 @@ int main(int argc, char** argv) {
   }
   auto out = EmitProgram(source, options, emit);
   if (!out.ok()) return Fail(out.status().code() == StatusCode::kNotFound ? 2 : 1, out.status().message());
+  // What the compiler says about its output (warnings, what an emitted
+  // form leaves out), on stderr; not the timing of the IR hand-off.
+  std::istringstream log(out->log);
+  for (std::string line; std::getline(log, line);)
+    if (!line.empty() && line.rfind("hand-off: ", 0) != 0) std::fprintf(stderr, "%s\n", line.c_str());
   const std::string ext = Extension(emit);
   if (output.empty()) output = Stem(program) + ext;
   if (out->format.rfind(kKernelArchivePrefix, 0) == 0 && IsKernelArchive(out->data.data(), out->data.size())) {

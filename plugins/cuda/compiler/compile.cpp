@@ -7,7 +7,9 @@
 // Where no ptxas is found the archive holds the PTX, which the driver
 // compiles at load (a warning in the compile log says so).  Emit kinds:
 // "ptx" (the text of every kernel) and "cubin" (the kernel's cubin, or the
-// archive of them when there are several).
+// archive of them when there are several).  The executable's archive
+// carries each TMA kernel's tensor maps beside its cubin (".tensormaps:"
+// entries, tensor_map.hpp); emitted forms list them in the compile log.
 //===----------------------------------------------------------------------===//
 #include "DynamicShared.h"
 #include "PTXBackend.h"
@@ -89,8 +91,9 @@ TsErrorCode Lower(ModuleOp module, const CompileRequest &request, CompileResult 
       e.data = std::move(ptx);  // the driver compiles PTX at load
     }
     entries.push_back(std::move(e));
-    // The kernel's TMA tensor maps, which the plugin encodes at each launch.
-    if (auto maps = tensorMaps.find(k.name); maps != tensorMaps.end()) {
+    // The kernel's TMA tensor maps, which the plugin encodes at each launch
+    // (an emitted cubin lists them in the log instead).
+    if (auto maps = tensorMaps.find(k.name); maps != tensorMaps.end() && request.emit.empty()) {
       tessera::ArchiveEntry m;
       m.name = tessera::cuda::kTensorMapEntryPrefix + k.name;
       for (const std::string &line : maps->second) m.data += line + "\n";
@@ -111,10 +114,20 @@ TsErrorCode Lower(ModuleOp module, const CompileRequest &request, CompileResult 
   if (request.emit.empty() && ptxas.empty())
     result->log += "no ptxas found ($CUDA_HOME/bin, /usr/local/cuda/bin, PATH): the "
                    "executable holds PTX, which the driver compiles when it is loaded\n";
+  // Emitted cubins and PTX are for reading: a TMA kernel's tensor maps,
+  // which they cannot carry, are said in the log.
+  if (!request.emit.empty())
+    for (const auto &[name, maps] : tensorMaps) {
+      result->log += "kernel '" + name + "' takes " + std::to_string(maps.size()) +
+                     " TMA tensor maps (128 bytes each) after its parameters, which a launch must "
+                     "encode (cuTensorMapEncodeTiled); the executable (no --emit) carries them:\n";
+      for (const std::string &line : maps) result->log += "  " + line + "\n";
+    }
   if (request.emit == "ptx") {
     result->format = "ptx";
     result->data = std::move(text);
-  } else if (request.emit == "cubin" && entries.size() == 1 && tensorMaps.empty()) {
+  } else if (request.emit == "cubin" && kernels.size() == 1) {
+    // The kernel's own cubin (for cuobjdump and nvdisasm).
     result->format = "cubin";
     result->data = std::move(entries.front().data);
   } else {

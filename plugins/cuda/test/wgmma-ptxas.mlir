@@ -9,6 +9,14 @@
 // RUN: tessera-compile %s --target cuda:sm_90a --compile-option tma=false --emit ptx -o %t.cp.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.cp.ptx -o %t.cp.cubin 2>&1 | FileCheck %s
 
+// --emit cubin writes the kernel's cubin alone and lists, on stderr, the
+// tensor maps a launch appends (which the executable's archive carries):
+// RUN: tessera-compile %s --target cuda:sm_90a --emit cubin -o %t.single.cubin 2>&1 | FileCheck %s --check-prefix=EMIT
+// EMIT: kernel 'gemm_k0_gemm' takes 2 TMA tensor maps (128 bytes each) after its parameters
+// EMIT-NEXT: arg=0 element_bytes=2 rows=512 ld=512 box_rows=128 box_cols=64 swizzle=128
+// EMIT-NEXT: arg=1 element_bytes=2 rows=512 ld=512 box_rows=64 box_cols=64 swizzle=128
+// EMIT: wrote {{.*}}: cubin of 1 kernel for cuda:sm_90a
+
 // CHECK-NOT: warning
 // CHECK: 0 bytes spill stores, 0 bytes spill loads
 // CHECK-NOT: bytes smem
