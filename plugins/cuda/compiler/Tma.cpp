@@ -48,7 +48,6 @@ LogicalResult lowerTileLoadsToTma(func::FuncOp f, std::vector<std::string> *maps
     if (isa<t::TileLoadAsyncOp, t::TileLoadCommitOp, t::TileLoadWaitOp>(op)) ops.push_back(op);
   });
   if (ops.empty()) return success();
-  MLIRContext *ctx = f.getContext();
   Location fl = f.getLoc();
   SmallVector<int64_t> group = t::getGroupSize(f);
 
@@ -128,7 +127,6 @@ LogicalResult lowerTileLoadsToTma(func::FuncOp f, std::vector<std::string> *maps
     }
     op->erase();
   }
-  (void)ctx;
   return success();
 }
 
