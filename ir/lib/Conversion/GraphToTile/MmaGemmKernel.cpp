@@ -70,15 +70,20 @@ bool eligible(graph::MatmulOp matmul, const GemmTile &t) {
 GemmTile fitTile(graph::MatmulOp matmul, const GemmTile &tile) {
   if (tile.mmaWgmma) return wgmma::fitTile(matmul, tile);
   if (!tile.mmaSync || eligible(matmul, tile)) return tile;
-  for (int64_t tm : {tile.tm, int64_t{128}, int64_t{64}}) {
-    if (tm > tile.tm) continue;
-    for (int64_t tn : {tile.tn, int64_t{128}, int64_t{64}, int64_t{32}}) {
-      if (tn > tile.tn) continue;
-      GemmTile t = tile;
-      t.tm = tm;
-      t.tn = tn;
-      if (eligible(matmul, t)) return t;
-    }
+  SmallVector<std::pair<int64_t, int64_t>> sizes;
+  for (int64_t tm : {tile.tm, int64_t{128}, int64_t{64}})
+    for (int64_t tn : {tile.tn, int64_t{128}, int64_t{64}, int64_t{32}}) sizes.push_back({tm, tn});
+  return firstEligibleTile(matmul, tile, sizes, eligible);
+}
+
+GemmTile firstEligibleTile(graph::MatmulOp matmul, const GemmTile &tile, ArrayRef<std::pair<int64_t, int64_t>> sizes,
+                           function_ref<bool(graph::MatmulOp, const GemmTile &)> isEligible) {
+  for (auto [tm, tn] : sizes) {
+    if (tm > tile.tm || tn > tile.tn) continue;
+    GemmTile t = tile;
+    t.tm = tm;
+    t.tn = tn;
+    if (isEligible(matmul, t)) return t;
   }
   return tile;
 }

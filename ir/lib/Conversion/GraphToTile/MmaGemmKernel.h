@@ -61,6 +61,12 @@ bool eligible(graph::MatmulOp matmul, const GemmTile &tile);
 /// attention product gets 128 x 64), or `tile` when none does.
 GemmTile fitTile(graph::MatmulOp matmul, const GemmTile &tile);
 
+/// The first of `sizes` (TM, TN), no larger than `tile`'s, that makes
+/// `matmul` eligible, as `tile` with those sizes; else `tile`.
+GemmTile firstEligibleTile(graph::MatmulOp matmul, const GemmTile &tile,
+                           llvm::ArrayRef<std::pair<int64_t, int64_t>> sizes,
+                           llvm::function_ref<bool(graph::MatmulOp, const GemmTile &)> isEligible);
+
 /// Lanes per group: (TM / 64) x (TN / 32) subgroups of 32.
 int64_t lanes(const GemmTile &tile);
 

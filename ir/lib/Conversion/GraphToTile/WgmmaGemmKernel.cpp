@@ -49,14 +49,7 @@ bool eligible(graph::MatmulOp matmul, const GemmTile &t) {
 
 GemmTile fitTile(graph::MatmulOp matmul, const GemmTile &tile) {
   if (!tile.mmaWgmma || eligible(matmul, tile)) return tile;
-  for (auto [tm, tn] : {std::pair<int64_t, int64_t>{128, 128}, {64, 128}, {128, 64}, {64, 64}}) {
-    if (tm > tile.tm || tn > tile.tn) continue;
-    GemmTile t = tile;
-    t.tm = tm;
-    t.tn = tn;
-    if (eligible(matmul, t)) return t;
-  }
-  return tile;
+  return mma::firstEligibleTile(matmul, tile, {{128, 128}, {64, 128}, {128, 64}, {64, 64}}, eligible);
 }
 
 void buildKernel(func::FuncOp k, graph::MatmulOp matmul, const GemmTile &t, Value A, Value B,
