@@ -321,6 +321,11 @@ TEST(CudaTensorMaps, ParseIsStrictAndBounded) {
   ASSERT_EQ(specs.size(), 1u);
   EXPECT_EQ(specs[0].rows, 4096u);
   EXPECT_EQ(specs[0].box_rows, 128u);
+  // What the compiler part writes reads back the same.
+  std::vector<TensorMapSpec> again;
+  ASSERT_EQ(ParseTensorMapSpecs(FormatTensorMapSpec(specs[0]), &again), "");
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(FormatTensorMapSpec(again[0]), FormatTensorMapSpec(specs[0]));
   for (const char* bad : {"arg=0", "arg=0 arg=0 element_bytes=2 rows=1 ld=8 box_rows=1 box_cols=8 swizzle=0",
                           "arg=-1 element_bytes=2 rows=1 ld=8 box_rows=1 box_cols=8 swizzle=0",
                           "arg=0 element_bytes=2 rows=1 ld=8 box_rows=1 box_cols=8 swizzle=0 color=3",

@@ -44,6 +44,13 @@ struct TiledMapArgs {
   uint32_t element_strides[2] = {1, 1};
 };
 
+// One line of an archive entry (the compiler part writes them with it).
+inline std::string FormatTensorMapSpec(const TensorMapSpec& s) {
+  return "arg=" + std::to_string(s.arg) + " element_bytes=" + std::to_string(s.element_bytes) +
+         " rows=" + std::to_string(s.rows) + " ld=" + std::to_string(s.ld) + " box_rows=" + std::to_string(s.box_rows) +
+         " box_cols=" + std::to_string(s.box_cols) + " swizzle=" + std::to_string(s.swizzle);
+}
+
 // Parses the lines of an archive entry; "" or what is wrong (line number
 // and token).  At most kMaxTensorMaps lines.
 inline constexpr size_t kMaxTensorMaps = 64;

@@ -2,6 +2,7 @@
 #include "Tma.h"
 
 #include "MmaSync.h"
+#include "tensor_map.hpp"
 
 #include <map>
 #include <tuple>
@@ -79,11 +80,17 @@ LogicalResult lowerTileLoadsToTma(func::FuncOp f, std::vector<std::string> *maps
                                "buffer the launch passes)");
       auto key = std::make_tuple(arg.getArgNumber(), tl.getSourceRows(), tl.getLd(), tl.getRows(), tl.getCols());
       auto [it, added] = params.try_emplace(key, static_cast<unsigned>(params.size()));
-      if (added)
-        maps->push_back("arg=" + std::to_string(arg.getArgNumber()) + " element_bytes=2 rows=" +
-                        std::to_string(tl.getSourceRows()) + " ld=" + std::to_string(tl.getLd()) +
-                        " box_rows=" + std::to_string(tl.getRows()) + " box_cols=" + std::to_string(tl.getCols()) +
-                        " swizzle=128");
+      if (added) {
+        TensorMapSpec spec;
+        spec.arg = arg.getArgNumber();
+        spec.element_bytes = 2;
+        spec.rows = tl.getSourceRows();
+        spec.ld = tl.getLd();
+        spec.box_rows = tl.getRows();
+        spec.box_cols = tl.getCols();
+        spec.swizzle = 128;
+        maps->push_back(FormatTensorMapSpec(spec));
+      }
       const std::string param = kernel + "_param_" + std::to_string(numArgs + it->second);
       const int64_t bytes = tl.getRows() * tl.getCols() * 2;
       Value lane = gpu_lowering::linearLaneId(b, l, group);

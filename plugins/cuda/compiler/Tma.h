@@ -34,7 +34,7 @@ namespace tessera::cuda {
 
 /// Rewrites the tile loads of kernel `f` (Tile IR, before the kernel body
 /// is lowered) into TMA copies; `maps` gets one line per tensor-map
-/// parameter, in parameter order (the tensor_map.hpp format).
+/// parameter, in parameter order (FormatTensorMapSpec, tensor_map.hpp).
 mlir::LogicalResult lowerTileLoadsToTma(mlir::func::FuncOp f, std::vector<std::string> *maps);
 
 }  // namespace tessera::cuda
