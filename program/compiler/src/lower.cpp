@@ -10,6 +10,7 @@
 #include "tessera/Conversion/GraphToTile/Pipeline.h"
 #include "tessera/Dialect/Graph/IR/Graph.h"
 #include "tessera/Dialect/Graph/Transforms/Passes.h"
+#include "tessera/Dialect/Graph/Transforms/RowStages.h"
 #include "tessera/Dialect/Graph/Transforms/SpmdPlan.h"
 #include "tessera/Dialect/Tile/IR/Tile.h"
 #include "tessera/element_types.hpp"
@@ -132,9 +133,59 @@ StatusOr<LoweredProgram> LowerTileKernel(ParsedModule& parsed, FuncOp kernel, co
   return out;
 }
 
+// A function cut into row stages (RowStages.h): its parts in call order,
+// each operand and result as the function's input i, its output k, or
+// intermediate j (a buffer of its own per call of the function).
+struct PartRef {
+  enum Kind { kInput, kOutput, kIntermediate } kind;
+  uint32_t index;
+};
+struct RowPartLaunch {
+  std::string kernel;
+  std::string location;
+  std::vector<PartRef> args;  // operands, then results
+};
+struct RowStagePlan {
+  std::vector<RowPartLaunch> launches;
+  std::vector<mlir::RankedTensorType> intermediates;
+};
+
+StatusOr<RowStagePlan> ReadRowStages(FuncOp fn) {
+  RowStagePlan plan;
+  llvm::DenseMap<mlir::Value, PartRef> ref;
+  for (auto [i, a] : llvm::enumerate(fn.getArguments())) ref[a] = {PartRef::kInput, static_cast<uint32_t>(i)};
+  mlir::Operation* ret = fn.front().getTerminator();
+  for (auto [k, v] : llvm::enumerate(ret->getOperands())) ref[v] = {PartRef::kOutput, static_cast<uint32_t>(k)};
+  for (mlir::Operation& op : fn.front().without_terminator()) {
+    auto call = mlir::dyn_cast<mlir::func::CallOp>(op);
+    if (!call) return Status(StatusCode::kInternal, "a row-stage plan holds something that is not a call");
+    RowPartLaunch l;
+    l.kernel = call.getCallee().str();
+    l.location = LocText(call.getLoc());
+    for (mlir::Value v : call.getOperands()) {
+      auto it = ref.find(v);
+      if (it == ref.end()) return Status(StatusCode::kInternal, "a row-stage operand comes from nowhere");
+      l.args.push_back(it->second);
+    }
+    for (mlir::Value r : call.getResults()) {
+      if (!ref.count(r)) {
+        ref[r] = {PartRef::kIntermediate, static_cast<uint32_t>(plan.intermediates.size())};
+        plan.intermediates.push_back(r.getType().cast<mlir::RankedTensorType>());
+      }
+      l.args.push_back(ref[r]);
+    }
+    plan.launches.push_back(std::move(l));
+  }
+  return plan;
+}
+
 // Graph IR stages -> Schedule IR functions the plugin turns into kernels.
+// On these targets (cpu) a kernel's groups split its dim-0 rows, so a stage
+// that is not row-local is cut into parts that are (row-stages, on unless
+// the schedule says row-stages=0): one launch per part.
 Status LowerStagesToSchedule(ParsedModule& parsed, mlir::ModuleOp staged, const std::vector<Stage>& stages,
-                             const CompileTargetInfo& target, const std::string& schedule, LoweredProgram* out) {
+                             const CompileTargetInfo& target, const std::string& schedule, LoweredProgram* out,
+                             std::vector<std::pair<size_t, size_t>>* stage_steps) {
   // A stage function called several times (row blocks of an overlapped
   // pipeline) is compiled once; each call is a launch of its own.
   std::vector<std::string> names;
@@ -144,7 +195,9 @@ Status LowerStagesToSchedule(ParsedModule& parsed, mlir::ModuleOp staged, const 
   mlir::PassManager pm(&parsed.context());
   pm.addPass(graph::createLowerQuantization());
   pm.addPass(graph::createLowerLayouts());
-  std::unique_ptr<mlir::Pass> gs = graph::createGraphToSchedule();
+  graph::GraphToScheduleOptions defaults;
+  defaults.rowStages = true;
+  std::unique_ptr<mlir::Pass> gs = graph::createGraphToSchedule(defaults);
   const std::string text = target.schedule + (schedule.empty() ? "" : " " + schedule);
   if (!text.empty() && mlir::failed(gs->initializeOptions(text)))
     return Status(StatusCode::kInvalidArgument,
@@ -156,15 +209,54 @@ Status LowerStagesToSchedule(ParsedModule& parsed, mlir::ModuleOp staged, const 
     // backend honours, an unsupported shape) is UNSUPPORTED, as on the GPU
     // path (LowerStagesToTile).
     return parsed.Error(StatusCode::kUnsupported, "lowering " + parsed.name() + " to Schedule IR failed");
+  // Stages cut into parts: read their plans, then leave only kernels.
+  std::map<std::string, RowStagePlan> cut;
+  for (const std::string& name : names) {
+    auto fn = out->module->lookupSymbol<FuncOp>(name);
+    if (!fn || !fn->hasAttr(graph::kRowStagesAttr)) continue;
+    StatusOr<RowStagePlan> plan = ReadRowStages(fn);
+    if (!plan.ok()) return plan.status();
+    cut.emplace(name, std::move(*plan));
+    fn.erase();
+  }
+  for (FuncOp f : out->module->getOps<FuncOp>()) f.setPublic();
   for (const Stage& s : stages) {
-    PlanStep step;
-    step.kind = PlanStep::kLaunch;
-    step.kernel = s.name;
-    step.location = s.location;
-    step.grid = step.group_size = TsDim3{0, 0, 0};  // the kernel's own (FinishImage)
-    for (uint32_t v : s.inputs) step.args.push_back({PlanArg::kValue, v});
-    for (uint32_t v : s.outputs) step.args.push_back({PlanArg::kValue, v});
-    out->image.steps.push_back(std::move(step));
+    const size_t first = out->image.steps.size();
+    auto plan = cut.find(s.name);
+    if (plan == cut.end()) {
+      PlanStep step;
+      step.kind = PlanStep::kLaunch;
+      step.kernel = s.name;
+      step.location = s.location;
+      step.grid = step.group_size = TsDim3{0, 0, 0};  // the kernel's own (FinishImage)
+      for (uint32_t v : s.inputs) step.args.push_back({PlanArg::kValue, v});
+      for (uint32_t v : s.outputs) step.args.push_back({PlanArg::kValue, v});
+      out->image.steps.push_back(std::move(step));
+      stage_steps->push_back({first, out->image.steps.size()});
+      continue;
+    }
+    // Fresh intermediates per call: calls of one stage may be in flight on
+    // different streams (the overlapped pipeline).
+    std::vector<uint32_t> intermediate;
+    for (mlir::RankedTensorType t : plan->second.intermediates) {
+      intermediate.push_back(static_cast<uint32_t>(out->image.values.size()));
+      out->image.values.push_back({g::typeText(t.getElementType()), TensorBytes(t)});
+    }
+    for (const RowPartLaunch& l : plan->second.launches) {
+      PlanStep step;
+      step.kind = PlanStep::kLaunch;
+      step.kernel = l.kernel;
+      step.location = l.location;
+      step.grid = step.group_size = TsDim3{0, 0, 0};
+      for (const PartRef& r : l.args) {
+        const std::vector<uint32_t>& from =
+            r.kind == PartRef::kInput ? s.inputs : r.kind == PartRef::kOutput ? s.outputs : intermediate;
+        if (r.index >= from.size()) return Status(StatusCode::kInternal, "a row-stage plan names an unknown value");
+        step.args.push_back({PlanArg::kValue, from[r.index]});
+      }
+      out->image.steps.push_back(std::move(step));
+    }
+    stage_steps->push_back({first, out->image.steps.size()});
   }
   return Status::Ok();
 }
@@ -367,22 +459,19 @@ StatusOr<LoweredProgram> LowerGraph(ParsedModule& parsed, FuncOp fn, const Compi
 
   // Each stage lowered for the target; steps then follow the plan's order.
   std::vector<PlanStep> collected;
-  if (target.input_levels & TS_IR_LEVEL_SCHEDULE) {
-    TESSERA_RETURN_IF_ERROR(LowerStagesToSchedule(parsed, *staged, stages, target, schedule, &out));
-    std::vector<PlanStep> launches = std::move(im.steps);  // one per stage call, in order
-    for (auto [is_stage, index] : order) collected.push_back(is_stage ? launches[index] : collectives[index]);
-  } else {
-    std::vector<std::pair<size_t, size_t>> stage_steps;  // per stage call: its launches
+  std::vector<std::pair<size_t, size_t>> stage_steps;  // per stage call: its launches
+  if (target.input_levels & TS_IR_LEVEL_SCHEDULE)
+    TESSERA_RETURN_IF_ERROR(LowerStagesToSchedule(parsed, *staged, stages, target, schedule, &out, &stage_steps));
+  else
     TESSERA_RETURN_IF_ERROR(LowerStagesToTile(parsed, *staged, stages, target, schedule, &out, &stage_steps));
-    std::vector<PlanStep> launches = std::move(im.steps);
-    for (auto [is_stage, index] : order) {
-      if (!is_stage) {
-        collected.push_back(collectives[index]);
-        continue;
-      }
-      auto [first, last] = stage_steps[index];
-      for (size_t k = first; k < last; ++k) collected.push_back(launches[k]);
+  std::vector<PlanStep> launches = std::move(im.steps);
+  for (auto [is_stage, index] : order) {
+    if (!is_stage) {
+      collected.push_back(collectives[index]);
+      continue;
     }
+    auto [first, last] = stage_steps[index];
+    for (size_t k = first; k < last; ++k) collected.push_back(launches[k]);
   }
   im.steps = std::move(collected);
   return out;

@@ -28,6 +28,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Matchers.h"
 #include "tessera/Dialect/Graph/IR/Graph.h"
+#include "tessera/Dialect/Graph/Transforms/RowLocality.h"
 #include "tessera/Dialect/Schedule/IR/Schedule.h"
 
 namespace tessera::cpu {
@@ -101,150 +102,18 @@ class KernelBuilder {
 using g::isSplatConstant;
 int64_t rankOf(Value v) { return v.getType().cast<ShapedType>().getRank(); }
 
-/// Does operand `o` of an elementwise op have the rows of its result `r`
-/// (same rank and dim 0), rather than being broadcast along dim 0?
-bool sameRows(Value o, Value r) {
-  auto a = o.getType().cast<ShapedType>(), b = r.getType().cast<ShapedType>();
-  return a.getRank() == b.getRank() && (a.getRank() == 0 || a.getDimSize(0) == b.getDimSize(0));
-}
-
-bool isBatched(g::MatmulOp mm) { return mm.getType().cast<RankedTensorType>().getRank() > 2; }
-bool isBatchedRhs(OpOperand &use) {
-  auto mm = dyn_cast<g::MatmulOp>(use.getOwner());
-  return mm && use.getOperandNumber() == 1 && isBatched(mm);
-}
-
 /// Rows are independent when every op maps row i of its row operands to row
-/// i of its result; weights (matmul rhs, broadcast operands) must be inputs.
+/// i of its result; weights (matmul rhs, broadcast operands) must be inputs
+/// (the rules: graph::analyzeRowLocality, shared with the program
+/// compiler's cut into row stages).
 LogicalResult KernelBuilder::analyzeRows() {
   auto results = src.getFunctionType().getResults();
   if (results.empty()) return src.emitError("a Graph IR program must return a tensor");
-  auto r0 = results[0].dyn_cast<RankedTensorType>();
-  if (!r0) return src.emitError("a Graph IR program must return tensors");
-  if (r0.getRank() < 1) {  // a scalar result: one group computes everything
-    rowsTotal = 1;
-    parallel = false;
-    return success();
-  }
-  rowsTotal = r0.getDimSize(0);
-  bool ok = true;
-  auto isArg = [&](Value v) { return v.isa<BlockArgument>() && v.getParentBlock() == &src.front(); };
-  auto dim0 = [&](Value v) {
-    auto t = v.getType().cast<RankedTensorType>();
-    return t.getRank() >= 1 ? t.getDimSize(0) : -1;
-  };
-  auto markRowIf = [&](Value v) { if (dim0(v) == rowsTotal) rowValues.insert(v); };
-  std::function<void(Operation *)> visit = [&](Operation *op) {
-    if (auto tile = dyn_cast<schedule::TileOp>(op)) {
-      // Map region arguments to operands, analyse the region, map back.
-      for (auto [arg, v] : llvm::zip(tile.getBody().getArguments(), tile.getOperands()))
-        if (rowValues.contains(v)) rowValues.insert(arg);
-      for (Operation &inner : tile.getBody().front().without_terminator()) visit(&inner);
-      auto y = cast<schedule::YieldOp>(tile.getBody().front().getTerminator());
-      for (auto [res, v] : llvm::zip(tile.getResults(), y.getValues()))
-        if (rowValues.contains(v)) rowValues.insert(res);
-      // Weights inside the region must come from function inputs.
-      for (auto [arg, v] : llvm::zip(tile.getBody().getArguments(), tile.getOperands()))
-        if (!rowValues.contains(arg) && !isArg(v)) ok = false;
-      return;
-    }
-    if (auto mm = dyn_cast<g::MatmulOp>(op)) {
-      // Rank 2: rows of the lhs, the whole rhs.  Batched: dim 0 is a batch
-      // dim of both operands, so both are split with it.
-      if (!rowValues.contains(mm.getLhs()) || rowValues.contains(mm.getRhs()) != isBatched(mm))
-        ok = false;
-      rowValues.insert(mm.getResult());
-      return;
-    }
-    if (g::isElementwise(op)) {
-      // Operands of the result's rank and dim 0 are rows (or splat
-      // constants: the same in every row); the others are broadcasts
-      // along dim 0 (lower rank, or dim 0 of size 1), read whole.
-      bool anyRows = false;
-      for (Value o : op->getOperands()) {
-        bool full = sameRows(o, op->getResult(0));
-        if (full && rowValues.contains(o)) anyRows = true;
-        else if (full ? !isSplatConstant(o) : rowValues.contains(o)) ok = false;
-      }
-      if (!anyRows) ok = false;
-      rowValues.insert(op->getResult(0));
-      return;
-    }
-    if (isSplatConstant(op->getNumResults() == 1 ? op->getResult(0) : Value())) return;
-    if (auto fa = dyn_cast<schedule::FlashAttentionOp>(op)) {
-      // Query rows are independent; every group reads all of K and V, which
-      // must therefore be inputs (computed ones would be per-group rows).
-      // Batched (heads): dim 0 is the batch of all three, split with it.
-      if (rankOf(fa.getQuery()) == 3) {
-        for (Value v : {fa.getQuery(), fa.getKeyT(), fa.getValue()})
-          if (!rowValues.contains(v)) ok = false;
-      } else if (!rowValues.contains(fa.getQuery()) || !isArg(fa.getKeyT()) || !isArg(fa.getValue()) ||
-                 rowValues.contains(fa.getKeyT()) || rowValues.contains(fa.getValue())) {
-        ok = false;
-      }
-      rowValues.insert(fa.getResult());
-      return;
-    }
-    if (auto fg = dyn_cast<schedule::FlashAttentionGradOp>(op)) {
-      // Every query reaches every key's cotangent: only heads (dim 0 of
-      // every operand and result of a rank-3 op) are independent.
-      if (rankOf(fg.getQuery()) != 3) ok = false;
-      for (Value v : fg->getOperands())
-        if (!rowValues.contains(v)) ok = false;
-      for (Value r : fg->getResults()) rowValues.insert(r);
-      return;
-    }
-    if (auto sm = dyn_cast<g::SoftmaxOp>(op)) {
-      if (!rowValues.contains(sm.getInput()) || sm.getDim() == 0) ok = false;
-      rowValues.insert(sm.getResult());
-      return;
-    }
-    if (auto red = dyn_cast<g::ReduceOp>(op)) {
-      if (!rowValues.contains(red.getInput()) || llvm::is_contained(red.getDims(), 0)) ok = false;
-      rowValues.insert(red.getResult());
-      return;
-    }
-    if (isa<g::LayerNormOp, g::RmsNormOp>(op)) {
-      // Rows of the input (rank >= 2: dim 0 is not the normalized one);
-      // the scale and shift are weights, read whole.
-      if (!rowValues.contains(op->getOperand(0)) || rankOf(op->getOperand(0)) < 2) ok = false;
-      for (Value w : op->getOperands().drop_front())
-        if (rowValues.contains(w)) ok = false;
-      rowValues.insert(op->getResult(0));
-      return;
-    }
-    ok = false;  // layout conversions, collectives: not row-local
-  };
-  // Seed: inputs with the row count that some op reads as rows.
-  std::function<bool(OpOperand &)> readsAsRows = [&](OpOperand &use) -> bool {
-    Operation *u = use.getOwner();
-    if (auto tile = dyn_cast<schedule::TileOp>(u)) {
-      Value arg = tile.getBody().getArgument(use.getOperandNumber());
-      return llvm::any_of(arg.getUses(), readsAsRows);
-    }
-    if (isa<g::MatmulOp>(u)) return use.getOperandNumber() == 0 || isBatchedRhs(use);
-    if (isa<schedule::FlashAttentionOp>(u)) return use.getOperandNumber() == 0 || rankOf(use.get()) == 3;
-    if (isa<schedule::FlashAttentionGradOp>(u)) return rankOf(use.get()) == 3;
-    if (isa<g::LayerNormOp, g::RmsNormOp>(u)) return use.getOperandNumber() == 0;
-    if (g::isElementwise(u)) return sameRows(use.get(), u->getResult(0));
-    return true;
-  };
-  for (BlockArgument a : src.getArguments()) {
-    bool asRows = llvm::any_of(a.getUses(), readsAsRows);
-    if (asRows) markRowIf(a);
-    // Layout arguments are not row blocks; the K^T of a flash_attention is
-    // read whole in any layout (memIndices), so it does not count.
-    bool onlyKey = !a.use_empty() && llvm::all_of(a.getUses(), [](OpOperand &use) {
-      return isa<schedule::FlashAttentionOp>(use.getOwner()) && use.getOperandNumber() == 1 &&
-             rankOf(use.get()) == 2;
-    });
-    if (g::getLayout(a.getType()) && !g::getLayout(a.getType()).isRowMajor() && !onlyKey) ok = false;
-  }
-  for (Operation &op : src.front().without_terminator()) visit(&op);
-  for (Value v : src.front().getTerminator()->getOperands())
-    if (!rowValues.contains(v)) ok = false;
-  parallel = ok;
-  if (!parallel) rowValues.clear();
+  if (!results[0].isa<RankedTensorType>()) return src.emitError("a Graph IR program must return tensors");
+  g::RowLocality rl = g::analyzeRowLocality(src);
+  rowsTotal = rl.rows;
+  parallel = rl.local;
+  rowValues = std::move(rl.rowValues);
   return success();
 }
 
@@ -796,8 +665,11 @@ struct ScheduleToCPUPass : tessera::cpu::impl::ScheduleToCPUBase<ScheduleToCPUPa
   using ScheduleToCPUBase::ScheduleToCPUBase;
   void runOnOperation() override {
     SmallVector<func::FuncOp> todo;
+    // Functions on tensors, arguments or results: a program with no inputs
+    // (iota, constants: a part of a program cut into row stages) is one too.
+    auto tensor = [](Type t) { return t.isa<RankedTensorType>(); };
     getOperation().walk([&](func::FuncOp f) {
-      if (!f.isExternal() && llvm::any_of(f.getArgumentTypes(), [](Type t) { return t.isa<RankedTensorType>(); }))
+      if (!f.isExternal() && (llvm::any_of(f.getArgumentTypes(), tensor) || llvm::any_of(f.getResultTypes(), tensor)))
         todo.push_back(f);
     });
     for (func::FuncOp f : todo) {

@@ -34,6 +34,8 @@
 #include "llvm/ADT/SetVector.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/SymbolTable.h"
+#include "tessera/Dialect/Graph/Transforms/RowStages.h"
 
 namespace tessera::graph {
 #define GEN_PASS_DEF_GRAPHTOSCHEDULE
@@ -130,6 +132,12 @@ struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePas
     for (Block *block : blocks) {
       if (failed(groupBlock(*block))) return signalPassFailure();
       if (mergeMatmulChains) mergeChains(*block);
+    }
+    if (rowStages) {
+      SymbolTable symbols(getOperation());
+      SmallVector<func::FuncOp> fns(getOperation().getOps<func::FuncOp>());
+      for (func::FuncOp f : fns)
+        if (failed(graph::cutIntoRowStages(f, symbols))) return signalPassFailure();
     }
   }
 

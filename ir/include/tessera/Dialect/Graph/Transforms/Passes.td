@@ -91,6 +91,7 @@ def GraphToSchedule : Pass<"tessera-graph-to-schedule", "::mlir::ModuleOp"> {
     Option<"microLayout", "micro-layout", "std::string", "\"strided\"", "GPU matmul tiles without matrix units: each lane's RM x RN block as rows ty + LM*i and columns tx + LN*j ('strided': conflict-free scalar shared reads) or as aligned runs of 4 ('quads': vec4 shared reads on SPIR-V; RM and RN multiples of 4)">,
     Option<"mma", "mma", "std::string", "\"none\"", "GPU matmul tiles: 'none' (each lane an RM x RN register block of FMAs), 'sync' (bf16/f16 operands: subgroups of 32 lanes on matrix units, tessera_tile.subgroup_mma) or 'wgmma' (bf16/f16 operands: warpgroups of 128 lanes, tessera_tile.warpgroup_mma, slices staged by tile_load_async)">,
     Option<"stages", "stages", "int64_t", "0", "mma=wgmma: shared-memory stages of the slice pipeline (2..8; 0: the kernel's choice, 4 where they fit)">,
+    Option<"rowStages", "row-stages", "bool", "false", "cut each function that is not row-local into parts that are, called in order (tessera.row_stages; RowStages.h): for backends that split a kernel over dim-0 rows (cpu), where the program compiler turns it on">,
   ];
 }
 def SpmdStages : Pass<"tessera-spmd-stages", "::mlir::ModuleOp"> {

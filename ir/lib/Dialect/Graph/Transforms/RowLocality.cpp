@@ -1,0 +1,183 @@
+//===- RowLocality.cpp - which computations split into blocks of rows -----===//
+#include "tessera/Dialect/Graph/Transforms/RowLocality.h"
+
+#include <functional>
+
+#include "llvm/ADT/SmallPtrSet.h"
+#include "tessera/Dialect/Graph/IR/Graph.h"
+#include "tessera/Dialect/Schedule/IR/Schedule.h"
+
+using namespace mlir;
+namespace g = tessera::graph;
+namespace s = tessera::schedule;
+
+namespace {
+
+int64_t rankOf(Value v) { return v.getType().cast<ShapedType>().getRank(); }
+
+/// Does operand `o` of an elementwise op have the rows of its result `r`
+/// (same rank and dim 0), rather than being broadcast along dim 0?
+bool sameRows(Value o, Value r) {
+  auto a = o.getType().cast<ShapedType>(), b = r.getType().cast<ShapedType>();
+  return a.getRank() == b.getRank() && (a.getRank() == 0 || a.getDimSize(0) == b.getDimSize(0));
+}
+
+bool isBatched(g::MatmulOp mm) { return mm.getType().cast<RankedTensorType>().getRank() > 2; }
+
+bool isBatchedRhs(OpOperand &use) {
+  auto mm = dyn_cast<g::MatmulOp>(use.getOwner());
+  return mm && use.getOperandNumber() == 1 && isBatched(mm);
+}
+
+}  // namespace
+
+g::RowLocality g::analyzeRowLocality(ArrayRef<Operation *> ops, ArrayRef<Value> inputs, ArrayRef<Value> outputs) {
+  RowLocality out;
+  if (outputs.empty()) return out;
+  auto r0 = outputs.front().getType().dyn_cast<RankedTensorType>();
+  if (!r0 || r0.getRank() < 1) {  // a scalar result: one group computes everything
+    out.rows = 1;
+    return out;
+  }
+  const int64_t rowsTotal = out.rows = r0.getDimSize(0);
+  DenseSet<Value> &rowValues = out.rowValues;
+  llvm::SmallPtrSet<Operation *, 32> inRun(ops.begin(), ops.end());
+  DenseSet<Value> inputSet(inputs.begin(), inputs.end());
+  bool ok = true;
+  auto isInput = [&](Value v) { return inputSet.contains(v); };
+  auto dim0 = [&](Value v) {
+    auto t = v.getType().cast<RankedTensorType>();
+    return t.getRank() >= 1 ? t.getDimSize(0) : -1;
+  };
+  std::function<void(Operation *)> visit = [&](Operation *op) {
+    if (auto tile = dyn_cast<s::TileOp>(op)) {
+      // Map region arguments to operands, analyse the region, map back.
+      for (auto [arg, v] : llvm::zip(tile.getBody().getArguments(), tile.getOperands()))
+        if (rowValues.contains(v)) rowValues.insert(arg);
+      for (Operation &inner : tile.getBody().front().without_terminator()) visit(&inner);
+      auto y = cast<s::YieldOp>(tile.getBody().front().getTerminator());
+      for (auto [res, v] : llvm::zip(tile.getResults(), y.getValues()))
+        if (rowValues.contains(v)) rowValues.insert(res);
+      // Weights inside the region must be inputs (read whole by every group).
+      for (auto [arg, v] : llvm::zip(tile.getBody().getArguments(), tile.getOperands()))
+        if (!rowValues.contains(arg) && !isInput(v)) ok = false;
+      return;
+    }
+    if (auto mm = dyn_cast<g::MatmulOp>(op)) {
+      // Rank 2: rows of the lhs, the whole rhs.  Batched: dim 0 is a batch
+      // dim of both operands, so both are split with it.
+      if (!rowValues.contains(mm.getLhs()) || rowValues.contains(mm.getRhs()) != isBatched(mm)) ok = false;
+      rowValues.insert(mm.getResult());
+      return;
+    }
+    if (g::isElementwise(op)) {
+      // Operands of the result's rank and dim 0 are rows (or splat
+      // constants: the same in every row); the others are broadcasts
+      // along dim 0 (lower rank, or dim 0 of size 1), read whole.
+      bool anyRows = false;
+      for (Value o : op->getOperands()) {
+        bool full = sameRows(o, op->getResult(0));
+        if (full && rowValues.contains(o)) anyRows = true;
+        else if (full ? !g::isSplatConstant(o) : rowValues.contains(o)) ok = false;
+      }
+      if (!anyRows) ok = false;
+      rowValues.insert(op->getResult(0));
+      return;
+    }
+    if (g::isSplatConstant(op->getNumResults() == 1 ? op->getResult(0) : Value())) return;
+    if (auto fa = dyn_cast<s::FlashAttentionOp>(op)) {
+      // Query rows are independent; every group reads all of K and V, which
+      // must therefore be inputs (computed ones would be per-group rows).
+      // Batched (heads): dim 0 is the batch of all three, split with it.
+      if (rankOf(fa.getQuery()) == 3) {
+        for (Value v : {fa.getQuery(), fa.getKeyT(), fa.getValue()})
+          if (!rowValues.contains(v)) ok = false;
+      } else if (!rowValues.contains(fa.getQuery()) || !isInput(fa.getKeyT()) || !isInput(fa.getValue()) ||
+                 rowValues.contains(fa.getKeyT()) || rowValues.contains(fa.getValue())) {
+        ok = false;
+      }
+      rowValues.insert(fa.getResult());
+      return;
+    }
+    if (auto fg = dyn_cast<s::FlashAttentionGradOp>(op)) {
+      // Every query reaches every key's cotangent: only heads (dim 0 of
+      // every operand and result of a rank-3 op) are independent.
+      if (rankOf(fg.getQuery()) != 3) ok = false;
+      for (Value v : fg->getOperands())
+        if (!rowValues.contains(v)) ok = false;
+      for (Value r : fg->getResults()) rowValues.insert(r);
+      return;
+    }
+    if (auto sm = dyn_cast<g::SoftmaxOp>(op)) {
+      if (!rowValues.contains(sm.getInput()) || sm.getDim() == 0) ok = false;
+      rowValues.insert(sm.getResult());
+      return;
+    }
+    if (auto red = dyn_cast<g::ReduceOp>(op)) {
+      if (!rowValues.contains(red.getInput()) || llvm::is_contained(red.getDims(), 0)) ok = false;
+      rowValues.insert(red.getResult());
+      return;
+    }
+    if (isa<g::LayerNormOp, g::RmsNormOp>(op)) {
+      // Rows of the input (rank >= 2: dim 0 is not the normalized one);
+      // the scale and shift are weights, read whole.
+      if (!rowValues.contains(op->getOperand(0)) || rankOf(op->getOperand(0)) < 2) ok = false;
+      for (Value w : op->getOperands().drop_front())
+        if (rowValues.contains(w)) ok = false;
+      rowValues.insert(op->getResult(0));
+      return;
+    }
+    ok = false;  // shape ops, layout conversions, collectives: not row-local
+  };
+  // Seed: inputs with the row count that some op of the run reads as rows.
+  std::function<bool(OpOperand &)> readsAsRows = [&](OpOperand &use) -> bool {
+    Operation *u = use.getOwner();
+    if (auto tile = dyn_cast<s::TileOp>(u)) {
+      Value arg = tile.getBody().getArgument(use.getOperandNumber());
+      return llvm::any_of(arg.getUses(), readsAsRows);
+    }
+    if (isa<g::MatmulOp>(u)) return use.getOperandNumber() == 0 || isBatchedRhs(use);
+    if (isa<s::FlashAttentionOp>(u)) return use.getOperandNumber() == 0 || rankOf(use.get()) == 3;
+    if (isa<s::FlashAttentionGradOp>(u)) return rankOf(use.get()) == 3;
+    if (isa<g::LayerNormOp, g::RmsNormOp>(u)) return use.getOperandNumber() == 0;
+    if (g::isElementwise(u)) return sameRows(use.get(), u->getResult(0));
+    return true;
+  };
+  auto usedByRun = [&](OpOperand &use) {
+    Operation *u = use.getOwner();
+    Operation *top = ops.empty() ? nullptr : ops.front()->getBlock()->findAncestorOpInBlock(*u);
+    return top && inRun.contains(top);
+  };
+  for (Value a : inputs) {
+    auto t = a.getType().dyn_cast<RankedTensorType>();
+    if (!t) {
+      ok = false;
+      continue;
+    }
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &use : a.getUses())
+      if (usedByRun(use)) uses.push_back(&use);
+    if (llvm::any_of(uses, [&](OpOperand *u) { return readsAsRows(*u); }) && dim0(a) == rowsTotal)
+      rowValues.insert(a);
+    // Inputs in a layout are not row blocks; the K^T of a flash_attention is
+    // read whole in any layout (the kernel's index map), so it does not count.
+    bool onlyKey = !uses.empty() && llvm::all_of(uses, [](OpOperand *use) {
+      return isa<s::FlashAttentionOp>(use->getOwner()) && use->getOperandNumber() == 1 && rankOf(use->get()) == 2;
+    });
+    if (g::getLayout(t) && !g::getLayout(t).isRowMajor() && !onlyKey) ok = false;
+  }
+  for (Operation *op : ops) visit(op);
+  for (Value v : outputs)
+    if (!rowValues.contains(v)) ok = false;
+  out.local = ok;
+  if (!ok) rowValues.clear();
+  return out;
+}
+
+g::RowLocality g::analyzeRowLocality(func::FuncOp fn) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : fn.front().without_terminator()) ops.push_back(&op);
+  SmallVector<Value> inputs(fn.getArguments().begin(), fn.getArguments().end());
+  SmallVector<Value> outputs(fn.front().getTerminator()->getOperands());
+  return analyzeRowLocality(ops, inputs, outputs);
+}

@@ -1,0 +1,66 @@
+// On cpu a kernel's groups split its dim-0 rows; a program that is not
+// row-local runs as row-local parts, one launch each (row-stages, the
+// default there), and matches the reference; row-stages=0 gives the one
+// single-group kernel of before. Rows that no block size divides (67).
+// RUN: sh -c 'TESSERA_BACKEND=cpu tessera-run "$0" --function colnorm --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s --check-prefix=COL
+// COL: colnorm for cpu (cpu): 3 kernels, 3 launches
+// COL: verify: max abs error {{.*}}: PASS
+// COL: exit code 0
+// RUN: sh -c 'TESSERA_BACKEND=cpu tessera-run "$0" --function colnorm --schedule row-stages=0 --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s --check-prefix=ONE
+// ONE: colnorm for cpu (cpu): 1 kernel, 1 launch
+// ONE: verify: max abs error {{.*}}: PASS
+// ONE: exit code 0
+// Heads: rows of tokens, reshaped and transposed to heads (a single-group
+// part), a batched product over the heads (split by head), back to rows.
+// RUN: sh -c 'TESSERA_BACKEND=cpu tessera-run "$0" --function heads --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s --check-prefix=HEADS
+// HEADS: heads for cpu (cpu): 5 kernels, 5 launches
+// HEADS: verify: max abs error {{.*}}: PASS
+// HEADS: exit code 0
+// A value of one part read by two later ones, and a result that a later
+// part also reads.
+// RUN: sh -c 'TESSERA_BACKEND=cpu tessera-run "$0" --function fanout --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s --check-prefix=FAN
+// FAN: fanout for cpu (cpu): 3 kernels, 3 launches
+// FAN: verify: max abs error {{.*}}: PASS
+// FAN: exit code 0
+// A program with no inputs (a part made of iota and constants is one):
+// RUN: sh -c 'TESSERA_BACKEND=cpu tessera-run "$0" --function no_inputs --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s --check-prefix=NOIN
+// NOIN: no_inputs for cpu (cpu): 1 kernel, 1 launch
+// NOIN: verify: max abs error 0 {{.*}}: PASS
+// NOIN: exit code 0
+
+func.func @no_inputs() -> tensor<5x7xi32> {
+  %i = tessera_graph.iota dim = 1 : tensor<5x7xi32>
+  return %i : tensor<5x7xi32>
+}
+
+func.func @colnorm(%x: tensor<67x32xf32>) -> tensor<67x32xf32> {
+  %two = arith.constant dense<2.0> : tensor<67x32xf32>
+  %y = tessera_graph.mul %x, %two : tensor<67x32xf32>, tensor<67x32xf32>
+  %s = tessera_graph.reduce sum %y dims = [0] order = sequential : tensor<67x32xf32> -> tensor<1x32xf32>
+  %z = tessera_graph.sub %y, %s : tensor<67x32xf32>, tensor<1x32xf32>
+  %w = tessera_graph.mul %z, %two : tensor<67x32xf32>, tensor<67x32xf32>
+  return %w : tensor<67x32xf32>
+}
+
+func.func @heads(%x: tensor<70x64xf32>, %wq: tensor<64x64xf32>, %wo: tensor<64x64xf32>) -> tensor<70x64xf32> {
+  %q = tessera_graph.matmul %x, %wq : tensor<70x64xf32>, tensor<64x64xf32> -> tensor<70x64xf32>
+  %q3 = tessera_graph.reshape %q : tensor<70x64xf32> -> tensor<70x4x16xf32>
+  %qh = tessera_graph.transpose %q3 perm = [1, 0, 2] : tensor<70x4x16xf32> -> tensor<4x70x16xf32>
+  %kt = tessera_graph.transpose %q3 perm = [1, 2, 0] : tensor<70x4x16xf32> -> tensor<4x16x70xf32>
+  %s = tessera_graph.matmul %qh, %kt : tensor<4x70x16xf32>, tensor<4x16x70xf32> -> tensor<4x70x70xf32>
+  %p = tessera_graph.softmax %s dim = 2 : tensor<4x70x70xf32>
+  %o = tessera_graph.matmul %p, %qh : tensor<4x70x70xf32>, tensor<4x70x16xf32> -> tensor<4x70x16xf32>
+  %o3 = tessera_graph.transpose %o perm = [1, 0, 2] : tensor<4x70x16xf32> -> tensor<70x4x16xf32>
+  %o2 = tessera_graph.reshape %o3 : tensor<70x4x16xf32> -> tensor<70x64xf32>
+  %y = tessera_graph.matmul %o2, %wo : tensor<70x64xf32>, tensor<64x64xf32> -> tensor<70x64xf32>
+  return %y : tensor<70x64xf32>
+}
+
+func.func @fanout(%x: tensor<40x24xf32>) -> (tensor<40x24xf32>, tensor<40x24xf32>) {
+  %e = tessera_graph.exp %x : tensor<40x24xf32>
+  %m = tessera_graph.reduce max %e dims = [0] order = sequential : tensor<40x24xf32> -> tensor<1x24xf32>
+  %d = tessera_graph.div %e, %m : tensor<40x24xf32>, tensor<1x24xf32>
+  %n = tessera_graph.neg %d : tensor<40x24xf32>
+  %r = tessera_graph.add %n, %e : tensor<40x24xf32>, tensor<40x24xf32>
+  return %e, %r : tensor<40x24xf32>, tensor<40x24xf32>
+}
