@@ -61,6 +61,17 @@ for arch in "${TARGETS[@]}"; do
   for f in "$SRC"/examples/*.mlir; do
     compile "$f" "$arch" "$(basename "$f" .mlir)"
   done
+  # The blockwise attention and its backward (attention=1: the three
+  # kernels of AttentionGradKernel.h), which the GPU schedule leaves off.
+  for fn in heads_loss_grad odd_loss_grad plain_loss_grad; do
+    count=$((count + 1))
+    if ! "$BIN/tessera-compile" "$SRC/examples/attention_grad.mlir" --function "$fn" --target "$arch" \
+         --schedule attention=1 -o "$OUT/blockwise.$fn.${arch//:/_}.tsp" >"$OUT/log" 2>&1; then
+      echo "FAIL: attention_grad (@$fn, attention=1) for $arch"
+      sed 's/^/  /' "$OUT/log" | head -20
+      fails=$((fails + 1))
+    fi
+  done
   for f in "$SRC"/conformance/kernels/tile/*.mlir; do
     name=$(basename "$f" .mlir)
     fill "$f" >"$OUT/$name.mlir"

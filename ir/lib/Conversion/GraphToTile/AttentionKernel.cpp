@@ -3,6 +3,7 @@
 // See AttentionKernel.h for the phases and why.
 //===----------------------------------------------------------------------===//
 #include "AttentionKernel.h"
+#include "KernelBuild.h"
 
 #include <algorithm>
 #include <limits>
@@ -19,6 +20,10 @@ namespace t = tessera::tile;
 
 namespace tessera::conversion::attention {
 namespace {
+
+using build::B;
+using build::laneLoop;
+using build::sharedF32;
 
 struct Shape {
   int64_t batch, sq, d, skv, dv, bq, bkv;
@@ -40,40 +45,6 @@ struct Shape {
   // Shared f32 slots: K block, V block, S block, m, l, rescale.
   int64_t sharedFloats() const { return d * bkv + bkv * dv + bq * bkv + 3 * bq; }
 };
-
-/// Builder shorthands over one insertion point.
-struct B {
-  OpBuilder &b;
-  Location l;
-  Value c(int64_t v) { return b.create<arith::ConstantIndexOp>(l, v); }
-  Value f(double v) { return b.create<arith::ConstantOp>(l, b.getF32FloatAttr(static_cast<float>(v))); }
-  Value add(Value x, Value y) { return b.create<arith::AddIOp>(l, x, y); }
-  Value mul(Value x, int64_t y) { return b.create<arith::MulIOp>(l, x, c(y)); }
-  Value div(Value x, int64_t y) { return b.create<arith::DivUIOp>(l, x, c(y)); }
-  Value rem(Value x, int64_t y) { return b.create<arith::RemUIOp>(l, x, c(y)); }
-  Value lt(Value x, int64_t y) { return b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, x, c(y)); }
-  Value min(Value x, int64_t y) { return b.create<arith::MinUIOp>(l, x, c(y)); }
-  Value load(Value m, Value i) { return b.create<memref::LoadOp>(l, m, i); }
-  void store(Value v, Value m, Value i) { b.create<memref::StoreOp>(l, v, m, i); }
-  Value fadd(Value x, Value y) { return b.create<arith::AddFOp>(l, x, y); }
-  Value fmul(Value x, Value y) { return b.create<arith::MulFOp>(l, x, y); }
-  Value fmax(Value x, Value y) { return b.create<arith::MaxFOp>(l, x, y); }
-  Value select(Value c, Value x, Value y) { return b.create<arith::SelectOp>(l, c, x, y); }
-};
-
-/// for (e = lane; e < n; e += lanes) body(e)
-void laneLoop(OpBuilder &b, Location l, Value lane, int64_t lanes, int64_t n,
-              function_ref<void(OpBuilder &, Value)> body) {
-  B x{b, l};
-  auto loop = b.create<scf::ForOp>(l, lane, x.c(n), x.c(lanes));
-  OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
-  body(lb, loop.getInductionVar());
-}
-
-Value sharedF32(OpBuilder &b, Location l, int64_t n) {
-  auto ty = MemRefType::get({n}, b.getF32Type(), AffineMap(), b.getI64IntegerAttr(t::kSharedMemorySpace));
-  return b.create<t::SharedAllocOp>(l, ty, uint64_t{0});
-}
 
 }  // namespace
 

@@ -32,6 +32,7 @@
 #include "tessera/Conversion/GraphToTile/Passes.h"
 #include "tessera/Conversion/ShapeOps.h"
 
+#include "AttentionGradKernel.h"
 #include "AttentionKernel.h"
 #include "MmaGemmKernel.h"
 #include "RowKernels.h"
@@ -105,10 +106,10 @@ Value cIdx(OpBuilder &b, Location l, int64_t v) { return b.create<arith::Constan
 
 /// One kernel to emit: the value it materializes and how.
 struct KernelSpec {
-  enum Kind { kGemm, kElementwise, kRows, kLayout, kAttention, kShape } kind;
+  enum Kind { kGemm, kElementwise, kRows, kLayout, kAttention, kShape, kAttentionGrad } kind;
   Value root;            // the materialized Graph value (or a copied one)
   mutable g::MatmulOp matmul;  // kGemm: the matmul inside the tree (op handles are not const-correct)
-  Operation *rowOp = nullptr;  // kRows: the row op inside the tree (g::isRowOp); kAttention: the op
+  Operation *rowOp = nullptr;  // kRows: the row op inside the tree (g::isRowOp); kAttention(Grad): the op
   conv::GemmTile tile;   // kGemm: its tile sizes (from Schedule IR)
   bool copy = false;     // kElementwise: out = root's buffer (a second result)
   SmallVector<Value> leaves;  // materialized values read (kernel arguments)
@@ -178,8 +179,7 @@ struct FunctionLowering {
       return success();
     }
     if (isa<tessera::schedule::FlashAttentionGradOp>(op))
-      return unsupported(op, "no GPU kernel for flash_attention_grad yet: compile with "
-                             "--schedule attention-backward=0 (the composed backward)");
+      return success();  // f32, row-major: its verifier
     if (!isa_and_nonnull<g::GraphDialect>(op->getDialect()))
       return unsupported(op, "not a Graph IR op");
     if (!g::isTileRoot(op) && !isa<g::ConvertLayoutOp>(op) && !g::isElementwise(op) && !g::isShapeOp(op))
@@ -220,6 +220,15 @@ struct FunctionLowering {
           if (!fusible(r, forced)) materialized.insert(r);
       bool again = false;
       for (Operation &op : body) {
+        if (isa<tessera::schedule::FlashAttentionGradOp>(op)) {
+          // Three results from three kernels (AttentionGradKernel.h); root:
+          // the first.
+          KernelSpec s{KernelSpec::kAttentionGrad, op.getResult(0), {}, &op, {}, false, {}};
+          for (Value o : op.getOperands())
+            if (!llvm::is_contained(s.leaves, o)) s.leaves.push_back(o);
+          specs.push_back(std::move(s));
+          continue;
+        }
         if (op.getNumResults() != 1 || !materialized.contains(op.getResult(0))) continue;
         Value r = op.getResult(0);
         KernelSpec s{KernelSpec::kElementwise, r, {}, nullptr, {}, false, {}};
@@ -366,10 +375,15 @@ struct KernelBuilder {
   /// A kernel function with flat buffer arguments `ins` + the output.
   func::FuncOp newKernel(StringRef name, ArrayRef<Value> ins, Value out, std::array<int64_t, 3> grid,
                          int64_t lanes) {
-    OpBuilder mb(fl.fn);
     SmallVector<Type> tys;
     for (Value v : ins) tys.push_back(flatType(v));
     tys.push_back(flatType(out));
+    return newKernelOf(name, tys, grid, lanes);
+  }
+
+  /// A kernel taking buffers of types `tys`.
+  func::FuncOp newKernelOf(StringRef name, ArrayRef<Type> tys, std::array<int64_t, 3> grid, int64_t lanes) {
+    OpBuilder mb(fl.fn);
     auto f = mb.create<func::FuncOp>(loc, name, mb.getFunctionType(tys, {}));
     f->setAttr(t::kGroupSizeAttr, mb.getDenseI64ArrayAttr({lanes}));
     f->setAttr(t::kGridAttr, mb.getDenseI64ArrayAttr(grid));
@@ -841,6 +855,7 @@ struct KernelBuilder {
       case KernelSpec::kAttention: buildAttention(k, s); break;
       case KernelSpec::kLayout: buildLayout(k, s); break;
       case KernelSpec::kShape: buildShape(k, s); break;
+      case KernelSpec::kAttentionGrad: break;  // launchAttentionGrad
       }
       SmallVector<Value> operands;
       for (Value v : s.leaves) operands.push_back(buf.lookup(v));
@@ -849,20 +864,59 @@ struct KernelBuilder {
       call->setAttr(conv::kLaunchGridAttr, pbld.getDenseI64ArrayAttr(grid));
       return success();
     };
-    static const char *kKind[] = {"gemm", "elementwise", "rows", "layout", "attention", "shape"};
+    auto scratch = [&](MemRefType ft) -> Value {
+      auto alloc = pbld.create<memref::AllocOp>(loc, ft);
+      alloc->setAttr(conv::kBufferRoleAttr, StringAttr::get(ctx, "intermediate"));
+      alloc->setAttr(conv::kBytesAttr, pbld.getI64IntegerAttr(ft.getNumElements() * ft.getElementTypeBitWidth() / 8));
+      intermediates.push_back(alloc);
+      return alloc;
+    };
+    // The buffer a kernel computing `root` writes: its output, or an
+    // intermediate.
+    auto bufferFor = [&](Value root) {
+      auto it = outOf.find(root);
+      Value out = it != outOf.end() ? plan.getArgument(it->second) : scratch(flatType(root));
+      buf[root] = out;
+      return out;
+    };
+    // flash_attention_grad: statistics into a scratch buffer, then dQ, then
+    // dK^T and dV (AttentionGradKernel.h).
+    auto launchAttentionGrad = [&](const KernelSpec &s) {
+      auto fg = cast<tessera::schedule::FlashAttentionGradOp>(s.rowOp);
+      namespace ag = conv::attention_grad;
+      Value q = buf.lookup(fg.getQuery()), kt = buf.lookup(fg.getKeyT()), v = buf.lookup(fg.getValue());
+      Value o = buf.lookup(fg.getOut()), dout = buf.lookup(fg.getDout());
+      Value stats = scratch(MemRefType::get({ag::statsElements(fg)}, pbld.getF32Type()));
+      Value dq = bufferFor(fg.getDquery()), dkt = bufferFor(fg.getDkeyT()), dv = bufferFor(fg.getDvalue());
+      auto emit = [&](StringRef kind, ArrayRef<Value> operands, std::array<int64_t, 3> grid,
+                      function_ref<void(func::FuncOp)> body) {
+        SmallVector<Type> tys;
+        for (Value b : operands) tys.push_back(b.getType());
+        func::FuncOp k = newKernelOf(base + "_k" + std::to_string(kid++) + "_" + kind.str(), tys, grid, kLanes);
+        body(k);
+        auto call = pbld.create<func::CallOp>(loc, k, operands);
+        call->setAttr(conv::kLaunchGridAttr, pbld.getDenseI64ArrayAttr(grid));
+      };
+      emit("attention_stats", {q, kt, o, dout, stats}, ag::queryGrid(fg, kMaxGroups), [&](func::FuncOp k) {
+        ag::buildStats(k, fg, kLanes, k.getArgument(0), k.getArgument(1), k.getArgument(2), k.getArgument(3),
+                       k.getArgument(4));
+      });
+      emit("attention_dq", {q, kt, v, dout, stats, dq}, ag::queryGrid(fg, kMaxGroups), [&](func::FuncOp k) {
+        ag::buildQueryGrad(k, fg, kLanes, k.getArgument(0), k.getArgument(1), k.getArgument(2), k.getArgument(3),
+                           k.getArgument(4), k.getArgument(5));
+      });
+      emit("attention_dkv", {q, kt, v, dout, stats, dkt, dv}, ag::keyGrid(fg, kMaxGroups), [&](func::FuncOp k) {
+        ag::buildKeyValueGrad(k, fg, kLanes, k.getArgument(0), k.getArgument(1), k.getArgument(2),
+                              k.getArgument(3), k.getArgument(4), k.getArgument(5), k.getArgument(6));
+      });
+    };
+    static const char *kKind[] = {"gemm", "elementwise", "rows", "layout", "attention", "shape", "attention_grad"};
     for (const KernelSpec &s : fl.specs) {
-      Value out;
-      if (auto it = outOf.find(s.root); it != outOf.end()) {
-        out = plan.getArgument(it->second);
-      } else {
-        auto alloc = pbld.create<memref::AllocOp>(loc, flatType(s.root));
-        alloc->setAttr(conv::kBufferRoleAttr, StringAttr::get(ctx, "intermediate"));
-        MemRefType ft = flatType(s.root);
-        alloc->setAttr(conv::kBytesAttr, pbld.getI64IntegerAttr(ft.getNumElements() * ft.getElementTypeBitWidth() / 8));
-        out = alloc;
-        intermediates.push_back(alloc);
+      if (s.kind == KernelSpec::kAttentionGrad) {
+        launchAttentionGrad(s);
+        continue;
       }
-      buf[s.root] = out;
+      Value out = bufferFor(s.root);
       std::string what = s.kind == KernelSpec::kRows || s.kind == KernelSpec::kShape
                              ? s.rowOp->getName().stripDialect().str()
                              : kKind[s.kind];

@@ -21,10 +21,10 @@ tessera::graph::GraphToScheduleOptions tessera::conversion::gpuScheduleOptions()
   // GEMMs on lavapipe at sequence 512 (docs/gpu-lowering.md); what it saves
   // is memory, the Sq x Skv score matrix. `--schedule attention=1` uses it,
   // with blocks sized for 32 KiB of shared memory at head dim 64.
+  // The backward follows: with `attention=1` an attention_grad becomes
+  // flash_attention_grad (its three kernels, AttentionGradKernel.h) unless
+  // `attention-backward=0`.
   o.attention = false;
-  // No GPU kernel for flash_attention_grad yet: attention_grad is written
-  // out as matmuls and a softmax whatever `attention` says.
-  o.attentionBackward = false;
   o.attnBlockQ = 16;
   o.attnBlockKV = 32;
   return o;

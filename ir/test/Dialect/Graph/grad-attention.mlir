@@ -2,6 +2,7 @@
 // RUN: tessera-opt %s --split-input-file --tessera-grad --tessera-graph-to-schedule | FileCheck %s --check-prefix=SCHED
 // RUN: tessera-opt %s --split-input-file --tessera-grad --tessera-graph-to-schedule="attention-backward=false" | FileCheck %s --check-prefix=COMPOSED
 // RUN: tessera-opt %s --split-input-file --tessera-grad --tessera-gpu-graph-pipeline="schedule={attention=1}" | FileCheck %s --check-prefix=GPU
+// RUN: tessera-opt %s --split-input-file --tessera-grad --tessera-gpu-graph-pipeline="schedule={attention=1 attention-backward=0}" | FileCheck %s --check-prefix=GPU-COMPOSED
 // The VJP of an attention chain is one tessera_graph.attention_grad (its
 // values: ir/unittests/GradCheckTest.cpp, Attention*); graph-to-schedule
 // makes it the blockwise flash_attention_grad, or writes it out.
@@ -33,11 +34,19 @@
 // COMPOSED: tessera_graph.softmax {{.*}} : tensor<2x64x64xf32>
 // COMPOSED: tessera_graph.reduce sum
 // COMPOSED: return
-// The GPU pipeline has no flash_attention_grad kernel: composed there,
-// whatever `attention` says.
+// The GPU pipeline with attention=1: three kernels (AttentionGradKernel.h):
+// the softmax statistics into a [2 x 64 x 2] scratch buffer, dQ per query
+// block, dK^T and dV per key block, the results straight into the plan's
+// outputs; with attention-backward=0, the composed form.
 // GPU-LABEL: func.func @f_grad(
-// GPU-NOT: flash_attention_grad
+// GPU: %[[ST:.*]] = memref.alloc() {tessera.buffer = "intermediate", tessera.bytes = 1024 : i64} : memref<256xf32>
+// GPU-NEXT: call @f_grad_k{{[0-9]+}}_attention_stats(%arg0, %arg1, %{{.*}}, %{{.*}}, %[[ST]]) {tessera.grid = array<i64: 8, 1, 1>}
+// GPU-NEXT: call @f_grad_k{{[0-9]+}}_attention_dq(%arg0, %arg1, %arg2, %{{.*}}, %[[ST]], %arg4) {tessera.grid = array<i64: 8, 1, 1>}
+// GPU-NEXT: call @f_grad_k{{[0-9]+}}_attention_dkv(%arg0, %arg1, %arg2, %{{.*}}, %[[ST]], %arg5, %arg6) {tessera.grid = array<i64: 4, 1, 1>}
 // GPU: return
+// GPU-COMPOSED-LABEL: func.func @f_grad(
+// GPU-COMPOSED-NOT: attention_stats
+// GPU-COMPOSED: return
 func.func private @f(%q: tensor<2x64x16xf32>, %kt: tensor<2x16x64xf32>, %v: tensor<2x64x8xf32>) -> tensor<1x1x1xf32> {
   %s0 = tessera_graph.matmul %q, %kt : tensor<2x64x16xf32>, tensor<2x16x64xf32> -> tensor<2x64x64xf32>
   %c = arith.constant dense<0.25> : tensor<2x64x64xf32>
