@@ -285,6 +285,20 @@ TEST_F(GradCheckTest, GatherScatterAddsRepeatedRows) {
         Inputs::kSigned, {1, 4, 1, 0, 7, 4});
 }
 
+TEST_F(GradCheckTest, DequantizeScales) {
+  // The scales' gradients, per tensor and per channel (axis 1); the i8
+  // values (and an i8 x i8 -> i32 matmul's accumulator) carry none.
+  Check(R"(func.func private @f(%q: tensor<3x4xi8>, %w: tensor<4x4xi8>, %s: tensor<1xf32>, %c: tensor<4xf32>) -> tensor<3x4xf32> {
+  %a = tessera_graph.dequantize %q, %s : tensor<3x4xi8>, tensor<1xf32> -> tensor<3x4xf32>
+  %acc = tessera_graph.matmul %q, %w : tensor<3x4xi8>, tensor<4x4xi8> -> tensor<3x4xi32>
+  %b = tessera_graph.dequantize %acc, %c axis = 1 : tensor<3x4xi32>, tensor<4xf32> -> tensor<3x4xf32>
+  %y = tessera_graph.mul %a, %b : tensor<3x4xf32>, tensor<3x4xf32>
+  return %y : tensor<3x4xf32>
+})",
+        Inputs::kSigned, {3, -7, 1, 0, 127, -128, 5, 2, -1, 9, 4, -3,
+                          1, 2, -3, 4, -5, 6, 7, -8, 9, 10, -11, 12, 0, -1, 2, 3});
+}
+
 TEST_F(GradCheckTest, CompareAndSelect) {
   Check(R"(func.func private @f(%x: tensor<4x4xf32>, %z: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %r = tessera_graph.iota dim = 0 : tensor<4x4xi32>
@@ -634,15 +648,20 @@ TEST_F(GradErrorTest, OpWithoutRuleNamesOpAndLocation) {
   std::string text = R"(
 tessera_graph.mesh @mesh axes = ["x"] shape = [2]
 func.func @g(%x: tensor<4xf32>, %s: tensor<1xf32>) -> tensor<1xf32> {
-  %q = tessera_graph.quantize %x, %s : tensor<4xf32>, tensor<1xf32> -> tensor<4xi8>
-  %b = tessera_graph.dequantize %q, %s : tensor<4xi8>, tensor<1xf32> -> tensor<4xf32>
-  %l = tessera_graph.reduce sum %b dims = [0] order = pairwise : tensor<4xf32> -> tensor<1xf32>
+  %c = tessera_graph.mul %x, %s : tensor<4xf32>, tensor<1xf32>
+  %a = tessera_graph.reshape %c : tensor<4xf32> -> tensor<4x1xf32>
+  %b = tessera_graph.reshape %c : tensor<4xf32> -> tensor<1x4xf32>
+  %dq, %dkt, %dv = tessera_graph.attention_grad %a, %b, %a, %a, %a scale = 1.0 : tensor<4x1xf32>, tensor<1x4xf32>, tensor<4x1xf32>, tensor<4x1xf32>, tensor<4x1xf32>
+  %r = tessera_graph.reduce sum %dq dims = [0, 1] order = pairwise : tensor<4x1xf32> -> tensor<1x1xf32>
+  %l = tessera_graph.reshape %r : tensor<1x1xf32> -> tensor<1xf32>
   return %l : tensor<1xf32>
 })";
   std::string d = Error(text, "g", {1});
-  EXPECT_NE(d.find("tessera_graph.dequantize"), std::string::npos) << d;
+  // attention_grad, the VJP --tessera-grad writes for attention, has no
+  // VJP of its own (no second-order attention).
+  EXPECT_NE(d.find("tessera_graph.attention_grad"), std::string::npos) << d;
   EXPECT_NE(d.find("has no VJP rule"), std::string::npos) << d;
-  EXPECT_NE(d.find(":5:"), std::string::npos) << d;  // the dequantize's line
+  EXPECT_NE(d.find(":7:"), std::string::npos) << d;  // the attention_grad's line
 }
 
 TEST_F(GradErrorTest, CustomVjpWithWrongSignatureNamesBoth) {

@@ -366,6 +366,22 @@ LogicalResult broadcastInDimRule(BroadcastInDimOp op, Value d, Outs& out, GradBu
   return success();
 }
 
+// dequantize: y = f32(q) * scale, per tensor or per channel along `axis`.
+// The scale's cotangent sums dy * f32(q) over every other dim; the integer
+// input has none (integers carry no gradient).
+LogicalResult dequantizeRule(DequantizeOp op, Value d, Outs& out, GradBuilder& gb) {
+  const int64_t rank = static_cast<int64_t>(GradBuilder::shapeOf(op.getInput()).size());
+  std::optional<int64_t> axis;
+  if (op.getAxis()) axis = static_cast<int64_t>(*op.getAxis());
+  SmallVector<int64_t> dims;
+  for (int64_t r = 0; r < rank; ++r)
+    if (!axis || r != *axis) dims.push_back(r);
+  Value prod = gb.mul(d, gb.primal(op.getInput()));
+  if (!dims.empty()) prod = gb.reduce(ReduceKind::sum, prod, dims, true);
+  out[1] = gb.reshape(prod, GradBuilder::shapeOf(op.getScale()));
+  return success();
+}
+
 // gather: the cotangent of the table is the one-hot matrix of the
 // (clamped) indices, transposed, times the cotangent rows (a scatter-add
 // as a matmul: deterministic, and fused by the matmul path).
@@ -495,6 +511,7 @@ LogicalResult vjp(Operation* op, ArrayRef<Value> ds, SmallVectorImpl<Value>& out
   }
   if (auto b = dyn_cast<BroadcastInDimOp>(op)) return broadcastInDimRule(b, d, out, gb);
   if (auto g = dyn_cast<GatherOp>(op)) return gatherRule(g, d, out, gb);
+  if (auto dq = dyn_cast<DequantizeOp>(op)) return dequantizeRule(dq, d, out, gb);
   op->emitOpError() << "has no VJP rule: --tessera-grad cannot differentiate through it "
                     << "(docs/autodiff.md lists the ops it can)";
   return failure();
