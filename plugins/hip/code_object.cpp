@@ -185,6 +185,8 @@ std::string prepare_image(const void* data, size_t size, PreparedImage* out) {
            std::to_string(kMaxImageBytes) + " are accepted";
   std::string why = check_code_object(data, size);
   if (!why.empty()) return why;
+  why = read_kernel_metadata(data, size, &out->kernels);
+  if (!why.empty()) return why;
   out->target = code_object_target(data, size);
   out->size = size;
   out->bytes.assign((size + 7) / 8, 0);

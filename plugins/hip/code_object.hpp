@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "kernel_metadata.hpp"
+
 namespace tessera::hip {
 
 // Executable_Load reads at most this much (a file or a caller's image).
@@ -39,10 +41,12 @@ struct PreparedImage {
   std::string target;  // code_object_target
   std::vector<uint64_t> bytes;  // aligned storage
   size_t size = 0;              // bytes used in `bytes`
+  std::vector<KernelMetadata> kernels;  // its argument layouts (read_kernel_metadata)
   const void* data() const { return bytes.data(); }
 };
 
-// Checks one code object ("hsaco") and copies it.  "" or what is wrong.
+// Checks one code object ("hsaco"), reads its kernels' metadata and copies
+// it.  "" or what is wrong.
 std::string prepare_image(const void* data, size_t size, PreparedImage* out);
 
 // "archive:hsaco": a kernel archive (tessera/kernel_archive.hpp) whose

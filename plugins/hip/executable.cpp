@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 
 #include "file_io.hpp"
@@ -170,19 +171,32 @@ TS_HIP_ENTRY(Executable_GetKernel, TS_EXECUTABLE_GETKERNEL_ARGS_STRUCT_SIZE) {
             hipSuccess &&
         v > 0)
       k->static_shared = static_cast<uint64_t>(v);
+    // The arguments the code object records for it (the image it came from).
+    for (const tessera::hip::PreparedImage& img : exe->images)
+      if (exe->format != "archive:hsaco" || img.name == name)
+        for (const tessera::hip::KernelMetadata& m : img.kernels)
+          if (m.name == name) k->meta = &m;
     it = exe->kernels.emplace(name, std::move(k)).first;
   }
   TsKernel* k = it->second.get();
   args->kernel = k;
-  // A code object records its kernels' argument sizes for the runtime, but
-  // the plugin does not read them: which parameters are buffers is unknown.
   args->required_group_size = TsDim3{0, 0, 0};
   args->num_buffer_args = 0;
   args->scalar_arg_bytes = 0;
   args->static_shared_memory_bytes = static_cast<uint32_t>(k->static_shared);
   args->args_known = 0;
+  if (k->meta) {  // the code object's metadata: exact counts
+    uint64_t scalars = 0;
+    uint32_t buffers = 0;
+    for (const tessera::hip::KernelArgMetadata& a : k->meta->args)
+      a.is_buffer() ? (void)++buffers : (void)(scalars += a.size);
+    args->num_buffer_args = buffers;
+    args->scalar_arg_bytes = static_cast<uint32_t>(std::min<uint64_t>(scalars, UINT32_MAX));
+    args->args_known = 1;
+  }
   return nullptr;
 }
+
 
 TS_HIP_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_MIN_STRUCT_SIZE) {
   TS_HIP_CHECK_HANDLE(args->kernel, "Kernel_Launch", "kernel");
@@ -288,6 +302,11 @@ TS_HIP_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_MIN_STRUCT_SIZE) {
                     "hip: launch of '%s': argument %zu has unknown kind %d", kn, i,
                     static_cast<int>(a.kind));
     }
+  }
+  if (k->meta) {
+    const std::string why = tessera::hip::check_launch_args(*k->meta, args->args, args->num_args);
+    if (!why.empty())
+      return errorf(TS_ERROR_INVALID_ARGUMENT, "hip: launch of '%s': %s", kn, why.c_str());
   }
   if (scalar_bytes > dev->ts.max_scalar_arg_bytes)
     return errorf(TS_ERROR_INVALID_ARGUMENT,

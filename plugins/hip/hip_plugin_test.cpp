@@ -310,6 +310,91 @@ TEST(HipCodeObjects, RealCodeObjectsAreAcceptedAndTruncationRejected) {
   }
 }
 
+// The NT_AMDGPU_METADATA note of a code object ld.lld-16 linked: the
+// arguments add_const(ptr addrspace(1), i32, i32) declares, hidden ones left
+// out; a launch's arguments are checked against them.
+TEST(HipKernelMetadata, RealCodeObjectListsItsArguments) {
+  const std::string path = HsacoPath("gfx90a");
+  const std::string hsaco = path.empty() ? "" : ReadBytes(path);
+  if (hsaco.empty()) GTEST_SKIP() << "no llc-16/ld.lld-16 at configure time: no test code object";
+  PreparedImage img;
+  ASSERT_EQ(prepare_image(hsaco.data(), hsaco.size(), &img), "");
+  const tessera::hip::KernelMetadata* add = nullptr;
+  for (const auto& k : img.kernels)
+    if (k.name == "add_const") add = &k;
+  ASSERT_NE(add, nullptr) << img.kernels.size() << " kernels";
+  EXPECT_EQ(img.kernels.size(), 2u);
+  ASSERT_EQ(add->args.size(), 3u);
+  EXPECT_EQ(add->args[0].value_kind, "global_buffer");
+  EXPECT_EQ(add->args[0].size, 8u);
+  EXPECT_TRUE(add->args[0].is_buffer());
+  EXPECT_EQ(add->args[1].value_kind, "by_value");
+  EXPECT_EQ(add->args[1].size, 4u);
+  EXPECT_EQ(add->args[1].offset, 8u);
+  EXPECT_EQ(add->args[2].offset, 12u);
+  EXPECT_GE(add->kernarg_segment_size, 16u);  // hidden arguments, if any, follow
+
+  int32_t v = 3, n = 100;
+  int64_t wide = 0;
+  TsKernelArg good[3] = {{TS_KERNEL_ARG_BUFFER, nullptr, 0, nullptr, 0},
+                         {TS_KERNEL_ARG_SCALAR, nullptr, 0, &v, sizeof v},
+                         {TS_KERNEL_ARG_SCALAR, nullptr, 0, &n, sizeof n}};
+  EXPECT_EQ(tessera::hip::check_launch_args(*add, good, 3), "");
+  EXPECT_EQ(tessera::hip::check_launch_args(*add, good, 2), "2 arguments given; the code object's metadata lists 3");
+  TsKernelArg wrongSize[3] = {good[0], {TS_KERNEL_ARG_SCALAR, nullptr, 0, &wide, sizeof wide}, good[2]};
+  EXPECT_EQ(tessera::hip::check_launch_args(*add, wrongSize, 3), "scalar argument 1 is 8 bytes; the kernel takes 4");
+  TsKernelArg swapped[3] = {good[1], good[0], good[2]};
+  EXPECT_EQ(tessera::hip::check_launch_args(*add, swapped, 3),
+            "argument 0 is a scalar; the kernel takes a buffer (global_buffer) there");
+}
+
+// MessagePack that lies (counts past the end, nesting without end, types
+// the layout does not have, cut anywhere) is an error, never a crash or a
+// huge allocation.
+TEST(HipKernelMetadata, MalformedMetadataIsAnError) {
+  using Bytes = std::vector<unsigned char>;
+  auto str = [](Bytes& b, const std::string& s) {
+    b.push_back(static_cast<unsigned char>(0xa0 | s.size()));
+    b.insert(b.end(), s.begin(), s.end());
+  };
+  // {"amdhsa.kernels": [{".name": "k", ".args": [{".size": 8, ".offset": 0,
+  //  ".value_kind": "global_buffer"}]}]}
+  Bytes ok = {0x81};
+  str(ok, "amdhsa.kernels");
+  ok.insert(ok.end(), {0x91, 0x82});
+  str(ok, ".name");
+  str(ok, "k");
+  str(ok, ".args");
+  ok.insert(ok.end(), {0x91, 0x83});
+  str(ok, ".size");
+  ok.push_back(0x08);
+  str(ok, ".offset");
+  ok.push_back(0x00);
+  str(ok, ".value_kind");
+  str(ok, "global_buffer");
+  std::vector<tessera::hip::KernelMetadata> out;
+  ASSERT_EQ(tessera::hip::decode_kernel_metadata(ok.data(), ok.size(), &out), "");
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].args.size(), 1u);
+  for (size_t cut = 0; cut < ok.size(); ++cut)
+    EXPECT_NE(tessera::hip::decode_kernel_metadata(ok.data(), cut, &out), "") << "cut at " << cut;
+  const Bytes bad[] = {
+      {0xdd, 0xff, 0xff, 0xff, 0xff},  // an array of 2^32 - 1 elements in 5 bytes
+      {0xdf, 0x7f, 0xff, 0xff, 0xff},  // a map of 2^31 - 1 entries
+      {0xdb, 0xff, 0xff, 0xff, 0xf0},  // a string of ~4 GiB
+      {0xc1},                          // the one byte MessagePack never uses
+      Bytes(40, 0x91),                 // arrays nested 40 deep
+      {0x81, 0xae, 'a', 'm', 'd', 'h', 's', 'a', '.', 'k', 'e', 'r', 'n', 'e', 'l', 's', 0x2a},  // not a list
+      {0x81, 0xae, 'a', 'm', 'd', 'h', 's', 'a', '.', 'k', 'e', 'r', 'n', 'e', 'l', 's', 0x91, 0x81,
+       0xa5, '.', 'n', 'a', 'm', 'e', 0x01},  // a name that is a number
+  };
+  for (const Bytes& b : bad) {
+    std::string why = tessera::hip::decode_kernel_metadata(b.data(), b.size(), &out);
+    EXPECT_NE(why, "") << "accepted " << b.size() << " bytes starting 0x" << std::hex << int(b[0]);
+    EXPECT_NE(why.find("AMDGPU metadata"), std::string::npos) << why;
+  }
+}
+
 TEST(HipCodeObjects, ArchiveEntriesAreCheckedAndTruncationRejected) {
   const std::string co = MakeElf(kEmAmdgpu, kHsa, kEtDyn, 0x3f, kV4);
   std::string blob = tessera::WriteKernelArchive({{"add_const", co}, {"fill_via_shared", co}});

@@ -196,6 +196,9 @@ struct TsKernel {
   hipFunction_t function = nullptr;
   int max_threads = 0;         // HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
   uint64_t static_shared = 0;  // HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES (LDS)
+  // Its arguments as the code object records them (owned by the
+  // executable's image); null when the object has no metadata note.
+  const tessera::hip::KernelMetadata* meta = nullptr;
 };
 
 struct TsExecutable {
