@@ -1,7 +1,7 @@
 // What the cuda compiler's generic tier cannot lower gets a diagnostic at
 // the op, never a crash.
 // RUN: not tessera-compile %s --function mesh_fmax --target cuda:sm_80 --emit ptx -o %t.ptx 2>&1 | FileCheck %s --check-prefix=FMAX
-// RUN: not tessera-compile %s --function shuffle_f64 --target cuda:sm_80 --emit ptx -o %t.ptx 2>&1 | FileCheck %s --check-prefix=F64
+// RUN: not tessera-compile %s --function shuffle_i128 --target cuda:sm_80 --emit ptx -o %t.ptx 2>&1 | FileCheck %s --check-prefix=WIDE
 
 // FMAX: invalid.mlir:[[@LINE+4]]:{{[0-9]+}}: error: 'tessera_tile.atomic_rmw' op float max/min at mesh scope is not lowered on cuda
 func.func @mesh_fmax(%c: memref<?xf32>, %v: f32)
@@ -11,14 +11,14 @@ func.func @mesh_fmax(%c: memref<?xf32>, %v: f32)
   return
 }
 
-// F64: invalid.mlir:[[@LINE+6]]:{{[0-9]+}}: error: 'tessera_tile.shuffle' op the NVVM lowering shuffles 32-bit values (f32, i8/i16/i32, index), not 'f64'
-func.func @shuffle_f64(%x: memref<32xf64>)
+// WIDE: invalid.mlir:[[@LINE+6]]:{{[0-9]+}}: error: 'tessera_tile.shuffle' op the NVVM lowering shuffles scalars of 8 to 64 bits (f16, bf16, f32, f64, i8 to i64, index), not 'i128'
+func.func @shuffle_i128(%x: memref<32xi128>)
     attributes {tessera_tile.group_size = array<i64: 32>} {
   %c1 = arith.constant 1 : index
   %l = tessera_tile.lane_id 0 : index
-  %v = memref.load %x[%l] : memref<32xf64>
-  %s = tessera_tile.shuffle xor %v, %c1 : f64
-  memref.store %s, %x[%l] : memref<32xf64>
+  %v = memref.load %x[%l] : memref<32xi128>
+  %s = tessera_tile.shuffle xor %v, %c1 : i128
+  memref.store %s, %x[%l] : memref<32xi128>
   return
 }
 

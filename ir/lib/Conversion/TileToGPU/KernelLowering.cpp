@@ -70,11 +70,29 @@ struct KernelLowering {
   /// it is smaller (a partial warp; shuffles then stay inside it).
   int64_t warpLanes() const { return std::min<int64_t>(warp, group[0] * group[1] * group[2]); }
 
-  /// NVVM: a 32-bit shuffle (gpu.shuffle takes i32 / f32; index and
-  /// narrower integers travel as i32).  A lane whose source lane is outside
-  /// the warp keeps its own value (PTX's rule, made explicit by `valid`).
+  /// NVVM / ROCDL: a shuffle of 32-bit words (gpu.shuffle takes i32 / f32;
+  /// index and narrower integers travel as i32, f16 / bf16 as their 16
+  /// bits, 64-bit values as two words shuffled alike).  A lane whose source
+  /// lane is outside the warp keeps its own value (PTX's rule, made
+  /// explicit by `valid`).
   Value nvShuffle(OpBuilder &b, Location l, Value v, Value off, gpu::ShuffleMode mode) {
     Type ty = v.getType();
+    if (ty.isF16() || ty.isBF16()) {
+      Value bits = b.create<arith::BitcastOp>(l, b.getI16Type(), v);
+      return b.create<arith::BitcastOp>(l, ty, nvShuffle(b, l, bits, off, mode));
+    }
+    if (ty.isF64() || ty.isInteger(64)) {
+      auto i32 = b.getI32Type(), i64 = b.getI64Type();
+      Value bits = ty.isF64() ? b.create<arith::BitcastOp>(l, i64, v).getResult() : v;
+      Value lo = b.create<arith::TruncIOp>(l, i32, bits);
+      Value hi = b.create<arith::TruncIOp>(
+          l, i32, b.create<arith::ShRUIOp>(l, bits, b.create<arith::ConstantIntOp>(l, 32, 64)));
+      Value lo2 = nvShuffle(b, l, lo, off, mode), hi2 = nvShuffle(b, l, hi, off, mode);
+      Value r = b.create<arith::OrIOp>(
+          l, b.create<arith::ExtUIOp>(l, i64, lo2),
+          b.create<arith::ShLIOp>(l, b.create<arith::ExtUIOp>(l, i64, hi2), b.create<arith::ConstantIntOp>(l, 32, 64)));
+      return ty.isF64() ? b.create<arith::BitcastOp>(l, ty, r).getResult() : r;
+    }
     Value x = v;
     if (ty.isIndex()) x = b.create<arith::IndexCastOp>(l, b.getI32Type(), v);
     else if (ty.isInteger(8) || ty.isInteger(16)) x = b.create<arith::ExtSIOp>(l, b.getI32Type(), v);
@@ -88,13 +106,14 @@ struct KernelLowering {
     return r;
   }
 
-  /// NVVM shuffles and reductions move 32-bit values (and narrower
-  /// integers); 64-bit ones would need two shuffles, not done yet.
+  /// NVVM / ROCDL shuffles and reductions move scalars of 8 to 64 bits
+  /// (nvShuffle).
   LogicalResult checkNvShuffleType(Operation *op, Type ty) {
-    if (ty.isIndex() || ty.isF32() || ty.isInteger(32) || ty.isInteger(16) || ty.isInteger(8))
+    if (ty.isIndex() || ty.isF16() || ty.isBF16() || ty.isF32() || ty.isF64() || ty.isInteger(8) ||
+        ty.isInteger(16) || ty.isInteger(32) || ty.isInteger(64))
       return success();
     return op->emitOpError(rocdl ? "the ROCDL lowering" : "the NVVM lowering")
-           << " shuffles 32-bit values (f32, i8/i16/i32, index), not "
+           << " shuffles scalars of 8 to 64 bits (f16, bf16, f32, f64, i8 to i64, index), not "
            << ty;
   }
 
