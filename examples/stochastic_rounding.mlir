@@ -18,12 +18,29 @@ func.func @sr_bf16(%x: tensor<300x257xf32>) -> tensor<300x257xbf16> {
   return %y : tensor<300x257xbf16>
 }
 
-// A matmul's f32 result rounded stochastically to bf16: the cast runs in an
-// elementwise kernel of its own after the matmul (docs/ir.md says why).
+// A matmul's f32 result rounded stochastically to bf16 in the matmul's
+// epilogue (the random bits keyed by each element's index in the whole
+// result, on every backend), and a softmax's rows the same way.
 func.func @sr_matmul(%a: tensor<130x96xf32>, %b: tensor<96x70xf32>) -> tensor<130x70xbf16> {
   %c = tessera_graph.matmul %a, %b : tensor<130x96xf32>, tensor<96x70xf32> -> tensor<130x70xf32>
   %y = tessera_graph.cast %c {rounding = "stochastic", seed = 3} : tensor<130x70xf32> -> tensor<130x70xbf16>
   return %y : tensor<130x70xbf16>
+}
+func.func @sr_softmax(%x: tensor<67x40xf32>) -> tensor<67x40xbf16> {
+  %s = tessera_graph.softmax %x dim = 1 : tensor<67x40xf32>
+  %y = tessera_graph.cast %s {rounding = "stochastic", seed = 5} : tensor<67x40xf32> -> tensor<67x40xbf16>
+  return %y : tensor<67x40xbf16>
+}
+// The f32 values those epilogues round (the same kernels without the cast):
+// tests/stochastic_rounding_check.py rounds them with its own Philox and
+// compares bit for bit.
+func.func @sr_matmul_f32(%a: tensor<130x96xf32>, %b: tensor<96x70xf32>) -> tensor<130x70xf32> {
+  %c = tessera_graph.matmul %a, %b : tensor<130x96xf32>, tensor<96x70xf32> -> tensor<130x70xf32>
+  return %c : tensor<130x70xf32>
+}
+func.func @sr_softmax_f32(%x: tensor<67x40xf32>) -> tensor<67x40xf32> {
+  %s = tessera_graph.softmax %x dim = 1 : tensor<67x40xf32>
+  return %s : tensor<67x40xf32>
 }
 
 // f16: its subnormals (x * 2^-16) and values below them (x * 2^-26).

@@ -2,7 +2,9 @@
 stochastic_rounding.independent): Philox-4x32-10 written here from the
 paper (checked on Random123's known answers), the rounding of docs/ir.md in
 numpy, and tessera-run's sr_bf16, sr_f16 and sr_fp8 results on cpu and vulkan from
-the same inputs.  Exit 0 when every bit agrees; 77 when vulkan is missing
+the same inputs; and sr_matmul / sr_softmax (the cast in the matmul's and the
+softmax's epilogue) against the definition applied to the same kernels' f32
+values.  Exit 0 when every bit agrees; 77 when vulkan is missing
 (the cpu part still ran).
 
     python3 tests/stochastic_rounding_check.py build/bin/tessera-run
@@ -85,6 +87,9 @@ def main():
         np.save(os.path.join(d, "x.npy"), x)
         np.save(os.path.join(d, "x8.npy"), x8)
         np.save(os.path.join(d, "xh.npy"), xh)
+        np.save(os.path.join(d, "a.npy"), rng.standard_normal((130, 96)).astype(np.float32))
+        np.save(os.path.join(d, "b.npy"), rng.standard_normal((96, 70)).astype(np.float32))
+        np.save(os.path.join(d, "s.npy"), (rng.standard_normal((67, 40)) * 3).astype(np.float32))
         for backend in ("cpu", "vulkan"):
             env = dict(os.environ, TESSERA_BACKEND=backend)
             out16, out8a, out8b = (os.path.join(d, n) for n in ("y16.npy", "y8a.npy", "y8b.npy"))
@@ -125,9 +130,27 @@ def main():
                     i = int(np.argmin(goth == wanth[k].ravel()))
                     sys.exit("%s sr_f16 (x * %g): element %d of %r is %r, the definition gives %r"
                              % (backend, scales[k], i, xh.ravel()[i], goth[i], wanth[k].ravel()[i]))
+            # Epilogues: a matmul's and a softmax's results rounded where
+            # they are computed; the same kernels' f32 values, rounded here.
+            for fn, seed, inputs in (("sr_matmul", 3, ("a.npy", "b.npy")), ("sr_softmax", 5, ("s.npy",))):
+                ins = sum((["--input", os.path.join(d, i)] for i in inputs), [])
+                y, c = os.path.join(d, fn + ".npy"), os.path.join(d, fn + "_f32.npy")
+                for f, o in ((fn, y), (fn + "_f32", c)):
+                    p = subprocess.run([run, example, "--function", f] + ins + ["--output", o, "--iterations", "1",
+                                       "--no-check"], env=env, capture_output=True, text=True)
+                    if p.returncode != 0:
+                        sys.exit("tessera-run %s on %s failed:\n%s%s" % (f, backend, p.stdout, p.stderr))
+                cv = np.load(c).ravel()
+                want = np.array([stochastic(float(v), seed, i, 7, -126) for i, v in enumerate(cv)], np.float32)
+                got = (np.load(y).astype(np.uint32) << 16).view(np.float32).ravel()
+                if not np.array_equal(got, want):
+                    i = int(np.argmin(got == want))
+                    sys.exit("%s %s (epilogue): element %d of %r is %r, the definition gives %r"
+                             % (backend, fn, i, cv[i], got[i], want[i]))
             rounded_up = np.mean(np.abs(want16[4:]) > np.abs(x.ravel()[4:]))
-            print("%s: %d bf16, %d f16 and %d fp8 elements equal the definition (%.1f%% of the bf16 ones rounded up)"
-                  % (backend, got.size, 3 * xh.size, got8.size, 100 * rounded_up))
+            print("%s: %d bf16, %d f16 and %d fp8 elements, and a matmul's and a softmax's epilogues, equal the "
+                  "definition (%.1f%% of the bf16 ones rounded up)"
+                  % (backend, x.size, 3 * xh.size, got8.size, 100 * rounded_up))
     sys.exit(77 if missing else 0)
 
 

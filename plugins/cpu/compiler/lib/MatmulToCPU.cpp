@@ -247,7 +247,9 @@ FailureOr<Value> MatmulEmitter::applyEpilogue(Value v, Value row, Value col, int
                    t.type.getElementType(), x.elements);
     return loadVec(t, idx, lanes);
   };
-  return emitFusedTree(b, loc, epilogue, at(row, col), V, v, load, x.elements);
+  // The group's first row (dim 0 of C), for what keys on the element's
+  // index in the whole tensor (a stochastic cast's random bits).
+  return emitFusedTree(b, loc, epilogue, at(row, col), V, v, load, x.elements, x.c.row0);
 }
 
 /// One mr x width register tile at rows ic+ir.., columns jc+jr...

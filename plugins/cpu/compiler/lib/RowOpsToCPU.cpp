@@ -93,9 +93,9 @@ LeafLoader leafLoader(OpBuilder &b, Location loc, const LeafAccess &leaves,
 /// The epilogue's value at `idx` (width w) from the root's value there.
 Value applyEpilogue(OpBuilder &b, Location loc, const FusedTree &epilogue, ArrayRef<Value> idx,
                     int64_t w, Value v, const LeafLoader &load, const ElementOptions &elements,
-                    bool &ok) {
+                    bool &ok, Value row0) {
   if (epilogue.ops.empty()) return v;
-  FailureOr<Value> r = emitFusedTree(b, loc, epilogue, idx, w, v, load, elements);
+  FailureOr<Value> r = emitFusedTree(b, loc, epilogue, idx, w, v, load, elements, row0);
   if (failed(r)) {
     ok = false;
     return v;
@@ -188,7 +188,7 @@ LogicalResult lowerSoftmaxRows(OpBuilder &b, Location loc, const TensorAccess &o
     Value inv = b.create<arith::DivFOp>(loc, splatConstant(b, loc, f32, 1.0), sum);
     auto finish = [&](Value j, int64_t w, Value scale) {
       Value p = b.create<arith::MulFOp>(loc, getExp(idx(j), w), scale);
-      storeChunk(b, loc, out, idx(j), applyEpilogue(b, loc, epilogue, idx(j), w, p, load, elements, ok),
+      storeChunk(b, loc, out, idx(j), applyEpilogue(b, loc, epilogue, idx(j), w, p, load, elements, ok, out.row0),
                  elements);
     };
     if (vectorize) {
@@ -272,7 +272,7 @@ LogicalResult lowerReduceRows(OpBuilder &b, graph::ReduceOp red, const TensorAcc
     }
     if (kind == graph::ReduceKind::mean)
       result = b.create<arith::DivFOp>(loc, result, splatConstant(b, loc, et, static_cast<double>(n)));
-    storeChunk(b, loc, out, outer, applyEpilogue(b, loc, epilogue, outer, 1, result, load, elements, ok),
+    storeChunk(b, loc, out, outer, applyEpilogue(b, loc, epilogue, outer, 1, result, load, elements, ok, out.row0),
                elements);
   });
   return success(ok);
@@ -332,7 +332,7 @@ LogicalResult lowerNormRows(OpBuilder &b, Operation *op, const TensorAccess &out
       Value y = b.create<arith::MulFOp>(loc, b.create<arith::MulFOp>(loc, x, s),
                                         loadChunk(b, loc, gamma, {j}, w, elements));
       if (beta) y = b.create<arith::AddFOp>(loc, y, loadChunk(b, loc, *beta, {j}, w, elements));
-      storeChunk(b, loc, out, idx(j), applyEpilogue(b, loc, epilogue, idx(j), w, y, load, elements, ok),
+      storeChunk(b, loc, out, idx(j), applyEpilogue(b, loc, epilogue, idx(j), w, y, load, elements, ok, out.row0),
                  elements);
     };
     if (vectorize) forLoop(b, loc, c0, main, cIdx(b, loc, width), [&](Value j) { finish(j, width); });

@@ -151,27 +151,11 @@ struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePas
     if (!isRowMajor(v.getType()) || !isRowMajor(user->getResult(0).getType())) return false;
     if (shapeOf(v) != shapeOf(user->getResult(0))) return false;  // no recomputed broadcasts
     if (graph::isRowOp(def) && !fuseReductions) return false;
-    // A stochastic cast keys its random bits by the element's global index,
-    // which the elementwise kernels have; the matmul and row kernels'
-    // epilogues see group-local positions.  So a root never shares a group
-    // with one: its value is stored, and the cast runs in an elementwise
-    // tile (one more pass over the tensor).
-    if (isTileRoot(def) && feedsStochasticCast(user)) return false;
+    // A stochastic cast in an epilogue keys its random bits by the
+    // element's index in the whole tensor, which every backend's matmul and
+    // row-op epilogues compute (the cpu's from its group's first row), so
+    // it fuses like any elementwise op.
     return true;
-  }
-
-  /// Whether `op`, or an elementwise op its value flows into through single
-  /// uses of the same shape (what could join its group), is a cast with
-  /// rounding = "stochastic".
-  static bool feedsStochasticCast(Operation *op) {
-    for (int depth = 0; op && depth < 64; ++depth) {
-      if (auto cast = dyn_cast<graph::CastOp>(op); cast && cast.isStochastic()) return true;
-      if (!graph::isElementwise(op) || op->getNumResults() != 1 || !op->getResult(0).hasOneUse()) return false;
-      Operation *next = *op->getResult(0).getUsers().begin();
-      if (next->getBlock() != op->getBlock() || !graph::isElementwise(next)) return false;
-      op = next;
-    }
-    return false;
   }
 
   /// The ops of the group whose output is `out`, in no particular order;
