@@ -25,26 +25,12 @@ using build::sharedF32;
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
-struct Shape {
-  int64_t batch, sq, d, skv, dv, bq, bkv;
+struct Shape : build::AttentionDims {
   bool causal;
   float scale;
-  explicit Shape(s::FlashAttentionGradOp op) {
-    auto q = op.getQuery().getType().cast<ShapedType>();
-    auto v = op.getValue().getType().cast<ShapedType>();
-    const int64_t m0 = q.getRank() - 2;  // heads first when rank 3
-    batch = m0 ? q.getDimSize(0) : 1;
-    sq = q.getDimSize(m0);
-    d = q.getDimSize(m0 + 1);
-    skv = v.getDimSize(m0);
-    dv = v.getDimSize(m0 + 1);
-    bq = op.getBlockQ();
-    bkv = op.getBlockKv();
-    causal = op.getCausal();
-    scale = op.getScale().convertToFloat();
-  }
-  int64_t qBlocks() const { return (sq + bq - 1) / bq; }
-  int64_t kvBlocks() const { return (skv + bkv - 1) / bkv; }
+  explicit Shape(s::FlashAttentionGradOp op)
+      : AttentionDims(op.getQuery(), op.getValue(), op.getBlockQ(), op.getBlockKv()),
+        causal(op.getCausal()), scale(op.getScale().convertToFloat()) {}
 };
 
 /// The lane, group and group count of the kernel.
@@ -65,6 +51,26 @@ struct Bases {
 Bases bases(B &y, const Shape &sh, Value head) {
   return {y.mul(head, sh.sq * sh.d), y.mul(head, sh.d * sh.skv), y.mul(head, sh.skv * sh.dv),
           y.mul(head, sh.sq * sh.dv), y.mul(head, sh.sq * 2)};
+}
+
+/// The groups' loop over (batch element, block) pairs, `blocks` blocks of
+/// `size` rows per element (uniform bounds: every lane of a group reaches
+/// every barrier), with the body's builder, the element and the block's
+/// first row.
+struct WorkLoop {
+  scf::ForOp loop;
+  OpBuilder body;
+  Value head, first;
+  Bases base;
+};
+WorkLoop workLoop(OpBuilder &b, Location l, const Shape &sh, const Ids &id, int64_t blocks, int64_t size) {
+  B x{b, l};
+  auto loop = b.create<scf::ForOp>(l, id.group, x.c(sh.batch * blocks), id.groups);
+  OpBuilder body = OpBuilder::atBlockBegin(loop.getBody());
+  B y{body, l};
+  Value head = y.div(loop.getInductionVar(), blocks);
+  Value first = y.mul(y.rem(loop.getInductionVar(), blocks), size);
+  return {loop, body, head, first, bases(y, sh, head)};
 }
 
 /// sum over i < n of a(i) * b(i), from `init`, in one scf.for.
@@ -170,16 +176,14 @@ void buildStats(func::FuncOp k, s::FlashAttentionGradOp op, int64_t lanes, Value
   const Shape sh(op);
   const Location l = op.getLoc();
   OpBuilder b = OpBuilder::atBlockBegin(&k.front());
-  B x{b, l};
   const Ids id = ids(b, l);
   Value Ks = sharedF32(b, l, sh.d * sh.bkv), Ss = sharedF32(b, l, sh.bq * sh.bkv);
   Value Ms = sharedF32(b, l, sh.bq), Ls = sharedF32(b, l, sh.bq);
-  auto wLoop = b.create<scf::ForOp>(l, id.group, x.c(sh.batch * sh.qBlocks()), id.groups);
-  OpBuilder qb = OpBuilder::atBlockBegin(wLoop.getBody());
+  WorkLoop w = workLoop(b, l, sh, id, sh.qBlocks(), sh.bq);
+  OpBuilder &qb = w.body;
   B y{qb, l};
-  Value head = y.div(wLoop.getInductionVar(), sh.qBlocks());
-  Value q0 = y.mul(y.rem(wLoop.getInductionVar(), sh.qBlocks()), sh.bq);
-  const Bases base = bases(y, sh, head);
+  const Value q0 = w.first;
+  const Bases &base = w.base;
   laneLoop(qb, l, id.lane, lanes, sh.bq, [&](OpBuilder &ib, Value r) {
     B z{ib, l};
     z.store(z.f(kNegInf), Ms, r);
@@ -254,18 +258,16 @@ void buildQueryGrad(func::FuncOp k, s::FlashAttentionGradOp op, int64_t lanes, V
   const Shape sh(op);
   const Location l = op.getLoc();
   OpBuilder b = OpBuilder::atBlockBegin(&k.front());
-  B x{b, l};
   const Ids id = ids(b, l);
   Value Ks = sharedF32(b, l, sh.d * sh.bkv), Vs = sharedF32(b, l, sh.bkv * sh.dv);
   Value Ss = sharedF32(b, l, sh.bq * sh.bkv);  // dS of the block, [r][jj]
   // The dQ elements of a lane: e = lane + i * lanes < bq * d.
   const int64_t perLane = (sh.bq * sh.d + lanes - 1) / lanes;
-  auto wLoop = b.create<scf::ForOp>(l, id.group, x.c(sh.batch * sh.qBlocks()), id.groups);
-  OpBuilder qb = OpBuilder::atBlockBegin(wLoop.getBody());
+  WorkLoop w = workLoop(b, l, sh, id, sh.qBlocks(), sh.bq);
+  OpBuilder &qb = w.body;
   B y{qb, l};
-  Value head = y.div(wLoop.getInductionVar(), sh.qBlocks());
-  Value q0 = y.mul(y.rem(wLoop.getInductionVar(), sh.qBlocks()), sh.bq);
-  const Bases base = bases(y, sh, head);
+  const Value q0 = w.first;
+  const Bases &base = w.base;
   SmallVector<Value> zeros(perLane, y.f(0.0));
   auto kvLoop = qb.create<scf::ForOp>(l, y.c(0), keyBlockEnd(y, sh, q0), y.c(1), zeros);
   {
@@ -313,19 +315,17 @@ void buildKeyValueGrad(func::FuncOp k, s::FlashAttentionGradOp op, int64_t lanes
   const Shape sh(op);
   const Location l = op.getLoc();
   OpBuilder b = OpBuilder::atBlockBegin(&k.front());
-  B x{b, l};
   const Ids id = ids(b, l);
   Value Ks = sharedF32(b, l, sh.d * sh.bkv), Vs = sharedF32(b, l, sh.bkv * sh.dv);
   Value Ps = sharedF32(b, l, sh.bq * sh.bkv), Ds = sharedF32(b, l, sh.bq * sh.bkv);  // [r][jj]
   // A lane's dV elements (e < bkv * dv, [jj][c]) then its dK^T elements
   // (e < d * bkv, [kk][jj]).
   const int64_t nV = (sh.bkv * sh.dv + lanes - 1) / lanes, nK = (sh.d * sh.bkv + lanes - 1) / lanes;
-  auto wLoop = b.create<scf::ForOp>(l, id.group, x.c(sh.batch * sh.kvBlocks()), id.groups);
-  OpBuilder wb = OpBuilder::atBlockBegin(wLoop.getBody());
+  WorkLoop w = workLoop(b, l, sh, id, sh.kvBlocks(), sh.bkv);
+  OpBuilder &wb = w.body;
   B y{wb, l};
-  Value head = y.div(wLoop.getInductionVar(), sh.kvBlocks());
-  Value j0 = y.mul(y.rem(wLoop.getInductionVar(), sh.kvBlocks()), sh.bkv);
-  const Bases base = bases(y, sh, head);
+  const Value j0 = w.first;
+  const Bases &base = w.base;
   stageKeys(wb, l, sh, id.lane, lanes, base, j0, kt, Ks, v, Vs);
   wb.create<t::BarrierOp>(l);
   // Causal: the query blocks from the one holding the block's first key.

@@ -25,23 +25,10 @@ using build::B;
 using build::laneLoop;
 using build::sharedF32;
 
-struct Shape {
-  int64_t batch, sq, d, skv, dv, bq, bkv;
-  explicit Shape(s::FlashAttentionOp op) {
-    auto q = op.getQuery().getType().cast<ShapedType>();
-    auto v = op.getValue().getType().cast<ShapedType>();
-    const int64_t m0 = q.getRank() - 2;  // heads first when rank 3
-    batch = m0 ? q.getDimSize(0) : 1;
-    sq = q.getDimSize(m0);
-    d = q.getDimSize(m0 + 1);
-    skv = v.getDimSize(m0);
-    dv = v.getDimSize(m0 + 1);
-    bq = op.getBlockQ();
-    bkv = op.getBlockKv();
-  }
-  int64_t qBlocks() const { return (sq + bq - 1) / bq; }
+struct Shape : build::AttentionDims {
+  explicit Shape(s::FlashAttentionOp op)
+      : AttentionDims(op.getQuery(), op.getValue(), op.getBlockQ(), op.getBlockKv()) {}
   int64_t work() const { return batch * qBlocks(); }  // (batch element, query block) pairs
-  int64_t kvBlocks() const { return (skv + bkv - 1) / bkv; }
   // Shared f32 slots: K block, V block, S block, m, l, rescale.
   int64_t sharedFloats() const { return d * bkv + bkv * dv + bq * bkv + 3 * bq; }
 };

@@ -2,7 +2,8 @@
 //
 // Shared by the hand-built attention kernels (AttentionKernel.cpp,
 // AttentionGradKernel.cpp): index and f32 arithmetic at one insertion
-// point, per-lane strided loops, f32 shared-memory buffers.
+// point, per-lane strided loops, f32 shared-memory buffers, the dims of an
+// attention op.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSERA_LIB_CONVERSION_GRAPHTOTILE_KERNELBUILD_H
@@ -60,6 +61,26 @@ inline mlir::Value sharedF32(mlir::OpBuilder &b, mlir::Location l, int64_t n) {
                                   b.getI64IntegerAttr(tessera::tile::kSharedMemorySpace));
   return b.create<tessera::tile::SharedAllocOp>(l, ty, uint64_t{0});
 }
+
+/// The dims of an attention (forward or backward) from its Q and V: one
+/// matrix, or a leading batch (heads) dim; its block sizes.
+struct AttentionDims {
+  int64_t batch, sq, d, skv, dv, bq, bkv;
+  AttentionDims(mlir::Value query, mlir::Value value, int64_t blockQ, int64_t blockKv) {
+    auto q = query.getType().cast<mlir::ShapedType>();
+    auto v = value.getType().cast<mlir::ShapedType>();
+    const int64_t m0 = q.getRank() - 2;  // heads first when rank 3
+    batch = m0 ? q.getDimSize(0) : 1;
+    sq = q.getDimSize(m0);
+    d = q.getDimSize(m0 + 1);
+    skv = v.getDimSize(m0);
+    dv = v.getDimSize(m0 + 1);
+    bq = blockQ;
+    bkv = blockKv;
+  }
+  int64_t qBlocks() const { return (sq + bq - 1) / bq; }
+  int64_t kvBlocks() const { return (skv + bkv - 1) / bkv; }
+};
 
 }  // namespace tessera::conversion::build
 
