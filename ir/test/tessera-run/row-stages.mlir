@@ -22,6 +22,32 @@
 // FAN: fanout for cpu (cpu): 3 kernels, 3 launches
 // FAN: verify: max abs error {{.*}}: PASS
 // FAN: exit code 0
+// Shape ops that keep dim 0 (a slice and a pad of columns, a reshape and a
+// transpose of the dims after it, a broadcast along a new last dim, a concat
+// along dim 1, a gather of embedding rows) split by rows with their
+// neighbours: one part for all of them, one for the column sums after
+// them, over 300 rows (several groups).
+// RUN: sh -c 'TESSERA_BACKEND=cpu tessera-run "$0" --function row_shapes --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s --check-prefix=SHAPES
+// SHAPES: row_shapes for cpu (cpu): 2 kernels, 2 launches
+// SHAPES: verify: max abs error {{.*}}: PASS
+// SHAPES: exit code 0
+
+func.func @row_shapes(%x: tensor<300x24xf32>, %ids: tensor<300xi32>, %table: tensor<50x8xf32>) -> tensor<1x32xf32> {
+  %s = tessera_graph.slice %x offsets = [0, 4] strides = [1, 2] : tensor<300x24xf32> -> tensor<300x10xf32>
+  %p = tessera_graph.pad %s low = [0, 1] high = [0, 1] value = 0.5 : tensor<300x10xf32> -> tensor<300x12xf32>
+  %r = tessera_graph.reshape %p : tensor<300x12xf32> -> tensor<300x3x4xf32>
+  %t = tessera_graph.transpose %r perm = [0, 2, 1] : tensor<300x3x4xf32> -> tensor<300x4x3xf32>
+  %f = tessera_graph.reshape %t : tensor<300x4x3xf32> -> tensor<300x12xf32>
+  %e = tessera_graph.gather %table, %ids : tensor<50x8xf32>, tensor<300xi32> -> tensor<300x8xf32>
+  %b = tessera_graph.broadcast_in_dim %ids dims = [0] : tensor<300xi32> -> tensor<300x4xi32>
+  %bf = tessera_graph.cast %b : tensor<300x4xi32> -> tensor<300x4xf32>
+  %c = tessera_graph.concat %f, %e, %bf, %bf dim = 1 : tensor<300x12xf32>, tensor<300x8xf32>, tensor<300x4xf32>, tensor<300x4xf32> -> tensor<300x28xf32>
+  %c2 = tessera_graph.concat %c, %bf dim = 1 : tensor<300x28xf32>, tensor<300x4xf32> -> tensor<300x32xf32>
+  %g = tessera_graph.tanh %c2 : tensor<300x32xf32>
+  %sum = tessera_graph.reduce sum %g dims = [0] order = sequential : tensor<300x32xf32> -> tensor<1x32xf32>
+  return %sum : tensor<1x32xf32>
+}
+
 // A program with no inputs (a part made of iota and constants is one):
 // RUN: sh -c 'TESSERA_BACKEND=cpu tessera-run "$0" --function no_inputs --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s --check-prefix=NOIN
 // NOIN: no_inputs for cpu (cpu): 1 kernel, 1 launch

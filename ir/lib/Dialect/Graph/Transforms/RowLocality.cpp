@@ -29,6 +29,41 @@ bool isBatchedRhs(OpOperand &use) {
   return mm && use.getOperandNumber() == 1 && isBatched(mm);
 }
 
+int64_t dim0Of(Value v) {
+  auto t = v.getType().cast<ShapedType>();
+  return t.getRank() >= 1 ? t.getDimSize(0) : -1;
+}
+
+/// Shape ops whose row i of the result is made from row i of their data
+/// operands alone (dim 0 kept, in the same order): a transpose keeping dim
+/// 0 first, a slice, pad or broadcast that leaves dim 0 alone, a reshape of
+/// the dims after it, a concat along another dim; and gather, whose rows
+/// are its indices' (the table is read whole). The data operands' numbers
+/// go to `rows`.
+bool preservesRows(Operation *op, SmallVectorImpl<unsigned> &rows) {
+  Value r = op->getNumResults() == 1 ? op->getResult(0) : Value();
+  if (!r || rankOf(r) < 1) return false;
+  auto sameDim0 = [&](Value v) { return rankOf(v) >= 1 && dim0Of(v) == dim0Of(r); };
+  bool keep = false;
+  if (auto t = dyn_cast<g::TransposeOp>(op)) keep = t.getPerm()[0] == 0;
+  else if (auto sl = dyn_cast<g::SliceOp>(op)) keep = sl.getOffsets()[0] == 0 && sl.getStrides()[0] == 1 && sameDim0(sl.getInput());
+  else if (auto p = dyn_cast<g::PadOp>(op)) keep = p.getLow()[0] == 0 && p.getHigh()[0] == 0;
+  else if (auto bc = dyn_cast<g::BroadcastInDimOp>(op))
+    keep = !bc.getDims().empty() && bc.getDims()[0] == 0 && sameDim0(bc.getInput());
+  else if (isa<g::ReshapeOp>(op)) keep = sameDim0(op->getOperand(0));
+  else if (auto c = dyn_cast<g::ConcatOp>(op)) keep = c.getDim() != 0;
+  else if (isa<g::GatherOp>(op)) {
+    if (!sameDim0(op->getOperand(1))) return false;
+    rows.push_back(1);
+    return true;
+  }
+  if (!keep) return false;
+  for (unsigned k = 0; k < op->getNumOperands(); ++k)
+    if (!sameDim0(op->getOperand(k))) return false;
+  for (unsigned k = 0; k < op->getNumOperands(); ++k) rows.push_back(k);
+  return true;
+}
+
 }  // namespace
 
 g::RowLocality g::analyzeRowLocality(ArrayRef<Operation *> ops, ArrayRef<Value> inputs, ArrayRef<Value> outputs) {
@@ -127,7 +162,25 @@ g::RowLocality g::analyzeRowLocality(ArrayRef<Operation *> ops, ArrayRef<Value> 
       rowValues.insert(op->getResult(0));
       return;
     }
-    ok = false;  // shape ops, layout conversions, collectives: not row-local
+    if (g::isShapeOp(op)) {
+      // Row-preserving shape ops: their data operands are rows; a gather's
+      // table is read whole by every group, so it must be an input.
+      SmallVector<unsigned> rows;
+      if (!preservesRows(op, rows)) {
+        ok = false;
+        return;
+      }
+      // A splat constant is the same in every row: any row of it will do.
+      for (unsigned k = 0; k < op->getNumOperands(); ++k) {
+        Value o = op->getOperand(k);
+        if (llvm::is_contained(rows, k) ? !rowValues.contains(o) && !g::isSplatConstant(o)
+                                        : (rowValues.contains(o) || !isInput(o)))
+          ok = false;
+      }
+      rowValues.insert(op->getResult(0));
+      return;
+    }
+    ok = false;  // other shape ops, layout conversions, collectives: not row-local
   };
   // Seed: inputs with the row count that some op of the run reads as rows.
   std::function<bool(OpOperand &)> readsAsRows = [&](OpOperand &use) -> bool {
@@ -141,6 +194,7 @@ g::RowLocality g::analyzeRowLocality(ArrayRef<Operation *> ops, ArrayRef<Value> 
     if (isa<s::FlashAttentionGradOp>(u)) return rankOf(use.get()) == 3;
     if (isa<g::LayerNormOp, g::RmsNormOp>(u)) return use.getOperandNumber() == 0;
     if (g::isElementwise(u)) return sameRows(use.get(), u->getResult(0));
+    if (isa<g::GatherOp>(u)) return use.getOperandNumber() == 1;  // the table is read whole
     return true;
   };
   auto usedByRun = [&](OpOperand &use) {

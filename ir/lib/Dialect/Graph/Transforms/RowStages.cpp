@@ -48,6 +48,7 @@ void liveValues(ArrayRef<Operation *> run, SetVector<Value> &inputs, SetVector<V
       for (Value v : above)
         if (!inside(v.getDefiningOp())) inputs.insert(v);
     }
+    if (isConstant(op)) continue;  // cloned into every part that reads it: never an output
     for (Value r : op->getResults())
       if (llvm::any_of(r.getUsers(), [&](Operation *u) { return !inside(u); })) outputs.insert(r);
   }
