@@ -825,8 +825,14 @@ struct KernelBuilder {
       if (!buf.count(r) && !outOf.count(r)) outOf[r] = nIn + i;
     SmallVector<Value> intermediates;
     unsigned kid = 0;
+    // The next kernel's name, and its launch in the plan.
+    auto nextName = [&](StringRef kind) { return base + "_k" + std::to_string(kid++) + "_" + kind.str(); };
+    auto callKernel = [&](func::FuncOp k, ArrayRef<Value> operands, std::array<int64_t, 3> grid) {
+      auto call = pbld.create<func::CallOp>(loc, k, operands);
+      call->setAttr(conv::kLaunchGridAttr, pbld.getDenseI64ArrayAttr(grid));
+    };
     auto launch = [&](const KernelSpec &s, StringRef kind, Value outBuf) -> LogicalResult {
-      std::string name = base + "_k" + std::to_string(kid++) + "_" + kind.str();
+      std::string name = nextName(kind);
       std::array<int64_t, 3> grid{1, 1, 1};
       if (s.kind == KernelSpec::kGemm) {
         auto at = s.matmul.getLhs().getType().cast<ShapedType>();
@@ -860,8 +866,7 @@ struct KernelBuilder {
       SmallVector<Value> operands;
       for (Value v : s.leaves) operands.push_back(buf.lookup(v));
       operands.push_back(outBuf);
-      auto call = pbld.create<func::CallOp>(loc, k, operands);
-      call->setAttr(conv::kLaunchGridAttr, pbld.getDenseI64ArrayAttr(grid));
+      callKernel(k, operands, grid);
       return success();
     };
     auto scratch = [&](MemRefType ft) -> Value {
@@ -892,10 +897,9 @@ struct KernelBuilder {
                       function_ref<void(func::FuncOp)> body) {
         SmallVector<Type> tys;
         for (Value b : operands) tys.push_back(b.getType());
-        func::FuncOp k = newKernelOf(base + "_k" + std::to_string(kid++) + "_" + kind.str(), tys, grid, kLanes);
+        func::FuncOp k = newKernelOf(nextName(kind), tys, grid, kLanes);
         body(k);
-        auto call = pbld.create<func::CallOp>(loc, k, operands);
-        call->setAttr(conv::kLaunchGridAttr, pbld.getDenseI64ArrayAttr(grid));
+        callKernel(k, operands, grid);
       };
       emit("attention_stats", {q, kt, o, dout, stats}, ag::queryGrid(fg, kMaxGroups), [&](func::FuncOp k) {
         ag::buildStats(k, fg, kLanes, k.getArgument(0), k.getArgument(1), k.getArgument(2), k.getArgument(3),
