@@ -31,6 +31,45 @@
 // SHAPES: row_shapes for cpu (cpu): 2 kernels, 2 launches
 // SHAPES: verify: max abs error {{.*}}: PASS
 // SHAPES: exit code 0
+// A gradient's products with transposed operands (dX = dY . W^T,
+// dW = X^T . dY, and a batched Q . K^T over heads) read the transposes in
+// place (no part of their own: the bias sum's part, then one per product),
+// at sizes no register tile divides (300 x 37 x 45).
+// RUN: sh -c 'TESSERA_BACKEND=cpu tessera-run "$0" --function transposed_operands --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s --check-prefix=TRANS
+// TRANS: transposed_operands for cpu (cpu): 4 kernels, 4 launches
+// TRANS: verify: max abs error {{.*}}: PASS
+// TRANS: exit code 0
+// Column reductions (sum, mean, max over dim 0 or a middle dim) are computed
+// a vector of neighbouring columns at a time, in each column's order (45
+// columns: vectors and a remainder), with an epilogue.
+// RUN: sh -c 'TESSERA_BACKEND=cpu tessera-run "$0" --function column_reductions --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s --check-prefix=COLRED
+// COLRED: verify: f32 results: max abs error 0 {{.*}}: PASS
+// COLRED: verify: bf16 results: max abs error 0 {{.*}}: PASS
+// COLRED: exit code 0
+
+func.func @transposed_operands(%x: tensor<300x37xf32>, %w: tensor<37x45xf32>, %dy: tensor<300x45xf32>,
+                               %q: tensor<4x70x24xf32>, %k: tensor<4x50x24xf32>)
+    -> (tensor<300x37xf32>, tensor<37x45xf32>, tensor<1x45xf32>, tensor<4x70x50xf32>) {
+  %db = tessera_graph.reduce sum %dy dims = [0] order = pairwise : tensor<300x45xf32> -> tensor<1x45xf32>
+  %wt = tessera_graph.transpose %w perm = [1, 0] : tensor<37x45xf32> -> tensor<45x37xf32>
+  %dx = tessera_graph.matmul %dy, %wt : tensor<300x45xf32>, tensor<45x37xf32> -> tensor<300x37xf32>
+  %xt = tessera_graph.transpose %x perm = [1, 0] : tensor<300x37xf32> -> tensor<37x300xf32>
+  %dw = tessera_graph.matmul %xt, %dy : tensor<37x300xf32>, tensor<300x45xf32> -> tensor<37x45xf32>
+  %kt = tessera_graph.transpose %k perm = [0, 2, 1] : tensor<4x50x24xf32> -> tensor<4x24x50xf32>
+  %s = tessera_graph.matmul %q, %kt : tensor<4x70x24xf32>, tensor<4x24x50xf32> -> tensor<4x70x50xf32>
+  return %dx, %dw, %db, %s : tensor<300x37xf32>, tensor<37x45xf32>, tensor<1x45xf32>, tensor<4x70x50xf32>
+}
+
+func.func @column_reductions(%x: tensor<67x45xf32>, %y: tensor<3x67x45xbf16>)
+    -> (tensor<1x45xf32>, tensor<45xf32>, tensor<1x45xf32>, tensor<3x45xbf16>) {
+  %s = tessera_graph.reduce sum %x dims = [0] order = pairwise : tensor<67x45xf32> -> tensor<1x45xf32>
+  %one = arith.constant dense<1.0> : tensor<1x45xf32>
+  %s1 = tessera_graph.add %s, %one : tensor<1x45xf32>, tensor<1x45xf32>
+  %m = tessera_graph.reduce mean %x dims = [0] order = sequential : tensor<67x45xf32> -> tensor<45xf32>
+  %mx = tessera_graph.reduce max %x dims = [0] order = pairwise : tensor<67x45xf32> -> tensor<1x45xf32>
+  %h = tessera_graph.reduce sum %y dims = [1] order = pairwise {accum = f32} : tensor<3x67x45xbf16> -> tensor<3x45xbf16>
+  return %s1, %m, %mx, %h : tensor<1x45xf32>, tensor<45xf32>, tensor<1x45xf32>, tensor<3x45xbf16>
+}
 
 func.func @row_shapes(%x: tensor<300x24xf32>, %ids: tensor<300xi32>, %table: tensor<50x8xf32>) -> tensor<1x32xf32> {
   %s = tessera_graph.slice %x offsets = [0, 4] strides = [1, 2] : tensor<300x24xf32> -> tensor<300x10xf32>

@@ -45,8 +45,8 @@ func.func @colnorm(%x: tensor<67x32xf32>) -> tensor<67x32xf32> {
 
 // Shape ops that keep dim 0 (a concat along dim 1) are row-local and join
 // their neighbours; ones that move it (the transposes) are a single-group
-// part. A constant read by two parts is cloned into each, never passed as
-// a buffer (nor taken for an output of the first).
+// part. A constant read by two parts is cloned into each (before its first
+// reader), never passed as a buffer (nor taken for an output of the first).
 // CHECK-LABEL: func.func @shared_constant(
 // CHECK-NEXT: call @shared_constant_part0(%arg0, %arg1) :
 // CHECK-NEXT: call @shared_constant_part1(
@@ -61,9 +61,9 @@ func.func @colnorm(%x: tensor<67x32xf32>) -> tensor<67x32xf32> {
 // CHECK-NEXT: tessera_graph.transpose
 // CHECK-NEXT: return
 // CHECK: func.func private @shared_constant_part2(%{{.*}}: tensor<8x6xf32>) -> tensor<8x12xf32>
-// CHECK-NEXT: arith.constant dense<1.500000e+00>
 // CHECK: tessera_graph.relu
-// CHECK: tessera_graph.concat
+// CHECK: arith.constant dense<1.500000e+00>
+// CHECK-NEXT: tessera_graph.concat
 // CHECK-NEXT: tessera_graph.concat
 func.func @shared_constant(%x: tensor<8x4xf32>, %w: tensor<6x6xf32>) -> tensor<8x12xf32> {
   %c = arith.constant dense<1.5> : tensor<8x2xf32>
@@ -75,6 +75,45 @@ func.func @shared_constant(%x: tensor<8x4xf32>, %w: tensor<6x6xf32>) -> tensor<8
   %b = tessera_graph.concat %r, %c dim = 1 : tensor<8x6xf32>, tensor<8x2xf32> -> tensor<8x8xf32>
   %d = tessera_graph.concat %b, %c, %c dim = 1 : tensor<8x8xf32>, tensor<8x2xf32>, tensor<8x2xf32> -> tensor<8x12xf32>
   return %d : tensor<8x12xf32>
+}
+
+// A gradient's transposes that only feed matmuls (dX = dY . W^T, dW =
+// X^T . dY) are cloned into the matmuls' parts like constants, reading
+// their operands in place there (a part input: the argument, or the
+// forward's output of the first part); they make no part of their own and
+// the function keeps none (each matmul is a part: their row counts differ).
+// A transpose that is returned is still a single-group part's.
+// CHECK-LABEL: func.func @gradient_transposes(
+// CHECK-NOT: tessera_graph.transpose
+// CHECK: return
+// CHECK: func.func private @gradient_transposes_part0(
+// CHECK-NOT: tessera_graph.transpose
+// CHECK: return
+// CHECK: func.func private @gradient_transposes_part1(
+// CHECK: tessera_graph.reduce
+// CHECK: tessera_graph.transpose %{{.*}} perm = [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
+// CHECK-NEXT: return
+// CHECK: func.func private @gradient_transposes_part2(%[[W:.*]]: tensor<12x8xf32>, %[[DY:.*]]: tensor<16x8xf32>)
+// CHECK-NEXT: %[[WT:.*]] = tessera_graph.transpose %[[W]] perm = [1, 0] : tensor<12x8xf32> -> tensor<8x12xf32>
+// CHECK-NEXT: tessera_schedule.tile(%[[DY]], %[[WT]])
+// CHECK: func.func private @gradient_transposes_part3(%[[X:.*]]: tensor<16x12xf32>, %{{.*}}: tensor<16x8xf32>)
+// CHECK-NEXT: %[[XT:.*]] = tessera_graph.transpose %[[X]] perm = [1, 0] : tensor<16x12xf32> -> tensor<12x16xf32>
+// CHECK-NEXT: tessera_schedule.tile(%[[XT]],
+// CHECK: func.func private @gradient_transposes_part4(%[[H:.*]]: tensor<16x8xf32>, %{{.*}}: tensor<16x8xf32>)
+// CHECK-NEXT: %[[HT:.*]] = tessera_graph.transpose %[[H]] perm = [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
+// CHECK-NEXT: tessera_schedule.tile(%[[HT]],
+func.func @gradient_transposes(%x: tensor<16x12xf32>, %w: tensor<12x8xf32>, %dy: tensor<16x8xf32>)
+    -> (tensor<16x12xf32>, tensor<12x8xf32>, tensor<8x8xf32>, tensor<1x8xf32>, tensor<8x16xf32>) {
+  %h = tessera_graph.matmul %x, %w : tensor<16x12xf32>, tensor<12x8xf32> -> tensor<16x8xf32>
+  %db = tessera_graph.reduce sum %dy dims = [0] order = pairwise : tensor<16x8xf32> -> tensor<1x8xf32>
+  %ht0 = tessera_graph.transpose %h perm = [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
+  %wt = tessera_graph.transpose %w perm = [1, 0] : tensor<12x8xf32> -> tensor<8x12xf32>
+  %dx = tessera_graph.matmul %dy, %wt : tensor<16x8xf32>, tensor<8x12xf32> -> tensor<16x12xf32>
+  %xt = tessera_graph.transpose %x perm = [1, 0] : tensor<16x12xf32> -> tensor<12x16xf32>
+  %dw = tessera_graph.matmul %xt, %dy : tensor<12x16xf32>, tensor<16x8xf32> -> tensor<12x8xf32>
+  %ht = tessera_graph.transpose %h perm = [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
+  %hh = tessera_graph.matmul %ht, %dy : tensor<8x16xf32>, tensor<16x8xf32> -> tensor<8x8xf32>
+  return %dx, %dw, %hh, %db, %ht0 : tensor<16x12xf32>, tensor<12x8xf32>, tensor<8x8xf32>, tensor<1x8xf32>, tensor<8x16xf32>
 }
 
 // Left whole: only shape ops (one part), a result that is an argument, and

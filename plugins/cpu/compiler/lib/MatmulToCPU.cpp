@@ -294,8 +294,9 @@ void MatmulEmitter::tile(Value jr, Value bBase, Value ir, int64_t mr, int64_t wi
   // 32 KiB a sliver's tiles later, not 2 MiB of other slivers later (the
   // next K slice of the same columns did not survive in L2: packing was 6%
   // of a 2048^3 GEMM's kernel samples, the load of every row a miss).
+  // (A transposed B's next rows are not row segments: not prefetched.)
   const SmallVector<int64_t> bCols = lineStarts(x.b);
-  const int64_t nLines = bCols.size(), slots = prefetchRows * nLines;
+  const int64_t nLines = bCols.size(), slots = g::isRowMajor(x.b.type) ? prefetchRows * nLines : 0;
   const int64_t trips = std::max<int64_t>(1, kcMax / kUnroll);
   const int64_t perTrip = (slots + trips - 1) / trips;
   Value rowBase = addc(pc, kcMax), colBase = jcol;
@@ -409,8 +410,10 @@ void MatmulEmitter::tile(Value jr, Value bBase, Value ir, int64_t mr, int64_t wi
 
 LogicalResult MatmulEmitter::emit() {
   auto at_ = x.a.type, bt = x.b.type, ct = x.c.type;
-  if (!g::isRowMajor(at_) || !g::isRowMajor(bt) || !g::isRowMajor(ct))
-    return mm.emitError("cpu backend: matmul operands must be row-major (insert convert_layout)");
+  // A and B in any layout are read element by element while packing (the
+  // transposed views of ScheduleToCPU are col_major); C is stored in vectors.
+  if (!g::isRowMajor(ct))
+    return mm.emitError("cpu backend: a matmul result must be row-major (insert convert_layout)");
   if (epilogue.root != mm.getResult())
     return mm.emitError("cpu backend: the fused epilogue does not consume this matmul");
 

@@ -202,7 +202,7 @@ LogicalResult lowerSoftmaxRows(OpBuilder &b, Location loc, const TensorAccess &o
 
 LogicalResult lowerReduceRows(OpBuilder &b, graph::ReduceOp red, const TensorAccess &out,
                               const TensorAccess &in, ArrayRef<Value> extOut, Value scratch,
-                              const FusedTree &epilogue, const LeafAccess &leaves,
+                              const FusedTree &epilogue, const LeafAccess &leaves, int64_t width,
                               const ElementOptions &elements) {
   Location loc = red.getLoc();
   LeafLoader load = leafLoader(b, loc, leaves, elements);
@@ -230,8 +230,15 @@ LogicalResult lowerReduceRows(OpBuilder &b, graph::ReduceOp red, const TensorAcc
     if (isMin) return b.create<arith::MinSIOp>(loc, x, y);
     return b.create<arith::AddIOp>(loc, x, y);
   };
-  auto loadIn = [&](ArrayRef<Value> idx) { return loadChunk(b, loc, in, idx, 1, elements); };
-  forNest(b, loc, extOut, [&](ArrayRef<Value> outer) {
+  // When the last dim is kept (a bias gradient's sum over rows), `width`
+  // neighbouring outputs are reduced at once, one per vector lane: each
+  // lane visits its elements in the same order as alone, so the bits are
+  // the same; the input is read row by row instead of down its columns.
+  const bool vectorize = width > 1 && t.getRank() >= 1 && !llvm::is_contained(dims, t.getRank() - 1) &&
+                         !extOut.empty() && contiguousLastDim(in) && contiguousLastDim(out) &&
+                         leavesContiguous(epilogue, leaves);
+  // The reduced values of `w` outputs from `outer` on.
+  auto reduceAt = [&](ArrayRef<Value> outer, int64_t w) {
     // The input index of reduced element `flat` of the output at `outer`.
     auto idx = [&](Value flat) {
       SmallVector<Value> v(t.getRank());
@@ -251,30 +258,40 @@ LogicalResult lowerReduceRows(OpBuilder &b, graph::ReduceOp red, const TensorAcc
       }
       return v;
     };
+    auto loadIn = [&](Value flat) { return loadChunk(b, loc, in, idx(flat), w, elements); };
+    // Slot i of the pairwise scratch: w values at i * w.
+    auto slot = [&](Value i) { return w == 1 ? i : b.create<arith::MulIOp>(loc, i, cIdx(b, loc, w)).getResult(); };
+    auto loadSlot = [&](Value i) -> Value {
+      if (w == 1) return b.create<memref::LoadOp>(loc, scratch, ValueRange{i});
+      return b.create<vector::LoadOp>(loc, VectorType::get({w}, et), scratch, ValueRange{slot(i)});
+    };
+    auto storeSlot = [&](Value v, Value i) {
+      if (w == 1) b.create<memref::StoreOp>(loc, v, scratch, ValueRange{i});
+      else b.create<vector::StoreOp>(loc, v, scratch, ValueRange{slot(i)});
+    };
     Value result;
     if (red.getOrder() == graph::AssocOrder::sequential) {
-      result = reduceLoop(b, loc, cIdx(b, loc, 1), cIdx(b, loc, n), 1, loadIn(idx(c0)),
-                          [&](Value j, Value acc) { return combine(acc, loadIn(idx(j))); });
+      result = reduceLoop(b, loc, cIdx(b, loc, 1), cIdx(b, loc, n), 1, loadIn(c0),
+                          [&](Value j, Value acc) { return combine(acc, loadIn(j)); });
     } else {
       // Balanced tree: level s combines x[i] and x[i+s] for i % 2s == 0.
-      forLoop(b, loc, c0, cIdx(b, loc, n), cIdx(b, loc, 1), [&](Value j) {
-        b.create<memref::StoreOp>(loc, loadIn(idx(j)), scratch, ValueRange{j});
-      });
+      forLoop(b, loc, c0, cIdx(b, loc, n), cIdx(b, loc, 1), [&](Value j) { storeSlot(loadIn(j), j); });
       for (int64_t s = 1; s < n; s *= 2) {
         forLoop(b, loc, c0, cIdx(b, loc, n - s), cIdx(b, loc, 2 * s), [&](Value i) {
           Value i2 = b.create<arith::AddIOp>(loc, i, cIdx(b, loc, s));
-          Value v = combine(b.create<memref::LoadOp>(loc, scratch, ValueRange{i}),
-                            b.create<memref::LoadOp>(loc, scratch, ValueRange{i2}));
-          b.create<memref::StoreOp>(loc, v, scratch, ValueRange{i});
+          storeSlot(combine(loadSlot(i), loadSlot(i2)), i);
         });
       }
-      result = b.create<memref::LoadOp>(loc, scratch, ValueRange{c0});
+      result = loadSlot(c0);
     }
     if (kind == graph::ReduceKind::mean)
-      result = b.create<arith::DivFOp>(loc, result, splatConstant(b, loc, et, static_cast<double>(n)));
-    storeChunk(b, loc, out, outer, applyEpilogue(b, loc, epilogue, outer, 1, result, load, elements, ok, out.row0),
+      result = b.create<arith::DivFOp>(
+          loc, result, splatConstant(b, loc, w == 1 ? et : VectorType::get({w}, et), static_cast<double>(n)));
+    storeChunk(b, loc, out, outer, applyEpilogue(b, loc, epilogue, outer, w, result, load, elements, ok, out.row0),
                elements);
-  });
+  };
+  if (vectorize) forRowChunks(b, loc, extOut, true, width, reduceAt);
+  else forNest(b, loc, extOut, [&](ArrayRef<Value> outer) { reduceAt(outer, 1); });
   return success(ok);
 }
 

@@ -56,13 +56,15 @@ mlir::LogicalResult lowerSoftmaxRows(mlir::OpBuilder &b, mlir::Location loc,
 /// `epilogue` (root: the reduce) applied to each reduced value before its
 /// store. The reduced elements of one output are visited in row-major
 /// order over the reduced dims: left to right for `sequential`, a balanced
-/// tree over that sequence for `pairwise` (in `scratch`, n elements of the
-/// compute type). Computed in f32 / i32, rounded once by the store.
+/// tree over that sequence for `pairwise` (in `scratch`, n x `width`
+/// elements of the compute type). Computed in f32 / i32, rounded once by
+/// the store. When the last dim is not reduced, `width` neighbouring outputs
+/// are computed at once in vector lanes (the same bits).
 mlir::LogicalResult lowerReduceRows(mlir::OpBuilder &b, graph::ReduceOp red,
                                     const TensorAccess &out, const TensorAccess &in,
                                     llvm::ArrayRef<mlir::Value> extOut, mlir::Value scratch,
                                     const FusedTree &epilogue, const LeafAccess &leaves,
-                                    const ElementOptions &elements);
+                                    int64_t width, const ElementOptions &elements);
 
 /// layernorm / rmsnorm (graph::isRowOp) of `in` along its last dim into
 /// `out`: per row, in f32, the sum (layernorm: mean, then the sum of

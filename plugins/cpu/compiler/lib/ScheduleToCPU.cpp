@@ -21,6 +21,7 @@
 #include "RowOpsToCPU.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "llvm/ADT/SetVector.h"
 #include <cstdlib>
@@ -74,6 +75,7 @@ class KernelBuilder {
   bool parallel = false;
   int64_t rowsTotal = 0, rowBlock = 0;
   Value rows;  // rows this group owns (index)
+  Value rowStart;  // the first of them
   DenseMap<Type, std::pair<Value, Value>> packs;  // accumulator type -> packed A, B
   int64_t MC = 144, NC = 4096, KC = 256, MR = 6, NR = 16;
   int64_t vectorWidth = kVec;  // V of the tile being lowered (row tiles)
@@ -81,6 +83,7 @@ class KernelBuilder {
 
   LogicalResult analyzeRows();
   Buf makeBuf(Value v);
+  std::optional<Buf> transposeView(g::TransposeOp t);
   Value load(const Buf &buf, ArrayRef<Value> idx);  // widened to the compute type
   void store(const Buf &buf, ArrayRef<Value> idx, Value v);  // rounded to the storage type
   Value loadRaw(const Buf &buf, ArrayRef<Value> idx);
@@ -122,10 +125,14 @@ SmallVector<Value> KernelBuilder::memIndices(const Buf &buf, ArrayRef<Value> idx
     // Flat physical storage: offset of (i, j) in the innermost two dims.
     auto shape = buf.type.getShape();
     int64_t M = shape[shape.size() - 2], N = shape.back();
-    Value i = idx[idx.size() - 2], j = idx.back();
     auto c = [&](int64_t v) { return cIdx(b, loc, v); };
     auto mul = [&](Value x, Value y) { return b.create<arith::MulIOp>(loc, x, y).getResult(); };
     auto add = [&](Value x, Value y) { return b.create<arith::AddIOp>(loc, x, y).getResult(); };
+    // A group's rows of a whole tensor (a transposed view, transposeView)
+    // start at row0: dim 0 is i for a matrix, the batch index otherwise.
+    SmallVector<Value> at(idx.begin(), idx.end());
+    if (buf.row && buf.row0) at[0] = add(at[0], buf.row0);
+    Value i = at[at.size() - 2], j = at.back();
     auto div = [&](Value x, int64_t y) { return b.create<arith::DivUIOp>(loc, x, c(y)).getResult(); };
     auto rem = [&](Value x, int64_t y) { return b.create<arith::RemUIOp>(loc, x, c(y)).getResult(); };
     ArrayRef<int64_t> bl = buf.layout.getBlock();
@@ -153,7 +160,7 @@ SmallVector<Value> KernelBuilder::memIndices(const Buf &buf, ArrayRef<Value> idx
     }
     // Leading (batch) dims are row-major over the MxN matrices.
     Value lead = c(0);
-    for (size_t d = 0; d + 2 < idx.size(); ++d) lead = add(mul(lead, c(shape[d])), idx[d]);
+    for (size_t d = 0; d + 2 < at.size(); ++d) lead = add(mul(lead, c(shape[d])), at[d]);
     return {add(mul(lead, c(M * N)), off)};
   }
   SmallVector<Value> out(idx.begin(), idx.end());
@@ -212,6 +219,29 @@ Buf KernelBuilder::makeBuf(Value v) {
   buf.mem = b.create<memref::AllocOp>(loc, mt, b.getI64IntegerAttr(64));
   allocs.push_back(buf.mem);
   return buf;
+}
+
+/// A transpose read only by matmuls (graph::isMatmulOperandTranspose) as a
+/// view of its operand's memory: the col_major tensor of the swapped shape,
+/// so MatmulToCPU packs it straight from its operand (the gradient's X^T
+/// and W^T are never stored). None when the operand's buffer is not the
+/// whole tensor (a group's scratch rows): the transpose is then copied.
+std::optional<Buf> KernelBuilder::transposeView(g::TransposeOp t) {
+  Value in = t.getInput();
+  const Buf &operand = bufs[in];
+  // Arguments are whole tensors even when a group reads them as rows; a
+  // computed value is whole unless it is a group's block of rows.
+  if (operand.row && !(in.isa<BlockArgument>() && in.getParentBlock() == &src.front())) return std::nullopt;
+  auto type = t.getType().cast<RankedTensorType>();
+  Buf v;
+  v.layout = g::LayoutAttr::get(type.getContext(), g::LayoutKind::ColMajor, {}, {}, 0);
+  v.type = RankedTensorType::get(type.getShape(), type.getElementType(), v.layout);
+  ReassociationIndices all;
+  for (int64_t d = 0; d < type.getRank(); ++d) all.push_back(d);
+  v.mem = b.create<memref::CollapseShapeOp>(loc, operand.mem, ArrayRef<ReassociationIndices>{all});
+  v.row = parallel && rowValues.contains(t.getResult());
+  v.row0 = rowStart;
+  return v;
 }
 
 LogicalResult KernelBuilder::lowerMatmul(g::MatmulOp mm, const FusedTree &epilogue,
@@ -278,10 +308,11 @@ LogicalResult KernelBuilder::lowerGroup(const FusedTree &tree, const Buf &out,
     int64_t n = 1;
     for (int64_t d : red.getDims()) n *= in.type.getDimSize(d);
     scratch = b.create<memref::AllocOp>(
-        loc, MemRefType::get({n}, computeType(in.type.getElementType())), b.getI64IntegerAttr(64));
+        loc, MemRefType::get({n * vectorWidth}, computeType(in.type.getElementType())), b.getI64IntegerAttr(64));
     allocs.push_back(scratch);
   }
-  return lowerReduceRows(b, red, access(out), access(in), extents(out), scratch, tree, leaves, elements);
+  return lowerReduceRows(b, red, access(out), access(in), extents(out), scratch, tree, leaves, vectorWidth,
+                         elements);
 }
 
 LogicalResult KernelBuilder::lowerTile(schedule::TileOp tile) {
@@ -604,6 +635,7 @@ LogicalResult KernelBuilder::run() {
 
   Value gid = entry->getArgument(nIn + nOut);
   Value row0 = b.create<arith::MulIOp>(loc, gid, cIdx(b, loc, rowBlock));
+  rowStart = row0;
   rows = parallel ? b.create<arith::MinSIOp>(loc, cIdx(b, loc, rowBlock),
                                              b.create<arith::SubIOp>(loc, cIdx(b, loc, rowsTotal), row0)).getResult()
                   : cIdx(b, loc, rowsTotal);
@@ -648,6 +680,11 @@ LogicalResult KernelBuilder::run() {
   }
 
   for (Operation &op : src.front().without_terminator()) {
+    if (g::isMatmulOperandTranspose(&op))
+      if (std::optional<Buf> view = transposeView(cast<g::TransposeOp>(op))) {
+        bufs[op.getResult(0)] = *view;
+        continue;
+      }
     for (Value r : op.getResults())
       if (!bufs.count(r)) bufs[r] = makeBuf(r);
     if (failed(lowerOp(&op))) return failure();

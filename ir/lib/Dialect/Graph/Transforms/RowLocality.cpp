@@ -66,6 +66,26 @@ bool preservesRows(Operation *op, SmallVectorImpl<unsigned> &rows) {
 
 }  // namespace
 
+bool g::isMatmulOperandTranspose(Operation *op) {
+  auto t = dyn_cast_or_null<g::TransposeOp>(op);
+  if (!t || !g::isRowMajor(t.getInput().getType()) || !g::isRowMajor(t.getType())) return false;
+  ArrayRef<int64_t> perm = t.getPerm();
+  const int64_t r = static_cast<int64_t>(perm.size());
+  if (r < 2 || perm[r - 2] != r - 1 || perm[r - 1] != r - 2) return false;
+  for (int64_t d = 0; d + 2 < r; ++d)
+    if (perm[d] != d) return false;
+  std::function<bool(OpOperand &)> matmulOperand = [&](OpOperand &use) {
+    Operation *u = use.getOwner();
+    if (isa<g::MatmulOp>(u)) return true;
+    auto tile = dyn_cast<s::TileOp>(u);
+    if (!tile) return false;
+    Value arg = tile.getBody().getArgument(use.getOperandNumber());
+    return !arg.use_empty() &&
+           llvm::all_of(arg.getUses(), [](OpOperand &inner) { return isa<g::MatmulOp>(inner.getOwner()); });
+  };
+  return !t->use_empty() && llvm::all_of(t->getUses(), matmulOperand);
+}
+
 g::RowLocality g::analyzeRowLocality(ArrayRef<Operation *> ops, ArrayRef<Value> inputs, ArrayRef<Value> outputs) {
   RowLocality out;
   if (outputs.empty()) return out;
@@ -79,12 +99,24 @@ g::RowLocality g::analyzeRowLocality(ArrayRef<Operation *> ops, ArrayRef<Value> 
   llvm::SmallPtrSet<Operation *, 32> inRun(ops.begin(), ops.end());
   DenseSet<Value> inputSet(inputs.begin(), inputs.end());
   bool ok = true;
+  // A matmul operand's transpose of an input is read in place (a view of
+  // the input, isMatmulOperandTranspose): an input itself, whose rows any
+  // group can read.
+  SmallVector<Value> allInputs(inputs.begin(), inputs.end());
+  DenseSet<Operation *> views;
+  for (Operation *op : ops)
+    if (isMatmulOperandTranspose(op) && inputSet.contains(op->getOperand(0))) {
+      views.insert(op);
+      inputSet.insert(op->getResult(0));
+      allInputs.push_back(op->getResult(0));
+    }
   auto isInput = [&](Value v) { return inputSet.contains(v); };
   auto dim0 = [&](Value v) {
     auto t = v.getType().cast<RankedTensorType>();
     return t.getRank() >= 1 ? t.getDimSize(0) : -1;
   };
   std::function<void(Operation *)> visit = [&](Operation *op) {
+    if (views.contains(op)) return;
     if (auto tile = dyn_cast<s::TileOp>(op)) {
       // Map region arguments to operands, analyse the region, map back.
       for (auto [arg, v] : llvm::zip(tile.getBody().getArguments(), tile.getOperands()))
@@ -195,6 +227,7 @@ g::RowLocality g::analyzeRowLocality(ArrayRef<Operation *> ops, ArrayRef<Value> 
     if (isa<g::LayerNormOp, g::RmsNormOp>(u)) return use.getOperandNumber() == 0;
     if (g::isElementwise(u)) return sameRows(use.get(), u->getResult(0));
     if (isa<g::GatherOp>(u)) return use.getOperandNumber() == 1;  // the table is read whole
+    if (views.contains(u)) return false;  // read in place, whole
     return true;
   };
   auto usedByRun = [&](OpOperand &use) {
@@ -202,7 +235,7 @@ g::RowLocality g::analyzeRowLocality(ArrayRef<Operation *> ops, ArrayRef<Value> 
     Operation *top = ops.empty() ? nullptr : ops.front()->getBlock()->findAncestorOpInBlock(*u);
     return top && inRun.contains(top);
   };
-  for (Value a : inputs) {
+  for (Value a : allInputs) {
     auto t = a.getType().dyn_cast<RankedTensorType>();
     if (!t) {
       ok = false;

@@ -6,7 +6,9 @@
 // row-local parts are kept together: one small single-group kernel);
 // otherwise it starts the next part. Constants are cloned into every part
 // that reads them, so that a splat stays a scalar in its kernel instead of
-// becoming a buffer.
+// becoming a buffer; so are the transposes that only feed matmuls
+// (isMatmulOperandTranspose), so that the gradient's `X^T . dY` reads X in
+// place in the matmul's part rather than a copy made by a single-group part.
 //
 //===----------------------------------------------------------------------===//
 #include "tessera/Dialect/Graph/Transforms/RowStages.h"
@@ -30,6 +32,17 @@ bool isConstant(Operation *op) {
   return op->getNumOperands() == 0 && op->getNumRegions() == 0 && op->hasTrait<OpTrait::ConstantLike>();
 }
 
+/// Ops cloned into each part that reads them, never a part's output:
+/// constants, and transposes read in place by matmuls (of a computed value
+/// or an argument: a constant's transpose would need the constant as a
+/// part input).
+bool isCloned(Operation *op) {
+  if (isConstant(op)) return true;
+  if (!g::isMatmulOperandTranspose(op)) return false;
+  Operation *d = op->getOperand(0).getDefiningOp();
+  return !d || !isConstant(d);
+}
+
 /// The values `run` (top-level ops of one block) reads from outside, and the
 /// values it defines that are used outside it.
 void liveValues(ArrayRef<Operation *> run, SetVector<Value> &inputs, SetVector<Value> &outputs) {
@@ -48,24 +61,25 @@ void liveValues(ArrayRef<Operation *> run, SetVector<Value> &inputs, SetVector<V
       for (Value v : above)
         if (!inside(v.getDefiningOp())) inputs.insert(v);
     }
-    if (isConstant(op)) continue;  // cloned into every part that reads it: never an output
+    if (isCloned(op)) continue;  // cloned into every part that reads it: never an output
     for (Value r : op->getResults())
       if (llvm::any_of(r.getUsers(), [&](Operation *u) { return !inside(u); })) outputs.insert(r);
   }
 }
 
-/// The constants `run` reads, then `run`.
+/// The cloned ops (isCloned) `run` reads and `run`, in block order.
 SmallVector<Operation *> withConstants(ArrayRef<Operation *> run) {
-  SetVector<Operation *> consts;
+  SetVector<Operation *> all;
   for (Operation *op : run)
     op->walk([&](Operation *nested) {
       for (Value v : nested->getOperands())
-        if (Operation *d = v.getDefiningOp(); d && d->getBlock() == run.front()->getBlock() && isConstant(d))
-          consts.insert(d);
+        if (Operation *d = v.getDefiningOp(); d && d->getBlock() == run.front()->getBlock() && isCloned(d))
+          all.insert(d);
     });
-  SmallVector<Operation *> all(consts.begin(), consts.end());
-  all.append(run.begin(), run.end());
-  return all;
+  all.insert(run.begin(), run.end());
+  SmallVector<Operation *> sorted(all.begin(), all.end());
+  llvm::sort(sorted, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return sorted;
 }
 
 bool rowLocal(ArrayRef<Operation *> run) {
@@ -76,24 +90,31 @@ bool rowLocal(ArrayRef<Operation *> run) {
   return g::analyzeRowLocality(all, inputs.getArrayRef(), outputs.getArrayRef()).local;
 }
 
-/// Clones the constants `run` reads in front of it, used by it alone.
-void cloneConstantsInto(ArrayRef<Operation *> run, SmallVectorImpl<Operation *> &clones) {
+/// Clones the cloned ops (isCloned) `run` reads, each in front of its first
+/// reader in `run` and read by `run` alone; returns them with `run`, in
+/// block order.
+SmallVector<Operation *> cloneConstantsInto(ArrayRef<Operation *> run) {
   Block *block = run.front()->getBlock();
   DenseMap<Operation *, Operation *> cloneOf;
+  SmallVector<Operation *> ops(run.begin(), run.end());
   OpBuilder b(run.front());
-  for (Operation *op : run)
+  for (Operation *op : run) {
+    b.setInsertionPoint(op);
     op->walk([&](Operation *nested) {
       for (OpOperand &use : nested->getOpOperands()) {
         Operation *d = use.get().getDefiningOp();
-        if (!d || d->getBlock() != block || !isConstant(d)) continue;
+        if (!d || d->getBlock() != block || !isCloned(d)) continue;
         Operation *&c = cloneOf[d];
         if (!c) {
           c = b.clone(*d);
-          clones.push_back(c);
+          ops.push_back(c);
         }
         use.set(c->getResult(use.get().cast<OpResult>().getResultNumber()));
       }
     });
+  }
+  llvm::sort(ops, [](Operation *a, Operation *c) { return a->isBeforeInBlock(c); });
+  return ops;
 }
 
 }  // namespace
@@ -104,9 +125,12 @@ LogicalResult g::cutIntoRowStages(func::FuncOp fn, SymbolTable &symbols) {
   for (Type t : llvm::concat<const Type>(fn.getArgumentTypes(), fn.getResultTypes()))
     if (!t.isa<RankedTensorType>()) return success();
   Block &block = fn.front();
-  SmallVector<Operation *> work;
+  SmallVector<Operation *> work, cloned;
   for (Operation &op : block.without_terminator()) {
-    if (isConstant(&op)) continue;
+    if (isCloned(&op)) {
+      cloned.push_back(&op);
+      continue;
+    }
     if (!op.getDialect() || !isa<GraphDialect, schedule::ScheduleDialect>(op.getDialect())) return success();
     work.push_back(&op);
   }
@@ -138,14 +162,12 @@ LogicalResult g::cutIntoRowStages(func::FuncOp fn, SymbolTable &symbols) {
   Operation *lastStage = fn;
   for (auto [i, part] : llvm::enumerate(parts)) {
     Operation *before = part.back()->getNextNode();
-    SmallVector<Operation *> ops;
-    cloneConstantsInto(part, ops);
-    ops.append(part.begin(), part.end());
+    SmallVector<Operation *> ops = cloneConstantsInto(part);
     if (failed(outlineStage(fn, ops, before, (fn.getName() + "_part" + Twine(i)).str(), symbols, lastStage)))
       return failure();
   }
-  for (Operation &op : llvm::make_early_inc_range(block))
-    if (isConstant(&op) && op.use_empty()) op.erase();
+  for (Operation *op : cloned)
+    if (op->use_empty()) op->erase();
   fn->setAttr(kRowStagesAttr, UnitAttr::get(fn.getContext()));
   return success();
 }

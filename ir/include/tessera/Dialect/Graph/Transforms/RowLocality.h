@@ -37,6 +37,16 @@ RowLocality analyzeRowLocality(llvm::ArrayRef<mlir::Operation *> ops, llvm::Arra
 /// A whole function on tensors (its arguments and returned values).
 RowLocality analyzeRowLocality(mlir::func::FuncOp fn);
 
+/// A row-major transpose of the last two dims whose every use is a matmul
+/// operand (directly, or through a schedule tile's region argument read only
+/// by matmuls): the gradient's `X^T . dY` and `dY . W^T`. A code generator
+/// that packs matmul operands in any layout reads it as a strided view of
+/// its input (the cpu: the col_major tensor of the swapped shape over the
+/// input's memory), so it is never stored: the analysis counts it as an
+/// input when its operand is one, and the row-stage cut clones it into each
+/// part that reads it, as it does constants.
+bool isMatmulOperandTranspose(mlir::Operation *op);
+
 }  // namespace tessera::graph
 
 #endif
