@@ -99,6 +99,7 @@ class MatmulEmitter {
   Value loadVec(const TensorAccess &t, ArrayRef<Value> idx, int64_t lanes);
   void storeVec(const TensorAccess &t, ArrayRef<Value> idx, Value v, int64_t lanes);
   void packPanel();
+  void packBTransposed(Value dstBase, Value col0, int64_t width);
   void packA();
   void sliver(Value jr, int64_t width);
   void tile(Value jr, Value bBase, Value ir, int64_t mr, int64_t width);
@@ -153,10 +154,74 @@ void MatmulEmitter::storeVec(const TensorAccess &t, ArrayRef<Value> idx, Value v
   }
 }
 
+/// A transposed B (a col_major view of X, B[k][n] = X[n][k]: the
+/// gradient's W^T) into the sliver at `dstBase`: dst[k*NR + n] =
+/// B[pc+k][col0+n] for k < kc, n < width.  Read element by element it cost
+/// as much as the FMAs when a group has few rows (a 256-token dX = dY . W^T:
+/// each B element feeds 128 rows).  Here by V x V blocks: V vector loads
+/// along X's rows (V consecutive k each), a transpose in registers (log2 V
+/// stages of V two-source shuffles, each swapping the off-diagonal h x h
+/// blocks), V vector stores of V consecutive n; the K remainder and columns
+/// past the last whole vector element by element.
+void MatmulEmitter::packBTransposed(Value dstBase, Value col0, int64_t width) {
+  Type elem = x.b.type.getElementType();
+  auto svt = VectorType::get({V}, storageType(elem));
+  const int64_t wFull = width / V * V;
+  Value kMain = b.create<arith::SubIOp>(loc, kc, b.create<arith::RemUIOp>(loc, kc, c(V)));
+  auto dstAt = [&](Value k, int64_t n) { return addc(add(dstBase, mul(k, NR)), n); };
+  if (wFull) {
+    forLoop(b, loc, c(0), kMain, c(V), [&](Value k0) {
+      Value krow = add(pc, k0);
+      for (int64_t n0 = 0; n0 < wFull; n0 += V) {
+        SmallVector<Value> r;
+        for (int64_t l = 0; l < V; ++l)  // X row col0+n0+l, k from krow: contiguous
+          r.push_back(widen(b, loc, b.create<vector::LoadOp>(loc, svt, x.b.mem, x.b.at(at(krow, addc(col0, n0 + l)))),
+                            elem, x.elements));
+        for (int64_t h = V / 2; h >= 1; h /= 2)
+          for (int64_t i = 0; i < V; ++i) {
+            if (i & h) continue;
+            SmallVector<int64_t> lo, hi;
+            for (int64_t e = 0; e < V; ++e) {
+              lo.push_back(e & h ? V + e - h : e);
+              hi.push_back(e & h ? V + e : e + h);
+            }
+            Value p = r[i], q = r[i + h];
+            r[i] = b.create<vector::ShuffleOp>(loc, p, q, lo);
+            r[i + h] = b.create<vector::ShuffleOp>(loc, p, q, hi);
+          }
+        for (int64_t l = 0; l < V; ++l)
+          b.create<vector::StoreOp>(loc, r[l], x.packB, ValueRange{dstAt(addc(k0, l), n0)});
+      }
+    });
+  }
+  // Element by element: the K remainder of the whole vectors, then the
+  // columns past them for every k.
+  auto lanes = [&](Value k, int64_t n0, int64_t w) {
+    b.create<vector::StoreOp>(loc, loadVec(x.b, at(add(pc, k), addc(col0, n0)), w), x.packB,
+                              ValueRange{dstAt(k, n0)});
+  };
+  forLoop(b, loc, kMain, kc, c(1), [&](Value k) {
+    for (int64_t n0 = 0; n0 < wFull; n0 += V) lanes(k, n0, V);
+  });
+  if (wFull < width)
+    forLoop(b, loc, c(0), kc, c(1), [&](Value k) { lanes(k, wFull, width - wFull); });
+}
+
 /// The whole KC x NC panel (when a group has several A blocks): sliver t
 /// holds B[pc+k, jc+t*NR : +NR] at t*KC*NR + k*NR.  Rows of B are read
 /// contiguously (k outer); the remainder sliver is zero-padded.
 void MatmulEmitter::packPanel() {
+  if (!g::isRowMajor(x.b.type)) {
+    auto packT = [&](Value t, int64_t width) { packBTransposed(mul(divc(t, NR), kcMax * NR), add(jc, t), width); };
+    forLoop(b, loc, c(0), ncvFull, c(NR), [&](Value t) { packT(t, NR); });
+    if (nrem) {
+      auto has = b.create<scf::IfOp>(loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, ncv, ncvFull), false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&has.getThenRegion().front());
+      packT(ncvFull, nrem);
+    }
+    return;
+  }
   forLoop(b, loc, c(0), kc, c(1), [&](Value k) {
     Value krow = add(pc, k), dk = mul(k, NR);
     auto packCols = [&](Value t, int64_t width) {
@@ -210,6 +275,8 @@ void MatmulEmitter::sliver(Value jr, int64_t width) {
   Value bBase = c(0);
   if (panel) {
     bBase = mul(divc(jr, NR), kcMax * NR);
+  } else if (!g::isRowMajor(x.b.type)) {
+    packBTransposed(c(0), jcol, width);
   } else {
     // Pack this KC x NR sliver of B right before its micro-kernels: it
     // stays in L1 for all of them.
