@@ -10,10 +10,11 @@
 // ONE: colnorm for cpu (cpu): 1 kernel, 1 launch
 // ONE: verify: max abs error {{.*}}: PASS
 // ONE: exit code 0
-// Heads: rows of tokens, reshaped and transposed to heads (a single-group
-// part), a batched product over the heads (split by head), back to rows.
+// Heads: rows of tokens, reshaped (a part by rows), transposed to heads
+// and multiplied over them (a part split by heads: each group's heads of
+// the transposes read the rows whole), back to rows (a part split by rows).
 // RUN: sh -c 'TESSERA_BACKEND=cpu tessera-run "$0" --function heads --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s --check-prefix=HEADS
-// HEADS: heads for cpu (cpu): 5 kernels, 5 launches
+// HEADS: heads for cpu (cpu): 3 kernels, 3 launches
 // HEADS: verify: max abs error {{.*}}: PASS
 // HEADS: exit code 0
 // A value of one part read by two later ones, and a result that a later
@@ -46,6 +47,30 @@
 // COLRED: verify: f32 results: max abs error 0 {{.*}}: PASS
 // COLRED: verify: bf16 results: max abs error 0 {{.*}}: PASS
 // COLRED: exit code 0
+// Shape ops that move dim 0 (a reshape of the rows, a transpose, an argmax
+// over dim 0, a gather, an iota) read the parts' inputs whole, so each is
+// a part split by the rows of its result (several groups here), computed
+// from the absolute index of each element; the elementwise ops after them
+// join their parts, and so does the argmax the transpose's (both 24 rows).
+// RUN: sh -c 'TESSERA_BACKEND=cpu tessera-run "$0" --function whole_inputs --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s --check-prefix=WHOLE
+// WHOLE: whole_inputs for cpu (cpu): 5 kernels, 5 launches
+// WHOLE: verify: f32 results: {{.*}}: PASS
+// WHOLE: verify: i32 results: max abs error 0 {{.*}}: PASS
+// WHOLE: exit code 0
+
+func.func @whole_inputs(%x: tensor<300x24xf32>, %ids: tensor<3x40xi32>, %t: tensor<50x8xf32>)
+    -> (tensor<150x48xf32>, tensor<24x300xf32>, tensor<24xi32>, tensor<3x40x8xf32>, tensor<64x30xf32>) {
+  %e = tessera_graph.exp %x : tensor<300x24xf32>
+  %r = tessera_graph.reshape %e : tensor<300x24xf32> -> tensor<150x48xf32>
+  %rr = tessera_graph.relu %r : tensor<150x48xf32>
+  %tr = tessera_graph.transpose %e perm = [1, 0] : tensor<300x24xf32> -> tensor<24x300xf32>
+  %tn = tessera_graph.neg %tr : tensor<24x300xf32>
+  %am = tessera_graph.argmax %x dim = 0 : tensor<300x24xf32> -> tensor<24xi32>
+  %g = tessera_graph.gather %t, %ids : tensor<50x8xf32>, tensor<3x40xi32> -> tensor<3x40x8xf32>
+  %io = tessera_graph.iota dim = 0 : tensor<64x30xf32>
+  %i2 = tessera_graph.mul %io, %io : tensor<64x30xf32>, tensor<64x30xf32>
+  return %rr, %tn, %am, %g, %i2 : tensor<150x48xf32>, tensor<24x300xf32>, tensor<24xi32>, tensor<3x40x8xf32>, tensor<64x30xf32>
+}
 
 func.func @transposed_operands(%x: tensor<300x37xf32>, %w: tensor<37x45xf32>, %dy: tensor<300x45xf32>,
                                %q: tensor<4x70x24xf32>, %k: tensor<4x50x24xf32>)

@@ -44,9 +44,12 @@ func.func @colnorm(%x: tensor<67x32xf32>) -> tensor<67x32xf32> {
 }
 
 // Shape ops that keep dim 0 (a concat along dim 1) are row-local and join
-// their neighbours; ones that move it (the transposes) are a single-group
-// part. A constant read by two parts is cloned into each (before its first
-// reader), never passed as a buffer (nor taken for an output of the first).
+// their neighbours; one that moves it (a transpose) starts a part, whose
+// groups split the rows of its result reading its input whole: the first
+// transpose is a part of 6 rows, the second (back to 8 rows) starts the
+// last part. A constant read by two parts is cloned into each (before its
+// first reader), never passed as a buffer (nor taken for an output of the
+// first).
 // CHECK-LABEL: func.func @shared_constant(
 // CHECK-NEXT: call @shared_constant_part0(%arg0, %arg1) :
 // CHECK-NEXT: call @shared_constant_part1(
@@ -56,11 +59,11 @@ func.func @colnorm(%x: tensor<67x32xf32>) -> tensor<67x32xf32> {
 // CHECK-NEXT: arith.constant dense<1.500000e+00>
 // CHECK-NEXT: tessera_graph.concat
 // CHECK-NEXT: tessera_schedule.tile
-// CHECK: func.func private @shared_constant_part1(
-// CHECK-NEXT: tessera_graph.transpose
+// CHECK: func.func private @shared_constant_part1(%{{.*}}: tensor<8x6xf32>) -> tensor<6x8xf32>
 // CHECK-NEXT: tessera_graph.transpose
 // CHECK-NEXT: return
-// CHECK: func.func private @shared_constant_part2(%{{.*}}: tensor<8x6xf32>) -> tensor<8x12xf32>
+// CHECK: func.func private @shared_constant_part2(%{{.*}}: tensor<6x8xf32>) -> tensor<8x12xf32>
+// CHECK-NEXT: tessera_graph.transpose
 // CHECK: tessera_graph.relu
 // CHECK: arith.constant dense<1.500000e+00>
 // CHECK-NEXT: tessera_graph.concat
@@ -82,7 +85,7 @@ func.func @shared_constant(%x: tensor<8x4xf32>, %w: tensor<6x6xf32>) -> tensor<8
 // their operands in place there (a part input: the argument, or the
 // forward's output of the first part); they make no part of their own and
 // the function keeps none (each matmul is a part: their row counts differ).
-// A transpose that is returned is still a single-group part's.
+// A transpose that is returned is a part of its own, split by its rows.
 // CHECK-LABEL: func.func @gradient_transposes(
 // CHECK-NOT: tessera_graph.transpose
 // CHECK: return
@@ -91,15 +94,16 @@ func.func @shared_constant(%x: tensor<8x4xf32>, %w: tensor<6x6xf32>) -> tensor<8
 // CHECK: return
 // CHECK: func.func private @gradient_transposes_part1(
 // CHECK: tessera_graph.reduce
-// CHECK: tessera_graph.transpose %{{.*}} perm = [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
+// CHECK: func.func private @gradient_transposes_part2(
+// CHECK-NEXT: tessera_graph.transpose %{{.*}} perm = [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
 // CHECK-NEXT: return
-// CHECK: func.func private @gradient_transposes_part2(%[[W:.*]]: tensor<12x8xf32>, %[[DY:.*]]: tensor<16x8xf32>)
+// CHECK: func.func private @gradient_transposes_part3(%[[W:.*]]: tensor<12x8xf32>, %[[DY:.*]]: tensor<16x8xf32>)
 // CHECK-NEXT: %[[WT:.*]] = tessera_graph.transpose %[[W]] perm = [1, 0] : tensor<12x8xf32> -> tensor<8x12xf32>
 // CHECK-NEXT: tessera_schedule.tile(%[[DY]], %[[WT]])
-// CHECK: func.func private @gradient_transposes_part3(%[[X:.*]]: tensor<16x12xf32>, %{{.*}}: tensor<16x8xf32>)
+// CHECK: func.func private @gradient_transposes_part4(%[[X:.*]]: tensor<16x12xf32>, %{{.*}}: tensor<16x8xf32>)
 // CHECK-NEXT: %[[XT:.*]] = tessera_graph.transpose %[[X]] perm = [1, 0] : tensor<16x12xf32> -> tensor<12x16xf32>
 // CHECK-NEXT: tessera_schedule.tile(%[[XT]],
-// CHECK: func.func private @gradient_transposes_part4(%[[H:.*]]: tensor<16x8xf32>, %{{.*}}: tensor<16x8xf32>)
+// CHECK: func.func private @gradient_transposes_part5(%[[H:.*]]: tensor<16x8xf32>, %{{.*}}: tensor<16x8xf32>)
 // CHECK-NEXT: %[[HT:.*]] = tessera_graph.transpose %[[H]] perm = [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
 // CHECK-NEXT: tessera_schedule.tile(%[[HT]],
 func.func @gradient_transposes(%x: tensor<16x12xf32>, %w: tensor<12x8xf32>, %dy: tensor<16x8xf32>)

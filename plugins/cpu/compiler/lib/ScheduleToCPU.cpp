@@ -470,14 +470,34 @@ LogicalResult KernelBuilder::lowerOp(Operation *op) {
     return success();
   }
   if (g::isShapeOp(op)) {
-    // Whole tensors (a shape op makes the kernel one group: analyzeRows):
-    // the stored bits of the element ShapeOps.h names; iota its index.
+    // The stored bits of the element ShapeOps.h names; iota its index.
+    // A group owns rows of the result: of a row-preserving op, the same
+    // rows of its operands (indices relative to the block, as everywhere);
+    // of an op whose operands are whole in memory (the kernel's arguments,
+    // values every group computes whole: analyzeRowLocality), any of their
+    // elements, found from the absolute index of the result's element.
     Buf out = bufs[op->getResult(0)];
-    forNest(b, loc, extents(out), [&](ArrayRef<Value> iv) {
+    auto wholeInMemory = [&](Value v) {
+      return !bufs[v].row || (v.isa<BlockArgument>() && v.getParentBlock() == &src.front());
+    };
+    const bool absolute = out.row && llvm::all_of(op->getOperands(), wholeInMemory);
+    DenseMap<Value, Buf> operands;
+    for (Value v : op->getOperands()) {
+      Buf buf = bufs[v];
+      if (absolute) buf.row = false;  // its own indices are absolute
+      operands[v] = buf;
+    }
+    forNest(b, loc, extents(out), [&](ArrayRef<Value> ivOut) {
+      SmallVector<Value> iv(ivOut.begin(), ivOut.end());
+      if (absolute) iv[0] = b.create<arith::AddIOp>(loc, iv[0], rowStart);
+      auto storeOut = [&](Value v, bool widened) {
+        if (widened) store(out, ivOut, v);
+        else storeRaw(out, ivOut, v);
+      };
       if (auto iota = dyn_cast<g::IotaOp>(op)) {
         Type elem = out.type.getElementType(), ct = computeType(elem);
         Value i = b.create<arith::IndexCastOp>(loc, b.getI32Type(), iv[iota.getDim()]);
-        store(out, iv, ct.isa<FloatType>() ? b.create<arith::SIToFPOp>(loc, ct, i).getResult() : i);
+        storeOut(ct.isa<FloatType>() ? b.create<arith::SIToFPOp>(loc, ct, i).getResult() : i, true);
         return;
       }
       // Operand k at `at`, built where `ob` builds (inside scf.if regions);
@@ -485,13 +505,13 @@ LogicalResult KernelBuilder::lowerOp(Operation *op) {
       auto at = [&](OpBuilder &ob, unsigned k, ArrayRef<Value> i, bool widened) -> Value {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(ob.getInsertionBlock(), ob.getInsertionPoint());
-        const Buf &src = bufs[op->getOperand(k)];
-        return widened ? load(src, i) : loadRaw(src, i);
+        const Buf &in = operands[op->getOperand(k)];
+        return widened ? load(in, i) : loadRaw(in, i);
       };
       if (isa<g::ArgmaxOp>(op)) {
-        storeRaw(out, iv, shapes::emitArgmax(b, loc, op, iv, [&](OpBuilder &ob, unsigned k, ArrayRef<Value> i) {
+        storeOut(shapes::emitArgmax(b, loc, op, iv, [&](OpBuilder &ob, unsigned k, ArrayRef<Value> i) {
                    return at(ob, k, i, true);
-                 }));
+                 }), false);
         return;
       }
       if (isa<g::ConcatOp, g::PadOp>(op)) {
@@ -504,17 +524,16 @@ LogicalResult KernelBuilder::lowerOp(Operation *op) {
               return wide ? c : narrow(ob, loc, c, elem, elements);
             },
             wide ? computeType(elem) : storageType(elem));
-        if (wide) store(out, iv, v);
-        else storeRaw(out, iv, v);
+        storeOut(v, wide);
         return;
       }
       if (isa<g::GatherOp>(op)) {  // the row from the i32 index there
-        Buf ids = bufs[op->getOperand(1)];
-        Value row = loadRaw(ids, iv.take_front(ids.type.getRank()));
-        copyElement(out, iv, bufs[op->getOperand(0)], shapes::gatherTableIndex(b, loc, op, iv, row));
+        const Buf &ids = operands[op->getOperand(1)];
+        Value row = loadRaw(ids, ArrayRef<Value>(iv).take_front(ids.type.getRank()));
+        copyElement(out, ivOut, operands[op->getOperand(0)], shapes::gatherTableIndex(b, loc, op, iv, row));
         return;
       }
-      copyElement(out, iv, bufs[op->getOperand(0)], shapes::sourceIndex(b, loc, op, iv));
+      copyElement(out, ivOut, operands[op->getOperand(0)], shapes::sourceIndex(b, loc, op, iv));
     });
     return success();
   }

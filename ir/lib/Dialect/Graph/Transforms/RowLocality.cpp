@@ -195,6 +195,16 @@ g::RowLocality g::analyzeRowLocality(ArrayRef<Operation *> ops, ArrayRef<Value> 
       return;
     }
     if (g::isShapeOp(op)) {
+      // A shape op that reads only inputs (whole in every group) or splat
+      // constants, whatever it does to dim 0 (a transpose into heads or back,
+      // a reshape of the rows, iota): each group computes its own rows of
+      // the result from whatever elements they need.
+      Value r = op->getNumResults() == 1 ? op->getResult(0) : Value();
+      if (r && rankOf(r) >= 1 && dim0Of(r) == rowsTotal &&
+          llvm::all_of(op->getOperands(), [&](Value o) { return isInput(o) || g::isSplatConstant(o); })) {
+        rowValues.insert(r);
+        return;
+      }
       // Row-preserving shape ops: their data operands are rows; a gather's
       // table is read whole by every group, so it must be an input.
       SmallVector<unsigned> rows;

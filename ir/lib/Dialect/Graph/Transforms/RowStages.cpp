@@ -2,9 +2,11 @@
 //
 // The cut is greedy in program order (a part is a contiguous run, so the
 // parts run in order): an op joins the current part when the part stays
-// row-local with it, or when neither is row-local (shape ops between two
-// row-local parts are kept together: one small single-group kernel);
-// otherwise it starts the next part. Constants are cloned into every part
+// row-local with it, or when neither is row-local (a reduction over dim 0
+// and what follows it alone: one small single-group kernel); otherwise it
+// starts the next part. A shape op that moves dim 0 is row-local when it
+// starts a part (it reads the part's input whole: analyzeRowLocality), so
+// the transposes into heads and back start parts of their own rows. Constants are cloned into every part
 // that reads them, so that a splat stays a scalar in its kernel instead of
 // becoming a buffer; so are the transposes that only feed matmuls
 // (isMatmulOperandTranspose), so that the gradient's `X^T . dY` reads X in
