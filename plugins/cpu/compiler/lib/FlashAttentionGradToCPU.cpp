@@ -30,6 +30,7 @@
 #include <cmath>
 
 #include "AttentionTiles.h"
+#include "RegisterTranspose.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
 using namespace mlir;
@@ -63,8 +64,9 @@ LogicalResult lowerFlashAttentionGrad(OpBuilder &b, schedule::FlashAttentionGrad
   auto vexp = [&](Value x) { return b.create<math::ExpOp>(loc, x).getResult(); };
 
   // Scratch, per group (reused by its batch elements).
-  Value qT = e.alloc({d, sqp}, allocs), qs = e.alloc({sqp, dp}, allocs);
-  Value doT = e.alloc({dv, sqp}, allocs), dop = e.alloc({sqp, dvp}, allocs);
+  // (Q^T and dO^T padded to dp and dvp rows: whole blocks for copyTransposed.)
+  Value qT = e.alloc({dp, sqp}, allocs), qs = e.alloc({sqp, dp}, allocs);
+  Value doT = e.alloc({dvp, sqp}, allocs), dop = e.alloc({sqp, dvp}, allocs);
   Value mRow = e.alloc({sqp}, allocs), lInv = e.alloc({sqp}, allocs), dRow = e.alloc({sqp}, allocs);
   Value dqT = e.alloc({d, sqp}, allocs);
   Value pT = e.alloc({bkv, kQTile}, allocs), dsT = e.alloc({bkv, kQTile}, allocs);
@@ -100,11 +102,6 @@ LogicalResult lowerFlashAttentionGrad(OpBuilder &b, schedule::FlashAttentionGrad
         Value col = b.create<arith::MinSIOp>(loc, c, e.c(d - 1));
         Value x = b.create<arith::SelectOp>(loc, inside, fmul(load(in.q, in.qAt(h, row, col)), scale), zeroF);
         store(x, qs, {i, c});
-        auto lt = b.create<scf::IfOp>(loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, c, e.c(d)), false);
-        OpBuilder::InsertionGuard g(b);
-        b.setInsertionPointToStart(&lt.getThenRegion().front());
-        store(x, qT, {c, i});
-        store(zeroF, dqT, {c, i});
       });
       auto sum = b.create<scf::ForOp>(loc, e.c(0), e.c(dvp), e.c(1), ValueRange{zeroF});
       {
@@ -117,17 +114,17 @@ LogicalResult lowerFlashAttentionGrad(OpBuilder &b, schedule::FlashAttentionGrad
         // Outside the tensor both are 0 (an inf of O would make 0 * inf).
         Value o = b.create<arith::SelectOp>(loc, inside, load(in.out, in.outAt(h, row, col)), zeroF);
         store(g_, dop, {i, c});
-        auto lt = b.create<scf::IfOp>(loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, c, e.c(dv)), false);
-        {
-          OpBuilder::InsertionGuard g2(b);
-          b.setInsertionPointToStart(&lt.getThenRegion().front());
-          store(g_, doT, {c, i});
-        }
         Value acc = b.create<math::FmaOp>(loc, g_, o, sum.getRegionIterArgs()[0]);
         b.create<scf::YieldOp>(loc, ValueRange{acc});
       }
       store(sum.getResult(0), dRow, {i});
     });
+    // The transposed packs by blocks through registers (strided stores
+    // here were a fifth of the kernel: scatters).
+    auto rowMajor = [](Value r, Value c) { return SmallVector<Value>{r, c}; };
+    copyTransposed(b, loc, kVec, qs, rowMajor, qT, rowMajor, sqp, dp);
+    copyTransposed(b, loc, kVec, dop, rowMajor, doT, rowMajor, sqp, dvp);
+    zeroFill(dqT, d, sqp);
 
     // Pass 1: m and 1 / l per query, over every key in register tiles.
     forLoop(b, loc, e.c(0), e.c(sqp), e.c(kQTile), [&](Value it) {
@@ -247,21 +244,20 @@ LogicalResult lowerFlashAttentionGrad(OpBuilder &b, schedule::FlashAttentionGrad
         forLoop(b, loc, e.c(0), e.c(dv), e.c(1), [&](Value c) {
           store(load(dvAcc, {j, c}), in.dvalue, in.dvalueAt(h, key, c));
         });
-        forLoop(b, loc, e.c(0), e.c(d), e.c(1), [&](Value c) {
-          store(load(dkAcc, {j, c}), in.dkeyT, in.dkeyTAt(h, c, key));
-        });
       });
+      copyTransposed(
+          b, loc, kVec, dkAcc, rowMajor, in.dkeyT,
+          [&](Value c, Value j) { return in.dkeyTAt(h, c, e.add(kb, j)); }, nk, d);
     };
     const int64_t fullKV = skv - skv % bkv;
     if (fullKV) forLoop(b, loc, e.c(0), e.c(fullKV), e.c(bkv), [&](Value kb) { kvBlock(kb, bkv); });
     if (skv % bkv) kvBlock(e.c(fullKV), skv % bkv);
 
     // dQ = scale * dQ^T^T for the real queries.
-    forLoop(b, loc, e.c(0), e.c(sq), e.c(1), [&](Value i) {
-      forLoop(b, loc, e.c(0), e.c(d), e.c(1), [&](Value c) {
-        store(fmul(load(dqT, {c, i}), scale), in.dquery, in.dqueryAt(h, i, c));
-      });
-    });
+    Value scaleV = e.vconst(op.getScale().convertToDouble());
+    copyTransposed(
+        b, loc, kVec, dqT, rowMajor, in.dquery, [&](Value i, Value c) { return in.dqueryAt(h, i, c); }, d, sq,
+        [&](Value x) { return fmul(x, x.getType().isa<VectorType>() ? scaleV : scale); });
   });
   return success();
 }

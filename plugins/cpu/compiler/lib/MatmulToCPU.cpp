@@ -39,6 +39,7 @@
 #include <algorithm>
 
 #include "LoopBuilder.h"
+#include "RegisterTranspose.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -159,10 +160,9 @@ void MatmulEmitter::storeVec(const TensorAccess &t, ArrayRef<Value> idx, Value v
 /// B[pc+k][col0+n] for k < kc, n < width.  Read element by element it cost
 /// as much as the FMAs when a group has few rows (a 256-token dX = dY . W^T:
 /// each B element feeds 128 rows).  Here by V x V blocks: V vector loads
-/// along X's rows (V consecutive k each), a transpose in registers (log2 V
-/// stages of V two-source shuffles, each swapping the off-diagonal h x h
-/// blocks), V vector stores of V consecutive n; the K remainder and columns
-/// past the last whole vector element by element.
+/// along X's rows (V consecutive k each), a transpose in registers
+/// (RegisterTranspose.h), V vector stores of V consecutive n; the K
+/// remainder and columns past the last whole vector element by element.
 void MatmulEmitter::packBTransposed(Value dstBase, Value col0, int64_t width) {
   Type elem = x.b.type.getElementType();
   auto svt = VectorType::get({V}, storageType(elem));
@@ -177,18 +177,7 @@ void MatmulEmitter::packBTransposed(Value dstBase, Value col0, int64_t width) {
         for (int64_t l = 0; l < V; ++l)  // X row col0+n0+l, k from krow: contiguous
           r.push_back(widen(b, loc, b.create<vector::LoadOp>(loc, svt, x.b.mem, x.b.at(at(krow, addc(col0, n0 + l)))),
                             elem, x.elements));
-        for (int64_t h = V / 2; h >= 1; h /= 2)
-          for (int64_t i = 0; i < V; ++i) {
-            if (i & h) continue;
-            SmallVector<int64_t> lo, hi;
-            for (int64_t e = 0; e < V; ++e) {
-              lo.push_back(e & h ? V + e - h : e);
-              hi.push_back(e & h ? V + e : e + h);
-            }
-            Value p = r[i], q = r[i + h];
-            r[i] = b.create<vector::ShuffleOp>(loc, p, q, lo);
-            r[i + h] = b.create<vector::ShuffleOp>(loc, p, q, hi);
-          }
+        transposeVectors(b, loc, r);
         for (int64_t l = 0; l < V; ++l)
           b.create<vector::StoreOp>(loc, r[l], x.packB, ValueRange{dstAt(addc(k0, l), n0)});
       }
