@@ -63,12 +63,14 @@ TS_CU_ENTRY(Communicator_Create, TS_COMMUNICATOR_CREATE_ARGS_STRUCT_SIZE) {
                     "cuda: Communicator_Create: device %u appears twice", d->ordinal);
     c->devices.push_back(d);
   }
+  args->client->live_communicators.add(c.get());
   args->communicator = c.release();
   return nullptr;
 }
 
 TS_CU_ENTRY(Communicator_Destroy, TS_COMMUNICATOR_DESTROY_ARGS_STRUCT_SIZE) {
   TS_CU_CHECK_HANDLE(args->communicator, "Communicator_Destroy", "communicator");
+  args->communicator->client->live_communicators.remove(args->communicator);
   args->communicator->magic = kMagicDead;
   delete args->communicator;
   return nullptr;

@@ -23,6 +23,7 @@ TS_CU_ENTRY(Event_Create, TS_EVENT_CREATE_ARGS_STRUCT_SIZE) {
   ev->device = dev;
   ev->event = e;
   ev->flags = args->flags;
+  dev->live_events.add(ev);
   args->event = ev;
   return nullptr;
 }
@@ -38,6 +39,7 @@ TS_CU_ENTRY(Event_Destroy, TS_EVENT_DESTROY_ARGS_STRUCT_SIZE) {
     std::lock_guard<std::mutex> lk(dev->client->capture_mu);
     ev->capture.reset();
   }
+  dev->live_events.remove(ev);
   ev->magic = kMagicDead;
   delete ev;
   return r == CUDA_SUCCESS ? nullptr : dev_error(dev, r, "cuEventDestroy");

@@ -134,6 +134,7 @@ TS_CU_ENTRY(Executable_Load, TS_EXECUTABLE_LOAD_ARGS_STRUCT_SIZE) {
     exe->modules.push_back(m);
     if (!images[i].name.empty()) exe->entry[images[i].name] = i;
   }
+  dev->live_executables.add(exe.get());
   args->executable = exe.release();
   return nullptr;
 }
@@ -152,6 +153,7 @@ TS_CU_ENTRY(Executable_Destroy, TS_EXECUTABLE_DESTROY_ARGS_STRUCT_SIZE) {
     if (r != CUDA_SUCCESS && !e) e = dev_error(dev, r, "cuModuleUnload");
   }
   for (auto& [name, k] : exe->kernels) k->magic = kMagicDead;
+  dev->live_executables.remove(exe);
   exe->magic = kMagicDead;
   delete exe;
   return e;

@@ -97,6 +97,7 @@ TS_CU_ENTRY(Stream_EndCapture, TS_STREAM_ENDCAPTURE_ARGS_STRUCT_SIZE) {
   graph->device = dev;
   graph->graph = g;
   graph->refs = std::move(refs);
+  dev->live_graphs.add(graph);
   args->graph = graph;
   return nullptr;
 }
@@ -107,6 +108,7 @@ TS_CU_ENTRY(Graph_Destroy, TS_GRAPH_DESTROY_ARGS_STRUCT_SIZE) {
   TS_CU_RETURN_IF_ERROR(bind(g->device));
   CUresult r = g->device->fn->cuGraphDestroy(g->graph);
   TsDevice* dev = g->device;
+  dev->live_graphs.remove(g);
   g->magic = kMagicDead;
   delete g;
   return r == CUDA_SUCCESS ? nullptr : dev_error(dev, r, "cuGraphDestroy");
@@ -138,6 +140,7 @@ TS_CU_ENTRY(Graph_Instantiate, TS_GRAPH_INSTANTIATE_ARGS_STRUCT_SIZE) {
   e->device = g->device;
   e->exec = exec;
   e->refs = g->refs;  // immutable; independent of the graph's lifetime
+  g->device->live_graph_execs.add(e);
   args->exec = e;
   return nullptr;
 }
@@ -148,6 +151,7 @@ TS_CU_ENTRY(GraphExec_Destroy, TS_GRAPHEXEC_DESTROY_ARGS_STRUCT_SIZE) {
   TsDevice* dev = e->device;
   TS_CU_RETURN_IF_ERROR(bind(dev));
   CUresult r = dev->fn->cuGraphExecDestroy(e->exec);
+  dev->live_graph_execs.remove(e);
   e->magic = kMagicDead;
   delete e;
   return r == CUDA_SUCCESS ? nullptr : dev_error(dev, r, "cuGraphExecDestroy");

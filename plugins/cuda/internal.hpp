@@ -29,6 +29,7 @@
 #include "cubin.hpp"
 #include "cuda_symbols.hpp"
 #include "error.hpp"
+#include "live_set.hpp"
 #include "tessera/plugin.h"
 
 namespace tessera::cuda {
@@ -117,6 +118,8 @@ struct TsClient {
   std::atomic<int> active_captures{0};  // sessions not yet ended (fast path)
   // Pinned host memory this client handed out or registered: start -> size.
   std::map<uintptr_t, uint64_t> host_allocated, host_registered;
+  // Communicators not yet destroyed (Client_Destroy frees them).
+  tessera::plugin_support::LiveSet<TsCommunicator> live_communicators;
   ~TsClient();
 };
 
@@ -148,6 +151,13 @@ struct TsDevice {
 
   std::mutex mu;                       // guards `streams`
   std::set<TsStream*> streams;         // live created streams
+  // The other objects created on the device and not yet destroyed, freed
+  // by Client_Destroy (each set has its own lock).
+  tessera::plugin_support::LiveSet<TsBuffer> live_buffers;
+  tessera::plugin_support::LiveSet<TsEvent> live_events;
+  tessera::plugin_support::LiveSet<TsExecutable> live_executables;
+  tessera::plugin_support::LiveSet<TsGraph> live_graphs;
+  tessera::plugin_support::LiveSet<TsGraphExec> live_graph_execs;
   // Streams of this device that capture now (guarded by client->capture_mu;
   // read without it as a hint).  A blocking one forbids the legacy stream.
   std::atomic<int> capturing{0};

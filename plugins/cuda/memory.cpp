@@ -115,6 +115,7 @@ TS_CU_ENTRY(Buffer_Allocate, TS_BUFFER_ALLOCATE_ARGS_STRUCT_SIZE) {
       break;
   }
   args->host_pointer = b->host;
+  dev->live_buffers.add(b.get());
   args->buffer = b.release();
   return nullptr;
 }
@@ -131,6 +132,7 @@ TS_CU_ENTRY(Buffer_Free, TS_BUFFER_FREE_ARGS_STRUCT_SIZE) {
   }
   CUresult r = b->kind == TS_BUFFER_HOST_PINNED ? dev->fn->cuMemFreeHost(b->host_base)
                                                 : dev->fn->cuMemFree(b->base);
+  dev->live_buffers.remove(b);
   b->magic = kMagicDead;
   const uint64_t size = b->size;
   delete b;

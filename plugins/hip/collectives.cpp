@@ -65,12 +65,14 @@ TS_HIP_ENTRY(Communicator_Create, TS_COMMUNICATOR_CREATE_ARGS_STRUCT_SIZE) {
                     "hip: Communicator_Create: device %d appears twice", d->ordinal);
     c->devices.push_back(d);
   }
+  args->client->live_communicators.add(c.get());
   args->communicator = c.release();
   return nullptr;
 }
 
 TS_HIP_ENTRY(Communicator_Destroy, TS_COMMUNICATOR_DESTROY_ARGS_STRUCT_SIZE) {
   TS_HIP_CHECK_HANDLE(args->communicator, "Communicator_Destroy", "communicator");
+  args->communicator->client->live_communicators.remove(args->communicator);
   args->communicator->magic = kMagicDead;
   delete args->communicator;
   return nullptr;

@@ -96,6 +96,7 @@ TS_HIP_ENTRY(Executable_Load, TS_EXECUTABLE_LOAD_ARGS_STRUCT_SIZE) {
     exe->modules.push_back(m);
     if (!exe->images[i].name.empty()) exe->entry[exe->images[i].name] = i;
   }
+  exe->device->live_executables.add(exe.get());
   args->executable = exe.release();
   return nullptr;
 }
@@ -114,6 +115,7 @@ TS_HIP_ENTRY(Executable_Destroy, TS_EXECUTABLE_DESTROY_ARGS_STRUCT_SIZE) {
     if (r != hipSuccess && !e) e = dev_error(dev, r, "hipModuleUnload");
   }
   for (auto& [name, k] : exe->kernels) k->magic = kMagicDead;
+  dev->live_executables.remove(exe);
   exe->magic = kMagicDead;
   delete exe;
   return e;

@@ -98,6 +98,7 @@ TS_HIP_ENTRY(Stream_EndCapture, TS_STREAM_ENDCAPTURE_ARGS_STRUCT_SIZE) {
   graph->device = dev;
   graph->graph = g;
   graph->refs = std::move(refs);
+  dev->live_graphs.add(graph);
   args->graph = graph;
   return nullptr;
 }
@@ -108,6 +109,7 @@ TS_HIP_ENTRY(Graph_Destroy, TS_GRAPH_DESTROY_ARGS_STRUCT_SIZE) {
   TS_HIP_RETURN_IF_ERROR(bind(g->device));
   hipError_t r = g->device->fn->hipGraphDestroy(g->graph);
   TsDevice* dev = g->device;
+  dev->live_graphs.remove(g);
   g->magic = kMagicDead;
   delete g;
   return r == hipSuccess ? nullptr : dev_error(dev, r, "hipGraphDestroy");
@@ -139,6 +141,7 @@ TS_HIP_ENTRY(Graph_Instantiate, TS_GRAPH_INSTANTIATE_ARGS_STRUCT_SIZE) {
   e->device = g->device;
   e->exec = exec;
   e->refs = g->refs;  // immutable; independent of the graph's lifetime
+  g->device->live_graph_execs.add(e);
   args->exec = e;
   return nullptr;
 }
@@ -149,6 +152,7 @@ TS_HIP_ENTRY(GraphExec_Destroy, TS_GRAPHEXEC_DESTROY_ARGS_STRUCT_SIZE) {
   TsDevice* dev = e->device;
   TS_HIP_RETURN_IF_ERROR(bind(dev));
   hipError_t r = dev->fn->hipGraphExecDestroy(e->exec);
+  dev->live_graph_execs.remove(e);
   e->magic = kMagicDead;
   delete e;
   return r == hipSuccess ? nullptr : dev_error(dev, r, "hipGraphExecDestroy");

@@ -116,6 +116,7 @@ TS_HIP_ENTRY(Buffer_Allocate, TS_BUFFER_ALLOCATE_ARGS_STRUCT_SIZE) {
       break;
   }
   args->host_pointer = b->host;
+  dev->live_buffers.add(b.get());
   args->buffer = b.release();
   return nullptr;
 }
@@ -132,6 +133,7 @@ TS_HIP_ENTRY(Buffer_Free, TS_BUFFER_FREE_ARGS_STRUCT_SIZE) {
   }
   const bool pinned = b->kind == TS_BUFFER_HOST_PINNED;
   hipError_t r = pinned ? dev->fn->hipHostFree(b->base) : dev->fn->hipFree(b->base);
+  dev->live_buffers.remove(b);
   b->magic = kMagicDead;
   const uint64_t size = b->size;
   delete b;

@@ -142,6 +142,31 @@ namespace tessera::level_zero {
 TS_ZE_ENTRY(Client_Destroy, TS_CLIENT_DESTROY_ARGS_STRUCT_SIZE) {
   TS_ZE_CHECK_HANDLE(args->client, "Client_Destroy", "client");
   TsClient* c = args->client;
+  // What the caller left behind, through the entry points it would have
+  // called (each waits for the work it needs to), streams last: events may
+  // refer to them, buffers and executables to nothing else. (No graphs:
+  // Graph_* report UNSUPPORTED here.)
+  auto drop = [](TsError* e) {
+    if (e) destroy_error(e);
+  };
+  for (auto& d : c->devices) {
+    for (TsEvent* x : d->live_events.take()) {
+      TsEvent_Destroy_Args a{TS_EVENT_DESTROY_ARGS_STRUCT_SIZE, nullptr, x};
+      drop(Event_Destroy(&a));
+    }
+    for (TsExecutable* x : d->live_executables.take()) {
+      TsExecutable_Destroy_Args a{TS_EXECUTABLE_DESTROY_ARGS_STRUCT_SIZE, nullptr, x};
+      drop(Executable_Destroy(&a));
+    }
+    for (TsBuffer* x : d->live_buffers.take()) {
+      TsBuffer_Free_Args a{TS_BUFFER_FREE_ARGS_STRUCT_SIZE, nullptr, x};
+      drop(Buffer_Free(&a));
+    }
+  }
+  for (TsCommunicator* x : c->live_communicators.take()) {
+    TsCommunicator_Destroy_Args a{TS_COMMUNICATOR_DESTROY_ARGS_STRUCT_SIZE, nullptr, x};
+    drop(Communicator_Destroy(&a));
+  }
   for (auto& d : c->devices) {
     if (TsError* e = synchronize_device(d.get())) destroy_error(e);
     // Streams the caller left behind.

@@ -146,6 +146,7 @@ TS_ZE_ENTRY(Event_Create, TS_EVENT_CREATE_ARGS_STRUCT_SIZE) {
   auto* ev = new TsEvent;
   ev->device = args->device;
   ev->flags = args->flags;
+  args->device->live_events.add(ev);
   args->event = ev;
   return nullptr;
 }
@@ -160,6 +161,7 @@ TS_ZE_ENTRY(Event_Destroy, TS_EVENT_DESTROY_ARGS_STRUCT_SIZE) {
     std::lock_guard<std::mutex> elk(ev->mu);
     ev->record.reset();
   }
+  ev->device->live_events.remove(ev);
   ev->magic = kMagicDead;
   delete ev;
   return nullptr;

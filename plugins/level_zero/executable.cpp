@@ -152,6 +152,7 @@ TS_ZE_ENTRY(Executable_Load, TS_EXECUTABLE_LOAD_ARGS_STRUCT_SIZE) {
     exe->infos.push_back(std::move(info));
     if (!e.name.empty()) exe->entry[e.name] = i;
   }
+  dev->live_executables.add(exe.get());
   args->executable = exe.release();
   return nullptr;
 }
@@ -170,6 +171,7 @@ TS_ZE_ENTRY(Executable_Destroy, TS_EXECUTABLE_DESTROY_ARGS_STRUCT_SIZE) {
     ze_result_t r = dev->fn->zeModuleDestroy(m);
     if (r != ZE_RESULT_SUCCESS && !e) e = dev_error(dev, r, "zeModuleDestroy");
   }
+  dev->live_executables.remove(exe);
   exe->magic = kMagicDead;
   delete exe;
   return e;

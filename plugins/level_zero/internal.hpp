@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "error.hpp"
+#include "live_set.hpp"
 #include "spirv.hpp"
 #include "tessera/plugin.h"
 #include "ze_symbols.hpp"
@@ -177,6 +178,8 @@ struct TsClient {
   std::mutex host_mu;                  // guards the two maps
   // Pinned host memory this client handed out or imported: start -> size.
   std::map<uintptr_t, uint64_t> host_allocated, host_registered;
+  // Communicators not yet destroyed (Client_Destroy frees them).
+  tessera::plugin_support::LiveSet<TsCommunicator> live_communicators;
   ~TsClient();
 };
 
@@ -204,6 +207,11 @@ struct TsDevice {
 
   std::mutex mu;  // see the file comment
   std::set<TsStream*> streams;  // live created streams (not the default one)
+  // The other objects created on the device and not yet destroyed, freed
+  // by Client_Destroy (each set has its own lock).
+  tessera::plugin_support::LiveSet<TsBuffer> live_buffers;
+  tessera::plugin_support::LiveSet<TsEvent> live_events;
+  tessera::plugin_support::LiveSet<TsExecutable> live_executables;
   std::vector<tessera::level_zero::RetiredStream> retired;
 
   // A host USM bounce buffer for copies of pageable host memory.

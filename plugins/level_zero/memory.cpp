@@ -108,6 +108,7 @@ TS_ZE_ENTRY(Buffer_Allocate, TS_BUFFER_ALLOCATE_ARGS_STRUCT_SIZE) {
       break;
   }
   args->host_pointer = b->host;
+  dev->live_buffers.add(b.get());
   args->buffer = b.release();
   return nullptr;
 }
@@ -120,6 +121,7 @@ TS_ZE_ENTRY(Buffer_Free, TS_BUFFER_FREE_ARGS_STRUCT_SIZE) {
   // wait).  Host and shared memory may be used by any device.
   TsError* e = b->kind == TS_BUFFER_DEVICE ? synchronize_device(dev) : synchronize_all(dev->client);
   ze_result_t r = dev->fn->zeMemFree(dev->client->context, b->ptr);
+  dev->live_buffers.remove(b);
   b->magic = kMagicDead;
   const uint64_t size = b->size;
   delete b;
