@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "tessera/plugin.h"
+#include "../tests/plugins/required_table.hpp"
 #include "tessera/runtime.hpp"
 
 struct TsError {
@@ -265,18 +266,8 @@ TsError* EventSynchronize(TsEvent_Synchronize_Args*) { return Verdict(); }
 TsError* StreamWaitEvent(TsStream_WaitEvent_Args*) { return Verdict(); }
 
 TsPluginApi FullTable() {
-  TsPluginApi api{};
-  api.struct_size = TS_PLUGIN_API_STRUCT_SIZE;
-  api.abi_version.major = TESSERA_ABI_VERSION_MAJOR;
-  api.abi_version.minor = TESSERA_ABI_VERSION_MINOR;
-  api.Error_Destroy = ErrorDestroy;
-  api.Error_Message = ErrorMessage;
-  api.Error_GetCode = ErrorGetCode;
-  api.Plugin_GetInfo = PluginGetInfo;
-  api.Client_Create = ClientCreate;
-  api.Client_Destroy = ClientDestroy;
-  api.Client_GetDevices = ClientGetDevices;
-  api.Device_GetProperties = DeviceGetProperties;
+  TsPluginApi api = tessera_test::RequiredTable({ErrorDestroy, ErrorMessage, ErrorGetCode, PluginGetInfo, ClientCreate,
+                                                  ClientDestroy, ClientGetDevices, DeviceGetProperties});
   api.Device_GetDefaultStream = DeviceGetDefaultStream;
   api.Device_Synchronize = DeviceSynchronize;
   api.Buffer_Allocate = BufferAllocate;

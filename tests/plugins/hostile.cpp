@@ -27,6 +27,7 @@
 #include <string>
 
 #include "tessera/plugin.h"
+#include "required_table.hpp"
 
 struct TsError {
   TsErrorCode code;
@@ -129,18 +130,8 @@ TsError* DeviceGetProperties(TsDevice_GetProperties_Args* args) {
 }
 
 TsPluginApi MakeTable() {
-  TsPluginApi api{};
-  api.struct_size = TS_PLUGIN_API_STRUCT_SIZE;
-  api.abi_version.major = TESSERA_ABI_VERSION_MAJOR;
-  api.abi_version.minor = TESSERA_ABI_VERSION_MINOR;
-  api.Error_Destroy = ErrorDestroy;
-  api.Error_Message = ErrorMessage;
-  api.Error_GetCode = ErrorGetCode;
-  api.Plugin_GetInfo = PluginGetInfo;
-  api.Client_Create = ClientCreate;
-  api.Client_Destroy = ClientDestroy;
-  api.Client_GetDevices = ClientGetDevices;
-  api.Device_GetProperties = DeviceGetProperties;
+  TsPluginApi api = tessera_test::RequiredTable({ErrorDestroy, ErrorMessage, ErrorGetCode, PluginGetInfo, ClientCreate,
+                                                  ClientDestroy, ClientGetDevices, DeviceGetProperties});
 #ifdef HOSTILE_LYING_TABLE
   api.struct_size = SIZE_MAX;
   api.Client_Create = reinterpret_cast<TsError* (*)(TsClient_Create_Args*)>(uintptr_t{0x10});
