@@ -6,6 +6,7 @@
 #ifndef TESSERA_PLUGINS_COMMON_LIVE_SET_HPP
 #define TESSERA_PLUGINS_COMMON_LIVE_SET_HPP
 
+#include <cstddef>
 #include <mutex>
 #include <unordered_set>
 #include <vector>
@@ -36,6 +37,19 @@ class LiveSet {
   std::mutex mu_;
   std::unordered_set<T*> set_;
 };
+
+// Client_Destroy's sweep: each object still in `live` destroyed through
+// `entry` (its own Destroy/Free entry point) as the caller would have, with
+// Args{struct_size, NULL, object}; the errors handed to `drop`.
+template <typename T, typename Args, typename Entry, typename Drop>
+void destroy_leftovers(LiveSet<T>& live, size_t struct_size, T* Args::*object, Entry entry, Drop drop) {
+  for (T* x : live.take()) {
+    Args a{};
+    a.struct_size = struct_size;
+    a.*object = x;
+    if (auto* e = entry(&a)) drop(e);
+  }
+}
 
 }  // namespace tessera::plugin_support
 

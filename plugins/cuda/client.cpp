@@ -128,35 +128,21 @@ TS_CU_ENTRY(Client_Destroy, TS_CLIENT_DESTROY_ARGS_STRUCT_SIZE) {
   // What the caller left behind, through the entry points it would have
   // called (each waits for the work it needs to), streams last: graphs and
   // events may refer to them, buffers and executables to nothing else.
-  auto drop = [](TsError* e) {
-    if (e) destroy_error(e);
-  };
+  using plugin_support::destroy_leftovers;
   for (auto& d : c->devices) {
-    for (TsGraphExec* x : d->live_graph_execs.take()) {
-      TsGraphExec_Destroy_Args a{TS_GRAPHEXEC_DESTROY_ARGS_STRUCT_SIZE, nullptr, x};
-      drop(GraphExec_Destroy(&a));
-    }
-    for (TsGraph* x : d->live_graphs.take()) {
-      TsGraph_Destroy_Args a{TS_GRAPH_DESTROY_ARGS_STRUCT_SIZE, nullptr, x};
-      drop(Graph_Destroy(&a));
-    }
-    for (TsEvent* x : d->live_events.take()) {
-      TsEvent_Destroy_Args a{TS_EVENT_DESTROY_ARGS_STRUCT_SIZE, nullptr, x};
-      drop(Event_Destroy(&a));
-    }
-    for (TsExecutable* x : d->live_executables.take()) {
-      TsExecutable_Destroy_Args a{TS_EXECUTABLE_DESTROY_ARGS_STRUCT_SIZE, nullptr, x};
-      drop(Executable_Destroy(&a));
-    }
-    for (TsBuffer* x : d->live_buffers.take()) {
-      TsBuffer_Free_Args a{TS_BUFFER_FREE_ARGS_STRUCT_SIZE, nullptr, x};
-      drop(Buffer_Free(&a));
-    }
+    destroy_leftovers(d->live_graph_execs, TS_GRAPHEXEC_DESTROY_ARGS_STRUCT_SIZE, &TsGraphExec_Destroy_Args::exec,
+                      GraphExec_Destroy, destroy_error);
+    destroy_leftovers(d->live_graphs, TS_GRAPH_DESTROY_ARGS_STRUCT_SIZE, &TsGraph_Destroy_Args::graph, Graph_Destroy,
+                      destroy_error);
+    destroy_leftovers(d->live_events, TS_EVENT_DESTROY_ARGS_STRUCT_SIZE, &TsEvent_Destroy_Args::event, Event_Destroy,
+                      destroy_error);
+    destroy_leftovers(d->live_executables, TS_EXECUTABLE_DESTROY_ARGS_STRUCT_SIZE,
+                      &TsExecutable_Destroy_Args::executable, Executable_Destroy, destroy_error);
+    destroy_leftovers(d->live_buffers, TS_BUFFER_FREE_ARGS_STRUCT_SIZE, &TsBuffer_Free_Args::buffer, Buffer_Free,
+                      destroy_error);
   }
-  for (TsCommunicator* x : c->live_communicators.take()) {
-    TsCommunicator_Destroy_Args a{TS_COMMUNICATOR_DESTROY_ARGS_STRUCT_SIZE, nullptr, x};
-    drop(Communicator_Destroy(&a));
-  }
+  destroy_leftovers(c->live_communicators, TS_COMMUNICATOR_DESTROY_ARGS_STRUCT_SIZE,
+                    &TsCommunicator_Destroy_Args::communicator, Communicator_Destroy, destroy_error);
   for (auto& d : c->devices) {
     if (TsError* e = synchronize_device(d.get())) destroy_error(e);
     // Streams the caller left behind.

@@ -146,27 +146,17 @@ TS_ZE_ENTRY(Client_Destroy, TS_CLIENT_DESTROY_ARGS_STRUCT_SIZE) {
   // called (each waits for the work it needs to), streams last: events may
   // refer to them, buffers and executables to nothing else. (No graphs:
   // Graph_* report UNSUPPORTED here.)
-  auto drop = [](TsError* e) {
-    if (e) destroy_error(e);
-  };
+  using plugin_support::destroy_leftovers;
   for (auto& d : c->devices) {
-    for (TsEvent* x : d->live_events.take()) {
-      TsEvent_Destroy_Args a{TS_EVENT_DESTROY_ARGS_STRUCT_SIZE, nullptr, x};
-      drop(Event_Destroy(&a));
-    }
-    for (TsExecutable* x : d->live_executables.take()) {
-      TsExecutable_Destroy_Args a{TS_EXECUTABLE_DESTROY_ARGS_STRUCT_SIZE, nullptr, x};
-      drop(Executable_Destroy(&a));
-    }
-    for (TsBuffer* x : d->live_buffers.take()) {
-      TsBuffer_Free_Args a{TS_BUFFER_FREE_ARGS_STRUCT_SIZE, nullptr, x};
-      drop(Buffer_Free(&a));
-    }
+    destroy_leftovers(d->live_events, TS_EVENT_DESTROY_ARGS_STRUCT_SIZE, &TsEvent_Destroy_Args::event, Event_Destroy,
+                      destroy_error);
+    destroy_leftovers(d->live_executables, TS_EXECUTABLE_DESTROY_ARGS_STRUCT_SIZE,
+                      &TsExecutable_Destroy_Args::executable, Executable_Destroy, destroy_error);
+    destroy_leftovers(d->live_buffers, TS_BUFFER_FREE_ARGS_STRUCT_SIZE, &TsBuffer_Free_Args::buffer, Buffer_Free,
+                      destroy_error);
   }
-  for (TsCommunicator* x : c->live_communicators.take()) {
-    TsCommunicator_Destroy_Args a{TS_COMMUNICATOR_DESTROY_ARGS_STRUCT_SIZE, nullptr, x};
-    drop(Communicator_Destroy(&a));
-  }
+  destroy_leftovers(c->live_communicators, TS_COMMUNICATOR_DESTROY_ARGS_STRUCT_SIZE,
+                    &TsCommunicator_Destroy_Args::communicator, Communicator_Destroy, destroy_error);
   for (auto& d : c->devices) {
     if (TsError* e = synchronize_device(d.get())) destroy_error(e);
     // Streams the caller left behind.
