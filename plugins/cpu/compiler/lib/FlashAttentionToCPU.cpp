@@ -17,7 +17,8 @@
 //  - O^T = O^T * exp(m - m_new) + V_blk^T P^T is the same register tile with
 //    broadcasts of V[j][c], the rescale folded into the accumulator load.
 // Q^T is packed (and scaled) once per query block; O^T is transposed and
-// divided by l once at the end. With heads (rank 3) the group loops over its
+// divided by l once at the end (a whole block by 8 x 8 register blocks,
+// RegisterTranspose.h). With heads (rank 3) the group loops over its
 // batch elements. Causal: the scores of keys past the query are set to -inf
 // in the register tile (a vector compare of the key with the 8 lanes'
 // queries), and key blocks past the query block's last row are not visited.
@@ -30,6 +31,7 @@
 #include <cmath>
 
 #include "AttentionTiles.h"
+#include "RegisterTranspose.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
 using namespace mlir;
@@ -81,18 +83,42 @@ LogicalResult lowerFlashAttention(OpBuilder &b, schedule::FlashAttentionOp op,
   forLoop(b, loc, e.c(0), rows, e.c(bq), [&](Value qb) {
     Value nq = b.create<arith::MinSIOp>(loc, e.c(bq), b.create<arith::SubIOp>(loc, rows, qb));
     Value lastRow = b.create<arith::SubIOp>(loc, rows, e.c(1));
-    // Q^T * scale (the scale is applied once per query, not per score).
-    forLoop(b, loc, e.c(0), e.c(bqp), e.c(1), [&](Value i) {
-      Value row = e.add(qb, i);
-      Value valid = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, i, nq);
-      Value clamped = b.create<arith::MinSIOp>(loc, row, lastRow);
-      forLoop(b, loc, e.c(0), e.c(d), e.c(1), [&](Value k) {
-        Value x = b.create<memref::LoadOp>(loc, in.q, in.qAt(h, clamped, k));
-        x = b.create<arith::MulFOp>(loc, x, scale);
-        x = b.create<arith::SelectOp>(loc, valid, x, zeroF);
-        b.create<memref::StoreOp>(loc, x, qT, ValueRange{k, i});
+    // Q^T * scale (the scale is applied once per query, not per score). A
+    // whole block (no padded lanes) goes by 8 x 8 blocks through registers
+    // (its element-by-element stores were scatters); a partial one is
+    // padded with zeros element by element.
+    auto packElements = [&] {
+      forLoop(b, loc, e.c(0), e.c(bqp), e.c(1), [&](Value i) {
+        Value row = e.add(qb, i);
+        Value valid = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, i, nq);
+        Value clamped = b.create<arith::MinSIOp>(loc, row, lastRow);
+        forLoop(b, loc, e.c(0), e.c(d), e.c(1), [&](Value k) {
+          Value x = b.create<memref::LoadOp>(loc, in.q, in.qAt(h, clamped, k));
+          x = b.create<arith::MulFOp>(loc, x, scale);
+          x = b.create<arith::SelectOp>(loc, valid, x, zeroF);
+          b.create<memref::StoreOp>(loc, x, qT, ValueRange{k, i});
+        });
       });
-    });
+    };
+    auto wholeBlock = [&](function_ref<void()> whole, function_ref<void()> partial) {
+      if (bq != bqp) return partial();
+      auto ifOp = b.create<scf::IfOp>(loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, nq, e.c(bqp)),
+                                      /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      whole();
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      partial();
+    };
+    Value scaleV = e.vconst(op.getScale().convertToDouble());
+    auto rowMajor = [](Value r, Value c) { return SmallVector<Value>{r, c}; };
+    wholeBlock(
+        [&] {
+          copyTransposed(
+              b, loc, kVec, in.q, [&](Value i, Value k) { return in.qAt(h, e.add(qb, i), k); }, qT, rowMajor, bqp,
+              d, [&](Value x) { return b.create<arith::MulFOp>(loc, x, x.getType().isa<VectorType>() ? scaleV : scale); });
+        },
+        packElements);
     // m = -inf, l = 0, O = 0.
     forLoop(b, loc, e.c(0), e.c(bqp), e.c(kVec), [&](Value iv) {
       e.vstore(negInfV, mRun, iv);
@@ -202,16 +228,31 @@ LogicalResult lowerFlashAttention(OpBuilder &b, schedule::FlashAttentionOp op,
       }
     }
 
-    // O = O^T^T / l for the block's real queries.
-    forLoop(b, loc, e.c(0), nq, e.c(1), [&](Value i) {
-      Value l = b.create<memref::LoadOp>(loc, lSum, ValueRange{i});
-      Value inv = b.create<arith::DivFOp>(loc, e.fconst(1.0), l);
-      Value row = e.add(qb, i);
-      forLoop(b, loc, e.c(0), e.c(dv), e.c(1), [&](Value cc) {
-        Value o = b.create<memref::LoadOp>(loc, oT, ValueRange{cc, i});
-        b.create<memref::StoreOp>(loc, b.create<arith::MulFOp>(loc, o, inv), in.out, in.outAt(h, row, cc));
+    // O = O^T^T / l for the block's real queries: a whole block divides O^T
+    // by l in vectors of queries, then moves 8 x 8 blocks through registers.
+    auto storeElements = [&] {
+      forLoop(b, loc, e.c(0), nq, e.c(1), [&](Value i) {
+        Value l = b.create<memref::LoadOp>(loc, lSum, ValueRange{i});
+        Value inv = b.create<arith::DivFOp>(loc, e.fconst(1.0), l);
+        Value row = e.add(qb, i);
+        forLoop(b, loc, e.c(0), e.c(dv), e.c(1), [&](Value cc) {
+          Value o = b.create<memref::LoadOp>(loc, oT, ValueRange{cc, i});
+          b.create<memref::StoreOp>(loc, b.create<arith::MulFOp>(loc, o, inv), in.out, in.outAt(h, row, cc));
+        });
       });
-    });
+    };
+    wholeBlock(
+        [&] {
+          forLoop(b, loc, e.c(0), e.c(bqp), e.c(kVec), [&](Value iv) {
+            Value inv = b.create<arith::DivFOp>(loc, e.vconst(1.0), e.vload(lSum, iv));
+            forLoop(b, loc, e.c(0), e.c(dv), e.c(1), [&](Value cc) {
+              e.vstore(b.create<arith::MulFOp>(loc, e.vload(oT, {cc, iv}), inv), oT, {cc, iv});
+            });
+          });
+          copyTransposed(b, loc, kVec, oT, rowMajor, in.out, [&](Value i, Value cc) { return in.outAt(h, e.add(qb, i), cc); },
+                         dv, bqp);
+        },
+        storeElements);
   });
   });
   return success();
