@@ -1,14 +1,16 @@
 //===- RowStages.cpp - cut a function into kernels that split by rows -----===//
 //
-// The cut is greedy in program order (a part is a contiguous run, so the
-// parts run in order): an op joins the current part when the part stays
-// row-local with it, or when neither is row-local (a reduction over dim 0
-// and what follows it alone: one small single-group kernel); otherwise it
-// starts the next part. A shape op that moves dim 0 is row-local when it
-// starts a part (it reads the part's input whole: analyzeRowLocality), so
-// the transposes into heads and back start parts of their own rows. Constants are cloned into every part
-// that reads them, so that a splat stays a scalar in its kernel instead of
-// becoming a buffer; so are the transposes that only feed matmuls
+// The cut is greedy over a list schedule (ops whose operands are computed,
+// in program order; the parts run in order): an op joins the current part
+// when the part stays row-local with it, or when neither is row-local (a
+// reduction over dim 0 and what follows it alone: one small single-group
+// kernel), or when the part is single-group and the op a shape op too
+// small to gain from splitting; otherwise it starts the next part. A shape op that moves
+// dim 0 is row-local when it starts a part (it reads the part's input
+// whole: analyzeRowLocality), so the transposes into heads and back start
+// parts of their own rows. Constants are cloned into every part that reads
+// them, so that a splat stays a scalar in its kernel instead of becoming a
+// buffer; so are the transposes that only feed matmuls
 // (isMatmulOperandTranspose), so that the gradient's `X^T . dY` reads X in
 // place in the matmul's part rather than a copy made by a single-group part.
 //
@@ -84,6 +86,17 @@ SmallVector<Operation *> withConstants(ArrayRef<Operation *> run) {
   return sorted;
 }
 
+/// A shape op with too few elements to gain from splitting (at most 16K in
+/// its results: a bias gradient's reshape of its column sums): a
+/// single-group part takes it rather than launching a part of its own.
+bool small(Operation *op) {
+  if (!g::isShapeOp(op)) return false;
+  int64_t n = 0;
+  for (Type t : op->getResultTypes())
+    if (auto rt = t.dyn_cast<RankedTensorType>()) n += rt.getNumElements();
+  return n <= 16384;
+}
+
 bool rowLocal(ArrayRef<Operation *> run) {
   SmallVector<Operation *> all = withConstants(run);
   SetVector<Value> inputs, outputs;
@@ -143,24 +156,69 @@ LogicalResult g::cutIntoRowStages(func::FuncOp fn, SymbolTable &symbols) {
     Operation *d = v.getDefiningOp();
     if (!d || isConstant(d) || !returned.insert(v).second) return success();
   }
+  // The greedy cut over a list schedule: among the ops whose operands are
+  // computed (in program order), the first that the current part can take
+  // joins it; when none can, the first of them starts the next part. An op
+  // that does not depend on the current part is thus pulled into it rather
+  // than splitting it (the bf16 block's causal mask, computed between the
+  // transposes into heads and the products that read them).
+  llvm::SmallPtrSet<Operation *, 32> pending(work.begin(), work.end());
+  auto pendingDef = [&](Value v) {
+    Operation *d = v.getDefiningOp();
+    Operation *top = d ? block.findAncestorOpInBlock(*d) : nullptr;
+    if (!top) return false;
+    if (pending.contains(top)) return true;
+    // A cloned op goes into the part of its reader: what it reads counts.
+    return isCloned(top) && llvm::any_of(top->getOperands(), [&](Value w) {
+             Operation *dw = w.getDefiningOp();
+             return dw && pending.contains(dw);
+           });
+  };
+  auto ready = [&](Operation *op) {
+    bool ok = true;
+    op->walk([&](Operation *nested) {
+      for (Value v : nested->getOperands()) {
+        Operation *d = v.getDefiningOp();
+        if (d && op->isAncestor(d)) continue;  // defined inside op's regions
+        if (pendingDef(v)) ok = false;
+      }
+    });
+    return ok;
+  };
   SmallVector<SmallVector<Operation *>> parts;
   bool partLocal = false;
-  for (Operation *op : work) {
-    if (parts.empty()) {
-      parts.push_back({op});
-      partLocal = rowLocal(op);
+  while (!pending.empty()) {
+    Operation *first = nullptr, *joins = nullptr;
+    for (Operation *op : work) {
+      if (!pending.contains(op) || !ready(op)) continue;
+      if (!first) first = op;
+      if (parts.empty()) break;
+      SmallVector<Operation *> grown = parts.back();
+      grown.push_back(op);
+      if (partLocal ? rowLocal(grown) : (!rowLocal(op) || small(op))) {
+        joins = op;
+        break;
+      }
+    }
+    if (!first) return fn.emitOpError("row stages: no op is ready (a cycle?)");
+    if (joins) {
+      parts.back().push_back(joins);
+      pending.erase(joins);
       continue;
     }
-    SmallVector<Operation *> grown = parts.back();
-    grown.push_back(op);
-    if (partLocal ? rowLocal(grown) : !rowLocal(op)) {
-      parts.back() = std::move(grown);
-      continue;
-    }
-    parts.push_back({op});
-    partLocal = rowLocal(op);
+    parts.push_back({first});
+    partLocal = rowLocal(first);
+    pending.erase(first);
   }
   if (parts.size() < 2) return success();
+  // The block in the schedule's order, each cloned op (a transpose) right
+  // after what it reads, so that every part is a contiguous run again.
+  Operation *terminator = block.getTerminator();
+  for (const auto &part : parts)
+    for (Operation *op : part) op->moveBefore(terminator);
+  for (Operation *op : cloned)
+    for (Value v : op->getOperands())
+      if (Operation *d = v.getDefiningOp(); d && d->getBlock() == &block) op->moveAfter(d);
   Operation *lastStage = fn;
   for (auto [i, part] : llvm::enumerate(parts)) {
     Operation *before = part.back()->getNextNode();

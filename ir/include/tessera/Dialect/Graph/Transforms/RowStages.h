@@ -5,9 +5,9 @@
 // not row-local (a transpose that moves dim 0, a reshape of it, a reduction
 // over it). `--tessera-graph-to-schedule=row-stages=1` (what the program
 // compiler asks for on such targets) cuts such a function, after grouping,
-// into consecutive runs of ops, each of which is row-local
-// (analyzeRowLocality) or is a run of ops that are not (kept together: one
-// group), outlined as functions `<fn>_part<i>`. The function keeps its
+// into parts (the ops reordered by a list schedule where that saves a part),
+// each of which is row-local (analyzeRowLocality) or holds ops that are not
+// (kept together: one group), outlined as functions `<fn>_part<i>`. The function keeps its
 // signature, becomes a list of calls and is marked `tessera.row_stages`:
 // the program compiler launches the parts in order, with the values
 // between them as intermediate buffers. A function that is row-local, or
