@@ -36,6 +36,10 @@ struct Emitter {
   Value vconst(double v) {
     return b.create<arith::ConstantOp>(loc, vt, SplatElementsAttr::get(vt, b.getF32FloatAttr(v)));
   }
+  /// x (an f32 or a vector of them) times the constant v.
+  Value mulConst(Value x, double v) {
+    return b.create<arith::MulFOp>(loc, x, x.getType().isa<VectorType>() ? vconst(v) : fconst(v));
+  }
   Value vload(Value mem, ValueRange idx) { return b.create<vector::LoadOp>(loc, vt, mem, idx); }
   void vstore(Value v, Value mem, ValueRange idx) { b.create<vector::StoreOp>(loc, v, mem, idx); }
   Value alloc(ArrayRef<int64_t> shape, SmallVectorImpl<Value> &allocs) {

@@ -121,9 +121,8 @@ LogicalResult lowerFlashAttentionGrad(OpBuilder &b, schedule::FlashAttentionGrad
     });
     // The transposed packs by blocks through registers (strided stores
     // here were a fifth of the kernel: scatters).
-    auto rowMajor = [](Value r, Value c) { return SmallVector<Value>{r, c}; };
-    copyTransposed(b, loc, kVec, qs, rowMajor, qT, rowMajor, sqp, dp);
-    copyTransposed(b, loc, kVec, dop, rowMajor, doT, rowMajor, sqp, dvp);
+    copyTransposed(b, loc, kVec, qs, rowMajorAt, qT, rowMajorAt, sqp, dp);
+    copyTransposed(b, loc, kVec, dop, rowMajorAt, doT, rowMajorAt, sqp, dvp);
     zeroFill(dqT, d, sqp);
 
     // Pass 1: m and 1 / l per query, over every key in register tiles.
@@ -246,7 +245,7 @@ LogicalResult lowerFlashAttentionGrad(OpBuilder &b, schedule::FlashAttentionGrad
         });
       });
       copyTransposed(
-          b, loc, kVec, dkAcc, rowMajor, in.dkeyT,
+          b, loc, kVec, dkAcc, rowMajorAt, in.dkeyT,
           [&](Value c, Value j) { return in.dkeyTAt(h, c, e.add(kb, j)); }, nk, d);
     };
     const int64_t fullKV = skv - skv % bkv;
@@ -254,10 +253,9 @@ LogicalResult lowerFlashAttentionGrad(OpBuilder &b, schedule::FlashAttentionGrad
     if (skv % bkv) kvBlock(e.c(fullKV), skv % bkv);
 
     // dQ = scale * dQ^T^T for the real queries.
-    Value scaleV = e.vconst(op.getScale().convertToDouble());
     copyTransposed(
-        b, loc, kVec, dqT, rowMajor, in.dquery, [&](Value i, Value c) { return in.dqueryAt(h, i, c); }, d, sq,
-        [&](Value x) { return fmul(x, x.getType().isa<VectorType>() ? scaleV : scale); });
+        b, loc, kVec, dqT, rowMajorAt, in.dquery, [&](Value i, Value c) { return in.dqueryAt(h, i, c); }, d, sq,
+        [&](Value x) { return e.mulConst(x, op.getScale().convertToDouble()); });
   });
   return success();
 }

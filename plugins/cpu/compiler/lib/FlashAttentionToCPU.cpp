@@ -110,13 +110,11 @@ LogicalResult lowerFlashAttention(OpBuilder &b, schedule::FlashAttentionOp op,
       b.setInsertionPointToStart(&ifOp.getElseRegion().front());
       partial();
     };
-    Value scaleV = e.vconst(op.getScale().convertToDouble());
-    auto rowMajor = [](Value r, Value c) { return SmallVector<Value>{r, c}; };
     wholeBlock(
         [&] {
           copyTransposed(
-              b, loc, kVec, in.q, [&](Value i, Value k) { return in.qAt(h, e.add(qb, i), k); }, qT, rowMajor, bqp,
-              d, [&](Value x) { return b.create<arith::MulFOp>(loc, x, x.getType().isa<VectorType>() ? scaleV : scale); });
+              b, loc, kVec, in.q, [&](Value i, Value k) { return in.qAt(h, e.add(qb, i), k); }, qT, rowMajorAt, bqp,
+              d, [&](Value x) { return e.mulConst(x, op.getScale().convertToDouble()); });
         },
         packElements);
     // m = -inf, l = 0, O = 0.
@@ -249,7 +247,7 @@ LogicalResult lowerFlashAttention(OpBuilder &b, schedule::FlashAttentionOp op,
               e.vstore(b.create<arith::MulFOp>(loc, e.vload(oT, {cc, iv}), inv), oT, {cc, iv});
             });
           });
-          copyTransposed(b, loc, kVec, oT, rowMajor, in.out, [&](Value i, Value cc) { return in.outAt(h, e.add(qb, i), cc); },
+          copyTransposed(b, loc, kVec, oT, rowMajorAt, in.out, [&](Value i, Value cc) { return in.outAt(h, e.add(qb, i), cc); },
                          dv, bqp);
         },
         storeElements);

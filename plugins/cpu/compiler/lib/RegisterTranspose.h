@@ -43,6 +43,9 @@ inline void transposeVectors(mlir::OpBuilder &b, mlir::Location loc, llvm::Small
 /// (col the innermost, contiguous index).
 using MatrixAt = std::function<llvm::SmallVector<mlir::Value>(mlir::Value row, mlir::Value col)>;
 
+/// The MatrixAt of a plain 2-D memref.
+inline llvm::SmallVector<mlir::Value> rowMajorAt(mlir::Value row, mlir::Value col) { return {row, col}; }
+
 /// dst(c, r) = f(src(r, c)) for r < rows, c < cols (f32 memrefs; f null:
 /// the value itself): blocks of V x V through registers, the edges past
 /// the last whole block element by element.

@@ -84,6 +84,7 @@ class KernelBuilder {
   LogicalResult analyzeRows();
   Buf makeBuf(Value v);
   std::optional<Buf> transposeView(g::TransposeOp t);
+  bool wholeInMemory(Value v);
   Value load(const Buf &buf, ArrayRef<Value> idx);  // widened to the compute type
   void store(const Buf &buf, ArrayRef<Value> idx, Value v);  // rounded to the storage type
   Value loadRaw(const Buf &buf, ArrayRef<Value> idx);
@@ -221,6 +222,13 @@ Buf KernelBuilder::makeBuf(Value v) {
   return buf;
 }
 
+/// Whether v's buffer holds the whole tensor: arguments do even when a group
+/// reads them as rows; a computed value does unless it is a group's block
+/// of rows (per-group scratch).
+bool KernelBuilder::wholeInMemory(Value v) {
+  return !bufs[v].row || (v.isa<BlockArgument>() && v.getParentBlock() == &src.front());
+}
+
 /// A transpose read only by matmuls (graph::isMatmulOperandTranspose) as a
 /// view of its operand's memory: the col_major tensor of the swapped shape,
 /// so MatmulToCPU packs it straight from its operand (the gradient's X^T
@@ -228,10 +236,8 @@ Buf KernelBuilder::makeBuf(Value v) {
 /// whole tensor (a group's scratch rows): the transpose is then copied.
 std::optional<Buf> KernelBuilder::transposeView(g::TransposeOp t) {
   Value in = t.getInput();
+  if (!wholeInMemory(in)) return std::nullopt;
   const Buf &operand = bufs[in];
-  // Arguments are whole tensors even when a group reads them as rows; a
-  // computed value is whole unless it is a group's block of rows.
-  if (operand.row && !(in.isa<BlockArgument>() && in.getParentBlock() == &src.front())) return std::nullopt;
   auto type = t.getType().cast<RankedTensorType>();
   Buf v;
   v.layout = g::LayoutAttr::get(type.getContext(), g::LayoutKind::ColMajor, {}, {}, 0);
@@ -477,10 +483,8 @@ LogicalResult KernelBuilder::lowerOp(Operation *op) {
     // values every group computes whole: analyzeRowLocality), any of their
     // elements, found from the absolute index of the result's element.
     Buf out = bufs[op->getResult(0)];
-    auto wholeInMemory = [&](Value v) {
-      return !bufs[v].row || (v.isa<BlockArgument>() && v.getParentBlock() == &src.front());
-    };
-    const bool absolute = out.row && llvm::all_of(op->getOperands(), wholeInMemory);
+    const bool absolute =
+        out.row && llvm::all_of(op->getOperands(), [&](Value v) { return wholeInMemory(v); });
     DenseMap<Value, Buf> operands;
     for (Value v : op->getOperands()) {
       Buf buf = bufs[v];
