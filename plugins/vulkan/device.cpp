@@ -105,6 +105,24 @@ bool has_extension(const std::vector<VkExtensionProperties>& exts, const char* n
   return false;
 }
 
+// VK_EXT_calibrated_timestamps reads the device's tick counter and the
+// host's CLOCK_MONOTONIC (std::chrono::steady_clock on Linux, the clock of
+// completion times) together, with no queue work: usable only when both
+// domains are there.
+bool can_calibrate_timestamps(const InstanceFns& ifn, VkPhysicalDevice phys) {
+  if (!ifn.vkGetPhysicalDeviceCalibrateableTimeDomainsEXT) return false;
+  uint32_t n = 0;
+  if (ifn.vkGetPhysicalDeviceCalibrateableTimeDomainsEXT(phys, &n, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkTimeDomainEXT> domains(n);
+  if (ifn.vkGetPhysicalDeviceCalibrateableTimeDomainsEXT(phys, &n, domains.data()) != VK_SUCCESS)
+    return false;
+  domains.resize(n);
+  auto has = [&](VkTimeDomainEXT d) {
+    return std::find(domains.begin(), domains.end(), d) != domains.end();
+  };
+  return has(VK_TIME_DOMAIN_DEVICE_EXT) && has(VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT);
+}
+
 }  // namespace
 
 bool test_masks_feature(const TsClient* c, const char* name) {
@@ -189,6 +207,10 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
   bool has_host_import = has_extension(dev_exts, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) &&
                          !test_masks_feature(c, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
   bool has_atomic_float = has_extension(dev_exts, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+  bool has_calibrated_timestamps =
+      has_extension(dev_exts, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME) &&
+      !test_masks_feature(c, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME) &&
+      can_calibrate_timestamps(ifn, phys);
   bool has_atomic_float2 = has_extension(dev_exts, VK_EXT_SHADER_ATOMIC_FLOAT_2_EXTENSION_NAME);
   // Subgroup size control is core in 1.3; a 1.2 device may have the EXT.
   bool api13 = basic.apiVersion >= VK_API_VERSION_1_3;
@@ -360,6 +382,9 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
   if (has_host_import) exts.push_back(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
   if (use_atomic_float) exts.push_back(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
   if (use_atomic_float2) exts.push_back(VK_EXT_SHADER_ATOMIC_FLOAT_2_EXTENSION_NAME);
+  // Only useful with timestamps on our queue family.
+  has_calibrated_timestamps = has_calibrated_timestamps && d->timestamps;
+  if (has_calibrated_timestamps) exts.push_back(VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
   if (has_sg_control_ext && en.subgroup_size_control.subgroupSizeControl)
     exts.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
@@ -387,6 +412,7 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
   d->import_host = has_host_import && d->fn.vkGetMemoryHostPointerPropertiesEXT;
   if (d->import_host && hostp.minImportedHostPointerAlignment)
     d->import_alignment = hostp.minImportedHostPointerAlignment;
+  d->calibrated_timestamps = has_calibrated_timestamps && d->fn.vkGetCalibratedTimestampsEXT;
 
   const auto& m = d->memory;
   const VkMemoryPropertyFlags DL = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
@@ -410,6 +436,9 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
                                  "the memset pattern buffer"));
   for (int v = 0; v < 256; ++v) std::memset(d->patterns.mapped + v * 16, v, 16);
   TS_VK_RETURN_IF_ERROR(start_flusher(d.get()));
+  // Without VK_EXT_calibrated_timestamps the clock is measured through the
+  // queue: now, while it is idle, so no timestamp ever waits behind work.
+  if (d->timestamps && !d->calibrated_timestamps) calibrate_stamp_clock_at_creation(d.get());
   fill_properties(d.get());
   *out = std::move(d);
   return nullptr;
@@ -574,6 +603,10 @@ TS_VK_ENTRY(Device_GetProperties, TS_DEVICE_GETPROPERTIES_ARGS_STRUCT_SIZE) {
     if (TS_FIELD_PRESENT(e, S, validation_layer))
       st->validation_layer = d->client->validation_layer ? 1 : 0;
     if (TS_FIELD_PRESENT(e, S, debug_messenger)) st->debug_messenger = d->client->messenger ? 1 : 0;
+    if (TS_FIELD_PRESENT(e, S, calibrated_timestamps))
+      st->calibrated_timestamps = d->calibrated_timestamps ? 1 : 0;
+    if (TS_FIELD_PRESENT(e, S, queue_calibrations))
+      st->queue_calibrations = d->stat_queue_calibrations.load(relaxed);
   }
   return nullptr;
 }

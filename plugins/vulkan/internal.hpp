@@ -274,6 +274,7 @@ struct TsDevice {
   uint64_t import_alignment = 4096;
   bool timestamps = false;        // timestampValidBits > 0 on our family
   uint32_t timestamp_bits = 0;    // timestampValidBits of our family
+  bool calibrated_timestamps = false;  // VK_EXT_calibrated_timestamps enabled
   int type_device = -1, type_host = -1, type_managed = -1;  // memory types
   TsDeviceProperties ts{};        // filled once at creation
 
@@ -312,8 +313,8 @@ struct TsDevice {
     uint64_t taken_ns = 0;            // host time of the last calibration
   } stamp_clock;
   std::mutex calibrate_mu;  // one calibration at a time; taken before mu
-  // Until when the calibration needs no renewal (host ns): the traced
-  // launch's check, without locks.
+  // Until when the clock needs no look (host ns): the traced launch's
+  // check, without locks.
   std::atomic<uint64_t> stamp_clock_fresh_until{0};
   std::shared_ptr<tessera::vk::StreamState> calibration_stream;
   // The flusher (stream.cpp): one thread per device that submits the open
@@ -338,6 +339,7 @@ struct TsDevice {
   std::atomic<uint64_t> stat_staged{0};    // staged host<->device copies
   std::atomic<uint64_t> stat_imports{0};   // imported host ranges
   std::atomic<uint64_t> stat_semaphores{0};  // timeline semaphores created
+  std::atomic<uint64_t> stat_queue_calibrations{0};  // clock measured through the queue
   // Pipelines built through pipeline_cache: without one the cache has
   // nothing new and is not written back (a device opened only to be
   // probed, e.g. by the core's probe process, leaves the file alone).
@@ -472,9 +474,14 @@ TsError* flush_locked(StreamState& s);
 void reap_locked(StreamState& s);
 // timestamp.cpp.  ensure_stamp_clock: a calibration of the device's
 // timestamps against the host clock (takes calibrate_mu and mu: call with
-// neither held).  record_stamp_locked: a point at the end of the open batch.
-// write_stamps_locked: the points of a completed batch, into their memory.
+// neither held); it never waits for queued work.
+// calibrate_stamp_clock_at_creation: the first calibration through the
+// (idle) queue of a device without VK_EXT_calibrated_timestamps; a failure
+// leaves it to the first timestamp.  record_stamp_locked: a point at the
+// end of the open batch.  write_stamps_locked: the points of a completed
+// batch, into their memory.
 TsError* ensure_stamp_clock(TsDevice* dev);
+void calibrate_stamp_clock_at_creation(TsDevice* dev);
 TsError* record_stamp_locked(StreamState& s, uint64_t* out);
 void write_stamps_locked(TsDevice* dev, Batch& b);
 void release_stamps(TsDevice* dev);  // ~TsDevice: the query pools

@@ -8,17 +8,25 @@
 // reaps first: Stream_Synchronize and Event_Synchronize (wait_value),
 // Stream_Query idle, Event_Query complete, Device_Synchronize.
 //
-// CLOCK.  Vulkan 1.2 gives ticks with no relation to the host's clock
-// unless VK_EXT_calibrated_timestamps is there (lavapipe in Debian 12 has
-// none), so the plugin calibrates: a private stream writes a timestamp
-// (TOP_OF_PIPE) in a batch of its own, and the host notes the time before
-// the submit and after the wait.  The middle of that window is the tick's
-// host time, known to within half the window.  On a busy queue (lavapipe
-// runs submissions one after another) the window can be long: a new
-// calibration then only moves the anchor along the old offset, and the
-// offset itself is replaced only by a narrower window (or after a minute,
-// for drift).  Anchors are renewed every 10 s, well inside the wrap of a
-// 36-bit tick counter.
+// CLOCK.  A tick converts to host time through an offset: a device tick
+// and the host time it was read at.
+//  - With VK_EXT_calibrated_timestamps (lavapipe, and the desktop drivers),
+//    vkGetCalibratedTimestampsEXT reads the tick counter and CLOCK_MONOTONIC
+//    together, with no queue work; the offset is re-read each second.
+//  - Without it, a private stream writes a timestamp (TOP_OF_PIPE) in a
+//    batch of its own and the host notes the time before the submit and
+//    after the wait: the middle of that window is the tick's host time,
+//    known to within half the window.  That wait would sit behind whatever
+//    the queue runs (one queue for every stream: behind a kernel that waits
+//    for the host, until it times out), so it is done when the device is
+//    created, on an idle queue, and renewed (for drift, after a minute)
+//    only when the device is idle at the time a timestamp is asked for.
+// Either way a wider window than the offset's never replaces it (before
+// it is a minute old).  No anchor needs renewing for the counter's wrap
+// (36 bits of 1 ns ticks wrap in 69 s): a point is converted to the latest
+// time, by whole wraps, not after a quarter wrap past the moment it is
+// read, which is right while points are read within 3/4 of a wrap of
+// their completion.
 //
 // LOCKS.  Query slots, the clock and the batches' points are guarded by the
 // device's mu; calibrate_mu serializes calibrations and is taken first.
@@ -31,20 +39,45 @@ namespace tessera::vk {
 namespace {
 
 constexpr uint32_t kStampsPerPool = 1024;
-constexpr uint64_t kReanchorNs = 10ull * 1000 * 1000 * 1000;
-constexpr uint64_t kOffsetMaxAgeNs = 60ull * 1000 * 1000 * 1000;
+constexpr uint64_t kSecondNs = 1000ull * 1000 * 1000;
+constexpr uint64_t kExtensionRereadNs = kSecondNs;      // calibrated timestamps
+constexpr uint64_t kQueueLookNs = 10 * kSecondNs;       // queue: the offset's age
+constexpr uint64_t kOffsetMaxAgeNs = 60 * kSecondNs;    // either: replaced even by a wider window
 
 uint64_t tick_mask(const TsDevice* dev) {
   return dev->timestamp_bits >= 64 ? ~0ull : (1ull << dev->timestamp_bits) - 1;
 }
 
-// Signed nanoseconds from tick `from` to tick `to` (the counter wraps at
-// timestampValidBits).
+// Signed nanoseconds from tick `from` to tick `to`, the shorter way round
+// the counter's wrap.
 double ticks_to_ns(const TsDevice* dev, uint64_t from, uint64_t to) {
   const uint64_t mask = tick_mask(dev);
   uint64_t d = (to - from) & mask;
   double ticks = d > mask / 2 ? -static_cast<double>((mask - d) + 1) : static_cast<double>(d);
   return ticks * dev->props.limits.timestampPeriod;
+}
+
+// The host time of `ticks`, read at host time `now` (see CLOCK).
+uint64_t ticks_to_host_ns(const TsDevice* dev, uint64_t ticks, uint64_t now) {
+  const auto& c = dev->stamp_clock;
+  const double wrap = (static_cast<double>(tick_mask(dev)) + 1.0) * dev->props.limits.timestampPeriod;
+  double ns = static_cast<double>(c.host_ns) + ticks_to_ns(dev, c.ticks, ticks);
+  const double latest = static_cast<double>(now) + wrap / 4;
+  ns += std::floor((latest - ns) / wrap) * wrap;
+  return ns >= 1 ? static_cast<uint64_t>(std::llround(ns)) : 1;
+}
+
+// A measured offset: `ticks` at host time `host_ns`, known to within
+// window_ns / 2, measured at `now` (mu held).
+void offer_offset_locked(TsDevice* dev, uint64_t ticks, uint64_t host_ns, uint64_t window_ns,
+                         uint64_t now) {
+  auto& c = dev->stamp_clock;
+  if (c.valid && window_ns > c.window_ns && now - c.taken_ns <= kOffsetMaxAgeNs) return;
+  c.ticks = ticks;
+  c.host_ns = host_ns;
+  c.window_ns = window_ns;
+  c.taken_ns = now;
+  c.valid = true;
 }
 
 TsError* take_slot_locked(TsDevice* dev, StampSlot* out) {
@@ -87,8 +120,9 @@ TsError* write_query_locked(StreamState& s, const StampSlot& slot, VkPipelineSta
   return end_op_locked(s);
 }
 
-// One calibration: a tick and the host window around it.
-TsError* calibrate(TsDevice* dev) {
+// A calibration through the queue: a tick and the host window around it
+// (waits for whatever the queue runs before it).  calibrate_mu held.
+TsError* calibrate_through_queue(TsDevice* dev) {
   StampSlot slot;
   std::shared_ptr<StreamState> cal;
   uint64_t value = 0, t0 = 0;
@@ -110,6 +144,7 @@ TsError* calibrate(TsDevice* dev) {
     }
     value = cal->submitted;
   }
+  dev->stat_queue_calibrations.fetch_add(1, std::memory_order_relaxed);
   TsError* e = wait_value(*cal, value);
   const uint64_t t1 = plugin_support::steady_clock_ns();
   uint64_t ticks = 0;
@@ -118,25 +153,45 @@ TsError* calibrate(TsDevice* dev) {
   dev->free_stamps.push_back(slot);
   if (e) return e;
   if (!ok) return errorf(TS_ERROR_INTERNAL, "vulkan: vkGetQueryPoolResults(timestamp calibration) failed");
-  auto& c = dev->stamp_clock;
-  const uint64_t window = t1 - t0, middle = t0 + window / 2;
-  if (!c.valid || window <= c.window_ns || t1 - c.taken_ns > kOffsetMaxAgeNs) {
-    c.ticks = ticks;
-    c.host_ns = middle;
-    c.window_ns = window;
-    c.valid = true;
-  } else {
-    // A wider window than the offset we have: keep the offset, move the
-    // anchor (so the tick difference stays short).
-    c.host_ns += static_cast<uint64_t>(std::llround(ticks_to_ns(dev, c.ticks, ticks)));
-    c.ticks = ticks;
-  }
-  c.taken_ns = t1;
-  dev->stamp_clock_fresh_until.store(t1 + kReanchorNs, std::memory_order_release);
+  offer_offset_locked(dev, ticks, t0 + (t1 - t0) / 2, t1 - t0, t1);
   return nullptr;
 }
 
+// A calibration by VK_EXT_calibrated_timestamps: no queue work.
+TsError* calibrate_with_extension(TsDevice* dev) {
+  VkCalibratedTimestampInfoEXT info[2] = {
+      {VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, nullptr, VK_TIME_DOMAIN_DEVICE_EXT},
+      {VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, nullptr, VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT}};
+  uint64_t stamps[2] = {0, 0}, deviation = 0;
+  TS_VK_CALL(dev->fn.vkGetCalibratedTimestampsEXT(dev->device, 2, info, stamps, &deviation),
+             "vkGetCalibratedTimestampsEXT(DEVICE, CLOCK_MONOTONIC)");
+  const uint64_t now = plugin_support::steady_clock_ns();
+  std::lock_guard<std::mutex> lk(dev->mu);
+  offer_offset_locked(dev, stamps[0] & tick_mask(dev), stamps[1], 2 * deviation, now);
+  return nullptr;
+}
+
+// Whether the queue runs nothing (mu held): every submitted batch of every
+// stream has completed.
+bool queue_idle_locked(TsDevice* dev) {
+  for (const auto* list : {&dev->streams, &dev->retired})
+    for (const auto& s : *list)
+      if (counter_value(*s) < s->submitted) return false;
+  return true;
+}
+
+void discard(TsError* e) {
+  if (!e) return;
+  TsError_Destroy_Args da{TS_ERROR_DESTROY_ARGS_STRUCT_SIZE, nullptr, e};
+  plugin_support::Error_Destroy(&da);
+}
+
 }  // namespace
+
+void calibrate_stamp_clock_at_creation(TsDevice* dev) {
+  std::lock_guard<std::mutex> calib(dev->calibrate_mu);
+  discard(calibrate_through_queue(dev));
+}
 
 TsError* ensure_stamp_clock(TsDevice* dev) {
   if (!dev->timestamps)
@@ -147,10 +202,28 @@ TsError* ensure_stamp_clock(TsDevice* dev) {
   if (plugin_support::steady_clock_ns() < dev->stamp_clock_fresh_until.load(std::memory_order_acquire))
     return nullptr;
   std::lock_guard<std::mutex> calib(dev->calibrate_mu);
-  // Another thread may have calibrated while this one waited.
-  if (plugin_support::steady_clock_ns() < dev->stamp_clock_fresh_until.load(std::memory_order_acquire))
-    return nullptr;
-  return calibrate(dev);
+  // Another thread may have looked while this one waited.
+  const uint64_t now = plugin_support::steady_clock_ns();
+  if (now < dev->stamp_clock_fresh_until.load(std::memory_order_acquire)) return nullptr;
+  bool valid = false, renew = false;
+  {
+    std::lock_guard<std::mutex> lk(dev->mu);
+    valid = dev->stamp_clock.valid;
+    renew = now - dev->stamp_clock.taken_ns > kOffsetMaxAgeNs && queue_idle_locked(dev);
+  }
+  uint64_t next_look = kQueueLookNs;
+  TsError* e = nullptr;
+  if (dev->calibrated_timestamps) {
+    e = calibrate_with_extension(dev);
+    next_look = kExtensionRereadNs;
+  } else if (!valid || renew) {
+    // Not valid: the calibration at creation failed; this one may wait.
+    e = calibrate_through_queue(dev);
+  }
+  if (e && !valid) return e;
+  discard(e);  // a failed renewal: the offset we have stays
+  dev->stamp_clock_fresh_until.store(now + next_look, std::memory_order_release);
+  return nullptr;
 }
 
 TsError* record_stamp_locked(StreamState& s, uint64_t* out) {
@@ -172,12 +245,12 @@ TsError* record_stamp_locked(StreamState& s, uint64_t* out) {
 
 void write_stamps_locked(TsDevice* dev, Batch& b) {
   if (b.stamps.empty()) return;
-  const auto& c = dev->stamp_clock;
+  const bool valid = dev->stamp_clock.valid;
+  const uint64_t now = plugin_support::steady_clock_ns();
   for (StampSlot& slot : b.stamps) {
     uint64_t ticks = 0, t = 0;
-    if (c.valid && read_ticks(dev, slot, &ticks)) {
-      const double ns = static_cast<double>(c.host_ns) + ticks_to_ns(dev, c.ticks, ticks);
-      t = ns > 0 ? static_cast<uint64_t>(std::llround(ns)) : 1;
+    if (valid && read_ticks(dev, slot, &ticks)) {
+      t = ticks_to_host_ns(dev, ticks, now);
     } else {
       // A submit that failed (its batch never ran) or an unreadable
       // query: the work is over as far as the caller can observe, and now

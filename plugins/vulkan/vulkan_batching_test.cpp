@@ -8,7 +8,10 @@
 //  - a batch waiting behind running work is submitted when the stream
 //    drains, again with no call from the host;
 //  - pinned host memory is imported (VK_EXT_external_memory_host), never
-//    copied through a staging buffer.
+//    copied through a staging buffer;
+//  - the clock of completion times (timestamp.cpp) never waits for the
+//    queue: with VK_EXT_calibrated_timestamps it runs no batch, without it
+//    one when the device is created.
 // "Busy" is made exact with a gate: a kernel that runs until the host opens
 // it (its bound is a safety net, not a timing; test_shaders/gate.comp says
 // why it is many groups on lavapipe).  Waits for the plugin's own actions
@@ -293,6 +296,69 @@ TEST(VulkanNoHostImport, PinnedMemoryIsStaged) {
   EXPECT_EQ(static_cast<uint8_t*>(*p)[size - 1], 0x33);
   VK_ASSERT_OK(rt->pinned_free(*p));
 }
+
+// The completion-time clock, with VK_EXT_calibrated_timestamps where the
+// driver has it (lavapipe does) and without it (masked by the test hook).
+// Either way the first Stream_WriteTimestamp of a device returns while a
+// gate holds the queue: a calibration through the queue then would wait
+// behind the gate until it timed out (the bug this checks), and the time
+// written is still that of the work before it.
+class VulkanStampClock : public VulkanBatching, public ::testing::WithParamInterface<bool> {
+ protected:
+  VulkanStampClock() {
+    if (Masked()) plugin_options_ = {{"test_mask_features", "VK_EXT_calibrated_timestamps"}};
+  }
+  static bool Masked() { return GetParam(); }
+  TsError* WriteTimestamp(const Stream& s, uint64_t* slot) {
+    TsStream_WriteTimestamp_Args a{};
+    a.struct_size = TS_STREAM_WRITETIMESTAMP_ARGS_STRUCT_SIZE;
+    a.stream = s.raw();
+    a.timestamp_ns = slot;
+    return rt_.plugin_api()->Stream_WriteTimestamp(&a);
+  }
+  static uint64_t HostNs() {
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now().time_since_epoch())
+                                     .count());
+  }
+};
+
+TEST_P(VulkanStampClock, TheFirstTimestampDoesNotWaitForTheQueue) {
+  const TsVulkanDeviceStats created = Now();
+  if (Masked()) {
+    EXPECT_EQ(created.calibrated_timestamps, 0u);
+    EXPECT_EQ(created.queue_calibrations, 1u) << "the clock is measured when the device is created";
+  } else {
+    if (std::strstr(dev_.info().name.c_str(), "llvmpipe"))
+      EXPECT_EQ(created.calibrated_timestamps, 1u)
+          << "lavapipe (Mesa 22.3) has VK_EXT_calibrated_timestamps";
+    if (created.calibrated_timestamps) EXPECT_EQ(created.queue_calibrations, 0u);
+  }
+  auto s = dev_.create_stream();
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  VK_ASSERT_OK(QueueGate(*s));
+  uint64_t slot = 0;
+  TsError* e = WriteTimestamp(*s, &slot);
+  ASSERT_EQ(e, nullptr) << TakeError(rt_.plugin_api(), e);
+  EXPECT_FALSE(GateTimedOut()) << "Stream_WriteTimestamp waited for the gate to time out";
+  EXPECT_EQ(__atomic_load_n(&slot, __ATOMIC_ACQUIRE), 0u) << "written while the gate holds";
+  const uint64_t opened = HostNs();
+  Open();
+  VK_ASSERT_OK(s->synchronize());
+  const uint64_t after = HostNs();
+  const uint64_t t = __atomic_load_n(&slot, __ATOMIC_ACQUIRE);
+  const uint64_t slack = 1000000;  // 1 ms: a converted device clock
+  EXPECT_GE(t + slack, opened) << "the time is before the gate opened";
+  EXPECT_LE(t, after + slack) << "the time is after the synchronize returned";
+  EXPECT_EQ(Now().queue_calibrations, created.queue_calibrations)
+      << "a timestamp ran a calibration through the queue";
+}
+
+INSTANTIATE_TEST_SUITE_P(Calibration, VulkanStampClock, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "WithoutCalibratedTimestampsExt"
+                                             : "AsTheDriverOffers";
+                         });
 
 }  // namespace
 }  // namespace tessera_vk_test

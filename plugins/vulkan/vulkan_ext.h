@@ -44,9 +44,14 @@ typedef struct TsVulkanDeviceStats {
                                  instance was created with it */
   uint32_t debug_messenger;   /* out: 1 when a VK_EXT_debug_utils messenger
                                  routes validation messages to stderr */
+  uint32_t calibrated_timestamps; /* out: 1 when completion times are calibrated
+                                     with VK_EXT_calibrated_timestamps (no
+                                     queue work); 0: through the queue */
+  uint64_t queue_calibrations;    /* out: calibrations of the completion-time
+                                     clock that ran a batch on the queue */
 } TsVulkanDeviceStats;
 #define TS_VULKAN_DEVICE_STATS_STRUCT_SIZE \
-  TS_STRUCT_SIZE(TsVulkanDeviceStats, debug_messenger)
+  TS_STRUCT_SIZE(TsVulkanDeviceStats, queue_calibrations)
 
 #ifdef __cplusplus
 }

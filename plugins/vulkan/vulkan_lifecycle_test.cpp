@@ -177,23 +177,6 @@ TEST_F(VulkanTest, DeadStreamsLendTheirTimelinesToNewOnes) {
 // any message the layer prints.
 constexpr const char* kLeakChild = "TESSERA_VK_TEST_LEAK_CHILD";
 
-// The code and message of `e`, which it destroys ("" for NULL).
-std::string TakeError(const TsPluginApi* api, TsError* e, TsErrorCode* code = nullptr) {
-  if (!e) return "";
-  TsError_GetCode_Args gc{TS_ERROR_GETCODE_ARGS_STRUCT_SIZE};
-  gc.error = e;
-  api->Error_GetCode(&gc);
-  if (code) *code = gc.code;
-  TsError_Message_Args gm{TS_ERROR_MESSAGE_ARGS_STRUCT_SIZE};
-  gm.error = e;
-  api->Error_Message(&gm);
-  std::string m = gm.message ? gm.message : "(no message)";
-  TsError_Destroy_Args gd{TS_ERROR_DESTROY_ARGS_STRUCT_SIZE};
-  gd.error = e;
-  api->Error_Destroy(&gd);
-  return m;
-}
-
 #define LEAK_OK(call)                                                     \
   do {                                                                    \
     TsError* e_ = (call);                                                 \

@@ -75,6 +75,26 @@ inline std::string ShaderPath(const char* name) {
   return std::string(TESSERA_VK_SHADER_DIR) + "/" + name + ".spv";
 }
 
+// The code and message of `e`, which it destroys ("" for NULL).
+inline std::string TakeError(const TsPluginApi* api, TsError* e, TsErrorCode* code = nullptr) {
+  if (!e) return "";
+  TsError_GetCode_Args gc{};
+  gc.struct_size = TS_ERROR_GETCODE_ARGS_STRUCT_SIZE;
+  gc.error = e;
+  api->Error_GetCode(&gc);
+  if (code) *code = gc.code;
+  TsError_Message_Args gm{};
+  gm.struct_size = TS_ERROR_MESSAGE_ARGS_STRUCT_SIZE;
+  gm.error = e;
+  api->Error_Message(&gm);
+  std::string m = gm.message ? gm.message : "(no message)";
+  TsError_Destroy_Args gd{};
+  gd.struct_size = TS_ERROR_DESTROY_ARGS_STRUCT_SIZE;
+  gd.error = e;
+  api->Error_Destroy(&gd);
+  return m;
+}
+
 // The plugin's counters for `dev` (vulkan_ext.h), through the plugin's own
 // Device_GetProperties with the extension chained.
 inline TsVulkanDeviceStats Stats(const Runtime& rt, const Device& dev) {
@@ -96,7 +116,7 @@ inline TsVulkanDeviceStats Stats(const Runtime& rt, const Device& dev) {
 class VulkanTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto rt = CreateVulkanRuntime();
+    auto rt = CreateVulkanRuntime(plugin_options_);
     if (!rt.ok()) {
       if (rt.status().code() == StatusCode::kUnavailable)
         GTEST_SKIP() << "Vulkan is unavailable here: " << rt.status().ToString();
@@ -125,6 +145,9 @@ class VulkanTest : public ::testing::Test {
     return b.ok() ? std::move(b).value() : Buffer();
   }
 
+  // The plugin's options for rt_ (e.g. test_mask_features): set them in a
+  // derived fixture's constructor.
+  std::vector<std::pair<std::string, std::string>> plugin_options_;
   Runtime rt_;
   Device dev_;
 };
