@@ -3,8 +3,8 @@
 // online softmax over key/value blocks, no score matrix), against the
 // unfused OpenBLAS version with the same thread count, in the same run.
 //
-//   attention_f32/tessera_cpu/{1024,2048}        Graph IR, K^T as col_major
-//   attention_f32/openblas_unfused/{1024,2048}   S = cblas_sgemm(Q, K^T) with
+//   attention_f32/tessera_cpu/{1000,1024,2048}        Graph IR, K^T as col_major
+//   attention_f32/openblas_unfused/{1000,1024,2048}   S = cblas_sgemm(Q, K^T) with
 //       the scale as alpha, a plain row softmax pass over S (rows split over
 //       the same number of threads), O = cblas_sgemm(P, V)
 //
@@ -203,7 +203,8 @@ void RegisterAttentionBenchmarks(const RegisterOptions& options) {
   auto real = [&](benchmark::internal::Benchmark* b) {
     Configure(b, options, 0.5)->UseRealTime()->Unit(benchmark::kMillisecond);
   };
-  for (int s : {1024, 2048}) {
+  // 1000: a sequence that fits no block (a partial query and key block).
+  for (int s : {1000, 1024, 2048}) {
     real(benchmark::RegisterBenchmark(("attention_f32/tessera_cpu/" + std::to_string(s)).c_str(),
                                       BM_AttentionTessera, s));
 #if TESSERA_BENCH_HAVE_OPENBLAS

@@ -2,7 +2,8 @@
 # Checks the CUDA plugin on a machine with an NVIDIA GPU, from an existing
 # build (or install prefix): no compiler needed.
 #   bash scripts/gpu-check.sh [BUILD_DIR (build)] [OUT_DIR (/tmp/tessera-gpu-check)]
-# Runs tessera-info, tessera-conformance --backend cuda, every
+# Runs tessera-info, tessera-conformance --backend cuda (and its stream,
+# event and graph tests one process each), every
 # examples/*.mlir with tessera-run (checked against the reference, timed)
 # and tessera-bench's cuda benchmarks if it has any, the bf16 GEMM against
 # torch.matmul (cuBLAS) when python3 has torch; then prints one table.
@@ -84,6 +85,19 @@ if [[ -x $BIN/tessera-conformance ]]; then
   esac
 else
   record conformance skip 0.0 "not built"
+fi
+
+# The stream, event and graph tests each in a process of its own: none may
+# pass only because an earlier test of its area warmed the device (the
+# timestamp clock's calibration, conformance/each_test_alone.sh).
+if [[ -x $BIN/tessera-conformance ]]; then
+  run "conformance alone" "$CONFORMANCE_TIMEOUT" bash "$ROOT/conformance/each_test_alone.sh" \
+    "$BIN/tessera-conformance" cuda Streams Events Graphs
+  case $RC in
+    0) record "conformance alone" pass "$(elapsed "$START")" "" ;;
+    77) record "conformance alone" "$(gpu_result)" "$(elapsed "$START")" "cuda unavailable" ;;
+    *) record "conformance alone" fail "$(elapsed "$START")" "rc=$RC" ;;
+  esac
 fi
 
 # ---------------------------------------------------------------- bf16 GEMM

@@ -8,6 +8,7 @@
 
 #include "file_io.hpp"
 #include "internal.hpp"
+#include "launch_args.hpp"
 
 namespace tessera::cpu {
 namespace {
@@ -37,8 +38,8 @@ class KernelOp final : public Op {
     }
     ctx.shared_memory = w.shared_memory;
     ctx.shared_memory_size = shared_bytes_;
-    ctx.args = ptrs_.data();
-    ctx.num_args = static_cast<uint32_t>(ptrs_.size());
+    ctx.args = args_.data();
+    ctx.num_args = static_cast<uint32_t>(args_.size());
     ctx.device_ordinal = ordinal_;
     const uint64_t gxy = static_cast<uint64_t>(grid_[0]) * grid_[1];
     for (uint32_t id = begin; id < end; ++id) {
@@ -55,8 +56,7 @@ class KernelOp final : public Op {
   uint64_t shared_bytes_ = 0;
   uint32_t ordinal_ = 0;
   uint32_t items_ = 1;
-  std::vector<void*> ptrs_;
-  std::vector<uint64_t> scalars_;  // 8-byte aligned copies of scalar args
+  LaunchArgs args_;
 };
 
 // The launch against the kernel's exported signature: count, kinds, scalar
@@ -291,7 +291,6 @@ TS_CPU_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_MIN_STRUCT_SIZE) {
   op.shared_bytes_ = args->shared_memory_bytes;
   op.ordinal_ = dev->ordinal;
   op.items_ = static_cast<uint32_t>(groups);
-  // Scalars are copied first so their storage does not move afterwards.
   size_t words = 0;
   for (size_t i = 0; i < args->num_args; ++i) {
     const TsKernelArg& a = args->args[i];
@@ -309,14 +308,12 @@ TS_CPU_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_MIN_STRUCT_SIZE) {
       words += (a.size + 7) / 8 + (a.size == 0 ? 1 : 0);
     }
   }
-  op.scalars_.assign(words, 0);
-  op.ptrs_.resize(args->num_args);
+  op.args_.reset(args->num_args, words);
   size_t w = 0;
   for (size_t i = 0; i < args->num_args; ++i) {
     const TsKernelArg& a = args->args[i];
     if (a.kind == TS_KERNEL_ARG_SCALAR) {
-      if (a.size) std::memcpy(&op.scalars_[w], a.data, a.size);
-      op.ptrs_[i] = &op.scalars_[w];
+      op.args_.set_scalar(i, w, a.data, a.size);
       w += (a.size + 7) / 8 + (a.size == 0 ? 1 : 0);
       continue;
     }
@@ -335,7 +332,7 @@ TS_CPU_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_MIN_STRUCT_SIZE) {
                     "%llu-byte buffer",
                     i, static_cast<unsigned long long>(a.offset),
                     static_cast<unsigned long long>(buf->size));
-    op.ptrs_[i] = buf->data + a.offset;
+    op.args_.set_pointer(i, buf->data + a.offset);
   }
   OpUses uses;
   uses.kernel = k;

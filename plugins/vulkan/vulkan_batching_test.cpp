@@ -327,7 +327,10 @@ TEST_P(VulkanStampClock, TheFirstTimestampDoesNotWaitForTheQueue) {
   const TsVulkanDeviceStats created = Now();
   if (Masked()) {
     EXPECT_EQ(created.calibrated_timestamps, 0u);
-    EXPECT_EQ(created.queue_calibrations, 1u) << "the clock is measured when the device is created";
+    // Measured when the device is created: again (up to 3 times) while a
+    // loaded host stretches the window.
+    EXPECT_GE(created.queue_calibrations, 1u) << "the clock is measured when the device is created";
+    EXPECT_LE(created.queue_calibrations, 3u);
   } else {
     if (std::strstr(dev_.info().name.c_str(), "llvmpipe"))
       EXPECT_EQ(created.calibrated_timestamps, 1u)
@@ -350,6 +353,8 @@ TEST_P(VulkanStampClock, TheFirstTimestampDoesNotWaitForTheQueue) {
   const uint64_t slack = 1000000;  // 1 ms: a converted device clock
   EXPECT_GE(t + slack, opened) << "the time is before the gate opened";
   EXPECT_LE(t, after + slack) << "the time is after the synchronize returned";
+  // Nothing more ran on the queue for the clock (with the extension,
+  // nothing ever does; without it, a renewal needs a quiet device).
   EXPECT_EQ(Now().queue_calibrations, created.queue_calibrations)
       << "a timestamp ran a calibration through the queue";
 }

@@ -264,6 +264,9 @@ StatusOr<Program> Program::Create(const std::vector<Device>& devices, ProgramIma
   impl->launches_only = devices.size() == 1 && impl->order.empty() &&
                         std::all_of(image.steps.begin(), image.steps.end(),
                                     [](const PlanStep& s) { return s.kind == PlanStep::kLaunch; });
+  impl->single_passthrough = impl->launches_only && image.steps.size() == 1 && impl->passes_args_through[0];
+  for (const ParamSpec& p : image.params)
+    impl->arg_needs.push_back({p.bytes, p.role == ParamRole::kScalar});
   for (size_t d = 0; d < devices.size(); ++d) {
     const Device& dev = devices[d];
     if (!dev.valid()) return Status(StatusCode::kInvalidHandle, "Program::Create: device " + std::to_string(d) + " is a null handle");
@@ -440,17 +443,18 @@ Status CheckArgs(const ProgramImage& im, const Device& dev, const std::vector<Ke
 // What CheckArgs accepts, answered without building anything (one call per
 // buffer): Run's fast path checks this first and leaves the diagnosis of a
 // false to CheckArgs.
-bool ArgsUsable(const ProgramImage& im, const Device& dev, const std::vector<KernelArg>& args) {
+bool ArgsUsable(const detail::ProgramImpl& impl, const std::vector<KernelArg>& args) {
   const size_t n = args.size();
-  if (n != im.params.size()) return false;
+  if (n != impl.arg_needs.size()) return false;
   const KernelArg* a = args.data();
-  const ParamSpec* p = im.params.data();
+  const detail::ProgramImpl::ArgNeed* need = impl.arg_needs.data();
+  const Device& dev = impl.devices[0];
   for (size_t i = 0; i < n; ++i) {
-    if (p[i].role == ParamRole::kScalar) {
-      if (a[i].kind() != TS_KERNEL_ARG_SCALAR || a[i].size() != p[i].bytes) return false;
+    if (need[i].scalar) {
+      if (a[i].kind() != TS_KERNEL_ARG_SCALAR || a[i].size() != need[i].bytes) return false;
     } else {
       const Buffer* b = a[i].buffer_ref();
-      if (a[i].kind() != TS_KERNEL_ARG_BUFFER || b == nullptr || !b->holds(dev, a[i].offset(), p[i].bytes))
+      if (b == nullptr || a[i].kind() != TS_KERNEL_ARG_BUFFER || !b->holds(dev, a[i].offset(), need[i].bytes))
         return false;
     }
   }
@@ -522,20 +526,33 @@ const Buffer& Program::BufferOf(size_t d, uint32_t v, const std::vector<KernelAr
 
 Status Program::Run(const Stream& stream, const std::vector<KernelArg>& args, const RunOptions& options) const {
   // The fast path (a program of launches on one device, valid arguments):
-  // RunOn's checks answered by one call per argument, then the launches.
+  // RunOn's checks answered by one call per buffer, then the launches.
   // Anything it does not accept takes RunOn, which says what is wrong.
-  if (impl_ && impl_->launches_only && options.grid.x == 0 && stream.usable_on(impl_->devices[0]) &&
-      ArgsUsable(impl_->image, impl_->devices[0], args)) {
-    const size_t steps = impl_->image.steps.size();
-    if (steps == 1) return LaunchStep(0, 0, stream, args, impl_->image.steps[0].grid);  // a Tile IR kernel
-    for (size_t sidx = 0; sidx < steps; ++sidx)
-      TESSERA_RETURN_IF_ERROR(LaunchStep(sidx, 0, stream, args, impl_->image.steps[sidx].grid));
-    return Status::Ok();
+  const detail::ProgramImpl* p = impl_.get();
+  if (p && p->launches_only && options.grid.x == 0 && ArgsUsable(*p, args)) {
+    if (p->single_passthrough) {
+      // The stream's device is left to the launch (every plugin refuses a
+      // stream of another device, conformance Abi.Rejects): a launch that
+      // fails queues nothing, so RunOn can still say what was wrong.
+      const PlanStep& s = p->image.steps[0];
+      Status st = stream.launch(p->states[0].kernels[0], s.grid, s.group_size, args.data(), args.size(),
+                                s.shared_memory_bytes);
+      if (st.ok()) return st;
+      if (!stream.usable_on(p->devices[0])) return RunOn(&stream, &args, 1, options);
+      AnnotateStep(0, &st);
+      return st;
+    }
+    if (stream.usable_on(p->devices[0])) {
+      const size_t steps = p->image.steps.size();
+      for (size_t sidx = 0; sidx < steps; ++sidx)
+        TESSERA_RETURN_IF_ERROR(LaunchStep(sidx, 0, stream, args, p->image.steps[sidx].grid));
+      return Status::Ok();
+    }
   }
-  if (!impl_) return Status(StatusCode::kInvalidHandle, "null Program handle: Program::Create or Load first");
-  if (impl_->devices.size() != 1)
-    return Status(StatusCode::kInvalidArgument, "program " + impl_->image.function + " runs on " +
-                                                    std::to_string(impl_->devices.size()) +
+  if (!p) return Status(StatusCode::kInvalidHandle, "null Program handle: Program::Create or Load first");
+  if (p->devices.size() != 1)
+    return Status(StatusCode::kInvalidArgument, "program " + p->image.function + " runs on " +
+                                                    std::to_string(p->devices.size()) +
                                                     " devices: pass one stream and argument list per device");
   return RunOn(&stream, &args, 1, options);
 }

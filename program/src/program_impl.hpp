@@ -57,6 +57,17 @@ struct ProgramImpl {
   // One device, every step a launch on the caller's stream: Run's fast path
   // (ArgsUsable, then the launches) applies.
   bool launches_only = false;
+  // ... and a single launch that passes the caller's arguments through (a
+  // Tile IR kernel): the fast path is one Stream::launch.
+  bool single_passthrough = false;
+  // What the fast path checks per parameter, flat (a ParamSpec carries its
+  // name, type and shape: a wide stride to walk per launch): the bytes a
+  // buffer must hold after its offset, or a scalar's size.
+  struct ArgNeed {
+    uint64_t bytes = 0;
+    bool scalar = false;
+  };
+  std::vector<ArgNeed> arg_needs;
 };
 
 }  // namespace detail
