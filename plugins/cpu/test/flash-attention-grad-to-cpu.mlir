@@ -1,4 +1,7 @@
 // RUN: tessera-opt %s --tessera-schedule-to-cpu | FileCheck %s --implicit-check-not=128x128 --implicit-check-not=16384xf32
+// RUN: tessera-opt %s --tessera-schedule-to-cpu=matmul-lanes=16 | FileCheck %s --check-prefix=ZMM --implicit-check-not="vector<8xf32>"
+// ZMM-LABEL: func.func @attention_bwd
+// ZMM: vector.fma {{.*}} : vector<16xf32>
 
 // The blockwise attention backward over 4 heads: groups split the heads;
 // per head, the packs, pass 1 (the softmax statistics) and pass 2 over key

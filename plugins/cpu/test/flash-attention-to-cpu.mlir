@@ -1,5 +1,12 @@
 // RUN: tessera-opt %s --tessera-graph-to-schedule --tessera-schedule-to-cpu | FileCheck %s --implicit-check-not=256x256 --implicit-check-not=65536xf32
 // RUN: tessera-opt %s --tessera-graph-to-schedule --tessera-schedule-to-cpu --tessera-cpu-expand-vector-exp | FileCheck %s --check-prefix=EXP --implicit-check-not=math.exp
+// RUN: tessera-opt %s --tessera-graph-to-schedule --tessera-schedule-to-cpu=matmul-lanes=16 | FileCheck %s --check-prefix=ZMM --implicit-check-not="vector<8xf32>"
+
+// With 16 lanes: an AVX-512 target (the cpu compiler sets matmul-lanes=16 there)
+// gets the same loop nest in vectors of 16 queries, 32 per register tile.
+// ZMM-LABEL: func.func @attention
+// ZMM: vector.fma {{.*}} : vector<16xf32>
+// ZMM: math.exp {{.*}} : vector<16xf32>
 
 // examples/flash_attention.mlir: one tessera_schedule.flash_attention
 // (64 x 64 blocks) becomes the online-softmax loop nest.  Queries are

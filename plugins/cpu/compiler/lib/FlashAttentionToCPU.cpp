@@ -7,9 +7,10 @@
 // never formed (only one BKV x BQ block of it, in L1).
 //
 // Everything is kept with the QUERY index innermost, S^T [BKV x BQp] and
-// O^T [dv x BQp], so that the 8 lanes of a vector<8xf32> are 8 query rows:
+// O^T [dv x BQp], so that the V lanes of a vector<Vxf32> are V query rows
+// (V = 16 with AVX-512, else 8: AttentionTiles.h):
 //  - S^T = K_blk (scale * Q_blk)^T is a register-tiled product (6 key rows x
-//    16 queries, 12 accumulators, vector.fma) whose scalar operand is K[j][c]
+//    2V queries, 12 accumulators, vector.fma) whose scalar operand is K[j][c]
 //    broadcast straight from K's storage: a col_major K^T argument is read
 //    as the K it physically is, with no transposition pass and no K^T copy;
 //  - rowmax S and rowsum P are elementwise arith.maxf / addf over the key
@@ -17,10 +18,10 @@
 //  - O^T = O^T * exp(m - m_new) + V_blk^T P^T is the same register tile with
 //    broadcasts of V[j][c], the rescale folded into the accumulator load.
 // Q^T is packed (and scaled) once per query block; O^T is transposed and
-// divided by l once at the end (a whole block by 8 x 8 register blocks,
+// divided by l once at the end (a whole block by V x V register blocks,
 // RegisterTranspose.h). With heads (rank 3) the group loops over its
 // batch elements. Causal: the scores of keys past the query are set to -inf
-// in the register tile (a vector compare of the key with the 8 lanes'
+// in the register tile (a vector compare of the key with the V lanes'
 // queries), and key blocks past the query block's last row are not visited.
 // math.exp on vectors is expanded into a polynomial later
 // (tessera-cpu-expand-vector-exp). The register tile is AttentionTiles.h.
@@ -41,7 +42,7 @@ using namespace attention_tiles;
 
 LogicalResult lowerFlashAttention(OpBuilder &b, schedule::FlashAttentionOp op,
                                   const FlashAttentionAccess &in,
-                                  SmallVectorImpl<Value> &allocs) {
+                                  SmallVectorImpl<Value> &allocs, int64_t vectorWidth) {
   auto qt = op.getQuery().getType().cast<RankedTensorType>();
   auto kt = op.getKeyT().getType().cast<RankedTensorType>();
   auto vt_ = op.getValue().getType().cast<RankedTensorType>();
@@ -53,11 +54,13 @@ LogicalResult lowerFlashAttention(OpBuilder &b, schedule::FlashAttentionOp op,
   const int64_t bq = op.getBlockQ(), bkv = op.getBlockKv();
   // Query lanes per block, padded to whole register tiles: padded queries
   // see Q = 0 (finite scores) and are never stored.
-  const int64_t bqp = (bq + kQTile - 1) / kQTile * kQTile;
-  constexpr int64_t nv = kQTile / kVec;
+  // f32 lanes of the target's vectors (AttentionTiles.h), two per query tile.
+  const int64_t vec = vectorWidth, qTile = kVectorsPerTile * vec;
+  const int64_t bqp = (bq + qTile - 1) / qTile * qTile;
+  constexpr int64_t nv = kVectorsPerTile;
   Location loc = op.getLoc();
   Type f32 = b.getF32Type();
-  Emitter e{b, loc, VectorType::get({kVec}, f32), f32};
+  Emitter e{b, loc, VectorType::get({vectorWidth}, f32), f32};
 
   // Scratch (per group, small): Q^T, the score block S^T (P^T in place),
   // the accumulator O^T and the per-query vectors m, m_new, l, alpha.
@@ -69,12 +72,12 @@ LogicalResult lowerFlashAttention(OpBuilder &b, schedule::FlashAttentionOp op,
   Value zeroV = e.vconst(0.0), negInfV = e.vconst(-INFINITY), zeroF = e.fconst(0.0);
   Value scale = e.fconst(op.getScale().convertToDouble());
   Value rows = in.rows;
-  // Causal: the lanes' query offsets 0..7 (i32, as the key index is compared
+  // Causal: the lanes' query offsets 0..V-1 (i32, as the key index is compared
   // with them lane by lane).
   Type i32 = b.getI32Type();
-  VectorType vi = VectorType::get({kVec}, i32);
-  SmallVector<int32_t> lanes(kVec);
-  for (int64_t i = 0; i < kVec; ++i) lanes[i] = static_cast<int32_t>(i);
+  VectorType vi = VectorType::get({vec}, i32);
+  SmallVector<int32_t> lanes(vec);
+  for (int64_t i = 0; i < vec; ++i) lanes[i] = static_cast<int32_t>(i);
   Value laneIdx = causal ? b.create<arith::ConstantOp>(loc, vi, DenseIntElementsAttr::get(vi, ArrayRef<int32_t>(lanes))).getResult()
                          : Value();
   auto toI32 = [&](Value idx) { return b.create<arith::IndexCastOp>(loc, i32, idx).getResult(); };
@@ -84,7 +87,7 @@ LogicalResult lowerFlashAttention(OpBuilder &b, schedule::FlashAttentionOp op,
     Value nq = b.create<arith::MinSIOp>(loc, e.c(bq), b.create<arith::SubIOp>(loc, rows, qb));
     Value lastRow = b.create<arith::SubIOp>(loc, rows, e.c(1));
     // Q^T * scale (the scale is applied once per query, not per score). A
-    // whole block (no padded lanes) goes by 8 x 8 blocks through registers
+    // whole block (no padded lanes) goes by V x V blocks through registers
     // (its element-by-element stores were scatters); a partial one is
     // padded with zeros element by element.
     auto packElements = [&] {
@@ -113,27 +116,27 @@ LogicalResult lowerFlashAttention(OpBuilder &b, schedule::FlashAttentionOp op,
     wholeBlock(
         [&] {
           copyTransposed(
-              b, loc, kVec, in.q, [&](Value i, Value k) { return in.qAt(h, e.add(qb, i), k); }, qT, rowMajorAt, bqp,
+              b, loc, vec, in.q, [&](Value i, Value k) { return in.qAt(h, e.add(qb, i), k); }, qT, rowMajorAt, bqp,
               d, [&](Value x) { return e.mulConst(x, op.getScale().convertToDouble()); });
         },
         packElements);
     // m = -inf, l = 0, O = 0.
-    forLoop(b, loc, e.c(0), e.c(bqp), e.c(kVec), [&](Value iv) {
+    forLoop(b, loc, e.c(0), e.c(bqp), e.c(vec), [&](Value iv) {
       e.vstore(negInfV, mRun, iv);
       e.vstore(zeroV, lSum, iv);
     });
     forLoop(b, loc, e.c(0), e.c(dv), e.c(1), [&](Value cc) {
-      forLoop(b, loc, e.c(0), e.c(bqp), e.c(kVec), [&](Value iv) { e.vstore(zeroV, oT, {cc, iv}); });
+      forLoop(b, loc, e.c(0), e.c(bqp), e.c(vec), [&](Value iv) { e.vstore(zeroV, oT, {cc, iv}); });
     });
 
     // One key/value block of `nk` keys (static): full blocks in a loop, then
     // the partial last block (Skv % BKV keys) with its own static trip counts.
     auto kvBlock = [&](Value kb, int64_t nk) {
-      forLoop(b, loc, e.c(0), e.c(bqp), e.c(kVec), [&](Value iv) {
+      forLoop(b, loc, e.c(0), e.c(bqp), e.c(vec), [&](Value iv) {
         e.vstore(e.vload(mRun, iv), mNew, iv);
       });
       // S^T = K_blk Q^T; m_new = max(m, rowmax S) while the tile is in registers.
-      forLoop(b, loc, e.c(0), e.c(bqp), e.c(kQTile), [&](Value it) {
+      forLoop(b, loc, e.c(0), e.c(bqp), e.c(qTile), [&](Value it) {
         e.rowTiles(nk, [&](Value jt, int64_t mr) {
           SmallVector<Value> acc(mr * nv, zeroV);
           acc = e.tile(
@@ -141,12 +144,12 @@ LogicalResult lowerFlashAttention(OpBuilder &b, schedule::FlashAttentionOp op,
               [&](Value k, int64_t r) {
                 return b.create<memref::LoadOp>(loc, in.kt, in.ktAt(h, k, e.add(kb, e.addc(jt, r))));
               },
-              [&](Value k, int64_t v) { return e.vload(qT, {k, e.addc(it, v * kVec)}); });
+              [&](Value k, int64_t v) { return e.vload(qT, {k, e.addc(it, v * vec)}); });
           if (causal) {
             // Keys past the query get -inf (lane by lane: the query of lane
             // l is row0 + qb + col + l).
             for (int64_t v = 0; v < nv; ++v) {
-              Value q0 = toI32(e.add(in.row0, e.add(qb, e.addc(it, v * kVec))));
+              Value q0 = toI32(e.add(in.row0, e.add(qb, e.addc(it, v * vec))));
               Value qv = b.create<arith::AddIOp>(loc, b.create<vector::BroadcastOp>(loc, vi, q0), laneIdx);
               for (int64_t r = 0; r < mr; ++r) {
                 Value key = b.create<vector::BroadcastOp>(loc, vi, toI32(e.add(kb, e.addc(jt, r))));
@@ -156,7 +159,7 @@ LogicalResult lowerFlashAttention(OpBuilder &b, schedule::FlashAttentionOp op,
             }
           }
           for (int64_t v = 0; v < nv; ++v) {
-            Value col = e.addc(it, v * kVec);
+            Value col = e.addc(it, v * vec);
             Value mx = acc[v];
             for (int64_t r = 0; r < mr; ++r) {
               e.vstore(acc[r * nv + v], sT, {e.addc(jt, r), col});
@@ -167,7 +170,7 @@ LogicalResult lowerFlashAttention(OpBuilder &b, schedule::FlashAttentionOp op,
         });
       });
       // P = exp(S - m_new) in place; l = l * exp(m - m_new) + rowsum P.
-      forLoop(b, loc, e.c(0), e.c(bqp), e.c(kVec), [&](Value iv) {
+      forLoop(b, loc, e.c(0), e.c(bqp), e.c(vec), [&](Value iv) {
         Value mn = e.vload(mNew, iv);
         Value a = b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, e.vload(mRun, iv), mn));
         auto sum = b.create<scf::ForOp>(loc, e.c(0), e.c(nk), e.c(1), ValueRange{zeroV});
@@ -184,24 +187,24 @@ LogicalResult lowerFlashAttention(OpBuilder &b, schedule::FlashAttentionOp op,
         e.vstore(a, alpha, iv);
       });
       // O^T = O^T * alpha + V_blk^T P^T.
-      forLoop(b, loc, e.c(0), e.c(bqp), e.c(kQTile), [&](Value it) {
+      forLoop(b, loc, e.c(0), e.c(bqp), e.c(qTile), [&](Value it) {
         Value al[nv];
-        for (int64_t v = 0; v < nv; ++v) al[v] = e.vload(alpha, e.addc(it, v * kVec));
+        for (int64_t v = 0; v < nv; ++v) al[v] = e.vload(alpha, e.addc(it, v * vec));
         e.rowTiles(dv, [&](Value ct, int64_t mr) {
           SmallVector<Value> acc;
           for (int64_t r = 0; r < mr; ++r)
             for (int64_t v = 0; v < nv; ++v)
               acc.push_back(b.create<arith::MulFOp>(
-                  loc, e.vload(oT, {e.addc(ct, r), e.addc(it, v * kVec)}), al[v]));
+                  loc, e.vload(oT, {e.addc(ct, r), e.addc(it, v * vec)}), al[v]));
           acc = e.tile(
               mr, nk, acc,
               [&](Value j, int64_t r) {
                 return b.create<memref::LoadOp>(loc, in.v, in.vAt(h, e.add(kb, j), e.addc(ct, r)));
               },
-              [&](Value j, int64_t v) { return e.vload(sT, {j, e.addc(it, v * kVec)}); });
+              [&](Value j, int64_t v) { return e.vload(sT, {j, e.addc(it, v * vec)}); });
           for (int64_t r = 0; r < mr; ++r)
             for (int64_t v = 0; v < nv; ++v)
-              e.vstore(acc[r * nv + v], oT, {e.addc(ct, r), e.addc(it, v * kVec)});
+              e.vstore(acc[r * nv + v], oT, {e.addc(ct, r), e.addc(it, v * vec)});
         });
       });
     };
@@ -227,7 +230,7 @@ LogicalResult lowerFlashAttention(OpBuilder &b, schedule::FlashAttentionOp op,
     }
 
     // O = O^T^T / l for the block's real queries: a whole block divides O^T
-    // by l in vectors of queries, then moves 8 x 8 blocks through registers.
+    // by l in vectors of queries, then moves V x V blocks through registers.
     auto storeElements = [&] {
       forLoop(b, loc, e.c(0), nq, e.c(1), [&](Value i) {
         Value l = b.create<memref::LoadOp>(loc, lSum, ValueRange{i});
@@ -241,13 +244,13 @@ LogicalResult lowerFlashAttention(OpBuilder &b, schedule::FlashAttentionOp op,
     };
     wholeBlock(
         [&] {
-          forLoop(b, loc, e.c(0), e.c(bqp), e.c(kVec), [&](Value iv) {
+          forLoop(b, loc, e.c(0), e.c(bqp), e.c(vec), [&](Value iv) {
             Value inv = b.create<arith::DivFOp>(loc, e.vconst(1.0), e.vload(lSum, iv));
             forLoop(b, loc, e.c(0), e.c(dv), e.c(1), [&](Value cc) {
               e.vstore(b.create<arith::MulFOp>(loc, e.vload(oT, {cc, iv}), inv), oT, {cc, iv});
             });
           });
-          copyTransposed(b, loc, kVec, oT, rowMajorAt, in.out, [&](Value i, Value cc) { return in.outAt(h, e.add(qb, i), cc); },
+          copyTransposed(b, loc, vec, oT, rowMajorAt, in.out, [&](Value i, Value cc) { return in.outAt(h, e.add(qb, i), cc); },
                          dv, bqp);
         },
         storeElements);

@@ -25,11 +25,13 @@ struct FlashAttentionAccess {
 };
 
 /// Emits the online-softmax loop nest for `op` at the builder's insertion
-/// point.  Scratch buffers are appended to `allocs` (the caller frees them).
+/// point, in vectors of `vectorWidth` f32 lanes (the target's: 16 with
+/// AVX-512, else 8).  Scratch buffers are appended to `allocs` (the caller
+/// frees them).
 mlir::LogicalResult lowerFlashAttention(mlir::OpBuilder &b,
                                         schedule::FlashAttentionOp op,
                                         const FlashAttentionAccess &access,
-                                        llvm::SmallVectorImpl<mlir::Value> &allocs);
+                                        llvm::SmallVectorImpl<mlir::Value> &allocs, int64_t vectorWidth);
 
 /// How the kernel reaches the operands and results of one
 /// flash_attention_grad (index functions as FlashAttentionAccess).
@@ -42,10 +44,11 @@ struct FlashAttentionGradAccess {
 };
 
 /// Emits the blockwise backward of `op` (FlashAttentionGradToCPU.cpp): every
-/// query and key of each of the group's batch elements.
+/// query and key of each of the group's batch elements, in vectors of
+/// `vectorWidth` f32 lanes.
 mlir::LogicalResult lowerFlashAttentionGrad(mlir::OpBuilder &b, schedule::FlashAttentionGradOp op,
                                             const FlashAttentionGradAccess &access,
-                                            llvm::SmallVectorImpl<mlir::Value> &allocs);
+                                            llvm::SmallVectorImpl<mlir::Value> &allocs, int64_t vectorWidth);
 
 }  // namespace tessera::cpu
 

@@ -415,7 +415,7 @@ LogicalResult KernelBuilder::lowerFlashAttention(schedule::FlashAttentionOp fa) 
   a.batch = batched ? dim0 : cIdx(b, loc, 1);
   a.rows = batched ? cIdx(b, loc, q.type.getDimSize(1)) : dim0;
   a.row0 = batched || !q.row ? cIdx(b, loc, 0) : q.row0;
-  return cpu::lowerFlashAttention(b, fa, a, allocs);
+  return cpu::lowerFlashAttention(b, fa, a, allocs, matmulLanes);
 }
 
 LogicalResult KernelBuilder::lowerFlashAttentionGrad(schedule::FlashAttentionGradOp fg) {
@@ -444,7 +444,7 @@ LogicalResult KernelBuilder::lowerFlashAttentionGrad(schedule::FlashAttentionGra
   a.batch = !batched ? cIdx(b, loc, 1)
             : bufs[fg.getQuery()].row ? rows
                                       : cIdx(b, loc, fg.getQuery().getType().cast<ShapedType>().getDimSize(0));
-  return cpu::lowerFlashAttentionGrad(b, fg, a, allocs);
+  return cpu::lowerFlashAttentionGrad(b, fg, a, allocs, matmulLanes);
 }
 
 LogicalResult KernelBuilder::lowerOp(Operation *op) {
