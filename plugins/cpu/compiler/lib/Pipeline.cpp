@@ -23,6 +23,10 @@ LogicalResult tessera::cpu::buildGraphToLoopsPipeline(OpPassManager &pm,
   gs.tileK = o.tileK;
   gs.microM = o.microM ? o.microM : o.matmulLanes == 16 ? 12 : 6;
   gs.microN = o.microN ? o.microN : o.matmulLanes == 16 ? 32 : 16;
+  // Row tiles (elementwise, softmax, reductions) in the target's vectors
+  // too: a 2048 x 1024 softmax took 1.31 ms in 8 lanes against 0.92 ms in
+  // 16 on an AVX-512 host (medians of 5 alternated runs of 200 iterations).
+  gs.vectorWidth = o.matmulLanes;
   gs.attnBlockQ = o.attnBlockQ;
   gs.attnBlockKV = o.attnBlockKV;
   std::unique_ptr<Pass> schedule = graph::createGraphToSchedule(gs);
