@@ -413,6 +413,9 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
   if (d->import_host && hostp.minImportedHostPointerAlignment)
     d->import_alignment = hostp.minImportedHostPointerAlignment;
   d->calibrated_timestamps = has_calibrated_timestamps && d->fn.vkGetCalibratedTimestampsEXT;
+  // Test hook (test_masks_feature): a driver whose CLOCK_MONOTONIC reading
+  // is wrong.
+  d->test_skew_calibrated_host = test_masks_feature(c, "calibrated_timestamps_host_clock");
 
   const auto& m = d->memory;
   const VkMemoryPropertyFlags DL = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
@@ -436,9 +439,11 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
                                  "the memset pattern buffer"));
   for (int v = 0; v < 256; ++v) std::memset(d->patterns.mapped + v * 16, v, 16);
   TS_VK_RETURN_IF_ERROR(start_flusher(d.get()));
-  // Without VK_EXT_calibrated_timestamps the clock is measured through the
-  // queue: now, while it is idle, so no timestamp ever waits behind work.
-  if (d->timestamps && !d->calibrated_timestamps) calibrate_stamp_clock_at_creation(d.get());
+  // The completion-time clock, now, while the queue is idle: without
+  // VK_EXT_calibrated_timestamps (or with a driver whose answer is wrong)
+  // it is measured through the queue, and no timestamp ever waits behind
+  // work for it (timestamp.cpp).
+  if (d->timestamps) calibrate_stamp_clock_at_creation(d.get());
   fill_properties(d.get());
   *out = std::move(d);
   return nullptr;
@@ -604,7 +609,8 @@ TS_VK_ENTRY(Device_GetProperties, TS_DEVICE_GETPROPERTIES_ARGS_STRUCT_SIZE) {
       st->validation_layer = d->client->validation_layer ? 1 : 0;
     if (TS_FIELD_PRESENT(e, S, debug_messenger)) st->debug_messenger = d->client->messenger ? 1 : 0;
     if (TS_FIELD_PRESENT(e, S, calibrated_timestamps))
-      st->calibrated_timestamps = d->calibrated_timestamps ? 1 : 0;
+      st->calibrated_timestamps =
+          d->calibrated_timestamps && !d->calibrated_timestamps_bad.load(relaxed) ? 1 : 0;
     if (TS_FIELD_PRESENT(e, S, queue_calibrations))
       st->queue_calibrations = d->stat_queue_calibrations.load(relaxed);
   }

@@ -275,6 +275,10 @@ struct TsDevice {
   bool timestamps = false;        // timestampValidBits > 0 on our family
   uint32_t timestamp_bits = 0;    // timestampValidBits of our family
   bool calibrated_timestamps = false;  // VK_EXT_calibrated_timestamps enabled
+  // Its CLOCK_MONOTONIC reading was outside the host's own reads around the
+  // call once: the queue calibrates from then on (timestamp.cpp).
+  std::atomic<bool> calibrated_timestamps_bad{false};
+  bool test_skew_calibrated_host = false;  // test hook: that reading is 10 s late
   int type_device = -1, type_host = -1, type_managed = -1;  // memory types
   TsDeviceProperties ts{};        // filled once at creation
 
@@ -475,9 +479,9 @@ void reap_locked(StreamState& s);
 // timestamp.cpp.  ensure_stamp_clock: a calibration of the device's
 // timestamps against the host clock (takes calibrate_mu and mu: call with
 // neither held); it never waits for queued work.
-// calibrate_stamp_clock_at_creation: the first calibration through the
-// (idle) queue of a device without VK_EXT_calibrated_timestamps; a failure
-// leaves it to the first timestamp.  record_stamp_locked: a point at the
+// calibrate_stamp_clock_at_creation: the first calibration, with
+// VK_EXT_calibrated_timestamps (its answer checked) or through the idle
+// queue; a failure leaves it to the first timestamp.  record_stamp_locked: a point at the
 // end of the open batch.  write_stamps_locked: the points of a completed
 // batch, into their memory.
 TsError* ensure_stamp_clock(TsDevice* dev);

@@ -37,6 +37,7 @@
 #include <cmath>
 
 #include "internal.hpp"
+#include "plugin_log.hpp"
 
 namespace tessera::vk {
 
@@ -189,11 +190,28 @@ TsError* calibrate_with_extension(TsDevice* dev) {
       {VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, nullptr, VK_TIME_DOMAIN_DEVICE_EXT},
       {VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, nullptr, VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT}};
   uint64_t stamps[2] = {0, 0}, deviation = 0;
+  const uint64_t before = plugin_support::steady_clock_ns();
   TS_VK_CALL(dev->fn.vkGetCalibratedTimestampsEXT(dev->device, 2, info, stamps, &deviation),
              "vkGetCalibratedTimestampsEXT(DEVICE, CLOCK_MONOTONIC)");
   const uint64_t now = plugin_support::steady_clock_ns();
+  if (dev->test_skew_calibrated_host) stamps[1] += 10 * kSecondNs;
+  // The driver's answer is checked, not trusted: its CLOCK_MONOTONIC
+  // reading is the host clock read between `before` and `now` (1 ms of
+  // slack), and the deviation bounds the window without overflowing.
+  constexpr uint64_t kSlackNs = 1000 * 1000;
+  if (stamps[1] + kSlackNs < before || stamps[1] > now + kSlackNs) {
+    dev->calibrated_timestamps_bad.store(true, std::memory_order_relaxed);
+    plugin_support::LogWarning(strprintf(
+        "vulkan: vkGetCalibratedTimestampsEXT on %s read CLOCK_MONOTONIC as %llu ns, outside the "
+        "host's reads around the call [%llu, %llu]: its calibrated timestamps are not used; "
+        "completion times are calibrated through the queue",
+        dev->props.deviceName, static_cast<unsigned long long>(stamps[1]),
+        static_cast<unsigned long long>(before), static_cast<unsigned long long>(now)));
+    return nullptr;
+  }
+  const uint64_t window = deviation > UINT64_MAX / 2 ? UINT64_MAX : 2 * deviation;
   std::lock_guard<std::mutex> lk(dev->mu);
-  offer_offset_locked(dev, stamps[0] & tick_mask(dev), stamps[1], 2 * deviation, now);
+  offer_offset_locked(dev, stamps[0] & tick_mask(dev), stamps[1], window, now);
   return nullptr;
 }
 
@@ -207,6 +225,14 @@ void discard(TsError* e) {
 
 void calibrate_stamp_clock_at_creation(TsDevice* dev) {
   std::lock_guard<std::mutex> calib(dev->calibrate_mu);
+  if (dev->calibrated_timestamps) {
+    // The extension's answer is checked now, while the queue is idle: a
+    // driver whose clock disagrees is calibrated through the queue below.
+    discard(calibrate_with_extension(dev));
+    if (!dev->calibrated_timestamps_bad.load(std::memory_order_relaxed)) return;
+    std::lock_guard<std::mutex> lk(dev->mu);
+    dev->stamp_clock.valid = false;
+  }
   // A window widened by the host being descheduled (a loaded machine) is
   // measured again: the narrowest of a few is kept (offer_offset_locked).
   for (int i = 0; i < kCreationTries; ++i) {
@@ -237,9 +263,20 @@ TsError* ensure_stamp_clock(TsDevice* dev) {
   }
   uint64_t next_look = kQueueLookNs;
   TsError* e = nullptr;
-  if (dev->calibrated_timestamps) {
+  if (dev->calibrated_timestamps && !dev->calibrated_timestamps_bad.load(std::memory_order_relaxed)) {
     e = calibrate_with_extension(dev);
     next_look = kExtensionRereadNs;
+    if (!e && dev->calibrated_timestamps_bad.load(std::memory_order_relaxed)) {
+      // A driver whose clock disagrees with the host's (warned once):
+      // measure through the queue; an offset it gave before is dropped.
+      {
+        std::lock_guard<std::mutex> lk(dev->mu);
+        dev->stamp_clock.valid = false;
+      }
+      valid = false;
+      e = calibrate_through_queue(dev);
+      next_look = kQueueLookNs;
+    }
   } else if (!valid) {
     // The calibration at creation failed: this one may wait.
     e = calibrate_through_queue(dev);
