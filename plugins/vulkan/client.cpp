@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "enumerate.hpp"
 #include "internal.hpp"
 #include "options.hpp"
 
@@ -88,10 +89,9 @@ TS_VK_ENTRY(Client_Create, TS_CLIENT_CREATE_ARGS_MIN_STRUCT_SIZE) {
   bool layer_on = env_contains("VK_INSTANCE_LAYERS", "VK_LAYER_KHRONOS_validation");
   std::vector<const char*> layers, exts;
   if (want_layer) {
-    uint32_t n = 0;
-    c->fn.vkEnumerateInstanceLayerProperties(&n, nullptr);
-    std::vector<VkLayerProperties> lp(n);
-    c->fn.vkEnumerateInstanceLayerProperties(&n, lp.data());
+    std::vector<VkLayerProperties> lp;  // none when the loader's answer is unusable
+    enumerate_bounded([&](uint32_t* n, VkLayerProperties* l) { return c->fn.vkEnumerateInstanceLayerProperties(n, l); },
+                      kMaxEnumerated, &lp);
     bool found = false;
     for (auto& l : lp) found |= std::strcmp(l.layerName, "VK_LAYER_KHRONOS_validation") == 0;
     if (found) {
@@ -108,10 +108,10 @@ TS_VK_ENTRY(Client_Create, TS_CLIENT_CREATE_ARGS_MIN_STRUCT_SIZE) {
   }
   bool debug_utils = false;
   if (layer_on) {
-    uint32_t n = 0;
-    c->fn.vkEnumerateInstanceExtensionProperties(nullptr, &n, nullptr);
-    std::vector<VkExtensionProperties> ep(n);
-    c->fn.vkEnumerateInstanceExtensionProperties(nullptr, &n, ep.data());
+    std::vector<VkExtensionProperties> ep;
+    enumerate_bounded(
+        [&](uint32_t* n, VkExtensionProperties* e) { return c->fn.vkEnumerateInstanceExtensionProperties(nullptr, n, e); },
+        kMaxEnumerated, &ep);
     for (auto& e : ep)
       if (std::strcmp(e.extensionName, VK_EXT_DEBUG_UTILS_EXTENSION_NAME) == 0)
         debug_utils = true;
@@ -154,12 +154,18 @@ TS_VK_ENTRY(Client_Create, TS_CLIENT_CREATE_ARGS_MIN_STRUCT_SIZE) {
                               : ", but VK_EXT_debug_utils is missing: its messages go to "
                                 "the layer's own output");
 
-  uint32_t n = 0;
-  r = c->fn.vkEnumeratePhysicalDevices(c->instance, &n, nullptr);
-  if (r != VK_SUCCESS && r != VK_INCOMPLETE)
-    return unavailable(strprintf("vkEnumeratePhysicalDevices failed: %s", vk_result_name(r)));
-  std::vector<VkPhysicalDevice> phys(n);
-  if (n) c->fn.vkEnumeratePhysicalDevices(c->instance, &n, phys.data());
+  std::vector<VkPhysicalDevice> phys;
+  uint32_t reported = 0;
+  r = VK_SUCCESS;
+  if (!enumerate_bounded(
+          [&](uint32_t* n, VkPhysicalDevice* p) { return r = c->fn.vkEnumeratePhysicalDevices(c->instance, n, p); },
+          kMaxEnumerated, &phys, &reported)) {
+    if (r != VK_SUCCESS && r != VK_INCOMPLETE)
+      return unavailable(strprintf("vkEnumeratePhysicalDevices failed: %s", vk_result_name(r)));
+    return unavailable(strprintf("vkEnumeratePhysicalDevices reported %u devices (more than %u: a "
+                                 "loader or driver error)",
+                                 reported, kMaxEnumerated));
+  }
   std::string skipped;
   for (VkPhysicalDevice p : phys) {
     std::unique_ptr<TsDevice> d;
@@ -174,7 +180,7 @@ TS_VK_ENTRY(Client_Create, TS_CLIENT_CREATE_ARGS_MIN_STRUCT_SIZE) {
     c->devices.push_back(std::move(d));
   }
   if (c->devices.empty())
-    return unavailable(n == 0 ? std::string("the Vulkan loader found no physical device")
+    return unavailable(phys.empty() ? std::string("the Vulkan loader found no physical device")
                               : "no usable Vulkan device: " + skipped);
   args->client = c.release();
   return nullptr;

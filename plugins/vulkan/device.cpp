@@ -9,6 +9,7 @@
 #include <cstring>
 #include <thread>
 
+#include "enumerate.hpp"
 #include "file_io.hpp"
 #include "internal.hpp"
 #include "plugin_log.hpp"
@@ -111,12 +112,14 @@ bool has_extension(const std::vector<VkExtensionProperties>& exts, const char* n
 // domains are there.
 bool can_calibrate_timestamps(const InstanceFns& ifn, VkPhysicalDevice phys) {
   if (!ifn.vkGetPhysicalDeviceCalibrateableTimeDomainsEXT) return false;
-  uint32_t n = 0;
-  if (ifn.vkGetPhysicalDeviceCalibrateableTimeDomainsEXT(phys, &n, nullptr) != VK_SUCCESS) return false;
-  std::vector<VkTimeDomainEXT> domains(n);
-  if (ifn.vkGetPhysicalDeviceCalibrateableTimeDomainsEXT(phys, &n, domains.data()) != VK_SUCCESS)
+  std::vector<VkTimeDomainEXT> domains;
+  // Vulkan defines 4 domains: a count past 64 is a driver's error.
+  if (!enumerate_bounded(
+          [&](uint32_t* n, VkTimeDomainEXT* d) {
+            return ifn.vkGetPhysicalDeviceCalibrateableTimeDomainsEXT(phys, n, d);
+          },
+          64, &domains))
     return false;
-  domains.resize(n);
   auto has = [&](VkTimeDomainEXT d) {
     return std::find(domains.begin(), domains.end(), d) != domains.end();
   };
@@ -200,10 +203,18 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
                       VK_API_VERSION_MINOR(basic.apiVersion));
     return nullptr;
   }
-  uint32_t next = 0;
-  ifn.vkEnumerateDeviceExtensionProperties(phys, nullptr, &next, nullptr);
-  std::vector<VkExtensionProperties> dev_exts(next);
-  ifn.vkEnumerateDeviceExtensionProperties(phys, nullptr, &next, dev_exts.data());
+  std::vector<VkExtensionProperties> dev_exts;
+  uint32_t reported = 0;
+  if (!enumerate_bounded(
+          [&](uint32_t* n, VkExtensionProperties* e) {
+            return ifn.vkEnumerateDeviceExtensionProperties(phys, nullptr, n, e);
+          },
+          kMaxEnumerated, &dev_exts, &reported)) {
+    *skip = strprintf("%s: vkEnumerateDeviceExtensionProperties failed or reported %u extensions "
+                      "(more than %u: a driver error)",
+                      basic.deviceName, reported, kMaxEnumerated);
+    return nullptr;
+  }
   bool has_host_import = has_extension(dev_exts, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) &&
                          !test_masks_feature(c, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
   bool has_atomic_float = has_extension(dev_exts, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
@@ -238,10 +249,16 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
   ifn.vkGetPhysicalDeviceMemoryProperties(phys, &d->memory);
 
   // A queue family with compute; prefer one with timestamps.
-  uint32_t nf = 0;
-  ifn.vkGetPhysicalDeviceQueueFamilyProperties(phys, &nf, nullptr);
-  std::vector<VkQueueFamilyProperties> fams(nf);
-  ifn.vkGetPhysicalDeviceQueueFamilyProperties(phys, &nf, fams.data());
+  std::vector<VkQueueFamilyProperties> fams;
+  uint32_t reported_families = 0;
+  if (!enumerate_bounded(
+          [&](uint32_t* n, VkQueueFamilyProperties* f) { ifn.vkGetPhysicalDeviceQueueFamilyProperties(phys, n, f); },
+          kMaxEnumerated, &fams, &reported_families)) {
+    *skip = strprintf("%s reported %u queue families (more than %u: a driver error)", d->props.deviceName,
+                      reported_families, kMaxEnumerated);
+    return nullptr;
+  }
+  const uint32_t nf = static_cast<uint32_t>(fams.size());
   int fam = -1;
   for (uint32_t i = 0; i < nf; ++i) {
     if (!(fams[i].queueFlags & VK_QUEUE_COMPUTE_BIT) || fams[i].queueCount == 0) continue;

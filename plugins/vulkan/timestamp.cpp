@@ -34,6 +34,7 @@
 //
 // LOCKS.  Query slots, the clock and the batches' points are guarded by the
 // device's mu; calibrate_mu serializes calibrations and is taken first.
+#include <algorithm>
 #include <cmath>
 
 #include "internal.hpp"
@@ -141,20 +142,15 @@ bool device_quiet_locked(TsDevice* dev) {
 
 // A calibration through the queue: a tick and the host window around it
 // (waits for whatever the queue runs before it).  With `only_if_quiet`,
-// nothing is done (*skipped) unless the device is quiet when the batch is
-// submitted (the check and the submit under one hold of mu).  calibrate_mu
-// held.
-TsError* calibrate_through_queue(TsDevice* dev, bool only_if_quiet = false, bool* skipped = nullptr) {
+// nothing is done unless the device is quiet when the batch is submitted
+// (the check and the submit under one hold of mu).  calibrate_mu held.
+TsError* calibrate_through_queue(TsDevice* dev, bool only_if_quiet = false) {
   StampSlot slot;
   std::shared_ptr<StreamState> cal;
   uint64_t value = 0, t0 = 0;
-  if (skipped) *skipped = false;
   {
     std::lock_guard<std::mutex> lk(dev->mu);
-    if (only_if_quiet && !device_quiet_locked(dev)) {
-      if (skipped) *skipped = true;
-      return nullptr;
-    }
+    if (only_if_quiet && !device_quiet_locked(dev)) return nullptr;
     if (!dev->calibration_stream) {
       TS_VK_RETURN_IF_ERROR(create_stream_state(dev, false, true, &dev->calibration_stream));
       dev->calibration_stream->label = "the timestamp calibration stream";
@@ -200,7 +196,12 @@ TsError* calibrate_with_extension(TsDevice* dev) {
   // slack), and the deviation bounds the window without overflowing.
   constexpr uint64_t kSlackNs = 1000 * 1000;
   if (stamps[1] + kSlackNs < before || stamps[1] > now + kSlackNs) {
+    // An offset it gave before is dropped too.
     dev->calibrated_timestamps_bad.store(true, std::memory_order_relaxed);
+    {
+      std::lock_guard<std::mutex> lk(dev->mu);
+      dev->stamp_clock.valid = false;
+    }
     plugin_support::LogWarning(strprintf(
         "vulkan: vkGetCalibratedTimestampsEXT on %s read CLOCK_MONOTONIC as %llu ns, outside the "
         "host's reads around the call [%llu, %llu]: its calibrated timestamps are not used; "
@@ -230,8 +231,6 @@ void calibrate_stamp_clock_at_creation(TsDevice* dev) {
     // driver whose clock disagrees is calibrated through the queue below.
     discard(calibrate_with_extension(dev));
     if (!dev->calibrated_timestamps_bad.load(std::memory_order_relaxed)) return;
-    std::lock_guard<std::mutex> lk(dev->mu);
-    dev->stamp_clock.valid = false;
   }
   // A window widened by the host being descheduled (a loaded machine) is
   // measured again: the narrowest of a few is kept (offer_offset_locked).
@@ -267,12 +266,8 @@ TsError* ensure_stamp_clock(TsDevice* dev) {
     e = calibrate_with_extension(dev);
     next_look = kExtensionRereadNs;
     if (!e && dev->calibrated_timestamps_bad.load(std::memory_order_relaxed)) {
-      // A driver whose clock disagrees with the host's (warned once):
-      // measure through the queue; an offset it gave before is dropped.
-      {
-        std::lock_guard<std::mutex> lk(dev->mu);
-        dev->stamp_clock.valid = false;
-      }
+      // A driver whose clock disagrees with the host's (warned once, its
+      // offset dropped): measure through the queue.
       valid = false;
       e = calibrate_through_queue(dev);
       next_look = kQueueLookNs;
@@ -281,8 +276,8 @@ TsError* ensure_stamp_clock(TsDevice* dev) {
     // The calibration at creation failed: this one may wait.
     e = calibrate_through_queue(dev);
   } else if (renew) {
-    bool skipped = false;  // a busy device: the offset we have stays
-    e = calibrate_through_queue(dev, /*only_if_quiet=*/true, &skipped);
+    // A busy device keeps the offset it has.
+    e = calibrate_through_queue(dev, /*only_if_quiet=*/true);
   }
   if (e && !valid) return e;
   discard(e);  // a failed renewal: the offset we have stays
@@ -314,7 +309,9 @@ void write_stamps_locked(TsDevice* dev, Batch& b) {
   for (StampSlot& slot : b.stamps) {
     uint64_t ticks = 0, t = 0;
     if (valid && read_ticks(dev, slot, &ticks)) {
-      t = ticks_to_host_ns(dev, ticks, now);
+      // A point is reaped after it completed: a later time (a query that
+      // reads garbage, a clock that jumped) is cut to now.
+      t = std::min(ticks_to_host_ns(dev, ticks, now), now);
     } else {
       // A submit that failed (its batch never ran) or an unreadable
       // query: the work is over as far as the caller can observe, and now

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "enumerate.hpp"
 #include "vulkan_test_util.hpp"
 
 namespace tessera_vk_test {
@@ -103,6 +104,54 @@ TEST(VulkanMaskedCapabilities, AreNotReported) {
 // A core built against MINOR 0 passes a shorter TsDeviceProperties: the
 // conformance suite's Errors.CallerStructSizesAreChecked checks the plugin
 // accepts it and writes nothing past it (ctest conformance.vulkan).
+
+// The plugin's two-call enumerations are bounded (enumerate.hpp): a
+// driver that reports more entries than any driver has is refused, never
+// allocated; a list that shrank between the calls is cut; a failed call is
+// an empty, refused list.  (A lying loader cannot be installed here, so
+// the helper every enumeration goes through is checked directly.)
+TEST(VulkanEnumerate, BoundsTheDriversCount) {
+  using tessera::vk::enumerate_bounded;
+  std::vector<int> out;
+  uint32_t reported = 0;
+  int calls = 0;
+  auto huge = [&](uint32_t* n, int* data) {
+    ++calls;
+    if (!data) *n = 0xffffffffu;
+    return VK_SUCCESS;
+  };
+  EXPECT_FALSE(enumerate_bounded(huge, 4096, &out, &reported));
+  EXPECT_EQ(reported, 0xffffffffu);
+  EXPECT_EQ(calls, 1) << "the array was asked for after a refused count";
+  EXPECT_TRUE(out.empty());
+
+  auto shrinking = [&](uint32_t* n, int* data) {
+    if (!data) {
+      *n = 5;
+      return VK_SUCCESS;
+    }
+    *n = 3;
+    for (int i = 0; i < 3; ++i) data[i] = 10 + i;
+    return VK_INCOMPLETE;
+  };
+  ASSERT_TRUE(enumerate_bounded(shrinking, 4096, &out));
+  EXPECT_EQ(out, (std::vector<int>{10, 11, 12}));
+
+  auto failing = [&](uint32_t* n, int*) {
+    *n = 7;
+    return VK_ERROR_INITIALIZATION_FAILED;
+  };
+  EXPECT_FALSE(enumerate_bounded(failing, 4096, &out));
+  EXPECT_TRUE(out.empty());
+
+  // vkGetPhysicalDeviceQueueFamilyProperties returns nothing.
+  auto families = [&](uint32_t* n, int* data) {
+    if (!data) *n = 2;
+    else data[0] = 1, data[1] = 2;
+  };
+  ASSERT_TRUE(enumerate_bounded(families, 4096, &out));
+  EXPECT_EQ(out, (std::vector<int>{1, 2}));
+}
 
 }  // namespace
 }  // namespace tessera_vk_test
