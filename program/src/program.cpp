@@ -535,11 +535,10 @@ Status Program::Run(const Stream& stream, const std::vector<KernelArg>& args, co
       // stream of another device, conformance Abi.Rejects): a launch that
       // fails queues nothing, so RunOn can still say what was wrong.
       const PlanStep& s = p->image.steps[0];
+      // One named Status on every path (no move per launch).
       Status st = stream.launch(p->states[0].kernels[0], s.grid, s.group_size, args.data(), args.size(),
                                 s.shared_memory_bytes);
-      if (st.ok()) return st;
-      if (!stream.usable_on(p->devices[0])) return RunOn(&stream, &args, 1, options);
-      AnnotateStep(0, &st);
+      if (!st.ok()) DiagnoseFastLaunch(stream, args, options, &st);
       return st;
     }
     if (stream.usable_on(p->devices[0])) {
@@ -555,6 +554,15 @@ Status Program::Run(const Stream& stream, const std::vector<KernelArg>& args, co
                                                     std::to_string(p->devices.size()) +
                                                     " devices: pass one stream and argument list per device");
   return RunOn(&stream, &args, 1, options);
+}
+
+[[gnu::cold]] void Program::DiagnoseFastLaunch(const Stream& stream, const std::vector<KernelArg>& args,
+                                               const RunOptions& options, Status* st) const {
+  if (!stream.usable_on(impl_->devices[0])) {
+    *st = RunOn(&stream, &args, 1, options);
+    return;
+  }
+  AnnotateStep(0, st);
 }
 
 Status Program::Run(const std::vector<Stream>& streams, const std::vector<std::vector<KernelArg>>& args,

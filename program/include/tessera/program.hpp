@@ -209,6 +209,11 @@ class Program {
                     TsDim3 grid) const;
   // Prefixes a failed launch's status with the step ("launching <kernel>").
   void AnnotateStep(size_t sidx, Status* st) const;
+  // A failed launch of Run's single pass-through fast path: RunOn's message
+  // when the stream is not usable on the program's device (the launch
+  // queued nothing), else the launch's, annotated.
+  void DiagnoseFastLaunch(const Stream& stream, const std::vector<KernelArg>& args, const RunOptions& options,
+                          Status* st) const;
   // LaunchStep of a step whose kernel takes other arguments than the
   // program's, in another order: its list is built on the stack.
   Status LaunchWithPlanArgs(size_t sidx, size_t d, const Stream& stream, const std::vector<KernelArg>& args,
