@@ -129,18 +129,9 @@ TS_CU_ENTRY(Client_Destroy, TS_CLIENT_DESTROY_ARGS_STRUCT_SIZE) {
   // called (each waits for the work it needs to), streams last: graphs and
   // events may refer to them, buffers and executables to nothing else.
   using plugin_support::destroy_leftovers;
-  for (auto& d : c->devices) {
-    destroy_leftovers(d->live_graph_execs, TS_GRAPHEXEC_DESTROY_ARGS_STRUCT_SIZE, &TsGraphExec_Destroy_Args::exec,
-                      GraphExec_Destroy, destroy_error);
-    destroy_leftovers(d->live_graphs, TS_GRAPH_DESTROY_ARGS_STRUCT_SIZE, &TsGraph_Destroy_Args::graph, Graph_Destroy,
-                      destroy_error);
-    destroy_leftovers(d->live_events, TS_EVENT_DESTROY_ARGS_STRUCT_SIZE, &TsEvent_Destroy_Args::event, Event_Destroy,
-                      destroy_error);
-    destroy_leftovers(d->live_executables, TS_EXECUTABLE_DESTROY_ARGS_STRUCT_SIZE,
-                      &TsExecutable_Destroy_Args::executable, Executable_Destroy, destroy_error);
-    destroy_leftovers(d->live_buffers, TS_BUFFER_FREE_ARGS_STRUCT_SIZE, &TsBuffer_Free_Args::buffer, Buffer_Free,
-                      destroy_error);
-  }
+  for (auto& d : c->devices)
+    plugin_support::destroy_device_leftovers(*d, destroy_error, GraphExec_Destroy, Graph_Destroy, Event_Destroy, Executable_Destroy,
+                                             Buffer_Free);
   destroy_leftovers(c->live_communicators, TS_COMMUNICATOR_DESTROY_ARGS_STRUCT_SIZE,
                     &TsCommunicator_Destroy_Args::communicator, Communicator_Destroy, destroy_error);
   for (auto& d : c->devices) {

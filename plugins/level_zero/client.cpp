@@ -147,14 +147,9 @@ TS_ZE_ENTRY(Client_Destroy, TS_CLIENT_DESTROY_ARGS_STRUCT_SIZE) {
   // refer to them, buffers and executables to nothing else. (No graphs:
   // Graph_* report UNSUPPORTED here.)
   using plugin_support::destroy_leftovers;
-  for (auto& d : c->devices) {
-    destroy_leftovers(d->live_events, TS_EVENT_DESTROY_ARGS_STRUCT_SIZE, &TsEvent_Destroy_Args::event, Event_Destroy,
-                      destroy_error);
-    destroy_leftovers(d->live_executables, TS_EXECUTABLE_DESTROY_ARGS_STRUCT_SIZE,
-                      &TsExecutable_Destroy_Args::executable, Executable_Destroy, destroy_error);
-    destroy_leftovers(d->live_buffers, TS_BUFFER_FREE_ARGS_STRUCT_SIZE, &TsBuffer_Free_Args::buffer, Buffer_Free,
-                      destroy_error);
-  }
+  for (auto& d : c->devices)
+    plugin_support::destroy_device_leftovers(*d, destroy_error, nullptr, nullptr, Event_Destroy, Executable_Destroy,
+                                             Buffer_Free);
   destroy_leftovers(c->live_communicators, TS_COMMUNICATOR_DESTROY_ARGS_STRUCT_SIZE,
                     &TsCommunicator_Destroy_Args::communicator, Communicator_Destroy, destroy_error);
   for (auto& d : c->devices) {
