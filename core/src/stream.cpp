@@ -55,9 +55,103 @@ Status Stream::launch(const Kernel& kernel, TsDim3 grid, TsDim3 group_size,
                 shared_memory_bytes);
 }
 
+namespace {
+
+// Why ConvertArgs stopped at an argument.
+enum class ArgFault : uint8_t { kNone, kDeadBuffer, kOtherRuntime, kPastEnd, kRequirement };
+
+// The caller's arguments -> the ABI's, checked: a buffer alive, of the
+// stream's Runtime, its offset inside it; with `kRequired`, each argument
+// also meets required[i] (Stream::launch's contract).  Returns the fault and
+// sets *bad to the argument; no strings here (ArgError builds the message),
+// so the hot path stays small.  Instantiated twice so a launch without
+// requirements pays nothing for them.
+template <bool kRequired>
+[[gnu::always_inline]] inline ArgFault ConvertArgs(const detail::DeviceImpl* device, const KernelArg* args,
+                                                   size_t num_args, const KernelArgRequirement* required,
+                                                   TsKernelArg* raw_args, size_t* bad) {
+  // *bad is written only on a fault (a store per argument shows).
+  auto fail = [bad](size_t i, ArgFault f) {
+    *bad = i;
+    return f;
+  };
+  for (size_t i = 0; i < num_args; ++i) {
+    const KernelArg& a = args[i];
+    TsKernelArg& r = raw_args[i];
+    r = TsKernelArg{};
+    r.kind = a.kind();
+    if (a.kind() == TS_KERNEL_ARG_BUFFER) {
+      const Buffer* b = a.buffer_ref();
+      if (!b || !b->valid()) return fail(i, ArgFault::kDeadBuffer);
+      const detail::BufferImpl& bi = *b->impl();  // alive: checked above
+      // A requirement asks for the stream's device (which implies its
+      // Runtime); without one, any device of the Runtime is passed on.
+      if (kRequired ? bi.device.impl().get() != device : bi.device.impl()->runtime != device->runtime)
+        return fail(i, kRequired ? ArgFault::kRequirement : ArgFault::kOtherRuntime);
+      if (a.offset() >= bi.size) return fail(i, ArgFault::kPastEnd);
+      if (kRequired && (required[i].scalar || bi.size - a.offset() < required[i].bytes))
+        return fail(i, ArgFault::kRequirement);
+      r.buffer = bi.raw;
+      r.offset = a.offset();
+    } else {
+      if (kRequired && (!required[i].scalar || a.size() != required[i].bytes))
+        return fail(i, ArgFault::kRequirement);
+      r.data = a.data();
+      r.size = a.size();
+    }
+  }
+  return ArgFault::kNone;
+}
+
+// What is wrong with argument `i` (ConvertArgs' `fault`), for the caller.
+[[gnu::cold]] Status ArgError(const Kernel& kernel, const Device& stream_device, const KernelArg& a, size_t i,
+                              ArgFault fault, const KernelArgRequirement* required) {
+  const std::string what = "launch of '" + kernel.name() + "': argument " + std::to_string(i);
+  const detail::BufferImpl* bi =
+      a.kind() == TS_KERNEL_ARG_BUFFER && a.buffer_ref() && a.buffer_ref()->valid() ? a.buffer_ref()->impl().get()
+                                                                                    : nullptr;
+  switch (fault) {
+    case ArgFault::kNone:
+      break;
+    case ArgFault::kDeadBuffer:
+      return Status(StatusCode::kInvalidHandle, what + " is a null or destroyed buffer");
+    case ArgFault::kOtherRuntime:
+      return Status(StatusCode::kInvalidArgument, what + " is a buffer of another Runtime");
+    case ArgFault::kPastEnd:
+      return Status(StatusCode::kOutOfRange, what + " has offset " + std::to_string(a.offset()) +
+                                                " past the end of its buffer of " + std::to_string(bi->size) +
+                                                " bytes");
+    case ArgFault::kRequirement: {
+      const KernelArgRequirement& req = required[i];
+      const std::string bytes = std::to_string(req.bytes);
+      if (req.scalar && bi)
+        return Status(StatusCode::kInvalidArgument,
+                      what + " is a buffer; the kernel takes a scalar of " + bytes + " bytes there");
+      if (req.scalar)
+        return Status(StatusCode::kInvalidArgument, what + " is a scalar of " + std::to_string(a.size()) +
+                                                        " bytes; the kernel takes " + bytes + " bytes there");
+      if (!bi)
+        return Status(StatusCode::kInvalidArgument,
+                      what + " is a scalar; the kernel takes a buffer of at least " + bytes + " bytes there");
+      if (bi->device.impl() != stream_device.impl())
+        return Status(StatusCode::kInvalidArgument,
+                      what + " is a buffer of " + bi->device.info().name + "; the stream is on " +
+                          stream_device.info().name + ": copy it to the stream's device first");
+      return Status(StatusCode::kOutOfRange,
+                    what + " needs " + bytes + " bytes after its offset " + std::to_string(a.offset()) +
+                        ", and its buffer of " + std::to_string(bi->size) + " bytes holds " +
+                        std::to_string(bi->size - a.offset()) + ": pass a larger buffer or a smaller offset");
+    }
+  }
+  return Status(StatusCode::kInternal, what + ": no fault");
+}
+
+}  // namespace
+
 Status Stream::launch(const Kernel& kernel, TsDim3 grid, TsDim3 group_size,
                       const KernelArg* args, size_t num_args,
-                      uint64_t shared_memory_bytes) const {
+                      uint64_t shared_memory_bytes,
+                      const KernelArgRequirement* required) const {
   TESSERA_CHECK_HANDLE(impl_, "Stream");
   if (!kernel.valid())
     return Status(StatusCode::kInvalidHandle,
@@ -73,7 +167,8 @@ Status Stream::launch(const Kernel& kernel, TsDim3 grid, TsDim3 group_size,
                       std::to_string(group_size.y) + "," +
                       std::to_string(group_size.z) +
                       ") must have every dimension >= 1");
-  detail::RuntimeImpl* rt = impl_->device.impl()->runtime;
+  const detail::DeviceImpl* device = impl_->device.impl().get();
+  detail::RuntimeImpl* rt = device->runtime;
   TESSERA_TRACE_API(rt, "Stream::launch");
   TESSERA_INJECT_FAULT(rt, kLaunch, "launch");
   // Most kernels take a handful of arguments: convert them on the stack.
@@ -85,38 +180,10 @@ Status Stream::launch(const Kernel& kernel, TsDim3 grid, TsDim3 group_size,
     heap_args.resize(num_args);
     raw_args = heap_args.data();
   }
-  for (size_t i = 0; i < num_args; ++i) {
-    const KernelArg& a = args[i];
-    TsKernelArg& r = raw_args[i];
-    r = TsKernelArg{};
-    r.kind = a.kind();
-    if (a.kind() == TS_KERNEL_ARG_BUFFER) {
-      const Buffer* b = a.buffer_ref();
-      if (!b || !b->valid())
-        return Status(StatusCode::kInvalidHandle,
-                      "launch of '" + kernel.name() + "': argument " +
-                          std::to_string(i) +
-                          " is a null or destroyed buffer");
-      const detail::BufferImpl& bi = *b->impl();  // alive: checked above
-      if (bi.device.impl()->runtime != impl_->device.impl()->runtime)
-        return Status(StatusCode::kInvalidArgument,
-                      "launch of '" + kernel.name() + "': argument " +
-                          std::to_string(i) +
-                          " is a buffer of another Runtime");
-      if (a.offset() >= bi.size)
-        return Status(StatusCode::kOutOfRange,
-                      "launch of '" + kernel.name() + "': argument " +
-                          std::to_string(i) + " has offset " +
-                          std::to_string(a.offset()) +
-                          " past the end of its buffer of " +
-                          std::to_string(bi.size) + " bytes");
-      r.buffer = bi.raw;
-      r.offset = a.offset();
-    } else {
-      r.data = a.data();
-      r.size = a.size();
-    }
-  }
+  size_t bad = 0;
+  const ArgFault fault = required ? ConvertArgs<true>(device, args, num_args, required, raw_args, &bad)
+                                  : ConvertArgs<false>(device, args, num_args, nullptr, raw_args, &bad);
+  if (fault != ArgFault::kNone) return ArgError(kernel, impl_->device, args[bad], bad, fault, required);
   auto launch = MakeArgs<TsKernel_Launch_Args>();
   launch.kernel = kernel.raw();
   launch.stream = impl_->raw;

@@ -447,7 +447,7 @@ bool ArgsUsable(const detail::ProgramImpl& impl, const std::vector<KernelArg>& a
   const size_t n = args.size();
   if (n != impl.arg_needs.size()) return false;
   const KernelArg* a = args.data();
-  const detail::ProgramImpl::ArgNeed* need = impl.arg_needs.data();
+  const KernelArgRequirement* need = impl.arg_needs.data();
   const Device& dev = impl.devices[0];
   for (size_t i = 0; i < n; ++i) {
     if (need[i].scalar) {
@@ -526,22 +526,24 @@ const Buffer& Program::BufferOf(size_t d, uint32_t v, const std::vector<KernelAr
 
 Status Program::Run(const Stream& stream, const std::vector<KernelArg>& args, const RunOptions& options) const {
   // The fast path (a program of launches on one device, valid arguments):
-  // RunOn's checks answered by one call per buffer, then the launches.
-  // Anything it does not accept takes RunOn, which says what is wrong.
+  // RunOn's checks answered in one pass, then the launches.  Anything it
+  // does not accept takes RunOn, which says what is wrong.
   const detail::ProgramImpl* p = impl_.get();
-  if (p && p->launches_only && options.grid.x == 0 && ArgsUsable(*p, args)) {
+  if (p && p->launches_only && options.grid.x == 0 && args.size() == p->arg_needs.size()) {
     if (p->single_passthrough) {
-      // The stream's device is left to the launch (every plugin refuses a
+      // The launch checks the arguments against the parameters (kind,
+      // scalar size, the stream's device, bytes) as it converts them, and
+      // the stream's device is left to it too (every plugin refuses a
       // stream of another device, conformance Abi.Rejects): a launch that
       // fails queues nothing, so RunOn can still say what was wrong.
       const PlanStep& s = p->image.steps[0];
       // One named Status on every path (no move per launch).
       Status st = stream.launch(p->states[0].kernels[0], s.grid, s.group_size, args.data(), args.size(),
-                                s.shared_memory_bytes);
+                                s.shared_memory_bytes, p->arg_needs.data());
       if (!st.ok()) DiagnoseFastLaunch(stream, args, options, &st);
       return st;
     }
-    if (stream.usable_on(p->devices[0])) {
+    if (ArgsUsable(*p, args) && stream.usable_on(p->devices[0])) {
       const size_t steps = p->image.steps.size();
       for (size_t sidx = 0; sidx < steps; ++sidx)
         TESSERA_RETURN_IF_ERROR(LaunchStep(sidx, 0, stream, args, p->image.steps[sidx].grid));
@@ -558,7 +560,9 @@ Status Program::Run(const Stream& stream, const std::vector<KernelArg>& args, co
 
 [[gnu::cold]] void Program::DiagnoseFastLaunch(const Stream& stream, const std::vector<KernelArg>& args,
                                                const RunOptions& options, Status* st) const {
-  if (!stream.usable_on(impl_->devices[0])) {
+  // A refused argument or stream: RunOn's checks name it (and queue
+  // nothing).  Otherwise the plugin refused the launch itself.
+  if (!ArgsUsable(*impl_, args) || !stream.usable_on(impl_->devices[0])) {
     *st = RunOn(&stream, &args, 1, options);
     return;
   }

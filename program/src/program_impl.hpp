@@ -62,12 +62,10 @@ struct ProgramImpl {
   bool single_passthrough = false;
   // What the fast path checks per parameter, flat (a ParamSpec carries its
   // name, type and shape: a wide stride to walk per launch): the bytes a
-  // buffer must hold after its offset, or a scalar's size.
-  struct ArgNeed {
-    uint64_t bytes = 0;
-    bool scalar = false;
-  };
-  std::vector<ArgNeed> arg_needs;
+  // buffer must hold after its offset, or a scalar's size.  The single
+  // pass-through launch hands them to Stream::launch, which checks them
+  // while it converts the arguments.
+  std::vector<KernelArgRequirement> arg_needs;
 };
 
 }  // namespace detail

@@ -437,6 +437,17 @@ class KernelArg {
 };
 
 // What the binary fixes about a kernel (see TsExecutable_GetKernel_Args).
+// What a launch requires of one argument (Stream::launch's `required`): a
+// scalar of exactly `bytes` bytes, or a buffer of the stream's device with
+// at least `bytes` bytes after the argument's offset.  Program::Run passes
+// its parameters' sizes, so its fast path checks them in the launch's own
+// pass over the arguments instead of a second one before it; a kernel
+// launched by hand can be given the same guard against short buffers.
+struct KernelArgRequirement {
+  uint64_t bytes = 0;
+  bool scalar = false;
+};
+
 struct KernelInfo {
   TsDim3 required_group_size{0, 0, 0};  // zeros: any
   uint32_t num_buffer_args = 0;
@@ -504,9 +515,13 @@ class Stream {
                 const std::vector<KernelArg>& args,
                 uint64_t shared_memory_bytes = 0) const;
   // The same with the arguments as an array (no vector to build per launch).
+  // `required`, when not null, holds one KernelArgRequirement per argument,
+  // checked in the pass that converts the arguments: a launch that breaks
+  // one queues nothing and says which argument and why.
   Status launch(const Kernel& kernel, TsDim3 grid, TsDim3 group_size,
                 const KernelArg* args, size_t num_args,
-                uint64_t shared_memory_bytes = 0) const;
+                uint64_t shared_memory_bytes = 0,
+                const KernelArgRequirement* required = nullptr) const;
   Status launch(const GraphExec& exec) const;
 
   Status record(const Event& event) const;  // event.record(*this)
