@@ -296,22 +296,50 @@ class Vectorizer {
     return b.create<spirv::ConstantOp>(l, t, b.getIntegerAttr(t, v));
   }
 
-  /// base / 4 + q where base is a known multiple of 4: through the
-  /// multiplication where a constant factor divides (lane * 8 -> lane * 2),
-  /// else an exact shift.
+  /// base / 4 + q where base is a known multiple of 4.
   Value quarter(OpBuilder &b, Location l, Value base, int64_t q) {
+    Value r = quarterOf(b, l, base, 0);
     Type t = base.getType();
-    if (auto c = constantOf(base)) return constant(b, l, t, *c / kWidth + q);
-    Value r;
-    if (auto m = base.getDefiningOp<spirv::IMulOp>()) {
-      for (int i = 0; i < 2 && !r; ++i) {
-        Value f = m->getOperand(i), other = m->getOperand(1 - i);
-        if (auto c = constantOf(f); c && *c % kWidth == 0)
-          r = *c == kWidth ? other : b.create<spirv::IMulOp>(l, other, constant(b, l, t, *c / kWidth)).getResult();
-      }
-    }
-    if (!r) r = b.create<spirv::ShiftRightLogicalOp>(l, base, constant(b, l, t, 2));
     return q ? b.create<spirv::IAddOp>(l, r, constant(b, l, t, q)).getResult() : r;
+  }
+
+  /// v / 4 for v a known multiple of 4, taken through the arithmetic that
+  /// built it: a constant factor that divides (lane * 8 -> lane * 2), a
+  /// factor that is a multiple of 4, both terms of a sum, a left shift;
+  /// else an exact shift right.  `k * 128 + ty * 4` becomes `k * 32 + ty`,
+  /// the index GLSL gives a vec4 array, rather than `(k * 128 + ty * 4) >> 2`,
+  /// which a shader compiler cannot simplify (the sum might wrap) and pays
+  /// per access (3 integer ops per shared load of the GEMM's inner loop on
+  /// llvmpipe).  Equal wherever the index does not wrap 2^32, which an index
+  /// in bounds of a buffer never does.
+  Value quarterOf(OpBuilder &b, Location l, Value v, int depth) {
+    Type t = v.getType();
+    if (auto c = constantOf(v)) return constant(b, l, t, *c / kWidth);
+    auto divisible = [](Value x) { return knownMultiple(x) % kWidth == 0; };
+    if (depth < 8) {
+      if (auto m = v.getDefiningOp<spirv::IMulOp>()) {
+        for (int i = 0; i < 2; ++i) {
+          Value f = m->getOperand(i), other = m->getOperand(1 - i);
+          if (auto c = constantOf(f); c && *c % kWidth == 0)
+            return *c == kWidth ? other : b.create<spirv::IMulOp>(l, other, constant(b, l, t, *c / kWidth)).getResult();
+        }
+        for (int i = 0; i < 2; ++i)
+          if (divisible(m->getOperand(i)))
+            return b.create<spirv::IMulOp>(l, quarterOf(b, l, m->getOperand(i), depth + 1), m->getOperand(1 - i));
+      }
+      if (auto a = v.getDefiningOp<spirv::IAddOp>(); a && divisible(a.getOperand1()) && divisible(a.getOperand2())) {
+        Value x = quarterOf(b, l, a.getOperand1(), depth + 1), y = quarterOf(b, l, a.getOperand2(), depth + 1);
+        if (auto cx = constantOf(x); cx && *cx == 0) return y;
+        if (auto cy = constantOf(y); cy && *cy == 0) return x;
+        return b.create<spirv::IAddOp>(l, x, y);
+      }
+      if (auto sh = v.getDefiningOp<spirv::ShiftLeftLogicalOp>())
+        if (auto c = constantOf(sh.getOperand2()); c && *c >= 2 && *c < 30)
+          return *c == 2 ? sh.getOperand1()
+                         : b.create<spirv::ShiftLeftLogicalOp>(l, sh.getOperand1(), constant(b, l, sh.getOperand2().getType(), *c - 2))
+                               .getResult();
+    }
+    return b.create<spirv::ShiftRightLogicalOp>(l, v, constant(b, l, t, 2));
   }
 
   void rewrite(Group &g, VectorType vec) {

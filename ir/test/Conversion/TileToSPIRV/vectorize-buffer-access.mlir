@@ -189,3 +189,44 @@ func.func @offset_rt(%x: memref<?xi32>) attributes {tessera_tile.group_size = ar
   return
 }
 
+
+// -----
+
+// The GEMM's shared reads: row k of a 128-wide slice, 4 columns per lane,
+// index k * 128 + lane * 4.  The vec4 index is divided through the sum
+// (k * 32 + lane), as GLSL indexes a vec4 array, not shifted after it: a
+// shader compiler cannot simplify `(k * 128 + lane * 4) >> 2` (the sum
+// might wrap) and pays for it on every access.
+// CHECK-LABEL: spirv.module @__spv__sum_of_multiples
+// CHECK: spirv.mlir.loop
+// CHECK-NOT: spirv.ShiftRightLogical
+// CHECK: %[[K:.*]] = spirv.IMul %{{.*}}, %{{.*}} : i32
+// CHECK: %[[Q:.*]] = spirv.IAdd %[[K]], %{{.*}} : i32
+// CHECK: spirv.AccessChain %{{.*}}[%{{.*}}, %[[Q]]] : {{.*}}Workgroup
+// CHECK: spirv.Load "Workgroup" %{{.*}} : vector<4xf32>
+// CHECK-NOT: spirv.ShiftRightLogical
+// CHECK: spirv.mlir.merge
+func.func @sum_of_multiples(%x: memref<2048xf32>, %y: memref<2048xf32>) attributes {tessera_tile.group_size = array<i64: 32>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %c128 = arith.constant 128 : index
+  %l = tessera_tile.lane_id 0 : index
+  %i = arith.muli %l, %c4 : index
+  %sh = tessera_tile.shared_alloc : memref<2048xf32, 3>
+  scf.for %k = %c0 to %c16 step %c1 {
+    %row = arith.muli %k, %c128 : index
+    %at = arith.addi %row, %i : index
+    %v = tessera_tile.load %x[%at] : memref<2048xf32>, vector<4xf32>
+    tessera_tile.store %v, %sh[%at] : vector<4xf32>, memref<2048xf32, 3>
+  }
+  tessera_tile.barrier
+  scf.for %k = %c0 to %c16 step %c1 {
+    %row = arith.muli %k, %c128 : index
+    %at = arith.addi %row, %i : index
+    %v = tessera_tile.load %sh[%at] : memref<2048xf32, 3>, vector<4xf32>
+    tessera_tile.store %v, %y[%at] : vector<4xf32>, memref<2048xf32>
+  }
+  return
+}
