@@ -107,9 +107,10 @@ template <bool kRequired>
 [[gnu::cold]] Status ArgError(const Kernel& kernel, const Device& stream_device, const KernelArg& a, size_t i,
                               ArgFault fault, const KernelArgRequirement* required) {
   const std::string what = "launch of '" + kernel.name() + "': argument " + std::to_string(i);
+  // The buffer's state, whatever its liveness now (another thread may
+  // destroy it meanwhile: the handle keeps the object).
   const detail::BufferImpl* bi =
-      a.kind() == TS_KERNEL_ARG_BUFFER && a.buffer_ref() && a.buffer_ref()->valid() ? a.buffer_ref()->impl().get()
-                                                                                    : nullptr;
+      a.kind() == TS_KERNEL_ARG_BUFFER && a.buffer_ref() ? a.buffer_ref()->impl().get() : nullptr;
   switch (fault) {
     case ArgFault::kNone:
       break;

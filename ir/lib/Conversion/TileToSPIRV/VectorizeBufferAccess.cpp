@@ -298,8 +298,9 @@ class Vectorizer {
 
   /// base / 4 + q where base is a known multiple of 4.
   Value quarter(OpBuilder &b, Location l, Value base, int64_t q) {
-    Value r = quarterOf(b, l, base, 0);
     Type t = base.getType();
+    if (auto c = constantOf(base)) return constant(b, l, t, *c / kWidth + q);
+    Value r = quarterOf(b, l, base, 0);
     return q ? b.create<spirv::IAddOp>(l, r, constant(b, l, t, q)).getResult() : r;
   }
 
