@@ -167,6 +167,7 @@ struct TsDevice {
   std::mutex clock_mu;
   std::shared_ptr<tessera::cuda::ClockBase> clock_base;
   CUstream clock_stream = nullptr;  // non-blocking, for calibration only
+  uint64_t clock_retry_ns = 0;        // no renewal before (one was stuck)
   std::vector<CUevent> spare_stamp_events;
   tessera::cuda::StampQueue orphan_stamps;  // points of destroyed streams
   // Points recorded and not yet written, over every queue: the calls that

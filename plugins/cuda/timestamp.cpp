@@ -16,7 +16,10 @@
 // synchronize, about 10 us apart), so a point's host time is that plus the
 // elapsed time.  The calibration is renewed every second: cuEventElapsedTime
 // answers in float milliseconds (0.06 us at 1 s) and the device clock
-// drifts from the host's by parts per million.
+// drifts from the host's by parts per million.  A renewal whose event does
+// not complete within 200 us (queued behind other work on a shared
+// hardware queue) keeps the old calibration and is retried 100 ms later;
+// only the first one waits for its event.
 //
 // LOCKS.  A stream's StampQueue lock covers recording its points and
 // writing them, so a point is never popped without being written (a second
@@ -32,6 +35,38 @@ namespace tessera::cuda {
 namespace {
 
 constexpr uint64_t kRecalibrateNs = 1000000000;  // see CLOCK above
+// A renewal waits this long for its event, polling: a device whose streams
+// outnumber its hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, 8 by default)
+// puts the calibration stream behind another stream's work, and a point
+// must not block the host until a long kernel ends.  The old calibration
+// is kept and the renewal retried after kRetryNs: its event has completed,
+// and cuEventElapsedTime's float milliseconds still resolve about 1 us at
+// 10 s of age.  The first calibration has nothing to keep and waits.
+constexpr uint64_t kRenewWaitNs = 200000;
+constexpr uint64_t kRetryNs = 100000000;
+
+// Records `b->event` on the calibration stream and waits for it: without
+// a limit (`wait_ns` 0) or for at most `wait_ns`, polling.  *done: it
+// completed, and b->host_ns is set; false when the limit passed first.
+TsError* calibrate(TsDevice* dev, ClockBase* b, uint64_t wait_ns, bool* done) {
+  *done = false;
+  const uint64_t t0 = plugin_support::steady_clock_ns();
+  TS_CU_CALL(dev, dev->fn->cuEventRecord(b->event, dev->clock_stream), "cuEventRecord(timestamp calibration)");
+  if (wait_ns == 0) {
+    TS_CU_CALL(dev, dev->fn->cuEventSynchronize(b->event), "cuEventSynchronize(timestamp calibration)");
+  } else {
+    for (;;) {
+      const CUresult r = dev->fn->cuEventQuery(b->event);
+      if (r == CUDA_SUCCESS) break;
+      if (r != CUDA_ERROR_NOT_READY) return dev_error(dev, r, "cuEventQuery(timestamp calibration)");
+      if (plugin_support::steady_clock_ns() - t0 > wait_ns) return nullptr;
+    }
+  }
+  const uint64_t t1 = plugin_support::steady_clock_ns();
+  b->host_ns = t0 + (t1 - t0) / 2;
+  *done = true;
+  return nullptr;
+}
 // A new point writes the completed ones before it once this many wait: a
 // query per point would cost a driver call on every launch of a traced loop.
 constexpr size_t kDrainAt = 32;
@@ -41,7 +76,8 @@ constexpr size_t kDrainAt = 32;
 TsError* prepare_point(TsDevice* dev, std::shared_ptr<ClockBase>* base, CUevent* event) {
   std::lock_guard<std::mutex> lk(dev->clock_mu);
   const uint64_t now = plugin_support::steady_clock_ns();
-  if (!dev->clock_base || now - dev->clock_base->host_ns > kRecalibrateNs) {
+  if (!dev->clock_base ||
+      (now - dev->clock_base->host_ns > kRecalibrateNs && now >= dev->clock_retry_ns)) {
     if (!dev->clock_stream)
       // The greatest priority: the calibration event should not queue
       // behind other work to be picked up.
@@ -53,14 +89,15 @@ TsError* prepare_point(TsDevice* dev, std::shared_ptr<ClockBase>* base, CUevent*
     b->fn = dev->fn;
     TS_CU_CALL(dev, dev->fn->cuEventCreate(&b->event, CU_EVENT_DEFAULT),
                "cuEventCreate(timestamp calibration)");
-    const uint64_t t0 = plugin_support::steady_clock_ns();
-    TS_CU_CALL(dev, dev->fn->cuEventRecord(b->event, dev->clock_stream),
-               "cuEventRecord(timestamp calibration)");
-    TS_CU_CALL(dev, dev->fn->cuEventSynchronize(b->event),
-               "cuEventSynchronize(timestamp calibration)");
-    const uint64_t t1 = plugin_support::steady_clock_ns();
-    b->host_ns = t0 + (t1 - t0) / 2;
-    dev->clock_base = std::move(b);
+    bool done = false;
+    TS_CU_RETURN_IF_ERROR(calibrate(dev, b.get(), dev->clock_base ? kRenewWaitNs : 0, &done));
+    if (done) {
+      dev->clock_base = std::move(b);
+    } else {
+      // Queued behind other work: keep the old calibration.  The event is
+      // destroyed now (the driver frees it when it completes).
+      dev->clock_retry_ns = plugin_support::steady_clock_ns() + kRetryNs;
+    }
   }
   *base = dev->clock_base;
   if (!dev->spare_stamp_events.empty()) {
