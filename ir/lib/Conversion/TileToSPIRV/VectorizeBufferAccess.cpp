@@ -329,10 +329,11 @@ class Vectorizer {
             return b.create<spirv::IMulOp>(l, quarterOf(b, l, m->getOperand(i), depth + 1), m->getOperand(1 - i));
       }
       if (auto a = v.getDefiningOp<spirv::IAddOp>(); a && divisible(a.getOperand1()) && divisible(a.getOperand2())) {
-        Value x = quarterOf(b, l, a.getOperand1(), depth + 1), y = quarterOf(b, l, a.getOperand2(), depth + 1);
-        if (auto cx = constantOf(x); cx && *cx == 0) return y;
-        if (auto cy = constantOf(y); cy && *cy == 0) return x;
-        return b.create<spirv::IAddOp>(l, x, y);
+        // `0 + x` (the memref linearization's) is x: no constant is made for the 0.
+        if (constantOf(a.getOperand1()) == 0) return quarterOf(b, l, a.getOperand2(), depth + 1);
+        if (constantOf(a.getOperand2()) == 0) return quarterOf(b, l, a.getOperand1(), depth + 1);
+        return b.create<spirv::IAddOp>(l, quarterOf(b, l, a.getOperand1(), depth + 1),
+                                       quarterOf(b, l, a.getOperand2(), depth + 1));
       }
       if (auto sh = v.getDefiningOp<spirv::ShiftLeftLogicalOp>())
         if (auto c = constantOf(sh.getOperand2()); c && *c >= 2 && *c < 30)
