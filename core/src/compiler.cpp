@@ -75,7 +75,7 @@ StatusOr<CompileOutput> CopyOutput(const detail::PluginLibrary& lib,
       info.dtype = detail::BoundedString(p.dtype, 64);
       info.shape.assign(p.shape, p.shape + p.rank);
       info.bytes = p.bytes;
-      info.access = p.access & (TS_PARAM_READ | TS_PARAM_WRITE | TS_PARAM_ATOMIC);
+      info.access = p.access & (TS_PARAM_READ | TS_PARAM_WRITE | TS_PARAM_ATOMIC | TS_PARAM_SCRATCH);
       if ((info.access & (TS_PARAM_READ | TS_PARAM_WRITE)) == 0)
         info.access = TS_PARAM_READ | TS_PARAM_WRITE;
       k.params.push_back(std::move(info));

@@ -322,6 +322,21 @@ StatusOr<Program> Program::Create(const std::vector<Device>& devices, ProgramIma
         return Status(b.status()).Annotate("intermediate buffer " + std::to_string(v) + " of " + image.function);
       st.values[v] = *b;
     }
+    // Scratch buffers start zero-filled (TS_PARAM_SCRATCH).
+    for (const PlanStep& s : image.steps) {
+      if (s.kind != PlanStep::kLaunch) continue;
+      const KernelSignature* sig = nullptr;
+      for (const KernelSignature& k : image.executables[s.executable].kernels)
+        if (k.name == s.kernel) sig = &k;
+      if (!sig) continue;
+      for (size_t a = 0; a < s.args.size() && a < sig->params.size(); ++a) {
+        if (!(sig->params[a].access & TS_PARAM_SCRATCH) || s.args[a].kind != PlanArg::kValue) continue;
+        const Buffer& scratch = st.values[s.args[a].index];
+        if (!scratch.valid()) continue;
+        Status z = memset(scratch, 0, 0, scratch.size());
+        if (!z.ok()) return z.Annotate("zero-filling the scratch buffer of " + s.kernel);
+      }
+    }
     if (!impl->order.empty()) {
       // Not ordered with the default stream: only the plan's events order
       // it, so a caller on the default stream still overlaps.

@@ -392,8 +392,20 @@ TS_DEFINE_STRUCT_TRAITS(TsCompilerTarget, build_id);
  * (with WRITE): every access the kernel makes to the buffer is an atomic
  * read-modify-write, so launches on other streams that also only use atomics
  * on it race benignly (the validation layer's hazard detector reports no
- * hazard between them).  Older callers ignore the bit. */
-enum { TS_PARAM_READ = 1u << 0, TS_PARAM_WRITE = 1u << 1, TS_PARAM_ATOMIC = 1u << 2 };
+ * hazard between them).  Older callers ignore the bit.
+ * TS_PARAM_SCRATCH (with READ and WRITE): a buffer of `bytes` the kernel
+ * needs for itself (work shared by its groups, e.g. a matmul operand packed
+ * once for all of them), after the parameters of the function it was
+ * compiled from.  The caller allocates it, zero-filled before the first
+ * launch, and passes the same buffer to later launches, never to two
+ * launches that may run at the same time; the kernel leaves it as it needs
+ * to find it. */
+enum {
+  TS_PARAM_READ = 1u << 0,
+  TS_PARAM_WRITE = 1u << 1,
+  TS_PARAM_ATOMIC = 1u << 2,
+  TS_PARAM_SCRATCH = 1u << 3
+};
 
 /* One parameter of a compiled kernel, in launch order. */
 typedef struct TsKernelParam {

@@ -10,28 +10,42 @@
 // EXEC: verify: {{.*}}: PASS
 
 // bf16 x bf16 -> bf16 with K = 300 > KC = 256: the operands are widened to
-// f32 while packing (A element by element, B by vectors), the micro-kernel is
-// the f32 one, and the partial sums of the two K slices stay in an f32
-// scratch of the group's rows x the panel's columns; C (bf16) is written
-// once, after the last slice, rounded to nearest even in integer code.
+// f32 while packing, by vectors (A through register transposes and masked
+// stores of its 6-row slivers), the micro-kernel is the f32 one, and the
+// partial sums of the two K slices stay in an f32 scratch of the group's
+// rows x the panel's columns; C (bf16) is written once, after the last
+// slice, rounded to nearest even in integer code.  Both groups read all of
+// B: it is packed once into the kernel's scratch buffer (TS_PARAM_SCRATCH),
+// 7 state words (3 slivers x 2 K slices, and the count of finished groups)
+// then the slivers, each by the group that counts first into its word.
 // CHECK-LABEL: func.func @bf16_out(
-// CHECK-SAME: %[[A:[a-z0-9]+]]: memref<96x300xbf16>, %[[B:[a-z0-9]+]]: memref<300x40xbf16>, %[[C:[a-z0-9]+]]: memref<96x40xbf16>
-// CHECK-SAME: dtypes = [bf16, bf16, bf16], grid = array<i64: 2, 1, 1>
+// CHECK-SAME: %[[A:[a-z0-9]+]]: memref<96x300xbf16>, %[[B:[a-z0-9]+]]: memref<300x40xbf16>, %[[C:[a-z0-9]+]]: memref<96x40xbf16>, %[[WS:[a-z0-9]+]]: memref<98368xi8>
+// CHECK-SAME: dtypes = [bf16, bf16, bf16], grid = array<i64: 2, 1, 1>, group_size = array<i64: 1, 1, 1>, inputs = 2 : i64, outputs = 1 : i64, scratch = 1 : i64
+// CHECK: %[[FLAGS:.*]] = memref.view %[[WS]][%c0][] : memref<98368xi8> to memref<7xi32>
+// CHECK: %[[SB:.*]] = memref.view %[[WS]][%c64][] : memref<98368xi8> to memref<24576xf32>
 // CHECK: %[[PA:.*]] = memref.alloc() {alignment = 64 : i64} : memref<26112xf32>
-// CHECK: %[[PB:.*]] = memref.alloc() {alignment = 64 : i64} : memref<12288xf32>
 // CHECK: %[[ACC:.*]] = memref.alloc() {alignment = 64 : i64} : memref<48x48xf32>
+// CHECK: vector.load %[[A]][{{.*}}] : memref<96x300xbf16>, vector<8xbf16>
+// CHECK-NEXT: arith.bitcast %{{.*}} : vector<8xbf16> to vector<8xi16>
+// CHECK-NEXT: arith.extui %{{.*}} : vector<8xi16> to vector<8xi32>
+// CHECK-NEXT: arith.shli
+// CHECK-NEXT: arith.bitcast %{{.*}} : vector<8xi32> to vector<8xf32>
+// CHECK: vector.maskedstore %[[PA]]
+// The K remainder (300 = 37 x 8 + 4) element by element.
 // CHECK: memref.load %[[A]]
 // CHECK-NEXT: arith.bitcast %{{.*}} : bf16 to i16
-// CHECK-NEXT: arith.extui %{{.*}} : i16 to i32
-// CHECK-NEXT: arith.shli
-// CHECK-NEXT: arith.bitcast %{{.*}} : i32 to f32
 // CHECK: memref.store %{{.*}}, %[[PA]]
+// CHECK: %[[SEEN:.*]] = memref.atomic_rmw addi %c1_i32, %[[FLAGS]][%[[SLOT:.*]]] : (i32, memref<7xi32>) -> i32
 // CHECK: vector.load %[[B]][{{.*}}] : memref<300x40xbf16>, vector<8xbf16>
 // CHECK-NEXT: arith.bitcast %{{.*}} : vector<8xbf16> to vector<8xi16>
 // CHECK-NEXT: arith.extui %{{.*}} : vector<8xi16> to vector<8xi32>
 // CHECK-NEXT: arith.shli
 // CHECK-NEXT: %[[WIDE:.*]] = arith.bitcast %{{.*}} : vector<8xi32> to vector<8xf32>
-// CHECK: vector.store %[[WIDE]], %[[PB]]
+// CHECK: vector.store %[[WIDE]], %[[SB]]
+// CHECK: memref.atomic_rmw addi %c1073741824_i32, %[[FLAGS]][%[[SLOT]]]
+// CHECK: scf.while
+// CHECK-NEXT: memref.atomic_rmw ori %c0_i32, %[[FLAGS]][%[[SLOT]]]
+// CHECK: vector.load %[[SB]]
 // CHECK: vector.fma {{.*}} : vector<8xf32>
 // CHECK: scf.if
 // CHECK: vector.load %[[ACC]]
@@ -70,7 +84,7 @@ func.func @odd(%a: tensor<40x70xf32>, %b: tensor<70x17xf32>) -> tensor<40x17xf32
 // CHECK-SAME: %[[B:[a-z0-9]+]]: memref<64x32xi8>, %{{.*}}: memref<40x32xi32>
 // CHECK-SAME: dtypes = [i8, i8, i32]
 // CHECK: memref.alloc() {alignment = 64 : i64} : memref<{{[0-9]+}}xi32>
-// CHECK: arith.extsi %{{.*}} : i8 to i32
+// CHECK: arith.extsi %{{.*}} : vector<8xi8> to vector<8xi32>
 // CHECK: vector.load %[[B]]{{.*}} : memref<64x32xi8>, vector<8xi8>
 // CHECK-NEXT: arith.extsi %{{.*}} : vector<8xi8> to vector<8xi32>
 // CHECK: %[[P:.*]] = arith.muli %{{.*}}, %{{.*}} : vector<8xi32>
@@ -102,11 +116,11 @@ func.func @batched(%a: tensor<4x40x64xf32>, %b: tensor<4x64x32xf32>) -> tensor<4
 // CHECK-SAME: memref<40x64xi8>, %{{.*}}: memref<64x32xi8>, %{{.*}}: memref<40x32xi8>
 // CHECK-SAME: dtypes = [f8E4M3FN, f8E4M3FN, f8E4M3FN]
 // CHECK-DAG: %[[SAT:.*]] = arith.constant dense<126> : vector<8xi32>
-// CHECK-DAG: %[[NAN:.*]] = arith.constant 2143289344 : i32
-// CHECK-DAG: %[[SUB:.*]] = arith.constant 0.001953125 : f32
-// CHECK: %[[M:.*]] = arith.sitofp %{{.*}} : i32 to f32
-// CHECK-NEXT: arith.mulf %[[M]], %[[SUB]] : f32
-// CHECK: arith.ori %{{.*}}, %[[NAN]] : i32
+// CHECK-DAG: %[[NAN:.*]] = arith.constant dense<2143289344> : vector<8xi32>
+// CHECK-DAG: %[[SUB:.*]] = arith.constant dense<0.001953125> : vector<8xf32>
+// CHECK: %[[M:.*]] = arith.sitofp %{{.*}} : vector<8xi32> to vector<8xf32>
+// CHECK-NEXT: arith.mulf %[[M]], %[[SUB]] : vector<8xf32>
+// CHECK: arith.ori %{{.*}}, %[[NAN]] : vector<8xi32>
 // CHECK: arith.minui %{{.*}}, %[[SAT]] : vector<8xi32>
 func.func @fp8(%a: tensor<40x64xf8E4M3FN>, %b: tensor<64x32xf8E4M3FN>) -> tensor<40x32xf8E4M3FN> {
   %c = tessera_graph.matmul %a, %b : tensor<40x64xf8E4M3FN>, tensor<64x32xf8E4M3FN> -> tensor<40x32xf32>

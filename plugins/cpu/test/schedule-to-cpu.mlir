@@ -18,19 +18,28 @@
 // CHECK: vector.store
 // AVX-512 (matmul-lanes=16, what the cpu compiler sets on a target with
 // AVX-512F): a 12 x 32 register tile is 24 vector<16xf32> accumulators.
+// B (%arg1) is read whole by both groups: packed once, sliver by sliver,
+// into the kernel's scratch buffer (%arg4, state words then slivers) by
+// the group that counts first into the sliver's word.
 // ZMM-LABEL: func.func @dense
+// ZMM-SAME: %arg4: memref<8256xi8>
+// ZMM-SAME: scratch = 1 : i64
+// ZMM: %[[FLAGS:.*]] = memref.view %arg4[%c0][] : memref<8256xi8> to memref<2xi32>
+// ZMM: %[[SB:.*]] = memref.view %arg4[%c64][] : memref<8256xi8> to memref<2048xf32>
 // ZMM: memref.alloc() {alignment = 64 : i64} : memref<{{[0-9]+}}xf32>
 // Prefetches come from inside the micro-kernel's k loop, before the step's
 // loads (a prefetch orders memory: loads hoisted above one spilled
-// accumulators), never in a burst before it: the C tile's rows (write),
-// then the rows of B packed next (read).
+// accumulators), never in a burst before it: the C tile's rows (write).
+// The rows of B are not prefetched for a packing this group may not do.
 // ZMM-NOT: memref.prefetch
+// ZMM: memref.atomic_rmw addi {{.*}}, %[[FLAGS]]
+// ZMM: vector.store {{.*}}, %[[SB]]
+// ZMM: memref.atomic_rmw addi %c1073741824_i32, %[[FLAGS]]
 // ZMM: scf.for {{.*}} iter_args
 // ZMM-NOT: vector.load
 // ZMM: memref.prefetch %arg3[{{.*}}], write, locality<3>, data : memref<96x32xf32>
-// ZMM-NOT: vector.load
-// ZMM: memref.prefetch %arg1[{{.*}}], read, locality<2>, data : memref<64x32xf32>
-// ZMM: vector.load {{.*}} : memref<{{[0-9]+}}xf32>, vector<16xf32>
+// ZMM-NOT: memref.prefetch %arg1
+// ZMM: vector.load %[[SB]]{{.*}} : memref<2048xf32>, vector<16xf32>
 // ZMM: vector.fma {{.*}} : vector<16xf32>
 // ZMM-NOT: vector.fma {{.*}} : vector<8xf32>
 // ZMM: arith.maxf {{.*}} : vector<16xf32>

@@ -567,6 +567,14 @@ Status FinishImage(ProgramImage* image, const CompileOutput& compiled) {
                             [&](const KernelSignature& k) { return k.name == s.kernel; });
     if (sig == compiled.kernels.end())
       return Status(StatusCode::kInternal, "the " + compiled.plugin + " compiler returned no kernel '" + s.kernel + "'");
+    // Scratch parameters (TS_PARAM_SCRATCH) follow the function's: each
+    // launch gets a buffer of its own, kept by the program between runs.
+    for (size_t a = s.args.size(); a < sig->params.size(); ++a) {
+      const KernelParamInfo& kp = sig->params[a];
+      if (kp.kind != TS_KERNEL_ARG_BUFFER || !(kp.access & TS_PARAM_SCRATCH)) break;
+      s.args.push_back({PlanArg::kValue, static_cast<uint32_t>(image->values.size())});
+      image->values.push_back({kp.dtype.empty() ? "i8" : kp.dtype, kp.bytes});
+    }
     if (sig->params.size() != s.args.size())
       return Status(StatusCode::kInternal, "the " + compiled.plugin + " compiler's kernel '" + s.kernel + "' takes " +
                                                std::to_string(sig->params.size()) + " arguments; the plan passes " +

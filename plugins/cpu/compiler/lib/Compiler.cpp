@@ -87,7 +87,10 @@ std::vector<KernelInfo> collectKernels(ModuleOp m) {
     }
     // Graph IR kernels list their element types (an fp8 buffer is an i8 memref).
     auto dtypes = d.getAs<ArrayAttr>("dtypes");
-    for (int64_t i = 0; i < nIn + nOut; ++i) {
+    // Scratch buffers after the outputs (ScheduleToCPU: "scratch").
+    int64_t nScratch = 0;
+    if (auto sc = d.getAs<IntegerAttr>("scratch")) nScratch = sc.getInt();
+    for (int64_t i = 0; i < nIn + nOut + nScratch; ++i) {
       KernelArgInfo a;
       Type t = f.getArgumentTypes()[i];
       if (auto mt = t.dyn_cast<MemRefType>()) {
@@ -101,8 +104,9 @@ std::vector<KernelInfo> collectKernels(ModuleOp m) {
         a.buffer = false;
         a.dtype = typeName(t);
       }
-      a.output = i >= nIn;
+      a.output = i >= nIn && i < nIn + nOut;
       if (a.buffer && !f.isExternal()) a.access = tessera::target::ArgumentAccess(f.getArgument(i));
+      if (i >= nIn + nOut) a.access = TS_PARAM_READ | TS_PARAM_WRITE | TS_PARAM_SCRATCH;
       k.args.push_back(a);
     }
     out.push_back(k);

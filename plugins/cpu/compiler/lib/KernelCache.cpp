@@ -91,7 +91,7 @@ std::string ParseBody(StringRef text, std::vector<KernelInfo> &ks) {
         return where + ": malformed argument line";
       a.buffer = buffer != 0;
       a.output = (output & 1) != 0;
-      a.access = (output >> 1) & (TS_PARAM_READ | TS_PARAM_WRITE | TS_PARAM_ATOMIC);
+      a.access = (output >> 1) & (TS_PARAM_READ | TS_PARAM_WRITE | TS_PARAM_ATOMIC | TS_PARAM_SCRATCH);
       a.dtype = w[3].str();
       for (uint64_t i = 0; i < rank; ++i) {
         int64_t d = 0;

@@ -77,6 +77,7 @@ class MatmulEmitter {
   bool panel = false, accInC = true, singleSlice = true;
   SmallVector<int64_t> remainders;
   Value cAcc;  // partial sums when C does not hold the accumulator type
+  Value packB;  // where the micro-kernels read B: x.packB, or the shared slivers
 
   // Loop state of the current position in the nest.
   SmallVector<Value> prefix;  // batch indices
@@ -103,6 +104,8 @@ class MatmulEmitter {
   void packBTransposed(Value dstBase, Value col0, int64_t width);
   void packA();
   void sliver(Value jr, int64_t width);
+  Value claimSharedSliver(Value jr, int64_t width);
+  void packSliver(Value bBase, Value jcol, int64_t width);
   void tile(Value jr, Value bBase, Value ir, int64_t mr, int64_t width);
   FailureOr<Value> applyEpilogue(Value v, Value row, Value col, int64_t lanes);
 };
@@ -179,14 +182,14 @@ void MatmulEmitter::packBTransposed(Value dstBase, Value col0, int64_t width) {
                             elem, x.elements));
         transposeVectors(b, loc, r);
         for (int64_t l = 0; l < V; ++l)
-          b.create<vector::StoreOp>(loc, r[l], x.packB, ValueRange{dstAt(addc(k0, l), n0)});
+          b.create<vector::StoreOp>(loc, r[l], packB, ValueRange{dstAt(addc(k0, l), n0)});
       }
     });
   }
   // Element by element: the K remainder of the whole vectors, then the
   // columns past them for every k.
   auto lanes = [&](Value k, int64_t n0, int64_t w) {
-    b.create<vector::StoreOp>(loc, loadVec(x.b, at(add(pc, k), addc(col0, n0)), w), x.packB,
+    b.create<vector::StoreOp>(loc, loadVec(x.b, at(add(pc, k), addc(col0, n0)), w), packB,
                               ValueRange{dstAt(k, n0)});
   };
   forLoop(b, loc, kMain, kc, c(1), [&](Value k) {
@@ -217,7 +220,7 @@ void MatmulEmitter::packPanel() {
       Value dst = add(mul(divc(t, NR), kcMax * NR), dk);
       for (int64_t j = 0; j * V < width; ++j) {
         Value v = loadVec(x.b, at(krow, addc(add(jc, t), j * V)), std::min(V, width - j * V));
-        b.create<vector::StoreOp>(loc, v, x.packB, ValueRange{addc(dst, j * V)});
+        b.create<vector::StoreOp>(loc, v, packB, ValueRange{addc(dst, j * V)});
       }
     };
     forLoop(b, loc, c(0), ncvFull, c(NR), [&](Value t) { packCols(t, NR); });
@@ -299,24 +302,81 @@ void MatmulEmitter::packA() {
   });
 }
 
+/// B[pc.., jcol..] (kc x width) into the sliver at bBase of packB.
+void MatmulEmitter::packSliver(Value bBase, Value jcol, int64_t width) {
+  if (!g::isRowMajor(x.b.type)) {
+    packBTransposed(bBase, jcol, width);
+    return;
+  }
+  // A shared sliver's rows were not prefetched by the micro-kernel (the
+  // group that packs it is not known before): each row fetches the lines
+  // of the row kPackAhead below, so the strided rows arrive in time.
+  constexpr int64_t kPackAhead = 8;
+  const int64_t bytes = storageType(x.b.type.getElementType()).getIntOrFloatBitWidth() / 8;
+  const int64_t lineCols = std::max<int64_t>(1, 64 / bytes);
+  forLoop(b, loc, c(0), kc, c(1), [&](Value k) {
+    Value krow = add(pc, k);
+    if (x.shared) {
+      Value ahead = b.create<arith::MinSIOp>(loc, addc(krow, kPackAhead), c(K - 1));
+      for (int64_t col = 0; col < width; col += lineCols)
+        b.create<memref::PrefetchOp>(loc, x.b.mem, x.b.at(at(ahead, addc(jcol, col))),
+                                     /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
+    }
+    for (int64_t j = 0; j * V < width; ++j) {
+      Value v = loadVec(x.b, at(krow, addc(jcol, j * V)), std::min(V, width - j * V));
+      b.create<vector::StoreOp>(loc, v, packB, ValueRange{add(bBase, addc(mul(k, NR), j * V))});
+    }
+  });
+}
+
+/// The shared sliver at jr of this panel, packed.  Each group adds 1 to
+/// the sliver's state word: the one that found 0 packs it and then adds
+/// kPacked; the others wait until the word reaches kPacked (the packer is
+/// running: one group runs on one thread from start to end, and packing
+/// waits for nothing).  The atomics are acq_rel, so the packed values are
+/// visible to whoever reads kPacked.  (Adds only: memref.atomic_rmw; LLVM
+/// 16's memref.generic_atomic_rmw lowering leaves the op behind.)  Returns
+/// the sliver's offset in the shared buffer.
+Value MatmulEmitter::claimSharedSliver(Value jr, int64_t width) {
+  constexpr int64_t kPacked = int64_t{1} << 30;  // far above any number of visits
+  const SharedBLayout &l = x.shared->layout;
+  Value s = add(mul(add(mul(divc(jc, l.nc), l.panelsK), divc(pc, l.kcMax)), l.slivers), divc(jr, NR));
+  Value slot = addc(s, l.flagBase);
+  Value bBase = addc(mul(s, l.kcMax * NR), l.dataBase);
+  auto i32 = [&](int64_t v) { return b.create<arith::ConstantIntOp>(loc, v, 32).getResult(); };
+  Value before =
+      b.create<memref::AtomicRMWOp>(loc, arith::AtomicRMWKind::addi, i32(1), x.shared->flags, ValueRange{slot});
+  Value mine = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, before, i32(0));
+  auto ifOp = b.create<scf::IfOp>(loc, mine, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    packSliver(bBase, add(jc, jr), width);
+    b.create<memref::AtomicRMWOp>(loc, arith::AtomicRMWKind::addi, i32(kPacked), x.shared->flags, ValueRange{slot});
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    auto wait = b.create<scf::WhileOp>(loc, TypeRange{}, ValueRange{});
+    b.createBlock(&wait.getBefore());
+    Value now = b.create<memref::AtomicRMWOp>(loc, arith::AtomicRMWKind::ori, i32(0), x.shared->flags, ValueRange{slot});
+    b.create<scf::ConditionOp>(loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, now, i32(kPacked)),
+                               ValueRange{});
+    b.createBlock(&wait.getAfter());
+    b.create<scf::YieldOp>(loc);
+  }
+  return bBase;
+}
+
 /// One NR-column sliver at jr (`width` = NR, or the static remainder).
 void MatmulEmitter::sliver(Value jr, int64_t width) {
   Value jcol = add(jc, jr);
   Value bBase = c(0);
-  if (panel) {
+  if (x.shared) {
+    bBase = claimSharedSliver(jr, width);
+  } else if (panel) {
     bBase = mul(divc(jr, NR), kcMax * NR);
-  } else if (!g::isRowMajor(x.b.type)) {
-    packBTransposed(c(0), jcol, width);
   } else {
     // Pack this KC x NR sliver of B right before its micro-kernels: it
     // stays in L1 for all of them.
-    forLoop(b, loc, c(0), kc, c(1), [&](Value k) {
-      Value krow = add(pc, k);
-      for (int64_t j = 0; j * V < width; ++j) {
-        Value v = loadVec(x.b, at(krow, addc(jcol, j * V)), std::min(V, width - j * V));
-        b.create<vector::StoreOp>(loc, v, x.packB, ValueRange{addc(mul(k, NR), j * V)});
-      }
-    });
+    packSliver(bBase, jcol, width);
   }
   // Full tiles, then the remainder rows (mc % MR) with a smaller register
   // tile: one variant per remainder this kernel can see.
@@ -360,7 +420,7 @@ void MatmulEmitter::tile(Value jr, Value bBase, Value ir, int64_t mr, int64_t wi
     Value bo = add(bBase, mul(k, NR)), ao = add(aBase, mul(k, MR));
     SmallVector<Value> bv;
     for (int64_t j = 0; j < nvT; ++j)
-      bv.push_back(b.create<vector::LoadOp>(loc, accVec, x.packB, ValueRange{addc(bo, j * V)}));
+      bv.push_back(b.create<vector::LoadOp>(loc, accVec, packB, ValueRange{addc(bo, j * V)}));
     for (int64_t r = 0; r < mr; ++r) {
       Value a = b.create<memref::LoadOp>(loc, x.packA, ValueRange{addc(ao, r)});
       Value ab = b.create<vector::BroadcastOp>(loc, accVec, a);
@@ -393,7 +453,7 @@ void MatmulEmitter::tile(Value jr, Value bBase, Value ir, int64_t mr, int64_t wi
   // of a 2048^3 GEMM's kernel samples, the load of every row a miss).
   // (A transposed B's next rows are not row segments: not prefetched.)
   const SmallVector<int64_t> bCols = lineStarts(x.b);
-  const int64_t nLines = bCols.size(), slots = g::isRowMajor(x.b.type) ? prefetchRows * nLines : 0;
+  const int64_t nLines = bCols.size(), slots = g::isRowMajor(x.b.type) && !x.shared ? prefetchRows * nLines : 0;
   const int64_t trips = std::max<int64_t>(1, kcMax / kUnroll);
   const int64_t perTrip = (slots + trips - 1) / trips;
   Value rowBase = addc(pc, kcMax), colBase = jcol;
@@ -527,6 +587,10 @@ LogicalResult MatmulEmitter::emit() {
   kcMax = std::min(KC, K);
   singleSlice = K <= kcMax;
   accInC = ct.getElementType() == accElem;
+  packB = x.shared ? x.shared->data : x.packB;
+  if (x.shared && (x.shared->layout.nc != nc || x.shared->layout.kcMax != kcMax ||
+                   x.shared->layout.slivers * NR != nc))
+    return mm.emitError("cpu backend: internal: the shared B layout does not match the matmul's tiles");
 
   SmallVector<int64_t> rowCounts{M};
   if (rank == 2) rowCounts.assign(x.dim0Counts.begin(), x.dim0Counts.end());
@@ -561,12 +625,28 @@ LogicalResult MatmulEmitter::emit() {
         kc = minI(kcMax, c(K), pc);
         first = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, pc, c(0));
         last = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, add(pc, kc), c(K));
-        if (panel) packPanel();
+        if (panel && !x.shared) packPanel();
         forLoop(b, loc, c(0), mRows, c(MC), [&](Value icv) {
           ic = icv;
           mc = minI(MC, mRows, ic);
           packA();
-          forLoop(b, loc, c(0), ncvFull, c(NR), [&](Value jr) { sliver(jr, NR); });
+          if (x.shared) {
+            // Group g starts at sliver bitreverse3(g) / 8 of the panel, so
+            // groups that run at once pack different slivers (2 groups:
+            // halves; 4: quarters) and meet only where the other has
+            // already packed.
+            Value g = x.shared->groupId;
+            auto bit = [&](int64_t mask) { return b.create<arith::AndIOp>(loc, g, c(mask)).getResult(); };
+            Value rev = add(add(mul(bit(1), 4), bit(2)), divc(bit(4), 4));
+            Value n = divc(ncvFull, NR);
+            Value start = divc(b.create<arith::MulIOp>(loc, rev, n), 8);
+            Value nz = b.create<arith::MaxUIOp>(loc, n, c(1));
+            forLoop(b, loc, c(0), n, c(1), [&](Value i) {
+              sliver(mul(b.create<arith::RemUIOp>(loc, add(i, start), nz), NR), NR);
+            });
+          } else {
+            forLoop(b, loc, c(0), ncvFull, c(NR), [&](Value jr) { sliver(jr, NR); });
+          }
           if (nrem) {
             auto has = b.create<scf::IfOp>(loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, ncv, ncvFull), false);
             OpBuilder::InsertionGuard g(b);

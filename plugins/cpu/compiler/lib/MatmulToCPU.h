@@ -3,6 +3,7 @@
 #define TESSERA_LIB_TARGET_CPU_MATMULTOCPU_H
 
 #include <functional>
+#include <optional>
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -29,6 +30,15 @@ struct TensorAccess {
   mlir::Value row0;
 };
 
+/// Where a B packed once for all tile groups lives in the kernel's scratch
+/// buffer (ScheduleToCPU's planSharedB): sliver s = (jc / nc * panelsK +
+/// pc / kcMax) * slivers + jr / NR has its state word at flagBase + s (the
+/// number of groups that reached it, plus 2^30 once packed) and its kcMax x NR values at
+/// dataBase + s * kcMax * NR.
+struct SharedBLayout {
+  int64_t nc = 0, kcMax = 0, slivers = 0, panelsK = 0, flagBase = 0, dataBase = 0;
+};
+
 struct MatmulAccess {
   TensorAccess a, b, c;          // lhs, rhs, the chain's result
   /// The tensors the fused epilogue reads (FusedTree::leaves).
@@ -46,6 +56,17 @@ struct MatmulAccess {
   /// a multiple of it.
   int64_t lanes = 8;
   ElementOptions elements;
+  /// B shared by the groups (set when every group reads all of it): the
+  /// state words (memref<? x i32>), the packed slivers (memref<? x acc>),
+  /// their layout, and this group's id (index), which staggers where each
+  /// group starts in a panel so that groups running at once pack
+  /// different slivers.
+  struct SharedB {
+    mlir::Value flags, data;
+    SharedBLayout layout;
+    mlir::Value groupId;
+  };
+  std::optional<SharedB> shared;
 };
 
 /// Elements of the A and B packing buffers a matmul needs with these tiles.

@@ -76,7 +76,17 @@ class KernelBuilder {
   int64_t rowsTotal = 0, rowBlock = 0;
   Value rows;  // rows this group owns (index)
   Value rowStart;  // the first of them
+  Value groupId;   // this group (index)
   DenseMap<Type, std::pair<Value, Value>> packs;  // accumulator type -> packed A, B
+  // Matmuls whose B every group reads whole (a weight): packed once into
+  // the kernel's scratch buffer and shared (MatmulAccess::SharedB).
+  DenseMap<Operation *, SharedBLayout> sharedB;
+  int64_t sharedSlots = 0;  // state words of all of them; one more counts finished groups
+  Value sharedFlags;        // memref<(sharedSlots + 1) x i32>
+  DenseMap<Type, Value> sharedData;  // accumulator type -> memref<? x acc>
+  int64_t scratchBytes = 0;
+  void planSharedB(int64_t grid);
+  void resetSharedB(Value gridX, Value gridY, Value gridZ);
   int64_t MC = 144, NC = 4096, KC = 256, MR = 6, NR = 16;
   int64_t vectorWidth = kVec;  // V of the tile being lowered (row tiles)
   SmallVector<Value> allocs;
@@ -270,6 +280,10 @@ LogicalResult KernelBuilder::lowerMatmul(g::MatmulOp mm, const FusedTree &epilog
   std::tie(m.packA, m.packB) = packs.lookup(computeType(A.type.getElementType()));
   m.MC = MC; m.NC = NC; m.KC = KC; m.MR = MR; m.NR = NR;
   m.lanes = NR % matmulLanes == 0 ? matmulLanes : kVec;
+  if (auto it = sharedB.find(mm); it != sharedB.end()) {
+    m.shared = MatmulAccess::SharedB{sharedFlags, sharedData.lookup(computeType(A.type.getElementType())),
+                                     it->second, groupId};
+  }
   m.elements = elements;
   return cpu::lowerMatmul(b, mm, epilogue, m, allocs);
 }
@@ -643,6 +657,9 @@ LogicalResult KernelBuilder::run() {
   }
   for (Type t : src.getResultTypes()) types.push_back(memTy(t));
   unsigned nIn = src.getNumArguments(), nOut = src.getNumResults();
+  if (parallel && grid > 1) planSharedB(grid);
+  const unsigned nScratch = scratchBytes ? 1 : 0;
+  if (nScratch) types.push_back(MemRefType::get({scratchBytes}, b.getI8Type()));
   for (int i = 0; i < 6; ++i) types.push_back(b.getIndexType());
   types.push_back(MemRefType::get({tile::kDefaultMaxSharedMemory}, b.getI8Type()));
   b.setInsertionPoint(src);
@@ -650,13 +667,28 @@ LogicalResult KernelBuilder::run() {
   fn->setAttr(kKernelAttr, b.getDictionaryAttr({
       b.getNamedAttr("inputs", b.getI64IntegerAttr(nIn)),
       b.getNamedAttr("outputs", b.getI64IntegerAttr(nOut)),
+      b.getNamedAttr("scratch", b.getI64IntegerAttr(nScratch)),
       b.getNamedAttr("dtypes", b.getArrayAttr(dtypes)),
       b.getNamedAttr("grid", b.getDenseI64ArrayAttr({grid, 1, 1})),
       b.getNamedAttr("group_size", b.getDenseI64ArrayAttr({1, 1, 1}))}));
   Block *entry = fn.addEntryBlock();
   b.setInsertionPointToStart(entry);
 
-  Value gid = entry->getArgument(nIn + nOut);
+  Value gid = entry->getArgument(nIn + nOut + nScratch);
+  groupId = gid;
+  if (nScratch) {
+    // The state words, then the packed slivers (64-byte aligned).
+    Value ws = entry->getArgument(nIn + nOut);
+    sharedFlags = b.create<memref::ViewOp>(loc, MemRefType::get({sharedSlots + 1}, b.getI32Type()), ws,
+                                           cIdx(b, loc, 0), ValueRange{});
+    const int64_t flagBytes = ((sharedSlots + 1) * 4 + 63) / 64 * 64;
+    for (auto &[mm, layout] : sharedB) {
+      Type acc = computeType(cast<g::MatmulOp>(mm).getLhs().getType().cast<RankedTensorType>().getElementType());
+      if (sharedData.count(acc)) continue;
+      sharedData[acc] = b.create<memref::ViewOp>(
+          loc, MemRefType::get({(scratchBytes - flagBytes) / 4}, acc), ws, cIdx(b, loc, flagBytes), ValueRange{});
+    }
+  }
   Value row0 = b.create<arith::MulIOp>(loc, gid, cIdx(b, loc, rowBlock));
   rowStart = row0;
   rows = parallel ? b.create<arith::MinSIOp>(loc, cIdx(b, loc, rowBlock),
@@ -716,9 +748,84 @@ LogicalResult KernelBuilder::run() {
     Buf in = bufs[v];
     forNest(b, loc, extents(out), [&](ArrayRef<Value> iv) { copyElement(out, iv, in, iv); });
   }
+  if (nScratch)
+    resetSharedB(entry->getArgument(nIn + nOut + nScratch + 3), entry->getArgument(nIn + nOut + nScratch + 4),
+                 entry->getArgument(nIn + nOut + nScratch + 5));
   for (Value a : allocs) b.create<memref::DeallocOp>(loc, a);
   b.create<func::ReturnOp>(loc);
   return success();
+}
+
+/// Which matmuls pack B once for all groups, and where in the scratch
+/// buffer.  Per group, B costs K*N packing against rows*K*N FMAs: 3% of a
+/// 2048^3 GEMM's samples with 8 groups, each packing all of B.  Shared, B
+/// is packed once (each sliver by whichever group reaches it first) and
+/// read from the scratch buffer by the others.  Only a B that every group
+/// reads whole and that the kernel does not compute: an argument, or a
+/// transposed view of one; rank 2 (batched matmuls give each group its own
+/// matrices); and at most kMaxSharedBytes of packed slivers.
+void KernelBuilder::planSharedB(int64_t grid) {
+  constexpr int64_t kMaxSharedBytes = int64_t{1} << 30;
+  int64_t dataElems = 0;
+  src.walk([&](g::MatmulOp mm) {
+    auto at = mm.getLhs().getType().cast<RankedTensorType>();
+    if (at.getRank() != 2) return;
+    Value rhs = mm.getRhs();
+    if (auto t = rhs.getDefiningOp<g::TransposeOp>(); t && g::isMatmulOperandTranspose(t)) rhs = t.getOperand();
+    // Through the tiles' region arguments to the function's.
+    auto arg = rhs.dyn_cast<BlockArgument>();
+    while (arg && arg.getOwner() != &src.front()) {
+      auto tile = dyn_cast<schedule::TileOp>(arg.getOwner()->getParentOp());
+      if (!tile || arg.getArgNumber() >= tile->getNumOperands()) return;
+      rhs = tile->getOperand(arg.getArgNumber());
+      arg = rhs.dyn_cast<BlockArgument>();
+    }
+    if (!arg || rowValues.contains(rhs) || rowValues.contains(mm.getRhs())) return;
+    int64_t mc = MC, nc = NC, kc = KC, nr = NR;
+    if (auto t = mm->getParentOfType<schedule::TileOp>()) {
+      mc = t.getTileSizes()[0], nc = t.getTileSizes()[1], kc = t.getTileSizes()[2];
+      nr = t.getMicroTile()[1];
+    }
+    (void)mc;
+    const int64_t K = at.getDimSize(1), N = mm.getRhs().getType().cast<RankedTensorType>().getDimSize(1);
+    SharedBLayout l;
+    l.nc = (std::min(nc, N) + nr - 1) / nr * nr;
+    l.kcMax = std::min(kc, K);
+    l.slivers = l.nc / nr;
+    l.panelsK = (K + l.kcMax - 1) / l.kcMax;
+    const int64_t slots = (N + l.nc - 1) / l.nc * l.panelsK * l.slivers;
+    const int64_t elems = slots * l.kcMax * nr;
+    if ((dataElems + elems) * 4 > kMaxSharedBytes) return;
+    l.flagBase = sharedSlots;
+    l.dataBase = dataElems;
+    sharedSlots += slots;
+    dataElems += elems;
+    sharedB[mm] = l;
+  });
+  (void)grid;
+  if (sharedB.empty()) return;
+  const int64_t flagBytes = ((sharedSlots + 1) * 4 + 63) / 64 * 64;
+  scratchBytes = flagBytes + dataElems * 4;
+}
+
+/// The last group to finish puts every state word back to zero, so the
+/// next launch (on the same buffer: TS_PARAM_SCRATCH) packs B again.
+/// Groups count themselves in the last word; the launch's grid, not the
+/// compiled one, says how many finish.
+void KernelBuilder::resetSharedB(Value gridX, Value gridY, Value gridZ) {
+  Value groups = b.create<arith::MulIOp>(loc, b.create<arith::MulIOp>(loc, gridX, gridY), gridZ);
+  Value counter = cIdx(b, loc, sharedSlots);
+  Value one = b.create<arith::ConstantIntOp>(loc, 1, 32);
+  Value before = b.create<memref::AtomicRMWOp>(loc, arith::AtomicRMWKind::addi, one, sharedFlags, ValueRange{counter});
+  Value lastGroup = b.create<arith::CmpIOp>(
+      loc, arith::CmpIPredicate::eq, b.create<arith::IndexCastOp>(loc, b.getIndexType(), before),
+      b.create<arith::SubIOp>(loc, groups, cIdx(b, loc, 1)));
+  auto ifOp = b.create<scf::IfOp>(loc, lastGroup, false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  Value zero = b.create<arith::ConstantIntOp>(loc, 0, 32);
+  forLoop(b, loc, cIdx(b, loc, 0), cIdx(b, loc, sharedSlots + 1), cIdx(b, loc, 1),
+          [&](Value i) { b.create<memref::StoreOp>(loc, zero, sharedFlags, ValueRange{i}); });
 }
 
 struct ScheduleToCPUPass : tessera::cpu::impl::ScheduleToCPUBase<ScheduleToCPUPass> {

@@ -59,6 +59,7 @@ TsErrorCode Lower(ModuleOp module, const CompileRequest &request, CompileResult 
       // A buffer of any length spans what the launch gives it: 0 here.
       p.bytes = a.buffer ? tessera::cpu::bufferBytes(a) : tessera::cpu::dtypeBytes(a.dtype);
       if (!a.buffer) p.access = TS_PARAM_READ;
+      else if (a.access & TS_PARAM_SCRATCH) p.access = a.access;  // the kernel's own (ScheduleToCPU)
       else if (k.graph) p.access = a.output ? TS_PARAM_WRITE : TS_PARAM_READ;
       else if (a.access) p.access = a.access;  // from the body (ArgumentAccess)
       spec.params.push_back(std::move(p));
