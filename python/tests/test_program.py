@@ -46,25 +46,25 @@ def test_compile_text_and_call(rng):
     np.testing.assert_allclose(y2, mlp_ref(-x, w1, b1, w2), rtol=1e-3, atol=1e-3)
 
 
-# Weights every tile group reads whole: on cpu each is packed once per call
-# into the kernel's scratch buffer, by whichever group reaches a sliver
-# first (K = 300: two K slices; N = 100, 72: remainder slivers; W2 read
-# through a transpose).  Calls with new weights must not see the slivers
+# Weights every tile group reads whole: on cpu (2048 rows: 8 or 16 groups)
+# each is packed once per call into the kernel's scratch buffer, by
+# whichever group reaches a sliver first (K = 300: two K slices; N = 100,
+# 72: remainder slivers; W2 read through a transpose).  Calls with new weights must not see the slivers
 # packed from the old ones.
 SHARED_WEIGHTS = """
-func.func @shared(%x: tensor<512x300xf32>, %w1: tensor<300x100xf32>, %w2t: tensor<72x100xf32>)
-    -> tensor<512x72xf32> {
-  %h = tessera_graph.matmul %x, %w1 : tensor<512x300xf32>, tensor<300x100xf32> -> tensor<512x100xf32>
+func.func @shared(%x: tensor<2048x300xf32>, %w1: tensor<300x100xf32>, %w2t: tensor<72x100xf32>)
+    -> tensor<2048x72xf32> {
+  %h = tessera_graph.matmul %x, %w1 : tensor<2048x300xf32>, tensor<300x100xf32> -> tensor<2048x100xf32>
   %w2 = tessera_graph.transpose %w2t perm = [1, 0] : tensor<72x100xf32> -> tensor<100x72xf32>
-  %y = tessera_graph.matmul %h, %w2 : tensor<512x100xf32>, tensor<100x72xf32> -> tensor<512x72xf32>
-  return %y : tensor<512x72xf32>
+  %y = tessera_graph.matmul %h, %w2 : tensor<2048x100xf32>, tensor<100x72xf32> -> tensor<2048x72xf32>
+  return %y : tensor<2048x72xf32>
 }
 """
 
 
 def test_weights_shared_by_groups_are_packed_again_each_call(rng):
     fn = tessera.compile(SHARED_WEIGHTS)
-    x = rng.standard_normal((512, 300), np.float32)
+    x = rng.standard_normal((2048, 300), np.float32)
     for _ in range(3):
         w1 = rng.standard_normal((300, 100), np.float32)
         w2t = rng.standard_normal((72, 100), np.float32)

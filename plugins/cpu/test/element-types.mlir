@@ -11,19 +11,16 @@
 
 // bf16 x bf16 -> bf16 with K = 300 > KC = 256: the operands are widened to
 // f32 while packing, by vectors (A through register transposes and masked
-// stores of its 6-row slivers), the micro-kernel is the f32 one, and the
-// partial sums of the two K slices stay in an f32 scratch of the group's
-// rows x the panel's columns; C (bf16) is written once, after the last
-// slice, rounded to nearest even in integer code.  Both groups read all of
-// B: it is packed once into the kernel's scratch buffer (TS_PARAM_SCRATCH),
-// 7 state words (3 slivers x 2 K slices, and the count of finished groups)
-// then the slivers, each by the group that counts first into its word.
+// stores of its 6-row slivers; the K remainder element by element), the
+// micro-kernel is the f32 one, and the partial sums of the two K slices
+// stay in an f32 scratch of the group's rows x the panel's columns; C
+// (bf16) is written once, after the last slice, rounded to nearest even in
+// integer code.  Two groups: each packs B itself (no scratch parameter).
 // CHECK-LABEL: func.func @bf16_out(
-// CHECK-SAME: %[[A:[a-z0-9]+]]: memref<96x300xbf16>, %[[B:[a-z0-9]+]]: memref<300x40xbf16>, %[[C:[a-z0-9]+]]: memref<96x40xbf16>, %[[WS:[a-z0-9]+]]: memref<98368xi8>
-// CHECK-SAME: dtypes = [bf16, bf16, bf16], grid = array<i64: 2, 1, 1>, group_size = array<i64: 1, 1, 1>, inputs = 2 : i64, outputs = 1 : i64, scratch = 1 : i64
-// CHECK: %[[FLAGS:.*]] = memref.view %[[WS]][%c0][] : memref<98368xi8> to memref<7xi32>
-// CHECK: %[[SB:.*]] = memref.view %[[WS]][%c64][] : memref<98368xi8> to memref<24576xf32>
+// CHECK-SAME: %[[A:[a-z0-9]+]]: memref<96x300xbf16>, %[[B:[a-z0-9]+]]: memref<300x40xbf16>, %[[C:[a-z0-9]+]]: memref<96x40xbf16>, %{{.*}}: index
+// CHECK-SAME: dtypes = [bf16, bf16, bf16], grid = array<i64: 2, 1, 1>, group_size = array<i64: 1, 1, 1>, inputs = 2 : i64, outputs = 1 : i64, scratch = 0 : i64
 // CHECK: %[[PA:.*]] = memref.alloc() {alignment = 64 : i64} : memref<26112xf32>
+// CHECK: %[[PB:.*]] = memref.alloc() {alignment = 64 : i64} : memref<12288xf32>
 // CHECK: %[[ACC:.*]] = memref.alloc() {alignment = 64 : i64} : memref<48x48xf32>
 // CHECK: vector.load %[[A]][{{.*}}] : memref<96x300xbf16>, vector<8xbf16>
 // CHECK-NEXT: arith.bitcast %{{.*}} : vector<8xbf16> to vector<8xi16>
@@ -31,21 +28,15 @@
 // CHECK-NEXT: arith.shli
 // CHECK-NEXT: arith.bitcast %{{.*}} : vector<8xi32> to vector<8xf32>
 // CHECK: vector.maskedstore %[[PA]]
-// The K remainder (300 = 37 x 8 + 4) element by element.
 // CHECK: memref.load %[[A]]
 // CHECK-NEXT: arith.bitcast %{{.*}} : bf16 to i16
 // CHECK: memref.store %{{.*}}, %[[PA]]
-// CHECK: %[[SEEN:.*]] = memref.atomic_rmw addi %c1_i32, %[[FLAGS]][%[[SLOT:.*]]] : (i32, memref<7xi32>) -> i32
 // CHECK: vector.load %[[B]][{{.*}}] : memref<300x40xbf16>, vector<8xbf16>
 // CHECK-NEXT: arith.bitcast %{{.*}} : vector<8xbf16> to vector<8xi16>
 // CHECK-NEXT: arith.extui %{{.*}} : vector<8xi16> to vector<8xi32>
 // CHECK-NEXT: arith.shli
 // CHECK-NEXT: %[[WIDE:.*]] = arith.bitcast %{{.*}} : vector<8xi32> to vector<8xf32>
-// CHECK: vector.store %[[WIDE]], %[[SB]]
-// CHECK: memref.atomic_rmw addi %c1073741824_i32, %[[FLAGS]][%[[SLOT]]]
-// CHECK: scf.while
-// CHECK-NEXT: memref.atomic_rmw ori %c0_i32, %[[FLAGS]][%[[SLOT]]]
-// CHECK: vector.load %[[SB]]
+// CHECK: vector.store %[[WIDE]], %[[PB]]
 // CHECK: vector.fma {{.*}} : vector<8xf32>
 // CHECK: scf.if
 // CHECK: vector.load %[[ACC]]

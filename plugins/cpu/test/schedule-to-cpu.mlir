@@ -18,28 +18,19 @@
 // CHECK: vector.store
 // AVX-512 (matmul-lanes=16, what the cpu compiler sets on a target with
 // AVX-512F): a 12 x 32 register tile is 24 vector<16xf32> accumulators.
-// B (%arg1) is read whole by both groups: packed once, sliver by sliver,
-// into the kernel's scratch buffer (%arg4, state words then slivers) by
-// the group that counts first into the sliver's word.
 // ZMM-LABEL: func.func @dense
-// ZMM-SAME: %arg4: memref<8256xi8>
-// ZMM-SAME: scratch = 1 : i64
-// ZMM: %[[FLAGS:.*]] = memref.view %arg4[%c0][] : memref<8256xi8> to memref<2xi32>
-// ZMM: %[[SB:.*]] = memref.view %arg4[%c64][] : memref<8256xi8> to memref<2048xf32>
 // ZMM: memref.alloc() {alignment = 64 : i64} : memref<{{[0-9]+}}xf32>
 // Prefetches come from inside the micro-kernel's k loop, before the step's
 // loads (a prefetch orders memory: loads hoisted above one spilled
-// accumulators), never in a burst before it: the C tile's rows (write).
-// The rows of B are not prefetched for a packing this group may not do.
+// accumulators), never in a burst before it: the C tile's rows (write),
+// then the rows of B packed next (read).
 // ZMM-NOT: memref.prefetch
-// ZMM: memref.atomic_rmw addi {{.*}}, %[[FLAGS]]
-// ZMM: vector.store {{.*}}, %[[SB]]
-// ZMM: memref.atomic_rmw addi %c1073741824_i32, %[[FLAGS]]
 // ZMM: scf.for {{.*}} iter_args
 // ZMM-NOT: vector.load
 // ZMM: memref.prefetch %arg3[{{.*}}], write, locality<3>, data : memref<96x32xf32>
-// ZMM-NOT: memref.prefetch %arg1
-// ZMM: vector.load %[[SB]]{{.*}} : memref<2048xf32>, vector<16xf32>
+// ZMM-NOT: vector.load
+// ZMM: memref.prefetch %arg1[{{.*}}], read, locality<2>, data : memref<64x32xf32>
+// ZMM: vector.load {{.*}} : memref<{{[0-9]+}}xf32>, vector<16xf32>
 // ZMM: vector.fma {{.*}} : vector<16xf32>
 // ZMM-NOT: vector.fma {{.*}} : vector<8xf32>
 // ZMM: arith.maxf {{.*}} : vector<16xf32>
@@ -55,6 +46,41 @@ func.func @dense(%x: tensor<96x64xf32>, %w: tensor<64x32xf32>, %b: tensor<32xf32
   %a = tessera_graph.add %m, %b : tensor<96x32xf32>, tensor<32xf32>
   %r = tessera_graph.relu %a : tensor<96x32xf32>
   return %r : tensor<96x32xf32>
+}
+
+// 1024 rows: 8 groups of 128, each reading all of B.  B is packed once,
+// sliver by sliver, into the kernel's scratch parameter (%arg3: 4 state
+// words, then 2 slivers x 64 x 32 values), by the group that counts first
+// into the sliver's word (+1); it publishes the sliver by adding 2^30, the
+// others spin until the word reaches it.  The micro-kernel prefetches the
+// next sliver: packed already (its word), its packed rows; else the rows of
+// B this group will pack.  The last group to finish zeroes the words.
+// ZMM-LABEL: func.func @shared_weights
+// ZMM-SAME: %arg1: memref<64x96xf32>, %arg2: memref<1024x96xf32>, %arg3: memref<24640xi8>
+// ZMM-SAME: grid = array<i64: 8, 1, 1>
+// ZMM-SAME: scratch = 1 : i64
+// ZMM: %[[FLAGS:.*]] = memref.view %arg3[%c0][] : memref<24640xi8> to memref<4xi32>
+// ZMM: %[[SB:.*]] = memref.view %arg3[%c64][] : memref<24640xi8> to memref<6144xf32>
+// ZMM: memref.alloc() {alignment = 64 : i64} : memref<9984xf32>
+// ZMM-NEXT: memref.alloc() {alignment = 64 : i64} : memref<8xf32>
+// ZMM: %[[SEEN:.*]] = memref.atomic_rmw addi %{{.*}}, %[[FLAGS]][%[[SLOT:.*]]] : (i32, memref<4xi32>) -> i32
+// ZMM: scf.if
+// ZMM: memref.prefetch %arg1
+// ZMM: vector.store %{{.*}}, %[[SB]]
+// ZMM: memref.atomic_rmw addi %c1073741824_i32{{.*}}, %[[FLAGS]][%[[SLOT]]]
+// ZMM: scf.while
+// ZMM: memref.atomic_rmw ori %{{.*}}, %[[FLAGS]][%[[SLOT]]]
+// ZMM: memref.atomic_rmw ori %{{.*}}, %[[FLAGS]]
+// ZMM: scf.if
+// ZMM: memref.prefetch %[[SB]]
+// ZMM: } else {
+// ZMM: memref.prefetch %arg1
+// ZMM: vector.load %[[SB]]
+// ZMM: memref.atomic_rmw addi %{{.*}}, %[[FLAGS]][%c3]
+// ZMM: memref.store %c0_i32, %[[FLAGS]]
+func.func @shared_weights(%x: tensor<1024x64xf32>, %w: tensor<64x96xf32>) -> tensor<1024x96xf32> {
+  %m = tessera_graph.matmul %x, %w : tensor<1024x64xf32>, tensor<64x96xf32> -> tensor<1024x96xf32>
+  return %m : tensor<1024x96xf32>
 }
 
 // A splat tensor constant (the attention scale) is fused into the first

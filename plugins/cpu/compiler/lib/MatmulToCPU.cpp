@@ -52,6 +52,9 @@ namespace tessera::cpu {
 namespace {
 
 constexpr int64_t kUnroll = 8;  // k iterations per trip of the micro-kernel loop
+// Added to a shared sliver's state word once it is packed (claimSharedSliver):
+// far above any number of visits.
+constexpr int64_t kPacked = int64_t{1} << 30;
 
 class MatmulEmitter {
  public:
@@ -78,6 +81,7 @@ class MatmulEmitter {
   SmallVector<int64_t> remainders;
   Value cAcc;  // partial sums when C does not hold the accumulator type
   Value packB;  // where the micro-kernels read B: x.packB, or the shared slivers
+  Value nextPacked;  // shared: whether the next sliver was packed (i1), for the prefetches
 
   // Loop state of the current position in the nest.
   SmallVector<Value> prefix;  // batch indices
@@ -310,8 +314,9 @@ void MatmulEmitter::packSliver(Value bBase, Value jcol, int64_t width) {
   }
   // A shared sliver's rows were not prefetched by the micro-kernel (the
   // group that packs it is not known before): each row fetches the lines
-  // of the row kPackAhead below, so the strided rows arrive in time.
-  constexpr int64_t kPackAhead = 8;
+  // of the row kPackAhead below (the micro-kernel's prefetches cover the
+  // next sliver only when its tiles are many).
+  constexpr int64_t kPackAhead = 32;
   const int64_t bytes = storageType(x.b.type.getElementType()).getIntOrFloatBitWidth() / 8;
   const int64_t lineCols = std::max<int64_t>(1, 64 / bytes);
   forLoop(b, loc, c(0), kc, c(1), [&](Value k) {
@@ -338,7 +343,6 @@ void MatmulEmitter::packSliver(Value bBase, Value jcol, int64_t width) {
 /// 16's memref.generic_atomic_rmw lowering leaves the op behind.)  Returns
 /// the sliver's offset in the shared buffer.
 Value MatmulEmitter::claimSharedSliver(Value jr, int64_t width) {
-  constexpr int64_t kPacked = int64_t{1} << 30;  // far above any number of visits
   const SharedBLayout &l = x.shared->layout;
   Value s = add(mul(add(mul(divc(jc, l.nc), l.panelsK), divc(pc, l.kcMax)), l.slivers), divc(jr, NR));
   Value slot = addc(s, l.flagBase);
@@ -362,6 +366,11 @@ Value MatmulEmitter::claimSharedSliver(Value jr, int64_t width) {
     b.createBlock(&wait.getAfter());
     b.create<scf::YieldOp>(loc);
   }
+  // The next sliver in the buffer (what this group most likely reads next;
+  // the last word counts finished groups, so slot + 1 is always a word).
+  Value next = b.create<memref::AtomicRMWOp>(loc, arith::AtomicRMWKind::ori, i32(0), x.shared->flags,
+                                             ValueRange{addc(slot, 1)});
+  nextPacked = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, next, i32(kPacked));
   return bBase;
 }
 
@@ -452,12 +461,22 @@ void MatmulEmitter::tile(Value jr, Value bBase, Value ir, int64_t mr, int64_t wi
   // next K slice of the same columns did not survive in L2: packing was 6%
   // of a 2048^3 GEMM's kernel samples, the load of every row a miss).
   // (A transposed B's next rows are not row segments: not prefetched.)
+  // Shared (x.shared): the next sliver in the buffer, whose state word
+  // claimSharedSliver read.  Packed already (by another group: in L3 or
+  // memory), the same rows of it are prefetched; else its rows of B, which
+  // this group will most likely pack.  Either, read cold, made the shared
+  // GEMM slower than packing per group.  A sliver row of NR accumulator
+  // values is NR / 16 lines.
   const SmallVector<int64_t> bCols = lineStarts(x.b);
-  const int64_t nLines = bCols.size(), slots = g::isRowMajor(x.b.type) && !x.shared ? prefetchRows * nLines : 0;
+  const int64_t nLines = static_cast<int64_t>(bCols.size());
+  const int64_t packedLines = std::max<int64_t>(1, NR * 4 / 64);
+  const int64_t slots = g::isRowMajor(x.b.type) ? prefetchRows * nLines
+                        : x.shared               ? prefetchRows * packedLines
+                                                 : 0;
   const int64_t trips = std::max<int64_t>(1, kcMax / kUnroll);
   const int64_t perTrip = (slots + trips - 1) / trips;
   Value rowBase = addc(pc, kcMax), colBase = jcol;
-  if (!panel) {
+  if (!panel || x.shared) {
     Value nextCol = addc(jcol, width);
     Value nextSlice = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, nextCol, add(jc, ncv));
     rowBase = b.create<arith::SelectOp>(loc, nextSlice, rowBase, pc);
@@ -467,7 +486,27 @@ void MatmulEmitter::tile(Value jr, Value bBase, Value ir, int64_t mr, int64_t wi
   // Slot `slot` (dynamic) of this tile: row nextRow + slot / nLines (the
   // last of its rows for slots past the end, and never past K), line
   // slot % nLines (never past N: the last sliver may be narrower).
+  Value sharedEnd = x.shared ? c(x.shared->data.getType().cast<MemRefType>().getNumElements() - 1) : Value();
+  auto prefetchPacked = [&](Value slot) {
+    Value rowInTile = b.create<arith::MinSIOp>(loc, divc(slot, packedLines), c(prefetchRows - 1));
+    Value row = b.create<arith::MinSIOp>(loc, add(mul(divc(ir, MR), prefetchRows), rowInTile), c(kcMax - 1));
+    Value line = b.create<arith::RemUIOp>(loc, slot, c(packedLines));
+    Value at = add(addc(bBase, kcMax * NR), add(mul(row, NR), mul(line, 16)));
+    b.create<memref::PrefetchOp>(loc, packB, ValueRange{b.create<arith::MinSIOp>(loc, at, sharedEnd)},
+                                 /*isWrite=*/false, /*localityHint=*/2, /*isDataCache=*/true);
+  };
   auto prefetchSlot = [&](Value slot) {
+    if (x.shared && !g::isRowMajor(x.b.type)) return prefetchPacked(slot);
+    std::optional<OpBuilder::InsertionGuard> guard;
+    if (x.shared) {
+      auto ifOp = b.create<scf::IfOp>(loc, nextPacked, /*withElseRegion=*/true);
+      guard.emplace(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      // Row-major B: slots counts its lines per row; the packed sliver's
+      // rows have as many or fewer (clamped to the last row).
+      prefetchPacked(slot);
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    }
     Value rowInTile = b.create<arith::MinSIOp>(loc, divc(slot, nLines), c(prefetchRows - 1));
     Value krow = b.create<arith::MinSIOp>(loc, add(nextRow, rowInTile), c(K - 1));
     Value line = b.create<arith::RemUIOp>(loc, slot, c(nLines));
