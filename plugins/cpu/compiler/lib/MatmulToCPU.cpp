@@ -312,10 +312,10 @@ void MatmulEmitter::packSliver(Value bBase, Value jcol, int64_t width) {
     packBTransposed(bBase, jcol, width);
     return;
   }
-  // A shared sliver's rows were not prefetched by the micro-kernel (the
-  // group that packs it is not known before): each row fetches the lines
-  // of the row kPackAhead below (the micro-kernel's prefetches cover the
-  // next sliver only when its tiles are many).
+  // A shared sliver's rows were prefetched by the micro-kernel only if it
+  // guessed right that this group packs it (tile(): the next sliver's
+  // state word), and only with many tiles per sliver: each row fetches the
+  // lines of the row kPackAhead below.
   constexpr int64_t kPackAhead = 32;
   const int64_t bytes = storageType(x.b.type.getElementType()).getIntOrFloatBitWidth() / 8;
   const int64_t lineCols = std::max<int64_t>(1, 64 / bytes);
@@ -671,9 +671,9 @@ LogicalResult MatmulEmitter::emit() {
           packA();
           if (x.shared) {
             // Group g starts at sliver bitreverse3(g) / 8 of the panel, so
-            // groups that run at once pack different slivers (2 groups:
-            // halves; 4: quarters) and meet only where the other has
-            // already packed.
+            // groups that run at once (the first 2 on 2 workers: halves;
+            // 4: quarters) pack different slivers and meet only where the
+            // other has already packed.
             Value g = x.shared->groupId;
             auto bit = [&](int64_t mask) { return b.create<arith::AndIOp>(loc, g, c(mask)).getResult(); };
             Value rev = add(add(mul(bit(1), 4), bit(2)), divc(bit(4), 4));

@@ -83,6 +83,7 @@ class KernelBuilder {
   DenseMap<Operation *, SharedBLayout> sharedB;
   int64_t sharedSlots = 0;  // state words of all of them; one more counts finished groups
   Value sharedFlags;        // memref<(sharedSlots + 1) x i32>
+  SmallVector<Type> sharedAccTypes;  // their accumulator types, in program order
   DenseMap<Type, Value> sharedData;  // accumulator type -> memref<? x acc>
   int64_t scratchBytes = 0;
   void planSharedB(int64_t grid);
@@ -682,12 +683,9 @@ LogicalResult KernelBuilder::run() {
     sharedFlags = b.create<memref::ViewOp>(loc, MemRefType::get({sharedSlots + 1}, b.getI32Type()), ws,
                                            cIdx(b, loc, 0), ValueRange{});
     const int64_t flagBytes = ((sharedSlots + 1) * 4 + 63) / 64 * 64;
-    for (auto &[mm, layout] : sharedB) {
-      Type acc = computeType(cast<g::MatmulOp>(mm).getLhs().getType().cast<RankedTensorType>().getElementType());
-      if (sharedData.count(acc)) continue;
+    for (Type acc : sharedAccTypes)  // f32 and i32 views of the same slivers
       sharedData[acc] = b.create<memref::ViewOp>(
           loc, MemRefType::get({(scratchBytes - flagBytes) / 4}, acc), ws, cIdx(b, loc, flagBytes), ValueRange{});
-    }
   }
   Value row0 = b.create<arith::MulIOp>(loc, gid, cIdx(b, loc, rowBlock));
   rowStart = row0;
@@ -794,12 +792,11 @@ void KernelBuilder::planSharedB(int64_t grid) {
       arg = rhs.dyn_cast<BlockArgument>();
     }
     if (!arg || rowValues.contains(rhs) || rowValues.contains(mm.getRhs())) return;
-    int64_t mc = MC, nc = NC, kc = KC, nr = NR;
+    int64_t nc = NC, kc = KC, nr = NR;
     if (auto t = mm->getParentOfType<schedule::TileOp>()) {
-      mc = t.getTileSizes()[0], nc = t.getTileSizes()[1], kc = t.getTileSizes()[2];
+      nc = t.getTileSizes()[1], kc = t.getTileSizes()[2];
       nr = t.getMicroTile()[1];
     }
-    (void)mc;
     const int64_t K = at.getDimSize(1), N = mm.getRhs().getType().cast<RankedTensorType>().getDimSize(1);
     SharedBLayout l;
     l.nc = (std::min(nc, N) + nr - 1) / nr * nr;
@@ -814,6 +811,8 @@ void KernelBuilder::planSharedB(int64_t grid) {
     sharedSlots += slots;
     dataElems += elems;
     sharedB[mm] = l;
+    Type acc = computeType(at.getElementType());
+    if (!llvm::is_contained(sharedAccTypes, acc)) sharedAccTypes.push_back(acc);
   });
   if (sharedB.empty()) return;
   const int64_t flagBytes = ((sharedSlots + 1) * 4 + 63) / 64 * 64;
