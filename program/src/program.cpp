@@ -288,6 +288,7 @@ StatusOr<Program> Program::Create(const std::vector<Device>& devices, ProgramIma
       if (!exe.ok()) return Status(exe.status()).Annotate("loading " + image.source_name + " (target " + image.target + ")");
       st.executables.push_back(*exe);
     }
+    std::vector<uint32_t> scratch_values;  // zero-filled once allocated (TS_PARAM_SCRATCH)
     for (const PlanStep& s : image.steps) {
       if (s.kind != PlanStep::kLaunch) {
         st.kernels.emplace_back();
@@ -296,12 +297,15 @@ StatusOr<Program> Program::Create(const std::vector<Device>& devices, ProgramIma
       auto k = st.executables[s.executable].kernel(s.kernel);
       if (!k.ok()) return k.status();
       // What each buffer parameter does, for the validation layer's hazard
-      // detector (a no-op when it is off).
+      // detector (a no-op when it is off), and which are scratch buffers.
       for (const KernelSignature& sig : image.executables[s.executable].kernels) {
         if (sig.name != s.kernel) continue;
         std::vector<uint32_t> access;
         for (const KernelParamInfo& p : sig.params)
           if (p.kind == TS_KERNEL_ARG_BUFFER) access.push_back(p.access);
+        for (size_t a = 0; a < s.args.size() && a < sig.params.size(); ++a)
+          if ((sig.params[a].access & TS_PARAM_SCRATCH) && s.args[a].kind == PlanArg::kValue)
+            scratch_values.push_back(s.args[a].index);
         k->declare_buffer_access(access);
         break;
       }
@@ -322,20 +326,11 @@ StatusOr<Program> Program::Create(const std::vector<Device>& devices, ProgramIma
         return Status(b.status()).Annotate("intermediate buffer " + std::to_string(v) + " of " + image.function);
       st.values[v] = *b;
     }
-    // Scratch buffers start zero-filled (TS_PARAM_SCRATCH).
-    for (const PlanStep& s : image.steps) {
-      if (s.kind != PlanStep::kLaunch) continue;
-      const KernelSignature* sig = nullptr;
-      for (const KernelSignature& k : image.executables[s.executable].kernels)
-        if (k.name == s.kernel) sig = &k;
-      if (!sig) continue;
-      for (size_t a = 0; a < s.args.size() && a < sig->params.size(); ++a) {
-        if (!(sig->params[a].access & TS_PARAM_SCRATCH) || s.args[a].kind != PlanArg::kValue) continue;
-        const Buffer& scratch = st.values[s.args[a].index];
-        if (!scratch.valid()) continue;
-        Status z = memset(scratch, 0, 0, scratch.size());
-        if (!z.ok()) return z.Annotate("zero-filling the scratch buffer of " + s.kernel);
-      }
+    for (uint32_t v : scratch_values) {
+      const Buffer& scratch = st.values[v];
+      if (!scratch.valid()) continue;
+      Status z = memset(scratch, 0, 0, scratch.size());
+      if (!z.ok()) return z.Annotate("zero-filling scratch buffer " + std::to_string(v) + " of " + image.function);
     }
     if (!impl->order.empty()) {
       // Not ordered with the default stream: only the plan's events order
