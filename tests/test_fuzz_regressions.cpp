@@ -228,6 +228,15 @@ TEST(FuzzRegressions, ProgramViewsAndStreamsOutOfRange) {
          im.param_values.push_back(1);
        },
        "is a parameter and a view"},
+      // A value that holds the mesh position is an i32 of its own.
+      {[](ProgramImage& im) { im.values[0].mesh_position = true; }, "holds the mesh position"},
+      {[](ProgramImage& im) { im.values[1].mesh_position = true; }, "holds the mesh position"},
+      {[](ProgramImage& im) {
+         im.values.push_back({"i32", 4, -1, 0, true});
+         im.params.push_back({"arg0", ParamRole::kInput, "i32", {1}, 4, {}});
+         im.param_values.push_back(3);
+       },
+       "holds the mesh position"},
       {[](ProgramImage& im) {
          PlanStep s;
          s.kind = PlanStep::kAllReduce;
@@ -248,6 +257,16 @@ TEST(FuzzRegressions, ProgramViewsAndStreamsOutOfRange) {
     Status st = Program::Create({}, bad).status();
     EXPECT_EQ(st.code(), StatusCode::kDataLoss) << st.ToString();
     TS_EXPECT_CONTAINS(st.message(), c.error);
+  }
+  // The mesh-position flag survives the file.
+  {
+    ProgramImage positions = image();
+    positions.values.push_back({"i32", 4, -1, 0, true});
+    std::string bytes = positions.Serialize();
+    auto good = ProgramImage::Deserialize(bytes, "position.tsp");
+    ASSERT_TRUE(good.ok()) << good.status().ToString();
+    EXPECT_TRUE(good->values.back().mesh_position);
+    EXPECT_FALSE(good->values.front().mesh_position);
   }
   // A stream the reader does not know never becomes a step.
   ProgramImage streams = image();

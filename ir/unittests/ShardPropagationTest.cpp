@@ -189,6 +189,36 @@ func.func @step(
   EXPECT_NE(out.find("all_reduce sum"), std::string::npos) << out;
 }
 
+TEST_F(ShardPropagationTest, StochasticRoundingOfPartsGivesTheGlobalBits) {
+  // Each device's stochastic casts key their random bits by the global
+  // index (mesh_position + global strides), so the parts put together are
+  // the global program's bits (a different neighbour is 2^-8 away, far
+  // outside the check's 1e-5): a tensor split over both axes of a 2 x 3
+  // mesh, a matmul split by columns with the cast after it, and a
+  // replicated cast (no position).
+  std::string out = Check(R"(
+tessera_graph.mesh @mesh axes = ["dp", "tp"] shape = [2, 3]
+func.func @rounded(
+    %x: tensor<6x12xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["dp", "tp"], replicate = [], reduce = []>},
+    %a: tensor<10x4xf32>,
+    %w: tensor<4x9xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["", "tp"], replicate = [], reduce = []>},
+    %z: tensor<5x7xf32>)
+    -> (tensor<6x12xbf16> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["dp", "tp"], replicate = [], reduce = []>},
+        tensor<10x9xf8E4M3FN> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["", "tp"], replicate = [], reduce = []>},
+        tensor<5x7xf16>) attributes {tessera.global_view} {
+  %y = tessera_graph.mul %x, %x : tensor<6x12xf32>, tensor<6x12xf32>
+  %r = tessera_graph.cast %y {rounding = "stochastic", seed = 3} : tensor<6x12xf32> -> tensor<6x12xbf16>
+  %c = tessera_graph.matmul %a, %w : tensor<10x4xf32>, tensor<4x9xf32> -> tensor<10x9xf32>
+  %q = tessera_graph.cast %c {rounding = "stochastic", seed = 4} : tensor<10x9xf32> -> tensor<10x9xf8E4M3FN>
+  %h = tessera_graph.cast %z {rounding = "stochastic", seed = 5} : tensor<5x7xf32> -> tensor<5x7xf16>
+  return %r, %q, %h : tensor<6x12xbf16>, tensor<10x9xf8E4M3FN>, tensor<5x7xf16>
+})");
+  EXPECT_EQ(Count(out, "mesh_position"), 1) << out;
+  EXPECT_EQ(Count(out, "mesh_offsets = array<i64: 36, 4>"), 1) << out;  // 3 rows of 12 per dp, 4 columns per tp
+  EXPECT_EQ(Count(out, "mesh_offsets = array<i64: 0, 3>"), 1) << out;
+  EXPECT_EQ(Count(out, "all_gather") + Count(out, "all_reduce") + Count(out, "reduce_scatter"), 0) << out;
+}
+
 TEST_F(ShardPropagationTest, RowOpsAndShardedResults) {
   // Four devices on one axis (4 x 1 x 1): layernorm keeps rows split; a
   // softmax over the split dim gathers it; a partial sum returned sharded

@@ -85,6 +85,10 @@ Status CheckImage(const ProgramImage& im) {
   }
   for (size_t v = 0; v < im.values.size(); ++v) {
     const PlanValue& pv = im.values[v];
+    if (pv.mesh_position &&
+        (pv.alias_of >= 0 || pv.dtype != "i32" || pv.bytes != 4 ||
+         std::find(im.param_values.begin(), im.param_values.end(), static_cast<int32_t>(v)) != im.param_values.end()))
+      return Invalid(im, "value " + std::to_string(v) + " holds the mesh position: it must be an i32 buffer of its own");
     if (pv.alias_of < 0) continue;
     const std::string at = "value " + std::to_string(v);
     if (std::find(im.param_values.begin(), im.param_values.end(), static_cast<int32_t>(v)) != im.param_values.end())
@@ -325,6 +329,14 @@ StatusOr<Program> Program::Create(const std::vector<Device>& devices, ProgramIma
       if (!b.ok())
         return Status(b.status()).Annotate("intermediate buffer " + std::to_string(v) + " of " + image.function);
       st.values[v] = *b;
+    }
+    for (size_t v = 0; v < image.values.size(); ++v) {
+      if (!image.values[v].mesh_position) continue;
+      // The position in the whole mesh (across processes: after the
+      // earlier processes' devices).
+      const int32_t position = static_cast<int32_t>(first + d);
+      Status w = copy(MemoryRef(st.values[v]), MemoryRef(&position), sizeof position);
+      if (!w.ok()) return w.Annotate("writing the mesh position of device " + std::to_string(first + d));
     }
     for (uint32_t v : scratch_values) {
       const Buffer& scratch = st.values[v];

@@ -201,6 +201,7 @@ std::string ProgramImage::Serialize() const {
     w.U64(v.bytes);
     w.I64(v.alias_of);
     w.U64(v.offset);
+    w.U32(v.mesh_position ? 1 : 0);
   });
   w.Vec(executables, [&](const ExecutableImage& e) {
     w.Str(e.format);
@@ -274,7 +275,7 @@ StatusOr<ProgramImage> ProgramImage::Deserialize(const std::string& bytes, const
     return p;
   });
   r.Vec(&im.param_values, 8, [&] { return static_cast<int32_t>(r.I64()); });
-  r.Vec(&im.values, 16, [&] {
+  r.Vec(&im.values, 20, [&] {
     PlanValue v;
     v.dtype = r.Str();
     v.bytes = r.U64();
@@ -282,6 +283,9 @@ StatusOr<ProgramImage> ProgramImage::Deserialize(const std::string& bytes, const
     if (alias < -1 || alias > std::numeric_limits<int32_t>::max()) r.Fail("a view of an impossible value");
     v.alias_of = static_cast<int32_t>(alias);
     v.offset = r.U64();
+    const uint32_t position = r.U32();
+    if (position > 1) r.Fail("a value of unknown contents");
+    v.mesh_position = position == 1;
     return v;
   });
   r.Vec(&im.executables, 24, [&] {

@@ -88,3 +88,43 @@ def test_specs_and_meshes_that_do_not_match():
     fn = tessera.compile(PARTIAL)
     with pytest.raises(tessera.InvalidArgumentError, match="shape"):
         fn(np.zeros((16, 8), np.float32), np.zeros((16, 12), np.float32))  # local shapes
+
+
+ROUNDED = """
+{mesh}
+func.func @rounded(%x: tensor<64x48xf32> {rows}, %a: tensor<64x8xf32>, %w: tensor<8x40xf32> {cols})
+    -> (tensor<64x48xf32> {rows}, tensor<64x40xf32> {cols}) {attrs} {{
+  %r = tessera_graph.cast %x {{rounding = "stochastic", seed = 21}} : tensor<64x48xf32> -> tensor<64x48xbf16>
+  %r32 = tessera_graph.cast %r : tensor<64x48xbf16> -> tensor<64x48xf32>
+  %c = tessera_graph.matmul %a, %w : tensor<64x8xf32>, tensor<8x40xf32> -> tensor<64x40xf32>
+  %k = arith.constant dense<0.3> : tensor<64x40xf32>
+  %s = tessera_graph.mul %c, %k : tensor<64x40xf32>, tensor<64x40xf32>
+  %q = tessera_graph.cast %s {{rounding = "stochastic", seed = 22}} : tensor<64x40xf32> -> tensor<64x40xbf16>
+  %q32 = tessera_graph.cast %q : tensor<64x40xbf16> -> tensor<64x40xf32>
+  return %r32, %q32 : tensor<64x48xf32>, tensor<64x40xf32>
+}}
+"""
+
+
+def test_stochastic_rounding_of_parts_gives_the_single_device_bits(rng):
+    # Written on global tensors, split over 2 devices (rows of x, columns of
+    # the matmul): each device keys its random bits by the global index, so
+    # the assembled results are the one-device program's bits. The matmul
+    # takes small integers (exact sums in any blocking) and the scale by 0.3
+    # is rounded alike, so only the rounding's random bits could differ.
+    shard = '{{tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = [{}], replicate = [], reduce = []>}}'
+    spmd = ROUNDED.format(mesh='tessera_graph.mesh @mesh axes = ["tp"] shape = [2]',
+                          rows=shard.format('"tp", ""'), cols=shard.format('"", "tp"'),
+                          attrs="attributes {tessera.global_view}")
+    single = ROUNDED.format(mesh="", rows="", cols="", attrs="")
+    x = rng.standard_normal((64, 48), np.float32)
+    a = rng.integers(-4, 5, (64, 8)).astype(np.float32)
+    w = rng.integers(-4, 5, (8, 40)).astype(np.float32)
+    split = tessera.compile(spmd, mesh=dist.Mesh({"tp": 2}))
+    assert split.out_specs == [ShardSpec(("tp", None)), ShardSpec((None, "tp"))]
+    r2, q2 = split(x, a, w)
+    r1, q1 = tessera.compile(single)(x, a, w)
+    assert np.array_equal(r1, r2) and np.array_equal(q1, q2)
+    # Stochastic: the rounding went both ways (not all to nearest).
+    nearest = x.astype(np.float32).view(np.uint32)
+    assert np.any(r1.view(np.uint32) != ((nearest + 0x7FFF + ((nearest >> 16) & 1)) & 0xFFFF0000))

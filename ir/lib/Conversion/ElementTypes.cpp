@@ -316,6 +316,28 @@ Value intConst(OpBuilder &b, Location loc, Type like, unsigned bits, uint64_t v)
 
 }  // namespace
 
+Value emitStochasticIndex(OpBuilder &b, Location loc, ValueRange idx, ArrayRef<int64_t> strides, Value position,
+                          ArrayRef<int64_t> meshShape, ArrayRef<int64_t> meshOffsets) {
+  Type i64 = b.getI64Type();
+  auto c64 = [&](int64_t v) { return b.create<arith::ConstantIntOp>(loc, v, 64).getResult(); };
+  Value sum = c64(0);
+  for (auto [i, s] : llvm::zip(idx, strides)) {
+    if (s == 0) continue;
+    Value v = b.create<arith::IndexCastOp>(loc, i64, i);
+    sum = b.create<arith::AddIOp>(loc, sum, s == 1 ? v : b.create<arith::MulIOp>(loc, v, c64(s)).getResult());
+  }
+  if (!position) return sum;
+  // Digits of the position, the last axis fastest (meshCoords).
+  Value rest = b.create<arith::ExtUIOp>(loc, i64, position);
+  for (size_t a = meshShape.size(); a-- > 0;) {
+    Value digit = b.create<arith::RemUIOp>(loc, rest, c64(meshShape[a]));
+    rest = b.create<arith::DivUIOp>(loc, rest, c64(meshShape[a]));
+    if (meshOffsets[a] != 0)
+      sum = b.create<arith::AddIOp>(loc, sum, b.create<arith::MulIOp>(loc, digit, c64(meshOffsets[a])));
+  }
+  return sum;
+}
+
 Value emitStochasticRound(OpBuilder &b, Location loc, Value x, Type to, uint64_t seed, Value index) {
   Type like = x.getType();
   Type i32 = withElement(like, b.getI32Type()), i64 = withElement(like, b.getI64Type());

@@ -205,10 +205,30 @@ std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollectiv
       if (cast.isStochastic()) {
         // The neighbour Philox picks for row-major element i (the same
         // bits as every backend), then the cast's overflow rule.
+        // An SPMD part's cast keys by the element's index in the global
+        // tensor: its digits times the global strides, plus the device's
+        // offset from its mesh position (operand 1).
         const uint64_t seed = static_cast<uint64_t>(*cast.getSeed());
-        for (int64_t i = 0; i < n; ++i)
-          out.v[i] = CastValue(StochasticRound(static_cast<float>(in(0).v[i]), rt, seed, static_cast<uint64_t>(i)),
-                               "f32", rt);
+        const llvm::SmallVector<int64_t> strides = cast.indexStrides();
+        const std::vector<int64_t>& shape = in(0).shape;
+        uint64_t base = 0;
+        if (cast.getPosition()) {
+          auto position = static_cast<uint64_t>(static_cast<uint32_t>(static_cast<int32_t>(in(1).v[0])));
+          for (size_t a = cast.getMeshShape()->size(); a-- > 0;) {
+            const auto axis = static_cast<uint64_t>((*cast.getMeshShape())[a]);
+            base += position % axis * static_cast<uint64_t>((*cast.getMeshOffsets())[a]);
+            position /= axis;
+          }
+        }
+        for (int64_t i = 0; i < n; ++i) {
+          uint64_t index = base;
+          int64_t rest = i;
+          for (size_t d = shape.size(); d-- > 0;) {
+            index += static_cast<uint64_t>(rest % shape[d]) * static_cast<uint64_t>(strides[d]);
+            rest /= shape[d];
+          }
+          out.v[i] = CastValue(StochasticRound(static_cast<float>(in(0).v[i]), rt, seed, index), "f32", rt);
+        }
       } else {
         for (int64_t i = 0; i < n; ++i) out.v[i] = keep ? in(0).v[i] : CastValue(in(0).v[i], from, rt);
       }
@@ -455,6 +475,10 @@ std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollectiv
       out.v = in(0).v;  // logical values are unchanged
     } else if (collective && isa<g::AllReduceOp, g::BroadcastOp, g::AllGatherOp, g::ReduceScatterOp>(op)) {
       if (auto e = collective(op, in(0).v, &out.v); !e.empty()) return e;
+    } else if (isa<g::MeshPositionOp>(op)) {
+      // Which device evaluates: only the SPMD evaluation knows.
+      if (!collective) return "'tessera_graph.mesh_position' outside an SPMD evaluation (one per device)";
+      if (auto e = collective(op, {}, &out.v); !e.empty()) return e;
     } else {
       return "no reference for '" + op.getName().getStringRef().str() + "'";
     }

@@ -360,7 +360,8 @@ StatusOr<LoweredProgram> LowerGraph(ParsedModule& parsed, FuncOp fn, const Compi
     im.mesh_axes = plan->axes;
     im.mesh_shape = plan->shape;
     for (const g::SpmdValue& v : plan->values)
-      im.values.push_back({v.dtype, static_cast<uint64_t>(v.bytes), v.aliasOf, static_cast<uint64_t>(v.byteOffset)});
+      im.values.push_back({v.dtype, static_cast<uint64_t>(v.bytes), v.aliasOf, static_cast<uint64_t>(v.byteOffset),
+                           v.meshPosition});
     for (const g::SpmdStep& st : plan->steps) {
       if (st.kind == g::SpmdStep::kStage) {
         order.push_back({true, stages.size()});

@@ -74,6 +74,10 @@ struct PlanValue {
   uint64_t bytes = 0;
   int32_t alias_of = -1;  // -1: a buffer of its own (or a param's)
   uint64_t offset = 0;    // views: bytes into alias_of
+  // SPMD: a tessera_graph.mesh_position, the device's position in the
+  // mesh as one i32; Create writes it into each device's buffer, no step
+  // does.
+  bool mesh_position = false;
 };
 
 // One argument of a launch: a plan value, or a program parameter (scalar).
@@ -139,7 +143,8 @@ struct ProgramImage {
 // The version of the program file format (ProgramImage::Serialize).
 // 2: a trailing checksum (FNV-1a 64) of every byte before it.
 // 3: views among the plan values, a stream per step.
-inline constexpr uint32_t kProgramFileVersion = 3;
+// 4: plan values holding the device's mesh position.
+inline constexpr uint32_t kProgramFileVersion = 4;
 
 struct RunOptions {
   // A Tile IR kernel program: the grid of its launch, instead of the

@@ -102,6 +102,15 @@ mlir::FailureOr<mlir::Value> emitElementwise(mlir::OpBuilder &b, mlir::Location 
 mlir::Value emitStochasticRound(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
                                 mlir::Type to, uint64_t seed, mlir::Value index);
 
+/// The counter of a stochastic cast as an i64 scalar: `sum_d idx[d] *
+/// strides[d]` (idx: one index value per dim), plus, when `position` (the
+/// device's tessera_graph.mesh_position as an i32 scalar) is given, `sum_a
+/// c_a * meshOffsets[a]` over its row-major digits c over `meshShape`: an
+/// SPMD part's element keyed by its index in the global tensor.
+mlir::Value emitStochasticIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange idx,
+                                llvm::ArrayRef<int64_t> strides, mlir::Value position,
+                                llvm::ArrayRef<int64_t> meshShape, llvm::ArrayRef<int64_t> meshOffsets);
+
 /// Portable f32 forms (arith + math.exp / fma / abs only, which
 /// every backend lowers; the same bits on every backend up to the
 /// backends' exp): the logistic sigmoid, tanh and erf.

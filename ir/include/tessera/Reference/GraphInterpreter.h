@@ -19,9 +19,10 @@ namespace tessera::reference {
 using HostTensors = std::vector<std::vector<double>>;
 
 // Evaluates a collective op for one device of an SPMD program (see
-// spmd_reference.hpp): `input` is the device's operand, `result` comes sized
+// SpmdInterpreter.h): `input` is the device's operand, `result` comes sized
 // for the op's result; both hold logical row-major values.  Returns "" or an
-// error.
+// error.  Also answers `tessera_graph.mesh_position` (no input): the
+// device's position.
 using ReferenceCollective = std::function<std::string(
     mlir::Operation& op, const std::vector<double>& input, std::vector<double>* result)>;
 

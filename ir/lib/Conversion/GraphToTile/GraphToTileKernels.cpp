@@ -350,8 +350,22 @@ struct ExprEmitter {
     if (auto cast = dyn_cast<g::CastOp>(op); cast && cast.isStochastic()) {
       // Its random bits are keyed by the element's row-major index: `flat`
       // (fused ops have the root's shape; the verifier keeps these casts
-      // row-major).
-      Value index = b.create<arith::IndexCastOp>(loc, b.getI64Type(), flat);
+      // row-major). An SPMD part's cast keys them by the index in the
+      // global tensor: flat's digits times the global strides, plus the
+      // device's offset from its mesh position (xs[1]).
+      Value index;
+      if (!cast.getPosition()) {
+        index = b.create<arith::IndexCastOp>(loc, b.getI64Type(), flat);
+      } else {
+        SmallVector<Value> digits(outShape.size());
+        Value rest = flat;
+        for (size_t d = outShape.size(); d-- > 0;) {
+          digits[d] = b.create<arith::RemUIOp>(loc, rest, cIdx(b, loc, outShape[d]));
+          rest = b.create<arith::DivUIOp>(loc, rest, cIdx(b, loc, outShape[d]));
+        }
+        index = tessera::elements::emitStochasticIndex(b, loc, digits, cast.indexStrides(), xs[1],
+                                                       *cast.getMeshShape(), *cast.getMeshOffsets());
+      }
       r = tessera::elements::emitStochasticRound(b, loc, xs[0], elemOf(v), static_cast<uint64_t>(*cast.getSeed()),
                                                  index);
     } else {

@@ -573,6 +573,87 @@ func.func @seed_without_stochastic(%x: tensor<4x8xf32>) {
 
 // -----
 
+func.func @position_without_stochastic(%x: tensor<4x8xf32>, %p: tensor<1xi32>) {
+  // expected-error @+1 {{a mesh position and global strides key stochastic rounding's random bits: they apply to rounding = "stochastic" only}}
+  %y = tessera_graph.cast %x, %p {global_strides = array<i64: 8, 1>, mesh_shape = array<i64: 2>, mesh_offsets = array<i64: 32>} : tensor<4x8xf32>, tensor<1xi32> -> tensor<4x8xbf16>
+  return
+}
+
+// -----
+
+func.func @position_without_strides(%x: tensor<4x8xf32>, %p: tensor<1xi32>) {
+  // expected-error @+1 {{an SPMD part's global index needs the device's position (an operand from tessera_graph.mesh_position) and global_strides, mesh_shape and mesh_offsets together}}
+  %y = tessera_graph.cast %x, %p {rounding = "stochastic", seed = 1} : tensor<4x8xf32>, tensor<1xi32> -> tensor<4x8xbf16>
+  return
+}
+
+// -----
+
+func.func @strides_without_position(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{an SPMD part's global index needs the device's position}}
+  %y = tessera_graph.cast %x {rounding = "stochastic", seed = 1, global_strides = array<i64: 8, 1>} : tensor<4x8xf32> -> tensor<4x8xbf16>
+  return
+}
+
+// -----
+
+func.func @position_of_wrong_type(%x: tensor<4x8xf32>, %p: tensor<2xi32>) {
+  // expected-error @+1 {{the mesh position must be a tensor<1xi32> (tessera_graph.mesh_position), not 'tensor<2xi32>'}}
+  %y = tessera_graph.cast %x, %p {rounding = "stochastic", seed = 1, global_strides = array<i64: 8, 1>, mesh_shape = array<i64: 2>, mesh_offsets = array<i64: 32>} : tensor<4x8xf32>, tensor<2xi32> -> tensor<4x8xbf16>
+  return
+}
+
+// -----
+
+func.func @global_strides_of_wrong_rank(%x: tensor<4x8xf32>, %p: tensor<1xi32>) {
+  // expected-error @+1 {{global_strides has 1 entries for a rank-2 tensor: give one per dim}}
+  %y = tessera_graph.cast %x, %p {rounding = "stochastic", seed = 1, global_strides = array<i64: 8>, mesh_shape = array<i64: 2>, mesh_offsets = array<i64: 32>} : tensor<4x8xf32>, tensor<1xi32> -> tensor<4x8xbf16>
+  return
+}
+
+// -----
+
+func.func @mesh_offsets_per_axis(%x: tensor<4x8xf32>, %p: tensor<1xi32>) {
+  // expected-error @+1 {{mesh_shape and mesh_offsets need one entry per mesh axis (2 and 1)}}
+  %y = tessera_graph.cast %x, %p {rounding = "stochastic", seed = 1, global_strides = array<i64: 8, 1>, mesh_shape = array<i64: 2, 2>, mesh_offsets = array<i64: 32>} : tensor<4x8xf32>, tensor<1xi32> -> tensor<4x8xbf16>
+  return
+}
+
+// -----
+
+func.func @empty_mesh_axis(%x: tensor<4x8xf32>, %p: tensor<1xi32>) {
+  // expected-error @+1 {{mesh_shape entries must be positive}}
+  %y = tessera_graph.cast %x, %p {rounding = "stochastic", seed = 1, global_strides = array<i64: 8, 1>, mesh_shape = array<i64: 0>, mesh_offsets = array<i64: 32>} : tensor<4x8xf32>, tensor<1xi32> -> tensor<4x8xbf16>
+  return
+}
+
+// -----
+
+func.func @negative_global_stride(%x: tensor<4x8xf32>, %p: tensor<1xi32>) {
+  // expected-error @+1 {{global_strides and mesh_offsets must not be negative}}
+  %y = tessera_graph.cast %x, %p {rounding = "stochastic", seed = 1, global_strides = array<i64: -8, 1>, mesh_shape = array<i64: 2>, mesh_offsets = array<i64: 32>} : tensor<4x8xf32>, tensor<1xi32> -> tensor<4x8xbf16>
+  return
+}
+
+// -----
+
+func.func @mesh_position_of_no_mesh() {
+  // expected-error @+1 {{mesh @nowhere does not exist}}
+  %p = tessera_graph.mesh_position @nowhere : tensor<1xi32>
+  return
+}
+
+// -----
+
+tessera_graph.mesh @m axes = ["tp"] shape = [2]
+func.func @mesh_position_type() {
+  // expected-error @+1 {{result must be a tensor<1xi32>, not 'tensor<2xi32>'}}
+  %p = tessera_graph.mesh_position @m : tensor<2xi32>
+  return
+}
+
+// -----
+
 func.func @attention_grad_dout(%q: tensor<64x16xf32>, %kt: tensor<16x80xf32>, %v: tensor<80x8xf32>, %o: tensor<64x8xf32>, %do: tensor<64x4xf32>) {
   // expected-error @+1 {{dout must be [64, 8] (queries x value dim), got 'tensor<64x4xf32>'}}
   %dq, %dkt, %dv = tessera_graph.attention_grad %q, %kt, %v, %o, %do scale = 0.25

@@ -15,6 +15,12 @@ func.func @all_ops(%a: tensor<64x32xf32> {tessera_graph.sharding = #tessera_grap
   %c8a = tessera_graph.matmul %q, %qb {accum = f32} : tensor<64x32xf8E4M3FN>, tensor<32x16xf8E4M3FN> -> tensor<64x16xf32>
   // CHECK: tessera_graph.cast %{{.*}} {rounding = "stochastic", seed = 42 : i64} : tensor<64x32xf32> -> tensor<64x32xbf16>
   %sr = tessera_graph.cast %a {rounding = "stochastic", seed = 42} : tensor<64x32xf32> -> tensor<64x32xbf16>
+  // An SPMD part keyed by its global index: the device's position and the
+  // global strides.
+  // CHECK: %[[POS:.*]] = tessera_graph.mesh_position @mesh : tensor<1xi32>
+  %pos = tessera_graph.mesh_position @mesh : tensor<1xi32>
+  // CHECK: tessera_graph.cast %{{.*}}, %[[POS]] {global_strides = array<i64: 32, 1>, mesh_offsets = array<i64: 2048, 0>, mesh_shape = array<i64: 2, 4>, rounding = "stochastic", seed = 42 : i64} : tensor<64x32xf32>, tensor<1xi32> -> tensor<64x32xbf16>
+  %srg = tessera_graph.cast %a, %pos {rounding = "stochastic", seed = 42, global_strides = array<i64: 32, 1>, mesh_shape = array<i64: 2, 4>, mesh_offsets = array<i64: 2048, 0>} : tensor<64x32xf32>, tensor<1xi32> -> tensor<64x32xbf16>
   // CHECK: tessera_graph.reduce sum %{{.*}} dims = [0] order = pairwise {accum = f32} : tensor<64x32xbf16> -> tensor<32xbf16>
   %hs = tessera_graph.reduce sum %h dims = [0] order = pairwise {accum = f32} : tensor<64x32xbf16> -> tensor<32xbf16>
   // CHECK: tessera_graph.add

@@ -90,3 +90,17 @@ func.func @columns(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %r = tessera_graph.all_reduce sum %s over @mesh ["tp"] : tensor<8x8xf32> -> tensor<8x8xf32>
   return %r : tensor<8x8xf32>
 }
+// A stochastic cast keys its random bits by the row index: in a block of
+// rows it would start again at 0 (a block's clone is shared by the
+// blocks), so a stage with one is not cut into blocks.
+// CHECK-LABEL: func.func @rounded
+// CHECK-NEXT: call @rounded_stage0(
+// CHECK-NEXT: tessera_graph.all_reduce sum
+// CHECK-NOT: tessera.stream
+func.func @rounded(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %m = tessera_graph.matmul %x, %w : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  %h = tessera_graph.cast %m {rounding = "stochastic", seed = 5} : tensor<8x8xf32> -> tensor<8x8xbf16>
+  %f = tessera_graph.cast %h : tensor<8x8xbf16> -> tensor<8x8xf32>
+  %r = tessera_graph.all_reduce sum %f over @mesh ["tp"] : tensor<8x8xf32> -> tensor<8x8xf32>
+  return %r : tensor<8x8xf32>
+}

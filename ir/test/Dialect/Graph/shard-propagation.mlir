@@ -43,3 +43,31 @@ func.func @loss(%x: tensor<8x8xf32> {tessera_graph.sharding = #tessera_graph.sha
   %l = tessera_graph.reduce mean %h dims = [0, 1] order = pairwise : tensor<8x8xf32> -> tensor<1x1xf32>
   return %l : tensor<1x1xf32>
 }
+
+// -----
+
+// Stochastic casts of partitioned tensors key their random bits by the
+// global index: one mesh_position for the function, the global strides,
+// and per mesh axis the global index of a device's first element per unit
+// of its coordinate (rows over dp: 4 rows of 12; columns over tp: 3). A
+// replicated cast keeps the local (= global) index.
+tessera_graph.mesh @mesh axes = ["dp", "tp"] shape = [2, 4]
+// CHECK-LABEL: func.func @rounded(
+// CHECK: %[[P:.*]] = tessera_graph.mesh_position @mesh : tensor<1xi32>
+// CHECK-NOT: mesh_position
+// CHECK: tessera_graph.cast %arg0, %[[P]] {global_strides = array<i64: 12, 1>, mesh_offsets = array<i64: 48, 3>, mesh_shape = array<i64: 2, 4>, rounding = "stochastic", seed = 7 : i64, tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["dp", "tp"]{{.*}}} : tensor<4x3xf32>, tensor<1xi32> -> tensor<4x3xbf16>
+// CHECK: tessera_graph.cast %arg1, %[[P]] {global_strides = array<i64: 12, 1>, mesh_offsets = array<i64: 0, 3>, {{.*}}seed = 8 : i64{{.*}} : tensor<8x3xf32>, tensor<1xi32> -> tensor<8x3xbf16>
+// CHECK: tessera_graph.cast %arg2 {rounding = "stochastic", seed = 9 : i64{{.*}} : tensor<8x12xf32> -> tensor<8x12xbf16>
+func.func @rounded(
+    %x: tensor<8x12xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["dp", "tp"], replicate = [], reduce = []>},
+    %y: tensor<8x12xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["", "tp"], replicate = [], reduce = []>},
+    %z: tensor<8x12xf32>)
+    -> (tensor<8x12xbf16> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["dp", "tp"], replicate = [], reduce = []>},
+        tensor<8x12xbf16> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["", "tp"], replicate = [], reduce = []>},
+        tensor<8x12xbf16>)
+    attributes {tessera.global_view} {
+  %a = tessera_graph.cast %x {rounding = "stochastic", seed = 7} : tensor<8x12xf32> -> tensor<8x12xbf16>
+  %b = tessera_graph.cast %y {rounding = "stochastic", seed = 8} : tensor<8x12xf32> -> tensor<8x12xbf16>
+  %c = tessera_graph.cast %z {rounding = "stochastic", seed = 9} : tensor<8x12xf32> -> tensor<8x12xbf16>
+  return %a, %b, %c : tensor<8x12xbf16>, tensor<8x12xbf16>, tensor<8x12xbf16>
+}

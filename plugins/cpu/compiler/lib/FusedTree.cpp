@@ -95,19 +95,27 @@ FailureOr<Value> emitFusedTree(OpBuilder &b, Location loc, const FusedTree &tree
       if (auto cast = dyn_cast<g::CastOp>(def); cast && cast.isStochastic()) {
         // Random bits keyed by each lane's row-major index in the cast's
         // own shape (the output's: fused ops have its shape): at[0..]
-        // linearized, dim 0 from the group's first row, plus the lane along
-        // the last dim.
-        ArrayRef<int64_t> shape = v.getType().cast<ShapedType>().getShape();
-        Value lin = at.empty() ? b.create<arith::ConstantIndexOp>(loc, 0).getResult() : at[0];
-        if (row0 && !at.empty()) lin = b.create<arith::AddIOp>(loc, lin, row0);
-        for (size_t k = 1; k < at.size(); ++k)
-          lin = b.create<arith::AddIOp>(
-              loc, b.create<arith::MulIOp>(loc, lin, b.create<arith::ConstantIndexOp>(loc, shape[k])), at[k]);
-        Value index = b.create<arith::IndexCastOp>(loc, b.getI64Type(), lin);
+        // times the strides, dim 0 from the group's first row, plus the lane
+        // along the last dim. An SPMD part's cast: the global tensor's
+        // strides, plus the device's offset from its mesh position (ins[1],
+        // splat across the lanes).
+        SmallVector<Value> digits(at.begin(), at.end());
+        if (row0 && !digits.empty()) digits[0] = b.create<arith::AddIOp>(loc, digits[0], row0);
+        SmallVector<int64_t> strides = cast.indexStrides();
+        Value position;
+        if (cast.getPosition()) {
+          position = ins[1];
+          if (position.getType().isa<VectorType>())
+            position = b.create<vector::ExtractOp>(loc, position, ArrayRef<int64_t>{0});
+        }
+        Value index = emitStochasticIndex(b, loc, digits, strides, position,
+                                          cast.getMeshShape() ? *cast.getMeshShape() : ArrayRef<int64_t>{},
+                                          cast.getMeshOffsets() ? *cast.getMeshOffsets() : ArrayRef<int64_t>{});
         if (w > 1) {
           auto vt = VectorType::get({w}, b.getI64Type());
           SmallVector<int64_t> lanes(w);
-          for (int64_t l = 0; l < w; ++l) lanes[l] = l;
+          const int64_t laneStride = strides.empty() ? 0 : strides.back();
+          for (int64_t l = 0; l < w; ++l) lanes[l] = l * laneStride;
           index = b.create<arith::AddIOp>(loc, b.create<vector::BroadcastOp>(loc, vt, index),
                                           b.create<arith::ConstantOp>(loc, b.getI64VectorAttr(lanes)));
         }

@@ -614,7 +614,49 @@ LogicalResult CastOp::verify() {
   } else if (getSeed()) {
     return emitOpError("seed applies to rounding = \"stochastic\" only");
   }
+  // The global index of an SPMD part: all of position, global_strides,
+  // mesh_shape and mesh_offsets, or none.
+  const bool global = getPosition() || getGlobalStrides() || getMeshShape() || getMeshOffsets();
+  if (!global) return success();
+  if (!isStochastic())
+    return emitOpError("a mesh position and global strides key stochastic rounding's random bits: they apply to "
+                       "rounding = \"stochastic\" only");
+  if (!getPosition() || !getGlobalStrides() || !getMeshShape() || !getMeshOffsets())
+    return emitOpError("an SPMD part's global index needs the device's position (an operand from "
+                       "tessera_graph.mesh_position) and global_strides, mesh_shape and mesh_offsets together");
+  auto pos = getPosition().getType().cast<RankedTensorType>();
+  if (pos.getShape() != ArrayRef<int64_t>{1} || !pos.getElementType().isInteger(32))
+    return emitOpError() << "the mesh position must be a tensor<1xi32> (tessera_graph.mesh_position), not " << pos;
+  if (static_cast<int64_t>(getGlobalStrides()->size()) != a.getRank())
+    return emitOpError() << "global_strides has " << getGlobalStrides()->size() << " entries for a rank-" << a.getRank()
+                         << " tensor: give one per dim";
+  if (getMeshShape()->size() != getMeshOffsets()->size() || getMeshShape()->empty())
+    return emitOpError() << "mesh_shape and mesh_offsets need one entry per mesh axis (" << getMeshShape()->size()
+                         << " and " << getMeshOffsets()->size() << ")";
+  // (Copies of the ArrayRefs: a range over *getMeshShape() would outlive
+  // the optional that holds it.)
+  ArrayRef<int64_t> meshShape = *getMeshShape(), strides = *getGlobalStrides(), offsets = *getMeshOffsets();
+  if (llvm::any_of(meshShape, [](int64_t s) { return s <= 0; }))
+    return emitOpError("mesh_shape entries must be positive");
+  if (llvm::any_of(strides, [](int64_t s) { return s < 0; }) || llvm::any_of(offsets, [](int64_t s) { return s < 0; }))
+    return emitOpError("global_strides and mesh_offsets must not be negative");
   return success();
+}
+
+SmallVector<int64_t> CastOp::indexStrides() {
+  if (auto g = getGlobalStrides()) return SmallVector<int64_t>(g->begin(), g->end());
+  ArrayRef<int64_t> shape = getInput().getType().cast<RankedTensorType>().getShape();
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
+  return strides;
+}
+
+LogicalResult MeshPositionOp::verify() {
+  auto t = getResult().getType().cast<RankedTensorType>();
+  if (t.getShape() != ArrayRef<int64_t>{1} || !t.getElementType().isInteger(32))
+    return emitOpError() << "result must be a tensor<1xi32>, not " << t;
+  auto emit = [&]() { return emitOpError(); };
+  return success(lookupMesh(*this, getMeshAttr(), emit) != nullptr);
 }
 
 namespace {

@@ -458,7 +458,7 @@ LogicalResult vjp(Operation* op, ArrayRef<Value> ds, SmallVectorImpl<Value>& out
     out[1] = gb.matmul(gb.transposeLast2(gb.primal(mm.getLhs())), d);
     return success();
   }
-  if (op->getNumOperands() == 2 && isElementwise(op) && !isa<CompareOp>(op))
+  if (op->getNumOperands() == 2 && isElementwise(op) && !isa<CompareOp, CastOp>(op))
     if (succeeded(binaryRule(op, d, out, gb))) return success();
   if (auto sel = dyn_cast<SelectOp>(op)) {
     Value zero = gb.zerosLike(d);

@@ -11,7 +11,8 @@
 // block by block gives the same bits as reducing them at once; and the
 // stage must be *row-local*: row r of its result depends only on row r of
 // some of its arguments (the *split* arguments: the activations) and on
-// the whole of the others (weights, biases). The pass proves that op by op
+// the whole of the others (weights, biases), and not on its index (a
+// stochastic cast keys its random bits by it). The pass proves that op by op
 // (matmul with a split lhs, elementwise ops with broadcast invariants,
 // reductions, softmax and norms that keep dim 0), then:
 //
@@ -88,7 +89,11 @@ FailureOr<DenseSet<Value>> rowLocalValues(func::FuncOp stage, const SmallVector<
     if (op.getNumResults() != 1 || !hasRows(op.getResult(0).getType(), rows)) return failure();
     const int64_t rank = op.getResult(0).getType().cast<RankedTensorType>().getRank();
     bool ok = false;
-    if (isElementwise(&op)) {
+    if (auto cast = dyn_cast<CastOp>(&op); cast && cast.isStochastic()) {
+      // Its random bits are keyed by the element's index: a block's clone
+      // (shared by every block) would start each block at row 0.
+      ok = false;
+    } else if (isElementwise(&op)) {
       // Row-local operands span the result's rows; invariant ones broadcast
       // along dim 0 (a bias [N], a column [1, N]).
       ok = llvm::all_of(op.getOperands(), [&](Value v) {

@@ -21,6 +21,9 @@
 //    1 / axis size); max / min: the local reduction then an all_reduce;
 //  - softmax and the norms need their dim whole (all-gathered);
 //  - the data-movement ops and the rest compute on replicated operands;
+//  - a stochastic cast of a partitioned tensor gets the device's
+//    mesh_position and the global strides, so that its random bits are
+//    keyed by the global index, as in the single-device program;
 //  - at the return, each value is brought to its declared sharding:
 //    partial -> reduce_scatter (when the result is sharded over the same
 //    axis) or all_reduce; sharded -> all_gather; replicated -> sharded by
@@ -78,6 +81,9 @@ class Propagator {
   LogicalResult reduce(ReduceOp op);
   LogicalResult rowOp(Operation* op, int64_t dim);
   LogicalResult replicated(Operation* op);
+  LogicalResult stochasticCast(CastOp op);
+  // The device's tessera_graph.mesh_position, made once at the entry.
+  Value position();
   // Clones `op` on `operands` with its result typed for `s`, records it.
   LogicalResult emit(Operation* op, ArrayRef<Value> operands, const Sharding& s);
 
@@ -88,6 +94,7 @@ class Propagator {
   Location loc_ = UnknownLoc::get(fn_.getContext());
   DenseMap<Value, Value> local_;        // old value -> new (local) value
   DenseMap<Value, Sharding> sharding_;  // new value -> its sharding
+  Value position_;                      // position(), once made
 };
 
 FailureOr<RankedTensorType> Propagator::localType(Operation* at, RankedTensorType global, const Sharding& s) {
@@ -344,11 +351,54 @@ LogicalResult Propagator::replicated(Operation* op) {
   return emit(op, vals, out);
 }
 
+Value Propagator::position() {
+  if (position_) return position_;
+  OpBuilder::InsertionGuard guard(b_);
+  b_.setInsertionPointToStart(b_.getInsertionBlock());
+  position_ = b_.create<MeshPositionOp>(fn_.getLoc(), RankedTensorType::get({1}, b_.getI32Type()),
+                                        mesh_.getSymName());
+  sharding_[position_].dims.assign(1, "");
+  return position_;
+}
+
+// A stochastic cast of a partitioned tensor keys its random bits by the
+// element's index in the global tensor (so the bits are the single-device
+// program's): the device's position and the global strides go with it.
+LogicalResult Propagator::stochasticCast(CastOp op) {
+  if (failed(elementwise(op))) return failure();
+  Value local = local_[op.getResult()];
+  const Sharding& s = sharding_[local];
+  if (llvm::all_of(s.dims, [](const std::string& a) { return a.empty(); })) return success();
+  auto global = op.getResult().getType().cast<RankedTensorType>();
+  auto localType = local.getType().cast<RankedTensorType>();
+  const int64_t rank = global.getRank();
+  SmallVector<int64_t> strides(rank, 1);
+  for (int64_t d = rank - 1; d > 0; --d) strides[d - 1] = strides[d] * global.getDimSize(d);
+  SmallVector<int64_t> meshShape(mesh_.getShape()), offsets;
+  for (Attribute axis : mesh_.getAxes()) {
+    int64_t offset = 0;  // a device's first element per unit of its coordinate
+    for (int64_t d = 0; d < rank; ++d)
+      if (s.dims[d] == axis.cast<StringAttr>().getValue()) offset += localType.getDimSize(d) * strides[d];
+    offsets.push_back(offset);
+  }
+  auto cast = cast_or_null<CastOp>(local.getDefiningOp());
+  if (!cast) return op.emitOpError("lost its stochastic cast while placing it"), failure();
+  cast.getPositionMutable().assign(position());
+  cast.setGlobalStridesAttr(b_.getDenseI64ArrayAttr(strides));
+  cast.setMeshShapeAttr(b_.getDenseI64ArrayAttr(meshShape));
+  cast.setMeshOffsetsAttr(b_.getDenseI64ArrayAttr(offsets));
+  return success();
+}
+
 LogicalResult Propagator::visit(Operation* op) {
   loc_ = op->getLoc();
-  if (isa<AllReduceOp, AllGatherOp, ReduceScatterOp, BroadcastOp>(op))
-    return op->emitOpError() << "in a `tessera.global_view` function: collectives are what "
+  if (isa<AllReduceOp, AllGatherOp, ReduceScatterOp, BroadcastOp, MeshPositionOp>(op))
+    return op->emitOpError() << "in a `tessera.global_view` function: collectives and mesh positions are what "
                                 "--tessera-shard-propagation inserts; write the program on global tensors";
+  if (auto c = dyn_cast<CastOp>(op); c && c.getPosition())
+    return op->emitOpError() << "in a `tessera.global_view` function keys its random bits by the global index "
+                                "already: leave out the mesh position, --tessera-shard-propagation adds it";
+  if (auto c = dyn_cast<CastOp>(op); c && c.isStochastic()) return stochasticCast(c);
   if (op->getNumResults() != 1 || !op->getResult(0).getType().isa<RankedTensorType>())
     return op->emitOpError() << "is not a Graph IR op on tensors: --tessera-shard-propagation cannot place it";
   if (auto mm = dyn_cast<MatmulOp>(op)) return matmul(mm);

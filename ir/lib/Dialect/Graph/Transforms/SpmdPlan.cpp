@@ -156,6 +156,14 @@ FailureOr<SpmdPlan> tessera::graph::readSpmdPlan(func::FuncOp fn) {
       }
       continue;
     }
+    if (auto pos = dyn_cast<MeshPositionOp>(op)) {
+      if (pos.getMesh() != mesh.getSymName())
+        return pos.emitOpError() << "names another mesh than the plan's @" << mesh.getSymName();
+      FailureOr<unsigned> id = addValue(pos.getResult());
+      if (failed(id)) return failure();
+      p.values[*id].meshPosition = true;
+      continue;
+    }
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
         FailureOr<unsigned> id = idOf(&op, v);

@@ -19,7 +19,9 @@
 // The cut: maximal runs of non-collective ops become private functions
 // `<fn>_stage<i>(live-ins) -> (live-outs)`, called from the function, which
 // keeps its signature (and argument/result shardings) and is marked
-// `tessera.spmd_plan`. Ops whose results nobody uses are dropped.
+// `tessera.spmd_plan`. Ops whose results nobody uses are dropped. A
+// `mesh_position` stays in the plan (a value the program layer fills per
+// device), and the stages that read it take it as an argument.
 //
 //===----------------------------------------------------------------------===//
 #include "tessera/Dialect/Graph/Transforms/OutlineStage.h"
@@ -128,10 +130,16 @@ LogicalResult cutAtCollectives(func::FuncOp fn, MeshOp mesh, SymbolTable &symbol
   Block &block = fn.front();
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
     if (isOpTriviallyDead(&op)) op.erase();
-  // 3. Cut. Collect the runs first: outlining changes the block.
+  // 3. The device's mesh position is a value of the plan (the program
+  //    layer writes it), not computed by a stage: moved to the top, where
+  //    it splits no run, and read by the stages as an argument.
+  for (MeshPositionOp p : llvm::make_early_inc_range(block.getOps<MeshPositionOp>()))
+    p->moveBefore(&block, block.begin());
+  // 4. Cut. Collect the runs first: outlining changes the block.
   SmallVector<std::pair<SmallVector<Operation *>, Operation *>> runs;
   SmallVector<Operation *> cur;
   for (Operation &op : block) {
+    if (isa<MeshPositionOp>(op)) continue;
     if (isCollective(&op) || op.hasTrait<OpTrait::IsTerminator>()) {
       if (!cur.empty()) runs.push_back({cur, &op});
       cur.clear();
@@ -178,7 +186,7 @@ FailureOr<MeshOp> tessera::graph::findSpmdMesh(func::FuncOp fn) {
   for (unsigned i = 0; i < fn.getNumResults(); ++i) addShard(fn.getResultAttr(i, kShardingAttr));
   fn.walk([&](Operation *op) {
     addShard(op->getAttr(kShardingAttr));
-    if (auto a = op->getAttrOfType<FlatSymbolRefAttr>("mesh"); a && isCollective(op))
+    if (auto a = op->getAttrOfType<FlatSymbolRefAttr>("mesh"); a && (isCollective(op) || isa<MeshPositionOp>(op)))
       names.insert(a.getAttr());
   });
   if (names.empty()) return MeshOp();

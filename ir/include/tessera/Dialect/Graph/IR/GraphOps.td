@@ -374,27 +374,50 @@ def Graph_CastOp : Graph_Op<"cast", [Pure]> {
     definition, overflow and subnormals. `rounding = "nearest_even"` is the
     default.
 
+    In an SPMD program the tensor is one device's part of a global one,
+    and the counter can be the element's index in the *global* tensor, so
+    that the bits equal the single-device program's: a second operand, the
+    device's `tessera_graph.mesh_position` (`tensor<1xi32>`), with
+    `global_strides` (per dim, the global tensor's row-major stride),
+    `mesh_shape` and `mesh_offsets` (per mesh axis, the global index of a
+    device's first element per unit of its coordinate on that axis). The
+    index is then `sum_d i_d * global_strides[d] + sum_a c_a *
+    mesh_offsets[a]`, with `c` the position's row-major digits over
+    `mesh_shape`. --tessera-shard-propagation writes these for every
+    stochastic cast of a partitioned tensor.
+
     Example:
     ```mlir
     %h = tessera_graph.cast %x : tensor<4x8xf32> -> tensor<4x8xbf16>
     %q = tessera_graph.cast %y : tensor<4x8xf32> -> tensor<4x8xf8E4M3FN>
     %s = tessera_graph.cast %x {rounding = "stochastic", seed = 42} : tensor<4x8xf32> -> tensor<4x8xbf16>
+    // Rows split over "tp" (2 devices) of a global 8x8 tensor:
+    %g = tessera_graph.cast %x, %pos {rounding = "stochastic", seed = 42, global_strides = array<i64: 8, 1>,
+           mesh_shape = array<i64: 2>, mesh_offsets = array<i64: 32>} : tensor<4x8xf32>, tensor<1xi32> -> tensor<4x8xbf16>
     ```
   }];
-  let arguments = (ins Graph_Tensor:$input, OptionalAttr<StrAttr>:$rounding,
-                       OptionalAttr<I64Attr>:$seed);
+  let arguments = (ins Graph_Tensor:$input, Optional<Graph_Tensor>:$position,
+                       OptionalAttr<StrAttr>:$rounding, OptionalAttr<I64Attr>:$seed,
+                       OptionalAttr<DenseI64ArrayAttr>:$global_strides,
+                       OptionalAttr<DenseI64ArrayAttr>:$mesh_shape,
+                       OptionalAttr<DenseI64ArrayAttr>:$mesh_offsets);
   let results = (outs Graph_Tensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let assemblyFormat = "$input (`,` $position^)? attr-dict `:` type($input) (`,` type($position)^)? `->` type($result)";
   let hasVerifier = 1;
   let builders = [
     // Round to nearest even (the default).
     OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$input), [{
-      build($_builder, $_state, result, input, ::mlir::StringAttr(), ::mlir::IntegerAttr());
+      build($_builder, $_state, result, input, ::mlir::Value(), ::mlir::StringAttr(), ::mlir::IntegerAttr(),
+            ::mlir::DenseI64ArrayAttr(), ::mlir::DenseI64ArrayAttr(), ::mlir::DenseI64ArrayAttr());
     }]>
   ];
   let extraClassDeclaration = [{
     /// True for rounding = "stochastic".
     bool isStochastic() { return getRounding() && *getRounding() == "stochastic"; }
+    /// A stochastic cast's counter coefficients: per dim the multiplier of
+    /// the element's index along it (the row-major strides of its own shape
+    /// unless `global_strides` says otherwise).
+    ::llvm::SmallVector<int64_t> indexStrides();
   }];
 }
 
@@ -628,6 +651,27 @@ def Graph_IotaOp : Graph_Op<"iota", [Pure]> {
   let arguments = (ins I64Attr:$dim);
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = "`dim` `=` $dim attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Graph_MeshPositionOp : Graph_Op<"mesh_position", [Pure]> {
+  let summary = "the device's position in the mesh";
+  let description = [{
+    In an SPMD program, the index of the device that runs it: its mesh
+    coordinates, row-major over the mesh's axes (the last axis fastest), the
+    numbering collectives and the program layer use. The program layer
+    writes it into the device's buffer once, when the program is loaded;
+    no kernel computes it. A stochastic `cast` of a partitioned tensor reads
+    it to key its random bits by the element's global index.
+
+    Example:
+    ```mlir
+    %p = tessera_graph.mesh_position @mesh : tensor<1xi32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$mesh);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$mesh attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 

@@ -60,6 +60,9 @@ struct SpmdValue {
   /// dim 0): the bytes of value `aliasOf` from `byteOffset`; -1: its own.
   int aliasOf = -1;
   int64_t byteOffset = 0;
+  /// A `tessera_graph.mesh_position`: the device's position (i32), written
+  /// by the runner into each device's buffer, never by a step.
+  bool meshPosition = false;
 };
 
 struct SpmdStep {
