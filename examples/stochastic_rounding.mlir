@@ -1,5 +1,5 @@
 // Stochastic rounding (docs/ir.md, "Numerics policies: stochastic
-// rounding"): f32 -> bf16, f16 and fp8 with rounding = "stochastic",
+// rounding"): f32 -> bf16, f16 and fp8 (e4m3, e5m2) with rounding = "stochastic",
 // random bits from Philox-4x32-10 keyed by the seed and the element's
 // row-major index, so every backend gives the reference's bits.
 //
@@ -63,6 +63,17 @@ func.func @sr_fp8(%x: tensor<37x53xf32>) -> (tensor<37x53xf8E4M3FN>, tensor<37x5
   %y = tessera_graph.cast %x {rounding = "stochastic", seed = 7} : tensor<37x53xf32> -> tensor<37x53xf8E4M3FN>
   %z = tessera_graph.cast %t {rounding = "stochastic", seed = 7} : tensor<37x53xf32> -> tensor<37x53xf8E4M3FN>
   return %y, %z : tensor<37x53xf8E4M3FN>, tensor<37x53xf8E4M3FN>
+}
+
+// fp8 e5m2 (the top byte of an f16: 2 mantissa bits, f16's exponent range,
+// overflow to inf): normal values, and x * 2^-14 in and below its
+// subnormals.
+func.func @sr_e5m2(%x: tensor<41x47xf32>) -> (tensor<41x47xf8E5M2>, tensor<41x47xf8E5M2>) {
+  %s = arith.constant dense<6.103515625e-05> : tensor<1xf32>
+  %t = tessera_graph.mul %x, %s : tensor<41x47xf32>, tensor<1xf32>
+  %y = tessera_graph.cast %x {rounding = "stochastic", seed = 9} : tensor<41x47xf32> -> tensor<41x47xf8E5M2>
+  %z = tessera_graph.cast %t {rounding = "stochastic", seed = 9} : tensor<41x47xf32> -> tensor<41x47xf8E5M2>
+  return %y, %z : tensor<41x47xf8E5M2>, tensor<41x47xf8E5M2>
 }
 
 func.func @sr_mean(%x: tensor<256x256xf32>) -> (tensor<1xf32>, tensor<1xf32>) {

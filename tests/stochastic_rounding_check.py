@@ -1,7 +1,7 @@
 """Stochastic rounding against an independent definition (ctest
 stochastic_rounding.independent): Philox-4x32-10 written here from the
 paper (checked on Random123's known answers), the rounding of docs/ir.md in
-numpy, and tessera-run's sr_bf16, sr_f16 and sr_fp8 results on cpu and vulkan from
+numpy, and tessera-run's sr_bf16, sr_f16, sr_fp8 and sr_e5m2 results on cpu and vulkan from
 the same inputs; and sr_matmul / sr_softmax (the cast in the matmul's and the
 softmax's epilogue) against the definition applied to the same kernels' f32
 values.  Exit 0 when every bit agrees; 77 when vulkan is missing
@@ -61,6 +61,11 @@ def fp8_value(byte):
     return s * (f / 8.0 * 2.0 ** -6 if e == 0 else (1 + f / 8.0) * 2.0 ** (e - 7))
 
 
+def e5m2_value(byte):
+    """f8E5M2 bits -> float: the top byte of an f16."""
+    return float(np.array([byte << 8], np.uint16).view(np.float16)[0])
+
+
 def main():
     run = sys.argv[1]
     example = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "stochastic_rounding.mlir")
@@ -75,6 +80,13 @@ def main():
     want16 = np.array([stochastic(float(v), 42, i, 7, -126) for i, v in enumerate(x.ravel())], np.float32)
     want8 = np.array([stochastic(float(v), 7, i, 3, -6) for i, v in enumerate(x8.ravel())], np.float64)
     want8 = np.clip(want8, -448, 448)  # the cast saturates fp8 (values from here are exact in it)
+    x5 = (rng.standard_normal((41, 47)) * 1000).astype(np.float32)
+    x5.ravel()[:4] = [70000.0, -60000.0, 2.0 ** -17, -np.inf]  # overflows, may overflow, below the subnormals
+    # sr_e5m2 also rounds x * 2^-14 (into and below e5m2's subnormals).
+    with np.errstate(over="ignore"):  # past 57344: inf, as the cast overflows
+        want5 = [np.array([stochastic(float(np.float32(v) * np.float32(s)), 9, i, 2, -14)
+                           for i, v in enumerate(x5.ravel())], np.float64) for s in (1.0, 2.0 ** -14)]
+    want5 = [np.where(np.abs(w) > 57344, np.copysign(np.inf, w), w) for w in want5]
     xh = (rng.standard_normal((61, 130)) * 3000).astype(np.float32)
     xh.ravel()[:2] = [65519.0, -70000.0]  # rounds to 65504 or overflows; overflows
     # sr_f16 also rounds x * 2^-16 (f16 subnormals) and x * 2^-26 (below them).
@@ -87,6 +99,7 @@ def main():
         np.save(os.path.join(d, "x.npy"), x)
         np.save(os.path.join(d, "x8.npy"), x8)
         np.save(os.path.join(d, "xh.npy"), xh)
+        np.save(os.path.join(d, "x5.npy"), x5)
         np.save(os.path.join(d, "a.npy"), rng.standard_normal((130, 96)).astype(np.float32))
         np.save(os.path.join(d, "b.npy"), rng.standard_normal((96, 70)).astype(np.float32))
         np.save(os.path.join(d, "s.npy"), (rng.standard_normal((67, 40)) * 3).astype(np.float32))
@@ -118,6 +131,18 @@ def main():
                 i = int(np.argmin(got8 == want8))
                 sys.exit("%s sr_fp8: element %d of %r is %r, the definition gives %r"
                          % (backend, i, x8.ravel()[i], got8[i], want8[i]))
+            outs5 = [os.path.join(d, "y5%d.npy" % k) for k in range(2)]
+            p = subprocess.run([run, example, "--function", "sr_e5m2", "--input", os.path.join(d, "x5.npy")] +
+                               sum((["--output", o] for o in outs5), []) + ["--iterations", "1", "--no-check"],
+                               env=env, capture_output=True, text=True)
+            if p.returncode != 0:
+                sys.exit("tessera-run sr_e5m2 on %s failed:\n%s%s" % (backend, p.stdout, p.stderr))
+            for k, o in enumerate(outs5):
+                got5 = np.array([e5m2_value(int(b)) for b in np.load(o).ravel()])
+                if not np.array_equal(got5, want5[k]):
+                    i = int(np.argmin(got5 == want5[k]))
+                    sys.exit("%s sr_e5m2 (output %d): element %d of %r is %r, the definition gives %r"
+                             % (backend, k, i, x5.ravel()[i], got5[i], want5[k][i]))
             outs = [os.path.join(d, "yh%d.npy" % k) for k in range(3)]
             p = subprocess.run([run, example, "--function", "sr_f16", "--input", os.path.join(d, "xh.npy")] +
                                sum((["--output", o] for o in outs), []) + ["--iterations", "1", "--no-check"],
@@ -148,9 +173,9 @@ def main():
                     sys.exit("%s %s (epilogue): element %d of %r is %r, the definition gives %r"
                              % (backend, fn, i, cv[i], got[i], want[i]))
             rounded_up = np.mean(np.abs(want16[4:]) > np.abs(x.ravel()[4:]))
-            print("%s: %d bf16, %d f16 and %d fp8 elements, and a matmul's and a softmax's epilogues, equal the "
-                  "definition (%.1f%% of the bf16 ones rounded up)"
-                  % (backend, x.size, 3 * xh.size, got8.size, 100 * rounded_up))
+            print("%s: %d bf16, %d f16, %d fp8 e4m3 and %d fp8 e5m2 elements, and a matmul's and a softmax's "
+                  "epilogues, equal the definition (%.1f%% of the bf16 ones rounded up)"
+                  % (backend, x.size, 3 * xh.size, got8.size, 2 * x5.size, 100 * rounded_up))
     sys.exit(77 if missing else 0)
 
 

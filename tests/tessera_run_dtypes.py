@@ -3,9 +3,9 @@
 
     usage: tessera_run_dtypes.py TESSERA_RUN
 
-1. Casts between every pair of f32, f16, bf16, f8E4M3FN, i32, i8 on values
+1. Casts between every pair of f32, f16, bf16, f8E4M3FN, f8E5M2, i32, i8 on values
    chosen to hit the rules of docs/ir.md: ties to even, overflow (f16/bf16
-   to inf, fp8 saturating to +-448), inf, NaN, negative zero, subnormals of
+   and fp8 e5m2 to inf, fp8 e4m3 saturating to +-448), inf, NaN, negative zero, subnormals of
    every format, float -> int truncation and saturation, int -> int wrap.
    The inputs are .npy files written here; tessera-run compiles and runs the
    cast, checks it against its reference with --tolerance 0 and writes the
@@ -40,14 +40,14 @@ import subprocess
 import sys
 import tempfile
 
-TYPES = ["f32", "f16", "bf16", "f8E4M3FN", "i32", "i8", "i1"]
+TYPES = ["f32", "f16", "bf16", "f8E4M3FN", "f8E5M2", "i32", "i8", "i1"]
 N = 256
-DESCR = {"f32": "<f4", "f16": "<f2", "bf16": "<u2", "f8E4M3FN": "|u1",
+DESCR = {"f32": "<f4", "f16": "<f2", "bf16": "<u2", "f8E4M3FN": "|u1", "f8E5M2": "|u1",
          "i32": "<i4", "i8": "|i1", "i1": "|b1"}
-SIZE = {"f32": 4, "f16": 2, "bf16": 2, "f8E4M3FN": 1, "i32": 4, "i8": 1, "i1": 1}
+SIZE = {"f32": 4, "f16": 2, "bf16": 2, "f8E4M3FN": 1, "f8E5M2": 1, "i32": 4, "i8": 1, "i1": 1}
 # exponent bits, mantissa bits, bias, ieee (inf/NaN in the top exponent)
 FORMATS = {"f16": (5, 10, 15, True), "bf16": (8, 7, 127, True),
-           "f8E4M3FN": (4, 3, 7, False)}
+           "f8E4M3FN": (4, 3, 7, False), "f8E5M2": (5, 2, 15, True)}
 INT_BITS = {"i32": 32, "i8": 8}
 
 
@@ -143,7 +143,7 @@ def encode(x, t):
     if t in FORMATS:
         code = NARROW[t].encode(x)
         if code is None:                          # canonical NaN
-            code = {"f16": 0x7E00, "bf16": 0x7FC0, "f8E4M3FN": 0x7F}[t]
+            code = {"f16": 0x7E00, "bf16": 0x7FC0, "f8E4M3FN": 0x7F, "f8E5M2": 0x7E}[t]
         return code.to_bytes(SIZE[t], "little")
     return wrap(int(x), INT_BITS[t]).to_bytes(SIZE[t], "little", signed=True)
 
@@ -196,6 +196,11 @@ def special_floats():
          # f16 subnormals: 2^-24 smallest, 2^-25 ties to 0, 3*2^-25 to 2^-23
          p(1, -14), p(1, -15), p(1, -24), p(1, -25), p(3, -25), -p(3, -25), p(1, -26),
          p(1023, -24), p(2047, -25),
+         # fp8 e5m2: largest 57344, 61440 ties to inf (the even code), 61439
+         # rounds down; normal ties 1.125 (to 1), 1.375 (to 1.5); subnormals:
+         # 2^-16 smallest, 2^-17 ties to 0, 3 * 2^-17 to 2^-15
+         57344.0, -57344.0, 61439.0, 61440.0, -61440.0, 49152.0, 1.125, 1.375, -1.375,
+         p(1, -16), p(1, -17), p(3, -17), -p(3, -17), p(3, -16), p(1, -18),
          # bf16: ties 1 + 2^-8 (to 1), 1 + 3 * 2^-8 (to 1 + 2^-6)
          1.00390625, 1.01171875, -1.01171875, 1.0000001, 255.5, 256.5,
          # bf16 overflow and subnormals
@@ -252,7 +257,7 @@ def T(shape, t):
 def op_programs():
     """name -> (function text, exact)"""
     progs = {}
-    floats = ["f32", "f16", "bf16", "f8E4M3FN"]
+    floats = ["f32", "f16", "bf16", "f8E4M3FN", "f8E5M2"]
     # compare (every predicate; broadcast rhs) and select, bit-exact
     for t in TYPES:
         s, b, m = T([24, 40], t), T([40], t), T([24, 40], "i1")
@@ -300,7 +305,8 @@ def op_programs():
     # 2 and 3 K slices; 300 rows make groups of 150 > MC (panel packing).
     for a, r, M, K, N in [("f32", "f32", 300, 64, 20), ("f16", "f16", 50, 300, 40),
                           ("f16", "f32", 33, 70, 17), ("bf16", "bf16", 300, 300, 40),
-                          ("f8E4M3FN", "f32", 64, 600, 24), ("i8", "i8", 50, 300, 40),
+                          ("f8E4M3FN", "f32", 64, 600, 24), ("f8E5M2", "f32", 70, 300, 24),
+                          ("i8", "i8", 50, 300, 40),
                           ("i8", "i32", 300, 70, 17), ("i32", "i32", 33, 70, 33)]:
         x, w, bias, y = T([M, K], a), T([K, N], a), T([N], r), T([M, N], r)
         progs[f"matmul_{a}_{r}_{M}x{K}x{N}"] = (
@@ -308,6 +314,11 @@ def op_programs():
             f"  %m = tessera_graph.matmul %x, %w : {x}, {w} -> {y}\n"
             f"  %a = tessera_graph.add %m, %b : {y}, {bias}\n"
             f"  %r = tessera_graph.relu %a : {y}\n  return %r : {y}\n}}", False)
+    # fp8 training's mix: e5m2 gradients times e4m3 weights, f32 accumulation.
+    x, w, y = T([40, 200], "f8E5M2"), T([200, 30], "f8E4M3FN"), T([40, 30], "f32")
+    progs["matmul_f8E5M2_f8E4M3FN_f32"] = (f"(%x: {x}, %w: {w}) -> {y} {{\n"
+                                           f"  %m = tessera_graph.matmul %x, %w : {x}, {w} -> {y}\n"
+                                           f"  return %m : {y}\n}}", False)
     x, w, y = T([3, 20, 300], "bf16"), T([3, 300, 21], "bf16"), T([3, 20, 21], "f32")
     progs["matmul_batched_bf16_f32"] = (f"(%x: {x}, %w: {w}) -> {y} {{\n"
                                         f"  %m = tessera_graph.matmul %x, %w : {x}, {w} -> {y}\n"

@@ -23,11 +23,13 @@ struct Format {
 constexpr Format kF16{5, 10, 15, true};
 constexpr Format kBF16{8, 7, 127, true};
 constexpr Format kE4M3FN{4, 3, 7, false};
+constexpr Format kE5M2{5, 2, 15, true};  // the top byte of an f16
 
 const Format* FormatOf(const std::string& d) {
   if (d == "f16") return &kF16;
   if (d == "bf16") return &kBF16;
   if (d == "f8E4M3FN") return &kE4M3FN;
+  if (d == "f8E5M2") return &kE5M2;
   return nullptr;
 }
 
@@ -161,8 +163,8 @@ float StochasticRound(float x, const std::string& to, uint64_t seed, uint64_t in
     k0 += 0x9E3779B9u, k1 += 0xBB67AE85u;
   }
   const uint32_t random = c0;
-  const int m = to == "bf16" ? 7 : to == "f16" ? 10 : 3;
-  const int emin = to == "bf16" ? -126 : to == "f16" ? -14 : -6;
+  const int m = to == "bf16" ? 7 : to == "f16" ? 10 : to == "f8E5M2" ? 2 : 3;
+  const int emin = to == "bf16" ? -126 : (to == "f16" || to == "f8E5M2") ? -14 : -6;
   uint32_t bits;
   std::memcpy(&bits, &x, 4);
   const uint32_t sign = bits & 0x80000000u, mag = bits & 0x7FFFFFFFu, exp_field = mag >> 23;
@@ -210,6 +212,7 @@ double DefaultTolerance(const std::string& d) {
   if (d == "f16") return 4e-3;
   if (d == "bf16") return 1.6e-2;
   if (d == "f8E4M3FN") return 0.25;
+  if (d == "f8E5M2") return 0.5;
   if (IntWidth(d) || d == "i1") return 0;
   return 1e-3;
 }

@@ -13,7 +13,7 @@ from .memory import Array, asarray, empty
 # fp8: those travel as their raw bits (uint16, uint8).
 DTYPES = {
     "f64": np.float64, "f32": np.float32, "f16": np.float16, "bf16": np.uint16,
-    "f8E4M3FN": np.uint8, "i64": np.int64, "i32": np.int32, "i16": np.int16,
+    "f8E4M3FN": np.uint8, "f8E5M2": np.uint8, "i64": np.int64, "i32": np.int32, "i16": np.int16,
     "i8": np.int8, "ui8": np.uint8, "i1": np.bool_, "index": np.int64,
 }
 

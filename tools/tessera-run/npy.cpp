@@ -14,12 +14,15 @@ using elements::DtypeSize;
 namespace {
 
 // NumPy has no bf16 or fp8: those travel as their raw bit patterns, bf16 as
-// '<u2' and f8E4M3FN as '|u1' (written so; read also as the void types
-// '<V2' / '|V2' and '|V1' / '<V1' that raw-byte dtypes give).  i1 is numpy's
-// bool '|b1' (bytes 0 and 1).  The first spelling of a dtype is the one written.
+// '<u2' and both fp8 types as '|u1' (written so; read also as the void types
+// '<V2' / '|V2' and '|V1' / '<V1' that raw-byte dtypes give; a byte file
+// reads as f8E4M3FN, which tessera-run accepts for an f8E5M2 argument too).
+// i1 is numpy's bool '|b1' (bytes 0 and 1).  The first spelling of a dtype
+// is the one written; the last match is the one read.
 const char* kDescr[][2] = {{"<f4", "f32"}, {"<f8", "f64"}, {"<f2", "f16"},
                            {"|i1", "i8"},  {"<i4", "i32"}, {"<i8", "i64"},
                            {"<u2", "bf16"}, {"<V2", "bf16"}, {"|V2", "bf16"},
+                           {"|u1", "f8E5M2"},
                            {"|u1", "f8E4M3FN"}, {"|V1", "f8E4M3FN"}, {"<V1", "f8E4M3FN"},
                            {"|b1", "i1"}};
 
@@ -110,7 +113,7 @@ std::string ReadNpy(const std::string& path, NpyArray* out) {
     if (descr.find(d[0]) != std::string::npos) out->dtype = d[1];
   if (out->dtype.empty())
     return path + ": unsupported dtype " + descr +
-           " (little-endian f16, f32, f64, i8, i32 or i64, bool '|b1' for i1; bf16 as '<u2' and f8E4M3FN as '|u1' "
+           " (little-endian f16, f32, f64, i8, i32 or i64, bool '|b1' for i1; bf16 as '<u2' and fp8 as '|u1' "
            "bit patterns; use arr.astype('<f4'))";
   uint64_t count = 0;
   if (!parseShape(shape, &out->shape, &count)) return path + ": malformed or too large shape " + shape;

@@ -311,6 +311,9 @@ int Run(int argc, char** argv) {
     if (p.role != ParamRole::kOutput && next_input < a.inputs.size()) {
       NpyArray in;
       if (std::string e = ReadNpy(a.inputs[next_input], &in); !e.empty()) return Fail(kExitBadInput, e);
+      // fp8 files are raw bytes ('|u1'), read as f8E4M3FN: they hold either
+      // fp8 type's bits.
+      if (in.dtype == "f8E4M3FN" && p.dtype == "f8E5M2") in.dtype = p.dtype;
       if (in.dtype != p.dtype || in.shape != global_shape)
         return Fail(kExitBadInput, a.inputs[next_input] + ": argument " + std::to_string(i) + " of " + im.function +
                                        " expects " + (P > 1 ? "the global " : "") + p.dtype + " " + ShapeText(global_shape) +

@@ -29,6 +29,7 @@ struct FloatFormat {
 };
 constexpr FloatFormat kF16{5, 10, 15, true};
 constexpr FloatFormat kE4M3FN{4, 3, 7, false};
+constexpr FloatFormat kE5M2{5, 2, 15, true};  // the top byte of an f16
 
 /// Builds integer/float ops on values shaped like `shape` (scalar or vector).
 struct Bits {
@@ -135,7 +136,7 @@ Value bitcastTo(OpBuilder &b, Location loc, Value v, Type elem) {
 Type storageType(Type elem, const ElementOptions &o) {
   // i1 is one byte holding 0 or 1 (LLVM's memref of i1 would be a byte per
   // element too, but SPIR-V has no storable bool and the host reads bytes).
-  if (elem.isFloat8E4M3FN() || elem.isInteger(1)) return IntegerType::get(elem.getContext(), 8);
+  if (elem.isFloat8E4M3FN() || elem.isFloat8E5M2() || elem.isInteger(1)) return IntegerType::get(elem.getContext(), 8);
   if (elem.isBF16() && o.bf16AsI16) return IntegerType::get(elem.getContext(), 16);
   return elem;
 }
@@ -187,6 +188,8 @@ Value widen(OpBuilder &b, Location loc, Value v, Type elem, const ElementOptions
     return widenFormat(b, loc, b.create<arith::ExtUIOp>(loc, i32, bitcastTo(b, loc, v, b.getI16Type())), kF16);
   if (elem.isFloat8E4M3FN())  // stored as i8
     return widenFormat(b, loc, b.create<arith::ExtUIOp>(loc, i32, v), kE4M3FN);
+  if (elem.isFloat8E5M2())
+    return widenFormat(b, loc, b.create<arith::ExtUIOp>(loc, i32, v), kE5M2);
   llvm_unreachable("not a Graph IR element type");
 }
 
@@ -209,9 +212,9 @@ Value narrow(OpBuilder &b, Location loc, Value v, Type elem, const ElementOption
   }
   if (elem.isF16())
     return bitcastTo(b, loc, b.create<arith::TruncIOp>(loc, i16, narrowFormat(b, loc, v, kF16)), elem);
-  if (elem.isFloat8E4M3FN())
+  if (elem.isFloat8E4M3FN() || elem.isFloat8E5M2())
     return b.create<arith::TruncIOp>(loc, withElement(v.getType(), b.getI8Type()),
-                                     narrowFormat(b, loc, v, kE4M3FN));
+                                     narrowFormat(b, loc, v, elem.isFloat8E5M2() ? kE5M2 : kE4M3FN));
   llvm_unreachable("not a Graph IR element type");
 }
 
@@ -367,8 +370,8 @@ Value emitStochasticRound(OpBuilder &b, Location loc, Value x, Type to, uint64_t
   Value random = c0;
 
   // The neighbours: `m` mantissa bits, smallest normal exponent `emin`.
-  const int m = to.isBF16() ? 7 : to.isF16() ? 10 : 3;
-  const int emin = to.isBF16() ? -126 : to.isF16() ? -14 : -6;
+  const int m = to.isBF16() ? 7 : to.isF16() ? 10 : to.isFloat8E5M2() ? 2 : 3;
+  const int emin = to.isBF16() ? -126 : (to.isF16() || to.isFloat8E5M2()) ? -14 : -6;
   Value bits = b.create<arith::BitcastOp>(loc, i32, x);
   Value sign = andI(bits, u32(0x80000000u)), mag = andI(bits, u32(0x7FFFFFFFu));
   Value expField = b.create<arith::ShRUIOp>(loc, mag, u32(23));

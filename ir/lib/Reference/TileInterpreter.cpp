@@ -92,6 +92,7 @@ double Round(double x, Type t) {
   if (t.isF16()) return elements::RoundTo(x, "f16");
   if (t.isBF16()) return elements::RoundTo(x, "bf16");
   if (t.isFloat8E4M3FN()) return elements::RoundTo(x, "f8E4M3FN");
+  if (t.isFloat8E5M2()) return elements::RoundTo(x, "f8E5M2");
   if (int w = IntWidth(t)) return WrapSigned(x, w);
   return x;
 }

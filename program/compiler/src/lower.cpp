@@ -46,7 +46,7 @@ TsDataType ToTsType(const std::string& dt) {
   if (dt == "f16") return TS_DTYPE_F16;
   if (dt == "bf16") return TS_DTYPE_BF16;
   if (dt == "i8") return TS_DTYPE_I8;
-  return TS_DTYPE_U8;  // f8E4M3FN: bytes
+  return TS_DTYPE_U8;  // f8E4M3FN, f8E5M2: bytes
 }
 
 uint64_t TensorBytes(mlir::Type t) {
@@ -372,9 +372,10 @@ StatusOr<LoweredProgram> LowerGraph(ParsedModule& parsed, FuncOp fn, const Compi
       const std::string& dt = plan->values[st.inputs[0]].dtype;
       // fp8 is a storage type: moved as bytes, which is right for gathers
       // and broadcasts and wrong for sums.
-      if ((st.kind == g::SpmdStep::kAllReduce || st.kind == g::SpmdStep::kReduceScatter) && dt == "f8E4M3FN") {
-        st.op->emitOpError("reduces f8E4M3FN values: fp8 is a storage type, cast to bf16 or f32 "
-                           "before reducing across devices");
+      if ((st.kind == g::SpmdStep::kAllReduce || st.kind == g::SpmdStep::kReduceScatter) &&
+          (dt == "f8E4M3FN" || dt == "f8E5M2")) {
+        st.op->emitOpError() << "reduces " << dt
+                             << " values: fp8 is a storage type, cast to bf16 or f32 before reducing across devices";
         return parsed.Error(StatusCode::kInvalidArgument, "unsupported collective");
       }
       PlanStep c;

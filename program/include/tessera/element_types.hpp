@@ -5,7 +5,7 @@
 // tessera-run; part of libtessera (no MLIR).
 //
 // Dtypes are spelled as MLIR prints the element type: f32, f16, bf16,
-// f8E4M3FN, i32, i8, i1 (and f64, i64 for Tile IR scalars).  Values travel
+// f8E4M3FN, f8E5M2, i32, i8, i1 (and f64, i64 for Tile IR scalars).  Values travel
 // as double, which holds every value of these types exactly.  i1 is one byte
 // holding 0 or 1 (numpy's bool); a nonzero byte reads as 1.
 #ifndef TESSERA_ELEMENT_TYPES_HPP_
@@ -30,7 +30,8 @@ void Encode(double v, unsigned char* p, const std::string& dtype);
 
 // The value a result of type `dtype` holds when the generated code stores
 // `v` (an f32 value for float types, an integer for integer types):
-//   f32: v as float; f16, bf16: round to nearest even, overflow to +-inf;
+//   f32: v as float; f16, bf16, f8E5M2: round to nearest even, overflow to
+//   +-inf;
 //   f8E4M3FN: round to nearest even, saturate to +-448 (+-inf too), NaN
 //   stays NaN; i8, i32: two's complement wrap-around; i1: v != 0.
 double RoundTo(double v, const std::string& dtype);
@@ -43,7 +44,7 @@ double RoundTo(double v, const std::string& dtype);
 double CastValue(double v, const std::string& from, const std::string& to);
 
 // tessera_graph.cast {rounding = "stochastic", seed} of the f32 `x` at
-// row-major element `index` to `to` ("bf16", "f16" or "f8E4M3FN"): the chosen
+// element `index` to `to` ("bf16", "f16", "f8E4M3FN" or "f8E5M2"): the chosen
 // neighbour as a float (CastValue(result, "f32", to) then overflows or
 // saturates as the cast does).  The definition every backend computes
 // (tessera::elements::emitStochasticRound, docs/ir.md): Philox-4x32-10
@@ -61,6 +62,7 @@ double RandomValue(std::mt19937& rng, const std::string& dtype);
 
 // Default relative verification tolerance for results of this type: f32
 // 1e-3, f16 4e-3, bf16 1.6e-2 (about 4 ulp), f8E4M3FN 0.25 (2 ulp),
+// f8E5M2 0.5 (2 ulp),
 // integers 0 (exact).
 double DefaultTolerance(const std::string& dtype);
 

@@ -11,6 +11,7 @@
 //                                             OpFConvert in SPIR-V; or integer code)
 //   bf16        bf16 (i16 for SPIR-V)  f32   (integer code)
 //   f8E4M3FN    i8 (raw bits)          f32   (integer code)
+//   f8E5M2      i8 (raw bits)          f32   (integer code)
 //   i32         i32                    i32
 //   i8          i8                     i32
 //   i1          i8 (0 or 1)            i1    (a stored byte != 0 is true)
@@ -18,14 +19,15 @@
 // Narrow floats are storage types: a load widens to f32 (exact), a store
 // rounds to nearest even once.  fp8 e4m3fn has no infinities: finite values
 // beyond +-448 and +-inf saturate to +-448 (NVIDIA's cvt.rn.satfinite), NaN
-// is 0x7F / 0xFF.  f16 and bf16 keep IEEE overflow (to +-inf).  Integers
+// is 0x7F / 0xFF.  f16, bf16 and fp8 e5m2 (the top byte of an f16) keep
+// IEEE overflow (to +-inf).  Integers
 // wrap in their width when stored (i32 -> i8 keeps the low byte).
 //
 // The integer code exists because LLVM 16's x86 backend cannot select a
 // vector fptrunc to bf16 (X86ISD::VFPROUND on v16bf16) and has no f16
 // conversion without F16C (it calls __extendhfsf2 / __truncsfhf2, which a
 // kernel .so cannot resolve), because MLIR 16's LLVM type converter leaves
-// f8E4M3FN unconverted (memref<...xf8E4M3FN> has no LLVM type), so fp8 is
+// the fp8 types unconverted (memref<...xf8E4M3FN> has no LLVM type), so fp8 is
 // an i8 memref, and because MLIR 16's SPIR-V dialect has no bf16 type.
 // Every helper works on scalars and on vectors; the ops are plain arith /
 // math ops, which both the LLVM and the SPIR-V lowerings handle.
@@ -52,7 +54,7 @@ struct ElementOptions {
   bool selectDivisionByZero = false;
 };
 
-/// The memref element type of a Graph IR element type (f8E4M3FN -> i8;
+/// The memref element type of a Graph IR element type (fp8 -> i8;
 /// bf16 -> i16 with options.bf16AsI16).
 mlir::Type storageType(mlir::Type elem, const ElementOptions &options = {});
 /// f32 for float element types, i32 for integer ones, i1 for i1.
@@ -92,7 +94,7 @@ mlir::FailureOr<mlir::Value> emitElementwise(mlir::OpBuilder &b, mlir::Location 
                                              const ElementOptions &options = {});
 
 /// Stochastic rounding of `tessera_graph.cast {rounding = "stochastic"}`
-/// (f32 -> bf16, f16 or f8E4M3FN): the f32 compute value `x` (scalar or vector)
+/// (f32 -> bf16, f16, f8E4M3FN or f8E5M2): the f32 compute value `x` (scalar or vector)
 /// -> the neighbour chosen in `to`, as f32 (exactly representable, or past
 /// the largest finite value: `narrow` then overflows or saturates as the
 /// cast does).  `index` is the element's row-major index as i64 (a vector of

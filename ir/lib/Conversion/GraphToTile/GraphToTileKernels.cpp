@@ -92,8 +92,8 @@ double splatValue(Value v) {
 Type elemOf(Value v) { return v.getType().cast<ShapedType>().getElementType(); }
 /// The element types the GPU kernels store and compute (ElementTypes.h).
 bool supportedElement(Type t) {
-  return t.isF32() || t.isF16() || t.isBF16() || t.isFloat8E4M3FN() || t.isInteger(32) || t.isInteger(8) ||
-         t.isInteger(1);
+  return t.isF32() || t.isF16() || t.isBF16() || t.isFloat8E4M3FN() || t.isFloat8E5M2() || t.isInteger(32) ||
+         t.isInteger(8) || t.isInteger(1);
 }
 Value widen(OpBuilder &b, Location l, Value stored, Type elem) {
   return tessera::elements::widen(b, l, stored, elem, conv::kGpuElements);
@@ -164,7 +164,7 @@ struct FunctionLowering {
     if (isa<func::ReturnOp>(op)) return success();
     if (auto c = dyn_cast<arith::ConstantOp>(op)) {
       if (!isSplatConstant(c.getResult()) || !supportedElement(elemOf(c.getResult())))
-        return unsupported(op, "only splat tensor constants are supported (f32, f16, bf16, f8E4M3FN, i32, i8, i1)");
+        return unsupported(op, "only splat tensor constants are supported (f32, f16, bf16, f8E4M3FN, f8E5M2, i32, i8, i1)");
       return success();
     }
     if (auto fa = dyn_cast<tessera::schedule::FlashAttentionOp>(op)) {
@@ -189,7 +189,7 @@ struct FunctionLowering {
     for (Type ty : types) {
       auto tt = ty.dyn_cast<RankedTensorType>();
       if (!tt || !supportedElement(tt.getElementType()))
-        return unsupported(op, "element types f32, f16, bf16, f8E4M3FN, i32, i8 and i1 are supported, got ") << ty;
+        return unsupported(op, "element types f32, f16, bf16, f8E4M3FN, f8E5M2, i32, i8 and i1 are supported, got ") << ty;
       if (!isa<g::ConvertLayoutOp>(op) && !g::isRowMajor(ty))
         return unsupported(op, "operands must be row-major (insert a convert_layout), got ") << ty;
     }

@@ -12,7 +12,7 @@ func.func @collective(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
 // -----
 
 func.func @table(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'arith.constant' op is not lowered for the vulkan backend (tessera-graph-to-tile-kernels): only splat tensor constants are supported (f32, f16, bf16, f8E4M3FN, i32, i8, i1)}}
+  // expected-error @+1 {{'arith.constant' op is not lowered for the vulkan backend (tessera-graph-to-tile-kernels): only splat tensor constants are supported (f32, f16, bf16, f8E4M3FN, f8E5M2, i32, i8, i1)}}
   %t = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
   %r = tessera_graph.add %x, %t : tensor<4xf32>, tensor<4xf32>
   return %r : tensor<4xf32>

@@ -24,6 +24,22 @@ func.func @fp8_accumulate(%a: tensor<4x8xf8E4M3FN>, %b: tensor<8x4xf8E4M3FN>) {
 
 // -----
 
+func.func @fp8_e5m2_accumulate(%a: tensor<4x8xf8E5M2>, %b: tensor<8x4xf8E4M3FN>) {
+  // expected-error @+1 {{fp8 is a storage type: accumulate in f32}}
+  %c = tessera_graph.matmul %a, %b : tensor<4x8xf8E5M2>, tensor<8x4xf8E4M3FN> -> tensor<4x4xf8E5M2>
+  return
+}
+
+// -----
+
+func.func @mixed_non_fp8(%a: tensor<4x8xbf16>, %b: tensor<8x4xf8E5M2>) {
+  // expected-error @+1 {{operand element types differ: 'bf16' and 'f8E5M2' (only fp8 operands may mix: f8E4M3FN with f8E5M2)}}
+  %c = tessera_graph.matmul %a, %b : tensor<4x8xbf16>, tensor<8x4xf8E5M2> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
 func.func @broadcast(%a: tensor<4x8xf32>, %b: tensor<4xf32>) {
   // expected-error @+1 {{operand shapes 'tensor<4x8xf32>' and 'tensor<4xf32>' do not broadcast}}
   %c = tessera_graph.add %a, %b : tensor<4x8xf32>, tensor<4xf32>
@@ -550,7 +566,7 @@ func.func @stochastic_without_seed(%x: tensor<4x8xf32>) {
 // -----
 
 func.func @stochastic_to_i8(%x: tensor<4x8xf32>) {
-  // expected-error @+1 {{stochastic rounding narrows f32 to bf16, f16 or f8E4M3FN, not 'f32' to 'i8'}}
+  // expected-error @+1 {{stochastic rounding narrows f32 to bf16, f16, f8E4M3FN or f8E5M2, not 'f32' to 'i8'}}
   %y = tessera_graph.cast %x {rounding = "stochastic", seed = 1} : tensor<4x8xf32> -> tensor<4x8xi8>
   return
 }

@@ -13,6 +13,12 @@ func.func @all_ops(%a: tensor<64x32xf32> {tessera_graph.sharding = #tessera_grap
   // The accumulator as a stated policy.
   // CHECK: tessera_graph.matmul %{{.*}}, %{{.*}} {accum = f32} : tensor<64x32xf8E4M3FN>, tensor<32x16xf8E4M3FN> -> tensor<64x16xf32>
   %c8a = tessera_graph.matmul %q, %qb {accum = f32} : tensor<64x32xf8E4M3FN>, tensor<32x16xf8E4M3FN> -> tensor<64x16xf32>
+  // fp8 e5m2 (gradients) times e4m3 (weights), f32 accumulation; casts to e5m2.
+  // CHECK: tessera_graph.matmul %{{.*}}, %{{.*}} {accum = f32} : tensor<64x32xf8E5M2>, tensor<32x16xf8E4M3FN> -> tensor<64x16xf32>
+  %g5 = tessera_graph.cast %a : tensor<64x32xf32> -> tensor<64x32xf8E5M2>
+  %c85 = tessera_graph.matmul %g5, %qb {accum = f32} : tensor<64x32xf8E5M2>, tensor<32x16xf8E4M3FN> -> tensor<64x16xf32>
+  // CHECK: tessera_graph.cast %{{.*}} {rounding = "stochastic", seed = 3 : i64} : tensor<64x32xf32> -> tensor<64x32xf8E5M2>
+  %sr5 = tessera_graph.cast %a {rounding = "stochastic", seed = 3} : tensor<64x32xf32> -> tensor<64x32xf8E5M2>
   // CHECK: tessera_graph.cast %{{.*}} {rounding = "stochastic", seed = 42 : i64} : tensor<64x32xf32> -> tensor<64x32xbf16>
   %sr = tessera_graph.cast %a {rounding = "stochastic", seed = 42} : tensor<64x32xf32> -> tensor<64x32xbf16>
   // An SPMD part keyed by its global index: the device's position and the

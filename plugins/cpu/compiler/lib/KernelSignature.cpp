@@ -14,7 +14,7 @@ uint64_t dtypeBytes(const std::string &dtype) {
   if (dtype == "f64" || dtype == "i64" || dtype == "index") return 8;
   if (dtype == "f32" || dtype == "i32") return 4;
   if (dtype == "f16" || dtype == "bf16" || dtype == "i16") return 2;
-  return 1;  // i8, f8E4M3FN, i1
+  return 1;  // i8, f8E4M3FN, f8E5M2, i1
 }
 
 uint64_t bufferBytes(const KernelArgInfo &arg) {

@@ -468,14 +468,18 @@ LogicalResult MatmulOp::verify() {
                          << sb[r - 1] << "], got [" << sc[r - 2] << ", "
                          << sc[r - 1] << "]";
   Type ea = a.getElementType(), eb = b.getElementType(), ec = c.getElementType();
-  if (ea != eb)
-    return emitOpError() << "operand element types differ: " << ea << " and " << eb;
+  // fp8 operands may differ (e4m3 activations or weights times e5m2
+  // gradients, as fp8 training multiplies them).
+  const bool fp8Pair = (ea.isFloat8E4M3FN() || ea.isFloat8E5M2()) && (eb.isFloat8E4M3FN() || eb.isFloat8E5M2());
+  if (ea != eb && !fp8Pair)
+    return emitOpError() << "operand element types differ: " << ea << " and " << eb
+                         << " (only fp8 operands may mix: f8E4M3FN with f8E5M2)";
   bool ok = ec == ea || (isNarrowFloat(ea) && ec.isF32()) ||
             (ea.isInteger(8) && ec.isInteger(32));
   if (!ok)
     return emitOpError() << "result element type " << ec
                          << " cannot accumulate " << ea;
-  if (ea.isFloat8E4M3FN() && !ec.isF32())
+  if ((ea.isFloat8E4M3FN() || ea.isFloat8E5M2()) && !ec.isF32())
     return emitOpError("fp8 is a storage type: accumulate in f32");
   return verifyAccumPolicy(*this, getAccum(), ea);
 }
@@ -604,8 +608,9 @@ LogicalResult CastOp::verify() {
                          << "\": write \"nearest_even\" (the default) or \"stochastic\"";
   if (isStochastic()) {
     Type ea = a.getElementType(), eb = b.getElementType();
-    if (!ea.isF32() || !(eb.isBF16() || eb.isF16() || eb.isFloat8E4M3FN()))
-      return emitOpError() << "stochastic rounding narrows f32 to bf16, f16 or f8E4M3FN, not " << ea << " to " << eb;
+    if (!ea.isF32() || !(eb.isBF16() || eb.isF16() || eb.isFloat8E4M3FN() || eb.isFloat8E5M2()))
+      return emitOpError() << "stochastic rounding narrows f32 to bf16, f16, f8E4M3FN or f8E5M2, not " << ea << " to "
+                           << eb;
     if (!getSeed())
       return emitOpError("stochastic rounding needs a seed (seed = S): the result is reproducible for a given seed");
     if (a.getEncoding())

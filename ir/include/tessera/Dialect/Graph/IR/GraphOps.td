@@ -132,10 +132,10 @@ def Graph_ShardAttr : Graph_Attr<"Shard", "shard"> {
 // byte holding 0 or 1 everywhere (memrefs, SPIR-V buffers, host arrays,
 // .npy files as numpy's bool `|b1`); only compare, select, cast and the
 // data-movement ops take it (the verifiers say so).
-def Graph_ElementType : AnyTypeOf<[F32, F16, BF16, I32, I8, F8E4M3FN, I1]>;
+def Graph_ElementType : AnyTypeOf<[F32, F16, BF16, I32, I8, F8E4M3FN, F8E5M2, I1]>;
 // Static shapes: every backend sizes its loops, tiles and buffers at compile
 // time (a dynamic dim is a verifier error naming the operand).
-def Graph_Tensor : StaticShapeTensorOf<[F32, F16, BF16, I32, I8, F8E4M3FN, I1]>;
+def Graph_Tensor : StaticShapeTensorOf<[F32, F16, BF16, I32, I8, F8E4M3FN, F8E5M2, I1]>;
 
 class Graph_Op<string mnemonic, list<Trait> traits = []>
     : Op<Graph_Dialect, mnemonic, traits>;
@@ -172,7 +172,7 @@ def Graph_MatmulOp : Graph_Op<"matmul", [Pure]> {
     | f32 | f32 |
     | f16 | f16 or f32 |
     | bf16 | bf16 or f32 |
-    | f8E4M3FN | f32 (fp8 is a storage type) |
+    | f8E4M3FN, f8E5M2 (either on each side) | f32 (fp8 is a storage type) |
     | i8 | i8 or i32 |
     | i32 | i32 |
 
@@ -213,7 +213,7 @@ class Graph_BinaryOp<string mnemonic, string what>
     result type is inferred when omitted from the builder. Operands whose
     shape differs from the result must be row-major.
 
-    f16, bf16 and f8E4M3FN values are computed in f32 and the result is
+    f16, bf16 and fp8 values are computed in f32 and the result is
     rounded to the element type (nearest even; see `cast`); integers wrap
     around in their width. Integer `div` truncates toward zero; `x / 0` is
     0 and `INT_MIN / -1` wraps to `INT_MIN` (never a trap).
@@ -249,7 +249,7 @@ def Graph_CompareOp : Graph_Op<"compare", [Pure]> {
     broadcast as the binary ops do (numpy rules); the result has the
     broadcast shape and element type `i1` (stored as a byte, 0 or 1).
     Floats compare as IEEE does: every comparison with a NaN is false except
-    `ne`, which is true; -0 == +0. f16, bf16 and f8E4M3FN compare their
+    `ne`, which is true; -0 == +0. f16, bf16 and fp8 compare their
     exact values; integers compare as signed. i1 operands take `eq` and `ne`
     only. Operands and result are row-major.
 
@@ -347,14 +347,16 @@ def Graph_CastOp : Graph_Op<"cast", [Pure]> {
   let summary = "elementwise element-type conversion";
   let description = [{
     Converts each element; shapes and layouts must match. Between any two
-    of f32, f16, bf16, f8E4M3FN, i32, i8 and i1:
+    of f32, f16, bf16, f8E4M3FN, f8E5M2, i32, i8 and i1:
 
     - float -> float: the nearest value of the result type, ties to even.
-      Overflow: f16 and bf16 become +-inf; f8E4M3FN (no infinities, largest
-      finite value 448) saturates: a finite value whose rounding exceeds
-      448 becomes +-448, and so do +-inf (NVIDIA's `cvt.rn.satfinite`).
-      NaN stays NaN (f8E4M3FN: 0x7F / 0xFF); -0 stays -0; subnormals of
-      every format are kept (no flush to zero).
+      Overflow: f16, bf16 and f8E5M2 (IEEE-style: the top byte of an f16,
+      largest finite value 57344) become +-inf; f8E4M3FN (no infinities,
+      largest finite value 448) saturates: a finite value whose rounding
+      exceeds 448 becomes +-448, and so do +-inf (NVIDIA's
+      `cvt.rn.satfinite`). NaN stays NaN (f8E4M3FN: 0x7F / 0xFF; f8E5M2:
+      0x7E / 0xFE quiet); -0 stays -0; subnormals of every format are kept
+      (no flush to zero).
     - float -> int: round toward zero, then saturate to the range of the
       result type (i8: [-128, 127]); NaN gives 0. Never undefined.
     - int -> float: to the nearest f32 (ties to even), then as float ->
@@ -364,8 +366,8 @@ def Graph_CastOp : Graph_Op<"cast", [Pure]> {
     - i1 -> any type: 0 or 1; any type -> i1: `x != 0` (NaN is true, -0
       is false), as numpy's `astype(bool)`.
 
-    `rounding = "stochastic"` with `seed = S` (f32 -> bf16, f16 or
-    f8E4M3FN only): each element rounds to one of its two neighbours in the result
+    `rounding = "stochastic"` with `seed = S` (f32 -> bf16, f16,
+    f8E4M3FN or f8E5M2 only): each element rounds to one of its two neighbours in the result
     type, up with probability equal to its distance from the lower one over
     the gap, so the result is unbiased in expectation. The random bits are
     Philox-4x32-10 keyed by `S`, with the element's row-major index as the

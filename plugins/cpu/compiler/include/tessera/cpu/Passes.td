@@ -15,9 +15,9 @@ def ScheduleToCPU : Pass<"tessera-schedule-to-cpu", "::mlir::ModuleOp"> {
     Other Graph ops become loops. Results are written to output arguments
     appended after the inputs.
 
-    Element types: f16/bf16/f8E4M3FN are storage types (loaded, widened to
-    f32, rounded to nearest even when stored; fp8 is held in i8 memrefs and
-    saturates to +-448), i8/i32 compute in i32 and wrap when stored. Matmul
+    Element types: f16/bf16/f8E4M3FN/f8E5M2 are storage types (loaded,
+    widened to f32, rounded to nearest even when stored; fp8 is held in i8
+    memrefs; e4m3 saturates to +-448, e5m2 overflows to +-inf), i8/i32 compute in i32 and wrap when stored. Matmul
     operands are widened while packing, so the micro-kernel runs on f32 (or
     i32) and the result is rounded once. Any M, N, K; batched matmuls loop
     over their batch dims. The kernel attribute's `dtypes` lists the element
