@@ -128,3 +128,29 @@ def test_stochastic_rounding_of_parts_gives_the_single_device_bits(rng):
     # Stochastic: the rounding went both ways (not all to nearest).
     nearest = x.astype(np.float32).view(np.uint32)
     assert np.any(r1.view(np.uint32) != ((nearest + 0x7FFF + ((nearest >> 16) & 1)) & 0xFFFF0000))
+
+
+ROUNDED_STAGE = """
+tessera_graph.mesh @mesh axes = ["tp"] shape = [2]
+func.func @rounded_mlp(%x: tensor<256x64xf32>, %w1: tensor<64x128xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["", "tp"], replicate = [], reduce = []>},
+                       %w2: tensor<128x64xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["tp", ""], replicate = [], reduce = []>})
+    -> tensor<256x64xf32> attributes {tessera.global_view} {
+  %h = tessera_graph.matmul %x, %w1 : tensor<256x64xf32>, tensor<64x128xf32> -> tensor<256x128xf32>
+  %hb = tessera_graph.cast %h {rounding = "stochastic", seed = 4} : tensor<256x128xf32> -> tensor<256x128xbf16>
+  %hf = tessera_graph.cast %hb : tensor<256x128xbf16> -> tensor<256x128xf32>
+  %y = tessera_graph.matmul %hf, %w2 : tensor<256x128xf32>, tensor<128x64xf32> -> tensor<256x64xf32>
+  return %y : tensor<256x64xf32>
+}
+"""
+
+
+def test_a_stage_with_stochastic_rounding_is_not_cut_into_row_blocks(rng):
+    # The stage before the all_reduce rounds stochastically: its bits depend
+    # on each row's index, so --tessera-overlap-collectives leaves it whole
+    # and the overlapped compile gives the plain compile's bits.
+    mesh = dist.Mesh({"tp": 2})
+    args = [rng.standard_normal((256, 64), np.float32), rng.standard_normal((64, 128), np.float32),
+            rng.standard_normal((128, 64), np.float32)]
+    plain = tessera.compile(ROUNDED_STAGE, mesh=mesh)(*args)
+    overlapped = tessera.compile(ROUNDED_STAGE, mesh=mesh, overlap_chunks=4)(*args)
+    assert np.array_equal(plain, overlapped)
