@@ -103,6 +103,16 @@ def main():
         np.save(os.path.join(d, "a.npy"), rng.standard_normal((130, 96)).astype(np.float32))
         np.save(os.path.join(d, "b.npy"), rng.standard_normal((96, 70)).astype(np.float32))
         np.save(os.path.join(d, "s.npy"), (rng.standard_normal((67, 40)) * 3).astype(np.float32))
+        def run_outputs(env, backend, fn, given, n):
+            """tessera-run `fn` on input file `given`: its first n results."""
+            outs = [os.path.join(d, "%s_%d.npy" % (fn, k)) for k in range(n)]
+            p = subprocess.run([run, example, "--function", fn, "--input", os.path.join(d, given)] +
+                               sum((["--output", o] for o in outs), []) + ["--iterations", "1", "--no-check"],
+                               env=env, capture_output=True, text=True)
+            if p.returncode != 0:
+                sys.exit("tessera-run %s on %s failed:\n%s%s" % (fn, backend, p.stdout, p.stderr))
+            return [np.load(o) for o in outs]
+
         for backend in ("cpu", "vulkan"):
             env = dict(os.environ, TESSERA_BACKEND=backend)
             out16, out8a, out8b = (os.path.join(d, n) for n in ("y16.npy", "y8a.npy", "y8b.npy"))
@@ -131,26 +141,14 @@ def main():
                 i = int(np.argmin(got8 == want8))
                 sys.exit("%s sr_fp8: element %d of %r is %r, the definition gives %r"
                          % (backend, i, x8.ravel()[i], got8[i], want8[i]))
-            outs5 = [os.path.join(d, "y5%d.npy" % k) for k in range(2)]
-            p = subprocess.run([run, example, "--function", "sr_e5m2", "--input", os.path.join(d, "x5.npy")] +
-                               sum((["--output", o] for o in outs5), []) + ["--iterations", "1", "--no-check"],
-                               env=env, capture_output=True, text=True)
-            if p.returncode != 0:
-                sys.exit("tessera-run sr_e5m2 on %s failed:\n%s%s" % (backend, p.stdout, p.stderr))
-            for k, o in enumerate(outs5):
-                got5 = np.array([e5m2_value(int(b)) for b in np.load(o).ravel()])
+            for k, y5 in enumerate(run_outputs(env, backend, "sr_e5m2", "x5.npy", 2)):
+                got5 = np.array([e5m2_value(int(b)) for b in y5.ravel()])
                 if not np.array_equal(got5, want5[k]):
                     i = int(np.argmin(got5 == want5[k]))
                     sys.exit("%s sr_e5m2 (output %d): element %d of %r is %r, the definition gives %r"
                              % (backend, k, i, x5.ravel()[i], got5[i], want5[k][i]))
-            outs = [os.path.join(d, "yh%d.npy" % k) for k in range(3)]
-            p = subprocess.run([run, example, "--function", "sr_f16", "--input", os.path.join(d, "xh.npy")] +
-                               sum((["--output", o] for o in outs), []) + ["--iterations", "1", "--no-check"],
-                               env=env, capture_output=True, text=True)
-            if p.returncode != 0:
-                sys.exit("tessera-run sr_f16 on %s failed:\n%s%s" % (backend, p.stdout, p.stderr))
-            for k, o in enumerate(outs):
-                goth = np.load(o).ravel()
+            for k, yh in enumerate(run_outputs(env, backend, "sr_f16", "xh.npy", 3)):
+                goth = yh.ravel()
                 if not np.array_equal(goth, wanth[k].ravel()):
                     i = int(np.argmin(goth == wanth[k].ravel()))
                     sys.exit("%s sr_f16 (x * %g): element %d of %r is %r, the definition gives %r"
