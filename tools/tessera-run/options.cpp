@@ -24,7 +24,7 @@ Program:
   --schedule "OPTIONS"   --tessera-graph-to-schedule options over the
                          target's schedule, e.g. "tile-m=64 micro-m=4";
                          keys: tile-m tile-n tile-k micro-m micro-n
-                         clamp-tiles row-tile vector-width fuse-reductions
+                         clamp-tiles row-tile vector-width fuse fuse-reductions
                          merge-matmul-chains attention attn-block-q
                          attn-block-kv
   --compile-option N=V   an option of the plugin's compiler (tessera-info

@@ -1,6 +1,7 @@
 // RUN: tessera-opt %s --tessera-graph-to-schedule | FileCheck %s
 // RUN: tessera-opt %s --tessera-graph-to-schedule="tile-m=48 micro-m=4 row-tile=16 vector-width=4" | FileCheck %s --check-prefix=OPT
 // RUN: tessera-opt %s --tessera-graph-to-schedule="merge-matmul-chains=0 fuse-reductions=0" | FileCheck %s --check-prefix=SPLIT
+// RUN: tessera-opt %s --tessera-graph-to-schedule="fuse=0 merge-matmul-chains=0" | FileCheck %s --check-prefix=UNFUSED
 
 // The MLP: both matmuls with their bias (+relu) epilogues in one tile (the
 // first group feeds the second's lhs); nothing is stored in between.
@@ -20,6 +21,12 @@
 // SPLIT-LABEL: func.func @mlp
 // SPLIT: %[[H:.*]] = tessera_schedule.tile(%{{.*}}, %{{.*}}, %{{.*}}) tile_sizes = [132, 256, 256] micro_tile = [6, 16]
 // SPLIT: tessera_schedule.tile(%[[H]], %{{.*}}, %{{.*}})
+// Without fusion (the unfused program measurements compare with) every op
+// is a tile of its own: matmul, add, relu, matmul, add.
+// UNFUSED-LABEL: func.func @mlp
+// UNFUSED-COUNT-5: tessera_schedule.tile(
+// UNFUSED-NOT: tessera_schedule.tile(
+// UNFUSED: return
 func.func @mlp(%x: tensor<128x64xf32>, %w1: tensor<64x256xf32>, %b1: tensor<256xf32>,
                %w2: tensor<256x64xf32>, %b2: tensor<64xf32>) -> tensor<128x64xf32> {
   %h0 = tessera_graph.matmul %x, %w1 : tensor<128x64xf32>, tensor<64x256xf32> -> tensor<128x256xf32>

@@ -143,7 +143,7 @@ struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePas
 
   /// Is `v` computed inside its single user's group?
   bool fused(Value v) {
-    if (forced.contains(v)) return false;
+    if (!fuse || forced.contains(v)) return false;
     Operation *def = v.getDefiningOp();
     if (!computes(def) || !v.hasOneUse()) return false;
     Operation *user = *v.getUsers().begin();

@@ -82,6 +82,7 @@ def GraphToSchedule : Pass<"tessera-graph-to-schedule", "::mlir::ModuleOp"> {
     Option<"clampTiles", "clamp-tiles", "bool", "true", "shrink matmul cache tiles to the problem (cpu); GPUs keep the lane grid and guard">,
     Option<"rowTile", "row-tile", "int64_t", "64", "R: rows (of the last dim) of the output per work item of a tile without matmul">,
     Option<"vectorWidth", "vector-width", "int64_t", "8", "V: elements per vector of a tile without matmul">,
+    Option<"fuse", "fuse", "bool", "true", "false: no op is fused into its user, every computing op is a tile of its own (the unfused program, for measurements; with merge-matmul-chains=0 and attention=0 nothing is fused at all)">,
     Option<"fuseReductions", "fuse-reductions", "bool", "true", "softmax and reduce take elementwise epilogues">,
     Option<"mergeMatmulChains", "merge-matmul-chains", "bool", "true", "a matmul group feeding the next matmul joins its tile (MLP)">,
     Option<"attention", "attention", "bool", "true", "attention chains become flash_attention">,
