@@ -8,6 +8,9 @@
 // accumulate in f32 and round once, norms and softmax compute in f32, every
 // op's result is rounded to bf16 (docs/ir.md, "Element types").
 //
+// @embedded_block (at the end) puts token and position embeddings before
+// the f32 block.
+//
 // Every op is checked against the reference interpreter:
 //   tessera-run examples/transformer_block.mlir --iterations 3
 //   tessera-run examples/transformer_block.mlir --kernel transformer_block_bf16
@@ -112,4 +115,26 @@ func.func @transformer_block_bf16(%x: tensor<256x768xbf16>,
   %f = tessera_graph.add %f3, %b_2 : tensor<256x768xbf16>, tensor<768xbf16>
   %y = tessera_graph.add %x1, %f : tensor<256x768xbf16>, tensor<256x768xbf16>
   return %y : tensor<256x768xbf16>
+}
+
+// GPT-2's input side then the block: token embeddings looked up in `wte`
+// (ids outside the table are clamped, docs/ir.md), plus the position
+// embeddings, into @transformer_block (the call is inlined when the
+// program is compiled). The vocabulary is 4096 rows here, not GPT-2's
+// 50257, to keep the test's table at 12 MiB.
+//   tessera-run examples/transformer_block.mlir --function embedded_block
+func.func @embedded_block(%tokens: tensor<256xi32>, %wte: tensor<4096x768xf32>, %wpe: tensor<256x768xf32>,
+    %ln1_g: tensor<768xf32>, %ln1_b: tensor<768xf32>,
+    %w_qkv: tensor<768x2304xf32>, %b_qkv: tensor<2304xf32>,
+    %w_o: tensor<768x768xf32>, %b_o: tensor<768xf32>,
+    %ln2_g: tensor<768xf32>, %ln2_b: tensor<768xf32>,
+    %w_1: tensor<768x3072xf32>, %b_1: tensor<3072xf32>,
+    %w_2: tensor<3072x768xf32>, %b_2: tensor<768xf32>) -> tensor<256x768xf32> {
+  %e = tessera_graph.gather %wte, %tokens : tensor<4096x768xf32>, tensor<256xi32> -> tensor<256x768xf32>
+  %x = tessera_graph.add %e, %wpe : tensor<256x768xf32>, tensor<256x768xf32>
+  %y = call @transformer_block(%x, %ln1_g, %ln1_b, %w_qkv, %b_qkv, %w_o, %b_o, %ln2_g, %ln2_b, %w_1, %b_1, %w_2, %b_2)
+      : (tensor<256x768xf32>, tensor<768xf32>, tensor<768xf32>, tensor<768x2304xf32>, tensor<2304xf32>,
+         tensor<768x768xf32>, tensor<768xf32>, tensor<768xf32>, tensor<768xf32>, tensor<768x3072xf32>,
+         tensor<3072xf32>, tensor<3072x768xf32>, tensor<768xf32>) -> tensor<256x768xf32>
+  return %y : tensor<256x768xf32>
 }
