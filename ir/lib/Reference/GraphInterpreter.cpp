@@ -11,6 +11,7 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "tessera/Conversion/ShapeOps.h"
 #include "tessera/Dialect/Graph/IR/Graph.h"
+#include "tessera/Dialect/Graph/Transforms/SpmdPlan.h"
 #include "tessera/Dialect/Schedule/IR/Schedule.h"
 
 namespace tessera::reference {
@@ -213,12 +214,12 @@ std::string eval(Block& block, DenseMap<Value, T>& env, const ReferenceCollectiv
         const std::vector<int64_t>& shape = in(0).shape;
         uint64_t base = 0;
         if (cast.getPosition()) {
-          auto position = static_cast<uint64_t>(static_cast<uint32_t>(static_cast<int32_t>(in(1).v[0])));
-          for (size_t a = cast.getMeshShape()->size(); a-- > 0;) {
-            const auto axis = static_cast<uint64_t>((*cast.getMeshShape())[a]);
-            base += position % axis * static_cast<uint64_t>((*cast.getMeshOffsets())[a]);
-            position /= axis;
-          }
+          // The digits of the position's unsigned value, as the kernels take them.
+          const auto position = static_cast<int64_t>(static_cast<uint32_t>(static_cast<int32_t>(in(1).v[0])));
+          const std::vector<int64_t> mesh(cast.getMeshShape()->begin(), cast.getMeshShape()->end());
+          const std::vector<int64_t> coords = g::meshCoords(mesh, position);
+          for (size_t a = 0; a < coords.size(); ++a)
+            base += static_cast<uint64_t>(coords[a]) * static_cast<uint64_t>((*cast.getMeshOffsets())[a]);
         }
         for (int64_t i = 0; i < n; ++i) {
           uint64_t index = base;

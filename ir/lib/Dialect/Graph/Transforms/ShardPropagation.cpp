@@ -372,8 +372,7 @@ LogicalResult Propagator::stochasticCast(CastOp op) {
   auto global = op.getResult().getType().cast<RankedTensorType>();
   auto localType = local.getType().cast<RankedTensorType>();
   const int64_t rank = global.getRank();
-  SmallVector<int64_t> strides(rank, 1);
-  for (int64_t d = rank - 1; d > 0; --d) strides[d - 1] = strides[d] * global.getDimSize(d);
+  SmallVector<int64_t> strides = op.indexStrides();  // the global (row-major) tensor's
   SmallVector<int64_t> meshShape(mesh_.getShape()), offsets;
   for (Attribute axis : mesh_.getAxes()) {
     int64_t offset = 0;  // a device's first element per unit of its coordinate
