@@ -8,8 +8,8 @@
 
 namespace tessera::plugin_support {
 
-TsError* RunStagedCollective(const TsCommunicator_Collective_Args* args, size_t n,
-                             const StagedCollectiveHooks& hooks) noexcept {
+TsError* CheckCollective(const TsCommunicator_Collective_Args* args, size_t n,
+                         const StagedCollectiveHooks& hooks, CollectiveShape* shape) noexcept {
   const char* p = hooks.plugin;
   // The enum fields are checked as integers before they are read as enums
   // (raw_enum): a C caller may store any value there.
@@ -67,6 +67,19 @@ TsError* RunStagedCollective(const TsCommunicator_Collective_Args* args, size_t 
     }
     if (TsError* e = hooks.stream(r)) return e;
   }
+  shape->elem_size = es;
+  shape->send_elems = send_elems;
+  shape->recv_elems = recv_elems;
+  return nullptr;
+}
+
+TsError* RunStagedCollective(const TsCommunicator_Collective_Args* args, size_t n,
+                             const StagedCollectiveHooks& hooks) noexcept {
+  CollectiveShape shape;
+  if (TsError* e = CheckCollective(args, n, hooks, &shape)) return e;
+  const size_t es = shape.elem_size;
+  const uint64_t send_elems = shape.send_elems, recv_elems = shape.recv_elems;
+  const char* p = hooks.plugin;
   return guard(p, "Communicator_Collective", [&]() -> TsError* {
     std::vector<std::vector<uint8_t>> in(n);
     for (size_t r = 0; r < n; ++r) {

@@ -1,7 +1,9 @@
 // Communicator_Collective for plugins whose collectives are staged through
-// the host (vulkan; cuda, hip and level_zero until they load NCCL, RCCL or
-// oneCCL): what every one of them checks and does, with the plugin's own
-// parts as callbacks.
+// the host (vulkan and level_zero; cuda and hip where NCCL or RCCL cannot be
+// loaded, and for deterministic calls): what every one of them checks and
+// does, with the plugin's own parts as callbacks.  CheckCollective is the
+// checking half alone, for plugins that hand the call to a vendor library
+// (plugins/common/nccl_library.hpp).
 //
 //  - the arguments: dtype, op, count (bounded), root, the arrays present;
 //  - per rank: the plugin checks the buffer handle and its device
@@ -37,6 +39,16 @@ struct StagedCollectiveHooks {
                          bool to_device)>
       host_io;
 };
+
+// What a checked call moves: elements of `elem_size` bytes, per rank.
+struct CollectiveShape {
+  size_t elem_size = 0;
+  uint64_t send_elems = 0, recv_elems = 0;
+};
+
+// Every check above (`host_io` is not used); fills *shape.
+TsError* CheckCollective(const TsCommunicator_Collective_Args* args, size_t ranks,
+                         const StagedCollectiveHooks& hooks, CollectiveShape* shape) noexcept;
 
 TsError* RunStagedCollective(const TsCommunicator_Collective_Args* args, size_t ranks,
                              const StagedCollectiveHooks& hooks) noexcept;

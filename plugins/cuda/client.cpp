@@ -47,6 +47,8 @@ std::string kernel_module_version() {
 const TsOptionInfo kClientOptions[] = {
     {TS_OPTION_INFO_STRUCT_SIZE, nullptr, "library", TS_VALUE_STRING, "libcuda.so.1",
      "the CUDA driver library to dlopen"},
+    {TS_OPTION_INFO_STRUCT_SIZE, nullptr, "nccl_library", TS_VALUE_STRING, "libnccl.so.2",
+     "the NCCL library to dlopen for collectives (empty: stage them through the host)"},
 };
 const size_t kNumClientOptions = sizeof(kClientOptions) / sizeof(kClientOptions[0]);
 
@@ -59,6 +61,7 @@ TS_CU_ENTRY(Client_Create, TS_CLIENT_CREATE_ARGS_MIN_STRUCT_SIZE) {
       return e;
   auto c = std::make_unique<TsClient>();
   const std::string library = options.String("library", "libcuda.so.1");
+  c->nccl.Configure(options.String("nccl_library", "libnccl.so.2"), "NCCL");
   std::string reason;
   if (!c->fn.Open(library.c_str(), &reason)) return unavailable(reason);
   CudaFns& fn = c->fn;

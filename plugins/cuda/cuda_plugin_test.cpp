@@ -120,6 +120,19 @@ TEST(CudaNoDriver, UnknownOptionIsRejectedWithTheKnownOnes) {
   auto rt = CreateCudaRuntime({{"bogus", "1"}});
   ASSERT_FALSE(rt.ok());
   EXPECT_NE(rt.status().message().find("library"), std::string::npos) << rt.status().ToString();
+  EXPECT_NE(rt.status().message().find("nccl_library"), std::string::npos) << rt.status().ToString();
+}
+
+// The collectives library option is known (an empty value turns it off);
+// the client still fails on the driver library it cannot open, not on it.
+TEST(CudaNoDriver, CollectiveLibraryOptionIsAccepted) {
+  for (const char* value : {"", "/nonexistent/libnccl.so.2"}) {
+    auto rt = CreateCudaRuntime({{"library", "/nonexistent/libcuda.so.1"}, {"nccl_library", value}});
+    ASSERT_FALSE(rt.ok());
+    EXPECT_EQ(rt.status().code(), StatusCode::kUnavailable) << rt.status().ToString();
+    EXPECT_NE(rt.status().message().find("/nonexistent/libcuda.so.1"), std::string::npos)
+        << rt.status().ToString();
+  }
 }
 
 // ------------------------------------------------------------ error mapping

@@ -30,6 +30,7 @@
 #include "cuda_symbols.hpp"
 #include "error.hpp"
 #include "live_set.hpp"
+#include "nccl_library.hpp"
 #include "tessera/plugin.h"
 
 namespace tessera::cuda {
@@ -120,6 +121,9 @@ struct TsClient {
   std::map<uintptr_t, uint64_t> host_allocated, host_registered;
   // Communicators not yet destroyed (Client_Destroy frees them).
   tessera::plugin_support::LiveSet<TsCommunicator> live_communicators;
+  // NCCL (libnccl.so.2 by default, the nccl_library option), opened by the first
+  // Communicator_Create (collectives.cpp).
+  tessera::plugin_support::NcclLoader nccl;
   ~TsClient();
 };
 
@@ -237,6 +241,11 @@ struct TsCommunicator {
   uint32_t magic = kMagic;
   TsClient* client = nullptr;
   std::vector<TsDevice*> devices;  // rank -> device
+  // One NCCL communicator per rank, or none: every call is then staged
+  // through the host (so are deterministic calls, always).  Calls on them
+  // are serialized by `mu` (NCCL needs every rank's calls in one order).
+  std::vector<tessera::plugin_support::NcclComm> nccl_comms;
+  std::mutex mu;
 };
 
 struct TsKernel {

@@ -42,6 +42,8 @@ std::string kernel_driver_version() {
 const TsOptionInfo kClientOptions[] = {
     {TS_OPTION_INFO_STRUCT_SIZE, nullptr, "library", TS_VALUE_STRING, kDefaultLibrary,
      "the HIP runtime library to dlopen"},
+    {TS_OPTION_INFO_STRUCT_SIZE, nullptr, "rccl_library", TS_VALUE_STRING, "librccl.so.1",
+     "the RCCL library to dlopen for collectives (empty: stage them through the host)"},
 };
 const size_t kNumClientOptions = sizeof(kClientOptions) / sizeof(kClientOptions[0]);
 
@@ -54,6 +56,7 @@ TS_HIP_ENTRY(Client_Create, TS_CLIENT_CREATE_ARGS_MIN_STRUCT_SIZE) {
       return e;
   auto c = std::make_unique<TsClient>();
   const std::string library = options.String("library", kDefaultLibrary);
+  c->nccl.Configure(options.String("rccl_library", "librccl.so.1"), "RCCL");
   std::string reason;
   if (!c->fn.Open(library.c_str(), &reason)) return unavailable(reason);
   HipFns& fn = c->fn;

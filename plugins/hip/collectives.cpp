@@ -1,15 +1,21 @@
-// Collectives across the HIP devices of one client, staged through the
-// host, as on the vulkan and cuda plugins: every rank's stream is
-// synchronized, the send buffers are copied into host memory, the result is
-// computed with a fixed binary tree over the ranks (deterministic, bitwise
-// identical run to run; every TsDataType, by plugins/common/host_reduce) and
-// copied back.  The call blocks the host until the collective is complete,
-// and a capturing stream cannot take part (FAILED_PRECONDITION).
+// Collectives across the HIP devices of one client.
 //
-// NOT DONE: RCCL.  ncclCommInitAll + ncclAllReduce/... in ncclGroupStart/End
-// (librccl.so.1, dlopened like libamdhip64) would keep the data on the
-// devices (over xGMI on MI250/MI300) and the call asynchronous; this plugin
-// does not load RCCL yet.
+// With RCCL (librccl.so.1, dlopened by the first Communicator_Create; the
+// rccl_library option): one RCCL communicator per rank (ncclCommInitAll),
+// and each call one RCCL group over the ranks, queued on their streams: the
+// data stays on the devices (xGMI on MI250/MI300, PCIe peer copies) and the
+// host does not wait.
+//
+// Staged through the host, as on the vulkan plugin, where RCCL cannot be
+// loaded or fails to create the communicator (the reason at
+// TESSERA_LOG=debug, or as a warning), for types the library lacks, and for
+// every deterministic call: every rank's stream is synchronized, the send
+// buffers are copied into host memory, the result is computed with a fixed
+// binary tree over the ranks (bitwise identical run to run, and the same
+// bits as every other plugin's; plugins/common/host_reduce) and copied back.
+// Such a call blocks the host until it is complete.
+//
+// Either way a capturing stream cannot take part (FAILED_PRECONDITION).
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -65,6 +71,9 @@ TS_HIP_ENTRY(Communicator_Create, TS_COMMUNICATOR_CREATE_ARGS_STRUCT_SIZE) {
                     "hip: Communicator_Create: device %d appears twice", d->ordinal);
     c->devices.push_back(d);
   }
+  std::vector<int> ordinals;
+  for (TsDevice* d : c->devices) ordinals.push_back(static_cast<int>(d->ordinal));
+  c->nccl_comms = args->client->nccl.CommsFor("hip", ordinals);
   args->client->live_communicators.add(c.get());
   args->communicator = c.release();
   return nullptr;
@@ -72,7 +81,9 @@ TS_HIP_ENTRY(Communicator_Create, TS_COMMUNICATOR_CREATE_ARGS_STRUCT_SIZE) {
 
 TS_HIP_ENTRY(Communicator_Destroy, TS_COMMUNICATOR_DESTROY_ARGS_STRUCT_SIZE) {
   TS_HIP_CHECK_HANDLE(args->communicator, "Communicator_Destroy", "communicator");
-  args->communicator->client->live_communicators.remove(args->communicator);
+  TsCommunicator* c = args->communicator;
+  c->client->live_communicators.remove(c);
+  if (const plugin_support::NcclLibrary* lib = c->client->nccl.library()) lib->DestroyAll(&c->nccl_comms);
   args->communicator->magic = kMagicDead;
   delete args->communicator;
   return nullptr;
@@ -95,7 +106,7 @@ TS_HIP_ENTRY(Communicator_Collective, TS_COMMUNICATOR_COLLECTIVE_ARGS_STRUCT_SIZ
     TS_HIP_CHECK_HANDLE(args->streams[r], "Communicator_Collective", "stream");
     if (args->streams[r]->device != c->devices[r])
       return errorf(TS_ERROR_INVALID_ARGUMENT, "hip: collective: rank %zu's stream is on another device", r);
-    TS_HIP_RETURN_IF_ERROR(refuse_if_capturing(args->streams[r], "a (host-staged) collective"));
+    TS_HIP_RETURN_IF_ERROR(refuse_if_capturing(args->streams[r], "a collective"));
     if (args->streams[r]->is_default)
       TS_HIP_RETURN_IF_ERROR(refuse_sync_while_capturing(c->devices[r], "a collective on the default stream"));
     return nullptr;
@@ -103,7 +114,25 @@ TS_HIP_ENTRY(Communicator_Collective, TS_COMMUNICATOR_COLLECTIVE_ARGS_STRUCT_SIZ
   hooks.host_io = [&](size_t r, const TsMemoryRef& ref, void* host, uint64_t bytes, bool to_device) {
     return host_io(args->streams[r], ref.buffer, ref.offset, host, bytes, to_device);
   };
-  return plugin_support::RunStagedCollective(args, c->devices.size(), hooks);
+  const plugin_support::NcclLibrary* lib = c->client->nccl.library();
+  // Deterministic calls take the fixed tree: RCCL's result depends on
+  // the algorithm it picks (ring, tree) for the size and topology.
+  if (c->nccl_comms.empty() || !lib || args->deterministic || !lib->Supports(args->dtype))
+    return plugin_support::RunStagedCollective(args, c->devices.size(), hooks);
+  plugin_support::CollectiveShape shape;
+  TS_HIP_RETURN_IF_ERROR(plugin_support::CheckCollective(args, c->devices.size(), hooks, &shape));
+  std::vector<plugin_support::NcclLibrary::RankPart> parts(c->devices.size());
+  auto address = [&](const TsMemoryRef& ref) -> void* {
+    return ref.buffer ? static_cast<void*>(ref.buffer->dptr + ref.offset) : nullptr;
+  };
+  for (size_t r = 0; r < parts.size(); ++r) {
+    // A broadcast reads send[root] only; the others' may be null.
+    if (args->op != TS_COLLECTIVE_BROADCAST || r == args->root) parts[r].send = address(args->send[r]);
+    parts[r].recv = address(args->recv[r]);
+    parts[r].stream = static_cast<void*>(args->streams[r]->stream);
+  }
+  std::lock_guard<std::mutex> lk(c->mu);
+  return lib->Run("hip", args, shape, c->nccl_comms, parts);
 }
 
 }  // namespace tessera::hip

@@ -153,6 +153,19 @@ TEST(HipNoDevice, UnknownOptionIsRejectedWithTheKnownOnes) {
   auto rt = CreateHipRuntime({{"bogus", "1"}});
   ASSERT_FALSE(rt.ok());
   EXPECT_NE(rt.status().message().find("library"), std::string::npos) << rt.status().ToString();
+  EXPECT_NE(rt.status().message().find("rccl_library"), std::string::npos) << rt.status().ToString();
+}
+
+// The collectives library option is known (an empty value turns it off);
+// the client still fails on the driver library it cannot open, not on it.
+TEST(HipNoDevice, CollectiveLibraryOptionIsAccepted) {
+  for (const char* value : {"", "/nonexistent/librccl.so.1"}) {
+    auto rt = CreateHipRuntime({{"library", "/nonexistent/libamdhip64.so.5"}, {"rccl_library", value}});
+    ASSERT_FALSE(rt.ok());
+    EXPECT_EQ(rt.status().code(), StatusCode::kUnavailable) << rt.status().ToString();
+    EXPECT_NE(rt.status().message().find("/nonexistent/libamdhip64.so.5"), std::string::npos)
+        << rt.status().ToString();
+  }
 }
 
 // ------------------------------------------------------------ error mapping

@@ -29,6 +29,7 @@
 #include "code_object.hpp"
 #include "error.hpp"
 #include "live_set.hpp"
+#include "nccl_library.hpp"
 #include "hip_symbols.hpp"
 #include "tessera/plugin.h"
 
@@ -98,6 +99,9 @@ struct TsClient {
   std::map<uintptr_t, uint64_t> host_allocated, host_registered;
   // Communicators not yet destroyed (Client_Destroy frees them).
   tessera::plugin_support::LiveSet<TsCommunicator> live_communicators;
+  // RCCL (librccl.so.1 by default, the rccl_library option), opened by the first
+  // Communicator_Create (collectives.cpp).
+  tessera::plugin_support::NcclLoader nccl;
   ~TsClient();
 };
 
@@ -196,6 +200,11 @@ struct TsCommunicator {
   uint32_t magic = kMagic;
   TsClient* client = nullptr;
   std::vector<TsDevice*> devices;  // rank -> device
+  // One RCCL communicator per rank, or none: every call is then staged
+  // through the host (so are deterministic calls, always).  Calls on them
+  // are serialized by `mu` (RCCL needs every rank's calls in one order).
+  std::vector<tessera::plugin_support::NcclComm> nccl_comms;
+  std::mutex mu;
 };
 
 struct TsKernel {

@@ -72,8 +72,8 @@ class ProcessGroup {
 // Which provider moves a plugin's buffers between processes, and how (what
 // tessera-info reports): MPI for every plugin today, on host memory: in
 // place where the host addresses the plugin's buffers (cpu), staged through
-// host copies otherwise (vulkan; cuda and hip until NCCL and RCCL
-// providers exist).
+// host copies otherwise (vulkan, cuda, hip: their plugins use NCCL and RCCL
+// among one process's devices only).
 struct ProcessCollectives {
   std::string provider;   // "mpi"
   std::string data_path;  // "host memory in place" / "staged through host memory"

@@ -1,0 +1,280 @@
+#include "nccl_library.hpp"
+
+#include <dlfcn.h>
+
+#include "plugin_log.hpp"
+#include "plugin_support.hpp"
+
+namespace tessera::plugin_support {
+
+namespace {
+
+// nccl.h's values (ncclDataType_t, ncclRedOp_t, ncclResult_t).
+enum : int {
+  kNcclInt8 = 0, kNcclUint8 = 1, kNcclInt32 = 2, kNcclInt64 = 4,
+  kNcclFloat16 = 6, kNcclFloat32 = 7, kNcclFloat64 = 8, kNcclBfloat16 = 9
+};
+enum : int { kNcclSum = 0, kNcclProd = 1, kNcclMax = 2, kNcclMin = 3 };
+enum : int {
+  kNcclSuccess = 0, kNcclUnhandledCudaError = 1, kNcclSystemError = 2, kNcclInternalError = 3,
+  kNcclInvalidArgument = 4, kNcclInvalidUsage = 5, kNcclRemoteError = 6, kNcclInProgress = 7
+};
+
+// NCCL_VERSION(2, 10, 0): the first with ncclBfloat16.
+constexpr int kFirstBf16Version = 21000;
+
+const char* CollectiveName(TsCollectiveOp op) {
+  switch (op) {
+    case TS_COLLECTIVE_ALL_REDUCE: return "ncclAllReduce";
+    case TS_COLLECTIVE_BROADCAST: return "ncclBroadcast";
+    case TS_COLLECTIVE_ALL_GATHER: return "ncclAllGather";
+    case TS_COLLECTIVE_REDUCE_SCATTER: return "ncclReduceScatter";
+  }
+  return "nccl?";
+}
+
+}  // namespace
+
+std::string NcclVersionText(int code) {
+  if (code <= 0) return "(unknown version)";
+  int major, minor, patch;
+  if (code >= 20900) {
+    major = code / 10000;
+    minor = code % 10000 / 100;
+    patch = code % 100;
+  } else {
+    major = code / 1000;
+    minor = code % 1000 / 100;
+    patch = code % 100;
+  }
+  return strprintf("%d.%d.%d", major, minor, patch);
+}
+
+bool NcclDataType(TsDataType dtype, int code, int* out) {
+  switch (dtype) {
+    case TS_DTYPE_F32: *out = kNcclFloat32; return true;
+    case TS_DTYPE_F64: *out = kNcclFloat64; return true;
+    case TS_DTYPE_I32: *out = kNcclInt32; return true;
+    case TS_DTYPE_I64: *out = kNcclInt64; return true;
+    case TS_DTYPE_F16: *out = kNcclFloat16; return true;
+    case TS_DTYPE_BF16:
+      if (code < kFirstBf16Version) return false;
+      *out = kNcclBfloat16;
+      return true;
+    case TS_DTYPE_I8: *out = kNcclInt8; return true;
+    case TS_DTYPE_U8: *out = kNcclUint8; return true;
+  }
+  return false;
+}
+
+int NcclReduceOp(TsReduceOp op) {
+  switch (op) {
+    case TS_REDUCE_SUM: return kNcclSum;
+    case TS_REDUCE_PROD: return kNcclProd;
+    case TS_REDUCE_MAX: return kNcclMax;
+    case TS_REDUCE_MIN: return kNcclMin;
+  }
+  return kNcclSum;  // unreachable: CheckCollective refused other values
+}
+
+TsErrorCode NcclErrorCode(NcclResult result) {
+  switch (result) {
+    case kNcclInvalidArgument: return TS_ERROR_INVALID_ARGUMENT;
+    case kNcclInvalidUsage: return TS_ERROR_FAILED_PRECONDITION;
+    case kNcclRemoteError: return TS_ERROR_UNAVAILABLE;  // a peer or the network failed
+    case kNcclSystemError: return TS_ERROR_RESOURCE_EXHAUSTED;  // memory, sockets, shm
+    case kNcclUnhandledCudaError:
+    case kNcclInternalError:
+    case kNcclInProgress:  // blocking communicators never answer it
+    default: return TS_ERROR_INTERNAL;
+  }
+}
+
+std::unique_ptr<NcclLibrary> NcclLibrary::Open(const std::string& path, const char* vendor,
+                                               std::string* reason) {
+  std::unique_ptr<NcclLibrary> lib(new NcclLibrary());
+  lib->vendor_ = vendor;
+  lib->path_ = path;
+  lib->handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib->handle_) {
+    const char* err = dlerror();
+    *reason = err ? err : path + ": dlopen failed";
+    return nullptr;
+  }
+  NcclFns& f = lib->fn_;
+  // Each required entry point, by name; the first one missing is the reason.
+#define TS_NCCL_REQUIRED(name)                                                        \
+  f.name = reinterpret_cast<decltype(f.name)>(dlsym(lib->handle_, #name));            \
+  if (!f.name) {                                                                      \
+    *reason = path + " does not provide " #name " (is it " + lib->vendor_ + "?)";     \
+    return nullptr;                                                                   \
+  }
+  TS_NCCL_REQUIRED(ncclGetVersion)
+  TS_NCCL_REQUIRED(ncclCommInitAll)
+  TS_NCCL_REQUIRED(ncclCommDestroy)
+  TS_NCCL_REQUIRED(ncclCommGetAsyncError)
+  TS_NCCL_REQUIRED(ncclGetErrorString)
+  TS_NCCL_REQUIRED(ncclAllReduce)
+  TS_NCCL_REQUIRED(ncclBroadcast)
+  TS_NCCL_REQUIRED(ncclAllGather)
+  TS_NCCL_REQUIRED(ncclReduceScatter)
+  TS_NCCL_REQUIRED(ncclGroupStart)
+  TS_NCCL_REQUIRED(ncclGroupEnd)
+#undef TS_NCCL_REQUIRED
+  f.ncclGetLastError = reinterpret_cast<decltype(f.ncclGetLastError)>(
+      dlsym(lib->handle_, "ncclGetLastError"));
+  int code = 0;
+  NcclResult r = f.ncclGetVersion(&code);
+  if (r != kNcclSuccess || code <= 0) {
+    *reason = path + ": ncclGetVersion failed (" + std::to_string(r) + ")";
+    return nullptr;
+  }
+  lib->version_ = code;
+  return lib;
+}
+
+NcclLibrary::~NcclLibrary() {
+  if (handle_) dlclose(handle_);
+}
+
+std::string NcclLibrary::description() const {
+  return vendor_ + " " + NcclVersionText(version_) + " (" + path_ + ")";
+}
+
+bool NcclLibrary::Supports(TsDataType dtype) const {
+  int t = 0;
+  return NcclDataType(dtype, version_, &t);
+}
+
+TsError* NcclLibrary::Error(const char* plugin, const std::string& call, NcclResult result,
+                            NcclComm comm) const {
+  const char* text = fn_.ncclGetErrorString ? fn_.ncclGetErrorString(result) : nullptr;
+  const char* last = fn_.ncclGetLastError ? fn_.ncclGetLastError(comm) : nullptr;
+  std::string m = strprintf("%s: %s: %s error %d: %s", plugin, call.c_str(), vendor_.c_str(),
+                            result, text ? text : "(no text)");
+  // The last error is often the useful part ("Cuda failure 'out of memory'").
+  if (last && *last) m += std::string(" (") + last + ")";
+  return make_error(NcclErrorCode(result), m);
+}
+
+TsError* NcclLibrary::InitAll(const char* plugin, const std::vector<int>& ordinals,
+                              std::vector<NcclComm>* comms) const noexcept {
+  return guard(plugin, "Communicator_Create", [&]() -> TsError* {
+    comms->assign(ordinals.size(), nullptr);
+    NcclResult r = fn_.ncclCommInitAll(comms->data(), static_cast<int>(ordinals.size()),
+                                       ordinals.data());
+    if (r != kNcclSuccess) {
+      comms->clear();
+      return Error(plugin, strprintf("ncclCommInitAll(ndev=%zu)", ordinals.size()), r, nullptr);
+    }
+    for (NcclComm c : *comms)
+      if (!c) {
+        comms->clear();
+        return errorf(TS_ERROR_INTERNAL, "%s: ncclCommInitAll succeeded but returned no communicator",
+                      plugin);
+      }
+    return nullptr;
+  });
+}
+
+void NcclLibrary::DestroyAll(std::vector<NcclComm>* comms) const noexcept {
+  for (NcclComm c : *comms)
+    if (c) fn_.ncclCommDestroy(c);  // nothing to do on failure: the comm is gone either way
+  comms->clear();
+}
+
+TsError* NcclLibrary::Run(const char* plugin, const TsCommunicator_Collective_Args* args,
+                          const CollectiveShape& shape, const std::vector<NcclComm>& comms,
+                          const std::vector<RankPart>& parts) const noexcept {
+  if (comms.size() != parts.size() || comms.empty())
+    return errorf(TS_ERROR_INTERNAL, "%s: collective: %zu communicators for %zu ranks", plugin,
+                  comms.size(), parts.size());
+  int dtype = 0;
+  if (!NcclDataType(args->dtype, version_, &dtype))
+    return errorf(TS_ERROR_UNSUPPORTED, "%s: collective: %s %s has no type for TsDataType %d", plugin,
+                  vendor_.c_str(), NcclVersionText(version_).c_str(), static_cast<int>(args->dtype));
+  // A communicator whose earlier work failed stays failed: say so before
+  // queueing more on it.
+  for (size_t r = 0; r < comms.size(); ++r) {
+    NcclResult async = kNcclSuccess;
+    NcclResult q = fn_.ncclCommGetAsyncError(comms[r], &async);
+    if (q != kNcclSuccess) return Error(plugin, "ncclCommGetAsyncError", q, comms[r]);
+    if (async != kNcclSuccess && async != kNcclInProgress)
+      return Error(plugin, strprintf("an earlier collective on rank %zu failed; destroy the communicator", r),
+                   async, comms[r]);
+  }
+  const int op = NcclReduceOp(args->reduce_op);
+  const char* call = CollectiveName(args->op);
+  NcclResult r = fn_.ncclGroupStart();
+  if (r != kNcclSuccess) return Error(plugin, "ncclGroupStart", r, nullptr);
+  // After a rank's call fails the later ranks are not queued, but the group
+  // is still ended (an open group must be closed; NCCL then drops it).
+  NcclResult first = kNcclSuccess;
+  size_t failed_rank = 0;
+  for (size_t k = 0; k < comms.size() && first == kNcclSuccess; ++k) {
+    const RankPart& p = parts[k];
+    switch (args->op) {
+      case TS_COLLECTIVE_ALL_REDUCE:
+        r = fn_.ncclAllReduce(p.send, p.recv, shape.recv_elems, dtype, op, comms[k], p.stream);
+        break;
+      case TS_COLLECTIVE_BROADCAST:
+        r = fn_.ncclBroadcast(p.send, p.recv, shape.recv_elems, dtype, static_cast<int>(args->root),
+                              comms[k], p.stream);
+        break;
+      case TS_COLLECTIVE_ALL_GATHER:
+        r = fn_.ncclAllGather(p.send, p.recv, shape.send_elems, dtype, comms[k], p.stream);
+        break;
+      case TS_COLLECTIVE_REDUCE_SCATTER:
+        r = fn_.ncclReduceScatter(p.send, p.recv, shape.recv_elems, dtype, op, comms[k], p.stream);
+        break;
+    }
+    if (r != kNcclSuccess) {
+      first = r;
+      failed_rank = k;
+    }
+  }
+  NcclResult end = fn_.ncclGroupEnd();
+  if (first != kNcclSuccess)
+    return Error(plugin, strprintf("%s (rank %zu)", call, failed_rank), first, comms[failed_rank]);
+  if (end != kNcclSuccess) return Error(plugin, strprintf("%s: ncclGroupEnd", call), end, nullptr);
+  return nullptr;
+}
+
+const NcclLibrary* NcclLoader::Get(std::string* why_not) {
+  std::call_once(once_, [&] {
+    if (path_.empty()) {
+      why_not_ = std::string("the ") + vendor_ + " library option is empty";
+      return;
+    }
+    lib_ = NcclLibrary::Open(path_, vendor_, &why_not_);
+  });
+  if (!lib_) *why_not = why_not_;
+  return lib_.get();
+}
+
+std::vector<NcclComm> NcclLoader::CommsFor(const char* plugin, const std::vector<int>& ordinals) {
+  std::string why_not;
+  const NcclLibrary* lib = Get(&why_not);
+  std::vector<NcclComm> comms;
+  if (!lib) {
+    LogDebug(strprintf("%s: collectives staged through host memory: %s", plugin, why_not.c_str()));
+    return comms;
+  }
+  TsError* e = lib->InitAll(plugin, ordinals, &comms);
+  if (!e) {
+    LogDebug(strprintf("%s: a communicator of %zu devices over %s", plugin, ordinals.size(),
+                       lib->description().c_str()));
+    return comms;
+  }
+  std::string m = e->message;
+  const std::string prefix = std::string(plugin) + ": ";
+  if (m.rfind(prefix, 0) == 0) m.erase(0, prefix.size());
+  TsError_Destroy_Args a{TS_ERROR_DESTROY_ARGS_STRUCT_SIZE, nullptr, e};
+  Error_Destroy(&a);
+  if (!warned_.exchange(true))
+    LogWarning(strprintf("%s: collectives staged through host memory, because %s failed: %s", plugin,
+                         lib->description().c_str(), m.c_str()));
+  return comms;
+}
+
+}  // namespace tessera::plugin_support
