@@ -244,13 +244,16 @@ def main():
     # mpirun, its own JSON): Tessera over MPI against the raw MPI call,
     # throughput ratio >= 0.95.  Rows only when that JSON is given.
     for metric in ("all_reduce", "reduce_scatter", "all_gather"):
-        for impl, limit in (("tessera_mpi", 0.95), ("tessera_mpi_deterministic", None)):
+        for impl, limit in (("tessera_mpi", 0.95), ("tessera_mpi_deterministic", None),
+                            ("tessera_cpu_shm", None)):
             t = time_ns(res, f"{metric}/{impl}/16MiB")
             r = time_ns(res, f"{metric}/raw_mpi/16MiB")
             if t is None:
                 continue
             ratio = r / t if t and r else None
-            rows.append((f"{metric} 16MiB over MPI" + (" (deterministic)" if not limit else ""),
+            label = {"tessera_mpi": "over MPI", "tessera_mpi_deterministic": "over MPI (deterministic)",
+                     "tessera_cpu_shm": "cpu plugin's own (shared memory, deterministic)"}[impl]
+            rows.append((f"{metric} 16MiB {label}",
                          fmt_ns(t), f"{fmt_ns(r)} raw MPI",
                          f"{ratio:.2f}x" if ratio else "n/a",
                          f">= {limit}x raw MPI" if limit else "-",

@@ -19,7 +19,7 @@ TEST(PluginOptions, CpuPluginDeclaresItsOptions) {
   ASSERT_NE(cpu, nullptr);
   std::vector<std::string> names;
   for (const OptionInfo& o : cpu->options) names.push_back(o.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"devices", "threads"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"devices", "threads", "process_timeout_s"}));
   EXPECT_EQ(cpu->abi_version, std::to_string(TESSERA_ABI_VERSION_MAJOR) + "." +
                                   std::to_string(TESSERA_ABI_VERSION_MINOR));
 }

@@ -9,6 +9,21 @@ namespace {
 using A_Create = TsCommunicator_Create_Args;
 using A_Destroy = TsCommunicator_Destroy_Args;
 using A_Coll = TsCommunicator_Collective_Args;
+using A_Id = TsCommunicator_CreateUniqueId_Args;
+
+// A Communicator_Create across processes (MINOR 4) whose other fields are
+// valid: the checks of ranks and num_ranks come before the id is read, so
+// zeros serve as the id.  `spans`: whether the case needs a plugin that
+// reports TS_COLLECTIVE_CAP_MULTI_PROCESS (else one that does not).
+bool AcrossProcesses(Env& env, A_Create& a, bool spans) {
+  const bool has = env.info().collectives & TS_COLLECTIVE_CAP_MULTI_PROCESS;
+  if (!env.Require(has == spans, spans ? "collectives.multi_process" : "a plugin without multi_process"))
+    return false;
+  a.unique_id = env.Keep(std::vector<uint8_t>(TS_UNIQUE_ID_BYTES, 0))->data();
+  a.ranks = env.Keep(std::vector<uint32_t>{0})->data();
+  a.num_ranks = 2;
+  return true;
+}
 
 void ValidCreate(Env& env, A_Create& a) {
   if (!env.Require(env.info().collectives != 0, "collectives")) return;
@@ -42,7 +57,7 @@ TsMemoryRef& Ref(const TsMemoryRef* r) { return const_cast<TsMemoryRef&>(*r); }
 void AddCollectiveCases(CaseList* out) {
   {
     EntryCases<A_Create> c(out, "Communicator_Create", &TsPluginApi::Communicator_Create,
-                           TS_COMMUNICATOR_CREATE_ARGS_STRUCT_SIZE, ValidCreate);
+                           TS_COMMUNICATOR_CREATE_ARGS_MIN_STRUCT_SIZE, ValidCreate);
     c.Header();
     c.Handle("Client", &A_Create::client);
     c.Add("DevicesNull", TS_ERROR_INVALID_ARGUMENT, [](Env&, A_Create& a) { a.devices = nullptr; });
@@ -62,6 +77,26 @@ void AddCollectiveCases(CaseList* out) {
     });
     c.Add("DeviceOfOtherClient", TS_ERROR_INVALID_ARGUMENT,
           [](Env& env, A_Create& a) { DeviceAt(a, 0) = env.other_device(); });
+    // MINOR 4: across processes.
+    c.Add("UniqueIdWithoutMultiProcess", TS_ERROR_UNSUPPORTED,
+          [](Env& env, A_Create& a) { AcrossProcesses(env, a, false); });
+    c.Add("RanksNull", TS_ERROR_INVALID_ARGUMENT, [](Env& env, A_Create& a) {
+      if (AcrossProcesses(env, a, true)) a.ranks = nullptr;
+    });
+    c.Add("NumRanksBelowDevices", TS_ERROR_INVALID_ARGUMENT, [](Env& env, A_Create& a) {
+      if (AcrossProcesses(env, a, true)) a.num_ranks = 0;
+    });
+    c.Add("RankOutOfRange", TS_ERROR_INVALID_ARGUMENT, [](Env& env, A_Create& a) {
+      if (AcrossProcesses(env, a, true)) a.ranks = env.Keep(std::vector<uint32_t>{2})->data();
+    });
+  }
+  {
+    // MINOR 4, optional: "unsupported: entry point" where the plugin has none.
+    EntryCases<A_Id> c(out, "Communicator_CreateUniqueId", &TsPluginApi::Communicator_CreateUniqueId,
+                       TS_COMMUNICATOR_CREATEUNIQUEID_ARGS_STRUCT_SIZE,
+                       [](Env& env, A_Id& a) { a.client = env.client(); });
+    c.Header();
+    c.Handle("Client", &A_Id::client);
   }
   {
     EntryCases<A_Destroy> c(out, "Communicator_Destroy", &TsPluginApi::Communicator_Destroy,

@@ -41,13 +41,13 @@ Status RunCollective(const CommunicatorImpl* comm, TsCollectiveOp op,
   TESSERA_CHECK_HANDLE(comm, "Communicator");
   // n: the ranks this call passes (this process's); total: every rank.
   const size_t n = comm->devices.size();
-  const size_t total = comm->provider ? comm->provider->size() : n;
+  const size_t total = comm->provider ? comm->provider->size() : comm->num_ranks ? comm->num_ranks : n;
   const std::string name = CollectiveOpName(op);
   if (send.size() != n || recv.size() != n || streams.size() != n)
     return Status(StatusCode::kInvalidArgument,
                   name + ": the communicator has " + std::to_string(n) +
-                      (comm->provider ? " ranks in this process (" + std::to_string(total) + " in all)"
-                                      : std::string(" ranks")) +
+                      (total != n ? " ranks in this process (" + std::to_string(total) + " in all)"
+                                  : std::string(" ranks")) +
                       "; pass one send buffer, one recv buffer and one "
                       "stream per rank (got " + std::to_string(send.size()) +
                       ", " + std::to_string(recv.size()) + ", " +
@@ -141,8 +141,21 @@ Status RunCollective(const CommunicatorImpl* comm, TsCollectiveOp op,
 }  // namespace
 }  // namespace detail
 
+bool PluginSpansProcesses(const Runtime& runtime) {
+  if (!runtime.impl() || !runtime.impl()->lib().table().Communicator_CreateUniqueId) return false;
+  if (runtime.devices().empty()) return false;
+  for (const Device& d : runtime.devices())
+    if (!(d.info().collectives & TS_COLLECTIVE_CAP_MULTI_PROCESS)) return false;
+  return true;
+}
+
 StatusOr<Communicator> Runtime::create_communicator(
     const std::vector<Device>& devices) const {
+  return CreateCommunicator(devices, nullptr);
+}
+
+StatusOr<Communicator> Runtime::CreateCommunicator(const std::vector<Device>& devices,
+                                                   const AcrossProcesses* across) const {
   if (devices.empty())
     return Status(StatusCode::kInvalidArgument,
                   "create_communicator: pass at least one device");
@@ -163,13 +176,53 @@ StatusOr<Communicator> Runtime::create_communicator(
   args.client = impl_->client;
   args.devices = raw.data();
   args.num_devices = raw.size();
+  if (across) {
+    args.unique_id = across->id->data();
+    args.ranks = across->ranks->data();
+    args.num_ranks = across->num_ranks;
+  }
   Status st = TESSERA_PLUGIN_CALL_OUT(impl_->lib(), Communicator_Create, args, communicator);
   if (!st.ok()) return st.Annotate("create_communicator");
   auto comm = std::make_shared<detail::CommunicatorImpl>();
   comm->runtime = impl_;
   comm->raw = args.communicator;
   comm->devices = devices;
+  if (across) comm->num_ranks = across->num_ranks;
   return Communicator(std::move(comm));
+}
+
+StatusOr<Runtime::CollectiveId> Runtime::create_collective_id() const {
+  if (!impl_) return Status(StatusCode::kFailedPrecondition, "create_collective_id: the Runtime is not created");
+  if (!PluginSpansProcesses(*this))
+    return Status(StatusCode::kUnsupported,
+                  "create_collective_id: the " + backend() +
+                      " plugin's communicators cannot span processes (its devices do not report "
+                      "TS_COLLECTIVE_CAP_MULTI_PROCESS); use a process group's provider (tessera/mpi.hpp)");
+  auto args = MakeArgs<TsCommunicator_CreateUniqueId_Args>();
+  args.client = impl_->client;
+  Status st = TESSERA_PLUGIN_CALL(impl_->lib(), Communicator_CreateUniqueId, args);
+  if (!st.ok()) return st.Annotate("create_collective_id");
+  return CollectiveId(args.unique_id, args.unique_id + TS_UNIQUE_ID_BYTES);
+}
+
+StatusOr<Communicator> Runtime::create_communicator(const std::vector<Device>& devices, uint32_t num_ranks,
+                                                    const std::vector<uint32_t>& ranks,
+                                                    const CollectiveId& id) const {
+  if (id.size() != TS_UNIQUE_ID_BYTES)
+    return Status(StatusCode::kInvalidArgument,
+                  "create_communicator: the id has " + std::to_string(id.size()) + " bytes; pass the " +
+                      std::to_string(TS_UNIQUE_ID_BYTES) + " of create_collective_id");
+  if (ranks.size() != devices.size())
+    return Status(StatusCode::kInvalidArgument,
+                  "create_communicator: " + std::to_string(devices.size()) + " devices but " +
+                      std::to_string(ranks.size()) + " ranks: give each device its rank");
+  if (!PluginSpansProcesses(*this))
+    return Status(StatusCode::kUnsupported,
+                  "create_communicator: the " + backend() +
+                      " plugin's communicators cannot span processes (its devices do not report "
+                      "TS_COLLECTIVE_CAP_MULTI_PROCESS)");
+  AcrossProcesses across{num_ranks, &ranks, &id};
+  return CreateCommunicator(devices, &across);
 }
 
 Communicator Communicator::FromProvider(std::vector<Device> local_devices,
@@ -184,7 +237,8 @@ Communicator Communicator::FromProvider(std::vector<Device> local_devices,
 bool Communicator::valid() const { return impl_ && impl_->Alive(); }
 size_t Communicator::size() const {
   if (!impl_) return 0;
-  return impl_->provider ? impl_->provider->size() : impl_->devices.size();
+  if (impl_->provider) return impl_->provider->size();
+  return impl_->num_ranks ? impl_->num_ranks : impl_->devices.size();
 }
 std::string Communicator::provider() const {
   return impl_ && impl_->provider ? impl_->provider->name() : std::string();

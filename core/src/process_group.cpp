@@ -3,8 +3,32 @@
 #include "tessera/process_group.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
 namespace tessera {
+
+StatusOr<bool> UsePluginCollectives(const std::vector<Device>& local_devices) {
+  if (local_devices.empty() || !local_devices[0].valid())
+    return Status(StatusCode::kInvalidArgument, "UsePluginCollectives: no devices");
+  const Runtime runtime = local_devices[0].runtime();
+  const bool spans = PluginSpansProcesses(runtime);
+  const char* env = std::getenv("TESSERA_PROCESS_COLLECTIVES");
+  const std::string choice = env && *env ? env : "auto";
+  if (choice == "provider") return false;
+  if (choice == "plugin") {
+    if (!spans)
+      return Status(StatusCode::kUnsupported,
+                    "TESSERA_PROCESS_COLLECTIVES=plugin, but the " + runtime.backend() +
+                        " plugin's communicators cannot span processes (no "
+                        "TS_COLLECTIVE_CAP_MULTI_PROCESS); unset it to use the process group's provider");
+    return true;
+  }
+  if (choice != "auto")
+    return Status(StatusCode::kInvalidArgument, "TESSERA_PROCESS_COLLECTIVES=" + choice +
+                                                    " is not 'auto', 'plugin' or 'provider'");
+  return spans && ProcessCollectivesFor(runtime.backend()).data_path != "host memory in place";
+}
 
 StatusOr<std::vector<int>> CommunicatorProcesses(const std::vector<uint32_t>& rank_process, int group_size,
                                                  int me, size_t local_devices) {

@@ -147,6 +147,9 @@ struct CommunicatorImpl : HandleState {
   std::vector<Device> devices;  // this process's ranks
   // Set for a communicator across processes (Communicator::FromProvider).
   std::shared_ptr<CollectiveProvider> provider;
+  // A plugin's communicator across processes (ABI 1.4): every process's
+  // ranks; 0 for one process (devices.size() ranks).
+  uint32_t num_ranks = 0;
 };
 
 // "Stream was destroyed" / "null Stream handle" errors; `destroyed_at`

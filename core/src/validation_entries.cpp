@@ -923,9 +923,21 @@ TsError* ValidationLayer::Communicator_Create(TsCommunicator_Create_Args* args) 
     comm.client = args->client;
     if (args->devices && args->num_devices <= kMaxArgsWalked)
       comm.devices.assign(args->devices, args->devices + args->num_devices);
+    if (TESSERA_HAS(args, TsCommunicator_Create_Args, num_ranks) && args->unique_id)
+      comm.num_ranks = args->num_ranks;
     Create(args->communicator, Kind::kCommunicator, std::move(comm));
   }
   return error;
+}
+
+TsError* ValidationLayer::Communicator_CreateUniqueId(TsCommunicator_CreateUniqueId_Args* args) {
+  if (!TESSERA_HAS(args, TsCommunicator_CreateUniqueId_Args, unique_id))
+    return next_.Communicator_CreateUniqueId(args);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (TsError* e = CheckHandle(args->client, Kind::kClient, "Communicator_CreateUniqueId", "client")) return e;
+  }
+  return next_.Communicator_CreateUniqueId(args);
 }
 
 TsError* ValidationLayer::Communicator_Destroy(TsCommunicator_Destroy_Args* args) {
@@ -958,6 +970,7 @@ TsError* ValidationLayer::Communicator_Collective(TsCommunicator_Collective_Args
     const Object* comm = Find(args->communicator, Kind::kCommunicator);
     if (comm && args->streams && args->send && args->recv) {
       const size_t n = comm->devices.size();
+      const uint64_t total = comm->num_ranks ? comm->num_ranks : n;  // all processes' ranks
       const uint64_t element = DataTypeSize(args->dtype);
       for (size_t r = 0; r < n; ++r) {
         if (TsError* e = CheckHandle(args->streams[r], Kind::kStream, entry, "streams[rank]")) return e;
@@ -972,7 +985,7 @@ TsError* ValidationLayer::Communicator_Collective(TsCommunicator_Collective_Args
           uint64_t count = args->count;
           if ((side == 0 && args->op == TS_COLLECTIVE_ALL_GATHER) ||
               (side == 1 && args->op == TS_COLLECTIVE_REDUCE_SCATTER))
-            count *= n;
+            count *= total;
           Access a;
           a.key = ref.buffer;
           a.begin = ref.offset;

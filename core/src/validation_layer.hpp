@@ -113,6 +113,9 @@ class ValidationLayer {
     std::string name;
     std::shared_ptr<const std::string> shared_name;  // for AccessWhat
     std::vector<uint32_t> buffer_access;
+    // Communicators across processes (ABI 1.4): every process's ranks;
+    // 0 for one process (devices.size()).
+    uint32_t num_ranks = 0;
     bool access_known = false;
     uint32_t num_buffer_args = 0;
     // Communicators.

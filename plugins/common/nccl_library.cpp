@@ -2,6 +2,9 @@
 
 #include <dlfcn.h>
 
+#include <cstring>
+
+#include "host_reduce.hpp"
 #include "plugin_log.hpp"
 #include "plugin_support.hpp"
 
@@ -111,6 +114,8 @@ std::unique_ptr<NcclLibrary> NcclLibrary::Open(const std::string& path, const ch
   }
   TS_NCCL_REQUIRED(ncclGetVersion)
   TS_NCCL_REQUIRED(ncclCommInitAll)
+  TS_NCCL_REQUIRED(ncclGetUniqueId)
+  TS_NCCL_REQUIRED(ncclCommInitRank)
   TS_NCCL_REQUIRED(ncclCommDestroy)
   TS_NCCL_REQUIRED(ncclCommGetAsyncError)
   TS_NCCL_REQUIRED(ncclGetErrorString)
@@ -177,6 +182,46 @@ TsError* NcclLibrary::InitAll(const char* plugin, const std::vector<int>& ordina
   });
 }
 
+TsError* NcclLibrary::UniqueId(const char* plugin, uint8_t out[128]) const noexcept {
+  static_assert(sizeof(NcclUniqueId) == 128, "ncclUniqueId is 128 bytes");
+  NcclUniqueId id{};
+  NcclResult r = fn_.ncclGetUniqueId(&id);
+  if (r != kNcclSuccess) return Error(plugin, "ncclGetUniqueId", r, nullptr);
+  std::memcpy(out, id.internal, sizeof id.internal);
+  return nullptr;
+}
+
+TsError* NcclLibrary::InitRanks(const char* plugin, const uint8_t* id_bytes, uint32_t num_ranks,
+                                const std::vector<uint32_t>& ranks,
+                                const std::function<TsError*(size_t)>& bind,
+                                std::vector<NcclComm>* comms) const noexcept {
+  return guard(plugin, "Communicator_Create", [&]() -> TsError* {
+    NcclUniqueId id;
+    std::memcpy(id.internal, id_bytes, sizeof id.internal);
+    comms->assign(ranks.size(), nullptr);
+    NcclResult r = fn_.ncclGroupStart();
+    if (r != kNcclSuccess) {
+      comms->clear();
+      return Error(plugin, "ncclGroupStart", r, nullptr);
+    }
+    TsError* failed = nullptr;
+    for (size_t i = 0; i < ranks.size() && !failed; ++i) {
+      if ((failed = bind(i))) break;
+      r = fn_.ncclCommInitRank(&(*comms)[i], static_cast<int>(num_ranks), id, static_cast<int>(ranks[i]));
+      if (r != kNcclSuccess)
+        failed = Error(plugin, strprintf("ncclCommInitRank(nranks=%u, rank=%u)", num_ranks, ranks[i]), r, nullptr);
+    }
+    r = fn_.ncclGroupEnd();
+    if (!failed && r != kNcclSuccess)
+      failed = Error(plugin, strprintf("ncclCommInitRank(nranks=%u): ncclGroupEnd", num_ranks), r, nullptr);
+    if (!failed)
+      for (NcclComm c : *comms)
+        if (!c) failed = errorf(TS_ERROR_INTERNAL, "%s: ncclCommInitRank succeeded but returned no communicator", plugin);
+    if (failed) DestroyAll(comms);
+    return failed;
+  });
+}
+
 void NcclLibrary::DestroyAll(std::vector<NcclComm>* comms) const noexcept {
   for (NcclComm c : *comms)
     if (c) fn_.ncclCommDestroy(c);  // nothing to do on failure: the comm is gone either way
@@ -238,6 +283,69 @@ TsError* NcclLibrary::Run(const char* plugin, const TsCommunicator_Collective_Ar
     return Error(plugin, strprintf("%s (rank %zu)", call, failed_rank), first, comms[failed_rank]);
   if (end != kNcclSuccess) return Error(plugin, strprintf("%s: ncclGroupEnd", call), end, nullptr);
   return nullptr;
+}
+
+TsError* NcclLibrary::RunDeterministic(const char* plugin, const TsCommunicator_Collective_Args* args,
+                                        const CollectiveShape& shape, const std::vector<NcclComm>& comms,
+                                        const std::vector<RankPart>& parts, size_t total,
+                                        const uint32_t* rank_of, const DeviceIo& io) const noexcept {
+  return guard(plugin, "Communicator_Collective", [&]() -> TsError* {
+    if (args->op != TS_COLLECTIVE_ALL_REDUCE && args->op != TS_COLLECTIVE_REDUCE_SCATTER)
+      return Run(plugin, args, shape, comms, parts);  // exact whatever the algorithm
+    int dtype = 0;
+    if (!NcclDataType(args->dtype, version_, &dtype))
+      return errorf(TS_ERROR_UNSUPPORTED, "%s: collective: %s has no type for TsDataType %d", plugin,
+                    vendor_.c_str(), static_cast<int>(args->dtype));
+    const size_t L = comms.size();
+    const uint64_t send_bytes = shape.send_elems * shape.elem_size;
+    const uint64_t result_bytes = args->count * shape.elem_size;
+    // Scratch: every rank's send, rank-major.
+    std::vector<void*> gathered(L, nullptr);
+    struct Release {
+      const DeviceIo& io;
+      std::vector<void*>& p;
+      ~Release() {
+        for (size_t r = 0; r < p.size(); ++r)
+          if (p[r]) io.free(r, p[r]);
+      }
+    } release{io, gathered};
+    for (size_t r = 0; r < L; ++r)
+      if (TsError* e = io.alloc(r, send_bytes * total, &gathered[r])) return e;
+    NcclResult res = fn_.ncclGroupStart();
+    if (res != kNcclSuccess) return Error(plugin, "ncclGroupStart", res, nullptr);
+    NcclResult first = kNcclSuccess;
+    size_t failed_rank = 0;
+    for (size_t r = 0; r < L && first == kNcclSuccess; ++r) {
+      res = fn_.ncclAllGather(parts[r].send, gathered[r], shape.send_elems, dtype, comms[r], parts[r].stream);
+      if (res != kNcclSuccess) {
+        first = res;
+        failed_rank = r;
+      }
+    }
+    const NcclResult end = fn_.ncclGroupEnd();
+    if (first != kNcclSuccess)
+      return Error(plugin, strprintf("ncclAllGather (deterministic, rank %zu)", failed_rank), first,
+                   comms[failed_rank]);
+    if (end != kNcclSuccess) return Error(plugin, "ncclAllGather (deterministic): ncclGroupEnd", end, nullptr);
+    // Every local rank gathered the same bytes; read one, wait for all.
+    std::vector<uint8_t> all(send_bytes * total), out(result_bytes);
+    if (TsError* e = io.read(0, gathered[0], all.data(), all.size())) return e;
+    for (size_t r = 1; r < L; ++r)
+      if (TsError* e = io.read(r, gathered[r], out.data(), 0)) return e;
+    std::vector<uint32_t> order(total);
+    for (size_t q = 0; q < total; ++q) order[q] = static_cast<uint32_t>(q);
+    std::vector<const void*> in(total);
+    for (size_t r = 0; r < L; ++r) {
+      // reduce_scatter: rank g gets segment g of every rank's send.
+      const uint64_t at = args->op == TS_COLLECTIVE_REDUCE_SCATTER ? rank_of[r] * result_bytes : 0;
+      if (r == 0 || args->op == TS_COLLECTIVE_REDUCE_SCATTER) {
+        for (size_t q = 0; q < total; ++q) in[q] = all.data() + q * send_bytes + at;
+        host_reduce(args->dtype, args->reduce_op, in, order, true, args->count, out.data());
+      }
+      if (TsError* e = io.write(r, parts[r].recv, out.data(), result_bytes)) return e;
+    }
+    return nullptr;
+  });
 }
 
 const NcclLibrary* NcclLoader::Get(std::string* why_not) {

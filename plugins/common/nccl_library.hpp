@@ -23,6 +23,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -47,6 +48,8 @@ using NcclResult = int;
 struct NcclFns {
   NcclResult (*ncclGetVersion)(int* version) = nullptr;
   NcclResult (*ncclCommInitAll)(NcclComm* comms, int ndev, const int* devlist) = nullptr;
+  NcclResult (*ncclGetUniqueId)(NcclUniqueId* id) = nullptr;
+  NcclResult (*ncclCommInitRank)(NcclComm* comm, int nranks, NcclUniqueId id, int rank) = nullptr;
   NcclResult (*ncclCommDestroy)(NcclComm comm) = nullptr;
   NcclResult (*ncclCommGetAsyncError)(NcclComm comm, NcclResult* async_error) = nullptr;
   const char* (*ncclGetErrorString)(NcclResult result) = nullptr;
@@ -95,6 +98,17 @@ class NcclLibrary {
   // vendor runtime's device numbers).  On error *comms is empty.
   TsError* InitAll(const char* plugin, const std::vector<int>& ordinals,
                    std::vector<NcclComm>* comms) const noexcept;
+  // Communicator_CreateUniqueId: ncclGetUniqueId (128 bytes, as
+  // TS_UNIQUE_ID_BYTES).
+  TsError* UniqueId(const char* plugin, uint8_t out[128]) const noexcept;
+  // One communicator per device of this process in a communicator of
+  // `num_ranks` ranks over several processes (ncclCommInitRank in one
+  // group), device i being rank ranks[i].  `bind(i)` makes device i the
+  // calling thread's current device (NCCL creates on the current one).
+  // Blocks until every rank joined (NCCL's own bootstrap; see docs/cuda.md).
+  TsError* InitRanks(const char* plugin, const uint8_t* id, uint32_t num_ranks,
+                     const std::vector<uint32_t>& ranks, const std::function<TsError*(size_t)>& bind,
+                     std::vector<NcclComm>* comms) const noexcept;
   // Destroys every communicator of *comms (after their queued work); clears it.
   void DestroyAll(std::vector<NcclComm>* comms) const noexcept;
 
@@ -114,6 +128,26 @@ class NcclLibrary {
                const CollectiveShape& shape, const std::vector<NcclComm>& comms,
                const std::vector<RankPart>& parts) const noexcept;
 
+  // What RunDeterministic needs of the plugin, per local rank r: device
+  // scratch memory, and blocking copies ordered after r's stream.
+  struct DeviceIo {
+    std::function<TsError*(size_t r, uint64_t bytes, void** out)> alloc;
+    std::function<void(size_t r, void* device)> free;
+    std::function<TsError*(size_t r, const void* device, void* host, uint64_t bytes)> read;
+    std::function<TsError*(size_t r, void* device, const void* host, uint64_t bytes)> write;
+  };
+  // A deterministic all_reduce or reduce_scatter on a communicator across
+  // processes (the host-staged path sees one process only): every rank's
+  // send is gathered to every rank (ncclAllGather into scratch memory),
+  // read back, combined on the host in the fixed tree of
+  // plugins/common/host_reduce (the bits of every other plugin, and of one
+  // process with all the ranks) and written to the recv buffers.  Blocks
+  // until done.  rank_of[r]: the rank of local r; `total`: all ranks.
+  TsError* RunDeterministic(const char* plugin, const TsCommunicator_Collective_Args* args,
+                            const CollectiveShape& shape, const std::vector<NcclComm>& comms,
+                            const std::vector<RankPart>& parts, size_t total, const uint32_t* rank_of,
+                            const DeviceIo& io) const noexcept;
+
  private:
   NcclLibrary() = default;
   // "<plugin>: <call>: <NCCL's text> (<its last error>)".
@@ -126,9 +160,9 @@ class NcclLibrary {
   int version_ = 0;
 };
 
-// A client's NCCL or RCCL, opened by its first communicator rather than with
-// the client (the library is large, and most programs never communicate).
-// Thread-safe.
+// A client's NCCL or RCCL, opened once (the cuda and hip plugins open it in
+// Client_Create: whether it loads decides whether their communicators can
+// span processes).  Thread-safe.
 class NcclLoader {
  public:
   // Before the first For: the library to open ("" never opens one: every

@@ -107,4 +107,38 @@ TsError* Error_GetCode(TsError_GetCode_Args* args) noexcept {
   return nullptr;
 }
 
+TsError* check_process_spanning_create(const char* plugin, const TsCommunicator_Create_Args* args,
+                                       bool supported, bool* across) noexcept {
+  *across = TS_FIELD_PRESENT(args, TsCommunicator_Create_Args, num_ranks) && args->unique_id != nullptr;
+  if (!*across) return nullptr;
+  if (!supported)
+    return errorf(TS_ERROR_UNSUPPORTED,
+                  "%s: Communicator_Create: this plugin's communicators cannot span processes (it "
+                  "does not report TS_COLLECTIVE_CAP_MULTI_PROCESS); leave unique_id NULL and move "
+                  "the data between processes another way (a process group's provider, e.g. MPI)",
+                  plugin);
+  if (args->ranks == nullptr)
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "%s: Communicator_Create: unique_id is set but ranks is NULL: pass the rank of each "
+                  "of this process's devices",
+                  plugin);
+  if (args->num_ranks == 0 || args->num_devices > args->num_ranks)
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "%s: Communicator_Create: num_ranks is %u but this process passes %zu devices: "
+                  "num_ranks counts the ranks of every process",
+                  plugin, args->num_ranks, args->num_devices);
+  for (size_t i = 0; i < args->num_devices; ++i) {
+    if (args->ranks[i] >= args->num_ranks)
+      return errorf(TS_ERROR_INVALID_ARGUMENT,
+                    "%s: Communicator_Create: ranks[%zu] is %u, not a rank of a communicator of %u",
+                    plugin, i, args->ranks[i], args->num_ranks);
+    for (size_t j = 0; j < i; ++j)
+      if (args->ranks[j] == args->ranks[i])
+        return errorf(TS_ERROR_INVALID_ARGUMENT,
+                      "%s: Communicator_Create: rank %u is given to devices[%zu] and devices[%zu]",
+                      plugin, args->ranks[i], j, i);
+  }
+  return nullptr;
+}
+
 }  // namespace tessera::plugin_support

@@ -93,6 +93,14 @@ int64_t raw_enum(const E& field) noexcept {
   return static_cast<int64_t>(v);
 }
 
+// Communicator_Create's MINOR-4 fields.  *across is whether the caller asked
+// for a communicator across processes (a unique_id).  If so: a plugin that
+// cannot (`supported` false) gets UNSUPPORTED saying what to use instead;
+// else num_ranks and ranks are checked (at least num_devices ranks, each
+// rank below num_ranks and given once).
+TsError* check_process_spanning_create(const char* plugin, const TsCommunicator_Create_Args* args,
+                                       bool supported, bool* across) noexcept;
+
 // The Error_* entry points, shared by every plugin's table.
 TsError* Error_Destroy(TsError_Destroy_Args* args) noexcept;
 TsError* Error_Message(TsError_Message_Args* args) noexcept;

@@ -9,8 +9,12 @@
 namespace tessera::plugin_support {
 
 TsError* CheckCollective(const TsCommunicator_Collective_Args* args, size_t n,
-                         const StagedCollectiveHooks& hooks, CollectiveShape* shape) noexcept {
+                         const StagedCollectiveHooks& hooks, CollectiveShape* shape, size_t total,
+                         const uint32_t* rank_of) noexcept {
   const char* p = hooks.plugin;
+  // N: the ranks counts and the root refer to (every process's).
+  const size_t N = total ? total : n;
+  auto global = [&](size_t r) -> size_t { return rank_of ? rank_of[r] : r; };
   // The enum fields are checked as integers before they are read as enums
   // (raw_enum): a C caller may store any value there.
   const int64_t dtype = raw_enum(args->dtype), op = raw_enum(args->op),
@@ -35,25 +39,25 @@ TsError* CheckCollective(const TsCommunicator_Collective_Args* args, size_t n,
   if (reduces && (reduce_op < 0 || reduce_op > TS_REDUCE_MIN))
     return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: collective: reduce_op %lld is not a TsReduceOp", p,
                   static_cast<long long>(reduce_op));
-  if (count > (uint64_t{1} << 40) / es / n)
+  if (count > (uint64_t{1} << 40) / es / N)
     return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: collective: %llu elements per rank is too many", p,
                   static_cast<unsigned long long>(count));
   uint64_t send_elems = count, recv_elems = count;
   switch (args->op) {
     case TS_COLLECTIVE_ALL_REDUCE: case TS_COLLECTIVE_BROADCAST: break;
-    case TS_COLLECTIVE_ALL_GATHER: recv_elems = count * n; break;
-    case TS_COLLECTIVE_REDUCE_SCATTER: send_elems = count * n; break;
+    case TS_COLLECTIVE_ALL_GATHER: recv_elems = count * N; break;
+    case TS_COLLECTIVE_REDUCE_SCATTER: send_elems = count * N; break;
     default:
       return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: unknown collective %d", p, static_cast<int>(args->op));
   }
-  if (args->op == TS_COLLECTIVE_BROADCAST && args->root >= n)
-    return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: broadcast root %u, but %zu ranks", p, args->root, n);
+  if (args->op == TS_COLLECTIVE_BROADCAST && args->root >= N)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: broadcast root %u, but %zu ranks", p, args->root, N);
   for (size_t r = 0; r < n; ++r) {
     const TsMemoryRef* refs[2] = {&args->send[r], &args->recv[r]};
     const uint64_t need[2] = {send_elems * es, recv_elems * es};
     for (int k = 0; k < 2; ++k) {
       // Broadcast reads send[root] only.
-      if (k == 0 && args->op == TS_COLLECTIVE_BROADCAST && r != args->root) continue;
+      if (k == 0 && args->op == TS_COLLECTIVE_BROADCAST && global(r) != args->root) continue;
       uint64_t size = 0;
       if (TsError* e = hooks.buffer(r, *refs[k], k == 1, &size)) return e;
       if (refs[k]->offset > size || need[k] > size - refs[k]->offset)

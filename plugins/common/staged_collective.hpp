@@ -46,9 +46,13 @@ struct CollectiveShape {
   uint64_t send_elems = 0, recv_elems = 0;
 };
 
-// Every check above (`host_io` is not used); fills *shape.
+// Every check above (`host_io` is not used); fills *shape.  For a
+// communicator across processes (ABI 1.4) `total` is every process's ranks
+// and `rank_of[r]` the rank of this process's r-th (counts and the root are
+// over all of them); 0 and null for one process.
 TsError* CheckCollective(const TsCommunicator_Collective_Args* args, size_t ranks,
-                         const StagedCollectiveHooks& hooks, CollectiveShape* shape) noexcept;
+                         const StagedCollectiveHooks& hooks, CollectiveShape* shape, size_t total = 0,
+                         const uint32_t* rank_of = nullptr) noexcept;
 
 TsError* RunStagedCollective(const TsCommunicator_Collective_Args* args, size_t ranks,
                              const StagedCollectiveHooks& hooks) noexcept;

@@ -19,6 +19,9 @@ const TsOptionInfo kClientOptions[] = {
      "number of cpu devices (1..64), to exercise peers and collectives"},
     {TS_OPTION_INFO_STRUCT_SIZE, nullptr, "threads", TS_VALUE_INT64, "",
      "worker threads shared by the devices (1..1024; default: every core)"},
+    {TS_OPTION_INFO_STRUCT_SIZE, nullptr, "process_timeout_s", TS_VALUE_FLOAT64, "600",
+     "the longest wait for other processes of a communicator across processes (joining, or "
+     "any one collective), in seconds"},
 };
 const size_t kNumClientOptions = sizeof(kClientOptions) / sizeof(kClientOptions[0]);
 
@@ -97,7 +100,14 @@ TS_CPU_ENTRY(Client_Create, TS_CLIENT_CREATE_ARGS_MIN_STRUCT_SIZE) {
   unsigned long hw = std::thread::hardware_concurrency();
   if (hw == 0) hw = 1;
   if (TsError* e = count_option(options, "threads", hw, kMaxThreads, &nthreads)) return e;
+  const double process_timeout_s = options.Float("process_timeout_s", 600);
+  if (!(process_timeout_s > 0) || process_timeout_s > 1e6)
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "cpu: Client_Create: option process_timeout_s=%g is not a number of seconds in "
+                  "(0, 1e6] (environment: TESSERA_CPU_PROCESS_TIMEOUT_S)",
+                  process_timeout_s);
   auto c = std::make_unique<TsClient>();
+  c->process_timeout_s = process_timeout_s;
   c->cpu_model = cpu_model_name();
   c->physical_memory = physical_memory_bytes();
   try {

@@ -2,17 +2,27 @@
 // manual task on its own stream: when it runs it only records its arrival
 // (the worker moves on; no thread blocks waiting for peers).  The last rank
 // to arrive performs the whole collective and completes every rank's task.
+//
+// Across processes (ABI 1.4, a unique_id at Communicator_Create): the ranks
+// meet in shared memory (shm_group.hpp).  Such a call waits for its ranks'
+// streams, then runs in the caller's thread and returns when this
+// process's results are written (it blocks, as the host-staged plugins'
+// calls do), so that a peer's failure comes back as its error.
 #include <algorithm>
 #include <cstring>
 
 #include "host_reduce.hpp"
 #include "internal.hpp"
+#include "shm_group.hpp"
 
 struct TsCommunicator {
   static constexpr uint32_t kMagic = tessera::cpu::kMagicCommunicator;
   uint32_t magic = kMagic;
   TsClient* client = nullptr;
   std::vector<TsDevice*> devices;
+  // Across processes: the shared-memory group (its ranks are devices'
+  // ranks, in order); null for one process.
+  std::unique_ptr<tessera::cpu::ShmGroup> group;
 };
 
 namespace tessera::cpu {
@@ -102,12 +112,15 @@ class CollectivePartOp final : public Op {
 
 }  // namespace
 
-TS_CPU_ENTRY(Communicator_Create, TS_COMMUNICATOR_CREATE_ARGS_STRUCT_SIZE) {
+TS_CPU_ENTRY(Communicator_Create, TS_COMMUNICATOR_CREATE_ARGS_MIN_STRUCT_SIZE) {
   TS_CPU_CHECK_HANDLE(args->client, "Communicator_Create", "client");
   if (args->num_devices == 0 || args->devices == nullptr)
     return errorf(TS_ERROR_INVALID_ARGUMENT,
                   "cpu: Communicator_Create: %s: pass at least one device",
                   args->devices == nullptr ? "devices is NULL" : "num_devices is 0");
+  bool across_processes = false;
+  if (TsError* e = plugin_support::check_process_spanning_create("cpu", args, true, &across_processes))
+    return e;
   auto comm = std::make_unique<TsCommunicator>();
   comm->client = args->client;
   for (size_t i = 0; i < args->num_devices; ++i) {
@@ -127,6 +140,11 @@ TS_CPU_ENTRY(Communicator_Create, TS_COMMUNICATOR_CREATE_ARGS_STRUCT_SIZE) {
                     i, d->ordinal);
     comm->devices.push_back(d);
   }
+  if (across_processes)
+    if (TsError* e = ShmGroup::Join(args->unique_id, args->num_ranks,
+                                    std::vector<uint32_t>(args->ranks, args->ranks + args->num_devices),
+                                    args->client->process_timeout_s, &comm->group))
+      return e;
   {
     std::lock_guard<std::mutex> lk(comm->client->scheduler->mutex());
     comm->client->communicators.insert(comm.get());
@@ -156,6 +174,12 @@ TS_CPU_ENTRY(Communicator_Collective, TS_COMMUNICATOR_COLLECTIVE_ARGS_STRUCT_SIZ
   TS_CPU_CHECK_HANDLE(args->communicator, E, "communicator");
   TsCommunicator* comm = args->communicator;
   const size_t ranks = comm->devices.size();
+  // Every process's ranks (counts and the root are over all of them), and
+  // the rank of local index r.
+  const size_t total = comm->group ? comm->group->num_ranks() : ranks;
+  auto rank_of = [&](size_t r) -> uint32_t {
+    return comm->group ? comm->group->my_ranks()[r] : static_cast<uint32_t>(r);
+  };
   if (args->send == nullptr || args->recv == nullptr || args->streams == nullptr)
     return errorf(TS_ERROR_INVALID_ARGUMENT,
                   "cpu: %s: send, recv and streams must each point at %zu entries (one per "
@@ -178,18 +202,18 @@ TS_CPU_ENTRY(Communicator_Collective, TS_COMMUNICATOR_COLLECTIVE_ARGS_STRUCT_SIZ
                   static_cast<long long>(dtype));
   if (args->count == 0)
     return errorf(TS_ERROR_INVALID_ARGUMENT, "cpu: %s: count is 0", E);
-  if (args->op == TS_COLLECTIVE_BROADCAST && args->root >= ranks)
+  if (args->op == TS_COLLECTIVE_BROADCAST && args->root >= total)
     return errorf(TS_ERROR_INVALID_ARGUMENT,
                   "cpu: %s: root %u is not a rank: the communicator has %zu ranks", E,
-                  args->root, ranks);
+                  args->root, total);
   const uint64_t esz = dtype_size(args->dtype);
-  if (args->count > UINT64_MAX / esz / ranks)
+  if (args->count > UINT64_MAX / esz / total)
     return errorf(TS_ERROR_INVALID_ARGUMENT, "cpu: %s: count %llu overflows", E,
                   static_cast<unsigned long long>(args->count));
   const uint64_t bytes = args->count * esz;
   uint64_t send_bytes = bytes, recv_bytes = bytes;
-  if (args->op == TS_COLLECTIVE_ALL_GATHER) recv_bytes = bytes * ranks;
-  if (args->op == TS_COLLECTIVE_REDUCE_SCATTER) send_bytes = bytes * ranks;
+  if (args->op == TS_COLLECTIVE_ALL_GATHER) recv_bytes = bytes * total;
+  if (args->op == TS_COLLECTIVE_REDUCE_SCATTER) send_bytes = bytes * total;
 
   auto call = std::make_shared<CollectiveCall>();
   call->op = args->op;
@@ -218,7 +242,7 @@ TS_CPU_ENTRY(Communicator_Collective, TS_COMMUNICATOR_COLLECTIVE_ARGS_STRUCT_SIZ
     const char* what[2] = {"send", "recv"};
     uint8_t** out[2] = {&call->send[r], &call->recv[r]};
     for (int k = 0; k < 2; ++k) {
-      if (k == 0 && args->op == TS_COLLECTIVE_BROADCAST && r != args->root) continue;
+      if (k == 0 && args->op == TS_COLLECTIVE_BROADCAST && rank_of(r) != args->root) continue;
       const std::string w = strprintf("%s[%zu]", what[k], r);
       if (TsError* e = resolve_ref(*refs[k], need[k], E, w.c_str(), out[k])) return e;
       if (refs[k]->buffer && refs[k]->buffer->device != comm->devices[r])
@@ -227,10 +251,28 @@ TS_CPU_ENTRY(Communicator_Collective, TS_COMMUNICATOR_COLLECTIVE_ARGS_STRUCT_SIZ
                       w.c_str(), refs[k]->buffer->device->ordinal, r, comm->devices[r]->ordinal);
     }
   }
+  if (comm->group) {
+    for (size_t r = 0; r < ranks; ++r)
+      if (TsError* e = synchronize_stream(args->streams[r], E)) return e;
+    ShmCall shm;
+    shm.op = call->op;
+    shm.reduce_op = call->reduce_op;
+    shm.dtype = call->dtype;
+    shm.count = call->count;
+    shm.root = call->root;
+    shm.send.assign(call->send.begin(), call->send.end());
+    shm.recv = call->recv;
+    return comm->group->Run(shm);
+  }
   for (size_t r = 0; r < ranks; ++r)
     if (TsError* e = submit_op(args->streams[r], CollectivePartOp(call, static_cast<uint32_t>(r))))
       return e;
   return nullptr;
+}
+
+TS_CPU_ENTRY(Communicator_CreateUniqueId, TS_COMMUNICATOR_CREATEUNIQUEID_ARGS_STRUCT_SIZE) {
+  TS_CPU_CHECK_HANDLE(args->client, "Communicator_CreateUniqueId", "client");
+  return MakeShmUniqueId(args->unique_id);
 }
 
 }  // namespace tessera::cpu

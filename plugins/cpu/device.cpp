@@ -42,7 +42,8 @@ TS_CPU_ENTRY(Device_GetProperties, TS_DEVICE_GETPROPERTIES_ARGS_STRUCT_SIZE) {
   p->graphs = 1;
   p->collectives = TS_COLLECTIVE_CAP_ALL_REDUCE | TS_COLLECTIVE_CAP_BROADCAST |
                    TS_COLLECTIVE_CAP_ALL_GATHER | TS_COLLECTIVE_CAP_REDUCE_SCATTER |
-                   TS_COLLECTIVE_CAP_DETERMINISTIC;
+                   TS_COLLECTIVE_CAP_DETERMINISTIC |
+                   TS_COLLECTIVE_CAP_MULTI_PROCESS;
   p->atomic_scopes = TS_ATOMIC_SCOPE_TILE | TS_ATOMIC_SCOPE_GROUP | TS_ATOMIC_SCOPE_DEVICE |
                      TS_ATOMIC_SCOPE_MESH;
   p->subgroup_size = 1;  // lanes are loop iterations, not SIMD lanes in lock step

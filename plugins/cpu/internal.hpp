@@ -91,6 +91,8 @@ struct TsClient {
   std::vector<TsDevice*> device_list;  // what Client_GetDevices returns
   std::string cpu_model;
   uint64_t physical_memory = 0;
+  // Bound on waits for other processes (communicators across processes).
+  double process_timeout_s = 600;
   // Host_Allocate'd blocks (pointer -> size) and Host_Register'ed ranges.
   std::mutex host_mu;
   std::map<void*, uint64_t> host_allocs;
@@ -283,6 +285,9 @@ void destroy_graph(TsGraph* g);
 void destroy_graph_exec(TsGraphExec* x);
 // collectives.cpp: queued parts own their call; nothing to wait for.
 void destroy_communicator(TsCommunicator* c);
+// stream.cpp: waits for everything queued on `s` so far; refused (an error
+// naming `entry`) while `s` captures.
+TsError* synchronize_stream(TsStream* s, const char* entry);
 
 // ---- client.cpp: what Client_Create takes (Plugin_GetInfo lists it)
 extern const TsOptionInfo kClientOptions[];
@@ -291,6 +296,7 @@ extern const size_t kNumClientOptions;
 // ---- entry points (one TsError* Name(TsName_Args*) per table slot)
 TS_PLUGIN_DECLARE_ENTRIES()
 TsError* Stream_WriteTimestamp(TsStream_WriteTimestamp_Args* args) noexcept;  // MINOR 3
+TsError* Communicator_CreateUniqueId(TsCommunicator_CreateUniqueId_Args* args) noexcept;  // MINOR 4
 
 }  // namespace tessera::cpu
 

@@ -21,6 +21,7 @@ TsPluginApi make_api() {
   TsPluginApi api{};
   TS_PLUGIN_FILL_TABLE();
   api.Stream_WriteTimestamp = &Stream_WriteTimestamp;  // MINOR 3 (stream.cpp)
+  api.Communicator_CreateUniqueId = &Communicator_CreateUniqueId;  // MINOR 4 (collectives.cpp)
   return api;
 }
 const TsPluginApi g_api = make_api();

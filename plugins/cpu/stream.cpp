@@ -176,14 +176,18 @@ static TsError* check_not_capturing(TsStream* s, const char* entry) {
 }
 
 
+TsError* synchronize_stream(TsStream* s, const char* entry) {
+  StreamState& st = *s->state;
+  if (TsError* e = check_not_capturing(s, entry)) return e;
+  flush_pending_waits(s);
+  const uint64_t target = st.submitted.load(std::memory_order_acquire);
+  s->device->sched().wait(st, target);
+  return nullptr;
+}
+
 TS_CPU_ENTRY(Stream_Synchronize, TS_STREAM_SYNCHRONIZE_ARGS_STRUCT_SIZE) {
   TS_CPU_CHECK_HANDLE(args->stream, "Stream_Synchronize", "stream");
-  StreamState& st = *args->stream->state;
-  if (TsError* e = check_not_capturing(args->stream, "Stream_Synchronize")) return e;
-  flush_pending_waits(args->stream);
-  const uint64_t target = st.submitted.load(std::memory_order_acquire);
-  args->stream->device->sched().wait(st, target);
-  return nullptr;
+  return synchronize_stream(args->stream, "Stream_Synchronize");
 }
 
 // The time the stream's work so far completes, into the caller's memory:

@@ -7,6 +7,7 @@
 
 #include "internal.hpp"
 #include "options.hpp"
+#include "plugin_log.hpp"
 
 namespace tessera::cuda {
 
@@ -109,6 +110,13 @@ TS_CU_ENTRY(Client_Create, TS_CLIENT_CREATE_ARGS_MIN_STRUCT_SIZE) {
       if (r == CUDA_SUCCESS || r == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
         a->peer_access[b->ordinal] = 1;
     }
+  }
+  // NCCL now (not at the first communicator): whether it loads decides
+  // TS_COLLECTIVE_CAP_MULTI_PROCESS, which the properties report.
+  {
+    std::string no_nccl;
+    if (!c->nccl.Get(&no_nccl))
+      plugin_support::LogDebug("cuda: collectives staged through host memory: " + no_nccl);
   }
   for (auto& d : c->devices) fill_properties(d.get());
   args->client = c.release();

@@ -31,29 +31,47 @@ namespace {
 
 using plugin_support::dtype_size;
 
-// A blocking copy between a buffer and host memory, ordered on `s`.
-TsError* host_io(TsStream* s, const TsBuffer* b, uint64_t off, void* host, uint64_t size,
-                 bool to_device) {
-  if (size == 0) return nullptr;
+// A blocking copy between device memory and the host, ordered on `s`
+// (size 0: only waits for what `s` holds).
+TsError* raw_io(TsStream* s, CUdeviceptr d, void* host, uint64_t size, bool to_device) {
   TsDevice* dev = s->device;
   TS_CU_RETURN_IF_ERROR(bind(dev));
-  const CUdeviceptr d = b->dptr + off;
-  const CUdeviceptr h = host_address(host);
-  TS_CU_CALL(dev,
-             dev->fn->cuMemcpyAsync(to_device ? d : h, to_device ? h : d,
-                                    static_cast<size_t>(size), s->stream),
-             strprintf("cuMemcpyAsync(%s, collective %s)", human_size(size).c_str(),
-                       to_device ? "result" : "input"));
+  if (size > 0) {
+    const CUdeviceptr h = host_address(host);
+    TS_CU_CALL(dev,
+               dev->fn->cuMemcpyAsync(to_device ? d : h, to_device ? h : d,
+                                      static_cast<size_t>(size), s->stream),
+               strprintf("cuMemcpyAsync(%s, collective %s)", human_size(size).c_str(),
+                         to_device ? "result" : "input"));
+  }
   TS_CU_CALL(dev, dev->fn->cuStreamSynchronize(s->stream), "cuStreamSynchronize");
   return nullptr;
 }
 
+// A blocking copy between a buffer and host memory, ordered on `s`.
+TsError* host_io(TsStream* s, const TsBuffer* b, uint64_t off, void* host, uint64_t size,
+                 bool to_device) {
+  if (size == 0) return nullptr;
+  return raw_io(s, b->dptr + off, host, size, to_device);
+}
+
 }  // namespace
 
-TS_CU_ENTRY(Communicator_Create, TS_COMMUNICATOR_CREATE_ARGS_STRUCT_SIZE) {
+TS_CU_ENTRY(Communicator_Create, TS_COMMUNICATOR_CREATE_ARGS_MIN_STRUCT_SIZE) {
   TS_CU_CHECK_HANDLE(args->client, "Communicator_Create", "client");
   if (args->num_devices == 0 || !args->devices)
     return errorf(TS_ERROR_INVALID_ARGUMENT, "cuda: Communicator_Create: no devices");
+  // Across processes (a unique_id): NCCL's ncclCommInitRank, so NCCL must load.
+  std::string no_nccl;
+  const plugin_support::NcclLibrary* nccl = args->client->nccl.Get(&no_nccl);
+  bool across_processes = false;
+  if (TS_FIELD_PRESENT(args, TsCommunicator_Create_Args, num_ranks) && args->unique_id && !nccl)
+    return errorf(TS_ERROR_UNSUPPORTED,
+                  "cuda: Communicator_Create: communicators across processes need NCCL, which is not "
+                  "available: %s",
+                  no_nccl.c_str());
+  TS_CU_RETURN_IF_ERROR(
+      plugin_support::check_process_spanning_create("cuda", args, nccl != nullptr, &across_processes));
   if (args->num_devices > args->client->devices.size())
     return errorf(TS_ERROR_INVALID_ARGUMENT,
                   "cuda: Communicator_Create: %zu devices, but the client has %zu",
@@ -71,9 +89,16 @@ TS_CU_ENTRY(Communicator_Create, TS_COMMUNICATOR_CREATE_ARGS_STRUCT_SIZE) {
                     "cuda: Communicator_Create: device %u appears twice", d->ordinal);
     c->devices.push_back(d);
   }
-  std::vector<int> ordinals;
-  for (TsDevice* d : c->devices) ordinals.push_back(static_cast<int>(d->ordinal));
-  c->nccl_comms = args->client->nccl.CommsFor("cuda", ordinals);
+  if (across_processes) {
+    c->num_ranks = args->num_ranks;
+    c->ranks.assign(args->ranks, args->ranks + args->num_devices);
+    TS_CU_RETURN_IF_ERROR(nccl->InitRanks("cuda", args->unique_id, args->num_ranks, c->ranks,
+                                            [&](size_t i) { return bind(c->devices[i]); }, &c->nccl_comms));
+  } else {
+    std::vector<int> ordinals;
+    for (TsDevice* d : c->devices) ordinals.push_back(static_cast<int>(d->ordinal));
+    c->nccl_comms = args->client->nccl.CommsFor("cuda", ordinals);
+  }
   args->client->live_communicators.add(c.get());
   args->communicator = c.release();
   return nullptr;
@@ -115,23 +140,55 @@ TS_CU_ENTRY(Communicator_Collective, TS_COMMUNICATOR_COLLECTIVE_ARGS_STRUCT_SIZE
     return host_io(args->streams[r], ref.buffer, ref.offset, host, bytes, to_device);
   };
   const plugin_support::NcclLibrary* lib = c->client->nccl.library();
+  const bool across = c->num_ranks != 0;
   // Deterministic calls take the fixed tree: NCCL's result depends on
-  // the algorithm it picks (ring, tree) for the size and topology.
-  if (c->nccl_comms.empty() || !lib || args->deterministic || !lib->Supports(args->dtype))
+  // the algorithm it picks (ring, tree) for the size and topology.  One
+  // process: staged through the host; across processes: gathered by NCCL,
+  // combined on the host (RunDeterministic).
+  if (!across && (c->nccl_comms.empty() || !lib || args->deterministic || !lib->Supports(args->dtype)))
     return plugin_support::RunStagedCollective(args, c->devices.size(), hooks);
   plugin_support::CollectiveShape shape;
-  TS_CU_RETURN_IF_ERROR(plugin_support::CheckCollective(args, c->devices.size(), hooks, &shape));
+  TS_CU_RETURN_IF_ERROR(plugin_support::CheckCollective(args, c->devices.size(), hooks, &shape, c->num_ranks,
+                                                         across ? c->ranks.data() : nullptr));
+  if (across && !lib->Supports(args->dtype))
+    return errorf(TS_ERROR_UNSUPPORTED, "cuda: collective across processes: %s has no type for TsDataType %d",
+                  lib->description().c_str(), static_cast<int>(args->dtype));
   std::vector<plugin_support::NcclLibrary::RankPart> parts(c->devices.size());
   auto address = [&](const TsMemoryRef& ref) -> void* {
     return ref.buffer ? reinterpret_cast<void*>(static_cast<uintptr_t>(ref.buffer->dptr + ref.offset)) : nullptr;
   };
   for (size_t r = 0; r < parts.size(); ++r) {
     // A broadcast reads send[root] only; the others' may be null.
-    if (args->op != TS_COLLECTIVE_BROADCAST || r == args->root) parts[r].send = address(args->send[r]);
+    const uint32_t rank = across ? c->ranks[r] : static_cast<uint32_t>(r);
+    if (args->op != TS_COLLECTIVE_BROADCAST || rank == args->root) parts[r].send = address(args->send[r]);
     parts[r].recv = address(args->recv[r]);
     parts[r].stream = reinterpret_cast<void*>(args->streams[r]->stream);
   }
   std::lock_guard<std::mutex> lk(c->mu);
+  if (across && args->deterministic) {
+    plugin_support::NcclLibrary::DeviceIo io;
+  io.alloc = [&](size_t r, uint64_t bytes, void** out) -> TsError* {
+    TsDevice* dev = c->devices[r];
+    TS_CU_RETURN_IF_ERROR(bind(dev));
+    CUdeviceptr p = 0;
+    TS_CU_CALL(dev, dev->fn->cuMemAlloc(&p, static_cast<size_t>(bytes)),
+               strprintf("cuMemAlloc(%s, deterministic collective)", human_size(bytes).c_str()));
+    *out = reinterpret_cast<void*>(static_cast<uintptr_t>(p));
+    return nullptr;
+  };
+  io.free = [&](size_t r, void* p) {
+    if (bind(c->devices[r]) == nullptr)
+      (void)c->devices[r]->fn->cuMemFree(static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p)));
+  };
+  io.read = [&](size_t r, const void* d, void* host, uint64_t bytes) {
+    return raw_io(args->streams[r], static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(d)), host, bytes, false);
+  };
+  io.write = [&](size_t r, void* d, const void* host, uint64_t bytes) {
+    return raw_io(args->streams[r], static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(d)),
+                  const_cast<void*>(host), bytes, true);
+  };
+    return lib->RunDeterministic("cuda", args, shape, c->nccl_comms, parts, c->num_ranks, c->ranks.data(), io);
+  }
   return lib->Run("cuda", args, shape, c->nccl_comms, parts);
 }
 

@@ -111,6 +111,8 @@ void fill_properties(TsDevice* d) {
   p.collectives = TS_COLLECTIVE_CAP_ALL_REDUCE | TS_COLLECTIVE_CAP_BROADCAST |
                   TS_COLLECTIVE_CAP_ALL_GATHER | TS_COLLECTIVE_CAP_REDUCE_SCATTER |
                   TS_COLLECTIVE_CAP_DETERMINISTIC;
+  // Across processes through NCCL (loaded by Client_Create when it can be).
+  if (d->client->nccl.library()) p.collectives |= TS_COLLECTIVE_CAP_MULTI_PROCESS;
   // PTX scopes .cta/.gpu/.sys.  Mesh scope (atomic with the host and peer
   // devices) needs .sys (sm_60+) AND a link that carries atomics to host
   // memory: without CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED (an

@@ -121,8 +121,8 @@ struct TsClient {
   std::map<uintptr_t, uint64_t> host_allocated, host_registered;
   // Communicators not yet destroyed (Client_Destroy frees them).
   tessera::plugin_support::LiveSet<TsCommunicator> live_communicators;
-  // NCCL (libnccl.so.2 by default, the nccl_library option), opened by the first
-  // Communicator_Create (collectives.cpp).
+  // NCCL (libnccl.so.2 by default, the nccl_library option), opened by
+  // Client_Create (collectives.cpp uses it).
   tessera::plugin_support::NcclLoader nccl;
   ~TsClient();
 };
@@ -246,6 +246,10 @@ struct TsCommunicator {
   // are serialized by `mu` (NCCL needs every rank's calls in one order).
   std::vector<tessera::plugin_support::NcclComm> nccl_comms;
   std::mutex mu;
+  // Across processes (ABI 1.4): every process's ranks, and devices[i]'s
+  // rank; 0 and empty for one process.
+  uint32_t num_ranks = 0;
+  std::vector<uint32_t> ranks;
 };
 
 struct TsKernel {

@@ -8,6 +8,7 @@
 
 #include "internal.hpp"
 #include "options.hpp"
+#include "plugin_log.hpp"
 
 namespace tessera::hip {
 
@@ -93,6 +94,13 @@ TS_HIP_ENTRY(Client_Create, TS_CLIENT_CREATE_ARGS_MIN_STRUCT_SIZE) {
       if (r == hipSuccess || r == hipErrorPeerAccessAlreadyEnabled)
         a->peer_access[static_cast<size_t>(b->ordinal)] = 1;
     }
+  }
+  // RCCL now (not at the first communicator): whether it loads decides
+  // TS_COLLECTIVE_CAP_MULTI_PROCESS, which the properties report.
+  {
+    std::string no_rccl;
+    if (!c->nccl.Get(&no_rccl))
+      plugin_support::LogDebug("hip: collectives staged through host memory: " + no_rccl);
   }
   for (auto& d : c->devices) fill_properties(d.get());
   args->client = c.release();

@@ -30,30 +30,47 @@ namespace {
 
 using plugin_support::dtype_size;
 
-// A blocking copy between a buffer and host memory, ordered on `s`.
-TsError* host_io(TsStream* s, const TsBuffer* b, uint64_t off, void* host, uint64_t size,
-                 bool to_device) {
-  if (size == 0) return nullptr;
+// A blocking copy between device memory and the host, ordered on `s`
+// (size 0: only waits for what `s` holds).
+TsError* raw_io(TsStream* s, void* d, void* host, uint64_t size, bool to_device) {
   TsDevice* dev = s->device;
   TS_HIP_RETURN_IF_ERROR(bind(dev));
-  void* d = b->dptr + off;
-  TS_HIP_CALL(dev,
-              dev->fn->hipMemcpyAsync(to_device ? d : host, to_device ? host : d,
-                                      static_cast<size_t>(size),
-                                      to_device ? hipMemcpyHostToDevice : hipMemcpyDeviceToHost,
-                                      s->stream),
-              strprintf("hipMemcpyAsync(%s, collective %s)", human_size(size).c_str(),
-                       to_device ? "result" : "input"));
+  if (size > 0)
+    TS_HIP_CALL(dev,
+                dev->fn->hipMemcpyAsync(to_device ? d : host, to_device ? host : d,
+                                        static_cast<size_t>(size),
+                                        to_device ? hipMemcpyHostToDevice : hipMemcpyDeviceToHost,
+                                        s->stream),
+                strprintf("hipMemcpyAsync(%s, collective %s)", human_size(size).c_str(),
+                          to_device ? "result" : "input"));
   TS_HIP_CALL(dev, dev->fn->hipStreamSynchronize(s->stream), "hipStreamSynchronize");
   return nullptr;
 }
 
+// A blocking copy between a buffer and host memory, ordered on `s`.
+TsError* host_io(TsStream* s, const TsBuffer* b, uint64_t off, void* host, uint64_t size,
+                 bool to_device) {
+  if (size == 0) return nullptr;
+  return raw_io(s, b->dptr + off, host, size, to_device);
+}
+
 }  // namespace
 
-TS_HIP_ENTRY(Communicator_Create, TS_COMMUNICATOR_CREATE_ARGS_STRUCT_SIZE) {
+TS_HIP_ENTRY(Communicator_Create, TS_COMMUNICATOR_CREATE_ARGS_MIN_STRUCT_SIZE) {
   TS_HIP_CHECK_HANDLE(args->client, "Communicator_Create", "client");
   if (args->num_devices == 0 || !args->devices)
     return errorf(TS_ERROR_INVALID_ARGUMENT, "hip: Communicator_Create: no devices");
+  // Across processes (a unique_id): RCCL's ncclCommInitRank, so RCCL must load.
+  std::string no_rccl;
+  const plugin_support::NcclLibrary* rccl = args->client->nccl.Get(&no_rccl);
+  bool across_processes = false;
+  if (TS_FIELD_PRESENT(args, TsCommunicator_Create_Args, num_ranks) && args->unique_id && !rccl)
+    return errorf(TS_ERROR_UNSUPPORTED,
+                  "hip: Communicator_Create: communicators across processes need RCCL, which is not "
+                  "available: %s",
+                  no_rccl.c_str());
+  TS_HIP_RETURN_IF_ERROR(
+      plugin_support::check_process_spanning_create("hip", args, rccl != nullptr, &across_processes));
   if (args->num_devices > args->client->devices.size())
     return errorf(TS_ERROR_INVALID_ARGUMENT,
                   "hip: Communicator_Create: %zu devices, but the client has %zu",
@@ -71,9 +88,16 @@ TS_HIP_ENTRY(Communicator_Create, TS_COMMUNICATOR_CREATE_ARGS_STRUCT_SIZE) {
                     "hip: Communicator_Create: device %d appears twice", d->ordinal);
     c->devices.push_back(d);
   }
-  std::vector<int> ordinals;
-  for (TsDevice* d : c->devices) ordinals.push_back(static_cast<int>(d->ordinal));
-  c->nccl_comms = args->client->nccl.CommsFor("hip", ordinals);
+  if (across_processes) {
+    c->num_ranks = args->num_ranks;
+    c->ranks.assign(args->ranks, args->ranks + args->num_devices);
+    TS_HIP_RETURN_IF_ERROR(rccl->InitRanks("hip", args->unique_id, args->num_ranks, c->ranks,
+                                            [&](size_t i) { return bind(c->devices[i]); }, &c->nccl_comms));
+  } else {
+    std::vector<int> ordinals;
+    for (TsDevice* d : c->devices) ordinals.push_back(static_cast<int>(d->ordinal));
+    c->nccl_comms = args->client->nccl.CommsFor("hip", ordinals);
+  }
   args->client->live_communicators.add(c.get());
   args->communicator = c.release();
   return nullptr;
@@ -115,23 +139,51 @@ TS_HIP_ENTRY(Communicator_Collective, TS_COMMUNICATOR_COLLECTIVE_ARGS_STRUCT_SIZ
     return host_io(args->streams[r], ref.buffer, ref.offset, host, bytes, to_device);
   };
   const plugin_support::NcclLibrary* lib = c->client->nccl.library();
+  const bool across = c->num_ranks != 0;
   // Deterministic calls take the fixed tree: RCCL's result depends on
-  // the algorithm it picks (ring, tree) for the size and topology.
-  if (c->nccl_comms.empty() || !lib || args->deterministic || !lib->Supports(args->dtype))
+  // the algorithm it picks (ring, tree) for the size and topology.  One
+  // process: staged through the host; across processes: gathered by RCCL,
+  // combined on the host (RunDeterministic).
+  if (!across && (c->nccl_comms.empty() || !lib || args->deterministic || !lib->Supports(args->dtype)))
     return plugin_support::RunStagedCollective(args, c->devices.size(), hooks);
   plugin_support::CollectiveShape shape;
-  TS_HIP_RETURN_IF_ERROR(plugin_support::CheckCollective(args, c->devices.size(), hooks, &shape));
+  TS_HIP_RETURN_IF_ERROR(plugin_support::CheckCollective(args, c->devices.size(), hooks, &shape, c->num_ranks,
+                                                         across ? c->ranks.data() : nullptr));
+  if (across && !lib->Supports(args->dtype))
+    return errorf(TS_ERROR_UNSUPPORTED, "hip: collective across processes: %s has no type for TsDataType %d",
+                  lib->description().c_str(), static_cast<int>(args->dtype));
   std::vector<plugin_support::NcclLibrary::RankPart> parts(c->devices.size());
   auto address = [&](const TsMemoryRef& ref) -> void* {
     return ref.buffer ? static_cast<void*>(ref.buffer->dptr + ref.offset) : nullptr;
   };
   for (size_t r = 0; r < parts.size(); ++r) {
     // A broadcast reads send[root] only; the others' may be null.
-    if (args->op != TS_COLLECTIVE_BROADCAST || r == args->root) parts[r].send = address(args->send[r]);
+    const uint32_t rank = across ? c->ranks[r] : static_cast<uint32_t>(r);
+    if (args->op != TS_COLLECTIVE_BROADCAST || rank == args->root) parts[r].send = address(args->send[r]);
     parts[r].recv = address(args->recv[r]);
     parts[r].stream = static_cast<void*>(args->streams[r]->stream);
   }
   std::lock_guard<std::mutex> lk(c->mu);
+  if (across && args->deterministic) {
+    plugin_support::NcclLibrary::DeviceIo io;
+  io.alloc = [&](size_t r, uint64_t bytes, void** out) -> TsError* {
+    TsDevice* dev = c->devices[r];
+    TS_HIP_RETURN_IF_ERROR(bind(dev));
+    TS_HIP_CALL(dev, dev->fn->hipMalloc(out, static_cast<size_t>(bytes)),
+                strprintf("hipMalloc(%s, deterministic collective)", human_size(bytes).c_str()));
+    return nullptr;
+  };
+  io.free = [&](size_t r, void* p) {
+    if (bind(c->devices[r]) == nullptr) (void)c->devices[r]->fn->hipFree(p);
+  };
+  io.read = [&](size_t r, const void* d, void* host, uint64_t bytes) {
+    return raw_io(args->streams[r], const_cast<void*>(d), host, bytes, false);
+  };
+  io.write = [&](size_t r, void* d, const void* host, uint64_t bytes) {
+    return raw_io(args->streams[r], d, const_cast<void*>(host), bytes, true);
+  };
+    return lib->RunDeterministic("hip", args, shape, c->nccl_comms, parts, c->num_ranks, c->ranks.data(), io);
+  }
   return lib->Run("hip", args, shape, c->nccl_comms, parts);
 }
 

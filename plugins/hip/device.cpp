@@ -120,6 +120,8 @@ void fill_properties(TsDevice* d) {
   p.collectives = TS_COLLECTIVE_CAP_ALL_REDUCE | TS_COLLECTIVE_CAP_BROADCAST |
                   TS_COLLECTIVE_CAP_ALL_GATHER | TS_COLLECTIVE_CAP_REDUCE_SCATTER |
                   TS_COLLECTIVE_CAP_DETERMINISTIC;
+  // Across processes through RCCL (loaded by Client_Create when it can be).
+  if (d->client->nccl.library()) p.collectives |= TS_COLLECTIVE_CAP_MULTI_PROCESS;
   // Workgroup, agent and system scopes exist on every GCN/CDNA/RDNA part;
   // system-scope atomics are atomic with the host only over a link that
   // carries them (hipDeviceAttributeHostNativeAtomicSupported).

@@ -99,8 +99,8 @@ struct TsClient {
   std::map<uintptr_t, uint64_t> host_allocated, host_registered;
   // Communicators not yet destroyed (Client_Destroy frees them).
   tessera::plugin_support::LiveSet<TsCommunicator> live_communicators;
-  // RCCL (librccl.so.1 by default, the rccl_library option), opened by the first
-  // Communicator_Create (collectives.cpp).
+  // RCCL (librccl.so.1 by default, the rccl_library option), opened by
+  // Client_Create (collectives.cpp uses it).
   tessera::plugin_support::NcclLoader nccl;
   ~TsClient();
 };
@@ -205,6 +205,10 @@ struct TsCommunicator {
   // are serialized by `mu` (RCCL needs every rank's calls in one order).
   std::vector<tessera::plugin_support::NcclComm> nccl_comms;
   std::mutex mu;
+  // Across processes (ABI 1.4): every process's ranks, and devices[i]'s
+  // rank; 0 and empty for one process.
+  uint32_t num_ranks = 0;
+  std::vector<uint32_t> ranks;
 };
 
 struct TsKernel {

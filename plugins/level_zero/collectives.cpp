@@ -33,10 +33,13 @@ TsError* host_io(TsStream* s, const TsBuffer* b, uint64_t off, void* host, uint6
 
 }  // namespace
 
-TS_ZE_ENTRY(Communicator_Create, TS_COMMUNICATOR_CREATE_ARGS_STRUCT_SIZE) {
+TS_ZE_ENTRY(Communicator_Create, TS_COMMUNICATOR_CREATE_ARGS_MIN_STRUCT_SIZE) {
   TS_ZE_CHECK_HANDLE(args->client, "Communicator_Create", "client");
   if (args->num_devices == 0 || !args->devices)
     return errorf(TS_ERROR_INVALID_ARGUMENT, "level_zero: Communicator_Create: no devices");
+  bool across_processes = false;
+  if (TsError* e = plugin_support::check_process_spanning_create("level_zero", args, false, &across_processes))
+    return e;
   if (args->num_devices > args->client->devices.size())
     return errorf(TS_ERROR_INVALID_ARGUMENT,
                   "level_zero: Communicator_Create: %zu devices, but the client has %zu",

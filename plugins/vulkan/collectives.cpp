@@ -31,10 +31,13 @@ TsError* host_io(const std::shared_ptr<StreamState>& s, TsBuffer* b, uint64_t of
 
 }  // namespace
 
-TS_VK_ENTRY(Communicator_Create, TS_COMMUNICATOR_CREATE_ARGS_STRUCT_SIZE) {
+TS_VK_ENTRY(Communicator_Create, TS_COMMUNICATOR_CREATE_ARGS_MIN_STRUCT_SIZE) {
   TS_VK_CHECK_HANDLE(args->client, "Communicator_Create", "client");
   if (args->num_devices == 0 || !args->devices)
     return errorf(TS_ERROR_INVALID_ARGUMENT, "vulkan: Communicator_Create: no devices");
+  bool across_processes = false;
+  if (TsError* e = plugin_support::check_process_spanning_create("vulkan", args, false, &across_processes))
+    return e;
   auto* c = new TsCommunicator;
   c->client = args->client;
   for (size_t i = 0; i < args->num_devices; ++i) {

@@ -226,8 +226,9 @@ int main(int argc, char** argv) {
   int mine = g_failures, all = 0;
   MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (g_rank == 0)
-    std::printf("mpi test: %zu ranks in %d processes on %s (%s): %s\n", f.N, world, rt->backend().c_str(),
-                mpi::LibraryVersion().c_str(), all ? "FAILED" : "ok");
+    std::printf("mpi test: %zu ranks in %d processes on %s (%s; data moved by %s): %s\n", f.N, world,
+                rt->backend().c_str(), mpi::LibraryVersion().c_str(),
+                f.comm.provider().empty() ? "the plugin" : f.comm.provider().c_str(), all ? "FAILED" : "ok");
   f = Fixture();
   MPI_Finalize();
   return all ? 1 : 0;

@@ -79,6 +79,47 @@ case $CASE in
     fi
     check "every collective on vulkan buffers (host-staged), 2 processes" $(( rc != 0 || ! $(grep -c "2 ranks in 2 processes on vulkan.*ok" "$T/out") ))
     ;;
+  collectives_plugin)
+    # The plugin's own collectives across processes (ABI 1.4; the cpu
+    # plugin's: shared memory), chosen by TESSERA_PROCESS_COLLECTIVES=plugin:
+    # every collective with 2 and 4 processes and 2 x 2, a count mismatch
+    # named on every rank, a dead process noticed; and SPMD programs bit for
+    # bit equal to the single-process run.
+    export TESSERA_PROCESS_COLLECTIVES=plugin
+    X=(-x TESSERA_PROCESS_COLLECTIVES)
+    for np in 2 4; do
+      $MPIRUN -np $np "${X[@]}" "$BIN/tessera-mpi-test" > "$T/out" 2>&1; rc=$?
+      cat "$T/out"
+      check "every collective, $np processes x 1 device, through the plugin" \
+        $(( rc != 0 || ! $(grep -c "$np ranks in $np processes on cpu .*data moved by the plugin): ok" "$T/out") ))
+    done
+    TESSERA_CPU_DEVICES=2 $MPIRUN -np 2 "${X[@]}" -x TESSERA_CPU_DEVICES "$BIN/tessera-mpi-test" > "$T/out" 2>&1; rc=$?
+    cat "$T/out"
+    check "every collective, 2 processes x 2 devices, through the plugin" \
+      $(( rc != 0 || ! $(grep -c "4 ranks in 2 processes on cpu .*data moved by the plugin): ok" "$T/out") ))
+    $MPIRUN -np 2 "${X[@]}" "$BIN/tessera-mpi-test" --mismatch > "$T/out" 2>&1; rc=$?
+    cat "$T/out"
+    check "ranks that disagree on the count fail together, naming both (plugin)" \
+      $(( rc != 0 || ! $(grep -c "detected on every rank: ok" "$T/out") ))
+    start=$(date +%s)
+    $MPIRUN -np 2 "${X[@]}" "$BIN/tessera-mpi-test" --die > "$T/out" 2>&1; rc=$?
+    took=$(( $(date +%s) - start ))
+    cat "$T/out"
+    check "a rank that dies mid-collective ends the job within ${took} s (plugin)" $(( rc == 0 || rc == 124 || took >= 110 ))
+    if [ -x "$BIN/tessera-run" ]; then
+      for prog in tp_mlp spmd_collectives; do
+        np=2; [ "$prog" = spmd_collectives ] && np=4
+        "$BIN/tessera-run" "$EX/$prog.mlir" --iterations 1 --warmup 0 --output "$T/single.npy" > "$T/single" 2>&1 ||
+          { cat "$T/single"; check "single-process run" 1; }
+        $MPIRUN -np $np "${X[@]}" "$BIN/tessera-run" "$EX/$prog.mlir" --iterations 2 --warmup 0 \
+          --output "$T/mpi.npy" > "$T/mpi" 2>&1; rc=$?
+        cat "$T/mpi"
+        check "$prog under mpirun -np $np through the plugin: verified" \
+          $(( rc != 0 || ! $(grep -c "processes (mpi .*; data moved by the cpu plugin)" "$T/mpi") ))
+        bits_equal "$T/single.npy" "$T/mpi.npy"; check "$prog through the plugin: bit-identical to the single-process run" $?
+      done
+    fi
+    ;;
   mismatch)
     $MPIRUN -np 2 "$BIN/tessera-mpi-test" --mismatch > "$T/out" 2>&1; rc=$?
     cat "$T/out"

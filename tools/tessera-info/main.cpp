@@ -57,6 +57,7 @@ std::string BufferKinds(const DeviceInfo& d) {
 std::string Collectives(const DeviceInfo& d) {
   std::string out = Bits(d.collectives & 0xF, kCollectives, 4);
   if (d.collectives & TS_COLLECTIVE_CAP_DETERMINISTIC) out += " (deterministic available)";
+  if (d.collectives & TS_COLLECTIVE_CAP_MULTI_PROCESS) out += " (across processes)";
   return out;
 }
 
@@ -82,6 +83,7 @@ nlohmann::json DeviceJson(const DeviceInfo& d) {
   j["graphs"] = d.graphs;
   j["collectives"] = Bits(d.collectives & 0xF, kCollectives, 4);
   j["deterministic_collectives"] = (d.collectives & TS_COLLECTIVE_CAP_DETERMINISTIC) != 0;
+  j["multi_process_collectives"] = (d.collectives & TS_COLLECTIVE_CAP_MULTI_PROCESS) != 0;
   j["atomic_scopes"] = Bits(d.atomic_scopes, kScopes, 4);
   j["subgroup_size"] = d.subgroup_size;
   j["shared_memory_per_group"] = d.shared_memory_per_group;
@@ -116,20 +118,40 @@ nlohmann::json DeviceJson(const DeviceInfo& d) {
   return j;
 }
 
+// Whether every device of the plugin reports collectives of its own across
+// processes (ABI 1.4, docs/spmd.md).
+bool OwnAcrossProcesses(const std::vector<DeviceInfo>& devices) {
+  if (devices.empty()) return false;
+  for (const DeviceInfo& d : devices)
+    if (!(d.collectives & TS_COLLECTIVE_CAP_MULTI_PROCESS)) return false;
+  return true;
+}
+
 // Collectives across processes (docs/spmd.md, "Across processes"): the
-// provider for the plugin's buffers and whether this build has it.
-std::string ProcessCollectivesText(const std::string& plugin) {
+// provider for the plugin's buffers and whether this build has it, and the
+// plugin's own collectives across processes where it has them (what
+// TESSERA_PROCESS_COLLECTIVES=auto picks).
+std::string ProcessCollectivesText(const std::string& plugin, const std::vector<DeviceInfo>& devices) {
   tessera::ProcessCollectives pc = tessera::ProcessCollectivesFor(plugin);
+  std::string own;
+  if (OwnAcrossProcesses(devices))
+    own = pc.data_path == "host memory in place"
+              ? "; the plugin's own too (TESSERA_PROCESS_COLLECTIVES=plugin)"
+              : "; the plugin's own are used (TESSERA_PROCESS_COLLECTIVES=provider: MPI)";
 #ifdef TESSERA_HAVE_MPI
-  return "collectives over " + pc.provider + " (" + tessera::mpi::LibraryVersion() + "), " + pc.data_path;
+  return "collectives over " + pc.provider + " (" + tessera::mpi::LibraryVersion() + "), " + pc.data_path + own;
 #else
   return "collectives over " + pc.provider + ", " + pc.data_path +
-         ": not built (no MPI found; install libopenmpi-dev and configure with -DTESSERA_WITH_MPI=ON)";
+         ": not built (no MPI found; install libopenmpi-dev and configure with -DTESSERA_WITH_MPI=ON)" + own;
 #endif
 }
-nlohmann::json ProcessCollectivesJson(const std::string& plugin) {
+nlohmann::json ProcessCollectivesJson(const std::string& plugin, const std::vector<DeviceInfo>& devices) {
   tessera::ProcessCollectives pc = tessera::ProcessCollectivesFor(plugin);
-  nlohmann::json j = {{"provider", pc.provider}, {"data_path", pc.data_path}};
+  const bool own = OwnAcrossProcesses(devices);
+  nlohmann::json j = {{"provider", pc.provider},
+                      {"data_path", pc.data_path},
+                      {"plugin_own", own},
+                      {"default", own && pc.data_path != "host memory in place" ? "plugin" : "provider"}};
 #ifdef TESSERA_HAVE_MPI
   j["built"] = true;
   j["library"] = tessera::mpi::LibraryVersion();
@@ -307,7 +329,7 @@ int main(int argc, char** argv) {
       j["reason"] = p.candidate.reason;
       j["options"] = OptionsJson(p.candidate.options);
       j["compile_targets"] = TargetsJson(p.candidate.compile_targets);
-      j["process_collectives"] = ProcessCollectivesJson(p.candidate.name);
+      j["process_collectives"] = ProcessCollectivesJson(p.candidate.name, p.devices);
       j["devices"] = nlohmann::json::array();
       for (const auto& d : p.devices) {
         nlohmann::json dj = DeviceJson(d);
@@ -335,7 +357,7 @@ int main(int argc, char** argv) {
                 c.path.c_str());
     if (!c.reason.empty()) std::printf("              %s\n", c.reason.c_str());
     PrintOptionsAndTargets(c);
-    if (!p.devices.empty()) std::printf("              across processes: %s\n", ProcessCollectivesText(c.name).c_str());
+    if (!p.devices.empty()) std::printf("              across processes: %s\n", ProcessCollectivesText(c.name, p.devices).c_str());
     for (const auto& d : p.devices) {
       PrintDevice(d);
       if (c.name == selected && !visible.count(d.ordinal))

@@ -258,11 +258,16 @@ int Run(int argc, char** argv) {
   size_t launches = 0, collectives = 0, kernels = 0;
   for (const PlanStep& s : im.steps) (s.kind == PlanStep::kLaunch ? launches : collectives)++;
   for (const ExecutableImage& e : im.executables) kernels += e.kernels.size();
+  // Across processes: whose collectives move the data (docs/spmd.md).
+  std::string moved;
+  if (processes > 1)
+    if (auto own = UsePluginCollectives(rt->devices()); own.ok() && *own)
+      moved = "; data moved by the " + rt->backend() + " plugin";
   std::printf("%s %s: %s for %s (%s): %zu kernel%s, %zu launch%s%s in %.1f ms%s\n",
               compiled_file ? "loaded" : "compiled", a.program.c_str(), im.function.c_str(), im.target.c_str(),
               rt->backend().c_str(), kernels, kernels == 1 ? "" : "s", launches, launches == 1 ? "" : "es",
               collectives ? (", " + std::to_string(collectives) + " collectives on " + std::to_string(mesh_devices) + " devices" +
-                             (processes > 1 ? " in " + std::to_string(processes) + " processes (" + g_processes->provider() + ")" : ""))
+                             (processes > 1 ? " in " + std::to_string(processes) + " processes (" + g_processes->provider() + moved + ")" : ""))
                                 .c_str()
                           : "",
               compile_ms, log.find("cache hit") != std::string::npos ? " (cache hit)" : "");

@@ -82,7 +82,7 @@ extern "C" {
 #endif
 
 #define TESSERA_ABI_VERSION_MAJOR 1
-#define TESSERA_ABI_VERSION_MINOR 3
+#define TESSERA_ABI_VERSION_MINOR 4
 
 #define TESSERA_PLUGIN_ENTRY_POINT "tessera_plugin_get_api"
 
@@ -230,7 +230,10 @@ enum {
   TS_COLLECTIVE_CAP_BROADCAST = 1u << TS_COLLECTIVE_BROADCAST,
   TS_COLLECTIVE_CAP_ALL_GATHER = 1u << TS_COLLECTIVE_ALL_GATHER,
   TS_COLLECTIVE_CAP_REDUCE_SCATTER = 1u << TS_COLLECTIVE_REDUCE_SCATTER,
-  TS_COLLECTIVE_CAP_DETERMINISTIC = 1u << 16
+  TS_COLLECTIVE_CAP_DETERMINISTIC = 1u << 16,
+  /* MINOR 4: communicators whose ranks span processes
+   * (Communicator_CreateUniqueId, TsCommunicator_Create_Args::unique_id) */
+  TS_COLLECTIVE_CAP_MULTI_PROCESS = 1u << 17
 };
 
 /* What kernels may use (TsDeviceProperties, MINOR 1). */
@@ -981,15 +984,48 @@ typedef struct TsKernel_Launch_Args {
 /* ---- collectives
  * A communicator spans `num_devices` devices of one client (one rank each,
  * single process).  A collective call covers every rank at once: arrays are
- * indexed by rank.  Each rank's part is ordered on its own stream. */
+ * indexed by rank.  Each rank's part is ordered on its own stream.
+ *
+ * MINOR 4, across processes: with `unique_id` set, the communicator has
+ * `num_ranks` ranks spread over every process that calls
+ * Communicator_Create with the same id (as ncclCommInitRank), and this
+ * process's devices[i] is rank ranks[i] (distinct, < num_ranks).  Every
+ * process makes the call, with its own devices; it returns once all ranks
+ * have joined, or fails after the plugin's own bound (it never waits for
+ * ever).  Collective calls then pass arrays indexed like `devices` (this
+ * process's ranks only); counts keep their meaning over all num_ranks ranks
+ * (all_gather's recv and reduce_scatter's send hold count * num_ranks, in
+ * rank order) and a broadcast's root is a rank of the whole communicator.
+ * Only plugins reporting TS_COLLECTIVE_CAP_MULTI_PROCESS accept a
+ * unique_id; others answer TS_ERROR_UNSUPPORTED. */
+#define TS_UNIQUE_ID_BYTES 128
 typedef struct TsCommunicator_Create_Args {
   TS_ARGS_HEADER;
   TsClient* client;
   TsDevice* const* devices;
   size_t num_devices;
   TsCommunicator* communicator; /* out */
+  /* ---- MINOR 4 (NULL unique_id: one process; the next two are ignored) */
+  const uint8_t* unique_id; /* TS_UNIQUE_ID_BYTES from Communicator_CreateUniqueId */
+  const uint32_t* ranks;    /* [num_devices] */
+  uint32_t num_ranks;
 } TsCommunicator_Create_Args;
-#define TS_COMMUNICATOR_CREATE_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsCommunicator_Create_Args, communicator)
+#define TS_COMMUNICATOR_CREATE_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsCommunicator_Create_Args, num_ranks)
+#define TS_COMMUNICATOR_CREATE_ARGS_MIN_STRUCT_SIZE \
+  TS_STRUCT_SIZE(TsCommunicator_Create_Args, communicator)
+
+/* MINOR 4.  Optional (NULL where the plugin's communicators cannot span
+ * processes).  Makes the id one process hands every other process of a
+ * communicator (by MPI_Bcast, a file, ...) before all of them call
+ * Communicator_Create with it, as ncclGetUniqueId.  Opaque bytes; an id is
+ * meant for one communicator. */
+typedef struct TsCommunicator_CreateUniqueId_Args {
+  TS_ARGS_HEADER;
+  TsClient* client;
+  uint8_t unique_id[TS_UNIQUE_ID_BYTES]; /* out */
+} TsCommunicator_CreateUniqueId_Args;
+#define TS_COMMUNICATOR_CREATEUNIQUEID_ARGS_STRUCT_SIZE \
+  TS_STRUCT_SIZE(TsCommunicator_CreateUniqueId_Args, unique_id)
 
 typedef struct TsCommunicator_Destroy_Args {
   TS_ARGS_HEADER;
@@ -1142,9 +1178,12 @@ typedef struct TsPluginApi {
 
   /* ---- MINOR 3 */
   TS_API_ENTRY(Stream_WriteTimestamp);
+
+  /* ---- MINOR 4 */
+  TS_API_ENTRY(Communicator_CreateUniqueId);
 } TsPluginApi;
-TS_DEFINE_STRUCT_TRAITS(TsPluginApi, Stream_WriteTimestamp);
-#define TS_PLUGIN_API_STRUCT_SIZE TS_STRUCT_SIZE(TsPluginApi, Stream_WriteTimestamp)
+TS_DEFINE_STRUCT_TRAITS(TsPluginApi, Communicator_CreateUniqueId);
+#define TS_PLUGIN_API_STRUCT_SIZE TS_STRUCT_SIZE(TsPluginApi, Communicator_CreateUniqueId)
 
 /* Every entry point of TsPluginApi, in table order, as X(Name) per entry:
  * for C and C++ code that handles each entry alike (a layer's forwarding
@@ -1166,8 +1205,10 @@ TS_DEFINE_STRUCT_TRAITS(TsPluginApi, Stream_WriteTimestamp);
   X(Communicator_Destroy) X(Communicator_Collective) X(Compiler_GetTargets)    \
   X(Compiler_Compile) X(Compilation_Destroy)
 #define TS_PLUGIN_API_ENTRIES_1_3(X) X(Stream_WriteTimestamp)
-#define TS_PLUGIN_API_FOR_EACH_ENTRY(X) \
-  TS_PLUGIN_API_ERROR_ENTRIES(X) TS_PLUGIN_API_ENTRIES_1_2(X) TS_PLUGIN_API_ENTRIES_1_3(X)
+#define TS_PLUGIN_API_ENTRIES_1_4(X) X(Communicator_CreateUniqueId)
+#define TS_PLUGIN_API_FOR_EACH_ENTRY(X)                                       \
+  TS_PLUGIN_API_ERROR_ENTRIES(X) TS_PLUGIN_API_ENTRIES_1_2(X) TS_PLUGIN_API_ENTRIES_1_3(X) \
+  TS_PLUGIN_API_ENTRIES_1_4(X)
 
 /* A table must reach at least the Error_* entry points (the first three of
  * MINOR 0); a shorter one is not a Tessera table. */

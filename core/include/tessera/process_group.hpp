@@ -82,6 +82,23 @@ inline ProcessCollectives ProcessCollectivesFor(const std::string& plugin) {
   return {"mpi", plugin == "cpu" ? "host memory in place" : "staged through host memory"};
 }
 
+// Whether `runtime`'s plugin makes communicators across processes itself
+// (ABI 1.4: the Communicator_CreateUniqueId entry, and every device reports
+// TS_COLLECTIVE_CAP_MULTI_PROCESS): Runtime::create_collective_id and the
+// create_communicator that takes it.
+bool PluginSpansProcesses(const Runtime& runtime);
+
+// Whether a ProcessGroup's communicator over `local_devices` is the
+// plugin's own across processes (true) or moved by the group's provider
+// (false), as TESSERA_PROCESS_COLLECTIVES says: "auto" or unset (the
+// plugin's own where it has them and the provider would stage the data
+// through host memory: NCCL on cuda, RCCL on hip; the provider on cpu,
+// whose buffers MPI uses in place), "plugin" (the plugin's own; an error
+// naming the plugin where it has none) or "provider".  Every process of a
+// communicator must come to the same answer; ProcessGroup implementations
+// check that they do.
+StatusOr<bool> UsePluginCollectives(const std::vector<Device>& local_devices);
+
 // ---- for implementations of ProcessGroup and CollectiveProvider
 
 // The processes a communicator of `rank_process` spans, ascending, after

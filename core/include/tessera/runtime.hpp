@@ -278,12 +278,35 @@ class Runtime {
   StatusOr<Communicator> create_communicator(
       const std::vector<Device>& devices) const;
 
+  // A communicator whose ranks span processes, made by the plugin itself
+  // (ABI 1.4: plugins whose devices report TS_COLLECTIVE_CAP_MULTI_PROCESS;
+  // NCCL on cuda, RCCL on hip, shared memory on cpu), as
+  // ncclGetUniqueId / ncclCommInitRank: one process makes the id, hands it
+  // to the others (MPI_Bcast, a file, ...), then every process calls
+  // create_communicator with it, `num_ranks` (the ranks of all processes)
+  // and the rank of each of its own `devices`.  Returns once every rank has
+  // joined; fails after the plugin's bound otherwise.  Collectives then take
+  // one buffer and stream per local device; see docs/spmd.md.
+  using CollectiveId = std::vector<uint8_t>;  // TS_UNIQUE_ID_BYTES bytes
+  StatusOr<CollectiveId> create_collective_id() const;
+  StatusOr<Communicator> create_communicator(const std::vector<Device>& devices, uint32_t num_ranks,
+                                             const std::vector<uint32_t>& ranks,
+                                             const CollectiveId& id) const;
+
   const std::shared_ptr<detail::RuntimeImpl>& impl() const { return impl_; }
 
   // Internal: handles are made by the runtime.
   explicit Runtime(std::shared_ptr<detail::RuntimeImpl> impl);
 
  private:
+  struct AcrossProcesses {
+    uint32_t num_ranks;
+    const std::vector<uint32_t>* ranks;
+    const CollectiveId* id;
+  };
+  StatusOr<Communicator> CreateCommunicator(const std::vector<Device>& devices,
+                                            const AcrossProcesses* across) const;
+
   // Lifetime: the runtime (plugin, client, devices) lives while any Runtime,
   // Device or object handle refers to it, and is destroyed with the last one.
   std::shared_ptr<detail::RuntimeImpl> impl_;

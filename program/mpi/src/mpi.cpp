@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "host_reduce.hpp"
@@ -461,6 +462,56 @@ Status MpiProvider::Reduce(const CollectiveRequest& q, const std::vector<const u
   return Status::Ok();
 }
 
+// The plugin's own communicator across the processes of `comm` (ABI 1.4:
+// NCCL on cuda, RCCL on hip, shared memory on cpu) where every process's
+// UsePluginCollectives says so; nullopt where none does (the caller makes
+// one whose data MPI moves).  Collective over `comm`: the processes first
+// agree on the choice (an error on every process when they differ), then
+// comm's process 0 makes the id and broadcasts it, and all join.
+// `ranks`: this process's ranks (local_devices' order) of `total`.
+StatusOr<std::optional<Communicator>> PluginCommunicator(MPI_Comm comm, const std::vector<Device>& local_devices,
+                                                         uint32_t total, const std::vector<uint32_t>& ranks) {
+  StatusOr<bool> want = UsePluginCollectives(local_devices);
+  const int code = !want.ok() ? -1 : *want ? 1 : 0;
+  int lowest = 0, highest = 0;
+  TS_MPI(MPI_Allreduce(&code, &lowest, 1, MPI_INT, MPI_MIN, comm));
+  TS_MPI(MPI_Allreduce(&code, &highest, 1, MPI_INT, MPI_MAX, comm));
+  if (!want.ok()) return want.status();
+  if (lowest < 0)
+    return Status(StatusCode::kFailedPrecondition,
+                  "another process could not choose how its collectives cross processes (its "
+                  "TESSERA_PROCESS_COLLECTIVES is wrong; see its error)");
+  if (lowest != highest)
+    return Status(StatusCode::kFailedPrecondition,
+                  "the processes disagree on how collectives cross processes: some use the plugin's own "
+                  "(TESSERA_PROCESS_COLLECTIVES, the plugin), others MPI; set TESSERA_PROCESS_COLLECTIVES "
+                  "and the backend alike everywhere");
+  if (lowest == 0) return std::optional<Communicator>();
+  const Runtime runtime = local_devices[0].runtime();
+  int me = 0;
+  MPI_Comm_rank(comm, &me);
+  std::vector<uint8_t> message(1 + TS_UNIQUE_ID_BYTES, 0);
+  Status made = Status::Ok();
+  if (me == 0) {
+    StatusOr<Runtime::CollectiveId> id = runtime.create_collective_id();
+    if (id.ok()) {
+      message[0] = 1;
+      std::memcpy(message.data() + 1, id->data(), TS_UNIQUE_ID_BYTES);
+    } else {
+      made = id.status();
+    }
+  }
+  TS_MPI(MPI_Bcast(message.data(), static_cast<int>(message.size()), MPI_BYTE, 0, comm));
+  if (message[0] != 1)
+    return me == 0 ? made
+                   : Status(StatusCode::kUnavailable,
+                            "the communicator's first process could not make its collective id (see its error)");
+  const Runtime::CollectiveId id(message.begin() + 1, message.end());
+  StatusOr<Communicator> c = runtime.create_communicator(local_devices, total, ranks, id);
+  if (!c.ok()) return c.status();
+  return std::optional<Communicator>(*c);
+}
+
 class MpiGroup final : public ProcessGroup {
  public:
   explicit MpiGroup(MPI_Comm comm) : comm_(comm) {
@@ -501,6 +552,17 @@ StatusOr<Communicator> MpiGroup::CreateCommunicator(const std::vector<uint32_t>&
   MPI_Group_free(&world);
   if (rc != MPI_SUCCESS) return MpiError("MPI_Comm_create_group", rc);
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  {
+    std::vector<uint32_t> mine;
+    for (uint32_t r = 0; r < rank_process.size(); ++r)
+      if (rank_process[r] == static_cast<uint32_t>(rank_)) mine.push_back(r);
+    auto own = PluginCommunicator(comm, local_devices, static_cast<uint32_t>(rank_process.size()), mine);
+    if (!own.ok() || own->has_value()) {
+      FreeComm(&comm);
+      if (!own.ok()) return own.status();
+      return std::move(**own);
+    }
+  }
   std::vector<uint32_t> mapped;
   for (uint32_t p : rank_process)
     mapped.push_back(static_cast<uint32_t>(std::lower_bound(procs.begin(), procs.end(), static_cast<int>(p)) - procs.begin()));
@@ -583,6 +645,17 @@ StatusOr<Communicator> CreateCommunicator(MPI_Comm comm, const std::vector<Devic
   }
   std::vector<uint32_t> rank_process;
   for (int p = 0; p < size; ++p) rank_process.insert(rank_process.end(), static_cast<size_t>(counts[p]), static_cast<uint32_t>(p));
+  int me = 0;
+  MPI_Comm_rank(dup, &me);
+  std::vector<uint32_t> my_ranks;
+  for (uint32_t r = 0; r < rank_process.size(); ++r)
+    if (rank_process[r] == static_cast<uint32_t>(me)) my_ranks.push_back(r);
+  auto own = PluginCommunicator(dup, local_devices, static_cast<uint32_t>(rank_process.size()), my_ranks);
+  if (!own.ok() || own->has_value()) {
+    FreeComm(&dup);
+    if (!own.ok()) return own.status();
+    return std::move(**own);
+  }
   return Communicator::FromProvider(local_devices, std::make_shared<MpiProvider>(dup, std::move(rank_process)));
 }
 
