@@ -154,6 +154,26 @@ TEST_F(PluginProcessCommunicator, AllGatherBroadcastReduceScatter) {
     }
 }
 
+TEST_F(PluginProcessCommunicator, ReduceScatterInSeveralRounds) {
+  const uint64_t count = 300007;  // more than a slot's share per segment: several rounds
+  for (Side* s : {&A, &B}) Prepare(*s, 4 * count, count, count);
+  auto [ra, rb] = Both([&](Side& s) {
+    return s.comm.reduce_scatter(s.send, s.recv, count, TS_DTYPE_F32, TS_REDUCE_SUM, s.streams, false);
+  });
+  TS_ASSERT_OK(ra);
+  TS_ASSERT_OK(rb);
+  for (Side* s : {&A, &B})
+    for (size_t k = 0; k < 2; ++k) {
+      const uint32_t g = s->ranks[k];
+      auto got = Download<float>(s->recv[k], count);
+      for (uint64_t i = 0; i < count; i += 101) {
+        float want = 0;
+        for (uint32_t q = 0; q < 4; ++q) want += Value(q, i + g * 1000);
+        ASSERT_EQ(got[i], want) << "rank " << g << " element " << i;
+      }
+    }
+}
+
 TEST_F(PluginProcessCommunicator, DisagreementNamesTheRanksAndLeavesTheCommunicatorUsable) {
   const uint64_t count = 64;
   for (Side* s : {&A, &B}) Prepare(*s, count + 1, count + 1, count);

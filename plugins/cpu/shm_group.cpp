@@ -168,8 +168,9 @@ TsError* ShmGroup::Join(const uint8_t* id, uint32_t num_ranks, std::vector<uint3
     g->num_ranks_ = num_ranks;
     g->my_ranks_ = std::move(my_ranks);
     g->timeout_s_ = timeout_s > 0 ? timeout_s : 600;
-    g->slot_bytes_ = std::clamp<uint64_t>(kSegmentDataBytes / num_ranks / 4096 * 4096, kMinSlot, kMaxSlot);
-    g->bytes_ = kHeaderBytes + RoundUp(uint64_t{num_ranks} * kRecordBytes, 4096) + num_ranks * g->slot_bytes_;
+    // One slot per rank, and one for the result of an all_reduce's chunk.
+    g->slot_bytes_ = std::clamp<uint64_t>(kSegmentDataBytes / (num_ranks + 1) / 4096 * 4096, kMinSlot, kMaxSlot);
+    g->bytes_ = kHeaderBytes + RoundUp(uint64_t{num_ranks} * kRecordBytes, 4096) + (num_ranks + 1) * g->slot_bytes_;
     const std::string name = "/tessera-cpu-" + parsed.nonce;
     const int fd = shm_open(name.c_str(), O_RDWR | O_CREAT, 0600);
     if (fd < 0)
@@ -327,8 +328,6 @@ TsError* ShmGroup::Exchange(const ShmCall& call) {
   // 2. The data, in slot-sized chunks.
   const size_t esz = dtype_size(call.dtype);
   const uint64_t chunk = slot_bytes_ / esz;
-  std::vector<const void*> slots(N);
-  for (uint32_t r = 0; r < N; ++r) slots[r] = slot(r);
   std::vector<uint32_t> order(N);
   for (uint32_t r = 0; r < N; ++r) order[r] = r;
   auto local_of = [&](uint32_t rank) -> int {
@@ -339,8 +338,26 @@ TsError* ShmGroup::Exchange(const ShmCall& call) {
   // Rank-major segments: all_gather's recv and reduce_scatter's send hold
   // one per rank.
   const uint64_t segment = call.count * esz;
-  const uint32_t segments = call.op == TS_COLLECTIVE_REDUCE_SCATTER ? N : 1;
-  for (uint32_t s = 0; s < segments; ++s) {
+  if (call.op == TS_COLLECTIVE_REDUCE_SCATTER) {
+    // Each round: every rank puts a piece of each of its N segments in its
+    // slot; rank g then reduces the pieces of segment g (each element is
+    // reduced once, by its owner).
+    const uint64_t piece = std::max<uint64_t>(1, chunk / N);
+    std::vector<const void*> in(N);
+    for (uint64_t off = 0; off < call.count; off += piece) {
+      const uint64_t n = std::min(piece, call.count - off), b = n * esz, at = off * esz;
+      for (size_t i = 0; i < L; ++i)
+        for (uint32_t s = 0; s < N; ++s) std::memcpy(slot(my_ranks_[i]) + s * b, call.send[i] + s * segment + at, b);
+      if (TsError* e = Barrier("exchanging data")) return e;
+      for (size_t i = 0; i < L; ++i) {
+        for (uint32_t q = 0; q < N; ++q) in[q] = slot(q) + my_ranks_[i] * b;
+        host_reduce(call.dtype, call.reduce_op, in, order, true, n, call.recv[i] + at);
+      }
+      if (TsError* e = Barrier("exchanging data")) return e;
+    }
+    return nullptr;
+  }
+  {
     for (uint64_t off = 0; off < call.count; off += chunk) {
       const uint64_t n = std::min(chunk, call.count - off), b = n * esz, at = off * esz;
       switch (call.op) {
@@ -348,23 +365,30 @@ TsError* ShmGroup::Exchange(const ShmCall& call) {
         case TS_COLLECTIVE_ALL_GATHER:
           for (size_t i = 0; i < L; ++i) std::memcpy(slot(my_ranks_[i]), call.send[i] + at, b);
           break;
-        case TS_COLLECTIVE_REDUCE_SCATTER:
-          for (size_t i = 0; i < L; ++i) std::memcpy(slot(my_ranks_[i]), call.send[i] + s * segment + at, b);
-          break;
         case TS_COLLECTIVE_BROADCAST:
           if (int i = local_of(call.root); i >= 0) std::memcpy(slot(call.root), call.send[i] + at, b);
           break;
+        case TS_COLLECTIVE_REDUCE_SCATTER:
+          break;  // above
       }
       if (TsError* e = Barrier("exchanging data")) return e;
       switch (call.op) {
-        case TS_COLLECTIVE_ALL_REDUCE:
-          host_reduce(call.dtype, call.reduce_op, slots, order, true, n, call.recv[0] + at);
-          for (size_t i = 1; i < L; ++i) std::memcpy(call.recv[i] + at, call.recv[0] + at, b);
+        case TS_COLLECTIVE_ALL_REDUCE: {
+          // Rank g reduces its share of the chunk into the result slot
+          // (elementwise, so the bits are those of reducing it whole); all
+          // copy the result after the next barrier.
+          uint8_t* result = slot(N);
+          std::vector<const void*> part(N);
+          for (size_t i = 0; i < L; ++i) {
+            const uint64_t g = my_ranks_[i], lo = n * g / N, hi = n * (g + 1) / N;
+            if (hi == lo) continue;
+            for (uint32_t q = 0; q < N; ++q) part[q] = slot(q) + lo * esz;
+            host_reduce(call.dtype, call.reduce_op, part, order, true, hi - lo, result + lo * esz);
+          }
           break;
+        }
         case TS_COLLECTIVE_REDUCE_SCATTER:
-          if (int i = local_of(s); i >= 0)
-            host_reduce(call.dtype, call.reduce_op, slots, order, true, n, call.recv[i] + at);
-          break;
+          break;  // above
         case TS_COLLECTIVE_ALL_GATHER:
           for (size_t i = 0; i < L; ++i)
             for (uint32_t q = 0; q < N; ++q) std::memcpy(call.recv[i] + q * segment + at, slot(q), b);
@@ -374,6 +398,8 @@ TsError* ShmGroup::Exchange(const ShmCall& call) {
           break;
       }
       if (TsError* e = Barrier("exchanging data")) return e;
+      if (call.op == TS_COLLECTIVE_ALL_REDUCE)
+        for (size_t i = 0; i < L; ++i) std::memcpy(call.recv[i] + at, slot(N), b);
     }
   }
   return nullptr;

@@ -5,13 +5,17 @@
 //
 // Segment: a header (the communicator's size, who joined, a failure flag
 // and its reason, a barrier counter), per rank its process id and the
-// description of its current call, then one slot of `slot_bytes` per rank.
-// A call moves its data in slot-sized chunks: every rank copies its chunk
-// into its slot, all meet at a barrier, every process combines the slots
-// in rank order (plugins/common/host_reduce's fixed tree: the bits equal
-// those of one process with every rank) into its ranks' results, and all
-// meet again before the slots are reused.  Each process takes part with
-// all of its ranks at once (the caller's thread; the call blocks).
+// description of its current call, then one slot of `slot_bytes` per rank
+// and one for a result.  A call moves its data in slot-sized chunks: every
+// rank copies its chunk into its slot and all meet at a barrier; then an
+// all_reduce has each rank reduce its 1/N share of the chunk over the
+// slots into the result slot and, after a second barrier, every process
+// copies the result to its ranks; reduce_scatter has every rank put a
+// piece of each segment in its slot and each rank reduce its own segment's
+// pieces; all_gather and broadcast copy slots out.  Reductions combine the
+// ranks in plugins/common/host_reduce's fixed tree, so the bits equal
+// those of one process with every rank.  Each process takes part with all
+// of its ranks at once (the caller's thread; the call blocks).
 //
 // Failures are errors, never hangs: every wait is bounded (`timeout_s`), a
 // process that exits is noticed by its process id, and a process that
