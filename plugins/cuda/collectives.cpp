@@ -167,26 +167,26 @@ TS_CU_ENTRY(Communicator_Collective, TS_COMMUNICATOR_COLLECTIVE_ARGS_STRUCT_SIZE
   std::lock_guard<std::mutex> lk(c->mu);
   if (across && args->deterministic) {
     plugin_support::NcclLibrary::DeviceIo io;
-  io.alloc = [&](size_t r, uint64_t bytes, void** out) -> TsError* {
-    TsDevice* dev = c->devices[r];
-    TS_CU_RETURN_IF_ERROR(bind(dev));
-    CUdeviceptr p = 0;
-    TS_CU_CALL(dev, dev->fn->cuMemAlloc(&p, static_cast<size_t>(bytes)),
-               strprintf("cuMemAlloc(%s, deterministic collective)", human_size(bytes).c_str()));
-    *out = reinterpret_cast<void*>(static_cast<uintptr_t>(p));
-    return nullptr;
-  };
-  io.free = [&](size_t r, void* p) {
-    if (bind(c->devices[r]) == nullptr)
+    io.alloc = [&](size_t r, uint64_t bytes, void** out) -> TsError* {
+      TsDevice* dev = c->devices[r];
+      TS_CU_RETURN_IF_ERROR(bind(dev));
+      CUdeviceptr p = 0;
+      TS_CU_CALL(dev, dev->fn->cuMemAlloc(&p, static_cast<size_t>(bytes)),
+                 strprintf("cuMemAlloc(%s, deterministic collective)", human_size(bytes).c_str()));
+      *out = reinterpret_cast<void*>(static_cast<uintptr_t>(p));
+      return nullptr;
+    };
+    io.free = [&](size_t r, void* p) {
+      if (TsError* e = bind(c->devices[r])) return destroy_error(e);  // the context is gone: nothing to free
       (void)c->devices[r]->fn->cuMemFree(static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p)));
-  };
-  io.read = [&](size_t r, const void* d, void* host, uint64_t bytes) {
-    return raw_io(args->streams[r], static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(d)), host, bytes, false);
-  };
-  io.write = [&](size_t r, void* d, const void* host, uint64_t bytes) {
-    return raw_io(args->streams[r], static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(d)),
-                  const_cast<void*>(host), bytes, true);
-  };
+    };
+    io.read = [&](size_t r, const void* d, void* host, uint64_t bytes) {
+      return raw_io(args->streams[r], static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(d)), host, bytes, false);
+    };
+    io.write = [&](size_t r, void* d, const void* host, uint64_t bytes) {
+      return raw_io(args->streams[r], static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(d)),
+                    const_cast<void*>(host), bytes, true);
+    };
     return lib->RunDeterministic("cuda", args, shape, c->nccl_comms, parts, c->num_ranks, c->ranks.data(), io);
   }
   return lib->Run("cuda", args, shape, c->nccl_comms, parts);

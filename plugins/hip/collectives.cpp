@@ -166,22 +166,23 @@ TS_HIP_ENTRY(Communicator_Collective, TS_COMMUNICATOR_COLLECTIVE_ARGS_STRUCT_SIZ
   std::lock_guard<std::mutex> lk(c->mu);
   if (across && args->deterministic) {
     plugin_support::NcclLibrary::DeviceIo io;
-  io.alloc = [&](size_t r, uint64_t bytes, void** out) -> TsError* {
-    TsDevice* dev = c->devices[r];
-    TS_HIP_RETURN_IF_ERROR(bind(dev));
-    TS_HIP_CALL(dev, dev->fn->hipMalloc(out, static_cast<size_t>(bytes)),
-                strprintf("hipMalloc(%s, deterministic collective)", human_size(bytes).c_str()));
-    return nullptr;
-  };
-  io.free = [&](size_t r, void* p) {
-    if (bind(c->devices[r]) == nullptr) (void)c->devices[r]->fn->hipFree(p);
-  };
-  io.read = [&](size_t r, const void* d, void* host, uint64_t bytes) {
-    return raw_io(args->streams[r], const_cast<void*>(d), host, bytes, false);
-  };
-  io.write = [&](size_t r, void* d, const void* host, uint64_t bytes) {
-    return raw_io(args->streams[r], d, const_cast<void*>(host), bytes, true);
-  };
+    io.alloc = [&](size_t r, uint64_t bytes, void** out) -> TsError* {
+      TsDevice* dev = c->devices[r];
+      TS_HIP_RETURN_IF_ERROR(bind(dev));
+      TS_HIP_CALL(dev, dev->fn->hipMalloc(out, static_cast<size_t>(bytes)),
+                  strprintf("hipMalloc(%s, deterministic collective)", human_size(bytes).c_str()));
+      return nullptr;
+    };
+    io.free = [&](size_t r, void* p) {
+      if (TsError* e = bind(c->devices[r])) return destroy_error(e);  // the device is gone: nothing to free
+      (void)c->devices[r]->fn->hipFree(p);
+    };
+    io.read = [&](size_t r, const void* d, void* host, uint64_t bytes) {
+      return raw_io(args->streams[r], const_cast<void*>(d), host, bytes, false);
+    };
+    io.write = [&](size_t r, void* d, const void* host, uint64_t bytes) {
+      return raw_io(args->streams[r], d, const_cast<void*>(host), bytes, true);
+    };
     return lib->RunDeterministic("hip", args, shape, c->nccl_comms, parts, c->num_ranks, c->ranks.data(), io);
   }
   return lib->Run("hip", args, shape, c->nccl_comms, parts);
