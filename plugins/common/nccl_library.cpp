@@ -348,6 +348,42 @@ TsError* NcclLibrary::RunDeterministic(const char* plugin, const TsCommunicator_
   });
 }
 
+TsError* RunNcclCollective(const char* plugin, const NcclLibrary* lib, NcclCommunicator& comm,
+                           const TsCommunicator_Collective_Args* args, size_t n,
+                           const StagedCollectiveHooks& hooks,
+                           const std::function<void*(const TsMemoryRef&)>& address,
+                           const std::function<void*(size_t)>& stream,
+                           const std::function<NcclLibrary::DeviceIo()>& device_io) noexcept {
+  const bool across = comm.num_ranks != 0;
+  // Deterministic calls take the fixed tree: NCCL's result depends on the
+  // algorithm it picks (ring, tree) for the size and topology.
+  if (!across && (comm.comms.empty() || !lib || args->deterministic || !lib->Supports(args->dtype)))
+    return RunStagedCollective(args, n, hooks);
+  CollectiveShape shape;
+  if (TsError* e = CheckCollective(args, n, hooks, &shape, comm.num_ranks, across ? comm.ranks.data() : nullptr))
+    return e;
+  if (!lib)  // unreachable: a communicator across processes was made by the library
+    return errorf(TS_ERROR_INTERNAL, "%s: collective across processes without a collective library", plugin);
+  if (!lib->Supports(args->dtype))
+    return errorf(TS_ERROR_UNSUPPORTED, "%s: collective across processes: %s has no type for TsDataType %d",
+                  plugin, lib->description().c_str(), static_cast<int>(args->dtype));
+  return guard(plugin, "Communicator_Collective", [&]() -> TsError* {
+    std::vector<NcclLibrary::RankPart> parts(n);
+    for (size_t r = 0; r < n; ++r) {
+      // A broadcast reads send[root] only; the others' may be null.
+      const uint32_t rank = across ? comm.ranks[r] : static_cast<uint32_t>(r);
+      if (args->op != TS_COLLECTIVE_BROADCAST || rank == args->root) parts[r].send = address(args->send[r]);
+      parts[r].recv = address(args->recv[r]);
+      parts[r].stream = stream(r);
+    }
+    std::lock_guard<std::mutex> lock(comm.mu);
+    if (across && args->deterministic)
+      return lib->RunDeterministic(plugin, args, shape, comm.comms, parts, comm.num_ranks, comm.ranks.data(),
+                                   device_io());
+    return lib->Run(plugin, args, shape, comm.comms, parts);
+  });
+}
+
 const NcclLibrary* NcclLoader::Get(std::string* why_not) {
   std::call_once(once_, [&] {
     if (path_.empty()) {

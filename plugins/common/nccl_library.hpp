@@ -160,6 +160,36 @@ class NcclLibrary {
   int version_ = 0;
 };
 
+// A plugin communicator's NCCL or RCCL side (the cuda and hip plugins'
+// TsCommunicator holds one).
+struct NcclCommunicator {
+  // One per local rank, or none: every call is then staged through the
+  // host (one process only).
+  std::vector<NcclComm> comms;
+  // Across processes (ABI 1.4): every process's ranks, and local rank r's
+  // rank; 0 and empty for one process.
+  uint32_t num_ranks = 0;
+  std::vector<uint32_t> ranks;
+  // Serializes the communicator's calls (NCCL needs every rank's calls in
+  // one order).
+  std::mutex mu;
+};
+
+// Communicator_Collective of the cuda and hip plugins, after the plugin's
+// own handle check.  One process: staged through the host (`hooks`) where
+// there are no NCCL communicators, the library has no such type, or the
+// call is deterministic; else one NCCL group (Run).  Across processes:
+// RunDeterministic for deterministic reductions, Run for the rest.
+// `address(ref)`: the device address of a buffer ref (null ref: null);
+// `stream(r)`: local rank r's vendor stream; `device_io()`: what
+// RunDeterministic needs, made only when it runs.
+TsError* RunNcclCollective(const char* plugin, const NcclLibrary* lib, NcclCommunicator& comm,
+                           const TsCommunicator_Collective_Args* args, size_t ranks,
+                           const StagedCollectiveHooks& hooks,
+                           const std::function<void*(const TsMemoryRef&)>& address,
+                           const std::function<void*(size_t)>& stream,
+                           const std::function<NcclLibrary::DeviceIo()>& device_io) noexcept;
+
 // A client's NCCL or RCCL, opened once (the cuda and hip plugins open it in
 // Client_Create: whether it loads decides whether their communicators can
 // span processes).  Thread-safe.

@@ -90,14 +90,14 @@ TS_CU_ENTRY(Communicator_Create, TS_COMMUNICATOR_CREATE_ARGS_MIN_STRUCT_SIZE) {
     c->devices.push_back(d);
   }
   if (across_processes) {
-    c->num_ranks = args->num_ranks;
-    c->ranks.assign(args->ranks, args->ranks + args->num_devices);
-    TS_CU_RETURN_IF_ERROR(nccl->InitRanks("cuda", args->unique_id, args->num_ranks, c->ranks,
-                                            [&](size_t i) { return bind(c->devices[i]); }, &c->nccl_comms));
+    c->nccl.num_ranks = args->num_ranks;
+    c->nccl.ranks.assign(args->ranks, args->ranks + args->num_devices);
+    TS_CU_RETURN_IF_ERROR(nccl->InitRanks("cuda", args->unique_id, args->num_ranks, c->nccl.ranks,
+                                            [&](size_t i) { return bind(c->devices[i]); }, &c->nccl.comms));
   } else {
     std::vector<int> ordinals;
     for (TsDevice* d : c->devices) ordinals.push_back(static_cast<int>(d->ordinal));
-    c->nccl_comms = args->client->nccl.CommsFor("cuda", ordinals);
+    c->nccl.comms = args->client->nccl.CommsFor("cuda", ordinals);
   }
   args->client->live_communicators.add(c.get());
   args->communicator = c.release();
@@ -108,7 +108,7 @@ TS_CU_ENTRY(Communicator_Destroy, TS_COMMUNICATOR_DESTROY_ARGS_STRUCT_SIZE) {
   TS_CU_CHECK_HANDLE(args->communicator, "Communicator_Destroy", "communicator");
   TsCommunicator* c = args->communicator;
   c->client->live_communicators.remove(c);
-  if (const plugin_support::NcclLibrary* lib = c->client->nccl.library()) lib->DestroyAll(&c->nccl_comms);
+  if (const plugin_support::NcclLibrary* lib = c->client->nccl.library()) lib->DestroyAll(&c->nccl.comms);
   args->communicator->magic = kMagicDead;
   delete args->communicator;
   return nullptr;
@@ -139,33 +139,13 @@ TS_CU_ENTRY(Communicator_Collective, TS_COMMUNICATOR_COLLECTIVE_ARGS_STRUCT_SIZE
   hooks.host_io = [&](size_t r, const TsMemoryRef& ref, void* host, uint64_t bytes, bool to_device) {
     return host_io(args->streams[r], ref.buffer, ref.offset, host, bytes, to_device);
   };
-  const plugin_support::NcclLibrary* lib = c->client->nccl.library();
-  const bool across = c->num_ranks != 0;
-  // Deterministic calls take the fixed tree: NCCL's result depends on
-  // the algorithm it picks (ring, tree) for the size and topology.  One
-  // process: staged through the host; across processes: gathered by NCCL,
-  // combined on the host (RunDeterministic).
-  if (!across && (c->nccl_comms.empty() || !lib || args->deterministic || !lib->Supports(args->dtype)))
-    return plugin_support::RunStagedCollective(args, c->devices.size(), hooks);
-  plugin_support::CollectiveShape shape;
-  TS_CU_RETURN_IF_ERROR(plugin_support::CheckCollective(args, c->devices.size(), hooks, &shape, c->num_ranks,
-                                                         across ? c->ranks.data() : nullptr));
-  if (across && !lib->Supports(args->dtype))
-    return errorf(TS_ERROR_UNSUPPORTED, "cuda: collective across processes: %s has no type for TsDataType %d",
-                  lib->description().c_str(), static_cast<int>(args->dtype));
-  std::vector<plugin_support::NcclLibrary::RankPart> parts(c->devices.size());
   auto address = [&](const TsMemoryRef& ref) -> void* {
     return ref.buffer ? reinterpret_cast<void*>(static_cast<uintptr_t>(ref.buffer->dptr + ref.offset)) : nullptr;
   };
-  for (size_t r = 0; r < parts.size(); ++r) {
-    // A broadcast reads send[root] only; the others' may be null.
-    const uint32_t rank = across ? c->ranks[r] : static_cast<uint32_t>(r);
-    if (args->op != TS_COLLECTIVE_BROADCAST || rank == args->root) parts[r].send = address(args->send[r]);
-    parts[r].recv = address(args->recv[r]);
-    parts[r].stream = reinterpret_cast<void*>(args->streams[r]->stream);
-  }
-  std::lock_guard<std::mutex> lk(c->mu);
-  if (across && args->deterministic) {
+  auto stream = [&](size_t r) -> void* { return reinterpret_cast<void*>(args->streams[r]->stream); };
+  // Scratch memory and blocking copies for a deterministic reduction
+  // across processes (NcclLibrary::RunDeterministic).
+  auto device_io = [&] {
     plugin_support::NcclLibrary::DeviceIo io;
     io.alloc = [&](size_t r, uint64_t bytes, void** out) -> TsError* {
       TsDevice* dev = c->devices[r];
@@ -187,9 +167,10 @@ TS_CU_ENTRY(Communicator_Collective, TS_COMMUNICATOR_COLLECTIVE_ARGS_STRUCT_SIZE
       return raw_io(args->streams[r], static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(d)),
                     const_cast<void*>(host), bytes, true);
     };
-    return lib->RunDeterministic("cuda", args, shape, c->nccl_comms, parts, c->num_ranks, c->ranks.data(), io);
-  }
-  return lib->Run("cuda", args, shape, c->nccl_comms, parts);
+    return io;
+  };
+  return plugin_support::RunNcclCollective("cuda", c->client->nccl.library(), c->nccl, args, c->devices.size(),
+                                           hooks, address, stream, device_io);
 }
 
 }  // namespace tessera::cuda

@@ -200,15 +200,8 @@ struct TsCommunicator {
   uint32_t magic = kMagic;
   TsClient* client = nullptr;
   std::vector<TsDevice*> devices;  // rank -> device
-  // One RCCL communicator per rank, or none: every call is then staged
-  // through the host (so are deterministic calls, always).  Calls on them
-  // are serialized by `mu` (RCCL needs every rank's calls in one order).
-  std::vector<tessera::plugin_support::NcclComm> nccl_comms;
-  std::mutex mu;
-  // Across processes (ABI 1.4): every process's ranks, and devices[i]'s
-  // rank; 0 and empty for one process.
-  uint32_t num_ranks = 0;
-  std::vector<uint32_t> ranks;
+  // NCCL or RCCL communicators (none: every call staged through the host).
+  tessera::plugin_support::NcclCommunicator nccl;
 };
 
 struct TsKernel {

@@ -468,9 +468,23 @@ Status MpiProvider::Reduce(const CollectiveRequest& q, const std::vector<const u
 // one whose data MPI moves).  Collective over `comm`: the processes first
 // agree on the choice (an error on every process when they differ), then
 // comm's process 0 makes the id and broadcasts it, and all join.
-// `ranks`: this process's ranks (local_devices' order) of `total`.
-StatusOr<std::optional<Communicator>> PluginCommunicator(MPI_Comm comm, const std::vector<Device>& local_devices,
-                                                         uint32_t total, const std::vector<uint32_t>& ranks) {
+// `rank_process[r]`: the process (of `comm`) of rank r; this process, `me`,
+// holds local_devices in rank order.  Frees *comm_in unless it returns
+// nullopt (the caller's provider keeps it then).
+StatusOr<std::optional<Communicator>> PluginCommunicator(MPI_Comm* comm_in, const std::vector<Device>& local_devices,
+                                                         const std::vector<uint32_t>& rank_process, int me) {
+  struct FreeUnlessKept {
+    MPI_Comm* comm;
+    bool keep = false;
+    ~FreeUnlessKept() {
+      if (!keep) FreeComm(comm);
+    }
+  } release{comm_in};
+  const MPI_Comm comm = *comm_in;
+  const uint32_t total = static_cast<uint32_t>(rank_process.size());
+  std::vector<uint32_t> ranks;
+  for (uint32_t r = 0; r < total; ++r)
+    if (rank_process[r] == static_cast<uint32_t>(me)) ranks.push_back(r);
   StatusOr<bool> want = UsePluginCollectives(local_devices);
   const int code = !want.ok() ? -1 : *want ? 1 : 0;
   int lowest = 0, highest = 0;
@@ -486,10 +500,11 @@ StatusOr<std::optional<Communicator>> PluginCommunicator(MPI_Comm comm, const st
                   "the processes disagree on how collectives cross processes: some use the plugin's own "
                   "(TESSERA_PROCESS_COLLECTIVES, the plugin), others MPI; set TESSERA_PROCESS_COLLECTIVES "
                   "and the backend alike everywhere");
-  if (lowest == 0) return std::optional<Communicator>();
+  if (lowest == 0) {
+    release.keep = true;
+    return std::optional<Communicator>();
+  }
   const Runtime runtime = local_devices[0].runtime();
-  int me = 0;
-  MPI_Comm_rank(comm, &me);
   std::vector<uint8_t> message(1 + TS_UNIQUE_ID_BYTES, 0);
   Status made = Status::Ok();
   if (me == 0) {
@@ -552,20 +567,15 @@ StatusOr<Communicator> MpiGroup::CreateCommunicator(const std::vector<uint32_t>&
   MPI_Group_free(&world);
   if (rc != MPI_SUCCESS) return MpiError("MPI_Comm_create_group", rc);
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-  {
-    std::vector<uint32_t> mine;
-    for (uint32_t r = 0; r < rank_process.size(); ++r)
-      if (rank_process[r] == static_cast<uint32_t>(rank_)) mine.push_back(r);
-    auto own = PluginCommunicator(comm, local_devices, static_cast<uint32_t>(rank_process.size()), mine);
-    if (!own.ok() || own->has_value()) {
-      FreeComm(&comm);
-      if (!own.ok()) return own.status();
-      return std::move(**own);
-    }
-  }
+  // Each rank's process as `comm` numbers them (procs' order).
   std::vector<uint32_t> mapped;
   for (uint32_t p : rank_process)
     mapped.push_back(static_cast<uint32_t>(std::lower_bound(procs.begin(), procs.end(), static_cast<int>(p)) - procs.begin()));
+  int sub_me = 0;
+  MPI_Comm_rank(comm, &sub_me);
+  auto own = PluginCommunicator(&comm, local_devices, mapped, sub_me);
+  if (!own.ok()) return own.status();
+  if (own->has_value()) return std::move(**own);
   return Communicator::FromProvider(local_devices, std::make_shared<MpiProvider>(comm, std::move(mapped)));
 }
 
@@ -647,15 +657,9 @@ StatusOr<Communicator> CreateCommunicator(MPI_Comm comm, const std::vector<Devic
   for (int p = 0; p < size; ++p) rank_process.insert(rank_process.end(), static_cast<size_t>(counts[p]), static_cast<uint32_t>(p));
   int me = 0;
   MPI_Comm_rank(dup, &me);
-  std::vector<uint32_t> my_ranks;
-  for (uint32_t r = 0; r < rank_process.size(); ++r)
-    if (rank_process[r] == static_cast<uint32_t>(me)) my_ranks.push_back(r);
-  auto own = PluginCommunicator(dup, local_devices, static_cast<uint32_t>(rank_process.size()), my_ranks);
-  if (!own.ok() || own->has_value()) {
-    FreeComm(&dup);
-    if (!own.ok()) return own.status();
-    return std::move(**own);
-  }
+  auto own = PluginCommunicator(&dup, local_devices, rank_process, me);
+  if (!own.ok()) return own.status();
+  if (own->has_value()) return std::move(**own);
   return Communicator::FromProvider(local_devices, std::make_shared<MpiProvider>(dup, std::move(rank_process)));
 }
 
