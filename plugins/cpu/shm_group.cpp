@@ -98,6 +98,13 @@ std::string DescribeCall(const int64_t* c) {
   return s + strprintf(" (call #%lld)", static_cast<long long>(c[5]));
 }
 
+// The reason a process wrote into the segment, bounded by its field (the
+// segment is shared: nothing in it is trusted to be terminated).
+template <class HeaderT>
+std::string FailureReason(const HeaderT* h) {
+  return std::string(h->why, strnlen(h->why, sizeof h->why));
+}
+
 bool Alive(int32_t pid) { return pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH; }
 
 }  // namespace
@@ -223,7 +230,7 @@ TsError* ShmGroup::Join(const uint8_t* id, uint32_t num_ranks, std::vector<uint3
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(g->timeout_s_);
     while (h->joined.load(std::memory_order_acquire) < num_ranks) {
       if (h->failed.load(std::memory_order_acquire))
-        return g->Fail(TS_ERROR_ABORTED, std::string("another process failed: ") + h->why);
+        return g->Fail(TS_ERROR_ABORTED, "another process failed: " + FailureReason(h));
       if (std::chrono::steady_clock::now() > deadline) {
         std::string missing;
         for (uint32_t r = 0; r < num_ranks; ++r)
@@ -259,7 +266,7 @@ TsError* ShmGroup::Fail(TsErrorCode code, const std::string& why) {
 TsError* ShmGroup::Barrier(const char* where) {
   Header* h = header();
   if (h->failed.load(std::memory_order_acquire))
-    return Fail(TS_ERROR_ABORTED, std::string("another process failed: ") + h->why);
+    return Fail(TS_ERROR_ABORTED, "another process failed: " + FailureReason(h));
   const uint64_t target = (barriers_ + 1) * num_ranks_;
   ++barriers_;
   h->arrived.fetch_add(my_ranks_.size(), std::memory_order_acq_rel);
@@ -267,7 +274,7 @@ TsError* ShmGroup::Barrier(const char* where) {
   auto next_check = start + std::chrono::milliseconds(20);
   for (uint64_t spin = 0; h->arrived.load(std::memory_order_acquire) < target; ++spin) {
     if (h->failed.load(std::memory_order_acquire))
-      return Fail(TS_ERROR_ABORTED, std::string("another process failed: ") + h->why);
+      return Fail(TS_ERROR_ABORTED, "another process failed: " + FailureReason(h));
     if (spin < 64) {
       std::this_thread::yield();
       continue;

@@ -81,6 +81,7 @@ struct PyArray {
 
 void BindArray(py::module_& m);
 void BindProgram(py::module_& m);
+void BindCollectives(py::module_& m);
 
 }  // namespace tessera::python
 

@@ -203,6 +203,7 @@ PYBIND11_MODULE(_tessera, m) {
   BindStreams(m);
   BindArray(m);
   BindProgram(m);
+  BindCollectives(m);
 }
 
 }  // namespace tessera::python

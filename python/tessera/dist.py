@@ -1,13 +1,15 @@
-"""Distributed programs: device meshes and shardings (from tessera import dist).
+"""Distributed programs: device meshes and shardings, and communicators
+(from tessera import dist).
 
 An SPMD program (docs/spmd.md) names its mesh and the sharding of each
 argument and result in its IR; a Mesh gives it devices, and ShardSpec is the
 Python spelling of #tessera_graph.shard, for reading and checking a compiled
-program's shardings.
+program's shardings.  A Communicator runs collectives over devices of this
+process, or across processes from an id one of them made (collective_id).
 """
 import math
 
-from . import _runtime
+from . import _runtime, _tessera
 
 
 class Mesh:
@@ -103,3 +105,63 @@ def _devices_for(count, device=None):
     """The devices an SPMD program of `count` gets without a Mesh: the first
     `count` of `device`'s backend."""
     return _runtime.ensure_devices(count, device.backend if device is not None else None)
+
+
+def collective_id(device=None):
+    """The id of a new communicator across processes (128 bytes), as
+    ncclGetUniqueId: make it in one process, hand it to the others (a
+    multiprocessing queue, a file, a socket), then every process makes
+    Communicator(devices, num_ranks=..., ranks=..., id=...).  Only backends
+    whose collectives span processes make one (cpu: shared memory among the
+    processes of one host; cuda and hip: NCCL and RCCL); others raise
+    UnsupportedError."""
+    return _tessera._create_collective_id(_runtime.device(device))
+
+
+class Communicator:
+    """Collectives over ranks, one per device.
+
+        comm = dist.Communicator(tessera.devices()[:2])       # this process
+        comm.all_reduce([a0, a1])                             # in place, sum
+
+        # across processes (each process its own devices and their ranks)
+        comm = dist.Communicator([dev], num_ranks=4, ranks=[p], id=the_id)
+
+    Every call takes one tessera.Array per local rank (on that rank's
+    device) and returns when this process's results are in place.
+    Reductions are deterministic by default: the same bits run to run and
+    as on one process."""
+
+    def __init__(self, devices=None, num_ranks=None, ranks=None, id=None):
+        devs = [_runtime.device(d) for d in devices] if devices is not None else [_runtime.device()]
+        self._comm = _tessera._create_communicator(devs, num_ranks, ranks, id)
+
+    @property
+    def size(self):
+        """Ranks of every process."""
+        return self._comm.size
+
+    @property
+    def devices(self):
+        """This process's ranks' devices, in rank order."""
+        return list(self._comm.devices)
+
+    def all_reduce(self, send, recv=None, op="sum", deterministic=True):
+        self._comm._collective("all_reduce", list(send), list(recv if recv is not None else send), op, 0,
+                               deterministic)
+
+    def reduce_scatter(self, send, recv, op="sum", deterministic=True):
+        self._comm._collective("reduce_scatter", list(send), list(recv), op, 0, deterministic)
+
+    def all_gather(self, send, recv):
+        self._comm._collective("all_gather", list(send), list(recv), "sum", 0, True)
+
+    def broadcast(self, send, recv=None, root=0):
+        self._comm._collective("broadcast", list(send), list(recv if recv is not None else send), "sum", int(root),
+                               True)
+
+    def destroy(self):
+        self._comm.destroy()
+
+    def __repr__(self):
+        return "Communicator(size=%d, local=%d)" % (self.size, len(self.devices))

@@ -154,3 +154,66 @@ def test_a_stage_with_stochastic_rounding_is_not_cut_into_row_blocks(rng):
     plain = tessera.compile(ROUNDED_STAGE, mesh=mesh)(*args)
     overlapped = tessera.compile(ROUNDED_STAGE, mesh=mesh, overlap_chunks=4)(*args)
     assert np.array_equal(plain, overlapped)
+
+
+# ---- Communicators: over this process's devices, and across processes
+# from an id one process makes (docs/spmd.md).
+
+def test_communicator_over_two_devices():
+    devs = dist.Mesh({"tp": 2}).devices
+    comm = dist.Communicator(devs)
+    assert comm.size == 2 and comm.devices == devs
+    xs = [tessera.asarray(np.arange(10, dtype=np.float32) * (k + 1), device=d) for k, d in enumerate(devs)]
+    comm.all_reduce(xs)
+    for x in xs:
+        np.testing.assert_array_equal(x.numpy(), np.arange(10, dtype=np.float32) * 3)
+    with pytest.raises(tessera.InvalidArgumentError, match="one array per local rank"):
+        comm.all_reduce(xs[:1])
+
+
+def _rank_main(id, rank, queue):
+    # One process of test_communicator_across_processes (spawned: a fresh
+    # interpreter with its own runtime).
+    import numpy as np
+    import tessera
+    from tessera import dist
+    try:
+        dev = tessera.device()
+        comm = dist.Communicator([dev], num_ranks=2, ranks=[rank], id=id)
+        a = tessera.asarray(np.arange(1000, dtype=np.float32) * (rank + 1), device=dev)
+        comm.all_reduce([a])
+        g = tessera.empty((2000,), np.int32, device=dev)
+        comm.all_gather([tessera.asarray(np.full(1000, rank, np.int32), device=dev)], [g])
+        queue.put((rank, a.numpy(), g.numpy(), comm.size))
+    except Exception as e:  # reported to the parent, which fails the test
+        queue.put((rank, repr(e), None, None))
+
+
+def test_communicator_across_processes():
+    import multiprocessing
+    ctx = multiprocessing.get_context("spawn")
+    id = dist.collective_id()
+    assert isinstance(id, bytes) and len(id) == 128
+    queue = ctx.Queue()
+    procs = [ctx.Process(target=_rank_main, args=(id, r, queue)) for r in range(2)]
+    for p in procs:
+        p.start()
+    results = sorted(queue.get(timeout=120) for _ in procs)
+    for p in procs:
+        p.join(timeout=60)
+        assert p.exitcode == 0
+    for rank, reduced, gathered, size in results:
+        assert gathered is not None, reduced  # the child's error
+        assert size == 2
+        np.testing.assert_array_equal(reduced, np.arange(1000, dtype=np.float32) * 3)
+        np.testing.assert_array_equal(gathered, np.repeat(np.arange(2, dtype=np.int32), 1000))
+
+
+def test_communicator_bad_ids():
+    dev = tessera.device()
+    with pytest.raises(tessera.InvalidArgumentError, match="the id has 5 bytes"):
+        dist.Communicator([dev], num_ranks=2, ranks=[0], id=b"x" * 5)
+    with pytest.raises(tessera.InvalidArgumentError, match="not made by the cpu plugin"):
+        dist.Communicator([dev], num_ranks=2, ranks=[0], id=bytes(128))
+    with pytest.raises(tessera.InvalidArgumentError, match="needs num_ranks and ranks"):
+        dist.Communicator([dev], id=dist.collective_id())
