@@ -277,6 +277,8 @@ def main():
     cu_time("launch async cuda (per launch)", "launch_async", None)
     vk_bandwidth("copy cuda h2d pinned 64MiB", "copy/tessera_cuda_h2d_pinned/64MiB",
                  "copy/raw_cuda_h2d_pinned/64MiB", 0.95)
+    vk_bandwidth("all_reduce cuda 64MiB, 1 device (NCCL)", "all_reduce/tessera_cuda/64MiB/1dev",
+                 "all_reduce/raw_nccl/64MiB/1dev", None)
 
     # Overlap: launches -> host work -> synchronize against launches ->
     # synchronize -> host work, the host work as long as the device work.

@@ -14,6 +14,11 @@
 //       timed; the cuda compiler keeps no cache).  Needs no GPU.
 //   compile/tessera_cuda_sm90a/gemm_bf16_4096     the same for the sm_90a
 //       GEMM (TMA + wgmma) of bench/programs/gemm_bf16.mlir.
+//   all_reduce/{tessera_cuda,raw_nccl}/64MiB/1dev   a sum all_reduce of 16M
+//       f32 in place on device 0 (a communicator of one rank: the cost of
+//       the call path around NCCL), + synchronize.  Tessera: the cuda
+//       plugin's NCCL path (not deterministic); raw: libnccl.so.2
+//       dlopen'ed by the benchmark, ncclCommInitAll + ncclAllReduce.
 //
 // Both sides run the same PTX (kEmptyPtx), on device 0's primary context.
 // libcuda.so.1 is dlopen'ed by both: without a driver every cuda benchmark
@@ -285,6 +290,71 @@ void BM_CopyH2DRaw(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(kCopyBytes));
 }
 
+// NCCL for the raw side, dlopen'ed here (never by the core).
+struct RawNccl {
+  std::string error;
+  void* comm = nullptr;
+  CUdeviceptr data = 0;
+  int (*allreduce)(const void*, void*, size_t, int, int, void*, void*) = nullptr;
+  RawNccl(RawCuda* raw, size_t bytes) {
+    void* lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      const char* e = dlerror();
+      error = NotAvailable(e ? e : "libnccl.so.2 cannot be opened");
+      return;
+    }
+    auto init = reinterpret_cast<int (*)(void**, int, const int*)>(dlsym(lib, "ncclCommInitAll"));
+    allreduce = reinterpret_cast<decltype(allreduce)>(dlsym(lib, "ncclAllReduce"));
+    const int devs[1] = {0};
+    if (!init || !allreduce) error = "libnccl.so.2 lacks ncclCommInitAll or ncclAllReduce";
+    else if (init(&comm, 1, devs) != 0) error = "ncclCommInitAll failed";
+    else if (raw->cuMemAlloc(&data, bytes) != CUDA_SUCCESS) error = "cuMemAlloc failed";
+  }
+};
+
+constexpr uint64_t kAllReduceBytes = 64 * kMiB;
+
+void BM_AllReduceTessera(benchmark::State& state) {
+  CudaEnv* env = CudaEnvOrSkip(state);
+  if (!env) return;
+  auto comm = env->runtime.create_communicator({env->device});
+  if (!CheckOrSkip(state, comm.status(), "create_communicator")) return;
+  auto b = env->device.allocate(kAllReduceBytes);
+  if (!CheckOrSkip(state, b.status(), "allocate(64 MiB)")) return;
+  const std::vector<tessera::Buffer> bufs = {*b};
+  const std::vector<tessera::Stream> streams = {env->stream};
+  auto once = [&] {
+    tessera::Status s = comm->all_reduce(bufs, bufs, kAllReduceBytes / 4, TS_DTYPE_F32, TS_REDUCE_SUM, streams, false);
+    return s.ok() ? env->stream.synchronize() : s;
+  };
+  if (CheckOrSkip(state, once(), "warm-up all_reduce"))
+    for (auto _ : state)
+      if (!CheckOrSkip(state, once(), "all_reduce + synchronize")) break;
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(kAllReduceBytes));
+}
+
+void BM_AllReduceRawNccl(benchmark::State& state) {
+  RawCuda* raw = RawOrSkip(state);
+  if (!raw) return;
+  static RawNccl* nccl = new RawNccl(raw, kAllReduceBytes);  // leaked, like Env()
+  if (!nccl->error.empty()) {
+    state.SkipWithError(nccl->error.c_str());
+    return;
+  }
+  void* p = reinterpret_cast<void*>(static_cast<uintptr_t>(nccl->data));
+  auto once = [&] {
+    const int r = nccl->allreduce(p, p, kAllReduceBytes / 4, /*ncclFloat32=*/7, /*ncclSum=*/0, nccl->comm, raw->stream);
+    return r == 0 && raw->cuStreamSynchronize(raw->stream) == CUDA_SUCCESS;
+  };
+  once();
+  for (auto _ : state)
+    if (!once()) {
+      state.SkipWithError("ncclAllReduce + cuStreamSynchronize failed");
+      break;
+    }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(kAllReduceBytes));
+}
+
 #if defined(TESSERA_BENCH_HAVE_IR)
 void BM_CompileCuda(benchmark::State& state, const char* example) {
   tessera::ProgramCompileOptions options;
@@ -330,6 +400,12 @@ void RegisterCudaBenchmarks(const RegisterOptions& o) {
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
   Configure(RegisterBenchmark("copy/raw_cuda_h2d_pinned/64MiB", BM_CopyH2DRaw), o, 0.3)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+  Configure(RegisterBenchmark("all_reduce/tessera_cuda/64MiB/1dev", BM_AllReduceTessera), o, 0.3)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+  Configure(RegisterBenchmark("all_reduce/raw_nccl/64MiB/1dev", BM_AllReduceRawNccl), o, 0.3)
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
 }
