@@ -241,8 +241,134 @@ func.func @rows(
   %p = tessera_graph.matmul %x2, %w : tensor<8x16xf32>, tensor<16x8xf32> -> tensor<8x8xf32>
   return %n, %s, %p, %w : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x8xf32>, tensor<16x8xf32>
 })");
-  EXPECT_EQ(Count(out, "reduce_scatter"), 2) << out;  // the partial p; w's new split
+  EXPECT_EQ(Count(out, "reduce_scatter"), 1) << out;  // the partial p
+  EXPECT_EQ(Count(out, "all_gather"), 2) << out;      // softmax's dim; w's rows, before it takes its columns
+  EXPECT_EQ(Count(out, "tessera_graph.gather"), 1) << out;  // w's columns: a local part
   EXPECT_EQ(Count(out, "all_reduce"), 0) << out;
+}
+
+const char* kShardDP = R"(#tessera_graph.shard<mesh = @mesh, dims = ["dp", ""], replicate = [], reduce = []>)";
+
+TEST_F(ShardPropagationTest, DataParallelSgdGetsOneAllReduce) {
+  // The weight gradient x^T dy of a batch split over dp is a partial sum
+  // (the transpose keeps x split; nothing gathers it); the update of the
+  // replicated weight all-reduces it once.
+  std::string out = Check(std::string(R"(
+tessera_graph.mesh @mesh axes = ["dp", "tp", "pp"] shape = [4, 1, 1]
+func.func @sgd(%x: tensor<16x8xf32> {tessera_graph.sharding = )") + kShardDP + R"(},
+    %dy: tensor<16x4xf32> {tessera_graph.sharding = )" + kShardDP + R"(}, %w: tensor<8x4xf32>)
+    -> tensor<8x4xf32> attributes {tessera.global_view} {
+  %xt = tessera_graph.transpose %x perm = [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
+  %g = tessera_graph.matmul %xt, %dy : tensor<8x16xf32>, tensor<16x4xf32> -> tensor<8x4xf32>
+  %lr = arith.constant dense<0.1> : tensor<1xf32>
+  %u = tessera_graph.mul %g, %lr : tensor<8x4xf32>, tensor<1xf32>
+  %w2 = tessera_graph.sub %w, %u : tensor<8x4xf32>, tensor<8x4xf32>
+  return %w2 : tensor<8x4xf32>
+})");
+  EXPECT_EQ(Count(out, "all_reduce"), 1) << out;
+  EXPECT_EQ(Count(out, "all_gather") + Count(out, "reduce_scatter"), 0) << out;
+}
+
+// One Adam step of a data-parallel layer (x and dy split over dp, W
+// replicated); the moments m and v split over dp or replicated.
+std::string AdamStep(bool shardedMoments) {
+  const std::string dp = std::string(" {tessera_graph.sharding = ") + kShardDP + "}";
+  const std::string state = shardedMoments ? dp : "";
+  return R"(
+tessera_graph.mesh @mesh axes = ["dp", "tp", "pp"] shape = [2, 2, 1]
+func.func @adam(%x: tensor<16x8xf32>)" + dp + R"(, %dy: tensor<16x4xf32>)" + dp + R"(, %w: tensor<8x4xf32>,
+    %m: tensor<8x4xf32>)" + state + R"(, %v: tensor<8x4xf32>)" + state + R"()
+    -> (tensor<8x4xf32>, tensor<8x4xf32>)" + state + R"(, tensor<8x4xf32>)" + state + R"() attributes {tessera.global_view} {
+  %xt = tessera_graph.transpose %x perm = [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
+  %g = tessera_graph.matmul %xt, %dy : tensor<8x16xf32>, tensor<16x4xf32> -> tensor<8x4xf32>
+  %b1 = arith.constant dense<0.9> : tensor<1xf32>
+  %c1 = arith.constant dense<0.1> : tensor<1xf32>
+  %b2 = arith.constant dense<0.999> : tensor<1xf32>
+  %c2 = arith.constant dense<0.001> : tensor<1xf32>
+  %eps = arith.constant dense<1.0e-3> : tensor<1xf32>
+  %lr = arith.constant dense<0.01> : tensor<1xf32>
+  %m1 = tessera_graph.mul %m, %b1 : tensor<8x4xf32>, tensor<1xf32>
+  %g1 = tessera_graph.mul %g, %c1 : tensor<8x4xf32>, tensor<1xf32>
+  %mn = tessera_graph.add %m1, %g1 : tensor<8x4xf32>, tensor<8x4xf32>
+  %vv = tessera_graph.abs %v : tensor<8x4xf32>
+  %v1 = tessera_graph.mul %vv, %b2 : tensor<8x4xf32>, tensor<1xf32>
+  %gg = tessera_graph.mul %g, %g : tensor<8x4xf32>, tensor<8x4xf32>
+  %g2 = tessera_graph.mul %gg, %c2 : tensor<8x4xf32>, tensor<1xf32>
+  %vn = tessera_graph.add %v1, %g2 : tensor<8x4xf32>, tensor<8x4xf32>
+  %r = tessera_graph.sqrt %vn : tensor<8x4xf32>
+  %d = tessera_graph.add %r, %eps : tensor<8x4xf32>, tensor<1xf32>
+  %s = tessera_graph.div %mn, %d : tensor<8x4xf32>, tensor<8x4xf32>
+  %u = tessera_graph.mul %s, %lr : tensor<8x4xf32>, tensor<1xf32>
+  %wn = tessera_graph.sub %w, %u : tensor<8x4xf32>, tensor<8x4xf32>
+  return %wn, %mn, %vn : tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>
+})";
+}
+
+TEST_F(ShardPropagationTest, ShardedOptimizerStateGetsReduceScatterAndAllGather) {
+  // Moments split over dp (ZeRO stage 1): the gradient is reduce-scattered
+  // once (half an all_reduce's bytes), every update term is computed on the
+  // device's rows (the replicated weight takes its part locally), and the
+  // new weight is all-gathered once. (abs: the test's second moments are
+  // random.)
+  std::string out = Check(AdamStep(/*shardedMoments=*/true));
+  EXPECT_EQ(Count(out, "reduce_scatter"), 1) << out;
+  EXPECT_EQ(Count(out, "all_gather"), 1) << out;
+  EXPECT_EQ(Count(out, "all_reduce"), 0) << out;
+}
+
+TEST_F(ShardPropagationTest, ReplicatedOptimizerStateGetsOneAllReduce) {
+  // Replicated moments: the gradient, read by two terms, is all-reduced
+  // once (not each term's partial sum: two all_reduce), then every device
+  // updates all of W.
+  std::string out = Check(AdamStep(/*shardedMoments=*/false));
+  EXPECT_EQ(Count(out, "all_reduce"), 1) << out;
+  EXPECT_EQ(Count(out, "all_gather") + Count(out, "reduce_scatter"), 0) << out;
+}
+
+TEST_F(ShardPropagationTest, ReplicatedOperandsTakeTheirPart) {
+  // A replicated bias added to columns split over tp takes its columns
+  // (nothing gathered); a value split over tp meets another split over dp
+  // on the same dim: the larger split stays.
+  std::string out = Check(std::string(R"(
+tessera_graph.mesh @mesh axes = ["dp", "tp"] shape = [2, 2]
+func.func @bias(%x: tensor<8x6xf32>, %w: tensor<6x12xf32> {tessera_graph.sharding = )") + kShardTP + R"(},
+    %b: tensor<12xf32>, %z: tensor<8x12xf32> {tessera_graph.sharding = )" + kShardTP + R"(},
+    %q: tensor<8x12xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["", "dp"], replicate = [], reduce = []>})
+    -> (tensor<8x12xf32> {tessera_graph.sharding = )" + kShardTP + R"(}, tensor<8x12xf32>)
+    attributes {tessera.global_view} {
+  %h = tessera_graph.matmul %x, %w : tensor<8x6xf32>, tensor<6x12xf32> -> tensor<8x12xf32>
+  %y = tessera_graph.add %h, %b : tensor<8x12xf32>, tensor<12xf32>
+  %a = tessera_graph.add %y, %z : tensor<8x12xf32>, tensor<8x12xf32>
+  %c = tessera_graph.mul %a, %q : tensor<8x12xf32>, tensor<8x12xf32>
+  return %y, %c : tensor<8x12xf32>, tensor<8x12xf32>
+})");
+  EXPECT_EQ(Count(out, "all_reduce") + Count(out, "reduce_scatter"), 0) << out;
+  // q's columns (dp) gathered for c, then its tp part taken; c gathered at the return.
+  EXPECT_EQ(Count(out, "all_gather"), 2) << out;
+}
+
+TEST_F(ShardPropagationTest, OneSidedContractionPicksTheCheaperCollective) {
+  // K split on one side only: a small result is cheaper to all-reduce than
+  // the split side to gather (the whole side takes its part of K); a large
+  // result is not, and the split side is gathered.
+  std::string out = Check(R"(
+tessera_graph.mesh @mesh axes = ["tp"] shape = [2]
+func.func @small(%x: tensor<8x64xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["", "tp"], replicate = [], reduce = []>},
+    %w: tensor<64x4xf32>) -> tensor<8x4xf32> attributes {tessera.global_view} {
+  %y = tessera_graph.matmul %x, %w : tensor<8x64xf32>, tensor<64x4xf32> -> tensor<8x4xf32>
+  return %y : tensor<8x4xf32>
+})");
+  EXPECT_EQ(Count(out, "all_reduce"), 1) << out;
+  EXPECT_EQ(Count(out, "all_gather"), 0) << out;
+  out = Check(R"(
+tessera_graph.mesh @mesh axes = ["tp"] shape = [2]
+func.func @large(%x: tensor<8x4xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["", "tp"], replicate = [], reduce = []>},
+    %w: tensor<4x64xf32>) -> tensor<8x64xf32> attributes {tessera.global_view} {
+  %y = tessera_graph.matmul %x, %w : tensor<8x4xf32>, tensor<4x64xf32> -> tensor<8x64xf32>
+  return %y : tensor<8x64xf32>
+})");
+  EXPECT_EQ(Count(out, "all_reduce"), 0) << out;
+  EXPECT_EQ(Count(out, "all_gather"), 1) << out;
 }
 
 TEST_F(ShardPropagationTest, BadInputs) {

@@ -143,13 +143,15 @@ case $CASE in
     check "a rank that never reaches the collective: TESSERA_MPI_TIMEOUT=3 aborts the job (${took} s)" \
       $(( rc == 0 || took >= 60 || ! $(grep -c "did not complete within 3 s (TESSERA_MPI_TIMEOUT)" "$T/out") ))
     ;;
-  tp_mlp|spmd_collectives|spmd_collectives_hybrid)
+  tp_mlp|spmd_collectives|spmd_collectives_hybrid|dp_adam_global)
     prog=${CASE%_hybrid}
     np=2; [ "$CASE" = spmd_collectives ] && np=4
-    # spmd_collectives has several results, tp_mlp one (an --output more
-    # than results is an error).
-    souts=(--output "$T/single0.npy") outs=(--output "$T/mpi0.npy")
-    if [ "$prog" = spmd_collectives ]; then souts+=(--output "$T/single1.npy"); outs+=(--output "$T/mpi1.npy"); fi
+    # The results each program has (an --output more than results is an
+    # error): spmd_collectives 2, dp_adam_global 3 (the weight, assembled
+    # by the all_gather the sharding pass inserts, and the moments' parts).
+    nres=1; [ "$prog" = spmd_collectives ] && nres=2; [ "$prog" = dp_adam_global ] && nres=3
+    souts=() outs=()
+    for ((r = 0; r < nres; ++r)); do souts+=(--output "$T/single$r.npy"); outs+=(--output "$T/mpi$r.npy"); done
     "$BIN/tessera-run" "$EX/$prog.mlir" --iterations 1 --warmup 0 "${souts[@]}" > "$T/single" 2>&1 ||
       { cat "$T/single"; check "single-process run" 1; }
     extra=()
@@ -159,10 +161,9 @@ case $CASE in
     unset TESSERA_CPU_DEVICES
     cat "$T/mpi"
     check "$prog under mpirun -np $np: verified against the reference" $(( rc != 0 || ! $(grep -c "processes (mpi" "$T/mpi") ))
-    bits_equal "$T/single0.npy" "$T/mpi0.npy"; check "$prog: result 0 bit-identical to the single-process run" $?
-    if [ "$prog" = spmd_collectives ]; then
-      bits_equal "$T/single1.npy" "$T/mpi1.npy"; check "$prog: result 1 bit-identical to the single-process run" $?
-    fi
+    for ((r = 0; r < nres; ++r)); do
+      bits_equal "$T/single$r.npy" "$T/mpi$r.npy"; check "$prog: result $r bit-identical to the single-process run" $?
+    done
     ;;
   data_parallel)
     # Data-parallel training (examples/train_dp_mlp.mlir: each process one

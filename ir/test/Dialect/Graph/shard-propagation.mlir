@@ -71,3 +71,65 @@ func.func @rounded(
   %c = tessera_graph.cast %z {rounding = "stochastic", seed = 9} : tensor<8x12xf32> -> tensor<8x12xbf16>
   return %a, %b, %c : tensor<8x12xbf16>, tensor<8x12xbf16>, tensor<8x12xbf16>
 }
+
+// -----
+
+// Data parallel with the momentum split over dp (ZeRO stage 1): the
+// gradient is reduce-scattered onto the momentum's rows (half the bytes of
+// an all_reduce), the replicated weight takes its rows locally (a gather by
+// the device's dp coordinate, position / 2 on this 2 x 2 mesh), and the
+// new weight is all-gathered once.
+tessera_graph.mesh @mesh axes = ["dp", "tp"] shape = [2, 2]
+// CHECK-LABEL: func.func @momentum(
+// CHECK: %[[POS:.*]] = tessera_graph.mesh_position @mesh : tensor<1xi32>
+// CHECK: tessera_graph.transpose %arg0 perm = [1, 0] {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["", "dp"]
+// CHECK: %[[G:.*]] = tessera_graph.matmul {{.*}} reduce = ["dp"]>} : tensor<4x4xf32>, tensor<4x6xf32> -> tensor<4x6xf32>
+// CHECK: %[[GS:.*]] = tessera_graph.reduce_scatter sum %[[G]] over @mesh ["dp"] dim = 0 : tensor<4x6xf32> -> tensor<2x6xf32>
+// CHECK: %[[M:.*]] = tessera_graph.add %{{.*}}, %[[GS]]
+// CHECK: %[[C:.*]] = tessera_graph.div %[[POS]], %{{.*}} : tensor<1xi32>, tensor<1xi32>
+// CHECK: %[[R:.*]] = tessera_graph.add %{{.*}}, %{{.*}} : tensor<2xi32>, tensor<1xi32>
+// CHECK: %[[WP:.*]] = tessera_graph.gather %arg2, %[[R]] : tensor<4x6xf32>, tensor<2xi32> -> tensor<2x6xf32>
+// CHECK: %[[W:.*]] = tessera_graph.sub %[[WP]], %{{.*}} dims = ["dp", ""]
+// CHECK: %[[WA:.*]] = tessera_graph.all_gather %[[W]] over @mesh ["dp"] dim = 0 : tensor<2x6xf32> -> tensor<4x6xf32>
+// CHECK-NOT: all_reduce
+// CHECK: return %[[WA]], %[[M]]
+func.func @momentum(%x: tensor<8x4xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["dp", ""], replicate = [], reduce = []>},
+    %dy: tensor<8x6xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["dp", ""], replicate = [], reduce = []>},
+    %w: tensor<4x6xf32>,
+    %m: tensor<4x6xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["dp", ""], replicate = [], reduce = []>})
+    -> (tensor<4x6xf32>, tensor<4x6xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["dp", ""], replicate = [], reduce = []>})
+    attributes {tessera.global_view} {
+  %xt = tessera_graph.transpose %x perm = [1, 0] : tensor<8x4xf32> -> tensor<4x8xf32>
+  %g = tessera_graph.matmul %xt, %dy : tensor<4x8xf32>, tensor<8x6xf32> -> tensor<4x6xf32>
+  %beta = arith.constant dense<0.9> : tensor<1xf32>
+  %lr = arith.constant dense<0.1> : tensor<1xf32>
+  %mb = tessera_graph.mul %m, %beta : tensor<4x6xf32>, tensor<1xf32>
+  %mn = tessera_graph.add %mb, %g : tensor<4x6xf32>, tensor<4x6xf32>
+  %u = tessera_graph.mul %mn, %lr : tensor<4x6xf32>, tensor<1xf32>
+  %wn = tessera_graph.sub %w, %u : tensor<4x6xf32>, tensor<4x6xf32>
+  return %wn, %mn : tensor<4x6xf32>, tensor<4x6xf32>
+}
+
+// -----
+
+// A replicated value returned split over tp (the last axis) along dim 1:
+// each device takes its columns locally (no collective): dim 1 first, the
+// rows of its tp coordinate (position mod 2), back.
+tessera_graph.mesh @mesh axes = ["dp", "tp"] shape = [2, 2]
+// CHECK-LABEL: func.func @columns(
+// CHECK: %[[POS:.*]] = tessera_graph.mesh_position @mesh
+// CHECK-NOT: all_gather
+// CHECK-NOT: reduce_scatter
+// CHECK: %[[T:.*]] = tessera_graph.transpose %{{.*}} perm = [1, 0] : tensor<4x6xf32> -> tensor<6x4xf32>
+// CHECK: %[[Q:.*]] = tessera_graph.div %[[POS]]
+// CHECK: %[[QS:.*]] = tessera_graph.mul %[[Q]]
+// CHECK: tessera_graph.sub %[[POS]], %[[QS]]
+// CHECK: %[[P:.*]] = tessera_graph.gather %[[T]], %{{.*}} : tensor<6x4xf32>, tensor<3xi32> -> tensor<3x4xf32>
+// CHECK: %[[B:.*]] = tessera_graph.transpose %[[P]] perm = [1, 0] : tensor<3x4xf32> -> tensor<4x3xf32>
+// CHECK: return %[[B]]
+func.func @columns(%x: tensor<4x6xf32>)
+    -> (tensor<4x6xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["", "tp"], replicate = [], reduce = []>})
+    attributes {tessera.global_view} {
+  %y = tessera_graph.exp %x : tensor<4x6xf32>
+  return %y : tensor<4x6xf32>
+}

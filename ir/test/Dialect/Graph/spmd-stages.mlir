@@ -88,3 +88,29 @@ func.func @local(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %r = tessera_graph.relu %x : tensor<4x8xf32>
   return %r : tensor<4x8xf32>
 }
+
+// -----
+
+tessera_graph.mesh @mesh axes = ["dp"] shape = [2]
+
+// A constant read on both sides of a collective is made in each stage that
+// reads it: no stage returns a constant for a later one (on GPUs, a launch
+// and a plan buffer each).
+// CHECK-LABEL: func.func @constants
+// CHECK-NEXT: %[[A:.*]] = call @constants_stage0(%arg0) : (tensor<8x4xf32>) -> tensor<8x4xf32>
+// CHECK-NEXT: %[[R:.*]] = tessera_graph.all_reduce sum %[[A]]
+// CHECK-NEXT: call @constants_stage1(%[[R]]) : (tensor<8x4xf32>) -> tensor<8x4xf32>
+// STAGE-LABEL: func.func private @constants_stage0(%arg0: tensor<8x4xf32>) -> tensor<8x4xf32>
+// STAGE: arith.constant dense<5.000000e-01> : tensor<1xf32>
+// STAGE: return %{{.*}} : tensor<8x4xf32>
+// STAGE-LABEL: func.func private @constants_stage1(%arg0: tensor<8x4xf32>) -> tensor<8x4xf32>
+// STAGE: arith.constant dense<5.000000e-01> : tensor<1xf32>
+// STAGE: tessera_graph.add
+func.func @constants(%x: tensor<8x4xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["dp", ""], replicate = [], reduce = []>})
+    -> tensor<8x4xf32> {
+  %h = arith.constant dense<0.5> : tensor<1xf32>
+  %a = tessera_graph.mul %x, %h : tensor<8x4xf32>, tensor<1xf32>
+  %r = tessera_graph.all_reduce sum %a over @mesh ["dp"] : tensor<8x4xf32> -> tensor<8x4xf32>
+  %y = tessera_graph.add %r, %h : tensor<8x4xf32>, tensor<1xf32>
+  return %y : tensor<8x4xf32>
+}

@@ -9,29 +9,46 @@
 // sharding").
 //
 // The rules keep data where it is and communicate only where an op needs
-// it (the Megatron MLP gets exactly one all_reduce):
-//  - elementwise ops: each dim keeps the axis its operands agree on; an
-//    operand sharded where another holds the whole dim is all-gathered;
-//    partial sums pass through add/sub (of equal partials), mul/div by a
-//    value that is not partial, neg; anything else all-reduces them first;
-//  - matmul: M and N keep their shardings; K sharded on both sides over
-//    the same axis makes the result a partial sum over it (no collective);
-//    any other K sharding is all-gathered;
+// it (the Megatron MLP gets exactly one all_reduce). Where there is a
+// choice, they pick the one that moves fewer bytes per device, counted as
+// ring algorithms move them (an all_gather or a reduce_scatter of S bytes
+// moves (n-1)/n S, an all_reduce twice that); taking a device's part of a
+// replicated value is free (a local gather by its mesh coordinate):
+//  - elementwise ops: each dim keeps the axis under which most operand
+//    bytes are split already; operands whole there take their part,
+//    operands split over another axis are all-gathered first. Partial sums
+//    pass through add/sub (of equal partials), mul/div by a value that is
+//    not partial, neg, unless an operand is split over the same axis;
+//    otherwise they are reduce-scattered onto the dim that keeps their axis
+//    (half an all_reduce's bytes) or all-reduced. A dim no operand splits
+//    takes the split its value is returned with (looked ahead through
+//    elementwise ops and transposes) when that turns an all_reduce into a
+//    reduce_scatter: the data-parallel gradient of a sharded optimizer
+//    state is reduce-scattered, updated in parts and all-gathered once;
+//  - transpose: the split dims and partial sums move with the dims;
+//  - matmul: M and N keep their shardings; K split alike on both sides
+//    makes the result a partial sum (no collective); K split on one side
+//    only: the whole side takes its part when reducing the result costs
+//    less than gathering the split side, which is gathered otherwise;
+//    batch dims split on one side: the other takes its part;
 //  - reduce sum / mean over a sharded dim: a partial sum (mean scaled by
 //    1 / axis size); max / min: the local reduction then an all_reduce;
 //  - softmax and the norms need their dim whole (all-gathered);
-//  - the data-movement ops and the rest compute on replicated operands;
+//  - the other data-movement ops and the rest compute on replicated
+//    operands;
 //  - a stochastic cast of a partitioned tensor gets the device's
 //    mesh_position and the global strides, so that its random bits are
 //    keyed by the global index, as in the single-device program;
 //  - at the return, each value is brought to its declared sharding:
 //    partial -> reduce_scatter (when the result is sharded over the same
 //    axis) or all_reduce; sharded -> all_gather; replicated -> sharded by
-//    each device keeping its part (a reduce_scatter of equal copies
-//    divided by the group size: exact when the size is a power of two).
+//    each device taking its part (no collective).
+// Every collective and part is made once per value (later uses share it).
 // Each rewritten op carries its decision as `tessera_graph.sharding`.
 //===----------------------------------------------------------------------===//
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/IRMapping.h"
@@ -69,15 +86,32 @@ class Propagator {
   ArrayAttr axes(const std::set<std::string>& a);
   ArrayAttr axis(const std::string& a) { return b_.getArrayAttr({b_.getStringAttr(a)}); }
 
-  // The collectives, on the new (local) values; each updates `s`.
+  // The collectives and parts, on the new (local) values; each updates `s`
+  // (the sharding of `v`) to the result's and is made once per (value,
+  // dim, axis).
   Value allReduce(Value v, Sharding& s);
   Value gatherDim(Value v, Sharding& s, unsigned d);
   Value replicate(Value v, Sharding& s);
-  Value scatterDim(Value v, Sharding& s, unsigned d, const std::string& a);
+  // v partial over `a`, dim d whole: each device's part of the sum.
+  Value reduceScatter(Value v, Sharding& s, unsigned d, const std::string& a);
+  // v equal on every device along `a` (not partial over it), dim d whole:
+  // the device's part, taken locally (gather by its coordinate along `a`).
+  Value localPart(Value v, Sharding& s, unsigned d, const std::string& a);
+  // The device's coordinate along axis `a`: tensor<1xi32>.
+  Value coordinate(const std::string& a);
+  Value constant(Type elem, double value);
+  // Bytes one device holds of `v`, and what a ring collective moves.
+  static int64_t bytes(Value v);
+  int64_t gatherCost(Value v, const std::string& a) { return bytes(v) * (axisSize(a) - 1); }
+
+  // The shardings the results are returned with, looked ahead through
+  // elementwise ops and transposes (old values -> per dim axis).
+  void lookAhead(ArrayRef<Sharding> results);
 
   LogicalResult visit(Operation* op);
   LogicalResult elementwise(Operation* op);
   LogicalResult matmul(MatmulOp op);
+  LogicalResult transpose(TransposeOp op);
   LogicalResult reduce(ReduceOp op);
   LogicalResult rowOp(Operation* op, int64_t dim);
   LogicalResult replicated(Operation* op);
@@ -95,6 +129,21 @@ class Propagator {
   DenseMap<Value, Value> local_;        // old value -> new (local) value
   DenseMap<Value, Sharding> sharding_;  // new value -> its sharding
   Value position_;                      // position(), once made
+  DenseMap<Value, SmallVector<std::string>> wanted_;  // lookAhead()
+  std::map<std::string, Value> coordinates_;
+  // (value, dim, axis, kind) -> what gatherDim / reduceScatter / localPart
+  // made of it; allReduce by (value, "", -1).
+  std::map<std::tuple<void*, int, std::string, int>, Value> made_;
+  Value reuse(Value v, int d, const std::string& a, int kind, Sharding& s) {
+    auto it = made_.find({v.getAsOpaquePointer(), d, a, kind});
+    if (it == made_.end()) return {};
+    s = sharding_[it->second];
+    return it->second;
+  }
+  void remember(Value v, int d, const std::string& a, int kind, Value r, const Sharding& s) {
+    made_[{v.getAsOpaquePointer(), d, a, kind}] = r;
+    sharding_[r] = s;
+  }
 };
 
 FailureOr<RankedTensorType> Propagator::localType(Operation* at, RankedTensorType global, const Sharding& s) {
@@ -137,21 +186,23 @@ ShardAttr Propagator::toAttr(const Sharding& s) {
 
 Value Propagator::allReduce(Value v, Sharding& s) {
   if (s.partial.empty()) return v;
+  if (Value r = reuse(v, -1, "", 0, s)) return r;
   Value r = b_.create<AllReduceOp>(loc_, v.getType(), v, mesh_.getSymName(), axes(s.partial), ReduceKind::sum);
   s.partial.clear();
-  sharding_[r] = s;
+  remember(v, -1, "", 0, r, s);
   return r;
 }
 
 Value Propagator::gatherDim(Value v, Sharding& s, unsigned d) {
   if (s.dims[d].empty()) return v;
+  if (Value r = reuse(v, d, "", 1, s)) return r;
   auto t = v.getType().cast<RankedTensorType>();
   SmallVector<int64_t> shape(t.getShape());
   shape[d] *= axisSize(s.dims[d]);
   Value r = b_.create<AllGatherOp>(loc_, RankedTensorType::get(shape, t.getElementType(), t.getEncoding()), v,
                                    mesh_.getSymName(), axis(s.dims[d]), d);
   s.dims[d] = "";
-  sharding_[r] = s;
+  remember(v, d, "", 1, r, s);
   return r;
 }
 
@@ -161,24 +212,90 @@ Value Propagator::replicate(Value v, Sharding& s) {
   return v;
 }
 
-Value Propagator::scatterDim(Value v, Sharding& s, unsigned d, const std::string& a) {
-  // Every device along `a` holds the same v: the reduce_scatter of equal
-  // copies is n times each device's part.
+Value Propagator::reduceScatter(Value v, Sharding& s, unsigned d, const std::string& a) {
+  if (Value r = reuse(v, d, a, 2, s)) return r;
   auto t = v.getType().cast<RankedTensorType>();
   SmallVector<int64_t> shape(t.getShape());
-  const int64_t n = axisSize(a);
-  shape[d] /= n;
-  auto lt = RankedTensorType::get(shape, t.getElementType(), t.getEncoding());
-  Value r = b_.create<ReduceScatterOp>(loc_, lt, v, mesh_.getSymName(), axis(a), ReduceKind::sum, d);
-  if (n != 1) {
-    auto splat = DenseElementsAttr::get(RankedTensorType::get({1}, t.getElementType()),
-                                        b_.getFloatAttr(t.getElementType(), 1.0 / static_cast<double>(n)).cast<Attribute>());
-    Value c = b_.create<arith::ConstantOp>(loc_, splat);
-    r = b_.create<MulOp>(loc_, lt, r, c);
+  shape[d] /= axisSize(a);
+  Value r = b_.create<ReduceScatterOp>(loc_, RankedTensorType::get(shape, t.getElementType(), t.getEncoding()), v,
+                                       mesh_.getSymName(), axis(a), ReduceKind::sum, d);
+  s.partial.erase(a);
+  s.dims[d] = a;
+  remember(v, d, a, 2, r, s);
+  return r;
+}
+
+Value Propagator::constant(Type elem, double value) {
+  auto t = RankedTensorType::get({1}, elem);
+  Attribute x = elem.isa<FloatType>() ? b_.getFloatAttr(elem, value).cast<Attribute>()
+                                       : b_.getIntegerAttr(elem, static_cast<int64_t>(value)).cast<Attribute>();
+  Value c = b_.create<arith::ConstantOp>(loc_, DenseElementsAttr::get(t, x));
+  sharding_[c].dims.assign(1, "");
+  return c;
+}
+
+Value Propagator::coordinate(const std::string& a) {
+  if (auto it = coordinates_.find(a); it != coordinates_.end()) return it->second;
+  // mesh_position is row-major over the axes (the last fastest):
+  // coordinate = (position / stride) mod size.
+  int64_t stride = 1, size = axisSize(a);
+  bool first = true, seen = false;
+  for (auto [i, m] : llvm::enumerate(mesh_.getAxes())) {
+    if (seen) stride *= mesh_.getShape()[i];
+    if (m.cast<StringAttr>().getValue() == a) seen = true, first = (i == 0);
+  }
+  auto t = RankedTensorType::get({1}, b_.getI32Type());
+  Value c = position();
+  if (stride != 1) c = b_.create<DivOp>(loc_, t, c, constant(b_.getI32Type(), stride));
+  if (!first) {
+    Value q = b_.create<DivOp>(loc_, t, c, constant(b_.getI32Type(), size));
+    Value qs = b_.create<MulOp>(loc_, t, q, constant(b_.getI32Type(), size));
+    c = b_.create<SubOp>(loc_, t, c, qs);
+  }
+  sharding_[c].dims.assign(1, "");
+  return coordinates_[a] = c;
+}
+
+Value Propagator::localPart(Value v, Sharding& s, unsigned d, const std::string& a) {
+  if (Value r = reuse(v, d, a, 3, s)) return r;
+  auto t = v.getType().cast<RankedTensorType>();
+  const int64_t rank = t.getRank(), part = t.getDimSize(d) / axisSize(a);
+  // Dim d first (a gather picks rows), the rows of this device, back.
+  SmallVector<int64_t> perm{static_cast<int64_t>(d)}, inverse(rank);
+  for (int64_t k = 0; k < rank; ++k)
+    if (k != d) perm.push_back(k);
+  for (int64_t k = 0; k < rank; ++k) inverse[perm[k]] = k;
+  auto permuted = [&](ArrayRef<int64_t> shape, ArrayRef<int64_t> p) {
+    SmallVector<int64_t> out;
+    for (int64_t k : p) out.push_back(shape[k]);
+    return out;
+  };
+  Value x = v;
+  if (d != 0)
+    x = b_.create<TransposeOp>(loc_, RankedTensorType::get(permuted(t.getShape(), perm), t.getElementType()), x,
+                               b_.getDenseI64ArrayAttr(perm));
+  auto indexType = RankedTensorType::get({part}, b_.getI32Type());
+  Value rows = b_.create<IotaOp>(loc_, indexType, b_.getI64IntegerAttr(0));
+  auto one = RankedTensorType::get({1}, b_.getI32Type());
+  Value first = b_.create<MulOp>(loc_, one, coordinate(a), constant(b_.getI32Type(), part));
+  rows = b_.create<AddOp>(loc_, indexType, rows, first);
+  SmallVector<int64_t> shape = permuted(t.getShape(), perm);
+  shape[0] = part;
+  Value r = b_.create<GatherOp>(loc_, RankedTensorType::get(shape, t.getElementType()), x, rows);
+  if (d != 0) {
+    SmallVector<int64_t> back(t.getShape());
+    back[d] = part;
+    r = b_.create<TransposeOp>(loc_, RankedTensorType::get(back, t.getElementType()), r,
+                               b_.getDenseI64ArrayAttr(inverse));
   }
   s.dims[d] = a;
-  sharding_[r] = s;
+  remember(v, d, a, 3, r, s);
   return r;
+}
+
+int64_t Propagator::bytes(Value v) {
+  auto t = v.getType().cast<RankedTensorType>();
+  return t.getNumElements() * std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
 }
 
 LogicalResult Propagator::emit(Operation* op, ArrayRef<Value> operands, const Sharding& s) {
@@ -206,33 +323,19 @@ LogicalResult Propagator::elementwise(Operation* op) {
     vals.push_back(local_[o]);
     shs.push_back(sharding_[local_[o]]);
   }
-  Sharding out;
-  out.dims.assign(rank, "");
-  for (int64_t d = 0; d < rank; ++d) {
-    // The operands that hold this dim whole-sized (not broadcast).
-    std::string agreed;
-    bool conflict = false, first = true;
-    for (auto [i, o] : llvm::enumerate(op->getOperands())) {
-      auto ot = o.getType().cast<RankedTensorType>();
-      const int64_t od = d - (rank - ot.getRank());
-      if (od < 0 || ot.getDimSize(od) != rt.getDimSize(d)) continue;
-      const std::string& a = shs[i].dims[od];
-      if (first) agreed = a, first = false;
-      else if (a != agreed) conflict = true;
-    }
-    for (auto [i, o] : llvm::enumerate(op->getOperands())) {
-      auto ot = o.getType().cast<RankedTensorType>();
-      const int64_t od = d - (rank - ot.getRank());
-      if (od < 0) continue;
-      // Broadcast (size-1) dims and conflicting ones are made whole.
-      if (conflict || ot.getDimSize(od) != rt.getDimSize(d)) vals[i] = gatherDim(vals[i], shs[i], od);
-    }
-    if (!conflict) out.dims[d] = agreed;
-  }
-  // Partial sums: what stays linear.
-  bool anyPartial = llvm::any_of(shs, [](const Sharding& s) { return !s.partial.empty(); });
-  if (anyPartial) {
-    bool keep = false;
+  // Operand i's dim for result dim d when it holds it whole, else -1.
+  auto full = [&](size_t i, int64_t d) -> int64_t {
+    auto ot = op->getOperand(i).getType().cast<RankedTensorType>();
+    const int64_t od = d - (rank - ot.getRank());
+    return od >= 0 && ot.getDimSize(od) == rt.getDimSize(d) ? od : -1;
+  };
+  // Partial sums: what stays linear, unless an operand is split over the
+  // same axis (then reduce-scattering the partial one is cheaper than
+  // gathering it and reducing the result later).
+  std::set<std::string> partials;
+  for (const Sharding& s : shs) partials.insert(s.partial.begin(), s.partial.end());
+  bool keep = false;
+  if (!partials.empty()) {
     if (isa<AddOp, SubOp>(op)) {
       keep = llvm::all_of(shs, [&](const Sharding& s) { return s.partial == shs[0].partial; });
     } else if (isa<NegOp>(op)) {
@@ -242,11 +345,88 @@ LogicalResult Propagator::elementwise(Operation* op) {
     } else if (isa<DivOp>(op)) {
       keep = shs[1].partial.empty();
     }
-    if (keep) {
-      for (const Sharding& s : shs) out.partial.insert(s.partial.begin(), s.partial.end());
-    } else {
-      for (size_t i = 0; i < vals.size(); ++i) vals[i] = allReduce(vals[i], shs[i]);
+    for (const Sharding& s : shs)
+      for (const std::string& a : s.dims)
+        if (partials.count(a)) keep = false;
+    // Carrying a partial sum defers its reduction to a value of the same
+    // size, once: not so for one read by several ops (each would reduce
+    // its own result: reduce it here, once, shared) or broadcast into a
+    // larger result.
+    for (auto [i, o] : llvm::enumerate(op->getOperands()))
+      if (!shs[i].partial.empty() &&
+          (!o.hasOneUse() || o.getType().cast<RankedTensorType>().getNumElements() != rt.getNumElements()))
+        keep = false;
+  }
+  // A partial sum the result is returned split over (lookAhead) is
+  // reduce-scattered here rather than carried: the same bytes as later, and
+  // made once for a value with several users (a gradient read by several
+  // optimizer terms).
+  auto wanted = wanted_.find(op->getResult(0));
+  if (keep && wanted != wanted_.end())
+    for (int64_t d = 0; d < rank; ++d) {
+      const std::string& a = wanted->second[d];
+      if (a.empty() || !partials.count(a)) continue;
+      bool scatter = true;
+      for (size_t i = 0; i < vals.size(); ++i)
+        if (shs[i].partial.count(a))
+          scatter = scatter && full(i, d) >= 0 && !vals[i].getType().cast<RankedTensorType>().getEncoding();
+      if (scatter) keep = false;
     }
+  // Each result dim keeps the axis under which most operand bytes are
+  // split already (the others are gathered); a dim no operand splits takes
+  // the axis it is returned with when a partial operand can be
+  // reduce-scattered onto it instead of all-reduced.
+  Sharding out;
+  out.dims.assign(rank, "");
+  std::set<std::string> used;
+  if (keep) used = partials;
+  for (int64_t d = 0; d < rank; ++d) {
+    std::map<std::string, int64_t> held;
+    for (size_t i = 0; i < vals.size(); ++i)
+      if (int64_t od = full(i, d); od >= 0 && !shs[i].dims[od].empty()) held[shs[i].dims[od]] += bytes(vals[i]);
+    int64_t best = -1;
+    for (auto& [a, n] : held)
+      if (!used.count(a) && n > best) best = n, out.dims[d] = a;
+    if (out.dims[d].empty() && !keep && wanted != wanted_.end()) {
+      const std::string& a = wanted->second[d];
+      bool scatter = !a.empty() && !used.count(a);
+      bool any = false;
+      for (size_t i = 0; scatter && i < vals.size(); ++i)
+        if (shs[i].partial.count(a)) {
+          any = true;
+          scatter = full(i, d) >= 0 && !vals[i].getType().cast<RankedTensorType>().getEncoding();
+        }
+      if (scatter && any) out.dims[d] = a;
+    }
+    if (!out.dims[d].empty()) used.insert(out.dims[d]);
+  }
+  // Each operand to the result's sharding.
+  for (size_t i = 0; i < vals.size(); ++i) {
+    auto ot = op->getOperand(i).getType().cast<RankedTensorType>();
+    for (int64_t od = 0; od < ot.getRank(); ++od) {
+      const int64_t d = od + (rank - ot.getRank());
+      const std::string& a = full(i, d) >= 0 ? out.dims[d] : std::string();  // broadcast dims stay whole
+      if (shs[i].dims[od] == a) continue;
+      vals[i] = gatherDim(vals[i], shs[i], od);
+      if (a.empty()) continue;
+      if (shs[i].partial.count(a)) vals[i] = reduceScatter(vals[i], shs[i], od, a);
+      else if (!vals[i].getType().cast<RankedTensorType>().getEncoding()) vals[i] = localPart(vals[i], shs[i], od, a);
+    }
+  }
+  // A layout-encoded operand that could not take its part: the dim whole.
+  for (int64_t d = 0; d < rank; ++d) {
+    bool whole = false;
+    for (size_t i = 0; i < vals.size(); ++i)
+      if (int64_t od = full(i, d); od >= 0 && shs[i].dims[od] != out.dims[d]) whole = true;
+    if (!whole) continue;
+    for (size_t i = 0; i < vals.size(); ++i)
+      if (int64_t od = full(i, d); od >= 0) vals[i] = gatherDim(vals[i], shs[i], od);
+    out.dims[d] = "";
+  }
+  if (keep) {
+    out.partial = partials;
+  } else {
+    for (size_t i = 0; i < vals.size(); ++i) vals[i] = allReduce(vals[i], shs[i]);
   }
   return emit(op, vals, out);
 }
@@ -257,13 +437,43 @@ LogicalResult Propagator::matmul(MatmulOp op) {
   a = allReduce(a, sa);
   b = allReduce(b, sb);
   const unsigned r = sa.dims.size();
-  // Batch dims: agree or gather both.
-  for (unsigned d = 0; d + 2 < r; ++d)
-    if (sa.dims[d] != sb.dims[d]) {
+  auto plain = [](Value v) { return !v.getType().cast<RankedTensorType>().getEncoding(); };
+  // Batch dims: agree; split on one side only, the other takes its part.
+  for (unsigned d = 0; d + 2 < r; ++d) {
+    if (sa.dims[d] == sb.dims[d]) continue;
+    if (sb.dims[d].empty() && plain(b)) b = localPart(b, sb, d, sa.dims[d]);
+    else if (sa.dims[d].empty() && plain(a)) a = localPart(a, sa, d, sb.dims[d]);
+    else {
       a = gatherDim(a, sa, d);
       b = gatherDim(b, sb, d);
     }
-  // K: sharded alike on both sides -> a partial sum; otherwise whole.
+  }
+  // The axes M, N and the batch dims keep.
+  auto kept = [&](const std::string& x) {
+    if (x.empty()) return false;
+    for (unsigned d = 0; d + 2 < r; ++d)
+      if (sa.dims[d] == x) return true;
+    return sa.dims[r - 2] == x || sb.dims[r - 1] == x;
+  };
+  // K split on one side only: the whole side takes its part (the result is
+  // then a partial sum, at most an all_reduce of it later) when that moves
+  // fewer bytes than gathering the split side.
+  const std::string ka = sa.dims[r - 1], kb = sb.dims[r - 2];
+  if (ka != kb && (ka.empty() || kb.empty())) {
+    const std::string& x = ka.empty() ? kb : ka;
+    Value split = ka.empty() ? b : a, whole = ka.empty() ? a : b;
+    // The result's bytes on one device: split where M, N and batch are.
+    auto rt = op.getResult().getType().cast<RankedTensorType>();
+    int64_t resultBytes = rt.getNumElements() * std::max<int64_t>(1, rt.getElementTypeBitWidth() / 8);
+    for (unsigned d = 0; d + 2 < r; ++d) resultBytes /= axisSize(sa.dims[d]);
+    resultBytes /= axisSize(sa.dims[r - 2]) * axisSize(sb.dims[r - 1]);
+    const int64_t reduceLater = 2 * resultBytes * (axisSize(x) - 1) / axisSize(x);
+    if (!kept(x) && plain(whole) && reduceLater < gatherCost(split, x)) {
+      if (ka.empty()) a = localPart(a, sa, r - 1, x);
+      else b = localPart(b, sb, r - 2, x);
+    }
+  }
+  // K: split alike on both sides -> a partial sum; otherwise whole.
   Sharding out;
   if (sa.dims[r - 1] != sb.dims[r - 2]) {
     a = gatherDim(a, sa, r - 1);
@@ -279,6 +489,15 @@ LogicalResult Propagator::matmul(MatmulOp op) {
   for (const std::string& x : out.dims)
     if (out.partial.count(x)) return replicated(op);  // an axis twice: keep it simple
   return emit(op, {a, b}, out);
+}
+
+LogicalResult Propagator::transpose(TransposeOp op) {
+  Value v = local_[op.getInput()];
+  const Sharding& s = sharding_[v];
+  Sharding out;
+  out.partial = s.partial;  // a permutation is linear
+  for (int64_t k : op.getPerm()) out.dims.push_back(s.dims[k]);
+  return emit(op, {v}, out);
 }
 
 LogicalResult Propagator::reduce(ReduceOp op) {
@@ -351,6 +570,32 @@ LogicalResult Propagator::replicated(Operation* op) {
   return emit(op, vals, out);
 }
 
+void Propagator::lookAhead(ArrayRef<Sharding> results) {
+  Block& body = fn_.getBody().front();
+  auto want = [&](Value v, ArrayRef<std::string> dims) {
+    if (llvm::all_of(dims, [](const std::string& a) { return a.empty(); }) || wanted_.count(v)) return;
+    wanted_[v] = SmallVector<std::string>(dims.begin(), dims.end());
+  };
+  for (auto [i, v] : llvm::enumerate(body.getTerminator()->getOperands())) want(v, results[i].dims);
+  for (Operation& op : llvm::reverse(body.without_terminator())) {
+    if (op.getNumResults() != 1) continue;
+    auto it = wanted_.find(op.getResult(0));
+    if (it == wanted_.end()) continue;
+    const SmallVector<std::string> dims = it->second;
+    if (auto t = dyn_cast<TransposeOp>(op)) {
+      SmallVector<std::string> in(dims.size());
+      for (auto [k, p] : llvm::enumerate(t.getPerm())) in[p] = dims[k];
+      want(t.getInput(), in);
+    } else if (isElementwise(&op)) {
+      for (Value o : op.getOperands())
+        if (o.getType() == op.getResult(0).getType() ||
+            (o.getType().isa<RankedTensorType>() &&
+             o.getType().cast<RankedTensorType>().getShape() == op.getResult(0).getType().cast<RankedTensorType>().getShape()))
+          want(o, dims);
+    }
+  }
+}
+
 Value Propagator::position() {
   if (position_) return position_;
   OpBuilder::InsertionGuard guard(b_);
@@ -401,6 +646,7 @@ LogicalResult Propagator::visit(Operation* op) {
   if (op->getNumResults() != 1 || !op->getResult(0).getType().isa<RankedTensorType>())
     return op->emitOpError() << "is not a Graph IR op on tensors: --tessera-shard-propagation cannot place it";
   if (auto mm = dyn_cast<MatmulOp>(op)) return matmul(mm);
+  if (auto t = dyn_cast<TransposeOp>(op)) return transpose(t);
   if (isElementwise(op)) return elementwise(op);
   if (auto r = dyn_cast<ReduceOp>(op)) return reduce(r);
   if (auto sm = dyn_cast<SoftmaxOp>(op)) return rowOp(op, static_cast<int64_t>(sm.getDim()));
@@ -441,6 +687,7 @@ FailureOr<func::FuncOp> Propagator::run() {
     local_[fn_.getArgument(i)] = entry->getArgument(i);
     sharding_[entry->getArgument(i)] = argS[i];
   }
+  lookAhead(resS);
   for (Operation& op : body.without_terminator())
     if (failed(visit(&op))) {
       local.erase();
@@ -455,21 +702,16 @@ FailureOr<func::FuncOp> Propagator::run() {
     const Sharding& want = resS[i];
     // Partial sums over an axis the result is sharded over: reduce_scatter.
     for (unsigned d = 0; d < s.dims.size(); ++d)
-      if (!want.dims[d].empty() && s.partial.count(want.dims[d]) && s.dims[d].empty() && !want.partial.count(want.dims[d])) {
-        auto t = x.getType().cast<RankedTensorType>();
-        SmallVector<int64_t> shape(t.getShape());
-        shape[d] /= axisSize(want.dims[d]);
-        x = b_.create<ReduceScatterOp>(loc_, RankedTensorType::get(shape, t.getElementType(), t.getEncoding()), x,
-                                       mesh_.getSymName(), axis(want.dims[d]), ReduceKind::sum, d);
-        s.partial.erase(want.dims[d]);
-        s.dims[d] = want.dims[d];
-      }
+      if (!want.dims[d].empty() && s.partial.count(want.dims[d]) && s.dims[d].empty() && !want.partial.count(want.dims[d]))
+        x = reduceScatter(x, s, d, want.dims[d]);
     std::set<std::string> extra;
     for (const std::string& a : s.partial)
       if (!want.partial.count(a)) extra.insert(a);
     if (!extra.empty()) {
+      // (made here, not by allReduce(): partial sums the result declares stay)
       x = b_.create<AllReduceOp>(loc_, x.getType(), x, mesh_.getSymName(), axes(extra), ReduceKind::sum);
       for (const std::string& a : extra) s.partial.erase(a);
+      sharding_[x] = s;
     }
     if (s.partial != want.partial)
       return fn_.emitOpError() << "result " << i << " is declared partial over axes its value is not; "
@@ -478,7 +720,20 @@ FailureOr<func::FuncOp> Propagator::run() {
     for (unsigned d = 0; d < s.dims.size(); ++d)
       if (s.dims[d] != want.dims[d] && !s.dims[d].empty()) x = gatherDim(x, s, d);
     for (unsigned d = 0; d < s.dims.size(); ++d)
-      if (s.dims[d] != want.dims[d]) x = scatterDim(x, s, d, want.dims[d]);
+      if (s.dims[d] != want.dims[d]) {
+        if (!x.getType().cast<RankedTensorType>().getEncoding()) {
+          x = localPart(x, s, d, want.dims[d]);
+          continue;
+        }
+        // A layout-encoded value: the reduce_scatter of the equal copies,
+        // divided by the group size (exact when it is a power of two).
+        const int64_t n = axisSize(want.dims[d]);
+        s.partial.insert(want.dims[d]);
+        x = reduceScatter(x, s, d, want.dims[d]);
+        auto lt = x.getType().cast<RankedTensorType>();
+        x = b_.create<MulOp>(loc_, lt, x, constant(lt.getElementType(), 1.0 / static_cast<double>(n)));
+        sharding_[x] = s;
+      }
     outs.push_back(x);
   }
   b_.create<func::ReturnOp>(loc_, outs);

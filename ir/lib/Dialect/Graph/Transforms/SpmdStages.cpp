@@ -22,6 +22,8 @@
 // `tessera.spmd_plan`. Ops whose results nobody uses are dropped. A
 // `mesh_position` stays in the plan (a value the program layer fills per
 // device), and the stages that read it take it as an argument.
+// Constants are cloned next to the ops that read them, so no stage returns
+// one for a later stage.
 //
 //===----------------------------------------------------------------------===//
 #include "tessera/Dialect/Graph/Transforms/OutlineStage.h"
@@ -135,7 +137,22 @@ LogicalResult cutAtCollectives(func::FuncOp fn, MeshOp mesh, SymbolTable &symbol
   //    it splits no run, and read by the stages as an argument.
   for (MeshPositionOp p : llvm::make_early_inc_range(block.getOps<MeshPositionOp>()))
     p->moveBefore(&block, block.begin());
-  // 4. Cut. Collect the runs first: outlining changes the block.
+  // 4. Constants are made by the ops that read them: a stage does not
+  //    compute one for a later stage (on GPUs a launch per constant, and a
+  //    buffer crossing the plan).
+  SmallVector<Operation *> constants;
+  for (Operation &op : block)
+    if (op.hasTrait<OpTrait::ConstantLike>()) constants.push_back(&op);
+  for (Operation *c : constants) {
+    for (OpOperand &use : llvm::make_early_inc_range(c->getUses())) {
+      Operation *user = use.getOwner();
+      if (isCollective(user) || user->hasTrait<OpTrait::IsTerminator>() || user == c->getNextNode()) continue;
+      OpBuilder b(user);
+      use.set(b.clone(*c)->getResult(0));
+    }
+    if (c->use_empty()) c->erase();
+  }
+  // 5. Cut. Collect the runs first: outlining changes the block.
   SmallVector<std::pair<SmallVector<Operation *>, Operation *>> runs;
   SmallVector<Operation *> cur;
   for (Operation &op : block) {
