@@ -104,3 +104,28 @@ func.func @any_length(%x: memref<?xf32>, %n: i64) attributes {tessera_tile.group
 func.func @two_dims(%x: memref<?x4xf32>) attributes {tessera_tile.group_size = array<i64: 1>} {
   return
 }
+
+// -----
+
+// An op the cpu has no lowering for: named, once (the conversion driver's
+// generic "failed to legalize" line is not added).
+func.func @mma_units() attributes {tessera_tile.group_size = array<i64: 1>} {
+  %i = arith.constant 0 : index
+  %c = arith.constant dense<0.0> : vector<4xf32>
+  %s = tessera_tile.shared_alloc : memref<2048xi16, 3>
+  // expected-error @+1 {{'tessera_tile.subgroup_mma' op has no cpu lowering}}
+  %r = tessera_tile.subgroup_mma %s[%i], %s[%i], %c {m = 16 : i64, n = 8 : i64, lda = 16 : i64, ldb = 8 : i64, operand_type = bf16} : memref<2048xi16, 3>, memref<2048xi16, 3>, vector<4xf32>
+  return
+}
+
+// -----
+
+// More shared memory than the cpu plugin gives a group once each
+// allocation starts 64-byte aligned (65532 + 1 bytes pass the verifier's
+// sum): the pattern's own error, once.
+func.func @too_much_shared(%o: memref<16xf32>) attributes {tessera_tile.group_size = array<i64: 1>} {
+  %a = tessera_tile.shared_alloc : memref<16383xf32, 3>
+  // expected-error @+1 {{needs shared memory up to byte 65537, more than the cpu plugin's 65536 bytes per group}}
+  %b = tessera_tile.shared_alloc : memref<1xi8, 3>
+  return
+}

@@ -100,3 +100,30 @@ func.func @mma_bf16(%o: memref<16xf32>) attributes {tessera_tile.group_size = ar
   %d = tessera_tile.mma %a, %b, %c : vector<4x2xbf16>, vector<2x4xbf16>, vector<4x4xf32>
   return
 }
+
+// -----
+
+// A vector the lowering cannot take apart (made by an op it does not
+// scalarize) stored by a Tile IR op: one error, at the store (not also the
+// conversion driver's "failed to legalize").
+func.func @opaque_vector(%o: memref<16xf32>) attributes {tessera_tile.group_size = array<i64: 1>} {
+  %c0 = arith.constant 0 : index
+  %a = arith.constant dense<1.0> : vector<2x2xf32>
+  %b = vector.shape_cast %a : vector<2x2xf32> to vector<4xf32>
+  // expected-error @+1 {{has a vector operand the GPU lowering cannot scalarize ('vector<4xf32>')}}
+  tessera_tile.store %b, %o[%c0] : vector<4xf32>, memref<16xf32>
+  return
+}
+
+// -----
+
+// A scalarized vector read by an op that cannot take it apart.
+func.func @vector_to_opaque(%x: memref<16xf32>, %o: memref<16xf32>) attributes {tessera_tile.group_size = array<i64: 1>} {
+  %c0 = arith.constant 0 : index
+  %v = tessera_tile.load %x[%c0] : memref<16xf32>, vector<4xf32>
+  // expected-error @+1 {{takes a 'vector<4xf32>' that the GPU lowering cannot scalarize}}
+  %b = vector.shape_cast %v : vector<4xf32> to vector<2x2xf32>
+  %s = vector.extract %b[0, 0] : vector<2x2xf32>
+  memref.store %s, %o[%c0] : memref<16xf32>
+  return
+}

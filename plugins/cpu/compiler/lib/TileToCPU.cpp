@@ -33,12 +33,19 @@
 //                                     the other, so it is atomic for them
 //  math                               math.* / arith.maxf / arith.minf
 //
+// One conversion pattern per op, under a target where Tile IR is illegal
+// (tessera/Conversion/ConversionDriver.h reports what cannot be lowered).
+// The patterns of one kernel share its CpuKernel (the launch context's
+// arguments, the tile id once built, the shared memory handed out so far):
+// one kernel at a time, one thread.
 //===----------------------------------------------------------------------===//
 #include "tessera/cpu/Passes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "tessera/Conversion/ConversionDriver.h"
 
 namespace tessera::cpu {
 #define GEN_PASS_DEF_TILETOCPU
@@ -62,6 +69,254 @@ Value widen(OpBuilder &b, Location loc, Value v, Type accElem) {
   if (auto vt = v.getType().dyn_cast<VectorType>()) to = VectorType::get(vt.getShape(), accElem);
   if (accElem.isa<FloatType>()) return b.create<arith::ExtFOp>(loc, to, v);
   return b.create<arith::ExtSIOp>(loc, to, v);
+}
+
+/// What the patterns of one kernel share.
+struct CpuKernel {
+  Block *entry = nullptr;
+  unsigned firstContextArg = 0;  // gid.x; then gid.y, gid.z, grid.x .. z, smem
+  SmallVector<int64_t, 3> group;
+  Value tileId;              // built at the entry on first use
+  int64_t sharedOffset = 0;  // bytes of shared memory handed out so far
+
+  Value arg(unsigned i) const { return entry->getArgument(firstContextArg + i); }
+};
+
+/// A pattern for Tile IR op `Op` that sees its kernel's CpuKernel.
+template <typename Op>
+struct CpuPattern : OpConversionPattern<Op> {
+  CpuPattern(MLIRContext *ctx, CpuKernel &k) : OpConversionPattern<Op>(ctx), kernel(k) {}
+  CpuKernel &kernel;
+};
+
+struct GroupIdLowering : CpuPattern<t::GroupIdOp> {
+  using CpuPattern::CpuPattern;
+  LogicalResult matchAndRewrite(t::GroupIdOp op, OpAdaptor, ConversionPatternRewriter &rw) const override {
+    rw.replaceOp(op, kernel.arg(op.getDim()));
+    return success();
+  }
+};
+
+struct GroupCountLowering : CpuPattern<t::GroupCountOp> {
+  using CpuPattern::CpuPattern;
+  LogicalResult matchAndRewrite(t::GroupCountOp op, OpAdaptor, ConversionPatternRewriter &rw) const override {
+    rw.replaceOp(op, kernel.arg(3 + op.getDim()));
+    return success();
+  }
+};
+
+struct TileIdLowering : CpuPattern<t::TileIdOp> {
+  using CpuPattern::CpuPattern;
+  LogicalResult matchAndRewrite(t::TileIdOp op, OpAdaptor, ConversionPatternRewriter &rw) const override {
+    if (!kernel.tileId) {
+      // gid.x + gid.y * grid.x + gid.z * grid.x * grid.y, once per kernel.
+      OpBuilder::InsertionGuard guard(rw);
+      rw.setInsertionPointToStart(kernel.entry);
+      Location l = op.getLoc();
+      Value y = rw.create<arith::MulIOp>(l, kernel.arg(1), kernel.arg(3));
+      Value z = rw.create<arith::MulIOp>(l, kernel.arg(2), rw.create<arith::MulIOp>(l, kernel.arg(3), kernel.arg(4)));
+      kernel.tileId = rw.create<arith::AddIOp>(l, kernel.arg(0), rw.create<arith::AddIOp>(l, y, z));
+    }
+    rw.replaceOp(op, kernel.tileId);
+    return success();
+  }
+};
+
+struct LaneCountLowering : CpuPattern<t::LaneCountOp> {
+  using CpuPattern::CpuPattern;
+  LogicalResult matchAndRewrite(t::LaneCountOp op, OpAdaptor, ConversionPatternRewriter &rw) const override {
+    rw.replaceOp(op, cIdx(rw, op.getLoc(), kernel.group[op.getDim()]));
+    return success();
+  }
+};
+
+/// An op with a constant value on the cpu: subgroup_size 1 (one-lane
+/// subgroups), lane_id 0 (one lane: tessera-tile-work-item-loops made the
+/// lanes loops first).
+template <typename Op, int64_t kValue>
+struct ConstantLowering : OpConversionPattern<Op> {
+  using OpConversionPattern<Op>::OpConversionPattern;
+  LogicalResult matchAndRewrite(Op op, typename Op::Adaptor, ConversionPatternRewriter &rw) const override {
+    rw.replaceOp(op, cIdx(rw, op.getLoc(), kValue));
+    return success();
+  }
+};
+
+/// barrier (one lane), cp_async_commit / cp_async_wait (the copies are
+/// synchronous): nothing to do.
+template <typename Op>
+struct EraseLowering : OpConversionPattern<Op> {
+  using OpConversionPattern<Op>::OpConversionPattern;
+  LogicalResult matchAndRewrite(Op op, typename Op::Adaptor, ConversionPatternRewriter &rw) const override {
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
+/// shuffle, subgroup_reduce: a one-lane subgroup's value is its own.
+template <typename Op>
+struct OwnValueLowering : OpConversionPattern<Op> {
+  using OpConversionPattern<Op>::OpConversionPattern;
+  LogicalResult matchAndRewrite(Op op, typename Op::Adaptor a, ConversionPatternRewriter &rw) const override {
+    rw.replaceOp(op, a.getValue());
+    return success();
+  }
+};
+
+struct SharedAllocLowering : CpuPattern<t::SharedAllocOp> {
+  using CpuPattern::CpuPattern;
+  LogicalResult matchAndRewrite(t::SharedAllocOp op, OpAdaptor, ConversionPatternRewriter &rw) const override {
+    auto ty = op.getType().cast<MemRefType>();
+    int64_t bytes = ty.getNumElements() * std::max<int64_t>(1, ty.getElementTypeBitWidth() / 8);
+    if (kernel.sharedOffset + bytes > t::kDefaultMaxSharedMemory)
+      return op.emitOpError() << "needs shared memory up to byte " << kernel.sharedOffset + bytes
+                              << ", more than the cpu plugin's " << t::kDefaultMaxSharedMemory << " bytes per group";
+    Location l = op.getLoc();
+    rw.replaceOpWithNewOp<memref::ViewOp>(op, MemRefType::get(ty.getShape(), ty.getElementType()), kernel.arg(6),
+                                          cIdx(rw, l, kernel.sharedOffset), ValueRange{});
+    kernel.sharedOffset = (kernel.sharedOffset + bytes + 63) / 64 * 64;
+    return success();
+  }
+};
+
+struct CpAsyncLowering : OpConversionPattern<t::CpAsyncOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(t::CpAsyncOp op, OpAdaptor a, ConversionPatternRewriter &rw) const override {
+    auto src = a.getSource().getType().cast<MemRefType>();
+    auto vt = VectorType::get({static_cast<int64_t>(op.getElements())}, src.getElementType());
+    Value v = rw.create<vector::LoadOp>(op.getLoc(), vt, a.getSource(), a.getSrcIndices());
+    rw.create<vector::StoreOp>(op.getLoc(), v, a.getTarget(), a.getDstIndices());
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
+struct LoadLowering : OpConversionPattern<t::LoadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(t::LoadOp op, OpAdaptor a, ConversionPatternRewriter &rw) const override {
+    rw.replaceOpWithNewOp<vector::LoadOp>(op, op.getType(), a.getMemref(), a.getIndices());
+    return success();
+  }
+};
+
+struct StoreLowering : OpConversionPattern<t::StoreOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(t::StoreOp op, OpAdaptor a, ConversionPatternRewriter &rw) const override {
+    rw.create<vector::StoreOp>(op.getLoc(), a.getValue(), a.getMemref(), a.getIndices());
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
+/// mma: a vector.outerproduct per k on rows of the register tile.
+struct MmaLowering : OpConversionPattern<t::MmaOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(t::MmaOp op, OpAdaptor ad, ConversionPatternRewriter &rw) const override {
+    Location l = op.getLoc();
+    auto ct = op.getAcc().getType().cast<VectorType>();
+    Type ce = ct.getElementType();
+    Value a = widen(rw, l, ad.getA(), ce), b = widen(rw, l, ad.getB(), ce);
+    int64_t k = a.getType().cast<VectorType>().getDimSize(1);
+    Value at = rw.create<vector::TransposeOp>(l, a, ArrayRef<int64_t>{1, 0});
+    Value acc = ad.getAcc();
+    for (int64_t i = 0; i < k; ++i) {
+      Value col = rw.create<vector::ExtractOp>(l, at, ArrayRef<int64_t>{i});
+      Value row = rw.create<vector::ExtractOp>(l, b, ArrayRef<int64_t>{i});
+      acc = rw.create<vector::OuterProductOp>(l, ct, col, row, ValueRange{acc}, vector::CombiningKind::ADD);
+    }
+    rw.replaceOp(op, acc);
+    return success();
+  }
+};
+
+/// dot: a vector multiply and a vector.reduction add into the accumulator.
+struct DotLowering : OpConversionPattern<t::DotOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(t::DotOp op, OpAdaptor ad, ConversionPatternRewriter &rw) const override {
+    Location l = op.getLoc();
+    Type ae = op.getAcc().getType();
+    Value a = widen(rw, l, ad.getA(), ae), b = widen(rw, l, ad.getB(), ae);
+    Value p = ae.isa<FloatType>() ? rw.create<arith::MulFOp>(l, a, b).getResult()
+                                  : rw.create<arith::MulIOp>(l, a, b).getResult();
+    rw.replaceOpWithNewOp<vector::ReductionOp>(op, vector::CombiningKind::ADD, p, ad.getAcc());
+    return success();
+  }
+};
+
+struct AtomicLowering : OpConversionPattern<t::AtomicRMWOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(t::AtomicRMWOp o, OpAdaptor ad, ConversionPatternRewriter &rw) const override {
+    Location l = o.getLoc();
+    Value v = ad.getValue();
+    bool isFloat = v.getType().isa<FloatType>();
+    auto combine = [&](OpBuilder &bb, Value old) -> Value {
+      switch (o.getKind()) {
+      case t::AtomicKind::add:
+        return isFloat ? bb.create<arith::AddFOp>(l, old, v).getResult() : bb.create<arith::AddIOp>(l, old, v).getResult();
+      case t::AtomicKind::max:
+        return isFloat ? bb.create<arith::MaxFOp>(l, old, v).getResult() : bb.create<arith::MaxSIOp>(l, old, v).getResult();
+      case t::AtomicKind::min:
+        return isFloat ? bb.create<arith::MinFOp>(l, old, v).getResult() : bb.create<arith::MinSIOp>(l, old, v).getResult();
+      case t::AtomicKind::xchg:
+        return v;
+      }
+      return v;
+    };
+    if (o.getScope() == t::AtomicScope::tile || o.getScope() == t::AtomicScope::group) {
+      Value old = rw.create<memref::LoadOp>(l, ad.getMemref(), ad.getIndices());
+      rw.create<memref::StoreOp>(l, combine(rw, old), ad.getMemref(), ad.getIndices());
+      rw.replaceOp(o, old);
+      return success();
+    }
+    using K = arith::AtomicRMWKind;
+    std::optional<K> kind;
+    switch (o.getKind()) {
+    case t::AtomicKind::add: kind = isFloat ? K::addf : K::addi; break;
+    case t::AtomicKind::max: if (!isFloat) kind = K::maxs; break;
+    case t::AtomicKind::min: if (!isFloat) kind = K::mins; break;
+    case t::AtomicKind::xchg: kind = K::assign; break;
+    }
+    if (kind) {
+      rw.replaceOpWithNewOp<memref::AtomicRMWOp>(o, *kind, v, ad.getMemref(), ad.getIndices());
+      return success();
+    }
+    auto g = rw.create<memref::GenericAtomicRMWOp>(l, ad.getMemref(), ad.getIndices());
+    OpBuilder gb = OpBuilder::atBlockEnd(g.getBody());
+    gb.create<memref::AtomicYieldOp>(l, combine(gb, g.getCurrentValue()));
+    rw.replaceOp(o, g.getResult());
+    return success();
+  }
+};
+
+struct MathLowering : OpConversionPattern<t::MathOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(t::MathOp op, OpAdaptor ad, ConversionPatternRewriter &rw) const override {
+    Location l = op.getLoc();
+    ValueRange x = ad.getOperands();
+    Value r;
+    switch (op.getFn()) {
+    case t::MathFn::exp: r = rw.create<math::ExpOp>(l, x[0]); break;
+    case t::MathFn::log: r = rw.create<math::LogOp>(l, x[0]); break;
+    case t::MathFn::sqrt: r = rw.create<math::SqrtOp>(l, x[0]); break;
+    case t::MathFn::rsqrt: r = rw.create<math::RsqrtOp>(l, x[0]); break;
+    case t::MathFn::tanh: r = rw.create<math::TanhOp>(l, x[0]); break;
+    case t::MathFn::max: r = rw.create<arith::MaxFOp>(l, x[0], x[1]); break;
+    case t::MathFn::min: r = rw.create<arith::MinFOp>(l, x[0], x[1]); break;
+    case t::MathFn::fma: r = rw.create<math::FmaOp>(l, x[0], x[1], x[2]); break;
+    }
+    rw.replaceOp(op, r);
+    return success();
+  }
+};
+
+void populateTileToCpuPatterns(RewritePatternSet &patterns, CpuKernel &kernel) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<GroupIdLowering, GroupCountLowering, TileIdLowering, LaneCountLowering, SharedAllocLowering>(ctx,
+                                                                                                          kernel);
+  patterns.add<ConstantLowering<t::SubgroupSizeOp, 1>, ConstantLowering<t::LaneIdOp, 0>,
+               EraseLowering<t::BarrierOp>, EraseLowering<t::CpAsyncCommitOp>, EraseLowering<t::CpAsyncWaitOp>,
+               OwnValueLowering<t::ShuffleOp>, OwnValueLowering<t::SubgroupReduceOp>, CpAsyncLowering, LoadLowering,
+               StoreLowering, MmaLowering, DotLowering, AtomicLowering, MathLowering>(ctx);
 }
 
 struct TileToCPUPass : tessera::cpu::impl::TileToCPUBase<TileToCPUPass> {
@@ -133,106 +388,10 @@ struct TileToCPUPass : tessera::cpu::impl::TileToCPUBase<TileToCPUPass> {
     SmallVector<Location> locs(extra.size(), loc);
     f.insertArguments(at, extra, attrs, locs);
     Block &entry = f.front();
-    auto arg = [&](unsigned i) -> Value { return entry.getArgument(nUser + i); };
-    Value smem = arg(6);
-
-    b.setInsertionPointToStart(&entry);
-    Value tileId = nullptr;  // built on first use
-    int64_t sharedOffset = 0;
-    SmallVector<Operation *> ops;
-    f.walk([&](Operation *op) {
-      if (isa_and_nonnull<t::TileDialect>(op->getDialect())) ops.push_back(op);
-    });
-    for (Operation *op : ops) {
-      b.setInsertionPoint(op);
-      Location l = op->getLoc();
-      Value repl;
-      if (auto o = dyn_cast<t::GroupIdOp>(op)) {
-        repl = arg(o.getDim());
-      } else if (auto o = dyn_cast<t::GroupCountOp>(op)) {
-        repl = arg(3 + o.getDim());
-      } else if (isa<t::TileIdOp>(op)) {
-        if (!tileId) {
-          OpBuilder eb = OpBuilder::atBlockBegin(&entry);
-          Value y = eb.create<arith::MulIOp>(loc, arg(1), arg(3));
-          Value z = eb.create<arith::MulIOp>(loc, arg(2), eb.create<arith::MulIOp>(loc, arg(3), arg(4)));
-          tileId = eb.create<arith::AddIOp>(loc, arg(0), eb.create<arith::AddIOp>(loc, y, z));
-        }
-        repl = tileId;
-      } else if (auto o = dyn_cast<t::LaneCountOp>(op)) {
-        repl = cIdx(b, l, group[o.getDim()]);
-      } else if (isa<t::SubgroupSizeOp>(op)) {
-        repl = cIdx(b, l, 1);
-      } else if (auto o = dyn_cast<t::LaneIdOp>(op)) {
-        repl = cIdx(b, l, 0);  // one lane
-      } else if (isa<t::BarrierOp, t::CpAsyncCommitOp, t::CpAsyncWaitOp>(op)) {
-        // one lane / synchronous copies: nothing to wait for
-      } else if (auto o = dyn_cast<t::ShuffleOp>(op)) {
-        repl = o.getValue();
-      } else if (auto o = dyn_cast<t::SubgroupReduceOp>(op)) {
-        repl = o.getValue();
-      } else if (auto o = dyn_cast<t::SharedAllocOp>(op)) {
-        auto ty = o.getType().cast<MemRefType>();
-        int64_t bytes = ty.getNumElements() * std::max<int64_t>(1, ty.getElementTypeBitWidth() / 8);
-        if (sharedOffset + bytes > t::kDefaultMaxSharedMemory)
-          return o.emitOpError() << "needs shared memory up to byte " << sharedOffset + bytes
-                                 << ", more than the cpu plugin's "
-                                 << t::kDefaultMaxSharedMemory << " bytes per group";
-        repl = b.create<memref::ViewOp>(l, MemRefType::get(ty.getShape(), ty.getElementType()),
-                                        smem, cIdx(b, l, sharedOffset), ValueRange{});
-        sharedOffset = (sharedOffset + bytes + 63) / 64 * 64;
-      } else if (auto o = dyn_cast<t::CpAsyncOp>(op)) {
-        auto src = o.getSource().getType().cast<MemRefType>();
-        auto vt = VectorType::get({static_cast<int64_t>(o.getElements())}, src.getElementType());
-        Value v = b.create<vector::LoadOp>(l, vt, o.getSource(), o.getSrcIndices());
-        b.create<vector::StoreOp>(l, v, o.getTarget(), o.getDstIndices());
-      } else if (auto o = dyn_cast<t::LoadOp>(op)) {
-        repl = b.create<vector::LoadOp>(l, o.getType(), o.getMemref(), o.getIndices());
-      } else if (auto o = dyn_cast<t::StoreOp>(op)) {
-        b.create<vector::StoreOp>(l, o.getValue(), o.getMemref(), o.getIndices());
-      } else if (auto o = dyn_cast<t::MmaOp>(op)) {
-        auto ct = o.getAcc().getType().cast<VectorType>();
-        Type ce = ct.getElementType();
-        Value a = widen(b, l, o.getA(), ce), bb = widen(b, l, o.getB(), ce);
-        int64_t k = a.getType().cast<VectorType>().getDimSize(1);
-        Value at = b.create<vector::TransposeOp>(l, a, ArrayRef<int64_t>{1, 0});
-        Value acc = o.getAcc();
-        for (int64_t i = 0; i < k; ++i) {
-          Value col = b.create<vector::ExtractOp>(l, at, ArrayRef<int64_t>{i});
-          Value row = b.create<vector::ExtractOp>(l, bb, ArrayRef<int64_t>{i});
-          acc = b.create<vector::OuterProductOp>(l, ct, col, row, ValueRange{acc},
-                                                 vector::CombiningKind::ADD);
-        }
-        repl = acc;
-      } else if (auto o = dyn_cast<t::DotOp>(op)) {
-        Type ae = o.getAcc().getType();
-        Value a = widen(b, l, o.getA(), ae), bb = widen(b, l, o.getB(), ae);
-        Value p = ae.isa<FloatType>() ? b.create<arith::MulFOp>(l, a, bb).getResult()
-                                      : b.create<arith::MulIOp>(l, a, bb).getResult();
-        repl = b.create<vector::ReductionOp>(l, vector::CombiningKind::ADD, p, o.getAcc());
-      } else if (auto o = dyn_cast<t::AtomicRMWOp>(op)) {
-        repl = lowerAtomic(b, o);
-      } else if (auto o = dyn_cast<t::MathOp>(op)) {
-        ValueRange x = o.getOperands();
-        switch (o.getFn()) {
-        case t::MathFn::exp: repl = b.create<math::ExpOp>(l, x[0]); break;
-        case t::MathFn::log: repl = b.create<math::LogOp>(l, x[0]); break;
-        case t::MathFn::sqrt: repl = b.create<math::SqrtOp>(l, x[0]); break;
-        case t::MathFn::rsqrt: repl = b.create<math::RsqrtOp>(l, x[0]); break;
-        case t::MathFn::tanh: repl = b.create<math::TanhOp>(l, x[0]); break;
-        case t::MathFn::max: repl = b.create<arith::MaxFOp>(l, x[0], x[1]); break;
-        case t::MathFn::min: repl = b.create<arith::MinFOp>(l, x[0], x[1]); break;
-        case t::MathFn::fma: repl = b.create<math::FmaOp>(l, x[0], x[1], x[2]); break;
-        }
-      } else {
-        return op->emitOpError("has no cpu lowering");
-      }
-      if (op->getNumResults()) op->getResult(0).replaceAllUsesWith(repl);
-      op->erase();
-    }
-
     // Shared memory is plain memory on the cpu: drop memory space 3 from
-    // every memref type left in the kernel (views, selects, subviews).
+    // every memref type in the kernel (shared_allocs, their views, selects,
+    // subviews), first: the views that replace the shared_allocs then
+    // have their types.
     auto strip = [](Value v) {
       auto mt = v.getType().dyn_cast<MemRefType>();
       if (mt && t::isSharedMemory(mt))
@@ -245,6 +404,19 @@ struct TileToCPUPass : tessera::cpu::impl::TileToCPUBase<TileToCPUPass> {
           for (BlockArgument a : blk.getArguments()) strip(a);
     });
 
+    CpuKernel kernel;
+    kernel.entry = &entry;
+    kernel.firstContextArg = nUser;
+    kernel.group = group;
+    RewritePatternSet patterns(ctx);
+    populateTileToCpuPatterns(patterns, kernel);
+    ConversionTarget target(*ctx);
+    target.addIllegalDialect<t::TileDialect>();
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    if (failed(tessera::conversion::applyTilePatterns(f, target, std::move(patterns), "has no cpu lowering")))
+      return failure();
+    const int64_t sharedOffset = kernel.sharedOffset;
+
     f->setAttr(tessera::cpu::kKernelAttr,
                b.getDictionaryAttr({
                    b.getNamedAttr("inputs", b.getI64IntegerAttr(nUser)),
@@ -254,48 +426,6 @@ struct TileToCPUPass : tessera::cpu::impl::TileToCPUBase<TileToCPUPass> {
                    b.getNamedAttr("shared_memory", b.getI64IntegerAttr(sharedOffset))}));
     for (StringRef n : {t::kGroupSizeAttr, t::kGridAttr, t::kMaxSharedAttr}) f->removeAttr(n);
     return success();
-  }
-
-  Value lowerAtomic(OpBuilder &b, t::AtomicRMWOp o) {
-    Location l = o.getLoc();
-    Value v = o.getValue();
-    Type ty = v.getType();
-    bool isFloat = ty.isa<FloatType>();
-    auto combine = [&](OpBuilder &bb, Value old) -> Value {
-      switch (o.getKind()) {
-      case t::AtomicKind::add:
-        return isFloat ? bb.create<arith::AddFOp>(l, old, v).getResult()
-                       : bb.create<arith::AddIOp>(l, old, v).getResult();
-      case t::AtomicKind::max:
-        return isFloat ? bb.create<arith::MaxFOp>(l, old, v).getResult()
-                       : bb.create<arith::MaxSIOp>(l, old, v).getResult();
-      case t::AtomicKind::min:
-        return isFloat ? bb.create<arith::MinFOp>(l, old, v).getResult()
-                       : bb.create<arith::MinSIOp>(l, old, v).getResult();
-      case t::AtomicKind::xchg:
-        return v;
-      }
-      return v;
-    };
-    if (o.getScope() == t::AtomicScope::tile || o.getScope() == t::AtomicScope::group) {
-      Value old = b.create<memref::LoadOp>(l, o.getMemref(), o.getIndices());
-      b.create<memref::StoreOp>(l, combine(b, old), o.getMemref(), o.getIndices());
-      return old;
-    }
-    using K = arith::AtomicRMWKind;
-    std::optional<K> kind;
-    switch (o.getKind()) {
-    case t::AtomicKind::add: kind = isFloat ? K::addf : K::addi; break;
-    case t::AtomicKind::max: if (!isFloat) kind = K::maxs; break;
-    case t::AtomicKind::min: if (!isFloat) kind = K::mins; break;
-    case t::AtomicKind::xchg: kind = K::assign; break;
-    }
-    if (kind)
-      return b.create<memref::AtomicRMWOp>(l, *kind, v, o.getMemref(), o.getIndices());
-    auto g = b.create<memref::GenericAtomicRMWOp>(l, o.getMemref(), o.getIndices());
-    OpBuilder gb = OpBuilder::atBlockEnd(g.getBody());
-    gb.create<memref::AtomicYieldOp>(l, combine(gb, g.getCurrentValue()));
-    return g.getResult();
   }
 };
 

@@ -22,8 +22,10 @@
 //                      memory (swizzled)              if set (cuda sm_90a:
 //                                                     wgmma), else FMAs
 //
-// Used by tessera-tile-to-gpu (TileToSPIRV) and the cuda plugin's compiler
-// part (plugins/cuda/compiler).
+// A dialect conversion with one pattern per op (the files are listed in
+// ir/lib/Conversion/TileToGPU/KernelPatterns.h; docs/spirv-lowering.md).
+// Used by tessera-tile-to-gpu (TileToSPIRV) and the cuda and hip plugins'
+// compiler parts.
 //===----------------------------------------------------------------------===//
 #ifndef TESSERA_CONVERSION_TILETOGPU_KERNELLOWERING_H
 #define TESSERA_CONVERSION_TILETOGPU_KERNELLOWERING_H
