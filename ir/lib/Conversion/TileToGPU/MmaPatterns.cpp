@@ -150,43 +150,43 @@ struct MmaPattern : OpConversionPattern<t::MmaOp> {
   }
 };
 
-struct SubgroupMmaPattern : KernelPattern<t::SubgroupMmaOp> {
-  using KernelPattern::KernelPattern;
-  LogicalResult matchAndRewrite(t::SubgroupMmaOp o, OpAdaptor a, ConversionPatternRewriter &rw) const override {
+/// subgroup_mma (lanes of 32) and warpgroup_mma (lanes of 128): the
+/// target's hook when it has one, else per-lane FMAs.
+template <typename Op, int64_t kWidth>
+struct CooperativeMmaPattern : KernelPattern<Op> {
+  using KernelPattern<Op>::KernelPattern;
+  using Hook = std::function<FailureOr<SmallVector<Value>>(OpBuilder &, Op, ArrayRef<Value>, Value)>;
+  using ByLane = SmallVector<Value> (*)(OpBuilder &, Location, Op, Value, Value, Value, Value, ArrayRef<Value>, Value);
+  const Hook &hook() const;
+  static constexpr ByLane byLane();
+
+  LogicalResult matchAndRewrite(Op o, typename Op::Adaptor a, ConversionPatternRewriter &rw) const override {
     auto c = unpackScalars(rw, a.getAcc(), o);
     if (failed(c)) return failure();
-    Value q = laneModulo(rw, o.getLoc(), kernel.group, 32);  // the lane's index in its subgroup
+    Value lane = laneModulo(rw, o.getLoc(), this->kernel.group, kWidth);  // the lane's index in its subgroup / warpgroup
     SmallVector<Value> r;
-    if (kernel.options->subgroupMma) {
-      auto hooked = kernel.options->subgroupMma(rw, o, *c, q);
+    if (hook()) {
+      auto hooked = hook()(rw, o, *c, lane);
       if (failed(hooked)) return failure();
       r = std::move(*hooked);
     } else {
-      r = subgroupMmaByLane(rw, o.getLoc(), o, a.getA(), a.getB(), a.getAIndex(), a.getBIndex(), *c, q);
+      r = byLane()(rw, o.getLoc(), o, a.getA(), a.getB(), a.getAIndex(), a.getBIndex(), *c, lane);
     }
     rw.replaceOp(o, packScalars(rw, o.getLoc(), o.getType(), r));
     return success();
   }
 };
 
-struct WarpgroupMmaPattern : KernelPattern<t::WarpgroupMmaOp> {
-  using KernelPattern::KernelPattern;
-  LogicalResult matchAndRewrite(t::WarpgroupMmaOp o, OpAdaptor a, ConversionPatternRewriter &rw) const override {
-    auto c = unpackScalars(rw, a.getAcc(), o);
-    if (failed(c)) return failure();
-    Value p = laneModulo(rw, o.getLoc(), kernel.group, 128);  // the lane's index in its warpgroup
-    SmallVector<Value> r;
-    if (kernel.options->warpgroupMma) {
-      auto hooked = kernel.options->warpgroupMma(rw, o, *c, p);
-      if (failed(hooked)) return failure();
-      r = std::move(*hooked);
-    } else {
-      r = warpgroupMmaByLane(rw, o.getLoc(), o, a.getA(), a.getB(), a.getAIndex(), a.getBIndex(), *c, p);
-    }
-    rw.replaceOp(o, packScalars(rw, o.getLoc(), o.getType(), r));
-    return success();
-  }
-};
+using SubgroupMmaPattern = CooperativeMmaPattern<t::SubgroupMmaOp, 32>;
+using WarpgroupMmaPattern = CooperativeMmaPattern<t::WarpgroupMmaOp, 128>;
+template <>
+const SubgroupMmaPattern::Hook &SubgroupMmaPattern::hook() const { return kernel.options->subgroupMma; }
+template <>
+constexpr SubgroupMmaPattern::ByLane SubgroupMmaPattern::byLane() { return subgroupMmaByLane; }
+template <>
+const WarpgroupMmaPattern::Hook &WarpgroupMmaPattern::hook() const { return kernel.options->warpgroupMma; }
+template <>
+constexpr WarpgroupMmaPattern::ByLane WarpgroupMmaPattern::byLane() { return warpgroupMmaByLane; }
 
 }  // namespace
 
