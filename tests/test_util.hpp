@@ -84,6 +84,20 @@ class ScopedEnv {
   std::optional<std::string> old_;
 };
 
+// Options for a runtime on `plugin` (backend `backend`; empty: `plugin`
+// alone, e.g. "cuda,cpu" to test the fall-through) that ignores the
+// environment, with string values of the plugin's client options.
+inline RuntimeOptions PluginOptions(const std::string& plugin,
+                                    const std::vector<std::pair<std::string, std::string>>& values = {},
+                                    const std::string& backend = "") {
+  RuntimeOptions options;
+  options.backend = backend.empty() ? plugin : backend;
+  options.read_environment = false;
+  for (const auto& [name, value] : values)
+    options.plugin_options[plugin].push_back(OptionValue::String(name, value));
+  return options;
+}
+
 // Options for a cpu runtime that ignores the environment.
 inline RuntimeOptions CpuOptions() {
   RuntimeOptions options;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cubin.hpp"
+#include "test_util.hpp"
 #include "cuda_ext.h"
 #include "error.hpp"
 #include "mapping.hpp"
@@ -37,32 +38,11 @@ using tessera::StatusCode;
 using tessera::Stream;
 using namespace tessera::cuda;
 
-#define CU_ASSERT_OK(expr)                                                        \
-  do {                                                                            \
-    auto&& _st = (expr);                                                          \
-    ASSERT_TRUE(_st.ok()) << #expr << ": " << StatusOf(_st).ToString();          \
-  } while (0)
-#define CU_EXPECT_OK(expr)                                                        \
-  do {                                                                            \
-    auto&& _st = (expr);                                                          \
-    EXPECT_TRUE(_st.ok()) << #expr << ": " << StatusOf(_st).ToString();          \
-  } while (0)
-
-Status StatusOf(const Status& s) { return s; }
-template <class T>
-Status StatusOf(const tessera::StatusOr<T>& s) {
-  return s.status();
-}
 
 tessera::StatusOr<Runtime> CreateCudaRuntime(
     const std::vector<std::pair<std::string, std::string>>& plugin_options = {},
     const std::string& backend = "cuda") {
-  RuntimeOptions options;
-  options.backend = backend;
-  options.read_environment = false;
-  for (const auto& [name, value] : plugin_options)
-    options.plugin_options["cuda"].push_back(tessera::OptionValue::String(name, value));
-  return Runtime::Create(options);
+  return Runtime::Create(tessera::testing::PluginOptions("cuda", plugin_options, backend));
 }
 
 // The test kernels: the paths compiled in, or the environment's (a test
@@ -488,10 +468,10 @@ TEST_F(CudaTest, CopiesAndMemsetEveryKind) {
   for (TsBufferKind kind : {TS_BUFFER_DEVICE, TS_BUFFER_HOST_PINNED, TS_BUFFER_MANAGED}) {
     if (!dev_.info().supports(kind)) continue;
     Buffer a = Alloc(n * 4, kind), b = Alloc(n * 4, kind);
-    CU_ASSERT_OK(tessera::copy(a, host.data(), n * 4));  // pageable, synchronous
-    CU_ASSERT_OK(tessera::copy(b, a, n * 4));
+    TS_ASSERT_OK(tessera::copy(a, host.data(), n * 4));  // pageable, synchronous
+    TS_ASSERT_OK(tessera::copy(b, a, n * 4));
     EXPECT_EQ(Download(b, n), host) << "kind " << kind;
-    CU_ASSERT_OK(tessera::memset(b, 4, 0xAB, 5));  // unaligned: cuMemsetD8
+    TS_ASSERT_OK(tessera::memset(b, 4, 0xAB, 5));  // unaligned: cuMemsetD8
     auto v = Download(b, n);
     EXPECT_EQ(v[1], 0xABABABABu);
     EXPECT_EQ(v[2] & 0xFF, 0xABu);
@@ -506,39 +486,39 @@ TEST_F(CudaTest, CopiesAndMemsetEveryKind) {
 TEST_F(CudaTest, AsyncCopiesWithPinnedMemoryAndEvents) {
   const size_t n = 1 << 20;
   auto pinned = rt_.pinned_malloc(n * 4);
-  CU_ASSERT_OK(pinned);
+  TS_ASSERT_OK(pinned);
   auto* p = static_cast<uint32_t*>(*pinned);
   for (size_t i = 0; i < n; ++i) p[i] = static_cast<uint32_t>(i);
   Buffer a = Alloc(n * 4);
   auto s = dev_.create_stream();
-  CU_ASSERT_OK(s);
+  TS_ASSERT_OK(s);
   auto start = dev_.create_event(), end = dev_.create_event();
-  CU_ASSERT_OK(start);
-  CU_ASSERT_OK(end);
-  CU_ASSERT_OK(s->record(*start));
-  CU_ASSERT_OK(s->copy_async(a, p, n * 4));
-  CU_ASSERT_OK(s->memset_async(a, 0, 0, 16));
-  CU_ASSERT_OK(s->copy_async(p, a, n * 4));
-  CU_ASSERT_OK(s->record(*end));
-  CU_ASSERT_OK(end->synchronize());
+  TS_ASSERT_OK(start);
+  TS_ASSERT_OK(end);
+  TS_ASSERT_OK(s->record(*start));
+  TS_ASSERT_OK(s->copy_async(a, p, n * 4));
+  TS_ASSERT_OK(s->memset_async(a, 0, 0, 16));
+  TS_ASSERT_OK(s->copy_async(p, a, n * 4));
+  TS_ASSERT_OK(s->record(*end));
+  TS_ASSERT_OK(end->synchronize());
   auto ms = Event::elapsed_ms(*start, *end);
-  CU_ASSERT_OK(ms);
+  TS_ASSERT_OK(ms);
   EXPECT_GT(*ms, 0.0);
   EXPECT_EQ(p[3], 0u);
   EXPECT_EQ(p[4], 4u);
   EXPECT_EQ(p[n - 1], n - 1);
   auto idle = s->query();
-  CU_ASSERT_OK(idle);
+  TS_ASSERT_OK(idle);
   EXPECT_TRUE(*idle);
   auto untimed = dev_.create_event(TS_EVENT_DISABLE_TIMING);
-  CU_ASSERT_OK(untimed);
+  TS_ASSERT_OK(untimed);
   auto never = dev_.create_event();
-  CU_ASSERT_OK(never);
+  TS_ASSERT_OK(never);
   EXPECT_EQ(Event::elapsed_ms(*start, *never).status().code(), StatusCode::kFailedPrecondition);
-  CU_ASSERT_OK(s->record(*untimed));
+  TS_ASSERT_OK(s->record(*untimed));
   EXPECT_EQ(Event::elapsed_ms(*start, *untimed).status().code(),
             StatusCode::kFailedPrecondition);
-  CU_ASSERT_OK(rt_.pinned_free(p));
+  TS_ASSERT_OK(rt_.pinned_free(p));
 }
 
 // Stream_WriteTimestamp on CUDA is a timing event the plugin turns into a
@@ -568,7 +548,7 @@ TEST_F(CudaTest, TimestampsAreWrittenWhereCompletionIsObserved) {
   };
   auto read = [](const uint64_t* slot) { return __atomic_load_n(slot, __ATOMIC_ACQUIRE); };
   auto s = dev_.create_stream();
-  CU_ASSERT_OK(s);
+  TS_ASSERT_OK(s);
   // Points on an idle stream complete at once on the device; once enough
   // wait (timestamp.cpp: 32), a new point writes the completed ones.
   std::vector<uint64_t> slots(200, 0);
@@ -581,7 +561,7 @@ TEST_F(CudaTest, TimestampsAreWrittenWhereCompletionIsObserved) {
   }
   EXPECT_NE(read(&slots[0]), 0u) << "later points did not write a completed one";
   EXPECT_LE(written_after, 40u) << "the queue was not drained once 32 points waited";
-  CU_ASSERT_OK(s->synchronize());
+  TS_ASSERT_OK(s->synchronize());
   for (size_t i = 1; i <= written_after; ++i) {
     ASSERT_NE(read(&slots[i]), 0u) << i;
     EXPECT_LE(read(&slots[i - 1]), read(&slots[i])) << i;
@@ -592,26 +572,26 @@ TEST_F(CudaTest, TimestampsAreWrittenWhereCompletionIsObserved) {
   uint64_t orphan = 0;
   {
     auto gone = dev_.create_stream();
-    CU_ASSERT_OK(gone);
+    TS_ASSERT_OK(gone);
     ASSERT_EQ(write(*gone, &orphan), "");
   }
-  CU_ASSERT_OK(dev_.synchronize());
+  TS_ASSERT_OK(dev_.synchronize());
   EXPECT_NE(read(&orphan), 0u) << "the point of a destroyed stream was never written";
 
   // An event recorded after a point: synchronizing it writes the point.
   uint64_t before_event = 0;
   auto ev = dev_.create_event();
-  CU_ASSERT_OK(ev);
+  TS_ASSERT_OK(ev);
   ASSERT_EQ(write(*s, &before_event), "");
-  CU_ASSERT_OK(s->record(*ev));
-  CU_ASSERT_OK(ev->synchronize());
+  TS_ASSERT_OK(s->record(*ev));
+  TS_ASSERT_OK(ev->synchronize());
   EXPECT_NE(read(&before_event), 0u);
   // Over a second later a point still lands after the earlier ones: the
   // calibration is renewed without moving the clock backwards.
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   uint64_t later = 0;
   ASSERT_EQ(write(*s, &later), "");
-  CU_ASSERT_OK(s->synchronize());
+  TS_ASSERT_OK(s->synchronize());
   EXPECT_GE(read(&later), read(&before_event) + 1000000000ull - 1000000ull);
   EXPECT_GE(read(&before_event), read(&second));
 }
@@ -622,29 +602,29 @@ TEST_F(CudaTest, StreamPrioritiesAreAccepted) {
     o.priority = prio;
     o.weight = 4;
     auto s = dev_.create_stream(o);
-    CU_ASSERT_OK(s);
-    CU_EXPECT_OK(s->synchronize());
+    TS_ASSERT_OK(s);
+    TS_EXPECT_OK(s->synchronize());
   }
   EXPECT_FALSE(dev_.info().stream_weights);
 }
 
 TEST_F(CudaTest, PtxKernelLaunchAndArguments) {
   auto k = LoadPtxKernel("add_const");
-  CU_ASSERT_OK(k);
+  TS_ASSERT_OK(k);
   const uint32_t n = 3000;
   Buffer x = Alloc(n * 4);
-  CU_ASSERT_OK(tessera::memset(x, 0, 0, n * 4));
+  TS_ASSERT_OK(tessera::memset(x, 0, 0, n * 4));
   Stream s = dev_.default_stream();
-  CU_ASSERT_OK(s.launch(*k, TsDim3{(n + 255) / 256, 1, 1}, TsDim3{256, 1, 1},
+  TS_ASSERT_OK(s.launch(*k, TsDim3{(n + 255) / 256, 1, 1}, TsDim3{256, 1, 1},
                         {KernelArg::buffer(x), KernelArg::scalar(uint32_t{5}),
                          KernelArg::scalar(n)}));
-  CU_ASSERT_OK(s.synchronize());
+  TS_ASSERT_OK(s.synchronize());
   EXPECT_EQ(Download(x, n), std::vector<uint32_t>(n, 5));
   // A buffer at an offset.
-  CU_ASSERT_OK(s.launch(*k, TsDim3{1, 1, 1}, TsDim3{32, 1, 1},
+  TS_ASSERT_OK(s.launch(*k, TsDim3{1, 1, 1}, TsDim3{32, 1, 1},
                         {KernelArg::buffer(x, 4 * 10), KernelArg::scalar(uint32_t{1}),
                          KernelArg::scalar(uint32_t{1})}));
-  CU_ASSERT_OK(s.synchronize());
+  TS_ASSERT_OK(s.synchronize());
   auto v = Download(x, n);
   EXPECT_EQ(v[9], 5u);
   EXPECT_EQ(v[10], 6u);
@@ -663,17 +643,17 @@ TEST_F(CudaTest, PtxKernelLaunchAndArguments) {
 
 TEST_F(CudaTest, DynamicSharedMemoryAboveTheDefaultLimit) {
   auto k = LoadPtxKernel("fill_via_shared");
-  CU_ASSERT_OK(k);
+  TS_ASSERT_OK(k);
   const uint32_t n = 512;
   Buffer x = Alloc(n * 4);
   Stream s = dev_.default_stream();
   const uint64_t optin = dev_.info().shared_memory_per_group;
   const uint64_t want = std::min<uint64_t>(optin, 96 * 1024);
-  CU_ASSERT_OK(s.launch(*k, TsDim3{n / 256, 1, 1}, TsDim3{256, 1, 1},
+  TS_ASSERT_OK(s.launch(*k, TsDim3{n / 256, 1, 1}, TsDim3{256, 1, 1},
                         {KernelArg::buffer(x), KernelArg::scalar(uint32_t{77}),
                          KernelArg::scalar(n)},
                         want));
-  CU_ASSERT_OK(s.synchronize());
+  TS_ASSERT_OK(s.synchronize());
   EXPECT_EQ(Download(x, n), std::vector<uint32_t>(n, 77));
   Status st = s.launch(*k, TsDim3{1, 1, 1}, TsDim3{256, 1, 1},
                        {KernelArg::buffer(x), KernelArg::scalar(uint32_t{1}),
@@ -687,8 +667,8 @@ TEST_F(CudaTest, ArchiveAndCubinFormats) {
   const std::string ptx = ReadText(PtxPath());
   std::string blob = tessera::WriteKernelArchive({{"add_const", ptx}});
   auto exe = dev_.load_executable("archive:cubin", blob.data(), blob.size());
-  CU_ASSERT_OK(exe);
-  CU_EXPECT_OK(exe->kernel("add_const"));
+  TS_ASSERT_OK(exe);
+  TS_EXPECT_OK(exe->kernel("add_const"));
   EXPECT_EQ(exe->kernel("fill_via_shared").status().code(), StatusCode::kNotFound);
   // A truncated archive is refused with a message, never handed on.
   auto bad = dev_.load_executable("archive:cubin", blob.data(), blob.size() / 2);
@@ -698,7 +678,7 @@ TEST_F(CudaTest, ArchiveAndCubinFormats) {
   auto ce = dev_.load_executable("cubin", cubin.data(), cubin.size());
   // An sm_90 cubin runs on 9.x only; elsewhere the error says what is needed.
   if (ce.ok()) {
-    CU_EXPECT_OK(ce->kernel("add_const"));
+    TS_EXPECT_OK(ce->kernel("add_const"));
   } else {
     EXPECT_EQ(ce.status().code(), StatusCode::kUnsupported) << ce.status().ToString();
     EXPECT_NE(ce.status().message().find("CUDA_ERROR_NO_BINARY_FOR_GPU"), std::string::npos)
@@ -717,64 +697,64 @@ TEST_F(CudaTest, ArchiveAndCubinFormats) {
 
 TEST_F(CudaTest, CaptureReplayAndMisuse) {
   auto k = LoadPtxKernel("add_const");
-  CU_ASSERT_OK(k);
+  TS_ASSERT_OK(k);
   const uint32_t n = 256;
   Buffer x = Alloc(n * 4);
-  CU_ASSERT_OK(tessera::memset(x, 0, 0, n * 4));
+  TS_ASSERT_OK(tessera::memset(x, 0, 0, n * 4));
   auto s0 = dev_.create_stream(), s1 = dev_.create_stream();
-  CU_ASSERT_OK(s0);
-  CU_ASSERT_OK(s1);
+  TS_ASSERT_OK(s0);
+  TS_ASSERT_OK(s1);
   auto fork = dev_.create_event(TS_EVENT_DISABLE_TIMING);
   auto join = dev_.create_event(TS_EVENT_DISABLE_TIMING);
   auto outside = dev_.create_event(TS_EVENT_DISABLE_TIMING);
-  CU_ASSERT_OK(fork);
-  CU_ASSERT_OK(join);
-  CU_ASSERT_OK(outside);
-  CU_ASSERT_OK(s1->record(*outside));
+  TS_ASSERT_OK(fork);
+  TS_ASSERT_OK(join);
+  TS_ASSERT_OK(outside);
+  TS_ASSERT_OK(s1->record(*outside));
   EXPECT_EQ(s0->end_capture().status().code(), StatusCode::kFailedPrecondition);
-  CU_ASSERT_OK(s0->begin_capture());
+  TS_ASSERT_OK(s0->begin_capture());
   EXPECT_FALSE(s0->begin_capture().ok());
   EXPECT_EQ(s0->synchronize().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(s0->wait(*outside).code(), StatusCode::kFailedPrecondition);
   auto args = std::vector<KernelArg>{KernelArg::buffer(x), KernelArg::scalar(uint32_t{1}),
                                      KernelArg::scalar(n)};
-  CU_ASSERT_OK(s0->launch(*k, TsDim3{1, 1, 1}, TsDim3{256, 1, 1}, args));
-  CU_ASSERT_OK(s0->record(*fork));
-  CU_ASSERT_OK(s1->wait(*fork));  // s1 joins
-  CU_ASSERT_OK(s1->launch(*k, TsDim3{1, 1, 1}, TsDim3{256, 1, 1}, args));
-  CU_ASSERT_OK(s1->record(*join));
-  CU_ASSERT_OK(s0->wait(*join));  // and is joined back
+  TS_ASSERT_OK(s0->launch(*k, TsDim3{1, 1, 1}, TsDim3{256, 1, 1}, args));
+  TS_ASSERT_OK(s0->record(*fork));
+  TS_ASSERT_OK(s1->wait(*fork));  // s1 joins
+  TS_ASSERT_OK(s1->launch(*k, TsDim3{1, 1, 1}, TsDim3{256, 1, 1}, args));
+  TS_ASSERT_OK(s1->record(*join));
+  TS_ASSERT_OK(s0->wait(*join));  // and is joined back
   auto g = s0->end_capture();
-  CU_ASSERT_OK(g);
+  TS_ASSERT_OK(g);
   EXPECT_GE(g->num_nodes(), 2u);
   EXPECT_GE(g->num_edges(), 1u);
   auto exec = g->instantiate();
-  CU_ASSERT_OK(exec);
-  for (int i = 0; i < 10; ++i) CU_ASSERT_OK(s0->launch(*exec));
-  CU_ASSERT_OK(s0->synchronize());
+  TS_ASSERT_OK(exec);
+  for (int i = 0; i < 10; ++i) TS_ASSERT_OK(s0->launch(*exec));
+  TS_ASSERT_OK(s0->synchronize());
   EXPECT_EQ(Download(x, n), std::vector<uint32_t>(n, 20));
   // Unjoined: an error, and both streams usable afterwards.
-  CU_ASSERT_OK(s0->begin_capture());
-  CU_ASSERT_OK(s0->record(*fork));
-  CU_ASSERT_OK(s1->wait(*fork));
-  CU_ASSERT_OK(s1->memset_async(x, 0, 0, 16));
+  TS_ASSERT_OK(s0->begin_capture());
+  TS_ASSERT_OK(s0->record(*fork));
+  TS_ASSERT_OK(s1->wait(*fork));
+  TS_ASSERT_OK(s1->memset_async(x, 0, 0, 16));
   auto unjoined = s0->end_capture();
   // The fork event's last record was inside the capture that ended.
   EXPECT_EQ(s1->wait(*fork).code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(unjoined.status().code(), StatusCode::kFailedPrecondition)
       << unjoined.status().ToString();
-  CU_EXPECT_OK(s0->memset_async(x, 0, 0, 16));
-  CU_EXPECT_OK(s1->memset_async(x, 0, 0, 16));
-  CU_EXPECT_OK(dev_.synchronize());
+  TS_EXPECT_OK(s0->memset_async(x, 0, 0, 16));
+  TS_EXPECT_OK(s1->memset_async(x, 0, 0, 16));
+  TS_EXPECT_OK(dev_.synchronize());
   // A replay after a captured buffer was destroyed is refused, naming it.
   Buffer gone = Alloc(64);
-  CU_ASSERT_OK(s0->begin_capture());
-  CU_ASSERT_OK(s0->memset_async(gone, 0, 1, 64));
+  TS_ASSERT_OK(s0->begin_capture());
+  TS_ASSERT_OK(s0->memset_async(gone, 0, 1, 64));
   auto g2 = s0->end_capture();
-  CU_ASSERT_OK(g2);
+  TS_ASSERT_OK(g2);
   auto e2 = g2->instantiate();
-  CU_ASSERT_OK(e2);
-  CU_ASSERT_OK(gone.destroy());
+  TS_ASSERT_OK(e2);
+  TS_ASSERT_OK(gone.destroy());
   Status st = s0->launch(*e2);
   EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition) << st.ToString();
   EXPECT_NE(st.message().find("buffer"), std::string::npos) << st.ToString();
@@ -787,33 +767,33 @@ TEST_F(CudaTest, CaptureReplayAndMisuse) {
 TEST_F(CudaTest, DeviceWideCallsWhileAStreamCaptures) {
   const uint32_t n = 64;
   Buffer x = Alloc(n * 4);
-  CU_ASSERT_OK(tessera::memset(x, 0, 0, n * 4));
+  TS_ASSERT_OK(tessera::memset(x, 0, 0, n * 4));
   for (bool non_blocking : {false, true}) {
     tessera::StreamOptions o;
     o.non_blocking = non_blocking;
     auto s = dev_.create_stream(o);
-    CU_ASSERT_OK(s);
+    TS_ASSERT_OK(s);
     auto other = dev_.create_stream(o);
-    CU_ASSERT_OK(other);
-    CU_ASSERT_OK(s->begin_capture());
-    CU_ASSERT_OK(s->memset_async(x, 0, 3, n * 4));
+    TS_ASSERT_OK(other);
+    TS_ASSERT_OK(s->begin_capture());
+    TS_ASSERT_OK(s->memset_async(x, 0, 3, n * 4));
     std::vector<uint32_t> host(n);
     Status st = tessera::copy(host.data(), x, n * 4);
     if (non_blocking)
-      CU_EXPECT_OK(st);
+      TS_EXPECT_OK(st);
     else
       EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition) << st.ToString();
-    CU_EXPECT_OK(other->memset_async(x, 0, 0, 4));
-    CU_EXPECT_OK(other->synchronize());
-    CU_EXPECT_OK(dev_.synchronize());
+    TS_EXPECT_OK(other->memset_async(x, 0, 0, 4));
+    TS_EXPECT_OK(other->synchronize());
+    TS_EXPECT_OK(dev_.synchronize());
     Buffer tmp = Alloc(64);
-    CU_EXPECT_OK(tmp.destroy());
+    TS_EXPECT_OK(tmp.destroy());
     auto g = s->end_capture();
-    CU_ASSERT_OK(g);
+    TS_ASSERT_OK(g);
     auto e = g->instantiate();
-    CU_ASSERT_OK(e);
-    CU_ASSERT_OK(s->launch(*e));
-    CU_ASSERT_OK(s->synchronize());
+    TS_ASSERT_OK(e);
+    TS_ASSERT_OK(s->launch(*e));
+    TS_ASSERT_OK(s->synchronize());
     EXPECT_EQ(Download(x, n), std::vector<uint32_t>(n, 0x03030303u)) << non_blocking;
   }
 }
@@ -824,20 +804,20 @@ TEST_F(CudaTest, ManagedMemoryHints) {
   Buffer d = Alloc(1 << 20);
   Stream s = dev_.default_stream();
   auto r = s.prefetch(m, &dev_);
-  CU_ASSERT_OK(r);
+  TS_ASSERT_OK(r);
   EXPECT_EQ(*r, dev_.info().prefetch_hint);
   r = s.prefetch(m, nullptr);
-  CU_ASSERT_OK(r);
+  TS_ASSERT_OK(r);
   auto a = tessera::advise(m, TS_ADVICE_READ_MOSTLY, nullptr);
-  CU_ASSERT_OK(a);
+  TS_ASSERT_OK(a);
   EXPECT_EQ(*a, TS_HINT_APPLIED);
   a = tessera::advise(m, TS_ADVICE_PREFERRED_LOCATION, &dev_);
-  CU_ASSERT_OK(a);
+  TS_ASSERT_OK(a);
   EXPECT_EQ(*a, TS_HINT_APPLIED);
   a = tessera::advise(d, TS_ADVICE_READ_MOSTLY, nullptr);
-  CU_ASSERT_OK(a);
+  TS_ASSERT_OK(a);
   EXPECT_EQ(*a, TS_HINT_IGNORED);
-  CU_ASSERT_OK(s.synchronize());
+  TS_ASSERT_OK(s.synchronize());
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "code_object.hpp"
+#include "test_util.hpp"
 #include "error.hpp"
 #include "mapping.hpp"
 #include "tessera/kernel_archive.hpp"
@@ -35,32 +36,11 @@ using tessera::StatusCode;
 using tessera::Stream;
 using namespace tessera::hip;
 
-#define HIP_ASSERT_OK(expr)                                                \
-  do {                                                                     \
-    auto&& _st = (expr);                                                   \
-    ASSERT_TRUE(_st.ok()) << #expr << ": " << StatusOf(_st).ToString();   \
-  } while (0)
-#define HIP_EXPECT_OK(expr)                                                \
-  do {                                                                     \
-    auto&& _st = (expr);                                                   \
-    EXPECT_TRUE(_st.ok()) << #expr << ": " << StatusOf(_st).ToString();   \
-  } while (0)
-
-Status StatusOf(const Status& s) { return s; }
-template <class T>
-Status StatusOf(const tessera::StatusOr<T>& s) {
-  return s.status();
-}
 
 tessera::StatusOr<Runtime> CreateHipRuntime(
     const std::vector<std::pair<std::string, std::string>>& plugin_options = {},
     const std::string& backend = "hip") {
-  RuntimeOptions options;
-  options.backend = backend;
-  options.read_environment = false;
-  for (const auto& [name, value] : plugin_options)
-    options.plugin_options["hip"].push_back(tessera::OptionValue::String(name, value));
-  return Runtime::Create(options);
+  return Runtime::Create(tessera::testing::PluginOptions("hip", plugin_options, backend));
 }
 
 std::string ReadBytes(const std::string& path) {
@@ -516,10 +496,10 @@ TEST_F(HipTest, CopiesAndMemsetEveryKind) {
   for (TsBufferKind kind : {TS_BUFFER_DEVICE, TS_BUFFER_HOST_PINNED, TS_BUFFER_MANAGED}) {
     if (!dev_.info().supports(kind)) continue;
     Buffer a = Alloc(n * 4, kind), b = Alloc(n * 4, kind);
-    HIP_ASSERT_OK(tessera::copy(a, host.data(), n * 4));  // pageable, synchronous
-    HIP_ASSERT_OK(tessera::copy(b, a, n * 4));
+    TS_ASSERT_OK(tessera::copy(a, host.data(), n * 4));  // pageable, synchronous
+    TS_ASSERT_OK(tessera::copy(b, a, n * 4));
     EXPECT_EQ(Download(b, n), host) << "kind " << kind;
-    HIP_ASSERT_OK(tessera::memset(b, 4, 0xAB, 5));  // unaligned: hipMemsetAsync
+    TS_ASSERT_OK(tessera::memset(b, 4, 0xAB, 5));  // unaligned: hipMemsetAsync
     auto v = Download(b, n);
     EXPECT_EQ(v[1], 0xABABABABu);
     EXPECT_EQ(v[2] & 0xFF, 0xABu);
@@ -534,39 +514,39 @@ TEST_F(HipTest, CopiesAndMemsetEveryKind) {
 TEST_F(HipTest, AsyncCopiesWithPinnedMemoryAndEvents) {
   const size_t n = 1 << 20;
   auto pinned = rt_.pinned_malloc(n * 4);
-  HIP_ASSERT_OK(pinned);
+  TS_ASSERT_OK(pinned);
   auto* p = static_cast<uint32_t*>(*pinned);
   for (size_t i = 0; i < n; ++i) p[i] = static_cast<uint32_t>(i);
   Buffer a = Alloc(n * 4);
   auto s = dev_.create_stream();
-  HIP_ASSERT_OK(s);
+  TS_ASSERT_OK(s);
   auto start = dev_.create_event(), end = dev_.create_event();
-  HIP_ASSERT_OK(start);
-  HIP_ASSERT_OK(end);
-  HIP_ASSERT_OK(s->record(*start));
-  HIP_ASSERT_OK(s->copy_async(a, p, n * 4));
-  HIP_ASSERT_OK(s->memset_async(a, 0, 0, 16));
-  HIP_ASSERT_OK(s->copy_async(p, a, n * 4));
-  HIP_ASSERT_OK(s->record(*end));
-  HIP_ASSERT_OK(end->synchronize());
+  TS_ASSERT_OK(start);
+  TS_ASSERT_OK(end);
+  TS_ASSERT_OK(s->record(*start));
+  TS_ASSERT_OK(s->copy_async(a, p, n * 4));
+  TS_ASSERT_OK(s->memset_async(a, 0, 0, 16));
+  TS_ASSERT_OK(s->copy_async(p, a, n * 4));
+  TS_ASSERT_OK(s->record(*end));
+  TS_ASSERT_OK(end->synchronize());
   auto ms = Event::elapsed_ms(*start, *end);
-  HIP_ASSERT_OK(ms);
+  TS_ASSERT_OK(ms);
   EXPECT_GT(*ms, 0.0);
   EXPECT_EQ(p[3], 0u);
   EXPECT_EQ(p[4], 4u);
   EXPECT_EQ(p[n - 1], n - 1);
   auto idle = s->query();
-  HIP_ASSERT_OK(idle);
+  TS_ASSERT_OK(idle);
   EXPECT_TRUE(*idle);
   auto untimed = dev_.create_event(TS_EVENT_DISABLE_TIMING);
-  HIP_ASSERT_OK(untimed);
+  TS_ASSERT_OK(untimed);
   auto never = dev_.create_event();
-  HIP_ASSERT_OK(never);
+  TS_ASSERT_OK(never);
   EXPECT_EQ(Event::elapsed_ms(*start, *never).status().code(), StatusCode::kFailedPrecondition);
-  HIP_ASSERT_OK(s->record(*untimed));
+  TS_ASSERT_OK(s->record(*untimed));
   EXPECT_EQ(Event::elapsed_ms(*start, *untimed).status().code(),
             StatusCode::kFailedPrecondition);
-  HIP_ASSERT_OK(rt_.pinned_free(p));
+  TS_ASSERT_OK(rt_.pinned_free(p));
 }
 
 TEST_F(HipTest, StreamPrioritiesAreAccepted) {
@@ -575,8 +555,8 @@ TEST_F(HipTest, StreamPrioritiesAreAccepted) {
     o.priority = prio;
     o.weight = 4;
     auto s = dev_.create_stream(o);
-    HIP_ASSERT_OK(s);
-    HIP_EXPECT_OK(s->synchronize());
+    TS_ASSERT_OK(s);
+    TS_EXPECT_OK(s->synchronize());
   }
   EXPECT_FALSE(dev_.info().stream_weights);
 }
@@ -584,21 +564,21 @@ TEST_F(HipTest, StreamPrioritiesAreAccepted) {
 TEST_F(HipTest, KernelLaunchAndArguments) {
   HIP_NEED_HSACO(hsaco);
   auto k = LoadKernel(hsaco, "add_const");
-  HIP_ASSERT_OK(k);
+  TS_ASSERT_OK(k);
   const uint32_t n = 3000;
   Buffer x = Alloc(n * 4);
-  HIP_ASSERT_OK(tessera::memset(x, 0, 0, n * 4));
+  TS_ASSERT_OK(tessera::memset(x, 0, 0, n * 4));
   Stream s = dev_.default_stream();
-  HIP_ASSERT_OK(s.launch(*k, TsDim3{(n + 255) / 256, 1, 1}, TsDim3{256, 1, 1},
+  TS_ASSERT_OK(s.launch(*k, TsDim3{(n + 255) / 256, 1, 1}, TsDim3{256, 1, 1},
                          {KernelArg::buffer(x), KernelArg::scalar(uint32_t{5}),
                           KernelArg::scalar(n)}));
-  HIP_ASSERT_OK(s.synchronize());
+  TS_ASSERT_OK(s.synchronize());
   EXPECT_EQ(Download(x, n), std::vector<uint32_t>(n, 5));
   // A buffer at an offset.
-  HIP_ASSERT_OK(s.launch(*k, TsDim3{1, 1, 1}, TsDim3{64, 1, 1},
+  TS_ASSERT_OK(s.launch(*k, TsDim3{1, 1, 1}, TsDim3{64, 1, 1},
                          {KernelArg::buffer(x, 4 * 10), KernelArg::scalar(uint32_t{1}),
                           KernelArg::scalar(uint32_t{1})}));
-  HIP_ASSERT_OK(s.synchronize());
+  TS_ASSERT_OK(s.synchronize());
   auto v = Download(x, n);
   EXPECT_EQ(v[9], 5u);
   EXPECT_EQ(v[10], 6u);
@@ -614,16 +594,16 @@ TEST_F(HipTest, KernelLaunchAndArguments) {
 TEST_F(HipTest, DynamicLdsUpToTheDeviceLimit) {
   HIP_NEED_HSACO(hsaco);
   auto k = LoadKernel(hsaco, "fill_via_shared");
-  HIP_ASSERT_OK(k);
+  TS_ASSERT_OK(k);
   const uint32_t n = 512;
   Buffer x = Alloc(n * 4);
   Stream s = dev_.default_stream();
   const uint64_t limit = dev_.info().shared_memory_per_group;
-  HIP_ASSERT_OK(s.launch(*k, TsDim3{n / 256, 1, 1}, TsDim3{256, 1, 1},
+  TS_ASSERT_OK(s.launch(*k, TsDim3{n / 256, 1, 1}, TsDim3{256, 1, 1},
                          {KernelArg::buffer(x), KernelArg::scalar(uint32_t{77}),
                           KernelArg::scalar(n)},
                          limit));
-  HIP_ASSERT_OK(s.synchronize());
+  TS_ASSERT_OK(s.synchronize());
   EXPECT_EQ(Download(x, n), std::vector<uint32_t>(n, 77));
   Status st = s.launch(*k, TsDim3{1, 1, 1}, TsDim3{256, 1, 1},
                        {KernelArg::buffer(x), KernelArg::scalar(uint32_t{1}), KernelArg::scalar(n)},
@@ -638,8 +618,8 @@ TEST_F(HipTest, ArchiveFormatAndCodeObjectsForOtherGpus) {
   HIP_NEED_HSACO(hsaco);
   std::string blob = tessera::WriteKernelArchive({{"add_const", hsaco}});
   auto exe = dev_.load_executable("archive:hsaco", blob.data(), blob.size());
-  HIP_ASSERT_OK(exe);
-  HIP_EXPECT_OK(exe->kernel("add_const"));
+  TS_ASSERT_OK(exe);
+  TS_EXPECT_OK(exe->kernel("add_const"));
   EXPECT_EQ(exe->kernel("fill_via_shared").status().code(), StatusCode::kNotFound);
   // A truncated archive is refused with a message, never handed on.
   auto bad = dev_.load_executable("archive:hsaco", blob.data(), blob.size() / 2);
@@ -660,50 +640,50 @@ TEST_F(HipTest, ArchiveFormatAndCodeObjectsForOtherGpus) {
 TEST_F(HipTest, CaptureReplayAndMisuse) {
   HIP_NEED_HSACO(hsaco);
   auto k = LoadKernel(hsaco, "add_const");
-  HIP_ASSERT_OK(k);
+  TS_ASSERT_OK(k);
   const uint32_t n = 256;
   Buffer x = Alloc(n * 4);
-  HIP_ASSERT_OK(tessera::memset(x, 0, 0, n * 4));
+  TS_ASSERT_OK(tessera::memset(x, 0, 0, n * 4));
   auto s0 = dev_.create_stream(), s1 = dev_.create_stream();
-  HIP_ASSERT_OK(s0);
-  HIP_ASSERT_OK(s1);
+  TS_ASSERT_OK(s0);
+  TS_ASSERT_OK(s1);
   auto fork = dev_.create_event(TS_EVENT_DISABLE_TIMING);
   auto join = dev_.create_event(TS_EVENT_DISABLE_TIMING);
   auto outside = dev_.create_event(TS_EVENT_DISABLE_TIMING);
-  HIP_ASSERT_OK(fork);
-  HIP_ASSERT_OK(join);
-  HIP_ASSERT_OK(outside);
-  HIP_ASSERT_OK(s1->record(*outside));
+  TS_ASSERT_OK(fork);
+  TS_ASSERT_OK(join);
+  TS_ASSERT_OK(outside);
+  TS_ASSERT_OK(s1->record(*outside));
   EXPECT_EQ(s0->end_capture().status().code(), StatusCode::kFailedPrecondition);
-  HIP_ASSERT_OK(s0->begin_capture());
+  TS_ASSERT_OK(s0->begin_capture());
   EXPECT_FALSE(s0->begin_capture().ok());
   EXPECT_EQ(s0->synchronize().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(s0->wait(*outside).code(), StatusCode::kFailedPrecondition);
   auto args = std::vector<KernelArg>{KernelArg::buffer(x), KernelArg::scalar(uint32_t{1}),
                                      KernelArg::scalar(n)};
-  HIP_ASSERT_OK(s0->launch(*k, TsDim3{1, 1, 1}, TsDim3{256, 1, 1}, args));
-  HIP_ASSERT_OK(s0->record(*fork));
-  HIP_ASSERT_OK(s1->wait(*fork));  // s1 joins
-  HIP_ASSERT_OK(s1->launch(*k, TsDim3{1, 1, 1}, TsDim3{256, 1, 1}, args));
-  HIP_ASSERT_OK(s1->record(*join));
-  HIP_ASSERT_OK(s0->wait(*join));  // and is joined back
+  TS_ASSERT_OK(s0->launch(*k, TsDim3{1, 1, 1}, TsDim3{256, 1, 1}, args));
+  TS_ASSERT_OK(s0->record(*fork));
+  TS_ASSERT_OK(s1->wait(*fork));  // s1 joins
+  TS_ASSERT_OK(s1->launch(*k, TsDim3{1, 1, 1}, TsDim3{256, 1, 1}, args));
+  TS_ASSERT_OK(s1->record(*join));
+  TS_ASSERT_OK(s0->wait(*join));  // and is joined back
   auto g = s0->end_capture();
-  HIP_ASSERT_OK(g);
+  TS_ASSERT_OK(g);
   EXPECT_GE(g->num_nodes(), 2u);
   auto exec = g->instantiate();
-  HIP_ASSERT_OK(exec);
-  for (int i = 0; i < 10; ++i) HIP_ASSERT_OK(s0->launch(*exec));
-  HIP_ASSERT_OK(s0->synchronize());
+  TS_ASSERT_OK(exec);
+  for (int i = 0; i < 10; ++i) TS_ASSERT_OK(s0->launch(*exec));
+  TS_ASSERT_OK(s0->synchronize());
   EXPECT_EQ(Download(x, n), std::vector<uint32_t>(n, 20));
   // A replay after a captured buffer was destroyed is refused, naming it.
   Buffer gone = Alloc(64);
-  HIP_ASSERT_OK(s0->begin_capture());
-  HIP_ASSERT_OK(s0->memset_async(gone, 0, 1, 64));
+  TS_ASSERT_OK(s0->begin_capture());
+  TS_ASSERT_OK(s0->memset_async(gone, 0, 1, 64));
   auto g2 = s0->end_capture();
-  HIP_ASSERT_OK(g2);
+  TS_ASSERT_OK(g2);
   auto e2 = g2->instantiate();
-  HIP_ASSERT_OK(e2);
-  HIP_ASSERT_OK(gone.destroy());
+  TS_ASSERT_OK(e2);
+  TS_ASSERT_OK(gone.destroy());
   Status st = s0->launch(*e2);
   EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition) << st.ToString();
   EXPECT_NE(st.message().find("buffer"), std::string::npos) << st.ToString();
@@ -716,31 +696,31 @@ TEST_F(HipTest, CaptureReplayAndMisuse) {
 TEST_F(HipTest, DeviceWideCallsWhileAStreamCaptures) {
   const uint32_t n = 64;
   Buffer x = Alloc(n * 4);
-  HIP_ASSERT_OK(tessera::memset(x, 0, 0, n * 4));
+  TS_ASSERT_OK(tessera::memset(x, 0, 0, n * 4));
   for (bool non_blocking : {false, true}) {
     tessera::StreamOptions o;
     o.non_blocking = non_blocking;
     auto s = dev_.create_stream(o);
-    HIP_ASSERT_OK(s);
+    TS_ASSERT_OK(s);
     auto other = dev_.create_stream(o);
-    HIP_ASSERT_OK(other);
-    HIP_ASSERT_OK(s->begin_capture());
-    HIP_ASSERT_OK(s->memset_async(x, 0, 3, n * 4));
+    TS_ASSERT_OK(other);
+    TS_ASSERT_OK(s->begin_capture());
+    TS_ASSERT_OK(s->memset_async(x, 0, 3, n * 4));
     std::vector<uint32_t> host(n);
     Status st = tessera::copy(host.data(), x, n * 4);
     if (non_blocking)
-      HIP_EXPECT_OK(st);
+      TS_EXPECT_OK(st);
     else
       EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition) << st.ToString();
-    HIP_EXPECT_OK(other->memset_async(x, 0, 0, 4));
-    HIP_EXPECT_OK(other->synchronize());
-    HIP_EXPECT_OK(dev_.synchronize());
+    TS_EXPECT_OK(other->memset_async(x, 0, 0, 4));
+    TS_EXPECT_OK(other->synchronize());
+    TS_EXPECT_OK(dev_.synchronize());
     auto g = s->end_capture();
-    HIP_ASSERT_OK(g);
+    TS_ASSERT_OK(g);
     auto e = g->instantiate();
-    HIP_ASSERT_OK(e);
-    HIP_ASSERT_OK(s->launch(*e));
-    HIP_ASSERT_OK(s->synchronize());
+    TS_ASSERT_OK(e);
+    TS_ASSERT_OK(s->launch(*e));
+    TS_ASSERT_OK(s->synchronize());
     EXPECT_EQ(Download(x, n), std::vector<uint32_t>(n, 0x03030303u)) << non_blocking;
   }
 }
@@ -751,20 +731,20 @@ TEST_F(HipTest, ManagedMemoryHints) {
   Buffer d = Alloc(1 << 20);
   Stream s = dev_.default_stream();
   auto r = s.prefetch(m, &dev_);
-  HIP_ASSERT_OK(r);
+  TS_ASSERT_OK(r);
   EXPECT_EQ(*r, dev_.info().prefetch_hint);
   r = s.prefetch(m, nullptr);
-  HIP_ASSERT_OK(r);
+  TS_ASSERT_OK(r);
   auto a = tessera::advise(m, TS_ADVICE_READ_MOSTLY, nullptr);
-  HIP_ASSERT_OK(a);
+  TS_ASSERT_OK(a);
   EXPECT_EQ(*a, TS_HINT_APPLIED);
   a = tessera::advise(m, TS_ADVICE_PREFERRED_LOCATION, &dev_);
-  HIP_ASSERT_OK(a);
+  TS_ASSERT_OK(a);
   EXPECT_EQ(*a, TS_HINT_APPLIED);
   a = tessera::advise(d, TS_ADVICE_READ_MOSTLY, nullptr);
-  HIP_ASSERT_OK(a);
+  TS_ASSERT_OK(a);
   EXPECT_EQ(*a, TS_HINT_IGNORED);
-  HIP_ASSERT_OK(s.synchronize());
+  TS_ASSERT_OK(s.synchronize());
 }
 
 TEST_F(HipTest, PeerCopiesBetweenDevices) {
@@ -775,11 +755,11 @@ TEST_F(HipTest, PeerCopiesBetweenDevices) {
   for (size_t i = 0; i < n; ++i) host[i] = static_cast<uint32_t>(i * 3 + 1);
   Buffer a = Alloc(n * 4);
   auto b = other.allocate(n * 4);
-  HIP_ASSERT_OK(b);
-  HIP_ASSERT_OK(tessera::copy(a, host.data(), n * 4));
-  HIP_ASSERT_OK(tessera::copy(*b, a, n * 4));
+  TS_ASSERT_OK(b);
+  TS_ASSERT_OK(tessera::copy(a, host.data(), n * 4));
+  TS_ASSERT_OK(tessera::copy(*b, a, n * 4));
   std::vector<uint32_t> back(n);
-  HIP_ASSERT_OK(tessera::copy(back.data(), *b, n * 4));
+  TS_ASSERT_OK(tessera::copy(back.data(), *b, n * 4));
   EXPECT_EQ(back, host);
 }
 

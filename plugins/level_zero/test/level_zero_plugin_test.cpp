@@ -20,6 +20,7 @@
 #include "error.hpp"
 #include "mapping.hpp"
 #include "spirv.hpp"
+#include "test_util.hpp"
 #include "tessera/kernel_archive.hpp"
 #include "tessera/runtime.hpp"
 
@@ -37,27 +38,11 @@ using tessera::StatusCode;
 using tessera::Stream;
 using namespace tessera::level_zero;
 
-#define LZ_ASSERT_OK(expr)                                               \
-  do {                                                                   \
-    auto&& _st = (expr);                                                 \
-    ASSERT_TRUE(_st.ok()) << #expr << ": " << StatusOf(_st).ToString(); \
-  } while (0)
-
-Status StatusOf(const Status& s) { return s; }
-template <class T>
-Status StatusOf(const tessera::StatusOr<T>& s) {
-  return s.status();
-}
 
 tessera::StatusOr<Runtime> CreateRuntime(
     const std::vector<std::pair<std::string, std::string>>& plugin_options = {},
     const std::string& backend = "level_zero") {
-  RuntimeOptions options;
-  options.backend = backend;
-  options.read_environment = false;
-  for (const auto& [name, value] : plugin_options)
-    options.plugin_options["level_zero"].push_back(tessera::OptionValue::String(name, value));
-  return Runtime::Create(options);
+  return Runtime::Create(tessera::testing::PluginOptions("level_zero", plugin_options, backend));
 }
 
 // The test module: compiled in, or the environment's (a test binary run
@@ -423,10 +408,10 @@ TEST_F(LevelZeroTest, CopiesAndMemsetEveryKind) {
   for (TsBufferKind kind : {TS_BUFFER_DEVICE, TS_BUFFER_HOST_PINNED, TS_BUFFER_MANAGED}) {
     if (!dev_.info().supports(kind)) continue;
     Buffer a = Alloc(n * 4, kind), b = Alloc(n * 4, kind);
-    LZ_ASSERT_OK(tessera::copy(a, host.data(), n * 4));  // pageable: staged
-    LZ_ASSERT_OK(tessera::copy(b, a, n * 4));
+    TS_ASSERT_OK(tessera::copy(a, host.data(), n * 4));  // pageable: staged
+    TS_ASSERT_OK(tessera::copy(b, a, n * 4));
     EXPECT_EQ(Download(b, n), host) << "kind " << kind;
-    LZ_ASSERT_OK(tessera::memset(b, 4, 0xAB, 5));
+    TS_ASSERT_OK(tessera::memset(b, 4, 0xAB, 5));
     auto v = Download(b, n);
     EXPECT_EQ(v[1], 0xABABABABu);
     EXPECT_EQ(v[2] & 0xFF, 0xABu);
@@ -437,54 +422,54 @@ TEST_F(LevelZeroTest, CopiesAndMemsetEveryKind) {
 TEST_F(LevelZeroTest, AsyncCopiesWithPinnedMemoryAndTimedEvents) {
   const size_t n = 1 << 20;
   auto pinned = rt_.pinned_malloc(n * 4);
-  LZ_ASSERT_OK(pinned);
+  TS_ASSERT_OK(pinned);
   auto* p = static_cast<uint32_t*>(*pinned);
   for (size_t i = 0; i < n; ++i) p[i] = static_cast<uint32_t>(i);
   Buffer a = Alloc(n * 4);
   auto s = dev_.create_stream();
-  LZ_ASSERT_OK(s);
+  TS_ASSERT_OK(s);
   auto start = dev_.create_event(), end = dev_.create_event();
-  LZ_ASSERT_OK(start);
-  LZ_ASSERT_OK(end);
-  LZ_ASSERT_OK(s->record(*start));
-  LZ_ASSERT_OK(s->copy_async(a, p, n * 4));
-  LZ_ASSERT_OK(s->memset_async(a, 0, 0, 16));
-  LZ_ASSERT_OK(s->copy_async(p, a, n * 4));
-  LZ_ASSERT_OK(s->record(*end));
-  LZ_ASSERT_OK(end->synchronize());
+  TS_ASSERT_OK(start);
+  TS_ASSERT_OK(end);
+  TS_ASSERT_OK(s->record(*start));
+  TS_ASSERT_OK(s->copy_async(a, p, n * 4));
+  TS_ASSERT_OK(s->memset_async(a, 0, 0, 16));
+  TS_ASSERT_OK(s->copy_async(p, a, n * 4));
+  TS_ASSERT_OK(s->record(*end));
+  TS_ASSERT_OK(end->synchronize());
   auto ms = Event::elapsed_ms(*start, *end);
-  LZ_ASSERT_OK(ms);
+  TS_ASSERT_OK(ms);
   EXPECT_GT(*ms, 0.0);
   EXPECT_EQ(p[3], 0u);
   EXPECT_EQ(p[4], 4u);
   EXPECT_EQ(p[n - 1], n - 1);
   auto idle = s->query();
-  LZ_ASSERT_OK(idle);
+  TS_ASSERT_OK(idle);
   EXPECT_TRUE(*idle);
   auto never = dev_.create_event();
-  LZ_ASSERT_OK(never);
+  TS_ASSERT_OK(never);
   EXPECT_EQ(Event::elapsed_ms(*start, *never).status().code(), StatusCode::kFailedPrecondition);
-  LZ_ASSERT_OK(rt_.pinned_free(p));
+  TS_ASSERT_OK(rt_.pinned_free(p));
 }
 
 TEST_F(LevelZeroTest, StreamsWaitOnEachOthersEvents) {
   const size_t n = 1 << 16;
   Buffer a = Alloc(n * 4);
   auto s1 = dev_.create_stream(), s2 = dev_.create_stream();
-  LZ_ASSERT_OK(s1);
-  LZ_ASSERT_OK(s2);
+  TS_ASSERT_OK(s1);
+  TS_ASSERT_OK(s2);
   auto ev = dev_.create_event(TS_EVENT_DISABLE_TIMING);
-  LZ_ASSERT_OK(ev);
+  TS_ASSERT_OK(ev);
   // Many commands on s1 (markers recycle), then s2 overwrites after them.
-  for (int i = 0; i < 100; ++i) LZ_ASSERT_OK(s1->memset_async(a, 0, static_cast<uint8_t>(i), n * 4));
-  LZ_ASSERT_OK(s1->record(*ev));
-  LZ_ASSERT_OK(s2->wait(*ev));
-  LZ_ASSERT_OK(s2->memset_async(a, 0, 0x11, n * 4));
-  LZ_ASSERT_OK(s2->synchronize());
+  for (int i = 0; i < 100; ++i) TS_ASSERT_OK(s1->memset_async(a, 0, static_cast<uint8_t>(i), n * 4));
+  TS_ASSERT_OK(s1->record(*ev));
+  TS_ASSERT_OK(s2->wait(*ev));
+  TS_ASSERT_OK(s2->memset_async(a, 0, 0x11, n * 4));
+  TS_ASSERT_OK(s2->synchronize());
   auto v = Download(a, n);
   EXPECT_EQ(v[0], 0x11111111u);
   EXPECT_EQ(v[n - 1], 0x11111111u);
-  LZ_ASSERT_OK(s1->destroy());  // nothing pending: destroyed at once
+  TS_ASSERT_OK(s1->destroy());  // nothing pending: destroyed at once
 }
 
 TEST_F(LevelZeroTest, SpirvKernelsLaunchAndCheckTheirArguments) {
@@ -496,9 +481,9 @@ TEST_F(LevelZeroTest, SpirvKernelsLaunchAndCheckTheirArguments) {
             ? spv
             : tessera::WriteKernelArchive({tessera::ArchiveEntry{"add_const", spv}});
     auto exe = dev_.load_executable(format, image.data(), image.size());
-    LZ_ASSERT_OK(exe);
+    TS_ASSERT_OK(exe);
     auto k = exe->kernel("add_const");
-    LZ_ASSERT_OK(k);
+    TS_ASSERT_OK(k);
     EXPECT_EQ(k->info().required_group_size.x, 64u);
     EXPECT_TRUE(k->info().args_known);
     EXPECT_EQ(k->info().num_buffer_args, 1u);
@@ -506,12 +491,12 @@ TEST_F(LevelZeroTest, SpirvKernelsLaunchAndCheckTheirArguments) {
     const size_t n = 256;
     Buffer b = Alloc(n * 4 + 64);
     std::vector<uint32_t> host(n + 16, 5);
-    LZ_ASSERT_OK(tessera::copy(b, host.data(), host.size() * 4));
+    TS_ASSERT_OK(tessera::copy(b, host.data(), host.size() * 4));
     auto s = dev_.default_stream();
     const uint32_t add = 10;
-    LZ_ASSERT_OK(s.launch(*k, TsDim3{4, 1, 1}, TsDim3{64, 1, 1},
+    TS_ASSERT_OK(s.launch(*k, TsDim3{4, 1, 1}, TsDim3{64, 1, 1},
                           {KernelArg::buffer(b, 64), KernelArg::scalar(add)}));
-    LZ_ASSERT_OK(s.synchronize());
+    TS_ASSERT_OK(s.synchronize());
     auto v = Download(b, n + 16);
     EXPECT_EQ(v[15], 5u) << format;   // before the offset
     EXPECT_EQ(v[16], 15u) << format;  // the first element the kernel saw
@@ -536,7 +521,7 @@ TEST_F(LevelZeroTest, SpirvKernelsLaunchAndCheckTheirArguments) {
 
 TEST_F(LevelZeroTest, GraphsAreUnsupported) {
   auto s = dev_.create_stream();
-  LZ_ASSERT_OK(s);
+  TS_ASSERT_OK(s);
   EXPECT_EQ(s->begin_capture().code(), StatusCode::kUnsupported);
 }
 

@@ -86,9 +86,9 @@ TEST_F(VulkanBatching, AnOperationOnAnIdleStreamIsSubmittedWithoutAHostCall) {
   auto* h = static_cast<uint32_t*>(b.host_pointer());
   ASSERT_NE(h, nullptr);
   std::memset(h, 0, 256);
-  VK_ASSERT_OK(s->synchronize());
+  TS_ASSERT_OK(s->synchronize());
   const TsVulkanDeviceStats before = Now();
-  VK_ASSERT_OK(Fill(*s, b, 5));
+  TS_ASSERT_OK(Fill(*s, b, 5));
   // No synchronize, no query: the plugin submits it by itself, and it runs.
   EXPECT_EQ(AwaitSubmits(before.queue_submits + 1), before.queue_submits + 1);
   bool ran = false;
@@ -100,7 +100,7 @@ TEST_F(VulkanBatching, AnOperationOnAnIdleStreamIsSubmittedWithoutAHostCall) {
   const TsVulkanDeviceStats after = Now();
   EXPECT_EQ(after.queue_submits, before.queue_submits + 1);
   EXPECT_EQ(after.submitted_commands, before.submitted_commands + 1);
-  VK_ASSERT_OK(s->synchronize());
+  TS_ASSERT_OK(s->synchronize());
   EXPECT_EQ(Now().queue_submits, before.queue_submits + 1) << "synchronize submitted again";
 }
 
@@ -110,38 +110,38 @@ TEST_F(VulkanBatching, LaunchesOnABusyStreamShareOneSubmit) {
   Stream s = dev_.default_stream();
   const uint32_t n = 64;
   Buffer a = Alloc(n * 4);
-  VK_ASSERT_OK(s.synchronize());
+  TS_ASSERT_OK(s.synchronize());
   const TsVulkanDeviceStats start = Now();
-  VK_ASSERT_OK(QueueGate(s));
+  TS_ASSERT_OK(QueueGate(s));
   ASSERT_EQ(AwaitSubmits(start.queue_submits + 1), start.queue_submits + 1)
       << "the gate on an idle stream was not submitted";
-  for (uint32_t v = 0; v < 256; ++v) VK_ASSERT_OK(Fill(s, a, v, n));
+  for (uint32_t v = 0; v < 256; ++v) TS_ASSERT_OK(Fill(s, a, v, n));
   TsVulkanDeviceStats mid = Now();
   EXPECT_EQ(mid.queue_submits, start.queue_submits + 1)
       << "launches on a busy stream were submitted one by one";
   Open();
-  VK_ASSERT_OK(s.synchronize());
+  TS_ASSERT_OK(s.synchronize());
   ASSERT_FALSE(GateTimedOut());
   TsVulkanDeviceStats end = Now();
   EXPECT_EQ(end.queue_submits, start.queue_submits + 2) << "256 launches + synchronize";
   EXPECT_EQ(end.submitted_commands, start.submitted_commands + 257);
   std::vector<uint32_t> h(n);
-  VK_ASSERT_OK(tessera::copy(h.data(), a, n * 4));
+  TS_ASSERT_OK(tessera::copy(h.data(), a, n * 4));
   EXPECT_EQ(h[0], 255u);
   EXPECT_EQ(h[63], 255u + 63);
 
   // 3000 launches behind a gate: full batches of 1024 go while it is
   // closed, the rest with the synchronize.
   const TsVulkanDeviceStats start2 = Now();
-  VK_ASSERT_OK(QueueGate(s));
+  TS_ASSERT_OK(QueueGate(s));
   ASSERT_EQ(AwaitSubmits(start2.queue_submits + 1), start2.queue_submits + 1);
-  for (uint32_t v = 0; v < 3000; ++v) VK_ASSERT_OK(Fill(s, a, v, n));
+  for (uint32_t v = 0; v < 3000; ++v) TS_ASSERT_OK(Fill(s, a, v, n));
   EXPECT_EQ(Now().queue_submits, start2.queue_submits + 3) << "the gate, then 2 full batches";
   Open();
-  VK_ASSERT_OK(s.synchronize());
+  TS_ASSERT_OK(s.synchronize());
   ASSERT_FALSE(GateTimedOut());
   EXPECT_EQ(Now().queue_submits, start2.queue_submits + 4);
-  VK_ASSERT_OK(tessera::copy(h.data(), a, n * 4));
+  TS_ASSERT_OK(tessera::copy(h.data(), a, n * 4));
   EXPECT_EQ(h[0], 2999u);
   EXPECT_EQ(h[63], 2999u + 63);
 }
@@ -158,9 +158,9 @@ TEST_F(VulkanBatching, QueuedWorkStartsWhenTheStreamDrains) {
   ASSERT_NE(h, nullptr);
   std::memset(h, 0, 256);
   const uint64_t before = Now().queue_submits;
-  VK_ASSERT_OK(QueueGate(*s));
+  TS_ASSERT_OK(QueueGate(*s));
   ASSERT_EQ(AwaitSubmits(before + 1), before + 1);
-  VK_ASSERT_OK(Fill(*s, out, 1000, 64));  // deferred behind the running gate
+  TS_ASSERT_OK(Fill(*s, out, 1000, 64));  // deferred behind the running gate
   const uint64_t submits = Now().queue_submits;
   ASSERT_EQ(submits, before + 1);
   Open();
@@ -171,7 +171,7 @@ TEST_F(VulkanBatching, QueuedWorkStartsWhenTheStreamDrains) {
   }
   EXPECT_TRUE(seen) << "the launch queued behind the gate never ran without a host call";
   EXPECT_EQ(Now().queue_submits, submits + 1);
-  VK_ASSERT_OK(s->synchronize());
+  TS_ASSERT_OK(s->synchronize());
   ASSERT_FALSE(GateTimedOut());
 }
 
@@ -219,8 +219,8 @@ TEST_F(VulkanBatching, FlusherPollsAfterADeferralThenSleeps) {
     return FlusherSwitches() - before;
   };
   // A deferral (the launch), then nothing deferred: it polls.
-  VK_ASSERT_OK(Fill(*s, b, 1));
-  VK_ASSERT_OK(s->synchronize());
+  TS_ASSERT_OK(Fill(*s, b, 1));
+  TS_ASSERT_OK(s->synchronize());
   const int64_t polling = window(std::chrono::milliseconds(50));
   EXPECT_GE(polling, 5) << "the flusher did not poll within 100 ms of a deferral";
   // Past kFlusherLinger with no deferral: it sleeps.
@@ -229,9 +229,9 @@ TEST_F(VulkanBatching, FlusherPollsAfterADeferralThenSleeps) {
   EXPECT_LE(idle, 2) << "the flusher kept waking with nothing deferred for 150 ms";
   // The next deferral notifies the sleeping flusher: submitted with no host call.
   const uint64_t before = Now().queue_submits;
-  VK_ASSERT_OK(Fill(*s, b, 2));
+  TS_ASSERT_OK(Fill(*s, b, 2));
   EXPECT_EQ(AwaitSubmits(before + 1), before + 1) << "an idle flusher was not woken";
-  VK_ASSERT_OK(s->synchronize());
+  TS_ASSERT_OK(s->synchronize());
 }
 
 // Pinned host memory (Host_Allocate, Host_Register) is imported into the
@@ -248,23 +248,23 @@ TEST_F(VulkanTest, PinnedMemoryIsImportedNotStaged) {
   auto p = rt_.pinned_malloc(size);
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   std::vector<uint8_t> reg(size + 123);
-  VK_ASSERT_OK(rt_.register_host(reg.data() + 7, size));
+  TS_ASSERT_OK(rt_.register_host(reg.data() + 7, size));
   TsVulkanDeviceStats mid = Stats(rt_, dev_);
   EXPECT_EQ(mid.host_imports, before.host_imports + 2) << "pinned memory was not imported";
 
   std::memset(*p, 0x11, size);
-  VK_ASSERT_OK(s->copy_async(b, *p, size));
-  VK_ASSERT_OK(s->copy_async(reg.data() + 7, b, size));
-  VK_ASSERT_OK(s->memset_async(b, 0, 0x22, size));
-  VK_ASSERT_OK(s->copy_async(*p, b, size));
-  VK_ASSERT_OK(s->synchronize());
+  TS_ASSERT_OK(s->copy_async(b, *p, size));
+  TS_ASSERT_OK(s->copy_async(reg.data() + 7, b, size));
+  TS_ASSERT_OK(s->memset_async(b, 0, 0x22, size));
+  TS_ASSERT_OK(s->copy_async(*p, b, size));
+  TS_ASSERT_OK(s->synchronize());
   EXPECT_EQ(Stats(rt_, dev_).staged_copies, before.staged_copies)
       << "async copies of pinned memory went through a staging buffer";
   EXPECT_EQ(reg[7], 0x11);
   EXPECT_EQ(reg[7 + size - 1], 0x11);
   EXPECT_EQ(static_cast<uint8_t*>(*p)[size - 1], 0x22);
-  VK_ASSERT_OK(rt_.unregister_host(reg.data() + 7));
-  VK_ASSERT_OK(rt_.pinned_free(*p));
+  TS_ASSERT_OK(rt_.unregister_host(reg.data() + 7));
+  TS_ASSERT_OK(rt_.pinned_free(*p));
 }
 
 // The same copies on a device without VK_EXT_external_memory_host (masked by
@@ -285,16 +285,16 @@ TEST(VulkanNoHostImport, PinnedMemoryIsStaged) {
   auto p = rt->pinned_malloc(size);
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   std::memset(*p, 0x33, size);
-  VK_ASSERT_OK(s->copy_async(*b, *p, size));
-  VK_ASSERT_OK(s->memset_async(*b, 0, 0x44, 16));
-  VK_ASSERT_OK(s->copy_async(*p, *b, size));
-  VK_ASSERT_OK(s->synchronize());
+  TS_ASSERT_OK(s->copy_async(*b, *p, size));
+  TS_ASSERT_OK(s->memset_async(*b, 0, 0x44, 16));
+  TS_ASSERT_OK(s->copy_async(*p, *b, size));
+  TS_ASSERT_OK(s->synchronize());
   const TsVulkanDeviceStats after = Stats(*rt, dev);
   EXPECT_EQ(after.host_imports, before.host_imports);
   EXPECT_EQ(after.staged_copies, before.staged_copies + 2);
   EXPECT_EQ(static_cast<uint8_t*>(*p)[0], 0x44);
   EXPECT_EQ(static_cast<uint8_t*>(*p)[size - 1], 0x33);
-  VK_ASSERT_OK(rt->pinned_free(*p));
+  TS_ASSERT_OK(rt->pinned_free(*p));
 }
 
 // The completion-time clock, with VK_EXT_calibrated_timestamps where the
@@ -345,7 +345,7 @@ TEST_P(VulkanStampClock, TheFirstTimestampDoesNotWaitForTheQueue) {
   }
   auto s = dev_.create_stream();
   ASSERT_TRUE(s.ok()) << s.status().ToString();
-  VK_ASSERT_OK(QueueGate(*s));
+  TS_ASSERT_OK(QueueGate(*s));
   uint64_t slot = 0;
   TsError* e = WriteTimestamp(*s, &slot);
   ASSERT_EQ(e, nullptr) << TakeError(rt_.plugin_api(), e);
@@ -353,7 +353,7 @@ TEST_P(VulkanStampClock, TheFirstTimestampDoesNotWaitForTheQueue) {
   EXPECT_EQ(__atomic_load_n(&slot, __ATOMIC_ACQUIRE), 0u) << "written while the gate holds";
   const uint64_t opened = HostNs();
   Open();
-  VK_ASSERT_OK(s->synchronize());
+  TS_ASSERT_OK(s->synchronize());
   const uint64_t after = HostNs();
   const uint64_t t = __atomic_load_n(&slot, __ATOMIC_ACQUIRE);
   const uint64_t slack = 1000000;  // 1 ms: a converted device clock

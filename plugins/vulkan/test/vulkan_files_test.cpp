@@ -108,7 +108,7 @@ TEST(VulkanFiles, BadPipelineCacheFilesAreIgnoredNotFatal) {
     if (ReadFile(shader).empty()) continue;
     auto exe = dev.load_executable("spirv", shader);
     ASSERT_TRUE(exe.ok()) << exe.status().ToString();
-    VK_EXPECT_OK(exe->kernel("fill"));
+    TS_EXPECT_OK(exe->kernel("fill"));
   }
   Remove(cache_path);
 }
@@ -155,9 +155,9 @@ TEST_F(VulkanTest, BuffersPastTheHeapAreOutOfMemory) {
   EXPECT_EQ(second.status().code(), StatusCode::kResourceExhausted) << second.status().ToString();
   EXPECT_NE(second.status().message().find("free buffers first"), std::string::npos)
       << second.status().ToString();
-  VK_EXPECT_OK(dev_.allocate(4096));
-  VK_ASSERT_OK(first->destroy());
-  VK_EXPECT_OK(dev_.allocate(half));
+  TS_EXPECT_OK(dev_.allocate(4096));
+  TS_ASSERT_OK(first->destroy());
+  TS_EXPECT_OK(dev_.allocate(half));
 }
 
 }  // namespace

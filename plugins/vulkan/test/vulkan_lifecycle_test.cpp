@@ -142,25 +142,25 @@ TEST_F(VulkanTest, DeadStreamsLendTheirTimelinesToNewOnes) {
     auto s2 = dev_.create_stream();
     auto e = dev_.create_event(TS_EVENT_DISABLE_TIMING);
     ASSERT_TRUE(s1.ok() && s2.ok() && e.ok());
-    VK_ASSERT_OK(s1->launch(fill, {2, 1, 1}, {32, 1, 1},
+    TS_ASSERT_OK(s1->launch(fill, {2, 1, 1}, {32, 1, 1},
                             {KernelArg::buffer(a), KernelArg::scalar(i), KernelArg::scalar(n)}));
-    VK_ASSERT_OK(s1->record(*e));
-    VK_ASSERT_OK(s2->wait(*e));
-    VK_ASSERT_OK(s2->launch(fill, {2, 1, 1}, {32, 1, 1},
+    TS_ASSERT_OK(s1->record(*e));
+    TS_ASSERT_OK(s2->wait(*e));
+    TS_ASSERT_OK(s2->launch(fill, {2, 1, 1}, {32, 1, 1},
                             {KernelArg::buffer(b), KernelArg::scalar(i * 2), KernelArg::scalar(n)}));
-    VK_ASSERT_OK(s1->destroy());  // with work pending
-    VK_ASSERT_OK(s2->destroy());
-    VK_ASSERT_OK(e->destroy());
-    if (i % 16 == 0) VK_ASSERT_OK(dev_.synchronize());
+    TS_ASSERT_OK(s1->destroy());  // with work pending
+    TS_ASSERT_OK(s2->destroy());
+    TS_ASSERT_OK(e->destroy());
+    if (i % 16 == 0) TS_ASSERT_OK(dev_.synchronize());
   }
-  VK_ASSERT_OK(dev_.synchronize());
+  TS_ASSERT_OK(dev_.synchronize());
   const uint64_t created = Stats(rt_, dev_).timeline_semaphores - before;
   // Destroyed streams with pending work stay alive until it completes (at
   // most 16 iterations here, two streams each); the rest are reused.
   EXPECT_LE(created, 40u) << "400 streams created " << created << " timeline semaphores";
   std::vector<uint32_t> ha(n), hb(n);
-  VK_ASSERT_OK(tessera::copy(ha.data(), a, n * 4));
-  VK_ASSERT_OK(tessera::copy(hb.data(), b, n * 4));
+  TS_ASSERT_OK(tessera::copy(ha.data(), a, n * 4));
+  TS_ASSERT_OK(tessera::copy(hb.data(), b, n * 4));
   EXPECT_EQ(ha[5], 199u + 5);
   EXPECT_EQ(hb[5], 398u + 5);
 }

@@ -44,11 +44,11 @@ TEST_F(VulkanTest, BufferArgumentPastTheBindingLimitIsAnError) {
 
   // At an offset that leaves exactly the limit, the launch runs and writes
   // where it should.
-  VK_ASSERT_OK(s.launch(fill, {2, 1, 1}, {32, 1, 1},
+  TS_ASSERT_OK(s.launch(fill, {2, 1, 1}, {32, 1, 1},
                         {KernelArg::buffer(big, 256), KernelArg::scalar(7u),
                          KernelArg::scalar(n)}));
   std::vector<uint32_t> h(n);
-  VK_ASSERT_OK(tessera::copy(h.data(), tessera::MemoryRef(big, 256), n * 4));
+  TS_ASSERT_OK(tessera::copy(h.data(), tessera::MemoryRef(big, 256), n * 4));
   for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(h[i], 7u + i) << i;
 }
 

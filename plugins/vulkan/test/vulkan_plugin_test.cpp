@@ -137,8 +137,8 @@ TEST_F(VulkanTest, Buffers) {
   ASSERT_NE(p.host_pointer(), nullptr);
   std::memset(p.host_pointer(), 0x5a, 4096);
   std::vector<uint8_t> back(4096);
-  VK_ASSERT_OK(tessera::copy(d, p, 4096));
-  VK_ASSERT_OK(tessera::copy(back.data(), d, 4096));
+  TS_ASSERT_OK(tessera::copy(d, p, 4096));
+  TS_ASSERT_OK(tessera::copy(back.data(), d, 4096));
   EXPECT_EQ(back[0], 0x5a);
   EXPECT_EQ(back[4095], 0x5a);
 
@@ -146,7 +146,7 @@ TEST_F(VulkanTest, Buffers) {
     Buffer m = Alloc(256, TS_BUFFER_MANAGED);
     ASSERT_NE(m.host_pointer(), nullptr);
     std::memset(m.host_pointer(), 7, 256);
-    VK_ASSERT_OK(tessera::copy(back.data(), m, 256));
+    TS_ASSERT_OK(tessera::copy(back.data(), m, 256));
     EXPECT_EQ(back[255], 7);
     auto pr = dev_.default_stream().prefetch(m, &dev_);
     ASSERT_TRUE(pr.ok()) << pr.status().ToString();
@@ -161,7 +161,7 @@ TEST_F(VulkanTest, Buffers) {
   EXPECT_EQ(huge.status().code(), StatusCode::kResourceExhausted) << huge.status().ToString();
 
   Buffer dead = Alloc(64);
-  VK_ASSERT_OK(dead.destroy());
+  TS_ASSERT_OK(dead.destroy());
   Status st = tessera::copy(back.data(), dead, 16);
   EXPECT_EQ(st.code(), StatusCode::kInvalidHandle) << st.ToString();
 }
@@ -172,14 +172,14 @@ TEST_F(VulkanTest, CopiesEveryDirection) {
   for (size_t i = 0; i < n; ++i) src[i] = static_cast<uint8_t>(i * 7 + 3);
   Buffer a = Alloc(n), b = Alloc(n);
   // pageable host -> device -> device -> pageable host (synchronous)
-  VK_ASSERT_OK(tessera::copy(a, src.data(), n));
-  VK_ASSERT_OK(tessera::copy(b, a, n));
-  VK_ASSERT_OK(tessera::copy(dst.data(), b, n));
+  TS_ASSERT_OK(tessera::copy(a, src.data(), n));
+  TS_ASSERT_OK(tessera::copy(b, a, n));
+  TS_ASSERT_OK(tessera::copy(dst.data(), b, n));
   EXPECT_EQ(src, dst);
   // offsets inside buffers
-  VK_ASSERT_OK(tessera::copy(tessera::MemoryRef(b, 1001), tessera::MemoryRef(a, 17), 4096));
+  TS_ASSERT_OK(tessera::copy(tessera::MemoryRef(b, 1001), tessera::MemoryRef(a, 17), 4096));
   std::vector<uint8_t> part(4096);
-  VK_ASSERT_OK(tessera::copy(part.data(), tessera::MemoryRef(b, 1001), 4096));
+  TS_ASSERT_OK(tessera::copy(part.data(), tessera::MemoryRef(b, 1001), 4096));
   EXPECT_EQ(0, std::memcmp(part.data(), src.data() + 17, 4096));
 
   // asynchronous, pinned memory (pinned_malloc) on a stream
@@ -189,28 +189,28 @@ TEST_F(VulkanTest, CopiesEveryDirection) {
   ASSERT_TRUE(pin.ok()) << pin.status().ToString();
   uint8_t* pinned = static_cast<uint8_t*>(*pin);
   std::memcpy(pinned, src.data(), n);
-  VK_ASSERT_OK(s->copy_async(b, pinned, n));
+  TS_ASSERT_OK(s->copy_async(b, pinned, n));
   std::memset(pinned, 0, n);  // after the stream is synchronized below...
-  VK_ASSERT_OK(s->synchronize());
+  TS_ASSERT_OK(s->synchronize());
   std::memcpy(pinned, src.data(), n);
-  VK_ASSERT_OK(s->copy_async(b, pinned, n));
+  TS_ASSERT_OK(s->copy_async(b, pinned, n));
   std::vector<uint8_t> zero(n, 0);
-  VK_ASSERT_OK(s->synchronize());
+  TS_ASSERT_OK(s->synchronize());
   std::memset(pinned, 0, n);
-  VK_ASSERT_OK(s->copy_async(pinned, b, n));
-  VK_ASSERT_OK(s->synchronize());
+  TS_ASSERT_OK(s->copy_async(pinned, b, n));
+  TS_ASSERT_OK(s->synchronize());
   EXPECT_EQ(0, std::memcmp(pinned, src.data(), n));
-  VK_ASSERT_OK(rt_.pinned_free(pinned));
+  TS_ASSERT_OK(rt_.pinned_free(pinned));
 
   // asynchronous, registered memory (imported with VK_EXT_external_memory_host
   // where available, staged otherwise), at an unaligned address
   std::vector<uint8_t> reg(n + 64);
   uint8_t* r = reg.data() + 5;
-  VK_ASSERT_OK(rt_.register_host(r, n));
-  VK_ASSERT_OK(s->copy_async(r, a, n));
-  VK_ASSERT_OK(s->synchronize());
+  TS_ASSERT_OK(rt_.register_host(r, n));
+  TS_ASSERT_OK(s->copy_async(r, a, n));
+  TS_ASSERT_OK(s->synchronize());
   EXPECT_EQ(0, std::memcmp(r, src.data(), n));
-  VK_ASSERT_OK(rt_.unregister_host(r));
+  TS_ASSERT_OK(rt_.unregister_host(r));
 
   // pageable memory in an async copy is refused with a fix
   Status st = s->copy_async(b, src.data(), n);
@@ -222,15 +222,15 @@ TEST_F(VulkanTest, CopiesEveryDirection) {
 
 TEST_F(VulkanTest, MemsetEdges) {
   Buffer a = Alloc(64);
-  VK_ASSERT_OK(tessera::memset(a, 0, 0x11, 64));
-  VK_ASSERT_OK(tessera::memset(a, 3, 0xab, 10));   // head + words + tail
-  VK_ASSERT_OK(tessera::memset(a, 41, 0xcd, 2));   // inside one word
+  TS_ASSERT_OK(tessera::memset(a, 0, 0x11, 64));
+  TS_ASSERT_OK(tessera::memset(a, 3, 0xab, 10));   // head + words + tail
+  TS_ASSERT_OK(tessera::memset(a, 41, 0xcd, 2));   // inside one word
   auto s = dev_.create_stream();
   ASSERT_TRUE(s.ok());
-  VK_ASSERT_OK(s->memset_async(a, 50, 0xef, 14));
-  VK_ASSERT_OK(s->synchronize());
+  TS_ASSERT_OK(s->memset_async(a, 50, 0xef, 14));
+  TS_ASSERT_OK(s->synchronize());
   std::vector<uint8_t> h(64);
-  VK_ASSERT_OK(tessera::copy(h.data(), a, 64));
+  TS_ASSERT_OK(tessera::copy(h.data(), a, 64));
   for (size_t i = 0; i < 64; ++i) {
     uint8_t want = 0x11;
     if (i >= 3 && i < 13) want = 0xab;
@@ -251,15 +251,15 @@ TEST_F(VulkanTest, Saxpy) {
   std::vector<float> x(n), y(n);
   for (uint32_t i = 0; i < n; ++i) x[i] = float(i), y[i] = 1.0f + float(i % 7);
   Buffer bx = Alloc(n * 4), by = Alloc(n * 4);
-  VK_ASSERT_OK(tessera::copy(bx, x.data(), n * 4));
-  VK_ASSERT_OK(tessera::copy(by, y.data(), n * 4));
+  TS_ASSERT_OK(tessera::copy(bx, x.data(), n * 4));
+  TS_ASSERT_OK(tessera::copy(by, y.data(), n * 4));
   Stream s = dev_.default_stream();
   float a = 2.5f;
-  VK_ASSERT_OK(s.launch(k, {(n + 63) / 64, 1, 1}, {64, 1, 1},
+  TS_ASSERT_OK(s.launch(k, {(n + 63) / 64, 1, 1}, {64, 1, 1},
                         {KernelArg::buffer(bx), KernelArg::buffer(by), KernelArg::scalar(a),
                          KernelArg::scalar(n)}));
   std::vector<float> out(n);
-  VK_ASSERT_OK(tessera::copy(out.data(), by, n * 4));
+  TS_ASSERT_OK(tessera::copy(out.data(), by, n * 4));
   for (uint32_t i = 0; i < n; ++i) ASSERT_FLOAT_EQ(out[i], a * x[i] + y[i]) << i;
 }
 
@@ -272,14 +272,14 @@ TEST_F(VulkanTest, SharedMemoryReduction) {
   std::vector<float> x(n);
   for (uint32_t i = 0; i < n; ++i) x[i] = float(i % 13) - 3.0f;
   Buffer in = Alloc(n * 4), out = Alloc(groups * 4);
-  VK_ASSERT_OK(tessera::copy(in, x.data(), n * 4));
+  TS_ASSERT_OK(tessera::copy(in, x.data(), n * 4));
   auto s = dev_.create_stream();
   ASSERT_TRUE(s.ok());
-  VK_ASSERT_OK(s->launch(k, {groups, 1, 1}, {256, 1, 1},
+  TS_ASSERT_OK(s->launch(k, {groups, 1, 1}, {256, 1, 1},
                          {KernelArg::buffer(in), KernelArg::buffer(out), KernelArg::scalar(n)}));
-  VK_ASSERT_OK(s->synchronize());
+  TS_ASSERT_OK(s->synchronize());
   std::vector<float> sums(groups);
-  VK_ASSERT_OK(tessera::copy(sums.data(), out, groups * 4));
+  TS_ASSERT_OK(tessera::copy(sums.data(), out, groups * 4));
   for (uint32_t g = 0; g < groups; ++g) {
     float want = 0;
     for (uint32_t i = g * 256; i < std::min(n, g * 256 + 256); ++i) want += x[i];
@@ -404,7 +404,7 @@ TEST_F(VulkanTest, WaitEventAcrossDevicesIsUnsupported) {
   ASSERT_TRUE(s1.ok() && e2.ok());
   auto s2 = dev2.create_stream();
   ASSERT_TRUE(s2.ok());
-  VK_ASSERT_OK(s2->record(*e2));  // recorded: a real cross-device edge
+  TS_ASSERT_OK(s2->record(*e2));  // recorded: a real cross-device edge
   const TsPluginApi* api = rt_.plugin_api();
   ASSERT_NE(api, nullptr);
   TsStream_WaitEvent_Args a{};
@@ -428,8 +428,8 @@ TEST_F(VulkanTest, WaitEventAcrossDevicesIsUnsupported) {
   gd.error = err;
   api->Error_Destroy(&gd);
   // The host-side alternative works, and the stream is unaffected.
-  VK_EXPECT_OK(e2->synchronize());
-  VK_EXPECT_OK(s1->synchronize());
+  TS_EXPECT_OK(e2->synchronize());
+  TS_EXPECT_OK(s1->synchronize());
 }
 
 TEST_F(VulkanTest, BadSpirv) {
@@ -462,8 +462,8 @@ TEST_F(VulkanTest, KernelArchive) {
   std::string image(saxpy.begin(), saxpy.end());
   std::string blob = tessera::WriteKernelArchive({{"first", image}, {"second", image}});
   auto exe = dev_.load_executable("archive:spirv", blob.data(), blob.size());
-  VK_ASSERT_OK(exe);
-  VK_EXPECT_OK(exe->kernel("saxpy"));
+  TS_ASSERT_OK(exe);
+  TS_EXPECT_OK(exe->kernel("saxpy"));
   auto missing = exe->kernel("nope");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound) << missing.status().ToString();
@@ -516,9 +516,9 @@ TEST_F(VulkanTest, CapabilityCheck) {
   ASSERT_TRUE(k.ok()) << k.status().ToString();
   Buffer b = Alloc(8);
   uint64_t v = 7;
-  VK_ASSERT_OK(tessera::copy(b, &v, 8));
-  VK_ASSERT_OK(dev_.default_stream().launch(*k, {1, 1, 1}, {1, 1, 1}, {KernelArg::buffer(b)}));
-  VK_ASSERT_OK(tessera::copy(&v, b, 8));
+  TS_ASSERT_OK(tessera::copy(b, &v, 8));
+  TS_ASSERT_OK(dev_.default_stream().launch(*k, {1, 1, 1}, {1, 1, 1}, {KernelArg::buffer(b)}));
+  TS_ASSERT_OK(tessera::copy(&v, b, 8));
   EXPECT_EQ(v, 21u);
 }
 
@@ -551,11 +551,11 @@ TEST_F(VulkanTest, SubgroupShuffleDown) {
   std::vector<float> x(n);
   for (uint32_t i = 0; i < n; ++i) x[i] = float(i * 3 + 1);
   Buffer in = Alloc(n * 4), out = Alloc(n * 4);
-  VK_ASSERT_OK(tessera::copy(in, x.data(), n * 4));
-  VK_ASSERT_OK(dev_.default_stream().launch(*k, {n / 64, 1, 1}, {64, 1, 1},
+  TS_ASSERT_OK(tessera::copy(in, x.data(), n * 4));
+  TS_ASSERT_OK(dev_.default_stream().launch(*k, {n / 64, 1, 1}, {64, 1, 1},
                                             {KernelArg::buffer(in), KernelArg::buffer(out)}));
   std::vector<float> y(n);
-  VK_ASSERT_OK(tessera::copy(y.data(), out, n * 4));
+  TS_ASSERT_OK(tessera::copy(y.data(), out, n * 4));
   const uint32_t sg = dev_.info().subgroup_size;
   ASSERT_GT(sg, 0u);
   for (uint32_t i = 0; i < n; ++i) {
@@ -576,9 +576,9 @@ TEST_F(VulkanTest, AtomicFloatAdd) {
   ASSERT_TRUE(k.ok()) << k.status().ToString();
   Buffer b = Alloc(4);
   float v = 1.0f;
-  VK_ASSERT_OK(tessera::copy(b, &v, 4));
-  VK_ASSERT_OK(dev_.default_stream().launch(*k, {4, 1, 1}, {64, 1, 1}, {KernelArg::buffer(b)}));
-  VK_ASSERT_OK(tessera::copy(&v, b, 4));
+  TS_ASSERT_OK(tessera::copy(b, &v, 4));
+  TS_ASSERT_OK(dev_.default_stream().launch(*k, {4, 1, 1}, {64, 1, 1}, {KernelArg::buffer(b)}));
+  TS_ASSERT_OK(tessera::copy(&v, b, 4));
   EXPECT_EQ(v, 1.0f + 256 * 0.5f);  // exact: every partial sum is a multiple of 0.5 < 2^23
 }
 
@@ -613,11 +613,11 @@ TEST_F(VulkanTest, AtomicFloatMinMaxAsReported) {
   v[0] = -inf;
   v[1] = inf;
   Buffer bx = Alloc(n * 4), bv = Alloc(v.size() * 4);
-  VK_ASSERT_OK(tessera::copy(bx, x.data(), n * 4));
-  VK_ASSERT_OK(tessera::copy(bv, v.data(), v.size() * 4));
-  VK_ASSERT_OK(dev_.default_stream().launch(*k, {groups, 1, 1}, {64, 1, 1},
+  TS_ASSERT_OK(tessera::copy(bx, x.data(), n * 4));
+  TS_ASSERT_OK(tessera::copy(bv, v.data(), v.size() * 4));
+  TS_ASSERT_OK(dev_.default_stream().launch(*k, {groups, 1, 1}, {64, 1, 1},
                                             {KernelArg::buffer(bx), KernelArg::buffer(bv)}));
-  VK_ASSERT_OK(tessera::copy(v.data(), bv, v.size() * 4));
+  TS_ASSERT_OK(tessera::copy(v.data(), bv, v.size() * 4));
   EXPECT_EQ(v[0], *std::max_element(x.begin(), x.end()));
   EXPECT_EQ(v[1], *std::min_element(x.begin(), x.end()));
   for (uint32_t g = 0; g < groups; ++g)
@@ -637,9 +637,9 @@ TEST_F(VulkanTest, Int64Atomics) {
   ASSERT_TRUE(k.ok()) << k.status().ToString();
   Buffer b = Alloc(8);
   uint64_t v = 5;
-  VK_ASSERT_OK(tessera::copy(b, &v, 8));
-  VK_ASSERT_OK(dev_.default_stream().launch(*k, {2, 1, 1}, {64, 1, 1}, {KernelArg::buffer(b)}));
-  VK_ASSERT_OK(tessera::copy(&v, b, 8));
+  TS_ASSERT_OK(tessera::copy(b, &v, 8));
+  TS_ASSERT_OK(dev_.default_stream().launch(*k, {2, 1, 1}, {64, 1, 1}, {KernelArg::buffer(b)}));
+  TS_ASSERT_OK(tessera::copy(&v, b, 8));
   EXPECT_EQ(v, 5u + (uint64_t{128} << 32));
 }
 
@@ -681,7 +681,7 @@ TEST_F(VulkanTest, UnknownCapabilityIsUnsupported) {
       << unknown.status().ToString();
   // The device still loads what it supports.
   std::string ok_path = ShaderPath("saxpy");
-  if (!ReadFile(ok_path).empty()) VK_EXPECT_OK(dev_.load_executable("spirv", ok_path));
+  if (!ReadFile(ok_path).empty()) TS_EXPECT_OK(dev_.load_executable("spirv", ok_path));
 }
 
 // A device that lacks the feature a capability needs.  lavapipe has them
@@ -715,7 +715,7 @@ class MaskedFeatures : public ::testing::Test {
         << m;
     // The same runtime still loads what its device supports.
     std::string ok_path = ShaderPath("saxpy");
-    if (!ReadFile(ok_path).empty()) VK_EXPECT_OK(dev.load_executable("spirv", ok_path));
+    if (!ReadFile(ok_path).empty()) TS_EXPECT_OK(dev.load_executable("spirv", ok_path));
   }
 };
 
@@ -813,7 +813,7 @@ TEST_F(VulkanTileIr, ShuffleUpDown) {
   std::vector<float> x(256);
   for (uint32_t i = 0; i < x.size(); ++i) x[i] = float(i * 7 % 251) + 0.25f;
   Buffer bx = Upload(x), bd = Alloc(256 * 4), bu = Alloc(256 * 4);
-  VK_ASSERT_OK(dev_.default_stream().launch(
+  TS_ASSERT_OK(dev_.default_stream().launch(
       k, {4, 1, 1}, {64, 1, 1},
       {KernelArg::buffer(bx), KernelArg::buffer(bd), KernelArg::buffer(bu)}));
   CheckShuffles(x, Download<float>(bd, 256), Download<float>(bu, 256), 64, sg);
@@ -831,7 +831,7 @@ TEST_F(VulkanTileIr, ShuffleUpDownPartialSubgroup) {
   std::vector<int32_t> x(48);
   for (uint32_t i = 0; i < x.size(); ++i) x[i] = int32_t(i * 13 + 5);
   Buffer bx = Upload(x), bd = Alloc(48 * 4), bu = Alloc(48 * 4);
-  VK_ASSERT_OK(dev_.default_stream().launch(
+  TS_ASSERT_OK(dev_.default_stream().launch(
       k, {4, 1, 1}, {12, 1, 1},
       {KernelArg::buffer(bx), KernelArg::buffer(bd), KernelArg::buffer(bu)}));
   CheckShuffles(x, Download<int32_t>(bd, 48), Download<int32_t>(bu, 48), 12, sg);
@@ -852,7 +852,7 @@ TEST_F(VulkanTileIr, FloatAtomicMaxMin) {
   const float inf = std::numeric_limits<float>::infinity();
   Buffer bx = Upload(x), by = Upload(y), bo = Upload(std::vector<float>{-inf, inf, -inf, 0});
   Buffer bp = Alloc(groups * 4), bold = Alloc(n * 4);
-  VK_ASSERT_OK(dev_.default_stream().launch(
+  TS_ASSERT_OK(dev_.default_stream().launch(
       k, {uint32_t(groups), 1, 1}, {uint32_t(group), 1, 1},
       {KernelArg::buffer(bx), KernelArg::buffer(by), KernelArg::buffer(bo),
        KernelArg::buffer(bp), KernelArg::buffer(bold)}));
@@ -886,7 +886,7 @@ TEST_F(VulkanTileIr, SubgroupReduceI64) {
   std::vector<int64_t> x(64);
   for (int i = 0; i < 64; ++i) x[i] = i + 1;
   Buffer bx = Upload(x), bo = Alloc(64 * 8);
-  VK_ASSERT_OK(dev_.default_stream().launch(k, {1, 1, 1}, {64, 1, 1},
+  TS_ASSERT_OK(dev_.default_stream().launch(k, {1, 1, 1}, {64, 1, 1},
                                             {KernelArg::buffer(bx), KernelArg::buffer(bo)}));
   auto out = Download<int64_t>(bo, 64);
   for (uint32_t i = 0; i < 64; ++i) {
@@ -930,7 +930,7 @@ TEST_F(VulkanTileIr, FloatAddCas) {
   LoadTile("tile_fadd_cas", "fadd_cas", &exe, &k);
   if (IsSkipped() || HasFatalFailure()) return;  // GTEST_SKIP in a helper returns from it only
   Buffer b = Upload(std::vector<float>{1.0f, 2.0f});
-  VK_ASSERT_OK(dev_.default_stream().launch(k, {4, 1, 1}, {64, 1, 1}, {KernelArg::buffer(b)}));
+  TS_ASSERT_OK(dev_.default_stream().launch(k, {4, 1, 1}, {64, 1, 1}, {KernelArg::buffer(b)}));
   auto out = Download<float>(b, 2);
   EXPECT_EQ(out[0], 1.0f + 256 * 0.5f);  // exact: multiples of 0.5 below 2^23
   EXPECT_EQ(out[1], 2.0f + 4 * 32.0f);   // four groups' shared sums of 64 * 0.5
@@ -963,7 +963,7 @@ TEST_F(VulkanTileIr, NonThirtyTwoBitTypes) {
   const uint16_t h = HalfBits(2.0f);
   const double d = 0.1;
   Buffer bw = Upload(wide), bh = Upload(half), bd = Upload(dbl), bb = Upload(byte);
-  VK_ASSERT_OK(dev_.default_stream().launch(
+  TS_ASSERT_OK(dev_.default_stream().launch(
       k, {1, 1, 1}, {64, 1, 1},
       {KernelArg::scalar(kk), KernelArg::scalar(h), KernelArg::scalar(d), KernelArg::buffer(bw),
        KernelArg::buffer(bh), KernelArg::buffer(bd), KernelArg::buffer(bb)}));
@@ -997,16 +997,16 @@ TEST_F(VulkanTest, TwoStreamsEventEdge) {
     ASSERT_TRUE(ev.ok());
     // A: many fills (batched into one submit), the last one wins.
     for (uint32_t v = 0; v < 50; ++v)
-      VK_ASSERT_OK(sa->launch(fill, {n / 32, 1, 1}, {32, 1, 1},
+      TS_ASSERT_OK(sa->launch(fill, {n / 32, 1, 1}, {32, 1, 1},
                               {KernelArg::buffer(a), KernelArg::scalar(v * 1000),
                                KernelArg::scalar(n)}));
-    VK_ASSERT_OK(sa->record(*ev));
+    TS_ASSERT_OK(sa->record(*ev));
     // B waits on the event, then copies what A wrote.
-    VK_ASSERT_OK(sb->wait(*ev));
-    VK_ASSERT_OK(sb->copy_async(b, a, n * 4));
-    VK_ASSERT_OK(sb->synchronize());
+    TS_ASSERT_OK(sb->wait(*ev));
+    TS_ASSERT_OK(sb->copy_async(b, a, n * 4));
+    TS_ASSERT_OK(sb->synchronize());
     std::vector<uint32_t> h(n);
-    VK_ASSERT_OK(tessera::copy(h.data(), b, n * 4));
+    TS_ASSERT_OK(tessera::copy(h.data(), b, n * 4));
     for (uint32_t i = 0; i < n; i += 997) ASSERT_EQ(h[i], 49000u + i) << i;
     auto q = ev->query();
     ASSERT_TRUE(q.ok());
@@ -1028,18 +1028,18 @@ TEST_F(VulkanTest, DefaultStreamOrdering) {
   Stream d = dev_.default_stream();
   Buffer a = Alloc(n * 4), b = Alloc(n * 4);
   // blocking stream -> default stream: no event needed
-  VK_ASSERT_OK(s->launch(fill, {n / 32, 1, 1}, {32, 1, 1},
+  TS_ASSERT_OK(s->launch(fill, {n / 32, 1, 1}, {32, 1, 1},
                          {KernelArg::buffer(a), KernelArg::scalar(5u), KernelArg::scalar(n)}));
-  VK_ASSERT_OK(d.copy_async(b, a, n * 4));
+  TS_ASSERT_OK(d.copy_async(b, a, n * 4));
   // default stream -> blocking stream
-  VK_ASSERT_OK(d.launch(fill, {n / 32, 1, 1}, {32, 1, 1},
+  TS_ASSERT_OK(d.launch(fill, {n / 32, 1, 1}, {32, 1, 1},
                         {KernelArg::buffer(a), KernelArg::scalar(9u), KernelArg::scalar(n)}));
   Buffer c = Alloc(n * 4);
-  VK_ASSERT_OK(s->copy_async(c, a, n * 4));
-  VK_ASSERT_OK(s->synchronize());
+  TS_ASSERT_OK(s->copy_async(c, a, n * 4));
+  TS_ASSERT_OK(s->synchronize());
   std::vector<uint32_t> hb(n), hc(n);
-  VK_ASSERT_OK(tessera::copy(hb.data(), b, n * 4));
-  VK_ASSERT_OK(tessera::copy(hc.data(), c, n * 4));
+  TS_ASSERT_OK(tessera::copy(hb.data(), b, n * 4));
+  TS_ASSERT_OK(tessera::copy(hc.data(), c, n * 4));
   for (uint32_t i = 0; i < n; i += 101) {
     ASSERT_EQ(hb[i], 5u + i) << i;
     ASSERT_EQ(hc[i], 9u + i) << i;
@@ -1047,11 +1047,11 @@ TEST_F(VulkanTest, DefaultStreamOrdering) {
   // A destroyed stream's queued work still completes.
   auto t = dev_.create_stream();
   ASSERT_TRUE(t.ok());
-  VK_ASSERT_OK(t->launch(fill, {n / 32, 1, 1}, {32, 1, 1},
+  TS_ASSERT_OK(t->launch(fill, {n / 32, 1, 1}, {32, 1, 1},
                          {KernelArg::buffer(a), KernelArg::scalar(77u), KernelArg::scalar(n)}));
-  VK_ASSERT_OK(t->destroy());
-  VK_ASSERT_OK(dev_.synchronize());
-  VK_ASSERT_OK(tessera::copy(hb.data(), a, n * 4));
+  TS_ASSERT_OK(t->destroy());
+  TS_ASSERT_OK(dev_.synchronize());
+  TS_ASSERT_OK(tessera::copy(hb.data(), a, n * 4));
   EXPECT_EQ(hb[n - 1], 77u + n - 1);
 }
 
@@ -1061,28 +1061,28 @@ TEST_F(VulkanTest, NeverRecordedEvents) {
   auto q = e1->query();
   ASSERT_TRUE(q.ok());
   EXPECT_TRUE(*q);
-  VK_EXPECT_OK(e1->synchronize());
+  TS_EXPECT_OK(e1->synchronize());
   auto s = dev_.create_stream();
   ASSERT_TRUE(s.ok());
-  VK_EXPECT_OK(s->wait(*e1));
-  VK_EXPECT_OK(s->synchronize());
+  TS_EXPECT_OK(s->wait(*e1));
+  TS_EXPECT_OK(s->synchronize());
   auto ms = Event::elapsed_ms(*e1, *e2);
   ASSERT_FALSE(ms.ok());
   EXPECT_EQ(ms.status().code(), StatusCode::kFailedPrecondition) << ms.status().ToString();
   // Recorded: elapsed time works.
   Buffer b = Alloc(1 << 20);
-  VK_ASSERT_OK(s->record(*e1));
-  VK_ASSERT_OK(s->memset_async(b, 0, 1, 1 << 20));
-  VK_ASSERT_OK(s->record(*e2));
-  VK_ASSERT_OK(e2->synchronize());
+  TS_ASSERT_OK(s->record(*e1));
+  TS_ASSERT_OK(s->memset_async(b, 0, 1, 1 << 20));
+  TS_ASSERT_OK(s->record(*e2));
+  TS_ASSERT_OK(e2->synchronize());
   auto t = Event::elapsed_ms(*e1, *e2);
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   EXPECT_GE(*t, 0.0);
   // Timing disabled.
   auto nt = dev_.create_event(TS_EVENT_DISABLE_TIMING);
   ASSERT_TRUE(nt.ok());
-  VK_ASSERT_OK(s->record(*nt));
-  VK_ASSERT_OK(s->synchronize());
+  TS_ASSERT_OK(s->record(*nt));
+  TS_ASSERT_OK(s->synchronize());
   EXPECT_FALSE(Event::elapsed_ms(*e1, *nt).ok());
 }
 
@@ -1098,10 +1098,10 @@ TEST_F(VulkanTest, GraphCaptureReplay) {
   auto s = dev_.create_stream();
   ASSERT_TRUE(s.ok());
   float a = 2.0f;
-  VK_ASSERT_OK(s->begin_capture());
+  TS_ASSERT_OK(s->begin_capture());
   // y = 0x3f800000 bytes => 1.0f everywhere, then y = a*x + y
-  VK_ASSERT_OK(s->memset_async(by, 0, 0, n * 4));
-  VK_ASSERT_OK(s->launch(saxpy, {n / 64, 1, 1}, {64, 1, 1},
+  TS_ASSERT_OK(s->memset_async(by, 0, 0, n * 4));
+  TS_ASSERT_OK(s->launch(saxpy, {n / 64, 1, 1}, {64, 1, 1},
                          {KernelArg::buffer(bx), KernelArg::buffer(by), KernelArg::scalar(a),
                           KernelArg::scalar(n)}));
   auto g = s->end_capture();
@@ -1110,19 +1110,19 @@ TEST_F(VulkanTest, GraphCaptureReplay) {
   EXPECT_EQ(g->num_edges(), 1u);
   auto exec = g->instantiate();
   ASSERT_TRUE(exec.ok());
-  VK_ASSERT_OK(g->destroy());  // the exec is independent of the graph
+  TS_ASSERT_OK(g->destroy());  // the exec is independent of the graph
   std::vector<float> x(n), y(n);
   for (int round = 0; round < 3; ++round) {
     for (uint32_t i = 0; i < n; ++i) x[i] = float(i + round);
-    VK_ASSERT_OK(tessera::copy(bx, x.data(), n * 4));
-    VK_ASSERT_OK(s->launch(*exec));
-    VK_ASSERT_OK(s->synchronize());
-    VK_ASSERT_OK(tessera::copy(y.data(), by, n * 4));
+    TS_ASSERT_OK(tessera::copy(bx, x.data(), n * 4));
+    TS_ASSERT_OK(s->launch(*exec));
+    TS_ASSERT_OK(s->synchronize());
+    TS_ASSERT_OK(tessera::copy(y.data(), by, n * 4));
     for (uint32_t i = 0; i < n; ++i) ASSERT_FLOAT_EQ(y[i], a * x[i]) << round << " " << i;
   }
   // Replays batch: several launches, one synchronize.
-  for (int i = 0; i < 5; ++i) VK_ASSERT_OK(s->launch(*exec));
-  VK_ASSERT_OK(s->synchronize());
+  for (int i = 0; i < 5; ++i) TS_ASSERT_OK(s->launch(*exec));
+  TS_ASSERT_OK(s->synchronize());
 }
 
 TEST_F(VulkanTest, GraphCrossStreamCapture) {
@@ -1135,37 +1135,37 @@ TEST_F(VulkanTest, GraphCrossStreamCapture) {
   auto s1 = dev_.create_stream(), s2 = dev_.create_stream();
   auto e1 = dev_.create_event(), e2 = dev_.create_event();
   ASSERT_TRUE(s1.ok() && s2.ok() && e1.ok() && e2.ok());
-  VK_ASSERT_OK(s1->begin_capture());
-  VK_ASSERT_OK(s1->launch(fill, {n / 32, 1, 1}, {32, 1, 1},
+  TS_ASSERT_OK(s1->begin_capture());
+  TS_ASSERT_OK(s1->launch(fill, {n / 32, 1, 1}, {32, 1, 1},
                           {KernelArg::buffer(a), KernelArg::scalar(100u), KernelArg::scalar(n)}));
-  VK_ASSERT_OK(s1->record(*e1));
-  VK_ASSERT_OK(s2->wait(*e1));  // s2 joins
-  VK_ASSERT_OK(s2->copy_async(b, a, n * 4));
-  VK_ASSERT_OK(s2->record(*e2));
-  VK_ASSERT_OK(s1->wait(*e2));  // joined back
+  TS_ASSERT_OK(s1->record(*e1));
+  TS_ASSERT_OK(s2->wait(*e1));  // s2 joins
+  TS_ASSERT_OK(s2->copy_async(b, a, n * 4));
+  TS_ASSERT_OK(s2->record(*e2));
+  TS_ASSERT_OK(s1->wait(*e2));  // joined back
   auto g = s1->end_capture();
   ASSERT_TRUE(g.ok()) << g.status().ToString();
   EXPECT_EQ(g->num_nodes(), 2u);
   EXPECT_GE(g->num_edges(), 2u);
   auto exec = g->instantiate();
   ASSERT_TRUE(exec.ok());
-  VK_ASSERT_OK(s1->launch(*exec));
-  VK_ASSERT_OK(s1->synchronize());
+  TS_ASSERT_OK(s1->launch(*exec));
+  TS_ASSERT_OK(s1->synchronize());
   std::vector<uint32_t> h(n);
-  VK_ASSERT_OK(tessera::copy(h.data(), b, n * 4));
+  TS_ASSERT_OK(tessera::copy(h.data(), b, n * 4));
   EXPECT_EQ(h[17], 117u);
 
   // Not joined back: no graph.
-  VK_ASSERT_OK(s1->begin_capture());
-  VK_ASSERT_OK(s1->record(*e1));
-  VK_ASSERT_OK(s2->wait(*e1));
-  VK_ASSERT_OK(s2->copy_async(b, a, n * 4));
+  TS_ASSERT_OK(s1->begin_capture());
+  TS_ASSERT_OK(s1->record(*e1));
+  TS_ASSERT_OK(s2->wait(*e1));
+  TS_ASSERT_OK(s2->copy_async(b, a, n * 4));
   auto bad = s1->end_capture();
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), StatusCode::kFailedPrecondition) << bad.status().ToString();
   // Both streams work normally again.
-  VK_ASSERT_OK(s2->copy_async(b, a, n * 4));
-  VK_ASSERT_OK(s2->synchronize());
+  TS_ASSERT_OK(s2->copy_async(b, a, n * 4));
+  TS_ASSERT_OK(s2->synchronize());
 }
 
 // ---------------------------------------------------------------- misc
@@ -1202,7 +1202,7 @@ TEST_F(VulkanTest, ConcurrentThreadsOwnStreams) {
     });
   for (auto& th : threads) th.join();
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(errors[t], "") << "thread " << t;
-  VK_EXPECT_OK(dev_.synchronize());
+  TS_EXPECT_OK(dev_.synchronize());
 }
 
 TEST_F(VulkanTest, HostStagedAllReduce) {
@@ -1212,11 +1212,11 @@ TEST_F(VulkanTest, HostStagedAllReduce) {
   std::vector<float> x(n);
   std::iota(x.begin(), x.end(), 1.0f);
   Buffer send = Alloc(n * 4), recv = Alloc(n * 4);
-  VK_ASSERT_OK(tessera::copy(send, x.data(), n * 4));
-  VK_ASSERT_OK(comm->all_reduce({send}, {recv}, n, TS_DTYPE_F32, TS_REDUCE_SUM,
+  TS_ASSERT_OK(tessera::copy(send, x.data(), n * 4));
+  TS_ASSERT_OK(comm->all_reduce({send}, {recv}, n, TS_DTYPE_F32, TS_REDUCE_SUM,
                                 {dev_.default_stream()}, true));
   std::vector<float> y(n);
-  VK_ASSERT_OK(tessera::copy(y.data(), recv, n * 4));
+  TS_ASSERT_OK(tessera::copy(y.data(), recv, n * 4));
   EXPECT_EQ(x, y);
 }
 
@@ -1237,7 +1237,7 @@ TEST_F(VulkanTest, StagedCollectiveThroughTheRawAbi) {
   auto s = dev_.create_stream();
   ASSERT_TRUE(send.ok() && recv.ok() && s.ok());
   std::vector<uint32_t> v(16, 7);
-  VK_ASSERT_OK(tessera::copy(*send, v.data(), 64));
+  TS_ASSERT_OK(tessera::copy(*send, v.data(), 64));
   TsMemoryRef sref{send->raw(), 0}, rref{recv->raw(), 0};
   TsStream* sraw = s->raw();
   TsCommunicator_Collective_Args a{};
@@ -1252,7 +1252,7 @@ TEST_F(VulkanTest, StagedCollectiveThroughTheRawAbi) {
   a.streams = &sraw;
   EXPECT_EQ(api->Communicator_Collective(&a), nullptr);
   std::vector<uint32_t> got(16, 0);
-  VK_ASSERT_OK(tessera::copy(got.data(), *recv, 64));
+  TS_ASSERT_OK(tessera::copy(got.data(), *recv, 64));
   EXPECT_EQ(got, v);
   // A root out of range is refused, naming it.
   a.root = 1;

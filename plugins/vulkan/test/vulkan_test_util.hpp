@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tessera/runtime.hpp"
+#include "test_util.hpp"
 #include "vulkan_ext.h"
 
 namespace tessera_vk_test {
@@ -28,22 +29,6 @@ using tessera::Status;
 using tessera::StatusCode;
 using tessera::Stream;
 
-#define VK_ASSERT_OK(expr)                                               \
-  do {                                                                   \
-    auto&& _st = (expr);                                                 \
-    ASSERT_TRUE(_st.ok()) << #expr << ": " << StatusOf(_st).ToString(); \
-  } while (0)
-#define VK_EXPECT_OK(expr)                                               \
-  do {                                                                   \
-    auto&& _st = (expr);                                                 \
-    EXPECT_TRUE(_st.ok()) << #expr << ": " << StatusOf(_st).ToString(); \
-  } while (0)
-
-inline Status StatusOf(const Status& s) { return s; }
-template <class T>
-Status StatusOf(const tessera::StatusOr<T>& s) {
-  return s.status();
-}
 
 // A runtime on the vulkan plugin alone, configured by `options` (string
 // values of its client options, e.g. {{"test_mask_features", "shaderInt64"}}),
@@ -53,17 +38,11 @@ Status StatusOf(const tessera::StatusOr<T>& s) {
 // vulkan_plugin_validation runs the suite under it).
 inline tessera::StatusOr<Runtime> CreateVulkanRuntime(
     const std::vector<std::pair<std::string, std::string>>& plugin_options = {}) {
-  RuntimeOptions options;
-  options.backend = "vulkan";
-  options.read_environment = false;
-  auto& vk = options.plugin_options["vulkan"];
-  if (std::string dir = tessera::DefaultCacheDirectory(); !dir.empty())
-    vk.push_back(tessera::OptionValue::String("cache_dir", dir + "/vulkan"));
-  if (const char* v = std::getenv("TESSERA_VALIDATE"); v && *v)
-    vk.push_back(tessera::OptionValue::String("validation", v));
-  for (const auto& [name, value] : plugin_options)
-    options.plugin_options["vulkan"].push_back(tessera::OptionValue::String(name, value));
-  return Runtime::Create(options);
+  std::vector<std::pair<std::string, std::string>> values;
+  if (std::string dir = tessera::DefaultCacheDirectory(); !dir.empty()) values.push_back({"cache_dir", dir + "/vulkan"});
+  if (const char* v = std::getenv("TESSERA_VALIDATE"); v && *v) values.push_back({"validation", v});
+  values.insert(values.end(), plugin_options.begin(), plugin_options.end());
+  return Runtime::Create(tessera::testing::PluginOptions("vulkan", values));
 }
 
 inline std::vector<uint8_t> ReadFile(const std::string& path) {
