@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "KernelBuild.h"
+#include "LaneTile.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
 using namespace mlir;
@@ -20,6 +21,7 @@ namespace tessera::conversion::attention_grad {
 namespace {
 
 using build::B;
+using build::LaneTileIds;
 using build::laneLoop;
 using build::sharedF32;
 
@@ -105,37 +107,80 @@ void stageKeys(OpBuilder &b, Location l, const Shape &sh, Value lane, int64_t la
   });
 }
 
-/// scale * Q[row] . K^T[:, jj] of the staged block (row < Sq).
-Value score(B &w, const Shape &sh, const Bases &base, Value q, Value ks, Value row, Value jj) {
-  Value qRow = w.add(base.q, w.mul(row, sh.d));
-  Value dot = fmaLoop(w.b, w.l, sh.d, w.f(0.0), [&](B &u, Value kk) {
-    return std::make_pair(u.load(q, u.add(qRow, kk)), u.load(ks, u.add(u.mul(kk, sh.bkv), jj)));
-  });
-  return w.fmul(dot, w.f(sh.scale));
-}
-
-/// Does key `key` count for query `row`: it exists and, causal, is not
-/// after the query.
+/// Does key `key` count for query `row`: both exist and, causal, the key
+/// is not after the query.
 Value live(B &w, const Shape &sh, Value row, Value key) {
-  Value ok = w.lt(key, sh.skv);
+  Value ok = w.band(w.lt(key, sh.skv), w.lt(row, sh.sq));
   if (sh.causal)
     ok = w.band(ok, w.b.create<arith::CmpIOp>(w.l, arith::CmpIPredicate::ule, key, row));
   return ok;
 }
 
-/// P = exp(S - L) (0 where masked) and dS = P (dO_row . V_key - D) of
-/// query `row` (< Sq) and staged key `jj`.
-std::pair<Value, Value> probabilityAndGrad(B &w, const Shape &sh, const Bases &base, Value q, Value dout,
-                                           Value stats, Value ks, Value vs, Value row, Value jj, Value ok) {
-  Value sc = score(w, sh, base, q, ks, row, jj);
-  Value at = w.add(base.stats, w.mul(row, 2));
-  Value L = w.load(stats, at), D = w.load(stats, w.add(at, w.c(1)));
-  Value p = w.select(ok, w.b.create<math::ExpOp>(w.l, w.fsub(sc, L)), w.f(0.0));
-  Value oRow = w.add(base.o, w.mul(row, sh.dv));
-  Value dp = fmaLoop(w.b, w.l, sh.dv, w.f(0.0), [&](B &u, Value c) {
-    return std::make_pair(u.load(dout, u.add(oRow, c)), u.load(vs, u.add(u.mul(jj, sh.dv), c)));
+/// The query rows of a lane's register block over (query block, key
+/// block): the row (q0 + r, maybe past Sq) and, for reads, where the
+/// clamped row starts in Q and in O / dO.
+struct QueryRows {
+  SmallVector<Value> row, qAt, oAt;
+};
+QueryRows queryRows(B &x, const Shape &sh, const Bases &base, const LaneTileIds &t, Value q0) {
+  QueryRows rows;
+  for (Value r : t.rows) {
+    Value row = x.add(q0, r), safe = x.min(row, sh.sq - 1);
+    rows.row.push_back(row);
+    rows.qAt.push_back(x.add(base.q, x.mul(safe, sh.d)));
+    rows.oAt.push_back(x.add(base.o, x.mul(safe, sh.dv)));
+  }
+  return rows;
+}
+
+/// The lane's block of S = Q_blk K_blk^T (unscaled) from the staged K^T
+/// block Ks ([kk][jj]).
+SmallVector<Value> scoreBlock(OpBuilder &b, Location l, const Shape &sh, const LaneTileIds &t,
+                              const QueryRows &rows, Value q, Value ks) {
+  B x{b, l};
+  SmallVector<Value> zeros(t.size(), x.f(0.0));
+  return build::blockedProduct(
+      b, l, t, sh.d, zeros, [&](B &u, int64_t i, Value kk) { return u.load(q, u.add(rows.qAt[i], kk)); },
+      [&](B &u, Value kk, int64_t j) { return u.load(ks, u.add(u.mul(kk, sh.bkv), t.cols[j])); });
+}
+
+/// P = exp(scale S - L) (0 where the key does not count) and
+/// dS = P (dO_row . V_key - D) on the lane's block of (query block q0,
+/// staged key block j0).
+struct ProbabilityBlock {
+  SmallVector<Value> p, ds;
+};
+ProbabilityBlock probabilityBlock(OpBuilder &b, Location l, const Shape &sh, const Bases &base,
+                                  const LaneTileIds &t, Value q0, Value j0, Value q, Value dout, Value stats,
+                                  Value ks, Value vs) {
+  B x{b, l};
+  const QueryRows rows = queryRows(x, sh, base, t, q0);
+  SmallVector<Value> s = scoreBlock(b, l, sh, t, rows, q, ks);
+  SmallVector<Value> zeros(t.size(), x.f(0.0));
+  SmallVector<Value> dp = build::blockedProduct(
+      b, l, t, sh.dv, zeros, [&](B &u, int64_t i, Value c) { return u.load(dout, u.add(rows.oAt[i], c)); },
+      [&](B &u, Value c, int64_t j) { return u.load(vs, u.add(u.mul(t.cols[j], sh.dv), c)); });
+  ProbabilityBlock out;
+  for (int64_t i = 0; i < t.shape.rm; ++i) {
+    Value at = x.add(base.stats, x.mul(x.min(rows.row[i], sh.sq - 1), 2));
+    Value L = x.load(stats, at), D = x.load(stats, x.add(at, x.c(1)));
+    for (int64_t j = 0; j < t.shape.rn; ++j) {
+      const int64_t e = i * t.shape.rn + j;
+      Value ok = live(x, sh, rows.row[i], x.add(j0, t.cols[j]));
+      Value p = x.select(ok, b.create<math::ExpOp>(l, x.fsub(x.fmul(s[e], x.f(sh.scale)), L)), x.f(0.0));
+      out.p.push_back(p);
+      out.ds.push_back(x.fmul(p, x.fsub(dp[e], D)));
+    }
+  }
+  return out;
+}
+
+/// Stores a lane's block of `values` into the [r][jj] block `to` (the
+/// elements inside the block).
+void storeBlock(OpBuilder &b, Location l, const LaneTileIds &t, ArrayRef<Value> values, Value to) {
+  build::forOwned(b, l, t, [&](B &u, int64_t i, int64_t j) {
+    u.store(values[i * t.shape.rn + j], to, u.add(u.mul(t.rows[i], t.shape.n), t.cols[j]));
   });
-  return {p, w.fmul(p, w.fsub(dp, D))};
 }
 
 /// The key blocks query block `q0` needs: all, or causal, up to the one
@@ -179,11 +224,14 @@ void buildStats(func::FuncOp k, s::FlashAttentionGradOp op, int64_t lanes, Value
   const Ids id = ids(b, l);
   Value Ks = sharedF32(b, l, sh.d * sh.bkv), Ss = sharedF32(b, l, sh.bq * sh.bkv);
   Value Ms = sharedF32(b, l, sh.bq), Ls = sharedF32(b, l, sh.bq);
+  B x{b, l};
+  const LaneTileIds ts = build::laneTileIds(x, build::LaneTile::choose(sh.bq, sh.bkv, lanes), id.lane);
   WorkLoop w = workLoop(b, l, sh, id, sh.qBlocks(), sh.bq);
   OpBuilder &qb = w.body;
   B y{qb, l};
   const Value q0 = w.first;
   const Bases &base = w.base;
+  const QueryRows rows = queryRows(y, sh, base, ts, q0);
   laneLoop(qb, l, id.lane, lanes, sh.bq, [&](OpBuilder &ib, Value r) {
     B z{ib, l};
     z.store(z.f(kNegInf), Ms, r);
@@ -197,16 +245,16 @@ void buildStats(func::FuncOp k, s::FlashAttentionGradOp op, int64_t lanes, Value
     Value j0 = z.mul(kvLoop.getInductionVar(), sh.bkv);
     stageKeys(kb, l, sh, id.lane, lanes, base, j0, kt, Ks, Value(), Value());
     kb.create<t::BarrierOp>(l);
-    // The block's scores, masked keys -inf; rows past Sq read row Sq-1
-    // (computed, never stored; key 0 is live for every row, so m is finite
-    // after the first block).
-    laneLoop(kb, l, id.lane, lanes, sh.bq * sh.bkv, [&](OpBuilder &ob, Value e) {
-      B w{ob, l};
-      Value r = w.div(e, sh.bkv), jj = w.rem(e, sh.bkv);
-      Value row = w.add(q0, r);
-      Value sc = score(w, sh, base, q, Ks, w.min(row, sh.sq - 1), jj);
-      w.store(w.select(live(w, sh, row, w.add(j0, jj)), sc, w.f(kNegInf)), Ss, e);
-    });
+    // The block's scores, keys that do not count -inf (rows past Sq read
+    // row Sq-1 and are never stored; key 0 counts for every row, so m is
+    // finite after the first block).
+    SmallVector<Value> s = scoreBlock(kb, l, sh, ts, rows, q, Ks), masked;
+    for (int64_t i = 0; i < ts.shape.rm; ++i)
+      for (int64_t j = 0; j < ts.shape.rn; ++j) {
+        Value ok = live(z, sh, z.min(rows.row[i], sh.sq - 1), z.add(j0, ts.cols[j]));
+        masked.push_back(z.select(ok, z.fmul(s[i * ts.shape.rn + j], z.f(sh.scale)), z.f(kNegInf)));
+      }
+    storeBlock(kb, l, ts, masked, Ss);
     kb.create<t::BarrierOp>(l);
     // One lane per row: m and l online, as the forward.
     laneLoop(kb, l, id.lane, lanes, sh.bq, [&](OpBuilder &rb, Value r) {
@@ -261,14 +309,16 @@ void buildQueryGrad(func::FuncOp k, s::FlashAttentionGradOp op, int64_t lanes, V
   const Ids id = ids(b, l);
   Value Ks = sharedF32(b, l, sh.d * sh.bkv), Vs = sharedF32(b, l, sh.bkv * sh.dv);
   Value Ss = sharedF32(b, l, sh.bq * sh.bkv);  // dS of the block, [r][jj]
-  // The dQ elements of a lane: e = lane + i * lanes < bq * d.
-  const int64_t perLane = (sh.bq * sh.d + lanes - 1) / lanes;
+  B x{b, l};
+  // Register blocks: of the (query, key) block, and of dQ_blk ([r][kk]).
+  const LaneTileIds ts = build::laneTileIds(x, build::LaneTile::choose(sh.bq, sh.bkv, lanes), id.lane);
+  const LaneTileIds tq = build::laneTileIds(x, build::LaneTile::choose(sh.bq, sh.d, lanes), id.lane);
   WorkLoop w = workLoop(b, l, sh, id, sh.qBlocks(), sh.bq);
   OpBuilder &qb = w.body;
   B y{qb, l};
   const Value q0 = w.first;
   const Bases &base = w.base;
-  SmallVector<Value> zeros(perLane, y.f(0.0));
+  SmallVector<Value> zeros(tq.size(), y.f(0.0));
   auto kvLoop = qb.create<scf::ForOp>(l, y.c(0), keyBlockEnd(y, sh, q0), y.c(1), zeros);
   {
     OpBuilder kb = OpBuilder::atBlockBegin(kvLoop.getBody());
@@ -276,37 +326,26 @@ void buildQueryGrad(func::FuncOp k, s::FlashAttentionGradOp op, int64_t lanes, V
     Value j0 = z.mul(kvLoop.getInductionVar(), sh.bkv);
     stageKeys(kb, l, sh, id.lane, lanes, base, j0, kt, Ks, v, Vs);
     kb.create<t::BarrierOp>(l);
-    laneLoop(kb, l, id.lane, lanes, sh.bq * sh.bkv, [&](OpBuilder &ob, Value e) {
-      B w{ob, l};
-      Value r = w.div(e, sh.bkv), jj = w.rem(e, sh.bkv);
-      Value row = w.add(q0, r);
-      auto [p, ds] = probabilityAndGrad(w, sh, base, q, dout, stats, Ks, Vs, w.min(row, sh.sq - 1), jj,
-                                        live(w, sh, row, w.add(j0, jj)));
-      (void)p;
-      w.store(ds, Ss, e);
-    });
+    storeBlock(kb, l, ts, probabilityBlock(kb, l, sh, base, ts, q0, j0, q, dout, stats, Ks, Vs).ds, Ss);
     kb.create<t::BarrierOp>(l);
-    // dQ_blk += dS K_blk on each lane's elements (lanes past the block
-    // compute a copy, never stored).
-    SmallVector<Value> acc;
-    for (int64_t i = 0; i < perLane; ++i) {
-      Value ec = z.min(z.add(id.lane, z.c(i * lanes)), sh.bq * sh.d - 1);
-      Value r = z.div(ec, sh.d), kk = z.rem(ec, sh.d);
-      acc.push_back(fmaLoop(kb, l, sh.bkv, kvLoop.getRegionIterArgs()[i], [&](B &u, Value jj) {
-        return std::make_pair(u.load(Ss, u.add(u.mul(r, sh.bkv), jj)), u.load(Ks, u.add(u.mul(kk, sh.bkv), jj)));
-      }));
-    }
+    // dQ_blk += dS K_blk (lanes past the block compute a copy, never
+    // stored).
+    SmallVector<Value> acc = build::blockedProduct(
+        kb, l, tq, sh.bkv, kvLoop.getRegionIterArgs(),
+        [&](B &u, int64_t i, Value jj) { return u.load(Ss, u.add(u.mul(tq.rows[i], sh.bkv), jj)); },
+        [&](B &u, Value jj, int64_t j) { return u.load(Ks, u.add(u.mul(tq.cols[j], sh.bkv), jj)); });
     // The next block overwrites Ks, Vs and Ss: every lane is done.
     kb.create<t::BarrierOp>(l);
     kb.create<scf::YieldOp>(l, acc);
   }
-  for (int64_t i = 0; i < perLane; ++i) {
-    Value e = y.add(id.lane, y.c(i * lanes));
-    Value r = y.div(e, sh.d), kk = y.rem(e, sh.d), row = y.add(q0, r);
-    guarded(qb, l, y.band(y.lt(e, sh.bq * sh.d), y.lt(row, sh.sq)), [&](B &u) {
-      u.store(u.fmul(kvLoop.getResult(i), u.f(sh.scale)), dq, u.add(base.q, u.add(u.mul(row, sh.d), kk)));
-    });
-  }
+  build::forOwned(
+      qb, l, tq,
+      [&](B &u, int64_t i, int64_t j) {
+        Value row = u.add(q0, tq.rows[i]);
+        u.store(u.fmul(kvLoop.getResult(i * tq.shape.rn + j), u.f(sh.scale)), dq,
+                u.add(base.q, u.add(u.mul(row, sh.d), tq.cols[j])));
+      },
+      [&](B &u, int64_t i, int64_t) { return u.lt(u.add(q0, tq.rows[i]), sh.sq); });
   b.create<func::ReturnOp>(l);
 }
 
@@ -318,9 +357,12 @@ void buildKeyValueGrad(func::FuncOp k, s::FlashAttentionGradOp op, int64_t lanes
   const Ids id = ids(b, l);
   Value Ks = sharedF32(b, l, sh.d * sh.bkv), Vs = sharedF32(b, l, sh.bkv * sh.dv);
   Value Ps = sharedF32(b, l, sh.bq * sh.bkv), Ds = sharedF32(b, l, sh.bq * sh.bkv);  // [r][jj]
-  // A lane's dV elements (e < bkv * dv, [jj][c]) then its dK^T elements
-  // (e < d * bkv, [kk][jj]).
-  const int64_t nV = (sh.bkv * sh.dv + lanes - 1) / lanes, nK = (sh.d * sh.bkv + lanes - 1) / lanes;
+  B x{b, l};
+  // Register blocks: of the (query, key) block, of dV_blk ([jj][c]) and of
+  // dK^T_blk ([kk][jj]).
+  const LaneTileIds ts = build::laneTileIds(x, build::LaneTile::choose(sh.bq, sh.bkv, lanes), id.lane);
+  const LaneTileIds tv = build::laneTileIds(x, build::LaneTile::choose(sh.bkv, sh.dv, lanes), id.lane);
+  const LaneTileIds tk = build::laneTileIds(x, build::LaneTile::choose(sh.d, sh.bkv, lanes), id.lane);
   WorkLoop w = workLoop(b, l, sh, id, sh.kvBlocks(), sh.bkv);
   OpBuilder &wb = w.body;
   B y{wb, l};
@@ -330,59 +372,50 @@ void buildKeyValueGrad(func::FuncOp k, s::FlashAttentionGradOp op, int64_t lanes
   wb.create<t::BarrierOp>(l);
   // Causal: the query blocks from the one holding the block's first key.
   Value qbStart = sh.causal ? y.div(j0, sh.bq) : y.c(0);
-  SmallVector<Value> zeros(nV + nK, y.f(0.0));
+  SmallVector<Value> zeros(tv.size() + tk.size(), y.f(0.0));
   auto qLoop = wb.create<scf::ForOp>(l, qbStart, y.c(sh.qBlocks()), y.c(1), zeros);
   {
     OpBuilder qb = OpBuilder::atBlockBegin(qLoop.getBody());
     B z{qb, l};
     Value q0 = z.mul(qLoop.getInductionVar(), sh.bq);
-    laneLoop(qb, l, id.lane, lanes, sh.bq * sh.bkv, [&](OpBuilder &ob, Value e) {
-      B w{ob, l};
-      Value r = w.div(e, sh.bkv), jj = w.rem(e, sh.bkv);
-      Value row = w.add(q0, r);
-      Value ok = w.band(live(w, sh, row, w.add(j0, jj)), w.lt(row, sh.sq));  // rows past Sq add nothing
-      auto [p, ds] = probabilityAndGrad(w, sh, base, q, dout, stats, Ks, Vs, w.min(row, sh.sq - 1), jj, ok);
-      w.store(p, Ps, e);
-      w.store(ds, Ds, e);
-    });
+    // Rows past Sq count for no key: their P and dS are 0 and add nothing.
+    ProbabilityBlock pb = probabilityBlock(qb, l, sh, base, ts, q0, j0, q, dout, stats, Ks, Vs);
+    storeBlock(qb, l, ts, pb.p, Ps);
+    storeBlock(qb, l, ts, pb.ds, Ds);
     qb.create<t::BarrierOp>(l);
-    SmallVector<Value> acc;
-    for (int64_t i = 0; i < nV; ++i) {  // dV_blk += P^T dO_blk
-      Value ec = z.min(z.add(id.lane, z.c(i * lanes)), sh.bkv * sh.dv - 1);
-      Value jj = z.div(ec, sh.dv), c = z.rem(ec, sh.dv);
-      acc.push_back(fmaLoop(qb, l, sh.bq, qLoop.getRegionIterArgs()[i], [&](B &u, Value r) {
-        Value row = u.min(u.add(q0, r), sh.sq - 1);
-        return std::make_pair(u.load(Ps, u.add(u.mul(r, sh.bkv), jj)),
-                              u.load(dout, u.add(base.o, u.add(u.mul(row, sh.dv), c))));
-      }));
-    }
-    for (int64_t i = 0; i < nK; ++i) {  // dK^T_blk += Q_blk^T dS
-      Value ec = z.min(z.add(id.lane, z.c(i * lanes)), sh.d * sh.bkv - 1);
-      Value kk = z.div(ec, sh.bkv), jj = z.rem(ec, sh.bkv);
-      acc.push_back(fmaLoop(qb, l, sh.bq, qLoop.getRegionIterArgs()[nV + i], [&](B &u, Value r) {
-        Value row = u.min(u.add(q0, r), sh.sq - 1);
-        return std::make_pair(u.load(q, u.add(base.q, u.add(u.mul(row, sh.d), kk))),
-                              u.load(Ds, u.add(u.mul(r, sh.bkv), jj)));
-      }));
-    }
+    // Where a query row of the block starts in O / dO and in Q (clamped).
+    auto oAt = [&](B &u, Value r) { return u.add(base.o, u.mul(u.min(u.add(q0, r), sh.sq - 1), sh.dv)); };
+    auto qAt = [&](B &u, Value r) { return u.add(base.q, u.mul(u.min(u.add(q0, r), sh.sq - 1), sh.d)); };
+    ValueRange carried = qLoop.getRegionIterArgs();
+    SmallVector<Value> acc = build::blockedProduct(  // dV_blk += P^T dO_blk
+        qb, l, tv, sh.bq, carried.take_front(tv.size()),
+        [&](B &u, int64_t i, Value r) { return u.load(Ps, u.add(u.mul(r, sh.bkv), tv.rows[i])); },
+        [&](B &u, Value r, int64_t j) { return u.load(dout, u.add(oAt(u, r), tv.cols[j])); });
+    llvm::append_range(acc, build::blockedProduct(  // dK^T_blk += Q_blk^T dS
+                                qb, l, tk, sh.bq, carried.drop_front(tv.size()),
+                                [&](B &u, int64_t i, Value r) { return u.load(q, u.add(qAt(u, r), tk.rows[i])); },
+                                [&](B &u, Value r, int64_t j) {
+                                  return u.load(Ds, u.add(u.mul(r, sh.bkv), tk.cols[j]));
+                                }));
     // The next query block overwrites Ps and Ds: every lane is done.
     qb.create<t::BarrierOp>(l);
     qb.create<scf::YieldOp>(l, acc);
   }
-  for (int64_t i = 0; i < nV; ++i) {
-    Value e = y.add(id.lane, y.c(i * lanes));
-    Value key = y.add(j0, y.div(e, sh.dv)), c = y.rem(e, sh.dv);
-    guarded(wb, l, y.band(y.lt(e, sh.bkv * sh.dv), y.lt(key, sh.skv)), [&](B &u) {
-      u.store(qLoop.getResult(i), dv, u.add(base.v, u.add(u.mul(key, sh.dv), c)));
-    });
-  }
-  for (int64_t i = 0; i < nK; ++i) {
-    Value e = y.add(id.lane, y.c(i * lanes));
-    Value kk = y.div(e, sh.bkv), key = y.add(j0, y.rem(e, sh.bkv));
-    guarded(wb, l, y.band(y.lt(e, sh.d * sh.bkv), y.lt(key, sh.skv)), [&](B &u) {
-      u.store(u.fmul(qLoop.getResult(nV + i), u.f(sh.scale)), dkt, u.add(base.k, u.add(u.mul(kk, sh.skv), key)));
-    });
-  }
+  build::forOwned(
+      wb, l, tv,
+      [&](B &u, int64_t i, int64_t j) {
+        Value key = u.add(j0, tv.rows[i]);
+        u.store(qLoop.getResult(i * tv.shape.rn + j), dv, u.add(base.v, u.add(u.mul(key, sh.dv), tv.cols[j])));
+      },
+      [&](B &u, int64_t i, int64_t) { return u.lt(u.add(j0, tv.rows[i]), sh.skv); });
+  build::forOwned(
+      wb, l, tk,
+      [&](B &u, int64_t i, int64_t j) {
+        Value key = u.add(j0, tk.cols[j]);
+        u.store(u.fmul(qLoop.getResult(tv.size() + i * tk.shape.rn + j), u.f(sh.scale)), dkt,
+                u.add(base.k, u.add(u.mul(tk.rows[i], sh.skv), key)));
+      },
+      [&](B &u, int64_t, int64_t j) { return u.lt(u.add(j0, tk.cols[j]), sh.skv); });
   // The next key block restages Ks and Vs: every lane is done with them.
   wb.create<t::BarrierOp>(l);
   b.create<func::ReturnOp>(l);

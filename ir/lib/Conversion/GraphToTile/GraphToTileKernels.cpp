@@ -66,6 +66,8 @@ namespace {
 // Lanes per group of every kernel (1-D). 256 is a multiple of every
 // subgroup width we know (8 on lavapipe, 32, 64) and fits all devices.
 constexpr int64_t kLanes = 256;
+// Lanes of the attention backward's kernels (AttentionGradKernel.h).
+constexpr int64_t kAttentionGradLanes = 64;
 // The GEMM's tile comes from Schedule IR (ScheduleGroups.h: GemmTile; the GPU
 // schedule is 128x128 outputs per group of 16x16 lanes, each lane an 8x8
 // register block of rows ty + 16*i and columns tx + 16*j: conflict-free
@@ -911,20 +913,20 @@ struct KernelBuilder {
                       function_ref<void(func::FuncOp)> body) {
         SmallVector<Type> tys;
         for (Value b : operands) tys.push_back(b.getType());
-        func::FuncOp k = newKernelOf(nextName(kind), tys, grid, kLanes);
+        func::FuncOp k = newKernelOf(nextName(kind), tys, grid, kAttentionGradLanes);
         body(k);
         callKernel(k, operands, grid);
       };
       emit("attention_stats", {q, kt, o, dout, stats}, ag::queryGrid(fg, kMaxGroups), [&](func::FuncOp k) {
-        ag::buildStats(k, fg, kLanes, k.getArgument(0), k.getArgument(1), k.getArgument(2), k.getArgument(3),
+        ag::buildStats(k, fg, kAttentionGradLanes, k.getArgument(0), k.getArgument(1), k.getArgument(2), k.getArgument(3),
                        k.getArgument(4));
       });
       emit("attention_dq", {q, kt, v, dout, stats, dq}, ag::queryGrid(fg, kMaxGroups), [&](func::FuncOp k) {
-        ag::buildQueryGrad(k, fg, kLanes, k.getArgument(0), k.getArgument(1), k.getArgument(2), k.getArgument(3),
+        ag::buildQueryGrad(k, fg, kAttentionGradLanes, k.getArgument(0), k.getArgument(1), k.getArgument(2), k.getArgument(3),
                            k.getArgument(4), k.getArgument(5));
       });
       emit("attention_dkv", {q, kt, v, dout, stats, dkt, dv}, ag::keyGrid(fg, kMaxGroups), [&](func::FuncOp k) {
-        ag::buildKeyValueGrad(k, fg, kLanes, k.getArgument(0), k.getArgument(1), k.getArgument(2),
+        ag::buildKeyValueGrad(k, fg, kAttentionGradLanes, k.getArgument(0), k.getArgument(1), k.getArgument(2),
                               k.getArgument(3), k.getArgument(4), k.getArgument(5), k.getArgument(6));
       });
     };

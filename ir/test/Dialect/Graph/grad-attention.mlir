@@ -1,6 +1,7 @@
 // RUN: tessera-opt %s --split-input-file --tessera-grad | FileCheck %s
 // RUN: tessera-opt %s --split-input-file --tessera-grad --tessera-graph-to-schedule | FileCheck %s --check-prefix=SCHED
 // RUN: tessera-opt %s --split-input-file --tessera-grad --tessera-graph-to-schedule="attention-backward=false" | FileCheck %s --check-prefix=COMPOSED
+// RUN: tessera-opt %s --split-input-file --tessera-grad --tessera-graph-to-schedule="attn-grad-block-q=64 attn-grad-block-kv=64 attn-grad-shared-kib=8" | FileCheck %s --check-prefix=FIT
 // RUN: tessera-opt %s --split-input-file --tessera-grad --tessera-gpu-graph-pipeline="schedule={attention=1}" | FileCheck %s --check-prefix=GPU
 // RUN: tessera-opt %s --split-input-file --tessera-grad --tessera-gpu-graph-pipeline="schedule={attention=1 attention-backward=0}" | FileCheck %s --check-prefix=GPU-COMPOSED
 // The VJP of an attention chain is one tessera_graph.attention_grad (its
@@ -25,6 +26,12 @@
 // SCHED: tessera_schedule.flash_attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %[[O]], %{{.*}} scale = 2.500000e-01 block_q = 64 block_kv = 64 causal
 // SCHED-NOT: 64x64
 // SCHED: return
+// The backward's own blocks, halved (the query block first, while it is
+// the larger) until K^T, V, P and dS blocks fit 8 KiB: 64 x 64 (38.9 KiB)
+// -> 32 x 64 -> 32 x 32 -> 16 x 32 (7.2 KiB); the forward keeps its blocks.
+// FIT-LABEL: func.func @f_grad(
+// FIT: tessera_schedule.flash_attention {{.*}} block_q = 64 block_kv = 64 causal
+// FIT: tessera_schedule.flash_attention_grad {{.*}} block_q = 16 block_kv = 32 causal
 // Written out: the probabilities recomputed whole (iota, compare, select,
 // softmax), dV = P^T dO, dP = dO V^T, the row sum of dO * O.
 // COMPOSED-LABEL: func.func @f_grad(
@@ -37,13 +44,20 @@
 // The GPU pipeline with attention=1: three kernels (AttentionGradKernel.h):
 // the softmax statistics into a [2 x 64 x 2] scratch buffer, dQ per query
 // block, dK^T and dV per key block, the results straight into the plan's
-// outputs; with attention-backward=0, the composed form.
+// outputs; with attention-backward=0, the composed form. The GPU schedule's
+// backward blocks are 64 x 32 (one query block and two key blocks per
+// head), its kernels groups of 64 lanes with register blocks (LaneTile.h).
 // GPU-LABEL: func.func @f_grad(
 // GPU: %[[ST:.*]] = memref.alloc() {tessera.buffer = "intermediate", tessera.bytes = 1024 : i64} : memref<256xf32>
-// GPU-NEXT: call @f_grad_k{{[0-9]+}}_attention_stats(%arg0, %arg1, %{{.*}}, %{{.*}}, %[[ST]]) {tessera.grid = array<i64: 8, 1, 1>}
-// GPU-NEXT: call @f_grad_k{{[0-9]+}}_attention_dq(%arg0, %arg1, %arg2, %{{.*}}, %[[ST]], %arg4) {tessera.grid = array<i64: 8, 1, 1>}
+// GPU-NEXT: call @f_grad_k{{[0-9]+}}_attention_stats(%arg0, %arg1, %{{.*}}, %{{.*}}, %[[ST]]) {tessera.grid = array<i64: 2, 1, 1>}
+// GPU-NEXT: call @f_grad_k{{[0-9]+}}_attention_dq(%arg0, %arg1, %arg2, %{{.*}}, %[[ST]], %arg4) {tessera.grid = array<i64: 2, 1, 1>}
 // GPU-NEXT: call @f_grad_k{{[0-9]+}}_attention_dkv(%arg0, %arg1, %arg2, %{{.*}}, %[[ST]], %arg5, %arg6) {tessera.grid = array<i64: 4, 1, 1>}
 // GPU: return
+// GPU: func.func @f_grad_k{{[0-9]+}}_attention_dkv({{.*}}tessera_tile.group_size = array<i64: 64>
+// The K^T block (16 x 32), the V block (32 x 8), P and dS (64 x 32 each).
+// GPU-DAG: tessera_tile.shared_alloc : memref<512xf32, 3>
+// GPU-DAG: tessera_tile.shared_alloc : memref<256xf32, 3>
+// GPU-DAG: tessera_tile.shared_alloc : memref<2048xf32, 3>
 // GPU-COMPOSED-LABEL: func.func @f_grad(
 // GPU-COMPOSED-NOT: attention_stats
 // GPU-COMPOSED: return

@@ -60,16 +60,27 @@ void expand(AttentionGradOp op) {
 
 }  // namespace
 
-void lowerAttentionGrad(AttentionGradOp op, bool blockwise, int64_t attnBlockQ, int64_t attnBlockKV) {
+void lowerAttentionGrad(AttentionGradOp op, bool blockwise, int64_t attnBlockQ, int64_t attnBlockKV,
+                        int64_t sharedBytes) {
   if (!blockwise) return expand(op);
   auto q = op.getQuery().getType().cast<RankedTensorType>();
   auto kt = op.getKeyT().getType().cast<RankedTensorType>();
+  auto v = op.getValue().getType().cast<RankedTensorType>();
   const int64_t rank = q.getRank();
+  const int64_t d = q.getDimSize(rank - 1), dv = v.getDimSize(rank - 1);
+  int64_t bq = attentionBlock(q.getDimSize(rank - 2), attnBlockQ);
+  int64_t bkv = attentionBlock(kt.getDimSize(rank - 1), attnBlockKV);
+  // The GPU kernels' largest shared footprint (dK^T / dV, AttentionGradKernel.h):
+  // the K^T and V blocks, and P and dS of a (query, key) block, in f32.
+  auto shared = [&] { return 4 * (d * bkv + bkv * dv + 2 * bq * bkv); };
+  while (sharedBytes && shared() > sharedBytes && (bq > 1 || bkv > 1)) {
+    if (bq > 1 && bq >= bkv) bq = (bq + 1) / 2;
+    else bkv = (bkv + 1) / 2;
+  }
   OpBuilder b(op);
   auto fa = b.create<schedule::FlashAttentionGradOp>(
       op.getLoc(), op->getResultTypes(), op.getQuery(), op.getKeyT(), op.getValue(), op.getOut(), op.getDout(),
-      op.getScaleAttr(), b.getI64IntegerAttr(attentionBlock(q.getDimSize(rank - 2), attnBlockQ)),
-      b.getI64IntegerAttr(attentionBlock(kt.getDimSize(rank - 1), attnBlockKV)), op.getCausalAttr());
+      op.getScaleAttr(), b.getI64IntegerAttr(bq), b.getI64IntegerAttr(bkv), op.getCausalAttr());
   op->replaceAllUsesWith(fa->getResults());
   op->erase();
 }

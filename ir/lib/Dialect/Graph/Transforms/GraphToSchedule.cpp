@@ -117,7 +117,8 @@ struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePas
     SmallVector<graph::AttentionGradOp> grads;
     getOperation().walk([&](graph::AttentionGradOp g) { grads.push_back(g); });
     for (graph::AttentionGradOp g : grads)
-      graph::lowerAttentionGrad(g, attention && attentionBackward, attnBlockQ, attnBlockKV);
+      graph::lowerAttentionGrad(g, attention && attentionBackward, attnGradBlockQ ? attnGradBlockQ : attnBlockQ,
+                                attnGradBlockKV ? attnGradBlockKV : attnBlockKV, attnGradSharedKiB * 1024);
     if (attention) {
       SmallVector<graph::SoftmaxOp> softmaxes;
       getOperation().walk([&](graph::SoftmaxOp sm) {

@@ -33,9 +33,11 @@ std::optional<AttentionChain> analyzeAttention(SoftmaxOp sm);
 inline int64_t attentionBlock(int64_t n, int64_t want) { return std::max<int64_t>(1, std::min(want, n)); }
 
 /// Replaces `op` by tessera_schedule.flash_attention_grad (`blockwise`,
-/// blocks clamped to the sequences) or by the composed backward: matmuls,
-/// a softmax, a row sum (AttentionGrad.cpp).
-void lowerAttentionGrad(AttentionGradOp op, bool blockwise, int64_t attnBlockQ, int64_t attnBlockKV);
+/// blocks clamped to the sequences, then halved until the kernels' shared
+/// memory fits `sharedBytes` when that is not 0) or by the composed
+/// backward: matmuls, a softmax, a row sum (AttentionGrad.cpp).
+void lowerAttentionGrad(AttentionGradOp op, bool blockwise, int64_t attnBlockQ, int64_t attnBlockKV,
+                        int64_t sharedBytes);
 
 /// Replaces the attention chain ending in `sm`'s consumer by a
 /// tessera_schedule.flash_attention when it has the supported form; leaves
