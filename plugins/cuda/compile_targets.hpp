@@ -36,7 +36,7 @@ inline const TsOptionInfo kCompileOptions[] = {
 // from 128-byte swizzled stages, 64x128 tiles of one warpgroup).
 inline constexpr const char* kSchedule =
     "tile-m=128 tile-n=128 tile-k=16 micro-m=8 micro-n=8 mma=sync sm_90a:mma=wgmma clamp-tiles=0 "
-    "merge-matmul-chains=0 attention=0 attn-block-q=16 attn-block-kv=32";
+    "merge-matmul-chains=0 attention=0 attn-block-q=64 attn-block-kv=32 attn-shared-kib=32";
 
 // Architectures the generic tier compiles for (LLVM 16's NVPTX knows up to
 // sm_90 and PTX 7.8; sm_90a is sm_90 code with the PTX header raised to

@@ -19,7 +19,7 @@ inline const TsOptionInfo kCompileOptions[] = {
 // The GPU schedule (docs/gpu-lowering.md), as for vulkan and cuda.
 inline constexpr const char* kSchedule =
     "tile-m=128 tile-n=128 tile-k=16 micro-m=8 micro-n=8 clamp-tiles=0 "
-    "merge-matmul-chains=0 attention=0 attn-block-q=16 attn-block-kv=32";
+    "merge-matmul-chains=0 attention=0 attn-block-q=64 attn-block-kv=32 attn-shared-kib=32";
 
 // What LLVM 16's AMDGPU back end knows among the data-center and current
 // parts: CDNA1 (gfx908), CDNA2 (gfx90a), CDNA3 (gfx940; gfx942 is unknown

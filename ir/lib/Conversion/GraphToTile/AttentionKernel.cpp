@@ -4,6 +4,7 @@
 //===----------------------------------------------------------------------===//
 #include "AttentionKernel.h"
 #include "KernelBuild.h"
+#include "LaneTile.h"
 
 #include <algorithm>
 #include <limits>
@@ -56,8 +57,10 @@ void buildKernel(func::FuncOp k, s::FlashAttentionOp op, int64_t lanes, Value q,
   Value Ss = sharedF32(b, l, sh.bq * sh.bkv);  // [r][j]: scores, then P
   Value Ms = sharedF32(b, l, sh.bq), Ls = sharedF32(b, l, sh.bq), As = sharedF32(b, l, sh.bq);
   const float scale = op.getScale().convertToFloat();
-  // The O elements of a lane: e = lane + i * lanes < bq * dv.
-  const int64_t perLane = (sh.bq * sh.dv + lanes - 1) / lanes;
+  // Each lane's register blocks (LaneTile.h): of the (query, key) block
+  // and of O ([r][c]).
+  const build::LaneTileIds ts = build::laneTileIds(x, build::LaneTile::choose(sh.bq, sh.bkv, lanes), lane);
+  const build::LaneTileIds to = build::laneTileIds(x, build::LaneTile::choose(sh.bq, sh.dv, lanes), lane);
 
   const bool causal = op.getCausal();
   // (batch element, query block) pairs over the groups (uniform bounds:
@@ -70,6 +73,10 @@ void buildKernel(func::FuncOp k, s::FlashAttentionOp op, int64_t lanes, Value q,
   // The batch element's matrices in the flat buffers.
   Value qBase = y.mul(head, sh.sq * sh.d), kBase = y.mul(head, sh.d * sh.skv);
   Value vBase = y.mul(head, sh.skv * sh.dv), oBase = y.mul(head, sh.sq * sh.dv);
+  // Where the lane's query rows start in Q (rows past Sq read row Sq-1:
+  // computed, never stored).
+  SmallVector<Value> qRowAt;
+  for (Value r : ts.rows) qRowAt.push_back(y.add(qBase, y.mul(y.min(y.add(q0, r), sh.sq - 1), sh.d)));
   // m = -inf, l = 0 for the block's rows (rows lane, lane + lanes, ...:
   // block_q may exceed the lanes).
   laneLoop(qb, l, lane, lanes, sh.bq, [&](OpBuilder &ib, Value r) {
@@ -78,7 +85,7 @@ void buildKernel(func::FuncOp k, s::FlashAttentionOp op, int64_t lanes, Value q,
     z.store(z.f(0.0), Ls, r);
   });
   qb.create<t::BarrierOp>(l);
-  SmallVector<Value> zeros(perLane, y.f(0.0));
+  SmallVector<Value> zeros(to.size(), y.f(0.0));
   // Causal: the key blocks up to the one holding the block's last query
   // (the first block always runs: key 0 is never masked, so m is finite
   // after it).
@@ -106,27 +113,18 @@ void buildKernel(func::FuncOp k, s::FlashAttentionOp op, int64_t lanes, Value q,
       w.store(w.select(ok, val, w.f(0.0)), Vs, e);
     });
     kb.create<t::BarrierOp>(l);
-    // 2. S = scale * Q_blk K_blk^T; masked keys -inf. Query rows past Sq
-    // read row Sq-1 (computed, never stored).
-    laneLoop(kb, l, lane, lanes, sh.bq * sh.bkv, [&](OpBuilder &ob, Value e) {
-      B w{ob, l};
-      Value r = w.div(e, sh.bkv), jj = w.rem(e, sh.bkv);
-      Value qrow = w.add(qBase, w.mul(w.min(w.add(q0, r), sh.sq - 1), sh.d));
-      auto dot = ob.create<scf::ForOp>(l, w.c(0), w.c(sh.d), w.c(1), ValueRange{w.f(0.0)});
-      {
-        OpBuilder db = OpBuilder::atBlockBegin(dot.getBody());
-        B u{db, l};
-        Value kk = dot.getInductionVar();
-        Value qv = u.load(q, u.add(qrow, kk));
-        Value kv = u.load(Ks, u.add(u.mul(kk, sh.bkv), jj));
-        db.create<scf::YieldOp>(l, ValueRange{db.create<math::FmaOp>(l, qv, kv, dot.getRegionIterArgs()[0]).getResult()});
-      }
-      Value sc = w.fmul(dot.getResult(0), w.f(scale));
-      Value key = w.add(j0, jj);
+    // 2. S = scale * Q_blk K_blk^T; masked keys -inf.
+    SmallVector<Value> zs(ts.size(), z.f(0.0));
+    SmallVector<Value> sc = build::blockedProduct(
+        kb, l, ts, sh.d, zs, [&](B &u, int64_t i, Value kk) { return u.load(q, u.add(qRowAt[i], kk)); },
+        [&](B &u, Value kk, int64_t j) { return u.load(Ks, u.add(u.mul(kk, sh.bkv), ts.cols[j])); });
+    build::forOwned(kb, l, ts, [&](B &w, int64_t i, int64_t j) {
+      Value key = w.add(j0, ts.cols[j]);
       Value live = w.lt(key, sh.skv);
       if (causal)  // keys past the query are masked
-        live = ob.create<arith::AndIOp>(l, live, ob.create<arith::CmpIOp>(l, arith::CmpIPredicate::ule, key, w.add(q0, r)));
-      w.store(w.select(live, sc, w.f(negInf)), Ss, e);
+        live = w.band(live, w.b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ule, key, w.add(q0, ts.rows[i])));
+      w.store(w.select(live, w.fmul(sc[i * ts.shape.rn + j], w.f(scale)), w.f(negInf)), Ss,
+              w.add(w.mul(ts.rows[i], sh.bkv), ts.cols[j]));
     });
     kb.create<t::BarrierOp>(l);
     // 3. One lane per query row (rows lane, lane + lanes, ...): the online
@@ -158,39 +156,31 @@ void buildKernel(func::FuncOp k, s::FlashAttentionOp op, int64_t lanes, Value q,
       w.store(rescale, As, row);
     });
     kb.create<t::BarrierOp>(l);
-    // 4. O = O * rescale + P V_blk on each lane's elements.
-    SmallVector<Value> acc;
-    for (int64_t i = 0; i < perLane; ++i) {
-      Value e = z.add(lane, z.c(i * lanes));
-      Value ec = z.min(e, sh.bq * sh.dv - 1);  // lanes past the block compute a copy, never stored
-      Value r = z.div(ec, sh.dv), c = z.rem(ec, sh.dv);
-      Value o = z.fmul(kvLoop.getRegionIterArgs()[i], z.load(As, r));
-      auto pv = kb.create<scf::ForOp>(l, z.c(0), z.c(sh.bkv), z.c(1), ValueRange{o});
-      {
-        OpBuilder pb = OpBuilder::atBlockBegin(pv.getBody());
-        B u{pb, l};
-        Value j = pv.getInductionVar();
-        Value p = u.load(Ss, u.add(u.mul(r, sh.bkv), j));
-        Value vv = u.load(Vs, u.add(u.mul(j, sh.dv), c));
-        pb.create<scf::YieldOp>(l, ValueRange{pb.create<math::FmaOp>(l, p, vv, pv.getRegionIterArgs()[0]).getResult()});
-      }
-      acc.push_back(pv.getResult(0));
+    // 4. O = O * rescale + P V_blk on each lane's block (lanes past the
+    // block compute a copy, never stored).
+    SmallVector<Value> rescaled;
+    for (int64_t i = 0; i < to.shape.rm; ++i) {
+      Value a = z.load(As, to.rows[i]);
+      for (int64_t j = 0; j < to.shape.rn; ++j)
+        rescaled.push_back(z.fmul(kvLoop.getRegionIterArgs()[i * to.shape.rn + j], a));
     }
+    SmallVector<Value> acc = build::blockedProduct(
+        kb, l, to, sh.bkv, rescaled,
+        [&](B &u, int64_t i, Value jj) { return u.load(Ss, u.add(u.mul(to.rows[i], sh.bkv), jj)); },
+        [&](B &u, Value jj, int64_t j) { return u.load(Vs, u.add(u.mul(jj, sh.dv), to.cols[j])); });
     // The next block overwrites Ks, Vs, Ss and As: every lane is done.
     kb.create<t::BarrierOp>(l);
     kb.create<scf::YieldOp>(l, acc);
   }
   // O / l, stored for the rows and elements that exist.
-  for (int64_t i = 0; i < perLane; ++i) {
-    Value e = y.add(lane, y.c(i * lanes));
-    Value r = y.div(e, sh.dv), c = y.rem(e, sh.dv), row = y.add(q0, r);
-    Value ok = qb.create<arith::AndIOp>(l, y.lt(e, sh.bq * sh.dv), y.lt(row, sh.sq));
-    auto st = qb.create<scf::IfOp>(l, ok, false);
-    OpBuilder sb = st.getThenBodyBuilder();
-    B u{sb, l};
-    Value o = sb.create<arith::DivFOp>(l, kvLoop.getResult(i), u.load(Ls, r));
-    u.store(o, out, u.add(oBase, u.add(u.mul(row, sh.dv), c)));
-  }
+  build::forOwned(
+      qb, l, to,
+      [&](B &u, int64_t i, int64_t j) {
+        Value row = u.add(q0, to.rows[i]);
+        Value o = u.b.create<arith::DivFOp>(l, kvLoop.getResult(i * to.shape.rn + j), u.load(Ls, to.rows[i]));
+        u.store(o, out, u.add(oBase, u.add(u.mul(row, sh.dv), to.cols[j])));
+      },
+      [&](B &u, int64_t i, int64_t) { return u.lt(u.add(q0, to.rows[i]), sh.sq); });
   // Every lane has read m and l before the next query block resets them.
   qb.create<t::BarrierOp>(l);
   b.create<func::ReturnOp>(l);

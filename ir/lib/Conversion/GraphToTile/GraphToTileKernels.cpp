@@ -66,8 +66,11 @@ namespace {
 // Lanes per group of every kernel (1-D). 256 is a multiple of every
 // subgroup width we know (8 on lavapipe, 32, 64) and fits all devices.
 constexpr int64_t kLanes = 256;
-// Lanes of the attention backward's kernels (AttentionGradKernel.h).
-constexpr int64_t kAttentionGradLanes = 64;
+// Lanes of the attention kernels (AttentionKernel.h, AttentionGradKernel.h):
+// each lane a register block (LaneTile.h) of the 64 x 32 blocks of the GPU
+// schedule; on lavapipe 64 lanes ran GPT-2's attention backward in 159 ms,
+// 128 in 200 ms, 256 in 250 ms or more (docs/gpu-lowering.md).
+constexpr int64_t kAttentionLanes = 64;
 // The GEMM's tile comes from Schedule IR (ScheduleGroups.h: GemmTile; the GPU
 // schedule is 128x128 outputs per group of 16x16 lanes, each lane an 8x8
 // register block of rows ty + 16*i and columns tx + 16*j: conflict-free
@@ -578,7 +581,7 @@ struct KernelBuilder {
     g::LayoutAttr layout = g::getLayout(kt);
     int64_t d = kt.getDimSize(kt.getRank() - 2), skv = kt.getDimSize(kt.getRank() - 1);
     conv::attention::buildKernel(
-        k, fa, kLanes, args.lookup(fa.getQuery()), args.lookup(fa.getKeyT()), args.lookup(fa.getValue()),
+        k, fa, kAttentionLanes, args.lookup(fa.getQuery()), args.lookup(fa.getKeyT()), args.lookup(fa.getValue()),
         k.getArgument(s.leaves.size()),
         [layout, d, skv, this](OpBuilder &b, Value i, Value j) { return emitOffset(b, loc, layout, i, j, d, skv); });
   }
@@ -866,7 +869,8 @@ struct KernelBuilder {
       } else {
         grid = grid1D(numElements((s.kind == KernelSpec::kLayout ? s.leaves[0] : s.root).getType()));
       }
-      const int64_t lanes = s.kind != KernelSpec::kGemm               ? kLanes
+      const int64_t lanes = s.kind == KernelSpec::kAttention          ? kAttentionLanes
+                            : s.kind != KernelSpec::kGemm             ? kLanes
                             : conv::mma::eligible(s.matmul, s.tile) ? conv::mma::lanes(s.tile)
                                                                      : s.tile.lanes();
       func::FuncOp k = newKernel(name, s.leaves, s.root, grid, lanes);
@@ -913,20 +917,20 @@ struct KernelBuilder {
                       function_ref<void(func::FuncOp)> body) {
         SmallVector<Type> tys;
         for (Value b : operands) tys.push_back(b.getType());
-        func::FuncOp k = newKernelOf(nextName(kind), tys, grid, kAttentionGradLanes);
+        func::FuncOp k = newKernelOf(nextName(kind), tys, grid, kAttentionLanes);
         body(k);
         callKernel(k, operands, grid);
       };
       emit("attention_stats", {q, kt, o, dout, stats}, ag::queryGrid(fg, kMaxGroups), [&](func::FuncOp k) {
-        ag::buildStats(k, fg, kAttentionGradLanes, k.getArgument(0), k.getArgument(1), k.getArgument(2), k.getArgument(3),
+        ag::buildStats(k, fg, kAttentionLanes, k.getArgument(0), k.getArgument(1), k.getArgument(2), k.getArgument(3),
                        k.getArgument(4));
       });
       emit("attention_dq", {q, kt, v, dout, stats, dq}, ag::queryGrid(fg, kMaxGroups), [&](func::FuncOp k) {
-        ag::buildQueryGrad(k, fg, kAttentionGradLanes, k.getArgument(0), k.getArgument(1), k.getArgument(2), k.getArgument(3),
+        ag::buildQueryGrad(k, fg, kAttentionLanes, k.getArgument(0), k.getArgument(1), k.getArgument(2), k.getArgument(3),
                            k.getArgument(4), k.getArgument(5));
       });
       emit("attention_dkv", {q, kt, v, dout, stats, dkt, dv}, ag::keyGrid(fg, kMaxGroups), [&](func::FuncOp k) {
-        ag::buildKeyValueGrad(k, fg, kAttentionGradLanes, k.getArgument(0), k.getArgument(1), k.getArgument(2),
+        ag::buildKeyValueGrad(k, fg, kAttentionLanes, k.getArgument(0), k.getArgument(1), k.getArgument(2),
                               k.getArgument(3), k.getArgument(4), k.getArgument(5), k.getArgument(6));
       });
     };

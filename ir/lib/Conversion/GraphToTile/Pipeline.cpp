@@ -15,26 +15,18 @@ tessera::graph::GraphToScheduleOptions tessera::conversion::gpuScheduleOptions()
   o.microN = 8;
   o.clampTiles = false;
   o.mergeMatmulChains = false;
-  // Attention stays matmul + softmax + matmul by default: the
-  // flash_attention kernel (AttentionKernel.h) is correct for any sizes
-  // but, with one FMA per two loads, 4.5x slower than the register-blocked
-  // GEMMs on lavapipe at sequence 512 (docs/gpu-lowering.md); what it saves
-  // is memory, the Sq x Skv score matrix. `--schedule attention=1` uses it,
-  // with blocks sized for 32 KiB of shared memory at head dim 64.
-  // The backward follows: with `attention=1` an attention_grad becomes
-  // flash_attention_grad (its three kernels, AttentionGradKernel.h) unless
-  // `attention-backward=0`. Its kernels give each lane a register block
-  // (LaneTile.h), which pays with bigger blocks: 64 x 32, halved where the
-  // head dims would not fit the 32 KiB of shared memory lavapipe (and most
-  // devices) give a group. GPT-2's attention backward (12 x 256 x 64,
-  // causal) on lavapipe: 160 ms, against 220 ms composed and 830 ms for
-  // the per-element kernels at 16 x 32 (docs/autodiff.md).
+  // Attention stays matmul + softmax + matmul by default
+  // (`--schedule attention=1`: the flash_attention kernel,
+  // AttentionKernel.h). The backward follows: with `attention=1` an
+  // attention_grad becomes flash_attention_grad (its three kernels,
+  // AttentionGradKernel.h) unless `attention-backward=0`. Their lanes own
+  // register blocks (LaneTile.h), which pay with bigger blocks: 64 x 32,
+  // halved where the head dims would not fit the 32 KiB of shared memory
+  // that lavapipe (and most devices) give a group.
   o.attention = false;
-  o.attnBlockQ = 16;
+  o.attnBlockQ = 64;
   o.attnBlockKV = 32;
-  o.attnGradBlockQ = 64;
-  o.attnGradBlockKV = 32;
-  o.attnGradSharedKiB = 32;
+  o.attnSharedKiB = 32;
   return o;
 }
 

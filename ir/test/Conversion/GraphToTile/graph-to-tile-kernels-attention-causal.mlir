@@ -2,10 +2,11 @@
 // attention=1): one kernel whose groups take (head, query block) pairs,
 // scores of keys past the query set to -inf, and the key loop ending at
 // the block holding the query block's last row.
-// RUN: tessera-opt %s --tessera-gpu-graph-pipeline="schedule={attention=1}" | FileCheck %s
-// RUN: tessera-opt %s --tessera-gpu-graph-pipeline="schedule={attention=1}" --tessera-strip-launch-plans=keep=causal_k0_attention --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.spv
+// RUN: tessera-opt %s --tessera-gpu-graph-pipeline="schedule={attention=1 attn-block-q=16}" | FileCheck %s
+// RUN: tessera-opt %s --tessera-gpu-graph-pipeline="schedule={attention=1 attn-block-q=16}" --tessera-strip-launch-plans=keep=causal_k0_attention --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.spv
 // RUN: spirv-val --target-env vulkan1.1 %t.spv
 
+// Query blocks of 16 (the GPU schedule's 64 would be one per head):
 // 4 heads x (64 / 16) query blocks = 16 groups; no 64 x 64 score buffer.
 // CHECK-LABEL: func.func @causal(
 // CHECK-NOT: memref.alloc

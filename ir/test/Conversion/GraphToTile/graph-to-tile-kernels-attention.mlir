@@ -8,14 +8,15 @@
 
 // CHECK-LABEL: func.func @attention(
 // CHECK-NOT: memref.alloc
-// CHECK: call @attention_k0_attention(%arg0, %arg1, %arg2, %arg3) {tessera.grid = array<i64: 16, 1, 1>}
+// The GPU schedule's 64 x 32 blocks: 256 / 64 = 4 groups.
+// CHECK: call @attention_k0_attention(%arg0, %arg1, %arg2, %arg3) {tessera.grid = array<i64: 4, 1, 1>}
 // CHECK-NEXT: return
-// Shared memory: K block 64 x 32, V block 32 x 64, scores 16 x 32, m, l, rescale.
+// Shared memory: K block 64 x 32, V block 32 x 64, scores 64 x 32 (24 KiB),
+// m, l, rescale. 64 lanes, each an 8 x 4 block of the scores and 8 x 8 of O.
 // CHECK-LABEL: func.func @attention_k0_attention(
-// CHECK-SAME: tessera_tile.group_size = array<i64: 256>
+// CHECK-SAME: tessera_tile.group_size = array<i64: 64>
 // CHECK-DAG: tessera_tile.shared_alloc : memref<2048xf32, 3>
-// CHECK-DAG: tessera_tile.shared_alloc : memref<512xf32, 3>
-// CHECK-DAG: tessera_tile.shared_alloc : memref<16xf32, 3>
+// CHECK-DAG: tessera_tile.shared_alloc : memref<64xf32, 3>
 // CHECK: math.exp
 // CHECK: math.fma
 // CHECK: arith.divf

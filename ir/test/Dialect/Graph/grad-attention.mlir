@@ -1,7 +1,7 @@
 // RUN: tessera-opt %s --split-input-file --tessera-grad | FileCheck %s
 // RUN: tessera-opt %s --split-input-file --tessera-grad --tessera-graph-to-schedule | FileCheck %s --check-prefix=SCHED
 // RUN: tessera-opt %s --split-input-file --tessera-grad --tessera-graph-to-schedule="attention-backward=false" | FileCheck %s --check-prefix=COMPOSED
-// RUN: tessera-opt %s --split-input-file --tessera-grad --tessera-graph-to-schedule="attn-grad-block-q=64 attn-grad-block-kv=64 attn-grad-shared-kib=8" | FileCheck %s --check-prefix=FIT
+// RUN: tessera-opt %s --split-input-file --tessera-grad --tessera-graph-to-schedule="attn-block-q=64 attn-block-kv=64 attn-shared-kib=8" | FileCheck %s --check-prefix=FIT
 // RUN: tessera-opt %s --split-input-file --tessera-grad --tessera-gpu-graph-pipeline="schedule={attention=1}" | FileCheck %s --check-prefix=GPU
 // RUN: tessera-opt %s --split-input-file --tessera-grad --tessera-gpu-graph-pipeline="schedule={attention=1 attention-backward=0}" | FileCheck %s --check-prefix=GPU-COMPOSED
 // The VJP of an attention chain is one tessera_graph.attention_grad (its
@@ -26,11 +26,13 @@
 // SCHED: tessera_schedule.flash_attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %[[O]], %{{.*}} scale = 2.500000e-01 block_q = 64 block_kv = 64 causal
 // SCHED-NOT: 64x64
 // SCHED: return
-// The backward's own blocks, halved (the query block first, while it is
-// the larger) until K^T, V, P and dS blocks fit 8 KiB: 64 x 64 (38.9 KiB)
-// -> 32 x 64 -> 32 x 32 -> 16 x 32 (7.2 KiB); the forward keeps its blocks.
+// attn-shared-kib: the blocks halved (the query block first, while it is
+// the larger) until the kernels' shared memory fits 8 KiB. The backward
+// (K^T, V, P and dS blocks): 64 x 64 (38.9 KiB) -> 32 x 64 -> 32 x 32 ->
+// 16 x 32 (7.2 KiB); the forward (K^T, V, S blocks, 3 floats per row):
+// 64 x 64 (23.3 KiB) -> 32 x 64 -> 32 x 32 (7.5 KiB).
 // FIT-LABEL: func.func @f_grad(
-// FIT: tessera_schedule.flash_attention {{.*}} block_q = 64 block_kv = 64 causal
+// FIT: tessera_schedule.flash_attention {{.*}} block_q = 32 block_kv = 32 causal
 // FIT: tessera_schedule.flash_attention_grad {{.*}} block_q = 16 block_kv = 32 causal
 // Written out: the probabilities recomputed whole (iota, compare, select,
 // softmax), dV = P^T dO, dP = dO V^T, the row sum of dO * O.

@@ -60,6 +60,16 @@ void expand(AttentionGradOp op) {
 
 }  // namespace
 
+std::pair<int64_t, int64_t> attentionBlocks(int64_t sq, int64_t skv, int64_t wantQ, int64_t wantKV,
+                                            int64_t sharedBytes, function_ref<int64_t(int64_t, int64_t)> sharedFloats) {
+  int64_t bq = attentionBlock(sq, wantQ), bkv = attentionBlock(skv, wantKV);
+  while (sharedBytes && 4 * sharedFloats(bq, bkv) > sharedBytes && (bq > 1 || bkv > 1)) {
+    if (bq > 1 && bq >= bkv) bq = (bq + 1) / 2;
+    else bkv = (bkv + 1) / 2;
+  }
+  return {bq, bkv};
+}
+
 void lowerAttentionGrad(AttentionGradOp op, bool blockwise, int64_t attnBlockQ, int64_t attnBlockKV,
                         int64_t sharedBytes) {
   if (!blockwise) return expand(op);
@@ -68,15 +78,10 @@ void lowerAttentionGrad(AttentionGradOp op, bool blockwise, int64_t attnBlockQ, 
   auto v = op.getValue().getType().cast<RankedTensorType>();
   const int64_t rank = q.getRank();
   const int64_t d = q.getDimSize(rank - 1), dv = v.getDimSize(rank - 1);
-  int64_t bq = attentionBlock(q.getDimSize(rank - 2), attnBlockQ);
-  int64_t bkv = attentionBlock(kt.getDimSize(rank - 1), attnBlockKV);
-  // The GPU kernels' largest shared footprint (dK^T / dV, AttentionGradKernel.h):
-  // the K^T and V blocks, and P and dS of a (query, key) block, in f32.
-  auto shared = [&] { return 4 * (d * bkv + bkv * dv + 2 * bq * bkv); };
-  while (sharedBytes && shared() > sharedBytes && (bq > 1 || bkv > 1)) {
-    if (bq > 1 && bq >= bkv) bq = (bq + 1) / 2;
-    else bkv = (bkv + 1) / 2;
-  }
+  // The dK^T / dV kernel's shared memory, the largest of the three: the
+  // K^T and V blocks, and P and dS of a (query, key) block.
+  auto [bq, bkv] = attentionBlocks(q.getDimSize(rank - 2), kt.getDimSize(rank - 1), attnBlockQ, attnBlockKV,
+                                   sharedBytes, [&](int64_t bq, int64_t bkv) { return d * bkv + bkv * dv + 2 * bq * bkv; });
   OpBuilder b(op);
   auto fa = b.create<schedule::FlashAttentionGradOp>(
       op.getLoc(), op->getResultTypes(), op.getQuery(), op.getKeyT(), op.getValue(), op.getOut(), op.getDout(),

@@ -98,7 +98,8 @@ std::optional<graph::AttentionChain> tessera::graph::analyzeAttention(graph::Sof
   return chain;
 }
 
-void tessera::graph::matchAttention(graph::SoftmaxOp sm, int64_t attnBlockQ, int64_t attnBlockKV) {
+void tessera::graph::matchAttention(graph::SoftmaxOp sm, int64_t attnBlockQ, int64_t attnBlockKV,
+                                    int64_t sharedBytes) {
   std::optional<AttentionChain> chain = analyzeAttention(sm);
   if (!chain) return;
   const int64_t rank = sm.getInput().getType().cast<RankedTensorType>().getRank();
@@ -121,12 +122,17 @@ void tessera::graph::matchAttention(graph::SoftmaxOp sm, int64_t attnBlockQ, int
   auto q = qk.getLhs().getType().cast<RankedTensorType>();
   int64_t sq = q.getDimSize(rank - 2);
   int64_t skv = kt.getType().cast<RankedTensorType>().getDimSize(rank - 1);
+  const int64_t d = q.getDimSize(rank - 1), dv = pv.getType().cast<RankedTensorType>().getDimSize(rank - 1);
+  // The kernel's shared memory: the K^T, V and score blocks, and m, l and
+  // the rescale per query row.
+  auto [bq, bkv] = attentionBlocks(sq, skv, attnBlockQ, attnBlockKV, sharedBytes, [&](int64_t bq, int64_t bkv) {
+    return d * bkv + bkv * dv + bq * bkv + 3 * bq;
+  });
   OpBuilder b(pv);
   auto fa = b.create<schedule::FlashAttentionOp>(
       pv.getLoc(), pv.getType(), qk.getLhs(), kt, pv.getRhs(),
       b.getF32FloatAttr(static_cast<float>(chain->scale)),
-      b.getI64IntegerAttr(attentionBlock(sq, attnBlockQ)),
-      b.getI64IntegerAttr(attentionBlock(skv, attnBlockKV)), chain->causal ? b.getUnitAttr() : UnitAttr());
+      b.getI64IntegerAttr(bq), b.getI64IntegerAttr(bkv), chain->causal ? b.getUnitAttr() : UnitAttr());
   pv.getResult().replaceAllUsesWith(fa.getResult());
   pv->erase();
   sm->erase();

@@ -117,14 +117,13 @@ struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePas
     SmallVector<graph::AttentionGradOp> grads;
     getOperation().walk([&](graph::AttentionGradOp g) { grads.push_back(g); });
     for (graph::AttentionGradOp g : grads)
-      graph::lowerAttentionGrad(g, attention && attentionBackward, attnGradBlockQ ? attnGradBlockQ : attnBlockQ,
-                                attnGradBlockKV ? attnGradBlockKV : attnBlockKV, attnGradSharedKiB * 1024);
+      graph::lowerAttentionGrad(g, attention && attentionBackward, attnBlockQ, attnBlockKV, attnSharedKiB * 1024);
     if (attention) {
       SmallVector<graph::SoftmaxOp> softmaxes;
       getOperation().walk([&](graph::SoftmaxOp sm) {
         if (!sm->getParentOfType<schedule::TileOp>()) softmaxes.push_back(sm);
       });
-      for (graph::SoftmaxOp sm : softmaxes) graph::matchAttention(sm, attnBlockQ, attnBlockKV);
+      for (graph::SoftmaxOp sm : softmaxes) graph::matchAttention(sm, attnBlockQ, attnBlockKV, attnSharedKiB * 1024);
     }
     SmallVector<Block *> blocks;
     getOperation().walk([&](func::FuncOp f) {

@@ -32,9 +32,17 @@ std::optional<AttentionChain> analyzeAttention(SoftmaxOp sm);
 /// allow a partial last block, so a prime length keeps full-size blocks).
 inline int64_t attentionBlock(int64_t n, int64_t want) { return std::max<int64_t>(1, std::min(want, n)); }
 
+/// The blocks (block_q, block_kv) of an attention over `sq` queries and
+/// `skv` keys: the wanted ones clamped to the sequences, then, when
+/// `sharedBytes` is not 0, halved (the query block first while it is the
+/// larger) until `sharedFloats(bq, bkv)` f32 fit in it: the GPU kernels'
+/// shared memory per group (AttentionKernel.h, AttentionGradKernel.h).
+std::pair<int64_t, int64_t> attentionBlocks(int64_t sq, int64_t skv, int64_t wantQ, int64_t wantKV,
+                                            int64_t sharedBytes,
+                                            llvm::function_ref<int64_t(int64_t bq, int64_t bkv)> sharedFloats);
+
 /// Replaces `op` by tessera_schedule.flash_attention_grad (`blockwise`,
-/// blocks clamped to the sequences, then halved until the kernels' shared
-/// memory fits `sharedBytes` when that is not 0) or by the composed
+/// attentionBlocks) or by the composed
 /// backward: matmuls, a softmax, a row sum (AttentionGrad.cpp).
 void lowerAttentionGrad(AttentionGradOp op, bool blockwise, int64_t attnBlockQ, int64_t attnBlockKV,
                         int64_t sharedBytes);
@@ -42,7 +50,7 @@ void lowerAttentionGrad(AttentionGradOp op, bool blockwise, int64_t attnBlockQ, 
 /// Replaces the attention chain ending in `sm`'s consumer by a
 /// tessera_schedule.flash_attention when it has the supported form; leaves
 /// the IR as it is otherwise (AttentionToSchedule.cpp).
-void matchAttention(SoftmaxOp sm, int64_t attnBlockQ, int64_t attnBlockKV);
+void matchAttention(SoftmaxOp sm, int64_t attnBlockQ, int64_t attnBlockKV, int64_t sharedBytes);
 
 /// A tensor's values, row-major, as doubles.
 struct ConstantTensor {
