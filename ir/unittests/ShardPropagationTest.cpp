@@ -371,6 +371,75 @@ func.func @large(%x: tensor<8x4xf32> {tessera_graph.sharding = #tessera_graph.sh
   EXPECT_EQ(Count(out, "all_gather"), 1) << out;
 }
 
+TEST_F(ShardPropagationTest, MegatronAttentionGetsOneAllReduce) {
+  // Heads made from column-split projections by reshape + transpose keep
+  // the split on the heads; scores, causal mask, softmax and P V stay
+  // local; merged back they meet Wo's split rows: one all_reduce.
+  std::string w = R"(tensor<8x8xf32> {tessera_graph.sharding = )" + std::string(kShardTP) + "}";
+  std::string out = Check(R"(
+tessera_graph.mesh @mesh axes = ["tp"] shape = [2]
+func.func @attention(%x: tensor<6x8xf32>, %wq: )" + w + ", %wk: " + w + ", %wv: " + w + R"(,
+    %wo: tensor<8x8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["tp", ""], replicate = [], reduce = []>})
+    -> tensor<6x8xf32> attributes {tessera.global_view} {
+  %q0 = tessera_graph.matmul %x, %wq : tensor<6x8xf32>, tensor<8x8xf32> -> tensor<6x8xf32>
+  %k0 = tessera_graph.matmul %x, %wk : tensor<6x8xf32>, tensor<8x8xf32> -> tensor<6x8xf32>
+  %v0 = tessera_graph.matmul %x, %wv : tensor<6x8xf32>, tensor<8x8xf32> -> tensor<6x8xf32>
+  %q1 = tessera_graph.reshape %q0 : tensor<6x8xf32> -> tensor<6x4x2xf32>
+  %q = tessera_graph.transpose %q1 perm = [1, 0, 2] : tensor<6x4x2xf32> -> tensor<4x6x2xf32>
+  %k1 = tessera_graph.reshape %k0 : tensor<6x8xf32> -> tensor<6x4x2xf32>
+  %kt = tessera_graph.transpose %k1 perm = [1, 2, 0] : tensor<6x4x2xf32> -> tensor<4x2x6xf32>
+  %v1 = tessera_graph.reshape %v0 : tensor<6x8xf32> -> tensor<6x4x2xf32>
+  %v = tessera_graph.transpose %v1 perm = [1, 0, 2] : tensor<6x4x2xf32> -> tensor<4x6x2xf32>
+  %s0 = tessera_graph.matmul %q, %kt : tensor<4x6x2xf32>, tensor<4x2x6xf32> -> tensor<4x6x6xf32>
+  %qi = tessera_graph.iota dim = 0 : tensor<6x6xi32>
+  %ki = tessera_graph.iota dim = 1 : tensor<6x6xi32>
+  %keep = tessera_graph.compare le %ki, %qi : tensor<6x6xi32>, tensor<6x6xi32> -> tensor<6x6xi1>
+  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %s1 = tessera_graph.select %keep, %s0, %ninf : tensor<6x6xi1>, tensor<4x6x6xf32>, tensor<f32>
+  %p = tessera_graph.softmax %s1 dim = 2 : tensor<4x6x6xf32>
+  %o = tessera_graph.matmul %p, %v : tensor<4x6x6xf32>, tensor<4x6x2xf32> -> tensor<4x6x2xf32>
+  %o1 = tessera_graph.transpose %o perm = [1, 0, 2] : tensor<4x6x2xf32> -> tensor<6x4x2xf32>
+  %o2 = tessera_graph.reshape %o1 : tensor<6x4x2xf32> -> tensor<6x8xf32>
+  %y = tessera_graph.matmul %o2, %wo : tensor<6x8xf32>, tensor<8x8xf32> -> tensor<6x8xf32>
+  return %y : tensor<6x8xf32>
+})");
+  EXPECT_EQ(Count(out, "all_reduce"), 1) << out;
+  EXPECT_EQ(Count(out, "all_gather") + Count(out, "reduce_scatter"), 0) << out;
+  EXPECT_NE(out.find("tensor<6x2x2xf32>"), std::string::npos) << "two heads per device: " << out;
+}
+
+TEST_F(ShardPropagationTest, ShapeOpsKeepTheDimsTheyDoNotTouch) {
+  // Rows split over dp through a slice of columns, a pad of columns, a
+  // concat along columns, a broadcast_in_dim into a new dim, and an
+  // embedding lookup of row-split tokens; a reshape whose split is not
+  // the leading dim of its group ([8, 6] -> [48]: rows lead, stays; [6, 8]
+  // columns -> [48] gathers) -- all checked against the global program.
+  std::string out = Check(R"(
+tessera_graph.mesh @mesh axes = ["dp"] shape = [2]
+func.func @shapes(
+    %x: tensor<8x6xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["dp", ""], replicate = [], reduce = []>},
+    %tok: tensor<8xi32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["dp"], replicate = [], reduce = []>},
+    %table: tensor<5x3xf32>,
+    %c: tensor<6x8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["", "dp"], replicate = [], reduce = []>})
+    -> (tensor<8x9xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["dp", ""], replicate = [], reduce = []>},
+        tensor<8x2x6xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["dp", "", ""], replicate = [], reduce = []>},
+        tensor<48xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["dp"], replicate = [], reduce = []>},
+        tensor<48xf32>)
+    attributes {tessera.global_view} {
+  %s = tessera_graph.slice %x offsets = [0, 1] strides = [1, 2] : tensor<8x6xf32> -> tensor<8x3xf32>
+  %p = tessera_graph.pad %s low = [0, 1] high = [0, 2] value = 0.0 : tensor<8x3xf32> -> tensor<8x6xf32>
+  %e = tessera_graph.gather %table, %tok : tensor<5x3xf32>, tensor<8xi32> -> tensor<8x3xf32>
+  %j = tessera_graph.concat %p, %e dim = 1 : tensor<8x6xf32>, tensor<8x3xf32> -> tensor<8x9xf32>
+  %b = tessera_graph.broadcast_in_dim %x dims = [0, 2] : tensor<8x6xf32> -> tensor<8x2x6xf32>
+  %r = tessera_graph.reshape %x : tensor<8x6xf32> -> tensor<48xf32>
+  %rc = tessera_graph.reshape %c : tensor<6x8xf32> -> tensor<48xf32>
+  return %j, %b, %r, %rc : tensor<8x9xf32>, tensor<8x2x6xf32>, tensor<48xf32>, tensor<48xf32>
+})");
+  // Only %c's columns are gathered (a split that does not lead its group).
+  EXPECT_EQ(Count(out, "all_gather"), 1) << out;
+  EXPECT_EQ(Count(out, "all_reduce") + Count(out, "reduce_scatter"), 0) << out;
+}
+
 TEST_F(ShardPropagationTest, BadInputs) {
   // A dim that does not divide, and a collective in a global view.
   diagnostics_.clear();

@@ -34,8 +34,12 @@
 //  - reduce sum / mean over a sharded dim: a partial sum (mean scaled by
 //    1 / axis size); max / min: the local reduction then an all_reduce;
 //  - softmax and the norms need their dim whole (all-gathered);
-//  - the other data-movement ops and the rest compute on replicated
-//    operands;
+//  - reshape keeps a split that leads its group of dims (heads split from
+//    the model dim, and merged back); slice, pad and concat keep the
+//    splits of the dims they do not cut, extend or join; broadcast_in_dim
+//    moves them to their result dims; gather (embedding) keeps the
+//    indices' splits and the table's trailing ones, its rows whole;
+//  - the rest computes on replicated operands;
 //  - a stochastic cast of a partitioned tensor gets the device's
 //    mesh_position and the global strides, so that its random bits are
 //    keyed by the global index, as in the single-device program;
@@ -114,6 +118,12 @@ class Propagator {
   LogicalResult transpose(TransposeOp op);
   LogicalResult reduce(ReduceOp op);
   LogicalResult rowOp(Operation* op, int64_t dim);
+  // Data movement that keeps the dims it does not touch split.
+  LogicalResult reshape(ReshapeOp op);
+  LogicalResult window(Operation* op, ArrayRef<bool> touched, bool linear);  // slice, pad
+  LogicalResult concat(ConcatOp op);
+  LogicalResult broadcastInDim(BroadcastInDimOp op);
+  LogicalResult gather(GatherOp op);
   LogicalResult replicated(Operation* op);
   LogicalResult stochasticCast(CastOp op);
   // The device's tessera_graph.mesh_position, made once at the entry.
@@ -558,6 +568,147 @@ LogicalResult Propagator::rowOp(Operation* op, int64_t dim) {
   return emit(op, vals, s);
 }
 
+// Reshape: the dims form groups whose sizes multiply to the same product
+// on both sides ([S, H*dh] -> [S, H, dh]: {S}->{S}, {H*dh}->{H, dh}). A
+// group keeps a split when its split input dim is its leading one (the
+// dims before it of size 1) and its leading output dim divides over the
+// axis: in row-major order each device's part is then one contiguous run
+// of the group, which is the part of that output dim. Heads split from
+// the model dim, and merged back, stay where they are. Partial sums pass.
+LogicalResult Propagator::reshape(ReshapeOp op) {
+  Value v = local_[op.getInput()];
+  Sharding s = sharding_[v];
+  ArrayRef<int64_t> in = op.getInput().getType().cast<RankedTensorType>().getShape();
+  ArrayRef<int64_t> out = op.getResult().getType().cast<RankedTensorType>().getShape();
+  Sharding o;
+  o.dims.assign(out.size(), "");
+  o.partial = s.partial;
+  const bool empty = llvm::is_contained(in, 0) || llvm::is_contained(out, 0);
+  size_t i = 0, k = 0;
+  while (!empty && (i < in.size() || k < out.size())) {
+    const size_t i0 = i, k0 = k;
+    int64_t pi = i < in.size() ? in[i++] : 1, po = k < out.size() ? out[k++] : 1;
+    while (pi != po) {
+      if (pi < po && i < in.size()) pi *= in[i++];
+      else if (k < out.size()) po *= out[k++];
+      else break;
+    }
+    SmallVector<size_t> split;
+    for (size_t d = i0; d < i; ++d)
+      if (!s.dims[d].empty()) split.push_back(d);
+    if (split.empty()) continue;
+    size_t lead = k0;
+    while (lead + 1 < k && out[lead] == 1) ++lead;
+    const bool leading = split.size() == 1 && llvm::all_of(in.slice(i0, split[0] - i0), [](int64_t n) { return n == 1; });
+    if (leading && lead < k && out[lead] % axisSize(s.dims[split[0]]) == 0) {
+      o.dims[lead] = s.dims[split[0]];
+      continue;
+    }
+    for (size_t d : split) v = gatherDim(v, s, d);
+  }
+  if (empty) v = replicate(v, s), o.partial.clear();
+  return emit(op, {v}, o);
+}
+
+// Slice and pad: the dims they cut or extend (`touched`) whole, the others
+// keep their split. A slice is linear (partial sums pass); a pad only with
+// 0 around.
+LogicalResult Propagator::window(Operation* op, ArrayRef<bool> touched, bool linear) {
+  Value v = local_[op->getOperand(0)];
+  Sharding s = sharding_[v];
+  if (!linear) v = allReduce(v, s);
+  for (unsigned d = 0; d < touched.size(); ++d)
+    if (touched[d]) v = gatherDim(v, s, d);
+  return emit(op, {v}, s);
+}
+
+// Concat: the joined dim whole; every other dim keeps the axis under which
+// most operand bytes are split (the other operands take their parts or are
+// gathered, as for elementwise ops). Partial sums pass when every operand
+// is partial over the same axes.
+LogicalResult Propagator::concat(ConcatOp op) {
+  const unsigned c = static_cast<unsigned>(op.getDim());
+  SmallVector<Value> vals;
+  SmallVector<Sharding> shs;
+  for (Value x : op.getInputs()) {
+    vals.push_back(local_[x]);
+    shs.push_back(sharding_[local_[x]]);
+  }
+  const bool keep = llvm::all_of(shs, [&](const Sharding& x) { return x.partial == shs[0].partial; });
+  Sharding out;
+  out.dims.assign(shs[0].dims.size(), "");
+  if (keep) out.partial = shs[0].partial;
+  std::set<std::string> used(out.partial.begin(), out.partial.end());
+  for (unsigned d = 0; d < out.dims.size(); ++d) {
+    if (d == c) continue;
+    std::map<std::string, int64_t> held;
+    for (size_t i = 0; i < vals.size(); ++i)
+      if (!shs[i].dims[d].empty()) held[shs[i].dims[d]] += bytes(vals[i]);
+    int64_t best = -1;
+    for (auto& [a, n] : held)
+      if (!used.count(a) && n > best) best = n, out.dims[d] = a;
+    if (!out.dims[d].empty()) used.insert(out.dims[d]);
+  }
+  // Without a layout every operand can take its part; otherwise the dim
+  // stays whole.
+  for (unsigned d = 0; d < out.dims.size(); ++d)
+    if (!out.dims[d].empty() &&
+        llvm::any_of(vals, [](Value x) { return bool(x.getType().cast<RankedTensorType>().getEncoding()); }))
+      out.dims[d] = "";
+  for (size_t i = 0; i < vals.size(); ++i) {
+    if (!keep) vals[i] = allReduce(vals[i], shs[i]);
+    for (unsigned d = 0; d < out.dims.size(); ++d) {
+      if (shs[i].dims[d] == out.dims[d]) continue;
+      vals[i] = gatherDim(vals[i], shs[i], d);
+      if (!out.dims[d].empty()) vals[i] = localPart(vals[i], shs[i], d, out.dims[d]);
+    }
+  }
+  return emit(op, vals, out);
+}
+
+// broadcast_in_dim: input dim k becomes result dim dims[k] with its split
+// (a stretched dim has size 1, never split); the new dims are whole.
+// Linear: partial sums pass.
+LogicalResult Propagator::broadcastInDim(BroadcastInDimOp op) {
+  Value v = local_[op.getInput()];
+  Sharding s = sharding_[v];
+  auto in = op.getInput().getType().cast<RankedTensorType>();
+  auto rt = op.getResult().getType().cast<RankedTensorType>();
+  Sharding out;
+  out.dims.assign(rt.getRank(), "");
+  out.partial = s.partial;
+  for (auto [k, d] : llvm::enumerate(op.getDims())) {
+    if (in.getDimSize(k) != rt.getDimSize(d)) v = gatherDim(v, s, k);
+    out.dims[d] = s.dims[k];
+  }
+  return emit(op, {v}, out);
+}
+
+// gather (embedding lookup): the table's rows whole (any row may be
+// picked), its other dims keep their split; the indices keep theirs, so
+// tokens split over a data-parallel axis look up their rows locally. The
+// result is the indices' dims then the table's. Linear in the table.
+LogicalResult Propagator::gather(GatherOp op) {
+  Value table = local_[op.getTable()], idx = local_[op.getIndices()];
+  Sharding ts = sharding_[table], is = sharding_[idx];
+  idx = allReduce(idx, is);
+  table = gatherDim(table, ts, 0);
+  Sharding out;
+  out.partial = ts.partial;
+  std::set<std::string> used(out.partial.begin(), out.partial.end());
+  for (unsigned d = 0; d < is.dims.size(); ++d) {
+    if (used.count(is.dims[d])) idx = gatherDim(idx, is, d);
+    if (!is.dims[d].empty()) used.insert(is.dims[d]);
+    out.dims.push_back(is.dims[d]);
+  }
+  for (unsigned d = 1; d < ts.dims.size(); ++d) {
+    if (used.count(ts.dims[d])) table = gatherDim(table, ts, d);
+    if (!ts.dims[d].empty()) used.insert(ts.dims[d]);
+    out.dims.push_back(ts.dims[d]);
+  }
+  return emit(op, {table, idx}, out);
+}
+
 LogicalResult Propagator::replicated(Operation* op) {
   SmallVector<Value> vals;
   for (Value o : op->getOperands()) {
@@ -652,7 +803,24 @@ LogicalResult Propagator::visit(Operation* op) {
   if (auto sm = dyn_cast<SoftmaxOp>(op)) return rowOp(op, static_cast<int64_t>(sm.getDim()));
   if (isa<LayerNormOp, RmsNormOp>(op))
     return rowOp(op, op->getOperand(0).getType().cast<RankedTensorType>().getRank() - 1);
-  return replicated(op);  // constants, data movement, argmax, layouts
+  if (auto r = dyn_cast<ReshapeOp>(op)) return reshape(r);
+  if (auto sl = dyn_cast<SliceOp>(op)) {
+    auto in = sl.getInput().getType().cast<RankedTensorType>();
+    auto rt = sl.getResult().getType().cast<RankedTensorType>();
+    SmallVector<bool> touched;
+    for (int64_t d = 0; d < in.getRank(); ++d)
+      touched.push_back(sl.getOffsets()[d] != 0 || sl.getStrides()[d] != 1 || in.getDimSize(d) != rt.getDimSize(d));
+    return window(op, touched, /*linear=*/true);
+  }
+  if (auto p = dyn_cast<PadOp>(op)) {
+    SmallVector<bool> touched;
+    for (auto [lo, hi] : llvm::zip(p.getLow(), p.getHigh())) touched.push_back(lo != 0 || hi != 0);
+    return window(op, touched, /*linear=*/p.getValue().convertToDouble() == 0.0);
+  }
+  if (auto c = dyn_cast<ConcatOp>(op)) return concat(c);
+  if (auto bc = dyn_cast<BroadcastInDimOp>(op)) return broadcastInDim(bc);
+  if (auto g = dyn_cast<GatherOp>(op)) return gather(g);
+  return replicated(op);  // constants, iota, argmax, layouts, quantization
 }
 
 FailureOr<func::FuncOp> Propagator::run() {
