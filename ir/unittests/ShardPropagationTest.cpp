@@ -408,6 +408,54 @@ func.func @attention(%x: tensor<6x8xf32>, %wq: )" + w + ", %wk: " + w + ", %wv: 
   EXPECT_NE(out.find("tensor<6x2x2xf32>"), std::string::npos) << "two heads per device: " << out;
 }
 
+TEST_F(ShardPropagationTest, MegatronTransformerBlockGetsTwoAllReduces) {
+  // A pre-norm block in the global view, x1 = x + Wo attention(heads(Wq, Wk,
+  // Wv of layernorm(x))), y = x1 + W2 gelu(W1 layernorm(x1) + b1): the
+  // norms and residuals on replicated rows, the heads and the hidden layer
+  // split over tp; one all_reduce per sublayer, where its partial sum meets
+  // the residual.
+  const std::string cols = std::string(R"( {tessera_graph.sharding = )") + kShardTP + "}";
+  const std::string rows =
+      R"( {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["tp", ""], replicate = [], reduce = []>})";
+  std::string out = Check(R"(
+tessera_graph.mesh @mesh axes = ["tp"] shape = [2]
+func.func @block(%x: tensor<6x8xf32>, %g1: tensor<8xf32>, %be1: tensor<8xf32>,
+    %wq: tensor<8x8xf32>)" + cols + ", %wk: tensor<8x8xf32>" + cols + ", %wv: tensor<8x8xf32>" + cols +
+                          ", %wo: tensor<8x8xf32>" + rows + R"(,
+    %g2: tensor<8xf32>, %be2: tensor<8xf32>, %w1: tensor<8x16xf32>)" + cols + R"(,
+    %b1: tensor<16xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["tp"], replicate = [], reduce = []>},
+    %w2: tensor<16x8xf32>)" + rows + R"() -> tensor<6x8xf32> attributes {tessera.global_view} {
+  %h = tessera_graph.layernorm %x, %g1, %be1 : tensor<6x8xf32>, tensor<8xf32>, tensor<8xf32>
+  %q0 = tessera_graph.matmul %h, %wq : tensor<6x8xf32>, tensor<8x8xf32> -> tensor<6x8xf32>
+  %k0 = tessera_graph.matmul %h, %wk : tensor<6x8xf32>, tensor<8x8xf32> -> tensor<6x8xf32>
+  %v0 = tessera_graph.matmul %h, %wv : tensor<6x8xf32>, tensor<8x8xf32> -> tensor<6x8xf32>
+  %q1 = tessera_graph.reshape %q0 : tensor<6x8xf32> -> tensor<6x2x4xf32>
+  %q = tessera_graph.transpose %q1 perm = [1, 0, 2] : tensor<6x2x4xf32> -> tensor<2x6x4xf32>
+  %k1 = tessera_graph.reshape %k0 : tensor<6x8xf32> -> tensor<6x2x4xf32>
+  %kt = tessera_graph.transpose %k1 perm = [1, 2, 0] : tensor<6x2x4xf32> -> tensor<2x4x6xf32>
+  %v1 = tessera_graph.reshape %v0 : tensor<6x8xf32> -> tensor<6x2x4xf32>
+  %v = tessera_graph.transpose %v1 perm = [1, 0, 2] : tensor<6x2x4xf32> -> tensor<2x6x4xf32>
+  %s0 = tessera_graph.matmul %q, %kt : tensor<2x6x4xf32>, tensor<2x4x6xf32> -> tensor<2x6x6xf32>
+  %c = arith.constant dense<0.5> : tensor<f32>
+  %s1 = tessera_graph.mul %s0, %c : tensor<2x6x6xf32>, tensor<f32>
+  %p = tessera_graph.softmax %s1 dim = 2 : tensor<2x6x6xf32>
+  %o = tessera_graph.matmul %p, %v : tensor<2x6x6xf32>, tensor<2x6x4xf32> -> tensor<2x6x4xf32>
+  %o1 = tessera_graph.transpose %o perm = [1, 0, 2] : tensor<2x6x4xf32> -> tensor<6x2x4xf32>
+  %o2 = tessera_graph.reshape %o1 : tensor<6x2x4xf32> -> tensor<6x8xf32>
+  %a = tessera_graph.matmul %o2, %wo : tensor<6x8xf32>, tensor<8x8xf32> -> tensor<6x8xf32>
+  %x1 = tessera_graph.add %x, %a : tensor<6x8xf32>, tensor<6x8xf32>
+  %h2 = tessera_graph.layernorm %x1, %g2, %be2 : tensor<6x8xf32>, tensor<8xf32>, tensor<8xf32>
+  %u0 = tessera_graph.matmul %h2, %w1 : tensor<6x8xf32>, tensor<8x16xf32> -> tensor<6x16xf32>
+  %u1 = tessera_graph.add %u0, %b1 : tensor<6x16xf32>, tensor<16xf32>
+  %u = tessera_graph.gelu %u1 : tensor<6x16xf32>
+  %m = tessera_graph.matmul %u, %w2 : tensor<6x16xf32>, tensor<16x8xf32> -> tensor<6x8xf32>
+  %y = tessera_graph.add %x1, %m : tensor<6x8xf32>, tensor<6x8xf32>
+  return %y : tensor<6x8xf32>
+})");
+  EXPECT_EQ(Count(out, "all_reduce"), 2) << out;
+  EXPECT_EQ(Count(out, "all_gather") + Count(out, "reduce_scatter"), 0) << out;
+}
+
 TEST_F(ShardPropagationTest, ShapeOpsKeepTheDimsTheyDoNotTouch) {
   // Rows split over dp through a slice of columns, a pad of columns, a
   // concat along columns, a broadcast_in_dim into a new dim, and an
