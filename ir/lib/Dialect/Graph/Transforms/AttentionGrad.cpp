@@ -60,16 +60,6 @@ void expand(AttentionGradOp op) {
 
 }  // namespace
 
-std::pair<int64_t, int64_t> attentionBlocks(int64_t sq, int64_t skv, int64_t wantQ, int64_t wantKV,
-                                            int64_t sharedBytes, function_ref<int64_t(int64_t, int64_t)> sharedFloats) {
-  int64_t bq = attentionBlock(sq, wantQ), bkv = attentionBlock(skv, wantKV);
-  while (sharedBytes && 4 * sharedFloats(bq, bkv) > sharedBytes && (bq > 1 || bkv > 1)) {
-    if (bq > 1 && bq >= bkv) bq = (bq + 1) / 2;
-    else bkv = (bkv + 1) / 2;
-  }
-  return {bq, bkv};
-}
-
 void lowerAttentionGrad(AttentionGradOp op, bool blockwise, int64_t attnBlockQ, int64_t attnBlockKV,
                         int64_t sharedBytes) {
   if (!blockwise) return expand(op);

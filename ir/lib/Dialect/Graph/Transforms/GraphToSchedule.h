@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "tessera/Dialect/Graph/Transforms/Passes.h"
@@ -37,9 +38,16 @@ inline int64_t attentionBlock(int64_t n, int64_t want) { return std::max<int64_t
 /// `sharedBytes` is not 0, halved (the query block first while it is the
 /// larger) until `sharedFloats(bq, bkv)` f32 fit in it: the GPU kernels'
 /// shared memory per group (AttentionKernel.h, AttentionGradKernel.h).
-std::pair<int64_t, int64_t> attentionBlocks(int64_t sq, int64_t skv, int64_t wantQ, int64_t wantKV,
-                                            int64_t sharedBytes,
-                                            llvm::function_ref<int64_t(int64_t bq, int64_t bkv)> sharedFloats);
+inline std::pair<int64_t, int64_t> attentionBlocks(int64_t sq, int64_t skv, int64_t wantQ, int64_t wantKV,
+                                                   int64_t sharedBytes,
+                                                   llvm::function_ref<int64_t(int64_t bq, int64_t bkv)> sharedFloats) {
+  int64_t bq = attentionBlock(sq, wantQ), bkv = attentionBlock(skv, wantKV);
+  while (sharedBytes && 4 * sharedFloats(bq, bkv) > sharedBytes && (bq > 1 || bkv > 1)) {
+    if (bq > 1 && bq >= bkv) bq = (bq + 1) / 2;
+    else bkv = (bkv + 1) / 2;
+  }
+  return {bq, bkv};
+}
 
 /// Replaces `op` by tessera_schedule.flash_attention_grad (`blockwise`,
 /// attentionBlocks) or by the composed
