@@ -14,7 +14,6 @@
 #include "DynamicShared.h"
 #include "PTXBackend.h"
 #include "TileToNVVM.h"
-#include "WgmmaAccumulators.h"
 #include "compile_targets.hpp"
 #include "tensor_map.hpp"
 #include "compiler_part.hpp"
@@ -69,7 +68,6 @@ TsErrorCode Lower(ModuleOp module, const CompileRequest &request, CompileResult 
   std::string text;
   for (tessera::cuda::NVVMKernel &k : kernels) {
     const uint64_t dynamicShared = tessera::cuda::moveSharedToDynamic(*k.module);
-    tessera::cuda::separateWgmmaAccumulatorInits(*k.module);
     std::string error;
     std::string ptx = tessera::cuda::EmitPtx(*k.module, target, k.name, libdevice, &error);
     if (ptx.empty()) {
