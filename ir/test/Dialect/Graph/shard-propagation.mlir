@@ -133,3 +133,25 @@ func.func @columns(%x: tensor<4x6xf32>)
   %y = tessera_graph.exp %x : tensor<4x6xf32>
   return %y : tensor<4x6xf32>
 }
+
+// -----
+
+// Heads made from a column-split projection: the reshape keeps the split on
+// the heads (each device's 4 columns are 2 whole heads), the
+// transpose moves it to dim 0; a slice of columns gathers them (it cuts
+// the split dim), a slice of rows keeps them.
+tessera_graph.mesh @mesh axes = ["tp"] shape = [2]
+// CHECK-LABEL: func.func @heads(
+// CHECK: tessera_graph.reshape %arg0 {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["", "tp", ""]{{.*}}} : tensor<6x4xf32> -> tensor<6x2x2xf32>
+// CHECK: tessera_graph.transpose {{.*}}dims = ["tp", "", ""]{{.*}} : tensor<6x2x2xf32> -> tensor<2x6x2xf32>
+// CHECK: tessera_graph.slice %arg0 offsets = [0, 0] strides = [1, 1] {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["", "tp"]{{.*}}} : tensor<6x4xf32> -> tensor<3x4xf32>
+// CHECK: %[[G:.*]] = tessera_graph.all_gather %arg0 over @mesh ["tp"] dim = 1
+// CHECK: tessera_graph.slice %[[G]] offsets = [0, 2] {{.*}} : tensor<6x8xf32> -> tensor<6x3xf32>
+func.func @heads(%q: tensor<6x8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["", "tp"], replicate = [], reduce = []>})
+    -> (tensor<4x6x2xf32>, tensor<3x8xf32>, tensor<6x3xf32>) attributes {tessera.global_view} {
+  %h = tessera_graph.reshape %q : tensor<6x8xf32> -> tensor<6x4x2xf32>
+  %t = tessera_graph.transpose %h perm = [1, 0, 2] : tensor<6x4x2xf32> -> tensor<4x6x2xf32>
+  %r = tessera_graph.slice %q offsets = [0, 0] strides = [1, 1] : tensor<6x8xf32> -> tensor<3x8xf32>
+  %c = tessera_graph.slice %q offsets = [0, 2] strides = [1, 1] : tensor<6x8xf32> -> tensor<6x3xf32>
+  return %t, %r, %c : tensor<4x6x2xf32>, tensor<3x8xf32>, tensor<6x3xf32>
+}
