@@ -105,7 +105,9 @@ class ShardPropagationTest : public ::testing::Test {
     for (unsigned i = 0; i < globalCopy.getNumArguments(); ++i) {
       auto t = globalCopy.getArgumentTypes()[i].cast<mlir::RankedTensorType>();
       std::vector<double> g(t.getNumElements());
-      for (double& x : g) x = static_cast<float>(u(rng));
+      // Integers (indices): -2 .. 20, past both ends of the cases' tables.
+      std::uniform_int_distribution<int> ints(-2, 20);
+      for (double& x : g) x = t.getElementType().isa<mlir::IntegerType>() ? ints(rng) : static_cast<float>(u(rng));
       bool partial = false;
       std::vector<int> dims = DimsOf(fn, false, i, *mesh, t.getRank(), &partial);
       EXPECT_FALSE(partial) << "cases give whole arguments";
@@ -454,6 +456,32 @@ func.func @block(%x: tensor<6x8xf32>, %g1: tensor<8xf32>, %be1: tensor<8xf32>,
 })");
   EXPECT_EQ(Count(out, "all_reduce"), 2) << out;
   EXPECT_EQ(Count(out, "all_gather") + Count(out, "reduce_scatter"), 0) << out;
+}
+
+TEST_F(ShardPropagationTest, VocabularyParallelEmbeddingIsAPartialSum) {
+  // Megatron's embedding: the table's rows split over tp; each device looks
+  // the tokens up in its rows (the others zero), and the result is a
+  // partial sum: one all_reduce at the return, the table never gathered.
+  // Tokens -2 .. 20 over 16 rows: the clamp at both ends as gather does.
+  std::string out = Check(R"(
+tessera_graph.mesh @mesh axes = ["tp"] shape = [2]
+func.func @embed(%table: tensor<16x4xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["tp", ""], replicate = [], reduce = []>},
+    %tok: tensor<6xi32>) -> tensor<6x4xf32> attributes {tessera.global_view} {
+  %e = tessera_graph.gather %table, %tok : tensor<16x4xf32>, tensor<6xi32> -> tensor<6x4xf32>
+  return %e : tensor<6x4xf32>
+})");
+  EXPECT_EQ(Count(out, "all_reduce"), 1) << out;
+  EXPECT_EQ(Count(out, "all_gather"), 0) << out;
+  // More looked-up bytes than the table's: the table is gathered instead.
+  out = Check(R"(
+tessera_graph.mesh @mesh axes = ["tp"] shape = [2]
+func.func @embed(%table: tensor<4x4xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["tp", ""], replicate = [], reduce = []>},
+    %tok: tensor<8xi32>) -> tensor<8x4xf32> attributes {tessera.global_view} {
+  %e = tessera_graph.gather %table, %tok : tensor<4x4xf32>, tensor<8xi32> -> tensor<8x4xf32>
+  return %e : tensor<8x4xf32>
+})");
+  EXPECT_EQ(Count(out, "all_gather"), 1) << out;
+  EXPECT_EQ(Count(out, "all_reduce"), 0) << out;
 }
 
 TEST_F(ShardPropagationTest, ShapeOpsKeepTheDimsTheyDoNotTouch) {

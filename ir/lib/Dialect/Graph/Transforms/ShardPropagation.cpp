@@ -38,7 +38,10 @@
 //    the model dim, and merged back); slice, pad and concat keep the
 //    splits of the dims they do not cut, extend or join; broadcast_in_dim
 //    moves them to their result dims; gather (embedding) keeps the
-//    indices' splits and the table's trailing ones, its rows whole;
+//    indices' splits and the table's trailing ones; a table split by rows
+//    (vocabulary-parallel) stays split when reducing the looked-up rows
+//    later costs less than gathering it: each device zeroes the indices
+//    outside its rows, a partial sum;
 //  - the rest computes on replicated operands;
 //  - a stochastic cast of a partitioned tensor gets the device's
 //    mesh_position and the global strides, so that its random bits are
@@ -684,17 +687,31 @@ LogicalResult Propagator::broadcastInDim(BroadcastInDimOp op) {
   return emit(op, {v}, out);
 }
 
-// gather (embedding lookup): the table's rows whole (any row may be
-// picked), its other dims keep their split; the indices keep theirs, so
-// tokens split over a data-parallel axis look up their rows locally. The
-// result is the indices' dims then the table's. Linear in the table.
+// gather (embedding lookup): the table's other dims keep their split; the
+// indices keep theirs, so tokens split over a data-parallel axis look up
+// their rows locally. The result is the indices' dims then the table's.
+// Linear in the table. Rows split over an axis (a vocabulary-parallel
+// table) stay split when all-reducing the result later moves fewer bytes
+// than gathering the table (Megatron's embedding): each device looks up
+// the indices in its rows and zeroes the others, a partial sum.
 LogicalResult Propagator::gather(GatherOp op) {
   Value table = local_[op.getTable()], idx = local_[op.getIndices()];
   Sharding ts = sharding_[table], is = sharding_[idx];
   idx = allReduce(idx, is);
-  table = gatherDim(table, ts, 0);
+  std::string rowsAxis;
+  if (const std::string& a = ts.dims[0];
+      !a.empty() && !table.getType().cast<RankedTensorType>().getEncoding() && !llvm::is_contained(is.dims, a) &&
+      !ts.partial.count(a)) {
+    auto tt = table.getType().cast<RankedTensorType>();
+    int64_t resultBytes = idx.getType().cast<RankedTensorType>().getNumElements() *
+                          std::max<int64_t>(1, tt.getElementTypeBitWidth() / 8);
+    for (int64_t d = 1; d < tt.getRank(); ++d) resultBytes *= tt.getDimSize(d);
+    if (2 * resultBytes * (axisSize(a) - 1) / axisSize(a) < gatherCost(table, a)) rowsAxis = a;
+  }
+  if (rowsAxis.empty()) table = gatherDim(table, ts, 0);
   Sharding out;
   out.partial = ts.partial;
+  if (!rowsAxis.empty()) out.partial.insert(rowsAxis);
   std::set<std::string> used(out.partial.begin(), out.partial.end());
   for (unsigned d = 0; d < is.dims.size(); ++d) {
     if (used.count(is.dims[d])) idx = gatherDim(idx, is, d);
@@ -706,7 +723,36 @@ LogicalResult Propagator::gather(GatherOp op) {
     if (!ts.dims[d].empty()) used.insert(ts.dims[d]);
     out.dims.push_back(ts.dims[d]);
   }
-  return emit(op, {table, idx}, out);
+  if (rowsAxis.empty()) return emit(op, {table, idx}, out);
+  // The global clamp first (gather's own: an index past the ends reads the
+  // first or last row of the whole table), then the device's rows
+  // [c * rows, (c + 1) * rows) by its coordinate c.
+  auto global = op.getTable().getType().cast<RankedTensorType>();
+  const int64_t vocab = global.getDimSize(0), rows = vocab / axisSize(rowsAxis);
+  auto it = idx.getType().cast<RankedTensorType>();
+  Type i32 = it.getElementType();
+  Value x = b_.create<MaxOp>(loc_, it, idx, constant(i32, 0));
+  x = b_.create<MinOp>(loc_, it, x, constant(i32, static_cast<double>(vocab - 1)));
+  auto one = RankedTensorType::get({1}, i32);
+  Value first = b_.create<MulOp>(loc_, one, coordinate(rowsAxis), constant(i32, static_cast<double>(rows)));
+  x = b_.create<SubOp>(loc_, it, x, first);
+  FailureOr<RankedTensorType> rt = localType(op, op.getResult().getType().cast<RankedTensorType>(), out);
+  if (failed(rt)) return failure();
+  Value r = b_.create<GatherOp>(loc_, *rt, table, x);
+  // In range: 0 <= x < rows, as masks [indices..., 1, ...] against the rows.
+  SmallVector<int64_t> maskShape(it.getShape());
+  maskShape.append(global.getRank() - 1, 1);
+  auto maskType = RankedTensorType::get(maskShape, b_.getI1Type());
+  Value zero = constant(global.getElementType(), 0.0);
+  for (auto [pred, bound] : {std::make_pair(ComparePredicate::ge, int64_t{0}), std::make_pair(ComparePredicate::lt, rows)}) {
+    Value m = b_.create<CompareOp>(loc_, pred, x, constant(i32, static_cast<double>(bound)));
+    m = b_.create<ReshapeOp>(loc_, maskType, m);
+    r = b_.create<SelectOp>(loc_, m, r, zero);
+  }
+  if (annotate_) r.getDefiningOp()->setAttr(kShardingAttr, toAttr(out));
+  local_[op.getResult()] = r;
+  sharding_[r] = out;
+  return success();
 }
 
 LogicalResult Propagator::replicated(Operation* op) {
