@@ -325,6 +325,16 @@ LogicalResult Propagator::emit(Operation* op, ArrayRef<Value> operands, const Sh
   return success();
 }
 
+// The axis under which the most operand bytes of a dim are split (`held`:
+// axis -> bytes), among those not `used` by another dim; "" for none.
+std::string mostHeld(const std::map<std::string, int64_t>& held, const std::set<std::string>& used) {
+  std::string axis;
+  int64_t best = -1;
+  for (auto& [a, n] : held)
+    if (!used.count(a) && n > best) best = n, axis = a;
+  return axis;
+}
+
 // Operands and result of an elementwise op: numpy broadcasting aligns the
 // operands' dims with the result's last ones.
 LogicalResult Propagator::elementwise(Operation* op) {
@@ -397,9 +407,7 @@ LogicalResult Propagator::elementwise(Operation* op) {
     std::map<std::string, int64_t> held;
     for (size_t i = 0; i < vals.size(); ++i)
       if (int64_t od = full(i, d); od >= 0 && !shs[i].dims[od].empty()) held[shs[i].dims[od]] += bytes(vals[i]);
-    int64_t best = -1;
-    for (auto& [a, n] : held)
-      if (!used.count(a) && n > best) best = n, out.dims[d] = a;
+    out.dims[d] = mostHeld(held, used);
     if (out.dims[d].empty() && !keep && wanted != wanted_.end()) {
       const std::string& a = wanted->second[d];
       bool scatter = !a.empty() && !used.count(a);
@@ -647,9 +655,7 @@ LogicalResult Propagator::concat(ConcatOp op) {
     std::map<std::string, int64_t> held;
     for (size_t i = 0; i < vals.size(); ++i)
       if (!shs[i].dims[d].empty()) held[shs[i].dims[d]] += bytes(vals[i]);
-    int64_t best = -1;
-    for (auto& [a, n] : held)
-      if (!used.count(a) && n > best) best = n, out.dims[d] = a;
+    out.dims[d] = mostHeld(held, used);
     if (!out.dims[d].empty()) used.insert(out.dims[d]);
   }
   // Without a layout every operand can take its part; otherwise the dim
