@@ -47,6 +47,7 @@ TsError* create_device(TsClient* client, int ordinal, std::unique_ptr<TsDevice>*
   d->host_native_atomics = attr(d.get(), CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED) != 0;
   if (fn.cuCtxGetStreamPriorityRange(&d->priority_least, &d->priority_greatest) != CUDA_SUCCESS)
     d->priority_least = d->priority_greatest = 0;
+  d->stamps = std::make_unique<Timestamps>(ClockDriver{d.get()});
   auto* s = new TsStream;
   s->device = d.get();
   s->stream = CU_STREAM_LEGACY;

@@ -16,7 +16,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -26,6 +25,7 @@
 #include <vector>
 
 #include "captured_refs.hpp"
+#include "event_timestamps.hpp"
 #include "cubin.hpp"
 #include "cuda_symbols.hpp"
 #include "error.hpp"
@@ -77,27 +77,24 @@ struct CaptureSession {
   bool ended = false;
 };
 
-// Stream_WriteTimestamp (timestamp.cpp).  A point in a stream is a timing
-// event recorded there; once it completes, its time on the device's event
-// clock becomes host CLOCK_MONOTONIC through a calibration event whose host
-// time is known (ClockBase), and is stored into the caller's memory.
-struct ClockBase {
-  const CudaFns* fn = nullptr;
-  CUevent event = nullptr;  // recorded and completed
-  uint64_t host_ns = 0;     // host steady-clock time of its completion
-  ~ClockBase();
+// Stream_WriteTimestamp (timestamp.cpp): timing events on the device's
+// event clock (plugins/common/event_timestamps.hpp), driven by these calls.
+// The device must be current on the calling thread.
+struct ClockDriver {
+  using Event = CUevent;
+  using Stream = CUstream;
+  const TsDevice* dev = nullptr;
+  uint64_t now_ns() const { return plugin_support::steady_clock_ns(); }
+  TsError* create_event(CUevent* e, const char* what) const;
+  void destroy_event(CUevent e) const;
+  TsError* record(CUevent e, CUstream s, const char* what) const;
+  plugin_support::EventState query(CUevent e, TsError** error) const;
+  TsError* synchronize(CUevent e, const char* what) const;
+  bool elapsed_ms(CUevent from, CUevent to, float* ms) const;
+  TsError* create_clock_stream(CUstream* s) const;
+  void destroy_stream(CUstream s) const;
 };
-struct PendingStamp {
-  CUevent event = nullptr;
-  uint64_t* out = nullptr;  // the caller's; written once with release
-  std::shared_ptr<ClockBase> base;
-};
-// The points of one stream in stream order.  Its own lock: a stream's
-// points are recorded and written without touching any other lock.
-struct StampQueue {
-  std::mutex mu;
-  std::deque<PendingStamp> pending;
-};
+using Timestamps = plugin_support::EventTimestamps<ClockDriver>;
 
 // Frees an error the plugin does not hand on.
 inline void destroy_error(TsError* e) {
@@ -166,17 +163,8 @@ struct TsDevice {
   // read without it as a hint).  A blocking one forbids the legacy stream.
   std::atomic<int> capturing{0};
   std::atomic<int> capturing_blocking{0};
-  // Timestamps (timestamp.cpp).  clock_mu guards the calibration, its
-  // stream and the spare timing events; never held with a StampQueue's lock.
-  std::mutex clock_mu;
-  std::shared_ptr<tessera::cuda::ClockBase> clock_base;
-  CUstream clock_stream = nullptr;  // non-blocking, for calibration only
-  uint64_t clock_retry_ns = 0;        // no renewal before (one was stuck)
-  std::vector<CUevent> spare_stamp_events;
-  tessera::cuda::StampQueue orphan_stamps;  // points of destroyed streams
-  // Points recorded and not yet written, over every queue: the calls that
-  // observe completion (Event_Query is polled) skip the queues when 0.
-  std::atomic<int64_t> pending_stamps{0};
+  // Stream_WriteTimestamp points (timestamp.cpp); made with the device.
+  std::unique_ptr<tessera::cuda::Timestamps> stamps;
   ~TsDevice();
 };
 
@@ -190,7 +178,7 @@ struct TsStream {
   int cuda_priority = 0;
   // The capture this stream records into (guarded by client->capture_mu).
   std::shared_ptr<tessera::cuda::CaptureSession> capture;
-  tessera::cuda::StampQueue stamps;  // Stream_WriteTimestamp points
+  tessera::cuda::Timestamps::Queue stamps;  // Stream_WriteTimestamp points
 };
 
 struct TsBuffer {

@@ -64,6 +64,7 @@ TsError* create_device(TsClient* client, int ordinal, std::unique_ptr<TsDevice>*
   if (fn.hipDeviceGetStreamPriorityRange(&d->priority_least, &d->priority_greatest) !=
       hipSuccess)
     d->priority_least = d->priority_greatest = 0;
+  d->stamps = std::make_unique<Timestamps>(ClockDriver{d.get()});
   auto* s = new TsStream;
   s->device = d.get();
   s->stream = nullptr;  // the device's NULL stream
@@ -77,6 +78,7 @@ TsError* create_device(TsClient* client, int ordinal, std::unique_ptr<TsDevice>*
 }  // namespace tessera::hip
 
 TsDevice::~TsDevice() {
+  if (fn) tessera::hip::release_device_timestamps(this);
   if (default_stream) {
     default_stream->magic = tessera::hip::kMagicDead;
     delete default_stream;
@@ -195,6 +197,7 @@ TsError* synchronize_device(TsDevice* dev) {
   TS_HIP_RETURN_IF_ERROR(bind(dev));
   if (dev->capturing.load(std::memory_order_acquire) == 0) {
     TS_HIP_CALL(dev, dev->fn->hipDeviceSynchronize(), "hipDeviceSynchronize");
+    flush_device_timestamps(dev, true);
     return nullptr;
   }
   // A stream of the device captures: HIP refuses to synchronize it (and
@@ -211,6 +214,7 @@ TsError* synchronize_device(TsDevice* dev) {
   if (dev->capturing_blocking.load(std::memory_order_acquire) == 0)
     TS_HIP_CALL(dev, dev->fn->hipStreamSynchronize(nullptr),
                 "hipStreamSynchronize(NULL stream)");
+  flush_device_timestamps(dev, false);  // capturing streams were not waited for
   return nullptr;
 }
 

@@ -88,6 +88,8 @@ TS_HIP_ENTRY(Event_Query, TS_EVENT_QUERY_ARGS_STRUCT_SIZE) {
   hipError_t r = ev->device->fn->hipEventQuery(ev->event);
   if (r == hipSuccess || r == hipErrorNotReady) {
     args->complete = r == hipSuccess ? 1 : 0;
+    // The points recorded before it on its stream are complete too.
+    if (args->complete) flush_device_timestamps(ev->device, false);
     return nullptr;
   }
   return dev_error(ev->device, r, "hipEventQuery");
@@ -99,6 +101,7 @@ TS_HIP_ENTRY(Event_Synchronize, TS_EVENT_SYNCHRONIZE_ARGS_STRUCT_SIZE) {
   if (!recorded(ev)) return nullptr;  // nothing to wait for
   TS_HIP_RETURN_IF_ERROR(bind(ev->device));
   TS_HIP_CALL(ev->device, ev->device->fn->hipEventSynchronize(ev->event), "hipEventSynchronize");
+  flush_device_timestamps(ev->device, false);
   return nullptr;
 }
 

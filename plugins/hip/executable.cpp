@@ -317,6 +317,10 @@ TS_HIP_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_MIN_STRUCT_SIZE) {
                   kn, static_cast<unsigned long long>(scalar_bytes), dev->ts.max_scalar_arg_bytes);
   if (s->is_default)
     TS_HIP_RETURN_IF_ERROR(refuse_sync_while_capturing(dev, "a launch on the default stream"));
+  uint64_t* completion_ns =
+      TS_FIELD_PRESENT(args, TsKernel_Launch_Args, completion_ns) ? args->completion_ns : nullptr;
+  if (completion_ns)
+    TS_HIP_RETURN_IF_ERROR(refuse_timestamp(s, "Kernel_Launch with completion_ns"));
   TS_HIP_RETURN_IF_ERROR(bind(dev));
   TS_HIP_CALL(dev,
               dev->fn->hipModuleLaunchKernel(k->function, g.x, g.y, g.z, b.x, b.y, b.z,
@@ -324,6 +328,14 @@ TS_HIP_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_MIN_STRUCT_SIZE) {
                                              params.empty() ? nullptr : params.data(), nullptr),
               strprintf("hipModuleLaunchKernel('%s', grid (%u,%u,%u), group (%u,%u,%u), %s LDS)",
                         kn, g.x, g.y, g.z, b.x, b.y, b.z, human_size(dyn).c_str()));
+  if (completion_ns) {
+    if (TsError* e = record_timestamp(s, completion_ns)) {
+      // The kernel is queued and will run; only its time is lost.
+      e->message = std::string("hip: launch of '") + kn +
+                   "' was queued, but recording its completion time failed: " + e->message;
+      return e;
+    }
+  }
   if (dev->client->active_captures.load(std::memory_order_acquire) != 0) {
     capture_note(s, k->executable->life, [&] {
       return "the executable (from " + k->executable->origin + ") of kernel '" + k->name + "'";

@@ -28,6 +28,7 @@
 #include "captured_refs.hpp"
 #include "code_object.hpp"
 #include "error.hpp"
+#include "event_timestamps.hpp"
 #include "live_set.hpp"
 #include "nccl_library.hpp"
 #include "hip_symbols.hpp"
@@ -76,6 +77,25 @@ struct CaptureSession {
   plugin_support::CapturedRefs refs;
   bool ended = false;
 };
+
+// Stream_WriteTimestamp (timestamp.cpp): timing events on the device's
+// event clock (plugins/common/event_timestamps.hpp), driven by these calls.
+// The device must be current on the calling thread.
+struct ClockDriver {
+  using Event = hipEvent_t;
+  using Stream = hipStream_t;
+  const TsDevice* dev = nullptr;
+  uint64_t now_ns() const { return plugin_support::steady_clock_ns(); }
+  TsError* create_event(hipEvent_t* e, const char* what) const;
+  void destroy_event(hipEvent_t e) const;
+  TsError* record(hipEvent_t e, hipStream_t s, const char* what) const;
+  plugin_support::EventState query(hipEvent_t e, TsError** error) const;
+  TsError* synchronize(hipEvent_t e, const char* what) const;
+  bool elapsed_ms(hipEvent_t from, hipEvent_t to, float* ms) const;
+  TsError* create_clock_stream(hipStream_t* s) const;
+  void destroy_stream(hipStream_t s) const;
+};
+using Timestamps = plugin_support::EventTimestamps<ClockDriver>;
 
 // Frees an error the plugin does not hand on.
 inline void destroy_error(TsError* e) {
@@ -139,6 +159,8 @@ struct TsDevice {
   // read without it as a hint).  A blocking one forbids the NULL stream.
   std::atomic<int> capturing{0};
   std::atomic<int> capturing_blocking{0};
+  // Stream_WriteTimestamp points (timestamp.cpp); made with the device.
+  std::unique_ptr<tessera::hip::Timestamps> stamps;
   ~TsDevice();
 };
 
@@ -152,6 +174,7 @@ struct TsStream {
   int hip_priority = 0;
   // The capture this stream records into (guarded by client->capture_mu).
   std::shared_ptr<tessera::hip::CaptureSession> capture;
+  tessera::hip::Timestamps::Queue stamps;  // Stream_WriteTimestamp points
 };
 
 struct TsBuffer {
@@ -271,6 +294,25 @@ TsError* refuse_if_capturing(TsStream* s, const char* what);
 // device's NULL stream (synchronous copies) would invalidate it.
 TsError* refuse_sync_while_capturing(TsDevice* dev, const char* what);
 
+// ---- timestamp.cpp
+// Records a point on `s` whose completion time goes to *out (the checks of
+// Stream_WriteTimestamp done by the caller).
+TsError* record_timestamp(TsStream* s, uint64_t* out);
+// FAILED_PRECONDITION when `s` cannot take a timestamp now (capturing).
+TsError* refuse_timestamp(TsStream* s, const char* what);
+// Writes the times of the points of `s` (of every stream of `dev`) that
+// have completed, in stream order.  Called wherever the ABI lets a caller
+// observe completion: Stream_Synchronize, Stream_Query idle,
+// Device_Synchronize, Event_Synchronize / Event_Query complete.
+// `synchronized`: the caller waited for all of that work, so no point is
+// queried.
+void flush_timestamps(TsStream* s, bool synchronized);
+void flush_device_timestamps(TsDevice* dev, bool synchronized);
+// Stream_Destroy: the stream's points still pending move to the device.
+void orphan_timestamps(TsStream* s);
+// ~TsDevice: the spare events, the calibration and the orphans.
+void release_device_timestamps(TsDevice* dev);
+
 // ---- graph.cpp (capture bookkeeping)
 // Notes that the operation just issued to `s` uses the object behind
 // `token`, when `s` captures; describe() gives the text for the message.
@@ -287,6 +329,7 @@ inline constexpr const char* kDefaultLibrary = "libamdhip64.so.5";
 
 // ---- entry points (one TsError* Name(TsName_Args*) per table slot)
 TS_PLUGIN_DECLARE_ENTRIES()
+TsError* Stream_WriteTimestamp(TsStream_WriteTimestamp_Args* args) noexcept;  // MINOR 3
 
 template <class Describe>
 void capture_note(TsStream* s, const std::weak_ptr<const void>& token, Describe&& describe) {

@@ -66,6 +66,7 @@ TS_HIP_ENTRY(Stream_Destroy, TS_STREAM_DESTROY_ARGS_STRUCT_SIZE) {
   TS_HIP_RETURN_IF_ERROR(bind(dev));
   // Returns at once; queued work still runs (hipStreamDestroy semantics).
   TS_HIP_CALL(dev, dev->fn->hipStreamDestroy(s->stream), "hipStreamDestroy");
+  orphan_timestamps(s);  // written by the device's later synchronizes
   {
     std::lock_guard<std::mutex> lk(dev->mu);
     dev->streams.erase(s);
@@ -83,6 +84,9 @@ TS_HIP_ENTRY(Stream_Synchronize, TS_STREAM_SYNCHRONIZE_ARGS_STRUCT_SIZE) {
     TS_HIP_RETURN_IF_ERROR(refuse_sync_while_capturing(s->device, "synchronizing the default stream"));
   TS_HIP_RETURN_IF_ERROR(bind(s->device));
   TS_HIP_CALL(s->device, s->device->fn->hipStreamSynchronize(s->stream), "hipStreamSynchronize");
+  flush_timestamps(s, true);
+  // The NULL stream waited for every blocking stream too.
+  if (s->is_default) flush_device_timestamps(s->device, false);
   return nullptr;
 }
 
@@ -96,6 +100,7 @@ TS_HIP_ENTRY(Stream_Query, TS_STREAM_QUERY_ARGS_STRUCT_SIZE) {
   hipError_t r = s->device->fn->hipStreamQuery(s->stream);
   if (r == hipSuccess || r == hipErrorNotReady) {
     args->idle = r == hipSuccess ? 1 : 0;
+    if (args->idle) flush_timestamps(s, true);
     return nullptr;
   }
   return dev_error(s->device, r, "hipStreamQuery");

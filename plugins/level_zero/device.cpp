@@ -26,6 +26,7 @@ TsError* create_device(TsClient* client, ze_device_handle_t ze, uint32_t ordinal
   const uint64_t res = d->props.timerResolution;
   d->ticks_per_second = res == 0 ? 0.0 : v12 ? static_cast<double>(res) : 1e9 / static_cast<double>(res);
   d->timestamp_bits = d->props.kernelTimestampValidBits ? d->props.kernelTimestampValidBits : 64;
+  d->global_timestamp_bits = d->props.timestampValidBits ? d->props.timestampValidBits : 64;
   d->compute.stype = ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES;
   TS_ZE_CALL(d.get(), fn.zeDeviceGetComputeProperties(ze, &d->compute),
              strprintf("zeDeviceGetComputeProperties(device %u)", ordinal));
@@ -89,6 +90,7 @@ TsDevice::~TsDevice() {
     delete default_stream;
   }
   if (staging && fn) fn->zeMemFree(client->context, staging);
+  if (fn) tessera::level_zero::release_timestamp_slots(this);
   if (events_timed) events_timed->Close();
   if (events_plain) events_plain->Close();
 }

@@ -205,6 +205,11 @@ TS_ZE_ENTRY(Event_Query, TS_EVENT_QUERY_ARGS_STRUCT_SIZE) {
   if (r != ZE_RESULT_SUCCESS && r != ZE_RESULT_NOT_READY)
     return dev_error(m->device, r, "zeEventQueryStatus");
   args->complete = r == ZE_RESULT_SUCCESS ? 1 : 0;
+  if (args->complete) {
+    // The timestamps before the record are complete too.
+    std::lock_guard<std::mutex> lk(ev->device->mu);
+    observe_device_locked(ev->device);
+  }
   return nullptr;
 }
 
@@ -216,7 +221,13 @@ TS_ZE_ENTRY(Event_Synchronize, TS_EVENT_SYNCHRONIZE_ARGS_STRUCT_SIZE) {
     std::lock_guard<std::mutex> lk(ev->mu);
     m = ev->record;
   }
-  return wait_marker(m, "Event_Synchronize");
+  TS_ZE_RETURN_IF_ERROR(wait_marker(m, "Event_Synchronize"));
+  if (m) {
+    // The timestamps before the record are complete too.
+    std::lock_guard<std::mutex> lk(ev->device->mu);
+    observe_device_locked(ev->device);
+  }
+  return nullptr;
 }
 
 TS_ZE_ENTRY(Event_ElapsedTime, TS_EVENT_ELAPSEDTIME_ARGS_STRUCT_SIZE) {

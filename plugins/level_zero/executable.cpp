@@ -408,6 +408,16 @@ TS_ZE_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_MIN_STRUCT_SIZE) {
                        "(%u,%u,%u))",
                        kn, g.x, g.y, g.z, b.x, b.y, b.z));
   commit_op_locked(s, std::move(m));
+  uint64_t* completion_ns =
+      TS_FIELD_PRESENT(args, TsKernel_Launch_Args, completion_ns) ? args->completion_ns : nullptr;
+  if (completion_ns) {
+    if (TsError* e = record_timestamp_locked(s, completion_ns)) {
+      // The kernel is queued and will run; only its time is lost.
+      e->message = std::string("level_zero: launch of '") + kn +
+                   "' was queued, but recording its completion time failed: " + e->message;
+      return e;
+    }
+  }
   return nullptr;
 }
 

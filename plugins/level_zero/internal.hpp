@@ -150,11 +150,22 @@ struct HeldWait {
   MarkerRef marker;
 };
 
+// A Stream_WriteTimestamp point (timestamp.cpp): the device writes its
+// global timer into `slot` (host USM) once the stream's earlier commands
+// completed; the plugin converts it into *out once the stream's done_upto
+// reaches `seq`.
+struct StampPoint {
+  uint64_t seq = 0;
+  uint64_t* slot = nullptr;
+  uint64_t* out = nullptr;  // the caller's; written once with release
+};
+
 // A destroyed stream whose command list still has work: destroyed when
-// `done` is signalled (reap_retired_locked).
+// `done` is signalled (reap_retired_locked), its points then written.
 struct RetiredStream {
   ze_command_list_handle_t list = nullptr;
   MarkerRef done;
+  std::deque<StampPoint> stamps;
   std::deque<HeldWait> held;
   bool non_blocking = false;
   bool seen_by_default = false;
@@ -198,8 +209,16 @@ struct TsDevice {
   uint32_t queue_group = 0;   // the compute queue group's ordinal
   uint32_t queue_count = 1;   // queues in it; streams take them in turn
   std::atomic<uint32_t> next_queue{0};
-  double ticks_per_second = 0;  // kernel timestamps
-  uint32_t timestamp_bits = 64;
+  double ticks_per_second = 0;  // kernel and global timestamps
+  uint32_t timestamp_bits = 64;  // valid bits of kernel timestamps
+  uint32_t global_timestamp_bits = 64;  // ... of the global timer
+  // Stream_WriteTimestamp (timestamp.cpp), guarded by mu: host USM pages
+  // of slots the device writes its timer into, the free slots, and the
+  // calibration (the timer read clock_ticks at host time clock_host_ns;
+  // 0: none yet).
+  std::vector<void*> stamp_pages;
+  std::vector<uint64_t*> free_stamp_slots;
+  uint64_t clock_ticks = 0, clock_host_ns = 0;
   std::vector<uint8_t> peer_access;  // by ordinal: zeDeviceCanAccessPeer
   TsDeviceProperties ts{};           // filled once at creation
   std::shared_ptr<tessera::level_zero::EventAllocator> events_timed, events_plain;
@@ -239,6 +258,7 @@ struct TsStream {
   std::deque<tessera::level_zero::HeldWait> held;
   uint64_t seen_by_default = 0;  // last_work the default stream waited for
   uint64_t default_seen = 0;     // the default stream's last_work waited for
+  std::deque<tessera::level_zero::StampPoint> stamps;  // not yet written
 };
 
 struct TsBuffer {
@@ -339,6 +359,20 @@ TsError* synchronize_stream(TsStream* s);
 // Waits on `m` from the host.
 TsError* wait_marker(const MarkerRef& m, const char* what);
 
+// ---- timestamp.cpp (all *_locked: device->mu held)
+// Appends a point to `s` whose completion time goes to *out (the checks of
+// Stream_WriteTimestamp done by the caller).
+TsError* record_timestamp_locked(TsStream* s, uint64_t* out);
+// Writes the points of `points` whose seq is at most `done_upto`, in order
+// (poll_locked and reap_retired_locked call it: wherever completion is
+// seen, so before any call that observes it returns).
+void write_timestamps_locked(TsDevice* dev, std::deque<StampPoint>* points, uint64_t done_upto);
+// Event_Synchronize / Event_Query complete: every stream of the device
+// polled, so the points before the event are written.
+void observe_device_locked(TsDevice* dev);
+// ~TsDevice: the slot pages (points not yet written stay unwritten).
+void release_timestamp_slots(TsDevice* dev);
+
 // ---- event.cpp
 TsError* new_marker(TsDevice* dev, bool timed, MarkerRef* out);
 
@@ -361,5 +395,6 @@ extern const size_t kNumClientOptions;
 
 // ---- entry points (one TsError* Name(TsName_Args*) per table slot)
 TS_PLUGIN_DECLARE_ENTRIES()
+TsError* Stream_WriteTimestamp(TsStream_WriteTimestamp_Args* args) noexcept;  // MINOR 3
 
 }  // namespace tessera::level_zero

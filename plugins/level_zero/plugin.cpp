@@ -19,6 +19,7 @@ namespace {
 TsPluginApi make_api() {
   TsPluginApi api{};
   TS_PLUGIN_FILL_TABLE();
+  api.Stream_WriteTimestamp = &Stream_WriteTimestamp;  // MINOR 3 (timestamp.cpp)
   return api;
 }
 const TsPluginApi g_api = make_api();

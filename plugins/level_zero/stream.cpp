@@ -72,6 +72,7 @@ void poll_locked(TsStream* s) {
     s->progress.pop_front();
   }
   while (!s->held.empty() && s->held.front().seq <= s->done_upto) s->held.pop_front();
+  write_timestamps_locked(s->device, &s->stamps, s->done_upto);
 }
 
 TsError* marker_locked(TsStream* s, bool timed, MarkerRef* out) {
@@ -170,6 +171,7 @@ void reap_retired_locked(TsDevice* dev) {
   auto& v = dev->retired;
   for (size_t i = 0; i < v.size();) {
     if (dev->fn->zeEventQueryStatus(v[i].done->event()) == ZE_RESULT_SUCCESS) {
+      write_timestamps_locked(dev, &v[i].stamps, UINT64_MAX);
       dev->fn->zeCommandListDestroy(v[i].list);
       v.erase(v.begin() + static_cast<std::ptrdiff_t>(i));
     } else {
@@ -235,6 +237,7 @@ TS_ZE_ENTRY(Stream_Destroy, TS_STREAM_DESTROY_ARGS_STRUCT_SIZE) {
     TS_ZE_RETURN_IF_ERROR(marker_locked(s, false, &r.done));
     r.list = s->list;
     r.held = std::move(s->held);
+    r.stamps = std::move(s->stamps);  // written once `done` is seen
     r.non_blocking = s->non_blocking;
     r.seen_by_default = s->last_work <= s->seen_by_default;
     dev->retired.push_back(std::move(r));

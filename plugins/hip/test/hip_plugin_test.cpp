@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "code_object.hpp"
+#include "event_clock_checks.hpp"
 #include "test_util.hpp"
 #include "error.hpp"
 #include "mapping.hpp"
@@ -547,6 +548,12 @@ TEST_F(HipTest, AsyncCopiesWithPinnedMemoryAndEvents) {
   EXPECT_EQ(Event::elapsed_ms(*start, *untimed).status().code(),
             StatusCode::kFailedPrecondition);
   TS_ASSERT_OK(rt_.pinned_free(p));
+}
+
+// Stream_WriteTimestamp on HIP is a timing event the plugin turns into a
+// host time when completion is observed (timestamp.cpp).
+TEST_F(HipTest, TimestampsAreWrittenWhereCompletionIsObserved) {
+  tessera_test::check_event_clock_timestamps(rt_, dev_);
 }
 
 TEST_F(HipTest, StreamPrioritiesAreAccepted) {

@@ -20,6 +20,7 @@
 #include "error.hpp"
 #include "mapping.hpp"
 #include "spirv.hpp"
+#include "event_clock_checks.hpp"
 #include "test_util.hpp"
 #include "tessera/kernel_archive.hpp"
 #include "tessera/runtime.hpp"
@@ -254,6 +255,28 @@ TEST(LevelZeroMapping, ElapsedTimeWrapsAtTheValidBits) {
   // A 32-bit counter that wrapped between the two stamps.
   EXPECT_DOUBLE_EQ(elapsed_ms(0xFFFFFF00u, 0x100u, 32, 1e6), 0x200 / 1e3);
   EXPECT_DOUBLE_EQ(elapsed_ms(5, 10, 0, 0), 0.0);  // no timer resolution
+}
+
+// Stream_WriteTimestamp converts the device's global timer into host time
+// from a calibration pair (timestamp.cpp).
+TEST(LevelZeroMapping, GlobalTimestampsBecomeHostTime) {
+  // 19.2 MHz (a common Intel timer): 192 ticks are 10 us.
+  EXPECT_EQ(global_ticks_to_host_ns(1192, 1000, 5000000000ull, 64, 19.2e6), 5000010000ull);
+  // A point before the calibration it is converted with.
+  EXPECT_EQ(global_ticks_to_host_ns(808, 1000, 5000000000ull, 64, 19.2e6), 4999990000ull);
+  // A 36-bit timer that wrapped after the calibration, and one before it.
+  const uint64_t top = (uint64_t{1} << 36) - 96;
+  EXPECT_EQ(global_ticks_to_host_ns(96, top, 5000000000ull, 36, 19.2e6), 5000010000ull);
+  EXPECT_EQ(global_ticks_to_host_ns(top, 96, 5000000000ull, 36, 19.2e6), 4999990000ull);
+  // Bits above the valid ones are ignored.
+  EXPECT_EQ(global_ticks_to_host_ns((uint64_t{7} << 36) | 1192, 1000, 5000000000ull, 36, 19.2e6),
+            5000010000ull);
+  // Never 0 (the ABI's "not yet"), never wrapped below it.
+  EXPECT_EQ(global_ticks_to_host_ns(0, 1000000, 100, 64, 1e9), 1u);
+  EXPECT_EQ(global_ticks_to_host_ns(1000, 1000, 0, 64, 1e9), 1u);
+  // The largest difference either way at 64 bits is finite.
+  EXPECT_EQ(global_ticks_to_host_ns(uint64_t{1} << 63, 0, 100, 64, 1e9), 1u);
+  EXPECT_EQ(global_ticks_to_host_ns((uint64_t{1} << 63) - 1, 0, 100, 64, 1e8), ~uint64_t{0});
 }
 
 // ------------------------------------------------------------ SPIR-V checks
@@ -517,6 +540,13 @@ TEST_F(LevelZeroTest, SpirvKernelsLaunchAndCheckTheirArguments) {
   auto bad = dev_.load_executable("spirv-kernel", junk.data(), junk.size());
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("not a SPIR-V module"), std::string::npos);
+}
+
+// Stream_WriteTimestamp on Level Zero is a global timer write into host
+// USM memory that the plugin converts when it sees the stream reach it
+// (timestamp.cpp).
+TEST_F(LevelZeroTest, TimestampsAreWrittenWhereCompletionIsObserved) {
+  tessera_test::check_event_clock_timestamps(rt_, dev_);
 }
 
 TEST_F(LevelZeroTest, GraphsAreUnsupported) {
