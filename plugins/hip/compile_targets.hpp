@@ -16,9 +16,14 @@ inline const TsOptionInfo kCompileOptions[] = {
      "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode"},
 };
 
-// The GPU schedule (docs/gpu-lowering.md), as for vulkan and cuda.
+// The GPU schedule (docs/gpu-lowering.md), as for vulkan and cuda.  On the
+// CDNA targets bf16 / f16 matmuls whose shape the tile divides run on the
+// matrix cores (mma=mfma: wavefronts of 64 lanes, 64x64 outputs each, four
+// v_mfma_f32_32x32x8 per 8-deep step; K staged 32 at a time).  RDNA keeps
+// the lanes' FMAs (its WMMA is wave32 with another layout: not lowered).
 inline constexpr const char* kSchedule =
-    "tile-m=128 tile-n=128 tile-k=16 micro-m=8 micro-n=8 clamp-tiles=0 "
+    "tile-m=128 tile-n=128 tile-k=16 micro-m=8 micro-n=8 gfx908:mma=mfma gfx90a:mma=mfma "
+    "gfx940:mma=mfma clamp-tiles=0 "
     "merge-matmul-chains=0 attention=0 attn-block-q=64 attn-block-kv=32 attn-shared-kib=32";
 
 // What LLVM 16's AMDGPU back end knows among the data-center and current

@@ -145,6 +145,29 @@ class Interpreter {
     return elements::Decode(bytes, operandType);
   }
 
+  /// subgroup_mma and wavefront_mma: the lane, `width` lanes to a unit,
+  /// computes its own elements (`at(lane in unit, v)` -> (row, col) of C),
+  /// the `k` products of each added in order, each rounded to f32.
+  template <class MmaOp, class ElementAt>
+  Val CooperativeMma(Lane &lane, Operation *o, MmaOp mma, int64_t width, int64_t k, ElementAt at) {
+    const int64_t linear = lane.id[0] + launch_.group_size[0] * (lane.id[1] + launch_.group_size[1] * lane.id[2]);
+    const int64_t q = linear % width, lda = mma.getLda(), ldb = mma.getLdb();
+    const std::string ot = mma.getOperandType().isBF16() ? "bf16" : "f16";
+    const Val &a = Get(lane, mma.getA()), &b = Get(lane, mma.getB()), &c = Get(lane, mma.getAcc());
+    const int64_t ai = static_cast<int64_t>(Scalar(lane, mma.getAIndex()));
+    const int64_t bi = static_cast<int64_t>(Scalar(lane, mma.getBIndex()));
+    Val r = c;
+    for (size_t v = 0; v < r.v.size(); ++v) {
+      const auto [row, col] = at(q, static_cast<int64_t>(v));
+      float acc = static_cast<float>(r.v[v]);
+      for (int64_t kk = 0; kk < k; ++kk)
+        acc = std::fma(static_cast<float>(MatrixOperand(o, *a.m, ai + row * lda + kk, ot)),
+                       static_cast<float>(MatrixOperand(o, *b.m, bi + kk * ldb + col, ot)), acc);
+      r.v[v] = acc;
+    }
+    return r;
+  }
+
   double *At(Operation *op, const MemRefVal &m, ArrayRef<int64_t> idx) {
     if (idx.size() != m.shape.size()) Fail(op, "wrong number of indices");
     int64_t flat = m.offset;
@@ -904,27 +927,23 @@ void Interpreter::Execute(Lane &lane, Operation &op) {
   }
   if (isa<tile::TileLoadCommitOp, tile::TileLoadWaitOp>(op)) return;
   if (auto mma = dyn_cast<tile::SubgroupMmaOp>(op)) {
-    // Lane q of its subgroup of 32 computes its own elements (the op's
-    // layout); the products of each element are added in order k = 0..15,
-    // each rounded to f32.
-    const int64_t linear = lane.id[0] + launch_.group_size[0] * (lane.id[1] + launch_.group_size[1] * lane.id[2]);
-    const int64_t q = linear % 32, n = mma.getN(), lda = mma.getLda(), ldb = mma.getLdb();
-    const std::string ot = mma.getOperandType().isBF16() ? "bf16" : "f16";
-    const Val &a = Get(lane, mma.getA()), &b = Get(lane, mma.getB()), &c = Get(lane, mma.getAcc());
-    const int64_t ai = static_cast<int64_t>(Scalar(lane, mma.getAIndex()));
-    const int64_t bi = static_cast<int64_t>(Scalar(lane, mma.getBIndex()));
-    auto operand = [&](const MemRefVal &m, int64_t at) { return MatrixOperand(o, m, at, ot); };
-    Val r = c;
-    for (size_t v = 0; v < r.v.size(); ++v) {
-      const int64_t t = static_cast<int64_t>(v) / 4, e = static_cast<int64_t>(v) % 4;
-      const int64_t row = 16 * (t / (n / 8)) + q / 4 + 8 * (e / 2), col = 8 * (t % (n / 8)) + 2 * (q % 4) + e % 2;
-      float acc = static_cast<float>(r.v[v]);
-      for (int64_t k = 0; k < 16; ++k)
-        acc = std::fma(static_cast<float>(operand(*a.m, ai + row * lda + k)),
-                       static_cast<float>(operand(*b.m, bi + k * ldb + col)), acc);
-      r.v[v] = acc;
-    }
-    return result(std::move(r));
+    // Lane q of its subgroup of 32: element v at row 16*(t / (n/8)) + q/4
+    // + 8*((v%4)/2), column 8*(t % (n/8)) + 2*(q%4) + v%2, t = v/4.
+    const int64_t n = mma.getN();
+    return result(CooperativeMma(lane, o, mma, 32, 16, [n](int64_t q, int64_t v) {
+      const int64_t t = v / 4, e = v % 4;
+      return std::make_pair(16 * (t / (n / 8)) + q / 4 + 8 * (e / 2), 8 * (t % (n / 8)) + 2 * (q % 4) + e % 2);
+    }));
+  }
+  if (auto mma = dyn_cast<tile::WavefrontMmaOp>(op)) {
+    // Lane p of its wavefront of 64: element v at row 32*(t / (n/32)) +
+    // 8*(u/4) + 4*(p/32) + u%4, column 32*(t % (n/32)) + p%32, t = v/16,
+    // u = v%16.
+    const int64_t n = mma.getN();
+    return result(CooperativeMma(lane, o, mma, 64, 8, [n](int64_t p, int64_t v) {
+      const int64_t t = v / 16, u = v % 16;
+      return std::make_pair(32 * (t / (n / 32)) + 8 * (u / 4) + 4 * (p / 32) + u % 4, 32 * (t % (n / 32)) + p % 32);
+    }));
   }
   if (auto mma = dyn_cast<tile::WarpgroupMmaOp>(op)) {
     // Lane p of its warpgroup of 128 computes its own elements (the op's

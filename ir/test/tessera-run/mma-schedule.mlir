@@ -21,6 +21,14 @@
 // three 72x128 x 128x72:
 // RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function ragged --schedule "mma=wgmma tile-m=64 tile-n=64 stages=2" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s
 // RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function ragged_batch --schedule "mma=wgmma tile-m=64 tile-n=64 stages=2" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s
+// --schedule mma=mfma: wavefronts of 64 lanes multiply the staged slices
+// with tessera_tile.wavefront_mma (MFMA's layout, 64x64 per wavefront),
+// computed lane by lane here; f16 and bf16, a batch, a bias epilogue, and
+// shapes no tile divides (the lanes' GEMM):
+// RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function g --schedule "mma=mfma tile-m=64 tile-n=64" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s
+// RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function small --schedule "mma=mfma tile-m=64 tile-n=64" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s
+// RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function pv --schedule "mma=mfma" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s
+// RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function ragged --schedule "mma=mfma tile-m=64 tile-n=64" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s
 // A pipeline depth outside 2..8 is a bad schedule, exit 1.
 // RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function small --schedule "mma=wgmma stages=9" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s --check-prefix=STAGES
 // STAGES: stages=9 is not a pipeline depth; use 2..8 (or 0: the kernel's choice)
@@ -31,7 +39,7 @@
 // FOUR: UNSUPPORTED{{.*}}needs 64.0 KiB of shared (workgroup) memory per group; device '{{.*}}' has 32.0 KiB
 // An unknown matmul unit is a bad schedule, exit 1.
 // RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function g --schedule "mma=tcgen05" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s --check-prefix=BAD
-// BAD: mma=tcgen05 is not a matmul unit; use mma=none (lanes' FMAs), mma=sync {{.*}} or mma=wgmma
+// BAD: mma=tcgen05 is not a matmul unit; use mma=none (lanes' FMAs), mma=sync {{.*}}, mma=wgmma {{.*}} or mma=mfma
 // BAD-NOT: see current operation
 // BAD: exit code 1
 

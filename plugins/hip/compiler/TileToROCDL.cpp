@@ -12,12 +12,15 @@
 //                            no shuffle): the source lane from mbcnt, a
 //                            lane outside the wavefront (or the group)
 //                            keeps its own value
+//  wavefront_mma             MFMA on CDNA (Mfma.h), else per-lane FMAs
 //  math.fma                  llvm.intr.fma
 //  convert-gpu-to-rocdl      upstream (index 64-bit): ids, s_barrier,
 //                            memrefs, math -> __ocml_* (linked by
 //                            AMDGPUBackend from ROCm's device libraries)
 //===----------------------------------------------------------------------===//
 #include "TileToROCDL.h"
+
+#include "Mfma.h"
 
 #include "mlir/Conversion/GPUToROCDL/GPUToROCDLPass.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -106,6 +109,13 @@ LogicalResult lowerTileToROCDL(ModuleOp input, llvm::LLVMContext &llvmContext,
   hooks.plugin = "hip";
   hooks.kernelLowering.target = gpu_lowering::GpuTarget::ROCDL;
   hooks.kernelLowering.subgroupSize = options.wavefront;
+  if (hasMfma(options.chipset)) {
+    const std::string chipset = options.chipset;
+    hooks.kernelLowering.wavefrontMma = [chipset](OpBuilder &b, t::WavefrontMmaOp op, ArrayRef<Value> acc,
+                                                  Value lane) {
+      return lowerWavefrontMmaToMfma(b, op, acc, lane, chipset);
+    };
+  }
   hooks.kernelAttrName = ROCDL::ROCDLDialect::getKernelFuncAttrName().str();
   hooks.beforeConversion = [&](gpu::GPUModuleOp gm) -> LogicalResult {
     if (failed(lowerShuffles(gm, options.wavefront))) return failure();

@@ -265,14 +265,14 @@ AutotuneSpace DefaultAutotuneSpace(const std::string& target, const std::string&
                        {"tile-k", {"8", "16", "32"}},
                        {"micro-m", {"1", "2", "4"}},
                        {"micro-n", {"1", "2", "4"}}};
-  // A target whose schedule picks a matmul unit (cuda: mma=sync, and
-  // sm_90a:mma=wgmma) also tries the others, and the wgmma pipeline's depth.
+  // A target whose schedule picks matmul units (cuda: mma=sync, and
+  // sm_90a:mma=wgmma; hip: gfx90a:mma=mfma) also tries the lanes' FMAs
+  // instead, and the wgmma pipeline's depth.
   if (target_schedule.find("mma=") != std::string::npos) {
-    std::vector<std::string> units = {"none", "sync"};
-    if (target_schedule.find("mma=wgmma") != std::string::npos) {
-      units.push_back("wgmma");
-      gpu.push_back({"stages", {"2", "3", "4", "6"}});
-    }
+    std::vector<std::string> units = {"none"};
+    for (const char* unit : {"sync", "wgmma", "mfma"})
+      if (target_schedule.find(std::string("mma=") + unit) != std::string::npos) units.push_back(unit);
+    if (target_schedule.find("mma=wgmma") != std::string::npos) gpu.push_back({"stages", {"2", "3", "4", "6"}});
     gpu.insert(gpu.begin(), {"mma", units});
   }
   return gpu;

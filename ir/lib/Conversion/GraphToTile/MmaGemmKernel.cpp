@@ -31,6 +31,33 @@ int64_t sharedBytes(const GemmTile &t) {
 
 Type elemOf(Value v) { return v.getType().cast<ShapedType>().getElementType(); }
 
+/// What differs between the subgroup kernel (mma = "sync") and the
+/// wavefront one (mma = "mfma"): the lanes of a unit, its output block,
+/// the depth of one multiply, and where a lane's elements are.
+struct Unit {
+  int64_t width, m, n, kStep;
+  bool wavefront;
+  /// Lane q's element v of the unit's block: (row, col) = (rowOf(q) +
+  /// rowAt(v), colOf(q) + colAt(v)); rowOf / colOf are built, rowAt /
+  /// colAt static.
+  Value rowOf(OpBuilder &b, const IndexOps &ix, Value q) const {
+    return wavefront ? ix.mulC(b, ix.divC(b, q, 32), 4) : ix.divC(b, q, 4);
+  }
+  Value colOf(OpBuilder &b, const IndexOps &ix, Value q) const {
+    return wavefront ? ix.remC(b, q, 32) : ix.mulC(b, ix.remC(b, q, 4), 2);
+  }
+  // subgroup_mma: t = v/4 over 16 x 8 tiles, e = v%4; wavefront_mma: t =
+  // v/16 over 32 x 32 tiles, u = v%16 (the ops' layouts, TileOps.td).
+  int64_t rowAt(int64_t v) const {
+    return wavefront ? 32 * (v / 16 / (n / 32)) + 8 * (v % 16 / 4) + v % 4 : 16 * (v / 4 / (n / 8)) + 8 * (v % 4 / 2);
+  }
+  int64_t colAt(int64_t v) const { return wavefront ? 32 * (v / 16 % (n / 32)) : 8 * (v / 4 % (n / 8)) + v % 2; }
+};
+
+Unit unitOf(const GemmTile &t) {
+  return t.mmaMfma ? Unit{64, kWaveM, kWaveN, 8, true} : Unit{32, kWarpM, kWarpN, 16, false};
+}
+
 }  // namespace
 
 Value IndexOps::c(OpBuilder &b, int64_t v) const { return b.create<arith::ConstantIndexOp>(l, v); }
@@ -41,7 +68,11 @@ Value IndexOps::remC(OpBuilder &b, Value x, int64_t v) const { return b.create<a
 
 int64_t sliceK(const GemmTile &t) { return std::max<int64_t>(32, (t.bk + 15) / 16 * 16); }
 
-int64_t lanes(const GemmTile &t) { return t.mmaWgmma ? wgmma::lanes(t) : (t.tm / kWarpM) * (t.tn / kWarpN) * 32; }
+int64_t lanes(const GemmTile &t) {
+  if (t.mmaWgmma) return wgmma::lanes(t);
+  const Unit u = unitOf(t);
+  return (t.tm / u.m) * (t.tn / u.n) * u.width;
+}
 
 bool matrixUnitOperands(graph::MatmulOp matmul, int64_t *M, int64_t *N, int64_t *K) {
   Type a = elemOf(matmul.getLhs()), b = elemOf(matmul.getRhs());
@@ -59,17 +90,18 @@ bool matrixUnitOperands(graph::MatmulOp matmul, int64_t *M, int64_t *N, int64_t 
 
 bool eligible(graph::MatmulOp matmul, const GemmTile &t) {
   if (t.mmaWgmma) return wgmma::eligible(matmul, t);
-  if (!t.mmaSync) return false;
+  if (!t.mmaSync && !t.mmaMfma) return false;
   int64_t M, N, K;
   if (!matrixUnitOperands(matmul, &M, &N, &K)) return false;
-  if (t.tm % kWarpM || t.tn % kWarpN) return false;
+  const Unit u = unitOf(t);
+  if (t.tm % u.m || t.tn % u.n) return false;
   if (M % t.tm || N % t.tn || K % sliceK(t)) return false;
   return lanes(t) <= 1024 && sharedBytes(t) <= kMaxSharedBytes;
 }
 
 GemmTile fitTile(graph::MatmulOp matmul, const GemmTile &tile) {
   if (tile.mmaWgmma) return wgmma::fitTile(matmul, tile);
-  if (!tile.mmaSync || eligible(matmul, tile)) return tile;
+  if ((!tile.mmaSync && !tile.mmaMfma) || eligible(matmul, tile)) return tile;
   SmallVector<std::pair<int64_t, int64_t>> sizes;
   for (int64_t tm : {tile.tm, int64_t{128}, int64_t{64}})
     for (int64_t tn : {tile.tn, int64_t{128}, int64_t{64}, int64_t{32}}) sizes.push_back({tm, tn});
@@ -94,7 +126,8 @@ void buildKernel(func::FuncOp k, graph::MatmulOp matmul, const GemmTile &t, Valu
   auto at = matmul.getLhs().getType().cast<ShapedType>();
   auto ct = matmul.getType().cast<ShapedType>();
   const int64_t r = at.getRank(), M = at.getDimSize(r - 2), K = at.getDimSize(r - 1), N = ct.getShape().back();
-  const int64_t TM = t.tm, TN = t.tn, BK = sliceK(t), nLanes = lanes(t), warpsN = TN / kWarpN;
+  const Unit unit = unitOf(t);
+  const int64_t TM = t.tm, TN = t.tn, BK = sliceK(t), nLanes = lanes(t), warpsN = TN / unit.n;
   const int64_t LDA = BK + kPad, LDB = TN + kPad, aStage = TM * LDA, bStage = BK * LDB;
   Type operand = elemOf(matmul.getLhs());
   Location l = matmul.getLoc();
@@ -105,7 +138,7 @@ void buildKernel(func::FuncOp k, graph::MatmulOp matmul, const GemmTile &t, Valu
   Value gn = b.create<t::GroupIdOp>(l, b.getIndexType(), uint64_t{0});
   Value gm = b.create<t::GroupIdOp>(l, b.getIndexType(), uint64_t{1});
   Value gb = b.create<t::GroupIdOp>(l, b.getIndexType(), uint64_t{2});
-  Value warp = ix.divC(b, lane, 32), q = ix.remC(b, lane, 32);
+  Value warp = ix.divC(b, lane, unit.width), q = ix.remC(b, lane, unit.width);
   Value wm = ix.divC(b, warp, warpsN), wn = ix.remC(b, warp, warpsN);
   Value m0 = ix.mulC(b, gm, TM), n0 = ix.mulC(b, gn, TN);
   Value aBase = ix.add(b, ix.mulC(b, gb, M * K), ix.mulC(b, m0, K)), bBase = ix.add(b, ix.mulC(b, gb, K * N), n0);
@@ -148,7 +181,7 @@ void buildKernel(func::FuncOp k, graph::MatmulOp matmul, const GemmTile &t, Valu
 
   load(b, ix.c(b, 0), ix.c(b, 0));
   b.create<t::CpAsyncCommitOp>(l);
-  const int64_t perLane = kWarpM * kWarpN / 32;
+  const int64_t perLane = unit.m * unit.n / unit.width;
   auto accType = VectorType::get({perLane}, b.getF32Type());
   Value zero = b.create<arith::ConstantOp>(l, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.0f)));
   const int64_t slices = K / BK;
@@ -167,24 +200,25 @@ void buildKernel(func::FuncOp k, graph::MatmulOp matmul, const GemmTile &t, Valu
     }
     lb.create<t::CpAsyncCommitOp>(l);
     Value acc = loop.getRegionIterArgs()[0];
-    Value aOff = ix.add(lb, ix.mulC(lb, stage, aStage), ix.mulC(lb, wm, kWarpM * LDA));
-    Value bOff = ix.add(lb, ix.mulC(lb, stage, bStage), ix.mulC(lb, wn, kWarpN));
-    for (int64_t ks = 0; ks < BK / 16; ++ks)
-      acc = lb.create<t::SubgroupMmaOp>(l, accType, As, ix.add(lb, aOff, ix.c(lb, ks * 16)), Bs,
-                                        ix.add(lb, bOff, ix.c(lb, ks * 16 * LDB)), acc, uint64_t{kWarpM},
-                                        uint64_t{kWarpN}, static_cast<uint64_t>(LDA), static_cast<uint64_t>(LDB),
-                                        operand);
+    Value aOff = ix.add(lb, ix.mulC(lb, stage, aStage), ix.mulC(lb, wm, unit.m * LDA));
+    Value bOff = ix.add(lb, ix.mulC(lb, stage, bStage), ix.mulC(lb, wn, unit.n));
+    for (int64_t ks = 0; ks < BK / unit.kStep; ++ks) {
+      Value ai = ix.add(lb, aOff, ix.c(lb, ks * unit.kStep)), bi = ix.add(lb, bOff, ix.c(lb, ks * unit.kStep * LDB));
+      const auto um = static_cast<uint64_t>(unit.m), un = static_cast<uint64_t>(unit.n);
+      const auto lda = static_cast<uint64_t>(LDA), ldb = static_cast<uint64_t>(LDB);
+      if (unit.wavefront)
+        acc = lb.create<t::WavefrontMmaOp>(l, accType, As, ai, Bs, bi, acc, um, un, lda, ldb, operand);
+      else
+        acc = lb.create<t::SubgroupMmaOp>(l, accType, As, ai, Bs, bi, acc, um, un, lda, ldb, operand);
+    }
     lb.create<scf::YieldOp>(l, acc);
   }
-  // Lane q's element v of its subgroup's 64 x 32 block (subgroup_mma's
-  // layout): row 16*(t/4) + q/4 + 8*((v%4)/2), column 8*(t%4) + 2*(q%4) +
-  // v%2, t = v/4.
-  Value rowBase = ix.add(b, m0, ix.add(b, ix.mulC(b, wm, kWarpM), ix.divC(b, q, 4)));
-  Value colBase = ix.add(b, n0, ix.add(b, ix.mulC(b, wn, kWarpN), ix.mulC(b, ix.remC(b, q, 4), 2)));
+  // Lane q's element v of its unit's block (the op's layout).
+  Value rowBase = ix.add(b, m0, ix.add(b, ix.mulC(b, wm, unit.m), unit.rowOf(b, ix, q)));
+  Value colBase = ix.add(b, n0, ix.add(b, ix.mulC(b, wn, unit.n), unit.colOf(b, ix, q)));
   for (int64_t v = 0; v < perLane; ++v) {
-    const int64_t tile = v / 4, e = v % 4;
-    Value row = ix.add(b, rowBase, ix.c(b, 16 * (tile / (kWarpN / 8)) + 8 * (e / 2)));
-    Value col = ix.add(b, colBase, ix.c(b, 8 * (tile % (kWarpN / 8)) + e % 2));
+    Value row = ix.add(b, rowBase, ix.c(b, unit.rowAt(v)));
+    Value col = ix.add(b, colBase, ix.c(b, unit.colAt(v)));
     Value x = b.create<vector::ExtractOp>(l, loop.getResult(0), ArrayRef<int64_t>{v});
     store(b, row, col, x);
   }

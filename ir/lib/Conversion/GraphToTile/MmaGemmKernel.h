@@ -1,23 +1,26 @@
-//===- MmaGemmKernel.h - GEMM on subgroup matrix units -------*- C++ -*-===//
+//===- MmaGemmKernel.h - GEMM on subgroup / wavefront matrix units *- C++ -*-===//
 //
 // Part of tessera-graph-to-tile-kernels: the GEMM kernel of a matmul tile
-// with `mma = "sync"` (Schedule IR) whose operands are bf16 or f16 and
-// whose shape the tile divides.  A group of TM x TN outputs is split among
-// subgroups of 32 lanes, each a 64 x 32 block (TM/64 x TN/32 subgroups);
-// K is staged sliceK (BK, at least 32) at a time in two shared-memory stages of the operands'
-// 16-bit values (rows padded by 8 elements, so that the eight 16-byte rows
-// a matrix load reads fall in different banks), filled by cp_async (16
-// bytes per lane) one slice ahead of the one being multiplied:
+// with `mma = "sync"` or `mma = "mfma"` (Schedule IR) whose operands are
+// bf16 or f16 and whose shape the tile divides.  A group of TM x TN outputs
+// is split among units: subgroups of 32 lanes, each a 64 x 32 block (sync),
+// or wavefronts of 64 lanes, each a 64 x 64 block (mfma).  K is staged
+// sliceK (BK, at least 32) at a time in two shared-memory stages of the
+// operands' 16-bit values (rows padded by 8 elements, so that the eight
+// 16-byte rows a matrix load reads fall in different banks), filled by
+// cp_async (16 bytes per lane) one slice ahead of the one being multiplied:
 //
 //   load slice 0 -> stage 0; commit
-//   for each slice s:  wait for it; barrier (every subgroup is done with
+//   for each slice s:  wait for it; barrier (every unit is done with
 //                      slice s-1, whose stage the next load reuses);
 //                      load slice s+1 -> the other stage; commit;
-//                      BK/16 tessera_tile.subgroup_mma per subgroup
-//   the epilogue on each lane's elements (subgroup_mma's layout), stored
+//                      BK/16 tessera_tile.subgroup_mma per subgroup, or
+//                      BK/8 tessera_tile.wavefront_mma per wavefront
+//   the epilogue on each lane's elements (the op's layout), stored
 //
-// On cuda sm_80+ subgroup_mma is ldmatrix + mma.sync (tensor cores); other
-// targets compute it lane by lane, so the kernel runs everywhere.
+// On cuda sm_80+ subgroup_mma is ldmatrix + mma.sync (tensor cores); on
+// hip's CDNA targets wavefront_mma is MFMA (matrix cores); other targets
+// compute them lane by lane, so the kernel runs everywhere.
 // Ineligible matmuls (other element types, a tile that does not divide the
 // problem) keep the lanes' register-blocked GEMM.
 //===----------------------------------------------------------------------===//
@@ -34,8 +37,11 @@
 
 namespace tessera::conversion::mma {
 
-/// Rows and columns of the output block of one subgroup.
+/// Rows and columns of the output block of one subgroup (mma = "sync").
 constexpr int64_t kWarpM = 64, kWarpN = 32;
+/// ... of one wavefront (mma = "mfma"): 2 x 2 tiles of 32 x 32, each a
+/// v_mfma_f32_32x32x8 per 8-deep step (64 f32 per lane).
+constexpr int64_t kWaveM = 64, kWaveN = 64;
 
 /// Depth of a staged K slice: the tile's BK rounded up to a multiple of 16,
 /// at least 32. BK is a register-blocking choice of the lanes' GEMM (16 is
@@ -50,12 +56,14 @@ bool matrixUnitOperands(graph::MatmulOp matmul, int64_t *M, int64_t *N, int64_t 
 
 /// (Each function below hands a tile with mmaWgmma to WgmmaGemmKernel.h.)
 ///
-/// Whether `matmul` with `tile` gets this kernel: tile.mmaSync, bf16 x bf16
-/// or f16 x f16 accumulated in f32, TM | M, TN | N, sliceK | K, 64 | TM,
-/// 32 | TN, at most 1024 lanes and 48 KiB of shared memory.
+/// Whether `matmul` with `tile` gets this kernel: tile.mmaSync or
+/// tile.mmaMfma, bf16 x bf16 or f16 x f16 accumulated in f32, TM | M,
+/// TN | N, sliceK | K, the unit's block dividing TM x TN, at most 1024
+/// lanes and 48 KiB of shared memory.
 bool eligible(graph::MatmulOp matmul, const GemmTile &tile);
 
-/// The tile for `matmul`: `tile` when it is eligible or not mma = "sync";
+/// The tile for `matmul`: `tile` when it is eligible or neither mma =
+/// "sync" nor "mfma";
 /// else the largest tile no larger than it, of TM in {tile.tm, 128, 64}
 /// and TN in {tile.tn, 128, 64, 32}, that makes it eligible (a 256 x 64
 /// attention product gets 128 x 64), or `tile` when none does.
@@ -67,7 +75,8 @@ GemmTile firstEligibleTile(graph::MatmulOp matmul, const GemmTile &tile,
                            llvm::ArrayRef<std::pair<int64_t, int64_t>> sizes,
                            llvm::function_ref<bool(graph::MatmulOp, const GemmTile &)> isEligible);
 
-/// Lanes per group: (TM / 64) x (TN / 32) subgroups of 32.
+/// Lanes per group: (TM / 64) x (TN / 32) subgroups of 32, or (TM / 64) x
+/// (TN / 64) wavefronts of 64.
 int64_t lanes(const GemmTile &tile);
 
 /// The index arithmetic of the GEMM kernel builders, at one location.

@@ -22,7 +22,8 @@ namespace tessera::conversion {
 /// TN, BK]` and `micro_tile = [RM, RN]`; the default is the GPU schedule.
 /// mmaSync (the tile's `mma = "sync"`): subgroups on matrix units where the
 /// operands allow (MmaGemmKernel.h), RM x RN then unused; mmaWgmma (`mma =
-/// "wgmma"`): warpgroups of 128 lanes on matrix units (WgmmaGemmKernel.h).
+/// "wgmma"`): warpgroups of 128 lanes on matrix units (WgmmaGemmKernel.h);
+/// mmaMfma (`mma = "mfma"`): wavefronts of 64 lanes (MmaGemmKernel.h).
 struct GemmTile {
   int64_t tm = 128, tn = 128, bk = 16, rm = 8, rn = 8;
   bool mmaSync = false;
@@ -32,6 +33,8 @@ struct GemmTile {
   bool mmaWgmma = false;
   /// mma = "wgmma": the tile's `stages` (0: the kernel's choice).
   int64_t stages = 0;
+  /// mma = "mfma": wavefronts of 64 lanes on matrix units (MmaGemmKernel.h).
+  bool mmaMfma = false;
   int64_t lanesM() const { return tm / rm; }
   int64_t lanesN() const { return tn / rn; }
   int64_t lanes() const { return lanesM() * lanesN(); }

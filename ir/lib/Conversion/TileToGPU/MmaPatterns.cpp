@@ -8,6 +8,8 @@
 //                 per-lane FMAs from shared memory
 //  warpgroup_mma  options.warpgroupMma if set (cuda sm_90a: wgmma), else
 //                 per-lane FMAs from the swizzled operands
+//  wavefront_mma  options.wavefrontMma if set (hip CDNA: MFMA), else
+//                 per-lane FMAs from shared memory
 //===----------------------------------------------------------------------===//
 #include "KernelPatterns.h"
 
@@ -119,6 +121,39 @@ SmallVector<Value> warpgroupMmaByLane(OpBuilder &b, Location l, t::WarpgroupMmaO
   return r;
 }
 
+/// wavefront_mma without matrix units: lane p of the wavefront computes its
+/// own elements (the op's layout): per 32 x 32 tile, rows 8*(u/4) + 4*(p/32)
+/// + u%4 (16 of them) and column p%32; the 16*(m/32) rows of A and n/32
+/// columns of B it needs read once per k, then fused multiply-adds in order
+/// k = 0..7.
+SmallVector<Value> wavefrontMmaByLane(OpBuilder &b, Location l, t::WavefrontMmaOp o, Value a, Value bm, Value aIndex,
+                                      Value bIndex, ArrayRef<Value> acc, Value p) {
+  const int64_t m = o.getM(), n = o.getN(), lda = o.getLda(), ldb = o.getLdb();
+  const int64_t tilesM = m / 32, tilesN = n / 32;
+  Type ot = o.getOperandType();
+  auto c = [&](int64_t v) { return cIdx(b, l, v); };
+  auto add = [&](Value x, Value y) -> Value { return b.create<arith::AddIOp>(l, x, y); };
+  Value half = b.create<arith::MulIOp>(l, b.create<arith::DivUIOp>(l, p, c(32)), c(4));  // 0 or 4
+  Value col = b.create<arith::RemUIOp>(l, p, c(32));
+  Value aRow0 = add(aIndex, b.create<arith::MulIOp>(l, half, c(lda)));
+  Value bCol0 = add(bIndex, col);
+  SmallVector<Value> r(acc.begin(), acc.end());
+  for (int64_t k = 0; k < 8; ++k) {
+    SmallVector<Value> av, bv;  // av[tm*16 + u], bv[tn]
+    for (int64_t tm = 0; tm < tilesM; ++tm)
+      for (int64_t u = 0; u < 16; ++u)
+        av.push_back(operandToF32(
+            b, l, b.create<memref::LoadOp>(l, a, add(aRow0, c((32 * tm + 8 * (u / 4) + u % 4) * lda + k))), ot));
+    for (int64_t tn = 0; tn < tilesN; ++tn)
+      bv.push_back(operandToF32(b, l, b.create<memref::LoadOp>(l, bm, add(bCol0, c(k * ldb + 32 * tn))), ot));
+    for (int64_t v = 0; v < static_cast<int64_t>(r.size()); ++v) {
+      const int64_t t = v / 16, u = v % 16;
+      r[v] = b.create<math::FmaOp>(l, av[(t / tilesN) * 16 + u], bv[t % tilesN], r[v]);
+    }
+  }
+  return r;
+}
+
 struct MmaPattern : OpConversionPattern<t::MmaOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(t::MmaOp o, OpAdaptor ad, ConversionPatternRewriter &rw) const override {
@@ -150,8 +185,9 @@ struct MmaPattern : OpConversionPattern<t::MmaOp> {
   }
 };
 
-/// subgroup_mma (lanes of 32) and warpgroup_mma (lanes of 128): the
-/// target's hook when it has one, else per-lane FMAs.
+/// subgroup_mma (lanes of 32), warpgroup_mma (lanes of 128) and
+/// wavefront_mma (lanes of 64): the target's hook when it has one, else
+/// per-lane FMAs.
 template <typename Op, int64_t kWidth>
 struct CooperativeMmaPattern : KernelPattern<Op> {
   using KernelPattern<Op>::KernelPattern;
@@ -179,6 +215,7 @@ struct CooperativeMmaPattern : KernelPattern<Op> {
 
 using SubgroupMmaPattern = CooperativeMmaPattern<t::SubgroupMmaOp, 32>;
 using WarpgroupMmaPattern = CooperativeMmaPattern<t::WarpgroupMmaOp, 128>;
+using WavefrontMmaPattern = CooperativeMmaPattern<t::WavefrontMmaOp, 64>;
 template <>
 const SubgroupMmaPattern::Hook &SubgroupMmaPattern::hook() const { return kernel.options->subgroupMma; }
 template <>
@@ -187,12 +224,16 @@ template <>
 const WarpgroupMmaPattern::Hook &WarpgroupMmaPattern::hook() const { return kernel.options->warpgroupMma; }
 template <>
 constexpr WarpgroupMmaPattern::ByLane WarpgroupMmaPattern::byLane() { return warpgroupMmaByLane; }
+template <>
+const WavefrontMmaPattern::Hook &WavefrontMmaPattern::hook() const { return kernel.options->wavefrontMma; }
+template <>
+constexpr WavefrontMmaPattern::ByLane WavefrontMmaPattern::byLane() { return wavefrontMmaByLane; }
 
 }  // namespace
 
 void populateMmaPatterns(RewritePatternSet &patterns, KernelContext &kernel) {
   patterns.add<MmaPattern>(patterns.getContext());
-  patterns.add<SubgroupMmaPattern, WarpgroupMmaPattern>(patterns.getContext(), kernel);
+  patterns.add<SubgroupMmaPattern, WarpgroupMmaPattern, WavefrontMmaPattern>(patterns.getContext(), kernel);
 }
 
 LogicalResult checkMmaOps(func::FuncOp f, const KernelContext &k) {
@@ -205,6 +246,10 @@ LogicalResult checkMmaOps(func::FuncOp f, const KernelContext &k) {
       }
     } else if (isa<t::SubgroupMmaOp>(op) && k.lanes() % 32) {
       op->emitOpError() << "needs groups of whole 32-lane subgroups; this kernel's group has " << k.lanes() << " lanes";
+      return WalkResult::interrupt();
+    } else if (isa<t::WavefrontMmaOp>(op) && k.lanes() % 64) {
+      op->emitOpError() << "needs groups of whole 64-lane wavefronts; this kernel's group has " << k.lanes()
+                        << " lanes";
       return WalkResult::interrupt();
     } else if (isa<t::WarpgroupMmaOp>(op) && k.lanes() % 128) {
       op->emitOpError() << "needs groups of whole 128-lane warpgroups; this kernel's group has " << k.lanes()

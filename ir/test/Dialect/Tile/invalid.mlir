@@ -252,6 +252,38 @@ func.func @subgroup_mma_elements(%a: memref<2048xf32, 3>, %b: memref<2048xi16, 3
 
 // -----
 
+func.func @wavefront_mma_shape(%a: memref<2048xi16, 3>, %b: memref<2048xi16, 3>, %i: index, %c: vector<24xf32>) {
+  // expected-error @+1 {{m and n must be positive multiples of 32, got m = 48, n = 32}}
+  %r = tessera_tile.wavefront_mma %a[%i], %b[%i], %c {m = 48 : i64, n = 32 : i64, lda = 8 : i64, ldb = 32 : i64, operand_type = bf16} : memref<2048xi16, 3>, memref<2048xi16, 3>, vector<24xf32>
+  return
+}
+
+// -----
+
+func.func @wavefront_mma_stride(%a: memref<2048xf16, 3>, %b: memref<2048xf16, 3>, %i: index, %c: vector<16xf32>) {
+  // expected-error @+1 {{lda (10) must be >= 8 and ldb (32) >= n (32), both multiples of 4}}
+  %r = tessera_tile.wavefront_mma %a[%i], %b[%i], %c {m = 32 : i64, n = 32 : i64, lda = 10 : i64, ldb = 32 : i64, operand_type = f16} : memref<2048xf16, 3>, memref<2048xf16, 3>, vector<16xf32>
+  return
+}
+
+// -----
+
+func.func @wavefront_mma_elements(%a: memref<2048xf16, 3>, %b: memref<2048xf16, 3>, %i: index, %c: vector<32xf32>) {
+  // expected-error @+1 {{a 32x32 tile is 16 f32 per lane, the accumulator has 32}}
+  %r = tessera_tile.wavefront_mma %a[%i], %b[%i], %c {m = 32 : i64, n = 32 : i64, lda = 8 : i64, ldb = 32 : i64, operand_type = f16} : memref<2048xf16, 3>, memref<2048xf16, 3>, vector<32xf32>
+  return
+}
+
+// -----
+
+func.func @wavefront_mma_global(%a: memref<2048xf16, 3>, %b: memref<2048xf16>, %i: index, %c: vector<16xf32>) {
+  // expected-error @+1 {{b must be shared memory (space 3)}}
+  %r = tessera_tile.wavefront_mma %a[%i], %b[%i], %c {m = 32 : i64, n = 32 : i64, lda = 8 : i64, ldb = 32 : i64, operand_type = f16} : memref<2048xf16, 3>, memref<2048xf16>, vector<16xf32>
+  return
+}
+
+// -----
+
 func.func @subgroup_mma_acc(%a: memref<4096xi16, 3>, %b: memref<4096xi16, 3>, %i: index, %c: vector<16xf32>) {
   // expected-error @+1 {{a 64x32 tile is 64 f32 per lane, the accumulator has 16}}
   %r = tessera_tile.subgroup_mma %a[%i], %b[%i], %c {m = 64 : i64, n = 32 : i64, lda = 40 : i64, ldb = 40 : i64, operand_type = bf16} : memref<4096xi16, 3>, memref<4096xi16, 3>, vector<16xf32>

@@ -21,6 +21,9 @@
 //  warpgroup_mma       per-lane FMAs from shared      options.warpgroupMma
 //                      memory (swizzled)              if set (cuda sm_90a:
 //                                                     wgmma), else FMAs
+//  wavefront_mma       per-lane FMAs from shared      options.wavefrontMma
+//                      memory                         if set (hip CDNA:
+//                                                     MFMA), else FMAs
 //
 // A dialect conversion with one pattern per op (the files are listed in
 // ir/lib/Conversion/TileToGPU/KernelPatterns.h; docs/spirv-lowering.md).
@@ -39,6 +42,7 @@
 namespace tessera::tile {
 class SubgroupMmaOp;
 class WarpgroupMmaOp;
+class WavefrontMmaOp;
 }
 
 namespace tessera::gpu_lowering {
@@ -67,6 +71,11 @@ struct KernelLoweringOptions {
   std::function<mlir::FailureOr<llvm::SmallVector<mlir::Value>>(
       mlir::OpBuilder &, tile::WarpgroupMmaOp, llvm::ArrayRef<mlir::Value> acc, mlir::Value warpgroupLane)>
       warpgroupMma;
+  /// The same for tessera_tile.wavefront_mma (hip CDNA: MFMA), given the
+  /// lane's index in its wavefront of 64.
+  std::function<mlir::FailureOr<llvm::SmallVector<mlir::Value>>(
+      mlir::OpBuilder &, tile::WavefrontMmaOp, llvm::ArrayRef<mlir::Value> acc, mlir::Value wavefrontLane)>
+      wavefrontMma;
 };
 
 /// Marks an atomic_rmw that the SPIR-V lowering rewrote onto the integer

@@ -252,6 +252,25 @@ LogicalResult SubgroupMmaOp::verify() {
   return success();
 }
 
+LogicalResult WavefrontMmaOp::verify() {
+  const int64_t m = getM(), n = getN(), lda = getLda(), ldb = getLdb();
+  Type ot = getOperandType();
+  if (!ot.isBF16() && !ot.isF16())
+    return emitOpError() << "operand_type must be bf16 or f16, not " << ot;
+  if (m <= 0 || n <= 0 || m % 32 || n % 32)
+    return emitOpError() << "m and n must be positive multiples of 32, got m = " << m << ", n = " << n;
+  if (lda < 8 || ldb < n || lda % 4 || ldb % 4)
+    return emitOpError() << "lda (" << lda << ") must be >= 8 and ldb (" << ldb << ") >= n (" << n
+                         << "), both multiples of 4 (a lane reads 8 bytes of a row)";
+  if (failed(verifySharedOperands(*this, getA(), getB(), ot))) return failure();
+  const int64_t elems = m * n / 64;
+  if (getAcc().getType().cast<VectorType>().getNumElements() != elems)
+    return emitOpError() << "a " << m << "x" << n << " tile is " << elems
+                         << " f32 per lane, the accumulator has "
+                         << getAcc().getType().cast<VectorType>().getNumElements();
+  return success();
+}
+
 LogicalResult WarpgroupMmaOp::verify() {
   const int64_t n = getN(), k = getK(), stride = getBBlockStride();
   Type ot = getOperandType();

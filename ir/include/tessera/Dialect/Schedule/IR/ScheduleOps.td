@@ -46,7 +46,8 @@ def Schedule_TileOp : Schedule_Op<"tile", [
     (`tessera_tile.subgroup_mma`) where the operands are bf16 or f16;
     `mma = "wgmma"` for warpgroups of 128 lanes (`tessera_tile.warpgroup_mma`,
     the slices staged by `tessera_tile.tile_load_async` in `stages`
-    shared-memory stages).
+    shared-memory stages); `mma = "mfma"` for wavefronts of 64 lanes
+    (`tessera_tile.wavefront_mma`: AMD CDNA's matrix cores).
     `micro_layout = "quads"` (GPU, a tile with a matmul, RM and RN
     multiples of 4) lays each lane's register block out as aligned runs
     of 4 rows and columns (rows `4*ty + i%4 + 4*LM*(i/4)`) instead of the

@@ -333,6 +333,45 @@ def Tile_SubgroupMmaOp : Tile_Op<"subgroup_mma", [AllTypesMatch<["acc", "result"
   let hasVerifier = 1;
 }
 
+def Tile_WavefrontMmaOp : Tile_Op<"wavefront_mma", [AllTypesMatch<["acc", "result"]>]> {
+  let summary = "a wavefront of 64 lanes multiplies matrices from shared memory (k = 8)";
+  let description = [{
+    The 64 lanes of a wavefront (lanes `64*w .. 64*w+63` of the group)
+    compute together `C[m x n] += A[m x 8] x B[8 x n]`, where
+    `A[i][k] = a[a_index + i*lda + k]` and `B[k][j] = b[b_index + k*ldb + j]`
+    are 16-bit values in shared memory (`operand_type`, bf16 or f16, whose
+    bits an i16 buffer may hold) and C is f32, spread over the lanes in
+    32 x 32 tiles (row-major over the `(m/32) x (n/32)` of them): lane
+    `p = lane_id % 64` holds `m*n/64` elements of C, element `v` being
+    `C[32*(t / (n/32)) + 8*(u/4) + 4*(p/32) + u%4][32*(t % (n/32)) + p%32]`
+    with `t = v / 16`, `u = v % 16` (the layout of the accumulators of
+    CDNA's `v_mfma_f32_32x32x8` instructions).
+
+    Every lane of the wavefront must execute it, with the same `a_index`
+    and `b_index`; `m` and `n` are multiples of 32, `lda` and `ldb`
+    multiples of 4, and `a_index`, `b_index` multiples of 4 (a lane reads
+    4 consecutive values of a row of A: 8 bytes). The order of the 8
+    products in each sum is not specified. On hip's CDNA targets (gfx908,
+    gfx90a, gfx940) it is `v_mfma_f32_32x32x8f16` / `..bf16_1k` (gfx908:
+    two `..32x32x4bf16` for bf16); elsewhere each lane computes its own
+    elements with fused multiply-adds.
+
+    Example:
+    ```mlir
+    %r = tessera_tile.wavefront_mma %a[%i], %b[%j], %c {m = 64 : i64, n = 64 : i64, lda = 40 : i64, ldb = 136 : i64, operand_type = bf16}
+        : memref<10240xi16, 3>, memref<8704xi16, 3>, vector<64xf32>
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$a, Index:$a_index, AnyMemRef:$b, Index:$b_index,
+                       VectorOfRankAndType<[1], [F32]>:$acc,
+                       I64Attr:$m, I64Attr:$n, I64Attr:$lda, I64Attr:$ldb, TypeAttr:$operand_type);
+  let results = (outs VectorOfRankAndType<[1], [F32]>:$result);
+  let assemblyFormat = [{
+    $a `[` $a_index `]` `,` $b `[` $b_index `]` `,` $acc attr-dict `:` type($a) `,` type($b) `,` type($acc)
+  }];
+  let hasVerifier = 1;
+}
+
 def Tile_WarpgroupMmaOp : Tile_Op<"warpgroup_mma", [AllTypesMatch<["acc", "result"]>]> {
   let summary = "a warpgroup of 128 lanes multiplies swizzled matrices from shared memory";
   let description = [{

@@ -1,0 +1,90 @@
+//===- Mfma.cpp - tessera_tile.wavefront_mma on CDNA matrix cores ---------===//
+#include "Mfma.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+
+namespace tessera::hip {
+
+bool hasMfma(llvm::StringRef chipset) {
+  return chipset == "gfx908" || chipset == "gfx90a" || chipset.startswith("gfx94");
+}
+
+FailureOr<SmallVector<Value>> lowerWavefrontMmaToMfma(OpBuilder &b, tile::WavefrontMmaOp op, ArrayRef<Value> acc,
+                                                      Value lane, StringRef chipset) {
+  Location l = op.getLoc();
+  const int64_t m = op.getM(), n = op.getN(), lda = op.getLda(), ldb = op.getLdb();
+  const int64_t tilesM = m / 32, tilesN = n / 32;
+  const bool bf16 = op.getOperandType().isBF16();
+  // gfx908 has bf16 matrix cores only with 2 values per lane (k = 4).
+  const bool bf16Pairs = bf16 && chipset == "gfx908";
+  const int64_t perLane = bf16Pairs ? 2 : 4;  // k values per lane and instruction
+  const int64_t steps = 8 / (2 * perLane);     // instructions per 8-deep step
+  Type i16 = b.getI16Type(), i32 = b.getI32Type(), f32 = b.getF32Type();
+  Type operandElem = bf16 ? i16 : b.getF16Type();  // what the intrinsics take
+  auto operandVec = VectorType::get({perLane}, operandElem);
+  auto accVec = VectorType::get({16}, f32);
+
+  auto c = [&](int64_t v) -> Value { return b.create<arith::ConstantIndexOp>(l, v); };
+  auto add = [&](Value x, Value y) -> Value { return b.create<arith::AddIOp>(l, x, y); };
+  auto mul = [&](Value x, int64_t v) -> Value { return b.create<arith::MulIOp>(l, x, c(v)); };
+  auto pos = [&](int64_t i) -> Value { return b.create<LLVM::ConstantOp>(l, i32, b.getI32IntegerAttr(i)); };
+  // One 16-bit operand as the intrinsic's element (the buffer holds the
+  // operand's type or its bits).
+  auto element = [&](Value buffer, Value index) -> Value {
+    Value x = b.create<memref::LoadOp>(l, buffer, index);
+    return x.getType() == operandElem ? x : b.create<arith::BitcastOp>(l, operandElem, x).getResult();
+  };
+  auto pack = [&](VectorType t, ArrayRef<Value> xs) -> Value {
+    Value v = b.create<LLVM::UndefOp>(l, t);
+    for (size_t i = 0; i < xs.size(); ++i)
+      v = b.create<LLVM::InsertElementOp>(l, v, xs[i], pos(static_cast<int64_t>(i)));
+    return v;
+  };
+
+  Value row = b.create<arith::RemUIOp>(l, lane, c(32));                     // A's row, B's column
+  Value kq = mul(b.create<arith::DivUIOp>(l, lane, c(32)), perLane);        // first k of the lane
+  Value aLane = add(op.getAIndex(), add(mul(row, lda), kq));
+  Value bLane = add(op.getBIndex(), add(mul(kq, ldb), row));
+  // fragments[step][tile]: the lane's k values of that step.
+  SmallVector<SmallVector<Value>> aFrag(steps), bFrag(steps);
+  for (int64_t s = 0; s < steps; ++s) {
+    const int64_t k0 = s * 2 * perLane;
+    for (int64_t tm = 0; tm < tilesM; ++tm) {
+      SmallVector<Value> xs;
+      for (int64_t j = 0; j < perLane; ++j) xs.push_back(element(op.getA(), add(aLane, c(32 * tm * lda + k0 + j))));
+      aFrag[s].push_back(pack(operandVec, xs));
+    }
+    for (int64_t tn = 0; tn < tilesN; ++tn) {
+      SmallVector<Value> xs;
+      for (int64_t j = 0; j < perLane; ++j)
+        xs.push_back(element(op.getB(), add(bLane, c((k0 + j) * ldb + 32 * tn))));
+      bFrag[s].push_back(pack(operandVec, xs));
+    }
+  }
+
+  SmallVector<Value> r(acc.begin(), acc.end());
+  Value zero = pos(0);  // cbsz, abid, blgp: no broadcast between blocks
+  for (int64_t tm = 0; tm < tilesM; ++tm)
+    for (int64_t tn = 0; tn < tilesN; ++tn) {
+      const int64_t v0 = (tm * tilesN + tn) * 16;
+      Value d = pack(accVec, ArrayRef<Value>(r).slice(v0, 16));
+      for (int64_t s = 0; s < steps; ++s) {
+        SmallVector<Value> operands{aFrag[s][tm], bFrag[s][tn], d, zero, zero, zero};
+        if (bf16Pairs)
+          d = b.create<ROCDL::mfma_f32_32x32x4bf16>(l, accVec, operands);
+        else if (bf16)
+          d = b.create<ROCDL::mfma_f32_32x32x8bf16_1k>(l, accVec, operands);
+        else
+          d = b.create<ROCDL::mfma_f32_32x32x8f16>(l, accVec, operands);
+      }
+      for (int64_t u = 0; u < 16; ++u) r[v0 + u] = b.create<LLVM::ExtractElementOp>(l, d, pos(u));
+    }
+  return r;
+}
+
+}  // namespace tessera::hip

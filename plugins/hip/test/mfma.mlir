@@ -1,0 +1,49 @@
+// bf16 / f16 matmuls on CDNA's matrix cores (hip's schedule has mma=mfma
+// for gfx908, gfx90a and gfx940): each tessera_tile.wavefront_mma of the
+// 64x64 block of a wavefront is four v_mfma_f32_32x32x8 per 8-deep step,
+// accumulating in AGPRs, with the operands read from LDS.
+// RUN: tessera-compile %s --function bf16 --target hip:gfx90a --emit asm -o %t.bf16.s
+// RUN: FileCheck %s --check-prefix=GFX90A < %t.bf16.s
+// GFX90A-LABEL: bf16_k0_gemm:
+// GFX90A-COUNT-16: v_mfma_f32_32x32x8bf16_1k a[{{[0-9]+}}:{{[0-9]+}}], v[{{[0-9]+}}:{{[0-9]+}}], v[{{[0-9]+}}:{{[0-9]+}}], a[{{[0-9]+}}:{{[0-9]+}}]
+// GFX90A: s_cbranch
+// GFX90A: .agpr_count: 64
+// GFX90A-NOT: .private_segment_fixed_size: {{[1-9]}}
+// GFX90A: .vgpr_spill_count: 0
+// f16 on gfx90a, the same instruction family:
+// RUN: tessera-compile %s --function f16 --target hip:gfx90a --emit asm -o %t.f16.s
+// RUN: FileCheck %s --check-prefix=F16 < %t.f16.s
+// F16-COUNT-16: v_mfma_f32_32x32x8f16
+// gfx908 has bf16 matrix cores with two values per lane: two k=4
+// instructions per step; gfx940 spells the bf16 one without "_1k":
+// RUN: tessera-compile %s --function bf16 --target hip:gfx908 --emit asm -o %t.gfx908.s
+// RUN: FileCheck %s --check-prefix=GFX908 < %t.gfx908.s
+// GFX908-COUNT-32: v_mfma_f32_32x32x4bf16
+// RUN: tessera-compile %s --function bf16 --target hip:gfx940 --emit asm -o %t.gfx940.s
+// RUN: FileCheck %s --check-prefix=GFX940 < %t.gfx940.s
+// GFX940-COUNT-16: v_mfma_f32_32x32x8_bf16
+// RDNA3 (gfx1100) has no MFMA; its schedule keeps the lanes' FMA GEMM, and
+// asking for mma=mfma there computes the op lane by lane:
+// RUN: tessera-compile %s --function bf16 --target hip:gfx1100 --emit asm -o %t.rdna.s
+// RUN: FileCheck %s --check-prefix=RDNA < %t.rdna.s
+// RUN: tessera-compile %s --function bf16 --target hip:gfx1100 --schedule "mma=mfma" --emit asm -o %t.rdna-mfma.s
+// RUN: FileCheck %s --check-prefix=RDNA < %t.rdna-mfma.s
+// RDNA-NOT: v_mfma
+// RDNA: v_fma
+// RDNA-NOT: v_mfma
+// The code object links, and its notes agree:
+// RUN: tessera-compile %s --function bf16 --target hip:gfx90a --emit hsaco -o %t.hsaco
+// RUN: llvm-readelf --notes %t.hsaco | FileCheck %s --check-prefix=NOTES
+// NOTES: .agpr_count: 64
+// NOTES: .name: bf16_k0_gemm
+
+func.func @bf16(%a: tensor<256x128xbf16>, %b: tensor<128x256xbf16>) -> tensor<256x256xf32> {
+  %c = tessera_graph.matmul %a, %b : tensor<256x128xbf16>, tensor<128x256xbf16> -> tensor<256x256xf32>
+  return %c : tensor<256x256xf32>
+}
+
+func.func @f16(%a: tensor<128x64xf16>, %b: tensor<64x128xf16>) -> tensor<128x128xf32> {
+  %c = tessera_graph.matmul %a, %b : tensor<128x64xf16>, tensor<64x128xf16> -> tensor<128x128xf32>
+  %r = tessera_graph.relu %c : tensor<128x128xf32>
+  return %r : tensor<128x128xf32>
+}
