@@ -3,6 +3,8 @@
 // the device; a Tile IR kernel compiled for the device runs; every bad
 // request is an error with the documented code and a message; a kernel the
 // target cannot lower is UNSUPPORTED naming the op.
+#include <algorithm>
+
 #include "cts/cts.hpp"
 #include "tessera/compiler.hpp"
 #include "tessera/ir_version.h"
@@ -49,6 +51,18 @@ TEST_F(Compiler, ListsTargetsTheDeviceLoads) {
     for (const std::string& f : info().executable_formats) loadable |= f == t.executable_format;
   }
   EXPECT_TRUE(loadable) << "no target compiles to a format the device loads";
+}
+
+// ABI 1.5: the arch a device compiles for (scheduled for by the caller)
+// is "" (the target's default) or one its plugin's first target lists.
+TEST_F(Compiler, TheDeviceCompilesForAListedArch) {
+  CTS_REQUIRE_COMPILER(c);
+  const std::string& arch = info().compile_arch;
+  if (arch.empty()) return;  // the target's default: always valid
+  const CompileTargetInfo& t = c.targets().front();
+  const bool listed = std::find(t.archs.begin(), t.archs.end(), arch) != t.archs.end() ||
+                      std::find(t.archs.begin(), t.archs.end(), "*") != t.archs.end();
+  EXPECT_TRUE(listed) << "compile_arch '" << arch << "' is not one of target '" << t.name << "''s archs";
 }
 
 TEST_F(Compiler, CompiledKernelRuns) {

@@ -56,6 +56,7 @@ DeviceInfo ToDeviceInfo(const TsDeviceProperties& p) {
     info.concurrent_streams = p.concurrent_streams != 0;
   else
     info.concurrent_streams = p.compute_units >= 2;  // a MINOR-0 plugin: a guess
+  if (TS_FIELD_PRESENT(&p, TsDeviceProperties, compile_arch)) info.compile_arch = p.compile_arch;
   for (uint32_t i = 0; i < p.num_memory_heaps && i < TS_MAX_MEMORY_HEAPS; ++i)
     info.memory_heaps.push_back(p.memory_heaps[i]);
   for (uint32_t i = 0; i < p.num_memory_types && i < TS_MAX_MEMORY_TYPES; ++i)
@@ -151,6 +152,7 @@ StatusOr<std::vector<std::pair<TsDevice*, DeviceInfo>>> ListDevices(
     props.driver_version[TS_NAME_MAX - 1] = 0;
     props.executable_formats[TS_NAME_MAX - 1] = 0;
     props.api_version[TS_NAME_MAX - 1] = 0;
+    props.compile_arch[TS_NAME_MAX - 1] = 0;
     // Enum fields are read as their bytes and checked before ToDeviceInfo
     // loads them: a value outside an enum, loaded as the enum type, is
     // undefined behaviour (UBSan, fuzz/plugin_fuzzer.cpp).

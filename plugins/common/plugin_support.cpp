@@ -1,6 +1,7 @@
 #include "plugin_support.hpp"
 
 #include <cstdio>
+#include <cstring>
 
 namespace tessera::plugin_support {
 
@@ -50,6 +51,14 @@ TsError* check_timestamp_slot(const char* plugin, const char* entry, const uint6
   return errorf(TS_ERROR_INVALID_ARGUMENT,
                 "%s: %s: timestamp_ns is NULL: pass the address of a uint64_t set to 0, valid until written",
                 plugin, entry);
+}
+
+void set_compile_arch(char (&dst)[TS_NAME_MAX], const std::string& arch, const char* archs) noexcept {
+  dst[0] = '\0';
+  if (arch.empty() || arch.size() >= TS_NAME_MAX || !archs) return;
+  const std::string list = std::string(",") + archs + ",";
+  if (list.find("," + arch + ",") == std::string::npos) return;
+  std::memcpy(dst, arch.c_str(), arch.size() + 1);
 }
 
 TsError* errorf(TsErrorCode code, const char* fmt, ...) noexcept {

@@ -50,6 +50,11 @@ std::string human_size(uint64_t bytes);
 // is INVALID_ARGUMENT saying what to pass; else no error.
 TsError* check_timestamp_slot(const char* plugin, const char* entry, const uint64_t* slot) noexcept;
 
+// TsDeviceProperties.compile_arch (ABI 1.5): `arch` when the comma list
+// `archs` (a TsCompilerTarget's) has it, else "" (the caller then takes the
+// target's default); at most TS_NAME_MAX - 1 characters.
+void set_compile_arch(char (&dst)[TS_NAME_MAX], const std::string& arch, const char* archs) noexcept;
+
 // Runs f, turning every C++ exception into a TsError: nothing crosses the ABI.
 template <class F>
 TsError* guard(const char* plugin, const char* entry, F&& f) noexcept {

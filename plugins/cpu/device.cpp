@@ -82,6 +82,7 @@ TS_CPU_ENTRY(Device_GetProperties, TS_DEVICE_GETPROPERTIES_ARGS_STRUCT_SIZE) {
   }
   if (TS_FIELD_PRESENT(p, P, concurrent_streams))
     p->concurrent_streams = c->scheduler->worker_count() >= 2 ? 1 : 0;  // a worker pool
+  if (TS_FIELD_PRESENT(p, P, compile_arch)) p->compile_arch[0] = '\0';  // the target's default: native
   return nullptr;
 }
 

@@ -4,8 +4,10 @@
 #include <cstdio>
 #include <cstring>
 
+#include "compile_targets.hpp"
 #include "cuda_ext.h"
 #include "internal.hpp"
+#include "mapping.hpp"
 
 namespace tessera::cuda {
 
@@ -165,6 +167,9 @@ void fill_properties(TsDevice* d) {
   p.full_subgroups = 0;
   p.host_memory_import = 1;  // pinned memory is mapped for the device (UVA)
   p.concurrent_streams = attr(d, CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS) ? 1 : 0;
+  // What Compiler_Compile takes for "cuda" on this device (compiler.cpp),
+  // when the target lists it: the caller schedules for it (sm_90a: wgmma).
+  plugin_support::set_compile_arch(p.compile_arch, cuda_arch_for(d->cc_major, d->cc_minor), kArchs);
 }
 
 TS_CU_ENTRY(Device_GetProperties, TS_DEVICE_GETPROPERTIES_ARGS_STRUCT_SIZE) {

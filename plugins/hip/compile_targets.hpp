@@ -19,11 +19,12 @@ inline const TsOptionInfo kCompileOptions[] = {
 // The GPU schedule (docs/gpu-lowering.md), as for vulkan and cuda.  On the
 // CDNA targets bf16 / f16 matmuls whose shape the tile divides run on the
 // matrix cores (mma=mfma: wavefronts of 64 lanes, 64x64 outputs each, four
-// v_mfma_f32_32x32x8 per 8-deep step; K staged 32 at a time).  RDNA keeps
-// the lanes' FMAs (its WMMA is wave32 with another layout: not lowered).
+// v_mfma_f32_32x32x8 per 8-deep step; K staged 32 at a time).  On RDNA3
+// they run on WMMA (mma=wmma: waves of 32 lanes, 64x32 outputs each, eight
+// v_wmma_f32_16x16x16 per 16-deep step); RDNA2 keeps the lanes' FMAs.
 inline constexpr const char* kSchedule =
     "tile-m=128 tile-n=128 tile-k=16 micro-m=8 micro-n=8 gfx908:mma=mfma gfx90a:mma=mfma "
-    "gfx940:mma=mfma clamp-tiles=0 "
+    "gfx940:mma=mfma gfx1100:mma=wmma clamp-tiles=0 "
     "merge-matmul-chains=0 attention=0 attn-block-q=64 attn-block-kv=32 attn-shared-kib=32";
 
 // What LLVM 16's AMDGPU back end knows among the data-center and current

@@ -4,7 +4,9 @@
 #include <cstdio>
 #include <cstring>
 
+#include "compile_targets.hpp"
 #include "internal.hpp"
+#include "mapping.hpp"
 
 namespace tessera::hip {
 
@@ -166,6 +168,9 @@ void fill_properties(TsDevice* d) {
   p.full_subgroups = 0;
   p.host_memory_import = 1;  // pinned memory is mapped for the device
   p.concurrent_streams = attr(d, hipDeviceAttributeConcurrentKernels, 1) ? 1 : 0;
+  // What Compiler_Compile takes for "hip" on this device (compiler.cpp),
+  // when the target lists it: the caller schedules for it (CDNA: mfma).
+  plugin_support::set_compile_arch(p.compile_arch, hip_arch_for(d->arch), kArchs);
 }
 
 TS_HIP_ENTRY(Device_GetProperties, TS_DEVICE_GETPROPERTIES_ARGS_STRUCT_SIZE) {

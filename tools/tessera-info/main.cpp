@@ -108,6 +108,7 @@ nlohmann::json DeviceJson(const DeviceInfo& d) {
     k["host_memory_import"] = d.host_memory_import;
   }
   j["concurrent_streams"] = d.concurrent_streams;
+  j["compile_arch"] = d.compile_arch;
   j["kernel_features"] = k;
   j["memory_heaps"] = nlohmann::json::array();
   for (const TsMemoryHeap& h : d.memory_heaps)
@@ -199,6 +200,8 @@ void PrintDevice(const DeviceInfo& d) {
   std::printf("      concurrent streams %s\n",
               d.concurrent_streams ? "yes" : "no (one kernel at a time)");
   std::printf("      executables       %s\n", Join(d.executable_formats).c_str());
+  if (!d.compile_arch.empty())
+    std::printf("      compiles for      %s (schedules for it)\n", d.compile_arch.c_str());
   if (!d.api_version.empty())
     std::printf("      api               %s\n", d.api_version.c_str());
   if (d.max_scalar_arg_bytes)

@@ -46,6 +46,11 @@
  *        TsKernel_Launch_Args.completion_ns: the same for a launch, in the
  *        launch's own call (TS_KERNEL_LAUNCH_ARGS_MIN_STRUCT_SIZE is the
  *        1.0 size).
+ *   1.4  Communicators whose ranks span processes: Communicator_CreateUniqueId,
+ *        TsCommunicator_Create_Args.unique_id / ranks / num_ranks.
+ *   1.5  TsDeviceProperties.compile_arch: the architecture Compiler_Compile
+ *        takes for the device when the target names none ("sm_90a",
+ *        "gfx90a"), so the caller schedules for the device's own arch.
  *
  * STRUCT SIZES
  *   TS_<ARGS>_STRUCT_SIZE is the size in this header's version; a plugin
@@ -82,7 +87,7 @@ extern "C" {
 #endif
 
 #define TESSERA_ABI_VERSION_MAJOR 1
-#define TESSERA_ABI_VERSION_MINOR 4
+#define TESSERA_ABI_VERSION_MINOR 5
 
 #define TESSERA_PLUGIN_ENTRY_POINT "tessera_plugin_get_api"
 
@@ -527,10 +532,18 @@ typedef struct TsDeviceProperties {
    * executes its single queue's submissions in order).  Valid with
    * kernel_features_known. */
   uint32_t concurrent_streams;
+  /* ---- MINOR 5 */
+  /* The architecture Compiler_Compile compiles for when it is given this
+   * device and a target without one ("cuda" -> "sm_90a" on an H100, "hip"
+   * -> "gfx90a" on an MI250): one of the target's archs.  The caller
+   * lowers Graph IR with the target schedule's "ARCH:key=value" tokens of
+   * this arch.  "": the target's default_arch (a target without archs, or
+   * a plugin whose devices all compile alike). */
+  char compile_arch[TS_NAME_MAX];
 } TsDeviceProperties;
-TS_DEFINE_STRUCT_TRAITS(TsDeviceProperties, concurrent_streams);
+TS_DEFINE_STRUCT_TRAITS(TsDeviceProperties, compile_arch);
 #define TS_DEVICE_PROPERTIES_STRUCT_SIZE \
-  TS_STRUCT_SIZE(TsDeviceProperties, concurrent_streams)
+  TS_STRUCT_SIZE(TsDeviceProperties, compile_arch)
 /* The MINOR-0 layout: a reader accepts any struct at least this large. */
 #define TS_DEVICE_PROPERTIES_MIN_STRUCT_SIZE \
   TS_STRUCT_SIZE(TsDeviceProperties, memory_types)

@@ -222,6 +222,11 @@ struct DeviceInfo {
   // Kernels on different streams can run at the same time.  An older
   // plugin does not say: then compute_units >= 2 is the best guess.
   bool concurrent_streams = false;
+  // The architecture the plugin compiles for on this device when a target
+  // names none ("sm_90a", "gfx90a"; plugin ABI 1.5); "" the target's
+  // default.  Graph IR is scheduled for it (the target schedule's
+  // "ARCH:key=value" tokens).
+  std::string compile_arch;
   std::vector<TsMemoryHeap> memory_heaps;
   std::vector<TsMemoryType> memory_types;
 

@@ -945,6 +945,15 @@ void Interpreter::Execute(Lane &lane, Operation &op) {
       return std::make_pair(32 * (t / (n / 32)) + 8 * (u / 4) + 4 * (p / 32) + u % 4, 32 * (t % (n / 32)) + p % 32);
     }));
   }
+  if (auto mma = dyn_cast<tile::Wave32MmaOp>(op)) {
+    // Lane q of its wave of 32: element v at row 16*(t / (n/16)) + 2*u +
+    // q/16, column 16*(t % (n/16)) + q%16, t = v/8, u = v%8.
+    const int64_t n = mma.getN();
+    return result(CooperativeMma(lane, o, mma, 32, 16, [n](int64_t q, int64_t v) {
+      const int64_t t = v / 8, u = v % 8;
+      return std::make_pair(16 * (t / (n / 16)) + 2 * u + q / 16, 16 * (t % (n / 16)) + q % 16);
+    }));
+  }
   if (auto mma = dyn_cast<tile::WarpgroupMmaOp>(op)) {
     // Lane p of its warpgroup of 128 computes its own elements (the op's
     // layout) from the 128-byte swizzled operands; products in order k.

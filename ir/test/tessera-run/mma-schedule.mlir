@@ -29,6 +29,12 @@
 // RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function small --schedule "mma=mfma tile-m=64 tile-n=64" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s
 // RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function pv --schedule "mma=mfma" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s
 // RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function ragged --schedule "mma=mfma tile-m=64 tile-n=64" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s
+// --schedule mma=wmma: waves of 32 lanes multiply in 16x16 tiles with
+// tessera_tile.wave32_mma (WMMA's layout, 64x32 per wave), lane by lane
+// here:
+// RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function g --schedule "mma=wmma tile-m=64" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s
+// RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function small --schedule "mma=wmma tile-m=64 tile-n=64" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s
+// RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function pv --schedule "mma=wmma" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s
 // A pipeline depth outside 2..8 is a bad schedule, exit 1.
 // RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function small --schedule "mma=wgmma stages=9" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s --check-prefix=STAGES
 // STAGES: stages=9 is not a pipeline depth; use 2..8 (or 0: the kernel's choice)
@@ -39,7 +45,7 @@
 // FOUR: UNSUPPORTED{{.*}}needs 64.0 KiB of shared (workgroup) memory per group; device '{{.*}}' has 32.0 KiB
 // An unknown matmul unit is a bad schedule, exit 1.
 // RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function g --schedule "mma=tcgen05" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s --check-prefix=BAD
-// BAD: mma=tcgen05 is not a matmul unit; use mma=none (lanes' FMAs), mma=sync {{.*}}, mma=wgmma {{.*}} or mma=mfma
+// BAD: mma=tcgen05 is not a matmul unit; use mma=none (lanes' FMAs), mma=sync {{.*}}, mma=wgmma {{.*}}, mma=mfma {{.*}} or mma=wmma
 // BAD-NOT: see current operation
 // BAD: exit code 1
 

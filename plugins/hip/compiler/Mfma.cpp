@@ -1,6 +1,7 @@
 //===- Mfma.cpp - tessera_tile.wavefront_mma on CDNA matrix cores ---------===//
 #include "Mfma.h"
 
+#include "MatrixOperands.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
@@ -24,7 +25,7 @@ FailureOr<SmallVector<Value>> lowerWavefrontMmaToMfma(OpBuilder &b, tile::Wavefr
   const bool bf16Pairs = bf16 && chipset == "gfx908";
   const int64_t perLane = bf16Pairs ? 2 : 4;  // k values per lane and instruction
   const int64_t steps = 8 / (2 * perLane);     // instructions per 8-deep step
-  Type i16 = b.getI16Type(), i32 = b.getI32Type(), f32 = b.getF32Type();
+  Type i16 = b.getI16Type(), f32 = b.getF32Type();
   Type operandElem = bf16 ? i16 : b.getF16Type();  // what the intrinsics take
   auto operandVec = VectorType::get({perLane}, operandElem);
   auto accVec = VectorType::get({16}, f32);
@@ -32,19 +33,9 @@ FailureOr<SmallVector<Value>> lowerWavefrontMmaToMfma(OpBuilder &b, tile::Wavefr
   auto c = [&](int64_t v) -> Value { return b.create<arith::ConstantIndexOp>(l, v); };
   auto add = [&](Value x, Value y) -> Value { return b.create<arith::AddIOp>(l, x, y); };
   auto mul = [&](Value x, int64_t v) -> Value { return b.create<arith::MulIOp>(l, x, c(v)); };
-  auto pos = [&](int64_t i) -> Value { return b.create<LLVM::ConstantOp>(l, i32, b.getI32IntegerAttr(i)); };
-  // One 16-bit operand as the intrinsic's element (the buffer holds the
-  // operand's type or its bits).
-  auto element = [&](Value buffer, Value index) -> Value {
-    Value x = b.create<memref::LoadOp>(l, buffer, index);
-    return x.getType() == operandElem ? x : b.create<arith::BitcastOp>(l, operandElem, x).getResult();
-  };
-  auto pack = [&](VectorType t, ArrayRef<Value> xs) -> Value {
-    Value v = b.create<LLVM::UndefOp>(l, t);
-    for (size_t i = 0; i < xs.size(); ++i)
-      v = b.create<LLVM::InsertElementOp>(l, v, xs[i], pos(static_cast<int64_t>(i)));
-    return v;
-  };
+  auto pos = [&](int64_t i) { return i32Constant(b, l, i); };
+  auto element = [&](Value buffer, Value index) { return loadMatrixOperand(b, l, buffer, index, operandElem); };
+  auto pack = [&](VectorType t, ArrayRef<Value> xs) { return packVector(b, l, t, xs); };
 
   Value row = b.create<arith::RemUIOp>(l, lane, c(32));                     // A's row, B's column
   Value kq = mul(b.create<arith::DivUIOp>(l, lane, c(32)), perLane);        // first k of the lane

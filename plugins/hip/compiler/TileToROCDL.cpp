@@ -13,6 +13,7 @@
 //                            lane outside the wavefront (or the group)
 //                            keeps its own value
 //  wavefront_mma             MFMA on CDNA (Mfma.h), else per-lane FMAs
+//  wave32_mma                WMMA on RDNA3 (Wmma.h), else per-lane FMAs
 //  math.fma                  llvm.intr.fma
 //  convert-gpu-to-rocdl      upstream (index 64-bit): ids, s_barrier,
 //                            memrefs, math -> __ocml_* (linked by
@@ -21,6 +22,7 @@
 #include "TileToROCDL.h"
 
 #include "Mfma.h"
+#include "Wmma.h"
 
 #include "mlir/Conversion/GPUToROCDL/GPUToROCDLPass.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -116,8 +118,13 @@ LogicalResult lowerTileToROCDL(ModuleOp input, llvm::LLVMContext &llvmContext,
       return lowerWavefrontMmaToMfma(b, op, acc, lane, chipset);
     };
   }
+  if (hasWmma(options.chipset))
+    hooks.kernelLowering.wave32Mma = [](OpBuilder &b, t::Wave32MmaOp op, ArrayRef<Value> acc, Value lane) {
+      return lowerWave32MmaToWmma(b, op, acc, lane);
+    };
   hooks.kernelAttrName = ROCDL::ROCDLDialect::getKernelFuncAttrName().str();
   hooks.beforeConversion = [&](gpu::GPUModuleOp gm) -> LogicalResult {
+    declareIntrinsics(gm);  // what the WMMA hook calls by name
     if (failed(lowerShuffles(gm, options.wavefront))) return failure();
     return gpu_lowering::lowerFmaToLLVM(gm, "hip");
   };

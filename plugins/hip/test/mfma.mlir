@@ -22,15 +22,16 @@
 // RUN: tessera-compile %s --function bf16 --target hip:gfx940 --emit asm -o %t.gfx940.s
 // RUN: FileCheck %s --check-prefix=GFX940 < %t.gfx940.s
 // GFX940-COUNT-16: v_mfma_f32_32x32x8_bf16
-// RDNA3 (gfx1100) has no MFMA; its schedule keeps the lanes' FMA GEMM, and
-// asking for mma=mfma there computes the op lane by lane:
-// RUN: tessera-compile %s --function bf16 --target hip:gfx1100 --emit asm -o %t.rdna.s
+// RDNA has no MFMA: RDNA2 (gfx1030) keeps the lanes' FMA GEMM, and asking
+// for mma=mfma on RDNA3 (gfx1100, whose own schedule has WMMA: wmma.mlir)
+// computes the op lane by lane:
+// RUN: tessera-compile %s --function bf16 --target hip:gfx1030 --emit asm -o %t.rdna.s
 // RUN: FileCheck %s --check-prefix=RDNA < %t.rdna.s
 // RUN: tessera-compile %s --function bf16 --target hip:gfx1100 --schedule "mma=mfma" --emit asm -o %t.rdna-mfma.s
 // RUN: FileCheck %s --check-prefix=RDNA < %t.rdna-mfma.s
-// RDNA-NOT: v_mfma
+// RDNA-NOT: v_{{w?}}mfma
 // RDNA: v_fma
-// RDNA-NOT: v_mfma
+// RDNA-NOT: v_{{w?}}mfma
 // The code object links, and its notes agree:
 // RUN: tessera-compile %s --function bf16 --target hip:gfx90a --emit hsaco -o %t.hsaco
 // RUN: llvm-readelf --notes %t.hsaco | FileCheck %s --check-prefix=NOTES

@@ -266,11 +266,11 @@ AutotuneSpace DefaultAutotuneSpace(const std::string& target, const std::string&
                        {"micro-m", {"1", "2", "4"}},
                        {"micro-n", {"1", "2", "4"}}};
   // A target whose schedule picks matmul units (cuda: mma=sync, and
-  // sm_90a:mma=wgmma; hip: gfx90a:mma=mfma) also tries the lanes' FMAs
+  // sm_90a:mma=wgmma; hip: gfx90a:mma=mfma, gfx1100:mma=wmma) also tries the lanes' FMAs
   // instead, and the wgmma pipeline's depth.
   if (target_schedule.find("mma=") != std::string::npos) {
     std::vector<std::string> units = {"none"};
-    for (const char* unit : {"sync", "wgmma", "mfma"})
+    for (const char* unit : {"sync", "wgmma", "mfma", "wmma"})
       if (target_schedule.find(std::string("mma=") + unit) != std::string::npos) units.push_back(unit);
     if (target_schedule.find("mma=wgmma") != std::string::npos) gpu.push_back({"stages", {"2", "3", "4", "6"}});
     gpu.insert(gpu.begin(), {"mma", units});

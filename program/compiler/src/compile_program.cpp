@@ -71,6 +71,27 @@ const std::string& CompilerLibraryBuildId() {
   return id;
 }
 
+// The architecture `target_text` compiles for: the one it names; else,
+// given a device, the one the plugin says it compiles for there
+// (DeviceInfo::compile_arch, checked against the target's list); else the
+// target's default.  `warn`: say so when the plugin's arch is not listed.
+std::string ArchCompiledFor(const CompileTargetInfo& target, const std::string& target_text, const Device* device,
+                            bool warn = true) {
+  const size_t colon = target_text.find(':');
+  if (colon != std::string::npos) return target_text.substr(colon + 1);
+  if (device && device->valid() && !device->info().compile_arch.empty()) {
+    const std::string& arch = device->info().compile_arch;
+    const bool listed = std::find(target.archs.begin(), target.archs.end(), arch) != target.archs.end() ||
+                        std::find(target.archs.begin(), target.archs.end(), "*") != target.archs.end();
+    if (listed) return arch;
+    if (warn)
+      plugin_support::LogWarning("the " + target.plugin + " plugin says device '" + device->info().name +
+                               "' compiles for '" + arch + "', which is not one of target '" + target.name +
+                               "''s architectures: scheduling for its default, '" + target.default_arch + "'");
+  }
+  return target.default_arch;
+}
+
 std::string ProgramCacheFile(const ProgramSource& source, const ProgramCompileOptions& options,
                              const std::vector<OptionValue>& compile_options, const std::string& plugin,
                              const CompileTargetInfo& target_info, const std::string& target,
@@ -103,6 +124,7 @@ std::string ProgramCacheFile(const ProgramSource& source, const ProgramCompileOp
   add(target_info.build_id);      // the plugin's compiler build
   add(CompilerLibraryBuildId());  // and this library's
   add(device ? device->info().name + "|" + device->info().driver_version : "");
+  add("arch=" + ArchCompiledFor(target_info, target, device, /*warn=*/false));  // what the schedule was for
   add(options.function);
   add(options.schedule);
   add("overlap=" + std::to_string(options.overlap_chunks));
@@ -150,9 +172,7 @@ StatusOr<Compiled> Build(const ProgramSource& source, const ProgramCompileOption
   phase.emplace("compile", "lower (graph -> schedule -> tile)");
   // The target's schedule for the architecture compiled for.
   CompileTargetInfo for_arch = *target;
-  const size_t colon = target_text.find(':');
-  for_arch.schedule = program::ScheduleForArch(
-      target->schedule, colon == std::string::npos ? target->default_arch : target_text.substr(colon + 1));
+  for_arch.schedule = program::ScheduleForArch(target->schedule, ArchCompiledFor(*target, target_text, device));
   auto lowered = program::Lower(**parsed, options.function, for_arch, options.schedule, options.overlap_chunks, device);
   if (!lowered.ok()) return lowered.status();
   phase.reset();

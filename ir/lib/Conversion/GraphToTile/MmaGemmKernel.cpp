@@ -31,31 +31,57 @@ int64_t sharedBytes(const GemmTile &t) {
 
 Type elemOf(Value v) { return v.getType().cast<ShapedType>().getElementType(); }
 
-/// What differs between the subgroup kernel (mma = "sync") and the
-/// wavefront one (mma = "mfma"): the lanes of a unit, its output block,
-/// the depth of one multiply, and where a lane's elements are.
+/// What differs between the subgroup kernel (mma = "sync"), the wavefront
+/// one (mma = "mfma") and the wave32 one (mma = "wmma"): the lanes of a
+/// unit, its output block, the depth of one multiply, and where a lane's
+/// elements are (the ops' layouts, TileOps.td).
 struct Unit {
+  enum Kind { Subgroup, Wavefront, Wave32 } kind;
   int64_t width, m, n, kStep;
-  bool wavefront;
   /// Lane q's element v of the unit's block: (row, col) = (rowOf(q) +
   /// rowAt(v), colOf(q) + colAt(v)); rowOf / colOf are built, rowAt /
   /// colAt static.
   Value rowOf(OpBuilder &b, const IndexOps &ix, Value q) const {
-    return wavefront ? ix.mulC(b, ix.divC(b, q, 32), 4) : ix.divC(b, q, 4);
+    switch (kind) {
+    case Subgroup: return ix.divC(b, q, 4);
+    case Wavefront: return ix.mulC(b, ix.divC(b, q, 32), 4);
+    case Wave32: return ix.divC(b, q, 16);
+    }
+    return Value();
   }
   Value colOf(OpBuilder &b, const IndexOps &ix, Value q) const {
-    return wavefront ? ix.remC(b, q, 32) : ix.mulC(b, ix.remC(b, q, 4), 2);
+    switch (kind) {
+    case Subgroup: return ix.mulC(b, ix.remC(b, q, 4), 2);
+    case Wavefront: return ix.remC(b, q, 32);
+    case Wave32: return ix.remC(b, q, 16);
+    }
+    return Value();
   }
   // subgroup_mma: t = v/4 over 16 x 8 tiles, e = v%4; wavefront_mma: t =
-  // v/16 over 32 x 32 tiles, u = v%16 (the ops' layouts, TileOps.td).
+  // v/16 over 32 x 32 tiles, u = v%16; wave32_mma: t = v/8 over 16 x 16
+  // tiles, u = v%8.
   int64_t rowAt(int64_t v) const {
-    return wavefront ? 32 * (v / 16 / (n / 32)) + 8 * (v % 16 / 4) + v % 4 : 16 * (v / 4 / (n / 8)) + 8 * (v % 4 / 2);
+    switch (kind) {
+    case Subgroup: return 16 * (v / 4 / (n / 8)) + 8 * (v % 4 / 2);
+    case Wavefront: return 32 * (v / 16 / (n / 32)) + 8 * (v % 16 / 4) + v % 4;
+    case Wave32: return 16 * (v / 8 / (n / 16)) + 2 * (v % 8);
+    }
+    return 0;
   }
-  int64_t colAt(int64_t v) const { return wavefront ? 32 * (v / 16 % (n / 32)) : 8 * (v / 4 % (n / 8)) + v % 2; }
+  int64_t colAt(int64_t v) const {
+    switch (kind) {
+    case Subgroup: return 8 * (v / 4 % (n / 8)) + v % 2;
+    case Wavefront: return 32 * (v / 16 % (n / 32));
+    case Wave32: return 16 * (v / 8 % (n / 16));
+    }
+    return 0;
+  }
 };
 
 Unit unitOf(const GemmTile &t) {
-  return t.mmaMfma ? Unit{64, kWaveM, kWaveN, 8, true} : Unit{32, kWarpM, kWarpN, 16, false};
+  if (t.mmaMfma) return Unit{Unit::Wavefront, 64, kWaveM, kWaveN, 8};
+  if (t.mmaWmma) return Unit{Unit::Wave32, 32, kWarpM, kWarpN, 16};
+  return Unit{Unit::Subgroup, 32, kWarpM, kWarpN, 16};
 }
 
 }  // namespace
@@ -90,7 +116,7 @@ bool matrixUnitOperands(graph::MatmulOp matmul, int64_t *M, int64_t *N, int64_t 
 
 bool eligible(graph::MatmulOp matmul, const GemmTile &t) {
   if (t.mmaWgmma) return wgmma::eligible(matmul, t);
-  if (!t.mmaSync && !t.mmaMfma) return false;
+  if (!t.mmaSync && !t.mmaMfma && !t.mmaWmma) return false;
   int64_t M, N, K;
   if (!matrixUnitOperands(matmul, &M, &N, &K)) return false;
   const Unit u = unitOf(t);
@@ -101,7 +127,7 @@ bool eligible(graph::MatmulOp matmul, const GemmTile &t) {
 
 GemmTile fitTile(graph::MatmulOp matmul, const GemmTile &tile) {
   if (tile.mmaWgmma) return wgmma::fitTile(matmul, tile);
-  if ((!tile.mmaSync && !tile.mmaMfma) || eligible(matmul, tile)) return tile;
+  if ((!tile.mmaSync && !tile.mmaMfma && !tile.mmaWmma) || eligible(matmul, tile)) return tile;
   SmallVector<std::pair<int64_t, int64_t>> sizes;
   for (int64_t tm : {tile.tm, int64_t{128}, int64_t{64}})
     for (int64_t tn : {tile.tn, int64_t{128}, int64_t{64}, int64_t{32}}) sizes.push_back({tm, tn});
@@ -206,8 +232,10 @@ void buildKernel(func::FuncOp k, graph::MatmulOp matmul, const GemmTile &t, Valu
       Value ai = ix.add(lb, aOff, ix.c(lb, ks * unit.kStep)), bi = ix.add(lb, bOff, ix.c(lb, ks * unit.kStep * LDB));
       const auto um = static_cast<uint64_t>(unit.m), un = static_cast<uint64_t>(unit.n);
       const auto lda = static_cast<uint64_t>(LDA), ldb = static_cast<uint64_t>(LDB);
-      if (unit.wavefront)
+      if (unit.kind == Unit::Wavefront)
         acc = lb.create<t::WavefrontMmaOp>(l, accType, As, ai, Bs, bi, acc, um, un, lda, ldb, operand);
+      else if (unit.kind == Unit::Wave32)
+        acc = lb.create<t::Wave32MmaOp>(l, accType, As, ai, Bs, bi, acc, um, un, lda, ldb, operand);
       else
         acc = lb.create<t::SubgroupMmaOp>(l, accType, As, ai, Bs, bi, acc, um, un, lda, ldb, operand);
     }

@@ -1,10 +1,11 @@
 //===- MmaGemmKernel.h - GEMM on subgroup / wavefront matrix units *- C++ -*-===//
 //
 // Part of tessera-graph-to-tile-kernels: the GEMM kernel of a matmul tile
-// with `mma = "sync"` or `mma = "mfma"` (Schedule IR) whose operands are
+// with `mma = "sync"`, `"mfma"` or `"wmma"` (Schedule IR) whose operands are
 // bf16 or f16 and whose shape the tile divides.  A group of TM x TN outputs
 // is split among units: subgroups of 32 lanes, each a 64 x 32 block (sync),
-// or wavefronts of 64 lanes, each a 64 x 64 block (mfma).  K is staged
+// wavefronts of 64 lanes, each a 64 x 64 block (mfma), or waves of 32
+// lanes in 16 x 16 tiles, each a 64 x 32 block (wmma).  K is staged
 // sliceK (BK, at least 32) at a time in two shared-memory stages of the
 // operands' 16-bit values (rows padded by 8 elements, so that the eight
 // 16-byte rows a matrix load reads fall in different banks), filled by
@@ -14,12 +15,14 @@
 //   for each slice s:  wait for it; barrier (every unit is done with
 //                      slice s-1, whose stage the next load reuses);
 //                      load slice s+1 -> the other stage; commit;
-//                      BK/16 tessera_tile.subgroup_mma per subgroup, or
-//                      BK/8 tessera_tile.wavefront_mma per wavefront
+//                      BK/16 tessera_tile.subgroup_mma per subgroup,
+//                      BK/8 tessera_tile.wavefront_mma per wavefront, or
+//                      BK/16 tessera_tile.wave32_mma per wave
 //   the epilogue on each lane's elements (the op's layout), stored
 //
 // On cuda sm_80+ subgroup_mma is ldmatrix + mma.sync (tensor cores); on
-// hip's CDNA targets wavefront_mma is MFMA (matrix cores); other targets
+// hip's CDNA targets wavefront_mma is MFMA (matrix cores), on RDNA3
+// wave32_mma is WMMA; other targets
 // compute them lane by lane, so the kernel runs everywhere.
 // Ineligible matmuls (other element types, a tile that does not divide the
 // problem) keep the lanes' register-blocked GEMM.
@@ -56,14 +59,14 @@ bool matrixUnitOperands(graph::MatmulOp matmul, int64_t *M, int64_t *N, int64_t 
 
 /// (Each function below hands a tile with mmaWgmma to WgmmaGemmKernel.h.)
 ///
-/// Whether `matmul` with `tile` gets this kernel: tile.mmaSync or
-/// tile.mmaMfma, bf16 x bf16 or f16 x f16 accumulated in f32, TM | M,
+/// Whether `matmul` with `tile` gets this kernel: tile.mmaSync,
+/// tile.mmaMfma or tile.mmaWmma, bf16 x bf16 or f16 x f16 accumulated in f32, TM | M,
 /// TN | N, sliceK | K, the unit's block dividing TM x TN, at most 1024
 /// lanes and 48 KiB of shared memory.
 bool eligible(graph::MatmulOp matmul, const GemmTile &tile);
 
-/// The tile for `matmul`: `tile` when it is eligible or neither mma =
-/// "sync" nor "mfma";
+/// The tile for `matmul`: `tile` when it is eligible or its mma is none of
+/// "sync", "mfma", "wmma";
 /// else the largest tile no larger than it, of TM in {tile.tm, 128, 64}
 /// and TN in {tile.tn, 128, 64, 32}, that makes it eligible (a 256 x 64
 /// attention product gets 128 x 64), or `tile` when none does.
@@ -75,8 +78,8 @@ GemmTile firstEligibleTile(graph::MatmulOp matmul, const GemmTile &tile,
                            llvm::ArrayRef<std::pair<int64_t, int64_t>> sizes,
                            llvm::function_ref<bool(graph::MatmulOp, const GemmTile &)> isEligible);
 
-/// Lanes per group: (TM / 64) x (TN / 32) subgroups of 32, or (TM / 64) x
-/// (TN / 64) wavefronts of 64.
+/// Lanes per group: (TM / 64) x (TN / 32) subgroups or waves of 32, or
+/// (TM / 64) x (TN / 64) wavefronts of 64.
 int64_t lanes(const GemmTile &tile);
 
 /// The index arithmetic of the GEMM kernel builders, at one location.

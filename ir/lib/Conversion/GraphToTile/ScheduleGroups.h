@@ -23,7 +23,8 @@ namespace tessera::conversion {
 /// mmaSync (the tile's `mma = "sync"`): subgroups on matrix units where the
 /// operands allow (MmaGemmKernel.h), RM x RN then unused; mmaWgmma (`mma =
 /// "wgmma"`): warpgroups of 128 lanes on matrix units (WgmmaGemmKernel.h);
-/// mmaMfma (`mma = "mfma"`): wavefronts of 64 lanes (MmaGemmKernel.h).
+/// mmaMfma (`mma = "mfma"`): wavefronts of 64 lanes, mmaWmma (`mma =
+/// "wmma"`): waves of 32 lanes in 16 x 16 tiles (MmaGemmKernel.h).
 struct GemmTile {
   int64_t tm = 128, tn = 128, bk = 16, rm = 8, rn = 8;
   bool mmaSync = false;
@@ -35,6 +36,8 @@ struct GemmTile {
   int64_t stages = 0;
   /// mma = "mfma": wavefronts of 64 lanes on matrix units (MmaGemmKernel.h).
   bool mmaMfma = false;
+  /// mma = "wmma": waves of 32 lanes in 16 x 16 tiles (MmaGemmKernel.h).
+  bool mmaWmma = false;
   int64_t lanesM() const { return tm / rm; }
   int64_t lanesN() const { return tn / rn; }
   int64_t lanes() const { return lanesM() * lanesN(); }

@@ -10,6 +10,8 @@
 //                 per-lane FMAs from the swizzled operands
 //  wavefront_mma  options.wavefrontMma if set (hip CDNA: MFMA), else
 //                 per-lane FMAs from shared memory
+//  wave32_mma     options.wave32Mma if set (hip RDNA3: WMMA), else
+//                 per-lane FMAs from shared memory
 //===----------------------------------------------------------------------===//
 #include "KernelPatterns.h"
 
@@ -154,6 +156,37 @@ SmallVector<Value> wavefrontMmaByLane(OpBuilder &b, Location l, t::WavefrontMmaO
   return r;
 }
 
+/// wave32_mma without matrix units: lane q of the wave computes its own
+/// elements (the op's layout): per 16 x 16 tile, rows 2*u + q/16 (8 of
+/// them) and column q%16; the 8*(m/16) rows of A and n/16 columns of B it
+/// needs read once per k, then fused multiply-adds in order k = 0..15.
+SmallVector<Value> wave32MmaByLane(OpBuilder &b, Location l, t::Wave32MmaOp o, Value a, Value bm, Value aIndex,
+                                   Value bIndex, ArrayRef<Value> acc, Value q) {
+  const int64_t m = o.getM(), n = o.getN(), lda = o.getLda(), ldb = o.getLdb();
+  const int64_t tilesM = m / 16, tilesN = n / 16;
+  Type ot = o.getOperandType();
+  auto c = [&](int64_t v) { return cIdx(b, l, v); };
+  auto add = [&](Value x, Value y) -> Value { return b.create<arith::AddIOp>(l, x, y); };
+  Value half = b.create<arith::DivUIOp>(l, q, c(16));  // 0 or 1
+  Value col = b.create<arith::RemUIOp>(l, q, c(16));
+  Value aRow0 = add(aIndex, b.create<arith::MulIOp>(l, half, c(lda)));
+  Value bCol0 = add(bIndex, col);
+  SmallVector<Value> r(acc.begin(), acc.end());
+  for (int64_t k = 0; k < 16; ++k) {
+    SmallVector<Value> av, bv;  // av[tm*8 + u], bv[tn]
+    for (int64_t tm = 0; tm < tilesM; ++tm)
+      for (int64_t u = 0; u < 8; ++u)
+        av.push_back(operandToF32(b, l, b.create<memref::LoadOp>(l, a, add(aRow0, c((16 * tm + 2 * u) * lda + k))), ot));
+    for (int64_t tn = 0; tn < tilesN; ++tn)
+      bv.push_back(operandToF32(b, l, b.create<memref::LoadOp>(l, bm, add(bCol0, c(k * ldb + 16 * tn))), ot));
+    for (int64_t v = 0; v < static_cast<int64_t>(r.size()); ++v) {
+      const int64_t t = v / 8, u = v % 8;
+      r[v] = b.create<math::FmaOp>(l, av[(t / tilesN) * 8 + u], bv[t % tilesN], r[v]);
+    }
+  }
+  return r;
+}
+
 struct MmaPattern : OpConversionPattern<t::MmaOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(t::MmaOp o, OpAdaptor ad, ConversionPatternRewriter &rw) const override {
@@ -185,9 +218,9 @@ struct MmaPattern : OpConversionPattern<t::MmaOp> {
   }
 };
 
-/// subgroup_mma (lanes of 32), warpgroup_mma (lanes of 128) and
-/// wavefront_mma (lanes of 64): the target's hook when it has one, else
-/// per-lane FMAs.
+/// subgroup_mma and wave32_mma (lanes of 32), warpgroup_mma (lanes of
+/// 128) and wavefront_mma (lanes of 64): the target's hook when it has
+/// one, else per-lane FMAs.
 template <typename Op, int64_t kWidth>
 struct CooperativeMmaPattern : KernelPattern<Op> {
   using KernelPattern<Op>::KernelPattern;
@@ -216,6 +249,7 @@ struct CooperativeMmaPattern : KernelPattern<Op> {
 using SubgroupMmaPattern = CooperativeMmaPattern<t::SubgroupMmaOp, 32>;
 using WarpgroupMmaPattern = CooperativeMmaPattern<t::WarpgroupMmaOp, 128>;
 using WavefrontMmaPattern = CooperativeMmaPattern<t::WavefrontMmaOp, 64>;
+using Wave32MmaPattern = CooperativeMmaPattern<t::Wave32MmaOp, 32>;
 template <>
 const SubgroupMmaPattern::Hook &SubgroupMmaPattern::hook() const { return kernel.options->subgroupMma; }
 template <>
@@ -228,12 +262,17 @@ template <>
 const WavefrontMmaPattern::Hook &WavefrontMmaPattern::hook() const { return kernel.options->wavefrontMma; }
 template <>
 constexpr WavefrontMmaPattern::ByLane WavefrontMmaPattern::byLane() { return wavefrontMmaByLane; }
+template <>
+const Wave32MmaPattern::Hook &Wave32MmaPattern::hook() const { return kernel.options->wave32Mma; }
+template <>
+constexpr Wave32MmaPattern::ByLane Wave32MmaPattern::byLane() { return wave32MmaByLane; }
 
 }  // namespace
 
 void populateMmaPatterns(RewritePatternSet &patterns, KernelContext &kernel) {
   patterns.add<MmaPattern>(patterns.getContext());
-  patterns.add<SubgroupMmaPattern, WarpgroupMmaPattern, WavefrontMmaPattern>(patterns.getContext(), kernel);
+  patterns.add<SubgroupMmaPattern, WarpgroupMmaPattern, WavefrontMmaPattern, Wave32MmaPattern>(patterns.getContext(),
+                                                                                               kernel);
 }
 
 LogicalResult checkMmaOps(func::FuncOp f, const KernelContext &k) {
@@ -244,8 +283,9 @@ LogicalResult checkMmaOps(func::FuncOp f, const KernelContext &k) {
         op->emitOpError() << "has " << e << " fragments, which have no SPIR-V type for Vulkan in MLIR 16";
         return WalkResult::interrupt();
       }
-    } else if (isa<t::SubgroupMmaOp>(op) && k.lanes() % 32) {
-      op->emitOpError() << "needs groups of whole 32-lane subgroups; this kernel's group has " << k.lanes() << " lanes";
+    } else if (isa<t::SubgroupMmaOp, t::Wave32MmaOp>(op) && k.lanes() % 32) {
+      op->emitOpError() << "needs groups of whole 32-lane " << (isa<t::Wave32MmaOp>(op) ? "waves" : "subgroups")
+                        << "; this kernel's group has " << k.lanes() << " lanes";
       return WalkResult::interrupt();
     } else if (isa<t::WavefrontMmaOp>(op) && k.lanes() % 64) {
       op->emitOpError() << "needs groups of whole 64-lane wavefronts; this kernel's group has " << k.lanes()

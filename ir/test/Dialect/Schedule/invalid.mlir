@@ -231,7 +231,7 @@ func.func @stages_range(%x: tensor<128x64xbf16>, %w: tensor<64x128xbf16>) -> ten
 // -----
 
 func.func @mma_unknown_unit(%x: tensor<128x64xbf16>, %w: tensor<64x128xbf16>) -> tensor<128x128xf32> {
-  // expected-error @+1 {{mma must be "sync", "wgmma" or "mfma", not "tcgen05"}}
+  // expected-error @+1 {{mma must be "sync", "wgmma", "mfma" or "wmma", not "tcgen05"}}
   %y = tessera_schedule.tile (%x, %w) tile_sizes = [128, 128, 32] micro_tile = [8, 8] {
   ^bb0(%a: tensor<128x64xbf16>, %b: tensor<64x128xbf16>):
     %m = tessera_graph.matmul %a, %b : tensor<128x64xbf16>, tensor<64x128xbf16> -> tensor<128x128xf32>

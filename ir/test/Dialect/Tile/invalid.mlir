@@ -252,6 +252,22 @@ func.func @subgroup_mma_elements(%a: memref<2048xf32, 3>, %b: memref<2048xi16, 3
 
 // -----
 
+func.func @wave32_mma_shape(%a: memref<2048xf16, 3>, %b: memref<2048xf16, 3>, %i: index, %c: vector<12xf32>) {
+  // expected-error @+1 {{m and n must be positive multiples of 16, got m = 24, n = 16}}
+  %r = tessera_tile.wave32_mma %a[%i], %b[%i], %c {m = 24 : i64, n = 16 : i64, lda = 16 : i64, ldb = 16 : i64, operand_type = f16} : memref<2048xf16, 3>, memref<2048xf16, 3>, vector<12xf32>
+  return
+}
+
+// -----
+
+func.func @wave32_mma_elements(%a: memref<2048xf16, 3>, %b: memref<2048xf16, 3>, %i: index, %c: vector<16xf32>) {
+  // expected-error @+1 {{a 16x16 tile is 8 f32 per lane, the accumulator has 16}}
+  %r = tessera_tile.wave32_mma %a[%i], %b[%i], %c {m = 16 : i64, n = 16 : i64, lda = 16 : i64, ldb = 16 : i64, operand_type = f16} : memref<2048xf16, 3>, memref<2048xf16, 3>, vector<16xf32>
+  return
+}
+
+// -----
+
 func.func @wavefront_mma_shape(%a: memref<2048xi16, 3>, %b: memref<2048xi16, 3>, %i: index, %c: vector<24xf32>) {
   // expected-error @+1 {{m and n must be positive multiples of 32, got m = 48, n = 32}}
   %r = tessera_tile.wavefront_mma %a[%i], %b[%i], %c {m = 48 : i64, n = 32 : i64, lda = 8 : i64, ldb = 32 : i64, operand_type = bf16} : memref<2048xi16, 3>, memref<2048xi16, 3>, vector<24xf32>

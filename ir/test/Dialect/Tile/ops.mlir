@@ -72,6 +72,13 @@ func.func @subgroup_mma(%a: memref<10240xi16, 3>, %b: memref<8704xf16, 3>, %i: i
   return %r : vector<64xf32>
 }
 
+// CHECK-LABEL: func.func @wave32_mma
+func.func @wave32_mma(%a: memref<5120xf16, 3>, %b: memref<2560xi16, 3>, %i: index, %c: vector<64xf32>) -> vector<64xf32> {
+  // CHECK: tessera_tile.wave32_mma %{{.*}}[%{{.*}}], %{{.*}}[%{{.*}}], %{{.*}} {lda = 40 : i64, ldb = 40 : i64, m = 64 : i64, n = 32 : i64, operand_type = f16} : memref<5120xf16, 3>, memref<2560xi16, 3>, vector<64xf32>
+  %r = tessera_tile.wave32_mma %a[%i], %b[%i], %c {m = 64 : i64, n = 32 : i64, lda = 40 : i64, ldb = 40 : i64, operand_type = f16} : memref<5120xf16, 3>, memref<2560xi16, 3>, vector<64xf32>
+  return %r : vector<64xf32>
+}
+
 // CHECK-LABEL: func.func @wavefront_mma
 func.func @wavefront_mma(%a: memref<5120xi16, 3>, %b: memref<4608xbf16, 3>, %i: index, %c: vector<64xf32>) -> vector<64xf32> {
   // CHECK: tessera_tile.wavefront_mma %{{.*}}[%{{.*}}], %{{.*}}[%{{.*}}], %{{.*}} {lda = 40 : i64, ldb = 72 : i64, m = 64 : i64, n = 64 : i64, operand_type = bf16} : memref<5120xi16, 3>, memref<4608xbf16, 3>, vector<64xf32>

@@ -24,6 +24,9 @@
 //  wavefront_mma       per-lane FMAs from shared      options.wavefrontMma
 //                      memory                         if set (hip CDNA:
 //                                                     MFMA), else FMAs
+//  wave32_mma          per-lane FMAs from shared      options.wave32Mma if
+//                      memory                         set (hip RDNA3:
+//                                                     WMMA), else FMAs
 //
 // A dialect conversion with one pattern per op (the files are listed in
 // ir/lib/Conversion/TileToGPU/KernelPatterns.h; docs/spirv-lowering.md).
@@ -43,6 +46,7 @@ namespace tessera::tile {
 class SubgroupMmaOp;
 class WarpgroupMmaOp;
 class WavefrontMmaOp;
+class Wave32MmaOp;
 }
 
 namespace tessera::gpu_lowering {
@@ -76,6 +80,11 @@ struct KernelLoweringOptions {
   std::function<mlir::FailureOr<llvm::SmallVector<mlir::Value>>(
       mlir::OpBuilder &, tile::WavefrontMmaOp, llvm::ArrayRef<mlir::Value> acc, mlir::Value wavefrontLane)>
       wavefrontMma;
+  /// The same for tessera_tile.wave32_mma (hip RDNA3: WMMA), given the
+  /// lane's index in its wave of 32.
+  std::function<mlir::FailureOr<llvm::SmallVector<mlir::Value>>(
+      mlir::OpBuilder &, tile::Wave32MmaOp, llvm::ArrayRef<mlir::Value> acc, mlir::Value waveLane)>
+      wave32Mma;
 };
 
 /// Marks an atomic_rmw that the SPIR-V lowering rewrote onto the integer

@@ -91,14 +91,14 @@ struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePas
   DenseSet<Value> forced;
 
   void runOnOperation() override {
-    if (mma != "none" && mma != "sync" && mma != "wgmma" && mma != "mfma") {
+    if (mma != "none" && mma != "sync" && mma != "wgmma" && mma != "mfma" && mma != "wmma") {
       // On the location, not the op: a bad option is not the module's fault
       // (an op diagnostic would print the whole module after it).
       mlir::emitError(getOperation().getLoc()) << "--tessera-graph-to-schedule: mma=" << mma
                                  << " is not a matmul unit; use mma=none (lanes' FMAs), mma=sync "
                                     "(subgroup matrix multiply, bf16/f16 operands), mma=wgmma (warpgroup "
-                                    "matrix multiply, bf16/f16 operands) or mma=mfma (wavefront matrix multiply, "
-                                    "bf16/f16 operands)";
+                                    "matrix multiply, bf16/f16 operands), mma=mfma (wavefront matrix multiply, "
+                                    "bf16/f16 operands) or mma=wmma (wave32 matrix multiply, bf16/f16 operands)";
       return signalPassFailure();
     }
     if (stages != 0 && (stages < 2 || stages > 8)) {

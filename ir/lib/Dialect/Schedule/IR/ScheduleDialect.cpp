@@ -57,8 +57,10 @@ LogicalResult TileOp::verify() {
     if (!matmul) return emitOpError("micro_layout applies to a tile with a matmul");
   }
   if (auto mma = getMmaAttr()) {
-    if (mma.getValue() != "sync" && mma.getValue() != "wgmma" && mma.getValue() != "mfma")
-      return emitOpError() << "mma must be \"sync\", \"wgmma\" or \"mfma\", not \"" << mma.getValue() << "\"";
+    if (mma.getValue() != "sync" && mma.getValue() != "wgmma" && mma.getValue() != "mfma" &&
+        mma.getValue() != "wmma")
+      return emitOpError() << "mma must be \"sync\", \"wgmma\", \"mfma\" or \"wmma\", not \"" << mma.getValue()
+                           << "\"";
     if (!matmul) return emitOpError("mma applies to a tile with a matmul");
   }
   if (auto st = getStagesAttr()) {

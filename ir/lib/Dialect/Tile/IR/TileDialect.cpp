@@ -232,43 +232,46 @@ static LogicalResult verifySharedOperands(Operation *op, Value a, Value b, Type 
   return success();
 }
 
-LogicalResult SubgroupMmaOp::verify() {
-  const int64_t m = getM(), n = getN(), lda = getLda(), ldb = getLdb();
-  Type ot = getOperandType();
+/// What subgroup_mma, wavefront_mma and wave32_mma check alike: bf16 / f16
+/// operands; m and n multiples of the instruction's tile (tileM x tileN);
+/// lda >= k and ldb >= n, multiples of `ldMultiple` (`why` says what for);
+/// the shared operands; m*n/lanes accumulator elements per lane.
+template <class Op>
+LogicalResult verifyCooperativeMma(Op op, int64_t tileM, int64_t tileN, int64_t k, int64_t ldMultiple,
+                                   const char *why, int64_t lanes) {
+  const int64_t m = op.getM(), n = op.getN(), lda = op.getLda(), ldb = op.getLdb();
+  Type ot = op.getOperandType();
   if (!ot.isBF16() && !ot.isF16())
-    return emitOpError() << "operand_type must be bf16 or f16, not " << ot;
-  if (m <= 0 || n <= 0 || m % 16 || n % 8)
-    return emitOpError() << "m must be a positive multiple of 16 and n of 8, got m = " << m
-                         << ", n = " << n;
-  if (lda < 16 || ldb < n || lda % 8 || ldb % 8)
-    return emitOpError() << "lda (" << lda << ") must be >= 16 and ldb (" << ldb << ") >= n (" << n
-                         << "), both multiples of 8 (rows of 16 bytes)";
-  if (failed(verifySharedOperands(*this, getA(), getB(), ot))) return failure();
-  const int64_t elems = m * n / 32;
-  if (getAcc().getType().cast<VectorType>().getNumElements() != elems)
-    return emitOpError() << "a " << m << "x" << n << " tile is " << elems
-                         << " f32 per lane, the accumulator has "
-                         << getAcc().getType().cast<VectorType>().getNumElements();
+    return op.emitOpError() << "operand_type must be bf16 or f16, not " << ot;
+  if (m <= 0 || n <= 0 || m % tileM || n % tileN) {
+    if (tileM == tileN)
+      return op.emitOpError() << "m and n must be positive multiples of " << tileM << ", got m = " << m
+                              << ", n = " << n;
+    return op.emitOpError() << "m must be a positive multiple of " << tileM << " and n of " << tileN
+                            << ", got m = " << m << ", n = " << n;
+  }
+  if (lda < k || ldb < n || lda % ldMultiple || ldb % ldMultiple)
+    return op.emitOpError() << "lda (" << lda << ") must be >= " << k << " and ldb (" << ldb << ") >= n (" << n
+                            << "), both multiples of " << ldMultiple << " (" << why << ")";
+  if (failed(verifySharedOperands(op, op.getA(), op.getB(), ot))) return failure();
+  const int64_t elems = m * n / lanes;
+  const int64_t have = op.getAcc().getType().template cast<VectorType>().getNumElements();
+  if (have != elems)
+    return op.emitOpError() << "a " << m << "x" << n << " tile is " << elems << " f32 per lane, the accumulator has "
+                            << have;
   return success();
 }
 
+LogicalResult SubgroupMmaOp::verify() {
+  return verifyCooperativeMma(*this, 16, 8, 16, 8, "rows of 16 bytes", 32);
+}
+
 LogicalResult WavefrontMmaOp::verify() {
-  const int64_t m = getM(), n = getN(), lda = getLda(), ldb = getLdb();
-  Type ot = getOperandType();
-  if (!ot.isBF16() && !ot.isF16())
-    return emitOpError() << "operand_type must be bf16 or f16, not " << ot;
-  if (m <= 0 || n <= 0 || m % 32 || n % 32)
-    return emitOpError() << "m and n must be positive multiples of 32, got m = " << m << ", n = " << n;
-  if (lda < 8 || ldb < n || lda % 4 || ldb % 4)
-    return emitOpError() << "lda (" << lda << ") must be >= 8 and ldb (" << ldb << ") >= n (" << n
-                         << "), both multiples of 4 (a lane reads 8 bytes of a row)";
-  if (failed(verifySharedOperands(*this, getA(), getB(), ot))) return failure();
-  const int64_t elems = m * n / 64;
-  if (getAcc().getType().cast<VectorType>().getNumElements() != elems)
-    return emitOpError() << "a " << m << "x" << n << " tile is " << elems
-                         << " f32 per lane, the accumulator has "
-                         << getAcc().getType().cast<VectorType>().getNumElements();
-  return success();
+  return verifyCooperativeMma(*this, 32, 32, 8, 4, "a lane reads 8 bytes of a row", 64);
+}
+
+LogicalResult Wave32MmaOp::verify() {
+  return verifyCooperativeMma(*this, 16, 16, 16, 8, "rows of 16 bytes", 32);
 }
 
 LogicalResult WarpgroupMmaOp::verify() {

@@ -47,7 +47,9 @@ def Schedule_TileOp : Schedule_Op<"tile", [
     `mma = "wgmma"` for warpgroups of 128 lanes (`tessera_tile.warpgroup_mma`,
     the slices staged by `tessera_tile.tile_load_async` in `stages`
     shared-memory stages); `mma = "mfma"` for wavefronts of 64 lanes
-    (`tessera_tile.wavefront_mma`: AMD CDNA's matrix cores).
+    (`tessera_tile.wavefront_mma`: AMD CDNA's matrix cores); `mma = "wmma"`
+    for waves of 32 lanes in 16 x 16 tiles (`tessera_tile.wave32_mma`:
+    RDNA3's WMMA).
     `micro_layout = "quads"` (GPU, a tile with a matmul, RM and RN
     multiples of 4) lays each lane's register block out as aligned runs
     of 4 rows and columns (rows `4*ty + i%4 + 4*LM*(i/4)`) instead of the

@@ -372,6 +372,43 @@ def Tile_WavefrontMmaOp : Tile_Op<"wavefront_mma", [AllTypesMatch<["acc", "resul
   let hasVerifier = 1;
 }
 
+def Tile_Wave32MmaOp : Tile_Op<"wave32_mma", [AllTypesMatch<["acc", "result"]>]> {
+  let summary = "a wave of 32 lanes multiplies matrices from shared memory in 16 x 16 tiles (k = 16)";
+  let description = [{
+    The 32 lanes of a wave (lanes `32*w .. 32*w+31` of the group) compute
+    together `C[m x n] += A[m x 16] x B[16 x n]`, where
+    `A[i][k] = a[a_index + i*lda + k]` and `B[k][j] = b[b_index + k*ldb + j]`
+    are 16-bit values in shared memory (`operand_type`, bf16 or f16, whose
+    bits an i16 buffer may hold) and C is f32, spread over the lanes in
+    16 x 16 tiles (row-major over the `(m/16) x (n/16)` of them): lane
+    `q = lane_id % 32` holds `m*n/32` elements of C, element `v` being
+    `C[16*(t / (n/16)) + 2*u + q/16][16*(t % (n/16)) + q%16]` with
+    `t = v / 8`, `u = v % 8` (the layout of the f32 accumulators of RDNA3's
+    `v_wmma_f32_16x16x16` instructions in wave32).
+
+    Every lane of the wave must execute it, with the same `a_index` and
+    `b_index`; `m` and `n` are multiples of 16, `lda` and `ldb` multiples
+    of 8. The order of the 16 products in each sum is not specified. On
+    hip's RDNA3 target (gfx1100) it is `v_wmma_f32_16x16x16_f16` /
+    `..._bf16`; elsewhere each lane computes its own elements with fused
+    multiply-adds.
+
+    Example:
+    ```mlir
+    %r = tessera_tile.wave32_mma %a[%i], %b[%j], %c {m = 64 : i64, n = 32 : i64, lda = 40 : i64, ldb = 40 : i64, operand_type = f16}
+        : memref<5120xf16, 3>, memref<2560xf16, 3>, vector<64xf32>
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$a, Index:$a_index, AnyMemRef:$b, Index:$b_index,
+                       VectorOfRankAndType<[1], [F32]>:$acc,
+                       I64Attr:$m, I64Attr:$n, I64Attr:$lda, I64Attr:$ldb, TypeAttr:$operand_type);
+  let results = (outs VectorOfRankAndType<[1], [F32]>:$result);
+  let assemblyFormat = [{
+    $a `[` $a_index `]` `,` $b `[` $b_index `]` `,` $acc attr-dict `:` type($a) `,` type($b) `,` type($acc)
+  }];
+  let hasVerifier = 1;
+}
+
 def Tile_WarpgroupMmaOp : Tile_Op<"warpgroup_mma", [AllTypesMatch<["acc", "result"]>]> {
   let summary = "a warpgroup of 128 lanes multiplies swizzled matrices from shared memory";
   let description = [{
