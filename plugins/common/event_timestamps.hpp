@@ -53,6 +53,7 @@
 #include <mutex>
 #include <vector>
 
+#include "plugin_support.hpp"
 #include "tessera/plugin.h"
 
 namespace tessera::plugin_support {
@@ -275,18 +276,55 @@ class EventTimestamps {
   std::atomic<int64_t> pending_{0};
 };
 
-// Writes the completed points of every stream of `dev`: a plugin's
-// TsDevice whose `mu` guards its set of created `streams`, with its
-// `default_stream` and its `stamps` (an EventTimestamps), each stream with
-// its queue `stamps`.  The device is current on the calling thread.
+// The plugin side, for a plugin's TsDevice `dev` whose `mu` guards its set
+// of created `streams`, with its `default_stream` and its `stamps` (an
+// EventTimestamps, made with the device), each stream with its queue
+// `stamps`.  `bind` makes the device current on the calling thread; when it
+// fails nothing was observable either, so its error is freed and nothing is
+// written.
 template <class Device>
-void flush_device_points(Device* dev, bool synchronized) {
+using BindDevice = TsError* (*)(const Device*) noexcept;
+
+template <class Device>
+bool bind_if_pending(Device* dev, BindDevice<Device> bind) {
+  if (!dev->stamps || !dev->stamps->any_pending()) return false;
+  if (TsError* e = bind(dev)) {
+    TsError_Destroy_Args a{TS_ERROR_DESTROY_ARGS_STRUCT_SIZE, nullptr, e};
+    Error_Destroy(&a);
+    return false;
+  }
+  return true;
+}
+
+// Writes the completed points of stream `s`.
+template <class Stream, class Device>
+void flush_stream_points(Stream* s, bool synchronized, BindDevice<Device> bind) {
+  if (bind_if_pending(s->device, bind)) s->device->stamps->flush(s->stamps, synchronized);
+}
+
+// Writes the completed points of every stream of `dev`, and its orphans.
+template <class Device>
+void flush_device_points(Device* dev, bool synchronized, BindDevice<Device> bind) {
+  if (!bind_if_pending(dev, bind)) return;
   {
     std::lock_guard<std::mutex> lk(dev->mu);  // the stream list; then each queue
     for (auto* s : dev->streams) dev->stamps->flush(s->stamps, synchronized);
   }
   if (dev->default_stream) dev->stamps->flush(dev->default_stream->stamps, synchronized);
   dev->stamps->flush_orphans(synchronized);
+}
+
+// ~TsDevice: the events of the default stream's points and the orphans,
+// the spares, the calibration.
+template <class Device>
+void release_device_points(Device* dev, BindDevice<Device> bind) {
+  if (!dev->stamps) return;
+  if (TsError* e = bind(dev)) {
+    TsError_Destroy_Args a{TS_ERROR_DESTROY_ARGS_STRUCT_SIZE, nullptr, e};
+    Error_Destroy(&a);
+    return;
+  }
+  dev->stamps->release(dev->default_stream ? &dev->default_stream->stamps : nullptr);
 }
 
 }  // namespace tessera::plugin_support

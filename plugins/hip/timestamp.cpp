@@ -68,39 +68,17 @@ TsError* record_timestamp(TsStream* s, uint64_t* out) {
   return s->device->stamps->record(s->stamps, s->stream, out);
 }
 
-namespace {
-
-// Binds the device when a point waits; false when none does or binding
-// failed (then nothing observable was possible either).
-bool bind_for_flush(TsDevice* dev) {
-  if (!dev->stamps || !dev->stamps->any_pending()) return false;
-  if (TsError* e = bind(dev)) {
-    destroy_error(e);
-    return false;
-  }
-  return true;
-}
-
-}  // namespace
-
 void flush_timestamps(TsStream* s, bool synchronized) {
-  if (bind_for_flush(s->device)) s->device->stamps->flush(s->stamps, synchronized);
+  plugin_support::flush_stream_points(s, synchronized, &bind);
 }
 
 void flush_device_timestamps(TsDevice* dev, bool synchronized) {
-  if (bind_for_flush(dev)) plugin_support::flush_device_points(dev, synchronized);
+  plugin_support::flush_device_points(dev, synchronized, &bind);
 }
 
 void orphan_timestamps(TsStream* s) { s->device->stamps->orphan(s->stamps); }
 
-void release_device_timestamps(TsDevice* dev) {
-  if (!dev->stamps) return;
-  if (TsError* e = bind(dev)) {
-    destroy_error(e);
-    return;
-  }
-  dev->stamps->release(dev->default_stream ? &dev->default_stream->stamps : nullptr);
-}
+void release_device_timestamps(TsDevice* dev) { plugin_support::release_device_points(dev, &bind); }
 
 TS_HIP_ENTRY(Stream_WriteTimestamp, TS_STREAM_WRITETIMESTAMP_ARGS_STRUCT_SIZE) {
   TS_HIP_CHECK_HANDLE(args->stream, "Stream_WriteTimestamp", "stream");
