@@ -104,26 +104,30 @@ fi
 # bench/programs/gemm_bf16.mlir on cuda (1024 checked against the
 # reference; 4096 and 8192 timed) beside torch.matmul (cuBLAS) on the same
 # GPU in the same run (bench/torch_gemm.py); the note is the ratio.  On
-# sm_90a the default is the wgmma tier (mma=wgmma); the mma.sync tier is
-# checked and timed beside it ("mma=sync" rows).
+# sm_90a the default is the warp-specialized wgmma tier (mma=wgmma
+# warp-specialize=1); the wgmma kernel without a producer warpgroup
+# ("warp-specialize=0" rows) and the mma.sync tier ("mma=sync" rows) are
+# checked and timed beside it.
 GEMM_PROGRAM=$ROOT/bench/programs/gemm_bf16.mlir
 if [[ -x $BIN/tessera-run && -f $GEMM_PROGRAM ]]; then
   run "gemm_bf16 1024 check" "$ITEM_TIMEOUT" env TESSERA_BACKEND=cuda "$BIN/tessera-run" "$GEMM_PROGRAM" \
     --function gemm_bf16_1024 --check --warmup 1 --iterations 10
   if [[ $RC == 0 ]]; then record "gemm_bf16 1024 check" pass "$(elapsed "$START")" ""
   else record "gemm_bf16 1024 check" "$(gpu_result)" "$(elapsed "$START")" "rc=$RC"; fi
-  run "gemm_bf16 1024 check mma=sync" "$ITEM_TIMEOUT" env TESSERA_BACKEND=cuda "$BIN/tessera-run" "$GEMM_PROGRAM" \
-    --function gemm_bf16_1024 --schedule "mma=sync" --check --warmup 1 --iterations 10
-  if [[ $RC == 0 ]]; then record "gemm_bf16 1024 check mma=sync" pass "$(elapsed "$START")" ""
-  else record "gemm_bf16 1024 check mma=sync" "$(gpu_result)" "$(elapsed "$START")" "rc=$RC"; fi
+  for sched in "warp-specialize=0" "mma=sync"; do
+    run "gemm_bf16 1024 check $sched" "$ITEM_TIMEOUT" env TESSERA_BACKEND=cuda "$BIN/tessera-run" "$GEMM_PROGRAM" \
+      --function gemm_bf16_1024 --schedule "$sched" --check --warmup 1 --iterations 10
+    if [[ $RC == 0 ]]; then record "gemm_bf16 1024 check $sched" pass "$(elapsed "$START")" ""
+    else record "gemm_bf16 1024 check $sched" "$(gpu_result)" "$(elapsed "$START")" "rc=$RC"; fi
+  done
   CUBLAS_MS=()
   if [[ $HAVE_GPU == 1 ]] && timeout 60 python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
     run "cublas" "$ITEM_TIMEOUT" python3 "$ROOT/bench/torch_gemm.py" 4096 8192
     mapfile -t CUBLAS_MS < <(grep -oE '"torch_cublas_ms": [0-9.]+' "$OUT/logs/cublas.log" | awk '{print $2}')
   fi
-  sizes=(4096 8192 4096 8192)
-  schedules=("" "" "mma=sync" "mma=sync")
-  for i in 0 1 2 3; do
+  sizes=(4096 8192 4096 8192 4096 8192)
+  schedules=("" "" "warp-specialize=0" "warp-specialize=0" "mma=sync" "mma=sync")
+  for i in 0 1 2 3 4 5; do
     n=${sizes[$i]}
     item="gemm_bf16 $n${schedules[$i]:+ ${schedules[$i]}}"
     run "$item" "$ITEM_TIMEOUT" env TESSERA_BACKEND=cuda "$BIN/tessera-run" "$GEMM_PROGRAM" \

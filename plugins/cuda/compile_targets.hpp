@@ -33,9 +33,10 @@ inline const TsOptionInfo kCompileOptions[] = {
 // 8 subgroups of 64x32 outputs, K staged 32 at a time whatever tile-k says).
 // tile-k=16 is the f32 GEMM's: 32 made mlp 1.08 ms against 0.93 on an H100.
 // On sm_90a the same matmuls run on warpgroups (mma=wgmma: wgmma.mma_async
-// from 128-byte swizzled stages, 64x128 tiles of one warpgroup).
+// from 128-byte swizzled stages, 64 rows per warpgroup), warp-specialized:
+// a producer warpgroup issues the TMA copies while the others multiply.
 inline constexpr const char* kSchedule =
-    "tile-m=128 tile-n=128 tile-k=16 micro-m=8 micro-n=8 mma=sync sm_90a:mma=wgmma clamp-tiles=0 "
+    "tile-m=128 tile-n=128 tile-k=16 micro-m=8 micro-n=8 mma=sync sm_90a:mma=wgmma sm_90a:warp-specialize=1 clamp-tiles=0 "
     "merge-matmul-chains=0 attention=0 attn-block-q=64 attn-block-kv=32 attn-shared-kib=32";
 
 // Architectures the generic tier compiles for (LLVM 16's NVPTX knows up to

@@ -112,6 +112,10 @@ struct Lane {
   // At a collective op: the op, this lane's operand and, once resolved, the result.
   Operation *wait = nullptr;
   double operand = 0, offset = 0, result = 0;
+  // Per stage: how many tile_load_wait / tile_load_acquire this lane has
+  // passed (the next one's expected phase is the count's parity).
+  std::map<int64_t, int64_t> stage_waits, stage_acquires;
+  int64_t wait_stage = 0;  // the stage of `wait` when it is a stage op
 };
 
 class Interpreter {
@@ -205,9 +209,17 @@ class Interpreter {
 
   // Ops that every lane (of the group, or of the subgroup) must reach.
   static bool IsCollective(Operation &op) {
-    return isa<tile::BarrierOp, schedule::BarrierOp, tile::ShuffleOp, tile::SubgroupReduceOp>(op);
+    return isa<tile::BarrierOp, schedule::BarrierOp, tile::ShuffleOp, tile::SubgroupReduceOp,
+               tile::TileLoadWaitOp, tile::TileLoadAcquireOp>(op);
   }
   void Collective(Lane &lane, Operation &op);
+  // tile_load_wait / tile_load_acquire: returns once the stage's commits
+  // (releases) allow, yielding to the other lanes until then.
+  void StageWait(Lane &lane, Operation &op);
+  bool StageReady(const Lane &lane) const;
+  // The stages' progress in this group: commits of each stage (a group
+  // commit counted once, by lane 0), releases of each stage (per lane).
+  std::map<int64_t, int64_t> commits_, releases_;
   void Resolve();
 
   func::FuncOp kernel_;
@@ -350,6 +362,8 @@ std::string Interpreter::Run(std::vector<TileArgument> *args) {
       for (uint32_t x = 0; x < grid[0] && lane_error_.empty(); ++x) {
         group_[0] = x, group_[1] = y, group_[2] = z;
         shared_.clear();
+        commits_.clear();
+        releases_.clear();
         for (size_t l = 0; l < lanes; ++l) {
           lanes_[l] = Lane();
           lanes_[l].index = l;
@@ -397,12 +411,36 @@ void Interpreter::Resolve() {
     if (fibers_->Finished(l)) ++finished;
     else if (lanes_[l].wait) waiting.push_back(l);
   }
+  // Stage waits whose commits or releases have come: those lanes go on
+  // (the others' collective ops are resolved once no lane can move).
+  bool staged = false;
+  for (size_t l : waiting)
+    if (isa<tile::TileLoadWaitOp, tile::TileLoadAcquireOp>(lanes_[l].wait) && StageReady(lanes_[l])) {
+      lanes_[l].wait = nullptr;
+      staged = true;
+    }
+  if (staged) return;
+  // A lane at a stage op that cannot return: if nothing else moves, no
+  // commit or release will ever come.
+  auto stageDeadlock = [&]() {
+    for (size_t l : waiting)
+      if (auto *op = lanes_[l].wait; isa<tile::TileLoadWaitOp, tile::TileLoadAcquireOp>(op)) {
+        const bool acquire = isa<tile::TileLoadAcquireOp>(op);
+        lane_error_ = LocationText(op->getLoc()) + ": lane " + std::to_string(l) + " waits forever at " +
+                      (acquire ? "tile_load_acquire" : "tile_load_wait") + " of stage " +
+                      std::to_string(lanes_[l].wait_stage) + ": every other lane waits or has finished, and no " +
+                      (acquire ? "tile_load_release" : "tile_load_commit") + " of the stage is to come (deadlock)";
+        return true;
+      }
+    return false;
+  };
   // Barriers: every lane of the group at a barrier.
   bool barrier = false;
   for (size_t l : waiting) barrier |= isa<tile::BarrierOp, schedule::BarrierOp>(lanes_[l].wait);
   if (barrier) {
     for (size_t l : waiting)
       if (!isa<tile::BarrierOp, schedule::BarrierOp>(lanes_[l].wait) || finished) {
+        if (stageDeadlock()) return;
         Operation *op = lanes_[waiting.front()].wait;
         lane_error_ = LocationText(op->getLoc()) + ": a barrier that not every lane of the group reaches (divergent control flow)";
         return;
@@ -454,6 +492,7 @@ void Interpreter::Resolve() {
     progress = true;
   }
   if (!progress && !barrier) {
+    if (stageDeadlock()) return;
     Operation *op = waiting.empty() ? kernel_.getOperation() : lanes_[waiting.front()].wait;
     lane_error_ = LocationText(op->getLoc()) + ": the lanes of a subgroup do not all reach this shuffle or reduction";
   } else if (!progress && barrier && waiting.size() != n) {
@@ -462,7 +501,45 @@ void Interpreter::Resolve() {
   }
 }
 
+bool Interpreter::StageReady(const Lane &lane) const {
+  const int64_t stage = lane.wait_stage;
+  auto count = [](const std::map<int64_t, int64_t> &m, int64_t k) {
+    auto it = m.find(k);
+    return it == m.end() ? int64_t{0} : it->second;
+  };
+  if (auto acq = dyn_cast<tile::TileLoadAcquireOp>(lane.wait))
+    return count(releases_, stage) >= (count(lane.stage_acquires, stage) + 1) * acq.getReleasers();
+  return count(commits_, stage) > count(lane.stage_waits, stage);
+}
+
+void Interpreter::StageWait(Lane &lane, Operation &op) {
+  if (!fibers_) Fail(&op, "internal: a stage wait outside fibers");
+  auto wait = dyn_cast<tile::TileLoadWaitOp>(op);
+  auto acquire = dyn_cast<tile::TileLoadAcquireOp>(op);
+  const int64_t stages = wait ? wait.getStages() : acquire.getStages();
+  const auto stage = static_cast<int64_t>(Scalar(lane, wait ? wait.getStage() : acquire.getStage()));
+  const auto phase = static_cast<int64_t>(Scalar(lane, wait ? wait.getPhase() : acquire.getPhase()));
+  if (stage < 0 || stage >= stages)
+    Fail(&op, "stage " + std::to_string(stage) + " is outside 0.." + std::to_string(stages - 1));
+  int64_t &passed = (wait ? lane.stage_waits : lane.stage_acquires)[stage];
+  // On hardware the parity picks the awaited phase of the stage's barrier:
+  // the wrong one returns at once (a race) or never (a hang).
+  if (phase != passed % 2)
+    Fail(&op, "phase " + std::to_string(phase) + " of stage " + std::to_string(stage) + ", but this is lane " +
+                  std::to_string(lane.index) + "'s " + (wait ? "wait" : "acquire") + " number " +
+                  std::to_string(passed) + " of the stage: its phase is " + std::to_string(passed % 2));
+  lane.wait = &op;
+  lane.wait_stage = stage;
+  if (!StageReady(lane)) {
+    fibers_->Yield(lane.index);
+    if (!lane_error_.empty()) throw InterpError{lane_error_};
+  }
+  lane.wait = nullptr;
+  ++passed;
+}
+
 void Interpreter::Collective(Lane &lane, Operation &op) {
+  if (isa<tile::TileLoadWaitOp, tile::TileLoadAcquireOp>(op)) return StageWait(lane, op);
   if (!fibers_) Fail(&op, "internal: a collective op outside fibers");
   lane.wait = &op;
   if (auto sh = dyn_cast<tile::ShuffleOp>(op)) {
@@ -925,7 +1002,23 @@ void Interpreter::Execute(Lane &lane, Operation &op) {
       }
     return;
   }
-  if (isa<tile::TileLoadCommitOp, tile::TileLoadWaitOp>(op)) return;
+  if (auto commit = dyn_cast<tile::TileLoadCommitOp>(op)) {
+    // A group commit: every lane makes it, counted once; a single-lane one
+    // (a warp-specialized producer) by the lane that makes it.
+    const auto stage = static_cast<int64_t>(Scalar(lane, commit.getStage()));
+    if (stage < 0 || stage >= commit.getStages())
+      Fail(o, "stage " + std::to_string(stage) + " is outside 0.." + std::to_string(commit.getStages() - 1));
+    if (commit.getSingleLane() || lane.index == 0) ++commits_[stage];
+    return;
+  }
+  if (auto release = dyn_cast<tile::TileLoadReleaseOp>(op)) {
+    const auto stage = static_cast<int64_t>(Scalar(lane, release.getStage()));
+    if (stage < 0 || stage >= release.getStages())
+      Fail(o, "stage " + std::to_string(stage) + " is outside 0.." + std::to_string(release.getStages() - 1));
+    ++releases_[stage];
+    return;
+  }
+  if (isa<tile::SetMaxRegistersOp>(op)) return;  // a register budget: nothing to compute
   if (auto mma = dyn_cast<tile::SubgroupMmaOp>(op)) {
     // Lane q of its subgroup of 32: element v at row 16*(t / (n/8)) + q/4
     // + 8*((v%4)/2), column 8*(t % (n/8)) + 2*(q%4) + v%2, t = v/4.

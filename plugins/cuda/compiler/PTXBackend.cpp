@@ -175,6 +175,20 @@ std::string EmitPtx(llvm::Module &module, const PtxTarget &target, const std::st
   return ptx;
 }
 
+void AnnotateGroupSize(llvm::Module &module, const std::string &entry, const std::array<int64_t, 3> &group) {
+  llvm::Function *f = module.getFunction(entry);
+  if (!f) return;
+  llvm::LLVMContext &ctx = module.getContext();
+  llvm::NamedMDNode *annotations = module.getOrInsertNamedMetadata("nvvm.annotations");
+  const char *names[3] = {"maxntidx", "maxntidy", "maxntidz"};
+  for (int d = 0; d < 3; ++d) {
+    llvm::Metadata *ops[] = {llvm::ValueAsMetadata::get(f), llvm::MDString::get(ctx, names[d]),
+                             llvm::ConstantAsMetadata::get(
+                                 llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), static_cast<uint64_t>(group[d])))};
+    annotations->addOperand(llvm::MDNode::get(ctx, ops));
+  }
+}
+
 std::string FindPtxas(const std::string &configured) {
   if (!configured.empty()) return IsExecutable(configured) ? configured : "";
   std::vector<std::string> dirs;

@@ -2,6 +2,8 @@
 #ifndef TESSERA_CUDA_PTXBACKEND_H
 #define TESSERA_CUDA_PTXBACKEND_H
 
+#include <array>
+#include <cstdint>
 #include <string>
 
 #include "llvm/IR/Module.h"
@@ -25,6 +27,12 @@ PtxTarget ParsePtxTarget(const std::string &arch);
 /// *error set on failure.
 std::string EmitPtx(llvm::Module &module, const PtxTarget &target, const std::string &entry,
                     const std::string &libdevice, std::string *error);
+
+/// Tells ptxas the most lanes a launch of `entry` has (`.maxntid`, the
+/// group's size): it then keeps within the registers those lanes share
+/// (a 384-lane group: 168 each), which a launch needs and setmaxnreg's
+/// budgets are counted from.
+void AnnotateGroupSize(llvm::Module &module, const std::string &entry, const std::array<int64_t, 3> &group);
 
 /// The toolkit's ptxas: `configured` if not empty, else
 /// $CUDA_HOME/bin/ptxas, /usr/local/cuda/bin/ptxas, then PATH.  "" if none.

@@ -229,8 +229,8 @@ LogicalResult lowerTileToNVVM(ModuleOp input, llvm::LLVMContext &llvmContext,
       std::vector<std::string> maps;
       if (failed(lowerTileLoadsToTma(f, &maps))) return failure();
       if (!maps.empty()) (*tensorMaps)[f.getName().str()] = std::move(maps);
-    } else {
-      gpu_lowering::expandTileLoads(f);
+    } else if (failed(gpu_lowering::expandTileLoads(f))) {
+      return failure();
     }
     return options.asyncCopies ? lowerAsyncCopies(f, options.wgmma) : success();
   };

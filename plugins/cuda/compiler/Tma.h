@@ -13,6 +13,18 @@
 //   tile_load_wait   every lane: mbarrier.try_wait.parity until the
 //                    stage's phase of that parity has completed
 //
+// A warp-specialized pipeline adds a second mbarrier per stage ("empty",
+// arrival count: the acquire's releasers / 32):
+//
+//   single_lane      tile_load_async / _commit as above, by the lane that
+//                    executes them (the producer), without the lane-0 guard
+//   tile_load_release bar.warp.sync, then the subgroup's first lane arrives
+//                    at the stage's empty barrier
+//   tile_load_acquire mbarrier.try_wait.parity on the empty barrier
+//   set_max_registers setmaxnreg.dec / .inc (by whether the count is below
+//                    or above what each lane has at launch: 64K registers
+//                    over the group's warps, in steps of 8, at most 255)
+//
 // Tensor maps (CUtensorMap, 128 bytes) cannot be made on the device: each
 // distinct (source argument, box) is a 128-byte parameter appended to the
 // entry after the kernel's own (BarePointerEntry.h), which the TMA copies

@@ -68,6 +68,7 @@ TsErrorCode Lower(ModuleOp module, const CompileRequest &request, CompileResult 
   std::string text;
   for (tessera::cuda::NVVMKernel &k : kernels) {
     const uint64_t dynamicShared = tessera::cuda::moveSharedToDynamic(*k.module);
+    tessera::cuda::AnnotateGroupSize(*k.module, k.name, k.group);
     std::string error;
     std::string ptx = tessera::cuda::EmitPtx(*k.module, target, k.name, libdevice, &error);
     if (ptx.empty()) {

@@ -1,12 +1,16 @@
 // The toolkit's ptxas accepts the sm_90a warpgroup GEMM (TMA copies,
 // mbarriers, wgmma) with no spills and no static shared memory (its four
 // 32 KiB stages are dynamic), without serializing the wgmma steps (ptxas
-// warns when it must), and the same kernel staged by cp.async
-// (tma=false).
+// warns when it must): the default warp-specialized form (a producer
+// warpgroup and setmaxnreg: warp-specialized.mlir), the one where every
+// warpgroup issues copies (warp-specialize=0), and that one staged by
+// cp.async (tma=false).
 // REQUIRES: ptxas
 // RUN: tessera-compile %s --target cuda:sm_90a --emit ptx -o %t.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s
-// RUN: tessera-compile %s --target cuda:sm_90a --compile-option tma=false --emit ptx -o %t.cp.ptx
+// RUN: tessera-compile %s --target cuda:sm_90a --schedule warp-specialize=0 --emit ptx -o %t.pipe.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.pipe.ptx -o %t.pipe.cubin 2>&1 | FileCheck %s
+// RUN: tessera-compile %s --target cuda:sm_90a --schedule warp-specialize=0 --compile-option tma=false --emit ptx -o %t.cp.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.cp.ptx -o %t.cp.cubin 2>&1 | FileCheck %s
 
 // --emit cubin writes the kernel's cubin alone and lists, on stderr, the

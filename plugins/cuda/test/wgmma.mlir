@@ -7,14 +7,17 @@
 // complete on the stage's mbarrier; each tessera_tile.warpgroup_mma is one
 // block of wgmma.mma_async (k = 64: four m64n128k16 steps) reading the
 // 128-byte swizzled stages through matrix descriptors.
-// RUN: tessera-compile %s --function bf16 --target cuda:sm_90a --emit ptx -o %t.bf16.ptx
+// (The default on sm_90a is the warp-specialized form of this kernel,
+// warp-specialized.mlir; warp-specialize=0 gives the one checked here,
+// where every warpgroup waits, issues the next copies and multiplies.)
+// RUN: tessera-compile %s --function bf16 --target cuda:sm_90a --schedule warp-specialize=0 --emit ptx -o %t.bf16.ptx
 // RUN: FileCheck %s --check-prefix=BF16 < %t.bf16.ptx
 // RUN: FileCheck %s --check-prefix=WAIT < %t.bf16.ptx
 // RUN: tessera-compile %s --function f16 --target cuda:sm_90a --emit ptx -o %t.f16.ptx
 // RUN: FileCheck %s --check-prefix=F16 < %t.f16.ptx
 // The compile option tma=false stages the same slices with 16-byte
 // cp.async copies per lane, handed to the async proxy by a fence:
-// RUN: tessera-compile %s --function bf16 --target cuda:sm_90a --compile-option tma=false --emit ptx -o %t.cp.ptx
+// RUN: tessera-compile %s --function bf16 --target cuda:sm_90a --schedule warp-specialize=0 --compile-option tma=false --emit ptx -o %t.cp.ptx
 // RUN: FileCheck %s --check-prefix=CPASYNC < %t.cp.ptx
 // sm_90 (no 'a') and sm_80 keep mma.sync: wgmma is an sm_90a feature.
 // RUN: tessera-compile %s --function bf16 --target cuda:sm_90 --emit ptx -o %t.sm90.ptx

@@ -267,12 +267,15 @@ AutotuneSpace DefaultAutotuneSpace(const std::string& target, const std::string&
                        {"micro-n", {"1", "2", "4"}}};
   // A target whose schedule picks matmul units (cuda: mma=sync, and
   // sm_90a:mma=wgmma; hip: gfx90a:mma=mfma, gfx1100:mma=wmma) also tries the lanes' FMAs
-  // instead, and the wgmma pipeline's depth.
+  // instead, and the wgmma pipeline's depth and warp specialization.
   if (target_schedule.find("mma=") != std::string::npos) {
     std::vector<std::string> units = {"none"};
     for (const char* unit : {"sync", "wgmma", "mfma", "wmma"})
       if (target_schedule.find(std::string("mma=") + unit) != std::string::npos) units.push_back(unit);
     if (target_schedule.find("mma=wgmma") != std::string::npos) gpu.push_back({"stages", {"2", "3", "4", "6"}});
+    // cuda sm_90a: the warp-specialized form against the one where every
+    // warpgroup waits, issues the next copy and multiplies.
+    if (target_schedule.find("warp-specialize=") != std::string::npos) gpu.push_back({"warp-specialize", {"1", "0"}});
     gpu.insert(gpu.begin(), {"mma", units});
   }
   return gpu;

@@ -29,7 +29,8 @@ ScheduleGroups inlineScheduleGroups(func::FuncOp fn) {
       sizes = GemmTile{ts[0], ts[1], ts[2], mt[0], mt[1], mma && mma.getValue() == "sync",
                        tile.getMicroLayoutAttr() && tile.getMicroLayoutAttr().getValue() == "quads",
                        mma && mma.getValue() == "wgmma", tile.getStagesAttr() ? tile.getStagesAttr().getInt() : 0,
-                       mma && mma.getValue() == "mfma", mma && mma.getValue() == "wmma"};
+                       mma && mma.getValue() == "mfma", mma && mma.getValue() == "wmma",
+                       mma && mma.getValue() == "wgmma" && tile.getWarpSpecialize()};
     }
     IRMapping map;
     for (auto [arg, v] : llvm::zip(body.getArguments(), tile.getOperands())) map.map(arg, v);

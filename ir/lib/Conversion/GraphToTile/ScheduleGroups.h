@@ -38,6 +38,9 @@ struct GemmTile {
   bool mmaMfma = false;
   /// mma = "wmma": waves of 32 lanes in 16 x 16 tiles (MmaGemmKernel.h).
   bool mmaWmma = false;
+  /// mma = "wgmma" with warp_specialize: a producer warpgroup besides the
+  /// multiplying ones (WgmmaGemmKernel.h).
+  bool warpSpecialize = false;
   int64_t lanesM() const { return tm / rm; }
   int64_t lanesN() const { return tn / rn; }
   int64_t lanes() const { return lanesM() * lanesN(); }

@@ -17,6 +17,19 @@
 //                      -> stage (s-1)%S; one warpgroup_mma (k = 64)
 //   the epilogue on each lane's elements (warpgroup_mma's layout), stored
 //
+// With the tile's `warp_specialize` the group has one more warpgroup, the
+// producer (warpgroup 0), and the TM/64 others consume:
+//
+//   producer lane 0:  for each slice s: if s >= S, tile_load_acquire its
+//                     stage (every consumer lane has released it); load
+//                     slice s -> stage s%S (single_lane copies and commit)
+//   consumers:        for each slice s: wait for stage s%S; warpgroup_mma;
+//                     tile_load_release the stage; then the epilogue
+//
+// and, with two consumers, set_max_registers moves registers from the
+// producer (40) to the consumers (232).  Only a tensor-copy engine (cuda
+// sm_90a with TMA) lowers it; the Tile IR interpreter runs it.
+//
 // S is the tile's `stages`, else 4 where they fit (at most kMaxSharedBytes:
 // 128 KiB for 128 x 128).  Above 48 KiB the cuda compiler moves the
 // stages to dynamic shared memory.  Other targets compute warpgroup_mma
@@ -51,7 +64,8 @@ bool eligible(graph::MatmulOp matmul, const GemmTile &tile);
 /// `tile` (the lanes' GEMM).
 GemmTile fitTile(graph::MatmulOp matmul, const GemmTile &tile);
 
-/// Lanes per group: TM / 64 warpgroups of 128.
+/// Lanes per group: TM / 64 warpgroups of 128, one more with
+/// warpSpecialize.
 int64_t lanes(const GemmTile &tile);
 
 /// Shared-memory stages: tile.stages, else kDefaultStages or fewer (at

@@ -148,7 +148,7 @@ LogicalResult retypeFloatAtomics(func::FuncOp f, bool casFloatAdd) {
 }  // namespace
 
 LogicalResult tessera::gpu_lowering::lowerTileKernelBody(func::FuncOp f, const KernelLoweringOptions &options) {
-  expandTileLoads(f);
+  if (failed(expandTileLoads(f))) return failure();
   KernelContext kernel;
   kernel.f = f;
   kernel.group = t::getGroupSize(f);

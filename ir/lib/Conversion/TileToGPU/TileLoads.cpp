@@ -36,12 +36,32 @@ Value linearLaneId(OpBuilder &b, Location l, ArrayRef<int64_t> group) {
   return id;
 }
 
-void expandTileLoads(func::FuncOp f) {
+LogicalResult expandTileLoads(func::FuncOp f) {
+  // A warp-specialized pipeline (one lane copies, readers release stages)
+  // needs a copy engine that completes on a barrier other lanes wait at;
+  // per-lane copies complete only for the lane that made them.
+  WalkResult specialized = f.walk([&](Operation *op) {
+    auto tl = dyn_cast<t::TileLoadAsyncOp>(op);
+    auto tc = dyn_cast<t::TileLoadCommitOp>(op);
+    if ((tl && tl.getSingleLane()) || (tc && tc.getSingleLane()) ||
+        isa<t::TileLoadAcquireOp, t::TileLoadReleaseOp>(op)) {
+      op->emitOpError() << "belongs to a warp-specialized pipeline, which needs a tensor-copy engine (cuda "
+                           "sm_90a with TMA); this target stages tile loads lane by lane: schedule the matmul with "
+                           "warp-specialize=0 (on cuda sm_90a, or keep the compile option tma=true)";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (specialized.wasInterrupted()) return failure();
+  // A register budget between warpgroups: nothing to do without setmaxnreg.
+  SmallVector<Operation *> budgets;
+  f.walk([&](t::SetMaxRegistersOp op) { budgets.push_back(op); });
+  for (Operation *op : budgets) op->erase();
   SmallVector<Operation *> ops;
   f.walk([&](Operation *op) {
     if (isa<t::TileLoadAsyncOp, t::TileLoadCommitOp, t::TileLoadWaitOp>(op)) ops.push_back(op);
   });
-  if (ops.empty()) return;
+  if (ops.empty()) return success();
   SmallVector<int64_t> group = t::getGroupSize(f);
   int64_t lanes = 1;
   for (int64_t g : group) lanes *= g;
@@ -87,6 +107,7 @@ void expandTileLoads(func::FuncOp f) {
     }
     op->erase();
   }
+  return success();
 }
 
 }  // namespace tessera::gpu_lowering

@@ -218,6 +218,18 @@ func.func @stages_without_wgmma(%x: tensor<96x64xf32>, %w: tensor<64x32xf32>) ->
 
 // -----
 
+func.func @warp_specialize_without_wgmma(%x: tensor<128x64xbf16>, %w: tensor<64x128xbf16>) -> tensor<128x128xf32> {
+  // expected-error @+1 {{warp_specialize applies to a tile with mma = "wgmma"}}
+  %y = tessera_schedule.tile (%x, %w) tile_sizes = [128, 128, 64] micro_tile = [8, 8] {
+  ^bb0(%a: tensor<128x64xbf16>, %b: tensor<64x128xbf16>):
+    %m = tessera_graph.matmul %a, %b : tensor<128x64xbf16>, tensor<64x128xbf16> -> tensor<128x128xf32>
+    tessera_schedule.yield %m : tensor<128x128xf32>
+  } {mma = "sync", warp_specialize} : (tensor<128x64xbf16>, tensor<64x128xbf16>) -> tensor<128x128xf32>
+  return %y : tensor<128x128xf32>
+}
+
+// -----
+
 func.func @stages_range(%x: tensor<128x64xbf16>, %w: tensor<64x128xbf16>) -> tensor<128x128xf32> {
   // expected-error @+1 {{stages must be 2..8, got 1}}
   %y = tessera_schedule.tile (%x, %w) tile_sizes = [128, 128, 64] micro_tile = [8, 8] {

@@ -401,3 +401,27 @@ func.func @tile_load_global_target(%g: memref<262144xbf16>, %t: memref<16384xbf1
   tessera_tile.tile_load_async %g[%i, %i], %t[%i] stage %i {rows = 128 : i64, cols = 64 : i64, ld = 512 : i64, source_rows = 512 : i64, stages = 2 : i64} : memref<262144xbf16>, memref<16384xbf16>
   return
 }
+
+// -----
+
+func.func @acquire_releasers(%s: index) {
+  // expected-error @+1 {{releasers must be a multiple of 32 (whole subgroups release a stage) in 32..1024, got 100}}
+  tessera_tile.tile_load_acquire stage %s phase %s {releasers = 100 : i64, stages = 2 : i64}
+  return
+}
+
+// -----
+
+func.func @release_stages(%s: index) {
+  // expected-error @+1 {{stages must be at least 1}}
+  tessera_tile.tile_load_release stage %s {stages = 0 : i64}
+  return
+}
+
+// -----
+
+func.func @register_budget() {
+  // expected-error @+1 {{registers must be a multiple of 8 in 24..256, got 20}}
+  tessera_tile.set_max_registers {registers = 20 : i64}
+  return
+}

@@ -62,6 +62,17 @@ func.func @tile_load(%g: memref<262144xbf16>, %i: index, %s: index, %p: index) {
   tessera_tile.tile_load_commit stage %s {stages = 2 : i64}
   // CHECK: tessera_tile.tile_load_wait stage %{{.*}} phase %{{.*}} {stages = 2 : i64}
   tessera_tile.tile_load_wait stage %s phase %p {stages = 2 : i64}
+  // A warp-specialized pipeline: one lane copies, readers release.
+  // CHECK: tessera_tile.tile_load_acquire stage %{{.*}} phase %{{.*}} {releasers = 256 : i64, stages = 2 : i64}
+  tessera_tile.tile_load_acquire stage %s phase %p {releasers = 256 : i64, stages = 2 : i64}
+  // CHECK: tessera_tile.tile_load_async {{.*}} single_lane
+  tessera_tile.tile_load_async %g[%i, %i], %t[%i] stage %s {rows = 128 : i64, cols = 64 : i64, ld = 512 : i64, source_rows = 512 : i64, stages = 2 : i64, single_lane} : memref<262144xbf16>, memref<16384xbf16, 3>
+  // CHECK: tessera_tile.tile_load_commit stage %{{.*}} {single_lane, stages = 2 : i64}
+  tessera_tile.tile_load_commit stage %s {stages = 2 : i64, single_lane}
+  // CHECK: tessera_tile.tile_load_release stage %{{.*}} {stages = 2 : i64}
+  tessera_tile.tile_load_release stage %s {stages = 2 : i64}
+  // CHECK: tessera_tile.set_max_registers {registers = 232 : i64}
+  tessera_tile.set_max_registers {registers = 232 : i64}
   return
 }
 

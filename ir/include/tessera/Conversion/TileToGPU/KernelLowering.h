@@ -97,8 +97,10 @@ inline constexpr const char kFloatCasAttr[] = "tessera.spirv_float_cas";
 /// lane (round robin over the group), cp_async_commit, cp_async_wait 0:
 /// their form on targets without a tensor-copy engine (TileLoads.cpp).
 /// lowerTileKernelBody does it first; cuda calls it itself before lowering
-/// cp_async (except on sm_90a, where they are TMA copies).
-void expandTileLoads(mlir::func::FuncOp f);
+/// cp_async (except on sm_90a, where they are TMA copies). set_max_registers
+/// is dropped; a warp-specialized pipeline (single_lane copies,
+/// tile_load_acquire / _release) is an error naming the op.
+mlir::LogicalResult expandTileLoads(mlir::func::FuncOp f);
 
 /// warpgroup_mma's 128-byte swizzle of element index `e` (index type):
 /// e ^ ((e >> 3) & 0x38).

@@ -247,6 +247,7 @@ struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePas
     if (matmul && mma != "none") tile.setMmaAttr(b.getStringAttr(mma));
     if (matmul && microLayout != "strided") tile.setMicroLayoutAttr(b.getStringAttr(microLayout));
     if (matmul && mma == "wgmma" && stages != 0) tile.setStagesAttr(b.getI64IntegerAttr(stages));
+    if (matmul && mma == "wgmma" && warpSpecialize) tile.setWarpSpecialize(true);
     Block &body = tile.getBody().front();
     IRMapping map;
     for (auto [v, arg] : llvm::zip(leaves, body.getArguments())) map.map(v, arg);

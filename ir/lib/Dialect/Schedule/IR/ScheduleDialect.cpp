@@ -68,6 +68,8 @@ LogicalResult TileOp::verify() {
       return emitOpError("stages applies to a tile with mma = \"wgmma\"");
     if (st.getInt() < 2 || st.getInt() > 8) return emitOpError() << "stages must be 2..8, got " << st.getInt();
   }
+  if (getWarpSpecialize() && (!getMmaAttr() || getMmaAttr().getValue() != "wgmma"))
+    return emitOpError("warp_specialize applies to a tile with mma = \"wgmma\"");
   if (matmul && (t[0] % m[0] || t[1] % m[1]))
     return emitOpError() << "micro tile [" << m[0] << ", " << m[1]
                          << "] does not divide the cache tile [" << t[0] << ", "

@@ -181,6 +181,26 @@ LogicalResult TileLoadAsyncOp::verify() {
   return success();
 }
 
+LogicalResult TileLoadReleaseOp::verify() {
+  if (getStages() < 1) return emitOpError() << "stages must be at least 1";
+  return success();
+}
+
+LogicalResult TileLoadAcquireOp::verify() {
+  if (getStages() < 1) return emitOpError() << "stages must be at least 1";
+  const int64_t r = getReleasers();
+  if (r < 32 || r % 32 || r > 1024)
+    return emitOpError() << "releasers must be a multiple of 32 (whole subgroups release a stage) in 32..1024, got "
+                         << r;
+  return success();
+}
+
+LogicalResult SetMaxRegistersOp::verify() {
+  const int64_t r = getRegisters();
+  if (r < 24 || r > 256 || r % 8) return emitOpError() << "registers must be a multiple of 8 in 24..256, got " << r;
+  return success();
+}
+
 LogicalResult CpAsyncWaitOp::verify() {
   if (getPendingAttr().getInt() < 0) return emitOpError("pending must be >= 0");
   return success();

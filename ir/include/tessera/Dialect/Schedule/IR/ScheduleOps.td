@@ -49,7 +49,9 @@ def Schedule_TileOp : Schedule_Op<"tile", [
     shared-memory stages); `mma = "mfma"` for wavefronts of 64 lanes
     (`tessera_tile.wavefront_mma`: AMD CDNA's matrix cores); `mma = "wmma"`
     for waves of 32 lanes in 16 x 16 tiles (`tessera_tile.wave32_mma`:
-    RDNA3's WMMA).
+    RDNA3's WMMA). `warp_specialize` (with `mma = "wgmma"`): one more
+    warpgroup, the producer, issues the slices' copies from one lane while
+    the others multiply (needs a tensor-copy engine: cuda sm_90a).
     `micro_layout = "quads"` (GPU, a tile with a matmul, RM and RN
     multiples of 4) lays each lane's register block out as aligned runs
     of 4 rows and columns (rows `4*ty + i%4 + 4*LM*(i/4)`) instead of the
@@ -72,7 +74,8 @@ def Schedule_TileOp : Schedule_Op<"tile", [
                        DenseI64ArrayAttr:$micro_tile,
                        OptionalAttr<StrAttr>:$mma,
                        OptionalAttr<StrAttr>:$micro_layout,
-                       OptionalAttr<I64Attr>:$stages);
+                       OptionalAttr<I64Attr>:$stages,
+                       UnitAttr:$warp_specialize);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{

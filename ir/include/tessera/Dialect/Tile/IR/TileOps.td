@@ -226,6 +226,13 @@ def Tile_TileLoadAsyncOp : Tile_Op<"tile_load_async", []> {
     argument; `index` a multiple of 512 (1024 bytes) with the target
     1024-byte aligned; `rows` at most 256.
 
+    With `single_lane`, one lane alone issues the copy for the group (the
+    producer of a warp-specialized kernel, which refills a stage after a
+    `tile_load_acquire` of it and closes it with a `single_lane`
+    `tile_load_commit`); the lanes that read the stage wait for it with
+    `tile_load_wait`. It needs a tensor-copy engine: cuda sm_90a with TMA
+    lowers it, other targets report it.
+
     Example:
     ```mlir
     tessera_tile.tile_load_async %a[%r, %k], %s[%i] stage %st
@@ -235,7 +242,7 @@ def Tile_TileLoadAsyncOp : Tile_Op<"tile_load_async", []> {
   }];
   let arguments = (ins AnyMemRef:$source, Index:$row, Index:$col, AnyMemRef:$target, Index:$index,
                        Index:$stage, I64Attr:$rows, I64Attr:$cols, I64Attr:$ld, I64Attr:$source_rows,
-                       I64Attr:$stages);
+                       I64Attr:$stages, UnitAttr:$single_lane);
   let assemblyFormat = [{
     $source `[` $row `,` $col `]` `,` $target `[` $index `]` `stage` $stage attr-dict `:` type($source) `,` type($target)
   }];
@@ -246,14 +253,15 @@ def Tile_TileLoadCommitOp : Tile_Op<"tile_load_commit", []> {
   let summary = "close the tile_load_async copies of a stage issued so far";
   let description = [{
     Every lane must execute it (uniform control flow), after the stage's
-    copies.
+    copies; with `single_lane`, the one lane that issued them (`single_lane`
+    copies) does.
 
     Example:
     ```mlir
     tessera_tile.tile_load_commit stage %st {stages = 2 : i64}
     ```
   }];
-  let arguments = (ins Index:$stage, I64Attr:$stages);
+  let arguments = (ins Index:$stage, I64Attr:$stages, UnitAttr:$single_lane);
   let assemblyFormat = "`stage` $stage attr-dict";
 }
 
@@ -273,6 +281,69 @@ def Tile_TileLoadWaitOp : Tile_Op<"tile_load_wait", []> {
   }];
   let arguments = (ins Index:$stage, Index:$phase, I64Attr:$stages);
   let assemblyFormat = "`stage` $stage `phase` $phase attr-dict";
+}
+
+def Tile_TileLoadReleaseOp : Tile_Op<"tile_load_release", []> {
+  let summary = "this lane is done reading a stage: its shared memory may be refilled";
+  let description = [{
+    The consumer half of a warp-specialized pipeline: each lane that reads
+    a stage's data releases the stage after its last read of it (every lane
+    of a 32-lane subgroup together: uniform control flow within each
+    subgroup). Once the `releasers` lanes named by the producer's
+    `tile_load_acquire` have released a stage, the acquire returns and the
+    producer may refill it. Needs cuda sm_90a with TMA (an mbarrier per
+    stage that each subgroup arrives at); other targets report it.
+
+    Example:
+    ```mlir
+    tessera_tile.tile_load_release stage %st {stages = 4 : i64}
+    ```
+  }];
+  let arguments = (ins Index:$stage, I64Attr:$stages);
+  let assemblyFormat = "`stage` $stage attr-dict";
+  let hasVerifier = 1;
+}
+
+def Tile_TileLoadAcquireOp : Tile_Op<"tile_load_acquire", []> {
+  let summary = "wait until every reader has released a stage";
+  let description = [{
+    The producer half of a warp-specialized pipeline: returns once
+    `releasers` lanes (a multiple of 32) have each executed one more
+    `tile_load_release` of `stage` since the previous acquire; `phase` is
+    the parity (0 or 1) of how many acquires of this stage came before it.
+    The producer then refills the stage (`single_lane` `tile_load_async`).
+    The first fill of each stage needs no acquire. Needs cuda sm_90a with
+    TMA; other targets report it.
+
+    Example:
+    ```mlir
+    tessera_tile.tile_load_acquire stage %st phase %p {stages = 4 : i64, releasers = 256 : i64}
+    ```
+  }];
+  let arguments = (ins Index:$stage, Index:$phase, I64Attr:$stages, I64Attr:$releasers);
+  let assemblyFormat = "`stage` $stage `phase` $phase attr-dict";
+  let hasVerifier = 1;
+}
+
+def Tile_SetMaxRegistersOp : Tile_Op<"set_max_registers", []> {
+  let summary = "move registers between the warpgroups of a warp-specialized group";
+  let description = [{
+    From here on the lanes of the executing warpgroup (128 lanes; every one
+    of them executes it, uniform control flow within the warpgroup) use at
+    most `registers` 32-bit registers each: a producer gives registers
+    back, consumers take them. A multiple of 8 in 24..256. On cuda sm_90a
+    it is `setmaxnreg.dec` or `.inc` (by whether `registers` is below or
+    above what the group's size allows each lane at launch); elsewhere
+    nothing.
+
+    Example:
+    ```mlir
+    tessera_tile.set_max_registers {registers = 232 : i64}
+    ```
+  }];
+  let arguments = (ins I64Attr:$registers);
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
 }
 
 //===--- compute ----------------------------------------------------------===//
