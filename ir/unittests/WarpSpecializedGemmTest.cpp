@@ -113,6 +113,11 @@ TEST_F(WarpSpecializedGemmTest, ProducerAndConsumersComputeTheProduct) {
   EXPECT_EQ(Count<tile::TileLoadAcquireOp>(k), 1);
   EXPECT_EQ(Count<tile::TileLoadReleaseOp>(k), 1);
   EXPECT_EQ(Count<tile::SetMaxRegistersOp>(k), 2);
+  // The consumers keep one multiply in flight and wait for the last one.
+  int inFlight = 0;
+  k.walk([&](tile::WarpgroupMmaOp op) { inFlight += op.getPending() == 1; });
+  EXPECT_EQ(inFlight, 1);
+  EXPECT_EQ(Count<tile::WarpgroupMmaWaitOp>(k), 1);
   std::vector<double> c;
   ASSERT_EQ(Run(k, &c), "");
   const std::vector<double> want = Expected();

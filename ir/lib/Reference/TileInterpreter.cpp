@@ -1047,6 +1047,8 @@ void Interpreter::Execute(Lane &lane, Operation &op) {
       return std::make_pair(16 * (t / (n / 16)) + 2 * u + q / 16, 16 * (t % (n / 16)) + q % 16);
     }));
   }
+  // warpgroup_mma completes when it returns here: the wait has nothing to do.
+  if (auto w = dyn_cast<tile::WarpgroupMmaWaitOp>(op)) return result(Get(lane, w.getAcc()));
   if (auto mma = dyn_cast<tile::WarpgroupMmaOp>(op)) {
     // Lane p of its warpgroup of 128 computes its own elements (the op's
     // layout) from the 128-byte swizzled operands; products in order k.

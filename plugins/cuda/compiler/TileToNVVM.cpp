@@ -222,7 +222,10 @@ LogicalResult lowerTileToNVVM(ModuleOp input, llvm::LLVMContext &llvmContext,
   hooks.kernelLowering.target = gpu_lowering::GpuTarget::NVVM;
   hooks.kernelAttrName = NVVM::NVVMDialect::getKernelFuncAttrName().str();
   if (options.tensorCores) hooks.kernelLowering.subgroupMma = lowerSubgroupMmaToMmaSync;
-  if (options.wgmma) hooks.kernelLowering.warpgroupMma = lowerWarpgroupMmaToWgmma;
+  if (options.wgmma) {
+    hooks.kernelLowering.warpgroupMma = lowerWarpgroupMmaToWgmma;
+    hooks.kernelLowering.warpgroupMmaWait = lowerWarpgroupMmaWait;
+  }
   hooks.beforeKernelLowering = [&](func::FuncOp f) -> LogicalResult {
     if (failed(lowerSystemAtomics(f, options.meshAtomics))) return failure();
     if (options.tma) {

@@ -61,7 +61,8 @@ FailureOr<SmallVector<Value>> lowerWarpgroupMmaToWgmma(OpBuilder &b, tile::Warpg
     text += "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + type + "." + type + " {" +
             dRegs + "}, $" + std::to_string(2 * regs + 2 * s) + ", $" + std::to_string(2 * regs + 2 * s + 1) +
             ", p, 1, 1, 0, 1;\n";
-  text += "wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;\n}";
+  text += "wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned " + std::to_string(op.getPending()) +
+          ";\n}";
   SmallVector<Value> operands(acc.begin(), acc.end());
   operands.append(descs.begin(), descs.end());
   operands.push_back(b.create<arith::ConstantIntOp>(l, 1, 32));
@@ -72,6 +73,24 @@ FailureOr<SmallVector<Value>> lowerWarpgroupMmaToWgmma(OpBuilder &b, tile::Warpg
   SmallVector<Value> r;
   for (int64_t i = 0; i < regs; ++i)
     r.push_back(b.create<LLVM::ExtractValueOp>(l, asmOp.getResult(0), ArrayRef<int64_t>{i}));
+  return r;
+}
+
+FailureOr<SmallVector<Value>> lowerWarpgroupMmaWait(OpBuilder &b, tile::WarpgroupMmaWaitOp op, ArrayRef<Value> acc) {
+  Location l = op.getLoc();
+  const size_t regs = acc.size();
+  std::string constraints;
+  for (size_t i = 0; i < regs; ++i) constraints += "=f,";
+  for (size_t i = 0; i < regs; ++i) constraints += std::to_string(i) + (i + 1 < regs ? "," : "");
+  SmallVector<Type> outs(regs, b.getF32Type());
+  Type result = LLVM::LLVMStructType::getLiteral(b.getContext(), outs);
+  auto asmOp = b.create<LLVM::InlineAsmOp>(l, result, acc, "wgmma.wait_group.sync.aligned " +
+                                                                std::to_string(op.getPending()) + ";",
+                                           constraints, /*has_side_effects=*/true, /*is_align_stack=*/false,
+                                           LLVM::AsmDialectAttr(), ArrayAttr());
+  SmallVector<Value> r;
+  for (size_t i = 0; i < regs; ++i)
+    r.push_back(b.create<LLVM::ExtractValueOp>(l, asmOp.getResult(0), ArrayRef<int64_t>{static_cast<int64_t>(i)}));
   return r;
 }
 

@@ -7,11 +7,18 @@
 //                                       other instructions
 //   k/16 x wgmma.mma_async.m64nNk16     A and B from shared memory through
 //                                       matrix descriptors (below)
-//   wgmma.commit_group; wait_group 0    the result is in the registers when
-//                                       the block ends
+//   wgmma.commit_group; wait_group P    P = the op's `pending`: with 0 the
+//                                       result is in the registers when the
+//                                       block ends; with 1 the previous
+//                                       op's group is complete, this one
+//                                       still in flight
 //
 // One block, so that no compiler-inserted move touches the accumulator
-// registers while the asynchronous multiplies own them.
+// registers while the asynchronous multiplies own them. Between blocks
+// that keep a group in flight the accumulators pass as tied operands;
+// warpgroup_mma_wait is `wgmma.wait_group N` tied to them the same way
+// (ptxas serializes the multiplies, with a warning, wherever another
+// instruction touches an accumulator still in flight).
 //
 // Descriptors (64 bits; addresses and offsets in 16-byte units): start
 // address bits 0-13, leading-dimension byte offset 16-29, stride-dimension
@@ -43,6 +50,12 @@ mlir::FailureOr<llvm::SmallVector<mlir::Value>> lowerWarpgroupMmaToWgmma(mlir::O
                                                                          tile::WarpgroupMmaOp op,
                                                                          llvm::ArrayRef<mlir::Value> acc,
                                                                          mlir::Value lane);
+
+/// warpgroup_mma_wait: `wgmma.wait_group pending` with the accumulator's
+/// elements tied through it.
+mlir::FailureOr<llvm::SmallVector<mlir::Value>> lowerWarpgroupMmaWait(mlir::OpBuilder &b,
+                                                                      tile::WarpgroupMmaWaitOp op,
+                                                                      llvm::ArrayRef<mlir::Value> acc);
 
 }  // namespace tessera::cuda
 

@@ -3,7 +3,8 @@
 // issues each slice's TMA copies once the consumers have released the
 // stage (a second mbarrier per stage, "empty", one arrival per consumer
 // warp: 256 lanes / 32 = 8); the two consumer warpgroups wait for the
-// stage ("full"), multiply with wgmma and release it. The producer gives
+// stage ("full"), multiply with wgmma and release it once the next
+// slice's multiply is issued (one wgmma group in flight). The producer gives
 // registers back (setmaxnreg.dec 40) and the consumers take them (.inc
 // 232) from the 168 each of the 384 lanes has at launch (.maxntid 384).
 // 8 slices over 4 stages: each stage is refilled once, after an acquire.
@@ -30,9 +31,14 @@
 // CHECK: mbarrier.try_wait.parity.shared::cta.b64 done, [%r{{[0-9]+}}], %r{{[0-9]+}};
 // CHECK: wgmma.fence.sync.aligned;
 // CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
-// CHECK: wgmma.wait_group.sync.aligned 0;
+// Each multiply stays in flight until the next is issued (wait_group 1),
+// then the previous slice's stage is released; the last one is awaited
+// after the loop:
+// CHECK: wgmma.commit_group.sync.aligned;
+// CHECK-NEXT: wgmma.wait_group.sync.aligned 1;
 // CHECK: bar.warp.sync -1;
 // CHECK: mbarrier.arrive.shared::cta.b64 state, [%r{{[0-9]+}}];
+// CHECK: wgmma.wait_group.sync.aligned 0;
 // After the barrier that publishes the mbarriers, no lane waits for all:
 // CHECK-NOT: bar.sync
 // NOTMA: error: 'tessera_tile.tile_load_{{async|acquire}}' op belongs to a warp-specialized pipeline, which needs a tensor-copy engine (cuda sm_90a with TMA); this target stages tile loads lane by lane: schedule the matmul with warp-specialize=0 (on cuda sm_90a, or keep the compile option tma=true)

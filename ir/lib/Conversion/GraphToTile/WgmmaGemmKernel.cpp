@@ -81,12 +81,14 @@ struct Gemm {
     ob.create<t::TileLoadCommitOp>(l, stage, uint64_t(S), single);
   }
 
-  /// Warpgroup `wg`'s product of the slice in `stage` added to `acc`.
-  Value multiply(OpBuilder &lb, Value stage, Value wg, Value acc) const {
+  /// Warpgroup `wg`'s product of the slice in `stage` added to `acc`,
+  /// returning with up to `pending` multiplies in flight.
+  Value multiply(OpBuilder &lb, Value stage, Value wg, Value acc, int64_t pending = 0) const {
     Value aOff = ix.add(lb, ix.mulC(lb, stage, aStage), ix.mulC(lb, wg, 64 * 64));
     Value bOff = ix.mulC(lb, stage, bStage);
     return lb.create<t::WarpgroupMmaOp>(l, acc.getType(), As, aOff, Bs, bOff, acc, static_cast<uint64_t>(TN),
-                                        static_cast<uint64_t>(kSliceK), static_cast<uint64_t>(kBlockStride), operand);
+                                        static_cast<uint64_t>(kSliceK), static_cast<uint64_t>(kBlockStride), operand,
+                                        static_cast<uint64_t>(pending));
   }
 
   /// Lane p of warpgroup wg (warp w = p/32, q = p%32), element v: row
@@ -189,14 +191,23 @@ void buildSpecialized(OpBuilder &b, const Gemm &g, Value lane, const mma::StoreE
     Value zero = cb.create<arith::ConstantOp>(l, DenseElementsAttr::get(accType, cb.getF32FloatAttr(0.0f)));
     auto loop = cb.create<scf::ForOp>(l, ix.c(cb, 0), ix.c(cb, slices), ix.c(cb, 1), ValueRange{zero});
     {
+      // Slice s's multiply stays in flight while the loop goes on to wait
+      // for slice s+1; once that one is issued, s's is complete (pending
+      // 1) and its stage goes back to the producer.
       OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
       Value s = loop.getInductionVar(), stage = ix.remC(lb, s, S);
       lb.create<t::TileLoadWaitOp>(l, stage, ix.remC(lb, ix.divC(lb, s, S), 2), uint64_t(S));
-      Value acc = g.multiply(lb, stage, c, loop.getRegionIterArgs()[0]);
-      lb.create<t::TileLoadReleaseOp>(l, stage, uint64_t(S));
+      Value acc = g.multiply(lb, stage, c, loop.getRegionIterArgs()[0], /*pending=*/1);
+      auto previous = lb.create<scf::IfOp>(l, lessThan(lb, l, ix.c(lb, 0), s), false);
+      {
+        OpBuilder pb = previous.getThenBodyBuilder();
+        Value prior = ix.remC(pb, pb.create<arith::AddIOp>(l, s, ix.c(pb, S - 1)), S);
+        pb.create<t::TileLoadReleaseOp>(l, prior, uint64_t(S));
+      }
       lb.create<scf::YieldOp>(l, acc);
     }
-    g.epilogue(cb, loop.getResult(0), c, p, store);
+    Value done = cb.create<t::WarpgroupMmaWaitOp>(l, loop.getResult(0).getType(), loop.getResult(0), uint64_t{0});
+    g.epilogue(cb, done, c, p, store);
   }
 }
 

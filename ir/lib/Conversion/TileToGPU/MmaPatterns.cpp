@@ -246,6 +246,24 @@ struct CooperativeMmaPattern : KernelPattern<Op> {
   }
 };
 
+/// warpgroup_mma_wait: the target's hook (wgmma.wait_group), else the
+/// accumulator itself.
+struct WarpgroupMmaWaitPattern : KernelPattern<t::WarpgroupMmaWaitOp> {
+  using KernelPattern::KernelPattern;
+  LogicalResult matchAndRewrite(t::WarpgroupMmaWaitOp o, OpAdaptor a, ConversionPatternRewriter &rw) const override {
+    if (!kernel.options->warpgroupMmaWait) {
+      rw.replaceOp(o, a.getAcc());
+      return success();
+    }
+    auto c = unpackScalars(rw, a.getAcc(), o);
+    if (failed(c)) return failure();
+    auto r = kernel.options->warpgroupMmaWait(rw, o, *c);
+    if (failed(r)) return failure();
+    rw.replaceOp(o, packScalars(rw, o.getLoc(), o.getType(), *r));
+    return success();
+  }
+};
+
 using SubgroupMmaPattern = CooperativeMmaPattern<t::SubgroupMmaOp, 32>;
 using WarpgroupMmaPattern = CooperativeMmaPattern<t::WarpgroupMmaOp, 128>;
 using WavefrontMmaPattern = CooperativeMmaPattern<t::WavefrontMmaOp, 64>;
@@ -271,8 +289,8 @@ constexpr Wave32MmaPattern::ByLane Wave32MmaPattern::byLane() { return wave32Mma
 
 void populateMmaPatterns(RewritePatternSet &patterns, KernelContext &kernel) {
   patterns.add<MmaPattern>(patterns.getContext());
-  patterns.add<SubgroupMmaPattern, WarpgroupMmaPattern, WavefrontMmaPattern, Wave32MmaPattern>(patterns.getContext(),
-                                                                                               kernel);
+  patterns.add<SubgroupMmaPattern, WarpgroupMmaPattern, WarpgroupMmaWaitPattern, WavefrontMmaPattern,
+               Wave32MmaPattern>(patterns.getContext(), kernel);
 }
 
 LogicalResult checkMmaOps(func::FuncOp f, const KernelContext &k) {

@@ -425,3 +425,11 @@ func.func @register_budget() {
   tessera_tile.set_max_registers {registers = 20 : i64}
   return
 }
+
+// -----
+
+func.func @mma_wait_pending(%acc: vector<64xf32>) -> vector<64xf32> {
+  // expected-error @+1 {{pending must be 0..7 (wgmma groups in flight), got 8}}
+  %w = tessera_tile.warpgroup_mma_wait %acc {pending = 8 : i64} : vector<64xf32>
+  return %w : vector<64xf32>
+}

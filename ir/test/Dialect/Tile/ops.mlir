@@ -54,7 +54,7 @@ func.func @warpgroup_mma(%i: index, %c: vector<64xf32>) -> vector<64xf32> {
 }
 
 // CHECK-LABEL: func.func @tile_load
-func.func @tile_load(%g: memref<262144xbf16>, %i: index, %s: index, %p: index) {
+func.func @tile_load(%g: memref<262144xbf16>, %i: index, %s: index, %p: index, %acc: vector<64xf32>) {
   %t = tessera_tile.shared_alloc alignment = 1024 : memref<16384xbf16, 3>
   // CHECK: tessera_tile.tile_load_async %{{.*}}[%{{.*}}, %{{.*}}], %{{.*}}[%{{.*}}] stage %{{.*}} {cols = 64 : i64, ld = 512 : i64, rows = 128 : i64, source_rows = 512 : i64, stages = 2 : i64} : memref<262144xbf16>, memref<16384xbf16, 3>
   tessera_tile.tile_load_async %g[%i, %i], %t[%i] stage %s {rows = 128 : i64, cols = 64 : i64, ld = 512 : i64, source_rows = 512 : i64, stages = 2 : i64} : memref<262144xbf16>, memref<16384xbf16, 3>
@@ -73,6 +73,8 @@ func.func @tile_load(%g: memref<262144xbf16>, %i: index, %s: index, %p: index) {
   tessera_tile.tile_load_release stage %s {stages = 2 : i64}
   // CHECK: tessera_tile.set_max_registers {registers = 232 : i64}
   tessera_tile.set_max_registers {registers = 232 : i64}
+  // CHECK: tessera_tile.warpgroup_mma_wait %{{.*}} {pending = 0 : i64} : vector<64xf32>
+  %w = tessera_tile.warpgroup_mma_wait %acc {pending = 0 : i64} : vector<64xf32>
   return
 }
 

@@ -45,6 +45,7 @@
 namespace tessera::tile {
 class SubgroupMmaOp;
 class WarpgroupMmaOp;
+class WarpgroupMmaWaitOp;
 class WavefrontMmaOp;
 class Wave32MmaOp;
 }
@@ -75,6 +76,12 @@ struct KernelLoweringOptions {
   std::function<mlir::FailureOr<llvm::SmallVector<mlir::Value>>(
       mlir::OpBuilder &, tile::WarpgroupMmaOp, llvm::ArrayRef<mlir::Value> acc, mlir::Value warpgroupLane)>
       warpgroupMma;
+  /// tessera_tile.warpgroup_mma_wait (cuda sm_90a: wgmma.wait_group), given
+  /// the accumulator's elements; unset: the accumulator as it is (the
+  /// per-lane form completes each warpgroup_mma when it returns).
+  std::function<mlir::FailureOr<llvm::SmallVector<mlir::Value>>(mlir::OpBuilder &, tile::WarpgroupMmaWaitOp,
+                                                                llvm::ArrayRef<mlir::Value> acc)>
+      warpgroupMmaWait;
   /// The same for tessera_tile.wavefront_mma (hip CDNA: MFMA), given the
   /// lane's index in its wavefront of 64.
   std::function<mlir::FailureOr<llvm::SmallVector<mlir::Value>>(

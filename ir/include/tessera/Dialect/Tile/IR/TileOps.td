@@ -511,6 +511,14 @@ def Tile_WarpgroupMmaOp : Tile_Op<"warpgroup_mma", [AllTypesMatch<["acc", "resul
     (tensor cores, descriptors with 128-byte swizzle); elsewhere each lane
     computes its own elements with fused multiply-adds.
 
+    `pending` (default 0): the op may return while up to `pending` of the
+    warpgroup's most recent warpgroup_mma ops (this one included) still
+    read their operands and write their results. Until a
+    `warpgroup_mma_wait` with a smaller `pending` has returned them, those
+    ops' shared memory must not be overwritten and their results may only
+    be passed on as the accumulator of another warpgroup_mma or to the
+    wait. Elsewhere than cuda sm_90a the op is complete when it returns.
+
     Example:
     ```mlir
     %r = tessera_tile.warpgroup_mma %a[%i], %b[%j], %c {n = 128 : i64, k = 64 : i64, b_block_stride = 4096 : i64, operand_type = bf16}
@@ -519,11 +527,32 @@ def Tile_WarpgroupMmaOp : Tile_Op<"warpgroup_mma", [AllTypesMatch<["acc", "resul
   }];
   let arguments = (ins AnyMemRef:$a, Index:$a_index, AnyMemRef:$b, Index:$b_index,
                        VectorOfRankAndType<[1], [F32]>:$acc,
-                       I64Attr:$n, I64Attr:$k, I64Attr:$b_block_stride, TypeAttr:$operand_type);
+                       I64Attr:$n, I64Attr:$k, I64Attr:$b_block_stride, TypeAttr:$operand_type,
+                       DefaultValuedAttr<I64Attr, "0">:$pending);
   let results = (outs VectorOfRankAndType<[1], [F32]>:$result);
   let assemblyFormat = [{
     $a `[` $a_index `]` `,` $b `[` $b_index `]` `,` $acc attr-dict `:` type($a) `,` type($b) `,` type($acc)
   }];
+  let hasVerifier = 1;
+}
+
+def Tile_WarpgroupMmaWaitOp : Tile_Op<"warpgroup_mma_wait", [AllTypesMatch<["acc", "result"]>]> {
+  let summary = "wait until at most `pending` of the warpgroup's warpgroup_mma ops are in flight";
+  let description = [{
+    Returns `acc`, the result of a warpgroup_mma with `pending` > 0, once
+    at most `pending` of the executing warpgroup's warpgroup_mma ops are
+    still in flight (0: all are complete, their results readable and their
+    shared memory free). Every lane of the warpgroup executes it. On cuda
+    sm_90a it is `wgmma.wait_group`; elsewhere it returns `acc`.
+
+    Example:
+    ```mlir
+    %d = tessera_tile.warpgroup_mma_wait %c {pending = 0 : i64} : vector<64xf32>
+    ```
+  }];
+  let arguments = (ins VectorOfRankAndType<[1], [F32]>:$acc, I64Attr:$pending);
+  let results = (outs VectorOfRankAndType<[1], [F32]>:$result);
+  let assemblyFormat = "$acc attr-dict `:` type($acc)";
   let hasVerifier = 1;
 }
 
