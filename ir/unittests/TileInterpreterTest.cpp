@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -208,6 +209,42 @@ func.func @round(%x: memref<1xf32>)
   TileLaunch launch;
   ASSERT_EQ(RunTileKernel(fn, launch, &args), "");
   EXPECT_EQ(args[0].values[0], 0.0);
+}
+
+TEST_F(TileInterpreterTest, RoundToBF16GivesTheIntegerRoundingsBits) {
+  // Each lane rounds x[lane]; the bits are stored as i16 (signed values).
+  auto fn = Parse(R"(
+func.func @bits(%x: memref<6xf32>, %y: memref<6xi16>)
+    attributes {tessera_tile.group_size = array<i64: 6>, tessera_tile.grid = array<i64: 1>} {
+  %l = tessera_tile.lane_id 0 : index
+  %v = memref.load %x[%l] : memref<6xf32>
+  %b = tessera_tile.round_to_bf16 %v
+  memref.store %b, %y[%l] : memref<6xi16>
+  return
+})");
+  auto f32 = [](uint32_t bits) {
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return static_cast<double>(f);
+  };
+  // 1.0; a tie rounding down to even (0x3f80 8000 -> 0x3f80); a tie rounding
+  // up to even (0x3f81 8000 -> 0x3f82); just above a tie; -inf; a negative
+  // signalling NaN (quieted, sign kept: 0xffa0 | 0x40).
+  std::vector<TileArgument> args = {
+      {{f32(0x3f800000), f32(0x3f808000), f32(0x3f818000), f32(0x3f808001), f32(0xff800000), 0.0}},
+      {std::vector<double>(6, 0.0)}};
+  // A double NaN loses its payload: write the f32 NaN's value as the
+  // interpreter reads a buffer (float), through a float.
+  float nan;
+  const uint32_t nanBits = 0xffa00001u;
+  std::memcpy(&nan, &nanBits, sizeof nan);
+  args[0].values[5] = static_cast<double>(nan);
+  TileLaunch launch;
+  launch.group_size = {6, 1, 1};
+  ASSERT_EQ(RunTileKernel(fn, launch, &args), "");
+  const int16_t want[] = {0x3f80, 0x3f80, 0x3f82, 0x3f81, static_cast<int16_t>(0xff80),
+                          static_cast<int16_t>(0xffe0)};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(args[1].values[i], want[i]) << i;
 }
 
 // CompareOp::build(b, state, predicate, lhs, rhs) and SelectOp::build(b,

@@ -193,6 +193,16 @@ Value widen(OpBuilder &b, Location loc, Value v, Type elem, const ElementOptions
   llvm_unreachable("not a Graph IR element type");
 }
 
+Value roundToBF16Bits(OpBuilder &b, Location loc, Value v) {
+  // Round to nearest even on the high half; NaN stays NaN (quieted).
+  Bits x(b, loc, v.getType());
+  Value u = x.toBits(v);
+  Value isNaN = x.cmp(arith::CmpIPredicate::ugt, x.band(u, 0x7FFFFFFF), 0x7F800000);
+  Value r = x.shr(x.add(x.add(u, 0x7FFF), x.band(x.shr(u, 16), 1)), 16);
+  Value nan = x.bor(x.shr(u, 16), x.c(0x40));
+  return b.create<arith::TruncIOp>(loc, withElement(v.getType(), b.getI16Type()), x.sel(isNaN, nan, r));
+}
+
 Value narrow(OpBuilder &b, Location loc, Value v, Type elem, const ElementOptions &o) {
   if (elem.isF32() || elem.isInteger(32)) return v;
   if (elem.isInteger(1)) return fromBool(b, loc, v, withElement(v.getType(), b.getI8Type()));
@@ -201,13 +211,7 @@ Value narrow(OpBuilder &b, Location loc, Value v, Type elem, const ElementOption
   if (elem.isF16() && o.hardwareF16)  // vcvtps2ph: rounding per MXCSR, nearest even
     return b.create<arith::TruncFOp>(loc, withElement(v.getType(), elem), v);
   if (elem.isBF16()) {
-    // Round to nearest even on the high half; NaN stays NaN (quieted).
-    Bits x(b, loc, v.getType());
-    Value u = x.toBits(v);
-    Value isNaN = x.cmp(arith::CmpIPredicate::ugt, x.band(u, 0x7FFFFFFF), 0x7F800000);
-    Value r = x.shr(x.add(x.add(u, 0x7FFF), x.band(x.shr(u, 16), 1)), 16);
-    Value nan = x.bor(x.shr(u, 16), x.c(0x40));
-    Value bits = b.create<arith::TruncIOp>(loc, i16, x.sel(isNaN, nan, r));
+    Value bits = roundToBF16Bits(b, loc, v);
     return o.bf16AsI16 ? bits : bitcastTo(b, loc, bits, elem);
   }
   if (elem.isF16())

@@ -2,6 +2,7 @@
 #include "tessera/Reference/TileInterpreter.h"
 
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <memory>
 
@@ -1046,6 +1047,15 @@ void Interpreter::Execute(Lane &lane, Operation &op) {
       const int64_t t = v / 8, u = v % 8;
       return std::make_pair(16 * (t / (n / 16)) + 2 * u + q / 16, 16 * (t % (n / 16)) + q % 16);
     }));
+  }
+  if (auto r = dyn_cast<tile::RoundToBF16Op>(op)) {
+    // The integer rounding the targets without an instruction use
+    // (ElementTypes.h): ties to even, a NaN quieted with its sign.
+    uint32_t u;
+    const float f = static_cast<float>(Scalar(lane, r.getValue()));
+    std::memcpy(&u, &f, sizeof u);
+    const uint32_t bits = (u & 0x7FFFFFFFu) > 0x7F800000u ? (u >> 16) | 0x40u : (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+    return scalarResult(static_cast<double>(static_cast<int16_t>(static_cast<uint16_t>(bits))));
   }
   // warpgroup_mma completes when it returns here: the wait has nothing to do.
   if (auto w = dyn_cast<tile::WarpgroupMmaWaitOp>(op)) return result(Get(lane, w.getAcc()));

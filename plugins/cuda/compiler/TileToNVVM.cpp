@@ -222,6 +222,15 @@ LogicalResult lowerTileToNVVM(ModuleOp input, llvm::LLVMContext &llvmContext,
   hooks.kernelLowering.target = gpu_lowering::GpuTarget::NVVM;
   hooks.kernelAttrName = NVVM::NVVMDialect::getKernelFuncAttrName().str();
   if (options.tensorCores) hooks.kernelLowering.subgroupMma = lowerSubgroupMmaToMmaSync;
+  // sm_80+: one cvt.rn.bf16.f32 per bf16 element stored (a NaN becomes the
+  // canonical 0x7fff) instead of ten integer instructions.
+  if (options.tensorCores)
+    hooks.kernelLowering.roundToBF16 = [](OpBuilder &b, Location l, Value v) -> Value {
+      auto asmOp = b.create<LLVM::InlineAsmOp>(l, b.getI16Type(), ValueRange{v}, "cvt.rn.bf16.f32 $0, $1;", "=h,f",
+                                               /*has_side_effects=*/false, /*is_align_stack=*/false,
+                                               LLVM::AsmDialectAttr(), ArrayAttr());
+      return asmOp.getResult(0);
+    };
   if (options.wgmma) {
     hooks.kernelLowering.warpgroupMma = lowerWarpgroupMmaToWgmma;
     hooks.kernelLowering.warpgroupMmaWait = lowerWarpgroupMmaWait;

@@ -70,6 +70,9 @@ mlir::Value widen(mlir::OpBuilder &b, mlir::Location loc, mlir::Value stored,
 /// (floats), truncate (integers).
 mlir::Value narrow(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
                    mlir::Type elem, const ElementOptions &options);
+/// The bits (i16) of f32 `value` rounded to bf16, ties to even; a NaN stays
+/// a NaN (quiet, its sign and top payload bits kept).  Scalar or vector.
+mlir::Value roundToBF16Bits(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value);
 /// narrow then widen: the value an op of result type `elem` produces.
 mlir::Value roundTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
                     mlir::Type elem, const ElementOptions &options);

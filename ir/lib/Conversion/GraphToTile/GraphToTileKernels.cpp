@@ -33,6 +33,7 @@
 #include "tessera/Conversion/ShapeOps.h"
 
 #include "AttentionGradKernel.h"
+#include "GpuElements.h"
 #include "AttentionKernel.h"
 #include "MmaGemmKernel.h"
 #include "RowKernels.h"
@@ -100,12 +101,8 @@ bool supportedElement(Type t) {
   return t.isF32() || t.isF16() || t.isBF16() || t.isFloat8E4M3FN() || t.isFloat8E5M2() || t.isInteger(32) ||
          t.isInteger(8) || t.isInteger(1);
 }
-Value widen(OpBuilder &b, Location l, Value stored, Type elem) {
-  return tessera::elements::widen(b, l, stored, elem, conv::kGpuElements);
-}
-Value narrow(OpBuilder &b, Location l, Value v, Type elem) {
-  return tessera::elements::narrow(b, l, v, elem, conv::kGpuElements);
-}
+using conv::gpu_elements::narrow;
+using conv::gpu_elements::widen;
 
 Value cIdx(OpBuilder &b, Location l, int64_t v) { return b.create<arith::ConstantIndexOp>(l, v); }
 

@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "RowKernels.h"
 
+#include "GpuElements.h"
+
 #include <functional>
 #include <limits>
 
@@ -26,12 +28,8 @@ Value cF32(OpBuilder &b, Location l, double v) {
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 Type elemOf(Value v) { return v.getType().cast<ShapedType>().getElementType(); }
 /// Stored element of type `elem` -> its compute type (f32 / i32), and back.
-Value widen(OpBuilder &b, Location l, Value stored, Type elem) {
-  return elements::widen(b, l, stored, elem, kGpuElements);
-}
-Value narrow(OpBuilder &b, Location l, Value v, Type elem) {
-  return elements::narrow(b, l, v, elem, kGpuElements);
-}
+using gpu_elements::narrow;
+using gpu_elements::widen;
 
 /// One dimension of a row-major index decomposition: its extent and the
 /// stride of its index in the input buffer.

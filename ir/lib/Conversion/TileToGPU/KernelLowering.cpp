@@ -15,6 +15,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/SetVector.h"
 #include "tessera/Conversion/ConversionDriver.h"
+#include "tessera/Conversion/ElementTypes.h"
 #include "tessera/Dialect/Tile/IR/Tile.h"
 
 using namespace mlir;
@@ -149,6 +150,16 @@ LogicalResult retypeFloatAtomics(func::FuncOp f, bool casFloatAdd) {
 
 LogicalResult tessera::gpu_lowering::lowerTileKernelBody(func::FuncOp f, const KernelLoweringOptions &options) {
   if (failed(expandTileLoads(f))) return failure();
+  // bf16 rounding before the types are converted (no target here has a
+  // bf16 type): the target's instruction, else integer code.
+  SmallVector<t::RoundToBF16Op> roundings;
+  f.walk([&](t::RoundToBF16Op op) { roundings.push_back(op); });
+  for (t::RoundToBF16Op op : roundings) {
+    OpBuilder b(op);
+    op.replaceAllUsesWith(options.roundToBF16 ? options.roundToBF16(b, op.getLoc(), op.getValue())
+                                              : elements::roundToBF16Bits(b, op.getLoc(), op.getValue()));
+    op.erase();
+  }
   KernelContext kernel;
   kernel.f = f;
   kernel.group = t::getGroupSize(f);

@@ -12,7 +12,8 @@
 
 // bf16 x bf16 -> f32 GEMM + bias, rounded once to bf16: i16 buffers; a
 // load is the high half of an f32 (extui, shli 16, bitcast); f32 shared
-// staging and FMAs; the store rounds to nearest even on the bits.
+// staging and FMAs; the store rounds to nearest even by
+// tessera_tile.round_to_bf16 (integer code on SPIR-V: spirv-val above).
 // CHECK-LABEL: func.func @bf16_layer(
 // CHECK-SAME: memref<2048xi16> {tessera.buffer = "input"}, %{{.*}}: memref<1024xi16> {tessera.buffer = "input"}, %{{.*}}: memref<32xf32> {tessera.buffer = "input"}, %{{.*}}: memref<2048xi16> {tessera.buffer = "output"}
 // CHECK-LABEL: func.func @bf16_layer_k0_gemm(
@@ -23,8 +24,8 @@
 // CHECK: arith.bitcast %[[S]] : i32 to f32
 // CHECK: math.fma
 // CHECK: arith.addf
-// CHECK: arith.trunci %{{.*}} : i32 to i16
-// CHECK: memref.store %{{.*}}, %arg3[%{{.*}}] : memref<2048xi16>
+// CHECK: %[[R:.*]] = tessera_tile.round_to_bf16
+// CHECK: memref.store %[[R]], %arg3[%{{.*}}] : memref<2048xi16>
 func.func @bf16_layer(%x: tensor<64x32xbf16>, %w: tensor<32x32xbf16>, %b: tensor<32xf32>) -> tensor<64x32xbf16> {
   %y0 = tessera_graph.matmul %x, %w : tensor<64x32xbf16>, tensor<32x32xbf16> -> tensor<64x32xf32>
   %y1 = tessera_graph.add %y0, %b : tensor<64x32xf32>, tensor<32xf32>

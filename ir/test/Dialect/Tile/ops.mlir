@@ -73,6 +73,9 @@ func.func @tile_load(%g: memref<262144xbf16>, %i: index, %s: index, %p: index, %
   tessera_tile.tile_load_release stage %s {stages = 2 : i64}
   // CHECK: tessera_tile.set_max_registers {registers = 232 : i64}
   tessera_tile.set_max_registers {registers = 232 : i64}
+  // CHECK: tessera_tile.round_to_bf16 %{{.*}}
+  %f = arith.constant 1.5 : f32
+  %bits = tessera_tile.round_to_bf16 %f
   // CHECK: tessera_tile.warpgroup_mma_wait %{{.*}} {pending = 0 : i64} : vector<64xf32>
   %w = tessera_tile.warpgroup_mma_wait %acc {pending = 0 : i64} : vector<64xf32>
   return

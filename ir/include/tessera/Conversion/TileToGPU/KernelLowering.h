@@ -76,6 +76,10 @@ struct KernelLoweringOptions {
   std::function<mlir::FailureOr<llvm::SmallVector<mlir::Value>>(
       mlir::OpBuilder &, tile::WarpgroupMmaOp, llvm::ArrayRef<mlir::Value> acc, mlir::Value warpgroupLane)>
       warpgroupMma;
+  /// tessera_tile.round_to_bf16 as the target's instruction (cuda sm_80+:
+  /// cvt.rn.bf16.f32), returning the i16 bits; unset: the integer rounding
+  /// of ElementTypes.h (roundToBF16Bits).
+  std::function<mlir::Value(mlir::OpBuilder &, mlir::Location, mlir::Value)> roundToBF16;
   /// tessera_tile.warpgroup_mma_wait (cuda sm_90a: wgmma.wait_group), given
   /// the accumulator's elements; unset: the accumulator as it is (the
   /// per-lane form completes each warpgroup_mma when it returns).

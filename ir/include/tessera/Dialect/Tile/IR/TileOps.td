@@ -556,6 +556,26 @@ def Tile_WarpgroupMmaWaitOp : Tile_Op<"warpgroup_mma_wait", [AllTypesMatch<["acc
   let hasVerifier = 1;
 }
 
+def Tile_RoundToBF16Op : Tile_Op<"round_to_bf16", [Pure]> {
+  let summary = "the bits of an f32 rounded to bf16";
+  let description = [{
+    `value` rounded to the nearest bf16, ties to even, returned as the 16
+    bits of the bf16 (the GPU kernels store bf16 as i16). A NaN stays a NaN:
+    here and where it is expanded to integer code (vulkan, hip, level_zero,
+    cuda before sm_80) its sign and top payload bits are kept and it is
+    made quiet; cuda sm_80+ (`cvt.rn.bf16.f32`) gives the canonical NaN
+    0x7fff.
+
+    Example:
+    ```mlir
+    %bits = tessera_tile.round_to_bf16 %x
+    ```
+  }];
+  let arguments = (ins F32:$value);
+  let results = (outs I16:$bits);
+  let assemblyFormat = "$value attr-dict";
+}
+
 def Tile_DotOp : Tile_Op<"dot", [Pure, AllTypesMatch<["acc", "result"]>, AllTypesMatch<["a", "b"]>]> {
   let summary = "dot product of two vectors plus an accumulator";
   let description = [{
