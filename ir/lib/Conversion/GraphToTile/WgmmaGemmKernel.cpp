@@ -91,6 +91,20 @@ struct Gemm {
                                         static_cast<uint64_t>(pending));
   }
 
+  /// The loop over the slices from a zero accumulator: slice s waits for
+  /// its stage, the (s/S)-th use of it (parity (s/S) % 2), then `body`
+  /// gives the accumulator after it.  Returns the final accumulator.
+  Value sliceLoop(OpBuilder &b, function_ref<Value(OpBuilder &, Value s, Value stage, Value acc)> body) const {
+    auto accType = VectorType::get({TN / 2}, b.getF32Type());
+    Value zero = b.create<arith::ConstantOp>(l, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.0f)));
+    auto loop = b.create<scf::ForOp>(l, ix.c(b, 0), ix.c(b, slices), ix.c(b, 1), ValueRange{zero});
+    OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+    Value s = loop.getInductionVar(), stage = ix.remC(lb, s, S);
+    lb.create<t::TileLoadWaitOp>(l, stage, ix.remC(lb, ix.divC(lb, s, S), 2), uint64_t(S));
+    lb.create<scf::YieldOp>(l, body(lb, s, stage, loop.getRegionIterArgs()[0]));
+    return loop.getResult(0);
+  }
+
   /// Lane p of warpgroup wg (warp w = p/32, q = p%32), element v: row
   /// 16*w + q/4 + 8*((v%4)/2), column 8*(v/4) + 2*(q%4) + v%2.
   void epilogue(OpBuilder &b, Value acc, Value wg, Value p, const mma::StoreElement &store) const {
@@ -128,14 +142,7 @@ void buildPipelined(OpBuilder &b, const Gemm &g, Value lane, const mma::StoreEle
   Value wg = ix.divC(b, lane, 128), p = ix.remC(b, lane, 128);
   // The first S-1 slices in flight before the loop.
   for (int64_t i = 0; i < std::min(S - 1, slices); ++i) g.load(b, ix.c(b, i), ix.c(b, i * kSliceK), false);
-  auto accType = VectorType::get({g.TN / 2}, b.getF32Type());
-  Value zero = b.create<arith::ConstantOp>(l, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.0f)));
-  auto loop = b.create<scf::ForOp>(l, ix.c(b, 0), ix.c(b, slices), ix.c(b, 1), ValueRange{zero});
-  {
-    OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
-    Value s = loop.getInductionVar(), stage = ix.remC(lb, s, S);
-    // Slice s is the (s/S)-th use of its stage: parity (s/S) % 2.
-    lb.create<t::TileLoadWaitOp>(l, stage, ix.remC(lb, ix.divC(lb, s, S), 2), uint64_t(S));
+  Value acc = g.sliceLoop(b, [&](OpBuilder &lb, Value s, Value stage, Value acc) {
     // Every warpgroup is done with slice s-1, whose stage the load of
     // slice s+S-1 reuses (warpgroup_mma returns once its products are in
     // the registers); with per-lane copies this also makes slice s visible.
@@ -146,9 +153,9 @@ void buildPipelined(OpBuilder &b, const Gemm &g, Value lane, const mma::StoreEle
       OpBuilder ib = ifNext.getThenBodyBuilder();
       g.load(ib, ix.remC(ib, next, S), ix.mulC(ib, next, kSliceK), false);
     }
-    lb.create<scf::YieldOp>(l, g.multiply(lb, stage, wg, loop.getRegionIterArgs()[0]));
-  }
-  g.epilogue(b, loop.getResult(0), wg, p, store);
+    return g.multiply(lb, stage, wg, acc);
+  });
+  g.epilogue(b, acc, wg, p, store);
 }
 
 /// The warp-specialized form: warpgroup 0 produces, the TM/64 others
@@ -187,26 +194,18 @@ void buildSpecialized(OpBuilder &b, const Gemm &g, Value lane, const mma::StoreE
     OpBuilder cb = roles.getElseBodyBuilder();
     if (budgets) cb.create<t::SetMaxRegistersOp>(l, uint64_t{232});
     Value c = cb.create<arith::SubIOp>(l, wg, ix.c(cb, 1));
-    auto accType = VectorType::get({g.TN / 2}, cb.getF32Type());
-    Value zero = cb.create<arith::ConstantOp>(l, DenseElementsAttr::get(accType, cb.getF32FloatAttr(0.0f)));
-    auto loop = cb.create<scf::ForOp>(l, ix.c(cb, 0), ix.c(cb, slices), ix.c(cb, 1), ValueRange{zero});
-    {
-      // Slice s's multiply stays in flight while the loop goes on to wait
-      // for slice s+1; once that one is issued, s's is complete (pending
-      // 1) and its stage goes back to the producer.
-      OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
-      Value s = loop.getInductionVar(), stage = ix.remC(lb, s, S);
-      lb.create<t::TileLoadWaitOp>(l, stage, ix.remC(lb, ix.divC(lb, s, S), 2), uint64_t(S));
-      Value acc = g.multiply(lb, stage, c, loop.getRegionIterArgs()[0], /*pending=*/1);
+    // Slice s's multiply stays in flight while the loop goes on to wait
+    // for slice s+1; once that one is issued, s's is complete (pending 1)
+    // and its stage goes back to the producer.
+    Value acc = g.sliceLoop(cb, [&](OpBuilder &lb, Value s, Value stage, Value acc) {
+      Value next = g.multiply(lb, stage, c, acc, /*pending=*/1);
       auto previous = lb.create<scf::IfOp>(l, lessThan(lb, l, ix.c(lb, 0), s), false);
-      {
-        OpBuilder pb = previous.getThenBodyBuilder();
-        Value prior = ix.remC(pb, pb.create<arith::AddIOp>(l, s, ix.c(pb, S - 1)), S);
-        pb.create<t::TileLoadReleaseOp>(l, prior, uint64_t(S));
-      }
-      lb.create<scf::YieldOp>(l, acc);
-    }
-    Value done = cb.create<t::WarpgroupMmaWaitOp>(l, loop.getResult(0).getType(), loop.getResult(0), uint64_t{0});
+      OpBuilder pb = previous.getThenBodyBuilder();
+      Value prior = ix.remC(pb, pb.create<arith::AddIOp>(l, s, ix.c(pb, S - 1)), S);
+      pb.create<t::TileLoadReleaseOp>(l, prior, uint64_t(S));
+      return next;
+    });
+    Value done = cb.create<t::WarpgroupMmaWaitOp>(l, acc.getType(), acc, uint64_t{0});
     g.epilogue(cb, done, c, p, store);
   }
 }
