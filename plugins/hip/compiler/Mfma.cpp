@@ -20,13 +20,14 @@ FailureOr<SmallVector<Value>> lowerWavefrontMmaToMfma(OpBuilder &b, tile::Wavefr
   Location l = op.getLoc();
   const int64_t m = op.getM(), n = op.getN(), lda = op.getLda(), ldb = op.getLdb();
   const int64_t tilesM = m / 32, tilesN = n / 32;
-  const bool bf16 = op.getOperandType().isBF16();
-  // gfx908 has bf16 matrix cores only with 2 values per lane (k = 4).
+  const bool bf16 = op.getOperandType().isBF16(), f32Operands = op.getOperandType().isF32();
+  // gfx908 has bf16 matrix cores only with 2 values per lane (k = 4); f32
+  // takes one value per lane (k = 2).
   const bool bf16Pairs = bf16 && chipset == "gfx908";
-  const int64_t perLane = bf16Pairs ? 2 : 4;  // k values per lane and instruction
-  const int64_t steps = 8 / (2 * perLane);     // instructions per 8-deep step
+  const int64_t perLane = f32Operands ? 1 : bf16Pairs ? 2 : 4;  // k values per lane and instruction
+  const int64_t steps = 8 / (2 * perLane);                     // instructions per 8-deep step
   Type i16 = b.getI16Type(), f32 = b.getF32Type();
-  Type operandElem = bf16 ? i16 : b.getF16Type();  // what the intrinsics take
+  Type operandElem = f32Operands ? f32 : bf16 ? i16 : b.getF16Type();  // what the intrinsics take
   auto operandVec = VectorType::get({perLane}, operandElem);
   auto accVec = VectorType::get({16}, f32);
 
@@ -35,7 +36,9 @@ FailureOr<SmallVector<Value>> lowerWavefrontMmaToMfma(OpBuilder &b, tile::Wavefr
   auto mul = [&](Value x, int64_t v) -> Value { return b.create<arith::MulIOp>(l, x, c(v)); };
   auto pos = [&](int64_t i) { return i32Constant(b, l, i); };
   auto element = [&](Value buffer, Value index) { return loadMatrixOperand(b, l, buffer, index, operandElem); };
-  auto pack = [&](VectorType t, ArrayRef<Value> xs) { return packVector(b, l, t, xs); };
+  // A lane's k values of one instruction: f32 operands are scalars
+  // (v_mfma_f32_32x32x2f32 takes one value each), the others vectors.
+  auto fragment = [&](ArrayRef<Value> xs) { return f32Operands ? xs.front() : packVector(b, l, operandVec, xs); };
 
   Value row = b.create<arith::RemUIOp>(l, lane, c(32));                     // A's row, B's column
   Value kq = mul(b.create<arith::DivUIOp>(l, lane, c(32)), perLane);        // first k of the lane
@@ -48,13 +51,13 @@ FailureOr<SmallVector<Value>> lowerWavefrontMmaToMfma(OpBuilder &b, tile::Wavefr
     for (int64_t tm = 0; tm < tilesM; ++tm) {
       SmallVector<Value> xs;
       for (int64_t j = 0; j < perLane; ++j) xs.push_back(element(op.getA(), add(aLane, c(32 * tm * lda + k0 + j))));
-      aFrag[s].push_back(pack(operandVec, xs));
+      aFrag[s].push_back(fragment(xs));
     }
     for (int64_t tn = 0; tn < tilesN; ++tn) {
       SmallVector<Value> xs;
       for (int64_t j = 0; j < perLane; ++j)
         xs.push_back(element(op.getB(), add(bLane, c((k0 + j) * ldb + 32 * tn))));
-      bFrag[s].push_back(pack(operandVec, xs));
+      bFrag[s].push_back(fragment(xs));
     }
   }
 
@@ -63,10 +66,12 @@ FailureOr<SmallVector<Value>> lowerWavefrontMmaToMfma(OpBuilder &b, tile::Wavefr
   for (int64_t tm = 0; tm < tilesM; ++tm)
     for (int64_t tn = 0; tn < tilesN; ++tn) {
       const int64_t v0 = (tm * tilesN + tn) * 16;
-      Value d = pack(accVec, ArrayRef<Value>(r).slice(v0, 16));
+      Value d = packVector(b, l, accVec, ArrayRef<Value>(r).slice(v0, 16));
       for (int64_t s = 0; s < steps; ++s) {
         SmallVector<Value> operands{aFrag[s][tm], bFrag[s][tn], d, zero, zero, zero};
-        if (bf16Pairs)
+        if (f32Operands)
+          d = b.create<ROCDL::mfma_f32_32x32x2f32>(l, accVec, operands);
+        else if (bf16Pairs)
           d = b.create<ROCDL::mfma_f32_32x32x4bf16>(l, accVec, operands);
         else if (bf16)
           d = b.create<ROCDL::mfma_f32_32x32x8bf16_1k>(l, accVec, operands);

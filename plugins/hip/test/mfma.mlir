@@ -14,6 +14,15 @@
 // RUN: tessera-compile %s --function f16 --target hip:gfx90a --emit asm -o %t.f16.s
 // RUN: FileCheck %s --check-prefix=F16 < %t.f16.s
 // F16-COUNT-16: v_mfma_f32_32x32x8f16
+// f32 matmuls too (full f32 products: v_mfma_f32_32x32x2f32, four per
+// 8-deep step; 16-deep slices, 37376 bytes of LDS for 128x128):
+// RUN: tessera-compile %s --function f32 --target hip:gfx90a --emit asm -o %t.f32.s
+// RUN: FileCheck %s --check-prefix=F32 < %t.f32.s
+// F32-COUNT-32: v_mfma_f32_32x32x2f32 a[{{[0-9]+}}:{{[0-9]+}}], v{{[0-9]+}}, v{{[0-9]+}}, a[{{[0-9]+}}:{{[0-9]+}}]
+// F32: .agpr_count: 64
+// F32: .group_segment_fixed_size: 37376
+// F32-NOT: .private_segment_fixed_size: {{[1-9]}}
+// F32: .vgpr_spill_count: 0
 // gfx908 has bf16 matrix cores with two values per lane: two k=4
 // instructions per step; gfx940 spells the bf16 one without "_1k":
 // RUN: tessera-compile %s --function bf16 --target hip:gfx908 --emit asm -o %t.gfx908.s
@@ -40,6 +49,11 @@
 
 func.func @bf16(%a: tensor<256x128xbf16>, %b: tensor<128x256xbf16>) -> tensor<256x256xf32> {
   %c = tessera_graph.matmul %a, %b : tensor<256x128xbf16>, tensor<128x256xbf16> -> tensor<256x256xf32>
+  return %c : tensor<256x256xf32>
+}
+
+func.func @f32(%a: tensor<256x128xf32>, %b: tensor<128x256xf32>) -> tensor<256x256xf32> {
+  %c = tessera_graph.matmul %a, %b : tensor<256x128xf32>, tensor<128x256xf32> -> tensor<256x256xf32>
   return %c : tensor<256x256xf32>
 }
 

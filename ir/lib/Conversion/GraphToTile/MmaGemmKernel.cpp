@@ -17,19 +17,22 @@ namespace t = tessera::tile;
 namespace tessera::conversion::mma {
 namespace {
 
-// Elements of padding after each staged row (16 bytes): the rows an
-// 8x8 matrix load reads then start in different 16-byte bank groups.
-constexpr int64_t kPad = 8;
+// Padding after each staged row: 16 bytes, so that the rows an 8x8
+// matrix load reads start in different 16-byte bank groups.
+constexpr int64_t kPadBytes = 16;
 // cuda's static shared memory per group without an opt-in.
 constexpr int64_t kMaxSharedBytes = 48 * 1024;
 constexpr int64_t kStages = 2;
 
-int64_t sharedBytes(const GemmTile &t) {
-  const int64_t bk = sliceK(t);
-  return kStages * (t.tm * (bk + kPad) + bk * (t.tn + kPad)) * 2;
-}
-
 Type elemOf(Value v) { return v.getType().cast<ShapedType>().getElementType(); }
+
+/// Bytes of one staged operand element: 2, or 4 for f32 (mfma only).
+int64_t operandBytes(graph::MatmulOp matmul) { return elemOf(matmul.getLhs()).isF32() ? 4 : 2; }
+
+int64_t sharedBytes(const GemmTile &t, int64_t bytes) {
+  const int64_t bk = sliceK(t, bytes), pad = kPadBytes / bytes;
+  return kStages * (t.tm * (bk + pad) + bk * (t.tn + pad)) * bytes;
+}
 
 /// What differs between the subgroup kernel (mma = "sync"), the wavefront
 /// one (mma = "mfma") and the wave32 one (mma = "wmma"): the lanes of a
@@ -92,7 +95,10 @@ Value IndexOps::mulC(OpBuilder &b, Value x, int64_t v) const { return b.create<a
 Value IndexOps::divC(OpBuilder &b, Value x, int64_t v) const { return b.create<arith::DivUIOp>(l, x, c(b, v)); }
 Value IndexOps::remC(OpBuilder &b, Value x, int64_t v) const { return b.create<arith::RemUIOp>(l, x, c(b, v)); }
 
-int64_t sliceK(const GemmTile &t) { return std::max<int64_t>(32, (t.bk + 15) / 16 * 16); }
+int64_t sliceK(const GemmTile &t, int64_t operandBytes) {
+  // f32 (4-byte) slices of 16 are as many bytes per row as 16-bit ones of 32.
+  return std::max<int64_t>(operandBytes == 4 ? 16 : 32, (t.bk + 15) / 16 * 16);
+}
 
 int64_t lanes(const GemmTile &t) {
   if (t.mmaWgmma) return wgmma::lanes(t);
@@ -100,9 +106,9 @@ int64_t lanes(const GemmTile &t) {
   return (t.tm / u.m) * (t.tn / u.n) * u.width;
 }
 
-bool matrixUnitOperands(graph::MatmulOp matmul, int64_t *M, int64_t *N, int64_t *K) {
+bool matrixUnitOperands(graph::MatmulOp matmul, int64_t *M, int64_t *N, int64_t *K, bool f32) {
   Type a = elemOf(matmul.getLhs()), b = elemOf(matmul.getRhs());
-  if (a != b || !(a.isBF16() || a.isF16())) return false;
+  if (a != b || !(a.isBF16() || a.isF16() || (f32 && a.isF32()))) return false;
   if (!elements::computeType(elemOf(matmul.getResult())).isF32()) return false;
   auto at = matmul.getLhs().getType().cast<ShapedType>(), bt = matmul.getRhs().getType().cast<ShapedType>();
   auto ct = matmul.getType().cast<ShapedType>();
@@ -118,11 +124,13 @@ bool eligible(graph::MatmulOp matmul, const GemmTile &t) {
   if (t.mmaWgmma) return wgmma::eligible(matmul, t);
   if (!t.mmaSync && !t.mmaMfma && !t.mmaWmma) return false;
   int64_t M, N, K;
-  if (!matrixUnitOperands(matmul, &M, &N, &K)) return false;
+  // f32 operands on CDNA's matrix cores (v_mfma_f32_32x32x2f32).
+  if (!matrixUnitOperands(matmul, &M, &N, &K, /*f32=*/t.mmaMfma)) return false;
   const Unit u = unitOf(t);
   if (t.tm % u.m || t.tn % u.n) return false;
-  if (M % t.tm || N % t.tn || K % sliceK(t)) return false;
-  return lanes(t) <= 1024 && sharedBytes(t) <= kMaxSharedBytes;
+  const int64_t bytes = operandBytes(matmul);
+  if (M % t.tm || N % t.tn || K % sliceK(t, bytes)) return false;
+  return lanes(t) <= 1024 && sharedBytes(t, bytes) <= kMaxSharedBytes;
 }
 
 GemmTile fitTile(graph::MatmulOp matmul, const GemmTile &tile) {
@@ -153,8 +161,10 @@ void buildKernel(func::FuncOp k, graph::MatmulOp matmul, const GemmTile &t, Valu
   auto ct = matmul.getType().cast<ShapedType>();
   const int64_t r = at.getRank(), M = at.getDimSize(r - 2), K = at.getDimSize(r - 1), N = ct.getShape().back();
   const Unit unit = unitOf(t);
-  const int64_t TM = t.tm, TN = t.tn, BK = sliceK(t), nLanes = lanes(t), warpsN = TN / unit.n;
-  const int64_t LDA = BK + kPad, LDB = TN + kPad, aStage = TM * LDA, bStage = BK * LDB;
+  // Elements per 16-byte copy (and per row's padding): 8 of 16 bits, 4 f32.
+  const int64_t bytes = operandBytes(matmul), per = 16 / bytes;
+  const int64_t TM = t.tm, TN = t.tn, BK = sliceK(t, bytes), nLanes = lanes(t), warpsN = TN / unit.n;
+  const int64_t LDA = BK + per, LDB = TN + per, aStage = TM * LDA, bStage = BK * LDB;
   Type operand = elemOf(matmul.getLhs());
   Location l = matmul.getLoc();
   OpBuilder b = OpBuilder::atBlockBegin(&k.front());
@@ -168,8 +178,8 @@ void buildKernel(func::FuncOp k, graph::MatmulOp matmul, const GemmTile &t, Valu
   Value wm = ix.divC(b, warp, warpsN), wn = ix.remC(b, warp, warpsN);
   Value m0 = ix.mulC(b, gm, TM), n0 = ix.mulC(b, gn, TN);
   Value aBase = ix.add(b, ix.mulC(b, gb, M * K), ix.mulC(b, m0, K)), bBase = ix.add(b, ix.mulC(b, gb, K * N), n0);
-  // The stages hold the buffers' 16-bit elements as they are (bf16 bits
-  // in i16, kGpuElements): cp_async copies bytes.
+  // The stages hold the buffers' elements as they are (bf16 bits in i16,
+  // kGpuElements): cp_async copies bytes.
   Type stored = A.getType().cast<MemRefType>().getElementType();
   auto shared = [&](int64_t n) {
     return MemRefType::get({n}, stored, AffineMap(), b.getI64IntegerAttr(t::kSharedMemorySpace));
@@ -178,7 +188,8 @@ void buildKernel(func::FuncOp k, graph::MatmulOp matmul, const GemmTile &t, Valu
   Value Bs = b.create<t::SharedAllocOp>(l, shared(kStages * bStage), uint64_t{0});  // [stage][k][n]
 
   // Slice `k0` of A (TM x BK) and B (BK x TN) -> stage `stage`, 16 bytes
-  // per cp_async; consecutive lanes copy consecutive chunks of a row.
+  // (`per` elements) per cp_async; consecutive lanes copy consecutive
+  // chunks of a row.
   auto load = [&](OpBuilder &ob, Value stage, Value k0) {
     auto chunks = [&](int64_t rows, int64_t rowChunks, function_ref<void(OpBuilder &, Value, Value)> copy) {
       const int64_t n = rows * rowChunks;
@@ -190,18 +201,18 @@ void buildKernel(func::FuncOp k, graph::MatmulOp matmul, const GemmTile &t, Valu
               l, ob.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, chunk, ix.c(ob, n)), false);
           cb = ifOp.getThenBodyBuilder();
         }
-        copy(cb, ix.divC(cb, chunk, rowChunks), ix.mulC(cb, ix.remC(cb, chunk, rowChunks), 8));
+        copy(cb, ix.divC(cb, chunk, rowChunks), ix.mulC(cb, ix.remC(cb, chunk, rowChunks), per));
       }
     };
-    chunks(TM, BK / 8, [&](OpBuilder &cb, Value row, Value col) {
+    chunks(TM, BK / per, [&](OpBuilder &cb, Value row, Value col) {
       Value src = ix.add(cb, aBase, ix.add(cb, ix.mulC(cb, row, K), ix.add(cb, k0, col)));
       Value dst = ix.add(cb, ix.mulC(cb, stage, aStage), ix.add(cb, ix.mulC(cb, row, LDA), col));
-      cb.create<t::CpAsyncOp>(l, A, ValueRange{src}, As, ValueRange{dst}, uint64_t{8});
+      cb.create<t::CpAsyncOp>(l, A, ValueRange{src}, As, ValueRange{dst}, static_cast<uint64_t>(per));
     });
-    chunks(BK, TN / 8, [&](OpBuilder &cb, Value row, Value col) {
+    chunks(BK, TN / per, [&](OpBuilder &cb, Value row, Value col) {
       Value src = ix.add(cb, bBase, ix.add(cb, ix.mulC(cb, ix.add(cb, k0, row), N), col));
       Value dst = ix.add(cb, ix.mulC(cb, stage, bStage), ix.add(cb, ix.mulC(cb, row, LDB), col));
-      cb.create<t::CpAsyncOp>(l, B, ValueRange{src}, Bs, ValueRange{dst}, uint64_t{8});
+      cb.create<t::CpAsyncOp>(l, B, ValueRange{src}, Bs, ValueRange{dst}, static_cast<uint64_t>(per));
     });
   };
 

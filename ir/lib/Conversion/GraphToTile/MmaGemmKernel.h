@@ -2,12 +2,12 @@
 //
 // Part of tessera-graph-to-tile-kernels: the GEMM kernel of a matmul tile
 // with `mma = "sync"`, `"mfma"` or `"wmma"` (Schedule IR) whose operands are
-// bf16 or f16 and whose shape the tile divides.  A group of TM x TN outputs
+// bf16 or f16 (mfma: also f32) and whose shape the tile divides.  A group of TM x TN outputs
 // is split among units: subgroups of 32 lanes, each a 64 x 32 block (sync),
 // wavefronts of 64 lanes, each a 64 x 64 block (mfma), or waves of 32
 // lanes in 16 x 16 tiles, each a 64 x 32 block (wmma).  K is staged
-// sliceK (BK, at least 32) at a time in two shared-memory stages of the
-// operands' 16-bit values (rows padded by 8 elements, so that the eight
+// sliceK (BK, at least 32; f32: 16) at a time in two shared-memory stages
+// of the operands' values (rows padded by 16 bytes, so that the eight
 // 16-byte rows a matrix load reads fall in different banks), filled by
 // cp_async (16 bytes per lane) one slice ahead of the one being multiplied:
 //
@@ -51,11 +51,13 @@ constexpr int64_t kWaveM = 64, kWaveN = 64;
 /// best for f32 on an H100); with one 16-deep step per slice the next
 /// slice's copies would have nothing to overlap (128x128: 5.42 ms at 16,
 /// 4.05 ms at 32 for a bf16 8192^3 GEMM on an H100).
-int64_t sliceK(const GemmTile &tile);
+/// f32 operands (4 bytes, mfma only): a multiple of 16, at least 16.
+int64_t sliceK(const GemmTile &tile, int64_t operandBytes = 2);
 
-/// Whether `matmul` multiplies bf16 x bf16 or f16 x f16 accumulated in f32
-/// on static shapes, as matrix units do; its M, N, K.
-bool matrixUnitOperands(graph::MatmulOp matmul, int64_t *M, int64_t *N, int64_t *K);
+/// Whether `matmul` multiplies bf16 x bf16 or f16 x f16 (with `f32`, also
+/// f32 x f32) accumulated in f32 on static shapes, as matrix units do; its
+/// M, N, K.
+bool matrixUnitOperands(graph::MatmulOp matmul, int64_t *M, int64_t *N, int64_t *K, bool f32 = false);
 
 /// (Each function below hands a tile with mmaWgmma to WgmmaGemmKernel.h.)
 ///

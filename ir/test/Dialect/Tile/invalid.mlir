@@ -433,3 +433,19 @@ func.func @mma_wait_pending(%acc: vector<64xf32>) -> vector<64xf32> {
   %w = tessera_tile.warpgroup_mma_wait %acc {pending = 8 : i64} : vector<64xf32>
   return %w : vector<64xf32>
 }
+
+// -----
+
+func.func @subgroup_mma_f32(%a: memref<10240xf32, 3>, %b: memref<8704xf32, 3>, %i: index, %c: vector<64xf32>) {
+  // expected-error @+1 {{operand_type must be bf16 or f16, not 'f32'}}
+  %r = tessera_tile.subgroup_mma %a[%i], %b[%i], %c {m = 64 : i64, n = 32 : i64, lda = 40 : i64, ldb = 136 : i64, operand_type = f32} : memref<10240xf32, 3>, memref<8704xf32, 3>, vector<64xf32>
+  return
+}
+
+// -----
+
+func.func @wavefront_mma_f32_bits(%a: memref<4096xi16, 3>, %b: memref<4096xi16, 3>, %i: index, %c: vector<64xf32>) {
+  // expected-error @+1 {{a holds 'i16'; it must hold 'f32'}}
+  %r = tessera_tile.wavefront_mma %a[%i], %b[%i], %c {m = 64 : i64, n = 64 : i64, lda = 64 : i64, ldb = 64 : i64, operand_type = f32} : memref<4096xi16, 3>, memref<4096xi16, 3>, vector<64xf32>
+  return
+}

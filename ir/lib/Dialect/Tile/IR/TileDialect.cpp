@@ -246,8 +246,9 @@ static LogicalResult verifySharedOperands(Operation *op, Value a, Value b, Type 
     if (mt.getRank() != 1 || !mt.hasStaticShape())
       return op->emitOpError() << name << " must be a static 1-D buffer, not " << mt;
     Type e = mt.getElementType();
-    if (e != ot && !e.isInteger(16))
-      return op->emitOpError() << name << " holds " << e << "; it must hold " << ot << " or its bits (i16)";
+    if (e != ot && !(e.isInteger(16) && ot.getIntOrFloatBitWidth() == 16))
+      return op->emitOpError() << name << " holds " << e << "; it must hold " << ot
+                               << (ot.getIntOrFloatBitWidth() == 16 ? " or its bits (i16)" : "");
   }
   return success();
 }
@@ -258,11 +259,11 @@ static LogicalResult verifySharedOperands(Operation *op, Value a, Value b, Type 
 /// the shared operands; m*n/lanes accumulator elements per lane.
 template <class Op>
 LogicalResult verifyCooperativeMma(Op op, int64_t tileM, int64_t tileN, int64_t k, int64_t ldMultiple,
-                                   const char *why, int64_t lanes) {
+                                   const char *why, int64_t lanes, bool f32 = false) {
   const int64_t m = op.getM(), n = op.getN(), lda = op.getLda(), ldb = op.getLdb();
   Type ot = op.getOperandType();
-  if (!ot.isBF16() && !ot.isF16())
-    return op.emitOpError() << "operand_type must be bf16 or f16, not " << ot;
+  if (!ot.isBF16() && !ot.isF16() && !(f32 && ot.isF32()))
+    return op.emitOpError() << "operand_type must be bf16" << (f32 ? ", f16 or f32" : " or f16") << ", not " << ot;
   if (m <= 0 || n <= 0 || m % tileM || n % tileN) {
     if (tileM == tileN)
       return op.emitOpError() << "m and n must be positive multiples of " << tileM << ", got m = " << m
@@ -287,7 +288,7 @@ LogicalResult SubgroupMmaOp::verify() {
 }
 
 LogicalResult WavefrontMmaOp::verify() {
-  return verifyCooperativeMma(*this, 32, 32, 8, 4, "a lane reads 8 bytes of a row", 64);
+  return verifyCooperativeMma(*this, 32, 32, 8, 4, "a lane reads 8 bytes of a row", 64, /*f32=*/true);
 }
 
 LogicalResult Wave32MmaOp::verify() {

@@ -410,8 +410,8 @@ def Tile_WavefrontMmaOp : Tile_Op<"wavefront_mma", [AllTypesMatch<["acc", "resul
     The 64 lanes of a wavefront (lanes `64*w .. 64*w+63` of the group)
     compute together `C[m x n] += A[m x 8] x B[8 x n]`, where
     `A[i][k] = a[a_index + i*lda + k]` and `B[k][j] = b[b_index + k*ldb + j]`
-    are 16-bit values in shared memory (`operand_type`, bf16 or f16, whose
-    bits an i16 buffer may hold) and C is f32, spread over the lanes in
+    are values in shared memory (`operand_type`: bf16 or f16, whose bits an
+    i16 buffer may hold, or f32) and C is f32, spread over the lanes in
     32 x 32 tiles (row-major over the `(m/32) x (n/32)` of them): lane
     `p = lane_id % 64` holds `m*n/64` elements of C, element `v` being
     `C[32*(t / (n/32)) + 8*(u/4) + 4*(p/32) + u%4][32*(t % (n/32)) + p%32]`
@@ -424,8 +424,9 @@ def Tile_WavefrontMmaOp : Tile_Op<"wavefront_mma", [AllTypesMatch<["acc", "resul
     4 consecutive values of a row of A: 8 bytes). The order of the 8
     products in each sum is not specified. On hip's CDNA targets (gfx908,
     gfx90a, gfx940) it is `v_mfma_f32_32x32x8f16` / `..bf16_1k` (gfx908:
-    two `..32x32x4bf16` for bf16); elsewhere each lane computes its own
-    elements with fused multiply-adds.
+    two `..32x32x4bf16` for bf16; f32: four `v_mfma_f32_32x32x2f32`, full
+    f32 products); elsewhere each lane computes its own elements with fused
+    multiply-adds.
 
     Example:
     ```mlir
