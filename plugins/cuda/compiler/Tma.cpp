@@ -72,6 +72,11 @@ LogicalResult lowerTileLoadsToTma(func::FuncOp f, std::vector<std::string> *maps
   // Register budgets: setmaxnreg, .inc above what a lane has at launch.
   SmallVector<t::SetMaxRegistersOp> budgets;
   f.walk([&](t::SetMaxRegistersOp op) { budgets.push_back(op); });
+  // setmaxnreg is executed by whole warpgroups.
+  if (!budgets.empty() && lanes % 128)
+    return budgets.front()->emitOpError() << "needs groups of whole 128-lane warpgroups (setmaxnreg); this kernel's "
+                                             "group has "
+                                          << lanes << " lanes";
   for (t::SetMaxRegistersOp op : budgets) {
     const int64_t have = launchRegisters(lanes), want = op.getRegisters();
     if (want != have) {
@@ -86,13 +91,17 @@ LogicalResult lowerTileLoadsToTma(func::FuncOp f, std::vector<std::string> *maps
 
   SmallVector<Operation *> ops;
   int64_t stages = 0, releasers = 0;
-  Operation *acquireOp = nullptr;
+  Operation *acquireOp = nullptr, *firstAcquire = nullptr, *firstRelease = nullptr;
   f.walk([&](Operation *op) {
     if (auto a = dyn_cast<t::TileLoadAsyncOp>(op)) stages = std::max<int64_t>(stages, a.getStages());
     if (auto c = dyn_cast<t::TileLoadCommitOp>(op)) stages = std::max<int64_t>(stages, c.getStages());
     if (auto w = dyn_cast<t::TileLoadWaitOp>(op)) stages = std::max<int64_t>(stages, w.getStages());
-    if (auto r = dyn_cast<t::TileLoadReleaseOp>(op)) stages = std::max<int64_t>(stages, r.getStages());
+    if (auto r = dyn_cast<t::TileLoadReleaseOp>(op)) {
+      stages = std::max<int64_t>(stages, r.getStages());
+      if (!firstRelease) firstRelease = op;
+    }
     if (auto a = dyn_cast<t::TileLoadAcquireOp>(op)) {
+      if (!firstAcquire) firstAcquire = op;
       stages = std::max<int64_t>(stages, a.getStages());
       if (releasers && releasers != a.getReleasers()) acquireOp = op;
       releasers = a.getReleasers();
@@ -106,6 +115,14 @@ LogicalResult lowerTileLoadsToTma(func::FuncOp f, std::vector<std::string> *maps
     return acquireOp->emitOpError() << "names " << cast<t::TileLoadAcquireOp>(acquireOp).getReleasers()
                                     << " releasers, another acquire of the kernel a different number: a stage's "
                                        "barrier counts one number of arrivals";
+  // Half a pipeline would hang on the device: an acquire that no release
+  // completes, or releases that no barrier was made for.
+  if (firstAcquire && !firstRelease)
+    return firstAcquire->emitOpError() << "waits for releases of its stage, and the kernel has no "
+                                          "tessera_tile.tile_load_release: it would wait forever";
+  if (firstRelease && !firstAcquire)
+    return firstRelease->emitOpError() << "releases a stage, and the kernel has no tessera_tile.tile_load_acquire "
+                                          "to say how many lanes release it (releasers)";
   Location fl = f.getLoc();
   // A warp-specialized pipeline: readers release stages, the producer
   // acquires them before refilling.

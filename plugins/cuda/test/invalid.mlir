@@ -33,3 +33,35 @@ func.func @mesh_add(%c: memref<?xi32>)
   %o = tessera_tile.atomic_rmw add %one, %c[%c0] scope = mesh : i32, memref<?xi32>
   return
 }
+
+// Half a warp-specialized pipeline would hang on the device; setmaxnreg
+// needs whole warpgroups:
+// RUN: not tessera-compile %s --function acquire_alone --target cuda:sm_90a --emit ptx -o %t.ptx 2>&1 | FileCheck %s --check-prefix=ACQUIRE
+// RUN: not tessera-compile %s --function release_alone --target cuda:sm_90a --emit ptx -o %t.ptx 2>&1 | FileCheck %s --check-prefix=RELEASE
+// RUN: not tessera-compile %s --function budget_96 --target cuda:sm_90a --emit ptx -o %t.ptx 2>&1 | FileCheck %s --check-prefix=BUDGET
+// ACQUIRE: invalid.mlir:[[@LINE+6]]:{{[0-9]+}}: error: 'tessera_tile.tile_load_acquire' op waits for releases of its stage, and the kernel has no tessera_tile.tile_load_release: it would wait forever
+func.func @acquire_alone(%x: memref<32xf32>)
+    attributes {tessera_tile.group_size = array<i64: 128>} {
+  %c0 = arith.constant 0 : index
+  %l = tessera_tile.lane_id 0 : index
+  %v = memref.load %x[%l] : memref<32xf32>
+  tessera_tile.tile_load_acquire stage %c0 phase %c0 {releasers = 128 : i64, stages = 2 : i64}
+  memref.store %v, %x[%l] : memref<32xf32>
+  return
+}
+
+// RELEASE: invalid.mlir:[[@LINE+5]]:{{[0-9]+}}: error: 'tessera_tile.tile_load_release' op releases a stage, and the kernel has no tessera_tile.tile_load_acquire to say how many lanes release it (releasers)
+func.func @release_alone(%x: memref<32xf32>)
+    attributes {tessera_tile.group_size = array<i64: 128>} {
+  %c0 = arith.constant 0 : index
+  %l = tessera_tile.lane_id 0 : index
+  tessera_tile.tile_load_release stage %c0 {stages = 2 : i64}
+  return
+}
+
+// BUDGET: invalid.mlir:[[@LINE+3]]:{{[0-9]+}}: error: 'tessera_tile.set_max_registers' op needs groups of whole 128-lane warpgroups (setmaxnreg); this kernel's group has 96 lanes
+func.func @budget_96()
+    attributes {tessera_tile.group_size = array<i64: 96>} {
+  tessera_tile.set_max_registers {registers = 40 : i64}
+  return
+}
