@@ -162,8 +162,18 @@ class Interpreter {
     const int64_t ai = static_cast<int64_t>(Scalar(lane, mma.getAIndex()));
     const int64_t bi = static_cast<int64_t>(Scalar(lane, mma.getBIndex()));
     Val r = c;
+    // i8 operands (wavefront_mma): exact products and sums, wrapping at 32 bits.
+    const bool integer = mma.getOperandType().isInteger(8);
     for (size_t v = 0; v < r.v.size(); ++v) {
       const auto [row, col] = at(q, static_cast<int64_t>(v));
+      if (integer) {
+        int64_t acc = static_cast<int64_t>(r.v[v]);
+        for (int64_t kk = 0; kk < k; ++kk)
+          acc += static_cast<int64_t>(MatrixOperand(o, *a.m, ai + row * lda + kk, ot)) *
+                 static_cast<int64_t>(MatrixOperand(o, *b.m, bi + kk * ldb + col, ot));
+        r.v[v] = WrapSigned(static_cast<double>(acc), 32);
+        continue;
+      }
       float acc = static_cast<float>(r.v[v]);
       for (int64_t kk = 0; kk < k; ++kk)
         acc = std::fma(static_cast<float>(MatrixOperand(o, *a.m, ai + row * lda + kk, ot)),

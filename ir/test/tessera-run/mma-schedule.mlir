@@ -23,10 +23,11 @@
 // RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function ragged_batch --schedule "mma=wgmma tile-m=64 tile-n=64 stages=2" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s
 // --schedule mma=mfma: wavefronts of 64 lanes multiply the staged slices
 // with tessera_tile.wavefront_mma (MFMA's layout, 64x64 per wavefront),
-// computed lane by lane here; f16, bf16 and f32 (v_mfma_f32_32x32x2f32 on
-// CDNA), a batch, a bias epilogue, and shapes no tile divides (the lanes'
-// GEMM):
+// computed lane by lane here; f16, bf16, f32 (v_mfma_f32_32x32x2f32 on
+// CDNA) and i8 accumulated in i32 (v_mfma_i32_32x32x8i8; exact), a batch,
+// a bias epilogue, and shapes no tile divides (the lanes' GEMM):
 // RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function f32 --schedule "mma=mfma tile-m=64 tile-n=64" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s
+// RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function i8 --schedule "mma=mfma tile-m=64 tile-n=64" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s --check-prefix=EXACT
 // RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function g --schedule "mma=mfma tile-m=64 tile-n=64" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s
 // RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function small --schedule "mma=mfma tile-m=64 tile-n=64" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s
 // RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function pv --schedule "mma=mfma" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s
@@ -55,6 +56,13 @@ func.func @g(%a: tensor<256x128xbf16>, %b: tensor<128x256xbf16>, %bias: tensor<2
   %c = tessera_graph.matmul %a, %b : tensor<256x128xbf16>, tensor<128x256xbf16> -> tensor<256x256xf32>
   %y = tessera_graph.add %c, %bias : tensor<256x256xf32>, tensor<256xf32>
   return %y : tensor<256x256xf32>
+}
+
+// EXACT: verify: max abs error 0 {{.*}}: PASS
+// EXACT: exit code 0
+func.func @i8(%a: tensor<2x128x96xi8>, %b: tensor<2x96x128xi8>) -> tensor<2x128x128xi32> {
+  %c = tessera_graph.matmul %a, %b : tensor<2x128x96xi8>, tensor<2x96x128xi8> -> tensor<2x128x128xi32>
+  return %c : tensor<2x128x128xi32>
 }
 
 func.func @f32(%a: tensor<2x128x96xf32>, %b: tensor<2x96x64xf32>) -> tensor<2x128x64xf32> {

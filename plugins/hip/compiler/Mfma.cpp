@@ -6,6 +6,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "tessera/Conversion/TileToGPU/KernelLowering.h"
 
 using namespace mlir;
 
@@ -20,16 +21,22 @@ FailureOr<SmallVector<Value>> lowerWavefrontMmaToMfma(OpBuilder &b, tile::Wavefr
   Location l = op.getLoc();
   const int64_t m = op.getM(), n = op.getN(), lda = op.getLda(), ldb = op.getLdb();
   const int64_t tilesM = m / 32, tilesN = n / 32;
+  const bool i8 = op.getOperandType().isInteger(8);
+  // gfx940's i8 MFMA is 16 deep (v_mfma_i32_32x32x16_i8), the op 8 deep:
+  // lane by lane there.
+  if (i8 && chipset.startswith("gfx94"))
+    return gpu_lowering::wavefrontMmaByLane(b, l, op, op.getA(), op.getB(), op.getAIndex(), op.getBIndex(), acc, lane);
   const bool bf16 = op.getOperandType().isBF16(), f32Operands = op.getOperandType().isF32();
   // gfx908 has bf16 matrix cores only with 2 values per lane (k = 4); f32
   // takes one value per lane (k = 2).
   const bool bf16Pairs = bf16 && chipset == "gfx908";
+  // i8: 4 values per lane packed in an i32, the whole 8-deep step at once.
   const int64_t perLane = f32Operands ? 1 : bf16Pairs ? 2 : 4;  // k values per lane and instruction
   const int64_t steps = 8 / (2 * perLane);                     // instructions per 8-deep step
   Type i16 = b.getI16Type(), f32 = b.getF32Type();
-  Type operandElem = f32Operands ? f32 : bf16 ? i16 : b.getF16Type();  // what the intrinsics take
+  Type operandElem = f32Operands ? f32 : i8 ? b.getI8Type() : bf16 ? i16 : b.getF16Type();
   auto operandVec = VectorType::get({perLane}, operandElem);
-  auto accVec = VectorType::get({16}, f32);
+  auto accVec = VectorType::get({16}, i8 ? Type(b.getI32Type()) : f32);
 
   auto c = [&](int64_t v) -> Value { return b.create<arith::ConstantIndexOp>(l, v); };
   auto add = [&](Value x, Value y) -> Value { return b.create<arith::AddIOp>(l, x, y); };
@@ -38,7 +45,11 @@ FailureOr<SmallVector<Value>> lowerWavefrontMmaToMfma(OpBuilder &b, tile::Wavefr
   auto element = [&](Value buffer, Value index) { return loadMatrixOperand(b, l, buffer, index, operandElem); };
   // A lane's k values of one instruction: f32 operands are scalars
   // (v_mfma_f32_32x32x2f32 takes one value each), the others vectors.
-  auto fragment = [&](ArrayRef<Value> xs) { return f32Operands ? xs.front() : packVector(b, l, operandVec, xs); };
+  auto fragment = [&](ArrayRef<Value> xs) -> Value {
+    if (f32Operands) return xs.front();
+    Value v = packVector(b, l, operandVec, xs);
+    return i8 ? b.create<LLVM::BitcastOp>(l, b.getI32Type(), v).getResult() : v;
+  };
 
   Value row = b.create<arith::RemUIOp>(l, lane, c(32));                     // A's row, B's column
   Value kq = mul(b.create<arith::DivUIOp>(l, lane, c(32)), perLane);        // first k of the lane
@@ -69,7 +80,9 @@ FailureOr<SmallVector<Value>> lowerWavefrontMmaToMfma(OpBuilder &b, tile::Wavefr
       Value d = packVector(b, l, accVec, ArrayRef<Value>(r).slice(v0, 16));
       for (int64_t s = 0; s < steps; ++s) {
         SmallVector<Value> operands{aFrag[s][tm], bFrag[s][tn], d, zero, zero, zero};
-        if (f32Operands)
+        if (i8)
+          d = b.create<ROCDL::mfma_i32_32x32x8i8>(l, accVec, operands);
+        else if (f32Operands)
           d = b.create<ROCDL::mfma_f32_32x32x2f32>(l, accVec, operands);
         else if (bf16Pairs)
           d = b.create<ROCDL::mfma_f32_32x32x4bf16>(l, accVec, operands);

@@ -23,6 +23,19 @@
 // F32: .group_segment_fixed_size: 37376
 // F32-NOT: .private_segment_fixed_size: {{[1-9]}}
 // F32: .vgpr_spill_count: 0
+// and i8 ones, accumulated in i32 (exact): one v_mfma_i32_32x32x8i8 per
+// 32 x 32 tile and 8-deep step (four i8 per lane in a VGPR) on gfx908 and
+// gfx90a; gfx940's i8 MFMA is 16 deep, so there each lane computes its own
+// elements:
+// RUN: tessera-compile %s --function i8 --target hip:gfx90a --emit asm -o %t.i8.s
+// RUN: FileCheck %s --check-prefix=I8 < %t.i8.s
+// I8-COUNT-16: v_mfma_i32_32x32x8i8 a[{{[0-9]+}}:{{[0-9]+}}], v{{[0-9]+}}, v{{[0-9]+}}, a[{{[0-9]+}}:{{[0-9]+}}]
+// I8: .agpr_count: 64
+// I8-NOT: .private_segment_fixed_size: {{[1-9]}}
+// RUN: tessera-compile %s --function i8 --target hip:gfx940 --emit asm -o %t.i8.gfx940.s
+// RUN: FileCheck %s --check-prefix=I8GFX940 < %t.i8.gfx940.s
+// I8GFX940-NOT: v_mfma
+// I8GFX940: v_mul_i32_i24
 // gfx908 has bf16 matrix cores with two values per lane: two k=4
 // instructions per step; gfx940 spells the bf16 one without "_1k":
 // RUN: tessera-compile %s --function bf16 --target hip:gfx908 --emit asm -o %t.gfx908.s
@@ -55,6 +68,11 @@ func.func @bf16(%a: tensor<256x128xbf16>, %b: tensor<128x256xbf16>) -> tensor<25
 func.func @f32(%a: tensor<256x128xf32>, %b: tensor<128x256xf32>) -> tensor<256x256xf32> {
   %c = tessera_graph.matmul %a, %b : tensor<256x128xf32>, tensor<128x256xf32> -> tensor<256x256xf32>
   return %c : tensor<256x256xf32>
+}
+
+func.func @i8(%a: tensor<2x128x96xi8>, %b: tensor<2x96x128xi8>) -> tensor<2x128x128xi32> {
+  %c = tessera_graph.matmul %a, %b : tensor<2x128x96xi8>, tensor<2x96x128xi8> -> tensor<2x128x128xi32>
+  return %c : tensor<2x128x128xi32>
 }
 
 func.func @f16(%a: tensor<128x64xf16>, %b: tensor<64x128xf16>) -> tensor<128x128xf32> {

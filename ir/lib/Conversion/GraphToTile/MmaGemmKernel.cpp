@@ -26,8 +26,12 @@ constexpr int64_t kStages = 2;
 
 Type elemOf(Value v) { return v.getType().cast<ShapedType>().getElementType(); }
 
-/// Bytes of one staged operand element: 2, or 4 for f32 (mfma only).
-int64_t operandBytes(graph::MatmulOp matmul) { return elemOf(matmul.getLhs()).isF32() ? 4 : 2; }
+/// Bytes of one staged operand element: 2, or 4 for f32 and 1 for i8
+/// (mfma only).
+int64_t operandBytes(graph::MatmulOp matmul) {
+  Type e = elemOf(matmul.getLhs());
+  return e.isF32() ? 4 : e.isInteger(8) ? 1 : 2;
+}
 
 int64_t sharedBytes(const GemmTile &t, int64_t bytes) {
   const int64_t bk = sliceK(t, bytes), pad = kPadBytes / bytes;
@@ -106,10 +110,12 @@ int64_t lanes(const GemmTile &t) {
   return (t.tm / u.m) * (t.tn / u.n) * u.width;
 }
 
-bool matrixUnitOperands(graph::MatmulOp matmul, int64_t *M, int64_t *N, int64_t *K, bool f32) {
+bool matrixUnitOperands(graph::MatmulOp matmul, int64_t *M, int64_t *N, int64_t *K, bool wavefront) {
   Type a = elemOf(matmul.getLhs()), b = elemOf(matmul.getRhs());
-  if (a != b || !(a.isBF16() || a.isF16() || (f32 && a.isF32()))) return false;
-  if (!elements::computeType(elemOf(matmul.getResult())).isF32()) return false;
+  if (a != b || !(a.isBF16() || a.isF16() || (wavefront && (a.isF32() || a.isInteger(8))))) return false;
+  // i8 products accumulate in i32, the others in f32.
+  Type acc = elements::computeType(elemOf(matmul.getResult()));
+  if (a.isInteger(8) ? !acc.isInteger(32) : !acc.isF32()) return false;
   auto at = matmul.getLhs().getType().cast<ShapedType>(), bt = matmul.getRhs().getType().cast<ShapedType>();
   auto ct = matmul.getType().cast<ShapedType>();
   if (!at.hasStaticShape() || !bt.hasStaticShape() || at.getRank() != bt.getRank()) return false;
@@ -124,8 +130,9 @@ bool eligible(graph::MatmulOp matmul, const GemmTile &t) {
   if (t.mmaWgmma) return wgmma::eligible(matmul, t);
   if (!t.mmaSync && !t.mmaMfma && !t.mmaWmma) return false;
   int64_t M, N, K;
-  // f32 operands on CDNA's matrix cores (v_mfma_f32_32x32x2f32).
-  if (!matrixUnitOperands(matmul, &M, &N, &K, /*f32=*/t.mmaMfma)) return false;
+  // f32 and i8 operands on CDNA's matrix cores (v_mfma_f32_32x32x2f32,
+  // v_mfma_i32_32x32x8i8).
+  if (!matrixUnitOperands(matmul, &M, &N, &K, /*wavefront=*/t.mmaMfma)) return false;
   const Unit u = unitOf(t);
   if (t.tm % u.m || t.tn % u.n) return false;
   const int64_t bytes = operandBytes(matmul);
@@ -219,8 +226,10 @@ void buildKernel(func::FuncOp k, graph::MatmulOp matmul, const GemmTile &t, Valu
   load(b, ix.c(b, 0), ix.c(b, 0));
   b.create<t::CpAsyncCommitOp>(l);
   const int64_t perLane = unit.m * unit.n / unit.width;
-  auto accType = VectorType::get({perLane}, b.getF32Type());
-  Value zero = b.create<arith::ConstantOp>(l, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.0f)));
+  const bool integer = operand.isInteger(8);  // i32 accumulators
+  auto accType = VectorType::get({perLane}, integer ? Type(b.getI32Type()) : Type(b.getF32Type()));
+  Value zero = b.create<arith::ConstantOp>(
+      l, DenseElementsAttr::get(accType, integer ? Attribute(b.getI32IntegerAttr(0)) : Attribute(b.getF32FloatAttr(0.0f))));
   const int64_t slices = K / BK;
   auto loop = b.create<scf::ForOp>(l, ix.c(b, 0), ix.c(b, slices), ix.c(b, 1), ValueRange{zero});
   {

@@ -123,39 +123,6 @@ SmallVector<Value> warpgroupMmaByLane(OpBuilder &b, Location l, t::WarpgroupMmaO
   return r;
 }
 
-/// wavefront_mma without matrix units: lane p of the wavefront computes its
-/// own elements (the op's layout): per 32 x 32 tile, rows 8*(u/4) + 4*(p/32)
-/// + u%4 (16 of them) and column p%32; the 16*(m/32) rows of A and n/32
-/// columns of B it needs read once per k, then fused multiply-adds in order
-/// k = 0..7.
-SmallVector<Value> wavefrontMmaByLane(OpBuilder &b, Location l, t::WavefrontMmaOp o, Value a, Value bm, Value aIndex,
-                                      Value bIndex, ArrayRef<Value> acc, Value p) {
-  const int64_t m = o.getM(), n = o.getN(), lda = o.getLda(), ldb = o.getLdb();
-  const int64_t tilesM = m / 32, tilesN = n / 32;
-  Type ot = o.getOperandType();
-  auto c = [&](int64_t v) { return cIdx(b, l, v); };
-  auto add = [&](Value x, Value y) -> Value { return b.create<arith::AddIOp>(l, x, y); };
-  Value half = b.create<arith::MulIOp>(l, b.create<arith::DivUIOp>(l, p, c(32)), c(4));  // 0 or 4
-  Value col = b.create<arith::RemUIOp>(l, p, c(32));
-  Value aRow0 = add(aIndex, b.create<arith::MulIOp>(l, half, c(lda)));
-  Value bCol0 = add(bIndex, col);
-  SmallVector<Value> r(acc.begin(), acc.end());
-  for (int64_t k = 0; k < 8; ++k) {
-    SmallVector<Value> av, bv;  // av[tm*16 + u], bv[tn]
-    for (int64_t tm = 0; tm < tilesM; ++tm)
-      for (int64_t u = 0; u < 16; ++u)
-        av.push_back(operandToF32(
-            b, l, b.create<memref::LoadOp>(l, a, add(aRow0, c((32 * tm + 8 * (u / 4) + u % 4) * lda + k))), ot));
-    for (int64_t tn = 0; tn < tilesN; ++tn)
-      bv.push_back(operandToF32(b, l, b.create<memref::LoadOp>(l, bm, add(bCol0, c(k * ldb + 32 * tn))), ot));
-    for (int64_t v = 0; v < static_cast<int64_t>(r.size()); ++v) {
-      const int64_t t = v / 16, u = v % 16;
-      r[v] = b.create<math::FmaOp>(l, av[(t / tilesN) * 16 + u], bv[t % tilesN], r[v]);
-    }
-  }
-  return r;
-}
-
 /// wave32_mma without matrix units: lane q of the wave computes its own
 /// elements (the op's layout): per 16 x 16 tile, rows 2*u + q/16 (8 of
 /// them) and column q%16; the 8*(m/16) rows of A and n/16 columns of B it
@@ -286,6 +253,48 @@ template <>
 constexpr Wave32MmaPattern::ByLane Wave32MmaPattern::byLane() { return wave32MmaByLane; }
 
 }  // namespace
+
+/// wavefront_mma without matrix units: lane p of the wavefront computes its
+/// own elements (the op's layout): per 32 x 32 tile, rows 8*(u/4) + 4*(p/32)
+/// + u%4 (16 of them) and column p%32; the 16*(m/32) rows of A and n/32
+/// columns of B it needs read once per k, then fused multiply-adds in order
+/// k = 0..7.
+SmallVector<Value> wavefrontMmaByLane(OpBuilder &b, Location l, t::WavefrontMmaOp o, Value a, Value bm, Value aIndex,
+                                      Value bIndex, ArrayRef<Value> acc, Value p) {
+  const int64_t m = o.getM(), n = o.getN(), lda = o.getLda(), ldb = o.getLdb();
+  const int64_t tilesM = m / 32, tilesN = n / 32;
+  Type ot = o.getOperandType();
+  auto c = [&](int64_t v) { return cIdx(b, l, v); };
+  auto add = [&](Value x, Value y) -> Value { return b.create<arith::AddIOp>(l, x, y); };
+  // i8 operands: sign-extended, multiplied and added in i32 (exact, wrapping).
+  const bool integer = ot.isInteger(8);
+  auto operand = [&](Value x) -> Value {
+    return integer ? b.create<arith::ExtSIOp>(l, b.getI32Type(), x).getResult() : operandToF32(b, l, x, ot);
+  };
+  auto multiplyAdd = [&](Value x, Value y, Value acc) -> Value {
+    if (integer) return b.create<arith::AddIOp>(l, b.create<arith::MulIOp>(l, x, y), acc);
+    return b.create<math::FmaOp>(l, x, y, acc);
+  };
+  Value half = b.create<arith::MulIOp>(l, b.create<arith::DivUIOp>(l, p, c(32)), c(4));  // 0 or 4
+  Value col = b.create<arith::RemUIOp>(l, p, c(32));
+  Value aRow0 = add(aIndex, b.create<arith::MulIOp>(l, half, c(lda)));
+  Value bCol0 = add(bIndex, col);
+  SmallVector<Value> r(acc.begin(), acc.end());
+  for (int64_t k = 0; k < 8; ++k) {
+    SmallVector<Value> av, bv;  // av[tm*16 + u], bv[tn]
+    for (int64_t tm = 0; tm < tilesM; ++tm)
+      for (int64_t u = 0; u < 16; ++u)
+        av.push_back(
+            operand(b.create<memref::LoadOp>(l, a, add(aRow0, c((32 * tm + 8 * (u / 4) + u % 4) * lda + k)))));
+    for (int64_t tn = 0; tn < tilesN; ++tn)
+      bv.push_back(operand(b.create<memref::LoadOp>(l, bm, add(bCol0, c(k * ldb + 32 * tn)))));
+    for (int64_t v = 0; v < static_cast<int64_t>(r.size()); ++v) {
+      const int64_t t = v / 16, u = v % 16;
+      r[v] = multiplyAdd(av[(t / tilesN) * 16 + u], bv[t % tilesN], r[v]);
+    }
+  }
+  return r;
+}
 
 void populateMmaPatterns(RewritePatternSet &patterns, KernelContext &kernel) {
   patterns.add<MmaPattern>(patterns.getContext());

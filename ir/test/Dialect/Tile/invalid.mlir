@@ -449,3 +449,11 @@ func.func @wavefront_mma_f32_bits(%a: memref<4096xi16, 3>, %b: memref<4096xi16, 
   %r = tessera_tile.wavefront_mma %a[%i], %b[%i], %c {m = 64 : i64, n = 64 : i64, lda = 64 : i64, ldb = 64 : i64, operand_type = f32} : memref<4096xi16, 3>, memref<4096xi16, 3>, vector<64xf32>
   return
 }
+
+// -----
+
+func.func @wavefront_mma_i8_f32_acc(%a: memref<4096xi8, 3>, %b: memref<4096xi8, 3>, %i: index, %c: vector<64xf32>) {
+  // expected-error @+1 {{i8 operands accumulate in i32, not 'f32'}}
+  %r = tessera_tile.wavefront_mma %a[%i], %b[%i], %c {m = 64 : i64, n = 64 : i64, lda = 64 : i64, ldb = 64 : i64, operand_type = i8} : memref<4096xi8, 3>, memref<4096xi8, 3>, vector<64xf32>
+  return
+}

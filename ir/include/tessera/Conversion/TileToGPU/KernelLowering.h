@@ -113,6 +113,14 @@ inline constexpr const char kFloatCasAttr[] = "tessera.spirv_float_cas";
 /// tile_load_acquire / _release) is an error naming the op.
 mlir::LogicalResult expandTileLoads(mlir::func::FuncOp f);
 
+/// wavefront_mma computed by each lane (`p`: its index in its wavefront of
+/// 64) for its own accumulator elements (`acc`, scalarized): what targets
+/// without matrix cores do, and a hook's way out for an operand type its
+/// chip has no instruction for.
+llvm::SmallVector<mlir::Value> wavefrontMmaByLane(mlir::OpBuilder &b, mlir::Location l, tile::WavefrontMmaOp o,
+                                                  mlir::Value a, mlir::Value bm, mlir::Value aIndex, mlir::Value bIndex,
+                                                  llvm::ArrayRef<mlir::Value> acc, mlir::Value p);
+
 /// warpgroup_mma's 128-byte swizzle of element index `e` (index type):
 /// e ^ ((e >> 3) & 0x38).
 mlir::Value swizzle128(mlir::OpBuilder &b, mlir::Location l, mlir::Value e);

@@ -262,8 +262,14 @@ LogicalResult verifyCooperativeMma(Op op, int64_t tileM, int64_t tileN, int64_t 
                                    const char *why, int64_t lanes, bool f32 = false) {
   const int64_t m = op.getM(), n = op.getN(), lda = op.getLda(), ldb = op.getLdb();
   Type ot = op.getOperandType();
-  if (!ot.isBF16() && !ot.isF16() && !(f32 && ot.isF32()))
-    return op.emitOpError() << "operand_type must be bf16" << (f32 ? ", f16 or f32" : " or f16") << ", not " << ot;
+  if (!ot.isBF16() && !ot.isF16() && !(f32 && (ot.isF32() || ot.isInteger(8))))
+    return op.emitOpError() << "operand_type must be bf16" << (f32 ? ", f16, f32 or i8" : " or f16") << ", not "
+                            << ot;
+  // i8 products accumulate in i32, the others in f32.
+  Type accElem = op.getAcc().getType().template cast<VectorType>().getElementType();
+  if (accElem != (ot.isInteger(8) ? Type(IntegerType::get(op.getContext(), 32)) : Type(Float32Type::get(op.getContext()))))
+    return op.emitOpError() << (ot.isInteger(8) ? "i8 operands accumulate in i32" : "the accumulator must be f32")
+                            << ", not " << accElem;
   if (m <= 0 || n <= 0 || m % tileM || n % tileN) {
     if (tileM == tileN)
       return op.emitOpError() << "m and n must be positive multiples of " << tileM << ", got m = " << m

@@ -426,7 +426,10 @@ def Tile_WavefrontMmaOp : Tile_Op<"wavefront_mma", [AllTypesMatch<["acc", "resul
     gfx90a, gfx940) it is `v_mfma_f32_32x32x8f16` / `..bf16_1k` (gfx908:
     two `..32x32x4bf16` for bf16; f32: four `v_mfma_f32_32x32x2f32`, full
     f32 products); elsewhere each lane computes its own elements with fused
-    multiply-adds.
+    multiply-adds. With `operand_type = i8` the accumulator is i32 (the
+    products and sums are exact, wrapping at 32 bits):
+    `v_mfma_i32_32x32x8i8` on gfx908 / gfx90a, lane by lane elsewhere
+    (gfx940 included: its i8 MFMA is 16 deep).
 
     Example:
     ```mlir
@@ -435,9 +438,9 @@ def Tile_WavefrontMmaOp : Tile_Op<"wavefront_mma", [AllTypesMatch<["acc", "resul
     ```
   }];
   let arguments = (ins AnyMemRef:$a, Index:$a_index, AnyMemRef:$b, Index:$b_index,
-                       VectorOfRankAndType<[1], [F32]>:$acc,
+                       VectorOfRankAndType<[1], [F32, I32]>:$acc,
                        I64Attr:$m, I64Attr:$n, I64Attr:$lda, I64Attr:$ldb, TypeAttr:$operand_type);
-  let results = (outs VectorOfRankAndType<[1], [F32]>:$result);
+  let results = (outs VectorOfRankAndType<[1], [F32, I32]>:$result);
   let assemblyFormat = [{
     $a `[` $a_index `]` `,` $b `[` $b_index `]` `,` $acc attr-dict `:` type($a) `,` type($b) `,` type($acc)
   }];
