@@ -26,7 +26,8 @@ Program:
                          keys: tile-m tile-n tile-k micro-m micro-n
                          clamp-tiles row-tile vector-width fuse fuse-reductions
                          merge-matmul-chains attention attn-block-q
-                         attn-block-kv
+                         attn-block-kv mma stages warp-specialize
+                         micro-layout
   --compile-option N=V   an option of the plugin's compiler (tessera-info
                          lists them per target), e.g. opt_level=2
   --save FILE.tsp        also write the compiled program (tessera-run and
