@@ -519,7 +519,8 @@ bool Interpreter::StageReady(const Lane &lane) const {
     return it == m.end() ? int64_t{0} : it->second;
   };
   if (auto acq = dyn_cast<tile::TileLoadAcquireOp>(lane.wait))
-    return count(releases_, stage) >= (count(lane.stage_acquires, stage) + 1) * acq.getReleasers();
+    return count(releases_, stage) >=
+           (count(lane.stage_acquires, stage) + 1) * static_cast<int64_t>(acq.getReleasers());
   return count(commits_, stage) > count(lane.stage_waits, stage);
 }
 
@@ -988,7 +989,7 @@ void Interpreter::Execute(Lane &lane, Operation &op) {
     // before its cp_async_wait is wrong on hardware, not here).
     const Val &src = Get(lane, cp.getSource()), &dst = Get(lane, cp.getTarget());
     SmallVector<int64_t> si = Indices(lane, cp.getSrcIndices()), di = Indices(lane, cp.getDstIndices());
-    for (int64_t k = 0; k < cp.getElements(); ++k) {
+    for (int64_t k = 0; k < static_cast<int64_t>(cp.getElements()); ++k) {
       SmallVector<int64_t> a = si, b = di;
       a.back() += k;
       b.back() += k;
@@ -1017,14 +1018,14 @@ void Interpreter::Execute(Lane &lane, Operation &op) {
     // A group commit: every lane makes it, counted once; a single-lane one
     // (a warp-specialized producer) by the lane that makes it.
     const auto stage = static_cast<int64_t>(Scalar(lane, commit.getStage()));
-    if (stage < 0 || stage >= commit.getStages())
+    if (stage < 0 || stage >= static_cast<int64_t>(commit.getStages()))
       Fail(o, "stage " + std::to_string(stage) + " is outside 0.." + std::to_string(commit.getStages() - 1));
     if (commit.getSingleLane() || lane.index == 0) ++commits_[stage];
     return;
   }
   if (auto release = dyn_cast<tile::TileLoadReleaseOp>(op)) {
     const auto stage = static_cast<int64_t>(Scalar(lane, release.getStage()));
-    if (stage < 0 || stage >= release.getStages())
+    if (stage < 0 || stage >= static_cast<int64_t>(release.getStages()))
       Fail(o, "stage " + std::to_string(stage) + " is outside 0.." + std::to_string(release.getStages() - 1));
     ++releases_[stage];
     return;

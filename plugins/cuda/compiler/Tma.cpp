@@ -103,8 +103,9 @@ LogicalResult lowerTileLoadsToTma(func::FuncOp f, std::vector<std::string> *maps
     if (auto a = dyn_cast<t::TileLoadAcquireOp>(op)) {
       if (!firstAcquire) firstAcquire = op;
       stages = std::max<int64_t>(stages, a.getStages());
-      if (releasers && releasers != a.getReleasers()) acquireOp = op;
-      releasers = a.getReleasers();
+      const auto r = static_cast<int64_t>(a.getReleasers());
+      if (releasers && releasers != r) acquireOp = op;
+      releasers = r;
     }
     if (isa<t::TileLoadAsyncOp, t::TileLoadCommitOp, t::TileLoadWaitOp, t::TileLoadReleaseOp, t::TileLoadAcquireOp>(
             op))

@@ -311,7 +311,7 @@ LogicalResult WarpgroupMmaOp::verify() {
     return emitOpError() << "b_block_stride (" << stride << ") must be a multiple of 512 (1024 bytes) "
                          << "and at least 64*k = " << 64 * k << " (a block of k rows of 64 columns)";
   if (failed(verifySharedOperands(*this, getA(), getB(), ot))) return failure();
-  if (getPending() < 0 || getPending() > 7)
+  if (getPending() > 7)
     return emitOpError() << "pending must be 0..7 (wgmma groups in flight), got " << getPending();
   const int64_t elems = n / 2;
   if (getAcc().getType().cast<VectorType>().getNumElements() != elems)
@@ -321,7 +321,7 @@ LogicalResult WarpgroupMmaOp::verify() {
 }
 
 LogicalResult WarpgroupMmaWaitOp::verify() {
-  if (getPending() < 0 || getPending() > 7)
+  if (getPending() > 7)
     return emitOpError() << "pending must be 0..7 (wgmma groups in flight), got " << getPending();
   return success();
 }
