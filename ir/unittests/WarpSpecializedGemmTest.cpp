@@ -91,6 +91,14 @@ class WarpSpecializedGemmTest : public ::testing::Test {
     return c;
   }
 
+  /// Runs `kernel` and compares C with Expected(), element by element.
+  void ExpectThePlainProduct(mlir::func::FuncOp kernel) {
+    std::vector<double> c;
+    ASSERT_EQ(Run(kernel, &c), "");
+    const std::vector<double> want = Expected();
+    for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(c[i], want[i]) << "element " << i;
+  }
+
   template <class Op>
   int Count(mlir::func::FuncOp f) {
     int n = 0;
@@ -118,10 +126,7 @@ TEST_F(WarpSpecializedGemmTest, ProducerAndConsumersComputeTheProduct) {
   k.walk([&](tile::WarpgroupMmaOp op) { inFlight += op.getPending() == 1; });
   EXPECT_EQ(inFlight, 1);
   EXPECT_EQ(Count<tile::WarpgroupMmaWaitOp>(k), 1);
-  std::vector<double> c;
-  ASSERT_EQ(Run(k, &c), "");
-  const std::vector<double> want = Expected();
-  for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(c[i], want[i]) << "element " << i;
+  ExpectThePlainProduct(k);
 }
 
 TEST_F(WarpSpecializedGemmTest, OneConsumerKeepsTheLaunchRegisters) {
@@ -131,10 +136,7 @@ TEST_F(WarpSpecializedGemmTest, OneConsumerKeepsTheLaunchRegisters) {
   ASSERT_TRUE(k) << diagnostics_;
   EXPECT_EQ(k->getAttrOfType<mlir::DenseI64ArrayAttr>("tessera_tile.group_size")[0], 256);
   EXPECT_EQ(Count<tile::SetMaxRegistersOp>(k), 0);
-  std::vector<double> c;
-  ASSERT_EQ(Run(k, &c), "");
-  const std::vector<double> want = Expected();
-  for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(c[i], want[i]) << "element " << i;
+  ExpectThePlainProduct(k);
 }
 
 TEST_F(WarpSpecializedGemmTest, WithoutTheAcquireTheProducerOverwritesAStageBeingRead) {
