@@ -28,6 +28,8 @@
 // a bias epilogue, and shapes no tile divides (the lanes' GEMM):
 // RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function f32 --schedule "mma=mfma tile-m=64 tile-n=64" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s
 // RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function i8 --schedule "mma=mfma tile-m=64 tile-n=64" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s --check-prefix=EXACT
+// and i8 with mma=sync (mma.sync...s32.s8.s8.s32 on cuda sm_80+):
+// RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function i8 --schedule "mma=sync tile-m=64 tile-n=64" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s --check-prefix=EXACT
 // RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function g --schedule "mma=mfma tile-m=64 tile-n=64" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s
 // RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function small --schedule "mma=mfma tile-m=64 tile-n=64" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s
 // RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function pv --schedule "mma=mfma" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s

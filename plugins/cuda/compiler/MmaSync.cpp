@@ -42,8 +42,66 @@ Value sharedAddress(OpBuilder &b, Location l, Value m, Value index, int64_t elem
   return b.create<arith::IndexCastOp>(l, b.getI32Type(), b.create<arith::AddIOp>(l, base, bytes));
 }
 
+namespace {
+
+/// i8 x i8 -> i32 (mma.sync.m16n8k16.s32.s8.s8.s32): per lane (g = lane/4,
+/// t = lane%4) A's a0 holds row g, k 4t..4t+3 (one 32-bit shared load), a1
+/// row g+8; B's b0 holds k 4t..4t+3 of column g (four bytes, packed). The
+/// accumulators are laid out as the f32 ones.
+SmallVector<Value> mmaSyncI8(OpBuilder &b, tile::SubgroupMmaOp op, ArrayRef<Value> acc, Value lane) {
+  Location l = op.getLoc();
+  const int64_t m = op.getM(), n = op.getN(), lda = op.getLda(), ldb = op.getLdb();
+  const int64_t tilesM = m / 16, tilesN = n / 8;
+  auto c = [&](int64_t v) -> Value { return b.create<arith::ConstantIndexOp>(l, v); };
+  auto add = [&](Value x, Value y) -> Value { return b.create<arith::AddIOp>(l, x, y); };
+  auto mul = [&](Value x, int64_t v) -> Value { return b.create<arith::MulIOp>(l, x, c(v)); };
+  Type i32 = b.getI32Type();
+  Value g = b.create<arith::DivUIOp>(l, lane, c(4)), t4 = mul(b.create<arith::RemUIOp>(l, lane, c(4)), 4);
+  auto load32 = [&](Value index) -> Value {  // four consecutive bytes of A (4-byte aligned)
+    return b.create<LLVM::InlineAsmOp>(l, i32, ValueRange{sharedAddress(b, l, op.getA(), index, 1)},
+                                       "ld.shared.b32 $0, [$1];", "=r,r", /*has_side_effects=*/true,
+                                       /*is_align_stack=*/false, LLVM::AsmDialectAttr(), ArrayAttr())
+        .getResult(0);
+  };
+  SmallVector<std::pair<Value, Value>> a;
+  Value aLane = add(op.getAIndex(), add(mul(g, lda), t4));
+  for (int64_t tm = 0; tm < tilesM; ++tm)
+    a.push_back({load32(add(aLane, c(16 * tm * lda))), load32(add(aLane, c((16 * tm + 8) * lda)))});
+  SmallVector<Value> bFrag;
+  Value bLane = add(op.getBIndex(), add(mul(t4, ldb), g));
+  for (int64_t tn = 0; tn < tilesN; ++tn) {
+    Value packed = b.create<arith::ConstantIntOp>(l, 0, 32);
+    for (int64_t i = 0; i < 4; ++i) {
+      Value byte = b.create<memref::LoadOp>(l, op.getB(), add(bLane, c(i * ldb + 8 * tn)));
+      Value wide = b.create<arith::ExtUIOp>(l, i32, byte);
+      packed = b.create<arith::OrIOp>(
+          l, packed, b.create<arith::ShLIOp>(l, wide, b.create<arith::ConstantIntOp>(l, 8 * i, 32)));
+    }
+    bFrag.push_back(packed);
+  }
+  const std::string text =
+      "mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {$0,$1,$2,$3}, {$4,$5}, {$6}, {$7,$8,$9,$10};";
+  Type quad = LLVM::LLVMStructType::getLiteral(b.getContext(), {i32, i32, i32, i32});
+  SmallVector<Value> r(acc.begin(), acc.end());
+  for (int64_t tm = 0; tm < tilesM; ++tm)
+    for (int64_t tn = 0; tn < tilesN; ++tn) {
+      const int64_t v = (tm * tilesN + tn) * 4;
+      SmallVector<Value> operands{a[tm].first, a[tm].second, bFrag[tn]};
+      for (int e = 0; e < 4; ++e) operands.push_back(r[v + e]);
+      auto mma = b.create<LLVM::InlineAsmOp>(l, quad, operands, text, "=r,=r,=r,=r,r,r,r,r,r,r,r",
+                                             /*has_side_effects=*/false, /*is_align_stack=*/false,
+                                             LLVM::AsmDialectAttr(), ArrayAttr());
+      for (int e = 0; e < 4; ++e)
+        r[v + e] = b.create<LLVM::ExtractValueOp>(l, mma.getResult(0), ArrayRef<int64_t>{e});
+    }
+  return r;
+}
+
+}  // namespace
+
 FailureOr<SmallVector<Value>> lowerSubgroupMmaToMmaSync(OpBuilder &b, tile::SubgroupMmaOp op, ArrayRef<Value> acc,
                                                         Value lane) {
+  if (op.getOperandType().isInteger(8)) return mmaSyncI8(b, op, acc, lane);
   Location l = op.getLoc();
   const int64_t m = op.getM(), n = op.getN(), lda = op.getLda(), ldb = op.getLdb();
   const int64_t tilesM = m / 16, tilesN = n / 8;

@@ -110,9 +110,9 @@ int64_t lanes(const GemmTile &t) {
   return (t.tm / u.m) * (t.tn / u.n) * u.width;
 }
 
-bool matrixUnitOperands(graph::MatmulOp matmul, int64_t *M, int64_t *N, int64_t *K, bool wavefront) {
+bool matrixUnitOperands(graph::MatmulOp matmul, int64_t *M, int64_t *N, int64_t *K, bool f32, bool i8) {
   Type a = elemOf(matmul.getLhs()), b = elemOf(matmul.getRhs());
-  if (a != b || !(a.isBF16() || a.isF16() || (wavefront && (a.isF32() || a.isInteger(8))))) return false;
+  if (a != b || !(a.isBF16() || a.isF16() || (f32 && a.isF32()) || (i8 && a.isInteger(8)))) return false;
   // i8 products accumulate in i32, the others in f32.
   Type acc = elements::computeType(elemOf(matmul.getResult()));
   if (a.isInteger(8) ? !acc.isInteger(32) : !acc.isF32()) return false;
@@ -130,9 +130,10 @@ bool eligible(graph::MatmulOp matmul, const GemmTile &t) {
   if (t.mmaWgmma) return wgmma::eligible(matmul, t);
   if (!t.mmaSync && !t.mmaMfma && !t.mmaWmma) return false;
   int64_t M, N, K;
-  // f32 and i8 operands on CDNA's matrix cores (v_mfma_f32_32x32x2f32,
-  // v_mfma_i32_32x32x8i8).
-  if (!matrixUnitOperands(matmul, &M, &N, &K, /*wavefront=*/t.mmaMfma)) return false;
+  // f32 operands on CDNA's matrix cores (v_mfma_f32_32x32x2f32); i8 ones
+  // there (v_mfma_i32_32x32x8i8) and on NVIDIA's tensor cores
+  // (mma.sync...s32.s8.s8.s32).
+  if (!matrixUnitOperands(matmul, &M, &N, &K, /*f32=*/t.mmaMfma, /*i8=*/t.mmaMfma || t.mmaSync)) return false;
   const Unit u = unitOf(t);
   if (t.tm % u.m || t.tn % u.n) return false;
   const int64_t bytes = operandBytes(matmul);
@@ -141,7 +142,22 @@ bool eligible(graph::MatmulOp matmul, const GemmTile &t) {
 }
 
 GemmTile fitTile(graph::MatmulOp matmul, const GemmTile &tile) {
-  if (tile.mmaWgmma) return wgmma::fitTile(matmul, tile);
+  if (tile.mmaWgmma) {
+    GemmTile t = wgmma::fitTile(matmul, tile);
+    if (wgmma::eligible(matmul, t)) return t;
+    // wgmma multiplies 16-bit floats only: an i8 matmul takes the subgroup
+    // kernel (mma.sync runs on Hopper too) rather than the lanes' FMAs.
+    int64_t M, N, K;
+    if (!matrixUnitOperands(matmul, &M, &N, &K, /*f32=*/false, /*i8=*/true) || !elemOf(matmul.getLhs()).isInteger(8))
+      return tile;
+    GemmTile sync = tile;
+    sync.mmaWgmma = false;
+    sync.warpSpecialize = false;
+    sync.stages = 0;
+    sync.mmaSync = true;
+    GemmTile fitted = fitTile(matmul, sync);
+    return eligible(matmul, fitted) ? fitted : tile;
+  }
   if ((!tile.mmaSync && !tile.mmaMfma && !tile.mmaWmma) || eligible(matmul, tile)) return tile;
   SmallVector<std::pair<int64_t, int64_t>> sizes;
   for (int64_t tm : {tile.tm, int64_t{128}, int64_t{64}})

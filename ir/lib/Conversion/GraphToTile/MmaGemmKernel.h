@@ -54,10 +54,11 @@ constexpr int64_t kWaveM = 64, kWaveN = 64;
 /// f32 operands (4 bytes, mfma only): a multiple of 16, at least 16.
 int64_t sliceK(const GemmTile &tile, int64_t operandBytes = 2);
 
-/// Whether `matmul` multiplies bf16 x bf16 or f16 x f16 (with `wavefront`,
-/// also f32 x f32) accumulated in f32, or (with `wavefront`) i8 x i8
-/// accumulated in i32, on static shapes, as matrix units do; its M, N, K.
-bool matrixUnitOperands(graph::MatmulOp matmul, int64_t *M, int64_t *N, int64_t *K, bool wavefront = false);
+/// Whether `matmul` multiplies bf16 x bf16 or f16 x f16 (with `f32`, also
+/// f32 x f32) accumulated in f32, or (with `i8`) i8 x i8 accumulated in
+/// i32, on static shapes, as matrix units do; its M, N, K.
+bool matrixUnitOperands(graph::MatmulOp matmul, int64_t *M, int64_t *N, int64_t *K, bool f32 = false,
+                        bool i8 = false);
 
 /// (Each function below hands a tile with mmaWgmma to WgmmaGemmKernel.h.)
 ///

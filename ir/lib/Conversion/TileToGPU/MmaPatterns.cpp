@@ -41,6 +41,20 @@ Value operandToF32(OpBuilder &b, Location l, Value x, Type operandType) {
                                   {/*hardwareF16=*/true, /*bf16AsI16=*/true, /*selectDivisionByZero=*/false});
 }
 
+/// An operand of a cooperative mma in its compute type: 16-bit floats and
+/// f32 as f32, i8 sign-extended to i32.
+Value operandToCompute(OpBuilder &b, Location l, Value x, Type operandType) {
+  if (operandType.isInteger(8)) return b.create<arith::ExtSIOp>(l, b.getI32Type(), x);
+  return operandToF32(b, l, x, operandType);
+}
+
+/// acc + x * y: a fused multiply-add, or for i32 (i8 operands) an exact
+/// multiply and add wrapping at 32 bits.
+Value multiplyAdd(OpBuilder &b, Location l, Value x, Value y, Value acc) {
+  if (acc.getType().isInteger(32)) return b.create<arith::AddIOp>(l, b.create<arith::MulIOp>(l, x, y), acc);
+  return b.create<math::FmaOp>(l, x, y, acc);
+}
+
 /// The lane's linear index in its group modulo `width` (its index in its
 /// subgroup or warpgroup).
 Value laneModulo(OpBuilder &b, Location l, ArrayRef<int64_t> group, int64_t width) {
@@ -73,15 +87,15 @@ SmallVector<Value> subgroupMmaByLane(OpBuilder &b, Location l, t::SubgroupMmaOp 
     SmallVector<Value> av, bv;
     for (int64_t row = 0; row < m / 8; ++row) {
       Value i = b.create<arith::AddIOp>(l, aRow0, cIdx(b, l, (row / 2 * 16 + row % 2 * 8) * lda + k));
-      av.push_back(operandToF32(b, l, b.create<memref::LoadOp>(l, a, i), ot));
+      av.push_back(operandToCompute(b, l, b.create<memref::LoadOp>(l, a, i), ot));
     }
     for (int64_t col = 0; col < n / 4; ++col) {
       Value i = b.create<arith::AddIOp>(l, bCol0, cIdx(b, l, k * ldb + col / 2 * 8 + col % 2));
-      bv.push_back(operandToF32(b, l, b.create<memref::LoadOp>(l, bm, i), ot));
+      bv.push_back(operandToCompute(b, l, b.create<memref::LoadOp>(l, bm, i), ot));
     }
     for (int64_t v = 0; v < static_cast<int64_t>(r.size()); ++v) {
       int64_t t = v / 4, e = v % 4, tm = t / tilesN, tn = t % tilesN;
-      r[v] = b.create<math::FmaOp>(l, av[tm * 2 + e / 2], bv[tn * 2 + e % 2], r[v]);
+      r[v] = multiplyAdd(b, l, av[tm * 2 + e / 2], bv[tn * 2 + e % 2], r[v]);
     }
   }
   return r;
@@ -267,14 +281,7 @@ SmallVector<Value> wavefrontMmaByLane(OpBuilder &b, Location l, t::WavefrontMmaO
   auto c = [&](int64_t v) { return cIdx(b, l, v); };
   auto add = [&](Value x, Value y) -> Value { return b.create<arith::AddIOp>(l, x, y); };
   // i8 operands: sign-extended, multiplied and added in i32 (exact, wrapping).
-  const bool integer = ot.isInteger(8);
-  auto operand = [&](Value x) -> Value {
-    return integer ? b.create<arith::ExtSIOp>(l, b.getI32Type(), x).getResult() : operandToF32(b, l, x, ot);
-  };
-  auto multiplyAdd = [&](Value x, Value y, Value acc) -> Value {
-    if (integer) return b.create<arith::AddIOp>(l, b.create<arith::MulIOp>(l, x, y), acc);
-    return b.create<math::FmaOp>(l, x, y, acc);
-  };
+  auto operand = [&](Value x) { return operandToCompute(b, l, x, ot); };
   Value half = b.create<arith::MulIOp>(l, b.create<arith::DivUIOp>(l, p, c(32)), c(4));  // 0 or 4
   Value col = b.create<arith::RemUIOp>(l, p, c(32));
   Value aRow0 = add(aIndex, b.create<arith::MulIOp>(l, half, c(lda)));
@@ -290,7 +297,7 @@ SmallVector<Value> wavefrontMmaByLane(OpBuilder &b, Location l, t::WavefrontMmaO
       bv.push_back(operand(b.create<memref::LoadOp>(l, bm, add(bCol0, c(k * ldb + 32 * tn)))));
     for (int64_t v = 0; v < static_cast<int64_t>(r.size()); ++v) {
       const int64_t t = v / 16, u = v % 16;
-      r[v] = multiplyAdd(av[(t / tilesN) * 16 + u], bv[t % tilesN], r[v]);
+      r[v] = multiplyAdd(b, l, av[(t / tilesN) * 16 + u], bv[t % tilesN], r[v]);
     }
   }
   return r;

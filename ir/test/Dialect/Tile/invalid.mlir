@@ -221,7 +221,7 @@ func.func @subgroup_mma_m(%a: memref<2048xi16, 3>, %b: memref<2048xi16, 3>, %i: 
 // -----
 
 func.func @subgroup_mma_type(%a: memref<2048xi16, 3>, %b: memref<2048xi16, 3>, %i: index, %c: vector<4xf32>) {
-  // expected-error @+1 {{operand_type must be bf16 or f16, not 'f32'}}
+  // expected-error @+1 {{operand_type must be bf16, f16 or i8, not 'f32'}}
   %r = tessera_tile.subgroup_mma %a[%i], %b[%i], %c {m = 16 : i64, n = 8 : i64, lda = 16 : i64, ldb = 8 : i64, operand_type = f32} : memref<2048xi16, 3>, memref<2048xi16, 3>, vector<4xf32>
   return
 }
@@ -437,7 +437,7 @@ func.func @mma_wait_pending(%acc: vector<64xf32>) -> vector<64xf32> {
 // -----
 
 func.func @subgroup_mma_f32(%a: memref<10240xf32, 3>, %b: memref<8704xf32, 3>, %i: index, %c: vector<64xf32>) {
-  // expected-error @+1 {{operand_type must be bf16 or f16, not 'f32'}}
+  // expected-error @+1 {{operand_type must be bf16, f16 or i8, not 'f32'}}
   %r = tessera_tile.subgroup_mma %a[%i], %b[%i], %c {m = 64 : i64, n = 32 : i64, lda = 40 : i64, ldb = 136 : i64, operand_type = f32} : memref<10240xf32, 3>, memref<8704xf32, 3>, vector<64xf32>
   return
 }
@@ -455,5 +455,13 @@ func.func @wavefront_mma_f32_bits(%a: memref<4096xi16, 3>, %b: memref<4096xi16, 
 func.func @wavefront_mma_i8_f32_acc(%a: memref<4096xi8, 3>, %b: memref<4096xi8, 3>, %i: index, %c: vector<64xf32>) {
   // expected-error @+1 {{i8 operands accumulate in i32, not 'f32'}}
   %r = tessera_tile.wavefront_mma %a[%i], %b[%i], %c {m = 64 : i64, n = 64 : i64, lda = 64 : i64, ldb = 64 : i64, operand_type = i8} : memref<4096xi8, 3>, memref<4096xi8, 3>, vector<64xf32>
+  return
+}
+
+// -----
+
+func.func @subgroup_mma_i8_f32_acc(%a: memref<4096xi8, 3>, %b: memref<4096xi8, 3>, %i: index, %c: vector<64xf32>) {
+  // expected-error @+1 {{i8 operands accumulate in i32, not 'f32'}}
+  %r = tessera_tile.subgroup_mma %a[%i], %b[%i], %c {m = 64 : i64, n = 32 : i64, lda = 48 : i64, ldb = 48 : i64, operand_type = i8} : memref<4096xi8, 3>, memref<4096xi8, 3>, vector<64xf32>
   return
 }

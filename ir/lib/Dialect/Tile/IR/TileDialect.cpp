@@ -259,11 +259,12 @@ static LogicalResult verifySharedOperands(Operation *op, Value a, Value b, Type 
 /// the shared operands; m*n/lanes accumulator elements per lane.
 template <class Op>
 LogicalResult verifyCooperativeMma(Op op, int64_t tileM, int64_t tileN, int64_t k, int64_t ldMultiple,
-                                   const char *why, int64_t lanes, bool f32 = false) {
+                                   const char *why, int64_t lanes, bool f32 = false, bool i8 = false) {
   const int64_t m = op.getM(), n = op.getN(), lda = op.getLda(), ldb = op.getLdb();
   Type ot = op.getOperandType();
-  if (!ot.isBF16() && !ot.isF16() && !(f32 && (ot.isF32() || ot.isInteger(8))))
-    return op.emitOpError() << "operand_type must be bf16" << (f32 ? ", f16, f32 or i8" : " or f16") << ", not "
+  if (!ot.isBF16() && !ot.isF16() && !(f32 && ot.isF32()) && !(i8 && ot.isInteger(8)))
+    return op.emitOpError() << "operand_type must be "
+                            << (f32 ? "bf16, f16, f32 or i8" : i8 ? "bf16, f16 or i8" : "bf16 or f16") << ", not "
                             << ot;
   // i8 products accumulate in i32, the others in f32.
   Type accElem = op.getAcc().getType().template cast<VectorType>().getElementType();
@@ -290,11 +291,11 @@ LogicalResult verifyCooperativeMma(Op op, int64_t tileM, int64_t tileN, int64_t 
 }
 
 LogicalResult SubgroupMmaOp::verify() {
-  return verifyCooperativeMma(*this, 16, 8, 16, 8, "rows of 16 bytes", 32);
+  return verifyCooperativeMma(*this, 16, 8, 16, 8, "rows of 16 bytes", 32, /*f32=*/false, /*i8=*/true);
 }
 
 LogicalResult WavefrontMmaOp::verify() {
-  return verifyCooperativeMma(*this, 32, 32, 8, 4, "a lane reads 8 bytes of a row", 64, /*f32=*/true);
+  return verifyCooperativeMma(*this, 32, 32, 8, 4, "a lane reads 8 bytes of a row", 64, /*f32=*/true, /*i8=*/true);
 }
 
 LogicalResult Wave32MmaOp::verify() {

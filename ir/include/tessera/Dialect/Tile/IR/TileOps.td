@@ -386,7 +386,9 @@ def Tile_SubgroupMmaOp : Tile_Op<"subgroup_mma", [AllTypesMatch<["acc", "result"
     8, and `a_index`, `b_index` multiples of 8 (16-byte rows). The order of
     the 16 products in each sum is not specified. On cuda sm_80 and up it
     is `ldmatrix` + `mma.sync` (tensor cores); elsewhere each lane computes
-    its own elements with fused multiply-adds.
+    its own elements with fused multiply-adds. With `operand_type = i8` the
+    accumulator is i32 (exact products and sums, wrapping at 32 bits): on
+    cuda sm_80 and up `mma.sync.m16n8k16.s32.s8.s8.s32`.
 
     Example:
     ```mlir
@@ -395,9 +397,9 @@ def Tile_SubgroupMmaOp : Tile_Op<"subgroup_mma", [AllTypesMatch<["acc", "result"
     ```
   }];
   let arguments = (ins AnyMemRef:$a, Index:$a_index, AnyMemRef:$b, Index:$b_index,
-                       VectorOfRankAndType<[1], [F32]>:$acc,
+                       VectorOfRankAndType<[1], [F32, I32]>:$acc,
                        I64Attr:$m, I64Attr:$n, I64Attr:$lda, I64Attr:$ldb, TypeAttr:$operand_type);
-  let results = (outs VectorOfRankAndType<[1], [F32]>:$result);
+  let results = (outs VectorOfRankAndType<[1], [F32, I32]>:$result);
   let assemblyFormat = [{
     $a `[` $a_index `]` `,` $b `[` $b_index `]` `,` $acc attr-dict `:` type($a) `,` type($b) `,` type($acc)
   }];
