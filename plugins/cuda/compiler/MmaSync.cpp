@@ -10,6 +10,15 @@ using namespace mlir;
 namespace tessera::cuda {
 namespace {
 
+/// Index arithmetic of the fragment addresses (both mma.sync forms).
+struct IndexArith {
+  OpBuilder &b;
+  Location l;
+  Value c(int64_t v) const { return b.create<arith::ConstantIndexOp>(l, v); }
+  Value add(Value x, Value y) const { return b.create<arith::AddIOp>(l, x, y); }
+  Value mul(Value x, int64_t v) const { return b.create<arith::MulIOp>(l, x, c(v)); }
+};
+
 /// `count` 32-bit registers from one ldmatrix at the shared address `addr`
 /// (i32, this lane's row).
 SmallVector<Value> ldmatrix(OpBuilder &b, Location l, Value addr, int count, bool trans) {
@@ -52,11 +61,9 @@ SmallVector<Value> mmaSyncI8(OpBuilder &b, tile::SubgroupMmaOp op, ArrayRef<Valu
   Location l = op.getLoc();
   const int64_t m = op.getM(), n = op.getN(), lda = op.getLda(), ldb = op.getLdb();
   const int64_t tilesM = m / 16, tilesN = n / 8;
-  auto c = [&](int64_t v) -> Value { return b.create<arith::ConstantIndexOp>(l, v); };
-  auto add = [&](Value x, Value y) -> Value { return b.create<arith::AddIOp>(l, x, y); };
-  auto mul = [&](Value x, int64_t v) -> Value { return b.create<arith::MulIOp>(l, x, c(v)); };
+  const IndexArith ix{b, l};
   Type i32 = b.getI32Type();
-  Value g = b.create<arith::DivUIOp>(l, lane, c(4)), t4 = mul(b.create<arith::RemUIOp>(l, lane, c(4)), 4);
+  Value g = b.create<arith::DivUIOp>(l, lane, ix.c(4)), t4 = ix.mul(b.create<arith::RemUIOp>(l, lane, ix.c(4)), 4);
   auto load32 = [&](Value index) -> Value {  // four consecutive bytes of A (4-byte aligned)
     return b.create<LLVM::InlineAsmOp>(l, i32, ValueRange{sharedAddress(b, l, op.getA(), index, 1)},
                                        "ld.shared.b32 $0, [$1];", "=r,r", /*has_side_effects=*/true,
@@ -64,15 +71,15 @@ SmallVector<Value> mmaSyncI8(OpBuilder &b, tile::SubgroupMmaOp op, ArrayRef<Valu
         .getResult(0);
   };
   SmallVector<std::pair<Value, Value>> a;
-  Value aLane = add(op.getAIndex(), add(mul(g, lda), t4));
+  Value aLane = ix.add(op.getAIndex(), ix.add(ix.mul(g, lda), t4));
   for (int64_t tm = 0; tm < tilesM; ++tm)
-    a.push_back({load32(add(aLane, c(16 * tm * lda))), load32(add(aLane, c((16 * tm + 8) * lda)))});
+    a.push_back({load32(ix.add(aLane, ix.c(16 * tm * lda))), load32(ix.add(aLane, ix.c((16 * tm + 8) * lda)))});
   SmallVector<Value> bFrag;
-  Value bLane = add(op.getBIndex(), add(mul(t4, ldb), g));
+  Value bLane = ix.add(op.getBIndex(), ix.add(ix.mul(t4, ldb), g));
   for (int64_t tn = 0; tn < tilesN; ++tn) {
     Value packed = b.create<arith::ConstantIntOp>(l, 0, 32);
     for (int64_t i = 0; i < 4; ++i) {
-      Value byte = b.create<memref::LoadOp>(l, op.getB(), add(bLane, c(i * ldb + 8 * tn)));
+      Value byte = b.create<memref::LoadOp>(l, op.getB(), ix.add(bLane, ix.c(i * ldb + 8 * tn)));
       Value wide = b.create<arith::ExtUIOp>(l, i32, byte);
       packed = b.create<arith::OrIOp>(
           l, packed, b.create<arith::ShLIOp>(l, wide, b.create<arith::ConstantIntOp>(l, 8 * i, 32)));
@@ -105,28 +112,26 @@ FailureOr<SmallVector<Value>> lowerSubgroupMmaToMmaSync(OpBuilder &b, tile::Subg
   Location l = op.getLoc();
   const int64_t m = op.getM(), n = op.getN(), lda = op.getLda(), ldb = op.getLdb();
   const int64_t tilesM = m / 16, tilesN = n / 8;
-  auto c = [&](int64_t v) -> Value { return b.create<arith::ConstantIndexOp>(l, v); };
-  auto add = [&](Value x, Value y) -> Value { return b.create<arith::AddIOp>(l, x, y); };
-  auto mul = [&](Value x, int64_t v) -> Value { return b.create<arith::MulIOp>(l, x, c(v)); };
-  Value row = b.create<arith::RemUIOp>(l, lane, c(16));
-  Value half = mul(b.create<arith::DivUIOp>(l, lane, c(16)), 8);  // 0 or 8
+  const IndexArith ix{b, l};
+  Value row = b.create<arith::RemUIOp>(l, lane, ix.c(16));
+  Value half = ix.mul(b.create<arith::DivUIOp>(l, lane, ix.c(16)), 8);  // 0 or 8
 
   // A: rows 16*tm + lane%16, columns lane/16 * 8 .. +7.
   SmallVector<SmallVector<Value>> a;
-  Value aLane = add(op.getAIndex(), add(mul(row, lda), half));
+  Value aLane = ix.add(op.getAIndex(), ix.add(ix.mul(row, lda), half));
   for (int64_t tm = 0; tm < tilesM; ++tm)
-    a.push_back(ldmatrix(b, l, sharedAddress(b, l, op.getA(), add(aLane, c(tm * 16 * lda)), 2), 4, false));
+    a.push_back(ldmatrix(b, l, sharedAddress(b, l, op.getA(), ix.add(aLane, ix.c(tm * 16 * lda)), 2), 4, false));
   // B: rows (k) lane%16; 16 columns per x4 load, the 8-column tiles 2p
   // (lanes 0-15's matrices) and 2p+1 (lanes 16-31's).
   SmallVector<std::pair<Value, Value>> bFrag(tilesN);
-  Value bRow = add(op.getBIndex(), mul(row, ldb));
+  Value bRow = ix.add(op.getBIndex(), ix.mul(row, ldb));
   for (int64_t tn = 0; tn < tilesN; tn += 2) {
     if (tn + 1 < tilesN) {
-      auto r = ldmatrix(b, l, sharedAddress(b, l, op.getB(), add(bRow, add(half, c(tn * 8))), 2), 4, true);
+      auto r = ldmatrix(b, l, sharedAddress(b, l, op.getB(), ix.add(bRow, ix.add(half, ix.c(tn * 8))), 2), 4, true);
       bFrag[tn] = {r[0], r[1]};
       bFrag[tn + 1] = {r[2], r[3]};
     } else {
-      auto r = ldmatrix(b, l, sharedAddress(b, l, op.getB(), add(bRow, c(tn * 8)), 2), 2, true);
+      auto r = ldmatrix(b, l, sharedAddress(b, l, op.getB(), ix.add(bRow, ix.c(tn * 8)), 2), 2, true);
       bFrag[tn] = {r[0], r[1]};
     }
   }
