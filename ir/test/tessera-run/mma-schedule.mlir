@@ -40,6 +40,8 @@
 // RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function g --schedule "mma=wmma tile-m=64" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s
 // RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function small --schedule "mma=wmma tile-m=64 tile-n=64" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s
 // RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function pv --schedule "mma=wmma" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s
+// and i8 with mma=wmma (v_wmma_i32_16x16x16_iu8 on RDNA3):
+// RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function i8 --schedule "mma=wmma tile-m=64 tile-n=64" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s --check-prefix=EXACT
 // A pipeline depth outside 2..8 is a bad schedule, exit 1.
 // RUN: sh -c 'TESSERA_BACKEND=vulkan tessera-run "$0" --function small --schedule "mma=wgmma stages=9" --iterations 1; echo "exit code $?"' %s 2>&1 | FileCheck %s --check-prefix=STAGES
 // STAGES: stages=9 is not a pipeline depth; use 2..8 (or 0: the kernel's choice)

@@ -18,17 +18,27 @@ FailureOr<SmallVector<Value>> lowerWave32MmaToWmma(OpBuilder &b, tile::Wave32Mma
   const int64_t m = op.getM(), n = op.getN(), lda = op.getLda(), ldb = op.getLdb();
   const int64_t tilesM = m / 16, tilesN = n / 16;
   const bool bf16 = op.getOperandType().isBF16();
-  Type f32 = b.getF32Type();
-  Type operandElem = bf16 ? Type(b.getI16Type()) : Type(b.getF16Type());  // what the intrinsics take
+  // i8: 16 values of a row packed in four i32, i32 accumulators; the
+  // intrinsic takes each operand's signedness and a clamp flag (off: the
+  // sums wrap, as the op defines).
+  const bool i8 = op.getOperandType().isInteger(8);
+  Type operandElem = i8 ? Type(b.getI8Type()) : bf16 ? Type(b.getI16Type()) : Type(b.getF16Type());
   auto operandVec = VectorType::get({16}, operandElem);
-  auto accVec = VectorType::get({8}, f32);
-  const char *callee = bf16 ? "llvm.amdgcn.wmma.f32.16x16x16.bf16.v8f32" : "llvm.amdgcn.wmma.f32.16x16x16.f16.v8f32";
+  auto accVec = VectorType::get({8}, i8 ? Type(b.getI32Type()) : Type(b.getF32Type()));
+  const char *callee = i8     ? "llvm.amdgcn.wmma.i32.16x16x16.iu8.v8i32"
+                       : bf16 ? "llvm.amdgcn.wmma.f32.16x16x16.bf16.v8f32"
+                              : "llvm.amdgcn.wmma.f32.16x16x16.f16.v8f32";
 
   auto c = [&](int64_t v) -> Value { return b.create<arith::ConstantIndexOp>(l, v); };
   auto add = [&](Value x, Value y) -> Value { return b.create<arith::AddIOp>(l, x, y); };
   auto pos = [&](int64_t i) { return i32Constant(b, l, i); };
   auto element = [&](Value buffer, Value index) { return loadMatrixOperand(b, l, buffer, index, operandElem); };
-  auto pack = [&](VectorType t, ArrayRef<Value> xs) { return packVector(b, l, t, xs); };
+  // A lane's 16 operand values as the intrinsic takes them.
+  auto fragment = [&](ArrayRef<Value> xs) -> Value {
+    Value v = packVector(b, l, operandVec, xs);
+    if (!i8) return v;
+    return b.create<LLVM::BitcastOp>(l, VectorType::get({4}, b.getI32Type()), v);
+  };
 
   Value row = b.create<arith::RemUIOp>(l, lane, c(16));  // A's row, B's column
   Value aLane = add(op.getAIndex(), b.create<arith::MulIOp>(l, row, c(lda)));
@@ -37,19 +47,25 @@ FailureOr<SmallVector<Value>> lowerWave32MmaToWmma(OpBuilder &b, tile::Wave32Mma
   for (int64_t tm = 0; tm < tilesM; ++tm) {
     SmallVector<Value> xs;
     for (int64_t k = 0; k < 16; ++k) xs.push_back(element(op.getA(), add(aLane, c(16 * tm * lda + k))));
-    aFrag.push_back(pack(operandVec, xs));
+    aFrag.push_back(fragment(xs));
   }
   for (int64_t tn = 0; tn < tilesN; ++tn) {
     SmallVector<Value> xs;
     for (int64_t k = 0; k < 16; ++k) xs.push_back(element(op.getB(), add(bLane, c(k * ldb + 16 * tn))));
-    bFrag.push_back(pack(operandVec, xs));
+    bFrag.push_back(fragment(xs));
   }
   SmallVector<Value> r(acc.begin(), acc.end());
   for (int64_t tm = 0; tm < tilesM; ++tm)
     for (int64_t tn = 0; tn < tilesN; ++tn) {
       const int64_t v0 = (tm * tilesN + tn) * 8;
-      Value d = pack(accVec, ArrayRef<Value>(r).slice(v0, 8));
-      d = b.create<LLVM::CallOp>(l, TypeRange{accVec}, callee, ValueRange{aFrag[tm], bFrag[tn], d}).getResult();
+      Value d = packVector(b, l, accVec, ArrayRef<Value>(r).slice(v0, 8));
+      if (i8) {
+        auto flag = [&](bool v) { return b.create<LLVM::ConstantOp>(l, b.getI1Type(), b.getBoolAttr(v)).getResult(); };
+        SmallVector<Value> args{flag(true), aFrag[tm], flag(true), bFrag[tn], d, flag(false)};  // signed, signed, no clamp
+        d = b.create<LLVM::CallOp>(l, TypeRange{accVec}, callee, args).getResult();
+      } else {
+        d = b.create<LLVM::CallOp>(l, TypeRange{accVec}, callee, ValueRange{aFrag[tm], bFrag[tn], d}).getResult();
+      }
       for (int64_t u = 0; u < 8; ++u) r[v0 + u] = b.create<LLVM::ExtractElementOp>(l, d, pos(u));
     }
   return r;

@@ -25,8 +25,9 @@
 // F32: .vgpr_spill_count: 0
 // and i8 ones, accumulated in i32 (exact): one v_mfma_i32_32x32x8i8 per
 // 32 x 32 tile and 8-deep step (four i8 per lane in a VGPR) on gfx908 and
-// gfx90a; gfx940's i8 MFMA is 16 deep, so there each lane computes its own
-// elements:
+// gfx90a; gfx940's i8 MFMA is 16 deep: one v_mfma_i32_32x32x16_i8 per tile
+// and step, lanes 32..63 giving zeros for the upper 8 (eight i8 per lane in
+// a VGPR pair):
 // RUN: tessera-compile %s --function i8 --target hip:gfx90a --emit asm -o %t.i8.s
 // RUN: FileCheck %s --check-prefix=I8 < %t.i8.s
 // I8-COUNT-16: v_mfma_i32_32x32x8i8 a[{{[0-9]+}}:{{[0-9]+}}], v{{[0-9]+}}, v{{[0-9]+}}, a[{{[0-9]+}}:{{[0-9]+}}]
@@ -34,8 +35,10 @@
 // I8-NOT: .private_segment_fixed_size: {{[1-9]}}
 // RUN: tessera-compile %s --function i8 --target hip:gfx940 --emit asm -o %t.i8.gfx940.s
 // RUN: FileCheck %s --check-prefix=I8GFX940 < %t.i8.gfx940.s
-// I8GFX940-NOT: v_mfma
-// I8GFX940: v_mul_i32_i24
+// I8GFX940-NOT: v_mul_i32_i24
+// I8GFX940-COUNT-16: v_mfma_i32_32x32x16_i8 a[{{[0-9]+}}:{{[0-9]+}}], v[{{[0-9]+}}:{{[0-9]+}}], v[{{[0-9]+}}:{{[0-9]+}}], a[{{[0-9]+}}:{{[0-9]+}}]
+// I8GFX940-NOT: v_mul_i32_i24
+// I8GFX940-NOT: .private_segment_fixed_size: {{[1-9]}}
 // gfx908 has bf16 matrix cores with two values per lane: two k=4
 // instructions per step; gfx940 spells the bf16 one without "_1k":
 // RUN: tessera-compile %s --function bf16 --target hip:gfx908 --emit asm -o %t.gfx908.s

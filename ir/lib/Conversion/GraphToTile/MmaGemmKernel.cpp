@@ -26,8 +26,8 @@ constexpr int64_t kStages = 2;
 
 Type elemOf(Value v) { return v.getType().cast<ShapedType>().getElementType(); }
 
-/// Bytes of one staged operand element: 2, or 4 for f32 and 1 for i8
-/// (mfma only).
+/// Bytes of one staged operand element: 2, 4 for f32 (mfma only), 1 for
+/// i8.
 int64_t operandBytes(graph::MatmulOp matmul) {
   Type e = elemOf(matmul.getLhs());
   return e.isF32() ? 4 : e.isInteger(8) ? 1 : 2;
@@ -131,9 +131,11 @@ bool eligible(graph::MatmulOp matmul, const GemmTile &t) {
   if (!t.mmaSync && !t.mmaMfma && !t.mmaWmma) return false;
   int64_t M, N, K;
   // f32 operands on CDNA's matrix cores (v_mfma_f32_32x32x2f32); i8 ones
-  // there (v_mfma_i32_32x32x8i8) and on NVIDIA's tensor cores
+  // there (v_mfma_i32_32x32x8i8, gfx940: ..x16_i8), on RDNA3's
+  // (v_wmma_i32_16x16x16_iu8) and on NVIDIA's tensor cores
   // (mma.sync...s32.s8.s8.s32).
-  if (!matrixUnitOperands(matmul, &M, &N, &K, /*f32=*/t.mmaMfma, /*i8=*/t.mmaMfma || t.mmaSync)) return false;
+  if (!matrixUnitOperands(matmul, &M, &N, &K, /*f32=*/t.mmaMfma, /*i8=*/t.mmaMfma || t.mmaSync || t.mmaWmma))
+    return false;
   const Unit u = unitOf(t);
   if (t.tm % u.m || t.tn % u.n) return false;
   const int64_t bytes = operandBytes(matmul);

@@ -140,7 +140,8 @@ SmallVector<Value> warpgroupMmaByLane(OpBuilder &b, Location l, t::WarpgroupMmaO
 /// wave32_mma without matrix units: lane q of the wave computes its own
 /// elements (the op's layout): per 16 x 16 tile, rows 2*u + q/16 (8 of
 /// them) and column q%16; the 8*(m/16) rows of A and n/16 columns of B it
-/// needs read once per k, then fused multiply-adds in order k = 0..15.
+/// needs read once per k, then fused multiply-adds in order k = 0..15
+/// (i8: integer ones in i32).
 SmallVector<Value> wave32MmaByLane(OpBuilder &b, Location l, t::Wave32MmaOp o, Value a, Value bm, Value aIndex,
                                    Value bIndex, ArrayRef<Value> acc, Value q) {
   const int64_t m = o.getM(), n = o.getN(), lda = o.getLda(), ldb = o.getLdb();
@@ -157,12 +158,12 @@ SmallVector<Value> wave32MmaByLane(OpBuilder &b, Location l, t::Wave32MmaOp o, V
     SmallVector<Value> av, bv;  // av[tm*8 + u], bv[tn]
     for (int64_t tm = 0; tm < tilesM; ++tm)
       for (int64_t u = 0; u < 8; ++u)
-        av.push_back(operandToF32(b, l, b.create<memref::LoadOp>(l, a, add(aRow0, c((16 * tm + 2 * u) * lda + k))), ot));
+        av.push_back(operandToCompute(b, l, b.create<memref::LoadOp>(l, a, add(aRow0, c((16 * tm + 2 * u) * lda + k))), ot));
     for (int64_t tn = 0; tn < tilesN; ++tn)
-      bv.push_back(operandToF32(b, l, b.create<memref::LoadOp>(l, bm, add(bCol0, c(k * ldb + 16 * tn))), ot));
+      bv.push_back(operandToCompute(b, l, b.create<memref::LoadOp>(l, bm, add(bCol0, c(k * ldb + 16 * tn))), ot));
     for (int64_t v = 0; v < static_cast<int64_t>(r.size()); ++v) {
       const int64_t t = v / 8, u = v % 8;
-      r[v] = b.create<math::FmaOp>(l, av[(t / tilesN) * 8 + u], bv[t % tilesN], r[v]);
+      r[v] = multiplyAdd(b, l, av[(t / tilesN) * 8 + u], bv[t % tilesN], r[v]);
     }
   }
   return r;

@@ -268,6 +268,22 @@ func.func @wave32_mma_elements(%a: memref<2048xf16, 3>, %b: memref<2048xf16, 3>,
 
 // -----
 
+func.func @wave32_mma_i8_acc(%a: memref<2048xi8, 3>, %b: memref<2048xi8, 3>, %i: index, %c: vector<8xf32>) {
+  // expected-error @+1 {{i8 operands accumulate in i32, not 'f32'}}
+  %r = tessera_tile.wave32_mma %a[%i], %b[%i], %c {m = 16 : i64, n = 16 : i64, lda = 16 : i64, ldb = 16 : i64, operand_type = i8} : memref<2048xi8, 3>, memref<2048xi8, 3>, vector<8xf32>
+  return
+}
+
+// -----
+
+func.func @wave32_mma_i8_elements(%a: memref<2048xi8, 3>, %b: memref<2048xi8, 3>, %i: index, %c: vector<16xi32>) {
+  // expected-error @+1 {{a 16x16 tile is 8 i32 per lane, the accumulator has 16}}
+  %r = tessera_tile.wave32_mma %a[%i], %b[%i], %c {m = 16 : i64, n = 16 : i64, lda = 16 : i64, ldb = 16 : i64, operand_type = i8} : memref<2048xi8, 3>, memref<2048xi8, 3>, vector<16xi32>
+  return
+}
+
+// -----
+
 func.func @wavefront_mma_shape(%a: memref<2048xi16, 3>, %b: memref<2048xi16, 3>, %i: index, %c: vector<24xf32>) {
   // expected-error @+1 {{m and n must be positive multiples of 32, got m = 48, n = 32}}
   %r = tessera_tile.wavefront_mma %a[%i], %b[%i], %c {m = 48 : i64, n = 32 : i64, lda = 8 : i64, ldb = 32 : i64, operand_type = bf16} : memref<2048xi16, 3>, memref<2048xi16, 3>, vector<24xf32>

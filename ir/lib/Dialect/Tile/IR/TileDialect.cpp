@@ -285,8 +285,8 @@ LogicalResult verifyCooperativeMma(Op op, int64_t tileM, int64_t tileN, int64_t 
   const int64_t elems = m * n / lanes;
   const int64_t have = op.getAcc().getType().template cast<VectorType>().getNumElements();
   if (have != elems)
-    return op.emitOpError() << "a " << m << "x" << n << " tile is " << elems << " f32 per lane, the accumulator has "
-                            << have;
+    return op.emitOpError() << "a " << m << "x" << n << " tile is " << elems << (ot.isInteger(8) ? " i32" : " f32")
+                            << " per lane, the accumulator has " << have;
   return success();
 }
 
@@ -299,7 +299,7 @@ LogicalResult WavefrontMmaOp::verify() {
 }
 
 LogicalResult Wave32MmaOp::verify() {
-  return verifyCooperativeMma(*this, 16, 16, 16, 8, "rows of 16 bytes", 32);
+  return verifyCooperativeMma(*this, 16, 16, 16, 8, "rows of 16 bytes", 32, /*f32=*/false, /*i8=*/true);
 }
 
 LogicalResult WarpgroupMmaOp::verify() {

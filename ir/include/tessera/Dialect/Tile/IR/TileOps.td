@@ -455,20 +455,23 @@ def Tile_Wave32MmaOp : Tile_Op<"wave32_mma", [AllTypesMatch<["acc", "result"]>]>
     The 32 lanes of a wave (lanes `32*w .. 32*w+31` of the group) compute
     together `C[m x n] += A[m x 16] x B[16 x n]`, where
     `A[i][k] = a[a_index + i*lda + k]` and `B[k][j] = b[b_index + k*ldb + j]`
-    are 16-bit values in shared memory (`operand_type`, bf16 or f16, whose
-    bits an i16 buffer may hold) and C is f32, spread over the lanes in
+    are values in shared memory (`operand_type`: bf16 or f16, whose bits
+    an i16 buffer may hold, or i8) and C is f32 (i32 for i8 operands:
+    exact products and sums, wrapping at 32 bits), spread over the lanes in
     16 x 16 tiles (row-major over the `(m/16) x (n/16)` of them): lane
     `q = lane_id % 32` holds `m*n/32` elements of C, element `v` being
     `C[16*(t / (n/16)) + 2*u + q/16][16*(t % (n/16)) + q%16]` with
-    `t = v / 8`, `u = v % 8` (the layout of the f32 accumulators of RDNA3's
-    `v_wmma_f32_16x16x16` instructions in wave32).
+    `t = v / 8`, `u = v % 8` (the layout of the 32-bit accumulators of
+    RDNA3's `v_wmma_f32_16x16x16` and `v_wmma_i32_16x16x16_iu8`
+    instructions in wave32).
 
     Every lane of the wave must execute it, with the same `a_index` and
     `b_index`; `m` and `n` are multiples of 16, `lda` and `ldb` multiples
     of 8. The order of the 16 products in each sum is not specified. On
     hip's RDNA3 target (gfx1100) it is `v_wmma_f32_16x16x16_f16` /
-    `..._bf16`; elsewhere each lane computes its own elements with fused
-    multiply-adds.
+    `..._bf16` / `v_wmma_i32_16x16x16_iu8` (signed); elsewhere each lane
+    computes its own elements with fused multiply-adds (integer ones for
+    i8).
 
     Example:
     ```mlir
@@ -477,9 +480,9 @@ def Tile_Wave32MmaOp : Tile_Op<"wave32_mma", [AllTypesMatch<["acc", "result"]>]>
     ```
   }];
   let arguments = (ins AnyMemRef:$a, Index:$a_index, AnyMemRef:$b, Index:$b_index,
-                       VectorOfRankAndType<[1], [F32]>:$acc,
+                       VectorOfRankAndType<[1], [F32, I32]>:$acc,
                        I64Attr:$m, I64Attr:$n, I64Attr:$lda, I64Attr:$ldb, TypeAttr:$operand_type);
-  let results = (outs VectorOfRankAndType<[1], [F32]>:$result);
+  let results = (outs VectorOfRankAndType<[1], [F32, I32]>:$result);
   let assemblyFormat = [{
     $a `[` $a_index `]` `,` $b `[` $b_index `]` `,` $acc attr-dict `:` type($a) `,` type($b) `,` type($acc)
   }];
