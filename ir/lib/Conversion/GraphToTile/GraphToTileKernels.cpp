@@ -49,6 +49,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/Passes.h"
 
 namespace tessera::conversion {
@@ -115,6 +116,8 @@ struct KernelSpec {
   conv::GemmTile tile;   // kGemm: its tile sizes (from Schedule IR)
   bool copy = false;     // kElementwise: out = root's buffer (a second result)
   SmallVector<Value> leaves;  // materialized values read (kernel arguments)
+  std::array<int64_t, 3> grid{1, 1, 1};  // its launch (not kAttentionGrad: three kernels)
+  int64_t lanes = 0;
 };
 
 /// Per-function lowering state.
@@ -377,36 +380,15 @@ struct ExprEmitter {
   }
 };
 
-/// Builds the Tile IR kernel functions and the launch plan of one function.
+MemRefType flatType(Value v) {
+  auto tt = v.getType().cast<ShapedType>();
+  return MemRefType::get({tt.getNumElements()}, tessera::elements::storageType(tt.getElementType(), conv::kGpuElements));
+}
+
+/// Builds the bodies of the Tile IR kernels (the launch-plan patterns below
+/// create the functions and their launches).
 struct KernelBuilder {
-  FunctionLowering &fl;
   Location loc;
-  SmallVectorImpl<func::FuncOp> &created;  // every kernel built
-
-  static MemRefType flatType(Value v) {
-    auto tt = v.getType().cast<ShapedType>();
-    return MemRefType::get({tt.getNumElements()}, tessera::elements::storageType(tt.getElementType(), conv::kGpuElements));
-  }
-
-  /// A kernel function with flat buffer arguments `ins` + the output.
-  func::FuncOp newKernel(StringRef name, ArrayRef<Value> ins, Value out, std::array<int64_t, 3> grid,
-                         int64_t lanes) {
-    SmallVector<Type> tys;
-    for (Value v : ins) tys.push_back(flatType(v));
-    tys.push_back(flatType(out));
-    return newKernelOf(name, tys, grid, lanes);
-  }
-
-  /// A kernel taking buffers of types `tys`.
-  func::FuncOp newKernelOf(StringRef name, ArrayRef<Type> tys, std::array<int64_t, 3> grid, int64_t lanes) {
-    OpBuilder mb(fl.fn);
-    auto f = mb.create<func::FuncOp>(loc, name, mb.getFunctionType(tys, {}));
-    f->setAttr(t::kGroupSizeAttr, mb.getDenseI64ArrayAttr({lanes}));
-    f->setAttr(t::kGridAttr, mb.getDenseI64ArrayAttr(grid));
-    f.addEntryBlock();
-    created.push_back(f);
-    return f;
-  }
 
   /// for (i = group*256 + lane; i < n; i += groups*256) body(i)
   static void gridStride(OpBuilder &b, Location l, int64_t n, function_ref<void(OpBuilder &, Value)> body) {
@@ -814,154 +796,356 @@ struct KernelBuilder {
     b.create<func::ReturnOp>(l);
   }
 
-  LogicalResult run() {
-    func::FuncOp fn = fl.fn;
-    std::string base = fn.getName().str();
-    MLIRContext *ctx = fn.getContext();
-    auto ret = cast<func::ReturnOp>(fn.front().getTerminator());
+  /// The body of kernel `k` computing `s` (not kAttentionGrad).
+  void build(func::FuncOp k, const KernelSpec &s) {
+    switch (s.kind) {
+    case KernelSpec::kGemm: buildGemm(k, s); break;
+    case KernelSpec::kElementwise: buildElementwise(k, s); break;
+    case KernelSpec::kRows: buildRows(k, s); break;
+    case KernelSpec::kAttention: buildAttention(k, s); break;
+    case KernelSpec::kLayout: buildLayout(k, s); break;
+    case KernelSpec::kShape: buildShape(k, s); break;
+    case KernelSpec::kAttentionGrad: break;  // AttentionGradPattern
+    }
+  }
+};
 
-    // The plan: inputs, then results, as flat memrefs.
-    SmallVector<Type> argTys;
-    for (Value a : fn.getArguments()) argTys.push_back(flatType(a));
-    for (Value r : ret.getOperands()) argTys.push_back(flatType(r));
-    OpBuilder mb(fn);
-    auto plan = mb.create<func::FuncOp>(loc, base + "__plan", mb.getFunctionType(argTys, {}));
-    plan->setAttr(conv::kLaunchPlanAttr, UnitAttr::get(ctx));
-    Block *pb = plan.addEntryBlock();
-    unsigned nIn = fn.getNumArguments();
-    for (unsigned i = 0; i < plan.getNumArguments(); ++i)
-      plan.setArgAttr(i, conv::kBufferRoleAttr, StringAttr::get(ctx, i < nIn ? "input" : "output"));
-    OpBuilder pbld = OpBuilder::atBlockBegin(pb);
-    DenseMap<Value, Value> buf;
-    for (auto [i, a] : llvm::enumerate(fn.getArguments())) buf[a] = plan.getArgument(i);
-    // A result gets its output buffer directly when a kernel computes it;
-    // arguments and values returned twice are copied.
-    DenseMap<Value, unsigned> outOf;
-    for (auto [i, r] : llvm::enumerate(ret.getOperands()))
-      if (!buf.count(r) && !outOf.count(r)) outOf[r] = nIn + i;
-    SmallVector<Value> intermediates;
-    unsigned kid = 0;
-    // The next kernel's name, and its launch in the plan.
-    auto nextName = [&](StringRef kind) { return base + "_k" + std::to_string(kid++) + "_" + kind.str(); };
-    auto callKernel = [&](func::FuncOp k, ArrayRef<Value> operands, std::array<int64_t, 3> grid) {
-      auto call = pbld.create<func::CallOp>(loc, k, operands);
-      call->setAttr(conv::kLaunchGridAttr, pbld.getDenseI64ArrayAttr(grid));
-    };
-    auto launch = [&](const KernelSpec &s, StringRef kind, Value outBuf) -> LogicalResult {
-      std::string name = nextName(kind);
-      std::array<int64_t, 3> grid{1, 1, 1};
-      if (s.kind == KernelSpec::kGemm) {
-        auto at = s.matmul.getLhs().getType().cast<ShapedType>();
-        auto ct = s.matmul.getType().cast<ShapedType>();
-        int64_t M = at.getShape()[at.getRank() - 2], N = ct.getShape().back();
-        int64_t batch = ct.getNumElements() / (M * N);
-        grid = {(N + s.tile.tn - 1) / s.tile.tn, (M + s.tile.tm - 1) / s.tile.tm, batch};
-        if (grid[0] > kMaxGroups || grid[1] > kMaxGroups || grid[2] > kMaxGroups)
-          return s.matmul.emitOpError() << "is too large for one " << fl.backend << " launch (grid "
-                                        << grid[0] << "x" << grid[1] << "x" << grid[2] << ")";
-      } else if (s.kind == KernelSpec::kRows) {
-        grid = conv::rows::grid(s.rowOp, kLanes, kMaxGroups);
-      } else if (s.kind == KernelSpec::kAttention) {
-        grid = conv::attention::grid(cast<tessera::schedule::FlashAttentionOp>(s.rowOp), kMaxGroups);
-      } else {
-        grid = grid1D(numElements((s.kind == KernelSpec::kLayout ? s.leaves[0] : s.root).getType()));
-      }
-      const int64_t lanes = s.kind == KernelSpec::kAttention          ? kAttentionLanes
-                            : s.kind != KernelSpec::kGemm             ? kLanes
-                            : conv::mma::eligible(s.matmul, s.tile) ? conv::mma::lanes(s.tile)
-                                                                     : s.tile.lanes();
-      func::FuncOp k = newKernel(name, s.leaves, s.root, grid, lanes);
-      switch (s.kind) {
-      case KernelSpec::kGemm: buildGemm(k, s); break;
-      case KernelSpec::kElementwise: buildElementwise(k, s); break;
-      case KernelSpec::kRows: buildRows(k, s); break;
-      case KernelSpec::kAttention: buildAttention(k, s); break;
-      case KernelSpec::kLayout: buildLayout(k, s); break;
-      case KernelSpec::kShape: buildShape(k, s); break;
-      case KernelSpec::kAttentionGrad: break;  // launchAttentionGrad
-      }
-      SmallVector<Value> operands;
-      for (Value v : s.leaves) operands.push_back(buf.lookup(v));
-      operands.push_back(outBuf);
-      callKernel(k, operands, grid);
-      return success();
-    };
-    auto scratch = [&](MemRefType ft) -> Value {
-      auto alloc = pbld.create<memref::AllocOp>(loc, ft);
-      alloc->setAttr(conv::kBufferRoleAttr, StringAttr::get(ctx, "intermediate"));
-      alloc->setAttr(conv::kBytesAttr, pbld.getI64IntegerAttr(ft.getNumElements() * ft.getElementTypeBitWidth() / 8));
-      intermediates.push_back(alloc);
-      return alloc;
-    };
-    // The buffer a kernel computing `root` writes: its output, or an
-    // intermediate.
-    auto bufferFor = [&](Value root) {
-      auto it = outOf.find(root);
-      Value out = it != outOf.end() ? plan.getArgument(it->second) : scratch(flatType(root));
-      buf[root] = out;
-      return out;
-    };
-    // flash_attention_grad: statistics into a scratch buffer, then dQ, then
-    // dK^T and dV (AttentionGradKernel.h).
-    auto launchAttentionGrad = [&](const KernelSpec &s) {
-      auto fg = cast<tessera::schedule::FlashAttentionGradOp>(s.rowOp);
-      namespace ag = conv::attention_grad;
-      Value q = buf.lookup(fg.getQuery()), kt = buf.lookup(fg.getKeyT()), v = buf.lookup(fg.getValue());
-      Value o = buf.lookup(fg.getOut()), dout = buf.lookup(fg.getDout());
-      Value stats = scratch(MemRefType::get({ag::statsElements(fg)}, pbld.getF32Type()));
-      Value dq = bufferFor(fg.getDquery()), dkt = bufferFor(fg.getDkeyT()), dv = bufferFor(fg.getDvalue());
-      auto emit = [&](StringRef kind, ArrayRef<Value> operands, std::array<int64_t, 3> grid,
-                      function_ref<void(func::FuncOp)> body) {
-        SmallVector<Type> tys;
-        for (Value b : operands) tys.push_back(b.getType());
-        func::FuncOp k = newKernelOf(nextName(kind), tys, grid, kAttentionLanes);
-        body(k);
-        callKernel(k, operands, grid);
-      };
-      emit("attention_stats", {q, kt, o, dout, stats}, ag::queryGrid(fg, kMaxGroups), [&](func::FuncOp k) {
-        ag::buildStats(k, fg, kAttentionLanes, k.getArgument(0), k.getArgument(1), k.getArgument(2), k.getArgument(3),
-                       k.getArgument(4));
-      });
-      emit("attention_dq", {q, kt, v, dout, stats, dq}, ag::queryGrid(fg, kMaxGroups), [&](func::FuncOp k) {
-        ag::buildQueryGrad(k, fg, kAttentionLanes, k.getArgument(0), k.getArgument(1), k.getArgument(2), k.getArgument(3),
-                           k.getArgument(4), k.getArgument(5));
-      });
-      emit("attention_dkv", {q, kt, v, dout, stats, dkt, dv}, ag::keyGrid(fg, kMaxGroups), [&](func::FuncOp k) {
-        ag::buildKeyValueGrad(k, fg, kAttentionLanes, k.getArgument(0), k.getArgument(1), k.getArgument(2),
-                              k.getArgument(3), k.getArgument(4), k.getArgument(5), k.getArgument(6));
-      });
-    };
+/// The launch of `s`: its grid and lanes per group; a GEMM too large for one
+/// launch is an error (found before any IR changes).
+LogicalResult sizeLaunch(FunctionLowering &fl, KernelSpec &s) {
+  switch (s.kind) {
+  case KernelSpec::kGemm: {
+    auto at = s.matmul.getLhs().getType().cast<ShapedType>();
+    auto ct = s.matmul.getType().cast<ShapedType>();
+    int64_t M = at.getShape()[at.getRank() - 2], N = ct.getShape().back();
+    int64_t batch = ct.getNumElements() / (M * N);
+    s.grid = {(N + s.tile.tn - 1) / s.tile.tn, (M + s.tile.tm - 1) / s.tile.tm, batch};
+    if (s.grid[0] > kMaxGroups || s.grid[1] > kMaxGroups || s.grid[2] > kMaxGroups)
+      return s.matmul.emitOpError() << "is too large for one " << fl.backend << " launch (grid " << s.grid[0] << "x"
+                                    << s.grid[1] << "x" << s.grid[2] << ")";
+    s.lanes = conv::mma::eligible(s.matmul, s.tile) ? conv::mma::lanes(s.tile) : s.tile.lanes();
+    return success();
+  }
+  case KernelSpec::kRows: s.grid = conv::rows::grid(s.rowOp, kLanes, kMaxGroups); break;
+  case KernelSpec::kAttention:
+    s.grid = conv::attention::grid(cast<tessera::schedule::FlashAttentionOp>(s.rowOp), kMaxGroups);
+    s.lanes = kAttentionLanes;
+    return success();
+  case KernelSpec::kAttentionGrad: s.lanes = kAttentionLanes; return success();
+  case KernelSpec::kLayout: s.grid = KernelBuilder::grid1D(numElements(s.leaves[0].getType())); break;
+  case KernelSpec::kElementwise:
+  case KernelSpec::kShape: s.grid = KernelBuilder::grid1D(numElements(s.root.getType())); break;
+  }
+  s.lanes = kLanes;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The launch plan, by dialect conversion: a Graph function is rewritten in
+// place on flat memrefs (its results become output arguments), each op
+// that computes a materialized value becomes the launch of its kernel (a
+// `func.call` with the buffers it binds), each fused op is erased (its
+// user's kernel computes it), and the return launches copies for results
+// no kernel wrote and frees the intermediates.
+//===----------------------------------------------------------------------===//
+
+/// A Graph function being lowered: its fusion plan and what its launch
+/// patterns share. Owned by the pass run; used by one thread.
+struct PlannedFunction {
+  FunctionLowering fl;
+  DenseMap<Value, const KernelSpec *> specOf;  // a kernel's value -> its spec (flash_attention_grad: result 0)
+  DenseMap<Value, unsigned> outOf;             // a value a kernel writes into output argument #n
+  unsigned numInputs = 0;
+  unsigned nextKernel = 0;
+  Operation *lastKernel = nullptr;  // kernels follow the plan in the module, in launch order
+  bool returned = false;            // its return has been rewritten
+};
+
+/// Every function one pass run lowers, and the kernels it built.
+struct Lowerings {
+  DenseMap<Operation *, std::unique_ptr<PlannedFunction>> functions;
+  SmallVector<func::FuncOp> kernels;
+
+  PlannedFunction *of(Operation *op) {
+    auto fn = isa<func::FuncOp>(op) ? cast<func::FuncOp>(op) : op->getParentOfType<func::FuncOp>();
+    auto it = fn ? functions.find(fn) : functions.end();
+    return it == functions.end() ? nullptr : it->second.get();
+  }
+};
+
+/// Creates kernels and their launches in a planned function at the
+/// rewriter's insertion point.
+struct Launcher {
+  ConversionPatternRewriter &rw;
+  PlannedFunction &pf;
+  Lowerings &all;
+  Location loc;
+
+  std::string nextName(StringRef kind) {
+    return pf.fl.fn.getName().str() + "_k" + std::to_string(pf.nextKernel++) + "_" + kind.str();
+  }
+
+  /// A kernel taking buffers of types `tys`, after the last one.
+  func::FuncOp newKernel(StringRef kind, ArrayRef<Type> tys, std::array<int64_t, 3> grid, int64_t lanes) {
+    OpBuilder::InsertionGuard guard(rw);
+    rw.setInsertionPointAfter(pf.lastKernel);
+    auto f = rw.create<func::FuncOp>(loc, nextName(kind), rw.getFunctionType(tys, {}));
+    f->setAttr(t::kGroupSizeAttr, rw.getDenseI64ArrayAttr({lanes}));
+    f->setAttr(t::kGridAttr, rw.getDenseI64ArrayAttr(grid));
+    f.addEntryBlock();
+    pf.lastKernel = f;
+    all.kernels.push_back(f);
+    return f;
+  }
+
+  void call(func::FuncOp k, ValueRange operands, std::array<int64_t, 3> grid) {
+    auto call = rw.create<func::CallOp>(loc, k, operands);
+    call->setAttr(conv::kLaunchGridAttr, rw.getDenseI64ArrayAttr(grid));
+  }
+
+  /// A buffer the host allocates for the plan (freed at its return).
+  Value scratch(MemRefType ft) {
+    auto alloc = rw.create<memref::AllocOp>(loc, ft);
+    alloc->setAttr(conv::kBufferRoleAttr, rw.getStringAttr("intermediate"));
+    alloc->setAttr(conv::kBytesAttr, rw.getI64IntegerAttr(ft.getNumElements() * ft.getElementTypeBitWidth() / 8));
+    return alloc;
+  }
+
+  /// The buffer a kernel computing `root` writes: its output argument when
+  /// the function returns it, else an intermediate.
+  Value bufferFor(Value root) {
+    auto it = pf.outOf.find(root);
+    return it != pf.outOf.end() ? pf.fl.fn.getArgument(it->second) : scratch(flatType(root));
+  }
+
+  /// Builds the kernel of `s` and launches it on the leaves' buffers and
+  /// `out`.
+  void launch(const KernelSpec &s, StringRef kind, Value out) {
+    SmallVector<Value> operands;
+    SmallVector<Type> tys;
+    for (Value v : s.leaves) {
+      operands.push_back(rw.getRemappedValue(v));
+      tys.push_back(flatType(v));
+    }
+    operands.push_back(out);
+    tys.push_back(flatType(s.root));
+    func::FuncOp k = newKernel(kind, tys, s.grid, s.lanes);
+    KernelBuilder{loc}.build(k, s);
+    call(k, operands, s.grid);
+  }
+};
+
+/// The kernel of a materialized value, by the kind of kernel the fusion
+/// plan gave it: `Kind` selects its kernels (kGemm: a matmul with its
+/// epilogue; kElementwise: a fused tree or a materialized splat; kRows:
+/// softmax / reduce / ... with the tree around them; kShape: a shape op).
+template <KernelSpec::Kind Kind>
+struct FusedTreeKernel : ConversionPattern {
+  Lowerings &all;
+  FusedTreeKernel(Lowerings &all, MLIRContext *ctx)
+      : ConversionPattern(MatchAnyOpTypeTag(), /*benefit=*/1, ctx), all(all) {}
+  LogicalResult matchAndRewrite(Operation *op, ArrayRef<Value>, ConversionPatternRewriter &rw) const override {
+    PlannedFunction *pf = all.of(op);
+    if (!pf || op->getNumResults() != 1) return failure();
+    const KernelSpec *s = pf->specOf.lookup(op->getResult(0));
+    if (!s || s->kind != Kind) return failure();
     static const char *kKind[] = {"gemm", "elementwise", "rows", "layout", "attention", "shape", "attention_grad"};
-    for (const KernelSpec &s : fl.specs) {
-      if (s.kind == KernelSpec::kAttentionGrad) {
-        launchAttentionGrad(s);
-        continue;
-      }
-      Value out = bufferFor(s.root);
-      std::string what = s.kind == KernelSpec::kRows || s.kind == KernelSpec::kShape
-                             ? s.rowOp->getName().stripDialect().str()
-                             : kKind[s.kind];
-      if (failed(launch(s, what, out))) return failure();
-    }
+    Launcher l{rw, *pf, all, op->getLoc()};
+    Value out = l.bufferFor(s->root);
+    l.launch(*s, Kind == KernelSpec::kRows || Kind == KernelSpec::kShape ? s->rowOp->getName().stripDialect()
+                                                                          : StringRef(kKind[Kind]),
+             out);
+    rw.replaceOp(op, out);
+    return success();
+  }
+};
+
+/// convert_layout: a copy between the two layouts' offsets.
+struct ConvertLayoutKernel : OpConversionPattern<g::ConvertLayoutOp> {
+  Lowerings &all;
+  ConvertLayoutKernel(Lowerings &all, MLIRContext *ctx) : OpConversionPattern(ctx), all(all) {}
+  LogicalResult matchAndRewrite(g::ConvertLayoutOp op, OpAdaptor, ConversionPatternRewriter &rw) const override {
+    PlannedFunction *pf = all.of(op);
+    const KernelSpec *s = pf ? pf->specOf.lookup(op.getResult()) : nullptr;
+    if (!s) return failure();
+    Launcher l{rw, *pf, all, op.getLoc()};
+    Value out = l.bufferFor(s->root);
+    l.launch(*s, "layout", out);
+    rw.replaceOp(op, out);
+    return success();
+  }
+};
+
+/// flash_attention: one kernel (AttentionKernel.h).
+struct FlashAttentionKernel : OpConversionPattern<tessera::schedule::FlashAttentionOp> {
+  Lowerings &all;
+  FlashAttentionKernel(Lowerings &all, MLIRContext *ctx) : OpConversionPattern(ctx), all(all) {}
+  LogicalResult matchAndRewrite(tessera::schedule::FlashAttentionOp op, OpAdaptor,
+                                ConversionPatternRewriter &rw) const override {
+    PlannedFunction *pf = all.of(op);
+    const KernelSpec *s = pf ? pf->specOf.lookup(op.getResult()) : nullptr;
+    if (!s) return failure();
+    Launcher l{rw, *pf, all, op.getLoc()};
+    Value out = l.bufferFor(s->root);
+    l.launch(*s, "attention", out);
+    rw.replaceOp(op, out);
+    return success();
+  }
+};
+
+/// flash_attention_grad: statistics into an intermediate, then dQ, then
+/// dK^T and dV (AttentionGradKernel.h).
+struct FlashAttentionGradKernels : OpConversionPattern<tessera::schedule::FlashAttentionGradOp> {
+  Lowerings &all;
+  FlashAttentionGradKernels(Lowerings &all, MLIRContext *ctx) : OpConversionPattern(ctx), all(all) {}
+  LogicalResult matchAndRewrite(tessera::schedule::FlashAttentionGradOp fg, OpAdaptor ad,
+                                ConversionPatternRewriter &rw) const override {
+    PlannedFunction *pf = all.of(fg);
+    if (!pf) return failure();
+    namespace ag = conv::attention_grad;
+    Launcher l{rw, *pf, all, fg.getLoc()};
+    Value q = ad.getQuery(), kt = ad.getKeyT(), v = ad.getValue(), o = ad.getOut(), dout = ad.getDout();
+    Value stats = l.scratch(MemRefType::get({ag::statsElements(fg)}, rw.getF32Type()));
+    Value dq = l.bufferFor(fg.getDquery()), dkt = l.bufferFor(fg.getDkeyT()), dv = l.bufferFor(fg.getDvalue());
+    auto emit = [&](StringRef kind, SmallVector<Value> operands, std::array<int64_t, 3> grid,
+                    function_ref<void(func::FuncOp)> body) {
+      SmallVector<Type> tys;
+      for (Value b : operands) tys.push_back(b.getType());
+      func::FuncOp k = l.newKernel(kind, tys, grid, kAttentionLanes);
+      body(k);
+      l.call(k, operands, grid);
+    };
+    emit("attention_stats", {q, kt, o, dout, stats}, ag::queryGrid(fg, kMaxGroups), [&](func::FuncOp k) {
+      ag::buildStats(k, fg, kAttentionLanes, k.getArgument(0), k.getArgument(1), k.getArgument(2), k.getArgument(3),
+                     k.getArgument(4));
+    });
+    emit("attention_dq", {q, kt, v, dout, stats, dq}, ag::queryGrid(fg, kMaxGroups), [&](func::FuncOp k) {
+      ag::buildQueryGrad(k, fg, kAttentionLanes, k.getArgument(0), k.getArgument(1), k.getArgument(2), k.getArgument(3),
+                         k.getArgument(4), k.getArgument(5));
+    });
+    emit("attention_dkv", {q, kt, v, dout, stats, dkt, dv}, ag::keyGrid(fg, kMaxGroups), [&](func::FuncOp k) {
+      ag::buildKeyValueGrad(k, fg, kAttentionLanes, k.getArgument(0), k.getArgument(1), k.getArgument(2),
+                            k.getArgument(3), k.getArgument(4), k.getArgument(5), k.getArgument(6));
+    });
+    rw.replaceOp(fg, ValueRange{dq, dkt, dv});
+    return success();
+  }
+};
+
+/// An op the fusion plan computes inside its user's kernel (and a splat
+/// constant inlined as a scalar): nothing left to launch.
+struct FusedOp : ConversionPattern {
+  Lowerings &all;
+  FusedOp(Lowerings &all, MLIRContext *ctx) : ConversionPattern(MatchAnyOpTypeTag(), /*benefit=*/1, ctx), all(all) {}
+  LogicalResult matchAndRewrite(Operation *op, ArrayRef<Value>, ConversionPatternRewriter &rw) const override {
+    PlannedFunction *pf = all.of(op);
+    if (!pf || op->getNumResults() == 0 || isa<func::FuncOp, func::ReturnOp>(op)) return failure();
+    for (Value r : op->getResults())
+      if (pf->specOf.count(r)) return failure();
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
+/// The function's signature: inputs then results as flat memrefs
+/// (`tessera.buffer` roles), no results; marked a launch plan.
+struct PlanSignature : OpConversionPattern<func::FuncOp> {
+  Lowerings &all;
+  PlanSignature(Lowerings &all, MLIRContext *ctx) : OpConversionPattern(ctx), all(all) {}
+  LogicalResult matchAndRewrite(func::FuncOp fn, OpAdaptor, ConversionPatternRewriter &rw) const override {
+    PlannedFunction *pf = all.of(fn);
+    if (!pf || fn->hasAttr(conv::kLaunchPlanAttr)) return failure();
+    auto ret = cast<func::ReturnOp>(fn.front().getTerminator());
+    TypeConverter::SignatureConversion sig(fn.getNumArguments());
+    SmallVector<Type> outputs;
+    for (BlockArgument a : fn.getArguments()) sig.addInputs(a.getArgNumber(), flatType(a));
+    for (Value r : ret.getOperands()) outputs.push_back(flatType(r));
+    sig.addInputs(outputs);
+    rw.applySignatureConversion(&fn.getBody(), sig);
+    rw.updateRootInPlace(fn, [&] {
+      fn.setType(rw.getFunctionType(sig.getConvertedTypes(), {}));
+      fn.setAllArgAttrs(ArrayRef<DictionaryAttr>{});
+      fn.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+      for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+        fn.setArgAttr(i, conv::kBufferRoleAttr, rw.getStringAttr(i < pf->numInputs ? "input" : "output"));
+      fn->setAttr(conv::kLaunchPlanAttr, rw.getUnitAttr());
+    });
+    return success();
+  }
+};
+
+/// The return: copies into the outputs no kernel wrote (a returned input,
+/// a value returned twice), then frees the intermediates.
+struct PlanReturn : OpConversionPattern<func::ReturnOp> {
+  Lowerings &all;
+  PlanReturn(Lowerings &all, MLIRContext *ctx) : OpConversionPattern(ctx), all(all) {}
+  LogicalResult matchAndRewrite(func::ReturnOp ret, OpAdaptor, ConversionPatternRewriter &rw) const override {
+    PlannedFunction *pf = all.of(ret);
+    if (!pf || pf->returned) return failure();
+    func::FuncOp fn = pf->fl.fn;
+    Launcher l{rw, *pf, all, ret.getLoc()};
     for (auto [i, r] : llvm::enumerate(ret.getOperands())) {
-      Value o = plan.getArgument(nIn + i);
-      if (buf.lookup(r) == o) continue;
-      KernelSpec c{KernelSpec::kElementwise, r, {}, nullptr, {}, true, {r}};
-      if (failed(launch(c, "copy", o))) return failure();
+      Value o = fn.getArgument(pf->numInputs + i);
+      if (rw.getRemappedValue(r) == o) continue;
+      KernelSpec c{KernelSpec::kElementwise, r, {}, nullptr, {}, true, {r}, {}, 0};
+      (void)sizeLaunch(pf->fl, c);
+      l.launch(c, "copy", o);
     }
-    for (Value a : intermediates) pbld.create<memref::DeallocOp>(loc, a);
-    pbld.create<func::ReturnOp>(loc);
-    // The plan takes the function's name: callers look it up by name.
-    fn.erase();
-    plan.setName(base);
+    SmallVector<Value> intermediates;
+    for (Operation &op : fn.front())
+      if (auto alloc = dyn_cast<memref::AllocOp>(op)) intermediates.push_back(alloc);
+    for (Value a : intermediates) rw.create<memref::DeallocOp>(ret.getLoc(), a);
+    pf->returned = true;
+    rw.replaceOpWithNewOp<func::ReturnOp>(ret);
     return success();
   }
 };
 
 struct GraphToTileKernelsPass : tessera::conversion::impl::GraphToTileKernelsBase<GraphToTileKernelsPass> {
   using GraphToTileKernelsBase::GraphToTileKernelsBase;
+
+  /// Refuses what no kernel takes (shapes, zero-size tensors), before the
+  /// plan.
+  LogicalResult checkFunction(func::FuncOp f) {
+    if (!f.getBody().hasOneBlock())
+      return f.emitError() << "a Graph IR function must have one block to be lowered for the " << backend
+                           << " backend";
+    for (Type ty : llvm::concat<const Type>(f.getArgumentTypes(), f.getResultTypes()))
+      if (!ty.isa<RankedTensorType>() || !ty.cast<ShapedType>().hasStaticShape())
+        return f.emitError() << "Graph IR function arguments and results must be statically shaped tensors for the "
+                             << backend << " backend, got " << ty;
+    // Zero-element tensors: every kernel shape (groups per row, elements
+    // per lane) divides by a dim; refuse them here, naming the value,
+    // as the cpu backend does (a reduce over a 0-length dim divided by 0).
+    WalkResult empty = f.walk([&](Operation *op) {
+      SmallVector<Type> types(op->getOperandTypes());
+      llvm::append_range(types, op->getResultTypes());
+      for (Type ty : types)
+        if (auto t = ty.dyn_cast<RankedTensorType>(); t && t.hasStaticShape() && t.getNumElements() == 0) {
+          op->emitOpError() << "has a zero-element tensor " << t << ": zero-sized tensors are not supported by the "
+                            << backend << " backend (give every dim a size >= 1)";
+          return WalkResult::interrupt();
+        } else if (t && t.hasStaticShape() && backend == "vulkan" &&
+                   t.getNumElements() > std::numeric_limits<int32_t>::max()) {
+          // SPIR-V kernels index with 32 bits (Vulkan's index type).
+          op->emitOpError() << "has a tensor " << t << " of " << t.getNumElements()
+                            << " elements: a vulkan kernel indexes at most 2^31 - 1";
+          return WalkResult::interrupt();
+        }
+      return WalkResult::advance();
+    });
+    if (empty.wasInterrupted()) return failure();
+    for (BlockArgument a : f.getArguments())
+      if (auto t = a.getType().dyn_cast<RankedTensorType>(); t && t.getNumElements() == 0)
+        return f.emitError() << "argument " << a.getArgNumber() << " " << t
+                             << " has no elements: zero-sized tensors are not supported by the " << backend
+                             << " backend";
+    return success();
+  }
+
   void runOnOperation() override {
     ModuleOp m = getOperation();
+    MLIRContext *ctx = &getContext();
     SmallVector<func::FuncOp> fns;
     for (func::FuncOp f : m.getOps<func::FuncOp>()) {
       if (f.isExternal() || f->hasAttr(t::kGroupSizeAttr) || f->hasAttr(conv::kLaunchPlanAttr)) continue;
@@ -970,57 +1154,61 @@ struct GraphToTileKernelsPass : tessera::conversion::impl::GraphToTileKernelsBas
       f.walk([&](Operation *op) { graph |= isa_and_nonnull<g::GraphDialect>(op->getDialect()); });
       if (graph) fns.push_back(f);
     }
-    SmallVector<func::FuncOp> kernels;
+    // The plans first: every refusal comes before any IR changes.
+    Lowerings all;
+    SmallVector<Operation *> roots;
     for (func::FuncOp f : fns) {
-      if (!f.getBody().hasOneBlock()) {
-        f.emitError() << "a Graph IR function must have one block to be lowered for the " << backend << " backend";
-        return signalPassFailure();
-      }
-      for (Type ty : llvm::concat<const Type>(f.getArgumentTypes(), f.getResultTypes()))
-        if (!ty.isa<RankedTensorType>() || !ty.cast<ShapedType>().hasStaticShape()) {
-          f.emitError() << "Graph IR function arguments and results must be statically shaped tensors for the "
-                        << backend << " backend, got " << ty;
-          return signalPassFailure();
-        }
-      // Zero-element tensors: every kernel shape (groups per row, elements
-      // per lane) divides by a dim; refuse them here, naming the value,
-      // as the cpu backend does (a reduce over a 0-length dim divided by 0).
-      WalkResult empty = f.walk([&](Operation *op) {
-        SmallVector<Type> types(op->getOperandTypes());
-        llvm::append_range(types, op->getResultTypes());
-        for (Type ty : types)
-          if (auto t = ty.dyn_cast<RankedTensorType>(); t && t.hasStaticShape() && t.getNumElements() == 0) {
-            op->emitOpError() << "has a zero-element tensor " << t << ": zero-sized tensors are not supported by the "
-                              << backend << " backend (give every dim a size >= 1)";
-            return WalkResult::interrupt();
-          } else if (t && t.hasStaticShape() && backend == "vulkan" &&
-                     t.getNumElements() > std::numeric_limits<int32_t>::max()) {
-            // SPIR-V kernels index with 32 bits (Vulkan's index type).
-            op->emitOpError() << "has a tensor " << t << " of " << t.getNumElements()
-                              << " elements: a vulkan kernel indexes at most 2^31 - 1";
-            return WalkResult::interrupt();
-          }
-        return WalkResult::advance();
-      });
-      for (BlockArgument a : f.getArguments())
-        if (auto t = a.getType().dyn_cast<RankedTensorType>(); !empty.wasInterrupted() && t && t.getNumElements() == 0) {
-          f.emitError() << "argument " << a.getArgNumber() << " " << t
-                        << " has no elements: zero-sized tensors are not supported by the " << backend << " backend";
-          empty = WalkResult::interrupt();
-        }
-      if (empty.wasInterrupted()) return signalPassFailure();
-      FunctionLowering fl{f, backend, conv::inlineScheduleGroups(f), {}, {}};
+      if (failed(checkFunction(f))) return signalPassFailure();
+      auto pf = std::make_unique<PlannedFunction>(
+          PlannedFunction{FunctionLowering{f, backend, conv::inlineScheduleGroups(f), {}, {}}, {}, {}, 0, 0, f, false});
+      FunctionLowering &fl = pf->fl;
       if (failed(fl.plan())) return signalPassFailure();
-      KernelBuilder kb{fl, f.getLoc(), kernels};
-      if (failed(kb.run())) return signalPassFailure();
+      for (KernelSpec &s : fl.specs) {
+        if (failed(sizeLaunch(fl, s))) return signalPassFailure();
+        pf->specOf[s.root] = &s;
+      }
+      // A result gets its output buffer directly when a kernel computes it;
+      // arguments and values returned twice are copied (PlanReturn).
+      pf->numInputs = f.getNumArguments();
+      auto ret = cast<func::ReturnOp>(f.front().getTerminator());
+      for (auto [i, r] : llvm::enumerate(ret.getOperands()))
+        if (!r.isa<BlockArgument>() && !pf->outOf.count(r)) pf->outOf[r] = pf->numInputs + i;
+      // flash_attention_grad's other results are its kernels' too.
+      for (const KernelSpec &s : fl.specs)
+        if (s.kind == KernelSpec::kAttentionGrad)
+          for (Value r : s.rowOp->getResults().drop_front()) pf->specOf[r] = &s;
+      roots.push_back(f);
+      all.functions[f] = std::move(pf);
     }
+    if (roots.empty()) return;
+
+    ConversionTarget target(*ctx);
+    target.addLegalDialect<t::TileDialect, arith::ArithDialect, math::MathDialect, memref::MemRefDialect,
+                           scf::SCFDialect, vector::VectorDialect>();
+    target.addIllegalDialect<g::GraphDialect>();
+    target.addIllegalOp<tessera::schedule::FlashAttentionOp, tessera::schedule::FlashAttentionGradOp>();
+    target.addDynamicallyLegalOp<arith::ConstantOp>([](arith::ConstantOp c) { return !c.getType().isa<TensorType>(); });
+    target.addDynamicallyLegalOp<func::FuncOp>(
+        [&](func::FuncOp f) { return !all.of(f) || f->hasAttr(conv::kLaunchPlanAttr); });
+    target.addDynamicallyLegalOp<func::ReturnOp>([&](func::ReturnOp r) {
+      PlannedFunction *pf = all.of(r);
+      return !pf || pf->returned;
+    });
+    target.addLegalOp<func::CallOp>();
+    RewritePatternSet patterns(ctx);
+    patterns.add<PlanSignature, PlanReturn, FusedOp, ConvertLayoutKernel, FlashAttentionKernel,
+                 FlashAttentionGradKernels, FusedTreeKernel<KernelSpec::kGemm>,
+                 FusedTreeKernel<KernelSpec::kElementwise>, FusedTreeKernel<KernelSpec::kRows>,
+                 FusedTreeKernel<KernelSpec::kShape>>(all, ctx);
+    if (failed(applyPartialConversion(roots, target, std::move(patterns)))) return signalPassFailure();
+
     // The builders emit one constant per use and unfolded index math:
     // canonicalize + CSE each new kernel so the output reads like the
     // hand-written Tile IR examples (the SPIR-V pipeline would do it anyway).
     OpPassManager cleanup(func::FuncOp::getOperationName());
     cleanup.addPass(createCanonicalizerPass());
     cleanup.addPass(createCSEPass());
-    for (func::FuncOp k : kernels)
+    for (func::FuncOp k : all.kernels)
       if (failed(runPipeline(cleanup, k))) return signalPassFailure();
   }
 };
