@@ -1045,7 +1045,8 @@ void Interpreter::Execute(Lane &lane, Operation &op) {
     // 8*(u/4) + 4*(p/32) + u%4, column 32*(t % (n/32)) + p%32, t = v/16,
     // u = v%16.
     const int64_t n = mma.getN();
-    return result(CooperativeMma(lane, o, mma, 64, 8, [n](int64_t p, int64_t v) {
+    const int64_t depth = mma.getOperandType().isInteger(8) ? 16 : 8;  // i8: 16 deep
+    return result(CooperativeMma(lane, o, mma, 64, depth, [n](int64_t p, int64_t v) {
       const int64_t t = v / 16, u = v % 16;
       return std::make_pair(32 * (t / (n / 32)) + 8 * (u / 4) + 4 * (p / 32) + u % 4, 32 * (t % (n / 32)) + p % 32);
     }));

@@ -22,20 +22,17 @@ FailureOr<SmallVector<Value>> lowerWavefrontMmaToMfma(OpBuilder &b, tile::Wavefr
   const int64_t m = op.getM(), n = op.getN(), lda = op.getLda(), ldb = op.getLdb();
   const int64_t tilesM = m / 32, tilesN = n / 32;
   const bool i8 = op.getOperandType().isInteger(8);
-  // gfx940's i8 MFMA is 16 deep (v_mfma_i32_32x32x16_i8: lane p holds k =
-  // 8*(p/32) .. +7), the op 8 deep: lanes 0..31 bring the op's 8 values of
-  // their row / column, lanes 32..63 zeros. Half the instruction's depth,
-  // which on gfx940 has twice gfx90a's i8 rate per instruction: the same
-  // products per cycle as gfx90a's v_mfma_i32_32x32x8i8.
+  // i8 ops are 16 deep: gfx940's v_mfma_i32_32x32x16_i8 takes the whole
+  // step (lane p holds k = 8*(p/32) .. +7, eight i8 in an i64), gfx908 /
+  // gfx90a take it in two v_mfma_i32_32x32x8i8 (four i8 in an i32).
   const bool deepI8 = i8 && chipset.startswith("gfx94");
   const bool bf16 = op.getOperandType().isBF16(), f32Operands = op.getOperandType().isF32();
   // gfx908 has bf16 matrix cores only with 2 values per lane (k = 4); f32
   // takes one value per lane (k = 2).
   const bool bf16Pairs = bf16 && chipset == "gfx908";
-  // i8: 4 values per lane packed in an i32 (gfx940: 8 in an i64), the
-  // whole 8-deep step at once.
+  const int64_t depth = i8 ? 16 : 8;                                        // the op's k
   const int64_t perLane = f32Operands ? 1 : bf16Pairs ? 2 : deepI8 ? 8 : 4;  // k values per lane and instruction
-  const int64_t steps = deepI8 ? 1 : 8 / (2 * perLane);                     // instructions per 8-deep step
+  const int64_t steps = depth / (2 * perLane);                              // instructions per op and tile
   Type i16 = b.getI16Type(), f32 = b.getF32Type();
   Type operandElem = f32Operands ? f32 : i8 ? b.getI8Type() : bf16 ? i16 : b.getF16Type();
   auto operandVec = VectorType::get({perLane}, operandElem);
@@ -48,21 +45,15 @@ FailureOr<SmallVector<Value>> lowerWavefrontMmaToMfma(OpBuilder &b, tile::Wavefr
   auto element = [&](Value buffer, Value index) { return loadMatrixOperand(b, l, buffer, index, operandElem); };
   // A lane's k values of one instruction: f32 operands are scalars
   // (v_mfma_f32_32x32x2f32 takes one value each), the others vectors.
-  Value upperHalf = deepI8 ? b.create<arith::CmpIOp>(l, arith::CmpIPredicate::uge, lane, c(32)).getResult() : Value();
   auto fragment = [&](ArrayRef<Value> xs) -> Value {
     if (f32Operands) return xs.front();
     Value v = packVector(b, l, operandVec, xs);
     if (!i8) return v;
-    if (!deepI8) return b.create<LLVM::BitcastOp>(l, b.getI32Type(), v);
-    Value bits = b.create<LLVM::BitcastOp>(l, b.getI64Type(), v);
-    Value zero = b.create<LLVM::ConstantOp>(l, b.getI64Type(), b.getI64IntegerAttr(0));
-    return b.create<arith::SelectOp>(l, upperHalf, zero, bits);
+    return b.create<LLVM::BitcastOp>(l, deepI8 ? b.getI64Type() : b.getI32Type(), v);
   };
 
-  Value row = b.create<arith::RemUIOp>(l, lane, c(32));  // A's row, B's column
-  // The first k of the lane: 0 for the 16-deep i8 instruction (the upper
-  // half's loads repeat the lower half's and are replaced by zeros).
-  Value kq = deepI8 ? c(0) : mul(b.create<arith::DivUIOp>(l, lane, c(32)), perLane);
+  Value row = b.create<arith::RemUIOp>(l, lane, c(32));                // A's row, B's column
+  Value kq = mul(b.create<arith::DivUIOp>(l, lane, c(32)), perLane);  // first k of the lane
   Value aLane = add(op.getAIndex(), add(mul(row, lda), kq));
   Value bLane = add(op.getBIndex(), add(mul(kq, ldb), row));
   // fragments[step][tile]: the lane's k values of that step.

@@ -23,11 +23,10 @@
 // F32: .group_segment_fixed_size: 37376
 // F32-NOT: .private_segment_fixed_size: {{[1-9]}}
 // F32: .vgpr_spill_count: 0
-// and i8 ones, accumulated in i32 (exact): one v_mfma_i32_32x32x8i8 per
-// 32 x 32 tile and 8-deep step (four i8 per lane in a VGPR) on gfx908 and
-// gfx90a; gfx940's i8 MFMA is 16 deep: one v_mfma_i32_32x32x16_i8 per tile
-// and step, lanes 32..63 giving zeros for the upper 8 (eight i8 per lane in
-// a VGPR pair):
+// and i8 ones, accumulated in i32 (exact; wavefront_mma is 16 deep for
+// i8): two v_mfma_i32_32x32x8i8 per 32 x 32 tile and op (four i8 per lane
+// in a VGPR) on gfx908 and gfx90a, one v_mfma_i32_32x32x16_i8 on gfx940
+// (eight i8 per lane in a VGPR pair): 16 and 8 per 32-deep slice:
 // RUN: tessera-compile %s --function i8 --target hip:gfx90a --emit asm -o %t.i8.s
 // RUN: FileCheck %s --check-prefix=I8 < %t.i8.s
 // I8-COUNT-16: v_mfma_i32_32x32x8i8 a[{{[0-9]+}}:{{[0-9]+}}], v{{[0-9]+}}, v{{[0-9]+}}, a[{{[0-9]+}}:{{[0-9]+}}]
@@ -36,7 +35,7 @@
 // RUN: tessera-compile %s --function i8 --target hip:gfx940 --emit asm -o %t.i8.gfx940.s
 // RUN: FileCheck %s --check-prefix=I8GFX940 < %t.i8.gfx940.s
 // I8GFX940-NOT: v_mul_i32_i24
-// I8GFX940-COUNT-16: v_mfma_i32_32x32x16_i8 a[{{[0-9]+}}:{{[0-9]+}}], v[{{[0-9]+}}:{{[0-9]+}}], v[{{[0-9]+}}:{{[0-9]+}}], a[{{[0-9]+}}:{{[0-9]+}}]
+// I8GFX940-COUNT-8: v_mfma_i32_32x32x16_i8 a[{{[0-9]+}}:{{[0-9]+}}], v[{{[0-9]+}}:{{[0-9]+}}], v[{{[0-9]+}}:{{[0-9]+}}], a[{{[0-9]+}}:{{[0-9]+}}]
 // I8GFX940-NOT: v_mul_i32_i24
 // I8GFX940-NOT: .private_segment_fixed_size: {{[1-9]}}
 // gfx908 has bf16 matrix cores with two values per lane: two k=4

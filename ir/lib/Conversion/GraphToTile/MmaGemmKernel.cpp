@@ -266,8 +266,10 @@ void buildKernel(func::FuncOp k, graph::MatmulOp matmul, const GemmTile &t, Valu
     Value acc = loop.getRegionIterArgs()[0];
     Value aOff = ix.add(lb, ix.mulC(lb, stage, aStage), ix.mulC(lb, wm, unit.m * LDA));
     Value bOff = ix.add(lb, ix.mulC(lb, stage, bStage), ix.mulC(lb, wn, unit.n));
-    for (int64_t ks = 0; ks < BK / unit.kStep; ++ks) {
-      Value ai = ix.add(lb, aOff, ix.c(lb, ks * unit.kStep)), bi = ix.add(lb, bOff, ix.c(lb, ks * unit.kStep * LDB));
+    // wavefront_mma is 16 deep for i8, 8 for the others.
+    const int64_t kStep = unit.kind == Unit::Wavefront && integer ? 16 : unit.kStep;
+    for (int64_t ks = 0; ks < BK / kStep; ++ks) {
+      Value ai = ix.add(lb, aOff, ix.c(lb, ks * kStep)), bi = ix.add(lb, bOff, ix.c(lb, ks * kStep * LDB));
       const auto um = static_cast<uint64_t>(unit.m), un = static_cast<uint64_t>(unit.n);
       const auto lda = static_cast<uint64_t>(LDA), ldb = static_cast<uint64_t>(LDB);
       if (unit.kind == Unit::Wavefront)

@@ -273,7 +273,7 @@ constexpr Wave32MmaPattern::ByLane Wave32MmaPattern::byLane() { return wave32Mma
 /// own elements (the op's layout): per 32 x 32 tile, rows 8*(u/4) + 4*(p/32)
 /// + u%4 (16 of them) and column p%32; the 16*(m/32) rows of A and n/32
 /// columns of B it needs read once per k, then fused multiply-adds in order
-/// k = 0..7.
+/// k = 0..7 (i8: integer ones, k = 0..15).
 SmallVector<Value> wavefrontMmaByLane(OpBuilder &b, Location l, t::WavefrontMmaOp o, Value a, Value bm, Value aIndex,
                                       Value bIndex, ArrayRef<Value> acc, Value p) {
   const int64_t m = o.getM(), n = o.getN(), lda = o.getLda(), ldb = o.getLdb();
@@ -288,7 +288,8 @@ SmallVector<Value> wavefrontMmaByLane(OpBuilder &b, Location l, t::WavefrontMmaO
   Value aRow0 = add(aIndex, b.create<arith::MulIOp>(l, half, c(lda)));
   Value bCol0 = add(bIndex, col);
   SmallVector<Value> r(acc.begin(), acc.end());
-  for (int64_t k = 0; k < 8; ++k) {
+  const int64_t depth = ot.isInteger(8) ? 16 : 8;  // the op is 16 deep for i8
+  for (int64_t k = 0; k < depth; ++k) {
     SmallVector<Value> av, bv;  // av[tm*16 + u], bv[tn]
     for (int64_t tm = 0; tm < tilesM; ++tm)
       for (int64_t u = 0; u < 16; ++u)

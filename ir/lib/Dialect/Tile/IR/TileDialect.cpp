@@ -295,7 +295,10 @@ LogicalResult SubgroupMmaOp::verify() {
 }
 
 LogicalResult WavefrontMmaOp::verify() {
-  return verifyCooperativeMma(*this, 32, 32, 8, 4, "a lane reads 8 bytes of a row", 64, /*f32=*/true, /*i8=*/true);
+  // i8 steps are 16 deep (a lane still reads 8 bytes of a row per
+  // instruction), the others 8.
+  const int64_t depth = getOperandType().isInteger(8) ? 16 : 8;
+  return verifyCooperativeMma(*this, 32, 32, depth, 4, "a lane reads 8 bytes of a row", 64, /*f32=*/true, /*i8=*/true);
 }
 
 LogicalResult Wave32MmaOp::verify() {

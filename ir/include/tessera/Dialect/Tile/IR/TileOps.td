@@ -407,10 +407,11 @@ def Tile_SubgroupMmaOp : Tile_Op<"subgroup_mma", [AllTypesMatch<["acc", "result"
 }
 
 def Tile_WavefrontMmaOp : Tile_Op<"wavefront_mma", [AllTypesMatch<["acc", "result"]>]> {
-  let summary = "a wavefront of 64 lanes multiplies matrices from shared memory (k = 8)";
+  let summary = "a wavefront of 64 lanes multiplies matrices from shared memory (k = 8; 16 for i8)";
   let description = [{
     The 64 lanes of a wavefront (lanes `64*w .. 64*w+63` of the group)
-    compute together `C[m x n] += A[m x 8] x B[8 x n]`, where
+    compute together `C[m x n] += A[m x k] x B[k x n]`, `k` = 8 (16 for
+    i8 operands), where
     `A[i][k] = a[a_index + i*lda + k]` and `B[k][j] = b[b_index + k*ldb + j]`
     are values in shared memory (`operand_type`: bf16 or f16, whose bits an
     i16 buffer may hold, or f32) and C is f32, spread over the lanes in
@@ -423,15 +424,15 @@ def Tile_WavefrontMmaOp : Tile_Op<"wavefront_mma", [AllTypesMatch<["acc", "resul
     Every lane of the wavefront must execute it, with the same `a_index`
     and `b_index`; `m` and `n` are multiples of 32, `lda` and `ldb`
     multiples of 4, and `a_index`, `b_index` multiples of 4 (a lane reads
-    4 consecutive values of a row of A: 8 bytes). The order of the 8
-    products in each sum is not specified. On hip's CDNA targets (gfx908,
+    8 bytes of a row of A per instruction). The order of the k products
+    in each sum is not specified. On hip's CDNA targets (gfx908,
     gfx90a, gfx940) it is `v_mfma_f32_32x32x8f16` / `..bf16_1k` (gfx908:
     two `..32x32x4bf16` for bf16; f32: four `v_mfma_f32_32x32x2f32`, full
     f32 products); elsewhere each lane computes its own elements with fused
     multiply-adds. With `operand_type = i8` the accumulator is i32 (the
     products and sums are exact, wrapping at 32 bits):
-    `v_mfma_i32_32x32x8i8` on gfx908 / gfx90a, lane by lane elsewhere
-    (gfx940 included: its i8 MFMA is 16 deep).
+    two `v_mfma_i32_32x32x8i8` on gfx908 / gfx90a, one
+    `v_mfma_i32_32x32x16_i8` on gfx940, lane by lane elsewhere.
 
     Example:
     ```mlir
