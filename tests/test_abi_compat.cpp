@@ -83,6 +83,18 @@ TEST(AbiCompat, OlderMinorMissingEventsAreUnsupported) {
   TS_EXPECT_CONTAINS(event.status().message(), "Event_Create");
 }
 
+// A plugin older than ABI 1.6 gives no device addresses: UNSUPPORTED,
+// naming the entry point.
+TEST(AbiCompat, OlderMinorHasNoDeviceAddresses) {
+  auto rt = CreateTestPluginRuntime("oldminor");
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  TS_ASSERT_OK_AND_ASSIGN(Buffer buf, rt->devices().at(0).allocate(64));
+  auto address = buf.device_address();
+  ASSERT_FALSE(address.ok());
+  EXPECT_EQ(address.status().code(), StatusCode::kUnsupported) << address.status().ToString();
+  TS_EXPECT_CONTAINS(address.status().message(), "Buffer_GetDeviceAddress");
+}
+
 TEST(AbiCompat, OlderMinorMissingExecutablesAreUnsupported) {
   auto rt = CreateTestPluginRuntime("oldminor");
   ASSERT_TRUE(rt.ok()) << rt.status().ToString();

@@ -121,8 +121,22 @@ TEST_F(MemoryTest, UseOfDestroyedBufferIsInvalidHandle) {
   TS_EXPECT_CODE(copy(alias, host.data(), 256), kInvalidHandle);
   TS_EXPECT_CODE(memset(alias, 0, 0, 256), kInvalidHandle);
   TS_EXPECT_CODE(alias.destroy(), kInvalidHandle);
+  TS_EXPECT_CODE(alias.device_address(), kInvalidHandle);
   TS_ASSERT_OK_AND_ASSIGN(Stream s, device().create_stream());
   TS_EXPECT_CODE(s.memset_async(alias, 0, 0, 256), kInvalidHandle);
+}
+
+// ABI 1.6: the address a buffer's memory has for the device's own API; on
+// cpu the host address, for every kind.
+TEST_F(MemoryTest, CpuDeviceAddressIsTheHostAddress) {
+  for (TsBufferKind kind : {TS_BUFFER_DEVICE, TS_BUFFER_HOST_PINNED, TS_BUFFER_MANAGED}) {
+    TS_ASSERT_OK_AND_ASSIGN(Buffer buf, device().allocate(4096, kind));
+    TS_ASSERT_OK_AND_ASSIGN(uint64_t address, buf.device_address());
+    EXPECT_NE(address, 0u);
+    if (buf.host_pointer()) EXPECT_EQ(address, reinterpret_cast<uint64_t>(buf.host_pointer()));
+    TS_ASSERT_OK_AND_ASSIGN(uint64_t again, buf.device_address());
+    EXPECT_EQ(again, address);
+  }
 }
 
 TEST_F(MemoryTest, DefaultConstructedBufferIsInvalidHandle) {
@@ -130,6 +144,7 @@ TEST_F(MemoryTest, DefaultConstructedBufferIsInvalidHandle) {
   EXPECT_FALSE(none.valid());
   std::vector<char> host(16);
   TS_EXPECT_CODE(copy(host.data(), none, 16), kInvalidHandle);
+  TS_EXPECT_CODE(none.device_address(), kInvalidHandle);
 }
 
 TEST_F(MemoryTest, BufferOutlivesItsRuntimeHandle) {

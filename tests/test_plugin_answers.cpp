@@ -127,6 +127,7 @@ TEST_F(NullOutputsTest, AnswersOutOfRangeAreErrors) {
   TS_ASSERT_OK_AND_ASSIGN(Event start, device().create_event(TS_EVENT_DISABLE_TIMING));
   TS_ASSERT_OK_AND_ASSIGN(Event end, device().create_event(TS_EVENT_DISABLE_TIMING));
   ExpectBroken(Event::elapsed_ms(start, end).status(), "Event_ElapsedTime", "nan ms");
+  ExpectBroken(buffer.device_address().status(), "Buffer_GetDeviceAddress", "address 0");
   TS_EXPECT_OK(buffer.destroy());
 }
 

@@ -11,6 +11,7 @@ namespace {
 
 using A_Alloc = TsBuffer_Allocate_Args;
 using A_Free = TsBuffer_Free_Args;
+using A_Addr = TsBuffer_GetDeviceAddress_Args;
 using A_HAlloc = TsHost_Allocate_Args;
 using A_HFree = TsHost_Free_Args;
 using A_HReg = TsHost_Register_Args;
@@ -70,6 +71,14 @@ void AddMemoryCases(CaseList* out) {
                          [](Env& env, A_Free& a) { a.buffer = env.buffer(); });
     c.Header();
     c.Handle("Buffer", &A_Free::buffer);
+  }
+  {
+    // MINOR 6, optional: "unsupported: entry point" where the plugin has none.
+    EntryCases<A_Addr> c(out, "Buffer_GetDeviceAddress", &TsPluginApi::Buffer_GetDeviceAddress,
+                         TS_BUFFER_GETDEVICEADDRESS_ARGS_STRUCT_SIZE,
+                         [](Env& env, A_Addr& a) { a.buffer = env.buffer(); });
+    c.Header();
+    c.Handle("Buffer", &A_Addr::buffer);
   }
   {
     EntryCases<A_HAlloc> c(out, "Host_Allocate", &TsPluginApi::Host_Allocate,

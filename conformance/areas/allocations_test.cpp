@@ -2,7 +2,9 @@
 // API always asks for the natural one, so this calls the plugin's table) as
 // parameterized cases over every buffer kind x size x alignment (0: natural,
 // 1 .. 64 KiB).  A host-addressable buffer's host pointer must be a multiple
-// of the alignment; every buffer must round-trip its bytes and free cleanly.
+// of the alignment, and so must the device address where the plugin gives
+// one (Buffer_GetDeviceAddress, ABI 1.6: not 0, the same on every call);
+// every buffer must round-trip its bytes and free cleanly.
 #include <cstring>
 #include <tuple>
 
@@ -38,6 +40,20 @@ TEST_P(Allocations, AlignedAndUsable) {
   if (a.host_pointer && alignment > 1)
     EXPECT_EQ(reinterpret_cast<uintptr_t>(a.host_pointer) % alignment, 0u)
         << "host pointer " << a.host_pointer << " is not aligned to " << alignment;
+
+  if (api->struct_size >= TS_STRUCT_SIZE(TsPluginApi, Buffer_GetDeviceAddress) &&
+      api->Buffer_GetDeviceAddress != nullptr) {
+    TsBuffer_GetDeviceAddress_Args d{};
+    d.struct_size = TS_BUFFER_GETDEVICEADDRESS_ARGS_STRUCT_SIZE;
+    d.buffer = a.buffer;
+    EXPECT_EQ(Check(api->Buffer_GetDeviceAddress(&d)), "") << "Buffer_GetDeviceAddress";
+    const uint64_t address = d.address;
+    EXPECT_NE(address, 0u) << "Buffer_GetDeviceAddress succeeded with address 0";
+    if (alignment > 1) EXPECT_EQ(address % alignment, 0u) << "device address " << address << " is not aligned to " << alignment;
+    d.address = 0;
+    EXPECT_EQ(Check(api->Buffer_GetDeviceAddress(&d)), "");
+    EXPECT_EQ(d.address, address) << "a buffer's device address changed between two calls";
+  }
 
   std::vector<uint8_t> data(size), back(size, 0);
   for (uint64_t i = 0; i < size; ++i) data[i] = static_cast<uint8_t>(i * 31 + alignment + 7);

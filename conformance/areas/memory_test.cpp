@@ -1,6 +1,7 @@
 // Area "memory": every buffer kind the device claims, sizes 1, odd and
 // large, alignment, host pointers of host-visible kinds, pinned host memory
 // (pinned_malloc and register_host), out of memory as an error.
+#include <algorithm>
 #include <cstdint>
 #include <numeric>
 
@@ -100,6 +101,31 @@ TEST_F(Memory, ManyLiveBuffersAreDistinct) {
     CTS_ASSERT_OK_AND_ASSIGN(std::vector<uint32_t> v, Download<uint32_t>(buffers[i], 64));
     EXPECT_EQ(v, std::vector<uint32_t>(64, i));
   }
+}
+
+// Buffer_GetDeviceAddress (ABI 1.6, optional): live buffers of every kind
+// have distinct, non-overlapping device addresses; a host-visible one on a
+// plugin with unified addressing (every in-tree plugin) may equal its host
+// pointer, which is not required.
+TEST_F(Memory, DeviceAddressesOfLiveBuffersDoNotOverlap) {
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;  // [address, address + size)
+  std::vector<Buffer> buffers;
+  for (TsBufferKind kind : kKinds) {
+    if (!info().supports(kind)) continue;
+    for (uint64_t size : {uint64_t{1}, uint64_t{4096}, uint64_t{100003}}) {
+      CTS_ASSERT_OK_AND_ASSIGN(Buffer b, device().allocate(size, kind));
+      StatusOr<uint64_t> address = b.device_address();
+      CTS_REQUIRE(address.status().code() != StatusCode::kUnsupported, "Buffer_GetDeviceAddress");
+      CTS_ASSERT_OK(address);
+      ranges.push_back({*address, *address + size});
+      buffers.push_back(b);
+    }
+  }
+  std::sort(ranges.begin(), ranges.end());
+  for (size_t i = 1; i < ranges.size(); ++i)
+    EXPECT_LE(ranges[i - 1].second, ranges[i].first)
+        << "two live buffers overlap: [" << ranges[i - 1].first << ", " << ranges[i - 1].second << ") and ["
+        << ranges[i].first << ", " << ranges[i].second << ")";
 }
 
 TEST_F(Memory, MemsetEveryKind) {

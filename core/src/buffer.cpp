@@ -36,6 +36,17 @@ TsBufferKind Buffer::kind() const {
 void* Buffer::host_pointer() const {
   return valid() ? impl_->host_pointer : nullptr;
 }
+StatusOr<uint64_t> Buffer::device_address() const {
+  TESSERA_CHECK_HANDLE(impl_, "Buffer");
+  const detail::PluginLibrary& lib = impl_->device.impl()->lib();
+  auto args = MakeArgs<TsBuffer_GetDeviceAddress_Args>();
+  args.buffer = impl_->raw;
+  TESSERA_RETURN_IF_ERROR(TESSERA_PLUGIN_CALL(lib, Buffer_GetDeviceAddress, args));
+  // The plugin's answer is checked: success promises an address.
+  if (args.address == 0)
+    return lib.BadAnswer("Buffer_GetDeviceAddress", "address 0 with success");
+  return args.address;
+}
 Device Buffer::device() const { return impl_ ? impl_->device : Device(); }
 bool Buffer::is_on(const Device& device) const {
   return impl_ && impl_->device.impl() == device.impl();

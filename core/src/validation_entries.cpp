@@ -940,6 +940,15 @@ TsError* ValidationLayer::Communicator_CreateUniqueId(TsCommunicator_CreateUniqu
   return next_.Communicator_CreateUniqueId(args);
 }
 
+TsError* ValidationLayer::Buffer_GetDeviceAddress(TsBuffer_GetDeviceAddress_Args* args) {
+  if (!TESSERA_HAS(args, TsBuffer_GetDeviceAddress_Args, address)) return next_.Buffer_GetDeviceAddress(args);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (TsError* e = CheckHandle(args->buffer, Kind::kBuffer, "Buffer_GetDeviceAddress", "buffer")) return e;
+  }
+  return next_.Buffer_GetDeviceAddress(args);
+}
+
 TsError* ValidationLayer::Communicator_Destroy(TsCommunicator_Destroy_Args* args) {
   if (!TESSERA_HAS(args, TsCommunicator_Destroy_Args, communicator)) return next_.Communicator_Destroy(args);
   CallSite site = CallSite::Capture("Communicator_Destroy");

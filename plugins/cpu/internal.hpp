@@ -297,6 +297,7 @@ extern const size_t kNumClientOptions;
 TS_PLUGIN_DECLARE_ENTRIES()
 TsError* Stream_WriteTimestamp(TsStream_WriteTimestamp_Args* args) noexcept;  // MINOR 3
 TsError* Communicator_CreateUniqueId(TsCommunicator_CreateUniqueId_Args* args) noexcept;  // MINOR 4
+TsError* Buffer_GetDeviceAddress(TsBuffer_GetDeviceAddress_Args* args) noexcept;  // MINOR 6 (memory.cpp)
 
 }  // namespace tessera::cpu
 

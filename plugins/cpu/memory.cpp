@@ -218,6 +218,13 @@ TS_CPU_ENTRY(Buffer_Free, TS_BUFFER_FREE_ARGS_STRUCT_SIZE) {
   return nullptr;
 }
 
+// MINOR 6: the buffer's memory (the host address: cpu memory is host memory).
+TS_CPU_ENTRY(Buffer_GetDeviceAddress, TS_BUFFER_GETDEVICEADDRESS_ARGS_STRUCT_SIZE) {
+  TS_CPU_CHECK_HANDLE(args->buffer, "Buffer_GetDeviceAddress", "buffer");
+  args->address = reinterpret_cast<uint64_t>(args->buffer->data);
+  return nullptr;
+}
+
 TS_CPU_ENTRY(Host_Allocate, TS_HOST_ALLOCATE_ARGS_STRUCT_SIZE) {
   TS_CPU_CHECK_HANDLE(args->client, "Host_Allocate", "client");
   TsClient* c = args->client;

@@ -344,6 +344,7 @@ extern const size_t kNumClientOptions;
 // ---- entry points (one TsError* Name(TsName_Args*) per table slot)
 TS_PLUGIN_DECLARE_ENTRIES()
 TsError* Stream_WriteTimestamp(TsStream_WriteTimestamp_Args* args) noexcept;  // MINOR 3
+TsError* Buffer_GetDeviceAddress(TsBuffer_GetDeviceAddress_Args* args) noexcept;  // MINOR 6 (memory.cpp)
 
 template <class Describe>
 void capture_note(TsStream* s, const std::weak_ptr<const void>& token, Describe&& describe) {

@@ -141,6 +141,14 @@ TS_CU_ENTRY(Buffer_Free, TS_BUFFER_FREE_ARGS_STRUCT_SIZE) {
   return e;
 }
 
+// MINOR 6: its CUdeviceptr (what kernels and cuMemcpy take; with unified
+// addressing also the host's address of pinned and managed memory).
+TS_CU_ENTRY(Buffer_GetDeviceAddress, TS_BUFFER_GETDEVICEADDRESS_ARGS_STRUCT_SIZE) {
+  TS_CU_CHECK_HANDLE(args->buffer, "Buffer_GetDeviceAddress", "buffer");
+  args->address = static_cast<uint64_t>(args->buffer->dptr);
+  return nullptr;
+}
+
 TS_CU_ENTRY(Host_Allocate, TS_HOST_ALLOCATE_ARGS_STRUCT_SIZE) {
   TS_CU_CHECK_HANDLE(args->client, "Host_Allocate", "client");
   TsClient* c = args->client;

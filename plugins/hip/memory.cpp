@@ -143,6 +143,13 @@ TS_HIP_ENTRY(Buffer_Free, TS_BUFFER_FREE_ARGS_STRUCT_SIZE) {
   return e;
 }
 
+// MINOR 6: its device address (hipDeviceptr_t).
+TS_HIP_ENTRY(Buffer_GetDeviceAddress, TS_BUFFER_GETDEVICEADDRESS_ARGS_STRUCT_SIZE) {
+  TS_HIP_CHECK_HANDLE(args->buffer, "Buffer_GetDeviceAddress", "buffer");
+  args->address = reinterpret_cast<uint64_t>(args->buffer->dptr);
+  return nullptr;
+}
+
 TS_HIP_ENTRY(Host_Allocate, TS_HOST_ALLOCATE_ARGS_STRUCT_SIZE) {
   TS_HIP_CHECK_HANDLE(args->client, "Host_Allocate", "client");
   TsClient* c = args->client;

@@ -130,6 +130,14 @@ TS_ZE_ENTRY(Buffer_Free, TS_BUFFER_FREE_ARGS_STRUCT_SIZE) {
   return e;
 }
 
+// MINOR 6: its USM pointer (what kernels and
+// zeCommandListAppendMemoryCopy take).
+TS_ZE_ENTRY(Buffer_GetDeviceAddress, TS_BUFFER_GETDEVICEADDRESS_ARGS_STRUCT_SIZE) {
+  TS_ZE_CHECK_HANDLE(args->buffer, "Buffer_GetDeviceAddress", "buffer");
+  args->address = reinterpret_cast<uint64_t>(args->buffer->ptr);
+  return nullptr;
+}
+
 TS_ZE_ENTRY(Host_Allocate, TS_HOST_ALLOCATE_ARGS_STRUCT_SIZE) {
   TS_ZE_CHECK_HANDLE(args->client, "Host_Allocate", "client");
   TsClient* c = args->client;

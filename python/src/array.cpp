@@ -4,10 +4,13 @@
 //
 // DLPack (v0.6 capsules, what numpy 1.24 speaks): memory the host can
 // address is exported as kDLCPU, so numpy views it without a copy; memory
-// only the device can address has no pointer this API can hand out, and
-// __dlpack__ says so (BufferError).  Imported tensors must be kDLCPU and
-// C-contiguous; the array keeps the producer's DLManagedTensor and calls its
-// deleter when the last reference goes.
+// only the device can address is exported with its device type and the
+// address the vendor's API uses (Buffer::device_address, plugin ABI 1.6:
+// a CUdeviceptr for kDLCUDA, a hipDeviceptr_t for kDLROCM, a USM pointer
+// for oneAPI), so CuPy, PyTorch or JAX use it in place; a plugin without
+// such addresses (vulkan) makes __dlpack__ say so (BufferError).  Imported
+// tensors must be kDLCPU and C-contiguous; the array keeps the producer's
+// DLManagedTensor and calls its deleter when the last reference goes.
 #include <dlpack/dlpack.h>
 
 #include <cstring>
@@ -144,6 +147,8 @@ DLDeviceType DLDeviceOf(const PyArray& a) {
   if (backend == "cuda") return kDLCUDA;
   if (backend == "hip") return kDLROCM;
   if (backend == "vulkan") return kDLVulkan;
+  // kDLOneAPI (DLPack 0.7 and later; this header is 0.6).
+  if (backend == "level_zero") return static_cast<DLDeviceType>(14);
   return kDLExtDev;
 }
 
@@ -167,14 +172,31 @@ void CapsuleDestructor(PyObject* capsule) {
 }
 
 py::object ExportDLPack(const PyArray& a, const py::object& stream) {
-  void* host = a.host_address();
-  if (!host)
-    throw py::buffer_error("this array's " + std::string(BufferKindName(a.buffer.kind())) + " memory on " +
-                           a.buffer.device().backend() +
-                           " is not addressable by the host: only host-visible memory is exported through "
-                           "DLPack (copy it with memcpy, or allocate kind='managed' / 'host_pinned')");
-  if (!stream.is_none() && !(py::isinstance<py::int_>(stream) && (stream.cast<int64_t>() == -1 || stream.cast<int64_t>() == 0)))
+  void* data = a.host_address();
+  DLDevice device{kDLCPU, 0};
+  if (!data) {
+    // Memory only the device can address: its address for the vendor's
+    // API, with its device type and ordinal.
+    const DLDeviceType type = DLDeviceOf(a);
+    StatusOr<uint64_t> address = a.buffer.device_address();
+    if (type == kDLVulkan || type == kDLExtDev || !address.ok())
+      throw py::buffer_error("this array's " + std::string(BufferKindName(a.buffer.kind())) + " memory on " +
+                             a.buffer.device().backend() +
+                             " has no address another library can use (" +
+                             (address.ok() ? std::string("no DLPack device type for it")
+                                           : address.status().ToString()) +
+                             "): copy it with memcpy, or allocate kind='managed' / 'host_pinned'");
+    data = reinterpret_cast<void*>(static_cast<uintptr_t>(*address));
+    device = DLDevice{type, static_cast<int32_t>(a.buffer.device().info().ordinal)};
+    // Any stream the consumer names is fine: the device's queued work is
+    // finished before the capsule is made (below), which orders it before
+    // whatever the consumer queues next on any stream.
+    if (!stream.is_none() && !py::isinstance<py::int_>(stream))
+      throw py::buffer_error("__dlpack__: stream must be None or an int (the consumer's stream handle)");
+  } else if (!stream.is_none() &&
+             !(py::isinstance<py::int_>(stream) && (stream.cast<int64_t>() == -1 || stream.cast<int64_t>() == 0))) {
     throw py::buffer_error("__dlpack__: host memory (kDLCPU) takes no stream (stream=None)");
+  }
   if (a.on_device()) {
     // The consumer reads at once: the device's queued work must be done.
     py::gil_scoped_release release;
@@ -191,8 +213,8 @@ py::object ExportDLPack(const PyArray& a, const py::object& stream) {
   ctx->buffer = a.buffer;
   ctx->owner = a.owner;
   DLTensor& t = ctx->tensor.dl_tensor;
-  t.data = host;
-  t.device = DLDevice{kDLCPU, 0};
+  t.data = data;
+  t.device = device;
   t.ndim = static_cast<int32_t>(a.shape.size());
   t.dtype = ToDLType(a.dtype);
   t.shape = ctx->shape.data();
@@ -310,6 +332,15 @@ void BindArray(py::module_& m) {
              return py::make_tuple(static_cast<int>(DLDeviceOf(a)), ordinal);
            })
       .def("_host_address", [](const PyArray& a) { return reinterpret_cast<uintptr_t>(a.host_address()); })
+      .def("_device_address",
+           [](const PyArray& a) -> uint64_t {
+             if (!a.on_device()) return reinterpret_cast<uintptr_t>(a.host);
+             StatusOr<uint64_t> address = a.buffer.device_address();
+             ThrowIfError(address.status());
+             return *address;
+           },
+           "The address the device's own API uses for the memory (plugin ABI 1.6); raises where the plugin "
+           "gives none.")
       .def("__repr__", [](const PyArray& a) {
         std::string shape;
         for (int64_t d : a.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(d);

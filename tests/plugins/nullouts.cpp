@@ -8,7 +8,8 @@
 //   Buffer_Allocate of 77 bytes, Event_Create with flags 0, Executable_Load
 //     of a path ending in "null-executable": the same (other calls work, so
 //     that the tests below have a buffer and events)
-//   Buffer_Advise: result 99;  Event_ElapsedTime: NaN milliseconds
+//   Buffer_Advise: result 99;  Event_ElapsedTime: NaN milliseconds;
+//   Buffer_GetDeviceAddress: address 0
 #include <cmath>
 #include <cstring>
 
@@ -65,6 +66,11 @@ TsError* BufferAdvise(TsBuffer_Advise_Args* args) {
   return nullptr;
 }
 
+TsError* BufferGetDeviceAddress(TsBuffer_GetDeviceAddress_Args* args) {
+  args->address = 0;
+  return nullptr;
+}
+
 TsError* EventElapsedTime(TsEvent_ElapsedTime_Args* args) {
   args->milliseconds = std::nan("");
   return nullptr;
@@ -82,6 +88,7 @@ TsPluginApi MakeTable() {
   api.Executable_Load = ExecutableLoad;
   api.Buffer_Advise = BufferAdvise;
   api.Event_ElapsedTime = EventElapsedTime;
+  api.Buffer_GetDeviceAddress = BufferGetDeviceAddress;
   return api;
 }
 

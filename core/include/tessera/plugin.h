@@ -51,6 +51,8 @@
  *   1.5  TsDeviceProperties.compile_arch: the architecture Compiler_Compile
  *        takes for the device when the target names none ("sm_90a",
  *        "gfx90a"), so the caller schedules for the device's own arch.
+ *   1.6  Buffer_GetDeviceAddress: the address the vendor's own API uses for
+ *        a buffer, for handing it to other libraries (DLPack).  Optional.
  *
  * STRUCT SIZES
  *   TS_<ARGS>_STRUCT_SIZE is the size in this header's version; a plugin
@@ -87,7 +89,7 @@ extern "C" {
 #endif
 
 #define TESSERA_ABI_VERSION_MAJOR 1
-#define TESSERA_ABI_VERSION_MINOR 5
+#define TESSERA_ABI_VERSION_MINOR 6
 
 #define TESSERA_PLUGIN_ENTRY_POINT "tessera_plugin_get_api"
 
@@ -660,6 +662,20 @@ typedef struct TsBuffer_Allocate_Args {
 } TsBuffer_Allocate_Args;
 #define TS_BUFFER_ALLOCATE_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsBuffer_Allocate_Args, host_pointer)
 
+/* MINOR 6.  The address of a buffer's first byte as the device's own API
+ * and its kernels use it: a CUdeviceptr (cuda), a hipDeviceptr_t (hip), a
+ * Level Zero USM pointer, a cpu buffer's host address.  What another
+ * library is given to use the memory in place (DLPack's `data`, a BLAS
+ * call).  Stable while the buffer lives; never 0 on success.  A plugin
+ * whose memory has no such address (vulkan: a VkBuffer) leaves the entry
+ * NULL (UNSUPPORTED). */
+typedef struct TsBuffer_GetDeviceAddress_Args {
+  TS_ARGS_HEADER;
+  TsBuffer* buffer;
+  uint64_t address; /* out */
+} TsBuffer_GetDeviceAddress_Args;
+#define TS_BUFFER_GETDEVICEADDRESS_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsBuffer_GetDeviceAddress_Args, address)
+
 /* Waits for the device's pending work, then frees (cudaFree semantics). */
 typedef struct TsBuffer_Free_Args {
   TS_ARGS_HEADER;
@@ -1194,9 +1210,12 @@ typedef struct TsPluginApi {
 
   /* ---- MINOR 4 */
   TS_API_ENTRY(Communicator_CreateUniqueId);
+
+  /* ---- MINOR 6 */
+  TS_API_ENTRY(Buffer_GetDeviceAddress);
 } TsPluginApi;
-TS_DEFINE_STRUCT_TRAITS(TsPluginApi, Communicator_CreateUniqueId);
-#define TS_PLUGIN_API_STRUCT_SIZE TS_STRUCT_SIZE(TsPluginApi, Communicator_CreateUniqueId)
+TS_DEFINE_STRUCT_TRAITS(TsPluginApi, Buffer_GetDeviceAddress);
+#define TS_PLUGIN_API_STRUCT_SIZE TS_STRUCT_SIZE(TsPluginApi, Buffer_GetDeviceAddress)
 
 /* Every entry point of TsPluginApi, in table order, as X(Name) per entry:
  * for C and C++ code that handles each entry alike (a layer's forwarding
@@ -1219,9 +1238,10 @@ TS_DEFINE_STRUCT_TRAITS(TsPluginApi, Communicator_CreateUniqueId);
   X(Compiler_Compile) X(Compilation_Destroy)
 #define TS_PLUGIN_API_ENTRIES_1_3(X) X(Stream_WriteTimestamp)
 #define TS_PLUGIN_API_ENTRIES_1_4(X) X(Communicator_CreateUniqueId)
+#define TS_PLUGIN_API_ENTRIES_1_6(X) X(Buffer_GetDeviceAddress)
 #define TS_PLUGIN_API_FOR_EACH_ENTRY(X)                                       \
   TS_PLUGIN_API_ERROR_ENTRIES(X) TS_PLUGIN_API_ENTRIES_1_2(X) TS_PLUGIN_API_ENTRIES_1_3(X) \
-  TS_PLUGIN_API_ENTRIES_1_4(X)
+  TS_PLUGIN_API_ENTRIES_1_4(X) TS_PLUGIN_API_ENTRIES_1_6(X)
 
 /* A table must reach at least the Error_* entry points (the first three of
  * MINOR 0); a shorter one is not a Tessera table. */

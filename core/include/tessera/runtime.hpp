@@ -399,6 +399,13 @@ class Buffer {
   TsBufferKind kind() const;
   // Host address of the buffer when the host can address it, else nullptr.
   void* host_pointer() const;
+  // The address the device's own API uses for the buffer (a CUdeviceptr on
+  // cuda, a hipDeviceptr_t on hip, a USM pointer on level_zero, the host
+  // address on cpu): what other libraries are given to use the memory in
+  // place (DLPack).  Valid while the buffer lives.  UNSUPPORTED where the
+  // plugin's memory has no such address (vulkan) or the plugin predates
+  // ABI 1.6.
+  StatusOr<uint64_t> device_address() const;
   Device device() const;
   // Whether the buffer was allocated on `device`; unlike device() == d it
   // copies no handle (a hot-path check).
