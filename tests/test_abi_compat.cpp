@@ -93,6 +93,11 @@ TEST(AbiCompat, OlderMinorHasNoDeviceAddresses) {
   ASSERT_FALSE(address.ok());
   EXPECT_EQ(address.status().code(), StatusCode::kUnsupported) << address.status().ToString();
   TS_EXPECT_CONTAINS(address.status().message(), "Buffer_GetDeviceAddress");
+  std::vector<char> memory(64);
+  auto imported = rt->devices().at(0).import_memory(reinterpret_cast<uint64_t>(memory.data()), memory.size());
+  ASSERT_FALSE(imported.ok());
+  EXPECT_EQ(imported.status().code(), StatusCode::kUnsupported) << imported.status().ToString();
+  TS_EXPECT_CONTAINS(imported.status().message(), "Buffer_Import");
 }
 
 TEST(AbiCompat, OlderMinorMissingExecutablesAreUnsupported) {

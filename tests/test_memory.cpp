@@ -139,6 +139,25 @@ TEST_F(MemoryTest, CpuDeviceAddressIsTheHostAddress) {
   }
 }
 
+// ABI 1.6: memory another owner allocated, used in place; bad requests are
+// errors before the plugin sees them.
+TEST_F(MemoryTest, CpuImportUsesTheMemoryInPlace) {
+  std::vector<float> owner(256, 0.0f);
+  const auto address = reinterpret_cast<uint64_t>(owner.data());
+  TS_ASSERT_OK_AND_ASSIGN(Buffer buf, device().import_memory(address, owner.size() * sizeof(float)));
+  EXPECT_EQ(buf.host_pointer(), owner.data());
+  TS_ASSERT_OK_AND_ASSIGN(uint64_t back, buf.device_address());
+  EXPECT_EQ(back, address);
+  testing::Upload(buf, testing::Iota(256, 1.0f));
+  EXPECT_EQ(owner[0], 1.0f);
+  EXPECT_EQ(owner[255], 256.0f);
+  TS_ASSERT_OK(buf.destroy());  // the vector still owns (and frees) it
+  EXPECT_EQ(owner[255], 256.0f);
+  TS_EXPECT_CODE(device().import_memory(0, 64), kInvalidArgument);
+  TS_EXPECT_CODE(device().import_memory(address, 0), kInvalidArgument);
+  TS_EXPECT_CODE(device().import_memory(address, 64, static_cast<TsBufferKind>(9)), kInvalidArgument);
+}
+
 TEST_F(MemoryTest, DefaultConstructedBufferIsInvalidHandle) {
   Buffer none;
   EXPECT_FALSE(none.valid());

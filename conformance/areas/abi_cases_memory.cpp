@@ -12,6 +12,7 @@ namespace {
 using A_Alloc = TsBuffer_Allocate_Args;
 using A_Free = TsBuffer_Free_Args;
 using A_Addr = TsBuffer_GetDeviceAddress_Args;
+using A_Import = TsBuffer_Import_Args;
 using A_HAlloc = TsHost_Allocate_Args;
 using A_HFree = TsHost_Free_Args;
 using A_HReg = TsHost_Register_Args;
@@ -79,6 +80,24 @@ void AddMemoryCases(CaseList* out) {
                          [](Env& env, A_Addr& a) { a.buffer = env.buffer(); });
     c.Header();
     c.Handle("Buffer", &A_Addr::buffer);
+  }
+  {
+    // MINOR 6, optional.  Every case is refused before the address is used
+    // (it is an address nothing was allocated at).
+    EntryCases<A_Import> c(out, "Buffer_Import", &TsPluginApi::Buffer_Import, TS_BUFFER_IMPORT_ARGS_STRUCT_SIZE,
+                           [](Env& env, A_Import& a) {
+                             a.device = env.device();
+                             a.address = 0x10000;
+                             a.size = 256;
+                             a.kind = TS_BUFFER_DEVICE;
+                           });
+    c.Header();
+    c.Handle("Device", &A_Import::device);
+    c.Add("AddressZero", TS_ERROR_INVALID_ARGUMENT, [](Env&, A_Import& a) { a.address = 0; });
+    c.Add("SizeZero", TS_ERROR_INVALID_ARGUMENT, [](Env&, A_Import& a) { a.size = 0; });
+    c.Add("RangeWraps", TS_ERROR_INVALID_ARGUMENT, [](Env&, A_Import& a) { a.address = UINT64_MAX - 15; });
+    c.Add("KindUnknown", TS_ERROR_INVALID_ARGUMENT,
+          [](Env&, A_Import& a) { a.kind = static_cast<TsBufferKind>(7); });
   }
   {
     EntryCases<A_HAlloc> c(out, "Host_Allocate", &TsPluginApi::Host_Allocate,

@@ -128,6 +128,36 @@ TEST_F(Memory, DeviceAddressesOfLiveBuffersDoNotOverlap) {
         << ranges[i].first << ", " << ranges[i].second << ")";
 }
 
+// Buffer_Import (ABI 1.6, optional): a buffer over memory another owner
+// allocated (here: another buffer, at its device address) uses it in
+// place, and destroying it leaves the memory to its owner.
+TEST_F(Memory, ImportedMemoryIsUsedInPlace) {
+  for (TsBufferKind kind : kKinds) {
+    if (!info().supports(kind)) continue;
+    SCOPED_TRACE(BufferKindName(kind));
+    const uint64_t size = 4096;
+    CTS_ASSERT_OK_AND_ASSIGN(Buffer owner, device().allocate(size, kind));
+    StatusOr<uint64_t> address = owner.device_address();
+    CTS_REQUIRE(address.status().code() != StatusCode::kUnsupported, "Buffer_GetDeviceAddress");
+    CTS_ASSERT_OK(address);
+    StatusOr<Buffer> imported = device().import_memory(*address, size, kind);
+    CTS_REQUIRE(imported.status().code() != StatusCode::kUnsupported, "Buffer_Import");
+    CTS_ASSERT_OK(imported);
+    CTS_ASSERT_OK_AND_ASSIGN(uint64_t again, imported->device_address());
+    EXPECT_EQ(again, *address);
+    std::vector<uint32_t> data(size / 4);
+    std::iota(data.begin(), data.end(), 11u);
+    CTS_ASSERT_OK(Upload(*imported, data));
+    CTS_ASSERT_OK_AND_ASSIGN(std::vector<uint32_t> seen, Download<uint32_t>(owner, size / 4));
+    EXPECT_EQ(seen, data) << "what was written through the import is not in the owner's memory";
+    CTS_ASSERT_OK(imported->destroy());
+    // The owner's memory is still there and usable.
+    CTS_ASSERT_OK_AND_ASSIGN(std::vector<uint32_t> after, Download<uint32_t>(owner, size / 4));
+    EXPECT_EQ(after, data);
+    CTS_ASSERT_OK(Upload(owner, std::vector<uint32_t>(size / 4, 5u)));
+  }
+}
+
 TEST_F(Memory, MemsetEveryKind) {
   for (TsBufferKind kind : kKinds) {
     if (!info().supports(kind)) continue;

@@ -53,6 +53,34 @@ StatusOr<Buffer> Device::allocate(uint64_t size, TsBufferKind kind) const {
   return Buffer(std::move(buffer));
 }
 
+StatusOr<Buffer> Device::import_memory(uint64_t address, uint64_t size, TsBufferKind kind) const {
+  if (!impl_) return detail::InvalidHandle("Device", true);
+  if (address == 0)
+    return Status(StatusCode::kInvalidArgument, "import_memory: address 0: pass the memory's device address");
+  if (size == 0)
+    return Status(StatusCode::kInvalidArgument, "import_memory(0 bytes): the size must be greater than zero");
+  if (kind > TS_BUFFER_MANAGED)
+    return Status(StatusCode::kInvalidArgument, "import_memory: unknown buffer kind " + std::to_string(kind));
+  auto args = MakeArgs<TsBuffer_Import_Args>();
+  args.device = impl_->raw;
+  args.address = address;
+  args.size = size;
+  args.kind = kind;
+  Status st = TESSERA_PLUGIN_CALL_OUT(impl_->lib(), Buffer_Import, args, buffer);
+  if (!st.ok())
+    return st.Annotate("importing " + FormatBytes(size) + " of " + BufferKindName(kind) + " memory on " +
+                       impl_->Describe());
+  auto buffer = std::make_shared<detail::BufferImpl>();
+  buffer->device = *this;
+  buffer->raw = args.buffer;
+  buffer->size = size;
+  buffer->kind = kind;
+  buffer->host_pointer = args.host_pointer;
+  if (kind == TS_BUFFER_HOST_PINNED && args.host_pointer)
+    impl_->runtime->pinned.Add(args.host_pointer, size, detail::PinnedRegistry::Origin::kPinnedBuffer);
+  return Buffer(std::move(buffer));
+}
+
 StatusOr<Stream> Device::create_stream(const StreamOptions& options) const {
   if (!impl_) return detail::InvalidHandle("Device", true);
   TESSERA_TRACE_API(impl_->runtime, "Device::create_stream");

@@ -949,6 +949,26 @@ TsError* ValidationLayer::Buffer_GetDeviceAddress(TsBuffer_GetDeviceAddress_Args
   return next_.Buffer_GetDeviceAddress(args);
 }
 
+TsError* ValidationLayer::Buffer_Import(TsBuffer_Import_Args* args) {
+  if (!TESSERA_HAS(args, TsBuffer_Import_Args, host_pointer)) return next_.Buffer_Import(args);
+  CallSite site = CallSite::Capture("Buffer_Import");
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (TsError* e = CheckHandle(args->device, Kind::kDevice, "Buffer_Import", "device")) return e;
+  }
+  TsError* error = next_.Buffer_Import(args);
+  if (error == nullptr && args->buffer) {
+    std::lock_guard<std::mutex> lock(mu_);
+    Object buffer;
+    buffer.created = site;
+    buffer.device = args->device;
+    buffer.size = args->size;
+    buffer.client = ClientOf(args->device);
+    Create(args->buffer, Kind::kBuffer, std::move(buffer));
+  }
+  return error;
+}
+
 TsError* ValidationLayer::Communicator_Destroy(TsCommunicator_Destroy_Args* args) {
   if (!TESSERA_HAS(args, TsCommunicator_Destroy_Args, communicator)) return next_.Communicator_Destroy(args);
   CallSite site = CallSite::Capture("Communicator_Destroy");

@@ -53,6 +53,24 @@ TsError* check_timestamp_slot(const char* plugin, const char* entry, const uint6
                 plugin, entry);
 }
 
+TsError* check_import(const char* plugin, const TsBuffer_Import_Args* args, uint32_t kinds) noexcept {
+  if (args->address == 0)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: Buffer_Import: address is 0: pass the memory's device address",
+                  plugin);
+  if (args->size == 0)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: Buffer_Import: size is 0: import at least one byte", plugin);
+  if (args->address + args->size < args->address)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: Buffer_Import: address + size (%s) wraps past 2^64", plugin,
+                  human_size(args->size).c_str());
+  if (args->kind != TS_BUFFER_DEVICE && args->kind != TS_BUFFER_HOST_PINNED && args->kind != TS_BUFFER_MANAGED)
+    return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: Buffer_Import: unknown kind %d", plugin,
+                  static_cast<int>(args->kind));
+  if (!(kinds & (1u << args->kind)))
+    return errorf(TS_ERROR_UNSUPPORTED, "%s: Buffer_Import: the device has no memory of kind %d", plugin,
+                  static_cast<int>(args->kind));
+  return nullptr;
+}
+
 void set_compile_arch(char (&dst)[TS_NAME_MAX], const std::string& arch, const char* archs) noexcept {
   dst[0] = '\0';
   if (arch.empty() || arch.size() >= TS_NAME_MAX || !archs) return;

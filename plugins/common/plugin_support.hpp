@@ -50,6 +50,11 @@ std::string human_size(uint64_t bytes);
 // is INVALID_ARGUMENT saying what to pass; else no error.
 TsError* check_timestamp_slot(const char* plugin, const char* entry, const uint64_t* slot) noexcept;
 
+// Buffer_Import's request (ABI 1.6): address 0, size 0, an unknown kind or
+// a kind the device lacks (`kinds`, TsBufferKindMask) is INVALID_ARGUMENT /
+// UNSUPPORTED saying which; else no error.
+TsError* check_import(const char* plugin, const TsBuffer_Import_Args* args, uint32_t kinds) noexcept;
+
 // TsDeviceProperties.compile_arch (ABI 1.5): `arch` when the comma list
 // `archs` (a TsCompilerTarget's) has it, else "" (the caller then takes the
 // target's default); at most TS_NAME_MAX - 1 characters.

@@ -142,6 +142,7 @@ struct TsBuffer {
   uint64_t mapped = 0;       // mmap length, 0 for aligned_alloc
   bool locked = false;       // mlock'ed (pinned)
   bool accounted = false;    // counted in device->bytes_in_use
+  bool imported = false;     // Buffer_Import: the owner frees the memory
   // Expires when the buffer is freed: graphs that captured it check it.
   tessera::plugin_support::LifeToken life = tessera::plugin_support::make_life_token();
   std::mutex advice_mu;
@@ -298,6 +299,7 @@ TS_PLUGIN_DECLARE_ENTRIES()
 TsError* Stream_WriteTimestamp(TsStream_WriteTimestamp_Args* args) noexcept;  // MINOR 3
 TsError* Communicator_CreateUniqueId(TsCommunicator_CreateUniqueId_Args* args) noexcept;  // MINOR 4
 TsError* Buffer_GetDeviceAddress(TsBuffer_GetDeviceAddress_Args* args) noexcept;  // MINOR 6 (memory.cpp)
+TsError* Buffer_Import(TsBuffer_Import_Args* args) noexcept;  // MINOR 6 (memory.cpp)
 
 }  // namespace tessera::cpu
 

@@ -206,7 +206,7 @@ void destroy_buffer(TsBuffer* b) {
     dev->live.buffers.erase(b);
   }
   device_synchronize(dev);  // cudaFree semantics
-  free_buffer_memory(b);
+  if (!b->imported) free_buffer_memory(b);
   if (b->accounted) release_device_memory(dev, b->size);
   b->magic = kMagicDead;
   delete b;
@@ -222,6 +222,27 @@ TS_CPU_ENTRY(Buffer_Free, TS_BUFFER_FREE_ARGS_STRUCT_SIZE) {
 TS_CPU_ENTRY(Buffer_GetDeviceAddress, TS_BUFFER_GETDEVICEADDRESS_ARGS_STRUCT_SIZE) {
   TS_CPU_CHECK_HANDLE(args->buffer, "Buffer_GetDeviceAddress", "buffer");
   args->address = reinterpret_cast<uint64_t>(args->buffer->data);
+  return nullptr;
+}
+
+// MINOR 6: host memory another library allocated, used in place.
+TS_CPU_ENTRY(Buffer_Import, TS_BUFFER_IMPORT_ARGS_STRUCT_SIZE) {
+  TS_CPU_CHECK_HANDLE(args->device, "Buffer_Import", "device");
+  const uint32_t kinds = (1u << TS_BUFFER_DEVICE) | (1u << TS_BUFFER_HOST_PINNED) | (1u << TS_BUFFER_MANAGED);
+  if (TsError* e = tessera::plugin_support::check_import("cpu", args, kinds)) return e;
+  TsDevice* dev = args->device;
+  auto b = std::make_unique<TsBuffer>();
+  b->device = dev;
+  b->kind = args->kind;
+  b->size = args->size;
+  b->data = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(args->address));
+  b->imported = true;
+  {
+    std::lock_guard<std::mutex> lk(dev->sched().mutex());
+    dev->live.buffers.insert(b.get());
+  }
+  args->host_pointer = b->data;
+  args->buffer = b.release();
   return nullptr;
 }
 

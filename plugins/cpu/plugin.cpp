@@ -23,6 +23,7 @@ TsPluginApi make_api() {
   api.Stream_WriteTimestamp = &Stream_WriteTimestamp;  // MINOR 3 (stream.cpp)
   api.Communicator_CreateUniqueId = &Communicator_CreateUniqueId;  // MINOR 4 (collectives.cpp)
   api.Buffer_GetDeviceAddress = &Buffer_GetDeviceAddress;  // MINOR 6 (memory.cpp)
+  api.Buffer_Import = &Buffer_Import;                      // MINOR 6 (memory.cpp)
   return api;
 }
 const TsPluginApi g_api = make_api();

@@ -191,6 +191,7 @@ struct TsBuffer {
   CUdeviceptr dptr = 0;     // base rounded up to the requested alignment
   void* host_base = nullptr;  // cuMemHostAlloc'd block (HOST_PINNED)
   void* host = nullptr;       // host address of dptr (pinned, managed)
+  bool imported = false;      // Buffer_Import: the owner frees the memory
   // Expires when the buffer is freed: graphs that captured it check it.
   tessera::plugin_support::LifeToken life = tessera::plugin_support::make_life_token();
 };
@@ -345,6 +346,7 @@ extern const size_t kNumClientOptions;
 TS_PLUGIN_DECLARE_ENTRIES()
 TsError* Stream_WriteTimestamp(TsStream_WriteTimestamp_Args* args) noexcept;  // MINOR 3
 TsError* Buffer_GetDeviceAddress(TsBuffer_GetDeviceAddress_Args* args) noexcept;  // MINOR 6 (memory.cpp)
+TsError* Buffer_Import(TsBuffer_Import_Args* args) noexcept;  // MINOR 6 (memory.cpp)
 
 template <class Describe>
 void capture_note(TsStream* s, const std::weak_ptr<const void>& token, Describe&& describe) {

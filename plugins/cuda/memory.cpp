@@ -130,8 +130,9 @@ TS_CU_ENTRY(Buffer_Free, TS_BUFFER_FREE_ARGS_STRUCT_SIZE) {
     if (e) destroy_error(e);
     return be;
   }
-  CUresult r = b->kind == TS_BUFFER_HOST_PINNED ? dev->fn->cuMemFreeHost(b->host_base)
-                                                : dev->fn->cuMemFree(b->base);
+  CUresult r = b->imported                         ? CUDA_SUCCESS
+               : b->kind == TS_BUFFER_HOST_PINNED ? dev->fn->cuMemFreeHost(b->host_base)
+                                                  : dev->fn->cuMemFree(b->base);
   dev->live_buffers.remove(b);
   b->magic = kMagicDead;
   const uint64_t size = b->size;
@@ -146,6 +147,26 @@ TS_CU_ENTRY(Buffer_Free, TS_BUFFER_FREE_ARGS_STRUCT_SIZE) {
 TS_CU_ENTRY(Buffer_GetDeviceAddress, TS_BUFFER_GETDEVICEADDRESS_ARGS_STRUCT_SIZE) {
   TS_CU_CHECK_HANDLE(args->buffer, "Buffer_GetDeviceAddress", "buffer");
   args->address = static_cast<uint64_t>(args->buffer->dptr);
+  return nullptr;
+}
+
+// MINOR 6: memory another library allocated in the client's context (a
+// CUdeviceptr; pinned and managed memory have the same address on the host
+// under unified addressing), used in place.
+TS_CU_ENTRY(Buffer_Import, TS_BUFFER_IMPORT_ARGS_STRUCT_SIZE) {
+  TS_CU_CHECK_HANDLE(args->device, "Buffer_Import", "device");
+  TsDevice* dev = args->device;
+  if (TsError* e = tessera::plugin_support::check_import("cuda", args, dev->ts.buffer_kinds)) return e;
+  auto b = std::make_unique<TsBuffer>();
+  b->device = dev;
+  b->kind = args->kind;
+  b->size = args->size;
+  b->base = b->dptr = static_cast<CUdeviceptr>(args->address);
+  if (args->kind != TS_BUFFER_DEVICE) b->host = reinterpret_cast<void*>(static_cast<uintptr_t>(args->address));
+  b->imported = true;
+  args->host_pointer = b->host;
+  dev->live_buffers.add(b.get());
+  args->buffer = b.release();
   return nullptr;
 }
 

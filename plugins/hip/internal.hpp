@@ -186,6 +186,7 @@ struct TsBuffer {
   void* base = nullptr;       // what was allocated (freed with it)
   uint8_t* dptr = nullptr;    // device address: base rounded up to the alignment
   void* host = nullptr;       // host address of dptr (pinned, managed)
+  bool imported = false;      // Buffer_Import: the owner frees the memory
   // Expires when the buffer is freed: graphs that captured it check it.
   tessera::plugin_support::LifeToken life = tessera::plugin_support::make_life_token();
 };
@@ -331,6 +332,7 @@ inline constexpr const char* kDefaultLibrary = "libamdhip64.so.5";
 TS_PLUGIN_DECLARE_ENTRIES()
 TsError* Stream_WriteTimestamp(TsStream_WriteTimestamp_Args* args) noexcept;  // MINOR 3
 TsError* Buffer_GetDeviceAddress(TsBuffer_GetDeviceAddress_Args* args) noexcept;  // MINOR 6 (memory.cpp)
+TsError* Buffer_Import(TsBuffer_Import_Args* args) noexcept;  // MINOR 6 (memory.cpp)
 
 template <class Describe>
 void capture_note(TsStream* s, const std::weak_ptr<const void>& token, Describe&& describe) {

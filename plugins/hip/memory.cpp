@@ -132,7 +132,7 @@ TS_HIP_ENTRY(Buffer_Free, TS_BUFFER_FREE_ARGS_STRUCT_SIZE) {
     return be;
   }
   const bool pinned = b->kind == TS_BUFFER_HOST_PINNED;
-  hipError_t r = pinned ? dev->fn->hipHostFree(b->base) : dev->fn->hipFree(b->base);
+  hipError_t r = b->imported ? hipSuccess : pinned ? dev->fn->hipHostFree(b->base) : dev->fn->hipFree(b->base);
   dev->live_buffers.remove(b);
   b->magic = kMagicDead;
   const uint64_t size = b->size;
@@ -147,6 +147,25 @@ TS_HIP_ENTRY(Buffer_Free, TS_BUFFER_FREE_ARGS_STRUCT_SIZE) {
 TS_HIP_ENTRY(Buffer_GetDeviceAddress, TS_BUFFER_GETDEVICEADDRESS_ARGS_STRUCT_SIZE) {
   TS_HIP_CHECK_HANDLE(args->buffer, "Buffer_GetDeviceAddress", "buffer");
   args->address = reinterpret_cast<uint64_t>(args->buffer->dptr);
+  return nullptr;
+}
+
+// MINOR 6: memory another library allocated (a device pointer; pinned and
+// managed memory have the same address on the host), used in place.
+TS_HIP_ENTRY(Buffer_Import, TS_BUFFER_IMPORT_ARGS_STRUCT_SIZE) {
+  TS_HIP_CHECK_HANDLE(args->device, "Buffer_Import", "device");
+  TsDevice* dev = args->device;
+  if (TsError* e = tessera::plugin_support::check_import("hip", args, dev->ts.buffer_kinds)) return e;
+  auto b = std::make_unique<TsBuffer>();
+  b->device = dev;
+  b->kind = args->kind;
+  b->size = args->size;
+  b->dptr = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(args->address));
+  if (args->kind != TS_BUFFER_DEVICE) b->host = b->dptr;
+  b->imported = true;
+  args->host_pointer = b->host;
+  dev->live_buffers.add(b.get());
+  args->buffer = b.release();
   return nullptr;
 }
 

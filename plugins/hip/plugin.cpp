@@ -21,6 +21,7 @@ TsPluginApi make_api() {
   TS_PLUGIN_FILL_TABLE();
   api.Stream_WriteTimestamp = &Stream_WriteTimestamp;  // MINOR 3 (timestamp.cpp)
   api.Buffer_GetDeviceAddress = &Buffer_GetDeviceAddress;  // MINOR 6 (memory.cpp)
+  api.Buffer_Import = &Buffer_Import;                      // MINOR 6 (memory.cpp)
   return api;
 }
 const TsPluginApi g_api = make_api();

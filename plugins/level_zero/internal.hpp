@@ -269,6 +269,7 @@ struct TsBuffer {
   uint64_t size = 0;
   void* ptr = nullptr;   // the USM allocation (zeMemFree)
   void* host = nullptr;  // host-addressable (host and shared allocations)
+  bool imported = false;  // Buffer_Import: the owner frees the memory
 };
 
 struct TsEvent {
@@ -397,5 +398,6 @@ extern const size_t kNumClientOptions;
 TS_PLUGIN_DECLARE_ENTRIES()
 TsError* Stream_WriteTimestamp(TsStream_WriteTimestamp_Args* args) noexcept;  // MINOR 3
 TsError* Buffer_GetDeviceAddress(TsBuffer_GetDeviceAddress_Args* args) noexcept;  // MINOR 6 (memory.cpp)
+TsError* Buffer_Import(TsBuffer_Import_Args* args) noexcept;  // MINOR 6 (memory.cpp)
 
 }  // namespace tessera::level_zero

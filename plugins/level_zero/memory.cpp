@@ -120,7 +120,7 @@ TS_ZE_ENTRY(Buffer_Free, TS_BUFFER_FREE_ARGS_STRUCT_SIZE) {
   // cudaFree semantics: never free under running work (zeMemFree does not
   // wait).  Host and shared memory may be used by any device.
   TsError* e = b->kind == TS_BUFFER_DEVICE ? synchronize_device(dev) : synchronize_all(dev->client);
-  ze_result_t r = dev->fn->zeMemFree(dev->client->context, b->ptr);
+  ze_result_t r = b->imported ? ZE_RESULT_SUCCESS : dev->fn->zeMemFree(dev->client->context, b->ptr);
   dev->live_buffers.remove(b);
   b->magic = kMagicDead;
   const uint64_t size = b->size;
@@ -135,6 +135,25 @@ TS_ZE_ENTRY(Buffer_Free, TS_BUFFER_FREE_ARGS_STRUCT_SIZE) {
 TS_ZE_ENTRY(Buffer_GetDeviceAddress, TS_BUFFER_GETDEVICEADDRESS_ARGS_STRUCT_SIZE) {
   TS_ZE_CHECK_HANDLE(args->buffer, "Buffer_GetDeviceAddress", "buffer");
   args->address = reinterpret_cast<uint64_t>(args->buffer->ptr);
+  return nullptr;
+}
+
+// MINOR 6: USM memory another library allocated in the client's context,
+// used in place (host and shared USM are host-addressable).
+TS_ZE_ENTRY(Buffer_Import, TS_BUFFER_IMPORT_ARGS_STRUCT_SIZE) {
+  TS_ZE_CHECK_HANDLE(args->device, "Buffer_Import", "device");
+  TsDevice* dev = args->device;
+  if (TsError* e = tessera::plugin_support::check_import("level_zero", args, dev->ts.buffer_kinds)) return e;
+  auto b = std::make_unique<TsBuffer>();
+  b->device = dev;
+  b->kind = args->kind;
+  b->size = args->size;
+  b->ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(args->address));
+  if (args->kind != TS_BUFFER_DEVICE) b->host = b->ptr;
+  b->imported = true;
+  args->host_pointer = b->host;
+  dev->live_buffers.add(b.get());
+  args->buffer = b.release();
   return nullptr;
 }
 

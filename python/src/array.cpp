@@ -9,8 +9,10 @@
 // a CUdeviceptr for kDLCUDA, a hipDeviceptr_t for kDLROCM, a USM pointer
 // for oneAPI), so CuPy, PyTorch or JAX use it in place; a plugin without
 // such addresses (vulkan) makes __dlpack__ say so (BufferError).  Imported
-// tensors must be kDLCPU and C-contiguous; the array keeps the producer's
-// DLManagedTensor and calls its deleter when the last reference goes.
+// tensors must be C-contiguous: kDLCPU ones are viewed as host memory,
+// device ones are imported on the matching device (Device::import_memory);
+// the array keeps the producer's DLManagedTensor and calls its deleter when
+// the last reference goes.
 #include <dlpack/dlpack.h>
 
 #include <cstring>
@@ -230,7 +232,9 @@ py::object ExportDLPack(const PyArray& a, const py::object& stream) {
   return py::reinterpret_steal<py::object>(capsule);
 }
 
-PyArray ImportDLPack(const py::capsule& capsule) {
+// The capsule's tensor, now owned by the returned object (it calls the
+// producer's deleter); a C-contiguous layout checked.
+std::pair<const DLTensor*, py::capsule> TakeDLPack(const py::capsule& capsule) {
   if (!PyCapsule_IsValid(capsule.ptr(), "dltensor"))
     throw py::buffer_error("from_dlpack: not an unconsumed 'dltensor' capsule (a capsule is consumed once)");
   auto* t = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
@@ -241,12 +245,6 @@ PyArray ImportDLPack(const py::capsule& capsule) {
     if (m->deleter) m->deleter(m);
   });
   const DLTensor& d = t->dl_tensor;
-  if (d.device.device_type != kDLCPU && d.device.device_type != kDLCUDAHost)
-    throw py::buffer_error("from_dlpack: only host memory (kDLCPU) is imported; this tensor is on DLPack device type " +
-                           std::to_string(d.device.device_type));
-  PyArray a;
-  a.dtype = FromDLType(d.dtype);
-  a.shape.assign(d.shape, d.shape + d.ndim);
   if (d.strides) {
     int64_t expect = 1;
     for (int i = d.ndim; i-- > 0;) {
@@ -255,8 +253,39 @@ PyArray ImportDLPack(const py::capsule& capsule) {
       expect *= d.shape[i];
     }
   }
+  return {&t->dl_tensor, std::move(owner)};
+}
+
+PyArray ImportDLPack(const py::capsule& capsule) {
+  auto [d, owner] = TakeDLPack(capsule);
+  if (d->device.device_type != kDLCPU && d->device.device_type != kDLCUDAHost)
+    throw py::buffer_error("from_dlpack: only host memory (kDLCPU) is imported this way; this tensor is on DLPack "
+                           "device type " + std::to_string(d->device.device_type));
+  PyArray a;
+  a.dtype = FromDLType(d->dtype);
+  a.shape.assign(d->shape, d->shape + d->ndim);
   a.nbytes = NumElements(a.shape) * static_cast<uint64_t>(a.dtype.itemsize());
-  a.host = static_cast<char*>(d.data) + d.byte_offset;
+  a.host = static_cast<char*>(d->data) + d->byte_offset;
+  a.owner = std::move(owner);
+  return a;
+}
+
+// Device memory of another library (kDLCUDA, kDLROCM, oneAPI) on `device`,
+// used in place (Device::import_memory, plugin ABI 1.6); the producer's
+// tensor lives as long as the array.
+PyArray ImportDLPackOnDevice(const py::capsule& capsule, const Device& device) {
+  auto [d, owner] = TakeDLPack(capsule);
+  PyArray a;
+  a.dtype = FromDLType(d->dtype);
+  a.shape.assign(d->shape, d->shape + d->ndim);
+  a.nbytes = NumElements(a.shape) * static_cast<uint64_t>(a.dtype.itemsize());
+  if (a.nbytes == 0) throw py::buffer_error("from_dlpack: an empty tensor has no memory to use in place");
+  const uint64_t address = reinterpret_cast<uintptr_t>(d->data) + d->byte_offset;
+  StatusOr<Buffer> buffer = device.import_memory(address, a.nbytes, TS_BUFFER_DEVICE);
+  if (!buffer.ok())
+    throw py::buffer_error("from_dlpack: cannot use the tensor's memory on " + device.backend() + " in place: " +
+                           buffer.status().ToString());
+  a.buffer = *buffer;
   a.owner = std::move(owner);
   return a;
 }
@@ -303,6 +332,7 @@ void BindArray(py::module_& m) {
   py::class_<PyArray>(m, "Array", "A typed array in Tessera memory (or imported host memory)")
       .def_static("empty", &Empty, py::arg("device"), py::arg("shape"), py::arg("dtype"), py::arg("kind") = "device")
       .def_static("_from_dlpack_capsule", &ImportDLPack)
+      .def_static("_from_dlpack_device_capsule", &ImportDLPackOnDevice)
       .def_property_readonly("shape", [](const PyArray& a) { return py::tuple(py::cast(a.shape)); })
       .def_property_readonly("dtype", [](const PyArray& a) { return a.dtype; })
       .def_property_readonly("nbytes", [](const PyArray& a) { return a.nbytes; })

@@ -3,7 +3,7 @@ DLPack import."""
 import numpy as np
 
 from . import _tessera
-from ._runtime import device as _device, runtime as _runtime
+from ._runtime import device as _device, runtime as _runtime, runtime_for as _runtime_for
 
 Array = _tessera.Array
 
@@ -71,13 +71,40 @@ def advise(array, advice, device=None):
     return _tessera.advise(array, advice, None if device in (None, "host") else _device(device))
 
 
+# DLPack device types of device memory -> the backend whose devices use it.
+_DLPACK_BACKENDS = {2: "cuda", 10: "hip", 14: "level_zero"}  # kDLCUDA, kDLROCM, kDLOneAPI
+
+
+def _dlpack_device(dev_type, dev_id):
+    backend = _DLPACK_BACKENDS[dev_type]
+    try:
+        devs = _runtime_for(backend).devices
+    except Exception as e:  # the backend is not available here
+        raise BufferError("from_dlpack: the tensor is in %s memory, and the %s backend is not available: %s"
+                          % (backend, backend, e)) from e
+    for d in devs:
+        if d.ordinal == dev_id:
+            return d
+    raise BufferError("from_dlpack: the tensor is on %s device %d, which the %s runtime does not have"
+                      % (backend, dev_id, backend))
+
+
 def from_dlpack(obj, device=None):
-    """An Array from any DLPack producer (numpy arrays, ...).
+    """An Array from any DLPack producer (numpy arrays, CuPy, PyTorch, ...).
 
     Without `device`: host memory (DLPack device kCPU) is viewed in place,
-    no copy; the producer's memory stays alive while the Array lives.  With
-    `device`: a copy in that device's memory."""
-    dev_type, _ = obj.__dlpack_device__()
+    no copy; device memory of CUDA, ROCm or oneAPI is used in place on the
+    runtime's device with that ordinal (plugin ABI 1.6). The producer's
+    memory stays alive while the Array lives. With `device`: a copy of host
+    memory in that device's memory."""
+    dev_type, dev_id = obj.__dlpack_device__()
+    if device is None and dev_type in _DLPACK_BACKENDS:
+        target = _dlpack_device(dev_type, dev_id)
+        try:
+            capsule = obj.__dlpack__(stream=None)
+        except TypeError:
+            capsule = obj.__dlpack__()
+        return Array._from_dlpack_device_capsule(capsule, target)
     if device is not None:
         if dev_type != 1:
             raise BufferError("from_dlpack(device=...) copies from host memory (DLPack kDLCPU) only")

@@ -111,3 +111,20 @@ def test_refusals(rng):
         tessera.Array._from_dlpack_capsule(cap)
     b = tessera.from_dlpack(np.array([True, False]).view(np.uint8))
     assert b.dtype == np.uint8
+
+
+def test_device_tensor_of_a_missing_backend_is_a_buffer_error():
+    # A producer of CUDA memory (kDLCUDA = 2, device 0) where no cuda
+    # device is available: the message names the backend; the capsule is
+    # not asked for.
+    class CudaTensor:
+        def __dlpack_device__(self):
+            return (2, 0)
+
+        def __dlpack__(self, stream=None):
+            raise AssertionError("the capsule is taken only once a device is found")
+
+    if any(d.backend == "cuda" for d in tessera.devices()):
+        pytest.skip("a cuda device is present")
+    with pytest.raises(BufferError, match="cuda"):
+        tessera.from_dlpack(CudaTensor())

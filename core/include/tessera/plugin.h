@@ -51,8 +51,10 @@
  *   1.5  TsDeviceProperties.compile_arch: the architecture Compiler_Compile
  *        takes for the device when the target names none ("sm_90a",
  *        "gfx90a"), so the caller schedules for the device's own arch.
- *   1.6  Buffer_GetDeviceAddress: the address the vendor's own API uses for
- *        a buffer, for handing it to other libraries (DLPack).  Optional.
+ *   1.6  Device addresses both ways, for other libraries (DLPack), both
+ *        optional: Buffer_GetDeviceAddress (the address the vendor's own
+ *        API uses for a buffer) and Buffer_Import (a buffer over memory
+ *        another library allocated at such an address).
  *
  * STRUCT SIZES
  *   TS_<ARGS>_STRUCT_SIZE is the size in this header's version; a plugin
@@ -676,6 +678,25 @@ typedef struct TsBuffer_GetDeviceAddress_Args {
 } TsBuffer_GetDeviceAddress_Args;
 #define TS_BUFFER_GETDEVICEADDRESS_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsBuffer_GetDeviceAddress_Args, address)
 
+/* MINOR 6.  A buffer over `size` bytes of memory another library
+ * allocated, at `address` as Buffer_GetDeviceAddress gives addresses (a
+ * CUdeviceptr in the client's context, a hipDeviceptr_t, a USM pointer of
+ * the client's context, a host address on cpu); `kind` says what the
+ * memory is.  The plugin neither allocates nor frees it: Buffer_Free waits
+ * for the device's work and forgets it, and the owner keeps the memory
+ * alive until then.  The caller vouches for the range (it is not
+ * checked against the owner's allocation).  Optional. */
+typedef struct TsBuffer_Import_Args {
+  TS_ARGS_HEADER;
+  TsDevice* device;
+  uint64_t address;   /* not 0 */
+  uint64_t size;      /* bytes, > 0 */
+  TsBufferKind kind;
+  TsBuffer* buffer;   /* out */
+  void* host_pointer; /* out: non-NULL when the host can address it */
+} TsBuffer_Import_Args;
+#define TS_BUFFER_IMPORT_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsBuffer_Import_Args, host_pointer)
+
 /* Waits for the device's pending work, then frees (cudaFree semantics). */
 typedef struct TsBuffer_Free_Args {
   TS_ARGS_HEADER;
@@ -1213,9 +1234,10 @@ typedef struct TsPluginApi {
 
   /* ---- MINOR 6 */
   TS_API_ENTRY(Buffer_GetDeviceAddress);
+  TS_API_ENTRY(Buffer_Import);
 } TsPluginApi;
-TS_DEFINE_STRUCT_TRAITS(TsPluginApi, Buffer_GetDeviceAddress);
-#define TS_PLUGIN_API_STRUCT_SIZE TS_STRUCT_SIZE(TsPluginApi, Buffer_GetDeviceAddress)
+TS_DEFINE_STRUCT_TRAITS(TsPluginApi, Buffer_Import);
+#define TS_PLUGIN_API_STRUCT_SIZE TS_STRUCT_SIZE(TsPluginApi, Buffer_Import)
 
 /* Every entry point of TsPluginApi, in table order, as X(Name) per entry:
  * for C and C++ code that handles each entry alike (a layer's forwarding
@@ -1238,7 +1260,7 @@ TS_DEFINE_STRUCT_TRAITS(TsPluginApi, Buffer_GetDeviceAddress);
   X(Compiler_Compile) X(Compilation_Destroy)
 #define TS_PLUGIN_API_ENTRIES_1_3(X) X(Stream_WriteTimestamp)
 #define TS_PLUGIN_API_ENTRIES_1_4(X) X(Communicator_CreateUniqueId)
-#define TS_PLUGIN_API_ENTRIES_1_6(X) X(Buffer_GetDeviceAddress)
+#define TS_PLUGIN_API_ENTRIES_1_6(X) X(Buffer_GetDeviceAddress) X(Buffer_Import)
 #define TS_PLUGIN_API_FOR_EACH_ENTRY(X)                                       \
   TS_PLUGIN_API_ERROR_ENTRIES(X) TS_PLUGIN_API_ENTRIES_1_2(X) TS_PLUGIN_API_ENTRIES_1_3(X) \
   TS_PLUGIN_API_ENTRIES_1_4(X) TS_PLUGIN_API_ENTRIES_1_6(X)

@@ -366,6 +366,14 @@ class Device {
 
   StatusOr<Buffer> allocate(uint64_t size,
                             TsBufferKind kind = TS_BUFFER_DEVICE) const;
+  // A buffer over `size` bytes another library allocated on this device,
+  // at `address` as Buffer::device_address() gives addresses (a
+  // CUdeviceptr, a hipDeviceptr_t, a USM pointer, a host address on cpu),
+  // used in place: destroying the buffer does not free the memory, and the
+  // owner keeps it alive until then.  UNSUPPORTED where the plugin cannot
+  // (vulkan, a plugin before ABI 1.6).
+  StatusOr<Buffer> import_memory(uint64_t address, uint64_t size,
+                                 TsBufferKind kind = TS_BUFFER_DEVICE) const;
   StatusOr<Stream> create_stream(const StreamOptions& options = {}) const;
   // The sequential default stream (see docs/memory-model.md).
   Stream default_stream() const;
