@@ -5,6 +5,24 @@ namespace tessera {
 
 using detail::MakeArgs;
 
+namespace {
+
+// The Buffer over what Buffer_Allocate or Buffer_Import made on `device`.
+Buffer WrapBuffer(const Device& device, TsBuffer* raw, uint64_t size, TsBufferKind kind, void* host_pointer) {
+  auto buffer = std::make_shared<detail::BufferImpl>();
+  buffer->device = device;
+  buffer->raw = raw;
+  buffer->size = size;
+  buffer->kind = kind;
+  buffer->host_pointer = host_pointer;
+  // A page-locked buffer's host pointer is pinned memory for async copies.
+  if (kind == TS_BUFFER_HOST_PINNED && host_pointer)
+    device.impl()->runtime->pinned.Add(host_pointer, size, detail::PinnedRegistry::Origin::kPinnedBuffer);
+  return Buffer(std::move(buffer));
+}
+
+}  // namespace
+
 const DeviceInfo& Device::info() const { return impl_->info; }
 const std::string& Device::backend() const { return impl_->runtime->backend; }
 TsDevice* Device::raw() const { return impl_ ? impl_->raw : nullptr; }
@@ -41,17 +59,9 @@ StatusOr<Buffer> Device::allocate(uint64_t size, TsBufferKind kind) const {
     return st.Annotate("allocating " + FormatBytes(size) + " of " +
                        BufferKindName(kind) + " memory on " +
                        impl_->Describe());
-  auto buffer = std::make_shared<detail::BufferImpl>();
-  buffer->device = *this;
-  buffer->raw = args.buffer;
-  buffer->size = size;
-  buffer->kind = kind;
-  buffer->host_pointer = args.host_pointer;
-  if (kind == TS_BUFFER_HOST_PINNED && args.host_pointer)
-    impl_->runtime->pinned.Add(args.host_pointer, size,
-                               detail::PinnedRegistry::Origin::kPinnedBuffer);
-  return Buffer(std::move(buffer));
+  return WrapBuffer(*this, args.buffer, size, kind, args.host_pointer);
 }
+
 
 StatusOr<Buffer> Device::import_memory(uint64_t address, uint64_t size, TsBufferKind kind) const {
   if (!impl_) return detail::InvalidHandle("Device", true);
@@ -70,15 +80,7 @@ StatusOr<Buffer> Device::import_memory(uint64_t address, uint64_t size, TsBuffer
   if (!st.ok())
     return st.Annotate("importing " + FormatBytes(size) + " of " + BufferKindName(kind) + " memory on " +
                        impl_->Describe());
-  auto buffer = std::make_shared<detail::BufferImpl>();
-  buffer->device = *this;
-  buffer->raw = args.buffer;
-  buffer->size = size;
-  buffer->kind = kind;
-  buffer->host_pointer = args.host_pointer;
-  if (kind == TS_BUFFER_HOST_PINNED && args.host_pointer)
-    impl_->runtime->pinned.Add(args.host_pointer, size, detail::PinnedRegistry::Origin::kPinnedBuffer);
-  return Buffer(std::move(buffer));
+  return WrapBuffer(*this, args.buffer, size, kind, args.host_pointer);
 }
 
 StatusOr<Stream> Device::create_stream(const StreamOptions& options) const {

@@ -219,20 +219,26 @@ TsError* ValidationLayer::Buffer_Allocate(TsBuffer_Allocate_Args* args) {
   TsError* error = next_.Buffer_Allocate(args);
   if (error == nullptr && args->buffer) {
     std::lock_guard<std::mutex> lock(mu_);
-    Object buffer;
-    buffer.created = site;
-    buffer.device = args->device;
-    buffer.size = args->size;
-    buffer.client = ClientOf(args->device);
-    // A page-locked buffer's host pointer is pinned memory for async copies.
-    if (args->kind == TS_BUFFER_HOST_PINNED && args->host_pointer) {
-      buffer.pinned_host = args->host_pointer;
-      host_ranges_[reinterpret_cast<uintptr_t>(args->host_pointer)] =
-          HostRange{args->size, false, site, /*of_buffer=*/true, buffer.client};
-    }
-    Create(args->buffer, Kind::kBuffer, std::move(buffer));
+    CreateBuffer(args->buffer, args->device, args->size, site,
+                 args->kind == TS_BUFFER_HOST_PINNED ? args->host_pointer : nullptr);
   }
   return error;
+}
+
+void ValidationLayer::CreateBuffer(TsBuffer* handle, TsDevice* device, uint64_t size, const CallSite& site,
+                                   void* pinned_host) {
+  Object buffer;
+  buffer.created = site;
+  buffer.device = device;
+  buffer.size = size;
+  buffer.client = ClientOf(device);
+  // A page-locked buffer's host pointer is pinned memory for async copies.
+  if (pinned_host) {
+    buffer.pinned_host = pinned_host;
+    host_ranges_[reinterpret_cast<uintptr_t>(pinned_host)] =
+        HostRange{size, false, site, /*of_buffer=*/true, buffer.client};
+  }
+  Create(handle, Kind::kBuffer, std::move(buffer));
 }
 
 TsError* ValidationLayer::Buffer_Free(TsBuffer_Free_Args* args) {
@@ -959,12 +965,8 @@ TsError* ValidationLayer::Buffer_Import(TsBuffer_Import_Args* args) {
   TsError* error = next_.Buffer_Import(args);
   if (error == nullptr && args->buffer) {
     std::lock_guard<std::mutex> lock(mu_);
-    Object buffer;
-    buffer.created = site;
-    buffer.device = args->device;
-    buffer.size = args->size;
-    buffer.client = ClientOf(args->device);
-    Create(args->buffer, Kind::kBuffer, std::move(buffer));
+    CreateBuffer(args->buffer, args->device, args->size, site,
+                 args->kind == TS_BUFFER_HOST_PINNED ? args->host_pointer : nullptr);
   }
   return error;
 }

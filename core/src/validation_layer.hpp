@@ -148,6 +148,10 @@ class ValidationLayer {
   // The client `handle` belongs to (null when unknown).
   const void* ClientOf(const void* handle) const;
   void Create(const void* handle, Kind kind, Object object);
+  // A buffer the plugin made (Buffer_Allocate, Buffer_Import): tracked, and
+  // its host pointer, when page-locked, registered as pinned memory.  Holds
+  // mu_.
+  void CreateBuffer(TsBuffer* buffer, TsDevice* device, uint64_t size, const CallSite& site, void* pinned_host);
   void Destroy(const void* handle, const CallSite& where);
   // A destroy call moves its objects to the destroyed records BEFORE the
   // plugin frees them: once freed, an address may be reused at once by an
