@@ -28,6 +28,11 @@
 // RUN: FileCheck %s --check-prefix=RDNA2 < %t.rdna2.s
 // RDNA2-NOT: v_wmma
 // RDNA2: v_fma
+// and i8 ones with integer multiply-adds (i8 x i8 products fit 24 bits):
+// RUN: tessera-compile %s --function i8 --target hip:gfx1030 --schedule "mma=wmma" --emit asm -o %t.rdna2.i8.s
+// RUN: FileCheck %s --check-prefix=RDNA2I8 < %t.rdna2.i8.s
+// RDNA2I8-NOT: v_wmma
+// RDNA2I8: v_mul_i32_i24
 // The code object links:
 // RUN: tessera-compile %s --function f16 --target hip:gfx1100 --emit hsaco -o %t.hsaco
 // RUN: llvm-readelf --notes %t.hsaco | FileCheck %s --check-prefix=NOTES
