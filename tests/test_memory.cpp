@@ -133,7 +133,9 @@ TEST_F(MemoryTest, CpuDeviceAddressIsTheHostAddress) {
     TS_ASSERT_OK_AND_ASSIGN(Buffer buf, device().allocate(4096, kind));
     TS_ASSERT_OK_AND_ASSIGN(uint64_t address, buf.device_address());
     EXPECT_NE(address, 0u);
-    if (buf.host_pointer()) EXPECT_EQ(address, reinterpret_cast<uint64_t>(buf.host_pointer()));
+    if (buf.host_pointer()) {
+      EXPECT_EQ(address, reinterpret_cast<uint64_t>(buf.host_pointer()));
+    }
     TS_ASSERT_OK_AND_ASSIGN(uint64_t again, buf.device_address());
     EXPECT_EQ(again, address);
   }

@@ -49,7 +49,9 @@ TEST_P(Allocations, AlignedAndUsable) {
     EXPECT_EQ(Check(api->Buffer_GetDeviceAddress(&d)), "") << "Buffer_GetDeviceAddress";
     const uint64_t address = d.address;
     EXPECT_NE(address, 0u) << "Buffer_GetDeviceAddress succeeded with address 0";
-    if (alignment > 1) EXPECT_EQ(address % alignment, 0u) << "device address " << address << " is not aligned to " << alignment;
+    if (alignment > 1) {
+      EXPECT_EQ(address % alignment, 0u) << "device address " << address << " is not aligned to " << alignment;
+    }
     d.address = 0;
     EXPECT_EQ(Check(api->Buffer_GetDeviceAddress(&d)), "");
     EXPECT_EQ(d.address, address) << "a buffer's device address changed between two calls";
