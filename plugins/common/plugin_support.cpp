@@ -62,12 +62,15 @@ TsError* check_import(const char* plugin, const TsBuffer_Import_Args* args, uint
   if (args->address + args->size < args->address)
     return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: Buffer_Import: address + size (%s) wraps past 2^64", plugin,
                   human_size(args->size).c_str());
-  if (args->kind != TS_BUFFER_DEVICE && args->kind != TS_BUFFER_HOST_PINNED && args->kind != TS_BUFFER_MANAGED)
-    return errorf(TS_ERROR_INVALID_ARGUMENT, "%s: Buffer_Import: unknown kind %d", plugin,
-                  static_cast<int>(args->kind));
-  if (!(kinds & (1u << args->kind)))
-    return errorf(TS_ERROR_UNSUPPORTED, "%s: Buffer_Import: the device has no memory of kind %d", plugin,
-                  static_cast<int>(args->kind));
+  // The caller's bits, read without assuming they are a TsBufferKind.
+  const int64_t kind = raw_enum(args->kind);
+  if (kind != TS_BUFFER_DEVICE && kind != TS_BUFFER_HOST_PINNED && kind != TS_BUFFER_MANAGED)
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "%s: Buffer_Import: kind %lld is not a TsBufferKind (0 device, 1 pinned, 2 managed)", plugin,
+                  static_cast<long long>(kind));
+  if (!(kinds & (1u << kind)))
+    return errorf(TS_ERROR_UNSUPPORTED, "%s: Buffer_Import: the device has no memory of kind %lld", plugin,
+                  static_cast<long long>(kind));
   return nullptr;
 }
 
