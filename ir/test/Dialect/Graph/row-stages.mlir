@@ -142,3 +142,25 @@ func.func @returned_twice(%x: tensor<8x4xf32>) -> (tensor<1x4xf32>, tensor<1x4xf
   %s = tessera_graph.reduce sum %e dims = [0] order = sequential : tensor<8x4xf32> -> tensor<1x4xf32>
   return %s, %s : tensor<1x4xf32>, tensor<1x4xf32>
 }
+
+// Regression: a slice of a splat constant with 64 rows beside a run of 32
+// rows was taken as row-local (a splat is the same in every row), so its
+// part's groups covered only 32 of its rows and the other 32 were never
+// written (garbage in the product, on the cpu). Every row value of a part
+// has the part's row count: the 64-row slices are not in the 32-row part.
+// CHECK-LABEL: func.func @constant_rows(
+// CHECK: %[[C:.*]] = call @constant_rows_part0(%arg0) : (tensor<32x48xf32>) -> tensor<32x48xf32>
+// CHECK: call @constant_rows_part1({{.*}}) -> tensor<64x20xf32>
+// CHECK: func.func private @constant_rows_part0(
+// CHECK-NOT: tessera_graph.slice
+// CHECK: return {{.*}} : tensor<32x48xf32>
+func.func @constant_rows(%x: tensor<32x48xf32>, %a: tensor<64x8xf32>, %w: tensor<8x20xf32>)
+    -> (tensor<32x48xf32>, tensor<64x20xf32>) {
+  %r = tessera_graph.cast %x : tensor<32x48xf32> -> tensor<32x48xbf16>
+  %r32 = tessera_graph.cast %r : tensor<32x48xbf16> -> tensor<32x48xf32>
+  %c = tessera_graph.matmul %a, %w : tensor<64x8xf32>, tensor<8x20xf32> -> tensor<64x20xf32>
+  %k = arith.constant dense<0.3> : tensor<64x40xf32>
+  %s = tessera_graph.slice %k offsets = [0, 20] strides = [1, 1] : tensor<64x40xf32> -> tensor<64x20xf32>
+  %y = tessera_graph.mul %c, %s : tensor<64x20xf32>, tensor<64x20xf32>
+  return %r32, %y : tensor<32x48xf32>, tensor<64x20xf32>
+}

@@ -266,6 +266,12 @@ g::RowLocality g::analyzeRowLocality(ArrayRef<Operation *> ops, ArrayRef<Value> 
   for (Operation *op : ops) visit(op);
   for (Value v : outputs)
     if (!rowValues.contains(v)) ok = false;
+  // Every row value is split into the same blocks of rowsTotal rows: one
+  // with another row count (a slice of a constant, whose rows no operand
+  // ties to the part's) would be computed only in the rows the groups
+  // cover, its other rows left unwritten.
+  for (Value v : rowValues)
+    if (rankOf(v) < 1 || dim0Of(v) != rowsTotal) ok = false;
   out.local = ok;
   if (!ok) rowValues.clear();
   return out;
