@@ -245,7 +245,11 @@ func.func @rows(
 })");
   EXPECT_EQ(Count(out, "reduce_scatter"), 1) << out;  // the partial p
   EXPECT_EQ(Count(out, "all_gather"), 2) << out;      // softmax's dim; w's rows, before it takes its columns
-  EXPECT_EQ(Count(out, "tessera_graph.gather"), 1) << out;  // w's columns: a local part
+  // w's columns: a local part, selected by the dp coordinate among its
+  // four static column slices (no transposes, no gather)
+  EXPECT_EQ(Count(out, "tessera_graph.select"), 3) << out;
+  EXPECT_EQ(Count(out, "tessera_graph.slice"), 4) << out;
+  EXPECT_EQ(Count(out, "tessera_graph.gather") + Count(out, "tessera_graph.transpose"), 0) << out;
   EXPECT_EQ(Count(out, "all_reduce"), 0) << out;
 }
 
@@ -408,6 +412,66 @@ func.func @attention(%x: tensor<6x8xf32>, %wq: )" + w + ", %wk: " + w + ", %wv: 
   EXPECT_EQ(Count(out, "all_reduce"), 1) << out;
   EXPECT_EQ(Count(out, "all_gather") + Count(out, "reduce_scatter"), 0) << out;
   EXPECT_NE(out.find("tensor<6x2x2xf32>"), std::string::npos) << "two heads per device: " << out;
+}
+
+TEST_F(ShardPropagationTest, FusedQkvSlicesKeepTheHeadsSplit) {
+  // One fused Wqkv split by columns: q, k and v are slices of the split
+  // columns. One all_gather of the projection (shared by the three
+  // slices), then each slice takes its part again, so the heads and the
+  // attention stay split and Wo's rows give the one all_reduce.
+  std::string out = Check(R"(
+tessera_graph.mesh @mesh axes = ["tp"] shape = [2]
+func.func @attention(%x: tensor<6x8xf32>,
+    %wqkv: tensor<8x24xf32> {tessera_graph.sharding = )" + std::string(kShardTP) + R"(},
+    %wo: tensor<8x8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["tp", ""], replicate = [], reduce = []>})
+    -> tensor<6x8xf32> attributes {tessera.global_view} {
+  %qkv = tessera_graph.matmul %x, %wqkv : tensor<6x8xf32>, tensor<8x24xf32> -> tensor<6x24xf32>
+  %q0 = tessera_graph.slice %qkv offsets = [0, 0] strides = [1, 1] : tensor<6x24xf32> -> tensor<6x8xf32>
+  %k0 = tessera_graph.slice %qkv offsets = [0, 8] strides = [1, 1] : tensor<6x24xf32> -> tensor<6x8xf32>
+  %v0 = tessera_graph.slice %qkv offsets = [0, 16] strides = [1, 1] : tensor<6x24xf32> -> tensor<6x8xf32>
+  %q1 = tessera_graph.reshape %q0 : tensor<6x8xf32> -> tensor<6x4x2xf32>
+  %q = tessera_graph.transpose %q1 perm = [1, 0, 2] : tensor<6x4x2xf32> -> tensor<4x6x2xf32>
+  %k1 = tessera_graph.reshape %k0 : tensor<6x8xf32> -> tensor<6x4x2xf32>
+  %kt = tessera_graph.transpose %k1 perm = [1, 2, 0] : tensor<6x4x2xf32> -> tensor<4x2x6xf32>
+  %v1 = tessera_graph.reshape %v0 : tensor<6x8xf32> -> tensor<6x4x2xf32>
+  %v = tessera_graph.transpose %v1 perm = [1, 0, 2] : tensor<6x4x2xf32> -> tensor<4x6x2xf32>
+  %s0 = tessera_graph.matmul %q, %kt : tensor<4x6x2xf32>, tensor<4x2x6xf32> -> tensor<4x6x6xf32>
+  %p = tessera_graph.softmax %s0 dim = 2 : tensor<4x6x6xf32>
+  %o = tessera_graph.matmul %p, %v : tensor<4x6x6xf32>, tensor<4x6x2xf32> -> tensor<4x6x2xf32>
+  %o1 = tessera_graph.transpose %o perm = [1, 0, 2] : tensor<4x6x2xf32> -> tensor<6x4x2xf32>
+  %o2 = tessera_graph.reshape %o1 : tensor<6x4x2xf32> -> tensor<6x8xf32>
+  %y = tessera_graph.matmul %o2, %wo : tensor<6x8xf32>, tensor<8x8xf32> -> tensor<6x8xf32>
+  return %y : tensor<6x8xf32>
+})");
+  EXPECT_EQ(Count(out, "all_gather"), 1) << out;
+  EXPECT_EQ(Count(out, "all_reduce"), 1) << out;
+  EXPECT_EQ(Count(out, "reduce_scatter"), 0) << out;
+  EXPECT_NE(out.find("tensor<6x2x2xf32>"), std::string::npos) << "two heads per device: " << out;
+}
+
+TEST_F(ShardPropagationTest, SlicePadAndConcatOfASplitDimSplitAgain) {
+  // Rows split over dp, then cut (slice), extended (pad) and joined
+  // (concat) along the rows: one all_gather of x shared by all three; the
+  // slice and the concat take their parts again (the slice's relu runs on
+  // parts); the pad, returned whole, is not split only to be gathered.
+  std::string out = Check(R"(
+tessera_graph.mesh @mesh axes = ["dp"] shape = [2]
+func.func @windows(
+    %x: tensor<8x6xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["dp", ""], replicate = [], reduce = []>})
+    -> (tensor<4x6xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["dp", ""], replicate = [], reduce = []>},
+        tensor<10x6xf32>,
+        tensor<16x6xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["dp", ""], replicate = [], reduce = []>})
+    attributes {tessera.global_view} {
+  %s = tessera_graph.slice %x offsets = [3, 0] strides = [1, 1] : tensor<8x6xf32> -> tensor<4x6xf32>
+  %r = tessera_graph.relu %s : tensor<4x6xf32>
+  %p = tessera_graph.pad %x low = [1, 0] high = [1, 0] value = 0.0 : tensor<8x6xf32> -> tensor<10x6xf32>
+  %j = tessera_graph.concat %x, %x dim = 0 : tensor<8x6xf32>, tensor<8x6xf32> -> tensor<16x6xf32>
+  return %r, %p, %j : tensor<4x6xf32>, tensor<10x6xf32>, tensor<16x6xf32>
+})");
+  EXPECT_EQ(Count(out, "all_gather"), 1) << out;
+  EXPECT_EQ(Count(out, "tessera_graph.gather"), 2) << "the slice's and the concat's parts: " << out;
+  EXPECT_EQ(Count(out, "all_reduce") + Count(out, "reduce_scatter"), 0) << out;
+  EXPECT_NE(out.find("tensor<2x6xf32>"), std::string::npos) << "relu on 2 of the 4 rows: " << out;
 }
 
 TEST_F(ShardPropagationTest, MegatronTransformerBlockGetsTwoAllReduces) {

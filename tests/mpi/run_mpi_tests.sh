@@ -143,7 +143,7 @@ case $CASE in
     check "a rank that never reaches the collective: TESSERA_MPI_TIMEOUT=3 aborts the job (${took} s)" \
       $(( rc == 0 || took >= 60 || ! $(grep -c "did not complete within 3 s (TESSERA_MPI_TIMEOUT)" "$T/out") ))
     ;;
-  tp_mlp|spmd_collectives|spmd_collectives_hybrid|dp_adam_global|tp_attention_global)
+  tp_mlp|spmd_collectives|spmd_collectives_hybrid|dp_adam_global|tp_attention_global|tp_attention_fused_qkv_global)
     prog=${CASE%_hybrid}
     np=2; [ "$CASE" = spmd_collectives ] && np=4
     # The results each program has (an --output more than results is an

@@ -113,19 +113,22 @@ func.func @momentum(%x: tensor<8x4xf32> {tessera_graph.sharding = #tessera_graph
 // -----
 
 // A replicated value returned split over tp (the last axis) along dim 1:
-// each device takes its columns locally (no collective): dim 1 first, the
-// rows of its tp coordinate (position mod 2), back.
+// each device takes its columns locally (no collective): both static
+// column slices, the one of its tp coordinate (position mod 2) selected.
 tessera_graph.mesh @mesh axes = ["dp", "tp"] shape = [2, 2]
 // CHECK-LABEL: func.func @columns(
 // CHECK: %[[POS:.*]] = tessera_graph.mesh_position @mesh
 // CHECK-NOT: all_gather
 // CHECK-NOT: reduce_scatter
-// CHECK: %[[T:.*]] = tessera_graph.transpose %{{.*}} perm = [1, 0] : tensor<4x6xf32> -> tensor<6x4xf32>
+// CHECK-NOT: transpose
+// CHECK: %[[S1:.*]] = tessera_graph.slice %{{.*}} offsets = [0, 3] strides = [1, 1] : tensor<4x6xf32> -> tensor<4x3xf32>
+// CHECK: %[[S0:.*]] = tessera_graph.slice %{{.*}} offsets = [0, 0] strides = [1, 1] : tensor<4x6xf32> -> tensor<4x3xf32>
+// CHECK: %[[ZERO:.*]] = arith.constant dense<0> : tensor<1xi32>
 // CHECK: %[[Q:.*]] = tessera_graph.div %[[POS]]
 // CHECK: %[[QS:.*]] = tessera_graph.mul %[[Q]]
-// CHECK: tessera_graph.sub %[[POS]], %[[QS]]
-// CHECK: %[[P:.*]] = tessera_graph.gather %[[T]], %{{.*}} : tensor<6x4xf32>, tensor<3xi32> -> tensor<3x4xf32>
-// CHECK: %[[B:.*]] = tessera_graph.transpose %[[P]] perm = [1, 0] : tensor<3x4xf32> -> tensor<4x3xf32>
+// CHECK: %[[TP:.*]] = tessera_graph.sub %[[POS]], %[[QS]]
+// CHECK: %[[MINE:.*]] = tessera_graph.compare eq %[[TP]], %[[ZERO]]
+// CHECK: %[[B:.*]] = tessera_graph.select %[[MINE]], %[[S0]], %[[S1]] : tensor<1xi1>, tensor<4x3xf32>, tensor<4x3xf32>
 // CHECK: return %[[B]]
 func.func @columns(%x: tensor<4x6xf32>)
     -> (tensor<4x6xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["", "tp"], replicate = [], reduce = []>})
@@ -139,7 +142,8 @@ func.func @columns(%x: tensor<4x6xf32>)
 // Heads made from a column-split projection: the reshape keeps the split on
 // the heads (each device's 4 columns are 2 whole heads), the
 // transpose moves it to dim 0; a slice of columns gathers them (it cuts
-// the split dim), a slice of rows keeps them.
+// the split dim; its 3 columns do not divide over 2 devices, so it stays
+// whole: @qkv_slices below splits again), a slice of rows keeps them.
 tessera_graph.mesh @mesh axes = ["tp"] shape = [2]
 // CHECK-LABEL: func.func @heads(
 // CHECK: tessera_graph.reshape %arg0 {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["", "tp", ""]{{.*}}} : tensor<6x4xf32> -> tensor<6x2x2xf32>
@@ -154,4 +158,36 @@ func.func @heads(%q: tensor<6x8xf32> {tessera_graph.sharding = #tessera_graph.sh
   %r = tessera_graph.slice %q offsets = [0, 0] strides = [1, 1] : tensor<6x8xf32> -> tensor<3x8xf32>
   %c = tessera_graph.slice %q offsets = [0, 2] strides = [1, 1] : tensor<6x8xf32> -> tensor<6x3xf32>
   return %t, %r, %c : tensor<4x6x2xf32>, tensor<3x8xf32>, tensor<6x3xf32>
+}
+
+// -----
+
+// A fused QKV projection split by columns: q, k and v are slices inside
+// the split dim. One all_gather (shared by the slices); q and k then take
+// their parts again (the tp coordinate selects one of two static column
+// slices), so their product runs on 2 of the 4 columns; v, returned whole,
+// stays whole.
+tessera_graph.mesh @mesh axes = ["tp"] shape = [2]
+// CHECK-LABEL: func.func @qkv_slices(
+// CHECK: %[[POS:.*]] = tessera_graph.mesh_position @mesh
+// CHECK: %[[G:.*]] = tessera_graph.all_gather %arg0 over @mesh ["tp"] dim = 1 : tensor<6x6xf32> -> tensor<6x12xf32>
+// CHECK: %[[Q:.*]] = tessera_graph.slice %[[G]] offsets = [0, 0] {{.*}} -> tensor<6x4xf32>
+// CHECK: %[[Q1:.*]] = tessera_graph.slice %[[Q]] offsets = [0, 2] strides = [1, 1] : tensor<6x4xf32> -> tensor<6x2xf32>
+// CHECK: %[[Q0:.*]] = tessera_graph.slice %[[Q]] offsets = [0, 0] strides = [1, 1] : tensor<6x4xf32> -> tensor<6x2xf32>
+// CHECK: %[[MINE:.*]] = tessera_graph.compare eq %[[POS]]
+// CHECK: %[[QP:.*]] = tessera_graph.select %[[MINE]], %[[Q0]], %[[Q1]]
+// CHECK: %[[K:.*]] = tessera_graph.slice %[[G]] offsets = [0, 4]
+// CHECK: %[[KP:.*]] = tessera_graph.select
+// CHECK: tessera_graph.mul %[[QP]], %[[KP]] {{.*}}dims = ["", "tp"]{{.*}} : tensor<6x2xf32>, tensor<6x2xf32>
+// CHECK: %[[V:.*]] = tessera_graph.slice %[[G]] offsets = [0, 8]
+// CHECK-NOT: all_gather
+// CHECK: return {{.*}}, %[[V]] : tensor<6x2xf32>, tensor<6x4xf32>
+func.func @qkv_slices(%qkv: tensor<6x12xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["", "tp"], replicate = [], reduce = []>})
+    -> (tensor<6x4xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["", "tp"], replicate = [], reduce = []>},
+        tensor<6x4xf32>) attributes {tessera.global_view} {
+  %q = tessera_graph.slice %qkv offsets = [0, 0] strides = [1, 1] : tensor<6x12xf32> -> tensor<6x4xf32>
+  %k = tessera_graph.slice %qkv offsets = [0, 4] strides = [1, 1] : tensor<6x12xf32> -> tensor<6x4xf32>
+  %qk = tessera_graph.mul %q, %k : tensor<6x4xf32>, tensor<6x4xf32> -> tensor<6x4xf32>
+  %v = tessera_graph.slice %qkv offsets = [0, 8] strides = [1, 1] : tensor<6x12xf32> -> tensor<6x4xf32>
+  return %qk, %v : tensor<6x4xf32>, tensor<6x4xf32>
 }

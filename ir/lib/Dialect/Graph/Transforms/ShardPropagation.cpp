@@ -13,7 +13,8 @@
 // choice, they pick the one that moves fewer bytes per device, counted as
 // ring algorithms move them (an all_gather or a reduce_scatter of S bytes
 // moves (n-1)/n S, an all_reduce twice that); taking a device's part of a
-// replicated value is free (a local gather by its mesh coordinate):
+// replicated value is free (localPart: a static slice per device, the
+// device's selected by its mesh coordinate, or a local gather of rows):
 //  - elementwise ops: each dim keeps the axis under which most operand
 //    bytes are split already; operands whole there take their part,
 //    operands split over another axis are all-gathered first. Partial sums
@@ -36,7 +37,9 @@
 //  - softmax and the norms need their dim whole (all-gathered);
 //  - reshape keeps a split that leads its group of dims (heads split from
 //    the model dim, and merged back); slice, pad and concat keep the
-//    splits of the dims they do not cut, extend or join; broadcast_in_dim
+//    splits of the dims they do not cut, extend or join, and the dims they
+//    do are gathered, then split again (splitAgain: the fused QKV
+//    projection's q, k, v slices keep the heads split); broadcast_in_dim
 //    moves them to their result dims; gather (embedding) keeps the
 //    indices' splits and the table's trailing ones; a table split by rows
 //    (vocabulary-parallel) stays split when reducing the looked-up rows
@@ -73,6 +76,10 @@ namespace tessera::graph {
 using namespace mlir;
 
 namespace {
+
+// Up to this many devices along an axis, a part of a dim other than the
+// first is selected among static slices (localPart).
+constexpr int64_t kMaxSelectedParts = 8;
 
 struct Sharding {
   SmallVector<std::string> dims;  // per dim: the mesh axis, or ""
@@ -129,6 +136,11 @@ class Propagator {
   LogicalResult gather(GatherOp op);
   LogicalResult replicated(Operation* op);
   LogicalResult stochasticCast(CastOp op);
+  // After a slice, pad or concat that needed dim d whole: the result takes
+  // its part along `a` again (the axis the input was split over), so the
+  // ops after it compute on parts, unless the result is returned whole
+  // there or cannot be split evenly.
+  void splitAgain(Operation* op, unsigned d, const std::string& a);
   // The device's tessera_graph.mesh_position, made once at the entry.
   Value position();
   // Clones `op` on `operands` with its result typed for `s`, records it.
@@ -143,6 +155,7 @@ class Propagator {
   DenseMap<Value, Sharding> sharding_;  // new value -> its sharding
   Value position_;                      // position(), once made
   DenseMap<Value, SmallVector<std::string>> wanted_;  // lookAhead()
+  DenseMap<Value, SmallVector<std::string>> returned_;  // old value -> per dim axis of its return
   std::map<std::string, Value> coordinates_;
   // (value, dim, axis, kind) -> what gatherDim / reduceScatter / localPart
   // made of it; allReduce by (value, "", -1).
@@ -273,6 +286,43 @@ Value Propagator::localPart(Value v, Sharding& s, unsigned d, const std::string&
   if (Value r = reuse(v, d, a, 3, s)) return r;
   auto t = v.getType().cast<RankedTensorType>();
   const int64_t rank = t.getRank(), part = t.getDimSize(d) / axisSize(a);
+  if (auto c = v.getDefiningOp<arith::ConstantOp>()) {
+    // A splat's part is a smaller splat: nothing to compute.
+    auto dense = c.getValue().dyn_cast<DenseElementsAttr>();
+    if (dense && dense.isSplat() && !t.getEncoding()) {
+      SmallVector<int64_t> shape(t.getShape());
+      shape[d] = part;
+      Value r = b_.create<arith::ConstantOp>(
+          loc_, DenseElementsAttr::get(RankedTensorType::get(shape, t.getElementType()),
+                                       dense.getSplatValue<Attribute>()));
+      s.dims[d] = a;
+      remember(v, d, a, 3, r, s);
+      return r;
+    }
+  }
+  if (d != 0 && axisSize(a) <= kMaxSelectedParts) {
+    // Every device's part as a static slice, the device's chosen by its
+    // coordinate: elementwise ops that fuse with their users, where moving
+    // dim d first would transpose the whole tensor and the part back.
+    SmallVector<int64_t> shape(t.getShape()), offsets(rank, 0), strides(rank, 1);
+    shape[d] = part;
+    auto partType = RankedTensorType::get(shape, t.getElementType());
+    Value r;
+    for (int64_t j = axisSize(a) - 1; j >= 0; --j) {
+      offsets[d] = j * part;
+      Value x = b_.create<SliceOp>(loc_, partType, v, b_.getDenseI64ArrayAttr(offsets),
+                                   b_.getDenseI64ArrayAttr(strides));
+      if (!r) {
+        r = x;
+        continue;
+      }
+      Value mine = b_.create<CompareOp>(loc_, ComparePredicate::eq, coordinate(a), constant(b_.getI32Type(), j));
+      r = b_.create<SelectOp>(loc_, mine, x, r);
+    }
+    s.dims[d] = a;
+    remember(v, d, a, 3, r, s);
+    return r;
+  }
   // Dim d first (a gather picks rows), the rows of this device, back.
   SmallVector<int64_t> perm{static_cast<int64_t>(d)}, inverse(rank);
   for (int64_t k = 0; k < rank; ++k)
@@ -627,10 +677,28 @@ LogicalResult Propagator::reshape(ReshapeOp op) {
 LogicalResult Propagator::window(Operation* op, ArrayRef<bool> touched, bool linear) {
   Value v = local_[op->getOperand(0)];
   Sharding s = sharding_[v];
+  const Sharding in = s;
   if (!linear) v = allReduce(v, s);
   for (unsigned d = 0; d < touched.size(); ++d)
     if (touched[d]) v = gatherDim(v, s, d);
-  return emit(op, {v}, s);
+  if (failed(emit(op, {v}, s))) return failure();
+  for (unsigned d = 0; d < touched.size(); ++d)
+    if (touched[d] && !in.dims[d].empty()) splitAgain(op, d, in.dims[d]);
+  return success();
+}
+
+void Propagator::splitAgain(Operation* op, unsigned d, const std::string& a) {
+  Value old = op->getResult(0);
+  Value v = local_[old];
+  Sharding s = sharding_[v];
+  auto t = v.getType().cast<RankedTensorType>();
+  if (t.getEncoding() || t.getDimSize(d) % axisSize(a) != 0 || s.partial.count(a) ||
+      llvm::is_contained(s.dims, a))
+    return;
+  // Returned as it is with dim d whole: splitting it would only add a
+  // gather at the return.
+  if (auto r = returned_.find(old); r != returned_.end() && r->second[d] != a) return;
+  local_[old] = localPart(v, s, d, a);
 }
 
 // Concat: the joined dim whole; every other dim keeps the axis under which
@@ -664,6 +732,12 @@ LogicalResult Propagator::concat(ConcatOp op) {
     if (!out.dims[d].empty() &&
         llvm::any_of(vals, [](Value x) { return bool(x.getType().cast<RankedTensorType>().getEncoding()); }))
       out.dims[d] = "";
+  // The joined dim, when operands were split along it, is split again
+  // after the concat over the axis holding most of their bytes.
+  std::map<std::string, int64_t> joined;
+  for (size_t i = 0; i < vals.size(); ++i)
+    if (!shs[i].dims[c].empty()) joined[shs[i].dims[c]] += bytes(vals[i]);
+  const std::string again = mostHeld(joined, used);
   for (size_t i = 0; i < vals.size(); ++i) {
     if (!keep) vals[i] = allReduce(vals[i], shs[i]);
     for (unsigned d = 0; d < out.dims.size(); ++d) {
@@ -672,7 +746,9 @@ LogicalResult Propagator::concat(ConcatOp op) {
       if (!out.dims[d].empty()) vals[i] = localPart(vals[i], shs[i], d, out.dims[d]);
     }
   }
-  return emit(op, vals, out);
+  if (failed(emit(op, vals, out))) return failure();
+  if (!again.empty()) splitAgain(op, c, again);
+  return success();
 }
 
 // broadcast_in_dim: input dim k becomes result dim dims[k] with its split
@@ -779,7 +855,10 @@ void Propagator::lookAhead(ArrayRef<Sharding> results) {
     if (llvm::all_of(dims, [](const std::string& a) { return a.empty(); }) || wanted_.count(v)) return;
     wanted_[v] = SmallVector<std::string>(dims.begin(), dims.end());
   };
-  for (auto [i, v] : llvm::enumerate(body.getTerminator()->getOperands())) want(v, results[i].dims);
+  for (auto [i, v] : llvm::enumerate(body.getTerminator()->getOperands())) {
+    want(v, results[i].dims);
+    returned_.try_emplace(v, results[i].dims);
+  }
   for (Operation& op : llvm::reverse(body.without_terminator())) {
     if (op.getNumResults() != 1) continue;
     auto it = wanted_.find(op.getResult(0));
