@@ -449,6 +449,23 @@ func.func @attention(%x: tensor<6x8xf32>,
   EXPECT_NE(out.find("tensor<6x2x2xf32>"), std::string::npos) << "two heads per device: " << out;
 }
 
+TEST_F(ShardPropagationTest, ASplatConstantsPartIsASmallerSplat) {
+  // A replicated splat constant meeting column-split values takes its part
+  // as a constant of the part's shape: no slices, no selection by the
+  // device's coordinate, no gather.
+  std::string out = Check(R"(
+tessera_graph.mesh @mesh axes = ["tp"] shape = [2]
+func.func @scaled(%a: tensor<16x8xf32>, %w: tensor<8x12xf32> {tessera_graph.sharding = )" + std::string(kShardTP) + R"(})
+    -> (tensor<16x12xf32> {tessera_graph.sharding = )" + std::string(kShardTP) + R"(}) attributes {tessera.global_view} {
+  %c = tessera_graph.matmul %a, %w : tensor<16x8xf32>, tensor<8x12xf32> -> tensor<16x12xf32>
+  %k = arith.constant dense<0.3> : tensor<16x12xf32>
+  %s = tessera_graph.mul %c, %k : tensor<16x12xf32>, tensor<16x12xf32>
+  return %s : tensor<16x12xf32>
+})");
+  EXPECT_NE(out.find("dense<3.000000e-01> : tensor<16x6xf32>"), std::string::npos) << out;
+  EXPECT_EQ(Count(out, "tessera_graph.slice") + Count(out, "tessera_graph.select") + Count(out, "gather"), 0) << out;
+}
+
 TEST_F(ShardPropagationTest, SlicePadAndConcatOfASplitDimSplitAgain) {
   // Rows split over dp, then cut (slice), extended (pad) and joined
   // (concat) along the rows: one all_gather of x shared by all three; the
