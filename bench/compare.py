@@ -343,6 +343,12 @@ def main():
     rows.append(("mlp_f32 512 (fused)", fmt_gf(t), f"{fmt_gf(r)} unfused",
                  f"{ratio:.2f}x" if ratio else "n/a", ">= 1.3x unfused",
                  verdict(None if ratio is None else ratio >= 1.3)))
+    # The most any fused MLP could gain on this machine: the unfused
+    # reference's FLOP rate against the FMA peak measured in the run (the
+    # MLP is its two GEMMs; a ratio above this bound is not reachable).
+    if peak and r:
+        rows.append(("mlp_f32 512 bound: FMA peak / unfused", fmt_gf(peak), f"{fmt_gf(r)} unfused",
+                     f"{peak / r:.2f}x", "-", "info"))
     # Attention in the FlashAttention form (online softmax, no score
     # matrix) against cblas_sgemm + softmax pass + cblas_sgemm; FLOP/s count
     # the two matmuls.  No target in the issue: reported as a ratio.
