@@ -24,6 +24,7 @@ program's path and tessera-run's output are printed).
 import argparse
 import os
 import random
+import struct
 import subprocess
 import sys
 import tempfile
@@ -301,13 +302,52 @@ class Program:
         x, s = v
         return (self.emit(f"tessera_graph.relu {x} : {ttype(s)}", s), s)
 
-    def text(self, results):
-        args = ", ".join(f"{n}: {ttype(s)}" for n, s in self.args)
+    def text(self, results, arg_attrs=None, result_attrs=None, fn_attrs=""):
+        self.results = results
+        arg_attrs = arg_attrs or [""] * len(self.args)
+        result_attrs = result_attrs or [""] * len(results)
+        args = ", ".join(f"{n}: {ttype(s)}{a}" for (n, s), a in zip(self.args, arg_attrs))
         rtypes = ", ".join(ttype(s) for _, s in results)
+        rdecl = ", ".join(ttype(s) + a for (_, s), a in zip(results, result_attrs))
         body = "\n".join(self.lines)
         rets = ", ".join(n for n, _ in results)
-        return (f"func.func @random({args}) -> ({rtypes}) {{\n{body}\n"
+        return (f"func.func @random({args}) -> ({rdecl}){fn_attrs} {{\n{body}\n"
                 f"  return {rets} : {rtypes}\n}}\n")
+
+    def sharded(self, rng):
+        """The same function in the global view over a random mesh, with a
+        random sharding (dims split over axes that divide them) on every
+        argument and result: what --tessera-shard-propagation must make
+        SPMD with the single-device program's results."""
+        axes, shape = rng.choice([(["tp"], [2]), (["dp", "tp"], [2, 2]), (["dp"], [4])])
+        size = dict(zip(axes, shape))
+
+        def shard(s, force=False):
+            dims, used = [], set()
+            for d in s:
+                fits = [a for a in axes if a not in used and d % size[a] == 0]
+                a = rng.choice(fits) if fits and (force or rng.random() < 0.6) else ""
+                if a:
+                    used.add(a)
+                dims.append(a)
+            if not any(dims):
+                return ""
+            quoted = ", ".join(f'"{a}"' for a in dims)
+            return (f" {{tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = [{quoted}], "
+                    f"replicate = [], reduce = []>}}")
+
+        mesh = "tessera_graph.mesh @mesh axes = [" + ", ".join(f'"{a}"' for a in axes) + \
+               "] shape = [" + ", ".join(str(n) for n in shape) + "]\n"
+        arg_attrs = [shard(s) for _, s in self.args]
+        result_attrs = [shard(s) for _, s in self.results]
+        if not any(arg_attrs + result_attrs):  # split the first that can be
+            for attrs, values in ((arg_attrs, self.args), (result_attrs, self.results)):
+                for k, (_, s) in enumerate(values):
+                    if not any(attrs) and not any(arg_attrs + result_attrs):
+                        attrs[k] = shard(s, force=True)
+        if not any(arg_attrs + result_attrs):
+            return None  # no dim divides over the mesh
+        return mesh + self.text(self.results, arg_attrs, result_attrs, " attributes {tessera.global_view}")
 
 
 # cpu schedules (--schedule) a program may get: small tiles make remainders
@@ -320,6 +360,73 @@ CPU_SCHEDULES = ["", "", "tile-m=12 tile-n=32 tile-k=16 micro-m=6 micro-n=16",
 
 def generate(seed, i):
     return Program(random.Random(seed * 100003 + i)).build()
+
+
+def generate_spmd(seed, i):
+    """(single-device text, global-view text, argument shapes, result count)."""
+    p = Program(random.Random(seed * 100003 + i))
+    single = p.build()
+    return single, p.sharded(random.Random(seed * 100003 + i + 11)), [s for _, s in p.args], len(p.results)
+
+
+def write_npy(path, shape, values):
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % \
+        "".join(f"{d}, " for d in shape).rstrip(" ")
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+        f.write(struct.pack(f"<{len(values)}f", *values))
+
+
+def read_npy(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    n = struct.unpack("<H", data[8:10])[0]
+    header = data[10:10 + n].decode()
+    if "'<f4'" not in header:
+        raise ValueError(f"{path}: not f32: {header}")
+    body = data[10 + n:]
+    return list(struct.unpack(f"<{len(body) // 4}f", body))
+
+
+def run_spmd(args, run, folder, i):
+    """The global-view program over its mesh against the single-device one
+    on the same inputs: (ok, report)."""
+    single, spmd, shapes, nres = generate_spmd(args.seed, i)
+    if spmd is None:
+        return None, "no dim of an argument or result divides over the mesh"
+    base = os.path.join(folder, f"random_s{args.seed}_{i}")
+    paths = {"single": base + ".mlir", "spmd": base + "_spmd.mlir"}
+    for k, text in (("single", single), ("spmd", spmd)):
+        with open(paths[k], "w") as f:
+            f.write(f"// tests/random_programs.py --spmd --seed {args.seed} --only {i}\n{text}")
+    rng = random.Random(args.seed * 7919 + i)
+    inputs = []
+    for k, s in enumerate(shapes):
+        inputs += ["--input", f"{base}_in{k}.npy"]
+        write_npy(f"{base}_in{k}.npy", s, [rng.uniform(-1, 1) for _ in range(numel(s))])
+    outs, report = {}, ""
+    for k in ("single", "spmd"):
+        files = [f"{base}_{k}_out{r}.npy" for r in range(nres)]
+        cmd = [run, paths[k], "--iterations", "1", "--warmup", "0"] + inputs
+        for f in files:
+            cmd += ["--output", f]
+        try:
+            p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               timeout=args.timeout)
+            out, rc = p.stdout, p.returncode
+        except subprocess.TimeoutExpired:
+            out, rc = f"(timed out after {args.timeout} s)", -1
+        report += f"--- {' '.join(cmd)}\n{out[-2000:]}\n"
+        if rc != 0:
+            return False, report
+        outs[k] = [read_npy(f) for f in files]
+    for r, (a, b) in enumerate(zip(outs["single"], outs["spmd"])):
+        scale = max([1.0] + [abs(x) for x in a])
+        worst = max((abs(x - y) for x, y in zip(a, b)), default=0.0)
+        if len(a) != len(b) or not worst <= 2e-3 * scale:
+            return False, report + f"result {r}: max abs difference {worst} (scale {scale}), sizes {len(a)} {len(b)}\n"
+    return True, report
 
 
 def schedule(seed, i):
@@ -335,19 +442,35 @@ def main():
     ap.add_argument("--print", action="store_true", help="print the programs, run nothing")
     ap.add_argument("--keep", default=None, help="write every program to this folder")
     ap.add_argument("--timeout", type=int, default=120, help="seconds per program")
+    ap.add_argument("--spmd", action="store_true",
+                    help="run each program in the global view over a random mesh with random shardings "
+                         "against the single-device program on the same inputs")
     args = ap.parse_args()
 
     indices = [args.only] if args.only is not None else list(range(args.count))
     if args.print:
         for i in indices:
-            print(f"// seed {args.seed} program {i}\n{generate(args.seed, i)}")
+            text = generate_spmd(args.seed, i)[1] if args.spmd else generate(args.seed, i)
+            print(f"// seed {args.seed} program {i}\n{text}")
         return 0
     folder = args.keep or tempfile.mkdtemp(prefix="tessera-random-")
     os.makedirs(folder, exist_ok=True)
     run = os.path.join(args.bin, "tessera-run")
     failures = []
+    skipped = 0
     start = time.time()
     for i in indices:
+        if args.spmd:
+            ok, report = run_spmd(args, run, folder, i)
+            path = os.path.join(folder, f"random_s{args.seed}_{i}_spmd.mlir")
+            if ok is None:
+                print(f"program {i}: skipped ({report})", flush=True)
+                skipped += 1
+                continue
+            print(f"program {i}: {'PASS' if ok else 'FAIL'} ({path})", flush=True)
+            if not ok:
+                failures.append((i, path, 1, report))
+            continue
         path = os.path.join(folder, f"random_s{args.seed}_{i}.mlir")
         with open(path, "w") as f:
             f.write(f"// tests/random_programs.py --seed {args.seed} --only {i}\n{generate(args.seed, i)}")
@@ -368,7 +491,8 @@ def main():
             failures.append((i, path, rc, out))
     for i, path, rc, out in failures:
         print(f"\n=== program {i} failed (exit {rc}): {path}\n{open(path).read()}\n--- tessera-run:\n{out[-3000:]}")
-    print(f"\n{len(indices) - len(failures)} of {len(indices)} programs verified "
+    print(f"\n{len(indices) - len(failures) - skipped} of {len(indices) - skipped} programs verified "
+          f"({skipped} skipped) "
           f"(seed {args.seed}, backend {os.environ.get('TESSERA_BACKEND', 'default')}, {time.time() - start:.0f} s)")
     return 1 if failures else 0
 

@@ -120,7 +120,7 @@ expect local_shape_input 1 "expects the global f32 [512x2048] (local [512x1024],
   "$RUN" "$EX/tp_mlp.mlir" --input "$T/x.npy" --input "$T/cx.npy" --iterations 1
 expect wrong_replication 0 "warning: result 0 is replicated over some mesh axes" \
   "$RUN" "$TD/spmd_bad_sharding.mlir" --iterations 1
-expect middle_dim_gather 1 "is not supported by the SPMD runtime" \
+expect middle_dim_collectives 0 "verify: 2 devices" \
   "$RUN" "$TD/spmd_middle_dim.mlir" --iterations 1
 
 exit $fail

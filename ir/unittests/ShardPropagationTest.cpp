@@ -466,6 +466,21 @@ func.func @scaled(%a: tensor<16x8xf32>, %w: tensor<8x12xf32> {tessera_graph.shar
   EXPECT_EQ(Count(out, "tessera_graph.slice") + Count(out, "tessera_graph.select") + Count(out, "gather"), 0) << out;
 }
 
+TEST_F(ShardPropagationTest, OneValueReadTwiceInTwoShardings) {
+  // x @ x with x split [tp, dp]: as the lhs x is gathered along K (its
+  // columns), as the rhs along K (its rows): two different values for the
+  // two operands of one op (found by tests/random_programs.py --spmd: both
+  // operands were given the last one, an op that does not verify).
+  std::string out = Check(R"(
+tessera_graph.mesh @mesh axes = ["dp", "tp"] shape = [2, 2]
+func.func @square(%x: tensor<8x8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["tp", "dp"], replicate = [], reduce = []>})
+    -> tensor<8x8xf32> attributes {tessera.global_view} {
+  %y = tessera_graph.matmul %x, %x : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
+})");
+  EXPECT_EQ(Count(out, "all_gather"), 4) << out;  // both operands' K, then the result's rows and columns
+}
+
 TEST_F(ShardPropagationTest, SlicePadAndConcatOfASplitDimSplitAgain) {
   // Rows split over dp, then cut (slice), extended (pad) and joined
   // (concat) along the rows: one all_gather of x shared by all three; the

@@ -1,10 +1,11 @@
 // RUN: tessera-opt %s --split-input-file --tessera-spmd-stages -verify-diagnostics
 
+#blocked = #tessera_graph.layout<blocked<2, 2>>
 tessera_graph.mesh @mesh axes = ["tp"] shape = [2]
-func.func @middle_dim(%x: tensor<2x4x8xf32>) -> tensor<2x8x8xf32> {
-  // expected-error @+1 {{along dim 1 of a rank-3 tensor is not supported by the SPMD runtime}}
-  %g = tessera_graph.all_gather %x over @mesh ["tp"] dim = 1 : tensor<2x4x8xf32> -> tensor<2x8x8xf32>
-  return %g : tensor<2x8x8xf32>
+func.func @middle_dim_in_a_layout(%x: tensor<2x4x8xf32, #blocked>) -> tensor<2x8x8xf32, #blocked> {
+  // expected-error @+1 {{along dim 1 of a rank-3 tensor in a layout is not supported by the SPMD runtime}}
+  %g = tessera_graph.all_gather %x over @mesh ["tp"] dim = 1 : tensor<2x4x8xf32, #blocked> -> tensor<2x8x8xf32, #blocked>
+  return %g : tensor<2x8x8xf32, #blocked>
 }
 
 // -----

@@ -114,3 +114,26 @@ func.func @constants(%x: tensor<8x4xf32> {tessera_graph.sharding = #tessera_grap
   %y = tessera_graph.add %r, %h : tensor<8x4xf32>, tensor<1xf32>
   return %y : tensor<8x4xf32>
 }
+
+// -----
+
+// Collectives along a middle dim (what --tessera-shard-propagation inserts
+// for a rank-3 value split on dim 1 or 2): the dim is moved first by a
+// transpose in a stage before, gathered or scattered along dim 0, and
+// moved back in the stage after.
+tessera_graph.mesh @mesh axes = ["tp"] shape = [2]
+// CHECK-LABEL: func.func @middle_dim(
+// CHECK: tessera_graph.all_gather %{{.*}} over @mesh ["tp"] dim = 0 : tensor<4x2x8xf32> -> tensor<8x2x8xf32>
+// CHECK: tessera_graph.reduce_scatter sum %{{.*}} over @mesh ["tp"] dim = 0 : tensor<8x2x4xf32> -> tensor<4x2x4xf32>
+// CHECK: func.func private @middle_dim_stage0(
+// CHECK: tessera_graph.transpose %arg0 perm = [1, 0, 2] : tensor<2x4x8xf32> -> tensor<4x2x8xf32>
+// CHECK: func.func private @middle_dim_stage1(
+// CHECK: tessera_graph.transpose %arg0 perm = [1, 0, 2] : tensor<8x2x8xf32> -> tensor<2x8x8xf32>
+// CHECK: tessera_graph.transpose %arg1 perm = [2, 0, 1] : tensor<2x4x8xf32> -> tensor<8x2x4xf32>
+// CHECK: func.func private @middle_dim_stage2(
+// CHECK: tessera_graph.transpose %arg0 perm = [1, 2, 0] : tensor<4x2x4xf32> -> tensor<2x4x4xf32>
+func.func @middle_dim(%x: tensor<2x4x8xf32>) -> (tensor<2x8x8xf32>, tensor<2x4x4xf32>) {
+  %g = tessera_graph.all_gather %x over @mesh ["tp"] dim = 1 : tensor<2x4x8xf32> -> tensor<2x8x8xf32>
+  %s = tessera_graph.reduce_scatter sum %x over @mesh ["tp"] dim = 2 : tensor<2x4x8xf32> -> tensor<2x4x4xf32>
+  return %g, %s : tensor<2x8x8xf32>, tensor<2x4x4xf32>
+}

@@ -61,7 +61,6 @@
 #include <tuple>
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/IR/IRMapping.h"
 #include "tessera/Dialect/Graph/Transforms/Passes.h"
 #include "tessera/Dialect/Graph/Transforms/ShardPropagation.h"
 #include "tessera/Dialect/Graph/Transforms/SpmdPlan.h"
@@ -365,9 +364,11 @@ LogicalResult Propagator::emit(Operation* op, ArrayRef<Value> operands, const Sh
   auto global = op->getResult(0).getType().cast<RankedTensorType>();
   FailureOr<RankedTensorType> lt = localType(op, global, s);
   if (failed(lt)) return failure();
-  IRMapping map;
-  for (auto [o, n] : llvm::zip(op->getOperands(), operands)) map.map(o, n);
-  Operation* n = b_.clone(*op, map);
+  // Operands by position, not through a value map: an op reading one value
+  // twice (x @ x) may need it in two shardings (one all-gathered along K,
+  // the other along rows), and a map would give both uses the last.
+  Operation* n = b_.clone(*op);
+  n->setOperands(operands);
   n->getResult(0).setType(*lt);
   if (annotate_) n->setAttr(kShardingAttr, toAttr(s));
   local_[op->getResult(0)] = n->getResult(0);

@@ -86,10 +86,31 @@ LogicalResult makeFlat(Operation *op, bool gather) {
   } else if (rank == 2 && dim == 1) {
     fullFlat = withLayout(full, blockedLayout(op->getContext(), piece.getDimSize(0),
                                               piece.getDimSize(1)));
+  } else if (!in.getEncoding() && !out.getEncoding()) {
+    // Another dim: moved first by a transpose, gathered or scattered along
+    // dim 0, moved back (the runtime concatenates flat buffers).
+    SmallVector<int64_t> perm{dim}, inverse(rank);
+    for (int64_t k = 0; k < rank; ++k)
+      if (k != dim) perm.push_back(k);
+    for (int64_t k = 0; k < rank; ++k) inverse[perm[k]] = k;
+    auto permuted = [&](RankedTensorType t, ArrayRef<int64_t> p) {
+      SmallVector<int64_t> shape;
+      for (int64_t k : p) shape.push_back(t.getDimSize(k));
+      return RankedTensorType::get(shape, t.getElementType());
+    };
+    Value first = b.create<TransposeOp>(loc, permuted(in, perm), op->getOperand(0), b.getDenseI64ArrayAttr(perm));
+    op->setOperand(0, first);
+    op->setAttr("dim", b.getI64IntegerAttr(0));
+    RankedTensorType moved = permuted(out, perm);
+    op->getResult(0).setType(moved);
+    b.setInsertionPointAfter(op);
+    Value back = b.create<TransposeOp>(loc, out, op->getResult(0), b.getDenseI64ArrayAttr(inverse));
+    op->getResult(0).replaceAllUsesExcept(back, back.getDefiningOp());
+    return makeFlat(op, gather);
   } else {
     return op->emitOpError() << "along dim " << dim << " of a rank-" << rank
-                             << " tensor is not supported by the SPMD runtime: it "
-                                "gathers and scatters along dim 0, or along the last dim "
+                             << " tensor in a layout is not supported by the SPMD runtime: it "
+                                "gathers and scatters such tensors along dim 0, or along the last dim "
                                 "of a rank-2 tensor";
   }
   Value src = op->getOperand(0);
