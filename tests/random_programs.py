@@ -31,6 +31,9 @@ import tempfile
 import time
 
 DIMS = [1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 24, 31, 32, 33, 48, 64, 65, 100]
+# --spmd: mostly sizes that divide over 2 and 4 devices, so that most
+# arguments and results can be split.
+SPMD_DIMS = [1, 2, 3, 4, 6, 8, 12, 16, 20, 24, 32, 36, 48, 64, 96]
 MAX_ELEMENTS = 1 << 15
 
 
@@ -48,8 +51,9 @@ def numel(shape):
 class Program:
     """One random function: arguments, ops and results, as MLIR text."""
 
-    def __init__(self, rng):
+    def __init__(self, rng, dims=DIMS):
         self.rng = rng
+        self.dims = dims
         self.args = []  # (name, shape)
         self.lines = []
         self.values = []  # (name, shape): f32 values available to ops
@@ -72,7 +76,7 @@ class Program:
         return name
 
     def dim(self):
-        return self.rng.choice(DIMS)
+        return self.rng.choice(self.dims)
 
     def pick(self, pred=lambda s: True):
         # Prefer recent values (deeper programs), any that fits.
@@ -364,7 +368,7 @@ def generate(seed, i):
 
 def generate_spmd(seed, i):
     """(single-device text, global-view text, argument shapes, result count)."""
-    p = Program(random.Random(seed * 100003 + i))
+    p = Program(random.Random(seed * 100003 + i), SPMD_DIMS)
     single = p.build()
     return single, p.sharded(random.Random(seed * 100003 + i + 11)), [s for _, s in p.args], len(p.results)
 

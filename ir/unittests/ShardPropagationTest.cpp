@@ -481,6 +481,22 @@ func.func @square(%x: tensor<8x8xf32> {tessera_graph.sharding = #tessera_graph.s
   EXPECT_EQ(Count(out, "all_gather"), 4) << out;  // both operands' K, then the result's rows and columns
 }
 
+TEST_F(ShardPropagationTest, APartAlongAnAxisThatSplitsAnotherDim) {
+  // Batched x @ w: x split over tp along the batch, w over tp along K. w
+  // takes its part of the batch over tp, so its K must be gathered first
+  // (an axis splits one dim): gathering K after would join the K halves
+  // of two different batch halves (found by tests/random_programs.py
+  // --spmd, seed 4, program 181).
+  Check(R"(
+tessera_graph.mesh @mesh axes = ["tp"] shape = [2]
+func.func @batched(%x: tensor<8x4x2xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["tp", "", ""], replicate = [], reduce = []>},
+    %w: tensor<8x2x6xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["", "tp", ""], replicate = [], reduce = []>})
+    -> tensor<8x4x6xf32> attributes {tessera.global_view} {
+  %y = tessera_graph.matmul %x, %w : tensor<8x4x2xf32>, tensor<8x2x6xf32> -> tensor<8x4x6xf32>
+  return %y : tensor<8x4x6xf32>
+})");
+}
+
 TEST_F(ShardPropagationTest, SlicePadAndConcatOfASplitDimSplitAgain) {
   // Rows split over dp, then cut (slice), extended (pad) and joined
   // (concat) along the rows: one all_gather of x shared by all three; the

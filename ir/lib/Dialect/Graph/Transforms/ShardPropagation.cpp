@@ -283,6 +283,16 @@ Value Propagator::coordinate(const std::string& a) {
 
 Value Propagator::localPart(Value v, Sharding& s, unsigned d, const std::string& a) {
   if (Value r = reuse(v, d, a, 3, s)) return r;
+  const Value in = v;
+  // An axis splits one dim only: a value split over `a` along another dim
+  // (or partial over it) is made whole there first. Taking the part first
+  // would give device c the part c of dim d of only its own slice of the
+  // other dim, and a later gather of that dim would join different parts
+  // (found by tests/random_programs.py --spmd: a batched matmul whose rhs
+  // was split along K and took its part of the batch).
+  for (unsigned k = 0; k < s.dims.size(); ++k)
+    if (k != d && s.dims[k] == a) v = gatherDim(v, s, k);
+  if (s.partial.count(a)) v = allReduce(v, s);
   auto t = v.getType().cast<RankedTensorType>();
   const int64_t rank = t.getRank(), part = t.getDimSize(d) / axisSize(a);
   if (auto c = v.getDefiningOp<arith::ConstantOp>()) {
@@ -295,7 +305,7 @@ Value Propagator::localPart(Value v, Sharding& s, unsigned d, const std::string&
           loc_, DenseElementsAttr::get(RankedTensorType::get(shape, t.getElementType()),
                                        dense.getSplatValue<Attribute>()));
       s.dims[d] = a;
-      remember(v, d, a, 3, r, s);
+      remember(in, d, a, 3, r, s);
       return r;
     }
   }
@@ -319,7 +329,7 @@ Value Propagator::localPart(Value v, Sharding& s, unsigned d, const std::string&
       r = b_.create<SelectOp>(loc_, mine, x, r);
     }
     s.dims[d] = a;
-    remember(v, d, a, 3, r, s);
+    remember(in, d, a, 3, r, s);
     return r;
   }
   // Dim d first (a gather picks rows), the rows of this device, back.
@@ -351,7 +361,7 @@ Value Propagator::localPart(Value v, Sharding& s, unsigned d, const std::string&
                                b_.getDenseI64ArrayAttr(inverse));
   }
   s.dims[d] = a;
-  remember(v, d, a, 3, r, s);
+  remember(in, d, a, 3, r, s);
   return r;
 }
 
