@@ -222,21 +222,27 @@ class Program:
         return self.emit(f"tessera_graph.broadcast_in_dim {x} dims = {dims} : {ttype(s)} -> {ttype(r)}", r)
 
     def reduce(self):
-        v = self.pick(lambda t: len(t) == 2)
+        v = self.pick(lambda t: len(t) in (2, 3))
         if not v:
             return None
         x, s = v
         kind = self.rng.choice(["sum", "max", "min", "mean"])
-        d = self.rng.randrange(2)
+        dims = sorted(self.rng.sample(range(len(s)), self.rng.randint(1, len(s) - 1)))
         keep = self.rng.random() < 0.5
-        r = list(s)
-        if keep:
-            r[d] = 1
-        else:
-            del r[d]
+        r = [1 if k in dims else n for k, n in enumerate(s)] if keep else [n for k, n in enumerate(s) if k not in dims]
         order = self.rng.choice(["pairwise", "sequential"])
-        return self.emit(f"tessera_graph.reduce {kind} {x} dims = [{d}] order = {order} : {ttype(s)} -> {ttype(r)}",
+        return self.emit(f"tessera_graph.reduce {kind} {x} dims = {dims} order = {order} : {ttype(s)} -> {ttype(r)}",
                          r)
+
+    def gather(self):
+        # An embedding lookup: a table argument, indices from iota (some past
+        # the table's end: gather clamps them).
+        n, rows, width = self.dim(), self.dim(), self.dim()
+        table = self.argument([rows, width])
+        idx = self.fresh()
+        self.lines.append(f"  {idx} = tessera_graph.iota dim = 0 : {ttype([n], 'i32')}")
+        return self.emit(f"tessera_graph.gather {table}, {idx} : {ttype([rows, width])}, {ttype([n], 'i32')} -> "
+                         f"{ttype([n, width])}", [n, width])
 
     def softmax(self):
         x, s = self.pick(lambda t: len(t) >= 1)
@@ -271,7 +277,7 @@ class Program:
 
     OPS = [("unary", 3), ("binary", 4), ("matmul", 3), ("batched_matmul", 1), ("transpose", 2), ("reshape", 1), ("slice", 2),
            ("pad", 1), ("concat", 1), ("broadcast", 1), ("reduce", 2), ("softmax", 1), ("layernorm", 1),
-           ("select", 1), ("constant", 1)]
+           ("select", 1), ("constant", 1), ("gather", 1)]
 
     def build(self):
         for _ in range(self.rng.randint(1, 3)):
