@@ -24,6 +24,7 @@ program's path and tessera-run's output are printed).
 import argparse
 import os
 import random
+import re
 import struct
 import subprocess
 import sys
@@ -34,10 +35,17 @@ DIMS = [1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 24, 31, 32, 33, 48, 64, 65, 100]
 # --spmd: mostly sizes that divide over 2 and 4 devices, so that most
 # arguments and results can be split.
 SPMD_DIMS = [1, 2, 3, 4, 6, 8, 12, 16, 20, 24, 32, 36, 48, 64, 96]
+# --dtype bf16/f16: mostly the multiples of 16 and 64 that the tensor-core
+# tiers take (the others fall back to the lanes' FMAs), and a few that do not.
+MMA_DIMS = [8, 16, 17, 32, 48, 64, 96, 128, 192, 256]
 MAX_ELEMENTS = 1 << 15
 
 
-def ttype(shape, elem="f32"):
+ELEM = "f32"  # --dtype: the element type of every float tensor
+
+
+def ttype(shape, elem=None):
+    elem = elem or ELEM
     return "tensor<" + "".join(f"{d}x" for d in shape) + elem + ">"
 
 
@@ -113,7 +121,7 @@ class Program:
             y = y[0] if y else self.argument(ys)
         else:  # a scalar constant
             ys = []
-            y = self.emit(f"arith.constant dense<{self.rng.choice([0.5, -1.25, 2.0])}> : tensor<f32>", [])
+            y = self.emit(f"arith.constant dense<{self.rng.choice([0.5, -1.25, 2.0])}> : {ttype([])}", [])
             self.values.pop()
         if self.rng.random() < 0.5:
             x, y, s1, s2 = y, x, ys, s
@@ -122,6 +130,13 @@ class Program:
         return self.emit(f"tessera_graph.{op} {x}, {y} : {ttype(s1)}, {ttype(s2)}", s)
 
     def matmul(self):
+        if self.dims is MMA_DIMS and self.rng.random() < 0.5:
+            # A tile-aligned product: what the tensor-core tiers take whole.
+            m, k, n = (self.rng.choice([64, 128, 192]) for _ in range(3))
+            x = self.argument([m, k])
+            w = self.argument([k, n])
+            return self.emit(f"tessera_graph.matmul {x}, {w} : {ttype([m, k])}, {ttype([k, n])} -> {ttype([m, n])}",
+                             [m, n])
         v = self.pick(lambda t: len(t) == 2 and t[1] <= 100)
         if not v:
             return None
@@ -304,8 +319,16 @@ class Program:
         if not made:
             made = [self.unary_of(self.values[0])]
         results = [made[-1]]
-        for v in self.rng.sample(made[:-1], min(len(made) - 1, self.rng.randint(0, 3))):
-            results.append(v)
+        if self.dims is MMA_DIMS:
+            # Every value nothing reads (up to 6), so that no matmul is dead
+            # code: these programs are for the tensor-core tiers.
+            text = "\n".join(self.lines)
+            sinks = [v for v in made[:-1] if not re.search(re.escape(v[0]) + r"\b(?!\s*=)", text)]
+            mm = [v for v in sinks if re.search(re.escape(v[0]) + r" = tessera_graph\.matmul", text)]
+            results += (mm + [v for v in sinks if v not in mm])[:7]
+        else:
+            for v in self.rng.sample(made[:-1], min(len(made) - 1, self.rng.randint(0, 3))):
+                results.append(v)
         return self.text(results)
 
     def unary_of(self, v):
@@ -369,7 +392,7 @@ CPU_SCHEDULES = ["", "", "tile-m=12 tile-n=32 tile-k=16 micro-m=6 micro-n=16",
 
 
 def generate(seed, i):
-    return Program(random.Random(seed * 100003 + i)).build()
+    return Program(random.Random(seed * 100003 + i), DIMS if ELEM == "f32" else MMA_DIMS).build()
 
 
 def generate_spmd(seed, i):
@@ -455,10 +478,17 @@ def main():
     ap.add_argument("--compile", default=None, metavar="TARGET",
                     help="only compile each program for TARGET with tessera-compile (cuda:sm_90a, hip:gfx90a, "
                          "level_zero: targets that cannot run here; the vendors' assemblers check the code)")
+    ap.add_argument("--dtype", default="f32", choices=["f32", "bf16", "f16"],
+                    help="element type of the tensors (bf16 and f16 matmuls take the tensor-core tiers: "
+                         "wgmma on sm_90a, mma.sync on sm_80, MFMA on gfx90a)")
     ap.add_argument("--spmd", action="store_true",
                     help="run each program in the global view over a random mesh with random shardings "
                          "against the single-device program on the same inputs")
     args = ap.parse_args()
+    global ELEM
+    ELEM = args.dtype
+    if args.spmd and args.dtype != "f32":
+        ap.error("--spmd writes f32 inputs: use --dtype f32")
 
     indices = [args.only] if args.only is not None else list(range(args.count))
     if args.print:

@@ -55,6 +55,10 @@ if "$BIN/tessera-compile" --list-targets 2>/dev/null | grep -q "^vulkan"; then
   expect vulkan.emit_asm 0 "wrote $T/sm.spvasm" "$BIN/tessera-compile" "$EX/softmax.mlir" --target vulkan --emit spirv-asm -o "$T/sm.spvasm"
   grep -q "OpEntryPoint GLCompute" "$T/sm.spvasm" && ok vulkan.emit_asm.entry || bad vulkan.emit_asm.entry
   expect vulkan.compile 0 "wrote $T/sm_vk.tsp" "$BIN/tessera-compile" "$EX/softmax.mlir" --target vulkan -o "$T/sm_vk.tsp"
+  # Negative bf16, f16 and i8 constants: valid literals for 16- and 8-bit
+  # types (the compile runs spirv-val on every module).
+  expect vulkan.narrow_negative_constants 0 "wrote $T/narrow_vk.tsp" "$BIN/tessera-compile" \
+    "$ROOT/tools/tessera-run/testdata/narrow_negative_constants.mlir" --target vulkan -o "$T/narrow_vk.tsp"
   # A program compiled for vulkan, loaded on cpu: both sides named.
   expect mismatch.target 2 "compiled for plugin 'vulkan' (target vulkan), but the device is on the 'cpu' backend" \
     env TESSERA_BACKEND=cpu "$BIN/tessera-run" "$T/sm_vk.tsp" --iterations 1
@@ -79,6 +83,8 @@ if "$BIN/tessera-compile" --list-targets 2>/dev/null | grep -q "^level_zero"; th
   done
   grep -q "OpEntryPoint GLCompute\|PushConstant\|StorageBuffer" "$T/ze.spvasm" && bad level_zero.no_shader_abi || ok level_zero.no_shader_abi
   expect level_zero.compile 0 "wrote $T/sm_ze.tsp" "$BIN/tessera-compile" "$EX/softmax.mlir" --target level_zero -o "$T/sm_ze.tsp"
+  expect level_zero.narrow_negative_constants 0 "wrote $T/narrow_ze.tsp" "$BIN/tessera-compile" \
+    "$ROOT/tools/tessera-run/testdata/narrow_negative_constants.mlir" --target level_zero -o "$T/narrow_ze.tsp"
 fi
 
 # 3. Bad input.

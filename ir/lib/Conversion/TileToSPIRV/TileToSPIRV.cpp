@@ -95,6 +95,7 @@
 // anything but scf.for (ir/test/Target/SPIRV/invalid.mlir).
 //===----------------------------------------------------------------------===//
 #include "tessera/Conversion/TileToSPIRV/Passes.h"
+#include "NarrowIntegerLiterals.h"
 
 #include <fstream>
 
@@ -627,6 +628,7 @@ struct SerializeSPIRVPass : tessera::spv::impl::SerializeSPIRVBase<SerializeSPIR
     }
     SmallVector<uint32_t, 0> words;
     if (failed(spirv::serialize(sms.front(), words))) return signalPassFailure();
+    tessera::spv::fixNarrowIntegerLiterals(words);
     std::ofstream os(output, std::ios::binary);
     os.write(reinterpret_cast<const char *>(words.data()), words.size() * 4);
     if (!os) {
@@ -727,6 +729,7 @@ LogicalResult tessera::spv::compileForVulkan(ModuleOp module, std::vector<Vulkan
       if (k.name != entry) continue;
       SmallVector<uint32_t, 0> words;
       if (failed(spirv::serialize(sm, words))) return failure();
+      tessera::spv::fixNarrowIntegerLiterals(words);
       k.spirv.assign(words.begin(), words.end());
     }
   }
