@@ -377,20 +377,10 @@ func.func @large(%x: tensor<8x4xf32> {tessera_graph.sharding = #tessera_graph.sh
   EXPECT_EQ(Count(out, "all_gather"), 1) << out;
 }
 
-TEST_F(ShardPropagationTest, MegatronAttentionGetsOneAllReduce) {
-  // Heads made from column-split projections by reshape + transpose keep
-  // the split on the heads; scores, causal mask, softmax and P V stay
-  // local; merged back they meet Wo's split rows: one all_reduce.
-  std::string w = R"(tensor<8x8xf32> {tessera_graph.sharding = )" + std::string(kShardTP) + "}";
-  std::string out = Check(R"(
-tessera_graph.mesh @mesh axes = ["tp"] shape = [2]
-func.func @attention(%x: tensor<6x8xf32>, %wq: )" + w + ", %wk: " + w + ", %wv: " + w + R"(,
-    %wo: tensor<8x8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["tp", ""], replicate = [], reduce = []>})
-    -> tensor<6x8xf32> attributes {tessera.global_view} {
-  %q0 = tessera_graph.matmul %x, %wq : tensor<6x8xf32>, tensor<8x8xf32> -> tensor<6x8xf32>
-  %k0 = tessera_graph.matmul %x, %wk : tensor<6x8xf32>, tensor<8x8xf32> -> tensor<6x8xf32>
-  %v0 = tessera_graph.matmul %x, %wv : tensor<6x8xf32>, tensor<8x8xf32> -> tensor<6x8xf32>
-  %q1 = tessera_graph.reshape %q0 : tensor<6x8xf32> -> tensor<6x4x2xf32>
+// Megatron self-attention from the projections q0, k0, v0 ([6, 8], 4
+// heads of 2) to y = heads merged back @ wo: reshape + transpose into
+// heads, causal scores, softmax, P V, merged back, Wo.
+const char* kHeadsToOutput = R"(  %q1 = tessera_graph.reshape %q0 : tensor<6x8xf32> -> tensor<6x4x2xf32>
   %q = tessera_graph.transpose %q1 perm = [1, 0, 2] : tensor<6x4x2xf32> -> tensor<4x6x2xf32>
   %k1 = tessera_graph.reshape %k0 : tensor<6x8xf32> -> tensor<6x4x2xf32>
   %kt = tessera_graph.transpose %k1 perm = [1, 2, 0] : tensor<6x4x2xf32> -> tensor<4x2x6xf32>
@@ -408,7 +398,22 @@ func.func @attention(%x: tensor<6x8xf32>, %wq: )" + w + ", %wk: " + w + ", %wv: 
   %o2 = tessera_graph.reshape %o1 : tensor<6x4x2xf32> -> tensor<6x8xf32>
   %y = tessera_graph.matmul %o2, %wo : tensor<6x8xf32>, tensor<8x8xf32> -> tensor<6x8xf32>
   return %y : tensor<6x8xf32>
-})");
+)";
+
+TEST_F(ShardPropagationTest, MegatronAttentionGetsOneAllReduce) {
+  // Heads made from column-split projections by reshape + transpose keep
+  // the split on the heads; scores, causal mask, softmax and P V stay
+  // local; merged back they meet Wo's split rows: one all_reduce.
+  std::string w = R"(tensor<8x8xf32> {tessera_graph.sharding = )" + std::string(kShardTP) + "}";
+  std::string out = Check(R"(
+tessera_graph.mesh @mesh axes = ["tp"] shape = [2]
+func.func @attention(%x: tensor<6x8xf32>, %wq: )" + w + ", %wk: " + w + ", %wv: " + w + R"(,
+    %wo: tensor<8x8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["tp", ""], replicate = [], reduce = []>})
+    -> tensor<6x8xf32> attributes {tessera.global_view} {
+  %q0 = tessera_graph.matmul %x, %wq : tensor<6x8xf32>, tensor<8x8xf32> -> tensor<6x8xf32>
+  %k0 = tessera_graph.matmul %x, %wk : tensor<6x8xf32>, tensor<8x8xf32> -> tensor<6x8xf32>
+  %v0 = tessera_graph.matmul %x, %wv : tensor<6x8xf32>, tensor<8x8xf32> -> tensor<6x8xf32>
+)" + std::string(kHeadsToOutput) + R"(})");
   EXPECT_EQ(Count(out, "all_reduce"), 1) << out;
   EXPECT_EQ(Count(out, "all_gather") + Count(out, "reduce_scatter"), 0) << out;
   EXPECT_NE(out.find("tensor<6x2x2xf32>"), std::string::npos) << "two heads per device: " << out;
@@ -429,20 +434,7 @@ func.func @attention(%x: tensor<6x8xf32>,
   %q0 = tessera_graph.slice %qkv offsets = [0, 0] strides = [1, 1] : tensor<6x24xf32> -> tensor<6x8xf32>
   %k0 = tessera_graph.slice %qkv offsets = [0, 8] strides = [1, 1] : tensor<6x24xf32> -> tensor<6x8xf32>
   %v0 = tessera_graph.slice %qkv offsets = [0, 16] strides = [1, 1] : tensor<6x24xf32> -> tensor<6x8xf32>
-  %q1 = tessera_graph.reshape %q0 : tensor<6x8xf32> -> tensor<6x4x2xf32>
-  %q = tessera_graph.transpose %q1 perm = [1, 0, 2] : tensor<6x4x2xf32> -> tensor<4x6x2xf32>
-  %k1 = tessera_graph.reshape %k0 : tensor<6x8xf32> -> tensor<6x4x2xf32>
-  %kt = tessera_graph.transpose %k1 perm = [1, 2, 0] : tensor<6x4x2xf32> -> tensor<4x2x6xf32>
-  %v1 = tessera_graph.reshape %v0 : tensor<6x8xf32> -> tensor<6x4x2xf32>
-  %v = tessera_graph.transpose %v1 perm = [1, 0, 2] : tensor<6x4x2xf32> -> tensor<4x6x2xf32>
-  %s0 = tessera_graph.matmul %q, %kt : tensor<4x6x2xf32>, tensor<4x2x6xf32> -> tensor<4x6x6xf32>
-  %p = tessera_graph.softmax %s0 dim = 2 : tensor<4x6x6xf32>
-  %o = tessera_graph.matmul %p, %v : tensor<4x6x6xf32>, tensor<4x6x2xf32> -> tensor<4x6x2xf32>
-  %o1 = tessera_graph.transpose %o perm = [1, 0, 2] : tensor<4x6x2xf32> -> tensor<6x4x2xf32>
-  %o2 = tessera_graph.reshape %o1 : tensor<6x4x2xf32> -> tensor<6x8xf32>
-  %y = tessera_graph.matmul %o2, %wo : tensor<6x8xf32>, tensor<8x8xf32> -> tensor<6x8xf32>
-  return %y : tensor<6x8xf32>
-})");
+)" + std::string(kHeadsToOutput) + R"(})");
   EXPECT_EQ(Count(out, "all_gather"), 1) << out;
   EXPECT_EQ(Count(out, "all_reduce"), 1) << out;
   EXPECT_EQ(Count(out, "reduce_scatter"), 0) << out;
