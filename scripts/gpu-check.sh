@@ -143,6 +143,39 @@ if [[ -x $BIN/tessera-run && -f $GEMM_PROGRAM ]]; then
   done
 fi
 
+# ---------------------------------------------------------------- bf16 attention
+# bench/programs/attention_bf16.mlir on cuda: on sm_90a one warpgroup
+# kernel (flash_attention {mma = "wgmma"}: TMA, wgmma, the softmax in
+# registers); "wgmma-attention=0" is the unfused form (the Q K^T GEMM, the
+# mask, softmax and the P V GEMM) in the same run.  512 is checked against
+# the reference both ways; 2048 (32 heads, d = 128, causal) is timed both
+# ways, the note giving TFLOP/s and the fused kernel's speed-up.
+ATTN_PROGRAM=$ROOT/bench/programs/attention_bf16.mlir
+if [[ -x $BIN/tessera-run && -f $ATTN_PROGRAM ]]; then
+  for sched in "" "wgmma-attention=0"; do
+    item="attention_bf16 512 check${sched:+ $sched}"
+    run "$item" "$ITEM_TIMEOUT" env TESSERA_BACKEND=cuda "$BIN/tessera-run" "$ATTN_PROGRAM" \
+      --function attention_bf16_512 --schedule "$sched" --check --warmup 1 --iterations 10
+    if [[ $RC == 0 ]]; then record "$item" pass "$(elapsed "$START")" ""
+    else record "$item" "$(gpu_result)" "$(elapsed "$START")" "rc=$RC"; fi
+  done
+  ATTN_MS=()
+  for sched in "" "wgmma-attention=0"; do
+    item="attention_bf16 2048${sched:+ $sched}"
+    run "$item" "$ITEM_TIMEOUT" env TESSERA_BACKEND=cuda "$BIN/tessera-run" "$ATTN_PROGRAM" \
+      --function attention_bf16_2048 --schedule "$sched" --no-check --warmup 2 --iterations 20
+    ms=$(grep -oE '[0-9.]+ ms per iteration' "$OUT/logs/${item//[^A-Za-z0-9_.-]/_}.log" | head -n1 | awk '{print $1}')
+    ATTN_MS+=("${ms:-}")
+    note="${ms:-?} ms"
+    [[ -n $ms ]] && note+=$(awk -v t="$ms" 'BEGIN { printf ", %.0f TFLOP/s", 34359738368/t/1e9 }')
+    if [[ -n $sched && -n $ms && -n ${ATTN_MS[0]} ]]; then
+      note+=$(awk -v f="${ATTN_MS[0]}" -v u="$ms" 'BEGIN { printf "; fused kernel %.2fx faster", u/f }')
+    fi
+    if [[ $RC == 0 ]]; then record "$item" pass "$(elapsed "$START")" "$note"
+    else record "$item" "$(gpu_result)" "$(elapsed "$START")" "rc=$RC"; fi
+  done
+fi
+
 # ---------------------------------------------------------------- examples
 # Every function of every example, checked against the reference
 # interpreter (--check) and timed (--iterations); the note is tessera-run's

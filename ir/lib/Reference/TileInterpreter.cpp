@@ -788,6 +788,7 @@ void Interpreter::Execute(Lane &lane, Operation &op) {
     auto un = [&](auto f) { result(Map1(in(0), [&](double a) { return Round(f(a), rt); })); };
     return llvm::TypeSwitch<Operation *, void>(o)
         .Case<math::ExpOp>([&](auto) { un([](double a) { return std::exp(a); }); })
+        .Case<math::Exp2Op>([&](auto) { un([](double a) { return std::exp2(a); }); })
         .Case<math::LogOp>([&](auto) { un([](double a) { return std::log(a); }); })
         .Case<math::SqrtOp>([&](auto) { un([](double a) { return std::sqrt(a); }); })
         .Case<math::RsqrtOp>([&](auto) { un([](double a) { return 1.0 / std::sqrt(a); }); })

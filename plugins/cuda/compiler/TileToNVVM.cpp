@@ -114,6 +114,10 @@ LogicalResult lowerSystemAtomics(func::FuncOp f, bool meshAtomics) {
   return success();
 }
 
+/// Orders the generic proxy's shared-memory writes before the async
+/// proxy's reads (wgmma operands).
+constexpr const char *kProxyFence = "fence.proxy.async.shared::cta;";
+
 /// sm_80 and up: cp_async -> cp.async (.cg for 16 bytes, .ca for 4 and 8)
 /// from global to shared memory, cp_async_commit / cp_async_wait ->
 /// cp.async.commit_group / wait_group.  Before sm_80 the shared lowering
@@ -142,7 +146,7 @@ LogicalResult lowerAsyncCopies(func::FuncOp f, bool wgmma) {
     } else if (auto w = dyn_cast<t::CpAsyncWaitOp>(op)) {
       b.create<NVVM::CpAsyncWaitGroupOp>(l, static_cast<uint32_t>(w.getPending()));
       if (proxyFence)
-        b.create<LLVM::InlineAsmOp>(l, TypeRange{}, ValueRange{}, "fence.proxy.async.shared::cta;", "",
+        b.create<LLVM::InlineAsmOp>(l, TypeRange{}, ValueRange{}, kProxyFence, "",
                                     /*has_side_effects=*/true, /*is_align_stack=*/false, LLVM::AsmDialectAttr(),
                                     ArrayAttr());
     } else {
@@ -165,6 +169,33 @@ LogicalResult lowerAsyncCopies(func::FuncOp f, bool wgmma) {
     op->erase();
   }
   return success();
+}
+
+/// With `wgmma`, a kernel whose lanes store to shared memory that
+/// warpgroup_mma then reads (the probabilities of the attention kernel)
+/// fences the async proxy before each barrier: wgmma reads its operands
+/// through the async proxy, which sees the generic proxy's stores only
+/// after fence.proxy.async by the storing lanes; the barrier then hands
+/// them over (Tile IR's barrier makes shared stores visible to every
+/// reader, warpgroup_mma included).
+void fenceSharedStoresForWgmma(func::FuncOp f) {
+  bool wgmma = false, sharedStores = false;
+  f.walk([&](Operation *op) {
+    if (isa<t::WarpgroupMmaOp>(op)) wgmma = true;
+    if (auto st = dyn_cast<memref::StoreOp>(op))
+      sharedStores |= t::isSharedMemory(st.getMemRef().getType().cast<MemRefType>());
+  });
+  if (!wgmma || !sharedStores) return;
+  f.walk([&](t::BarrierOp barrier) {
+    // (A cp.async wait may have fenced already: lowerAsyncCopies.)
+    if (auto prev = dyn_cast_or_null<LLVM::InlineAsmOp>(barrier->getPrevNode());
+        prev && prev.getAsmString() == kProxyFence)
+      return;
+    OpBuilder b(barrier);
+    b.create<LLVM::InlineAsmOp>(barrier.getLoc(), TypeRange{}, ValueRange{}, kProxyFence, "",
+                                /*has_side_effects=*/true, /*is_align_stack=*/false, LLVM::AsmDialectAttr(),
+                                ArrayAttr());
+  });
 }
 
 /// math.<fn> -> a call of libdevice's __nv_<fn> (f64) / __nv_<fn>f (f32):
@@ -244,7 +275,9 @@ LogicalResult lowerTileToNVVM(ModuleOp input, llvm::LLVMContext &llvmContext,
     } else if (failed(gpu_lowering::expandTileLoads(f))) {
       return failure();
     }
-    return options.asyncCopies ? lowerAsyncCopies(f, options.wgmma) : success();
+    if (options.asyncCopies && failed(lowerAsyncCopies(f, options.wgmma))) return failure();
+    if (options.wgmma) fenceSharedStoresForWgmma(f);
+    return success();
   };
   hooks.beforeConversion = mathToLibdevice;
   hooks.opaqueEntryParams = [tensorMaps](llvm::StringRef name) -> unsigned {

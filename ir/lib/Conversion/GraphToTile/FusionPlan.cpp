@@ -4,6 +4,7 @@
 #include "AttentionKernel.h"
 #include "MmaGemmKernel.h"
 #include "RowKernels.h"
+#include "WgmmaAttentionKernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Matchers.h"
@@ -81,9 +82,13 @@ struct FunctionLowering {
       return success();
     }
     if (auto fa = dyn_cast<tessera::schedule::FlashAttentionOp>(op)) {
+      // mma = "wgmma": the warpgroup kernel, whose shapes the op's verifier
+      // checked (WgmmaAttentionKernel.h).
+      if (fa.getMma()) return success();
       for (Value v : {fa.getQuery(), fa.getKeyT(), fa.getValue(), fa.getResult()})
         if (!elemOf(v).isF32())
-          return unsupported(op, "flash_attention runs on f32 tensors, got ") << v.getType();
+          return unsupported(op, "flash_attention runs on f32 tensors (bf16 and f16 with mma = \"wgmma\"), got ")
+                 << v.getType();
       for (Value v : {fa.getQuery(), fa.getValue(), fa.getResult()})
         if (!g::isRowMajor(v.getType()))
           return unsupported(op, "query, value and result must be row-major, got ") << v.getType();
@@ -220,10 +225,20 @@ LogicalResult gt::sizeLaunch(StringRef backend, KernelSpec &s) {
     return success();
   }
   case KernelSpec::kRows: s.grid = conv::rows::grid(s.rowOp, kLanes, kMaxGroups); break;
-  case KernelSpec::kAttention:
-    s.grid = conv::attention::grid(cast<tessera::schedule::FlashAttentionOp>(s.rowOp), kMaxGroups);
+  case KernelSpec::kAttention: {
+    auto fa = cast<tessera::schedule::FlashAttentionOp>(s.rowOp);
+    if (fa.getMma()) {
+      s.grid = conv::wgmma_attention::grid(fa);
+      if (s.grid[0] > kMaxGroups || s.grid[1] > kMaxGroups)
+        return fa.emitOpError() << "is too large for one " << backend << " launch (grid " << s.grid[0] << "x"
+                                << s.grid[1] << ")";
+      s.lanes = conv::wgmma_attention::lanes(fa);
+      return success();
+    }
+    s.grid = conv::attention::grid(fa, kMaxGroups);
     s.lanes = kAttentionLanes;
     return success();
+  }
   case KernelSpec::kAttentionGrad: s.lanes = kAttentionLanes; return success();
   case KernelSpec::kLayout: s.grid = grid1D(numElements(s.leaves[0].getType())); break;
   case KernelSpec::kElementwise:

@@ -4,6 +4,7 @@
 #include "AttentionKernel.h"
 #include "MmaGemmKernel.h"
 #include "RowKernels.h"
+#include "WgmmaAttentionKernel.h"
 
 #include <cmath>
 #include <limits>
@@ -301,6 +302,16 @@ struct KernelBuilder {
     auto fa = cast<tessera::schedule::FlashAttentionOp>(s.rowOp);
     DenseMap<Value, Value> args;
     for (auto [i, v] : llvm::enumerate(s.leaves)) args[v] = k.getArgument(i);
+    if (fa.getMma()) {
+      Value out = k.getArgument(s.leaves.size());
+      Type elem = elemOf(fa.getResult());
+      Location l = loc;
+      conv::wgmma_attention::buildKernel(k, fa, args.lookup(fa.getQuery()), args.lookup(fa.getKeyT()),
+                                         args.lookup(fa.getValue()), [=](OpBuilder &b, Value flat, Value value) {
+                                           b.create<memref::StoreOp>(l, narrow(b, l, value, elem), out, flat);
+                                         });
+      return;
+    }
     auto kt = fa.getKeyT().getType().cast<ShapedType>();
     g::LayoutAttr layout = g::getLayout(kt);
     int64_t d = kt.getDimSize(kt.getRank() - 2), skv = kt.getDimSize(kt.getRank() - 1);

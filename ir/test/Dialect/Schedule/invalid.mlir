@@ -251,3 +251,52 @@ func.func @mma_unknown_unit(%x: tensor<128x64xbf16>, %w: tensor<64x128xbf16>) ->
   } {mma = "tcgen05"} : (tensor<128x64xbf16>, tensor<64x128xbf16>) -> tensor<128x128xf32>
   return %y : tensor<128x128xf32>
 }
+
+// -----
+
+// mma = "wgmma": the warpgroup kernel's operand types.
+func.func @wgmma_attention_f32(%q: tensor<128x64xf32>, %kt: tensor<64x128xf32>, %v: tensor<128x64xf32>) -> tensor<128x64xf32> {
+  // expected-error @+1 {{with mma = "wgmma": the operands must be bf16 or f16 (the tensor cores' inputs), got 'f32'}}
+  %o = tessera_schedule.flash_attention %q, %kt, %v scale = 0.125 block_q = 64 block_kv = 64 {mma = "wgmma"}
+      : tensor<128x64xf32>, tensor<64x128xf32>, tensor<128x64xf32> -> tensor<128x64xf32>
+  return %o : tensor<128x64xf32>
+}
+
+// -----
+
+// A head dim the swizzled slices do not divide.
+func.func @wgmma_attention_d80(%q: tensor<128x80xbf16>, %kt: tensor<80x128xbf16>, %v: tensor<128x64xbf16>) -> tensor<128x64xbf16> {
+  // expected-error @+1 {{the head dim d = 80 must be a multiple of 64}}
+  %o = tessera_schedule.flash_attention %q, %kt, %v scale = 0.125 block_q = 64 block_kv = 64 {mma = "wgmma"}
+      : tensor<128x80xbf16>, tensor<80x128xbf16>, tensor<128x64xbf16> -> tensor<128x64xbf16>
+  return %o : tensor<128x64xbf16>
+}
+
+// -----
+
+// Blocks that are not whole warpgroups.
+func.func @wgmma_attention_blocks(%q: tensor<128x64xbf16>, %kt: tensor<64x128xbf16>, %v: tensor<128x64xbf16>) -> tensor<128x64xbf16> {
+  // expected-error @+1 {{block_q = 32 and block_kv = 64 must be 64 or 128}}
+  %o = tessera_schedule.flash_attention %q, %kt, %v scale = 0.125 block_q = 32 block_kv = 64 {mma = "wgmma"}
+      : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x64xbf16> -> tensor<128x64xbf16>
+  return %o : tensor<128x64xbf16>
+}
+
+// -----
+
+// A batch whose blocks would cross into the next head in the stacked view.
+func.func @wgmma_attention_batch(%q: tensor<2x192x64xbf16>, %kt: tensor<2x64x128xbf16>, %v: tensor<2x128x64xbf16>) -> tensor<2x192x64xbf16> {
+  // expected-error @+1 {{with a batch, block_q = 128 must divide Sq = 192}}
+  %o = tessera_schedule.flash_attention %q, %kt, %v scale = 0.125 block_q = 128 block_kv = 64 {mma = "wgmma"}
+      : tensor<2x192x64xbf16>, tensor<2x64x128xbf16>, tensor<2x128x64xbf16> -> tensor<2x192x64xbf16>
+  return %o : tensor<2x192x64xbf16>
+}
+
+// -----
+
+func.func @attention_mma_name(%q: tensor<128x64xbf16>, %kt: tensor<64x128xbf16>, %v: tensor<128x64xbf16>) -> tensor<128x64xbf16> {
+  // expected-error @+1 {{mma must be "wgmma" (or absent), got "sync"}}
+  %o = tessera_schedule.flash_attention %q, %kt, %v scale = 0.125 block_q = 64 block_kv = 64 {mma = "sync"}
+      : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x64xbf16> -> tensor<128x64xbf16>
+  return %o : tensor<128x64xbf16>
+}

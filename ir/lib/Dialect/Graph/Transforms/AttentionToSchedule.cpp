@@ -36,11 +36,14 @@ std::optional<double> splatValue(Value v) {
 /// once, all in one block, rank 2 or 3 (a batch of heads: equal batch
 /// dims), f32 (flash_attention keeps its blocks in f32 and does not round
 /// the scores and probabilities to a narrower type as the unfused program
-/// does); Q, V and the result row-major.
-std::optional<graph::AttentionChain> tessera::graph::analyzeAttention(graph::SoftmaxOp sm) {
+/// does), or bf16 / f16 with `sixteenBit` (the warpgroup kernel, which
+/// does the same on tensor cores); Q, V and the result row-major.
+std::optional<graph::AttentionChain> tessera::graph::analyzeAttention(graph::SoftmaxOp sm, bool sixteenBit) {
   auto st = sm.getInput().getType().cast<RankedTensorType>();
   const int64_t rank = st.getRank();
-  if ((rank != 2 && rank != 3) || static_cast<int64_t>(sm.getDim()) != rank - 1 || !st.getElementType().isF32())
+  Type et = st.getElementType();
+  if ((rank != 2 && rank != 3) || static_cast<int64_t>(sm.getDim()) != rank - 1 ||
+      !(et.isF32() || (sixteenBit && (et.isBF16() || et.isF16()))))
     return std::nullopt;
   if (!sm.getResult().hasOneUse()) return std::nullopt;
   auto pv = dyn_cast<graph::MatmulOp>(*sm.getResult().getUsers().begin());
@@ -99,18 +102,21 @@ std::optional<graph::AttentionChain> tessera::graph::analyzeAttention(graph::Sof
 }
 
 void tessera::graph::matchAttention(graph::SoftmaxOp sm, int64_t attnBlockQ, int64_t attnBlockKV,
-                                    int64_t sharedBytes) {
-  std::optional<AttentionChain> chain = analyzeAttention(sm);
+                                    int64_t sharedBytes, bool f32, bool wgmma) {
+  std::optional<AttentionChain> chain = analyzeAttention(sm, wgmma);
   if (!chain) return;
+  const bool sixteenBit = !sm.getInput().getType().cast<RankedTensorType>().getElementType().isF32();
+  if (!sixteenBit && !f32) return;
   const int64_t rank = sm.getInput().getType().cast<RankedTensorType>().getRank();
   graph::MatmulOp qk = chain->qk, pv = chain->pv;
   ArrayRef<Operation *> peeled = chain->peeled;
   // K^T = convert_layout(col_major K^T): the col_major tensor's storage is
   // K row-major, so hand that tensor to the kernel and skip the copy
   // (single matrices; a batch's K^T is handed over row-major).
+  // (The warpgroup kernel's tensor copies read K^T row-major.)
   Value kt = qk.getRhs();
   graph::ConvertLayoutOp kconv = kt.getDefiningOp<graph::ConvertLayoutOp>();
-  if (kconv && rank == 2) {
+  if (kconv && rank == 2 && !sixteenBit) {
     auto in = graph::getLayout(kconv.getInput().getType());
     if (in && in.getKind() == graph::LayoutKind::ColMajor) kt = kconv.getInput();
     else kconv = nullptr;
@@ -128,11 +134,25 @@ void tessera::graph::matchAttention(graph::SoftmaxOp sm, int64_t attnBlockQ, int
   auto [bq, bkv] = attentionBlocks(sq, skv, attnBlockQ, attnBlockKV, sharedBytes, [&](int64_t bq, int64_t bkv) {
     return d * bkv + bkv * dv + bq * bkv + 3 * bq;
   });
+  if (sixteenBit) {
+    // The warpgroup kernel's blocks, the largest that fits; a 16-bit
+    // attention it cannot take stays unfused (its matmuls still reach
+    // the matrix units).
+    auto qt = q, kT = kt.getType().cast<RankedTensorType>(), vt = pv.getRhs().getType().cast<RankedTensorType>();
+    bool found = false;
+    for (auto [wq, wkv] : {std::pair<int64_t, int64_t>{128, 128}, {128, 64}, {64, 128}, {64, 64}}) {
+      if (wq > sq || wkv > skv || !schedule::wgmmaAttentionMisfit(qt, kT, vt, wq, wkv).empty()) continue;
+      bq = wq, bkv = wkv, found = true;
+      break;
+    }
+    if (!found) return;
+  }
   OpBuilder b(pv);
   auto fa = b.create<schedule::FlashAttentionOp>(
       pv.getLoc(), pv.getType(), qk.getLhs(), kt, pv.getRhs(),
       b.getF32FloatAttr(static_cast<float>(chain->scale)),
-      b.getI64IntegerAttr(bq), b.getI64IntegerAttr(bkv), chain->causal ? b.getUnitAttr() : UnitAttr());
+      b.getI64IntegerAttr(bq), b.getI64IntegerAttr(bkv), chain->causal ? b.getUnitAttr() : UnitAttr(),
+      sixteenBit ? b.getStringAttr("wgmma") : StringAttr());
   pv.getResult().replaceAllUsesWith(fa.getResult());
   pv->erase();
   sm->erase();

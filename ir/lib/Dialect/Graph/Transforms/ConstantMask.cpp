@@ -34,6 +34,15 @@ struct Evaluator {
       x = static_cast<double>(static_cast<float>(x));
       return true;
     }
+    if (t.isF16() || t.isBF16()) {
+      // Rounded to nearest even, as the ops store them (an f16 -1e9 is
+      // -inf, which masks as well).
+      llvm::APFloat f(x);
+      bool lost = false;
+      f.convert(t.cast<FloatType>().getFloatSemantics(), llvm::APFloat::rmNearestTiesToEven, &lost);
+      x = f.convertToDouble();
+      return true;
+    }
     if (t.isSignlessInteger(1)) {
       x = x != 0.0 ? 1.0 : 0.0;
       return true;
@@ -43,7 +52,7 @@ struct Evaluator {
       // of modelling it.
       return std::isfinite(x) && x == std::trunc(x) && std::fabs(x) <= 2147483647.0;
     }
-    return false;  // f16, bf16, fp8, i8: no rounding model here
+    return false;  // fp8, i8: no rounding model here
   }
 
   /// Element `flat` of the result shape `out`, read from `in` broadcast to

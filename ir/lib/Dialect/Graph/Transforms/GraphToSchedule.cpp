@@ -119,12 +119,15 @@ struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePas
     getOperation().walk([&](graph::AttentionGradOp g) { grads.push_back(g); });
     for (graph::AttentionGradOp g : grads)
       graph::lowerAttentionGrad(g, attention && attentionBackward, attnBlockQ, attnBlockKV, attnSharedKiB * 1024);
-    if (attention) {
+    // f32 chains with `attention`; bf16 / f16 ones on warpgroups.
+    const bool sixteenBit = mma == "wgmma" && wgmmaAttention;
+    if (attention || sixteenBit) {
       SmallVector<graph::SoftmaxOp> softmaxes;
       getOperation().walk([&](graph::SoftmaxOp sm) {
         if (!sm->getParentOfType<schedule::TileOp>()) softmaxes.push_back(sm);
       });
-      for (graph::SoftmaxOp sm : softmaxes) graph::matchAttention(sm, attnBlockQ, attnBlockKV, attnSharedKiB * 1024);
+      for (graph::SoftmaxOp sm : softmaxes)
+        graph::matchAttention(sm, attnBlockQ, attnBlockKV, attnSharedKiB * 1024, attention, sixteenBit);
     }
     SmallVector<Block *> blocks;
     getOperation().walk([&](func::FuncOp f) {

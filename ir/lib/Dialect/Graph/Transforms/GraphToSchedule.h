@@ -25,9 +25,10 @@ struct AttentionChain {
 };
 
 /// The attention chain whose probabilities are `sm`'s result, when it has
-/// the form flash_attention computes (f32, rank 2 or 3, every intermediate
-/// used once, a splat scale, a causal mask); nothing otherwise.
-std::optional<AttentionChain> analyzeAttention(SoftmaxOp sm);
+/// the form flash_attention computes (f32, or bf16 / f16 with
+/// `sixteenBit`; rank 2 or 3, every intermediate used once, a splat scale,
+/// a causal mask); nothing otherwise.
+std::optional<AttentionChain> analyzeAttention(SoftmaxOp sm, bool sixteenBit = false);
 
 /// An attention block of `want` rows clamped to a sequence of `n` (the ops
 /// allow a partial last block, so a prime length keeps full-size blocks).
@@ -57,8 +58,12 @@ void lowerAttentionGrad(AttentionGradOp op, bool blockwise, int64_t attnBlockQ, 
 
 /// Replaces the attention chain ending in `sm`'s consumer by a
 /// tessera_schedule.flash_attention when it has the supported form; leaves
-/// the IR as it is otherwise (AttentionToSchedule.cpp).
-void matchAttention(SoftmaxOp sm, int64_t attnBlockQ, int64_t attnBlockKV, int64_t sharedBytes);
+/// the IR as it is otherwise (AttentionToSchedule.cpp): f32 chains with
+/// `f32`; with `wgmma`, a bf16 or f16 chain whose shapes the warpgroup
+/// kernel takes becomes one with `mma = "wgmma"` (its own blocks: the
+/// largest of 128 x 128, 128 x 64, 64 x 128, 64 x 64 that fits).
+void matchAttention(SoftmaxOp sm, int64_t attnBlockQ, int64_t attnBlockKV, int64_t sharedBytes, bool f32 = true,
+                    bool wgmma = false);
 
 /// A tensor's values, row-major, as doubles.
 struct ConstantTensor {

@@ -136,7 +136,44 @@ LogicalResult FlashAttentionOp::verify() {
     return emitOpError() << "block_kv = " << bkv << " exceeds the " << skv << " keys";
   if (!std::isfinite(getScale().convertToFloat()))
     return emitOpError("scale must be finite");
+  if (std::optional<StringRef> mma = getMma()) {
+    if (*mma != "wgmma")
+      return emitOpError() << "mma must be \"wgmma\" (or absent), got \"" << *mma << "\"";
+    if (!graph::isRowMajor(o))
+      return emitOpError() << "with mma = \"wgmma\" the result must be row-major, got " << o;
+    std::string misfit = wgmmaAttentionMisfit(q, kt, v, bq, bkv);
+    if (!misfit.empty()) return emitOpError() << "with mma = \"wgmma\": " << misfit;
+  }
   return success();
+}
+
+std::string tessera::schedule::wgmmaAttentionMisfit(RankedTensorType q, RankedTensorType kt, RankedTensorType v,
+                                                    int64_t bq, int64_t bkv) {
+  std::string why;
+  llvm::raw_string_ostream os(why);
+  Type et = q.getElementType();
+  const int64_t rank = q.getRank(), batch = rank == 3 ? q.getDimSize(0) : 1;
+  const int64_t sq = q.getDimSize(rank - 2), d = q.getDimSize(rank - 1);
+  const int64_t skv = kt.getDimSize(rank - 1), dv = v.getDimSize(rank - 1);
+  if (!et.isBF16() && !et.isF16())
+    os << "the operands must be bf16 or f16 (the tensor cores' inputs), got '" << et << "'";
+  else if (!graph::isRowMajor(q) || !graph::isRowMajor(kt) || !graph::isRowMajor(v))
+    os << "query, key_t and value must be row-major (TMA copies boxes of row-major matrices)";
+  else if (d % 64)
+    os << "the head dim d = " << d << " must be a multiple of 64 (one swizzled 128-byte row per slice)";
+  else if (dv % 64 || dv > 256)
+    os << "dv = " << dv << " must be 64, 128, 192 or 256 (the n of one wgmma)";
+  else if ((bq != 64 && bq != 128) || (bkv != 64 && bkv != 128))
+    os << "block_q = " << bq << " and block_kv = " << bkv << " must be 64 or 128 (warpgroups of 64 rows)";
+  else if (skv % 8)
+    os << "Skv = " << skv << " must be a multiple of 8 (16-byte rows of K^T for the tensor copies)";
+  else if (batch > 1 && (sq % bq || skv % bkv))
+    os << "with a batch, block_q = " << bq << " must divide Sq = " << sq << " and block_kv = " << bkv
+       << " Skv = " << skv << " (the batches are stacked in one tensor map)";
+  else if (wgmmaAttentionSharedBytes(d, dv, bq, bkv) > kWgmmaAttentionSharedBytes)
+    os << "the blocks need " << wgmmaAttentionSharedBytes(d, dv, bq, bkv) << " bytes of shared memory, more than "
+       << kWgmmaAttentionSharedBytes;
+  return os.str();
 }
 
 LogicalResult FlashAttentionGradOp::verify() {

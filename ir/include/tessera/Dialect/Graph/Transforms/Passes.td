@@ -57,7 +57,10 @@ def GraphToSchedule : Pass<"tessera-graph-to-schedule", "::mlir::ModuleOp"> {
     blocks; the score matrix is never formed). A K^T that is a
     `convert_layout` of a `col_major` tensor is replaced by that tensor (its
     storage is K row-major). Block sizes are `attn-block-q` /
-    `attn-block-kv` clamped to the sequence lengths.
+    `attn-block-kv` clamped to the sequence lengths. With `mma=wgmma` a
+    bf16 or f16 chain whose shapes the warpgroup kernel takes becomes one
+    with `mma = "wgmma"` and that kernel's blocks (`wgmma-attention`,
+    independent of `attention`, which is about f32).
 
     Example (examples/mlp.mlir, one tile for both layers):
     ```mlir
@@ -86,6 +89,7 @@ def GraphToSchedule : Pass<"tessera-graph-to-schedule", "::mlir::ModuleOp"> {
     Option<"fuseReductions", "fuse-reductions", "bool", "true", "softmax and reduce take elementwise epilogues">,
     Option<"mergeMatmulChains", "merge-matmul-chains", "bool", "true", "a matmul group feeding the next matmul joins its tile (MLP)">,
     Option<"attention", "attention", "bool", "true", "attention chains become flash_attention">,
+    Option<"wgmmaAttention", "wgmma-attention", "bool", "true", "with mma=wgmma: bf16 / f16 attention chains become flash_attention with mma = wgmma (the warpgroup kernel; false: matmuls and a softmax)">,
     Option<"attentionBackward", "attention-backward", "bool", "true", "with attention: attention_grad becomes flash_attention_grad (otherwise matmuls and a softmax)">,
     Option<"attnBlockQ", "attn-block-q", "int64_t", "64", "attention: query rows per block (at most)">,
     Option<"attnBlockKV", "attn-block-kv", "int64_t", "64", "attention: key/value rows per block (at most)">,

@@ -194,6 +194,16 @@ def Schedule_FlashAttentionOp : Schedule_Op<"flash_attention", [Pure]> {
     above the diagonal are skipped. Key 0 is never masked, so no row is
     empty.
 
+    `mma = "wgmma"`: computed on warpgroup matrix units (cuda sm_90a:
+    `wgmma`, TMA copies), chosen by graph-to-schedule with `mma=wgmma` for
+    bf16 and f16 attention. The scores and the softmax statistics stay in
+    f32 (P is rounded to the operands' type for `P V`, as the tensor cores
+    take it), and the shapes must suit the kernel: Q, K^T, V and the result
+    bf16 or f16 and row-major, `d` a multiple of 64, `dv` 64, 128, 192 or
+    256, `block_q` and `block_kv` 64 or 128, `Skv` a multiple of 8, and with
+    a batch `block_q | Sq` and `block_kv | Skv`
+    (`schedule::wgmmaAttentionMisfit`).
+
     Example:
     ```mlir
     %o = tessera_schedule.flash_attention %q, %kt, %v scale = 1.250000e-01 block_q = 64 block_kv = 64
@@ -205,7 +215,8 @@ def Schedule_FlashAttentionOp : Schedule_Op<"flash_attention", [Pure]> {
   }];
   let arguments = (ins AnyRankedTensor:$query, AnyRankedTensor:$key_t,
                        AnyRankedTensor:$value, F32Attr:$scale,
-                       I64Attr:$block_q, I64Attr:$block_kv, UnitAttr:$causal);
+                       I64Attr:$block_q, I64Attr:$block_kv, UnitAttr:$causal,
+                       OptionalAttr<StrAttr>:$mma);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $query `,` $key_t `,` $value `scale` `=` $scale `block_q` `=` $block_q
