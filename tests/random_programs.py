@@ -3,7 +3,8 @@
 
 Generates random Graph IR functions (elementwise ops with broadcasting,
 matmuls, transposes, reshapes, slices, pads, concats, broadcasts,
-reductions, softmax, layernorm, compare + select, constants, iota) with
+reductions, softmax, layernorm, compare + select, constants, iota,
+attention chains with and without a causal mask) with
 several results of different shapes, and runs each with `tessera-run`,
 which compiles it for the selected backend and checks every result against
 the reference interpreter (ir/lib/Reference). Any program that fails to
@@ -283,6 +284,70 @@ class Program:
         a, b = (x, y) if self.rng.random() < 0.5 else (y, x)
         return self.emit(f"tessera_graph.select {c}, {a}, {b} : {ttype(s, 'i1')}, {ttype(s)}, {ttype(s)}", s)
 
+    def attention(self):
+        """softmax(scale * Q K^T [+ a causal mask]) V, one matrix or heads:
+        what graph-to-schedule turns into flash_attention (the lanes' kernel
+        for f32, the warpgroup kernel for bf16 / f16 with mma=wgmma) when
+        the form and shapes allow, the unfused ops otherwise."""
+        rng = self.rng
+        if self.dims is MMA_DIMS:
+            sq, skv = rng.choice([64, 128, 192, 256]), rng.choice([64, 128, 136, 256])
+            d, dv = rng.choice([64, 64, 128, 48]), rng.choice([64, 128, 192])
+        else:
+            sq, skv, d, dv = (rng.choice([1, 3, 8, 17, 33, 64, 65, 100]) for _ in range(4))
+        causal = rng.random() < 0.5
+        if causal:
+            skv = sq
+        heads = [rng.choice([2, 3])] if rng.random() < 0.4 else []
+        q = self.argument(heads + [sq, d])
+        kt = self.argument(heads + [d, skv])
+        v = self.argument(heads + [skv, dv])
+        st = heads + [sq, skv]
+        # The intermediates are not offered to later ops (a second use
+        # would keep the chain unfused): only the output is.
+        def inner(text):
+            name = self.fresh()
+            self.lines.append(f"  {name} = {text}")
+            return name
+
+        scores = inner(f"tessera_graph.matmul {q}, {kt} : {ttype(heads + [sq, d])}, {ttype(heads + [d, skv])} -> "
+                           f"{ttype(st)}")
+        if rng.random() < 0.7:
+            c = self.fresh()
+            self.lines.append(f"  {c} = arith.constant dense<{rng.choice([0.125, 0.25, 0.5])}> : {ttype(st)}")
+            scores = inner(f"tessera_graph.{rng.choice(['mul', 'div'])} {scores}, {c} : {ttype(st)}, {ttype(st)}")
+        if causal:
+            ms = [sq, skv]
+            qi, ki = self.fresh(), self.fresh()
+            if rng.random() < 0.5:
+                # keep = key <= query on i32 iotas; the scores or -inf.
+                self.lines.append(f"  {qi} = tessera_graph.iota dim = 0 : {ttype(ms, 'i32')}")
+                self.lines.append(f"  {ki} = tessera_graph.iota dim = 1 : {ttype(ms, 'i32')}")
+                keep, ninf = self.fresh(), self.fresh()
+                self.lines.append(f"  {keep} = tessera_graph.compare le {ki}, {qi} : {ttype(ms, 'i32')}, "
+                                  f"{ttype(ms, 'i32')} -> {ttype(ms, 'i1')}")
+                neg = {"f32": "0xFF800000", "bf16": "0xFF80", "f16": "0xFC00"}[ELEM]
+                self.lines.append(f"  {ninf} = arith.constant dense<{neg}> : {ttype([])}")
+                scores = inner(f"tessera_graph.select {keep}, {scores}, {ninf} : {ttype(ms, 'i1')}, {ttype(st)}, "
+                               f"{ttype([])}")
+            else:
+                # The decoder's additive form: min(relu(key - query), 1) * big.
+                self.lines.append(f"  {qi} = tessera_graph.iota dim = 0 : {ttype(ms)}")
+                self.lines.append(f"  {ki} = tessera_graph.iota dim = 1 : {ttype(ms)}")
+                dd, above, one, m, big, mask = (self.fresh() for _ in range(6))
+                self.lines.append(f"  {dd} = tessera_graph.sub {ki}, {qi} : {ttype(ms)}, {ttype(ms)}")
+                self.lines.append(f"  {above} = tessera_graph.relu {dd} : {ttype(ms)}")
+                self.lines.append(f"  {one} = arith.constant dense<1.0> : {ttype(ms)}")
+                self.lines.append(f"  {m} = tessera_graph.min {above}, {one} : {ttype(ms)}, {ttype(ms)}")
+                # (f16 holds at most 65504: -1e4 is still taken as -inf.)
+                self.lines.append(f"  {big} = arith.constant dense<{'-1.0e4' if ELEM == 'f16' else '-1.0e9'}> : "
+                                  f"{ttype(ms)}")
+                self.lines.append(f"  {mask} = tessera_graph.mul {m}, {big} : {ttype(ms)}, {ttype(ms)}")
+                scores = inner(f"tessera_graph.add {scores}, {mask} : {ttype(st)}, {ttype(ms)}")
+        p = inner(f"tessera_graph.softmax {scores} dim = {len(st) - 1} : {ttype(st)}")
+        return self.emit(f"tessera_graph.matmul {p}, {v} : {ttype(st)}, {ttype(heads + [skv, dv])} -> "
+                         f"{ttype(heads + [sq, dv])}", heads + [sq, dv])
+
     def constant(self):
         s = [self.dim(), self.dim()] if self.rng.random() < 0.7 else [self.dim()]
         if self.rng.random() < 0.5:
@@ -292,7 +357,7 @@ class Program:
 
     OPS = [("unary", 3), ("binary", 4), ("matmul", 3), ("batched_matmul", 1), ("transpose", 2), ("reshape", 1), ("slice", 2),
            ("pad", 1), ("concat", 1), ("broadcast", 1), ("reduce", 2), ("softmax", 1), ("layernorm", 1),
-           ("select", 1), ("constant", 1), ("gather", 1)]
+           ("select", 1), ("constant", 1), ("gather", 1), ("attention", 1)]
 
     def build(self):
         for _ in range(self.rng.randint(1, 3)):
