@@ -6,7 +6,9 @@
 # event and graph tests one process each), every
 # examples/*.mlir with tessera-run (checked against the reference, timed)
 # and tessera-bench's cuda benchmarks if it has any, the bf16 GEMM against
-# torch.matmul (cuBLAS) when python3 has torch; then prints one table.
+# torch.matmul (cuBLAS) when python3 has torch, the bf16 attention fused
+# (the sm_90a warpgroup kernel) against its unfused form; then prints one
+# table.
 # Every item runs under `timeout $ITEM_TIMEOUT` (120 s; the conformance run
 # $CONFORMANCE_TIMEOUT, 600 s, with $ITEM_TIMEOUT per area) and logs to
 # OUT_DIR/logs/.  A failure never stops the others.
@@ -66,6 +68,16 @@ else
 fi
 # Without a GPU, an item that fails only because cuda is unavailable is a skip.
 gpu_result() { if [[ $HAVE_GPU == 1 ]]; then echo fail; else echo skip; fi; }
+# judge ITEM [NOTE]: records the last run: pass (with NOTE), else fail or
+# skip as gpu_result says, with the exit code.
+judge() {
+  if [[ $RC == 0 ]]; then record "$1" pass "$(elapsed "$START")" "${2:-}"
+  else record "$1" "$(gpu_result)" "$(elapsed "$START")" "rc=$RC"; fi
+}
+# ms_per_iteration ITEM: tessera-run's time per iteration in ITEM's log.
+ms_per_iteration() {
+  grep -oE '[0-9.]+ ms per iteration' "$OUT/logs/${1//[^A-Za-z0-9_.-]/_}.log" | head -n1 | awk '{print $1}'
+}
 
 # ---------------------------------------------------------------- tessera-info
 # Lists every plugin; exit 0 only when the cuda backend can be selected.
@@ -112,13 +124,11 @@ GEMM_PROGRAM=$ROOT/bench/programs/gemm_bf16.mlir
 if [[ -x $BIN/tessera-run && -f $GEMM_PROGRAM ]]; then
   run "gemm_bf16 1024 check" "$ITEM_TIMEOUT" env TESSERA_BACKEND=cuda "$BIN/tessera-run" "$GEMM_PROGRAM" \
     --function gemm_bf16_1024 --check --warmup 1 --iterations 10
-  if [[ $RC == 0 ]]; then record "gemm_bf16 1024 check" pass "$(elapsed "$START")" ""
-  else record "gemm_bf16 1024 check" "$(gpu_result)" "$(elapsed "$START")" "rc=$RC"; fi
+  judge "gemm_bf16 1024 check"
   for sched in "warp-specialize=0" "mma=sync"; do
     run "gemm_bf16 1024 check $sched" "$ITEM_TIMEOUT" env TESSERA_BACKEND=cuda "$BIN/tessera-run" "$GEMM_PROGRAM" \
       --function gemm_bf16_1024 --schedule "$sched" --check --warmup 1 --iterations 10
-    if [[ $RC == 0 ]]; then record "gemm_bf16 1024 check $sched" pass "$(elapsed "$START")" ""
-    else record "gemm_bf16 1024 check $sched" "$(gpu_result)" "$(elapsed "$START")" "rc=$RC"; fi
+    judge "gemm_bf16 1024 check $sched"
   done
   CUBLAS_MS=()
   if [[ $HAVE_GPU == 1 ]] && timeout 60 python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
@@ -132,14 +142,13 @@ if [[ -x $BIN/tessera-run && -f $GEMM_PROGRAM ]]; then
     item="gemm_bf16 $n${schedules[$i]:+ ${schedules[$i]}}"
     run "$item" "$ITEM_TIMEOUT" env TESSERA_BACKEND=cuda "$BIN/tessera-run" "$GEMM_PROGRAM" \
       --function "gemm_bf16_$n" --schedule "${schedules[$i]}" --no-check --warmup 2 --iterations 20
-    ms=$(grep -oE '[0-9.]+ ms per iteration' "$OUT/logs/${item//[^A-Za-z0-9_.-]/_}.log" | head -n1 | awk '{print $1}')
+    ms=$(ms_per_iteration "$item")
     note="${ms:-?} ms"
     if [[ -n $ms && -n ${CUBLAS_MS[$((i % 2))]:-} ]]; then
       note+=$(awk -v t="$ms" -v c="${CUBLAS_MS[$((i % 2))]}" -v n="$n" \
         'BEGIN { printf ", %.0f TFLOP/s; cuBLAS %.3f ms: %.2fx", 2*n*n*n/t/1e9, c, c/t }')
     fi
-    if [[ $RC == 0 ]]; then record "$item" pass "$(elapsed "$START")" "$note"
-    else record "$item" "$(gpu_result)" "$(elapsed "$START")" "rc=$RC"; fi
+    judge "$item" "$note"
   done
 fi
 
@@ -156,23 +165,21 @@ if [[ -x $BIN/tessera-run && -f $ATTN_PROGRAM ]]; then
     item="attention_bf16 512 check${sched:+ $sched}"
     run "$item" "$ITEM_TIMEOUT" env TESSERA_BACKEND=cuda "$BIN/tessera-run" "$ATTN_PROGRAM" \
       --function attention_bf16_512 --schedule "$sched" --check --warmup 1 --iterations 10
-    if [[ $RC == 0 ]]; then record "$item" pass "$(elapsed "$START")" ""
-    else record "$item" "$(gpu_result)" "$(elapsed "$START")" "rc=$RC"; fi
+    judge "$item"
   done
   ATTN_MS=()
   for sched in "" "wgmma-attention=0"; do
     item="attention_bf16 2048${sched:+ $sched}"
     run "$item" "$ITEM_TIMEOUT" env TESSERA_BACKEND=cuda "$BIN/tessera-run" "$ATTN_PROGRAM" \
       --function attention_bf16_2048 --schedule "$sched" --no-check --warmup 2 --iterations 20
-    ms=$(grep -oE '[0-9.]+ ms per iteration' "$OUT/logs/${item//[^A-Za-z0-9_.-]/_}.log" | head -n1 | awk '{print $1}')
+    ms=$(ms_per_iteration "$item")
     ATTN_MS+=("${ms:-}")
     note="${ms:-?} ms"
     [[ -n $ms ]] && note+=$(awk -v t="$ms" 'BEGIN { printf ", %.0f TFLOP/s", 34359738368/t/1e9 }')
     if [[ -n $sched && -n $ms && -n ${ATTN_MS[0]} ]]; then
       note+=$(awk -v f="${ATTN_MS[0]}" -v u="$ms" 'BEGIN { printf "; fused kernel %.2fx faster", u/f }')
     fi
-    if [[ $RC == 0 ]]; then record "$item" pass "$(elapsed "$START")" "$note"
-    else record "$item" "$(gpu_result)" "$(elapsed "$START")" "rc=$RC"; fi
+    judge "$item" "$note"
   done
 fi
 
@@ -213,8 +220,7 @@ if [[ -x $BIN/tessera-bench ]] &&
    timeout 60 "$BIN/tessera-bench" --benchmark_list_tests=true 2>/dev/null | grep -qi cuda; then
   run "bench cuda" "$ITEM_TIMEOUT" "$BIN/tessera-bench" --benchmark_filter=cuda \
     --benchmark_out="$OUT/bench-cuda.json" --benchmark_out_format=json
-  if [[ $RC == 0 ]]; then record "bench cuda" pass "$(elapsed "$START")" "$OUT/bench-cuda.json"
-  else record "bench cuda" "$(gpu_result)" "$(elapsed "$START")" "rc=$RC"; fi
+  judge "bench cuda" "$OUT/bench-cuda.json"
 else
   record "bench cuda" skip 0.0 "no cuda benchmarks"
 fi
