@@ -14,6 +14,8 @@
 //       timed; the cuda compiler keeps no cache).  Needs no GPU.
 //   compile/tessera_cuda_sm90a/gemm_bf16_4096     the same for the sm_90a
 //       GEMM (TMA + wgmma) of bench/programs/gemm_bf16.mlir.
+//   compile/tessera_cuda_sm90a/attention_bf16_512  the same for the sm_90a
+//       attention kernel of bench/programs/attention_bf16.mlir.
 //   all_reduce/{tessera_cuda,raw_nccl}/64MiB/1dev   a sum all_reduce of 16M
 //       f32 in place on device 0 (a communicator of one rank: the cost of
 //       the call path around NCCL), + synchronize.  Tessera: the cuda
@@ -359,12 +361,16 @@ void BM_AllReduceRawNccl(benchmark::State& state) {
 void BM_CompileCuda(benchmark::State& state, const char* example) {
   tessera::ProgramCompileOptions options;
   options.target = "cuda:sm_90a";
-  // "gemm_bf16_4096" is a function of bench/programs/gemm_bf16.mlir.
-  const bool gemm = std::string(example).rfind("gemm_bf16", 0) == 0;
-  if (gemm) options.function = example;
-  const tessera::ProgramSource source = tessera::ProgramSource::File(
-      gemm ? std::string(TESSERA_BENCH_EXAMPLES_DIR) + "/../bench/programs/gemm_bf16.mlir"
-           : std::string(TESSERA_BENCH_EXAMPLES_DIR) + "/" + example + ".mlir");
+  // "gemm_bf16_4096" is a function of bench/programs/gemm_bf16.mlir,
+  // "attention_bf16_512" of bench/programs/attention_bf16.mlir; the others
+  // are examples.
+  std::string path = std::string(TESSERA_BENCH_EXAMPLES_DIR) + "/" + example + ".mlir";
+  for (const char* program : {"gemm_bf16", "attention_bf16"})
+    if (std::string(example).rfind(program, 0) == 0) {
+      options.function = example;
+      path = std::string(TESSERA_BENCH_EXAMPLES_DIR) + "/../bench/programs/" + program + ".mlir";
+    }
+  const tessera::ProgramSource source = tessera::ProgramSource::File(path);
   auto once = [&]() { return tessera::CompileProgramImage(source, options).status(); };
   if (!CheckOrSkip(state, once(), "first compile (untimed)")) return;
   for (auto _ : state)
@@ -376,7 +382,7 @@ void BM_CompileCuda(benchmark::State& state, const char* example) {
 
 void RegisterCudaBenchmarks(const RegisterOptions& o) {
 #if defined(TESSERA_BENCH_HAVE_IR)
-  for (const char* example : {"tiled_gemm", "mlp", "gemm_bf16_4096"})
+  for (const char* example : {"tiled_gemm", "mlp", "gemm_bf16_4096", "attention_bf16_512"})
     Configure(benchmark::RegisterBenchmark(
                   (std::string("compile/tessera_cuda_sm90a/") + example).c_str(), BM_CompileCuda, example),
               o, 0.5)

@@ -8,6 +8,8 @@
 // MLP: exactly one all_reduce).
 #include <gtest/gtest.h>
 
+#include "TestContext.h"
+
 #include <random>
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -28,15 +30,7 @@ using Shape = std::vector<int64_t>;
 
 class ShardPropagationTest : public ::testing::Test {
  protected:
-  ShardPropagationTest() {
-    mlir::DialectRegistry registry;
-    registerAllDialects(registry);
-    context_ = std::make_unique<mlir::MLIRContext>(registry);
-    context_->getDiagEngine().registerHandler([this](mlir::Diagnostic& d) {
-      diagnostics_ += d.str() + "\n";
-      return mlir::success();
-    });
-  }
+  ShardPropagationTest() : context_(unittest::NewContext(&diagnostics_)) {}
 
   // Device `d`'s part of a global row-major tensor under `dims` (per dim
   // the mesh axis index or -1).
@@ -145,8 +139,8 @@ class ShardPropagationTest : public ::testing::Test {
     return n;
   }
 
+  std::string diagnostics_;  // before context_: its handler writes here
   std::unique_ptr<mlir::MLIRContext> context_;
-  std::string diagnostics_;
 };
 
 const char* kShardTP = R"(#tessera_graph.shard<mesh = @mesh, dims = ["", "tp"], replicate = [], reduce = []>)";

@@ -5,6 +5,8 @@
 // diagnostics, not wrong results.
 #include <gtest/gtest.h>
 
+#include "TestContext.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -19,15 +21,7 @@ namespace {
 
 class SpmdPlanTest : public ::testing::Test {
  protected:
-  SpmdPlanTest() {
-    mlir::DialectRegistry registry;
-    registerAllDialects(registry);
-    context_ = std::make_unique<mlir::MLIRContext>(registry);
-    context_->getDiagEngine().registerHandler([this](mlir::Diagnostic& d) {
-      diagnostics_ += d.str() + "\n";
-      return mlir::success();
-    });
-  }
+  SpmdPlanTest() : context_(unittest::NewContext(&diagnostics_)) {}
   mlir::OwningOpRef<mlir::ModuleOp> Parse(const std::string& text) {
     return mlir::parseSourceString<mlir::ModuleOp>(text, context_.get());
   }
@@ -35,8 +29,8 @@ class SpmdPlanTest : public ::testing::Test {
   mlir::FailureOr<SpmdPlan> Read(mlir::ModuleOp m, const std::string& fn) {
     return readSpmdPlan(m.lookupSymbol<mlir::func::FuncOp>(fn));
   }
+  std::string diagnostics_;  // before context_: its handler writes here
   std::unique_ptr<mlir::MLIRContext> context_;
-  std::string diagnostics_;
 };
 
 constexpr const char* kMlp = R"mlir(

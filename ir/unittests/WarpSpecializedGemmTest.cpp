@@ -11,6 +11,8 @@
 // go on).
 #include <gtest/gtest.h>
 
+#include "TestContext.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -37,15 +39,7 @@ func.func @mm(%a: tensor<128x320xf16>, %b: tensor<320x128xf16>) -> tensor<128x12
 
 class WarpSpecializedGemmTest : public ::testing::Test {
  protected:
-  WarpSpecializedGemmTest() {
-    mlir::DialectRegistry registry;
-    registerAllDialects(registry);
-    context_ = std::make_unique<mlir::MLIRContext>(registry);
-    context_->getDiagEngine().registerHandler([this](mlir::Diagnostic &d) {
-      diagnostics_ += d.str() + "\n";
-      return mlir::success();
-    });
-  }
+  WarpSpecializedGemmTest() : context_(unittest::NewContext(&diagnostics_)) {}
 
   /// The GEMM kernel of kMatmul under `schedule`, or null.
   mlir::func::FuncOp Build(const std::string &schedule) {
@@ -106,9 +100,9 @@ class WarpSpecializedGemmTest : public ::testing::Test {
     return n;
   }
 
+  std::string diagnostics_;  // before context_: its handler writes here
   std::unique_ptr<mlir::MLIRContext> context_;
   mlir::OwningOpRef<mlir::ModuleOp> module_;
-  std::string diagnostics_;
 };
 
 TEST_F(WarpSpecializedGemmTest, ProducerAndConsumersComputeTheProduct) {

@@ -7,6 +7,8 @@
 // ptxas), so this is its functional check.
 #include <gtest/gtest.h>
 
+#include "TestContext.h"
+
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -104,15 +106,7 @@ double Loaded(double stored, const Case &c) {
 
 class WgmmaAttentionTest : public ::testing::TestWithParam<Case> {
  protected:
-  WgmmaAttentionTest() {
-    mlir::DialectRegistry registry;
-    registerAllDialects(registry);
-    context_ = std::make_unique<mlir::MLIRContext>(registry);
-    context_->getDiagEngine().registerHandler([this](mlir::Diagnostic &d) {
-      diagnostics_ += d.str() + "\n";
-      return mlir::success();
-    });
-  }
+  WgmmaAttentionTest() : context_(unittest::NewContext(&diagnostics_)) {}
 
   mlir::func::FuncOp Build(const Case &c) {
     module_ = mlir::parseSourceString<mlir::ModuleOp>(Program(c), context_.get());
@@ -125,9 +119,9 @@ class WgmmaAttentionTest : public ::testing::TestWithParam<Case> {
     return {};
   }
 
+  std::string diagnostics_;  // before context_: its handler writes here
   std::unique_ptr<mlir::MLIRContext> context_;
   mlir::OwningOpRef<mlir::ModuleOp> module_;
-  std::string diagnostics_;
 };
 
 TEST_P(WgmmaAttentionTest, MatchesAttentionInDouble) {
