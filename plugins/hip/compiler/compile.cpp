@@ -13,6 +13,8 @@
 #include "compile_targets.hpp"
 #include "compiler_part.hpp"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Verifier.h"
+#include "tessera/Dialect/Tile/IR/Tile.h"
 #include "plugin_support.hpp"
 #include "tessera/Target/PluginCompiler.h"
 #include "tessera/kernel_archive.hpp"
@@ -24,8 +26,27 @@ using tessera::target::KernelSpec;
 
 namespace {
 
+// Every AMD GPU that LLVM 16 targets gives a workgroup 64 KiB of LDS.  A
+// kernel that asks for more (its tessera_tile.max_shared_memory, e.g. the
+// warpgroup kernels of mma=wgmma) is refused by the Tile IR verifier
+// against this limit, at its shared_alloc, instead of by the back end
+// ("local memory exceeds limit", no location).
+constexpr int64_t kLdsBytesPerWorkgroup = 64 * 1024;
+
+LogicalResult FitKernelsToLds(ModuleOp module) {
+  bool changed = false;
+  for (auto f : module.getOps<func::FuncOp>()) {
+    auto limit = f->getAttrOfType<IntegerAttr>(tessera::tile::kMaxSharedAttr);
+    if (!limit || limit.getInt() <= kLdsBytesPerWorkgroup) continue;
+    f->setAttr(tessera::tile::kMaxSharedAttr, IntegerAttr::get(limit.getType(), kLdsBytesPerWorkgroup));
+    changed = true;
+  }
+  return changed ? verify(module) : success();
+}
+
 TsErrorCode Lower(ModuleOp module, const CompileRequest &request, CompileResult *result,
                   std::string *message) {
+  if (failed(FitKernelsToLds(module))) return TS_ERROR_INVALID_ARGUMENT;
   const tessera::hip::AmdgpuTarget target = tessera::hip::ParseAmdgpuTarget(request.arch);
   const std::string deviceLibs = request.options.String("device_libs", "");
   tessera::hip::ROCDLOptions options;

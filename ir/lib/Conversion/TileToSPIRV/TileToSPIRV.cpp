@@ -106,6 +106,7 @@
 #include "mlir/Conversion/MemRefToSPIRV/MemRefToSPIRV.h"
 #include "mlir/Conversion/MemRefToSPIRV/MemRefToSPIRVPass.h"
 #include "mlir/Conversion/SCFToSPIRV/SCFToSPIRV.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
 #include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
@@ -499,12 +500,28 @@ void lowerScalarArgs(spirv::ModuleOp sm, spirv::FuncOp fn) {
   fn.eraseArguments(erase);
 }
 
+/// math.exp2(x) -> math.exp(x * ln 2): MLIR 16 converts no exp2 to SPIR-V
+/// (neither GLSL's Exp2 nor OpenCL's exp2 is among its ops).
+void expandExp2(gpu::GPUModuleOp gm) {
+  gm.walk([](math::Exp2Op op) {
+    OpBuilder b(op);
+    Type t = op.getType();
+    Attribute ln2 = b.getFloatAttr(getElementTypeOrSelf(t), 0.69314718055994530942);
+    if (auto vt = t.dyn_cast<VectorType>()) ln2 = DenseElementsAttr::get(vt, ln2);
+    Value c = b.create<arith::ConstantOp>(op.getLoc(), t, ln2.cast<TypedAttr>());
+    Value x = b.create<arith::MulFOp>(op.getLoc(), op.getOperand(), c);
+    op.replaceAllUsesWith(b.create<math::ExpOp>(op.getLoc(), x).getResult());
+    op.erase();
+  });
+}
+
 struct GPUToSPIRVPass : tessera::spv::impl::GPUToSPIRVBase<GPUToSPIRVPass> {
   void runOnOperation() override {
     ModuleOp m = getOperation();
     MLIRContext *ctx = m.getContext();
     SmallVector<gpu::GPUModuleOp> gms(m.getOps<gpu::GPUModuleOp>());
     for (gpu::GPUModuleOp gm : gms) {
+      expandExp2(gm);
       spirv::TargetEnvAttr env = spirv::lookupTargetEnvOrDefault(gm);
       std::unique_ptr<ConversionTarget> target = SPIRVConversionTarget::get(env);
       SPIRVConversionOptions co;
