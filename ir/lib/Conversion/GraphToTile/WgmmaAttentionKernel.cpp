@@ -42,15 +42,14 @@ struct Dims : build::AttentionDims {
   int64_t vStage() const { return bkv * dv; }
 };
 
-/// The kernel's values that every phase uses.
+/// What the key-block copies and the products share.
 struct Kernel {
   const Dims &sh;
   Location l;
-  Value q, kt, v;           // global operands
-  Value Qs, KVs, Ps;        // shared buffers
-  Value batch, q0, wg;      // the group's batch element and first query; the lane's warpgroup
-  Type operand;             // bf16 or f16 (warpgroup_mma's operand_type)
-  Type graphElem;           // the Graph IR element type (P is narrowed to it)
+  Value kt, v;     // K^T and V (kernel arguments)
+  Value KVs;       // the two stages of K^T and V blocks
+  Value batch, wg; // the group's batch element; the lane's warpgroup
+  Type operand;    // bf16 or f16 (warpgroup_mma's operand_type)
 
   /// Key block `j` (K^T columns and V rows j*bkv ..) -> stage `stage`,
   /// 64 x 64 boxes swizzled as warpgroup_mma reads B.
@@ -129,8 +128,7 @@ void buildKernel(func::FuncOp k, s::FlashAttentionOp op, Value q, Value kt, Valu
   Value qBlock = b.create<t::GroupIdOp>(l, b.getIndexType(), uint64_t{0});
   Value batch = b.create<t::GroupIdOp>(l, b.getIndexType(), uint64_t{1});
   Value q0 = x.mul(qBlock, sh.bq), wg = x.div(lane, 128), p = x.rem(lane, 128);
-  const Kernel kn{sh, l, q, kt, v, Qs, KVs, Ps, batch, q0, wg, graphElem.isF16() ? graphElem : b.getBF16Type(),
-                  graphElem};
+  const Kernel kn{sh, l, kt, v, KVs, batch, wg, graphElem.isF16() ? graphElem : b.getBF16Type()};
   // The lane's rows of its warpgroup's 64 (warpgroup_mma's layout): row
   // 16 w + qq/4 (+ 8 for the second half of each group of four elements),
   // columns 2 (qq % 4) + 8 (e / 4) + e % 2.
