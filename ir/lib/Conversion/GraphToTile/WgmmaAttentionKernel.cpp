@@ -126,6 +126,11 @@ void buildKernel(func::FuncOp k, s::FlashAttentionOp op, Value q, Value kt, Valu
   Value Ps = b.create<t::SharedAllocOp>(l, shared(sh.bkv * sh.bq), uint64_t{0}, uint64_t{1024});
   Value lane = b.create<t::LaneIdOp>(l, b.getIndexType(), uint64_t{0});
   Value qBlock = b.create<t::GroupIdOp>(l, b.getIndexType(), uint64_t{0});
+  // Causal: the last query blocks have the most key blocks, so the first
+  // groups take them (GPUs start groups in order): the short ones fill the
+  // tail of the launch instead of a long one running alone at its end.
+  if (op.getCausal())
+    qBlock = b.create<arith::SubIOp>(l, x.c(sh.qBlocks() - 1), qBlock);
   Value batch = b.create<t::GroupIdOp>(l, b.getIndexType(), uint64_t{1});
   Value q0 = x.mul(qBlock, sh.bq), wg = x.div(lane, 128), p = x.rem(lane, 128);
   const Kernel kn{sh, l, kt, v, KVs, batch, wg, graphElem.isF16() ? graphElem : b.getBF16Type()};

@@ -4,7 +4,8 @@
 // with `mma = "wgmma"` (bf16 or f16 operands; the shapes of
 // schedule::wgmmaAttentionMisfit) as one Tile IR kernel in the form of
 // FlashAttention-3: each group takes one block of block_q query rows of one
-// batch element, block_q / 64 warpgroups of 128 lanes, each owning 64 rows.
+// batch element (causal: the longest first), block_q / 64 warpgroups of 128
+// lanes, each owning 64 rows.
 // The scores and the output stay in the lanes' registers, in the layout of
 // tessera_tile.warpgroup_mma, and the softmax statistics are computed there
 // (the four lanes of a quad hold a row's columns: two xor shuffles).
