@@ -229,11 +229,6 @@ struct Evaluator {
 
 }  // namespace
 
-std::optional<ConstantTensor> evaluateConstant(Value v, int64_t maxElements) {
-  Evaluator e{maxElements, llvm::DenseMap<Value, ConstantTensor>(), {}, {}, {}};
-  return e.eval(v);
-}
-
 std::optional<ConstantTensor> evaluateConstantPart(Value v, ArrayRef<int64_t> shape, ArrayRef<int64_t> lo,
                                                    ArrayRef<int64_t> hi, int64_t maxElements) {
   Evaluator e{maxElements, llvm::DenseMap<Value, ConstantTensor>(), SmallVector<int64_t>(shape.begin(), shape.end()),

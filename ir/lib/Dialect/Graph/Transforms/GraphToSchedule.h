@@ -71,15 +71,13 @@ struct ConstantTensor {
   std::vector<double> values;
 };
 
+
 /// The values of `v` when it is computed from constants and iota alone
 /// through the elementwise ops masks are written with (add, sub, mul, div,
-/// min, max, neg, relu, cast, compare, select; f32, i32 and i1), each
-/// result rounded to its type; nothing otherwise, or when a tensor on the
-/// way has more than `maxElements` elements (ConstantMask.cpp).
-std::optional<ConstantTensor> evaluateConstant(mlir::Value v, int64_t maxElements);
-
-/// The part of `v` (a value broadcast to `shape`) inside the box [lo, hi)
-/// of `shape`: each value on the way is evaluated over its own part only,
+/// min, max, neg, relu, cast, compare, select; f32, bf16, f16, i32 and i1),
+/// each result rounded to its type: the part of `v` (a value broadcast to
+/// `shape`) inside the box [lo, hi) of `shape`, each value on the way
+/// evaluated over its own part only,
 /// so one row of a long sequence's mask costs one row of memory.  Nothing
 /// when `v` is not such a constant or a part exceeds `maxElements`.
 std::optional<ConstantTensor> evaluateConstantPart(mlir::Value v, llvm::ArrayRef<int64_t> shape,
@@ -106,7 +104,7 @@ constexpr double kMaskedAtMost = -1.0e4;
 /// constant <= kMaskedAtMost, or the select's other, constant, branch
 /// <= kMaskedAtMost) and keys j <= i get the scores unchanged (an added 0,
 /// or the scores selected). The mask, the condition and the other branch
-/// must be constants (evaluateConstant). `factor` multiplies the masked
+/// must be constants (evaluateConstantPart). `factor` multiplies the masked
 /// values first (a scale applied after the mask; it must be positive).
 mlir::Value matchCausalMask(mlir::Operation *op, double factor);
 
