@@ -29,7 +29,7 @@ struct Evaluator {
   llvm::DenseMap<Value, ConstantTensor> memo;
   // The box evaluated, over the shape of the value asked for (`root`): each
   // value on the way is evaluated over its part of it (a size-1 dim, which
-  // broadcasts, over its one element).  Empty: whole values.
+  // broadcasts, over its one element).
   SmallVector<int64_t> root, lo, hi;
 
   /// Rounds `x` to what an element of type `t` holds; false when that is
@@ -93,16 +93,14 @@ struct Evaluator {
     ConstantTensor out;
     SmallVector<int64_t> first(t.getRank(), 0);
     out.shape.assign(t.getShape().begin(), t.getShape().end());
-    if (!root.empty()) {
-      const int64_t R = static_cast<int64_t>(root.size()), r = t.getRank();
-      if (r > R) return std::nullopt;
-      for (int64_t d = 0; d < r; ++d) {
-        const int64_t rd = R - r + d;
-        if (t.getDimSize(d) == 1) continue;
-        if (t.getDimSize(d) != root[rd]) return std::nullopt;
-        first[d] = lo[rd];
-        out.shape[d] = hi[rd] - lo[rd];
-      }
+    const int64_t R = static_cast<int64_t>(root.size()), r = t.getRank();
+    if (r > R) return std::nullopt;
+    for (int64_t d = 0; d < r; ++d) {
+      const int64_t rd = R - r + d;
+      if (t.getDimSize(d) == 1) continue;
+      if (t.getDimSize(d) != root[rd]) return std::nullopt;
+      first[d] = lo[rd];
+      out.shape[d] = hi[rd] - lo[rd];
     }
     int64_t n = 1;
     for (int64_t e : out.shape) n *= e;
