@@ -421,16 +421,20 @@ class Program:
         size = dict(zip(axes, shape))
 
         def shard(s, force=False):
+            # Per dim: "", one axis, or (on the 2 x 2 mesh) both axes in
+            # either order: a dim split over several axes.
             dims, used = [], set()
             for d in s:
-                fits = [a for a in axes if a not in used and d % size[a] == 0]
-                a = rng.choice(fits) if fits and (force or rng.random() < 0.6) else ""
-                if a:
-                    used.add(a)
+                fits = [(a,) for a in axes if a not in used and d % size[a] == 0]
+                fits += [(a, b) for a in axes for b in axes
+                         if a != b and not {a, b} & used and d % (size[a] * size[b]) == 0]
+                a = rng.choice(fits) if fits and (force or rng.random() < 0.6) else ()
+                used.update(a)
                 dims.append(a)
             if not any(dims):
                 return ""
-            quoted = ", ".join(f'"{a}"' for a in dims)
+            quoted = ", ".join(f'"{a[0]}"' if len(a) == 1 else "[" + ", ".join(f'"{x}"' for x in a) + "]"
+                               if a else '""' for a in dims)
             return (f" {{tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = [{quoted}], "
                     f"replicate = [], reduce = []>}}")
 

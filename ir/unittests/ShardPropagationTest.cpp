@@ -10,6 +10,7 @@
 
 #include "TestContext.h"
 
+#include <cstring>
 #include <random>
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -33,13 +34,17 @@ class ShardPropagationTest : public ::testing::Test {
   ShardPropagationTest() : context_(unittest::NewContext(&diagnostics_)) {}
 
   // Device `d`'s part of a global row-major tensor under `dims` (per dim
-  // the mesh axis index or -1).
-  static std::vector<double> Part(const std::vector<double>& g, const Shape& shape, const std::vector<int>& dims,
-                                  const std::vector<int64_t>& mesh, int64_t d) {
+  // the mesh axes' indices, the major first; none: whole).
+  static std::vector<double> Part(const std::vector<double>& g, const Shape& shape,
+                                  const std::vector<std::vector<int>>& dims, const std::vector<int64_t>& mesh,
+                                  int64_t d) {
     std::vector<int64_t> c = graph::meshCoords(mesh, d);
-    Shape local = shape;
+    Shape local = shape, block(shape.size(), 0);
     for (size_t k = 0; k < dims.size(); ++k)
-      if (dims[k] >= 0) local[k] /= mesh[dims[k]];
+      for (int a : dims[k]) {
+        local[k] /= mesh[a];
+        block[k] = block[k] * mesh[a] + c[a];
+      }
     int64_t n = 1;
     for (int64_t s : local) n *= s;
     std::vector<double> out(n);
@@ -47,7 +52,7 @@ class ShardPropagationTest : public ::testing::Test {
     for (int64_t i = 0; i < n; ++i) {
       int64_t f = 0;
       for (size_t k = 0; k < local.size(); ++k) {
-        int64_t gi = idx[k] + (dims[k] >= 0 ? c[dims[k]] * local[k] : 0);
+        int64_t gi = idx[k] + block[k] * local[k];
         f = f * shape[k] + gi;
       }
       out[i] = g[f];
@@ -58,20 +63,14 @@ class ShardPropagationTest : public ::testing::Test {
     return out;
   }
 
-  static std::vector<int> DimsOf(mlir::func::FuncOp f, bool result, unsigned i, graph::MeshOp mesh, int64_t rank,
-                                 bool* partial) {
+  static std::vector<std::vector<int>> DimsOf(mlir::func::FuncOp f, bool result, unsigned i, graph::MeshOp mesh,
+                                              int64_t rank, bool* partial) {
     auto attr = result ? f.getResultAttrOfType<graph::ShardAttr>(i, graph::kShardingAttr)
                        : f.getArgAttrOfType<graph::ShardAttr>(i, graph::kShardingAttr);
-    std::vector<int> dims(rank, -1);
-    *partial = false;
-    if (!attr) return dims;
-    for (auto [k, a] : llvm::enumerate(attr.getDims())) {
-      auto name = a.cast<mlir::StringAttr>().getValue();
-      for (auto [j, m] : llvm::enumerate(mesh.getAxes()))
-        if (!name.empty() && m.cast<mlir::StringAttr>().getValue() == name) dims[k] = static_cast<int>(j);
-    }
-    *partial = !attr.getReduce().empty();
-    return dims;
+    mlir::FailureOr<graph::SpmdSharding> s = graph::readSharding(f, attr, mesh, rank);
+    EXPECT_TRUE(mlir::succeeded(s));
+    *partial = mlir::succeeded(s) && !s->reduceAxes.empty();
+    return mlir::succeeded(s) ? s->dimAxes : std::vector<std::vector<int>>(rank);
   }
 
   // Runs the case; returns the propagated function's text.
@@ -103,7 +102,7 @@ class ShardPropagationTest : public ::testing::Test {
       std::uniform_int_distribution<int> ints(-2, 20);
       for (double& x : g) x = t.getElementType().isa<mlir::IntegerType>() ? ints(rng) : static_cast<float>(u(rng));
       bool partial = false;
-      std::vector<int> dims = DimsOf(fn, false, i, *mesh, t.getRank(), &partial);
+      std::vector<std::vector<int>> dims = DimsOf(fn, false, i, *mesh, t.getRank(), &partial);
       EXPECT_FALSE(partial) << "cases give whole arguments";
       for (int64_t d = 0; d < devices; ++d) locals[d].push_back(Part(g, Shape(t.getShape()), dims, meshShape, d));
       globals.push_back(std::move(g));
@@ -117,7 +116,7 @@ class ShardPropagationTest : public ::testing::Test {
     for (unsigned r = 0; r < globalCopy.getNumResults() && !got.empty(); ++r) {
       auto t = globalCopy.getResultTypes()[r].cast<mlir::RankedTensorType>();
       bool partial = false;
-      std::vector<int> dims = DimsOf(fn, true, r, *mesh, t.getRank(), &partial);
+      std::vector<std::vector<int>> dims = DimsOf(fn, true, r, *mesh, t.getRank(), &partial);
       for (int64_t d = 0; d < devices; ++d) {
         std::vector<double> part = Part(want[r], Shape(t.getShape()), dims, meshShape, d);
         EXPECT_EQ(part.size(), got[d][r].size());
@@ -612,6 +611,116 @@ func.func @shapes(
   // Only %c's columns are gathered (a split that does not lead its group).
   EXPECT_EQ(Count(out, "all_gather"), 1) << out;
   EXPECT_EQ(Count(out, "all_reduce") + Count(out, "reduce_scatter"), 0) << out;
+}
+
+// One dim split over several axes (JAX's PartitionSpec(("dp", "tp"))):
+// the batch over all four devices of a 2 x 2 mesh.
+const char* kShardDPxTP = R"(#tessera_graph.shard<mesh = @mesh, dims = [["dp", "tp"], ""], replicate = [], reduce = []>)";
+
+TEST_F(ShardPropagationTest, ABatchOverTwoAxesGetsOneAllReduceOverBoth) {
+  // The SGD step with the batch over dp x tp: the weight gradient is a
+  // partial sum over both axes, all-reduced once over both.
+  std::string out = Check(std::string(R"(
+tessera_graph.mesh @mesh axes = ["dp", "tp", "pp"] shape = [2, 2, 1]
+func.func @sgd(%x: tensor<16x8xf32> {tessera_graph.sharding = )") + kShardDPxTP + R"(},
+    %dy: tensor<16x4xf32> {tessera_graph.sharding = )" + kShardDPxTP + R"(}, %w: tensor<8x4xf32>)
+    -> tensor<8x4xf32> attributes {tessera.global_view} {
+  %xt = tessera_graph.transpose %x perm = [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
+  %g = tessera_graph.matmul %xt, %dy : tensor<8x16xf32>, tensor<16x4xf32> -> tensor<8x4xf32>
+  %lr = arith.constant dense<0.1> : tensor<1xf32>
+  %u = tessera_graph.mul %g, %lr : tensor<8x4xf32>, tensor<1xf32>
+  %w2 = tessera_graph.sub %w, %u : tensor<8x4xf32>, tensor<8x4xf32>
+  return %w2 : tensor<8x4xf32>
+})");
+  EXPECT_EQ(Count(out, R"(all_reduce sum %2 over @mesh ["dp", "tp"])"), 1) << out;
+  EXPECT_EQ(Count(out, "all_reduce"), 1) << out;
+  EXPECT_EQ(Count(out, "all_gather") + Count(out, "reduce_scatter"), 0) << out;
+  EXPECT_NE(out.find("tensor<4x8xf32>"), std::string::npos) << out;  // a quarter of the batch each
+}
+
+TEST_F(ShardPropagationTest, OptimizerStateOverTwoAxesIsReduceScatteredOverBoth) {
+  // ZeRO over the whole 2 x 2 mesh: batch and moments over dp x tp; the
+  // gradient is reduce-scattered once over both axes, the new weight
+  // all-gathered once.
+  std::string text = AdamStep(/*shardedMoments=*/true);
+  for (size_t at; (at = text.find(kShardDP)) != std::string::npos;) text.replace(at, strlen(kShardDP), kShardDPxTP);
+  std::string out = Check(text);
+  EXPECT_EQ(Count(out, R"(reduce_scatter sum %)"), 1) << out;
+  EXPECT_EQ(Count(out, R"(over @mesh ["dp", "tp"])"), 2) << out;
+  EXPECT_EQ(Count(out, "all_gather"), 1) << out;
+  EXPECT_EQ(Count(out, "all_reduce"), 0) << out;
+}
+
+TEST_F(ShardPropagationTest, SplitsOverSeveralAxesMeetOtherSplits) {
+  // Rows over dp x tp meet rows over dp alone, rows over tp x dp (the other
+  // order: other blocks) and columns over tp; a result returned over
+  // tp x dp; a matmul whose M is over dp x tp and whose N would be over tp
+  // (an axis cannot split both); a mean over the split rows (a partial sum
+  // over both axes, scaled by 1/4).
+  std::string out = Check(R"(
+tessera_graph.mesh @mesh axes = ["dp", "tp"] shape = [2, 2]
+func.func @meet(
+    %a: tensor<8x8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = [["dp", "tp"], ""], replicate = [], reduce = []>},
+    %b: tensor<8x8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["dp", ""], replicate = [], reduce = []>},
+    %c: tensor<8x8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = [["tp", "dp"], ""], replicate = [], reduce = []>},
+    %w: tensor<8x4xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["", "tp"], replicate = [], reduce = []>})
+    -> (tensor<8x8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = [["tp", "dp"], ""], replicate = [], reduce = []>},
+        tensor<8x4xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = [["dp", "tp"], ""], replicate = [], reduce = []>},
+        tensor<1x8xf32>)
+    attributes {tessera.global_view} {
+  %ab = tessera_graph.add %a, %b : tensor<8x8xf32>, tensor<8x8xf32>
+  %abc = tessera_graph.mul %ab, %c : tensor<8x8xf32>, tensor<8x8xf32>
+  %p = tessera_graph.matmul %a, %w : tensor<8x8xf32>, tensor<8x4xf32> -> tensor<8x4xf32>
+  %m = tessera_graph.reduce mean %a dims = [0] order = pairwise : tensor<8x8xf32> -> tensor<1x8xf32>
+  return %abc, %p, %m : tensor<8x8xf32>, tensor<8x4xf32>, tensor<1x8xf32>
+})");
+  EXPECT_NE(out.find(R"(all_reduce sum)"), std::string::npos) << out;  // the mean's partial sums
+}
+
+TEST_F(ShardPropagationTest, SequenceParallelMlpGathersRowsAndReduceScatters) {
+  // Megatron's sequence parallelism on a dp x tp mesh: outside the MLP the
+  // rows are split over dp x tp (the layernorm and the residual on a
+  // quarter of them); the column-split matmul needs rows over dp only (one
+  // all_gather over tp of the activations, cheaper than gathering W1), and
+  // the row-split matmul's partial sum is reduce-scattered back onto rows
+  // over dp x tp where the residual meets it. No all_reduce.
+  std::string out = Check(R"(
+tessera_graph.mesh @mesh axes = ["dp", "tp"] shape = [2, 2]
+func.func @sp_mlp(
+    %x: tensor<16x8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = [["dp", "tp"], ""], replicate = [], reduce = []>},
+    %g: tensor<8xf32>, %b: tensor<8xf32>,
+    %w1: tensor<8x16xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["", "tp"], replicate = [], reduce = []>},
+    %w2: tensor<16x8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["tp", ""], replicate = [], reduce = []>})
+    -> (tensor<16x8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = [["dp", "tp"], ""], replicate = [], reduce = []>})
+    attributes {tessera.global_view} {
+  %n = tessera_graph.layernorm %x, %g, %b : tensor<16x8xf32>, tensor<8xf32>, tensor<8xf32>
+  %h0 = tessera_graph.matmul %n, %w1 : tensor<16x8xf32>, tensor<8x16xf32> -> tensor<16x16xf32>
+  %h = tessera_graph.gelu %h0 : tensor<16x16xf32>
+  %p = tessera_graph.matmul %h, %w2 : tensor<16x16xf32>, tensor<16x8xf32> -> tensor<16x8xf32>
+  %y = tessera_graph.add %p, %x : tensor<16x8xf32>, tensor<16x8xf32>
+  return %y : tensor<16x8xf32>
+})");
+  EXPECT_EQ(Count(out, R"(all_gather %)"), 1) << out;
+  EXPECT_EQ(Count(out, R"(over @mesh ["tp"] dim = 0 : tensor<4x8xf32> -> tensor<8x8xf32>)"), 1) << out;
+  EXPECT_EQ(Count(out, R"(reduce_scatter sum %)"), 1) << out;
+  EXPECT_EQ(Count(out, "all_reduce"), 0) << out;
+}
+
+TEST_F(ShardPropagationTest, StochasticRoundingOverSeveralAxesGivesTheGlobalBits) {
+  // Rows over dp x tp of a 2 x 3 mesh (2 rows of 12 per block): a unit of
+  // tp skips one block (24 elements), a unit of dp three (72).
+  std::string out = Check(R"(
+tessera_graph.mesh @mesh axes = ["dp", "tp"] shape = [2, 3]
+func.func @rounded(
+    %x: tensor<12x12xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = [["dp", "tp"], ""], replicate = [], reduce = []>})
+    -> (tensor<12x12xbf16> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = [["dp", "tp"], ""], replicate = [], reduce = []>})
+    attributes {tessera.global_view} {
+  %y = tessera_graph.mul %x, %x : tensor<12x12xf32>, tensor<12x12xf32>
+  %r = tessera_graph.cast %y {rounding = "stochastic", seed = 3} : tensor<12x12xf32> -> tensor<12x12xbf16>
+  return %r : tensor<12x12xbf16>
+})");
+  EXPECT_EQ(Count(out, "mesh_offsets = array<i64: 72, 24>"), 1) << out;
+  EXPECT_EQ(Count(out, "all_gather") + Count(out, "all_reduce") + Count(out, "reduce_scatter"), 0) << out;
 }
 
 TEST_F(ShardPropagationTest, BadInputs) {

@@ -24,7 +24,7 @@ const char* ParamRoleName(ParamRole role) {
 }
 
 bool Sharding::replicated() const {
-  return std::all_of(dim_axis.begin(), dim_axis.end(), [](int a) { return a < 0; }) &&
+  return std::all_of(dim_axes.begin(), dim_axes.end(), [](const std::vector<int>& a) { return a.empty(); }) &&
          partial_sum_axes.empty();
 }
 
@@ -76,11 +76,20 @@ Status CheckImage(const ProgramImage& im) {
     }
     if (v < 0 || static_cast<size_t>(v) >= im.values.size())
       return Invalid(im, "param " + p.name + " bound to no value");
-    for (int a : p.sharding.dim_axis)
-      if (a >= static_cast<int>(im.mesh_shape.size())) return Invalid(im, "a sharding on an unknown axis");
+    // Every axis known and used once (a dim split over an axis twice, or an
+    // axis both splitting and reducing, has no meaning).
+    std::vector<bool> used(im.mesh_shape.size(), false);
+    auto use = [&](int a) -> bool {
+      if (a < 0 || a >= static_cast<int>(im.mesh_shape.size()) || used[a]) return false;
+      used[a] = true;
+      return true;
+    };
+    for (const std::vector<int>& axes : p.sharding.dim_axes)
+      for (int a : axes)
+        if (!use(a)) return Invalid(im, "param " + p.name + " has a sharding on an unknown or repeated axis");
     for (int a : p.sharding.partial_sum_axes)
-      if (a < 0 || a >= static_cast<int>(im.mesh_shape.size())) return Invalid(im, "a sharding on an unknown axis");
-    if (!p.sharding.dim_axis.empty() && p.sharding.dim_axis.size() != p.shape.size())
+      if (!use(a)) return Invalid(im, "param " + p.name + " has a sharding on an unknown or repeated axis");
+    if (!p.sharding.dim_axes.empty() && p.sharding.dim_axes.size() != p.shape.size())
       return Invalid(im, "param " + p.name + " sharded over a different rank");
   }
   for (size_t v = 0; v < im.values.size(); ++v) {

@@ -192,7 +192,7 @@ std::string ProgramImage::Serialize() const {
     w.Str(p.dtype);
     w.Vec(p.shape, [&](int64_t d) { w.I64(d); });
     w.U64(p.bytes);
-    w.Vec(p.sharding.dim_axis, [&](int a) { w.I64(a); });
+    w.Vec(p.sharding.dim_axes, [&](const std::vector<int>& axes) { w.Vec(axes, [&](int a) { w.I64(a); }); });
     w.Vec(p.sharding.partial_sum_axes, [&](int a) { w.I64(a); });
   });
   w.Vec(param_values, [&](int32_t v) { w.I64(v); });
@@ -270,7 +270,11 @@ StatusOr<ProgramImage> ProgramImage::Deserialize(const std::string& bytes, const
     p.dtype = r.Str();
     r.Vec(&p.shape, 8, [&] { return r.I64(); });
     p.bytes = r.U64();
-    r.Vec(&p.sharding.dim_axis, 8, [&] { return static_cast<int>(r.I64()); });
+    r.Vec(&p.sharding.dim_axes, 8, [&] {
+      std::vector<int> axes;
+      r.Vec(&axes, 8, [&] { return static_cast<int>(r.I64()); });
+      return axes;
+    });
     r.Vec(&p.sharding.partial_sum_axes, 8, [&] { return static_cast<int>(r.I64()); });
     return p;
   });

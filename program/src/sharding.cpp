@@ -1,5 +1,6 @@
 // Global <-> local tensors of SPMD programs (docs/spmd.md): a partitioned
-// dim is cut into equal blocks along its mesh axis; devices with coordinate
+// dim is cut into equal blocks along its mesh axes (over several, the block
+// index is the coordinates on them taken row-major); devices with coordinate
 // 0 on every partial-sum axis hold the value, the others zeros; every other
 // axis holds copies.
 #include <algorithm>
@@ -16,6 +17,20 @@ namespace tessera {
 
 namespace {
 
+// The number of blocks dim `d` is cut into, and the device's block.
+int64_t Parts(const Sharding& s, size_t d, const std::vector<int64_t>& mesh_shape) {
+  int64_t n = 1;
+  if (d < s.dim_axes.size())
+    for (int a : s.dim_axes[d]) n *= mesh_shape[a];
+  return n;
+}
+int64_t Block(const Sharding& s, size_t d, const std::vector<int64_t>& mesh_shape, const std::vector<int64_t>& c) {
+  int64_t b = 0;
+  if (d < s.dim_axes.size())
+    for (int a : s.dim_axes[d]) b = b * mesh_shape[a] + c[a];
+  return b;
+}
+
 // Element offset in the row-major global tensor of a device's local element
 // at flat row-major index i.
 struct BlockMap {
@@ -24,8 +39,7 @@ struct BlockMap {
            const std::vector<int64_t>& mesh_shape, int64_t device)
       : local(shape), global(global_shape), origin(shape.size(), 0) {
     std::vector<int64_t> c = mesh::Coords(mesh_shape, device);
-    for (size_t d = 0; d < local.size() && d < s.dim_axis.size(); ++d)
-      if (s.dim_axis[d] >= 0) origin[d] = c[s.dim_axis[d]] * local[d];
+    for (size_t d = 0; d < local.size(); ++d) origin[d] = Block(s, d, mesh_shape, c) * local[d];
   }
   int64_t operator()(int64_t i) const {
     int64_t off = 0, stride = 1;
@@ -57,8 +71,7 @@ std::vector<int64_t> Program::GlobalShape(size_t param) const {
   const ProgramImage& im = impl_->image;
   const ParamSpec& p = im.params.at(param);
   std::vector<int64_t> out = p.shape;
-  for (size_t d = 0; d < out.size() && d < p.sharding.dim_axis.size(); ++d)
-    if (p.sharding.dim_axis[d] >= 0) out[d] *= im.mesh_shape[p.sharding.dim_axis[d]];
+  for (size_t d = 0; d < out.size(); ++d) out[d] *= Parts(p.sharding, d, im.mesh_shape);
   return out;
 }
 
@@ -96,7 +109,7 @@ std::string Program::GatherGlobal(size_t param, const std::vector<std::string>& 
     // Devices with the same coordinates on the partitioned and partial-sum
     // axes hold copies of one block: the first one counts.
     std::vector<int64_t> c = mesh::Coords(im.mesh_shape, d), key;
-    for (int a : p.sharding.dim_axis) key.push_back(a >= 0 ? c[a] : -1);
+    for (size_t k = 0; k < p.sharding.dim_axes.size(); ++k) key.push_back(Block(p.sharding, k, im.mesh_shape, c));
     for (int a : p.sharding.partial_sum_axes) key.push_back(c[a]);
     auto [it, first] = first_holder.emplace(key, d);
     if (!first) {

@@ -53,9 +53,17 @@ py::dict ParamDict(const Program& p, size_t i) {
   d["dtype"] = s.dtype;
   d["shape"] = py::tuple(py::cast(s.shape));
   d["bytes"] = s.bytes;
+  // Per dim: None (whole), an axis name, or a tuple of names (a dim split
+  // over several axes, the major first), as dist.ShardSpec takes them.
   py::list dims;
-  for (int a : s.sharding.dim_axis)
-    dims.append(a >= 0 && static_cast<size_t>(a) < axes.size() ? py::cast(axes[a]) : py::none());
+  for (const std::vector<int>& list : s.sharding.dim_axes) {
+    std::vector<std::string> names;
+    for (int a : list)
+      if (a >= 0 && static_cast<size_t>(a) < axes.size()) names.push_back(axes[a]);
+    if (names.empty()) dims.append(py::none());
+    else if (names.size() == 1) dims.append(names[0]);
+    else dims.append(py::tuple(py::cast(names)));
+  }
   py::list reduce;
   for (int a : s.sharding.partial_sum_axes)
     if (a >= 0 && static_cast<size_t>(a) < axes.size()) reduce.append(axes[a]);

@@ -61,14 +61,28 @@ class Mesh:
         return "Mesh(%s, %s)" % (dict(zip(self.axis_names, self.shape)), self.devices[0].backend)
 
 
+def _dim_axes(d):
+    """None, an axis name, or a tuple of two or more names."""
+    if d in (None, "", ()):
+        return None
+    if isinstance(d, str):
+        return d
+    names = tuple(str(a) for a in d)
+    if any(not a for a in names):
+        raise ValueError("a dim's mesh axes must be non-empty names: %r" % (d,))
+    return names[0] if len(names) == 1 else names
+
+
 class ShardSpec:
     """How local tensors make up a global one (#tessera_graph.shard):
     dims[i] names the mesh axis global dim i is partitioned over (None: not
-    partitioned); reduce lists the axes holding partial sums; every other
-    axis holds copies (replicate says so explicitly, for reading)."""
+    partitioned), or a tuple of axes for a dim partitioned over several, the
+    major first (("dp", "tp"), as jax.sharding.PartitionSpec writes it);
+    reduce lists the axes holding partial sums; every other axis holds
+    copies (replicate says so explicitly, for reading)."""
 
     def __init__(self, dims=(), reduce=(), replicate=()):
-        self.dims = tuple(None if d in (None, "") else str(d) for d in dims)
+        self.dims = tuple(_dim_axes(d) for d in dims)
         self.reduce = tuple(reduce)
         self.replicate = tuple(replicate)
 

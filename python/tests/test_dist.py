@@ -49,6 +49,31 @@ def test_tensor_parallel_mlp_over_a_mesh(rng):
     assert fn.last_replica_difference == 0.0  # both devices hold the same y
 
 
+def test_a_dim_over_two_axes(rng):
+    # Megatron's sequence parallelism (examples/sp_mlp_global.mlir): rows
+    # over dp x tp of a 2 x 2 mesh, read back as a tuple of axes.
+    mesh = dist.Mesh({"dp": 2, "tp": 2})
+    fn = tessera.compile(example("sp_mlp_global.mlir"), mesh=mesh,
+                         in_specs=[ShardSpec((("dp", "tp"), None)), ShardSpec(()), ShardSpec(()),
+                                   ShardSpec((None, "tp")), ShardSpec(("tp", None))])
+    assert fn.out_specs == [ShardSpec((("dp", "tp"), None))]
+    assert fn.out_specs != [ShardSpec((("tp", "dp"), None))]  # the order places the blocks
+    assert fn.inputs[0]["shape"] == (128, 256) and fn.inputs[0]["global_shape"] == (512, 256)
+    x = rng.standard_normal((512, 256), np.float32)
+    g = rng.standard_normal(256, np.float32)
+    b = rng.standard_normal(256, np.float32)
+    w1 = (rng.standard_normal((256, 1024)) / 16).astype(np.float32)
+    w2 = (rng.standard_normal((1024, 256)) / 32).astype(np.float32)
+    y = fn(x, g, b, w1, w2)
+    x64 = x.astype(np.float64)
+    n = (x64 - x64.mean(1, keepdims=True)) / np.sqrt(x64.var(1, keepdims=True) + 1e-5) * g + b
+    h = n @ w1
+    h = 0.5 * h * (1 + np.tanh(np.sqrt(2 / np.pi) * (h + 0.044715 * h ** 3)))
+    np.testing.assert_allclose(y, h @ w2 + x64, rtol=2e-3, atol=2e-3)
+    with pytest.raises(ValueError, match="non-empty"):
+        ShardSpec((("dp", ""), None))
+
+
 def test_overlapped_collectives_give_the_same_bits(rng):
     # The stage and its all_reduce in 4 row blocks on two streams: the
     # result equals the plain compile's bit for bit.

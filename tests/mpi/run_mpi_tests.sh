@@ -143,9 +143,10 @@ case $CASE in
     check "a rank that never reaches the collective: TESSERA_MPI_TIMEOUT=3 aborts the job (${took} s)" \
       $(( rc == 0 || took >= 60 || ! $(grep -c "did not complete within 3 s (TESSERA_MPI_TIMEOUT)" "$T/out") ))
     ;;
-  tp_mlp|spmd_collectives|spmd_collectives_hybrid|dp_adam_global|tp_attention_global|tp_attention_fused_qkv_global)
+  tp_mlp|spmd_collectives|spmd_collectives_hybrid|dp_adam_global|tp_attention_global|tp_attention_fused_qkv_global|\
+  sp_mlp_global|sp_mlp_global_hybrid)
     prog=${CASE%_hybrid}
-    np=2; [ "$CASE" = spmd_collectives ] && np=4
+    np=2; [ "$CASE" = spmd_collectives ] || [ "$CASE" = sp_mlp_global ] && np=4
     # The results each program has (an --output more than results is an
     # error): spmd_collectives 2, dp_adam_global 3 (the weight, assembled
     # by the all_gather the sharding pass inserts, and the moments' parts).
@@ -155,7 +156,7 @@ case $CASE in
     "$BIN/tessera-run" "$EX/$prog.mlir" --iterations 1 --warmup 0 "${souts[@]}" > "$T/single" 2>&1 ||
       { cat "$T/single"; check "single-process run" 1; }
     extra=()
-    if [ "$CASE" = spmd_collectives_hybrid ]; then np=2; extra=(-x TESSERA_CPU_DEVICES); export TESSERA_CPU_DEVICES=2; fi
+    if [ "${CASE%_hybrid}" != "$CASE" ]; then np=2; extra=(-x TESSERA_CPU_DEVICES); export TESSERA_CPU_DEVICES=2; fi
     $MPIRUN -np $np "${extra[@]}" "$BIN/tessera-run" "$EX/$prog.mlir" --iterations 1 --warmup 0 "${outs[@]}" \
       > "$T/mpi" 2>&1; rc=$?
     unset TESSERA_CPU_DEVICES

@@ -76,8 +76,11 @@ std::string ShapeText(const std::vector<int64_t>& s) {
 
 std::string ShardingText(const Sharding& s, const ProgramImage& im) {
   std::string r;
-  for (size_t d = 0; d < s.dim_axis.size(); ++d)
-    if (s.dim_axis[d] >= 0) r += (r.empty() ? "" : ", ") + ("dim " + std::to_string(d) + " over " + im.mesh_axes[s.dim_axis[d]]);
+  for (size_t d = 0; d < s.dim_axes.size(); ++d) {
+    if (s.dim_axes[d].empty()) continue;
+    r += (r.empty() ? "" : ", ") + ("dim " + std::to_string(d) + " over ");
+    for (size_t k = 0; k < s.dim_axes[d].size(); ++k) r += (k ? " x " : "") + im.mesh_axes[s.dim_axes[d][k]];
+  }
   for (int a : s.partial_sum_axes) r += (r.empty() ? "" : ", ") + ("partial sums over " + im.mesh_axes[a]);
   return r.empty() ? "replicated" : r;
 }

@@ -400,8 +400,8 @@ StatusOr<LoweredProgram> LowerGraph(ParsedModule& parsed, FuncOp fn, const Compi
     // Params: the function's arguments then its results, with shardings.
     for (size_t i = 0; i < plan->argShardings.size(); ++i) {
       mlir::Type t = fn.getArgumentTypes()[i];
-      if (!plan->argShardings[i].dimAxis.empty() &&
-          llvm::any_of(plan->argShardings[i].dimAxis, [](int a) { return a >= 0; }) && g::getLayout(t) &&
+      if (llvm::any_of(plan->argShardings[i].dimAxes, [](const std::vector<int>& a) { return !a.empty(); }) &&
+          g::getLayout(t) &&
           !g::getLayout(t).isRowMajor())
         return Status(StatusCode::kInvalidArgument,
                       parsed.name() + ": argument " + std::to_string(i) + " of " + im.function +
@@ -411,7 +411,7 @@ StatusOr<LoweredProgram> LowerGraph(ParsedModule& parsed, FuncOp fn, const Compi
       p.role = ParamRole::kInput;
       p.dtype = g::typeText(t.cast<mlir::RankedTensorType>().getElementType());
       p.shape.assign(t.cast<mlir::RankedTensorType>().getShape().begin(), t.cast<mlir::RankedTensorType>().getShape().end());
-      p.sharding.dim_axis = plan->argShardings[i].dimAxis;
+      p.sharding.dim_axes = plan->argShardings[i].dimAxes;
       p.sharding.partial_sum_axes = plan->argShardings[i].reduceAxes;
       im.params.push_back(std::move(p));
       im.param_values.push_back(static_cast<int32_t>(i));
@@ -426,7 +426,7 @@ StatusOr<LoweredProgram> LowerGraph(ParsedModule& parsed, FuncOp fn, const Compi
       p.role = ParamRole::kOutput;
       p.dtype = g::typeText(t.cast<mlir::RankedTensorType>().getElementType());
       p.shape.assign(t.cast<mlir::RankedTensorType>().getShape().begin(), t.cast<mlir::RankedTensorType>().getShape().end());
-      p.sharding.dim_axis = plan->resultShardings[r].dimAxis;
+      p.sharding.dim_axes = plan->resultShardings[r].dimAxes;
       p.sharding.partial_sum_axes = plan->resultShardings[r].reduceAxes;
       im.params.push_back(std::move(p));
       im.param_values.push_back(static_cast<int32_t>(plan->results[r]));

@@ -48,10 +48,12 @@ enum class ParamRole {
 const char* ParamRoleName(ParamRole role);
 
 // How a program argument lies over the mesh (SPMD programs): per dim the
-// mesh axis it is partitioned over (-1: not partitioned); axes in
-// `partial_sum_axes` hold partial sums; every other axis holds copies.
+// mesh axes it is partitioned over, the major one first (empty: not
+// partitioned; several: the device's block is its coordinates on them taken
+// row-major); axes in `partial_sum_axes` hold partial sums; every other axis
+// holds copies.
 struct Sharding {
-  std::vector<int> dim_axis;
+  std::vector<std::vector<int>> dim_axes;
   std::vector<int> partial_sum_axes;
   bool replicated() const;
 };
@@ -144,7 +146,7 @@ struct ProgramImage {
 // 2: a trailing checksum (FNV-1a 64) of every byte before it.
 // 3: views among the plan values, a stream per step.
 // 4: plan values holding the device's mesh position.
-inline constexpr uint32_t kProgramFileVersion = 4;
+inline constexpr uint32_t kProgramFileVersion = 5;
 
 struct RunOptions {
   // A Tile IR kernel program: the grid of its launch, instead of the

@@ -209,6 +209,46 @@ func.func @axis_twice(%a: tensor<8x8xf32> {tessera_graph.sharding = #tessera_gra
 
 // -----
 
+tessera_graph.mesh @mesh axes = ["dp", "tp"] shape = [2, 2]
+// expected-error @+1 {{sharding uses mesh axis 'dp' twice: an axis partitions one dim, replicates or reduces}}
+func.func @axis_twice_in_one_dim(%a: tensor<8x8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = [["dp", "dp"], ""], replicate = [], reduce = []>}) {
+  return
+}
+
+// -----
+
+tessera_graph.mesh @mesh axes = ["dp", "tp"] shape = [2, 2]
+// expected-error @+1 {{sharding uses mesh axis 'tp' twice: an axis partitions one dim, replicates or reduces}}
+func.func @axis_in_two_dims(%a: tensor<8x8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = [["dp", "tp"], "tp"], replicate = [], reduce = []>}) {
+  return
+}
+
+// -----
+
+tessera_graph.mesh @mesh axes = ["dp", "tp"] shape = [2, 2]
+// expected-error @+1 {{sharding dims entry 1 must be an axis name, "" or a list of axis names (a dim split over several axes), not 1 : i64}}
+func.func @dims_entry_not_a_name(%a: tensor<8x8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["dp", 1], replicate = [], reduce = []>}) {
+  return
+}
+
+// -----
+
+tessera_graph.mesh @mesh axes = ["dp", "tp"] shape = [2, 2]
+// expected-error @+1 {{sharding dims entry 0 lists "": each element of a list must be a mesh axis name}}
+func.func @empty_name_in_list(%a: tensor<8x8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = [["dp", ""], ""], replicate = [], reduce = []>}) {
+  return
+}
+
+// -----
+
+tessera_graph.mesh @mesh axes = ["dp", "tp"] shape = [2, 2]
+// expected-error @+1 {{mesh @mesh has no axis 'pp'}}
+func.func @unknown_axis_in_list(%a: tensor<8x8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = [["dp", "pp"], ""], replicate = [], reduce = []>}) {
+  return
+}
+
+// -----
+
 tessera_graph.mesh @mesh axes = ["dp"] shape = [2]
 // expected-error @+1 {{result 0: mesh @mesh has no axis 'tp'}}
 func.func @bad_result_shard(%a: tensor<8xf32>) -> (tensor<8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["tp"], replicate = [], reduce = []>}) {

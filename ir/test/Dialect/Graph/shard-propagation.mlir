@@ -191,3 +191,36 @@ func.func @qkv_slices(%qkv: tensor<6x12xf32> {tessera_graph.sharding = #tessera_
   %v = tessera_graph.slice %qkv offsets = [0, 8] strides = [1, 1] : tensor<6x12xf32> -> tensor<6x4xf32>
   return %qk, %v : tensor<6x4xf32>, tensor<6x4xf32>
 }
+
+// -----
+
+// Sequence parallelism on a 2 x 2 mesh: rows over dp x tp (one dim over two
+// axes) around the tensor-parallel matmuls. The layernorm runs on a quarter
+// of the rows; the column-split matmul gets rows over dp by one all_gather
+// over tp (cheaper than gathering W1); the row-split matmul's partial sum is
+// reduce-scattered over tp back onto rows over dp x tp at the residual.
+tessera_graph.mesh @mesh axes = ["dp", "tp"] shape = [2, 2]
+// CHECK-LABEL: func.func @sp_mlp(
+// CHECK-SAME: %arg0: tensor<4x8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = {{\[}}["dp", "tp"], ""]
+// CHECK: %[[N:.*]] = tessera_graph.layernorm %arg0, {{.*}} dims = {{\[}}["dp", "tp"], ""]{{.*}} : tensor<4x8xf32>
+// CHECK: %[[G:.*]] = tessera_graph.all_gather %[[N]] over @mesh ["tp"] dim = 0 : tensor<4x8xf32> -> tensor<8x8xf32>
+// CHECK: tessera_graph.matmul %[[G]], %arg3 {{.*}}dims = ["dp", "tp"]{{.*}} -> tensor<8x8xf32>
+// CHECK: %[[P:.*]] = tessera_graph.matmul {{.*}}reduce = ["tp"]>} : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+// CHECK: %[[S:.*]] = tessera_graph.reduce_scatter sum %[[P]] over @mesh ["tp"] dim = 0 : tensor<8x8xf32> -> tensor<4x8xf32>
+// CHECK: tessera_graph.add %[[S]], %arg0 {{.*}}dims = {{\[}}["dp", "tp"], ""]
+// CHECK-NOT: all_reduce
+// CHECK: return
+func.func @sp_mlp(
+    %x: tensor<16x8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = [["dp", "tp"], ""], replicate = [], reduce = []>},
+    %g: tensor<8xf32>, %b: tensor<8xf32>,
+    %w1: tensor<8x16xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["", "tp"], replicate = [], reduce = []>},
+    %w2: tensor<16x8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["tp", ""], replicate = [], reduce = []>})
+    -> (tensor<16x8xf32> {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = [["dp", "tp"], ""], replicate = [], reduce = []>})
+    attributes {tessera.global_view} {
+  %n = tessera_graph.layernorm %x, %g, %b : tensor<16x8xf32>, tensor<8xf32>, tensor<8xf32>
+  %h0 = tessera_graph.matmul %n, %w1 : tensor<16x8xf32>, tensor<8x16xf32> -> tensor<16x16xf32>
+  %h = tessera_graph.gelu %h0 : tensor<16x16xf32>
+  %p = tessera_graph.matmul %h, %w2 : tensor<16x16xf32>, tensor<16x8xf32> -> tensor<16x8xf32>
+  %y = tessera_graph.add %p, %x : tensor<16x8xf32>, tensor<16x8xf32>
+  return %y : tensor<16x8xf32>
+}

@@ -343,9 +343,43 @@ static LogicalResult verifyAxes(Operation *from, FlatSymbolRefAttr meshSym,
   return success();
 }
 
+SmallVector<StringRef> ShardAttr::getDimAxes(unsigned d) const {
+  SmallVector<StringRef> out;
+  if (d >= getDims().size()) return out;
+  Attribute entry = getDims()[d];
+  if (auto s = entry.dyn_cast<StringAttr>()) {
+    if (!s.getValue().empty()) out.push_back(s.getValue());
+  } else if (auto list = entry.dyn_cast<ArrayAttr>()) {
+    for (Attribute a : list)
+      if (auto s = a.dyn_cast<StringAttr>(); s && !s.getValue().empty())
+        out.push_back(s.getValue());
+  }
+  return out;
+}
+
 static LogicalResult verifyShard(Operation *op, ShardAttr shard, Type type,
                                  function_ref<InFlightDiagnostic()> emitError) {
-  auto all = llvm::to_vector(shard.getDims().getValue());
+  // A dims entry is an axis name, "" or a list of axis names (a dim split
+  // over several axes); the checks below read them flattened.
+  SmallVector<Attribute> all;
+  for (auto [d, entry] : llvm::enumerate(shard.getDims())) {
+    if (entry.isa<StringAttr>()) {
+      all.push_back(entry);
+      continue;
+    }
+    auto list = entry.dyn_cast<ArrayAttr>();
+    if (!list)
+      return emitError() << "sharding dims entry " << d << " must be an axis name, \"\" or a list of "
+                            "axis names (a dim split over several axes), not "
+                         << entry;
+    for (Attribute a : list) {
+      auto s = a.dyn_cast<StringAttr>();
+      if (!s || s.getValue().empty())
+        return emitError() << "sharding dims entry " << d << " lists " << a
+                           << ": each element of a list must be a mesh axis name";
+      all.push_back(a);
+    }
+  }
   llvm::append_range(all, shard.getReplicate().getValue());
   llvm::append_range(all, shard.getReduce().getValue());
   if (failed(verifyAxes(op, shard.getMesh(), all, nullptr, emitError)))

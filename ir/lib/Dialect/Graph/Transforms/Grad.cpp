@@ -57,8 +57,8 @@ AxisSet varyingOfArgument(func::FuncOp fn, unsigned i) {
   AxisSet out;
   auto shard = fn.getArgAttrOfType<ShardAttr>(i, kShardingAttr);
   if (!shard) return out;
-  for (Attribute a : shard.getDims())
-    if (auto s = a.dyn_cast<StringAttr>(); s && !s.getValue().empty()) out.insert(s.str());
+  for (unsigned d = 0; d < shard.getDims().size(); ++d)
+    for (StringRef a : shard.getDimAxes(d)) out.insert(a.str());
   for (Attribute a : shard.getReduce())
     if (auto s = a.dyn_cast<StringAttr>()) out.insert(s.str());
   return out;

@@ -53,6 +53,12 @@
 //    partial -> reduce_scatter (when the result is sharded over the same
 //    axis) or all_reduce; sharded -> all_gather; replicated -> sharded by
 //    each device taking its part (no collective).
+// A dim may be split over several axes (rows over dp x tp); a finer split
+// of a dim beside a coarser one keeps the finer (the coarser operand takes
+// its part of its part), and moving between them needs collectives over
+// the extra axes only (Megatron's sequence parallelism: an all_gather over
+// tp before a column-split matmul, a reduce_scatter over tp after the
+// row-split one).
 // Every collective and part is made once per value (later uses share it).
 // Each rewritten op carries its decision as `tessera_graph.sharding`.
 //===----------------------------------------------------------------------===//
@@ -80,10 +86,79 @@ namespace {
 // first is selected among static slices (localPart).
 constexpr int64_t kMaxSelectedParts = 8;
 
+// A dim's split is a key: "" (whole), one mesh axis, or several axes joined
+// by kJoin, the major one first (a dim split over dp x tp: its block is
+// c_dp * |tp| + c_tp). Keys compare as wholes (a dim over "dp" and one over
+// "dp,tp" are split differently); the helpers below look inside them where
+// axes must not be used twice.
+constexpr char kJoin = '\x1f';
+
+SmallVector<std::string> axesOf(const std::string& key) {
+  SmallVector<std::string> out;
+  if (key.empty()) return out;
+  size_t from = 0;
+  for (size_t at; (at = key.find(kJoin, from)) != std::string::npos; from = at + 1)
+    out.push_back(key.substr(from, at - from));
+  out.push_back(key.substr(from));
+  return out;
+}
+
+std::string keyOf(ArrayRef<StringRef> axes) {
+  std::string key;
+  for (StringRef a : axes) key += (key.empty() ? "" : std::string(1, kJoin)) + a.str();
+  return key;
+}
+
+// For diagnostics: "tp", or "dp x tp".
+std::string shown(const std::string& key) {
+  std::string out;
+  for (const std::string& a : axesOf(key)) out += (out.empty() ? "" : " x ") + a;
+  return out;
+}
+
+// True when some axis of `key` is in `set` / every axis is.
+bool touches(const std::set<std::string>& set, const std::string& key) {
+  return llvm::any_of(axesOf(key), [&](const std::string& a) { return set.count(a) > 0; });
+}
+bool covers(const std::set<std::string>& set, const std::string& key) {
+  return !key.empty() && llvm::all_of(axesOf(key), [&](const std::string& a) { return set.count(a) > 0; });
+}
+// True when two keys share an axis.
+bool overlaps(const std::string& a, const std::string& b) {
+  if (a.empty() || b.empty()) return false;
+  SmallVector<std::string> x = axesOf(a);
+  return touches(std::set<std::string>(x.begin(), x.end()), b);
+}
+void insertAxes(std::set<std::string>& set, const std::string& key) {
+  for (const std::string& a : axesOf(key)) set.insert(a);
+}
+// True when `key` splits a dim further than `prefix` does: its leading axes
+// are `prefix`'s ("" is a prefix of every key). A part under `key` is then
+// a part of the part under `prefix`, and moving between the two needs
+// collectives over the remaining axes only.
+bool isPrefix(const std::string& prefix, const std::string& key) {
+  return prefix.empty() || key == prefix ||
+         (key.size() > prefix.size() && key.compare(0, prefix.size(), prefix) == 0 && key[prefix.size()] == kJoin);
+}
+// The axes of `key` after `prefix` (isPrefix(prefix, key)).
+std::string suffixOf(const std::string& prefix, const std::string& key) {
+  return prefix.empty() ? key : key == prefix ? std::string() : key.substr(prefix.size() + 1);
+}
+
 struct Sharding {
-  SmallVector<std::string> dims;  // per dim: the mesh axis, or ""
+  SmallVector<std::string> dims;  // per dim: the key of its split, or ""
   std::set<std::string> partial;  // axes holding partial sums
 };
+
+// True when an axis would be used twice: by two dims, or by a dim and the
+// partial sums.
+bool conflicting(const Sharding& s) {
+  std::set<std::string> seen = s.partial;
+  for (const std::string& key : s.dims)
+    for (const std::string& a : axesOf(key))
+      if (!seen.insert(a).second) return true;
+  return false;
+}
 
 class Propagator {
  public:
@@ -92,25 +167,44 @@ class Propagator {
   FailureOr<func::FuncOp> run();
 
  private:
-  int64_t axisSize(const std::string& a) { return a.empty() ? 1 : mesh_.axisSize(a); }
+  // The number of parts a key cuts a dim into.
+  int64_t axisSize(const std::string& key) {
+    int64_t n = 1;
+    for (const std::string& a : axesOf(key)) n *= mesh_.axisSize(a);
+    return n;
+  }
   FailureOr<RankedTensorType> localType(Operation* at, RankedTensorType global, const Sharding& s);
   Sharding fromAttr(ShardAttr attr, int64_t rank);
   ShardAttr toAttr(const Sharding& s);
   ArrayAttr axes(const std::set<std::string>& a);
-  ArrayAttr axis(const std::string& a) { return b_.getArrayAttr({b_.getStringAttr(a)}); }
+  // A key's axes, as a collective lists them (ranks row-major over them:
+  // the order of the key's blocks).
+  ArrayAttr axis(const std::string& key) {
+    SmallVector<Attribute> out;
+    for (const std::string& a : axesOf(key)) out.push_back(b_.getStringAttr(a));
+    return b_.getArrayAttr(out);
+  }
 
   // The collectives and parts, on the new (local) values; each updates `s`
   // (the sharding of `v`) to the result's and is made once per (value,
   // dim, axis).
   Value allReduce(Value v, Sharding& s);
   Value gatherDim(Value v, Sharding& s, unsigned d);
+  // Dim d split over `prefix` only (a prefix of its key): an all_gather over
+  // the key's trailing axes.
+  Value gatherTo(Value v, Sharding& s, unsigned d, const std::string& prefix);
   Value replicate(Value v, Sharding& s);
-  // v partial over `a`, dim d whole: each device's part of the sum.
+  // v partial over the axes `a` adds to dim d's split (dim d whole, or split
+  // over a prefix of `a`): each device's part of the sum.
   Value reduceScatter(Value v, Sharding& s, unsigned d, const std::string& a);
-  // v equal on every device along `a` (not partial over it), dim d whole:
-  // the device's part, taken locally (gather by its coordinate along `a`).
+  // v equal on every device along the axes `a` adds to dim d's split (v is
+  // made so first): the device's part, taken locally (by its coordinate).
   Value localPart(Value v, Sharding& s, unsigned d, const std::string& a);
-  // The device's coordinate along axis `a`: tensor<1xi32>.
+  // Dim d from its split to `a`: gathers what `a` does not split, then
+  // reduce-scatters (partial sums over the new axes) or takes the part.
+  Value convert(Value v, Sharding& s, unsigned d, const std::string& a);
+  // The device's coordinate along axis `a` (its block index along a key of
+  // several axes): tensor<1xi32>.
   Value coordinate(const std::string& a);
   Value constant(Type elem, double value);
   // Bytes one device holds of `v`, and what a ring collective moves.
@@ -178,7 +272,7 @@ FailureOr<RankedTensorType> Propagator::localType(Operation* at, RankedTensorTyp
     const int64_t n = axisSize(a);
     if (shape[d] % n != 0)
       return at->emitOpError() << "dim " << d << " of " << global << " (size " << shape[d]
-                               << ") does not divide over mesh axis '" << a << "' of size " << n,
+                               << ") does not divide over mesh axis '" << shown(a) << "' of size " << n,
              failure();
     shape[d] /= n;
   }
@@ -189,8 +283,7 @@ Sharding Propagator::fromAttr(ShardAttr attr, int64_t rank) {
   Sharding s;
   s.dims.assign(rank, "");
   if (!attr) return s;
-  for (auto [d, a] : llvm::enumerate(attr.getDims()))
-    if (d < static_cast<size_t>(rank)) s.dims[d] = a.cast<StringAttr>().str();
+  for (int64_t d = 0; d < rank; ++d) s.dims[d] = keyOf(attr.getDimAxes(d));
   for (Attribute a : attr.getReduce()) s.partial.insert(a.cast<StringAttr>().str());
   return s;
 }
@@ -204,7 +297,10 @@ ArrayAttr Propagator::axes(const std::set<std::string>& a) {
 
 ShardAttr Propagator::toAttr(const Sharding& s) {
   SmallVector<Attribute> dims;
-  for (const std::string& a : s.dims) dims.push_back(b_.getStringAttr(a));
+  for (const std::string& a : s.dims) {
+    ArrayAttr list = axis(a);
+    dims.push_back(list.size() > 1 ? list.cast<Attribute>() : b_.getStringAttr(a));
+  }
   return ShardAttr::get(b_.getContext(), FlatSymbolRefAttr::get(mesh_.getSymNameAttr()), b_.getArrayAttr(dims),
                         b_.getArrayAttr({}), axes(s.partial));
 }
@@ -231,6 +327,33 @@ Value Propagator::gatherDim(Value v, Sharding& s, unsigned d) {
   return r;
 }
 
+Value Propagator::gatherTo(Value v, Sharding& s, unsigned d, const std::string& prefix) {
+  if (prefix.empty()) return gatherDim(v, s, d);
+  if (s.dims[d] == prefix || !isPrefix(prefix, s.dims[d])) return v;
+  if (Value r = reuse(v, d, prefix, 4, s)) return r;
+  const std::string rest = suffixOf(prefix, s.dims[d]);
+  auto t = v.getType().cast<RankedTensorType>();
+  SmallVector<int64_t> shape(t.getShape());
+  shape[d] *= axisSize(rest);
+  Value r = b_.create<AllGatherOp>(loc_, RankedTensorType::get(shape, t.getElementType(), t.getEncoding()), v,
+                                   mesh_.getSymName(), axis(rest), d);
+  s.dims[d] = prefix;
+  remember(v, d, prefix, 4, r, s);
+  return r;
+}
+
+Value Propagator::convert(Value v, Sharding& s, unsigned d, const std::string& a) {
+  if (s.dims[d] == a) return v;
+  if (!isPrefix(s.dims[d], a)) {
+    if (!a.empty() && isPrefix(a, s.dims[d])) return gatherTo(v, s, d, a);
+    v = gatherDim(v, s, d);
+  }
+  if (a.empty()) return v;
+  if (covers(s.partial, suffixOf(s.dims[d], a))) return reduceScatter(v, s, d, a);
+  if (v.getType().cast<RankedTensorType>().getEncoding()) return v;  // stays whole: the caller sees it
+  return localPart(v, s, d, a);
+}
+
 Value Propagator::replicate(Value v, Sharding& s) {
   v = allReduce(v, s);
   for (unsigned d = 0; d < s.dims.size(); ++d) v = gatherDim(v, s, d);
@@ -239,12 +362,16 @@ Value Propagator::replicate(Value v, Sharding& s) {
 
 Value Propagator::reduceScatter(Value v, Sharding& s, unsigned d, const std::string& a) {
   if (Value r = reuse(v, d, a, 2, s)) return r;
+  if (!isPrefix(s.dims[d], a)) v = gatherDim(v, s, d);
+  // Over the axes `a` adds: within the part of the prefix, rank r of the
+  // group gets block r of it, which is the part under `a`.
+  const std::string added = suffixOf(s.dims[d], a);
   auto t = v.getType().cast<RankedTensorType>();
   SmallVector<int64_t> shape(t.getShape());
-  shape[d] /= axisSize(a);
+  shape[d] /= axisSize(added);
   Value r = b_.create<ReduceScatterOp>(loc_, RankedTensorType::get(shape, t.getElementType(), t.getEncoding()), v,
-                                       mesh_.getSymName(), axis(a), ReduceKind::sum, d);
-  s.partial.erase(a);
+                                       mesh_.getSymName(), axis(added), ReduceKind::sum, d);
+  for (const std::string& x : axesOf(added)) s.partial.erase(x);
   s.dims[d] = a;
   remember(v, d, a, 2, r, s);
   return r;
@@ -261,6 +388,17 @@ Value Propagator::constant(Type elem, double value) {
 
 Value Propagator::coordinate(const std::string& a) {
   if (auto it = coordinates_.find(a); it != coordinates_.end()) return it->second;
+  if (SmallVector<std::string> list = axesOf(a); list.size() > 1) {
+    // Row-major over the key's axes: ((c0 * n1) + c1) * n2 + c2 ...
+    auto t = RankedTensorType::get({1}, b_.getI32Type());
+    Value c = coordinate(list[0]);
+    for (const std::string& x : llvm::ArrayRef(list).drop_front()) {
+      c = b_.create<MulOp>(loc_, t, c, constant(b_.getI32Type(), static_cast<double>(axisSize(x))));
+      c = b_.create<AddOp>(loc_, t, c, coordinate(x));
+    }
+    sharding_[c].dims.assign(1, "");
+    return coordinates_[a] = c;
+  }
   // mesh_position is row-major over the axes (the last fastest):
   // coordinate = (position / stride) mod size.
   int64_t stride = 1, size = axisSize(a);
@@ -281,9 +419,15 @@ Value Propagator::coordinate(const std::string& a) {
   return coordinates_[a] = c;
 }
 
-Value Propagator::localPart(Value v, Sharding& s, unsigned d, const std::string& a) {
-  if (Value r = reuse(v, d, a, 3, s)) return r;
+Value Propagator::localPart(Value v, Sharding& s, unsigned d, const std::string& key) {
+  if (Value r = reuse(v, d, key, 3, s)) return r;
   const Value in = v;
+  // Dim d split over a prefix of `key` already: the part of that part along
+  // the axes `key` adds (a local index within it is the coordinate along
+  // them); otherwise it is made whole first.
+  if (!isPrefix(s.dims[d], key)) v = gatherDim(v, s, d);
+  const std::string a = suffixOf(s.dims[d], key);
+  if (a.empty()) return v;
   // An axis splits one dim only: a value split over `a` along another dim
   // (or partial over it) is made whole there first. Taking the part first
   // would give device c the part c of dim d of only its own slice of the
@@ -291,8 +435,8 @@ Value Propagator::localPart(Value v, Sharding& s, unsigned d, const std::string&
   // (found by tests/random_programs.py --spmd: a batched matmul whose rhs
   // was split along K and took its part of the batch).
   for (unsigned k = 0; k < s.dims.size(); ++k)
-    if (k != d && s.dims[k] == a) v = gatherDim(v, s, k);
-  if (s.partial.count(a)) v = allReduce(v, s);
+    if (k != d && overlaps(s.dims[k], a)) v = gatherDim(v, s, k);
+  if (touches(s.partial, a)) v = allReduce(v, s);
   auto t = v.getType().cast<RankedTensorType>();
   const int64_t rank = t.getRank(), part = t.getDimSize(d) / axisSize(a);
   if (auto c = v.getDefiningOp<arith::ConstantOp>()) {
@@ -304,8 +448,8 @@ Value Propagator::localPart(Value v, Sharding& s, unsigned d, const std::string&
       Value r = b_.create<arith::ConstantOp>(
           loc_, DenseElementsAttr::get(RankedTensorType::get(shape, t.getElementType()),
                                        dense.getSplatValue<Attribute>()));
-      s.dims[d] = a;
-      remember(in, d, a, 3, r, s);
+      s.dims[d] = key;
+      remember(in, d, key, 3, r, s);
       return r;
     }
   }
@@ -328,8 +472,8 @@ Value Propagator::localPart(Value v, Sharding& s, unsigned d, const std::string&
       Value mine = b_.create<CompareOp>(loc_, ComparePredicate::eq, coordinate(a), constant(b_.getI32Type(), j));
       r = b_.create<SelectOp>(loc_, mine, x, r);
     }
-    s.dims[d] = a;
-    remember(in, d, a, 3, r, s);
+    s.dims[d] = key;
+    remember(in, d, key, 3, r, s);
     return r;
   }
   // Dim d first (a gather picks rows), the rows of this device, back.
@@ -360,8 +504,8 @@ Value Propagator::localPart(Value v, Sharding& s, unsigned d, const std::string&
     r = b_.create<TransposeOp>(loc_, RankedTensorType::get(back, t.getElementType()), r,
                                b_.getDenseI64ArrayAttr(inverse));
   }
-  s.dims[d] = a;
-  remember(in, d, a, 3, r, s);
+  s.dims[d] = key;
+  remember(in, d, key, 3, r, s);
   return r;
 }
 
@@ -386,13 +530,14 @@ LogicalResult Propagator::emit(Operation* op, ArrayRef<Value> operands, const Sh
   return success();
 }
 
-// The axis under which the most operand bytes of a dim are split (`held`:
-// axis -> bytes), among those not `used` by another dim; "" for none.
+// The split (key) under which the most operand bytes of a dim are split
+// (`held`: key -> bytes), among those using no axis in `used` (another
+// dim's); "" for none.
 std::string mostHeld(const std::map<std::string, int64_t>& held, const std::set<std::string>& used) {
   std::string axis;
   int64_t best = -1;
   for (auto& [a, n] : held)
-    if (!used.count(a) && n > best) best = n, axis = a;
+    if (!touches(used, a) && n > best) best = n, axis = a;
   return axis;
 }
 
@@ -431,7 +576,7 @@ LogicalResult Propagator::elementwise(Operation* op) {
     }
     for (const Sharding& s : shs)
       for (const std::string& a : s.dims)
-        if (partials.count(a)) keep = false;
+        if (touches(partials, a)) keep = false;
     // Carrying a partial sum defers its reduction to a value of the same
     // size, once: not so for one read by several ops (each would reduce
     // its own result: reduce it here, once, shared) or broadcast into a
@@ -449,11 +594,12 @@ LogicalResult Propagator::elementwise(Operation* op) {
   if (keep && wanted != wanted_.end())
     for (int64_t d = 0; d < rank; ++d) {
       const std::string& a = wanted->second[d];
-      if (a.empty() || !partials.count(a)) continue;
+      if (!covers(partials, a)) continue;
       bool scatter = true;
       for (size_t i = 0; i < vals.size(); ++i)
-        if (shs[i].partial.count(a))
-          scatter = scatter && full(i, d) >= 0 && !vals[i].getType().cast<RankedTensorType>().getEncoding();
+        if (touches(shs[i].partial, a))
+          scatter = scatter && covers(shs[i].partial, a) && full(i, d) >= 0 &&
+                    !vals[i].getType().cast<RankedTensorType>().getEncoding();
       if (scatter) keep = false;
     }
   // Each result dim keeps the axis under which most operand bytes are
@@ -469,18 +615,32 @@ LogicalResult Propagator::elementwise(Operation* op) {
     for (size_t i = 0; i < vals.size(); ++i)
       if (int64_t od = full(i, d); od >= 0 && !shs[i].dims[od].empty()) held[shs[i].dims[od]] += bytes(vals[i]);
     out.dims[d] = mostHeld(held, used);
-    if (out.dims[d].empty() && !keep && wanted != wanted_.end()) {
+    // A finer split of the same dim (a key the chosen one is a prefix of:
+    // rows over dp x tp beside rows over dp) is cheaper still: the coarser
+    // operands take their parts locally where the finer ones would be
+    // gathered.
+    for (auto& [a, n] : held)
+      if (!out.dims[d].empty() && isPrefix(out.dims[d], a) && !touches(used, a)) out.dims[d] = a;
+    if (!keep && wanted != wanted_.end() && isPrefix(out.dims[d], wanted->second[d]) &&
+        out.dims[d] != wanted->second[d]) {
+      // The split the value is returned with, when it refines this one and
+      // the partial operands can be reduce-scattered onto it (Megatron's
+      // sequence parallelism: rows over dp, partial over tp, returned over
+      // dp x tp).
       const std::string& a = wanted->second[d];
-      bool scatter = !a.empty() && !used.count(a);
+      const std::string added = suffixOf(out.dims[d], a);
+      bool scatter = !touches(used, added);
       bool any = false;
       for (size_t i = 0; scatter && i < vals.size(); ++i)
-        if (shs[i].partial.count(a)) {
+        if (touches(shs[i].partial, added)) {
           any = true;
-          scatter = full(i, d) >= 0 && !vals[i].getType().cast<RankedTensorType>().getEncoding();
+          const int64_t od = full(i, d);
+          scatter = covers(shs[i].partial, added) && od >= 0 && isPrefix(shs[i].dims[od], a) &&
+                    !vals[i].getType().cast<RankedTensorType>().getEncoding();
         }
       if (scatter && any) out.dims[d] = a;
     }
-    if (!out.dims[d].empty()) used.insert(out.dims[d]);
+    insertAxes(used, out.dims[d]);
   }
   // Each operand to the result's sharding.
   for (size_t i = 0; i < vals.size(); ++i) {
@@ -488,11 +648,7 @@ LogicalResult Propagator::elementwise(Operation* op) {
     for (int64_t od = 0; od < ot.getRank(); ++od) {
       const int64_t d = od + (rank - ot.getRank());
       const std::string& a = full(i, d) >= 0 ? out.dims[d] : std::string();  // broadcast dims stay whole
-      if (shs[i].dims[od] == a) continue;
-      vals[i] = gatherDim(vals[i], shs[i], od);
-      if (a.empty()) continue;
-      if (shs[i].partial.count(a)) vals[i] = reduceScatter(vals[i], shs[i], od, a);
-      else if (!vals[i].getType().cast<RankedTensorType>().getEncoding()) vals[i] = localPart(vals[i], shs[i], od, a);
+      vals[i] = convert(vals[i], shs[i], od, a);
     }
   }
   // A layout-encoded operand that could not take its part: the dim whole.
@@ -534,8 +690,8 @@ LogicalResult Propagator::matmul(MatmulOp op) {
   auto kept = [&](const std::string& x) {
     if (x.empty()) return false;
     for (unsigned d = 0; d + 2 < r; ++d)
-      if (sa.dims[d] == x) return true;
-    return sa.dims[r - 2] == x || sb.dims[r - 1] == x;
+      if (overlaps(sa.dims[d], x)) return true;
+    return overlaps(sa.dims[r - 2], x) || overlaps(sb.dims[r - 1], x);
   };
   // K split on one side only: the whole side takes its part (the result is
   // then a partial sum, at most an all_reduce of it later) when that moves
@@ -561,15 +717,27 @@ LogicalResult Propagator::matmul(MatmulOp op) {
     a = gatherDim(a, sa, r - 1);
     b = gatherDim(b, sb, r - 2);
   } else if (!sa.dims[r - 1].empty()) {
-    out.partial.insert(sa.dims[r - 1]);
+    insertAxes(out.partial, sa.dims[r - 1]);
   }
-  // M and N over the same axis cannot both stay.
-  if (!sa.dims[r - 2].empty() && sa.dims[r - 2] == sb.dims[r - 1]) b = gatherDim(b, sb, r - 1);
+  // M and N over the same axis cannot both stay: N is gathered, or M
+  // narrowed to the prefix of its axes that N does not use (an all_gather
+  // of a's rows over the rest: Megatron's sequence parallelism before the
+  // column-split matmul), whichever moves fewer bytes.
+  if (overlaps(sa.dims[r - 2], sb.dims[r - 1])) {
+    SmallVector<std::string> m = axesOf(sa.dims[r - 2]);
+    std::string prefix;
+    for (const std::string& x : m) {
+      if (overlaps(x, sb.dims[r - 1])) break;
+      prefix = prefix.empty() ? x : prefix + kJoin + x;
+    }
+    const int64_t narrow = bytes(a) * (axisSize(sa.dims[r - 2]) / axisSize(prefix) - 1);
+    if (plain(a) && narrow < gatherCost(b, sb.dims[r - 1])) a = gatherTo(a, sa, r - 2, prefix);
+    else b = gatherDim(b, sb, r - 1);
+  }
   for (unsigned d = 0; d + 2 < r; ++d) out.dims.push_back(sa.dims[d]);
   out.dims.push_back(sa.dims[r - 2]);
   out.dims.push_back(sb.dims[r - 1]);
-  for (const std::string& x : out.dims)
-    if (out.partial.count(x)) return replicated(op);  // an axis twice: keep it simple
+  if (conflicting(out)) return replicated(op);  // an axis twice: keep it simple
   return emit(op, {a, b}, out);
 }
 
@@ -588,8 +756,7 @@ LogicalResult Propagator::reduce(ReduceOp op) {
   const ReduceKind kind = op.getKind();
   if (kind != ReduceKind::sum && kind != ReduceKind::mean) v = allReduce(v, s);
   std::set<std::string> over;  // reduced sharded dims' axes
-  for (int64_t d : op.getDims())
-    if (!s.dims[d].empty()) over.insert(s.dims[d]);
+  for (int64_t d : op.getDims()) insertAxes(over, s.dims[d]);
   Sharding out;
   out.partial = s.partial;
   const bool keep = op.keepsDims();
@@ -703,8 +870,8 @@ void Propagator::splitAgain(Operation* op, unsigned d, const std::string& a) {
   Value v = local_[old];
   Sharding s = sharding_[v];
   auto t = v.getType().cast<RankedTensorType>();
-  if (t.getEncoding() || t.getDimSize(d) % axisSize(a) != 0 || s.partial.count(a) ||
-      llvm::is_contained(s.dims, a))
+  if (t.getEncoding() || t.getDimSize(d) % axisSize(a) != 0 || touches(s.partial, a) ||
+      llvm::any_of(s.dims, [&](const std::string& k) { return overlaps(k, a); }))
     return;
   // Returned as it is with dim d whole: splitting it would only add a
   // gather at the return.
@@ -735,7 +902,7 @@ LogicalResult Propagator::concat(ConcatOp op) {
     for (size_t i = 0; i < vals.size(); ++i)
       if (!shs[i].dims[d].empty()) held[shs[i].dims[d]] += bytes(vals[i]);
     out.dims[d] = mostHeld(held, used);
-    if (!out.dims[d].empty()) used.insert(out.dims[d]);
+    insertAxes(used, out.dims[d]);
   }
   // Without a layout every operand can take its part; otherwise the dim
   // stays whole.
@@ -793,8 +960,8 @@ LogicalResult Propagator::gather(GatherOp op) {
   idx = allReduce(idx, is);
   std::string rowsAxis;
   if (const std::string& a = ts.dims[0];
-      !a.empty() && !table.getType().cast<RankedTensorType>().getEncoding() && !llvm::is_contained(is.dims, a) &&
-      !ts.partial.count(a)) {
+      !a.empty() && !table.getType().cast<RankedTensorType>().getEncoding() &&
+      llvm::none_of(is.dims, [&](const std::string& k) { return overlaps(k, a); }) && !touches(ts.partial, a)) {
     auto tt = table.getType().cast<RankedTensorType>();
     int64_t resultBytes = idx.getType().cast<RankedTensorType>().getNumElements() *
                           std::max<int64_t>(1, tt.getElementTypeBitWidth() / 8);
@@ -804,16 +971,16 @@ LogicalResult Propagator::gather(GatherOp op) {
   if (rowsAxis.empty()) table = gatherDim(table, ts, 0);
   Sharding out;
   out.partial = ts.partial;
-  if (!rowsAxis.empty()) out.partial.insert(rowsAxis);
+  insertAxes(out.partial, rowsAxis);
   std::set<std::string> used(out.partial.begin(), out.partial.end());
   for (unsigned d = 0; d < is.dims.size(); ++d) {
-    if (used.count(is.dims[d])) idx = gatherDim(idx, is, d);
-    if (!is.dims[d].empty()) used.insert(is.dims[d]);
+    if (touches(used, is.dims[d])) idx = gatherDim(idx, is, d);
+    insertAxes(used, is.dims[d]);
     out.dims.push_back(is.dims[d]);
   }
   for (unsigned d = 1; d < ts.dims.size(); ++d) {
-    if (used.count(ts.dims[d])) table = gatherDim(table, ts, d);
-    if (!ts.dims[d].empty()) used.insert(ts.dims[d]);
+    if (touches(used, ts.dims[d])) table = gatherDim(table, ts, d);
+    insertAxes(used, ts.dims[d]);
     out.dims.push_back(ts.dims[d]);
   }
   if (rowsAxis.empty()) return emit(op, {table, idx}, out);
@@ -914,8 +1081,19 @@ LogicalResult Propagator::stochasticCast(CastOp op) {
   SmallVector<int64_t> meshShape(mesh_.getShape()), offsets;
   for (Attribute axis : mesh_.getAxes()) {
     int64_t offset = 0;  // a device's first element per unit of its coordinate
-    for (int64_t d = 0; d < rank; ++d)
-      if (s.dims[d] == axis.cast<StringAttr>().getValue()) offset += localType.getDimSize(d) * strides[d];
+    for (int64_t d = 0; d < rank; ++d) {
+      // Along a dim over several axes, a unit of an axis skips the blocks
+      // of the axes after it in the key.
+      SmallVector<std::string> list = axesOf(s.dims[d]);
+      int64_t blocks = 1;
+      for (size_t j = list.size(); j-- > 0;) {
+        if (list[j] == axis.cast<StringAttr>().getValue()) {
+          offset += blocks * localType.getDimSize(d) * strides[d];
+          break;
+        }
+        blocks *= mesh_.axisSize(list[j]);
+      }
+    }
     offsets.push_back(offset);
   }
   auto cast = cast_or_null<CastOp>(local.getDefiningOp());
@@ -1012,7 +1190,9 @@ FailureOr<func::FuncOp> Propagator::run() {
     const Sharding& want = resS[i];
     // Partial sums over an axis the result is sharded over: reduce_scatter.
     for (unsigned d = 0; d < s.dims.size(); ++d)
-      if (!want.dims[d].empty() && s.partial.count(want.dims[d]) && s.dims[d].empty() && !want.partial.count(want.dims[d]))
+      if (s.dims[d] != want.dims[d] && isPrefix(s.dims[d], want.dims[d]) &&
+          covers(s.partial, suffixOf(s.dims[d], want.dims[d])) &&
+          !touches(want.partial, suffixOf(s.dims[d], want.dims[d])))
         x = reduceScatter(x, s, d, want.dims[d]);
     std::set<std::string> extra;
     for (const std::string& a : s.partial)
@@ -1028,7 +1208,8 @@ FailureOr<func::FuncOp> Propagator::run() {
                                   "declare it replicated or sharded",
              failure();
     for (unsigned d = 0; d < s.dims.size(); ++d)
-      if (s.dims[d] != want.dims[d] && !s.dims[d].empty()) x = gatherDim(x, s, d);
+      if (s.dims[d] != want.dims[d] && !isPrefix(s.dims[d], want.dims[d]))
+        x = isPrefix(want.dims[d], s.dims[d]) ? gatherTo(x, s, d, want.dims[d]) : gatherDim(x, s, d);
     for (unsigned d = 0; d < s.dims.size(); ++d)
       if (s.dims[d] != want.dims[d]) {
         if (!x.getType().cast<RankedTensorType>().getEncoding()) {
@@ -1037,8 +1218,9 @@ FailureOr<func::FuncOp> Propagator::run() {
         }
         // A layout-encoded value: the reduce_scatter of the equal copies,
         // divided by the group size (exact when it is a power of two).
-        const int64_t n = axisSize(want.dims[d]);
-        s.partial.insert(want.dims[d]);
+        const std::string added = suffixOf(s.dims[d], want.dims[d]);
+        const int64_t n = axisSize(added);
+        insertAxes(s.partial, added);
         x = reduceScatter(x, s, d, want.dims[d]);
         auto lt = x.getType().cast<RankedTensorType>();
         x = b_.create<MulOp>(loc_, lt, x, constant(lt.getElementType(), 1.0 / static_cast<double>(n)));

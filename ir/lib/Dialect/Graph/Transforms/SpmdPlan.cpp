@@ -37,7 +37,7 @@ bool isFlat(RankedTensorType piece, RankedTensorType full, int64_t dim) {
 FailureOr<SpmdSharding> tessera::graph::readSharding(Operation *at, ShardAttr attr, MeshOp mesh,
                                                      int64_t rank) {
   SpmdSharding s;
-  s.dimAxis.assign(rank, -1);
+  s.dimAxes.assign(rank, {});
   if (!attr) return s;  // replicated over the whole mesh
   if (attr.getMesh().getValue() != mesh.getSymName())
     return at->emitOpError() << "sharding names mesh " << attr.getMesh() << ", the program runs on @"
@@ -55,13 +55,12 @@ FailureOr<SpmdSharding> tessera::graph::readSharding(Operation *at, ShardAttr at
     used[a] = true;
     return a;
   };
-  for (auto [d, a] : llvm::enumerate(attr.getDims())) {
-    StringRef name = a.cast<StringAttr>().getValue();
-    if (name.empty()) continue;
-    FailureOr<int> idx = use(name, "in dims");
-    if (failed(idx)) return failure();
-    s.dimAxis[d] = *idx;
-  }
+  for (int64_t d = 0; d < rank; ++d)
+    for (StringRef name : attr.getDimAxes(d)) {
+      FailureOr<int> idx = use(name, "in dims");
+      if (failed(idx)) return failure();
+      s.dimAxes[d].push_back(*idx);
+    }
   for (Attribute a : attr.getReplicate())
     if (failed(use(a.cast<StringAttr>().getValue(), "in replicate"))) return failure();
   for (Attribute a : attr.getReduce()) {

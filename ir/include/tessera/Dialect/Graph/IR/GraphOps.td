@@ -107,7 +107,10 @@ def Graph_ShardAttr : Graph_Attr<"Shard", "shard"> {
   let summary = "ShardSpec: how a tensor is placed on a mesh";
   let description = [{
     `dims` has one entry per tensor dimension: the mesh axis it is
-    partitioned over, or `""` for none. `replicate` lists axes the tensor is
+    partitioned over, `""` for none, or a list of axes (`["dp", "tp"]`) for
+    a dim partitioned over several, the first one major: the device's block
+    is its coordinates on them taken row-major (JAX's
+    `PartitionSpec(("dp", "tp"))`). `replicate` lists axes the tensor is
     replicated over; `reduce` lists axes that hold partial sums still to be
     reduced. The mesh is a `tessera_graph.mesh` symbol; every axis named must
     exist on it (checked where the attribute is used).
@@ -115,7 +118,14 @@ def Graph_ShardAttr : Graph_Attr<"Shard", "shard"> {
     Example:
     ```mlir
     #tessera_graph.shard<mesh = @mesh, dims = ["dp", ""], replicate = ["tp"], reduce = []>
+    #tessera_graph.shard<mesh = @mesh, dims = [["dp", "tp"], ""], replicate = [], reduce = []>
     ```
+  }];
+  let extraClassDeclaration = [{
+    /// The mesh axes dim `d` is partitioned over, the major one first
+    /// (empty: not partitioned). Entries the verifier would refuse read as
+    /// empty.
+    ::llvm::SmallVector<::llvm::StringRef> getDimAxes(unsigned d) const;
   }];
   let parameters = (ins "::mlir::FlatSymbolRefAttr":$mesh,
                         "::mlir::ArrayAttr":$dims,

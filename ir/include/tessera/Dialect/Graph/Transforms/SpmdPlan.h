@@ -43,9 +43,9 @@ mlir::FailureOr<MeshOp> findSpmdMesh(mlir::func::FuncOp fn);
 
 /// How one argument or result is laid out over the mesh.
 struct SpmdSharding {
-  /// Per tensor dim: the mesh axis (index into SpmdPlan::axes) the dim is
-  /// partitioned over, or -1.
-  std::vector<int> dimAxis;
+  /// Per tensor dim: the mesh axes (indices into SpmdPlan::axes) the dim is
+  /// partitioned over, the major one first; empty when it is whole.
+  std::vector<std::vector<int>> dimAxes;
   /// Axes whose devices hold partial sums of the global tensor.
   std::vector<int> reduceAxes;
   /// Every other axis of the mesh holds copies (replicated).
