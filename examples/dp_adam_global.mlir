@@ -6,9 +6,10 @@
 // --tessera-shard-propagation places it: the weight gradient x^T dy is a
 // partial sum over dp (the transpose keeps x split); where it meets the
 // split moments it is reduce-scattered (half the bytes of an all_reduce);
-// every update term is computed on the device's rows, W takes its rows
-// locally (a gather by the device's dp coordinate: no collective), and the
-// new W is all-gathered once. One reduce_scatter + one all_gather, where a
+// every update term is computed on the device's rows, and the update is
+// all-gathered once and subtracted from W on every device (the search's
+// placement; the rules' own has W take its rows locally and all-gathers the
+// new W: the same bytes, more ops). One reduce_scatter + one all_gather, where a
 // replicated optimizer state would need one all_reduce and every device
 // would update all of W.
 //

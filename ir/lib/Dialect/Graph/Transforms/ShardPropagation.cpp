@@ -61,6 +61,13 @@
 // row-split one).
 // Every collective and part is made once per value (later uses share it).
 // Each rewritten op carries its decision as `tessera_graph.sharding`.
+//
+// Where the rules choose (choose(): the split an elementwise op keeps, the
+// side of a one-sided contraction, narrowing M or gathering N, a table kept
+// split by rows, splitting a slice again), search() places the function
+// again with other options and keeps the cheapest by spmdCost
+// (ShardCost.cpp): the rules decide op by op, and a gather shared by two
+// readers, say, is cheaper than what each reader alone would pick.
 //===----------------------------------------------------------------------===//
 #include <map>
 #include <set>
@@ -70,6 +77,7 @@
 #include "tessera/Dialect/Graph/Transforms/Passes.h"
 #include "tessera/Dialect/Graph/Transforms/ShardPropagation.h"
 #include "tessera/Dialect/Graph/Transforms/SpmdPlan.h"
+#include "ShardCost.h"
 
 namespace tessera::graph {
 #define GEN_PASS_DEF_SHARDPROPAGATION
@@ -162,9 +170,16 @@ bool conflicting(const Sharding& s) {
 
 class Propagator {
  public:
-  Propagator(func::FuncOp fn, MeshOp mesh, bool annotate)
-      : fn_(fn), mesh_(mesh), b_(fn.getContext()), annotate_(annotate) {}
+  // `overrides[i]`: the option to take at the i-th choice point (in program
+  // order) instead of the rules' own (-1, or past the end: the rules').
+  Propagator(func::FuncOp fn, MeshOp mesh, bool annotate, ArrayRef<int> overrides = {})
+      : fn_(fn), mesh_(mesh), b_(fn.getContext()), annotate_(annotate),
+        overrides_(overrides.begin(), overrides.end()) {}
   FailureOr<func::FuncOp> run();
+  // The choice points the last run met: the options of each, and the one
+  // taken (run again with picks() as overrides, it makes the same function).
+  ArrayRef<int> optionCounts() const { return counts_; }
+  ArrayRef<int> picks() const { return picks_; }
 
  private:
   // The number of parts a key cuts a dim into.
@@ -243,6 +258,17 @@ class Propagator {
   MeshOp mesh_;
   OpBuilder b_;
   bool annotate_;  // record each decision on its op
+  std::vector<int> overrides_, counts_, picks_;  // choose()
+  // A choice point with `options` options of which the rules pick `rule`:
+  // the option to take.
+  int choose(int rule, int options) {
+    const size_t i = counts_.size();
+    int pick = rule;
+    if (i < overrides_.size() && overrides_[i] >= 0 && overrides_[i] < options) pick = overrides_[i];
+    counts_.push_back(options);
+    picks_.push_back(pick);
+    return pick;
+  }
   Location loc_ = UnknownLoc::get(fn_.getContext());
   DenseMap<Value, Value> local_;        // old value -> new (local) value
   DenseMap<Value, Sharding> sharding_;  // new value -> its sharding
@@ -640,6 +666,12 @@ LogicalResult Propagator::elementwise(Operation* op) {
         }
       if (scatter && any) out.dims[d] = a;
     }
+    // The search may take another split some operand holds, or none.
+    SmallVector<std::string> options{out.dims[d]};
+    for (auto& [a, n] : held)
+      if (a != out.dims[d] && !touches(used, a)) options.push_back(a);
+    if (!out.dims[d].empty()) options.push_back("");
+    if (options.size() > 1) out.dims[d] = options[choose(0, static_cast<int>(options.size()))];
     insertAxes(used, out.dims[d]);
   }
   // Each operand to the result's sharding.
@@ -706,7 +738,7 @@ LogicalResult Propagator::matmul(MatmulOp op) {
     for (unsigned d = 0; d + 2 < r; ++d) resultBytes /= axisSize(sa.dims[d]);
     resultBytes /= axisSize(sa.dims[r - 2]) * axisSize(sb.dims[r - 1]);
     const int64_t reduceLater = 2 * resultBytes * (axisSize(x) - 1) / axisSize(x);
-    if (!kept(x) && plain(whole) && reduceLater < gatherCost(split, x)) {
+    if (!kept(x) && plain(whole) && choose(reduceLater < gatherCost(split, x) ? 1 : 0, 2) == 1) {
       if (ka.empty()) a = localPart(a, sa, r - 1, x);
       else b = localPart(b, sb, r - 2, x);
     }
@@ -731,7 +763,7 @@ LogicalResult Propagator::matmul(MatmulOp op) {
       prefix = prefix.empty() ? x : prefix + kJoin + x;
     }
     const int64_t narrow = bytes(a) * (axisSize(sa.dims[r - 2]) / axisSize(prefix) - 1);
-    if (plain(a) && narrow < gatherCost(b, sb.dims[r - 1])) a = gatherTo(a, sa, r - 2, prefix);
+    if (plain(a) && choose(narrow < gatherCost(b, sb.dims[r - 1]) ? 1 : 0, 2) == 1) a = gatherTo(a, sa, r - 2, prefix);
     else b = gatherDim(b, sb, r - 1);
   }
   for (unsigned d = 0; d + 2 < r; ++d) out.dims.push_back(sa.dims[d]);
@@ -876,7 +908,7 @@ void Propagator::splitAgain(Operation* op, unsigned d, const std::string& a) {
   // Returned as it is with dim d whole: splitting it would only add a
   // gather at the return.
   if (auto r = returned_.find(old); r != returned_.end() && r->second[d] != a) return;
-  local_[old] = localPart(v, s, d, a);
+  if (choose(1, 2) == 1) local_[old] = localPart(v, s, d, a);
 }
 
 // Concat: the joined dim whole; every other dim keeps the axis under which
@@ -966,7 +998,8 @@ LogicalResult Propagator::gather(GatherOp op) {
     int64_t resultBytes = idx.getType().cast<RankedTensorType>().getNumElements() *
                           std::max<int64_t>(1, tt.getElementTypeBitWidth() / 8);
     for (int64_t d = 1; d < tt.getRank(); ++d) resultBytes *= tt.getDimSize(d);
-    if (2 * resultBytes * (axisSize(a) - 1) / axisSize(a) < gatherCost(table, a)) rowsAxis = a;
+    if (choose(2 * resultBytes * (axisSize(a) - 1) / axisSize(a) < gatherCost(table, a) ? 1 : 0, 2) == 1)
+      rowsAxis = a;
   }
   if (rowsAxis.empty()) table = gatherDim(table, ts, 0);
   Sharding out;
@@ -1232,9 +1265,75 @@ FailureOr<func::FuncOp> Propagator::run() {
   return local;
 }
 
+// The search over the choice points (docs/spmd.md, "The search"): the
+// rules' function first; then other options, every combination of the
+// first run's points when there are at most `runs` of them, else one point
+// at a time from the best so far, repeated while that gains. The cheapest
+// function by spmdCost is kept, the rules' own on a tie. Each run places
+// the whole function again: a choice changes what every later op sees.
+FailureOr<func::FuncOp> search(func::FuncOp fn, MeshOp mesh, bool annotate, int runs) {
+  Propagator first(fn, mesh, annotate);
+  FailureOr<func::FuncOp> best = first.run();
+  if (failed(best) || runs <= 1) return best;
+  double bestCost = spmdCost(*best, mesh);
+  std::vector<int> bestPicks(first.picks().begin(), first.picks().end());
+  std::vector<int> counts(first.optionCounts().begin(), first.optionCounts().end());
+  const std::vector<int> rules = bestPicks, points = counts;
+  // A candidate that cannot be placed (a part that does not divide) is
+  // dropped without a word: the rules' function stands.
+  ScopedDiagnosticHandler quiet(fn.getContext(), [](Diagnostic&) { return success(); });
+  int made = 1;
+  auto attempt = [&](const std::vector<int>& overrides) {
+    ++made;
+    Propagator p(fn, mesh, annotate, overrides);
+    FailureOr<func::FuncOp> f = p.run();
+    if (failed(f)) return;
+    const double cost = spmdCost(*f, mesh);
+    if (cost >= bestCost * (1 - 1e-9)) {
+      f->erase();
+      return;
+    }
+    best->erase();
+    best = f;
+    bestCost = cost;
+    bestPicks.assign(p.picks().begin(), p.picks().end());
+    counts.assign(p.optionCounts().begin(), p.optionCounts().end());
+  };
+  double combinations = 1;
+  for (int n : points) combinations *= n;
+  if (combinations <= runs) {
+    std::vector<int> o(points.size(), 0);
+    for (bool more = !points.empty(); more;) {
+      if (o != rules) attempt(o);
+      more = false;
+      for (size_t i = o.size(); i-- > 0;) {  // the next combination
+        if (++o[i] < points[i]) {
+          more = true;
+          break;
+        }
+        o[i] = 0;
+      }
+    }
+    return best;
+  }
+  for (bool gained = true; gained && made < runs;) {
+    gained = false;
+    for (size_t i = 0; i < counts.size() && made < runs; ++i)
+      for (int k = 0; i < counts.size() && k < counts[i] && made < runs; ++k) {
+        if (k == bestPicks[i]) continue;
+        std::vector<int> o = bestPicks;
+        o[i] = k;
+        const double before = bestCost;
+        attempt(o);
+        gained = gained || bestCost < before;
+      }
+  }
+  return best;
+}
+
 }  // namespace
 
-LogicalResult propagateShardings(func::FuncOp fn, bool annotate) {
+LogicalResult propagateShardings(func::FuncOp fn, bool annotate, int searchRuns) {
   MeshOp mesh;
   auto module = fn->getParentOfType<ModuleOp>();
   auto pick = [&](ShardAttr s) {
@@ -1246,8 +1345,7 @@ LogicalResult propagateShardings(func::FuncOp fn, bool annotate) {
     return fn.emitOpError() << "is marked `" << kGlobalViewAttr.str()
                             << "` but no argument or result names a mesh in its tessera_graph.sharding";
   if (!fn.getBody().hasOneBlock()) return fn.emitOpError("has several blocks");
-  Propagator p(fn, mesh, annotate);
-  FailureOr<func::FuncOp> local = p.run();
+  FailureOr<func::FuncOp> local = search(fn, mesh, annotate, searchRuns);
   if (failed(local)) return failure();
   fn->getBlock()->getOperations().insert(Block::iterator(fn), *local);
   StringAttr name = fn.getNameAttr();
@@ -1256,20 +1354,21 @@ LogicalResult propagateShardings(func::FuncOp fn, bool annotate) {
   return success();
 }
 
-LogicalResult propagateGlobalViewShardings(ModuleOp module, bool annotate) {
+LogicalResult propagateGlobalViewShardings(ModuleOp module, bool annotate, int searchRuns) {
   SmallVector<func::FuncOp> fns;
   module.walk([&](func::FuncOp f) {
     if (f->hasAttr(kGlobalViewAttr)) fns.push_back(f);
   });
   for (func::FuncOp f : fns)
-    if (failed(propagateShardings(f, annotate))) return failure();
+    if (failed(propagateShardings(f, annotate, searchRuns))) return failure();
   return success();
 }
 
 namespace {
 struct ShardPropagationPass : impl::ShardPropagationBase<ShardPropagationPass> {
+  using ShardPropagationBase::ShardPropagationBase;
   void runOnOperation() override {
-    if (failed(propagateGlobalViewShardings(getOperation(), /*annotate=*/true))) signalPassFailure();
+    if (failed(propagateGlobalViewShardings(getOperation(), /*annotate=*/true, searchRuns))) signalPassFailure();
   }
 };
 }  // namespace

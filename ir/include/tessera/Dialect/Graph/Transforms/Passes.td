@@ -211,7 +211,15 @@ def ShardPropagation : Pass<"tessera-shard-propagation", "::mlir::ModuleOp"> {
     %p = tessera_graph.matmul %h, %w2 {tessera_graph.sharding = #tessera_graph.shard<mesh = @mesh, dims = ["", ""], replicate = [], reduce = ["tp"]>} : ...
     %0 = tessera_graph.all_reduce sum %p over @mesh ["tp"] : ...
     ```
+    Where the rules choose (which split an elementwise op keeps, which side
+    of a contraction is gathered, ...), a search places the function again
+    with other choices and keeps the cheapest (collective bytes plus
+    arithmetic per device); `search-runs=1` keeps the rules' own choices.
   }];
+  let options = [
+    Option<"searchRuns", "search-runs", "int", /*default=*/"256",
+           "placements the search makes at most (1: the rules alone)">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect"];
 }
 #endif

@@ -18,13 +18,20 @@ namespace tessera::graph {
 /// The unit attribute that marks a function written on global tensors.
 constexpr llvm::StringLiteral kGlobalViewAttr = "tessera.global_view";
 
-/// Replaces `fn` (marked global view) by its SPMD form, same name. With
-/// `annotate`, each op records its decision as `tessera_graph.sharding`
-/// (what the pass prints; compiles leave it off, since the stages they
-/// cut the function into name no mesh).
-mlir::LogicalResult propagateShardings(mlir::func::FuncOp fn, bool annotate = false);
+/// How many placements of a function the search makes at most (the rules'
+/// own is the first; 1: the rules alone).
+constexpr int kShardSearchRuns = 256;
+
+/// Replaces `fn` (marked global view) by its SPMD form, same name: the
+/// cheapest of up to `searchRuns` placements (docs/spmd.md, "The search").
+/// With `annotate`, each op records its decision as
+/// `tessera_graph.sharding` (what the pass prints; compiles leave it off,
+/// since the stages they cut the function into name no mesh).
+mlir::LogicalResult propagateShardings(mlir::func::FuncOp fn, bool annotate = false,
+                                       int searchRuns = kShardSearchRuns);
 /// propagateShardings on every function marked global view in `module`.
-mlir::LogicalResult propagateGlobalViewShardings(mlir::ModuleOp module, bool annotate = false);
+mlir::LogicalResult propagateGlobalViewShardings(mlir::ModuleOp module, bool annotate = false,
+                                                 int searchRuns = kShardSearchRuns);
 
 }  // namespace tessera::graph
 
