@@ -249,14 +249,13 @@ func.func @rows(
 
 const char* kShardDP = R"(#tessera_graph.shard<mesh = @mesh, dims = ["dp", ""], replicate = [], reduce = []>)";
 
-TEST_F(ShardPropagationTest, DataParallelSgdGetsOneAllReduce) {
-  // The weight gradient x^T dy of a batch split over dp is a partial sum
-  // (the transpose keeps x split; nothing gathers it); the update of the
-  // replicated weight all-reduces it once.
-  std::string out = Check(std::string(R"(
-tessera_graph.mesh @mesh axes = ["dp", "tp", "pp"] shape = [4, 1, 1]
-func.func @sgd(%x: tensor<16x8xf32> {tessera_graph.sharding = )") + kShardDP + R"(},
-    %dy: tensor<16x4xf32> {tessera_graph.sharding = )" + kShardDP + R"(}, %w: tensor<8x4xf32>)
+// One SGD step of a data-parallel layer: x and dy sharded by `batch`, W
+// replicated, on a mesh of 4 devices (`mesh`: the shape of dp, tp, pp).
+std::string SgdStep(const char* batch, const char* mesh) {
+  return std::string(R"(
+tessera_graph.mesh @mesh axes = ["dp", "tp", "pp"] shape = )") + mesh + R"(
+func.func @sgd(%x: tensor<16x8xf32> {tessera_graph.sharding = )" + batch + R"(},
+    %dy: tensor<16x4xf32> {tessera_graph.sharding = )" + batch + R"(}, %w: tensor<8x4xf32>)
     -> tensor<8x4xf32> attributes {tessera.global_view} {
   %xt = tessera_graph.transpose %x perm = [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
   %g = tessera_graph.matmul %xt, %dy : tensor<8x16xf32>, tensor<16x4xf32> -> tensor<8x4xf32>
@@ -264,7 +263,14 @@ func.func @sgd(%x: tensor<16x8xf32> {tessera_graph.sharding = )") + kShardDP + R
   %u = tessera_graph.mul %g, %lr : tensor<8x4xf32>, tensor<1xf32>
   %w2 = tessera_graph.sub %w, %u : tensor<8x4xf32>, tensor<8x4xf32>
   return %w2 : tensor<8x4xf32>
-})");
+})";
+}
+
+TEST_F(ShardPropagationTest, DataParallelSgdGetsOneAllReduce) {
+  // The weight gradient x^T dy of a batch split over dp is a partial sum
+  // (the transpose keeps x split; nothing gathers it); the update of the
+  // replicated weight all-reduces it once.
+  std::string out = Check(SgdStep(kShardDP, "[4, 1, 1]"));
   EXPECT_EQ(Count(out, "all_reduce"), 1) << out;
   EXPECT_EQ(Count(out, "all_gather") + Count(out, "reduce_scatter"), 0) << out;
 }
@@ -626,18 +632,7 @@ const char* kShardDPxTP = R"(#tessera_graph.shard<mesh = @mesh, dims = [["dp", "
 TEST_F(ShardPropagationTest, ABatchOverTwoAxesGetsOneAllReduceOverBoth) {
   // The SGD step with the batch over dp x tp: the weight gradient is a
   // partial sum over both axes, all-reduced once over both.
-  std::string out = Check(std::string(R"(
-tessera_graph.mesh @mesh axes = ["dp", "tp", "pp"] shape = [2, 2, 1]
-func.func @sgd(%x: tensor<16x8xf32> {tessera_graph.sharding = )") + kShardDPxTP + R"(},
-    %dy: tensor<16x4xf32> {tessera_graph.sharding = )" + kShardDPxTP + R"(}, %w: tensor<8x4xf32>)
-    -> tensor<8x4xf32> attributes {tessera.global_view} {
-  %xt = tessera_graph.transpose %x perm = [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
-  %g = tessera_graph.matmul %xt, %dy : tensor<8x16xf32>, tensor<16x4xf32> -> tensor<8x4xf32>
-  %lr = arith.constant dense<0.1> : tensor<1xf32>
-  %u = tessera_graph.mul %g, %lr : tensor<8x4xf32>, tensor<1xf32>
-  %w2 = tessera_graph.sub %w, %u : tensor<8x4xf32>, tensor<8x4xf32>
-  return %w2 : tensor<8x4xf32>
-})");
+  std::string out = Check(SgdStep(kShardDPxTP, "[2, 2, 1]"));
   EXPECT_EQ(Count(out, R"(all_reduce sum %2 over @mesh ["dp", "tp"])"), 1) << out;
   EXPECT_EQ(Count(out, "all_reduce"), 1) << out;
   EXPECT_EQ(Count(out, "all_gather") + Count(out, "reduce_scatter"), 0) << out;

@@ -1271,11 +1271,19 @@ FailureOr<func::FuncOp> Propagator::run() {
 // at a time from the best so far, repeated while that gains. The cheapest
 // function by spmdCost is kept, the rules' own on a tie. Each run places
 // the whole function again: a choice changes what every later op sees.
-FailureOr<func::FuncOp> search(func::FuncOp fn, MeshOp mesh, bool annotate, int runs) {
+// What the search did, for the annotated (printed) function.
+struct SearchReport {
+  int placements = 1;
+  double rulesCost = 0, cost = 0;
+};
+
+FailureOr<func::FuncOp> search(func::FuncOp fn, MeshOp mesh, bool annotate, int runs, SearchReport* report) {
   Propagator first(fn, mesh, annotate);
   FailureOr<func::FuncOp> best = first.run();
-  if (failed(best) || runs <= 1) return best;
+  if (failed(best)) return best;
   double bestCost = spmdCost(*best, mesh);
+  report->rulesCost = report->cost = bestCost;
+  if (runs <= 1) return best;
   std::vector<int> bestPicks(first.picks().begin(), first.picks().end());
   std::vector<int> counts(first.optionCounts().begin(), first.optionCounts().end());
   const std::vector<int> rules = bestPicks, points = counts;
@@ -1314,6 +1322,8 @@ FailureOr<func::FuncOp> search(func::FuncOp fn, MeshOp mesh, bool annotate, int 
         o[i] = 0;
       }
     }
+    report->placements = made;
+    report->cost = bestCost;
     return best;
   }
   for (bool gained = true; gained && made < runs;) {
@@ -1328,6 +1338,8 @@ FailureOr<func::FuncOp> search(func::FuncOp fn, MeshOp mesh, bool annotate, int 
         gained = gained || bestCost < before;
       }
   }
+  report->placements = made;
+  report->cost = bestCost;
   return best;
 }
 
@@ -1345,8 +1357,18 @@ LogicalResult propagateShardings(func::FuncOp fn, bool annotate, int searchRuns)
     return fn.emitOpError() << "is marked `" << kGlobalViewAttr.str()
                             << "` but no argument or result names a mesh in its tessera_graph.sharding";
   if (!fn.getBody().hasOneBlock()) return fn.emitOpError("has several blocks");
-  FailureOr<func::FuncOp> local = search(fn, mesh, annotate, searchRuns);
+  SearchReport report;
+  FailureOr<func::FuncOp> local = search(fn, mesh, annotate, searchRuns, &report);
   if (failed(local)) return failure();
+  if (annotate) {
+    // Printed with the decisions: how many placements were made, and the
+    // cost (ShardCost.h) of the one kept and of the rules' own.
+    Builder b(fn.getContext());
+    (*local)->setAttr(kShardSearchAttr,
+                      b.getDictionaryAttr({b.getNamedAttr("placements", b.getI64IntegerAttr(report.placements)),
+                                           b.getNamedAttr("cost", b.getF64FloatAttr(report.cost)),
+                                           b.getNamedAttr("rules_cost", b.getF64FloatAttr(report.rulesCost))}));
+  }
   fn->getBlock()->getOperations().insert(Block::iterator(fn), *local);
   StringAttr name = fn.getNameAttr();
   fn.erase();

@@ -18,6 +18,10 @@ namespace tessera::graph {
 /// The unit attribute that marks a function written on global tensors.
 constexpr llvm::StringLiteral kGlobalViewAttr = "tessera.global_view";
 
+/// On a function the pass annotated: what its search did
+/// (`{placements, cost, rules_cost}`, ShardCost.h's measure).
+constexpr llvm::StringLiteral kShardSearchAttr = "tessera.shard_search";
+
 /// How many placements of a function the search makes at most (the rules'
 /// own is the first; 1: the rules alone).
 constexpr int kShardSearchRuns = 256;
