@@ -281,5 +281,48 @@ TEST(FuzzRegressions, ProgramViewsAndStreamsOutOfRange) {
   TS_EXPECT_CONTAINS(read.status().message(), "a step on stream 9");
 }
 
+
+// Shardings in a program image (file version 5: a list of mesh axes per
+// dim): a dim over several axes survives the file; an axis out of range,
+// used by two dims, by one dim twice, or both splitting and reducing is
+// DATA_LOSS at Program::Create, never an out-of-bounds coordinate at Run.
+TEST(FuzzRegressions, ShardingsOverUnknownOrRepeatedAxes) {
+  auto image = [](std::vector<std::vector<int>> dims, std::vector<int> partial) {
+    ProgramImage im;
+    im.plugin = "cpu";
+    im.target = "cpu";
+    im.ir_version = TESSERA_IR_VERSION;
+    im.mesh_axes = {"dp", "tp"};
+    im.mesh_shape = {2, 2};
+    im.values = {{"f32", 64}};
+    ParamSpec p{"arg0", ParamRole::kInput, "f32", {4, 4}, 64, {}};
+    p.sharding.dim_axes = std::move(dims);
+    p.sharding.partial_sum_axes = std::move(partial);
+    im.params.push_back(p);
+    im.param_values.push_back(0);
+    return im;
+  };
+  {
+    ProgramImage two = image({{0, 1}, {}}, {});
+    auto read = ProgramImage::Deserialize(two.Serialize(), "two.tsp");
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    EXPECT_EQ(read->params[0].sharding.dim_axes, (std::vector<std::vector<int>>{{0, 1}, {}}));
+    Status st = Program::Create({}, two).status();
+    EXPECT_NE(st.code(), StatusCode::kDataLoss) << "a good image: " << st.ToString();
+  }
+  const std::pair<std::vector<std::vector<int>>, std::vector<int>> bad[] = {
+      {{{0, 2}, {}}, {}},  // no axis 2
+      {{{-1}, {}}, {}},    // no axis -1
+      {{{0}, {0}}, {}},    // dp splits two dims
+      {{{1, 1}, {}}, {}},  // tp twice in one dim
+      {{{0}, {}}, {0}},    // dp splits and reduces
+  };
+  for (const auto& [dims, partial] : bad) {
+    Status st = Program::Create({}, image(dims, partial)).status();
+    EXPECT_EQ(st.code(), StatusCode::kDataLoss) << st.ToString();
+    TS_EXPECT_CONTAINS(st.message(), "sharding on an unknown or repeated axis");
+  }
+}
+
 }  // namespace
 }  // namespace tessera
