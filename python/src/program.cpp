@@ -183,22 +183,32 @@ void BindProgram(py::module_& m) {
   m.def(
       "compile_program",
       [](const std::string& source, bool is_path, const std::vector<Device>& devices, const std::string& function,
-         const std::string& schedule, const std::string& name, int64_t overlap_chunks) -> Program {
+         const std::string& schedule, const std::string& name, int64_t overlap_chunks,
+         const std::vector<std::pair<std::string, int64_t>>& mesh,
+         const std::vector<std::vector<std::vector<std::string>>>& in_shardings,
+         const std::vector<std::vector<std::vector<std::string>>>& out_shardings) -> Program {
 #ifdef TESSERA_PYTHON_HAS_COMPILER
         ProgramSource src = SourceOf(source, is_path, name);
         ProgramCompileOptions options;
         options.function = function;
         options.schedule = schedule;
         options.overlap_chunks = overlap_chunks;
+        for (const auto& [axis, size] : mesh) options.mesh.push_back({axis, size});
+        options.in_shardings = in_shardings;
+        options.out_shardings = out_shardings;
         py::gil_scoped_release release;
         return Unwrap(CompileProgram(devices, src, options));
 #else
         (void)source, (void)is_path, (void)devices, (void)function, (void)schedule, (void)name, (void)overlap_chunks;
+        (void)mesh, (void)in_shardings, (void)out_shardings;
         NoCompiler();
 #endif
       },
       py::arg("source"), py::arg("is_path"), py::arg("devices"), py::arg("function") = "",
-      py::arg("schedule") = "", py::arg("name") = "", py::arg("overlap_chunks") = 0);
+      py::arg("schedule") = "", py::arg("name") = "", py::arg("overlap_chunks") = 0,
+      py::arg("mesh") = std::vector<std::pair<std::string, int64_t>>{},
+      py::arg("in_shardings") = std::vector<std::vector<std::vector<std::string>>>{},
+      py::arg("out_shardings") = std::vector<std::vector<std::vector<std::string>>>{});
   m.def(
       "autotune",
       [](const std::string& source, bool is_path, const std::vector<Device>& devices, const std::string& function,

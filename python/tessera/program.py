@@ -174,8 +174,21 @@ class CompiledProgram:
         self.program.run([stream], [list(args)], list(grid or ()))
 
 
+def _dim_axes_of(spec, what):
+    """A dist.ShardSpec (or None) as per-dim lists of axis names."""
+    from .dist import ShardSpec
+    if spec is None:
+        return []
+    if not isinstance(spec, ShardSpec):
+        raise InvalidArgumentError("%s: a dist.ShardSpec or None per argument, not %r" % (what, spec))
+    if spec.reduce:
+        raise InvalidArgumentError("%s: %r holds partial sums; a sharding given at compile time splits or "
+                                   "replicates" % (what, spec))
+    return [[] if d is None else [d] if isinstance(d, str) else list(d) for d in spec.dims]
+
+
 def compile(source, device=None, mesh=None, function=None, schedule=None, in_specs=None, out_specs=None,
-            overlap_chunks=0):
+            overlap_chunks=0, in_shardings=None, out_shardings=None):
     """Compiles a Tessera program for a device (or a mesh) and loads it.
 
     source: a path (str or os.PathLike; a .mlir, or a .tsp compiled ahead
@@ -190,6 +203,11 @@ def compile(source, device=None, mesh=None, function=None, schedule=None, in_spe
     program's stage and its all_reduce pipelined in that many row blocks,
     each block's all_reduce on a communication stream while the next
     computes (docs/spmd.md, "Overlap"); the same results, bit for bit.
+    in_shardings / out_shardings: place a program written on global tensors
+    (one that declares no shardings) on `mesh`, as jax.jit does: a
+    dist.ShardSpec (or None: replicated) per input / output; the compiler
+    decides every intermediate (docs/spmd.md, "Shardings given at compile
+    time").
     """
     is_path = _is_path(source)
     text = os.fspath(source) if is_path else source
@@ -206,8 +224,20 @@ def compile(source, device=None, mesh=None, function=None, schedule=None, in_spe
             devices = _devices_for(needed, dev)
         else:
             devices = [dev]
+    placed = in_shardings is not None or out_shardings is not None
+    if placed and mesh is None:
+        raise InvalidArgumentError("in_shardings / out_shardings place a program on a mesh: give mesh= too")
     if is_path and text.endswith(".tsp"):
+        if placed:
+            raise InvalidArgumentError("%s is compiled already: in_shardings / out_shardings apply when compiling "
+                                       "the .mlir" % text)
         program = _tessera.load_program(devices, text)
+    elif placed:
+        program = _tessera.compile_program(
+            text, is_path, devices, function or "", schedule or "", "", int(overlap_chunks),
+            list(zip(mesh.axis_names, mesh.shape)),
+            [_dim_axes_of(s, "in_shardings") for s in (in_shardings or [])],
+            [_dim_axes_of(s, "out_shardings") for s in (out_shardings or [])])
     else:
         program = _tessera.compile_program(text, is_path, devices, function or "", schedule or "", "",
                                            int(overlap_chunks))

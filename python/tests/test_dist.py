@@ -74,6 +74,57 @@ def test_a_dim_over_two_axes(rng):
         ShardSpec((("dp", ""), None))
 
 
+# A program on global tensors that declares no placement: placed at
+# compile time, as jax.jit(in_shardings=..., out_shardings=...) does.
+GLOBAL_MLP = """
+func.func @mlp(%x: tensor<64x32xf32>, %w1: tensor<32x128xf32>, %w2: tensor<128x32xf32>) -> tensor<64x32xf32> {
+  %h0 = tessera_graph.matmul %x, %w1 : tensor<64x32xf32>, tensor<32x128xf32> -> tensor<64x128xf32>
+  %h = tessera_graph.relu %h0 : tensor<64x128xf32>
+  %y0 = tessera_graph.matmul %h, %w2 : tensor<64x128xf32>, tensor<128x32xf32> -> tensor<64x32xf32>
+  %y = tessera_graph.add %y0, %x : tensor<64x32xf32>, tensor<64x32xf32>
+  return %y : tensor<64x32xf32>
+}
+"""
+
+
+def test_shardings_given_at_compile_time(rng):
+    mesh = dist.Mesh({"dp": 2, "tp": 2})
+    rows = ShardSpec((("dp", "tp"), None))  # sequence parallel around a Megatron MLP
+    fn = tessera.compile(GLOBAL_MLP, mesh=mesh, in_shardings=[rows, ShardSpec((None, "tp")), ShardSpec(("tp", None))],
+                         out_shardings=[rows])
+    assert fn.in_specs == [rows, ShardSpec((None, "tp")), ShardSpec(("tp", None))] and fn.out_specs == [rows]
+    assert [p["shape"] for p in fn.inputs] == [(16, 32), (32, 64), (64, 32)]  # local parts
+    x = rng.standard_normal((64, 32), np.float32)
+    w1 = (rng.standard_normal((32, 128)) / 8).astype(np.float32)
+    w2 = (rng.standard_normal((128, 32)) / 8).astype(np.float32)
+    y = fn(x, w1, w2)
+    ref = np.maximum(x.astype(np.float64) @ w1, 0) @ w2 + x
+    np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(y, tessera.compile(GLOBAL_MLP)(x, w1, w2), rtol=1e-5, atol=1e-5)
+    # Replicated where nothing is given: only x split over dp.
+    fn = tessera.compile(GLOBAL_MLP, mesh=dist.Mesh({"dp": 2}), in_shardings=[ShardSpec(("dp",))])
+    assert fn.out_specs == [ShardSpec(())]
+    np.testing.assert_allclose(fn(x, w1, w2), ref, rtol=1e-4, atol=1e-4)
+
+
+def test_shardings_given_at_compile_time_that_do_not_fit():
+    mesh = dist.Mesh({"dp": 2, "tp": 2})
+    cases = [
+        (dict(in_shardings=[ShardSpec(("dp",))]), "give mesh= too"),
+        (dict(mesh=mesh, in_shardings=[ShardSpec(("pp", None))]), "has no axis 'pp'"),
+        (dict(mesh=mesh, in_shardings=[ShardSpec(("dp", "dp"))]), "mesh axis 'dp' twice"),
+        (dict(mesh=mesh, in_shardings=[ShardSpec(("dp", None, None))]), "has rank 2; its sharding names 3 dims"),
+        (dict(mesh=mesh, in_shardings=[None] * 4), "4 in_shardings and 0 out_shardings for @mlp of 3 arguments"),
+        (dict(mesh=mesh, in_shardings=[ShardSpec(("dp",), reduce=("tp",))]), "holds partial sums"),
+        (dict(mesh=mesh, in_shardings=["dp"]), "a dist.ShardSpec or None per argument"),
+        (dict(mesh=mesh, in_shardings=[ShardSpec(("dp",))], source=PARTIAL), "declares its own placement"),
+    ]
+    for kwargs, message in cases:
+        source = kwargs.pop("source", GLOBAL_MLP)
+        with pytest.raises(tessera.InvalidArgumentError, match=message.replace("(", r"\(").replace(")", r"\)")):
+            tessera.compile(source, **kwargs)
+
+
 def test_overlapped_collectives_give_the_same_bits(rng):
     # The stage and its all_reduce in 4 row blocks on two streams: the
     # result equals the plain compile's bit for bit.

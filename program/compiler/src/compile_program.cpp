@@ -16,6 +16,7 @@
 #include "build_id.hpp"
 #include "plugin_log.hpp"
 #include "lower.hpp"
+#include "placement.hpp"
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "tessera/ir_version.h"
 #include "tessera/trace.hpp"
@@ -128,6 +129,7 @@ std::string ProgramCacheFile(const ProgramSource& source, const ProgramCompileOp
   add(options.function);
   add(options.schedule);
   add("overlap=" + std::to_string(options.overlap_chunks));
+  add(program::PlacementKey(options));
   for (const OptionValue& v : compile_options) add(v.name + "=" + v.ValueText());
   add(source.name);
   add(text);
@@ -167,7 +169,7 @@ StatusOr<Compiled> Build(const ProgramSource& source, const ProgramCompileOption
   }
   std::optional<TraceScope> phase;
   phase.emplace("compile", "parse and verify");
-  auto parsed = program::ParsedModule::Parse(source);
+  auto parsed = program::ParsedModule::Parse(source, &options);
   if (!parsed.ok()) return parsed.status();
   phase.emplace("compile", "lower (graph -> schedule -> tile)");
   // The target's schedule for the architecture compiled for.

@@ -1,4 +1,5 @@
 #include "parse.hpp"
+#include "placement.hpp"
 
 #include <sys/stat.h>
 
@@ -76,7 +77,8 @@ Status ParsedModule::Error(StatusCode code, const std::string& what) {
   return Status(code, d.empty() ? what : what + ":\n" + d);
 }
 
-StatusOr<std::unique_ptr<ParsedModule>> ParsedModule::Parse(const ProgramSource& source) {
+StatusOr<std::unique_ptr<ParsedModule>> ParsedModule::Parse(const ProgramSource& source,
+                                                           const ProgramCompileOptions* placement) {
   std::unique_ptr<ParsedModule> p(new ParsedModule());
   p->name_ = source.name.empty() ? (source.path.empty() ? "<text>" : source.path) : source.name;
   if (!source.path.empty()) {
@@ -114,6 +116,9 @@ StatusOr<std::unique_ptr<ParsedModule>> ParsedModule::Parse(const ProgramSource&
   // function of plain Graph IR (docs/autodiff.md).
   if (mlir::failed(graph::expandGradients(*p->module_)) || mlir::failed(mlir::verify(*p->module_)))
     return p->Error(StatusCode::kInvalidArgument, p->name_ + ": cannot build the gradients it declares");
+  // Shardings given at compile time make the function a global-view one.
+  if (placement)
+    if (Status st = ApplyPlacement(*p, *placement); !st.ok()) return st;
   // Functions written on global tensors (tessera.global_view) become SPMD.
   if (mlir::failed(graph::propagateGlobalViewShardings(*p->module_)) || mlir::failed(mlir::verify(*p->module_)))
     return p->Error(StatusCode::kInvalidArgument, p->name_ + ": cannot place its global-view functions on the mesh");

@@ -18,7 +18,10 @@ namespace tessera::program {
 // done on the module go to `diagnostics`.
 class ParsedModule {
  public:
-  static StatusOr<std::unique_ptr<ParsedModule>> Parse(const ProgramSource& source);
+  // With `placement`, its shardings given at compile time are applied
+  // before the global-view functions are placed (placement.hpp).
+  static StatusOr<std::unique_ptr<ParsedModule>> Parse(const ProgramSource& source,
+                                                       const ProgramCompileOptions* placement = nullptr);
 
   mlir::ModuleOp module() { return *module_; }
   mlir::MLIRContext& context() { return context_; }

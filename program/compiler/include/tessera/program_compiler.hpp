@@ -53,6 +53,21 @@ struct ProgramCompileOptions {
   // communication stream while the next block computes (docs/spmd.md,
   // "Overlap"); 0 or 1: off.  Results are bitwise the same.
   int64_t overlap_chunks = 0;
+  // Placing a program written on global tensors when it is compiled, as
+  // jax.jit(in_shardings=..., out_shardings=...) does (docs/spmd.md,
+  // "Shardings given at compile time"): the mesh, and per argument and
+  // result of the function, per dim the mesh axes the dim is split over
+  // (the major first; none: whole). Fewer entries than arguments or
+  // results: the rest are replicated. With a mesh, the function (which
+  // must declare no shardings of its own) becomes a global-view function
+  // with these shardings, and --tessera-shard-propagation places the rest.
+  struct MeshAxis {
+    std::string name;
+    int64_t size = 1;
+  };
+  std::vector<MeshAxis> mesh;
+  using DimAxes = std::vector<std::vector<std::string>>;  // [dim][axis]
+  std::vector<DimAxes> in_shardings, out_shardings;
   // Options of the plugin's compiler (tessera-info lists them per target);
   // cache_dir defaults to DefaultCacheDirectory()/<plugin>.
   std::vector<OptionValue> compiler_options;
