@@ -110,7 +110,30 @@ expect collectives.bf16 0 "PASS" "$RUN" "$T/coll_bf16.mlir" --iterations 1
 sed 's/xf32/xi32/g; s/tessera_graph.exp %c/tessera_graph.relu %c/' "$EX/spmd_collectives.mlir" > "$T/coll_i32.mlir"
 expect collectives.i32 0 "tolerance 0 relative, default for i32): PASS" "$RUN" "$T/coll_i32.mlir" --iterations 1
 
-# 5. Bad setups.
+# 5. A program that declares no placement, placed by --mesh and
+#    --in-sharding / --out-sharding (docs/spmd.md, "Shardings given at
+#    compile time"): sequence parallel around a Megatron MLP on 2 x 2, the
+#    same as the program on one device.
+rand_npy "$T/sx.npy" 11 64 32
+rand_npy "$T/sw1.npy" 12 32 128
+rand_npy "$T/sw2.npy" 13 128 32
+SIN=(--input "$T/sx.npy" --input "$T/sw1.npy" --input "$T/sw2.npy")
+"$RUN" "$TD/placed_mlp.mlir" "${SIN[@]}" --iterations 1 --output "$T/sref.npy" || fail=1
+PLACE=(--mesh dp=2,tp=2 --in-sharding 'dp*tp,-' --in-sharding '-,tp' --in-sharding 'tp,-' --out-sharding 'dp*tp,-')
+expect placed.runs 0 "2 collectives on 4 devices" \
+  "$RUN" "$TD/placed_mlp.mlir" "${SIN[@]}" "${PLACE[@]}" --iterations 1 --output "$T/sout.npy"
+same placed.global_equals_unsplit "$T/sout.npy" "$T/sref.npy" 1e-5
+expect placed.verified 0 "verify: 4 devices" "$RUN" "$TD/placed_mlp.mlir" "${PLACE[@]}" --iterations 1
+expect placed.unknown_axis 1 "argument 0: mesh @mesh has no axis 'pp'" \
+  "$RUN" "$TD/placed_mlp.mlir" --mesh dp=2 --in-sharding 'pp,-' --iterations 1
+expect placed.no_mesh 1 "give the mesh too" "$RUN" "$TD/placed_mlp.mlir" --in-sharding 'dp,-' --iterations 1
+expect placed.bad_spec 1 "each dim is '-' (whole) or mesh axes joined by '*'" \
+  "$RUN" "$TD/placed_mlp.mlir" --mesh dp=2 --in-sharding 'dp**,-'
+expect placed.bad_mesh 1 "each axis is NAME=SIZE" "$RUN" "$TD/placed_mlp.mlir" --mesh dp=0
+expect placed.declares_its_own 1 "declares its own placement" \
+  "$RUN" "$EX/tp_mlp_global.mlir" --mesh tp=2 --in-sharding '-,-' --iterations 1
+
+# 6. Bad setups.
 expect fp8_gather 0 "PASS" "$RUN" "$TD/spmd_fp8.mlir" --kernel gather --iterations 1
 expect fp8_reduction 1 "reduces f8E4M3FN values: fp8 is a storage type" \
   "$RUN" "$TD/spmd_fp8.mlir" --kernel reduce --iterations 1

@@ -32,6 +32,13 @@ Program:
                          lists them per target), e.g. opt_level=2
   --save FILE.tsp        also write the compiled program (tessera-run and
                          Program::Load run it without compiling)
+  --mesh A=N,B=M         place a program on global tensors that declares no
+                         shardings on this mesh (docs/spmd.md, "Shardings
+                         given at compile time"), with
+  --in-sharding S        per argument, in order (repeat), and
+  --out-sharding S       per result: per dim, comma-separated, the mesh axis
+                         it is split over, several joined by '*' (the major
+                         first), '-' for whole: "dp*tp,-"; missing: replicated
   --overlap-chunks N     SPMD: compute a stage feeding an all_reduce in N row
                          blocks and reduce block i on a communication stream
                          while block i+1 computes (docs/spmd.md "Overlap");
@@ -104,6 +111,50 @@ bool ParseUnsigned(const char* text, unsigned long long max, unsigned long long*
   *out = std::strtoull(text, &end, 10);
   return errno == 0 && *end == '\0' && *out <= max;
 }
+// "dp=2,tp=2": mesh axes in order; "" on success, else why not.
+std::string ParseMesh(const std::string& text, std::vector<ProgramCompileOptions::MeshAxis>* mesh) {
+  mesh->clear();
+  size_t at = 0;
+  while (at <= text.size()) {
+    size_t comma = text.find(',', at);
+    const std::string item = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    const size_t eq = item.find('=');
+    unsigned long long n = 0;
+    if (eq == std::string::npos || eq == 0 || !ParseUnsigned(item.c_str() + eq + 1, 1 << 20, &n) || n == 0)
+      return "each axis is NAME=SIZE with a size of at least 1 (\"dp=2,tp=2\")";
+    mesh->push_back({item.substr(0, eq), static_cast<int64_t>(n)});
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return "";
+}
+
+// "dp*tp,-": per dim the axes ('*'-joined) or '-' for whole.
+std::string ParseSharding(const std::string& text, ProgramCompileOptions::DimAxes* spec) {
+  spec->clear();
+  size_t at = 0;
+  while (at <= text.size()) {
+    size_t comma = text.find(',', at);
+    const std::string dim = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    std::vector<std::string> axes;
+    if (dim != "-") {
+      size_t from = 0;
+      while (true) {
+        size_t star = dim.find('*', from);
+        std::string a = dim.substr(from, star == std::string::npos ? std::string::npos : star - from);
+        if (a.empty()) return "each dim is '-' (whole) or mesh axes joined by '*' (\"dp*tp,-\")";
+        axes.push_back(a);
+        if (star == std::string::npos) break;
+        from = star + 1;
+      }
+    }
+    spec->push_back(std::move(axes));
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return "";
+}
+
 }  // namespace
 
 bool ParseArgs(int argc, char** argv, RunArgs* a, int* exit_code) {
@@ -141,7 +192,8 @@ bool ParseArgs(int argc, char** argv, RunArgs* a, int* exit_code) {
     } else if (s == "--input" || s == "--output" || s == "--function" || s == "--kernel" ||
                s == "--iterations" || s == "--warmup" || s == "--scalar" || s == "--tolerance" ||
                s == "--seed" || s == "--cpu" || s == "--target" || s == "--schedule" || s == "--grid" ||
-               s == "--compile-option" || s == "--save" || s == "--overlap-chunks") {
+               s == "--compile-option" || s == "--save" || s == "--overlap-chunks" || s == "--mesh" ||
+               s == "--in-sharding" || s == "--out-sharding") {
       if (!(v = value())) return Fail(s + " needs a value", exit_code);
       if (s == "--input") a->inputs.push_back(v);
       else if (s == "--output") a->outputs.push_back(v);
@@ -150,6 +202,13 @@ bool ParseArgs(int argc, char** argv, RunArgs* a, int* exit_code) {
       else if (s == "--target") a->target = v;
       else if (s == "--cpu") a->target = std::string("cpu:") + v;
       else if (s == "--save") a->save = v;
+      else if (s == "--mesh") {
+        if (std::string why = ParseMesh(v, &a->mesh); !why.empty()) return Fail(s + " " + v + ": " + why, exit_code);
+      } else if (s == "--in-sharding" || s == "--out-sharding") {
+        ProgramCompileOptions::DimAxes spec;
+        if (std::string why = ParseSharding(v, &spec); !why.empty()) return Fail(s + " " + v + ": " + why, exit_code);
+        (s == "--in-sharding" ? a->in_shardings : a->out_shardings).push_back(std::move(spec));
+      }
       else if (s == "--overlap-chunks") {
         if (!ParseUnsigned(v, 4096, &n)) return Fail(s + " " + v + ": not a count from 0 to 4096", exit_code);
         a->overlap_chunks = static_cast<int>(n);

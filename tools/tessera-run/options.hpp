@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/program_compiler.hpp"
 #include "tessera/runtime.hpp"
 
 namespace tessera::run {
@@ -36,6 +37,10 @@ struct RunArgs {
   std::vector<OptionValue> compile_options;  // --compile-option NAME=VALUE
   std::string save;                    // --save FILE.tsp
   int overlap_chunks = 0;              // --overlap-chunks N (SPMD)
+  // --mesh dp=2,tp=2 with --in-sharding / --out-sharding (one per argument
+  // / result, in order): shardings given at compile time
+  std::vector<ProgramCompileOptions::MeshAxis> mesh;
+  std::vector<ProgramCompileOptions::DimAxes> in_shardings, out_shardings;
   int mpi = -1;                        // --mpi 1, --no-mpi 0, -1: when launched by mpirun
   // --autotune: search the schedule first (docs/autotune.md)
   bool autotune = false;

@@ -15,6 +15,7 @@
 #include "mlir/Parser/Parser.h"
 #include "npy.hpp"
 #include "options.hpp"
+#include "placement.hpp"
 #include "training.hpp"
 #include "tune.hpp"
 #include "tessera/Dialect/Graph/Transforms/Grad.h"
@@ -91,11 +92,14 @@ bool RequestsVulkan() {
 }
 
 // The source module the reference runs on (null when there is none).
-mlir::OwningOpRef<mlir::ModuleOp> ParseSource(const std::string& path, mlir::MLIRContext* ctx) {
+mlir::OwningOpRef<mlir::ModuleOp> ParseSource(const std::string& path, mlir::MLIRContext* ctx,
+                                              const ProgramCompileOptions& placement) {
   if (path.empty() || !EndsWith(path, ".mlir")) return nullptr;
   auto m = mlir::parseSourceFile<mlir::ModuleOp>(path, ctx);
-  // The program as it is compiled: declared gradients built, calls inlined.
+  // The program as it is compiled: declared gradients built, calls inlined,
+  // placed on the --mesh given.
   if (m && mlir::failed(tessera::graph::expandGradients(*m))) return nullptr;
+  if (m && !tessera::program::PlaceOnMesh(*m, path, placement).ok()) return nullptr;
   if (m && mlir::failed(tessera::graph::propagateGlobalViewShardings(*m))) return nullptr;
   return m;
 }
@@ -168,6 +172,8 @@ int Run(int argc, char** argv) {
     if (!image.ok()) return Fail(kExitBadInput, image.status().message());
     loaded = std::move(*image);
     need = static_cast<int64_t>(loaded.devices());
+  } else if (!a.mesh.empty()) {
+    for (const auto& axis : a.mesh) need *= axis.size;  // --mesh: the program is placed on it
   } else {
     auto n = ProgramDevicesNeeded(ProgramSource::File(a.program), a.function);
     if (!n.ok()) return Fail(kExitBadInput, n.status().message());
@@ -238,6 +244,9 @@ int Run(int argc, char** argv) {
     co.schedule = a.schedule;
     co.overlap_chunks = a.overlap_chunks;
     co.compiler_options = a.compile_options;
+    co.mesh = a.mesh;
+    co.in_shardings = a.in_shardings;
+    co.out_shardings = a.out_shardings;
     if (a.autotune) {
       const int rc = Autotune(a, devices, &co);  // one per mesh position
       if (rc != kExitOk) return rc;
@@ -362,7 +371,14 @@ int Run(int argc, char** argv) {
   registerAllDialects(registry);
   mlir::MLIRContext source_ctx(registry);
   source_ctx.getDiagEngine().registerHandler([](mlir::Diagnostic&) { return mlir::success(); });
-  auto source = ParseSource(compiled_file ? im.source_name : a.program, &source_ctx);
+  ProgramCompileOptions placement;
+  if (!compiled_file) {
+    placement.function = a.function;
+    placement.mesh = a.mesh;
+    placement.in_shardings = a.in_shardings;
+    placement.out_shardings = a.out_shardings;
+  }
+  auto source = ParseSource(compiled_file ? im.source_name : a.program, &source_ctx, placement);
   std::vector<StateUpdate> updates;
   if (std::string e = FindStateUpdates(source ? *source : mlir::ModuleOp(), im.function, params, &updates); !e.empty())
     return Fail(kExitBadInput, e);

@@ -34,7 +34,8 @@ mlir::Attribute DimEntry(mlir::Builder& b, const std::vector<std::string>& axes)
 }  // namespace
 
 std::string PlacementKey(const ProgramCompileOptions& options) {
-  if (options.mesh.empty()) return "";
+  // Shardings without a mesh are keyed too: they are an error, never a hit.
+  if (options.mesh.empty() && options.in_shardings.empty() && options.out_shardings.empty()) return "";
   std::string s = "mesh";
   for (const auto& a : options.mesh) s += " " + a.name + "=" + std::to_string(a.size);
   for (const auto* side : {&options.in_shardings, &options.out_shardings}) {
@@ -49,7 +50,13 @@ std::string PlacementKey(const ProgramCompileOptions& options) {
 }
 
 Status ApplyPlacement(ParsedModule& parsed, const ProgramCompileOptions& options) {
-  const std::string& name = parsed.name();
+  Status st = PlaceOnMesh(parsed.module(), parsed.name(), options);
+  if (st.ok()) return st;
+  const std::string diagnostics = parsed.TakeDiagnostics();
+  return diagnostics.empty() ? st : Status(st.code(), st.message() + ":\n" + diagnostics);
+}
+
+Status PlaceOnMesh(mlir::ModuleOp module, const std::string& name, const ProgramCompileOptions& options) {
   if (options.mesh.empty()) {
     if (!options.in_shardings.empty() || !options.out_shardings.empty())
       return Status(StatusCode::kInvalidArgument,
@@ -57,7 +64,6 @@ Status ApplyPlacement(ParsedModule& parsed, const ProgramCompileOptions& options
                            "(ProgramCompileOptions::mesh, tessera.compile(..., mesh=...))");
     return Status::Ok();
   }
-  mlir::ModuleOp module = parsed.module();
   std::vector<std::string> names = Candidates(module);
   std::string chosen = options.function;
   if (chosen.empty()) {
@@ -144,8 +150,15 @@ Status ApplyPlacement(ParsedModule& parsed, const ProgramCompileOptions& options
     fn.setResultAttr(i, g::kShardingAttr, *s);
   }
   fn->setAttr(g::kGlobalViewAttr, b.getUnitAttr());
-  if (mlir::failed(mlir::verify(module)))
-    return parsed.Error(StatusCode::kInvalidArgument, name + ": the shardings given at compile time do not fit @" + chosen);
+  // The verifier names the argument and the axis; the whole function
+  // printed after it would bury that.
+  mlir::MLIRContext* ctx = module.getContext();
+  const bool printOp = ctx->shouldPrintOpOnDiagnostic();
+  ctx->printOpOnDiagnostic(false);
+  const bool fits = mlir::succeeded(mlir::verify(module));
+  ctx->printOpOnDiagnostic(printOp);
+  if (!fits)
+    return Status(StatusCode::kInvalidArgument, name + ": the shardings given at compile time do not fit @" + chosen);
   return Status::Ok();
 }
 

@@ -16,8 +16,11 @@ namespace tessera::program {
 // kernel, more entries than arguments or dims, an unknown or repeated axis:
 // INVALID_ARGUMENT naming what and where.
 Status ApplyPlacement(ParsedModule& parsed, const ProgramCompileOptions& options);
+// The same on any module (tessera-run's reference copy); `name` for
+// messages; the verifier's diagnostics go to the module's context.
+Status PlaceOnMesh(mlir::ModuleOp module, const std::string& name, const ProgramCompileOptions& options);
 
-// The placement as text, for the compile cache key ("" without a mesh).
+// The placement as text, for the compile cache key ("" without one).
 std::string PlacementKey(const ProgramCompileOptions& options);
 
 }  // namespace tessera::program
