@@ -126,6 +126,7 @@ same placed.global_equals_unsplit "$T/sout.npy" "$T/sref.npy" 1e-5
 expect placed.verified 0 "verify: 4 devices" "$RUN" "$TD/placed_mlp.mlir" "${PLACE[@]}" --iterations 1
 expect placed.unknown_axis 1 "argument 0: mesh @mesh has no axis 'pp'" \
   "$RUN" "$TD/placed_mlp.mlir" --mesh dp=2 --in-sharding 'pp,-' --iterations 1
+expect placed.splits_nothing 1 "split no dim" "$RUN" "$TD/placed_mlp.mlir" --mesh dp=2 --iterations 1
 expect placed.no_mesh 1 "give the mesh too" "$RUN" "$TD/placed_mlp.mlir" --in-sharding 'dp,-' --iterations 1
 expect placed.bad_spec 1 "each dim is '-' (whole) or mesh axes joined by '*'" \
   "$RUN" "$TD/placed_mlp.mlir" --mesh dp=2 --in-sharding 'dp**,-'

@@ -100,6 +100,15 @@ Status PlaceOnMesh(mlir::ModuleOp module, const std::string& name, const Program
                       std::to_string(options.out_shardings.size()) + " out_shardings for @" + chosen + " of " +
                       std::to_string(fn.getNumArguments()) + " arguments and " + std::to_string(fn.getNumResults()) +
                       " results");
+  bool splits = false;
+  for (const auto* side : {&options.in_shardings, &options.out_shardings})
+    for (const auto& spec : *side)
+      for (const auto& axes : spec) splits |= !axes.empty();
+  if (!splits)
+    return Status(StatusCode::kInvalidArgument,
+                  name + ": the shardings given for @" + chosen +
+                      " split no dim: every device would compute the whole program; split at least one argument or "
+                      "result over the mesh (in_shardings, out_shardings)");
   // The mesh: the module's own when it is the same, else a new @mesh.
   mlir::OpBuilder b(module.getContext());
   llvm::SmallVector<llvm::StringRef> axisNames;
