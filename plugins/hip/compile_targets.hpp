@@ -24,13 +24,15 @@ inline const TsOptionInfo kCompileOptions[] = {
 // v_wmma_f32_16x16x16 per 16-deep step); RDNA2 keeps the lanes' FMAs.
 inline constexpr const char* kSchedule =
     "tile-m=128 tile-n=128 tile-k=16 micro-m=8 micro-n=8 gfx908:mma=mfma gfx90a:mma=mfma "
-    "gfx940:mma=mfma gfx1100:mma=wmma clamp-tiles=0 "
+    "gfx940:mma=mfma gfx1100:mma=wmma gfx1101:mma=wmma gfx1102:mma=wmma gfx1103:mma=wmma "
+    "clamp-tiles=0 "
     "merge-matmul-chains=0 attention=0 attn-block-q=64 attn-block-kv=32 attn-shared-kib=32";
 
 // What LLVM 16's AMDGPU back end knows among the data-center and current
 // parts: CDNA1 (gfx908), CDNA2 (gfx90a), CDNA3 (gfx940; gfx942 is unknown
-// to LLVM 16), RDNA2 (gfx1030), RDNA3 (gfx1100).
-inline constexpr const char* kArchs = "gfx908,gfx90a,gfx940,gfx1030,gfx1100";
+// to LLVM 16), RDNA2 (gfx1030), RDNA3 (gfx1100, gfx1101, gfx1102 and the
+// gfx1103 APU: every RDNA3 part LLVM 16 knows).
+inline constexpr const char* kArchs = "gfx908,gfx90a,gfx940,gfx1030,gfx1100,gfx1101,gfx1102,gfx1103";
 
 inline const TsCompilerTarget kCompileTargets[] = {
     {TS_COMPILER_TARGET_STRUCT_SIZE, nullptr, "hip", kArchs, /*default_arch=*/"gfx90a",

@@ -16,6 +16,7 @@
 #include <mutex>
 #include <vector>
 
+#include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IRReader/IRReader.h"
@@ -26,6 +27,7 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
+#include "isa_version.hpp"
 #include "run_tool.hpp"
 
 namespace tessera::hip {
@@ -54,6 +56,25 @@ bool CallsDeviceLibs(const llvm::Module &m) {
   return false;
 }
 
+// `@__oclc_ISA_version = <version>`, what oclc_isa_version_<isa>.bc holds,
+// for a chipset whose file the installed device libraries lack
+// (isa_version.hpp says why).
+std::unique_ptr<llvm::Module> IsaVersionControl(const llvm::Module &module, int version) {
+  auto control = std::make_unique<llvm::Module>("oclc_isa_version", module.getContext());
+  control->setTargetTriple(module.getTargetTriple());
+  control->setDataLayout(module.getDataLayout());
+  llvm::Type *i32 = llvm::Type::getInt32Ty(module.getContext());
+  auto *gv = new llvm::GlobalVariable(*control, i32, /*isConstant=*/true,
+                                      llvm::GlobalValue::LinkOnceODRLinkage,
+                                      llvm::ConstantInt::get(i32, version), "__oclc_ISA_version",
+                                      nullptr, llvm::GlobalValue::NotThreadLocal,
+                                      /*AddressSpace=*/4);  // constant memory, as ROCm's
+  gv->setVisibility(llvm::GlobalValue::ProtectedVisibility);
+  gv->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Local);
+  gv->setAlignment(llvm::Align(4));
+  return control;
+}
+
 // The device libraries the way clang links them for HIP: ocml and ockl,
 // then the oclc_* controls (no finite-only, no unsafe math, no DAZ,
 // correctly rounded sqrt, the chipset's ISA version, its wavefront size).
@@ -69,6 +90,15 @@ bool LinkDeviceLibs(llvm::Module &module, const AmdgpuTarget &target, const std:
     const std::string path = dir + "/" + f;
     if (::access(path.c_str(), R_OK) != 0) {
       if (f.rfind("oclc_abi_version", 0) == 0) continue;  // older ROCm has none
+      const int version = amdgpu_isa_version(target.chipset);
+      if (f.rfind("oclc_isa_version_", 0) == 0 && version > 0) {
+        if (llvm::Linker::linkModules(module, IsaVersionControl(module, version),
+                                      llvm::Linker::Flags::LinkOnlyNeeded)) {
+          *error = "linking the ISA version control for " + target.chipset + " failed";
+          return false;
+        }
+        continue;
+      }
       *error = "ROCm device library " + path + " is missing (rocm-device-libs for " + target.chipset + ")";
       return false;
     }

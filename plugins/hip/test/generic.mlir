@@ -8,6 +8,18 @@
 // The code object ld.lld links, and what its notes say:
 // RUN: tessera-compile %s --function reduce --target hip:gfx90a --emit hsaco -o %t.hsaco
 // RUN: llvm-readelf --notes %t.hsaco | FileCheck %s --check-prefix=NOTES
+// RDNA3, whose oclc_isa_version file Debian's device libraries lack (the
+// compiler defines the control itself), links ocml the same way:
+// RUN: tessera-compile %s --function softexp --target hip:gfx1100 --emit asm -o %t.rdna3.s
+// RUN: FileCheck %s --check-prefix=RDNA3 < %t.rdna3.s
+// RUN: tessera-compile %s --function softexp --target hip:gfx1102 --emit hsaco -o %t.gfx1102.hsaco
+// RUN: llvm-readelf --notes %t.gfx1102.hsaco | FileCheck %s --check-prefix=GFX1102
+// RDNA3: .amdgcn_target "amdgcn-amd-amdhsa--gfx1100"
+// RDNA3-LABEL: softexp:
+// RDNA3-NOT: s_swappc
+// RDNA3: v_exp_f32
+// RDNA3: .amdhsa_wavefront_size32 1
+// GFX1102: amdgcn-amd-amdhsa--gfx1102
 
 // CHECK: .amdgcn_target "amdgcn-amd-amdhsa--gfx90a
 // CHECK-LABEL: saxpy:

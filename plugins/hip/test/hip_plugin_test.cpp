@@ -17,6 +17,7 @@
 
 #include "code_object.hpp"
 #include "event_clock_checks.hpp"
+#include "isa_version.hpp"
 #include "test_util.hpp"
 #include "error.hpp"
 #include "mapping.hpp"
@@ -235,6 +236,26 @@ TEST(HipMapping, ArchForDevice) {
   EXPECT_EQ(hip_arch_for("gfx942:sramecc+:xnack-"), "gfx942");
   EXPECT_EQ(hip_arch_for("gfx1100"), "gfx1100");
   EXPECT_EQ(hip_arch_for(""), "");
+}
+
+// The compiler defines __oclc_ISA_version itself where the installed device
+// libraries lack the chipset's file (RDNA3 on Debian's ROCm 5.2): the values
+// it makes must be those ROCm's files carry (read from Debian's
+// oclc_isa_version_*.bc with llvm-dis-16).
+TEST(HipMapping, IsaVersionOfAChipset) {
+  EXPECT_EQ(amdgpu_isa_version("gfx810"), 8100);
+  EXPECT_EQ(amdgpu_isa_version("gfx908"), 9008);
+  EXPECT_EQ(amdgpu_isa_version("gfx90a"), 9010);
+  EXPECT_EQ(amdgpu_isa_version("gfx90c"), 9012);
+  EXPECT_EQ(amdgpu_isa_version("gfx940"), 9400);
+  EXPECT_EQ(amdgpu_isa_version("gfx1010"), 10100);
+  EXPECT_EQ(amdgpu_isa_version("gfx1030"), 10300);
+  EXPECT_EQ(amdgpu_isa_version("gfx1036"), 10306);
+  EXPECT_EQ(amdgpu_isa_version("gfx1100"), 11000);
+  EXPECT_EQ(amdgpu_isa_version("gfx1103"), 11003);
+  for (const char* bad : {"", "gfx", "gfx90", "sm_90a", "gfxz0a", "gfx9x0", "gfx90g", "gfx0000",
+                          "gfx123400"})
+    EXPECT_EQ(amdgpu_isa_version(bad), -1) << bad;
 }
 
 // ------------------------------------------------------------ code objects
