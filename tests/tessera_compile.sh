@@ -117,7 +117,7 @@ b = bytearray(open(sys.argv[1], "rb").read())
 b[8] = 9  # the file format version
 open(sys.argv[2], "wb").write(b)
 PY
-expect bad.version 1 "program file version 9; this Tessera reads version 5" "$BIN/tessera-run" "$T/v9.tsp"
+expect bad.version 1 "program file version 9; this Tessera reads version 6" "$BIN/tessera-run" "$T/v9.tsp"
 expect bad.dev_zero 1 "not a regular file" "$BIN/tessera-compile" /dev/zero --target cpu
 
 exit $fail

@@ -133,6 +133,20 @@ expect placed.bad_spec 1 "each dim is '-' (whole) or mesh axes joined by '*'" \
 expect placed.bad_mesh 1 "each axis is NAME=SIZE" "$RUN" "$TD/placed_mlp.mlir" --mesh dp=0
 expect placed.declares_its_own 1 "declares its own placement" \
   "$RUN" "$EX/tp_mlp_global.mlir" --mesh tp=2 --in-sharding '-,-' --iterations 1
+# Placed ahead of time by tessera-compile: the .tsp records the placement,
+# so tessera-run places its reference the same way and checks the devices.
+COMPILE=$(dirname "$RUN")/tessera-compile
+expect placed.compiled_ahead 0 "wrote $T/placed.tsp" \
+  "$COMPILE" "$TD/placed_mlp.mlir" --target cpu "${PLACE[@]}" -o "$T/placed.tsp"
+expect placed.tsp_verified 0 "verify: 4 devices" \
+  "$RUN" "$T/placed.tsp" "${SIN[@]}" --iterations 1 --output "$T/stsp.npy"
+same placed.tsp_equals_unsplit "$T/stsp.npy" "$T/sref.npy" 1e-5
+expect placed.tsp_is_placed_already 1 "is compiled already (its placement, if any, is in the file)" \
+  "$RUN" "$T/placed.tsp" --mesh dp=2,tp=2 --iterations 1
+expect placed.compile_bad_spec 1 "--in-sharding dp**: each dim is '-' (whole)" \
+  "$COMPILE" "$TD/placed_mlp.mlir" --target cpu --mesh dp=2 --in-sharding 'dp**'
+expect placed.compile_unknown_axis 1 "mesh @mesh has no axis 'pp'" \
+  "$COMPILE" "$TD/placed_mlp.mlir" --target cpu --mesh dp=2 --in-sharding 'pp,-'
 
 # 6. Bad setups.
 expect fp8_gather 0 "PASS" "$RUN" "$TD/spmd_fp8.mlir" --kernel gather --iterations 1

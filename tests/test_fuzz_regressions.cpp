@@ -324,5 +324,49 @@ TEST(FuzzRegressions, ShardingsOverUnknownOrRepeatedAxes) {
   }
 }
 
+// The placement given at compile time (file version 6) survives the file,
+// and an image that lies about it (shardings without the flag, a flag of
+// 2) is DATA_LOSS, not a placement invented by the reader.
+TEST(FuzzRegressions, PlacementGivenAtCompileTime) {
+  ProgramImage im;
+  im.plugin = "cpu";
+  im.target = "cpu";
+  im.ir_version = TESSERA_IR_VERSION;
+  im.mesh_axes = {"dp", "tp"};
+  im.mesh_shape = {2, 2};
+  im.placed = true;
+  im.placed_in = {{{"dp", "tp"}, {}}, {{}, {"tp"}}};
+  im.placed_out = {{{"dp", "tp"}, {}}};
+  auto read = ProgramImage::Deserialize(im.Serialize(), "placed.tsp");
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_TRUE(read->placed);
+  EXPECT_EQ(read->placed_in, im.placed_in);
+  EXPECT_EQ(read->placed_out, im.placed_out);
+
+  ProgramImage unflagged = im;
+  unflagged.placed = false;
+  auto lie = ProgramImage::Deserialize(unflagged.Serialize(), "unflagged.tsp");
+  ASSERT_FALSE(lie.ok());
+  EXPECT_EQ(lie.status().code(), StatusCode::kDataLoss);
+  TS_EXPECT_CONTAINS(lie.status().message(), "shardings given at compile time without a placement");
+
+  // The flag is the u32 after the steps' count (0 here) and before the two
+  // placement vectors; set it to 2 and fix the checksum up so only the
+  // field check can catch it.
+  ProgramImage bare = im;
+  bare.placed_in.clear();
+  bare.placed_out.clear();
+  std::string bytes = bare.Serialize();
+  const size_t flag = bytes.size() - 8 - 8 - 8 - 4;  // checksum, two empty counts, the flag
+  ASSERT_EQ(bytes[flag], 1);
+  bytes[flag] = 2;
+  uint64_t h = 14695981039346656037ull;  // FNV-1a 64, as the writer
+  for (size_t i = 0; i + 8 < bytes.size(); ++i) h = (h ^ static_cast<unsigned char>(bytes[i])) * 1099511628211ull;
+  std::memcpy(&bytes[bytes.size() - 8], &h, 8);
+  auto two = ProgramImage::Deserialize(bytes, "flag2.tsp");
+  ASSERT_FALSE(two.ok());
+  TS_EXPECT_CONTAINS(two.status().message(), "a placement flag of 2");
+}
+
 }  // namespace
 }  // namespace tessera

@@ -229,6 +229,11 @@ std::string ProgramImage::Serialize() const {
     w.Str(s.location);
     w.U32(s.stream);
   });
+  w.U32(placed ? 1 : 0);
+  for (const auto* side : {&placed_in, &placed_out})
+    w.Vec(*side, [&](const std::vector<std::vector<std::string>>& dims) {
+      w.Vec(dims, [&](const std::vector<std::string>& axes) { w.Vec(axes, [&](const std::string& a) { w.Str(a); }); });
+    });
   const uint64_t sum = Fnv1a64(w.out().data(), w.out().size());
   w.U64(sum);
   return std::move(w.out());
@@ -337,6 +342,21 @@ StatusOr<ProgramImage> ProgramImage::Deserialize(const std::string& bytes, const
     if (s.stream >= kPlanStreams) r.Fail("a step on stream " + std::to_string(s.stream));
     return s;
   });
+  const uint32_t placed = r.U32();
+  if (placed > 1) r.Fail("a placement flag of " + std::to_string(placed));
+  im.placed = placed == 1;
+  for (auto* side : {&im.placed_in, &im.placed_out})
+    r.Vec(side, 8, [&] {
+      std::vector<std::vector<std::string>> dims;
+      r.Vec(&dims, 8, [&] {
+        std::vector<std::string> axes;
+        r.Vec(&axes, 8, [&] { return r.Str(); });
+        return axes;
+      });
+      return dims;
+    });
+  if (r.ok() && !im.placed && (!im.placed_in.empty() || !im.placed_out.empty()))
+    r.Fail("shardings given at compile time without a placement");
   // The trailer: the checksum of every byte before it.  The structure above
   // is checked field by field; this catches what still parses, e.g. edited
   // bytes inside an executable image (a cached program is loaded as code).

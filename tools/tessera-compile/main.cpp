@@ -44,6 +44,13 @@ Options:
   --compile-option N=V   an option of the target's compiler (repeatable)
   --overlap-chunks N     SPMD: pipeline a stage and its all_reduce in N row
                          blocks on two streams (docs/spmd.md "Overlap")
+  --mesh A=N,B=M         place a program on global tensors that declares no
+                         shardings on this mesh (docs/spmd.md, "Shardings
+                         given at compile time"); the .tsp records it
+  --in-sharding S        per argument, in order: per dim, comma-separated,
+                         the mesh axis it is split over ('*' joins several,
+                         the major first; '-' whole): "dp*tp,-"
+  --out-sharding S       the same per result (missing ones: replicated)
   --list-targets         every target of every plugin found, and exit
   -h, --help             this text
 
@@ -116,7 +123,8 @@ int main(int argc, char** argv) {
     } else if (s == "--list-targets") {
       return ListTargets();
     } else if (s == "--target" || s == "-o" || s == "--emit" || s == "--function" || s == "--schedule" ||
-               s == "--compile-option" || s == "--overlap-chunks") {
+               s == "--compile-option" || s == "--overlap-chunks" || s == "--mesh" || s == "--in-sharding" ||
+               s == "--out-sharding") {
       if (!(v = value())) return Fail(1, s + " needs a value (tessera-compile --help)");
       if (s == "--target") options.target = v;
       else if (s == "-o") output = v;
@@ -129,6 +137,14 @@ int main(int argc, char** argv) {
         if (end == v || *end != 0 || n < 0 || n > 4096)
           return Fail(1, "--overlap-chunks " + std::string(v) + ": a count from 0 to 4096");
         options.overlap_chunks = n;
+      } else if (s == "--mesh") {
+        if (std::string why = ParseMeshText(v, &options.mesh); !why.empty())
+          return Fail(1, "--mesh " + std::string(v) + ": " + why);
+      } else if (s == "--in-sharding" || s == "--out-sharding") {
+        ProgramCompileOptions::DimAxes spec;
+        if (std::string why = ParseShardingText(v, &spec); !why.empty())
+          return Fail(1, s + " " + v + ": " + why);
+        (s == "--in-sharding" ? options.in_shardings : options.out_shardings).push_back(std::move(spec));
       } else {
         std::string text = v;
         size_t eq = text.find('=');

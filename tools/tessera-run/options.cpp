@@ -111,50 +111,6 @@ bool ParseUnsigned(const char* text, unsigned long long max, unsigned long long*
   *out = std::strtoull(text, &end, 10);
   return errno == 0 && *end == '\0' && *out <= max;
 }
-// "dp=2,tp=2": mesh axes in order; "" on success, else why not.
-std::string ParseMesh(const std::string& text, std::vector<ProgramCompileOptions::MeshAxis>* mesh) {
-  mesh->clear();
-  size_t at = 0;
-  while (at <= text.size()) {
-    size_t comma = text.find(',', at);
-    const std::string item = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
-    const size_t eq = item.find('=');
-    unsigned long long n = 0;
-    if (eq == std::string::npos || eq == 0 || !ParseUnsigned(item.c_str() + eq + 1, 1 << 20, &n) || n == 0)
-      return "each axis is NAME=SIZE with a size of at least 1 (\"dp=2,tp=2\")";
-    mesh->push_back({item.substr(0, eq), static_cast<int64_t>(n)});
-    if (comma == std::string::npos) break;
-    at = comma + 1;
-  }
-  return "";
-}
-
-// "dp*tp,-": per dim the axes ('*'-joined) or '-' for whole.
-std::string ParseSharding(const std::string& text, ProgramCompileOptions::DimAxes* spec) {
-  spec->clear();
-  size_t at = 0;
-  while (at <= text.size()) {
-    size_t comma = text.find(',', at);
-    const std::string dim = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
-    std::vector<std::string> axes;
-    if (dim != "-") {
-      size_t from = 0;
-      while (true) {
-        size_t star = dim.find('*', from);
-        std::string a = dim.substr(from, star == std::string::npos ? std::string::npos : star - from);
-        if (a.empty()) return "each dim is '-' (whole) or mesh axes joined by '*' (\"dp*tp,-\")";
-        axes.push_back(a);
-        if (star == std::string::npos) break;
-        from = star + 1;
-      }
-    }
-    spec->push_back(std::move(axes));
-    if (comma == std::string::npos) break;
-    at = comma + 1;
-  }
-  return "";
-}
-
 }  // namespace
 
 bool ParseArgs(int argc, char** argv, RunArgs* a, int* exit_code) {
@@ -203,10 +159,10 @@ bool ParseArgs(int argc, char** argv, RunArgs* a, int* exit_code) {
       else if (s == "--cpu") a->target = std::string("cpu:") + v;
       else if (s == "--save") a->save = v;
       else if (s == "--mesh") {
-        if (std::string why = ParseMesh(v, &a->mesh); !why.empty()) return Fail(s + " " + v + ": " + why, exit_code);
+        if (std::string why = ParseMeshText(v, &a->mesh); !why.empty()) return Fail(s + " " + v + ": " + why, exit_code);
       } else if (s == "--in-sharding" || s == "--out-sharding") {
         ProgramCompileOptions::DimAxes spec;
-        if (std::string why = ParseSharding(v, &spec); !why.empty()) return Fail(s + " " + v + ": " + why, exit_code);
+        if (std::string why = ParseShardingText(v, &spec); !why.empty()) return Fail(s + " " + v + ": " + why, exit_code);
         (s == "--in-sharding" ? a->in_shardings : a->out_shardings).push_back(std::move(spec));
       }
       else if (s == "--overlap-chunks") {

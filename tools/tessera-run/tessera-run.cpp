@@ -168,6 +168,10 @@ int Run(int argc, char** argv) {
   ProgramImage loaded;
   int64_t need = 1;
   if (compiled_file) {
+    if (!a.mesh.empty() || !a.in_shardings.empty() || !a.out_shardings.empty())
+      return Fail(kExitBadInput, "--mesh, --in-sharding and --out-sharding place a program when it is compiled; " +
+                                     a.program + " is compiled already (its placement, if any, is in the file): "
+                                     "give them to tessera-compile (or tessera-run --save), or run the .mlir source");
     auto image = ProgramImage::ReadFile(a.program);
     if (!image.ok()) return Fail(kExitBadInput, image.status().message());
     loaded = std::move(*image);
@@ -371,12 +375,19 @@ int Run(int argc, char** argv) {
   registerAllDialects(registry);
   mlir::MLIRContext source_ctx(registry);
   source_ctx.getDiagEngine().registerHandler([](mlir::Diagnostic&) { return mlir::success(); });
+  // Placed as the program was: by --mesh here, or as the .tsp records.
   ProgramCompileOptions placement;
   if (!compiled_file) {
     placement.function = a.function;
     placement.mesh = a.mesh;
     placement.in_shardings = a.in_shardings;
     placement.out_shardings = a.out_shardings;
+  } else if (im.placed) {
+    placement.function = im.function;
+    for (size_t i = 0; i < im.mesh_axes.size() && i < im.mesh_shape.size(); ++i)
+      placement.mesh.push_back({im.mesh_axes[i], im.mesh_shape[i]});
+    placement.in_shardings = im.placed_in;
+    placement.out_shardings = im.placed_out;
   }
   auto source = ParseSource(compiled_file ? im.source_name : a.program, &source_ctx, placement);
   std::vector<StateUpdate> updates;

@@ -177,6 +177,11 @@ StatusOr<Compiled> Build(const ProgramSource& source, const ProgramCompileOption
   for_arch.schedule = program::ScheduleForArch(target->schedule, ArchCompiledFor(*target, target_text, device));
   auto lowered = program::Lower(**parsed, options.function, for_arch, options.schedule, options.overlap_chunks, device);
   if (!lowered.ok()) return lowered.status();
+  if (!options.mesh.empty()) {  // placed here: recorded for the runners' references
+    lowered->image.placed = true;
+    lowered->image.placed_in = options.in_shardings;
+    lowered->image.placed_out = options.out_shardings;
+  }
   phase.reset();
   // An SPMD program of collectives alone has nothing for the plugin to compile.
   const bool launches = std::any_of(lowered->image.steps.begin(), lowered->image.steps.end(),

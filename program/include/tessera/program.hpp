@@ -132,6 +132,13 @@ struct ProgramImage {
   std::vector<PlanValue> values;
   std::vector<ExecutableImage> executables;
   std::vector<PlanStep> steps;
+  // A program placed when it was compiled (ProgramCompileOptions::mesh,
+  // in_shardings, out_shardings; its source declares no placement): the
+  // shardings given, per argument and result, per dim the mesh axes, so a
+  // runner can place its reference copy of the source the same way. The
+  // mesh is mesh_axes / mesh_shape. `placed` false: nothing was given.
+  bool placed = false;
+  std::vector<std::vector<std::vector<std::string>>> placed_in, placed_out;
 
   uint64_t devices() const;  // product of mesh_shape (1 without a mesh)
   // Serialized (the .tsp file): "TSPROG" + versions + the fields above.
@@ -146,7 +153,9 @@ struct ProgramImage {
 // 2: a trailing checksum (FNV-1a 64) of every byte before it.
 // 3: views among the plan values, a stream per step.
 // 4: plan values holding the device's mesh position.
-inline constexpr uint32_t kProgramFileVersion = 5;
+// 5: a list of mesh axes per sharded dim.
+// 6: the placement given at compile time.
+inline constexpr uint32_t kProgramFileVersion = 6;
 
 struct RunOptions {
   // A Tile IR kernel program: the grid of its launch, instead of the

@@ -100,6 +100,14 @@ StatusOr<CompileOutput> EmitProgram(const ProgramSource& source, const ProgramCo
 // The functions and kernels a module offers (what `function` may name).
 StatusOr<std::vector<std::string>> ListProgramFunctions(const ProgramSource& source);
 
+// The command-line form of a placement (tessera-run's and tessera-compile's
+// --mesh, --in-sharding, --out-sharding): a mesh "dp=2,tp=2" (axes in order,
+// each NAME=SIZE, 1 <= SIZE <= 2^20) and a sharding "dp*tp,-" (per dim the
+// axes joined by '*', major first, or '-' for whole). "" on success, else
+// what is wrong with the text; names are checked against the program later.
+std::string ParseMeshText(const std::string& text, std::vector<ProgramCompileOptions::MeshAxis>* mesh);
+std::string ParseShardingText(const std::string& text, ProgramCompileOptions::DimAxes* spec);
+
 }  // namespace tessera
 
 #endif  // TESSERA_PROGRAM_COMPILER_HPP_
