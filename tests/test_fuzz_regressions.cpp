@@ -286,14 +286,20 @@ TEST(FuzzRegressions, ProgramViewsAndStreamsOutOfRange) {
 // dim): a dim over several axes survives the file; an axis out of range,
 // used by two dims, by one dim twice, or both splitting and reducing is
 // DATA_LOSS at Program::Create, never an out-of-bounds coordinate at Run.
+// An empty program image on a 2 x 2 (dp, tp) mesh of cpu devices.
+ProgramImage ImageOnMesh() {
+  ProgramImage im;
+  im.plugin = "cpu";
+  im.target = "cpu";
+  im.ir_version = TESSERA_IR_VERSION;
+  im.mesh_axes = {"dp", "tp"};
+  im.mesh_shape = {2, 2};
+  return im;
+}
+
 TEST(FuzzRegressions, ShardingsOverUnknownOrRepeatedAxes) {
   auto image = [](std::vector<std::vector<int>> dims, std::vector<int> partial) {
-    ProgramImage im;
-    im.plugin = "cpu";
-    im.target = "cpu";
-    im.ir_version = TESSERA_IR_VERSION;
-    im.mesh_axes = {"dp", "tp"};
-    im.mesh_shape = {2, 2};
+    ProgramImage im = ImageOnMesh();
     im.values = {{"f32", 64}};
     ParamSpec p{"arg0", ParamRole::kInput, "f32", {4, 4}, 64, {}};
     p.sharding.dim_axes = std::move(dims);
@@ -328,12 +334,7 @@ TEST(FuzzRegressions, ShardingsOverUnknownOrRepeatedAxes) {
 // and an image that lies about it (shardings without the flag, a flag of
 // 2) is DATA_LOSS, not a placement invented by the reader.
 TEST(FuzzRegressions, PlacementGivenAtCompileTime) {
-  ProgramImage im;
-  im.plugin = "cpu";
-  im.target = "cpu";
-  im.ir_version = TESSERA_IR_VERSION;
-  im.mesh_axes = {"dp", "tp"};
-  im.mesh_shape = {2, 2};
+  ProgramImage im = ImageOnMesh();
   im.placed = true;
   im.placed_in = {{{"dp", "tp"}, {}}, {{}, {"tp"}}};
   im.placed_out = {{{"dp", "tp"}, {}}};
