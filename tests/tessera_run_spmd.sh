@@ -149,6 +149,15 @@ expect placed.compile_unknown_axis 1 "mesh @mesh has no axis 'pp'" \
   "$COMPILE" "$TD/placed_mlp.mlir" --target cpu --mesh dp=2 --in-sharding 'pp,-'
 
 # 6. Bad setups.
+# Meshes larger than a program runs on: refused by name, never a product
+# that overflows (4 axes of 2^20 multiply past int64).
+sed 's/axes = \["tp"\] shape = \[2\]/axes = ["tp", "x"] shape = [2, 4096]/' "$EX/tp_mlp.mlir" > "$T/bigmesh.mlir"
+expect mesh_too_big 1 "mesh @mesh (2 x 4096) has more devices than a program runs on (4096)" \
+  "$RUN" "$T/bigmesh.mlir" --iterations 1
+sed 's/axes = \["tp"\] shape = \[2\]/axes = ["tp", "x"] shape = [4611686018427387904, 4]/' "$EX/tp_mlp.mlir" > "$T/hugemesh.mlir"
+expect mesh_overflows 1 "op has more than 2147483647 devices" "$RUN" "$T/hugemesh.mlir" --iterations 1
+expect mesh_option_overflows 1 "--mesh: 4 axes whose sizes multiply to more than a program runs on" \
+  "$RUN" "$EX/mlp.mlir" --mesh a=1048576,b=1048576,c=1048576,d=1048576 --in-sharding 'a,-'
 expect fp8_gather 0 "PASS" "$RUN" "$TD/spmd_fp8.mlir" --kernel gather --iterations 1
 expect fp8_reduction 1 "reduces f8E4M3FN values: fp8 is a storage type" \
   "$RUN" "$TD/spmd_fp8.mlir" --kernel reduce --iterations 1

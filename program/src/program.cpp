@@ -64,8 +64,9 @@ Status CheckImage(const ProgramImage& im) {
   if (im.params.size() != im.param_values.size()) return Invalid(im, "params and their values differ in number");
   if (im.mesh_axes.size() != im.mesh_shape.size()) return Invalid(im, "mesh axes and sizes differ in number");
   for (int64_t s : im.mesh_shape)
-    if (s <= 0 || s > 4096) return Invalid(im, "a mesh axis of size " + std::to_string(s));
-  if (im.devices() > 4096) return Invalid(im, "a mesh of more than 4096 devices");
+    if (s <= 0 || s > kMaxProgramDevices) return Invalid(im, "a mesh axis of size " + std::to_string(s));
+  if (im.devices() > static_cast<uint64_t>(kMaxProgramDevices))
+    return Invalid(im, "a mesh of more than " + std::to_string(kMaxProgramDevices) + " devices");
   for (size_t i = 0; i < im.params.size(); ++i) {
     const ParamSpec& p = im.params[i];
     int32_t v = im.param_values[i];

@@ -177,7 +177,11 @@ int Run(int argc, char** argv) {
     loaded = std::move(*image);
     need = static_cast<int64_t>(loaded.devices());
   } else if (!a.mesh.empty()) {
-    for (const auto& axis : a.mesh) need *= axis.size;  // --mesh: the program is placed on it
+    for (const auto& axis : a.mesh)  // --mesh: the program is placed on it
+      if (__builtin_mul_overflow(need, axis.size, &need) || need > kMaxProgramDevices)
+        return Fail(kExitBadInput, "--mesh: " + std::to_string(a.mesh.size()) +
+                                       " axes whose sizes multiply to more than a program runs on (" +
+                                       std::to_string(kMaxProgramDevices) + " devices)");
   } else {
     auto n = ProgramDevicesNeeded(ProgramSource::File(a.program), a.function);
     if (!n.ok()) return Fail(kExitBadInput, n.status().message());

@@ -331,6 +331,20 @@ Status LowerStagesToTile(ParsedModule& parsed, mlir::ModuleOp staged, const std:
   return Status::Ok();
 }
 
+// The devices of `mesh`, or an error naming it when a program cannot run on
+// that many (kMaxProgramDevices).
+StatusOr<int64_t> MeshDevices(ParsedModule& parsed, g::MeshOp mesh) {
+  int64_t n = 1;
+  for (int64_t s : mesh.getShape())
+    if (__builtin_mul_overflow(n, s, &n) || n > kMaxProgramDevices) break;
+  if (n <= kMaxProgramDevices) return n;
+  std::string shape;
+  for (int64_t s : mesh.getShape()) shape += (shape.empty() ? "" : " x ") + std::to_string(s);
+  return parsed.Error(StatusCode::kInvalidArgument,
+                      "mesh @" + mesh.getSymName().str() + " (" + shape + ") has more devices than a program runs on (" +
+                          std::to_string(kMaxProgramDevices) + ")");
+}
+
 StatusOr<LoweredProgram> LowerGraph(ParsedModule& parsed, FuncOp fn, const CompileTargetInfo& target,
                                     const std::string& schedule, int64_t overlap_chunks) {
   LoweredProgram out;
@@ -339,6 +353,8 @@ StatusOr<LoweredProgram> LowerGraph(ParsedModule& parsed, FuncOp fn, const Compi
   mlir::FailureOr<g::MeshOp> mesh = g::findSpmdMesh(fn);
   if (mlir::failed(mesh)) return parsed.Error(StatusCode::kInvalidArgument, "the SPMD function " + im.function + " names no single mesh");
   mlir::OwningOpRef<mlir::ModuleOp> staged = ModuleOf(parsed.module(), {im.function});
+  if (*mesh)
+    if (auto devices = MeshDevices(parsed, *mesh); !devices.ok()) return devices.status();
   // Put the mesh back for the stage pass (ModuleOf drops meshes).
   if (*mesh) staged->push_back((*mesh)->clone());
   std::vector<Stage> stages;
@@ -522,9 +538,7 @@ StatusOr<int64_t> DevicesNeeded(ParsedModule& parsed, const std::string& functio
   mlir::FailureOr<g::MeshOp> mesh = g::findSpmdMesh(*fn);
   if (mlir::failed(mesh)) return parsed.Error(StatusCode::kInvalidArgument, "the SPMD function names no single mesh");
   if (!*mesh) return int64_t{1};
-  int64_t n = 1;
-  for (int64_t s : mesh->getShape()) n *= s;
-  return n;
+  return MeshDevices(parsed, *mesh);
 }
 
 std::string ScheduleForArch(const std::string& schedule, const std::string& arch) {

@@ -149,6 +149,10 @@ struct ProgramImage {
   Status WriteFile(const std::string& path) const;  // atomic (temporary + rename)
 };
 
+// The most devices a program's mesh may have (and the most per axis):
+// compiling for a larger mesh is an error, and so is loading one.
+inline constexpr int64_t kMaxProgramDevices = 4096;
+
 // The version of the program file format (ProgramImage::Serialize).
 // 2: a trailing checksum (FNV-1a 64) of every byte before it.
 // 3: views among the plan values, a stream per step.

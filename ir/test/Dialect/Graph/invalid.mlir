@@ -734,3 +734,15 @@ func.func @attention_grad_keys(%q: tensor<64x16xf32>, %kt: tensor<16x80xf32>, %v
       : tensor<64x16xf32>, tensor<16x80xf32>, tensor<70x8xf32>, tensor<64x8xf32>, tensor<64x8xf32>
   return
 }
+
+// -----
+
+// The passes multiply a mesh's sizes: a mesh whose devices do not fit in
+// int32 (here 2^62 x 4, which overflows int64) is refused, not wrapped.
+// expected-error @+1 {{'tessera_graph.mesh' op has more than 2147483647 devices (the product of its axis sizes)}}
+tessera_graph.mesh @huge axes = ["dp", "tp"] shape = [4611686018427387904, 4]
+
+// -----
+
+// expected-error @+1 {{'tessera_graph.mesh' op axis sizes must be positive}}
+tessera_graph.mesh @empty axes = ["dp"] shape = [0]

@@ -310,8 +310,15 @@ LogicalResult MeshOp::verify() {
     if (!seen.insert(name).second)
       return emitOpError() << "axis '" << name << "' appears twice";
   }
-  for (int64_t s : getShape())
+  // Positive, and devices countable: the passes multiply the sizes (ranks,
+  // groups), so a product past int32 is an error here, not an overflow there.
+  int64_t devices = 1;
+  for (int64_t s : getShape()) {
     if (s <= 0) return emitOpError("axis sizes must be positive");
+    if (__builtin_mul_overflow(devices, s, &devices) || devices > INT32_MAX)
+      return emitOpError() << "has more than " << INT32_MAX
+                           << " devices (the product of its axis sizes)";
+  }
   return success();
 }
 
