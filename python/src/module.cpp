@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "tessera/program.hpp"
 
 namespace tessera::python {
 namespace {
@@ -175,6 +176,8 @@ void BindStreams(py::module_& m) {
 
 PYBIND11_MODULE(_tessera, m) {
   m.doc() = "Tessera's runtime and programs (the C++ API); use the tessera package";
+  // The most devices a program's mesh may have (tessera/program.hpp).
+  m.attr("MAX_PROGRAM_DEVICES") = tessera::kMaxProgramDevices;
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);

@@ -27,6 +27,9 @@ class Mesh:
         self.shape = tuple(int(size) for _, size in items)
         if len(set(self.axis_names)) != len(self.axis_names) or min(self.shape) < 1:
             raise ValueError("mesh axes must have distinct names and sizes >= 1: %r" % (items,))
+        if self.size > _tessera.MAX_PROGRAM_DEVICES:
+            raise ValueError("a mesh of shape %s has %d devices; a program runs on at most %d" % (
+                self.shape, self.size, _tessera.MAX_PROGRAM_DEVICES))
         if devices is None:
             self.devices = _runtime.ensure_devices(self.size)
         else:

@@ -28,6 +28,10 @@ def test_mesh():
     assert grid.coords(3) == (1, 1) and grid.device(1, 0) == grid.devices[2]
     with pytest.raises(ValueError):
         dist.Mesh({"tp": 2}, devices=[tessera.device()])
+    # More devices than a program runs on: a ValueError saying so, before
+    # any runtime is asked for 2^64 devices.
+    with pytest.raises(ValueError, match="a program runs on at most 4096"):
+        dist.Mesh({"dp": 2**62, "tp": 4})
 
 
 def test_tensor_parallel_mlp_over_a_mesh(rng):
