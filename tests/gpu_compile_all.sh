@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ctest cuda.compile_all / hip.compile_all / level_zero.compile_all: every
+# ctest cuda.compile_all.<arch> / hip.compile_all.<arch> / level_zero.compile_all: every
 # example program and every conformance Tile IR kernel compiles for each
 # given target, through the vendor's own offline tool (cuda: ptxas makes the
 # cubins; hip: ld.lld links the code objects; level_zero: SPIRV-Tools'
