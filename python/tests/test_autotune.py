@@ -161,6 +161,21 @@ def test_foreign_entry_is_ignored_with_a_warning(cache, capfd, field):
     assert "is ignored" in err and ("another " + field) in err, err
 
 
+@pytest.mark.parametrize("schedule", ["micro-m=0", "bogus=1", "vector-width=65536"])
+def test_signed_entry_whose_schedule_does_not_compile(cache, capfd, schedule):
+    # A well-formed, correctly signed entry with a schedule the pass refuses
+    # (micro-m=0 once divided by zero in every later compile): the compile
+    # warns naming the file and goes on with the default schedule.
+    r = tessera.autotune.search(GEMM, params={"tile_m": [16]}, budget=2, repeats=1)
+    rewrite(r.cache_file, lambda l: "schedule " + schedule if l.startswith("schedule ") else l)
+    capfd.readouterr()
+    fn = tessera.compile(GEMM)
+    err = capfd.readouterr().err
+    assert "the autotune cache entry " + r.cache_file + " is ignored" in err, err
+    assert "compiling with the default schedule" in err, err
+    assert fn.outputs[0]["shape"] == (64, 80)
+
+
 def test_entry_of_another_program_copied_over(cache, capfd):
     mine = tessera.autotune.search(GEMM, params={"tile_m": [16]}, budget=2, repeats=1)
     other = tessera.autotune.search(OTHER, params={"tile_m": [16]}, budget=2, repeats=1)

@@ -215,7 +215,8 @@ bool AutotuneReuseEnabled() {
 }
 
 std::string TunedSchedule(const Device& device, const CompileTargetInfo& target, const std::string& target_text,
-                          const ProgramSource& source, const ProgramCompileOptions& options, bool* found) {
+                          const ProgramSource& source, const ProgramCompileOptions& options, bool* found,
+                          std::string* entry_file) {
   *found = false;
   if (!AutotuneReuseEnabled() || !options.schedule.empty()) return "";
   const auto start = Clock::now();
@@ -232,6 +233,7 @@ std::string TunedSchedule(const Device& device, const CompileTargetInfo& target,
     return "";
   }
   *found = true;
+  *entry_file = file;
   char ms[32];
   std::snprintf(ms, sizeof ms, "%.3f", MsSince(start));
   plugin_support::LogDebug("autotune cache hit for " + source.name + (options.function.empty() ? "" : ":" + options.function) +

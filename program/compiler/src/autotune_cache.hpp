@@ -25,7 +25,9 @@ std::string WriteAutotuneEntry(const std::string& file, const std::string& key,
 bool AutotuneReuseEnabled();
 // The schedule the autotune cache holds for this compile (*found), when
 // options.schedule is empty and reuse is on; a debug line says so.
+// *entry_file: the cache file it came from.
 std::string TunedSchedule(const Device& device, const CompileTargetInfo& target, const std::string& target_text,
-                          const ProgramSource& source, const ProgramCompileOptions& options, bool* found);
+                          const ProgramSource& source, const ProgramCompileOptions& options, bool* found,
+                          std::string* entry_file);
 
 }  // namespace tessera::program

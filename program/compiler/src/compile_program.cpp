@@ -268,14 +268,22 @@ StatusOr<ProgramImage> CompileProgramImage(const ProgramSource& source, const Pr
   if (device && options.schedule.empty()) {
     if (const CompileTargetInfo* info = compiler->FindTarget(target)) {
       bool found = false;
-      std::string tuned = program::TunedSchedule(*device, *info, target, source, options, &found);
+      std::string entry_file;
+      std::string tuned = program::TunedSchedule(*device, *info, target, source, options, &found, &entry_file);
       if (found) {
         ProgramCompileOptions tuned_options = options;
         tuned_options.schedule = tuned.empty() ? " " : tuned;  // " ": the default won
         auto built = Build(source, tuned_options, *compiler, target, device, "");
-        if (!built.ok()) return built.status();
-        if (log) *log = "autotuned schedule \"" + tuned + "\"\n" + built->output.log;
-        return std::move(built->image);
+        if (built.ok()) {
+          if (log) *log = "autotuned schedule \"" + tuned + "\"\n" + built->output.log;
+          return std::move(built->image);
+        }
+        // A cache entry the user did not write must not break the compile
+        // (an edited or foreign .tat whose schedule the pass refuses): say
+        // which file, then compile as if there were none (docs/autotune.md).
+        plugin_support::LogWarning("the autotune cache entry " + entry_file + " is ignored: its schedule \"" + tuned +
+                                   "\" does not compile (" + built.status().message() +
+                                   "); compiling with the default schedule");
       }
     }
   }

@@ -12,6 +12,17 @@
 // RUN: tessera-opt %s --tessera-gpu-graph-pipeline="schedule={tile-m=64 tile-n=32 tile-k=8 micro-m=4 micro-n=4 micro-layout=quads}" --tessera-strip-launch-plans=keep=layer_k0_gemm --tessera-tile-to-spirv --tessera-serialize-spirv=output=%t.q.spv
 // RUN: spirv-val --target-env vulkan1.1 %t.q.spv
 // RUN: not tessera-opt %s --tessera-graph-to-schedule="micro-layout=diagonal" 2>&1 | FileCheck %s --check-prefix=QBAD
+// Sizes out of range are errors before anything divides by them or makes
+// vectors of them (micro-m=0 was a division by zero, vector-width=65536 a
+// crash in LLVM's code generator):
+// RUN: not tessera-opt %s --tessera-graph-to-schedule="micro-m=0" 2>&1 | FileCheck %s --check-prefix=MICRO0
+// RUN: not tessera-opt %s --tessera-graph-to-schedule="micro-n=-3" 2>&1 | FileCheck %s --check-prefix=MICRON
+// RUN: not tessera-opt %s --tessera-graph-to-schedule="vector-width=65536" 2>&1 | FileCheck %s --check-prefix=VWIDTH
+// RUN: not tessera-opt %s --tessera-graph-to-schedule="tile-k=0" 2>&1 | FileCheck %s --check-prefix=TILEK
+// MICRO0: error: --tessera-graph-to-schedule: micro-m=0 is out of range; use 1..64
+// MICRON: error: --tessera-graph-to-schedule: micro-n=-3 is out of range; use 1..64
+// VWIDTH: error: --tessera-graph-to-schedule: vector-width=65536 is out of range; use 1..64
+// TILEK: error: --tessera-graph-to-schedule: tile-k=0 is out of range; use 1..1048576
 // RUN: not tessera-opt %s --tessera-gpu-graph-pipeline="schedule={tile-m=64 tile-n=64 micro-m=1 micro-n=1}" 2>&1 | FileCheck %s --check-prefix=LANES
 
 // 64x32 tiles of 4x4 per lane: 16 x 8 = 128 lanes; A slices of 8 x 64, B

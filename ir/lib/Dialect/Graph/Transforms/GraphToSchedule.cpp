@@ -101,6 +101,27 @@ struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePas
                                     "bf16/f16 operands) or mma=wmma (wave32 matrix multiply, bf16/f16 operands)";
       return signalPassFailure();
     }
+    // Every size in range before any is divided by or used as a vector
+    // length (micro-m=0 divided by zero; vector-width=65536 crashed LLVM's
+    // code generator): an error naming the option and its range.
+    struct Bounded {
+      const char *name;
+      int64_t value, lo, hi;
+    };
+    const Bounded sizes[] = {
+        {"tile-m", tileM, 1, 1 << 20},        {"tile-n", tileN, 1, 1 << 20},
+        {"tile-k", tileK, 1, 1 << 20},        {"micro-m", microM, 1, 64},
+        {"micro-n", microN, 1, 64},           {"row-tile", rowTile, 1, 1 << 20},
+        {"vector-width", vectorWidth, 1, 64}, {"attn-block-q", attnBlockQ, 1, 4096},
+        {"attn-block-kv", attnBlockKV, 1, 4096}, {"attn-shared-kib", attnSharedKiB, 0, 1 << 20},
+    };
+    for (const Bounded &b : sizes)
+      if (b.value < b.lo || b.value > b.hi) {
+        mlir::emitError(getOperation().getLoc())
+            << "--tessera-graph-to-schedule: " << b.name << "=" << b.value << " is out of range; use " << b.lo
+            << ".." << b.hi;
+        return signalPassFailure();
+      }
     if (stages != 0 && (stages < 2 || stages > 8)) {
       mlir::emitError(getOperation().getLoc()) << "--tessera-graph-to-schedule: stages=" << static_cast<int64_t>(stages)
                                  << " is not a pipeline depth; use 2..8 (or 0: the kernel's choice)";
