@@ -20,6 +20,7 @@
 #include "tessera/plugin.h"
 #include "plugins/required_table.hpp"
 #include "tessera/program.hpp"
+#include "tessera/element_types.hpp"
 
 struct TsError {
   uint32_t code;
@@ -367,6 +368,57 @@ TEST(FuzzRegressions, PlacementGivenAtCompileTime) {
   auto two = ProgramImage::Deserialize(bytes, "flag2.tsp");
   ASSERT_FALSE(two.ok());
   TS_EXPECT_CONTAINS(two.status().message(), "a placement flag of 2");
+}
+
+// A parameter's bytes are what its shape and element type say, and a
+// placement names the mesh's axes: an image that lies (each found by
+// crafting .tsp files with a valid checksum) is DATA_LOSS at
+// Program::Create, not a crash, a hang or a silent PASS in a runner.
+TEST(FuzzRegressions, ParamsThatDisagreeWithTheirShape) {
+  auto image = [](const std::string& dtype, std::vector<int64_t> shape, uint64_t bytes) {
+    ProgramImage im = ImageOnMesh();
+    im.values = {{"f32", 1ull << 40}};
+    im.params.push_back({"arg0", ParamRole::kInput, dtype, std::move(shape), bytes, {}});
+    im.param_values.push_back(0);
+    return im;
+  };
+  const struct {
+    ProgramImage im;
+    const char* says;
+  } bad[] = {
+      {image("f32", {4, 4}, 1ull << 62), "holds 4611686018427387904 bytes, its shape and f32 elements 64"},
+      {image("f32", {1024, 1024}, 64), "holds 64 bytes, its shape and f32 elements 4194304"},
+      {image("f32", {0, 512}, 64), "holds 64 bytes, its shape and f32 elements 0"},
+      {image("f32", {-1, 4}, 64), "a negative or overflowing shape"},
+      {image("f32", {1ll << 62, 1ll << 62}, 64), "a negative or overflowing shape"},
+      {image("zz", {4, 4}, 64), "element type 'zz', which has no known size"},
+  };
+  for (const auto& c : bad) {
+    Status st = Program::Create({}, c.im).status();
+    EXPECT_EQ(st.code(), StatusCode::kDataLoss) << st.ToString();
+    TS_EXPECT_CONTAINS(st.message(), c.says);
+  }
+  // The sizes of integer types as MLIR prints them.
+  EXPECT_EQ(elements::DtypeSize("ui32"), 4u);
+  EXPECT_EQ(elements::DtypeSize("si16"), 2u);
+  EXPECT_EQ(elements::DtypeSize("i1"), 1u);
+  EXPECT_EQ(elements::DtypeSize("index"), 8u);
+  EXPECT_FALSE(elements::HasElementSize("i0"));
+  EXPECT_FALSE(elements::HasElementSize("i999999"));
+  EXPECT_FALSE(elements::HasElementSize("vector<4xf32>"));
+
+  ProgramImage placed = ImageOnMesh();
+  placed.placed = true;
+  placed.placed_in = {{{"dp"}, {"pp"}}};
+  Status st = Program::Create({}, placed).status();
+  EXPECT_EQ(st.code(), StatusCode::kDataLoss) << st.ToString();
+  TS_EXPECT_CONTAINS(st.message(), "a placement of more tensors than the program has");
+  ProgramImage unknown = image("f32", {4, 4}, 64);
+  unknown.placed = true;
+  unknown.placed_in = {{{"dp"}, {"pp"}}};
+  st = Program::Create({}, unknown).status();
+  EXPECT_EQ(st.code(), StatusCode::kDataLoss) << st.ToString();
+  TS_EXPECT_CONTAINS(st.message(), "a placement over an unknown or repeated mesh axis 'pp'");
 }
 
 }  // namespace

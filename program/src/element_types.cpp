@@ -232,10 +232,32 @@ void Compare(const std::vector<unsigned char>& got, const std::string& dtype,
 }  // namespace tessera::elements
 
 namespace tessera::elements {
+namespace {
+// Bytes of an integer type as MLIR prints it (i8, ui32, si16, i1; index is
+// 64-bit on every target), or 0 when `d` is not one.
+size_t IntegerBytes(const std::string& d) {
+  if (d == "index") return 8;
+  size_t at = d.rfind("ui", 0) == 0 || d.rfind("si", 0) == 0 ? 2 : d.rfind('i', 0) == 0 ? 1 : 0;
+  if (at == 0 || at >= d.size() || d.size() - at > 5) return 0;
+  size_t width = 0;
+  for (size_t k = at; k < d.size(); ++k) {
+    if (d[k] < '0' || d[k] > '9') return 0;
+    width = width * 10 + static_cast<size_t>(d[k] - '0');
+  }
+  if (width == 0 || width > 64) return 0;
+  return (width + 7) / 8 <= 1 ? 1 : (width + 7) / 8 <= 2 ? 2 : (width + 7) / 8 <= 4 ? 4 : 8;
+}
+}  // namespace
+
+bool HasElementSize(const std::string& d) {
+  return d == "f64" || d == "f32" || d == "f16" || d == "bf16" || FormatOf(d) || IntegerBytes(d) != 0;
+}
+
 size_t DtypeSize(const std::string& d) {
-  if (d == "f64" || d == "i64") return 8;
-  if (d == "f32" || d == "i32") return 4;
-  if (d == "f16" || d == "bf16" || d == "i16") return 2;
+  if (d == "f64") return 8;
+  if (d == "f32") return 4;
+  if (d == "f16" || d == "bf16") return 2;
+  if (size_t n = IntegerBytes(d)) return n;
   return 1;
 }
 }  // namespace tessera::elements

@@ -77,6 +77,18 @@ Status CheckImage(const ProgramImage& im) {
     }
     if (v < 0 || static_cast<size_t>(v) >= im.values.size())
       return Invalid(im, "param " + p.name + " bound to no value");
+    // Its bytes are what its shape and element type say: runners size host
+    // arrays, scatter and check by shape, and write up to `bytes`.
+    if (!elements::HasElementSize(p.dtype))
+      return Invalid(im, "param " + p.name + " has element type '" + p.dtype + "', which has no known size");
+    uint64_t bytes = elements::DtypeSize(p.dtype);
+    for (int64_t d : p.shape)
+      if (d < 0 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes))
+        return Invalid(im, "param " + p.name + " has a negative or overflowing shape");
+    if (bytes != p.bytes)
+      return Invalid(im, "param " + p.name + " holds " + std::to_string(p.bytes) + " bytes, its shape and " +
+                             p.dtype + " elements " + std::to_string(bytes));
+    if (im.values[v].bytes < p.bytes) return Invalid(im, "param " + p.name + " is bound to a smaller value");
     // Every axis known and used once (a dim split over an axis twice, or an
     // axis both splitting and reducing, has no meaning).
     std::vector<bool> used(im.mesh_shape.size(), false);
@@ -92,6 +104,25 @@ Status CheckImage(const ProgramImage& im) {
       if (!use(a)) return Invalid(im, "param " + p.name + " has a sharding on an unknown or repeated axis");
     if (!p.sharding.dim_axes.empty() && p.sharding.dim_axes.size() != p.shape.size())
       return Invalid(im, "param " + p.name + " sharded over a different rank");
+  }
+  // A placement given at compile time names the mesh's axes, once each, and
+  // fits the arguments and results (a runner places its reference with it).
+  if (im.placed) {
+    if (im.mesh_axes.empty()) return Invalid(im, "a placement without a mesh");
+    for (const auto* side : {&im.placed_in, &im.placed_out}) {
+      if (side->size() > im.params.size()) return Invalid(im, "a placement of more tensors than the program has");
+      for (const auto& dims : *side) {
+        if (dims.size() > 8) return Invalid(im, "a placement of more than 8 dims");
+        std::vector<bool> used(im.mesh_axes.size(), false);
+        for (const auto& axes : dims)
+          for (const std::string& a : axes) {
+            auto at = std::find(im.mesh_axes.begin(), im.mesh_axes.end(), a);
+            if (at == im.mesh_axes.end() || used[at - im.mesh_axes.begin()])
+              return Invalid(im, "a placement over an unknown or repeated mesh axis '" + a + "'");
+            used[at - im.mesh_axes.begin()] = true;
+          }
+      }
+    }
   }
   for (size_t v = 0; v < im.values.size(); ++v) {
     const PlanValue& pv = im.values[v];

@@ -33,7 +33,9 @@ int CheckResults(const Program& program, mlir::ModuleOp source, const std::vecto
   const ProgramImage& im = program.image();
   const auto& params = program.params();
   const size_t devices = before.size();
-  if (!source) return NotChecked("no source of " + im.function + " (" + im.source_name + ") to run the reference on");
+  if (!source)
+    return NotChecked("no source of " + im.function + " (" + im.source_name +
+                      ") that parses, verifies and places as it was compiled, to run the reference on");
   auto fn = source.lookupSymbol<mlir::func::FuncOp>(im.function);
   if (!fn) return NotChecked("the source " + im.source_name + " has no function " + im.function);
 
@@ -44,6 +46,8 @@ int CheckResults(const Program& program, mlir::ModuleOp source, const std::vecto
     // Any Tile IR kernel, a user's own included: the interpreter runs it.
     std::vector<reference::TileArgument> targs;
     for (const NpyArray& a : before[0]) targs.push_back({Values(a)});
+    if (im.steps.empty() || im.steps.front().kind != PlanStep::kLaunch)
+      return NotChecked("the program has no launch of " + im.function);
     const PlanStep& step = im.steps.front();
     reference::TileLaunch launch;
     launch.grid = {grid.x, grid.y, grid.z};

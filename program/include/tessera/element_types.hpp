@@ -19,8 +19,12 @@
 namespace tessera::elements {
 
 bool IsFloatDtype(const std::string& dtype);
-// Bytes of one element: f64/i64 8, f32/i32 4, f16/bf16/i16 2, else 1.
+// Bytes of one element: f64/i64 8, f32/i32 4, f16/bf16/i16 2, any other
+// integer type (i1, ui8, si16, index) as it is stored, fp8 1; else 1.
 size_t DtypeSize(const std::string& dtype);
+// Whether DtypeSize knows `dtype` (a float or integer type), rather than
+// guessing 1: a buffer of another element type cannot be sized by a runner.
+bool HasElementSize(const std::string& dtype);
 
 // The value of one stored element.
 double Decode(const unsigned char* p, const std::string& dtype);
