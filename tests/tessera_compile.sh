@@ -37,6 +37,11 @@ expect cpu.run_spmd 0 "verify: 2 devices" env TESSERA_BACKEND=cpu "$BIN/tessera-
   bad cpu.relative_compile
 expect cpu.relative_source_elsewhere 0 "PASS" env -C "$T" TESSERA_BACKEND=cpu "$BIN/tessera-run" "$T/rel.tsp" --iterations 1
 expect cpu.arch 0 "for cpu:x86-64" "$BIN/tessera-compile" "$EX/softmax.mlir" --target cpu:x86-64 -o "$T/sm.tsp"
+# A cpu LLVM does not know: an error naming it (LLVM aborted code generation).
+expect cpu.unknown_arch 1 "'nonexistentcpu' is not a CPU LLVM 16 knows" \
+  "$BIN/tessera-compile" "$EX/softmax.mlir" --target cpu:nonexistentcpu -o "$T/bad.tsp"
+expect cpu.arch_with_flags 1 "'x86-64 -mattr=+avx' is not a CPU LLVM 16 knows" \
+  "$BIN/tessera-compile" "$EX/softmax.mlir" --target 'cpu:x86-64 -mattr=+avx' -o "$T/bad.tsp"
 
 # 2. --emit: the target's own text.
 expect cpu.emit_llvm 0 "wrote $T/mlp.ll" "$BIN/tessera-compile" "$EX/mlp.mlir" --target cpu --emit llvm -o "$T/mlp.ll"

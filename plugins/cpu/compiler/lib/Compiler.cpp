@@ -161,6 +161,21 @@ FailureOr<CompiledProgram> tessera::cpu::compileForCPU(ModuleOp input,
     llvm::InitializeNativeTargetAsmPrinter();
   });
   std::string cpu = opts.cpu.empty() ? llvm::sys::getHostCPUName().str() : opts.cpu;
+  // A cpu LLVM does not know would be "ignored" with a note and then abort
+  // code generation (LLVM ERROR: 64-bit code requested on a subtarget that
+  // doesn't support it): refuse it here, naming it.
+  if (!opts.cpu.empty()) {
+    std::string triple = llvm::sys::getProcessTriple(), err;
+    if (const llvm::Target *t = llvm::TargetRegistry::lookupTarget(triple, err)) {
+      std::unique_ptr<llvm::MCSubtargetInfo> sti(t->createMCSubtargetInfo(triple, "", ""));
+      if (sti && !sti->isCPUStringValid(opts.cpu)) {
+        emitError(input.getLoc()) << "'" << opts.cpu << "' is not a CPU LLVM 16 knows for " << triple
+                                  << ": give one of its names (cpu:znver3, cpu:skylake-avx512, cpu:x86-64-v3; "
+                                     "`llc-16 -mcpu=help` lists them), or plain cpu for this machine's";
+        return failure();
+      }
+    }
+  }
   // Host features (an explicit cpu gets that cpu's defaults); F16C decides
   // how f16 is converted (ElementTypes.h).
   // Read once per process: it runs cpuid, and warm compiles (cache hits)
