@@ -84,6 +84,12 @@ expect too_many_outputs "2 --output files given, softmax has 1 result" "$SM" --o
 # A module of several functions runs the one named, and says which it has
 # when none is (it used to run the first one silently).
 expect no_function      "defines 2 functions (reductions, softmax_dims): choose one" "$EX/reductions.mlir"
+# Numbers that would check nothing or divide by zero: errors naming them.
+expect tolerance_nan    "--tolerance nan: a tolerance is a finite number >= 0" "$SM" --tolerance nan
+expect tolerance_neg    "--tolerance -1: a tolerance is a finite number >= 0" "$SM" --tolerance -1
+expect autotune_nan     "--autotune-seconds nan: not a number of seconds" "$SM" --autotune-seconds nan
+expect micro_zero       "micro-m=0 is out of range; use 1..64" "$SM" --schedule micro-m=0
+expect wide_vectors     "vector-width=65536 is out of range; use 1..64" "$SM" --schedule vector-width=65536
 expect unknown_function "has no function or kernel named 'nope'; it has: reductions, softmax_dims" \
   "$EX/reductions.mlir" --function nope
 

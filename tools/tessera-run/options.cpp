@@ -1,5 +1,6 @@
 #include "options.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -137,7 +138,8 @@ bool ParseArgs(int argc, char** argv, RunArgs* a, int* exit_code) {
       if (s == "--autotune-space") {
         a->autotune_space = v;
       } else if (s == "--autotune-seconds") {
-        if (!ParseNumber(v, &d) || d < 0) return Fail(s + " " + v + ": not a number of seconds", exit_code);
+        if (!ParseNumber(v, &d) || !(d >= 0) || d > 1e9)  // !(d >= 0): NaN too
+          return Fail(s + " " + v + ": not a number of seconds", exit_code);
         a->autotune_seconds = d;
       } else {
         if (!ParseUnsigned(v, 1000000, &n) || n == 0) return Fail(s + " " + v + ": not a count", exit_code);
@@ -178,6 +180,8 @@ bool ParseArgs(int argc, char** argv, RunArgs* a, int* exit_code) {
         a->seed = static_cast<unsigned>(n);
       } else if (s == "--scalar" || s == "--tolerance") {
         if (!ParseNumber(v, &d)) return Fail(s + " " + v + ": not a number", exit_code);
+        if (s == "--tolerance" && !(d >= 0 && d < INFINITY))  // a NaN or negative one checked nothing
+          return Fail(s + " " + v + ": a tolerance is a finite number >= 0", exit_code);
         if (s == "--scalar") a->scalars.push_back(d);
         else a->tolerance = d;
       } else if (s == "--grid") {

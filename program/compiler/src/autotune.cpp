@@ -22,6 +22,7 @@
 // with a warning and replaced by the next search.
 #include "tessera/autotune.hpp"
 
+#include <mutex>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -211,7 +212,15 @@ bool AutotuneReuseEnabled() {
   const char* e = std::getenv("TESSERA_AUTOTUNE");
   if (!e) return true;
   std::string v = e;
-  return !(v == "off" || v == "0" || v == "false" || v == "no");
+  if (v == "off" || v == "0" || v == "false" || v == "no") return false;
+  if (!(v.empty() || v == "on" || v == "1" || v == "true" || v == "yes")) {
+    static std::once_flag warned;  // once per process, not per compile
+    std::call_once(warned, [&] {
+      plugin_support::LogWarning("TESSERA_AUTOTUNE=" + v + " is neither on (on, 1, true, yes) nor off (off, 0, " +
+                                 "false, no): the autotune cache is used");
+    });
+  }
+  return true;
 }
 
 std::string TunedSchedule(const Device& device, const CompileTargetInfo& target, const std::string& target_text,
