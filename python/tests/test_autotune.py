@@ -31,7 +31,7 @@ def cache(tmp_path, monkeypatch):
 
 
 def fnv1a(data):
-    h = 1469598103934665603
+    h = 14695981039346656037
     for c in data:
         h = ((h ^ c) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
     return "%016x" % h

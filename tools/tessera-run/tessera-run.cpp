@@ -60,7 +60,7 @@ int LaunchedProcesses() {
   return 0;
 }
 
-uint64_t Fnv1a(const std::string& s, uint64_t h = 1469598103934665603ull) {
+uint64_t Fnv1a(const std::string& s, uint64_t h = 14695981039346656037ull) {
   for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
   return h;
 }
