@@ -12,6 +12,7 @@
 // (The fuzz regression inputs are in fuzz/regressions/<harness>.)
 #include <cstddef>
 #include <cstring>
+#include <limits>
 #include <functional>
 #include <string>
 
@@ -389,8 +390,7 @@ TEST(FuzzRegressions, ParamsThatDisagreeWithTheirShape) {
       {image("f32", {4, 4}, 1ull << 62), "holds 4611686018427387904 bytes, its shape and f32 elements 64"},
       {image("f32", {1024, 1024}, 64), "holds 64 bytes, its shape and f32 elements 4194304"},
       {image("f32", {0, 512}, 64), "holds 64 bytes, its shape and f32 elements 0"},
-      {image("f32", {-1, 4}, 64), "a negative or overflowing shape"},
-      {image("f32", {1ll << 62, 1ll << 62}, 64), "a negative or overflowing shape"},
+      {image("f32", {1ll << 62, 1ll << 62}, 64), "an overflowing shape"},
       {image("zz", {4, 4}, 64), "element type 'zz', which has no known size"},
   };
   for (const auto& c : bad) {
@@ -398,6 +398,10 @@ TEST(FuzzRegressions, ParamsThatDisagreeWithTheirShape) {
     EXPECT_EQ(st.code(), StatusCode::kDataLoss) << st.ToString();
     TS_EXPECT_CONTAINS(st.message(), c.says);
   }
+  // A dynamic dim (a Tile IR kernel's memref<?xf32>) leaves the bytes to
+  // the caller.
+  Status dynamic = Program::Create({}, image("f32", {std::numeric_limits<int64_t>::min()}, 0)).status();
+  EXPECT_NE(dynamic.code(), StatusCode::kDataLoss) << dynamic.ToString();
   // The sizes of integer types as MLIR prints them.
   EXPECT_EQ(elements::DtypeSize("ui32"), 4u);
   EXPECT_EQ(elements::DtypeSize("si16"), 2u);

@@ -81,11 +81,16 @@ Status CheckImage(const ProgramImage& im) {
     // arrays, scatter and check by shape, and write up to `bytes`.
     if (!elements::HasElementSize(p.dtype))
       return Invalid(im, "param " + p.name + " has element type '" + p.dtype + "', which has no known size");
+    // A dynamic dim (a Tile IR kernel's memref<?xf32>, negative here) leaves
+    // the size to the caller's buffer.
     uint64_t bytes = elements::DtypeSize(p.dtype);
-    for (int64_t d : p.shape)
-      if (d < 0 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes))
-        return Invalid(im, "param " + p.name + " has a negative or overflowing shape");
-    if (bytes != p.bytes)
+    bool dynamic = false;
+    for (int64_t d : p.shape) {
+      if (d < 0) dynamic = true;
+      else if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes))
+        return Invalid(im, "param " + p.name + " has an overflowing shape");
+    }
+    if (!dynamic && bytes != p.bytes)
       return Invalid(im, "param " + p.name + " holds " + std::to_string(p.bytes) + " bytes, its shape and " +
                              p.dtype + " elements " + std::to_string(bytes));
     if (im.values[v].bytes < p.bytes) return Invalid(im, "param " + p.name + " is bound to a smaller value");
