@@ -1,6 +1,8 @@
 #include "check.hpp"
 
 #include <algorithm>
+#include <unistd.h>
+
 #include <cstdio>
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -33,9 +35,11 @@ int CheckResults(const Program& program, mlir::ModuleOp source, const std::vecto
   const ProgramImage& im = program.image();
   const auto& params = program.params();
   const size_t devices = before.size();
-  if (!source)
-    return NotChecked("no source of " + im.function + " (" + im.source_name +
-                      ") that parses, verifies and places as it was compiled, to run the reference on");
+  if (!source)  // gone, or no longer what was compiled (edited, not placeable)
+    return NotChecked(::access(im.source_name.c_str(), R_OK) != 0
+                          ? "no source of " + im.function + " (" + im.source_name + ") to run the reference on"
+                          : "the source of " + im.function + " (" + im.source_name +
+                                ") does not parse, verify and place as it was compiled: no reference to run");
   auto fn = source.lookupSymbol<mlir::func::FuncOp>(im.function);
   if (!fn) return NotChecked("the source " + im.source_name + " has no function " + im.function);
 
