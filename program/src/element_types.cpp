@@ -245,7 +245,9 @@ size_t IntegerBytes(const std::string& d) {
     width = width * 10 + static_cast<size_t>(d[k] - '0');
   }
   if (width == 0 || width > 64) return 0;
-  return (width + 7) / 8 <= 1 ? 1 : (width + 7) / 8 <= 2 ? 2 : (width + 7) / 8 <= 4 ? 4 : 8;
+  size_t bytes = 1;  // stored in the power-of-two bytes that hold it (i24 in 4)
+  while (bytes * 8 < width) bytes *= 2;
+  return bytes;
 }
 }  // namespace
 
