@@ -41,6 +41,19 @@ npy "$T/fortran.npy" "{'descr': '<f4', 'fortran_order': True, 'shape': (512, 102
 npy "$T/negative.npy" "{'descr': '<f4', 'fortran_order': False, 'shape': (-1, 4), }" 4
 npy "$T/huge.npy" "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, 99999999999), }" 0
 npy "$T/noshape.npy" "{'descr': '<f4', 'fortran_order': False, }" 4
+# Headers NumPy itself refuses or would read differently: each was taken
+# by a substring search (the first of two keys won, '<f48' read as f32).
+npy "$T/dup_key.npy" "{'descr': '<f4', 'fortran_order': False, 'shape': (512, 1024), 'shape': (4,), }" $((512 * 1024))
+npy "$T/unknown_key.npy" "{'descr': '<f4', 'fortran_order': False, 'shape': (512, 1024), 'extra': 1, }" $((512 * 1024))
+npy "$T/descr_prefix.npy" "{'descr': '<f48', 'fortran_order': False, 'shape': (512, 1024), }" $((512 * 1024))
+npy "$T/int_not_tuple.npy" "{'descr': '<f4', 'fortran_order': False, 'shape': (4), }" 4
+npy "$T/empty_dim.npy" "{'descr': '<f4', 'fortran_order': False, 'shape': (512,, 1024), }" $((512 * 1024))
+npy "$T/trailing.npy" "{'descr': '<f4', 'fortran_order': False, 'shape': (512, 1024), }" $((512 * 1024 + 1))
+# 2^62 f64 elements: the byte count wrapped to 0 and the header passed the
+# size check against an empty file.
+npy "$T/bytes_wrap.npy" "{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904,), }" 0
+npy "$T/not_bool.npy" "{'descr': '|b1', 'fortran_order': False, 'shape': (4,), }" 1
+printf '\x02' | dd of="$T/not_bool.npy" bs=1 seek=$(( $(stat -c %s "$T/not_bool.npy") - 2 )) conv=notrunc status=none
 npy "$T/i32.npy" "{'descr': '<i4', 'fortran_order': False, 'shape': (512, 1024), }" $((512 * 1024))
 
 SM=$EX/softmax.mlir
@@ -53,6 +66,14 @@ expect fortran_order    "Fortran-order arrays are not supported" "$SM" --input "
 expect negative_dim     "malformed or too large shape"          "$SM" --input "$T/negative.npy"
 expect huge_shape       "malformed or too large shape"          "$SM" --input "$T/huge.npy"
 expect no_shape_key     "malformed header"                      "$SM" --input "$T/noshape.npy"
+expect dup_key          "key 'shape' appears twice"             "$SM" --input "$T/dup_key.npy"
+expect unknown_key      "unknown key 'extra'"                   "$SM" --input "$T/unknown_key.npy"
+expect descr_prefix     "unsupported dtype '<f48'"              "$SM" --input "$T/descr_prefix.npy"
+expect int_not_tuple    "malformed or too large shape (4)"      "$SM" --input "$T/int_not_tuple.npy"
+expect empty_dim        "malformed or too large shape"          "$SM" --input "$T/empty_dim.npy"
+expect trailing_bytes   "file is longer than its header says"   "$SM" --input "$T/trailing.npy"
+expect bytes_wrap       "malformed or too large shape"          "$SM" --input "$T/bytes_wrap.npy"
+expect not_bool         "bool element 2 is byte 2"              "$SM" --input "$T/not_bool.npy"
 expect wrong_shape      "expects f32 [65536], the file holds f32 [512x1024]" "$EX/saxpy.mlir" --input "$T/good.npy"
 # A grid past what the kernel's buffers are sized for (saxpy declares 64
 # groups over 65536 floats): refused at launch; it segfaulted a worker.

@@ -30,44 +30,127 @@ const char* kDescr[][2] = {{"<f4", "f32"}, {"<f8", "f64"}, {"<f2", "f16"},
 // 1.0) and writes small ones in practice. A larger one is a corrupt file.
 constexpr uint32_t kMaxHeader = 1u << 20;
 
-/// The text after `'key':` up to the next top-level ',' or '}' (a tuple is
-/// returned whole). Empty when the key is missing or the dict is malformed.
-std::string field(const std::string& header, const std::string& key) {
-  size_t k = header.find("'" + key + "'");
-  if (k == std::string::npos) return "";
-  size_t colon = header.find(':', k);
-  if (colon == std::string::npos) return "";
-  size_t start = header.find_first_not_of(" ", colon + 1);
-  if (start == std::string::npos) return "";
-  if (header[start] == '(') {
-    size_t close = header.find(')', start);
-    return close == std::string::npos ? "" : header.substr(start, close - start + 1);
-  }
-  size_t end = header.find_first_of(",}", start);
-  return end == std::string::npos ? "" : header.substr(start, end - start);
-}
+/// The header dict of a .npy file: NumPy writes it with `repr()` and reads
+/// it with a literal evaluator that keeps the last of repeated keys and
+/// refuses any key but these three.  This parser accepts exactly that dict
+/// and refuses the rest: a repeated key would read differently here and in
+/// NumPy, so it is an error rather than a guess.
+struct Header {
+  std::string descr, shape;  // descr without quotes; shape as its "(...)" text
+  bool fortran_order = false;
+};
 
-/// Parses "(a, b, ...)" into dims; false on anything else (negative, not a
-/// number, overflowing the element count).
+class HeaderParser {
+ public:
+  explicit HeaderParser(const std::string& text) : s_(text) {}
+
+  /// "" on success, else what is wrong with the dict.
+  std::string Parse(Header* out) {
+    bool seen_descr = false, seen_order = false, seen_shape = false;
+    skip();
+    if (!eat('{')) return "the header is not a dict (it must start with '{')";
+    for (;;) {
+      skip();
+      if (eat('}')) break;
+      std::string key;
+      if (!quoted(&key)) return "expected a quoted key at byte " + std::to_string(i_);
+      skip();
+      if (!eat(':')) return "expected ':' after '" + key + "'";
+      skip();
+      bool* seen = key == "descr" ? &seen_descr : key == "fortran_order" ? &seen_order
+                   : key == "shape" ? &seen_shape : nullptr;
+      if (!seen) return "unknown key '" + key + "' (a .npy header has 'descr', 'fortran_order' and 'shape')";
+      if (*seen) return "key '" + key + "' appears twice";
+      *seen = true;
+      if (key == "descr") {
+        if (!quoted(&out->descr))
+          return "'descr' must be a dtype string such as '<f4' (structured dtypes are not supported)";
+      } else if (key == "fortran_order") {
+        if (word("True")) out->fortran_order = true;
+        else if (word("False")) out->fortran_order = false;
+        else return "'fortran_order' must be True or False";
+      } else if (!tuple(&out->shape)) {
+        return "'shape' must be a tuple of integers";
+      }
+      skip();
+      if (eat(',')) continue;
+      skip();
+      if (eat('}')) break;
+      return "expected ',' or '}' after the value of '" + key + "'";
+    }
+    skip();
+    if (i_ != s_.size()) return "text after the closing '}'";
+    if (!seen_descr || !seen_order || !seen_shape)
+      return "the header needs 'descr', 'fortran_order' and 'shape'";
+    return "";
+  }
+
+ private:
+  void skip() { while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\t' || s_[i_] == '\r')) ++i_; }
+  bool eat(char c) { return i_ < s_.size() && s_[i_] == c ? (++i_, true) : false; }
+  bool word(const char* w) {
+    size_t n = std::strlen(w);
+    if (s_.compare(i_, n, w) != 0) return false;
+    i_ += n;
+    return true;
+  }
+  // A Python string literal without escapes (dtype strings and keys have none).
+  bool quoted(std::string* out) {
+    if (i_ >= s_.size() || (s_[i_] != '\'' && s_[i_] != '"')) return false;
+    const char q = s_[i_];
+    size_t close = s_.find(q, i_ + 1);
+    if (close == std::string::npos) return false;
+    *out = s_.substr(i_ + 1, close - i_ - 1);
+    if (out->find('\\') != std::string::npos) return false;
+    i_ = close + 1;
+    return true;
+  }
+  bool tuple(std::string* out) {
+    size_t begin = i_;
+    if (!eat('(')) return false;
+    size_t close = s_.find(')', i_);
+    if (close == std::string::npos) return false;
+    i_ = close + 1;
+    *out = s_.substr(begin, i_ - begin);
+    return true;
+  }
+
+  const std::string& s_;
+  size_t i_ = 0;
+};
+
+/// Parses a Python tuple of non-negative integers, "()", "(4,)" or "(a, b)",
+/// into dims; false on anything else (negative, not a number, an empty
+/// element, "(4)" which Python reads as an int, an element count above
+/// 2^62).
 bool parseShape(const std::string& tuple, std::vector<int64_t>* shape, uint64_t* count) {
   if (tuple.size() < 2 || tuple.front() != '(' || tuple.back() != ')') return false;
   shape->clear();
   *count = 1;
+  std::vector<std::string> tokens;
   std::stringstream ss(tuple.substr(1, tuple.size() - 2));
-  std::string tok;
-  while (std::getline(ss, tok, ',')) {
+  for (std::string tok; std::getline(ss, tok, ',');) tokens.push_back(tok);
+  if (tuple[tuple.size() - 2] == ',') tokens.push_back("");  // getline drops it
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    std::string tok = tokens[i];
     size_t b = tok.find_first_not_of(" ");
-    if (b == std::string::npos) continue;  // "(4,)" has an empty last token
-    size_t e = tok.find_last_not_of(" L");  // Python 2 wrote "4L"
+    if (b == std::string::npos) {
+      // Only "()" and the trailing comma of "(4,)" / "(4, 5,)" may be empty.
+      if (tokens.size() == 1 || (i + 1 == tokens.size() && i > 0)) continue;
+      return false;
+    }
+    size_t e = tok.find_last_not_of(" ");
     tok = tok.substr(b, e - b + 1);
-    if (tok.empty() || tok.find_first_not_of("0123456789") != std::string::npos ||
-        tok.size() > 18)
+    if (tok.size() > 1 && tok.back() == 'L') tok.pop_back();  // Python 2 wrote "4L"
+    if (tok.empty() || tok.find_first_not_of("0123456789") != std::string::npos || tok.size() > 18)
       return false;
     int64_t d = std::stoll(tok);
     if (d != 0 && *count > (uint64_t(1) << 62) / static_cast<uint64_t>(d)) return false;
     shape->push_back(d);
     *count *= static_cast<uint64_t>(d);
   }
+  // "(4)" is the int 4 to Python, not a tuple: NumPy refuses it too.
+  if (shape->size() == 1 && tuple.find(',') == std::string::npos) return false;
   return true;
 }
 
@@ -101,22 +184,23 @@ std::string ReadNpy(const std::string& path, NpyArray* out) {
   if (hlen > kMaxHeader) return path + ": header of " + std::to_string(hlen) + " bytes (corrupt file?)";
   std::string header(hlen, '\0');
   if (!in.read(header.data(), hlen)) return path + ": truncated header";
-  std::string descr = field(header, "descr"), order = field(header, "fortran_order"),
-              shape = field(header, "shape");
-  if (descr.empty() || order.empty() || shape.empty())
-    return path + ": malformed header (needs 'descr', 'fortran_order' and 'shape'): " +
+  Header h;
+  if (std::string why = HeaderParser(header).Parse(&h); !why.empty())
+    return path + ": malformed header (" + why + "): " +
            header.substr(0, header.find_last_not_of(" \n") + 1);
-  if (order.find("True") != std::string::npos)
+  if (h.fortran_order)
     return path + ": Fortran-order arrays are not supported (use np.ascontiguousarray)";
   out->dtype.clear();
   for (auto& d : kDescr)
-    if (descr.find(d[0]) != std::string::npos) out->dtype = d[1];
+    if (h.descr == d[0]) out->dtype = d[1];
   if (out->dtype.empty())
-    return path + ": unsupported dtype " + descr +
-           " (little-endian f16, f32, f64, i8, i32 or i64, bool '|b1' for i1; bf16 as '<u2' and fp8 as '|u1' "
+    return path + ": unsupported dtype '" + h.descr +
+           "' (little-endian f16, f32, f64, i8, i32 or i64, bool '|b1' for i1; bf16 as '<u2' and fp8 as '|u1' "
            "bit patterns; use arr.astype('<f4'))";
   uint64_t count = 0;
-  if (!parseShape(shape, &out->shape, &count)) return path + ": malformed or too large shape " + shape;
+  const std::string& shape = h.shape;
+  if (!parseShape(shape, &out->shape, &count) || count > (uint64_t(1) << 62) / DtypeSize(out->dtype))
+    return path + ": malformed or too large shape " + shape;
   // Check the size against the file before allocating: a corrupt header must
   // not turn into a multi-gigabyte allocation.
   const uint64_t bytes = count * DtypeSize(out->dtype);
@@ -127,9 +211,21 @@ std::string ReadNpy(const std::string& path, NpyArray* out) {
   if (available < bytes)
     return path + ": file is shorter than its header says (" + std::to_string(available) +
            " data bytes, shape " + shape + " needs " + std::to_string(bytes) + ")";
+  // np.save writes nothing after the data: more bytes mean the header's
+  // shape was edited or the file was appended to, and guessing which part
+  // is the array would give wrong results.
+  if (available > bytes)
+    return path + ": file is longer than its header says (" + std::to_string(available) +
+           " data bytes, shape " + shape + " needs " + std::to_string(bytes) + ")";
   out->bytes.resize(bytes);
   if (!in.read(reinterpret_cast<char*>(out->bytes.data()), out->bytes.size()))
     return path + ": read failed";
+  // numpy's bool is one byte, 0 or 1; other values are not booleans.
+  if (out->dtype == "i1")
+    for (size_t i = 0; i < out->bytes.size(); ++i)
+      if (out->bytes[i] > 1)
+        return path + ": bool element " + std::to_string(i) + " is byte " +
+               std::to_string(out->bytes[i]) + " (numpy bools are 0 or 1)";
   return "";
 }
 
