@@ -99,4 +99,12 @@ wait
 cat "$T/mm.0"
 check "two programs (MPMD): refused by both, naming what each runs" \
   $(( rc != 1 || ! $(grep -c "the processes disagree on the program" "$T/mm.0") || SECONDS - start > 30 ))
+# A FIFO named as the program, placed with --mesh: every process hashes
+# the program to check they agree, and that read blocked on the FIFO
+# forever; now each says it is not a program file.
+mkfifo "$T/fifo.mlir"
+launch 2 "$T/fifo" "$T/fifo.mlir" --mesh tp=2 --iterations 1
+check "a FIFO as the program on 2 processes: both exit 1 at once, 'not a regular file'" \
+  $(( $(rc_of "$T/fifo.0") != 1 || $(rc_of "$T/fifo.1") != 1 || ! $(grep -c "not a regular file" "$T/fifo.0") ))
+
 exit $fail

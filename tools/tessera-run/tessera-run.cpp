@@ -9,6 +9,7 @@
 #include <cstring>
 #include <random>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.hpp"
@@ -201,10 +202,16 @@ int Run(int argc, char** argv) {
     std::string mine = a.program + " " + a.function + " seed " + std::to_string(a.seed);
     std::string key = std::to_string(Fnv1a(mine));
     {
-      FILE* f = std::fopen(a.program.c_str(), "rb");
+      // Regular files only, read to at most 1 GiB: a FIFO named by the
+      // command line would block here (with --mesh nothing has opened it
+      // yet); the compile that follows refuses what is not a program.
+      struct stat st {};
+      const bool regular = ::stat(a.program.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+      FILE* f = regular ? std::fopen(a.program.c_str(), "rb") : nullptr;
       std::string bytes;
       char buf[65536];
-      for (size_t got; f && (got = std::fread(buf, 1, sizeof buf, f)) > 0;) bytes.append(buf, got);
+      for (size_t got; f && bytes.size() < (size_t{1} << 30) && (got = std::fread(buf, 1, sizeof buf, f)) > 0;)
+        bytes.append(buf, got);
       if (f) std::fclose(f);
       key = std::to_string(Fnv1a(bytes, Fnv1a(a.function + "/" + std::to_string(a.seed))));
     }
