@@ -56,6 +56,22 @@ TEST_F(EventTest, ElapsedTimeIsNonNegative) {
   EXPECT_GE(ms, 0.0);
 }
 
+// The events passed in the other order: the negative time, as
+// cuEventElapsedTime gives it (the core took it for a broken plugin).
+TEST_F(EventTest, ElapsedTimeInTheOtherOrderIsNegative) {
+  Stream s = NewStream();
+  Event start = NewEvent(), end = NewEvent();
+  TS_ASSERT_OK(start.record(s));
+  TS_ASSERT_OK(s.launch(kernel("spin_us"), {1, 1, 1}, {1, 1, 1},
+                        {KernelArg::scalar(200u)}));
+  TS_ASSERT_OK(end.record(s));
+  TS_ASSERT_OK(end.synchronize());
+  TS_ASSERT_OK_AND_ASSIGN(double forward, Event::elapsed_ms(start, end));
+  TS_ASSERT_OK_AND_ASSIGN(double backward, Event::elapsed_ms(end, start));
+  EXPECT_GT(forward, 0.0);
+  EXPECT_DOUBLE_EQ(backward, -forward);
+}
+
 TEST_F(EventTest, ElapsedTimeOfPendingEventIsNotReady) {
   Stream s = NewStream();
   Event start = NewEvent(), end = NewEvent();

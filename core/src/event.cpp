@@ -93,8 +93,9 @@ StatusOr<double> Event::elapsed_ms(const Event& start, const Event& end) {
   args.end = end.raw();
   const detail::PluginLibrary& lib = start.impl()->device.impl()->lib();
   TESSERA_RETURN_IF_ERROR(TESSERA_PLUGIN_CALL(lib, Event_ElapsedTime, args));
-  // NaN fails both comparisons.
-  if (!(args.milliseconds >= 0 && args.milliseconds < 1e15))
+  // Negative is an answer (end completed before start, as
+  // cuEventElapsedTime says it); NaN fails both comparisons.
+  if (!(args.milliseconds > -1e15 && args.milliseconds < 1e15))
     return lib.BadAnswer("Event_ElapsedTime", std::to_string(args.milliseconds) + " ms");
   return args.milliseconds;
 }

@@ -216,6 +216,14 @@ Status Stream::launch(const GraphExec& exec) const {
   if (exec.impl()->device.impl()->runtime != impl_->device.impl()->runtime)
     return Status(StatusCode::kInvalidArgument,
                   "launch: the graph belongs to another Runtime");
+  // A graph holds its device's kernels and buffers: it runs on a stream of
+  // that device only (the cpu plugin ran it anywhere; CUDA refuses).
+  if (exec.impl()->device.impl() != impl_->device.impl())
+    return Status(StatusCode::kInvalidArgument,
+                  "launch: the graph was captured on " + exec.impl()->device.backend() + " device " +
+                      std::to_string(exec.impl()->device.info().ordinal) + "; this stream is on device " +
+                      std::to_string(impl_->device.info().ordinal) +
+                      ": launch it on a stream of the device it was captured on");
   auto args = MakeArgs<TsGraphExec_Launch_Args>();
   args.exec = exec.raw();
   args.stream = impl_->raw;

@@ -21,13 +21,18 @@ inline ze_command_queue_priority_t ze_queue_priority(int32_t p) {
 inline constexpr ze_command_queue_flags_t kZeCommandQueueFlagInOrder = ZE_BIT(1);
 
 // Elapsed milliseconds between two device timestamps of `valid_bits` bits
-// (wrap-around handled) at `ticks_per_second`.
+// at `ticks_per_second`: the difference modulo the timer's width read as a
+// signed value, so a wrap between the stamps is a short positive time and
+// an `end` stamped before `start` is negative (the ABI's answer for events
+// passed in the other order, as cuEventElapsedTime), not a wrap.
 inline double elapsed_ms(uint64_t start, uint64_t end, uint32_t valid_bits,
                          double ticks_per_second) {
   const uint64_t mask = valid_bits == 0 || valid_bits >= 64 ? ~uint64_t{0}
                                                             : (uint64_t{1} << valid_bits) - 1;
-  const uint64_t ticks = (end - start) & mask;
-  return ticks_per_second > 0 ? static_cast<double>(ticks) * 1000.0 / ticks_per_second : 0.0;
+  const uint64_t diff = (end - start) & mask;
+  const uint64_t half = mask / 2 + 1;
+  const double ticks = diff >= half ? -static_cast<double>(mask - diff) - 1.0 : static_cast<double>(diff);
+  return ticks_per_second > 0 ? ticks * 1000.0 / ticks_per_second : 0.0;
 }
 
 // The host time of the device's global timer value `ticks`

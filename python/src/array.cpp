@@ -15,6 +15,7 @@
 // the last reference goes.
 #include <dlpack/dlpack.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <numeric>
@@ -33,9 +34,36 @@ uint64_t NumElements(const std::vector<int64_t>& shape) {
   uint64_t n = 1;
   for (int64_t d : shape) {
     if (d < 0) Fail(StatusCode::kInvalidArgument, "negative dimension " + std::to_string(d) + " in a shape");
-    n *= static_cast<uint64_t>(d);
+    if (__builtin_mul_overflow(n, static_cast<uint64_t>(d), &n))
+      Fail(StatusCode::kInvalidArgument, "a shape whose element count overflows 64 bits");
   }
   return n;
+}
+
+/// The bytes of `shape` x `dtype`, refusing counts that wrap (a wrapped
+/// size once made an Array of 2^62 elements over 4 bytes of memory).
+uint64_t NumBytes(const std::vector<int64_t>& shape, const py::dtype& dtype) {
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(NumElements(shape), static_cast<uint64_t>(dtype.itemsize()), &bytes) ||
+      bytes > (uint64_t{1} << 62))
+    Fail(StatusCode::kInvalidArgument, "a shape of more than 2^62 bytes of " + DtypeName(dtype) + " elements");
+  return bytes;
+}
+
+/// Tessera memory holds plain data: a dtype that holds Python object
+/// references would be copied as raw pointers (numpy then reads freed or
+/// foreign objects), and one in the other byte order would be exported to
+/// DLPack, which has no byte order, as the wrong numbers.
+void CheckPlainDtype(const py::dtype& dtype, const std::string& what) {
+  if (dtype.attr("hasobject").cast<bool>())
+    Fail(StatusCode::kInvalidArgument, what + ": dtype " + DtypeName(dtype) +
+                                           " holds Python objects; Tessera memory holds numbers (use a numeric dtype)");
+  const char order = dtype.attr("byteorder").cast<std::string>()[0];
+  const bool little = py::module_::import("sys").attr("byteorder").cast<std::string>() == "little";
+  if (order == (little ? '>' : '<'))
+    Fail(StatusCode::kInvalidArgument, what + ": dtype " + std::string(py::str(py::object(dtype))) +
+                                           " is not in this machine's byte order (arr.astype(arr.dtype.newbyteorder('=')) "
+                                           "converts it)");
 }
 
 TsBufferKind KindFromName(const std::string& name) {
@@ -64,10 +92,11 @@ TsAdvice AdviceFromName(const std::string& name) {
 
 PyArray Empty(const Device& device, const std::vector<int64_t>& shape, const py::dtype& dtype,
               const std::string& kind) {
+  CheckPlainDtype(dtype, "empty");
   PyArray a;
   a.shape = shape;
   a.dtype = dtype;
-  a.nbytes = NumElements(shape) * static_cast<uint64_t>(dtype.itemsize());
+  a.nbytes = NumBytes(shape, dtype);
   // A buffer has at least one byte; an empty array still has a buffer.
   a.buffer = Unwrap(device.allocate(a.nbytes ? a.nbytes : 1, KindFromName(kind)));
   return a;
@@ -93,6 +122,7 @@ Endpoint ToEndpoint(const py::handle& o, bool writable, const char* role) {
                                              " numpy array is not C-contiguous (np.ascontiguousarray makes one)");
     if (writable && !a.writeable())
       Fail(StatusCode::kInvalidArgument, std::string("the ") + role + " numpy array is read-only");
+    CheckPlainDtype(a.dtype(), std::string("the ") + role + " numpy array");
     void* p = const_cast<void*>(a.data());
     return Endpoint{MemoryRef(p), static_cast<uint64_t>(a.nbytes())};
   }
@@ -100,17 +130,39 @@ Endpoint ToEndpoint(const py::handle& o, bool writable, const char* role) {
                                          "array, not " + std::string(py::str(o.get_type().attr("__name__"))));
 }
 
+// Bytes to copy: `nbytes` when given (an int in [0, both sizes]), else the
+// common size.  Both ends are checked here: the runtime bounds-checks
+// Tessera buffers, but a numpy array is only an address to it.
 uint64_t CopySize(const Endpoint& dst, const Endpoint& src, py::object nbytes) {
-  if (!nbytes.is_none()) return nbytes.cast<uint64_t>();
-  if (dst.nbytes != src.nbytes)
-    Fail(StatusCode::kInvalidArgument, "copy between " + std::to_string(src.nbytes) + " and " +
-                                           std::to_string(dst.nbytes) + " bytes: the sizes differ (pass nbytes= "
-                                           "to copy a prefix)");
-  return dst.nbytes;
+  if (nbytes.is_none()) {
+    if (dst.nbytes != src.nbytes)
+      Fail(StatusCode::kInvalidArgument, "copy between " + std::to_string(src.nbytes) + " and " +
+                                             std::to_string(dst.nbytes) + " bytes: the sizes differ (pass nbytes= "
+                                             "to copy a prefix)");
+    return dst.nbytes;
+  }
+  if (!py::isinstance<py::int_>(nbytes) || py::isinstance<py::bool_>(nbytes))
+    Fail(StatusCode::kInvalidArgument, "nbytes must be an int, not " +
+                                           std::string(py::str(nbytes.get_type().attr("__name__"))));
+  if (nbytes < py::int_(0))
+    Fail(StatusCode::kInvalidArgument, "nbytes=" + std::string(py::str(nbytes)) + ": a byte count is >= 0");
+  const uint64_t smaller = std::min(dst.nbytes, src.nbytes);
+  if (nbytes > py::int_(smaller))
+    Fail(StatusCode::kOutOfRange, "nbytes=" + std::string(py::str(nbytes)) + " runs past the end of the " +
+                                      (dst.nbytes <= src.nbytes ? "destination" : "source") + " (" +
+                                      std::to_string(smaller) + " bytes)");
+  return nbytes.cast<uint64_t>();
 }
 
 // ------------------------------------------------------------------ DLPack
 DLDataType ToDLType(const py::dtype& dtype) {
+  const char order = dtype.attr("byteorder").cast<std::string>()[0];
+  if (order == '>' || order == '<') {
+    const bool little = py::module_::import("sys").attr("byteorder").cast<std::string>() == "little";
+    if (order == (little ? '>' : '<'))
+      throw py::buffer_error("DLPack has no byte order: dtype " + std::string(py::str(py::object(dtype))) +
+                             " is not in this machine's order (convert with astype first)");
+  }
   DLDataType t;
   t.bits = static_cast<uint8_t>(dtype.itemsize() * 8);
   t.lanes = 1;
@@ -196,7 +248,7 @@ py::object ExportDLPack(const PyArray& a, const py::object& stream) {
     if (!stream.is_none() && !py::isinstance<py::int_>(stream))
       throw py::buffer_error("__dlpack__: stream must be None or an int (the consumer's stream handle)");
   } else if (!stream.is_none() &&
-             !(py::isinstance<py::int_>(stream) && (stream.cast<int64_t>() == -1 || stream.cast<int64_t>() == 0))) {
+             !(py::isinstance<py::int_>(stream) && (stream.equal(py::int_(-1)) || stream.equal(py::int_(0))))) {
     throw py::buffer_error("__dlpack__: host memory (kDLCPU) takes no stream (stream=None)");
   }
   if (a.on_device()) {
@@ -264,7 +316,7 @@ PyArray ImportDLPack(const py::capsule& capsule) {
   PyArray a;
   a.dtype = FromDLType(d->dtype);
   a.shape.assign(d->shape, d->shape + d->ndim);
-  a.nbytes = NumElements(a.shape) * static_cast<uint64_t>(a.dtype.itemsize());
+  a.nbytes = NumBytes(a.shape, a.dtype);
   a.host = static_cast<char*>(d->data) + d->byte_offset;
   a.owner = std::move(owner);
   return a;
@@ -278,7 +330,7 @@ PyArray ImportDLPackOnDevice(const py::capsule& capsule, const Device& device) {
   PyArray a;
   a.dtype = FromDLType(d->dtype);
   a.shape.assign(d->shape, d->shape + d->ndim);
-  a.nbytes = NumElements(a.shape) * static_cast<uint64_t>(a.dtype.itemsize());
+  a.nbytes = NumBytes(a.shape, a.dtype);
   if (a.nbytes == 0) throw py::buffer_error("from_dlpack: an empty tensor has no memory to use in place");
   const uint64_t address = reinterpret_cast<uintptr_t>(d->data) + d->byte_offset;
   StatusOr<Buffer> buffer = device.import_memory(address, a.nbytes, TS_BUFFER_DEVICE);
@@ -297,7 +349,8 @@ struct PinnedAllocation {
 };
 
 py::array PinnedEmpty(const Runtime& runtime, const std::vector<int64_t>& shape, const py::dtype& dtype) {
-  const uint64_t nbytes = NumElements(shape) * static_cast<uint64_t>(dtype.itemsize());
+  CheckPlainDtype(dtype, "pinned_malloc");
+  const uint64_t nbytes = NumBytes(shape, dtype);
   auto* alloc = new PinnedAllocation{runtime, nullptr};
   StatusOr<void*> p = runtime.pinned_malloc(nbytes ? nbytes : 1);
   if (!p.ok()) {

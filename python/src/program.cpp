@@ -75,19 +75,66 @@ py::dict ParamDict(const Program& p, size_t i) {
 
 KernelArg ScalarArg(const py::handle& value, const ParamSpec& spec) {
   const std::string& t = spec.dtype;
-  if (t == "f32") return KernelArg::scalar(value.cast<float>());
-  if (t == "f64") return KernelArg::scalar(value.cast<double>());
-  if (t == "i32") return KernelArg::scalar(value.cast<int32_t>());
-  if (t == "i64" || t == "index") return KernelArg::scalar(value.cast<int64_t>());
-  if (t == "i16") return KernelArg::scalar(value.cast<int16_t>());
-  if (t == "i8") return KernelArg::scalar(value.cast<int8_t>());
-  if (t == "i1") return KernelArg::scalar(static_cast<uint8_t>(value.cast<bool>()));
+  try {
+    if (t == "f32") return KernelArg::scalar(value.cast<float>());
+    if (t == "f64") return KernelArg::scalar(value.cast<double>());
+    if (t == "i32") return KernelArg::scalar(value.cast<int32_t>());
+    if (t == "i64" || t == "index") return KernelArg::scalar(value.cast<int64_t>());
+    if (t == "i16") return KernelArg::scalar(value.cast<int16_t>());
+    if (t == "i8") return KernelArg::scalar(value.cast<int8_t>());
+    if (t == "i1") return KernelArg::scalar(static_cast<uint8_t>(value.cast<bool>()));
+  } catch (const py::cast_error&) {
+    Fail(StatusCode::kInvalidArgument, "scalar parameter " + spec.name + " is " + t + ": " +
+                                           std::string(py::repr(value)) + " is not a number of that type (or is "
+                                           "out of its range)");
+  }
   Fail(StatusCode::kInvalidArgument, "scalar parameter " + spec.name + " of type " + t +
                                          " cannot be passed from Python");
 }
 
+// The numpy dtype an Array holding `type` elements has (bf16 and fp8 as
+// their raw bits, as tessera.program.DTYPES says); None when there is none.
+py::object NumpyDtypeOf(const std::string& type) {
+  static const std::pair<const char*, const char*> kTypes[] = {
+      {"f64", "float64"}, {"f32", "float32"}, {"f16", "float16"}, {"bf16", "uint16"}, {"f8E4M3FN", "uint8"},
+      {"f8E5M2", "uint8"}, {"i64", "int64"}, {"i32", "int32"}, {"i16", "int16"}, {"i8", "int8"},
+      {"ui8", "uint8"}, {"i1", "bool"}, {"index", "int64"}};
+  for (const auto& [t, n] : kTypes)
+    if (type == t) return py::dtype(std::string(n));
+  return py::none();
+}
+
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  std::string out = "(";
+  for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + (shape.size() == 1 ? ",)" : ")");
+}
+
+// An Array given for buffer parameter `spec`: in device memory, of the
+// parameter's dtype, and of its shape where the shape is static.  (The
+// plugin checks only byte sizes: a float64 array of the same bytes would
+// run, reinterpreted.)
+const PyArray& BufferArg(const py::object& o, const ParamSpec& spec) {
+  if (!py::isinstance<PyArray>(o) || !o.cast<const PyArray&>().on_device())
+    Fail(StatusCode::kInvalidArgument, "argument " + spec.name + " must be a tessera.Array in device memory");
+  const PyArray& a = o.cast<const PyArray&>();
+  py::object want = NumpyDtypeOf(spec.dtype);
+  if (!want.is_none() && !a.dtype.equal(want))
+    Fail(StatusCode::kInvalidArgument, "argument " + spec.name + " holds " + spec.dtype + " (numpy " +
+                                           std::string(py::str(want)) + "); the Array given is " +
+                                           std::string(py::str(py::object(a.dtype))));
+  // (An Array too small for the parameter is left to the runtime, whose
+  // OUT_OF_RANGE error says how many bytes each side has.)
+  bool is_static = true;
+  for (int64_t d : spec.shape) is_static &= d >= 0;
+  if (is_static && a.shape != spec.shape && a.nbytes >= spec.bytes)
+    Fail(StatusCode::kInvalidArgument, "argument " + spec.name + " has shape " + ShapeText(spec.shape) +
+                                           "; the Array given has shape " + ShapeText(a.shape));
+  return a;
+}
+
 void Run(const Program& program, std::vector<PyStream*> streams, const std::vector<std::vector<py::object>>& args,
-         const std::vector<uint32_t>& grid) {
+         const std::vector<py::int_>& grid) {
   const auto& params = program.params();
   if (streams.size() != args.size())
     Fail(StatusCode::kInvalidArgument, std::to_string(streams.size()) + " streams for " +
@@ -107,15 +154,20 @@ void Run(const Program& program, std::vector<PyStream*> streams, const std::vect
         kargs[d].push_back(ScalarArg(o, params[i]));
         continue;
       }
-      if (!py::isinstance<PyArray>(o) || !o.cast<const PyArray&>().on_device())
-        Fail(StatusCode::kInvalidArgument, "argument " + params[i].name + " must be a tessera.Array in device memory");
-      kargs[d].push_back(KernelArg::buffer(o.cast<const PyArray&>().buffer));
+      kargs[d].push_back(KernelArg::buffer(BufferArg(o, params[i]).buffer));
     }
   }
   RunOptions options;
   if (!grid.empty()) {
     if (grid.size() > 3) Fail(StatusCode::kInvalidArgument, "grid has at most 3 dimensions");
-    options.grid = TsDim3{grid[0], grid.size() > 1 ? grid[1] : 1, grid.size() > 2 ? grid[2] : 1};
+    uint32_t dims[3] = {1, 1, 1};
+    for (size_t i = 0; i < grid.size(); ++i) {
+      if (grid[i] < py::int_(1) || grid[i] > py::int_(UINT32_MAX))
+        Fail(StatusCode::kInvalidArgument, "grid=" + std::string(py::str(py::tuple(py::cast(grid)))) +
+                                               ": every dimension is a number of groups in 1..4294967295");
+      dims[i] = grid[i].cast<uint32_t>();
+    }
+    options.grid = TsDim3{dims[0], dims[1], dims[2]};
   }
   {
     py::gil_scoped_release release;  // the arrays are held by `args`
@@ -152,7 +204,7 @@ void BindProgram(py::module_& m) {
                                return out;
                              })
       .def("save", [](const Program& p, const std::string& path) { ThrowIfError(p.Save(path)); })
-      .def("run", &Run, py::arg("streams"), py::arg("args"), py::arg("grid") = std::vector<uint32_t>{})
+      .def("run", &Run, py::arg("streams"), py::arg("args"), py::arg("grid") = std::vector<py::int_>{})
       .def("scatter_global",
            [](const Program& p, size_t i, const py::bytes& global) {
              CheckParam(p, i);

@@ -67,6 +67,8 @@ def device(spec=None):
         return spec
     if spec is None:
         spec = 0
+    if isinstance(spec, bool):  # an int to Python, but never meant as an ordinal
+        raise TypeError("device must be None, a tessera.Device, an int or 'backend[:ordinal]', not %r" % (spec,))
     if isinstance(spec, int):
         devs = devices()
         if not 0 <= spec < len(devs):
@@ -95,6 +97,16 @@ def ensure_devices(count, backend=None):
     with _lock:
         rt = runtime_for(backend) if backend else runtime()
         if len(rt.devices) < count and rt.backend == "cpu" and not os.environ.get("TESSERA_CPU_DEVICES"):
+            # Objects of the old runtime go on working among themselves but
+            # cannot be mixed with the new one's (a copy between the two, or
+            # pinned memory of one on a stream of the other, is refused):
+            # say so now, where the cause is, not at that later call.
+            import warnings
+            warnings.warn("the cpu runtime has %d device(s) and a mesh needs %d: a new runtime with %d replaces "
+                          "it as the default. Arrays, streams, events and pinned memory made before belong to the "
+                          "old runtime and cannot be used with the new one's; call tessera.init(devices=%d) first "
+                          "to have one runtime" % (len(rt.devices), count, count, count), RuntimeWarning,
+                          stacklevel=3)
             new = _tessera.Runtime.create("cpu", int(count))
             if rt is _default:
                 _default = new

@@ -116,10 +116,19 @@ def search(program, params=None, objective="runtime", budget=None, seconds=None,
         trials = int(budget)
     if seconds is not None:
         limit = float(seconds)
+    import math
     if trials < 1 or repeats < 1 or warmup < 0:
         raise InvalidArgumentError("autotune needs at least one trial and one repeat")
+    if trials > 2**31 - 1 or repeats > 2**31 - 1 or warmup > 2**31 - 1 or not 0 <= int(confirm) < 2**31:
+        raise InvalidArgumentError("autotune trials, repeats, warmup and confirm are counts below 2^31")
+    if not (math.isfinite(limit) and limit > 0):
+        raise InvalidArgumentError("autotune seconds %r: a finite number of seconds > 0" % (limit,))
+    if not (math.isfinite(float(min_gain)) and 0 <= float(min_gain) < 1):
+        raise InvalidArgumentError("autotune min_gain %r: a fraction in [0, 1)" % (min_gain,))
     space = []
     for name, values in (params or {}).items():
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+            raise InvalidArgumentError("autotune parameter %s: a list of values, not %r" % (name, values))
         values = list(values)
         if not values:
             raise InvalidArgumentError("autotune parameter %s has no values" % name)

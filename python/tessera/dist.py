@@ -47,6 +47,10 @@ class Mesh:
 
     def coords(self, index):
         """The coordinates of device `index` (row-major)."""
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise TypeError("Mesh.coords takes a device index (an int), not %r" % (index,))
+        if not 0 <= index < self.size:
+            raise IndexError("device index %d of a mesh of %d devices (0..%d)" % (index, self.size, self.size - 1))
         out = []
         for size in reversed(self.shape):
             out.append(index % size)
@@ -54,9 +58,16 @@ class Mesh:
         return tuple(reversed(out))
 
     def device(self, *coords):
-        """The device at these coordinates."""
+        """The device at these coordinates (one per axis)."""
+        if len(coords) != len(self.shape):
+            raise ValueError("a mesh of axes %s takes %d coordinates, %d given" % (
+                self.axis_names, len(self.shape), len(coords)))
         index = 0
-        for c, size in zip(coords, self.shape):
+        for name, c, size in zip(self.axis_names, coords, self.shape):
+            if isinstance(c, bool) or not isinstance(c, int):
+                raise TypeError("mesh coordinate %r along %s: an int" % (c, name))
+            if not 0 <= c < size:
+                raise IndexError("coordinate %d along %s, which has %d devices (0..%d)" % (c, name, size, size - 1))
             index = index * size + c
         return self.devices[index]
 
@@ -85,6 +96,10 @@ class ShardSpec:
     copies (replicate says so explicitly, for reading)."""
 
     def __init__(self, dims=(), reduce=(), replicate=()):
+        for what, v in (("dims", dims), ("reduce", reduce), ("replicate", replicate)):
+            if isinstance(v, (str, bytes)):
+                raise ValueError("ShardSpec %s=%r: a sequence, one entry per %s (write %s=(%r,))" % (
+                    what, v, "global dim" if what == "dims" else "mesh axis", what, v))
         self.dims = tuple(_dim_axes(d) for d in dims)
         self.reduce = tuple(reduce)
         self.replicate = tuple(replicate)
@@ -174,6 +189,9 @@ class Communicator:
         self._comm._collective("all_gather", list(send), list(recv), "sum", 0, True)
 
     def broadcast(self, send, recv=None, root=0):
+        if isinstance(root, bool) or not isinstance(root, int) or not 0 <= root < self.size:
+            from .errors import InvalidArgumentError
+            raise InvalidArgumentError("broadcast root %r: a rank in 0..%d" % (root, self.size - 1))
         self._comm._collective("broadcast", list(send), list(recv if recv is not None else send), "sum", int(root),
                                True)
 

@@ -22,7 +22,11 @@ def empty(shape, dtype=np.float32, device=None, kind="device"):
 
 def asarray(obj, dtype=None, device=None, kind="device"):
     """A new Array on `device` holding a copy of `obj` (anything numpy takes)."""
-    host = np.ascontiguousarray(obj, dtype=dtype)
+    # np.asarray keeps a 0-d array 0-d (ascontiguousarray makes it 1-d);
+    # the other byte order is converted, as DLPack has no byte order.
+    host = np.asarray(obj, dtype=dtype, order="C")
+    if host.dtype.byteorder not in "=|":
+        host = host.astype(host.dtype.newbyteorder("="))
     out = empty(host.shape, host.dtype, device, kind)
     memcpy(out, host)
     return out

@@ -9,7 +9,26 @@ def create(weight=1, priority=0, non_blocking=False, device=None):
     """A new stream on `device` (default: the default device).  weight: its
     share of the device when streams compete; priority: larger first when
     both are ready; non_blocking: not ordered with the default stream."""
-    return Stream.create(_device(device), int(weight), int(priority), bool(non_blocking))
+    from .errors import InvalidArgumentError
+    w, p = _int_or_none(weight), _int_or_none(priority)
+    if w is None or not 1 <= w <= 0xFFFFFFFF:
+        raise InvalidArgumentError("stream weight %r: a weight is an int in 1..4294967295 (its share of the device "
+                                   "relative to the other streams' weights)" % (weight,))
+    if p is None or not -2**31 <= p < 2**31:
+        raise InvalidArgumentError("stream priority %r: a priority is a 32-bit int" % (priority,))
+    return Stream.create(_device(device), w, p, bool(non_blocking))
+
+
+def _int_or_none(v):
+    """v as an int when it is one (numpy ints too), else None (bools and
+    floats are not counts)."""
+    import operator
+    if isinstance(v, bool):
+        return None
+    try:
+        return operator.index(v)
+    except TypeError:
+        return None
 
 
 def default(device=None):

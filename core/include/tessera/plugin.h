@@ -912,7 +912,8 @@ typedef struct TsEvent_Synchronize_Args {
 #define TS_EVENT_SYNCHRONIZE_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsEvent_Synchronize_Args, event)
 
 /* Milliseconds between two completed timing events of one client (they may
- * be on different devices).  Either never recorded:
+ * be on different devices): negative when `end` completed before `start`
+ * (as cuEventElapsedTime gives it), never NaN.  Either never recorded:
  * TS_ERROR_FAILED_PRECONDITION; either still pending: TS_ERROR_NOT_READY;
  * either created with TS_EVENT_DISABLE_TIMING: TS_ERROR_FAILED_PRECONDITION. */
 typedef struct TsEvent_ElapsedTime_Args {

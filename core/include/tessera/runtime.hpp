@@ -604,7 +604,9 @@ class Event {
   StatusOr<bool> query() const;  // true when complete or never recorded
   Status synchronize() const;
   Status destroy();
-  // Milliseconds from start to end; both recorded and complete.
+  // Milliseconds from start to end; both recorded and complete.  Negative
+  // when `end` completed before `start` (the events passed in the other
+  // order), as cuEventElapsedTime.
   static StatusOr<double> elapsed_ms(const Event& start, const Event& end);
 
   const std::shared_ptr<detail::EventImpl>& impl() const { return impl_; }

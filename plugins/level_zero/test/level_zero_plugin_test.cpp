@@ -255,6 +255,9 @@ TEST(LevelZeroMapping, ElapsedTimeWrapsAtTheValidBits) {
   // A 32-bit counter that wrapped between the two stamps.
   EXPECT_DOUBLE_EQ(elapsed_ms(0xFFFFFF00u, 0x100u, 32, 1e6), 0x200 / 1e3);
   EXPECT_DOUBLE_EQ(elapsed_ms(5, 10, 0, 0), 0.0);  // no timer resolution
+  // The events in the other order: negative, not a wrap of the timer.
+  EXPECT_DOUBLE_EQ(elapsed_ms(3000, 1000, 64, 1e6), -2.0);
+  EXPECT_DOUBLE_EQ(elapsed_ms(0x100u, 0xFFFFFF00u, 32, 1e6), -0x200 / 1e3);
 }
 
 // Stream_WriteTimestamp converts the device's global timer into host time

@@ -1,0 +1,242 @@
+"""Careless and hostile arguments from Python: each is refused with a
+tessera error (or the Python exception the protocol names) saying what was
+wrong, and nothing is read or written past an array.  Each case crashed the
+interpreter, gave a wrong result or raised an unhelpful error before."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import tessera
+from tessera import dist, event, graph, memcpy, memcpy_async, pinned_malloc, stream
+
+from conftest import example
+
+
+# ------------------------------------------------------------------ memory
+def test_nbytes_past_a_numpy_destination_is_refused(dev):
+    d = tessera.empty(1 << 16, np.float32)
+    small = np.zeros(4, np.float32)
+    with pytest.raises(tessera.OutOfRangeError, match="past the end of the destination"):
+        memcpy(small, d, nbytes=d.nbytes)  # wrote past the numpy array (SIGSEGV)
+    assert (small == 0).all()
+
+
+def test_nbytes_past_a_numpy_source_is_refused(dev):
+    d = tessera.empty(1024, np.uint8)
+    with pytest.raises(tessera.OutOfRangeError, match="past the end of the source"):
+        memcpy(d, np.arange(4, dtype=np.uint8), nbytes=1024)  # read heap bytes
+
+
+def test_nbytes_past_imported_host_memory_is_refused(dev):
+    imported = tessera.from_dlpack(np.zeros(4, np.float32))
+    d = tessera.empty(1 << 20, np.float32)
+    with pytest.raises(tessera.OutOfRangeError):
+        memcpy(imported, d, nbytes=4 << 20)
+
+
+@pytest.mark.parametrize("nbytes", [-1, 2.0, "4", True])
+def test_nbytes_must_be_a_count(dev, nbytes):
+    d = tessera.empty(4, np.float32)
+    with pytest.raises(tessera.InvalidArgumentError, match="nbytes"):
+        memcpy(d, np.zeros(4, np.float32), nbytes=nbytes)
+
+
+def test_nbytes_prefix_still_copies(dev):
+    d = tessera.asarray(np.zeros(4, np.float32))
+    memcpy(d, np.arange(4, dtype=np.float32), nbytes=8)
+    assert d.numpy().tolist() == [0.0, 1.0, 0.0, 0.0]
+
+
+def test_object_arrays_are_refused(dev):
+    o = np.empty(4, dtype=object)
+    o[:] = "x"
+    src = tessera.asarray(np.full(4, 1.5))
+    with pytest.raises(tessera.InvalidArgumentError, match="holds Python objects"):
+        memcpy(o, src)  # wrote float bits over object pointers
+    assert list(o) == ["x"] * 4
+    with pytest.raises(tessera.InvalidArgumentError, match="holds Python objects"):
+        tessera.asarray(np.array([object(), "abc", 3.5], dtype=object))
+    with pytest.raises(tessera.InvalidArgumentError, match="holds Python objects"):
+        tessera.empty(4, object)
+    with pytest.raises(tessera.InvalidArgumentError, match="holds Python objects"):
+        pinned_malloc(4, object)
+
+
+def test_big_endian_input_is_converted_and_never_exported_as_native(dev):
+    a = tessera.asarray(np.arange(4, dtype=">f4"))
+    assert np.from_dlpack(a).tolist() == [0.0, 1.0, 2.0, 3.0]
+    with pytest.raises(tessera.InvalidArgumentError, match="byte order"):
+        tessera.empty(4, ">f4")
+    with pytest.raises(tessera.InvalidArgumentError, match="byte order"):
+        memcpy(np.zeros(4, ">f4"), a)
+
+
+@pytest.mark.parametrize("shape", [(2**62 + 1,), (2**32, 2**32)])
+def test_shapes_whose_bytes_overflow_are_refused(dev, shape):
+    with pytest.raises(tessera.InvalidArgumentError, match="2\\^62|overflows"):
+        tessera.empty(shape, np.uint8 if len(shape) == 2 else np.float32)
+
+
+def test_a_0d_array_stays_0d(dev):
+    a = tessera.asarray(np.float32(3))
+    assert a.shape == ()
+    assert a.numpy() == np.float32(3)
+
+
+def test_dlpack_stream_out_of_range_is_a_buffer_error(dev):
+    a = tessera.asarray(np.zeros(4, np.float32))
+    with pytest.raises(BufferError):  # was a bare "Unable to cast" RuntimeError
+        a.__dlpack__(stream=2**70)
+
+
+# ----------------------------------------------------------------- programs
+@pytest.fixture
+def saxpy():
+    return tessera.compile(example("saxpy.mlir"))
+
+
+def test_enqueue_refuses_an_array_of_another_dtype(saxpy):
+    s = stream.create()
+    x = tessera.asarray(np.ones(65536, np.float64)[:32768])  # the same bytes as 65536 floats
+    y = tessera.asarray(np.zeros(65536, np.int32))
+    with pytest.raises(tessera.InvalidArgumentError, match="holds f32"):
+        saxpy.enqueue(2.0, tessera.asarray(np.ones(65536, np.float32)), y, stream=s)
+    with pytest.raises(tessera.InvalidArgumentError, match="holds f32"):
+        saxpy.enqueue(2.0, x, tessera.asarray(np.zeros(65536, np.float32)), stream=s)
+
+
+def test_enqueue_refuses_an_array_of_another_shape(saxpy):
+    s = stream.create()
+    x = tessera.asarray(np.ones((256, 256), np.float32))
+    y = tessera.asarray(np.zeros(65536, np.float32))
+    with pytest.raises(tessera.InvalidArgumentError, match="shape"):
+        saxpy.enqueue(2.0, x, y, stream=s)
+
+
+@pytest.mark.parametrize("grid", [(0,), (64, 0), (-1,), (2**32,)])
+def test_grid_dimensions_are_counts_of_groups(saxpy, grid):
+    x = np.ones(65536, np.float32)
+    with pytest.raises(tessera.InvalidArgumentError, match="grid"):
+        saxpy(1.0, x, np.zeros(65536, np.float32), grid=grid)  # (0,) ran the whole default grid
+
+
+@pytest.mark.parametrize("scalar", ["2.0", np.array([1.0, 2.0]), None])
+def test_a_scalar_of_the_wrong_kind_names_the_parameter(saxpy, scalar):
+    x = np.ones(65536, np.float32)
+    with pytest.raises(tessera.InvalidArgumentError, match="scalar parameter"):
+        saxpy(scalar, x, np.zeros(65536, np.float32))
+
+
+@pytest.mark.parametrize("chunks", [-1, 1.5, True])
+def test_overlap_chunks_is_a_count(chunks):
+    with pytest.raises(tessera.InvalidArgumentError, match="overlap_chunks"):
+        tessera.compile(example("saxpy.mlir"), overlap_chunks=chunks)
+
+
+def test_a_nul_in_a_path_is_refused():
+    with pytest.raises(tessera.InvalidArgumentError, match="NUL"):
+        tessera.compile("exa\x00mples/saxpy.mlir")
+
+
+# ------------------------------------------------------ streams and events
+@pytest.mark.parametrize("weight", [-1, 0, 2**32, 1.5, "2", True])
+def test_stream_weight_is_a_positive_count(dev, weight):
+    with pytest.raises(tessera.InvalidArgumentError, match="weight"):
+        stream.create(weight=weight)
+
+
+def test_stream_weight_takes_numpy_ints(dev):
+    assert stream.create(weight=np.int64(3)).weight == 3
+
+
+def test_elapsed_in_the_other_order_is_negative(dev):
+    s = stream.create()
+    a, b = event.create(), event.create()
+    a.record(s)
+    memcpy_async(tessera.empty(1 << 20, np.uint8), pinned_malloc(1 << 20, np.uint8), s)
+    b.record(s)
+    s.synchronize()
+    forward, backward = a.elapsed(b), b.elapsed(a)  # backward raised InternalError, "the plugin is broken"
+    assert forward >= 0 and backward == -forward
+
+
+def test_a_bool_is_not_a_device_ordinal():
+    with pytest.raises(TypeError):
+        tessera.device(True)
+
+
+# ------------------------------------------------------------------- graphs
+def test_a_graph_launches_only_on_its_device():
+    rt = tessera.init(backend="cpu", devices=2)
+    try:
+        d0, d1 = rt.devices[0], rt.devices[1]
+        src = pinned_malloc(1024, np.uint8)
+        s0, s1 = stream.create(device=d0), stream.create(device=d1)
+        buf = tessera.empty(1024, np.uint8, device=d0)
+        with graph.capture(s0) as g:
+            memcpy_async(buf, src, s0)
+        with pytest.raises(tessera.InvalidArgumentError, match="captured on"):
+            g.launch(s1)
+        g.launch(s0)
+        s0.synchronize()
+    finally:
+        tessera.init()
+
+
+# --------------------------------------------------------------------- dist
+def test_mesh_coordinates_are_bounded():
+    m = dist.Mesh({"dp": 2, "tp": 2})
+    assert m.coords(3) == (1, 1) and m.device(1, 0) is m.devices[2]
+    for bad in (7, -1):
+        with pytest.raises(IndexError):
+            m.coords(bad)
+    with pytest.raises(IndexError):
+        m.device(-1, 0)
+    with pytest.raises(ValueError):
+        m.device(1)
+    with pytest.raises(ValueError):
+        m.device(0, 0, 3)
+
+
+def test_shardspec_dims_is_a_sequence_not_a_string():
+    with pytest.raises(ValueError, match="dims=\\('tp',\\)"):
+        dist.ShardSpec(dims="tp")
+    assert dist.ShardSpec(dims=("tp",)).dims == ("tp",)
+
+
+def test_a_mesh_that_replaces_the_runtime_says_so():
+    tessera.init(backend="cpu", devices=1)
+    try:
+        with pytest.warns(RuntimeWarning, match="replaces it as the default"):
+            dist.Mesh({"tp": 2})
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            dist.Mesh({"tp": 2})  # enough devices now: nothing replaced
+    finally:
+        tessera.init()
+
+
+def test_broadcast_root_is_a_rank():
+    devs = dist.Mesh({"tp": 2}).devices
+    comm = dist.Communicator(devs)
+    arrays = [tessera.asarray(np.ones(4, np.float32), device=d) for d in devs]
+    for root in (-1, 2, 1.0):
+        with pytest.raises(tessera.InvalidArgumentError, match="root"):
+            comm.broadcast(arrays, root=root)
+
+
+# ----------------------------------------------------------------- autotune
+@pytest.mark.parametrize("kwargs", [
+    {"params": {"tile_m": "16"}},
+    {"params": {"tile_m": 16}},
+    {"seconds": math.nan},
+    {"seconds": -1},
+    {"min_gain": math.nan},
+    {"min_gain": -0.5},
+    {"budget": 2**40},
+])
+def test_autotune_arguments_are_checked(kwargs):
+    with pytest.raises(tessera.InvalidArgumentError):
+        tessera.autotune.search(example("mlp.mlir"), **kwargs)
