@@ -158,6 +158,12 @@ void AddStreamCases(CaseList* out) {
     c.Header();
     c.Handle("Exec", &A_XLaunch::exec);
     c.Handle("Stream", &A_XLaunch::stream);
+    // A graph holds its device's kernels and buffers (the cpu plugin ran
+    // one on another device's scheduler).
+    c.Add("StreamOfOtherDevice", TS_ERROR_INVALID_ARGUMENT,
+          [](Env& env, A_XLaunch& a) { a.stream = env.stream2(); });
+    c.Add("StreamOfOtherClient", TS_ERROR_INVALID_ARGUMENT,
+          [](Env& env, A_XLaunch& a) { a.stream = env.other_stream(); });
   }
 }
 

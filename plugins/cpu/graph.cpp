@@ -355,6 +355,12 @@ TS_CPU_ENTRY(GraphExec_Launch, TS_GRAPHEXEC_LAUNCH_ARGS_STRUCT_SIZE) {
   if (s->device->client != ex->device->client)
     return errorf(TS_ERROR_INVALID_ARGUMENT,
                   "cpu: GraphExec_Launch: the stream belongs to another client than the graph");
+  // The graph's nodes run on its device's scheduler and lanes: a stream of
+  // another device would order them with nothing it knows.
+  if (s->device != ex->device)
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "cpu: GraphExec_Launch: the graph was captured on device %u, the stream is on device %u",
+                  ex->device->ordinal, s->device->ordinal);
   // A node whose buffer or kernel is gone would touch freed memory.
   if (TsError* e = ex->refs.check("cpu")) return e;
   const size_t n = ex->nodes.size();
