@@ -7,11 +7,46 @@
 // Arrays are tessera.Array objects on the communicator's devices, one per
 // local rank; counts come from their sizes.  Calls release the GIL (a call
 // across processes waits for the other processes).
+#include <chrono>
+#include <future>
+#include <memory>
+#include <thread>
+
 #include "common.hpp"
 
 namespace tessera::python {
 
 namespace {
+
+// Runs `work` (which may wait minutes for other processes) on its own
+// thread with the GIL released, and checks for Python signals every 100 ms
+// so that Ctrl-C raises KeyboardInterrupt at once instead of after the
+// processes' timeout.  An interrupted call's thread is left to finish or
+// time out by itself: `work` owns copies of everything it uses (handles
+// that keep their memory alive), never references to this frame.
+template <typename T>
+T Interruptible(std::function<T()> work) {
+  auto task = std::make_shared<std::packaged_task<T()>>(std::move(work));
+  std::future<T> result = task->get_future();
+  std::thread([task] { (*task)(); }).detach();
+  for (;;) {
+    {
+      py::gil_scoped_release release;
+      if (result.wait_for(std::chrono::milliseconds(100)) == std::future_status::ready) break;
+    }
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+  }
+  return result.get();
+}
+
+// A count from Python: an int in [0, 2^32) (not a bool), else
+// InvalidArgumentError naming it.
+uint32_t Count(const py::handle& v, const std::string& what) {
+  if (!py::isinstance<py::int_>(v) || py::isinstance<py::bool_>(v) || v < py::int_(0) ||
+      v > py::int_(UINT32_MAX))
+    Fail(StatusCode::kInvalidArgument, what + " " + std::string(py::repr(v)) + ": an int in 0..4294967295");
+  return v.cast<uint32_t>();
+}
 
 TsDataType DataTypeOf(const py::dtype& dt) {
   const char kind = dt.kind();
@@ -87,24 +122,30 @@ void BindCollectives(py::module_& m) {
             if (st != rt) Fail(StatusCode::kInvalidArgument, "send and recv arrays must have one dtype");
             const std::vector<Stream> streams = DefaultStreams(c);
             const uint64_t ranks = c.size();
-            py::gil_scoped_release release;
-            Status status;
-            if (kind == "all_reduce") {
-              status = c.all_reduce(sb, rb, sn, st, ReduceOf(op), streams, deterministic);
-            } else if (kind == "reduce_scatter") {
-              if (sn % ranks != 0)
-                Fail(StatusCode::kInvalidArgument, "reduce_scatter: the send arrays' size (" + std::to_string(sn) +
-                                                       ") is not a multiple of the ranks (" + std::to_string(ranks) + ")");
-              status = c.reduce_scatter(sb, rb, sn / ranks, st, ReduceOf(op), streams, deterministic);
-            } else if (kind == "all_gather") {
-              status = c.all_gather(sb, rb, sn, st, streams);
-            } else if (kind == "broadcast") {
-              status = c.broadcast(sb, rb, sn, st, root, streams);
-            } else {
+            if (kind != "all_reduce" && kind != "reduce_scatter" && kind != "all_gather" && kind != "broadcast")
               Fail(StatusCode::kInvalidArgument, "unknown collective " + kind);
+            if (kind == "reduce_scatter" && sn % ranks != 0)
+              Fail(StatusCode::kInvalidArgument, "reduce_scatter: the send arrays' size (" + std::to_string(sn) +
+                                                     ") is not a multiple of the ranks (" + std::to_string(ranks) + ")");
+            const TsReduceOp reduce = ReduceOf(op);
+            std::function<bool()> work = [=] {
+              Status status;
+              if (kind == "all_reduce") status = c.all_reduce(sb, rb, sn, st, reduce, streams, deterministic);
+              else if (kind == "reduce_scatter")
+                status = c.reduce_scatter(sb, rb, sn / ranks, st, reduce, streams, deterministic);
+              else if (kind == "all_gather") status = c.all_gather(sb, rb, sn, st, streams);
+              else status = c.broadcast(sb, rb, sn, st, root, streams);
+              ThrowIfError(status);
+              for (const Stream& s : streams) ThrowIfError(s.synchronize());
+              return true;
+            };
+            // Across processes this waits for the others: interruptible.
+            if (ranks > c.devices().size()) {
+              Interruptible<bool>(std::move(work));
+            } else {
+              py::gil_scoped_release release;
+              work();
             }
-            ThrowIfError(status);
-            for (const Stream& s : streams) ThrowIfError(s.synchronize());
           },
           py::arg("kind"), py::arg("send"), py::arg("recv"), py::arg("op") = "sum", py::arg("root") = 0,
           py::arg("deterministic") = true)
@@ -130,10 +171,13 @@ void BindCollectives(py::module_& m) {
         const Runtime::CollectiveId raw(bytes.begin(), bytes.end());
         if (num_ranks.is_none() || ranks.is_none())
           Fail(StatusCode::kInvalidArgument, "a communicator across processes needs num_ranks and ranks with the id");
-        const uint32_t n = num_ranks.cast<uint32_t>();
-        const std::vector<uint32_t> r = ranks.cast<std::vector<uint32_t>>();
-        py::gil_scoped_release release;  // waits for the other processes
-        return Unwrap(runtime.create_communicator(devices, n, r, raw));
+        const uint32_t n = Count(num_ranks, "num_ranks");
+        std::vector<uint32_t> r;
+        for (const py::handle& rank : ranks) r.push_back(Count(rank, "rank"));
+        // Waits for the other processes: interruptible (Ctrl-C).
+        return Interruptible<Communicator>([runtime, devices, n, r, raw] {
+          return Unwrap(runtime.create_communicator(devices, n, r, raw));
+        });
       },
       py::arg("devices"), py::arg("num_ranks") = py::none(), py::arg("ranks") = py::none(), py::arg("id") = py::none());
 }

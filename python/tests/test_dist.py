@@ -297,3 +297,26 @@ def test_communicator_bad_ids():
         dist.Communicator([dev], num_ranks=2, ranks=[0], id=bytes(128))
     with pytest.raises(tessera.InvalidArgumentError, match="needs num_ranks and ranks"):
         dist.Communicator([dev], id=dist.collective_id())
+
+
+def test_ctrl_c_interrupts_a_join_across_processes(monkeypatch):
+    """A communicator across processes whose peers never come waits for
+    them (up to process_timeout_s); Ctrl-C must end the wait at once, as it
+    ends any other blocking call in Python (it came only after the timeout,
+    30 s here, so a pass within the ctest timeout needs the interrupt)."""
+    import os
+    import signal
+    import threading
+
+    monkeypatch.setenv("TESSERA_CPU_PROCESS_TIMEOUT_S", "30")
+    rt = tessera.init(backend="cpu")
+    try:
+        dev = rt.devices[0]
+        cid = dist.collective_id(dev)
+        timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            dist.Communicator([dev], num_ranks=2, ranks=[0], id=cid)
+        timer.join()
+    finally:
+        tessera.init()
