@@ -133,6 +133,9 @@ Value emitShapeValue(OpBuilder &b, Location loc, Operation *op, ArrayRef<Value> 
       inside = inside ? b.create<arith::AndIOp>(loc, inside, ok).getResult() : ok;
       idx.push_back(i);
     }
+    // A rank-0 pad has no padding: the element itself (there was no
+    // condition, and an scf.if on none crashed every pipeline).
+    if (!inside) return load(b, 0, idx);
     auto ifOp = b.create<scf::IfOp>(loc, TypeRange{valueType}, inside, /*withElse=*/true);
     OpBuilder tb = ifOp.getThenBodyBuilder(), eb = ifOp.getElseBodyBuilder();
     tb.create<scf::YieldOp>(loc, load(tb, 0, idx));

@@ -115,7 +115,7 @@ StatusOr<std::unique_ptr<ParsedModule>> ParsedModule::Parse(const ProgramSource&
   // calls between Graph IR functions inlined: what follows sees one
   // function of plain Graph IR (docs/autodiff.md).
   if (mlir::failed(graph::expandGradients(*p->module_)) || mlir::failed(mlir::verify(*p->module_)))
-    return p->Error(StatusCode::kInvalidArgument, p->name_ + ": cannot build the gradients it declares");
+    return p->Error(StatusCode::kInvalidArgument, p->name_ + ": cannot build the gradients it declares or inline its calls");
   // Shardings given at compile time make the function a global-view one.
   if (placement)
     if (Status st = ApplyPlacement(*p, *placement); !st.ok()) return st;

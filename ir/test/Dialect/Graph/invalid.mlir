@@ -746,3 +746,22 @@ tessera_graph.mesh @huge axes = ["dp", "tp"] shape = [4611686018427387904, 4]
 
 // expected-error @+1 {{'tessera_graph.mesh' op axis sizes must be positive}}
 tessera_graph.mesh @empty axes = ["dp"] shape = [0]
+
+// -----
+
+// offset + (n - 1) * stride wrapped negative and passed; the run read far
+// outside the input.
+func.func @slice_stride_overflow(%a: tensor<7x33xf32>) -> tensor<3x1xf32> {
+  // expected-error @+1 {{reads past the input's 7 elements}}
+  %r = tessera_graph.slice %a offsets = [0, 0] strides = [4611687117939015680, 1] : tensor<7x33xf32> -> tensor<3x1xf32>
+  return %r : tensor<3x1xf32>
+}
+
+// -----
+
+// 7 + 2 * INT64_MAX wrapped to 5 and the pad verified.
+func.func @pad_overflow(%a: tensor<7x33xf32>) -> tensor<5x33xf32> {
+  // expected-error @+1 {{padding of dim 0 makes it larger than 2^63 elements}}
+  %r = tessera_graph.pad %a low = [9223372036854775807, 0] high = [9223372036854775807, 0] value = 1.0 : tensor<7x33xf32> -> tensor<5x33xf32>
+  return %r : tensor<5x33xf32>
+}

@@ -300,3 +300,18 @@ func.func @attention_mma_name(%q: tensor<128x64xbf16>, %kt: tensor<64x128xbf16>,
       : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x64xbf16> -> tensor<128x64xbf16>
   return %o : tensor<128x64xbf16>
 }
+
+// -----
+
+// A constant step of 0 never ends: refused on the pipeline, not later on
+// the scf.for it becomes.
+func.func @pipeline_step_zero(%a: memref<512xf32>, %out: memref<64xf32, 3>) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  // expected-error @+1 {{step must be positive, got 0}}
+  tessera_schedule.pipeline %k = %c0 to %c8 step %c0 stages = 2 {
+    %t = tessera_schedule.prefetch %a[%k] scope = "shared" double_buffer : memref<512xf32> -> memref<64xf32, 3>
+    tessera_schedule.copy %t, %out : memref<64xf32, 3>, memref<64xf32, 3>
+  }
+  return
+}

@@ -592,6 +592,15 @@ LogicalResult KernelBuilder::run() {
     return WalkResult::advance();
   });
   if (shapes.wasInterrupted()) return failure();
+  // Every value of the function's body gets a buffer: it must be a tensor.
+  // (An index constant feeding an scf.for, or a tensor.extract, was cast to
+  // a tensor type unchecked and aborted the compiler.)
+  for (Operation &op : src.front().without_terminator())
+    for (Type t : op.getResultTypes())
+      if (!t.isa<RankedTensorType>())
+        return op.emitError() << "cpu backend: '" << op.getName() << "' produces a " << t
+                              << ": a Graph IR function computes on tensors only (scalars, indices and loops "
+                                 "belong in a Tile IR kernel)";
   if (failed(analyzeRows())) return failure();
   // Row block of a tile group.  B is packed once per group, so a group
   // should own many rows (its packing cost is K*N per group against

@@ -906,8 +906,11 @@ LogicalResult SliceOp::verify() {
     return emitOpError() << "offsets, strides and the result need one entry per dim (rank " << in.getRank() << ")";
   for (int64_t d = 0; d < in.getRank(); ++d) {
     if (st[d] < 1) return emitOpError() << "stride " << st[d] << " of dim " << d << " must be >= 1";
-    int64_t n = out.getDimSize(d);
-    if (off[d] < 0 || (n > 0 && off[d] + (n - 1) * st[d] >= in.getDimSize(d)))
+    int64_t n = out.getDimSize(d), last = 0;
+    // Checked arithmetic: a huge stride wrapped the last index negative,
+    // which passed and read far outside the input.
+    if (off[d] < 0 || (n > 0 && (__builtin_mul_overflow(n - 1, st[d], &last) ||
+                                 __builtin_add_overflow(off[d], last, &last) || last >= in.getDimSize(d))))
       return emitOpError() << "dim " << d << ": offset " << off[d] << " + (" << n << " - 1) * stride " << st[d]
                            << " reads past the input's " << in.getDimSize(d) << " elements";
   }
@@ -974,7 +977,10 @@ LogicalResult PadOp::verify() {
   SmallVector<int64_t> shape;
   for (int64_t d = 0; d < in.getRank(); ++d) {
     if (lo[d] < 0 || hi[d] < 0) return emitOpError() << "padding of dim " << d << " must be >= 0";
-    shape.push_back(in.getDimSize(d) + lo[d] + hi[d]);
+    int64_t size = 0;  // checked: 7 + 2 * INT64_MAX wrapped to a plausible 5
+    if (__builtin_add_overflow(in.getDimSize(d), lo[d], &size) || __builtin_add_overflow(size, hi[d], &size))
+      return emitOpError() << "padding of dim " << d << " makes it larger than 2^63 elements";
+    shape.push_back(size);
   }
   if (out.getShape() != ArrayRef<int64_t>(shape))
     return emitOpError() << "result must be " << RankedTensorType::get(shape, in.getElementType());

@@ -446,6 +446,67 @@ bool hasGradientDeclarations(ModuleOp module) {
   return found;
 }
 
+namespace {
+
+/// Fails (with the cycle named on a call) when calls between Graph IR
+/// functions form a cycle.
+LogicalResult rejectRecursiveGraphCalls(ModuleOp module) {
+  // The calls of each Graph function to other Graph functions with a body.
+  llvm::DenseMap<Operation *, SmallVector<std::pair<func::CallOp, func::FuncOp>>> calls;
+  module.walk([&](func::CallOp c) {
+    auto caller = c->getParentOfType<func::FuncOp>();
+    auto callee = module.lookupSymbol<func::FuncOp>(c.getCallee());
+    if (caller && callee && !callee.isExternal() && isGraphFunction(caller) && isGraphFunction(callee))
+      calls[caller].push_back({c, callee});
+  });
+  // Iterative depth-first search: 0 unseen, 1 on the path, 2 done.
+  llvm::DenseMap<Operation *, int> state;
+  SmallVector<func::FuncOp> path;
+  // (`calls` is only read below: an insertion would move its entries.)
+  static const SmallVector<std::pair<func::CallOp, func::FuncOp>> kNone;
+  auto callsOf = [&](Operation *f) -> const SmallVector<std::pair<func::CallOp, func::FuncOp>> & {
+    auto it = calls.find(f);
+    return it == calls.end() ? kNone : it->second;
+  };
+  for (auto &entry : calls) {
+    if (state[entry.first]) continue;
+    SmallVector<std::pair<func::FuncOp, size_t>> stack{{cast<func::FuncOp>(entry.first), 0}};
+    state[entry.first] = 1;
+    path.assign({cast<func::FuncOp>(entry.first)});
+    while (!stack.empty()) {
+      auto &[fn, next] = stack.back();
+      const auto &out = callsOf(fn);
+      if (next == out.size()) {
+        state[fn] = 2;
+        stack.pop_back();
+        path.pop_back();
+        continue;
+      }
+      auto [call, callee] = out[next++];
+      int &s = state[callee];
+      if (s == 1) {
+        std::string cycle;
+        bool on = false;
+        for (func::FuncOp f : path) {
+          on |= f == callee;
+          if (on) cycle += "@" + f.getName().str() + " -> ";
+        }
+        return call.emitOpError() << "calls between Graph IR functions form a cycle (" << cycle << "@"
+                                  << callee.getName() << "): Tessera inlines every call, so a program may not "
+                                  << "recurse";
+      }
+      if (s == 0) {
+        s = 1;
+        stack.push_back({callee, 0});
+        path.push_back(callee);
+      }
+    }
+  }
+  return success();
+}
+
+}  // namespace
+
 LogicalResult expandGradients(ModuleOp module) {
   bool changed = false;
   SmallVector<func::FuncOp> decls;
@@ -516,7 +577,9 @@ LogicalResult expandGradients(ModuleOp module) {
     changed = true;
   }
   // Inline every call between Graph IR functions: the backends compile
-  // one function of plain Graph IR.
+  // one function of plain Graph IR.  Recursion cannot be inlined: mutually
+  // recursive functions grew the module each round (gigabytes in seconds).
+  if (failed(rejectRecursiveGraphCalls(module))) return failure();
   for (int round = 0; round < 64; ++round) {
     SmallVector<std::pair<func::CallOp, func::FuncOp>> calls;
     module.walk([&](func::CallOp c) {

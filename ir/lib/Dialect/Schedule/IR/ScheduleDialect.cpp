@@ -5,6 +5,7 @@
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/FunctionInterfaces.h"
 #include "mlir/IR/OpImplementation.h"
 
@@ -234,6 +235,11 @@ LogicalResult PipelineOp::verify() {
   Block &b = getBody().front();
   if (b.getNumArguments() != 1 || !b.getArgument(0).getType().isIndex())
     return emitOpError("body takes one index argument (the induction variable)");
+  // A constant step must be positive: 0 never ends (the lowered scf.for was
+  // then refused with no word about the pipeline), a negative one never runs.
+  llvm::APInt step;
+  if (matchPattern(getStep(), m_ConstantInt(&step)) && !step.isStrictlyPositive())
+    return emitOpError() << "step must be positive, got " << step.getSExtValue();
   return success();
 }
 
