@@ -76,9 +76,13 @@ expect bytes_wrap       "malformed or too large shape"          "$SM" --input "$
 expect not_bool         "bool element 2 is byte 2"              "$SM" --input "$T/not_bool.npy"
 expect wrong_shape      "expects f32 [65536], the file holds f32 [512x1024]" "$EX/saxpy.mlir" --input "$T/good.npy"
 # A grid past what the kernel's buffers are sized for (saxpy declares 64
-# groups over 65536 floats): refused at launch; it segfaulted a worker.
-# It is a launch error (exit 2), with the kernel's message.
-out=$("$RUN" "$EX/saxpy.mlir" --grid 1000 --iterations 1 2>&1); rc=$?
+# groups over 65536 floats): the Tile IR interpreter, run first, finds the
+# access out of bounds and the kernel is not run (exit 1).
+expect grid_past_buffers_checked "saxpy accessing memory out of bounds, so it was not run" \
+  "$EX/saxpy.mlir" --grid 1000
+# Unchecked, the plugin refuses it at launch; it segfaulted a worker.  It
+# is a launch error (exit 2), with the kernel's message.
+out=$("$RUN" "$EX/saxpy.mlir" --grid 1000 --iterations 1 --no-check 2>&1); rc=$?
 if [[ $rc -eq 2 && "$out" == *"has buffers sized for grid (64, 1, 1)"* ]]; then
   echo "ok   grid_past_buffers: $(grep -m1 'tessera-run:' <<<"$out")"
 else

@@ -8,17 +8,33 @@
 #include <vector>
 
 #include "mlir/IR/BuiltinOps.h"
+#include "tessera/Reference/GraphInterpreter.h"
 #include "npy.hpp"
 #include "options.hpp"
 #include "tessera/program.hpp"
 
 namespace tessera::run {
 
+// The Tile IR interpreter's run of a kernel (a user's own included) on the
+// inputs `before` (per param): every param's values after it, or the
+// interpreter's error.  tessera-run computes it before the device runs the
+// kernel: an access out of bounds is refused there instead of corrupting
+// (cpu: this process's) memory.
+struct TileReference {
+  reference::HostTensors values;
+  std::string error;
+  bool out_of_bounds = false;  // the error is an access out of bounds
+  bool no_launch = false;      // the program launches no kernel
+};
+TileReference RunTileReference(const Program& program, mlir::ModuleOp source, const std::vector<NpyArray>& before,
+                               TsDim3 grid, uint32_t subgroup_size);
+
 // before/after: per device, per param (scalars as one-element arrays).
+// tile_expected: a Tile IR kernel's reference values when computed already.
 // Returns kExitOk, kExitMismatch or kExitNotChecked.
 int CheckResults(const Program& program, mlir::ModuleOp source, const std::vector<std::vector<NpyArray>>& before,
                  const std::vector<std::vector<NpyArray>>& after, TsDim3 grid, uint32_t subgroup_size,
-                 const RunArgs& args);
+                 const RunArgs& args, const reference::HostTensors* tile_expected = nullptr);
 
 }  // namespace tessera::run
 

@@ -7,12 +7,14 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <random>
 
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.hpp"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Parser/Parser.h"
 #include "npy.hpp"
 #include "options.hpp"
@@ -21,6 +23,7 @@
 #include "tune.hpp"
 #include "tessera/Dialect/Graph/Transforms/Grad.h"
 #include "tessera/Dialect/Graph/Transforms/ShardPropagation.h"
+#include "tessera/Dialect/Tile/IR/Tile.h"
 #include "tessera/InitAll.h"
 #include "tessera/element_types.hpp"
 #include "tessera/program_compiler.hpp"
@@ -445,6 +448,24 @@ int Run(int argc, char** argv) {
     return st.ok();
   };
 
+  // A Tile IR kernel (a user's own): the interpreter runs it first, so that
+  // a kernel that reads or writes out of bounds is refused before the
+  // device runs it (the cpu plugin runs kernels in this process: such a
+  // kernel crashed it or corrupted its heap).  Its values are the check's.
+  const TsDim3 check_grid =
+      run_options.grid.x ? run_options.grid : im.steps.empty() ? TsDim3{0, 0, 0} : im.steps.front().grid;
+  std::optional<TileReference> tile_ref;
+  if (a.check && L == 1 && processes == 1 && source) {
+    auto fn = source->lookupSymbol<mlir::func::FuncOp>(im.function);
+    if (fn && fn->hasAttr(tessera::tile::kGroupSizeAttr)) {
+      tile_ref = RunTileReference(*program, *source, host[first], check_grid, devices[0].info().subgroup_size);
+      if (tile_ref->out_of_bounds)
+        return Fail(kExitBadInput, "the Tile IR interpreter found " + im.function +
+                                       " accessing memory out of bounds, so it was not run on " + devices[0].backend() +
+                                       ": " + tile_ref->error + " (--no-check runs it unchecked)");
+    }
+  }
+
   // ---- one checked run
   if (!once()) return kExitRuntime;
   std::vector<std::vector<NpyArray>> results = host;
@@ -476,9 +497,9 @@ int Run(int argc, char** argv) {
   rc = kExitOk;
   if (a.check && g_rank == 0) {
     // A program of no steps (a hand-made image) checks with no grid.
-    TsDim3 grid = run_options.grid.x ? run_options.grid : im.steps.empty() ? TsDim3{0, 0, 0} : im.steps.front().grid;
-    rc = CheckResults(*program, source ? *source : mlir::ModuleOp(), host, results, grid,
-                      devices[0].info().subgroup_size, a);
+    const bool have_tile_ref = tile_ref && tile_ref->error.empty();
+    rc = CheckResults(*program, source ? *source : mlir::ModuleOp(), host, results, check_grid,
+                      devices[0].info().subgroup_size, a, have_tile_ref ? &tile_ref->values : nullptr);
   }
   if (processes > 1) {  // every rank ends with rank 0's verdict
     auto verdicts = g_processes->AllGather(std::to_string(rc));
