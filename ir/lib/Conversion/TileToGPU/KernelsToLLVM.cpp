@@ -20,6 +20,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "tessera/Conversion/TileToGPU/BarePointerEntry.h"
 #include "tessera/Dialect/Schedule/Transforms/Passes.h"
+#include "tessera/Dialect/Tile/Transforms/Passes.h"
 #include "tessera/Dialect/Tile/IR/Tile.h"
 
 using namespace mlir;
@@ -114,6 +115,11 @@ LogicalResult lowerTileKernelsToLLVM(ModuleOp input, llvm::LLVMContext &llvmCont
   {
     PassManager pm(ctx);
     pm.addPass(schedule::createScheduleToTile());
+    // bf16 arithmetic of users' kernels in f32 (NVPTX in LLVM 16 cannot
+    // select it; the conversions as integer ops every back end has).
+    tile::PromoteBF16Options promote;
+    promote.bf16Atomics = hooks.plugin == "hip";  // AMDGPU expands them to CAS loops
+    pm.addNestedPass<func::FuncOp>(tile::createPromoteBF16(promote));
     if (failed(pm.run(*m))) return failure();
   }
   std::vector<GpuKernel> out;

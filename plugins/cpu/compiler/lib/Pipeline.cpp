@@ -45,6 +45,7 @@ LogicalResult tessera::cpu::buildGraphToLoopsPipeline(OpPassManager &pm,
 
 void tessera::cpu::buildTileToLoopsPipeline(OpPassManager &pm) {
   pm.addPass(schedule::createScheduleToTile());
+  pm.addNestedPass<func::FuncOp>(tile::createPromoteBF16());
   pm.addNestedPass<func::FuncOp>(tile::createWorkItemLoops());
   pm.addPass(createTileToCPU());
   pm.addPass(createCanonicalizerPass());
