@@ -468,11 +468,13 @@ LogicalResult rejectRecursiveGraphCalls(ModuleOp module) {
     auto it = calls.find(f);
     return it == calls.end() ? kNone : it->second;
   };
-  for (auto &entry : calls) {
-    if (state[entry.first]) continue;
-    SmallVector<std::pair<func::FuncOp, size_t>> stack{{cast<func::FuncOp>(entry.first), 0}};
-    state[entry.first] = 1;
-    path.assign({cast<func::FuncOp>(entry.first)});
+  // Roots in the module's order (not the map's, which follows addresses):
+  // the cycle named is the same on every run.
+  for (func::FuncOp root : module.getOps<func::FuncOp>()) {
+    if (!calls.count(root) || state[root]) continue;
+    SmallVector<std::pair<func::FuncOp, size_t>> stack{{root, 0}};
+    state[root] = 1;
+    path.assign({root});
     while (!stack.empty()) {
       auto &[fn, next] = stack.back();
       const auto &out = callsOf(fn);
