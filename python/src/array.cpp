@@ -54,13 +54,18 @@ uint64_t NumBytes(const std::vector<int64_t>& shape, const py::dtype& dtype) {
 /// references would be copied as raw pointers (numpy then reads freed or
 /// foreign objects), and one in the other byte order would be exported to
 /// DLPack, which has no byte order, as the wrong numbers.
+// numpy spells this machine's order '=' (and '|' where order does not
+// apply): an explicit '<' or '>' is always the other one.
+bool ForeignByteOrder(const py::dtype& dtype) {
+  const char order = dtype.attr("byteorder").cast<std::string>()[0];
+  return order == '<' || order == '>';
+}
+
 void CheckPlainDtype(const py::dtype& dtype, const std::string& what) {
   if (dtype.attr("hasobject").cast<bool>())
     Fail(StatusCode::kInvalidArgument, what + ": dtype " + DtypeName(dtype) +
                                            " holds Python objects; Tessera memory holds numbers (use a numeric dtype)");
-  const char order = dtype.attr("byteorder").cast<std::string>()[0];
-  const bool little = py::module_::import("sys").attr("byteorder").cast<std::string>() == "little";
-  if (order == (little ? '>' : '<'))
+  if (ForeignByteOrder(dtype))
     Fail(StatusCode::kInvalidArgument, what + ": dtype " + std::string(py::str(py::object(dtype))) +
                                            " is not in this machine's byte order (arr.astype(arr.dtype.newbyteorder('=')) "
                                            "converts it)");
@@ -156,13 +161,9 @@ uint64_t CopySize(const Endpoint& dst, const Endpoint& src, py::object nbytes) {
 
 // ------------------------------------------------------------------ DLPack
 DLDataType ToDLType(const py::dtype& dtype) {
-  const char order = dtype.attr("byteorder").cast<std::string>()[0];
-  if (order == '>' || order == '<') {
-    const bool little = py::module_::import("sys").attr("byteorder").cast<std::string>() == "little";
-    if (order == (little ? '>' : '<'))
-      throw py::buffer_error("DLPack has no byte order: dtype " + std::string(py::str(py::object(dtype))) +
-                             " is not in this machine's order (convert with astype first)");
-  }
+  if (ForeignByteOrder(dtype))
+    throw py::buffer_error("DLPack has no byte order: dtype " + std::string(py::str(py::object(dtype))) +
+                           " is not in this machine's order (convert with astype first)");
   DLDataType t;
   t.bits = static_cast<uint8_t>(dtype.itemsize() * 8);
   t.lanes = 1;

@@ -60,6 +60,19 @@ def devices(backend=None):
     return list((runtime_for(backend) if backend else runtime()).devices)
 
 
+def int_or_none(v):
+    """v as an int when it is one (numpy ints too), else None: bools and
+    floats are not counts, ordinals or ranks.  The argument checks of the
+    package use it."""
+    import operator
+    if isinstance(v, bool):
+        return None
+    try:
+        return operator.index(v)
+    except TypeError:
+        return None
+
+
 def device(spec=None):
     """A Device from None (the default device), a Device, an ordinal of the
     default runtime, or "backend" / "backend:ordinal"."""

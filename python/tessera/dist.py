@@ -47,7 +47,7 @@ class Mesh:
 
     def coords(self, index):
         """The coordinates of device `index` (row-major)."""
-        if isinstance(index, bool) or not isinstance(index, int):
+        if _runtime.int_or_none(index) is None:
             raise TypeError("Mesh.coords takes a device index (an int), not %r" % (index,))
         if not 0 <= index < self.size:
             raise IndexError("device index %d of a mesh of %d devices (0..%d)" % (index, self.size, self.size - 1))
@@ -64,7 +64,7 @@ class Mesh:
                 self.axis_names, len(self.shape), len(coords)))
         index = 0
         for name, c, size in zip(self.axis_names, coords, self.shape):
-            if isinstance(c, bool) or not isinstance(c, int):
+            if _runtime.int_or_none(c) is None:
                 raise TypeError("mesh coordinate %r along %s: an int" % (c, name))
             if not 0 <= c < size:
                 raise IndexError("coordinate %d along %s, which has %d devices (0..%d)" % (c, name, size, size - 1))
@@ -189,7 +189,7 @@ class Communicator:
         self._comm._collective("all_gather", list(send), list(recv), "sum", 0, True)
 
     def broadcast(self, send, recv=None, root=0):
-        if isinstance(root, bool) or not isinstance(root, int) or not 0 <= root < self.size:
+        if _runtime.int_or_none(root) is None or not 0 <= root < self.size:
             from .errors import InvalidArgumentError
             raise InvalidArgumentError("broadcast root %r: a rank in 0..%d" % (root, self.size - 1))
         self._comm._collective("broadcast", list(send), list(recv if recv is not None else send), "sum", int(root),

@@ -213,8 +213,7 @@ def compile(source, device=None, mesh=None, function=None, schedule=None, in_spe
     text = os.fspath(source) if is_path else source
     if "\0" in text:
         raise InvalidArgumentError("compile(): the %s holds a NUL character" % ("path" if is_path else "program text"))
-    from .stream import _int_or_none
-    if _int_or_none(overlap_chunks) is None or not 0 <= overlap_chunks < 2**31:
+    if _runtime.int_or_none(overlap_chunks) is None or not 0 <= overlap_chunks < 2**31:
         raise InvalidArgumentError("overlap_chunks=%r: a number of row blocks >= 0 (0: no overlap)" % (overlap_chunks,))
     if mesh is not None:
         devices = list(mesh.devices)

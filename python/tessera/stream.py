@@ -1,6 +1,6 @@
 """Streams: in-order queues of copies and kernels (from tessera import stream)."""
 from . import _tessera
-from ._runtime import device as _device
+from ._runtime import device as _device, int_or_none as _int_or_none
 
 Stream = _tessera.Stream
 
@@ -17,18 +17,6 @@ def create(weight=1, priority=0, non_blocking=False, device=None):
     if p is None or not -2**31 <= p < 2**31:
         raise InvalidArgumentError("stream priority %r: a priority is a 32-bit int" % (priority,))
     return Stream.create(_device(device), w, p, bool(non_blocking))
-
-
-def _int_or_none(v):
-    """v as an int when it is one (numpy ints too), else None (bools and
-    floats are not counts)."""
-    import operator
-    if isinstance(v, bool):
-        return None
-    try:
-        return operator.index(v)
-    except TypeError:
-        return None
 
 
 def default(device=None):
