@@ -89,6 +89,44 @@ else
   echo "FAIL grid_past_buffers: exit $rc (want 2)"; echo "$out"; fail=1
 fi
 expect wrong_dtype      "the file holds i32"                    "$SM" --input "$T/i32.npy"
+# A kernel whose loop never ends: the Tile IR interpreter, run first,
+# stops at --check-seconds naming the loop, and the kernel is not run on
+# the device (the interpreter, and then the device, hung forever).
+cat > "$T/endless.mlir" <<'MLIR'
+func.func @endless(%x: memref<64xf32>)
+    attributes {tessera_tile.group_size = array<i64: 4>, tessera_tile.grid = array<i64: 1>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %one = arith.constant 1.0 : f32
+  %r = scf.while (%i = %c0) : (index) -> index {
+    %go = arith.cmpi sge, %i, %c0 : index
+    scf.condition(%go) %i : index
+  } do {
+  ^bb0(%j: index):
+    %k = arith.remui %j, %c64 : index
+    %v = memref.load %x[%k] : memref<64xf32>
+    %w = arith.addf %v, %one : f32
+    memref.store %w, %x[%k] : memref<64xf32>
+    %n = arith.addi %j, %c1 : index
+    scf.yield %n : index
+  }
+  return
+}
+MLIR
+expect endless_loop_checked "did not finish endless within --check-seconds, so it was not run on cpu" \
+  "$T/endless.mlir" --check-seconds 0.5
+expect endless_loop_names_the_loop "in the scf.while at $T/endless.mlir:7:8" "$T/endless.mlir" --check-seconds 0.5
+expect check_seconds_nan "--check-seconds nan: not a number of seconds" "$T/endless.mlir" --check-seconds nan
+expect timeout_negative "--timeout -1: not a number of seconds" "$T/endless.mlir" --timeout -1
+# Unchecked, --timeout bounds the run: exit 2 saying what it was doing.
+out=$("$RUN" "$T/endless.mlir" --no-check --timeout 1 --iterations 1 2>&1); rc=$?
+if [[ $rc -eq 2 && "$out" == *"--timeout 1 s reached while running on the device"* ]]; then
+  echo "ok   endless_loop_timeout: $(grep -m1 'tessera-run:' <<<"$out")"
+else
+  echo "FAIL endless_loop_timeout: exit $rc (want 2)"; echo "$out"; fail=1
+fi
+
 # A static shape too large for this machine's memory: refused before the
 # host arrays are allocated (it ended in an uncaught std::bad_alloc).
 cat > "$T/huge_tensor.mlir" <<'MLIR'

@@ -167,6 +167,109 @@ func.func @overrun(%x: memref<16xf32>)
   EXPECT_EQ(e.rfind("-:5:8: ", 0), 0u) << "the location: " << e;
 }
 
+TEST_F(TileInterpreterTest, AccessPastTheBufferThroughAViewIsOutOfBounds) {
+  // The view's own shape allows [0, 8); its offset puts elements 4..7 past
+  // the 8-element buffer: the storage check must report it as out of bounds
+  // (tessera-run refuses to run such a kernel on a device).
+  auto fn = Parse(R"(
+func.func @view(%x: memref<8xf32>)
+    attributes {tessera_tile.group_size = array<i64: 1>, tessera_tile.grid = array<i64: 1>} {
+  %c7 = arith.constant 7 : index
+  %v = memref.subview %x[4] [8] [1] : memref<8xf32> to memref<8xf32, strided<[1], offset: 4>>
+  %e = memref.load %v[%c7] : memref<8xf32, strided<[1], offset: 4>>
+  return
+})");
+  std::vector<TileArgument> args = {{Ramp(8)}};
+  TileFailure failure = TileFailure::kNone;
+  std::string e = RunTileKernel(fn, TileLaunch(), &args, &failure);
+  EXPECT_NE(e.find("access at element 11 out of bounds of its buffer of 8"), std::string::npos) << e;
+  EXPECT_EQ(failure, TileFailure::kOutOfBounds);
+}
+
+// A loop whose condition never ends it: the limits report it, naming the
+// loop, instead of hanging the caller.
+constexpr const char *kEndlessWhile = R"(
+func.func @endless(%x: memref<1xf32>)
+    attributes {tessera_tile.group_size = array<i64: 2>, tessera_tile.grid = array<i64: 1>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.while (%i = %c0) : (index) -> index {
+    %go = arith.cmpi sge, %i, %c0 : index
+    scf.condition(%go) %i : index
+  } do {
+  ^bb0(%j: index):
+    %n = arith.addi %j, %c1 : index
+    scf.yield %n : index
+  }
+  return
+})";
+
+TEST_F(TileInterpreterTest, EndlessLoopStopsAtTheOperationLimitNamingTheLoop) {
+  auto fn = Parse(kEndlessWhile);
+  std::vector<TileArgument> args = {{{5}}};
+  TileLaunch launch;
+  launch.group_size = {2, 1, 1};
+  launch.max_operations = 100000;
+  TileFailure failure = TileFailure::kNone;
+  std::string e = RunTileKernel(fn, launch, &args, &failure);
+  EXPECT_EQ(failure, TileFailure::kLimit);
+  EXPECT_NE(e.find("stopped after 100001 operations, a limit of 100000 operations, in the scf.while at -:6:"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("(group 0,0,0)"), std::string::npos) << e;
+  EXPECT_EQ(args[0].values, (std::vector<double>{5})) << "nothing written back after a failure";
+}
+
+TEST_F(TileInterpreterTest, EndlessLoopStopsAtTheTimeLimit) {
+  auto fn = Parse(kEndlessWhile);
+  std::vector<TileArgument> args = {{{5}}};
+  TileLaunch launch;
+  launch.group_size = {2, 1, 1};
+  launch.max_seconds = 0.2;
+  TileFailure failure = TileFailure::kNone;
+  std::string e = RunTileKernel(fn, launch, &args, &failure);
+  EXPECT_EQ(failure, TileFailure::kLimit);
+  EXPECT_NE(e.find("a limit of 0.2 s, in the scf.while"), std::string::npos) << e;
+}
+
+TEST_F(TileInterpreterTest, LimitsLeaveAFinishingKernelAlone) {
+  auto fn = Parse(kButterfly);
+  std::vector<TileArgument> args = {{Ramp(16)}, {std::vector<double>(16, -1)}};
+  TileLaunch launch;
+  launch.group_size = {16, 1, 1};
+  launch.max_operations = 1000000;
+  launch.max_seconds = 60;
+  TileFailure failure = TileFailure::kOther;
+  ASSERT_EQ(RunTileKernel(fn, launch, &args, &failure), "");
+  EXPECT_EQ(failure, TileFailure::kNone);
+}
+
+TEST_F(TileInterpreterTest, LoopNearInt64MaxEndsInsteadOfOverflowing) {
+  // i += step would pass INT64_MAX after the first iteration (2^62 + 2^62;
+  // the bounds are exact in a double, as the interpreter holds them): one
+  // iteration, then the end (no signed overflow, no endless loop).
+  auto fn = Parse(R"(
+func.func @far(%x: memref<1xf32>)
+    attributes {tessera_tile.group_size = array<i64: 1>, tessera_tile.grid = array<i64: 1>} {
+  %c0 = arith.constant 0 : index
+  %lb = arith.constant 4611686018427387904 : index
+  %ub = arith.constant 6917529027641081856 : index
+  %step = arith.constant 4611686018427387904 : index
+  %one = arith.constant 1.0 : f32
+  scf.for %i = %lb to %ub step %step {
+    %v = memref.load %x[%c0] : memref<1xf32>
+    %w = arith.addf %v, %one : f32
+    memref.store %w, %x[%c0] : memref<1xf32>
+  }
+  return
+})");
+  std::vector<TileArgument> args = {{{0}}};
+  TileLaunch launch;
+  launch.max_operations = 1000;
+  ASSERT_EQ(RunTileKernel(fn, launch, &args), "");
+  EXPECT_EQ(args[0].values, (std::vector<double>{1}));
+}
+
 TEST_F(TileInterpreterTest, ArgumentsOfTheWrongSizeAreRefusedBeforeAnyWrite) {
   auto fn = Parse(kButterfly);
   std::vector<TileArgument> args = {{Ramp(8)}, {std::vector<double>(16, -1)}};

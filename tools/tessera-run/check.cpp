@@ -30,7 +30,7 @@ int NotChecked(const std::string& why) {
 }  // namespace
 
 TileReference RunTileReference(const Program& program, mlir::ModuleOp source, const std::vector<NpyArray>& before,
-                               TsDim3 grid, uint32_t subgroup_size) {
+                               TsDim3 grid, uint32_t subgroup_size, double max_seconds) {
   TileReference ref;
   const ProgramImage& im = program.image();
   auto fn = source ? source.lookupSymbol<mlir::func::FuncOp>(im.function) : mlir::func::FuncOp();
@@ -50,8 +50,11 @@ TileReference RunTileReference(const Program& program, mlir::ModuleOp source, co
   launch.grid = {grid.x, grid.y, grid.z};
   launch.group_size = {step.group_size.x, step.group_size.y, step.group_size.z};
   launch.subgroup_size = subgroup_size;
-  ref.error = reference::RunTileKernel(fn, launch, &targs);
-  ref.out_of_bounds = ref.error.find("out of bounds") != std::string::npos;
+  launch.max_seconds = max_seconds;
+  reference::TileFailure failure = reference::TileFailure::kNone;
+  ref.error = reference::RunTileKernel(fn, launch, &targs, &failure);
+  ref.out_of_bounds = failure == reference::TileFailure::kOutOfBounds;
+  ref.limit = failure == reference::TileFailure::kLimit;
   if (ref.error.empty())
     for (auto& t : targs) ref.values.push_back(std::move(t.values));
   return ref;
@@ -80,7 +83,7 @@ int CheckResults(const Program& program, mlir::ModuleOp source, const std::vecto
     if (tile_expected) {
       expected[0] = *tile_expected;
     } else {
-      TileReference ref = RunTileReference(program, source, before[0], grid, subgroup_size);
+      TileReference ref = RunTileReference(program, source, before[0], grid, subgroup_size, args.check_seconds);
       if (!ref.error.empty()) {
         std::fprintf(stderr, "tessera-run: reference: %s\n", ref.error.c_str());
         return NotChecked(ref.no_launch ? "the program has no launch of " + im.function

@@ -24,10 +24,12 @@ struct TileReference {
   reference::HostTensors values;
   std::string error;
   bool out_of_bounds = false;  // the error is an access out of bounds
+  bool limit = false;          // the interpreter stopped at max_seconds
   bool no_launch = false;      // the program launches no kernel
 };
+// max_seconds: the interpreter's limit (0: none).
 TileReference RunTileReference(const Program& program, mlir::ModuleOp source, const std::vector<NpyArray>& before,
-                               TsDim3 grid, uint32_t subgroup_size);
+                               TsDim3 grid, uint32_t subgroup_size, double max_seconds);
 
 // before/after: per device, per param (scalars as one-element arrays).
 // tile_expected: a Tile IR kernel's reference values when computed already.

@@ -66,10 +66,15 @@ Data:
 Checking and timing:
   --check                check against the reference interpreter (default)
   --no-check             run without checking (--no-verify too)
+  --check-seconds S      give the Tile IR interpreter at most S seconds
+                         for a kernel (300; 0: no limit); past them the
+                         kernel is not run (a loop that never ends?)
   --tolerance T          relative tolerance (default: per result type,
                          f32 1e-3, f16 4e-3, bf16 1.6e-2, fp8 0.25, ints 0)
   --warmup N             untimed runs after the checked one (1)
   --iterations N         timed runs (10)
+  --timeout S            end the whole run after S seconds, saying what it
+                         was doing, with exit code 2 (default: no limit)
 Processes (SPMD over MPI, docs/spmd.md "Across processes"):
   --mpi                  one process per part of the mesh over MPI; the
                          default when launched by mpirun
@@ -145,6 +150,11 @@ bool ParseArgs(int argc, char** argv, RunArgs* a, int* exit_code) {
         if (!ParseUnsigned(v, 1000000, &n) || n == 0) return Fail(s + " " + v + ": not a count", exit_code);
         (s == "--autotune-trials" ? a->autotune_trials : a->autotune_repeats) = static_cast<int>(n);
       }
+    } else if (s == "--check-seconds" || s == "--timeout") {
+      if (!(v = value())) return Fail(s + " needs a value", exit_code);
+      if (!ParseNumber(v, &d) || !(d >= 0) || d > 1e9)  // !(d >= 0): NaN too
+        return Fail(s + " " + v + ": not a number of seconds from 0 to 1e9", exit_code);
+      (s == "--timeout" ? a->timeout : a->check_seconds) = d;
     } else if (s == "--mpi" || s == "--no-mpi") {
       a->mpi = s == "--mpi" ? 1 : 0;
     } else if (s == "--input" || s == "--output" || s == "--function" || s == "--kernel" ||

@@ -32,6 +32,8 @@ struct RunArgs {
   double tolerance = -1;               // < 0: each result type's default
   unsigned seed = 42;
   bool check = true;
+  double check_seconds = 300;          // --check-seconds: the Tile IR interpreter's limit (0: none)
+  double timeout = 0;                  // --timeout: the whole run's (0: none)
   std::string target;                  // --target / --cpu (cpu:<LLVM cpu>)
   std::string schedule;
   std::vector<OptionValue> compile_options;  // --compile-option NAME=VALUE

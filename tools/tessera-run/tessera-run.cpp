@@ -21,6 +21,7 @@
 #include "placement.hpp"
 #include "training.hpp"
 #include "tune.hpp"
+#include "watchdog.hpp"
 #include "tessera/Dialect/Graph/Transforms/Grad.h"
 #include "tessera/Dialect/Graph/Transforms/ShardPropagation.h"
 #include "tessera/Dialect/Tile/IR/Tile.h"
@@ -122,6 +123,7 @@ int Run(int argc, char** argv) {
   RunArgs a;
   int rc = 0;
   if (!ParseArgs(argc, argv, &a, &rc)) return rc;
+  if (a.timeout > 0) StartWatchdog(a.timeout, kExitRuntime);
   const bool compiled_file = !EndsWith(a.program, ".mlir");
 
   // ---- processes: MPI when launched by mpirun (or --mpi); TCP when the
@@ -266,10 +268,12 @@ int Run(int argc, char** argv) {
     co.in_shardings = a.in_shardings;
     co.out_shardings = a.out_shardings;
     if (a.autotune) {
+      SetPhase("autotuning");
       const int rc = Autotune(a, devices, &co);  // one per mesh position
       if (rc != kExitOk) return rc;
       t0 = std::chrono::steady_clock::now();  // the compile's time, not the search's
     }
+    SetPhase("compiling");
     auto image = CompileProgramImage(ProgramSource::File(a.program), co, &devices[0], &log);
     if (!image.ok()) {
       std::fprintf(stderr, "%s\n", image.status().message().c_str());
@@ -458,15 +462,25 @@ int Run(int argc, char** argv) {
   if (a.check && L == 1 && processes == 1 && source) {
     auto fn = source->lookupSymbol<mlir::func::FuncOp>(im.function);
     if (fn && fn->hasAttr(tessera::tile::kGroupSizeAttr)) {
-      tile_ref = RunTileReference(*program, *source, host[first], check_grid, devices[0].info().subgroup_size);
+      SetPhase("checking the kernel on the Tile IR interpreter");
+      tile_ref = RunTileReference(*program, *source, host[first], check_grid, devices[0].info().subgroup_size,
+                                  a.check_seconds);
       if (tile_ref->out_of_bounds)
         return Fail(kExitBadInput, "the Tile IR interpreter found " + im.function +
                                        " accessing memory out of bounds, so it was not run on " + devices[0].backend() +
                                        ": " + tile_ref->error + " (--no-check runs it unchecked)");
+      // A loop that never ends would hang the device as it did the
+      // interpreter: not run either.
+      if (tile_ref->limit)
+        return Fail(kExitBadInput, "the Tile IR interpreter did not finish " + im.function +
+                                       " within --check-seconds, so it was not run on " +
+                                       devices[0].backend() + ": " + tile_ref->error +
+                                       " (a larger --check-seconds allows longer; --no-check with --timeout runs it unchecked)");
     }
   }
 
   // ---- one checked run
+  SetPhase("running on the device");
   if (!once()) return kExitRuntime;
   std::vector<std::vector<NpyArray>> results = host;
   for (size_t d = 0; d < L; ++d)
@@ -498,6 +512,7 @@ int Run(int argc, char** argv) {
   if (a.check && g_rank == 0) {
     // A program of no steps (a hand-made image) checks with no grid.
     const bool have_tile_ref = tile_ref && tile_ref->error.empty();
+    SetPhase("checking the results");
     rc = CheckResults(*program, source ? *source : mlir::ModuleOp(), host, results, check_grid,
                       devices[0].info().subgroup_size, a, have_tile_ref ? &tile_ref->values : nullptr);
   }
@@ -544,6 +559,7 @@ int Run(int argc, char** argv) {
     return true;
   };
   if (!next()) return kExitRuntime;
+  SetPhase("timing on the device");
   for (int it = 0; it < a.warmup; ++it)
     if (!once() || !next()) return kExitRuntime;
   auto t1 = std::chrono::steady_clock::now();

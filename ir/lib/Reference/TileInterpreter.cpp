@@ -1,7 +1,9 @@
 //===- TileInterpreter.cpp - Tile IR kernels run on the host --------------===//
 #include "tessera/Reference/TileInterpreter.h"
 
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -45,6 +47,7 @@ struct Val {
 
 struct InterpError {
   std::string message;
+  TileFailure kind = TileFailure::kOther;
 };
 
 // "file:line:col" (as diagnostics print it), else MLIR's form of the location.
@@ -62,8 +65,8 @@ std::string LocationText(Location loc) {
   return os.str();
 }
 
-[[noreturn]] void Fail(Operation *op, const Twine &what) {
-  throw InterpError{LocationText(op->getLoc()) + ": '" + op->getName().getStringRef().str() + "': " + what.str()};
+[[noreturn]] void Fail(Operation *op, const Twine &what, TileFailure kind = TileFailure::kOther) {
+  throw InterpError{LocationText(op->getLoc()) + ": '" + op->getName().getStringRef().str() + "': " + what.str(), kind};
 }
 
 int IntWidth(Type t) {
@@ -124,6 +127,7 @@ class Interpreter {
   Interpreter(func::FuncOp kernel, const TileLaunch &launch) : kernel_(kernel), launch_(launch) {}
 
   std::string Run(std::vector<TileArgument> *args);
+  TileFailure failure() const { return failure_; }
 
  private:
   // ---- execution
@@ -189,11 +193,13 @@ class Interpreter {
     for (size_t d = 0; d < idx.size(); ++d) {
       if (idx[d] < 0 || idx[d] >= m.shape[d])
         Fail(op, "index " + Twine(idx[d]) + " out of bounds for dimension " + Twine(d) + " of size " +
-                     Twine(m.shape[d]));
+                     Twine(m.shape[d]),
+             TileFailure::kOutOfBounds);
       flat += idx[d] * m.strides[d];
     }
     if (flat < 0 || static_cast<size_t>(flat) >= m.storage->data.size())
-      Fail(op, "access at element " + Twine(flat) + " outside its buffer of " + Twine(m.storage->data.size()));
+      Fail(op, "access at element " + Twine(flat) + " out of bounds of its buffer of " + Twine(m.storage->data.size()),
+           TileFailure::kOutOfBounds);
     return &m.storage->data[static_cast<size_t>(flat)];
   }
   SmallVector<int64_t> Indices(Lane &lane, ValueRange vs) {
@@ -240,6 +246,12 @@ class Interpreter {
   int64_t group_[3] = {0, 0, 0};
   std::map<Operation *, std::shared_ptr<Storage>> shared_;  // this group's shared memory
   std::string lane_error_;
+  TileFailure failure_ = TileFailure::kNone;
+
+  // ---- the limits of TileLaunch
+  uint64_t operations_ = 0;
+  std::chrono::steady_clock::time_point deadline_;
+  void CountOperation(Operation &op);
 };
 
 // ------------------------------------------------------------ elementwise
@@ -300,6 +312,13 @@ bool CmpF(arith::CmpFPredicate p, double a, double b) {
   return false;
 }
 
+// The induction variable after `i`: `ub` (the end) where i + step would
+// pass INT64_MAX.
+int64_t NextIteration(int64_t i, int64_t step, int64_t ub) {
+  int64_t next;
+  return __builtin_add_overflow(i, step, &next) ? ub : next;
+}
+
 // Float op computed in the result type: f32 in float (one rounding).
 double FloatOp(Type t, double r) { return Round(r, t); }
 
@@ -345,6 +364,10 @@ std::string Interpreter::Run(std::vector<TileArgument> *args) {
   if (launch_.subgroup_size == 0) launch_.subgroup_size = 1;
   bool collective = false;
   kernel_.walk([&](Operation *op) { collective |= IsCollective(*op); });
+  if (launch_.max_seconds > 0)
+    deadline_ = std::chrono::steady_clock::now() +
+                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                    std::chrono::duration<double>(std::min(launch_.max_seconds, 1e9)));
   lanes_.assign(lanes, Lane());
   // Lanes run as fibers only when they must meet; otherwise one after the
   // other on this stack.
@@ -362,7 +385,7 @@ std::string Interpreter::Run(std::vector<TileArgument> *args) {
       SmallVector<Val> none;
       RunRegionBlock(lane, entry, &none);
     } catch (const InterpError &e) {
-      if (lane_error_.empty()) lane_error_ = e.message;
+      if (lane_error_.empty()) lane_error_ = e.message, failure_ = e.kind;
     }
     lane.env.clear();
     lane.wait = nullptr;
@@ -407,7 +430,10 @@ std::string Interpreter::Run(std::vector<TileArgument> *args) {
           break;
         }
       }
-  if (!lane_error_.empty()) return lane_error_;
+  if (!lane_error_.empty()) {
+    if (failure_ == TileFailure::kNone) failure_ = TileFailure::kOther;  // found by Resolve
+    return lane_error_;
+  }
   for (size_t i = 0; i < argTypes.size(); ++i)
     if (storages[i]) (*args)[i].values = storages[i]->data;
   return "";
@@ -582,8 +608,37 @@ void Interpreter::RunRegionBlock(Lane &lane, Block &block, SmallVectorImpl<Val> 
   }
 }
 
+// Counts `op` against the limits; past one, fails naming the innermost
+// loop around it (the likely culprit) and where the lanes were.
+void Interpreter::CountOperation(Operation &op) {
+  ++operations_;
+  const bool over_count = launch_.max_operations && operations_ > launch_.max_operations;
+  // The clock is read once every 4096 operations: its cost stays out of
+  // the loop.
+  const bool over_time =
+      launch_.max_seconds > 0 && (operations_ & 4095) == 0 && std::chrono::steady_clock::now() > deadline_;
+  if (!over_count && !over_time) return;
+  Operation *loop = op.getParentOp();
+  while (loop && !isa<scf::ForOp, scf::WhileOp, schedule::PipelineOp>(loop) && loop != kernel_.getOperation())
+    loop = loop->getParentOp();
+  std::string where = loop && loop != kernel_.getOperation()
+                          ? ", in the " + loop->getName().getStringRef().str() + " at " + LocationText(loop->getLoc())
+                          : "";
+  where += " (group " + std::to_string(group_[0]) + "," + std::to_string(group_[1]) + "," + std::to_string(group_[2]) +
+           ")";
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%g", launch_.max_seconds);
+  std::string limit = over_count ? "a limit of " + std::to_string(launch_.max_operations) + " operations"
+                                 : "a limit of " + std::string(seconds) + " s";
+  Fail(&op,
+       "stopped after " + Twine(operations_) + " operations, " + limit + where +
+           ": a loop whose bounds or condition never end it, or a kernel larger than the limit allows?",
+       TileFailure::kLimit);
+}
+
 void Interpreter::Execute(Lane &lane, Operation &op) {
   Operation *o = &op;
+  if (launch_.max_operations || launch_.max_seconds > 0) CountOperation(op);
   auto result = [&](Val v) { Set(lane, o->getResult(0), std::move(v)); };
   auto scalarResult = [&](double x) {
     Val v;
@@ -600,7 +655,7 @@ void Interpreter::Execute(Lane &lane, Operation &op) {
     SmallVector<Val> carried;
     for (Value v : f.getInitArgs()) carried.push_back(Get(lane, v));
     Block &body = f.getRegion().front();
-    for (int64_t i = lb; i < ub; i += step) {
+    for (int64_t i = lb; i < ub; i = NextIteration(i, step, ub)) {
       Val iv;
       iv.v.push_back(static_cast<double>(i));
       Set(lane, body.getArgument(0), iv);
@@ -616,7 +671,7 @@ void Interpreter::Execute(Lane &lane, Operation &op) {
     int64_t lb = Index(lane, p.getLb()), ub = Index(lane, p.getUb()), step = Index(lane, p.getStep());
     if (step <= 0) Fail(o, "a pipeline step of " + Twine(step));
     Block &body = p.getBody().front();
-    for (int64_t i = lb; i < ub; i += step) {
+    for (int64_t i = lb; i < ub; i = NextIteration(i, step, ub)) {
       Val iv;
       iv.v.push_back(static_cast<double>(i));
       Set(lane, body.getArgument(0), iv);
@@ -1197,10 +1252,18 @@ void Interpreter::Execute(Lane &lane, Operation &op) {
 
 }  // namespace
 
-std::string RunTileKernel(func::FuncOp kernel, const TileLaunch &launch, std::vector<TileArgument> *args) {
-  if (!kernel || kernel.isExternal()) return "no kernel body to interpret";
+std::string RunTileKernel(func::FuncOp kernel, const TileLaunch &launch, std::vector<TileArgument> *args,
+                          TileFailure *failure) {
+  if (failure) *failure = TileFailure::kNone;
+  if (!kernel || kernel.isExternal()) {
+    if (failure) *failure = TileFailure::kOther;
+    return "no kernel body to interpret";
+  }
   Interpreter interpreter(kernel, launch);
-  return interpreter.Run(args);
+  std::string error = interpreter.Run(args);
+  if (failure) *failure = error.empty() ? TileFailure::kNone : interpreter.failure();
+  if (failure && !error.empty() && *failure == TileFailure::kNone) *failure = TileFailure::kOther;
+  return error;
 }
 
 }  // namespace tessera::reference

@@ -38,14 +38,30 @@ struct TileLaunch {
   /// Lanes per subgroup (shuffles and subgroup reductions work within
   /// one): the device's (TsDeviceProperties::subgroup_size).
   uint32_t subgroup_size = 1;
+  /// Bounds on the work of one call (0: none), so that a kernel whose loop
+  /// never ends is reported instead of hanging its caller: operations
+  /// executed over all lanes and groups, and wall-clock seconds.
+  uint64_t max_operations = 0;
+  double max_seconds = 0;
+};
+
+/// Why RunTileKernel failed, for callers that act on it (tessera-run
+/// refuses to run a kernel out of bounds or past the limit on a device).
+enum class TileFailure {
+  kNone,
+  kOutOfBounds,  // a load, store or view outside its buffer
+  kLimit,        // max_operations or max_seconds reached
+  kOther,
 };
 
 /// Runs `kernel` over `launch` on `args` (one per kernel argument, sized to
 /// its memref: checked before anything is written).  Returns "" or what
 /// went wrong (an op the interpreter does not know, an access out of
-/// bounds, lanes that do not all reach a barrier) with the op's location.
+/// bounds, lanes that do not all reach a barrier, a limit of `launch`
+/// reached, naming the loop it was in) with the op's location; `failure`,
+/// when given, receives its kind.
 std::string RunTileKernel(mlir::func::FuncOp kernel, const TileLaunch &launch,
-                          std::vector<TileArgument> *args);
+                          std::vector<TileArgument> *args, TileFailure *failure = nullptr);
 
 }  // namespace tessera::reference
 

@@ -515,6 +515,94 @@ void expandExp2(gpu::GPUModuleOp gm) {
   });
 }
 
+/// scf.while -> spirv.mlir.loop: the `before` block becomes the loop
+/// header (it computes the condition and branches to the body or the
+/// merge block), the `after` block the body (it branches back).  MLIR 16's
+/// own pattern converts the signature of neither region and rewrites the
+/// terminators before the ops that feed them are converted, so a carried
+/// index (i32 or i64 in SPIR-V) used in the body failed with "failed to
+/// legalize unresolved materialization".  Here WhilePattern converts both
+/// signatures and moves the blocks; the terminators are rewritten by their
+/// own patterns once the driver reaches them (their operands converted by
+/// then).  These are preferred to MLIR's (benefit 2).  The results leave
+/// the loop through Function variables, stored each time the header runs
+/// (the merge block of a structured loop takes no arguments).
+struct WhileLoops {
+  struct Loop {
+    Block *header, *body;
+    SmallVector<Value> results;  // the Function variables
+  };
+  DenseMap<Operation *, Loop> loops;  // by spirv.mlir.loop
+};
+
+struct WhilePattern : OpConversionPattern<scf::WhileOp> {
+  WhilePattern(TypeConverter &tc, MLIRContext *ctx, std::shared_ptr<WhileLoops> state)
+      : OpConversionPattern(tc, ctx, /*benefit=*/2), state(std::move(state)) {}
+  LogicalResult matchAndRewrite(scf::WhileOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    Location l = op.getLoc();
+    SmallVector<Type> resultTypes;
+    if (failed(getTypeConverter()->convertTypes(op.getResultTypes(), resultTypes))) return failure();
+    Block *header = rw.convertRegionTypes(&op.getBefore(), *getTypeConverter()).value_or(nullptr);
+    Block *body = rw.convertRegionTypes(&op.getAfter(), *getTypeConverter()).value_or(nullptr);
+    if (!header || !body) return failure();
+    WhileLoops::Loop loop{header, body, {}};
+    for (Type t : resultTypes) {
+      auto ptr = spirv::PointerType::get(t, spirv::StorageClass::Function);
+      loop.results.push_back(rw.create<spirv::VariableOp>(l, ptr, spirv::StorageClass::Function, Value()));
+    }
+    auto lp = rw.create<spirv::LoopOp>(l, spirv::LoopControl::None);
+    lp.addEntryAndMergeBlock();
+    Region &r = lp.getBody();
+    rw.inlineRegionBefore(op.getBefore(), r, std::next(r.begin()));
+    rw.inlineRegionBefore(op.getAfter(), r, std::next(r.begin(), 2));
+    rw.setInsertionPointToEnd(lp.getEntryBlock());
+    rw.create<spirv::BranchOp>(l, header, a.getInits());
+    rw.setInsertionPointAfter(lp);
+    SmallVector<Value> results;
+    for (Value v : loop.results) results.push_back(rw.create<spirv::LoadOp>(l, v));
+    state->loops[lp] = std::move(loop);
+    rw.replaceOp(op, results);
+    return success();
+  }
+  std::shared_ptr<WhileLoops> state;
+};
+
+/// The header's scf.condition: store the values that would leave the loop,
+/// then branch to the body or out.
+struct WhileConditionPattern : OpConversionPattern<scf::ConditionOp> {
+  WhileConditionPattern(TypeConverter &tc, MLIRContext *ctx, std::shared_ptr<WhileLoops> state)
+      : OpConversionPattern(tc, ctx, /*benefit=*/2), state(std::move(state)) {}
+  LogicalResult matchAndRewrite(scf::ConditionOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    auto lp = dyn_cast<spirv::LoopOp>(op->getParentOp());
+    auto it = lp ? state->loops.find(lp) : state->loops.end();
+    if (it == state->loops.end() || it->second.results.size() != a.getArgs().size()) return failure();
+    for (auto [var, value] : llvm::zip(it->second.results, a.getArgs()))
+      rw.create<spirv::StoreOp>(op.getLoc(), var, value);
+    rw.replaceOpWithNewOp<spirv::BranchConditionalOp>(op, a.getCondition(), it->second.body, a.getArgs(),
+                                                      lp.getMergeBlock(), ValueRange{});
+    return success();
+  }
+  std::shared_ptr<WhileLoops> state;
+};
+
+/// The body's scf.yield: back to the header.  (An scf.yield of a lowered
+/// scf.for or scf.if is left to MLIR's pattern.)
+struct WhileYieldPattern : OpConversionPattern<scf::YieldOp> {
+  WhileYieldPattern(TypeConverter &tc, MLIRContext *ctx, std::shared_ptr<WhileLoops> state)
+      : OpConversionPattern(tc, ctx, /*benefit=*/2), state(std::move(state)) {}
+  LogicalResult matchAndRewrite(scf::YieldOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    auto lp = dyn_cast<spirv::LoopOp>(op->getParentOp());
+    auto it = lp ? state->loops.find(lp) : state->loops.end();
+    if (it == state->loops.end() || op->getBlock() != it->second.body) return failure();
+    rw.replaceOpWithNewOp<spirv::BranchOp>(op, it->second.header, a.getOperands());
+    return success();
+  }
+  std::shared_ptr<WhileLoops> state;
+};
+
 struct GPUToSPIRVPass : tessera::spv::impl::GPUToSPIRVBase<GPUToSPIRVPass> {
   void runOnOperation() override {
     ModuleOp m = getOperation();
@@ -537,6 +625,8 @@ struct GPUToSPIRVPass : tessera::spv::impl::GPUToSPIRVBase<GPUToSPIRVPass> {
       populateFuncToSPIRVPatterns(tc, patterns);
       populateSCFToSPIRVPatterns(tc, scfCtx, patterns);
       patterns.add<AtomicPattern, ShuffleRelativePattern>(tc, ctx);
+      auto whileLoops = std::make_shared<WhileLoops>();
+      patterns.add<WhilePattern, WhileConditionPattern, WhileYieldPattern>(tc, ctx, whileLoops);
       if (failed(applyFullConversion(gm, *target, std::move(patterns)))) return signalPassFailure();
     }
     for (auto sm : m.getOps<spirv::ModuleOp>()) {
