@@ -60,6 +60,7 @@ static TsBuffer* AllocateOn(Env& env, TsDevice* dev, std::string* error) {
   a.device = dev;
   a.size = 1024;
   a.kind = TS_BUFFER_DEVICE;
+  if (!env.Has(&TsPluginApi::Buffer_Allocate, "Buffer_Allocate")) return nullptr;
   if (TsError* e = env.api->Buffer_Allocate(&a)) {
     *error = "Buffer_Allocate";
     auto d = Args<TsError_Destroy_Args>();
@@ -73,6 +74,7 @@ static TsBuffer* AllocateOn(Env& env, TsDevice* dev, std::string* error) {
 static TsStream* StreamOn(Env& env, TsDevice* dev, std::string* error) {
   auto a = Args<TsStream_Create_Args>();
   a.device = dev;
+  if (!env.Has(&TsPluginApi::Stream_Create, "Stream_Create")) return nullptr;
   if (TsError* e = env.api->Stream_Create(&a)) {
     *error = "Stream_Create";
     auto d = Args<TsError_Destroy_Args>();
@@ -85,31 +87,34 @@ static TsStream* StreamOn(Env& env, TsDevice* dev, std::string* error) {
 
 TsBuffer* Env::buffer() {
   std::string err;
-  if (!buffer_ && !(buffer_ = AllocateOn(*this, device(), &err))) Fail(err, nullptr);
+  if (!buffer_ && !(buffer_ = AllocateOn(*this, device(), &err)) && unsupported.empty()) Fail(err, nullptr);
   return buffer_;
 }
 
 TsBuffer* Env::buffer2() {
   std::string err;
-  if (!buffer2_ && device2() && !(buffer2_ = AllocateOn(*this, device2(), &err))) Fail(err, nullptr);
+  if (!buffer2_ && device2() && !(buffer2_ = AllocateOn(*this, device2(), &err)) && unsupported.empty())
+    Fail(err, nullptr);
   return buffer2_;
 }
 
 TsStream* Env::stream() {
   std::string err;
-  if (!stream_ && !(stream_ = StreamOn(*this, device(), &err))) Fail(err, nullptr);
+  if (!stream_ && !(stream_ = StreamOn(*this, device(), &err)) && unsupported.empty()) Fail(err, nullptr);
   return stream_;
 }
 
 TsStream* Env::stream2() {
   std::string err;
-  if (!stream2_ && device2() && !(stream2_ = StreamOn(*this, device2(), &err))) Fail(err, nullptr);
+  if (!stream2_ && device2() && !(stream2_ = StreamOn(*this, device2(), &err)) && unsupported.empty())
+    Fail(err, nullptr);
   return stream2_;
 }
 
 TsStream* Env::default_stream() {
   auto a = Args<TsDevice_GetDefaultStream_Args>();
   a.device = device();
+  if (!Has(&TsPluginApi::Device_GetDefaultStream, "Device_GetDefaultStream")) return nullptr;
   if (TsError* e = api->Device_GetDefaultStream(&a)) Fail("Device_GetDefaultStream", e);
   return a.stream;
 }
@@ -118,6 +123,7 @@ TsEvent* Env::event() {
   if (event_) return event_;
   auto a = Args<TsEvent_Create_Args>();
   a.device = device();
+  if (!Has(&TsPluginApi::Event_Create, "Event_Create")) return nullptr;
   if (TsError* e = api->Event_Create(&a)) Fail("Event_Create", e);
   else events_.push_back(event_ = a.event);
   return event_;
@@ -129,6 +135,9 @@ TsEvent* Env::recorded_event(bool timing) {
   auto a = Args<TsEvent_Create_Args>();
   a.device = device();
   a.flags = timing ? 0 : TS_EVENT_DISABLE_TIMING;
+  if (!Has(&TsPluginApi::Event_Create, "Event_Create") || !Has(&TsPluginApi::Event_Record, "Event_Record") ||
+      !Has(&TsPluginApi::Event_Synchronize, "Event_Synchronize"))
+    return nullptr;
   if (TsError* e = api->Event_Create(&a)) {
     Fail("Event_Create", e);
     return nullptr;
@@ -156,6 +165,7 @@ void* Env::pinned() {
   auto a = Args<TsHost_Allocate_Args>();
   a.client = client_;
   a.size = 4096;
+  if (!Has(&TsPluginApi::Host_Allocate, "Host_Allocate")) return nullptr;
   if (TsError* e = api->Host_Allocate(&a)) Fail("Host_Allocate", e);
   return pinned_ = a.pointer;
 }
@@ -173,6 +183,7 @@ TsExecutable* Env::executable() {
   a.device = device();
   a.format = m->format;
   a.path = path.c_str();
+  if (!Has(&TsPluginApi::Executable_Load, "Executable_Load")) return nullptr;
   if (TsError* e = api->Executable_Load(&a)) Fail("Executable_Load " + path, e);
   return executable_ = a.executable;
 }
@@ -183,6 +194,7 @@ TsKernel* Env::kernel() {
   a.executable = executable();
   if (!a.executable) return nullptr;
   a.name = "fill_u32";
+  if (!Has(&TsPluginApi::Executable_GetKernel, "Executable_GetKernel")) return nullptr;
   if (TsError* e = api->Executable_GetKernel(&a)) {
     Fail("Executable_GetKernel fill_u32", e);
     return nullptr;
@@ -195,9 +207,12 @@ TsKernel* Env::kernel() {
 TsGraph* Env::graph() {
   if (graph_) return graph_;
   if (!Require(info().graphs, "graphs")) return nullptr;
+  if (!Has(&TsPluginApi::Stream_BeginCapture, "Stream_BeginCapture") ||
+      !Has(&TsPluginApi::Stream_EndCapture, "Stream_EndCapture") || !Has(&TsPluginApi::Memset, "Memset"))
+    return nullptr;
   std::string err;
   if (!capture_stream_ && !(capture_stream_ = StreamOn(*this, device(), &err))) {
-    Fail(err, nullptr);
+    if (unsupported.empty()) Fail(err, nullptr);
     return nullptr;
   }
   auto b = Args<TsStream_BeginCapture_Args>();
@@ -223,7 +238,7 @@ TsGraphExec* Env::graph_exec() {
   if (graph_exec_) return graph_exec_;
   auto a = Args<TsGraph_Instantiate_Args>();
   a.graph = graph();
-  if (!a.graph) return nullptr;
+  if (!a.graph || !Has(&TsPluginApi::Graph_Instantiate, "Graph_Instantiate")) return nullptr;
   if (TsError* e = api->Graph_Instantiate(&a)) Fail("Graph_Instantiate", e);
   return graph_exec_ = a.exec;
 }
@@ -236,6 +251,7 @@ TsCommunicator* Env::communicator() {
   a.client = client_;
   a.devices = devs;
   a.num_devices = 1;
+  if (!Has(&TsPluginApi::Communicator_Create, "Communicator_Create")) return nullptr;
   if (TsError* e = api->Communicator_Create(&a)) Fail("Communicator_Create", e);
   return communicator_ = a.communicator;
 }
@@ -282,10 +298,11 @@ TsStream* Env::other_stream() {
 }
 
 TsError* Env::error_object() {
-  auto a = Args<TsDevice_Synchronize_Args>();  // a device of NULL: an error
-  a.device = nullptr;
-  TsError* e = api->Device_Synchronize(&a);
-  if (e == nullptr) Fail("Device_Synchronize of a NULL device succeeded", nullptr);
+  // Client_GetDevices (required of every plugin) of a NULL client: an error.
+  auto a = Args<TsClient_GetDevices_Args>();
+  a.client = nullptr;
+  TsError* e = api->Client_GetDevices(&a);
+  if (e == nullptr) Fail("Client_GetDevices of a NULL client succeeded", nullptr);
   else errors_.push_back(e);
   return e;
 }
@@ -307,50 +324,50 @@ Env::~Env() {
   for (const tessera::Device& d : devices_) {
     auto s = Args<TsDevice_Synchronize_Args>();
     s.device = d.raw();
-    Destroy(api->Device_Synchronize(&s));
+    if (Present(&TsPluginApi::Device_Synchronize)) Destroy(api->Device_Synchronize(&s));
   }
   if (communicator_) {
     auto a = Args<TsCommunicator_Destroy_Args>();
     a.communicator = communicator_;
-    Destroy(api->Communicator_Destroy(&a));
+    if (Present(&TsPluginApi::Communicator_Destroy)) Destroy(api->Communicator_Destroy(&a));
   }
   if (graph_exec_) {
     auto a = Args<TsGraphExec_Destroy_Args>();
     a.exec = graph_exec_;
-    Destroy(api->GraphExec_Destroy(&a));
+    if (Present(&TsPluginApi::GraphExec_Destroy)) Destroy(api->GraphExec_Destroy(&a));
   }
   if (graph_) {
     auto a = Args<TsGraph_Destroy_Args>();
     a.graph = graph_;
-    Destroy(api->Graph_Destroy(&a));
+    if (Present(&TsPluginApi::Graph_Destroy)) Destroy(api->Graph_Destroy(&a));
   }
   if (executable_) {
     auto a = Args<TsExecutable_Destroy_Args>();
     a.executable = executable_;
-    Destroy(api->Executable_Destroy(&a));
+    if (Present(&TsPluginApi::Executable_Destroy)) Destroy(api->Executable_Destroy(&a));
   }
   for (TsEvent* e : events_) {
     auto a = Args<TsEvent_Destroy_Args>();
     a.event = e;
-    Destroy(api->Event_Destroy(&a));
+    if (Present(&TsPluginApi::Event_Destroy)) Destroy(api->Event_Destroy(&a));
   }
   for (TsStream* s : {stream_, stream2_, capture_stream_, other_stream_}) {
     if (!s) continue;
     auto a = Args<TsStream_Destroy_Args>();
     a.stream = s;
-    Destroy(api->Stream_Destroy(&a));
+    if (Present(&TsPluginApi::Stream_Destroy)) Destroy(api->Stream_Destroy(&a));
   }
   for (TsBuffer* b : {buffer_, buffer2_, other_buffer_}) {
     if (!b) continue;
     auto a = Args<TsBuffer_Free_Args>();
     a.buffer = b;
-    Destroy(api->Buffer_Free(&a));
+    if (Present(&TsPluginApi::Buffer_Free)) Destroy(api->Buffer_Free(&a));
   }
   if (pinned_) {
     auto a = Args<TsHost_Free_Args>();
     a.client = client_;
     a.pointer = pinned_;
-    Destroy(api->Host_Free(&a));
+    if (Present(&TsPluginApi::Host_Free)) Destroy(api->Host_Free(&a));
   }
   if (other_client_) {
     auto a = Args<TsClient_Destroy_Args>();

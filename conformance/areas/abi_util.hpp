@@ -89,18 +89,27 @@ class Env {
   // The first compile target's name, or "" (Require: compiler).
   std::string compile_target();
 
-  // Calls `entry` (a TsPluginApi member) with `args`, or sets unsupported
-  // when the plugin does not provide it (NULL or past its table).
+  // Whether the plugin provides `entry` (a TsPluginApi member): not NULL
+  // and within its table.  Only the eight entries docs/abi.md requires may
+  // be called without asking.
+  template <class A>
+  bool Present(TsError* (*TsPluginApi::*entry)(A*)) const {
+    const size_t end = reinterpret_cast<const char*>(&(api->*entry)) -
+                       reinterpret_cast<const char*>(api) + sizeof(api->*entry);
+    return end <= api->struct_size && api->*entry != nullptr;
+  }
+  // Present, or false with unsupported set to "entry point <name>".
+  template <class A>
+  bool Has(TsError* (*TsPluginApi::*entry)(A*), const char* name) {
+    return Require(Present(entry), std::string("entry point ") + name);
+  }
+
+  // Calls `entry` with `args`, or sets unsupported when the plugin does
+  // not provide it.
   template <class A>
   TsError* Invoke(TsError* (*TsPluginApi::*entry)(A*), const char* name, A* args) {
-    auto fn = api->*entry;
-    const size_t end = reinterpret_cast<const char*>(&(api->*entry)) -
-                       reinterpret_cast<const char*>(api) + sizeof(fn);
-    if (fn == nullptr || end > api->struct_size) {
-      Require(false, std::string("entry point ") + name);
-      return nullptr;
-    }
-    return fn(args);
+    if (!Has(entry, name)) return nullptr;
+    return (api->*entry)(args);
   }
 
  private:

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -115,8 +116,20 @@ bool ParseArgs(int argc, char** argv, Options* o, std::string* error) {
     };
     if (take("--backend")) o->backend = value;
     else if (take("--plugin")) o->plugin = value;
-    else if (take("--areas")) o->areas = Split(value, ',');
-    else if (take("--report-dir")) o->report_dir = value;
+    else if (take("--areas")) {
+      o->areas = Split(value, ',');
+      if (o->areas.empty()) {
+        *error = "--areas needs at least one area (--list-areas lists them)";
+        return false;
+      }
+    } else if (take("--report-dir")) {
+      // "" would put the reports in / ("" + "/areas").
+      if (value.empty()) {
+        *error = "--report-dir needs a folder (e.g. --report-dir cts-report)";
+        return false;
+      }
+      o->report_dir = value;
+    }
     else if (take("--cts-child-results")) o->child_results = value;
     else if (take("--cts-probe")) o->probe_file = value;
     else if (take("--plugin-option")) {
@@ -139,8 +152,10 @@ bool ParseArgs(int argc, char** argv, Options* o, std::string* error) {
     else if (take("--timeout")) {
       char* end = nullptr;
       o->timeout = std::strtod(value.c_str(), &end);
-      if (!end || *end || o->timeout <= 0) {
-        *error = "--timeout needs a positive number of seconds, not '" + value + "'";
+      // !(> 0) refuses NaN too; past a day a child's deadline overflows
+      // nothing, but no area needs it.
+      if (!end || *end || !(o->timeout > 0) || o->timeout > 86400) {
+        *error = "--timeout needs a number of seconds above 0 and at most 86400, not '" + value + "'";
         return false;
       }
     } else if (!error->empty()) {
@@ -161,6 +176,10 @@ bool ParseArgs(int argc, char** argv, Options* o, std::string* error) {
   }
   if (!o->backend.empty() && !o->plugin.empty()) {
     *error = "give --backend or --plugin, not both";
+    return false;
+  }
+  if (!o->plugin.empty() && ::access(o->plugin.c_str(), F_OK) != 0) {
+    *error = "--plugin " + o->plugin + ": " + std::strerror(errno) + " (give the path of the plugin's .so)";
     return false;
   }
   for (const std::string& a : o->areas)
@@ -300,7 +319,13 @@ class Runner {
     std::vector<std::string> excluded;
     std::set<std::string> done;
     auto start = std::chrono::steady_clock::now();
-    for (int attempt = 0; attempt < 64; ++attempt) {
+    // Why the tests of the area that never reported stopped being run:
+    // each of them is then a failure "not run: <why>", so that a process
+    // that dies (or exits 0, or keeps crashing) never shrinks the area.
+    std::string not_run;
+    constexpr int kAttempts = 64;
+    int attempt = 0;
+    for (; attempt < kAttempts; ++attempt) {
       std::string results = base + ".results." + std::to_string(attempt) + ".jsonl";
       std::string log = attempt == 0 ? result.log_file
                                      : base + ".retry" + std::to_string(attempt) + ".log";
@@ -321,6 +346,7 @@ class Runner {
       }
       if (!child.started) {
         result.incidents.push_back("the child process did not start: " + child.error);
+        not_run = "the area's process did not start";
         break;
       }
       std::string where = got.in_flight.empty() ? std::string("outside any test")
@@ -334,27 +360,41 @@ class Runner {
                                   what.str() + " (the area's process was killed)", 0});
           done.insert(got.in_flight);
         }
-        for (const std::string& t : ListTests(area))
-          if (!done.count(t))
-            result.tests.push_back({t, Outcome::kFailed,
-                                    "not run: the area timed out " + where, 0});
+        not_run = "the area timed out " + where;
         break;
       }
-      if (child.signal != 0 ||
-          (child.exit_code != 0 && child.exit_code != 1) ||
-          (child.exit_code != 0 && !got.in_flight.empty())) {
+      // A test in flight when the process ended: it crashed, aborted or
+      // called exit() -- exit(0) included, which must not read as a pass.
+      if (child.signal != 0 || (child.exit_code != 0 && child.exit_code != 1) || !got.in_flight.empty()) {
         std::string how = child.signal ? "crashed (" + SignalName(child.signal) + ")"
                                        : "exited with code " + std::to_string(child.exit_code);
         result.incidents.push_back(how + " " + where + " (log: " + log + ")");
-        if (got.in_flight.empty()) break;  // nothing to skip past: stop here
+        if (got.in_flight.empty()) {  // nothing to skip past: stop here
+          not_run = "the area's process " + how + " " + where;
+          break;
+        }
         result.tests.push_back({got.in_flight, Outcome::kFailed,
                                 "the test process " + how + " during this test", 0});
         done.insert(got.in_flight);
         excluded.push_back(got.in_flight);
         continue;  // the rest of the area in a fresh process
       }
+      // The process ended normally: every test should have reported.
+      not_run = "the area's process exited with code " + std::to_string(child.exit_code) +
+                " before running it (log: " + log + ")";
       break;
     }
+    if (attempt == kAttempts)
+      not_run = "the area's process ended in a test " + std::to_string(kAttempts) +
+                " times; the runner stopped retrying";
+    size_t missing = 0;
+    for (const std::string& t : ListTests(area))
+      if (!done.count(t) && t.find(".DISABLED_") == std::string::npos) {
+        result.tests.push_back({t, Outcome::kFailed, "not run: " + not_run, 0});
+        ++missing;
+      }
+    if (missing && (attempt == kAttempts || not_run.rfind("the area's process exited with code", 0) == 0))
+      result.incidents.push_back(std::to_string(missing) + " tests not run: " + not_run);
     result.seconds = std::chrono::duration<double>(
                          std::chrono::steady_clock::now() - start).count();
     return result;

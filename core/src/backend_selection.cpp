@@ -304,9 +304,11 @@ StatusOr<Selection> SelectBackend(const RuntimeOptions& options) {
       if (c.name == name && c.state != PluginState::kShadowed) return &c;
     return nullptr;
   };
+  StatusCode open_failure = StatusCode::kOk;  // the code of try_open's last failure
   auto try_open = [&](PluginCandidate* c, std::string* why, bool inspecting = false) -> bool {
     auto opened = OpenBackend(c, options, inspecting);
     if (!opened.ok()) {
+      open_failure = opened.status().code();
       *why = c->name + ": " + c->reason;
       TESSERA_LOG(kDebug, "backend " + c->name + " (" + c->path +
                               ") skipped: " + c->reason);
@@ -323,8 +325,12 @@ StatusOr<Selection> SelectBackend(const RuntimeOptions& options) {
       return Status(StatusCode::kNotFound,
                     "plugin file " + options.plugin_file + " does not exist");
     std::string why;
+    // The plugin's own code: UNAVAILABLE only when it says so (no driver,
+    // no device); a file that does not load, an ABI mismatch or a refused
+    // option is not "unavailable" (tessera-conformance
+    // --unavailable-exit-code turns only UNAVAILABLE into a skip).
     if (!try_open(&candidates.front(), &why))
-      return Status(StatusCode::kUnavailable,
+      return Status(open_failure == StatusCode::kOk ? StatusCode::kInternal : open_failure,
                     "plugin " + options.plugin_file + " cannot be used: " +
                         candidates.front().reason);
     return selection;
@@ -403,6 +409,11 @@ StatusOr<Selection> SelectBackend(const RuntimeOptions& options) {
   for (const std::string& name : requested) named.push_back(find(name));
   ProbePluginFiles(named, options);
   std::vector<std::string> reasons;
+  // UNAVAILABLE only when every plugin tried said so (or had no file): a
+  // plugin refusing its options, a broken or mismatched plugin keeps its
+  // own code (tessera-conformance --unavailable-exit-code, tessera-run's
+  // exit 77, read the code).
+  StatusCode code = StatusCode::kUnavailable;
   for (const std::string& name : requested) {
     PluginCandidate* c = find(name);
     if (!c) {
@@ -419,13 +430,14 @@ StatusOr<Selection> SelectBackend(const RuntimeOptions& options) {
       return selection;
     }
     reasons.push_back(why);
+    if (code == StatusCode::kUnavailable && open_failure != StatusCode::kOk) code = open_failure;
   }
   std::string message =
       source.empty() ? "automatic selection (TESSERA_BACKEND unset) found no usable backend: "
                      : "no backend of " + where() + " can be used: ";
   for (size_t i = 0; i < reasons.size(); ++i)
     message += (i ? "; " : "") + reasons[i];
-  return Status(StatusCode::kUnavailable, message);
+  return Status(code, message);
 }
 
 }  // namespace tessera::detail

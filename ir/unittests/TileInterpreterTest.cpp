@@ -232,6 +232,24 @@ TEST_F(TileInterpreterTest, EndlessLoopStopsAtTheTimeLimit) {
   EXPECT_NE(e.find("a limit of 0.2 s, in the scf.while"), std::string::npos) << e;
 }
 
+TEST_F(TileInterpreterTest, HugeGridOfAnEmptyKernelStopsAtTheLimit) {
+  // No op but the return: each group counts as one operation.
+  auto fn = Parse(R"(
+func.func @nothing(%x: memref<1xf32>)
+    attributes {tessera_tile.group_size = array<i64: 1>, tessera_tile.grid = array<i64: 1>} {
+  return
+})");
+  std::vector<TileArgument> args = {{{5}}};
+  TileLaunch launch;
+  launch.grid = {4294967295u, 4294967295u, 4294967295u};
+  launch.max_operations = 1000;
+  TileFailure failure = TileFailure::kNone;
+  std::string e = RunTileKernel(fn, launch, &args, &failure);
+  EXPECT_EQ(failure, TileFailure::kLimit) << e;
+  EXPECT_NE(e.find("stopped after 1001 operations"), std::string::npos) << e;
+  EXPECT_NE(e.find("(group 1000,0,0)"), std::string::npos) << e;
+}
+
 TEST_F(TileInterpreterTest, LimitsLeaveAFinishingKernelAlone) {
   auto fn = Parse(kButterfly);
   std::vector<TileArgument> args = {{Ramp(16)}, {std::vector<double>(16, -1)}};

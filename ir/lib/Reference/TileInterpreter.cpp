@@ -395,6 +395,16 @@ std::string Interpreter::Run(std::vector<TileArgument> *args) {
     for (uint32_t y = 0; y < grid[1] && lane_error_.empty(); ++y)
       for (uint32_t x = 0; x < grid[0] && lane_error_.empty(); ++x) {
         group_[0] = x, group_[1] = y, group_[2] = z;
+        // A group counts as an operation: a grid of billions of groups
+        // of a kernel with (almost) no ops must reach the limits too.
+        if (launch_.max_operations || launch_.max_seconds > 0) {
+          try {
+            CountOperation(*kernel_.getOperation());
+          } catch (const InterpError &e) {
+            lane_error_ = e.message, failure_ = e.kind;
+            continue;
+          }
+        }
         shared_.clear();
         commits_.clear();
         releases_.clear();
