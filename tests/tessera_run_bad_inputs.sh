@@ -127,6 +127,27 @@ else
   echo "FAIL endless_loop_timeout: exit $rc (want 2)"; echo "$out"; fail=1
 fi
 
+# Scalars an integer argument cannot hold, and scalars nothing takes: they
+# were truncated (2.9 -> 2), wrapped or silently ignored.
+I16=$(dirname "$EX")/tools/tessera-run/testdata/int16_scale.mlir
+expect scalar_not_whole "--scalar 2.9: argument 0 of int16_scale is i16; give a whole number it holds" \
+  "$I16" --scalar 2.9
+expect scalar_too_big   "--scalar 40000: argument 0 of int16_scale is i16" "$I16" --scalar 40000
+expect extra_scalars    "2 --scalar values given, int16_scale takes 1 scalar argument" "$I16" --scalar 3 --scalar 4
+expect extra_scalars_graph "1 --scalar values given, softmax takes 0 scalar arguments" "$SM" --scalar 3
+# An i16 result is written as numpy's '<i2' and reads back as what ran.
+if "$RUN" "$I16" --scalar 3 --iterations 1 --output "$T/i16.npy" >/dev/null 2>&1 &&
+   python3 - "$T/i16.npy" <<'PY'
+import ast, struct, sys
+b = open(sys.argv[1], "rb").read()
+n = struct.unpack("<H", b[8:10])[0]
+h = ast.literal_eval(b[10:10 + n].decode())
+assert h["descr"] == "<i2" and tuple(h["shape"]) == (256,), h
+vals = struct.unpack("<256h", b[10 + n:])
+assert any(v != 0 for v in vals), "all zeros"
+PY
+then echo "ok   i16 output"; else echo "FAIL i16 output"; fail=1; fi
+
 # A static shape too large for this machine's memory: refused before the
 # host arrays are allocated (it ended in an uncaught std::bad_alloc).
 cat > "$T/huge_tensor.mlir" <<'MLIR'

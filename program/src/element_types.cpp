@@ -33,12 +33,32 @@ const Format* FormatOf(const std::string& d) {
   return nullptr;
 }
 
-int IntWidth(const std::string& d) {
-  if (d == "i8") return 8;
-  if (d == "i32") return 32;
-  if (d == "i64") return 64;
-  return 0;
+// An integer type as MLIR prints it: i8, si16, ui32, i24, index (64-bit on
+// every target).  i1 is a bool byte and handled apart.  width 0: not one.
+struct IntKind {
+  int width = 0;
+  bool is_unsigned = false;
+  size_t bytes = 0;  // stored in the power-of-two bytes that hold it (i24 in 4)
+};
+IntKind IntegerKind(const std::string& d) {
+  IntKind k;
+  if (d == "index") return {64, false, 8};
+  const size_t at = d.rfind("ui", 0) == 0 || d.rfind("si", 0) == 0 ? 2 : d.rfind('i', 0) == 0 ? 1 : 0;
+  if (at == 0 || at >= d.size() || d.size() - at > 5) return k;
+  int width = 0;
+  for (size_t i = at; i < d.size(); ++i) {
+    if (d[i] < '0' || d[i] > '9') return k;
+    width = width * 10 + (d[i] - '0');
+  }
+  if (width == 0 || width > 64) return k;
+  k.width = width;
+  k.is_unsigned = d[0] == 'u';
+  k.bytes = 1;
+  while (k.bytes * 8 < static_cast<size_t>(width)) k.bytes *= 2;
+  return k;
 }
+// Integer types other than i1 (a bool): their width, or 0.
+int IntWidth(const std::string& d) { return d == "i1" ? 0 : IntegerKind(d).width; }
 
 double MaxFinite(const Format& f) {
   int emax = (1 << f.exp) - 1 - f.bias;  // exponent of the all-ones field
@@ -92,13 +112,27 @@ double DecodeFormat(uint32_t bits, const Format& f) {
   return neg ? -v : v;
 }
 
-int64_t Wrap(double v, int width) {
-  if (width >= 64) return static_cast<int64_t>(v);
-  uint64_t u = static_cast<uint64_t>(static_cast<int64_t>(v));
-  uint64_t mask = (uint64_t{1} << width) - 1;
-  u &= mask;
-  if (u >> (width - 1)) u |= ~mask;  // sign-extend
-  return static_cast<int64_t>(u);
+// trunc(v) modulo 2^64 (NaN: 0), with no conversion out of range (which is
+// undefined behaviour): the bits an integer of 64 bits or fewer keeps.
+uint64_t Modulo2To64(double v) {
+  if (!std::isfinite(v)) return 0;
+  constexpr double k2To63 = 9223372036854775808.0, k2To64 = 18446744073709551616.0;
+  double r = std::fmod(std::trunc(v), k2To64);  // exact, in (-2^64, 2^64)
+  if (r >= k2To63) r -= k2To64;                 // exact: r is a multiple of 2^11 there
+  if (r < -k2To63) r += k2To64;
+  return static_cast<uint64_t>(static_cast<int64_t>(r));
+}
+
+// v wrapped to an integer of `width` bits (two's complement), as the value
+// the type reads it as: signed, or unsigned (0 .. 2^width - 1).
+double Wrap(double v, int width, bool is_unsigned = false) {
+  uint64_t u = Modulo2To64(v);
+  if (width < 64) {
+    const uint64_t mask = (uint64_t{1} << width) - 1;
+    u &= mask;
+    if (!is_unsigned && (u >> (width - 1))) u |= ~mask;  // sign-extend
+  }
+  return is_unsigned ? static_cast<double>(u) : static_cast<double>(static_cast<int64_t>(u));
 }
 
 }  // namespace
@@ -109,9 +143,16 @@ double Decode(const unsigned char* p, const std::string& d) {
   if (d == "i1") return *p != 0 ? 1 : 0;  // a byte; any nonzero byte is true
   if (d == "f32") { float f; std::memcpy(&f, p, 4); return f; }
   if (d == "f64") { double v; std::memcpy(&v, p, 8); return v; }
-  if (d == "i32") { int32_t v; std::memcpy(&v, p, 4); return v; }
-  if (d == "i64") { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
-  if (d == "i8") return static_cast<int8_t>(*p);
+  if (const IntKind k = IntegerKind(d); k.width) {
+    uint64_t u = 0;
+    for (size_t b = 0; b < k.bytes; ++b) u |= uint64_t{p[b]} << (8 * b);  // little-endian
+    if (k.width < 64) {  // the bits above the width are not the value's
+      const uint64_t mask = (uint64_t{1} << k.width) - 1;
+      u &= mask;
+      if (!k.is_unsigned && (u >> (k.width - 1))) u |= ~mask;
+    }
+    return k.is_unsigned ? static_cast<double>(u) : static_cast<double>(static_cast<int64_t>(u));
+  }
   if (const Format* f = FormatOf(d)) {
     uint32_t bits = *p;
     if (f->exp + f->man + 1 == 16) bits = p[0] | (p[1] << 8);
@@ -130,10 +171,17 @@ std::vector<double> DecodeAll(const std::vector<unsigned char>& bytes, const std
 void Encode(double v, unsigned char* p, const std::string& d) {
   if (d == "f32") { float f = static_cast<float>(v); std::memcpy(p, &f, 4); }
   else if (d == "f64") std::memcpy(p, &v, 8);
-  else if (d == "i32") { int32_t x = static_cast<int32_t>(Wrap(v, 32)); std::memcpy(p, &x, 4); }
-  else if (d == "i64") { int64_t x = static_cast<int64_t>(v); std::memcpy(p, &x, 8); }
-  else if (d == "i8") *p = static_cast<unsigned char>(Wrap(v, 8));
   else if (d == "i1") *p = v != 0 ? 1 : 0;  // NaN is true
+  else if (const IntKind k = IntegerKind(d); k.width) {
+    // Wrapped to the width, then sign- or zero-extended to the bytes.
+    uint64_t u = Modulo2To64(v);
+    if (k.width < 64) {
+      const uint64_t mask = (uint64_t{1} << k.width) - 1;
+      u &= mask;
+      if (!k.is_unsigned && (u >> (k.width - 1))) u |= ~mask;
+    }
+    for (size_t b = 0; b < k.bytes; ++b) p[b] = static_cast<unsigned char>(u >> (8 * b));
+  }
   else if (const Format* f = FormatOf(d)) {
     uint32_t bits = EncodeFormat(static_cast<float>(v), *f);
     p[0] = bits & 0xFF;
@@ -145,7 +193,7 @@ double RoundTo(double v, const std::string& d) {
   if (d == "i1") return v != 0 ? 1 : 0;
   if (d == "f32") return static_cast<float>(v);
   if (const Format* f = FormatOf(d)) return RoundFormat(static_cast<float>(v), *f);
-  if (int w = IntWidth(d)) return static_cast<double>(Wrap(v, w));
+  if (const IntKind k = IntegerKind(d); k.width) return Wrap(v, k.width, k.is_unsigned);
   return v;
 }
 
@@ -193,8 +241,10 @@ double CastValue(double v, const std::string& from, const std::string& to) {
   if (to == "i1") return v != 0 ? 1 : 0;  // x != 0: NaN is true, -0 false
   if (fromFloat && !toFloat) {
     if (std::isnan(v)) return 0;
-    int w = IntWidth(to);
-    double lo = -std::ldexp(1.0, w - 1), hi = std::ldexp(1.0, w - 1) - 1;
+    const IntKind k = IntegerKind(to);
+    if (!k.width) return std::trunc(v);
+    const double lo = k.is_unsigned ? 0 : -std::ldexp(1.0, k.width - 1);
+    const double hi = std::ldexp(1.0, k.width - (k.is_unsigned ? 0 : 1)) - 1;
     return std::min(std::max(std::trunc(v), lo), hi);
   }
   if (!fromFloat && toFloat) return RoundTo(static_cast<float>(v), to);
@@ -205,6 +255,7 @@ double RandomValue(std::mt19937& rng, const std::string& d) {
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   if (IsFloatDtype(d)) return RoundTo(dist(rng), d);
   if (d == "i1") return dist(rng) < 0 ? 1 : 0;
+  if (IntegerKind(d).is_unsigned) return std::floor((dist(rng) + 1) * 8);  // [0, 16)
   return std::floor(dist(rng) * 8);
 }
 
@@ -235,20 +286,7 @@ namespace tessera::elements {
 namespace {
 // Bytes of an integer type as MLIR prints it (i8, ui32, si16, i1; index is
 // 64-bit on every target), or 0 when `d` is not one.
-size_t IntegerBytes(const std::string& d) {
-  if (d == "index") return 8;
-  size_t at = d.rfind("ui", 0) == 0 || d.rfind("si", 0) == 0 ? 2 : d.rfind('i', 0) == 0 ? 1 : 0;
-  if (at == 0 || at >= d.size() || d.size() - at > 5) return 0;
-  size_t width = 0;
-  for (size_t k = at; k < d.size(); ++k) {
-    if (d[k] < '0' || d[k] > '9') return 0;
-    width = width * 10 + static_cast<size_t>(d[k] - '0');
-  }
-  if (width == 0 || width > 64) return 0;
-  size_t bytes = 1;  // stored in the power-of-two bytes that hold it (i24 in 4)
-  while (bytes * 8 < width) bytes *= 2;
-  return bytes;
-}
+size_t IntegerBytes(const std::string& d) { return IntegerKind(d).bytes; }
 }  // namespace
 
 bool HasElementSize(const std::string& d) {

@@ -20,7 +20,8 @@ namespace {
 // i1 is numpy's bool '|b1' (bytes 0 and 1).  The first spelling of a dtype
 // is the one written; the last match is the one read.
 const char* kDescr[][2] = {{"<f4", "f32"}, {"<f8", "f64"}, {"<f2", "f16"},
-                           {"|i1", "i8"},  {"<i4", "i32"}, {"<i8", "i64"},
+                           {"|i1", "i8"},  {"<i2", "i16"}, {"<i4", "i32"}, {"<i8", "i64"},
+                           {"<u4", "ui32"}, {"<u8", "ui64"},
                            {"<u2", "bf16"}, {"<V2", "bf16"}, {"|V2", "bf16"},
                            {"|u1", "f8E5M2"},
                            {"|u1", "f8E4M3FN"}, {"|V1", "f8E4M3FN"}, {"<V1", "f8E4M3FN"},
@@ -195,8 +196,9 @@ std::string ReadNpy(const std::string& path, NpyArray* out) {
     if (h.descr == d[0]) out->dtype = d[1];
   if (out->dtype.empty())
     return path + ": unsupported dtype '" + h.descr +
-           "' (little-endian f16, f32, f64, i8, i32 or i64, bool '|b1' for i1; bf16 as '<u2' and fp8 as '|u1' "
-           "bit patterns; use arr.astype('<f4'))";
+           "' (little-endian f16, f32, f64, i8, i16, i32, i64, u4, u8, bool '|b1' for i1; bf16 as '<u2' and fp8 "
+           "as '|u1' bit patterns; use arr.astype('<f4'))";
+  out->descr = h.descr;
   uint64_t count = 0;
   const std::string& shape = h.shape;
   if (!parseShape(shape, &out->shape, &count) || count > (uint64_t(1) << 62) / DtypeSize(out->dtype))
@@ -229,10 +231,19 @@ std::string ReadNpy(const std::string& path, NpyArray* out) {
   return "";
 }
 
-std::string WriteNpy(const std::string& path, const NpyArray& a) {
-  std::string descr;
+std::string NpyDescr(const std::string& dtype) {
   for (auto& d : kDescr)
-    if (a.dtype == d[1] && descr.empty()) descr = d[0];
+    if (dtype == d[1]) return d[0];
+  // Any other integer type: numpy's integer of its storage bytes.
+  if (dtype != "i1" && elements::HasElementSize(dtype) && !elements::IsFloatDtype(dtype)) {
+    const size_t bytes = elements::DtypeSize(dtype);
+    return std::string(bytes == 1 ? "|" : "<") + (dtype.rfind("ui", 0) == 0 ? "u" : "i") + std::to_string(bytes);
+  }
+  return "";
+}
+
+std::string WriteNpy(const std::string& path, const NpyArray& a) {
+  const std::string descr = NpyDescr(a.dtype);
   if (descr.empty()) return path + ": cannot write dtype " + a.dtype;
   std::string shape = "(";
   for (size_t i = 0; i < a.shape.size(); ++i)

@@ -5,6 +5,7 @@
 // (CompileProgram) and the reference interpreter (ir/lib/Reference);
 // `tessera-run --help` lists the options and exit codes.
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -72,6 +73,13 @@ uint64_t Fnv1a(const std::string& s, uint64_t h = 14695981039346656037ull) {
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// A number as given (1.5, 1e+20, 4294967296): enough digits to tell it.
+std::string FormatNumber(double v) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%.15g", v);
+  return text;
 }
 
 std::string ShapeText(const std::vector<int64_t>& s) {
@@ -322,7 +330,14 @@ int Run(int argc, char** argv) {
     const ParamSpec& p = params[i];
     const size_t es = elements::DtypeSize(p.dtype);
     if (p.role == ParamRole::kScalar) {
-      double v = next_scalar < a.scalars.size() ? a.scalars[next_scalar++] : 1.5;
+      const bool given = next_scalar < a.scalars.size();
+      double v = given ? a.scalars[next_scalar++] : elements::IsFloatDtype(p.dtype) ? 1.5 : 1;
+      // An integer argument takes a whole number its type holds: 2.9 or
+      // 1e20 would be truncated or wrapped into another value silently.
+      if (given && !elements::IsFloatDtype(p.dtype) && p.dtype != "i1" &&
+          (v != std::trunc(v) || elements::RoundTo(v, p.dtype) != v))
+        return Fail(kExitBadInput, "--scalar " + FormatNumber(v) + ": argument " + std::to_string(i) + " of " +
+                                       im.function + " is " + p.dtype + "; give a whole number it holds");
       for (auto& h : host) {
         h[i].dtype = p.dtype;
         h[i].shape = {1};
@@ -353,6 +368,8 @@ int Run(int argc, char** argv) {
       // fp8 files are raw bytes ('|u1'), read as f8E4M3FN: they hold either
       // fp8 type's bits.
       if (in.dtype == "f8E4M3FN" && p.dtype == "f8E5M2") in.dtype = p.dtype;
+      // Dtypes numpy writes alike ('<u2': bf16 or ui16, '<i4': i32, si32, i24).
+      if (in.dtype != p.dtype && !in.descr.empty() && in.descr == NpyDescr(p.dtype)) in.dtype = p.dtype;
       if (in.dtype != p.dtype || in.shape != global_shape)
         return Fail(kExitBadInput, a.inputs[next_input] + ": argument " + std::to_string(i) + " of " + im.function +
                                        " expects " + (P > 1 ? "the global " : "") + p.dtype + " " + ShapeText(global_shape) +
@@ -377,6 +394,10 @@ int Run(int argc, char** argv) {
   if (next_input < a.inputs.size())
     return Fail(kExitBadInput, std::to_string(a.inputs.size()) + " --input files given, " + im.function + " takes " +
                                    std::to_string(next_input));
+  if (next_scalar < a.scalars.size())
+    return Fail(kExitBadInput, std::to_string(a.scalars.size()) + " --scalar values given, " + im.function +
+                                   " takes " + std::to_string(next_scalar) + " scalar argument" +
+                                   (next_scalar == 1 ? "" : "s"));
   std::vector<size_t> result_params;
   for (size_t i = 0; i < params.size(); ++i)
     if (params[i].role == ParamRole::kOutput) result_params.push_back(i);

@@ -5,9 +5,13 @@
 // tessera-run; part of libtessera (no MLIR).
 //
 // Dtypes are spelled as MLIR prints the element type: f32, f16, bf16,
-// f8E4M3FN, f8E5M2, i32, i8, i1 (and f64, i64 for Tile IR scalars).  Values travel
-// as double, which holds every value of these types exactly.  i1 is one byte
-// holding 0 or 1 (numpy's bool); a nonzero byte reads as 1.
+// f8E4M3FN, f8E5M2, f64, i1, and every integer type of 2 to 64 bits: i8,
+// i16, i32, i64, i24 (stored in 4 bytes), signed si16 and unsigned ui8,
+// and index (64-bit).  Values travel as double, which holds every value of
+// these types exactly up to 2^53.  Integers are stored little-endian in
+// the power-of-two bytes that hold them and wrap around at their width
+// (two's complement; unsigned types from 0).  i1 is one byte holding 0 or
+// 1 (numpy's bool); a nonzero byte reads as 1.
 #ifndef TESSERA_ELEMENT_TYPES_HPP_
 #define TESSERA_ELEMENT_TYPES_HPP_
 
@@ -37,7 +41,8 @@ void Encode(double v, unsigned char* p, const std::string& dtype);
 //   f32: v as float; f16, bf16, f8E5M2: round to nearest even, overflow to
 //   +-inf;
 //   f8E4M3FN: round to nearest even, saturate to +-448 (+-inf too), NaN
-//   stays NaN; i8, i32: two's complement wrap-around; i1: v != 0.
+//   stays NaN; integers: wrap-around at their width (two's complement,
+//   unsigned types from 0); i1: v != 0.
 double RoundTo(double v, const std::string& dtype);
 
 // tessera_graph.cast of a value of type `from` to `to`:
@@ -60,8 +65,8 @@ double CastValue(double v, const std::string& from, const std::string& to);
 float StochasticRound(float x, const std::string& to, uint64_t seed, uint64_t index);
 
 // Random input: floats uniform in [-1, 1) rounded to the type; integers in
-// [-8, 8) (small enough that i8 products summed in i32 stay exact); i1
-// 0 or 1, each half the time.
+// [-8, 8) (small enough that i8 products summed in i32 stay exact),
+// unsigned ones in [0, 16); i1 0 or 1, each half the time.
 double RandomValue(std::mt19937& rng, const std::string& dtype);
 
 // Default relative verification tolerance for results of this type: f32
