@@ -124,5 +124,32 @@ open(sys.argv[2], "wb").write(b)
 PY
 expect bad.version 1 "program file version 9; this Tessera reads version 6" "$BIN/tessera-run" "$T/v9.tsp"
 expect bad.dev_zero 1 "not a regular file" "$BIN/tessera-compile" /dev/zero --target cpu
+expect bad.missing_program 1 "nope.mlir: No such file or directory" "$BIN/tessera-compile" "$T/nope.mlir" --target cpu
+
+# Outputs (WriteOutputFile): a device is written, never replaced; a full
+# disk is an error with its reason and leaves no file; an output may not be
+# the program or an input; folders are named as such.
+expect out.dev_null 0 "wrote /dev/null" "$BIN/tessera-compile" "$EX/softmax.mlir" --target cpu -o /dev/null
+[[ -c /dev/null ]] || bad "out.dev_null: /dev/null is no longer a device"
+expect out.dev_null_emit 0 "wrote /dev/null" "$BIN/tessera-compile" "$EX/softmax.mlir" --target cpu --emit asm -o /dev/null
+[[ -c /dev/null ]] || bad "out.dev_null_emit: /dev/null is no longer a device"
+expect out.full 1 "/dev/full: writing failed: No space left on device" \
+  "$BIN/tessera-compile" "$EX/softmax.mlir" --target cpu --emit llvm -o /dev/full
+expect out.full_tsp 1 "No space left on device" "$BIN/tessera-compile" "$EX/softmax.mlir" --target cpu -o /dev/full
+expect out.run_full 1 "No space left on device" env TESSERA_BACKEND=cpu "$BIN/tessera-run" "$EX/softmax.mlir" \
+  --iterations 1 --output /dev/full
+cp "$EX/softmax.mlir" "$T/self.mlir"
+expect out.over_program 1 "is the program being compiled" "$BIN/tessera-compile" "$T/self.mlir" --target cpu -o "$T/self.mlir"
+cp "$EX/softmax.mlir" "$T/k.ll"
+expect out.default_over_program 1 "k.ll is the program being compiled" "$BIN/tessera-compile" "$T/k.ll" --target cpu --emit llvm
+cmp -s "$EX/softmax.mlir" "$T/k.ll" || bad "out.default_over_program: the program was changed"
+expect out.run_save_over_program 1 "--save $T/self.mlir is the program" env TESSERA_BACKEND=cpu "$BIN/tessera-run" \
+  "$T/self.mlir" --save "$T/self.mlir"
+expect out.run_output_over_program 1 "is the program" env TESSERA_BACKEND=cpu "$BIN/tessera-run" \
+  "$T/self.mlir" --output "$T/./self.mlir"
+cmp -s "$EX/softmax.mlir" "$T/self.mlir" || bad "out.run_over_program: the program was changed"
+expect out.folder 1 "is a folder; give the name of a file in it" "$BIN/tessera-compile" "$EX/softmax.mlir" --target cpu -o "$T"
+expect out.no_folder 1 "cannot write into the folder $T/none (does it exist?)" \
+  "$BIN/tessera-compile" "$EX/softmax.mlir" --target cpu -o "$T/none/x.tsp"
 
 exit $fail

@@ -2,6 +2,7 @@
 #include "trace.hpp"
 
 #include "tessera/trace.hpp"
+#include "tessera/output_file.hpp"
 
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -383,18 +384,9 @@ void Tracer::Write() {
            TraceArg("max_events", max_events_) + "," +
            TraceArg("dropped_events", dropped_) + "}}\n";
   }
-  std::string tmp = path_ + ".tmp." + std::to_string(::getpid());
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) {
-    TESSERA_LOG(kWarning, "TESSERA_TRACE: cannot write " + tmp);
-    return;
-  }
-  bool ok = std::fwrite(out.data(), 1, out.size(), f) == out.size();
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok || std::rename(tmp.c_str(), path_.c_str()) != 0) {
-    TESSERA_LOG(kWarning, "TESSERA_TRACE: cannot write " + path_);
-    std::remove(tmp.c_str());
-  }
+  // Atomic for a regular file; a device or FIFO is written in place.
+  if (Status st = WriteOutputFile(path_, out); !st.ok())
+    TESSERA_LOG(kWarning, "TESSERA_TRACE: cannot write the trace: " + st.message());
 }
 
 // ---------------------------------------------------------------- ApiScope

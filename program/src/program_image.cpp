@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "tessera/ir_version.h"
+#include "tessera/output_file.hpp"
 #include "tessera/program.hpp"
 
 namespace tessera {
@@ -398,27 +399,9 @@ StatusOr<ProgramImage> ProgramImage::ReadFile(const std::string& path) {
 }
 
 Status ProgramImage::WriteFile(const std::string& path) const {
-  const std::string bytes = Serialize();
-  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return Status(StatusCode::kPermissionDenied, path + ": cannot write " + tmp);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out) {
-      std::remove(tmp.c_str());
-      return Status(StatusCode::kResourceExhausted, path + ": writing " + tmp + " failed");
-    }
-  }
-  // On the disk before the rename: a crash leaves the old file or the new.
-  if (const int fd = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return Status(StatusCode::kPermissionDenied, path + ": cannot rename " + tmp + " onto it");
-  }
-  return Status::Ok();
+  // Atomic for a regular file (a crash or a full disk leaves the old file
+  // or none); a device such as /dev/null is written, never replaced.
+  return WriteOutputFile(path, Serialize());
 }
 
 }  // namespace tessera

@@ -6,6 +6,9 @@
 //   tessera-compile --list-targets
 //
 // A thin main over libtessera_compiler (CompileProgramImage, EmitProgram).
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <sstream>
 #include <cstdlib>
@@ -15,6 +18,7 @@
 #include <vector>
 
 #include "tessera/kernel_archive.hpp"
+#include "tessera/output_file.hpp"
 #include "tessera/program_compiler.hpp"
 
 using namespace tessera;
@@ -82,9 +86,10 @@ std::string Extension(const std::string& emit) {
 }
 
 bool WriteFile(const std::string& path, const std::string& data, std::string* error) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out || !out.write(data.data(), static_cast<std::streamsize>(data.size()))) {
-    *error = "cannot write " + path;
+  // Atomic for a regular file (a full disk leaves no truncated file), in
+  // place for a device (-o /dev/null); errors carry the reason.
+  if (Status st = WriteOutputFile(path, data); !st.ok()) {
+    *error = st.message();
     return false;
   }
   return true;
@@ -160,13 +165,27 @@ int main(int argc, char** argv) {
   if (program.empty()) return Fail(1, "no program given (tessera-compile --help)");
   if (options.target.empty())
     return Fail(1, "no --target given: write one of the targets `tessera-compile --list-targets` shows");
+  // A missing program is bad input (1); 2 is for a target no plugin
+  // compiles for.
+  if (::access(program.c_str(), F_OK) != 0) return Fail(1, program + ": " + std::strerror(errno));
   ProgramSource source = ProgramSource::File(program);
   std::string error;
+  // No output may overwrite the program (`-o in.mlir`, or `k.ll` compiled
+  // with --emit llvm, whose default output is k.ll).
+  auto write = [&](const std::string& path, const std::string& data) {
+    if (SameFile(path, program)) {
+      error = path + " is the program being compiled: choose another output name (-o FILE)";
+      return false;
+    }
+    return WriteFile(path, data, &error);
+  };
   if (emit.empty()) {
     auto image = CompileProgramImage(source, options);
     if (!image.ok())
       return Fail(image.status().code() == StatusCode::kNotFound ? 2 : 1, image.status().message());
     if (output.empty()) output = Stem(program) + ".tsp";
+    if (SameFile(output, program))
+      return Fail(1, output + " is the program being compiled: choose another output name (-o FILE)");
     if (Status st = image->WriteFile(output); !st.ok()) return Fail(1, st.message());
     size_t kernels = 0;
     for (const ExecutableImage& e : image->executables) kernels += e.kernels.size();
@@ -189,19 +208,19 @@ int main(int argc, char** argv) {
     if (std::string e = ReadKernelArchive(out->data.data(), out->data.size(), &entries); !e.empty())
       return Fail(1, "the " + out->plugin + " compiler returned a bad archive: " + e);
     if (entries.size() == 1) {
-      if (!WriteFile(output, entries[0].data, &error)) return Fail(1, error);
+      if (!write(output, entries[0].data)) return Fail(1, error);
       std::printf("wrote %s: kernel %s (%s)\n", output.c_str(), entries[0].name.c_str(), emit.c_str());
       return 0;
     }
     const std::string stem = Stem(output);
     for (const ArchiveEntry& e : entries) {
       std::string path = stem + "." + e.name + ext;
-      if (!WriteFile(path, e.data, &error)) return Fail(1, error);
+      if (!write(path, e.data)) return Fail(1, error);
       std::printf("wrote %s: kernel %s (%s)\n", path.c_str(), e.name.c_str(), emit.c_str());
     }
     return 0;
   }
-  if (!WriteFile(output, out->data, &error)) return Fail(1, error);
+  if (!write(output, out->data)) return Fail(1, error);
   std::printf("wrote %s: %s of %zu kernel%s for %s\n", output.c_str(), emit.c_str(), out->kernels.size(),
               out->kernels.size() == 1 ? "" : "s", out->target.c_str());
   return 0;

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include "tessera/element_types.hpp"
+#include "tessera/output_file.hpp"
 
 #include <cstdint>
 #include <cstring>
@@ -252,14 +253,16 @@ std::string WriteNpy(const std::string& path, const NpyArray& a) {
   std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
   size_t total = 10 + header.size() + 1;
   header += std::string((64 - total % 64) % 64, ' ') + "\n";
-  std::ofstream out(path, std::ios::binary);
-  if (!out) return path + ": cannot create";
-  uint16_t hlen = static_cast<uint16_t>(header.size());
-  out.write("\x93NUMPY\x01\x00", 8);
-  out.write(reinterpret_cast<const char*>(&hlen), 2);
-  out << header;
-  out.write(reinterpret_cast<const char*>(a.bytes.data()), a.bytes.size());
-  return out ? "" : path + ": write failed";
+  const uint16_t hlen = static_cast<uint16_t>(header.size());
+  std::string file("\x93NUMPY\x01\x00", 8);
+  file += static_cast<char>(hlen & 0xff);
+  file += static_cast<char>(hlen >> 8);
+  file += header;
+  file.append(reinterpret_cast<const char*>(a.bytes.data()), a.bytes.size());
+  // Atomic for a regular file (a full disk leaves no truncated .npy), in
+  // place for a device; errors carry the reason.
+  if (Status st = WriteOutputFile(path, file); !st.ok()) return st.message();
+  return "";
 }
 
 }  // namespace tessera::run

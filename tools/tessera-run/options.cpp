@@ -1,5 +1,7 @@
 #include "options.hpp"
 
+#include "tessera/output_file.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -221,6 +223,18 @@ bool ParseArgs(int argc, char** argv, RunArgs* a, int* exit_code) {
     }
   }
   if (a->program.empty()) return Fail("no program given", exit_code);
+  // No output may overwrite the program or an input (`--save a.mlir` of
+  // a.mlir replaced the source the check then read).
+  std::vector<std::pair<std::string, std::string>> outputs;
+  if (!a->save.empty()) outputs.push_back({"--save", a->save});
+  for (const std::string& o : a->outputs) outputs.push_back({"--output", o});
+  for (const auto& [option, path] : outputs) {
+    if (SameFile(path, a->program))
+      return Fail(option + " " + path + " is the program " + a->program + ": choose another file name", exit_code);
+    for (const std::string& in : a->inputs)
+      if (SameFile(path, in))
+        return Fail(option + " " + path + " is the --input " + in + ": choose another file name", exit_code);
+  }
   if (a->autotune && !a->schedule.empty())
     return Fail("--autotune searches the schedule: give the values to try with --autotune-space, not --schedule", exit_code);
   if (a->autotune && (a->program.size() < 5 || a->program.compare(a->program.size() - 5, 5, ".mlir") != 0))
