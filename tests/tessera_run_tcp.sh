@@ -75,19 +75,20 @@ rc=$?
 cat "$T/alone"
 check "process 1 never comes: process 0 stops after TESSERA_TCP_TIMEOUT, saying who is missing" \
   $(( rc != 2 || SECONDS - start > 30 || ! $(grep -c "1 more of 2 processes" "$T/alone") ))
-# Process 1 fails alone (an input file that does not exist): it exits, and
-# process 0 fails as soon as its connection closes, not at the timeout.
+# Process 1 fails alone (a backend that does not exist, after the processes
+# agreed on the program): it exits, and process 0 fails as soon as its
+# connection closes, not at the timeout.
 port=$(free_port)
 start=$SECONDS
-(TESSERA_COORDINATOR=127.0.0.1:$port TESSERA_NUM_PROCESSES=2 TESSERA_PROCESS_ID=1 \
-   timeout 60 "$RUN" "$EX/tp_mlp.mlir" --input "$T/none.npy" > "$T/bad.1" 2>&1; echo $? > "$T/bad.1.rc") &
+(TESSERA_BACKEND=nope TESSERA_COORDINATOR=127.0.0.1:$port TESSERA_NUM_PROCESSES=2 TESSERA_PROCESS_ID=1 \
+   timeout 60 "$RUN" "$EX/tp_mlp.mlir" > "$T/bad.1" 2>&1; echo $? > "$T/bad.1.rc") &
 TESSERA_COORDINATOR=127.0.0.1:$port TESSERA_NUM_PROCESSES=2 TESSERA_PROCESS_ID=0 \
   timeout 60 "$RUN" "$EX/tp_mlp.mlir" > "$T/bad.0" 2>&1
 rc=$?
 wait
 cat "$T/bad.0" "$T/bad.1"
-check "process 1 fails alone: it exits 1, process 0 fails at once naming it" \
-  $(( rc == 0 || $(cat "$T/bad.1.rc") != 1 || SECONDS - start > 30 || ! $(grep -c "process 1 closed the connection" "$T/bad.0") ))
+check "process 1 fails alone: it exits non-zero, process 0 fails at once naming it" \
+  $(( rc == 0 || $(cat "$T/bad.1.rc") == 0 || ! $(grep -c "unknown backend 'nope'" "$T/bad.1") || SECONDS - start > 30 || ! $(grep -c "process 1 closed the connection" "$T/bad.0") ))
 port=$(free_port)
 start=$SECONDS
 (TESSERA_COORDINATOR=127.0.0.1:$port TESSERA_NUM_PROCESSES=2 TESSERA_PROCESS_ID=1 \
@@ -98,7 +99,56 @@ rc=$?
 wait
 cat "$T/mm.0"
 check "two programs (MPMD): refused by both, naming what each runs" \
-  $(( rc != 1 || ! $(grep -c "the processes disagree on the program" "$T/mm.0") || SECONDS - start > 30 ))
+  $(( rc != 1 || ! $(grep -c "the program is '$EX/tp_mlp.mlir (contents [0-9a-f]*)' on rank 0, '$EX/spmd_collectives.mlir" "$T/mm.0") || SECONDS - start > 30 ))
+# Settings and inputs every process must share: other --iterations left
+# rank 0 waiting for a peer that had exited 0; other inputs (or --output
+# on one rank only) gave wrong results with exit 0.  Both processes exit 1,
+# rank 0 naming each difference.  Inputs of the same contents at other
+# paths are fine.
+"$RUN" "$EX/tp_mlp.mlir" --iterations 1 --no-check --output "$T/in_a.npy" > /dev/null 2>&1
+python3 - "$T/in_a.npy" "$T/in_b.npy" <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+b[-1] ^= 0x01  # one value differs
+open(sys.argv[2], "wb").write(b)
+PY
+port=$(free_port)
+(TESSERA_COORDINATOR=127.0.0.1:$port TESSERA_NUM_PROCESSES=2 TESSERA_PROCESS_ID=1 \
+   timeout 60 "$RUN" "$EX/tp_mlp.mlir" --iterations 1 > "$T/it.1" 2>&1; echo $? > "$T/it.1.rc") &
+TESSERA_COORDINATOR=127.0.0.1:$port TESSERA_NUM_PROCESSES=2 TESSERA_PROCESS_ID=0 \
+  timeout 60 "$RUN" "$EX/tp_mlp.mlir" --iterations 5 > "$T/it.0" 2>&1
+rc=$?
+wait
+cat "$T/it.0"
+check "other --iterations: both exit 1 at once, naming it" \
+  $(( rc != 1 || $(rc_of "$T/it.1") != 1 || ! $(grep -c "\-\-iterations is '5' on rank 0, '1' on rank 1" "$T/it.0") ))
+# two_ranks NAME "ARGS0" "ARGS1": process 0 and 1 of a TCP run with their own
+# arguments (output in $T/NAME.p, exit code in $T/NAME.p.rc).
+two_ranks() {
+  local name=$1 port
+  port=$(free_port)
+  for p in 0 1; do
+    local args=$2
+    [ $p -eq 1 ] && args=$3
+    # shellcheck disable=SC2086  # the arguments are words
+    (TESSERA_COORDINATOR=127.0.0.1:$port TESSERA_NUM_PROCESSES=2 TESSERA_PROCESS_ID=$p \
+       timeout -k 5 60 "$RUN" $args > "$T/$name.$p" 2>&1; echo $? > "$T/$name.$p.rc") &
+  done
+  wait
+}
+two_ranks inputs "$EX/tp_mlp.mlir --iterations 1 --input $T/in_a.npy" "$EX/tp_mlp.mlir --iterations 1 --input $T/in_b.npy"
+cat "$T/inputs.0"
+check "other --input contents: both exit 1, naming it" \
+  $(( $(rc_of "$T/inputs.0") != 1 || $(rc_of "$T/inputs.1") != 1 || ! $(grep -c "\-\-input is 'contents [0-9a-f]*' on rank 0, 'contents [0-9a-f]*' on rank 1" "$T/inputs.0") ))
+two_ranks outputs "$EX/tp_mlp.mlir --iterations 1" "$EX/tp_mlp.mlir --iterations 1 --output $T/lost.npy"
+check "--output on rank 1 only: both exit 1 (only rank 0 writes results)" \
+  $(( $(rc_of "$T/outputs.0") != 1 || ! $(grep -c "the number of --output files is '0' on rank 0, '1' on rank 1" "$T/outputs.0") ))
+cp "$T/in_a.npy" "$T/in_a_copy.npy"
+two_ranks same_data "$EX/tp_mlp.mlir --iterations 1 --input $T/in_a.npy" "$EX/tp_mlp.mlir --iterations 1 --input $T/in_a_copy.npy"
+cat "$T/same_data.0"
+check "the same input contents at other paths: runs and passes" \
+  $(( $(rc_of "$T/same_data.0") != 0 || $(rc_of "$T/same_data.1") != 0 ))
+
 # A FIFO named as the program, placed with --mesh: every process hashes
 # the program to check they agree, and that read blocked on the FIFO
 # forever; now each says it is not a program file.

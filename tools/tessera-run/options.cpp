@@ -174,10 +174,12 @@ bool ParseArgs(int argc, char** argv, RunArgs* a, int* exit_code) {
       else if (s == "--save") a->save = v;
       else if (s == "--mesh") {
         if (std::string why = ParseMeshText(v, &a->mesh); !why.empty()) return Fail(s + " " + v + ": " + why, exit_code);
+        a->mesh_text = v;
       } else if (s == "--in-sharding" || s == "--out-sharding") {
         ProgramCompileOptions::DimAxes spec;
         if (std::string why = ParseShardingText(v, &spec); !why.empty()) return Fail(s + " " + v + ": " + why, exit_code);
         (s == "--in-sharding" ? a->in_shardings : a->out_shardings).push_back(std::move(spec));
+        a->sharding_texts.push_back(s + " " + v);
       }
       else if (s == "--overlap-chunks") {
         if (!ParseUnsigned(v, 4096, &n)) return Fail(s + " " + v + ": not a count from 0 to 4096", exit_code);

@@ -43,6 +43,8 @@ struct RunArgs {
   // / result, in order): shardings given at compile time
   std::vector<ProgramCompileOptions::MeshAxis> mesh;
   std::vector<ProgramCompileOptions::DimAxes> in_shardings, out_shardings;
+  std::string mesh_text;               // --mesh and the shardings as given (every
+  std::vector<std::string> sharding_texts;  // process must be given the same)
   int mpi = -1;                        // --mpi 1, --no-mpi 0, -1: when launched by mpirun
   // --autotune: search the schedule first (docs/autotune.md)
   bool autotune = false;

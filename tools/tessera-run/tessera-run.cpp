@@ -4,6 +4,7 @@
 // A thin main over libtessera (Program), libtessera_compiler
 // (CompileProgram) and the reference interpreter (ir/lib/Reference);
 // `tessera-run --help` lists the options and exit codes.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -127,6 +128,87 @@ int64_t HostBytes(const std::vector<int64_t>& shape, size_t element_size) {
   return n;
 }
 
+// One setting every process of a run must share: its name as the user
+// knows it and its value as text (files by their contents).
+struct Setting {
+  std::string name, value;
+  std::string shown;  // what a message shows ("" : the value); not compared
+};
+
+// FNV-1a 64 of a regular file's first GiB, as hex ("" if it is not one):
+// files whose paths differ between processes may hold the same data.
+std::string FileDigest(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return "";
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return "";
+  uint64_t h = 14695981039346656037ull;
+  char buf[65536];
+  size_t total = 0;
+  for (size_t got; total < (size_t{1} << 30) && (got = std::fread(buf, 1, sizeof buf, f)) > 0; total += got)
+    h = Fnv1a(std::string(buf, got), h);
+  std::fclose(f);
+  char text[24];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
+  return text;
+}
+
+std::vector<Setting> AgreedSettings(const RunArgs& a) {
+  auto join = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (const std::string& x : v) out += (out.empty() ? "" : ", ") + x;
+    return out;
+  };
+  std::vector<std::string> inputs, options, scalars, grid;
+  for (const std::string& in : a.inputs) inputs.push_back("contents " + FileDigest(in));
+  for (const OptionValue& o : a.compile_options) options.push_back(o.name + "=" + o.ValueText());
+  for (double v : a.scalars) scalars.push_back(FormatNumber(v));
+  for (unsigned g : a.grid) grid.push_back(std::to_string(g));
+  std::vector<Setting> settings = {{"the program", "contents " + FileDigest(a.program),
+                                    a.program + " (contents " + FileDigest(a.program) + ")"},
+          {"--function", a.function},
+          {"--input", join(inputs)},
+          {"--scalar", join(scalars)},
+          {"--grid", join(grid)},
+          {"--seed", std::to_string(a.seed)},
+          {"--iterations", std::to_string(a.iterations)},
+          {"--warmup", std::to_string(a.warmup)},
+          {"--check", a.check ? "on" : "off (--no-check)"},
+          {"--tolerance", a.tolerance < 0 ? "" : FormatNumber(a.tolerance)},
+          {"--target", a.target},
+          {"--schedule", a.schedule},
+          {"--compile-option", join(options)},
+          {"--mesh", a.mesh_text},
+          {"the shardings", join(a.sharding_texts)},
+          {"--overlap-chunks", std::to_string(a.overlap_chunks)},
+          {"the number of --output files", std::to_string(a.outputs.size())},
+          {"--autotune", a.autotune ? a.autotune_space + " trials " + std::to_string(a.autotune_trials) + " seconds " +
+                                          FormatNumber(a.autotune_seconds) + " repeats " +
+                                          std::to_string(a.autotune_repeats)
+                                    : ""}};
+  for (Setting& x : settings) {  // one line each
+    std::replace(x.value.begin(), x.value.end(), '\n', ' ');
+    std::replace(x.shown.begin(), x.shown.end(), '\n', ' ');
+  }
+  return settings;
+}
+
+std::vector<Setting> ParseSettings(const std::string& text) {
+  std::vector<Setting> out;
+  size_t at = 0;
+  while (at < text.size()) {
+    const size_t a = text.find('\n', at);
+    if (a == std::string::npos) break;
+    const size_t b = text.find('\n', a + 1);
+    if (b == std::string::npos) break;
+    const size_t c = text.find('\n', b + 1);
+    if (c == std::string::npos) break;
+    out.push_back({text.substr(at, a - at), text.substr(a + 1, b - a - 1), text.substr(b + 1, c - b - 1)});
+    at = c + 1;
+  }
+  return out;
+}
+
 int Run(int argc, char** argv) {
   RunArgs a;
   int rc = 0;
@@ -211,33 +293,31 @@ int Run(int argc, char** argv) {
       return FailAll(kExitRuntime, "the program's mesh has " + std::to_string(need) + " devices, which " +
                                        std::to_string(processes) + " processes cannot share equally: start a number of "
                                        "processes that divides " + std::to_string(need));
-    // Every process must run the same program on the same inputs.
-    std::string mine = a.program + " " + a.function + " seed " + std::to_string(a.seed);
-    std::string key = std::to_string(Fnv1a(mine));
-    {
-      // Regular files only, read to at most 1 GiB: a FIFO named by the
-      // command line would block here (with --mesh nothing has opened it
-      // yet); the compile that follows refuses what is not a program.
-      struct stat st {};
-      const bool regular = ::stat(a.program.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-      FILE* f = regular ? std::fopen(a.program.c_str(), "rb") : nullptr;
-      std::string bytes;
-      char buf[65536];
-      for (size_t got; f && bytes.size() < (size_t{1} << 30) && (got = std::fread(buf, 1, sizeof buf, f)) > 0;)
-        bytes.append(buf, got);
-      if (f) std::fclose(f);
-      key = std::to_string(Fnv1a(bytes, Fnv1a(a.function + "/" + std::to_string(a.seed))));
-    }
-    auto keys = g_processes->AllGather(key + "\n" + mine);
-    if (!keys.ok()) return Fail(kExitRuntime, keys.status().ToString());
+    // Every process must run the same program, on the same inputs, with
+    // the same settings: a rank with other --iterations waited forever in
+    // a collective (MPI) or exited 0 early (TCP), other inputs or
+    // placements gave wrong results with exit 0.
+    const std::vector<Setting> mine = AgreedSettings(a);
+    std::string text;
+    for (const Setting& s : mine) text += s.name + '\n' + s.value + '\n' + s.shown + '\n';
+    auto all = g_processes->AllGather(text);
+    if (!all.ok()) return Fail(kExitRuntime, all.status().ToString());
     std::string diff;
-    for (size_t p = 0; p < keys->size(); ++p)
-      if ((*keys)[p].substr(0, (*keys)[p].find('\n')) != (*keys)[0].substr(0, (*keys)[0].find('\n')))
-        diff += "; rank " + std::to_string(p) + " runs " + (*keys)[p].substr((*keys)[p].find('\n') + 1);
+    const std::vector<Setting> first = ParseSettings((*all)[0]);
+    auto show = [](const std::vector<Setting>& v, size_t k) -> std::string {
+      if (k >= v.size()) return "?";
+      const std::string& t = v[k].shown.empty() ? v[k].value : v[k].shown;
+      return t.empty() ? "not given" : "'" + t + "'";
+    };
+    for (size_t p = 1; p < all->size(); ++p) {
+      const std::vector<Setting> theirs = ParseSettings((*all)[p]);
+      for (size_t k = 0; k < mine.size(); ++k)
+        if (k >= first.size() || k >= theirs.size() || first[k].value != theirs[k].value)
+          diff += "; " + mine[k].name + " is " + show(first, k) + " on rank 0, " + show(theirs, k) + " on rank " +
+                  std::to_string(p);
+    }
     if (!diff.empty())
-      return FailAll(kExitBadInput, "the processes disagree on the program: rank 0 runs " +
-                                        (*keys)[0].substr((*keys)[0].find('\n') + 1) + diff +
-                                        " (the file's contents, the function or the seed differ)");
+      return FailAll(kExitBadInput, "the processes disagree on the program, its inputs or its settings" + diff);
   }
   const int64_t mesh_devices = need;
   need /= processes;  // this process's devices
