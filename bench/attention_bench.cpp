@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -36,8 +37,14 @@ namespace {
 constexpr int kHeadDim = 64;
 
 unsigned Threads() {
-  if (const char* t = std::getenv("TESSERA_CPU_THREADS"); t && *t)
-    return static_cast<unsigned>(std::max(1, std::atoi(t)));
+  if (const char* t = std::getenv("TESSERA_CPU_THREADS"); t && *t) {
+    // A whole number from 1 to 1024, as the cpu plugin reads the same
+    // variable; anything else is the machine's cores (said on stderr).
+    char* end = nullptr;
+    const long n = std::strtol(t, &end, 10);
+    if (end != t && *end == 0 && n >= 1 && n <= 1024) return static_cast<unsigned>(n);
+    std::fprintf(stderr, "TESSERA_CPU_THREADS=%s is not a count from 1 to 1024: using every core\n", t);
+  }
   return std::max(1u, std::thread::hardware_concurrency());
 }
 

@@ -110,10 +110,13 @@ int main(int argc, char** argv) {
   RegisterOptions options;
   options.set_repetitions = !FindFlag(argc, argv, "benchmark_repetitions", &value);
   if (FindFlag(argc, argv, "benchmark_min_time", &value)) {
-    options.min_time_s = std::strtod(value.c_str(), nullptr);
-    if (!(options.min_time_s > 0)) {
+    char* end = nullptr;
+    options.min_time_s = std::strtod(value.c_str(), &end);
+    // "2s" is Google Benchmark's own spelling; inf ran for ever.
+    if (end && *end == 's' && end[1] == 0) ++end;
+    if (end == value.c_str() || *end != 0 || !(options.min_time_s > 0) || options.min_time_s > 3600) {
       std::fprintf(stderr, "tessera-bench: --benchmark_min_time=%s: want a "
-                   "positive number of seconds\n", value.c_str());
+                   "number of seconds above 0 and at most 3600\n", value.c_str());
       return 1;
     }
   }
@@ -122,6 +125,13 @@ int main(int argc, char** argv) {
   if (FindFlag(argc, argv, "benchmark_format", &value)) format = value;
   std::string out_format = "json";
   if (FindFlag(argc, argv, "benchmark_out_format", &value)) out_format = value;
+  // An unknown format wrote no file and exited 0.
+  for (const auto& [flag, f] : {std::pair<const char*, std::string>{"benchmark_format", format},
+                                {"benchmark_out_format", out_format}})
+    if (f != "console" && f != "json" && f != "csv") {
+      std::fprintf(stderr, "tessera-bench: --%s=%s: want console, json or csv\n", flag, f.c_str());
+      return 1;
+    }
   const bool has_out = FindFlag(argc, argv, "benchmark_out", &value) && !value.empty();
   bool color = isatty(STDOUT_FILENO) != 0;
   if (FindFlag(argc, argv, "benchmark_color", &value))

@@ -148,6 +148,14 @@ assert any(v != 0 for v in vals), "all zeros"
 PY
 then echo "ok   i16 output"; else echo "FAIL i16 output"; fail=1; fi
 
+# An autotune space with a key the schedule does not have: refused before
+# any trial (every trial failed, and the default was cached as the choice).
+expect autotune_typo "tile_m=8 is not a --tessera-graph-to-schedule option" "$SM" --autotune-space "tile_m=8,16"
+# A process count an int cannot hold was truncated (4294967298 joined a
+# group of 2).
+TESSERA_COORDINATOR=127.0.0.1:1 TESSERA_NUM_PROCESSES=4294967298 TESSERA_PROCESS_ID=1 \
+  expect num_processes_huge "TESSERA_NUM_PROCESSES (N from 1 to 65536)" "$SM"
+
 # A static shape too large for this machine's memory: refused before the
 # host arrays are allocated (it ended in an uncaught std::bad_alloc).
 cat > "$T/huge_tensor.mlir" <<'MLIR'

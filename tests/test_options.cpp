@@ -4,6 +4,11 @@
 // takes.  Also: StatusOr::value() on an error aborts with the status.
 #include "test_util.hpp"
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <utility>
+
 namespace tessera {
 namespace {
 
@@ -47,6 +52,41 @@ TEST(PluginOptions, EnvironmentVariablesBecomeOptions) {
   auto rt = Runtime::Create(options);
   ASSERT_TRUE(rt.ok()) << rt.status().ToString();
   EXPECT_EQ(rt->devices().size(), 4u);
+}
+
+TEST(PluginOptions, IntegersAreDecimal) {
+  // strtoll base 0 read "010" as 8 and refused "09"; hex is not a count.
+  for (const auto& [text, devices] : {std::pair<const char*, size_t>{"010", 10}, {"09", 9}}) {
+    ScopedEnv env("TESSERA_CPU_DEVICES", std::string(text));
+    RuntimeOptions options;
+    options.backend = "cpu";
+    auto rt = Runtime::Create(options);
+    ASSERT_TRUE(rt.ok()) << text << ": " << rt.status().ToString();
+    EXPECT_EQ(rt->devices().size(), devices) << text;
+  }
+  ScopedEnv env("TESSERA_CPU_DEVICES", std::string("0x4"));
+  RuntimeOptions options;
+  options.backend = "cpu";
+  auto rt = Runtime::Create(options);
+  ASSERT_FALSE(rt.ok());
+  EXPECT_NE(rt.status().message().find("0x4"), std::string::npos) << rt.status().ToString();
+}
+
+TEST(PluginOptions, AnotherPluginsVariableWithALongerNameIsNotThisOnes) {
+  // TESSERA_CPU_FAST_DEVICES is plugin cpu_fast's `devices`: plugin cpu took
+  // it as its own `fast_devices` and refused to start.
+  char dir[] = "/tmp/tessera-cpu-fast-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string link = std::string(dir) + "/libtessera_plugin_cpu_fast.so";
+  ASSERT_EQ(::symlink(TESSERA_TEST_PLUGIN_DIR "/libtessera_plugin_nodriver.so", link.c_str()), 0);
+  ScopedEnv env("TESSERA_CPU_FAST_DEVICES", std::string("2"));
+  RuntimeOptions options;
+  options.backend = "cpu";
+  options.plugin_path = {dir};
+  auto rt = Runtime::Create(options);
+  EXPECT_TRUE(rt.ok()) << rt.status().ToString();
+  ::unlink(link.c_str());
+  ::rmdir(dir);
 }
 
 TEST(PluginOptions, ExplicitOptionsWinOverTheEnvironment) {

@@ -1,6 +1,7 @@
 #include "plugin_discovery.hpp"
 
 #include <algorithm>
+#include <mutex>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -68,8 +69,33 @@ std::vector<std::string> PluginSearchPath(const RuntimeOptions& options) {
   return path;
 }
 
+namespace {
+std::mutex& KnownNamesMu() {
+  static std::mutex mu;
+  return mu;
+}
+std::set<std::string>& KnownNames() {
+  static std::set<std::string> names(WellKnownBackendNames().begin(), WellKnownBackendNames().end());
+  return names;
+}
+}  // namespace
+
+std::vector<std::string> KnownPluginNames() {
+  std::lock_guard<std::mutex> lock(KnownNamesMu());
+  return {KnownNames().begin(), KnownNames().end()};
+}
+
 std::vector<PluginCandidate> DiscoverPlugins(const RuntimeOptions& options) {
   std::vector<PluginCandidate> found;
+  // The folders a user named: one that does not exist is worth a word (a
+  // typo in TESSERA_PLUGIN_PATH found nothing, silently).
+  std::set<std::string> user_given(options.plugin_path.begin(), options.plugin_path.end());
+  if (options.read_environment)
+    if (const char* env = std::getenv("TESSERA_PLUGIN_PATH")) {
+      std::vector<std::string> parts;
+      SplitInto(env, ':', &parts);
+      user_given.insert(parts.begin(), parts.end());
+    }
   auto add = [&](const std::string& file) {
     PluginCandidate c;
     c.path = file;
@@ -97,6 +123,9 @@ std::vector<PluginCandidate> DiscoverPlugins(const RuntimeOptions& options) {
       for (const std::string& file : files) add(file);
     } else if (fs::exists(entry, ec)) {
       add(entry);
+    } else if (user_given.count(entry)) {
+      TESSERA_LOG(kWarning, "plugin path entry " + entry + " (TESSERA_PLUGIN_PATH or RuntimeOptions::plugin_path) "
+                            "does not exist: no plugin is loaded from it");
     } else {
       TESSERA_LOG(kDebug, "plugin path entry " + entry + " does not exist");
     }
@@ -112,9 +141,17 @@ std::vector<PluginCandidate> DiscoverPlugins(const RuntimeOptions& options) {
                                 });
       c.state = PluginState::kShadowed;
       c.reason = "shadowed by " + first->path + " (earlier in the search path)";
+      // A plugin of the user's replacing the built-in one is their choice,
+      // but never a silent one.
+      if (c.path == kEmbeddedPath)
+        TESSERA_LOG(kInfo, first->path + " replaces the embedded " + c.name + " plugin (earlier in the search path)");
       continue;
     }
     seen.insert(c.name);
+  }
+  {
+    std::lock_guard<std::mutex> lock(KnownNamesMu());
+    for (const PluginCandidate& c : found) KnownNames().insert(c.name);
   }
   return found;
 }

@@ -31,6 +31,12 @@ std::vector<PluginCandidate> DiscoverPlugins(const RuntimeOptions& options);
 // The names users may always write in TESSERA_BACKEND.
 const std::vector<std::string>& WellKnownBackendNames();
 
+// Every plugin name this process has seen: the well-known ones and those
+// DiscoverPlugins found.  TESSERA_<PLUGIN>_<OPTION> variables are matched
+// against the longest of them (TESSERA_CPU_FAST_DEVICES is plugin cpu_fast's
+// option devices, not plugin cpu's fast_devices).  Thread-safe.
+std::vector<std::string> KnownPluginNames();
+
 }  // namespace tessera::detail
 
 #endif  // TESSERA_CORE_PLUGIN_DISCOVERY_HPP_

@@ -1,7 +1,9 @@
 #include "plugin_options.hpp"
+#include "plugin_discovery.hpp"
 
 #include <cctype>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 
 #include "log.hpp"
@@ -125,10 +127,19 @@ StatusOr<std::vector<ResolvedOption>> ResolveClientOptions(const PluginCandidate
     // TESSERA_<PLUGIN>_<OPTION>: every one, so that a misspelt option is an
     // error from the plugin rather than silently ignored.
     const std::string prefix = "TESSERA_" + Upper(candidate.name) + "_";
+    // Variables of a plugin whose name extends this one's (cpu_fast for
+    // cpu) are that plugin's.
+    std::vector<std::string> longer;
+    for (const std::string& n : KnownPluginNames())
+      if (n.size() > candidate.name.size() && n.compare(0, candidate.name.size() + 1, candidate.name + "_") == 0)
+        longer.push_back("TESSERA_" + Upper(n) + "_");
     std::vector<ResolvedOption> prefixed;
     for (char** e = environ; e && *e; ++e) {
       const char* entry = *e;
       if (std::strncmp(entry, prefix.c_str(), prefix.size()) != 0) continue;
+      if (std::any_of(longer.begin(), longer.end(),
+                      [&](const std::string& p) { return std::strncmp(entry, p.c_str(), p.size()) == 0; }))
+        continue;
       const char* eq = std::strchr(entry, '=');
       if (!eq || eq == entry + prefix.size()) continue;
       std::string var(entry, eq);

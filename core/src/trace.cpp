@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -34,10 +35,13 @@ size_t MaxEventsFromEnv() {
   const char* env = std::getenv("TESSERA_TRACE_MAX_EVENTS");
   if (!env || !*env) return kDefaultMaxEvents;
   char* tail = nullptr;
+  errno = 0;
+  // strtoull takes "-1" as 2^64 - 1 and clamps overflow to it: both are
+  // refused, as is a limit past what a trace can hold in memory.
   unsigned long long v = std::strtoull(env, &tail, 10);
-  if (*tail != 0 || v == 0) {
+  if (*tail != 0 || v == 0 || errno == ERANGE || env[0] == '-' || v > (1ull << 32)) {
     TESSERA_LOG(kWarning, std::string("TESSERA_TRACE_MAX_EVENTS=") + env +
-                              " is not a positive number; using " +
+                              " is not a number of events from 1 to 2^32; using " +
                               std::to_string(kDefaultMaxEvents));
     return kDefaultMaxEvents;
   }

@@ -28,7 +28,9 @@ bool ParseInt(const std::string& text, int64_t* out) {
   if (text.empty()) return false;
   char* end = nullptr;
   errno = 0;
-  long long v = std::strtoll(text.c_str(), &end, 0);
+  // Base 10 only: "010" is ten, not eight (base 0 read it as octal, and
+  // "09" was then not a number at all); "0x10" is not a count.
+  long long v = std::strtoll(text.c_str(), &end, 10);
   if (errno != 0 || *end != '\0') return false;
   *out = v;
   return true;

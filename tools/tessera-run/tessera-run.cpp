@@ -231,9 +231,11 @@ int Run(int argc, char** argv) {
     const bool np_ok = n && *n && *end == 0;
     const long me = id ? std::strtol(id, &end, 10) : -1;
     const bool me_ok = id && *id && *end == 0;
-    if (!np_ok || !me_ok || np < 1 || me < 0 || me >= np)
-      return Fail(kExitBadInput, "TESSERA_COORDINATOR is set: TESSERA_NUM_PROCESSES (N >= 1) and TESSERA_PROCESS_ID "
-                                 "(0..N-1) must be set too, each a whole number (got '" +
+    // At most 65536 processes: a larger count was truncated to an int
+    // (4294967298 joined a group of 2).
+    if (!np_ok || !me_ok || np < 1 || np > 65536 || me < 0 || me >= np)
+      return Fail(kExitBadInput, "TESSERA_COORDINATOR is set: TESSERA_NUM_PROCESSES (N from 1 to 65536) and "
+                                 "TESSERA_PROCESS_ID (0..N-1) must be set too, each a whole number (got '" +
                                      std::string(n ? n : "") + "' and '" + std::string(id ? id : "") + "')");
     auto where = tcp::UniqueId::FromAddress(coordinator);
     if (!where.ok()) return Fail(kExitBadInput, "TESSERA_COORDINATOR: " + where.status().message());
@@ -244,7 +246,13 @@ int Run(int argc, char** argv) {
     g_rank = g_processes->rank();
     processes = g_processes->size();
     if (g_rank != 0 && !std::freopen("/dev/null", "w", stdout)) return Fail(kExitRuntime, "cannot silence stdout");
-  } else if (use_mpi) {
+  } else if (!use_mpi && (std::getenv("TESSERA_NUM_PROCESSES") || std::getenv("TESSERA_PROCESS_ID"))) {
+    // Half a multi-process setup runs the whole mesh here: say so.
+    std::fprintf(stderr,
+                 "tessera-run: TESSERA_NUM_PROCESSES / TESSERA_PROCESS_ID are set but TESSERA_COORDINATOR is not: "
+                 "this process runs every device (set TESSERA_COORDINATOR=HOST:PORT to run across processes)\n");
+  }
+  if (use_mpi) {
 #ifdef TESSERA_HAVE_MPI
     auto world = mpi::World();
     if (!world.ok()) return Fail(kExitRuntime, "starting MPI: " + world.status().ToString());

@@ -16,6 +16,9 @@ int Autotune(const RunArgs& a, const std::vector<Device>& devices, ProgramCompil
       return kExitBadInput;
     }
     o.space = std::move(*space);
+    // A space given is a search asked for: it runs (and replaces the
+    // cached choice) even when the cache has one.
+    o.use_cache = false;
   }
   o.max_trials = a.autotune_trials;
   o.max_seconds = a.autotune_seconds;

@@ -42,6 +42,8 @@
 #include "file_io.hpp"
 #include "plugin_log.hpp"
 #include "tessera/ir_version.h"
+#include "mlir/Pass/Pass.h"
+#include "tessera/Dialect/Graph/Transforms/Passes.h"
 
 namespace tessera {
 namespace {
@@ -304,7 +306,19 @@ StatusOr<AutotuneSpace> ParseAutotuneSpace(const std::string& text) {
     std::vector<std::string> vs;
     llvm::SmallVector<llvm::StringRef, 8> parts;
     values.split(parts, ',', -1, false);
-    for (auto v : parts) vs.push_back(v.str());
+    for (auto v : parts) {
+      // Each point must be a schedule option the compiler takes: a typo
+      // (tile_m for tile-m) failed every trial, and the default it then
+      // chose was cached as the answer.
+      const std::string point = key.str() + "=" + v.str();
+      std::unique_ptr<mlir::Pass> pass = graph::createGraphToSchedule(graph::GraphToScheduleOptions{});
+      if (mlir::failed(pass->initializeOptions(point)))
+        return Status(StatusCode::kInvalidArgument,
+                      "autotune space '" + text + "': " + point +
+                          " is not a --tessera-graph-to-schedule option and value (tessera-run --help lists the keys: "
+                          "tile-m, micro-m, ...)");
+      vs.push_back(v.str());
+    }
     space.push_back({key.str(), vs});
   }
   return space;

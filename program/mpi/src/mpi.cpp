@@ -98,8 +98,19 @@ bool Overlap(const void* a, uint64_t an, const void* b, uint64_t bn) {
 // otherwise keep the others waiting for ever.
 double TimeoutSeconds() {
   static const double t = [] {
+    // Seconds (0 or unset: no limit); anything else is said, not guessed.
     const char* e = std::getenv("TESSERA_MPI_TIMEOUT");
-    return e ? std::atof(e) : 0.0;
+    if (!e || !*e) return 0.0;
+    char* end = nullptr;
+    const double v = std::strtod(e, &end);
+    if (end == e || *end != 0 || !(v >= 0) || v > 7 * 24 * 3600) {
+      std::fprintf(stderr,
+                   "tessera: TESSERA_MPI_TIMEOUT=%s is not a number of seconds from 0 to 604800; "
+                   "no time limit\n",
+                   e);
+      return 0.0;
+    }
+    return v;
   }();
   return t;
 }

@@ -35,14 +35,27 @@ namespace {
 constexpr size_t kMaxHello = 4096;
 constexpr size_t kMaxGather = size_t{1} << 30;
 
+// JoinOptions::timeout_s, else TESSERA_TCP_TIMEOUT (seconds, above 0 and at
+// most a week: larger values overflowed the deadline), else 600.  A value
+// that is not such a number is said, not silently replaced.
 double TimeoutSeconds(const JoinOptions& o) {
-  if (o.timeout_s > 0) return o.timeout_s;
-  if (const char* e = std::getenv("TESSERA_TCP_TIMEOUT")) {
-    char* end = nullptr;
-    const double v = std::strtod(e, &end);
-    if (end != e && v > 0) return v;
+  constexpr double kDefault = 600, kMax = 7 * 24 * 3600;
+  if (o.timeout_s > 0) return std::min(o.timeout_s, kMax);
+  const char* e = std::getenv("TESSERA_TCP_TIMEOUT");
+  if (!e || !*e) return kDefault;
+  char* end = nullptr;
+  const double v = std::strtod(e, &end);
+  if (end == e || *end != 0 || !(v > 0) || v > kMax) {
+    static std::once_flag warned;
+    std::call_once(warned, [&] {
+      std::fprintf(stderr,
+                   "tessera: TESSERA_TCP_TIMEOUT=%s is not a number of seconds above 0 and at most %.0f; "
+                   "using %.0f\n",
+                   e, kMax, kDefault);
+    });
+    return kDefault;
   }
-  return 600;
+  return v;
 }
 
 // Listeners made by GetUniqueId, until this process joins as process 0.
