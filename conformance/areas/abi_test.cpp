@@ -91,8 +91,9 @@ TEST_P(Abi, Rejects) {
   s.struct_size = TS_DEVICE_SYNCHRONIZE_ARGS_STRUCT_SIZE;
   s.device = device().raw();
   const size_t sync_end = offsetof(TsPluginApi, Device_Synchronize) + sizeof(api->Device_Synchronize);
-  if (api->Device_Synchronize && sync_end <= api->struct_size)  // optional (docs/abi.md)
+  if (api->Device_Synchronize && sync_end <= api->struct_size) {  // optional (docs/abi.md)
     EXPECT_EQ(api->Device_Synchronize(&s), nullptr) << "the device is unusable after " << c.name;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(, Abi, ::testing::ValuesIn(AllCases()),

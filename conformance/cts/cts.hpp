@@ -72,23 +72,26 @@ Status ToStatus(const StatusOr<T>& s) {
     if (!(cond)) CTS_UNSUPPORTED(capability);    \
   } while (0)
 
-#define CTS_EXPECT_OK(expr)                                          \
-  do {                                                               \
-    ::tessera::Status _cts_s = ::tessera::cts::ToStatus(expr);       \
-    EXPECT_TRUE(_cts_s.ok()) << #expr << ": " << _cts_s.ToString();  \
+// The status first: the report's one-line summary of a failed test is the
+// first line of its message, and with ASSERT_TRUE(ok()) that line was
+// gtest's "Value of: rt.ok()" instead of the reason.
+#define CTS_EXPECT_OK(expr)                                              \
+  do {                                                                   \
+    ::tessera::Status _cts_s = ::tessera::cts::ToStatus(expr);           \
+    if (!_cts_s.ok()) ADD_FAILURE() << _cts_s.ToString() << " (" << #expr << ")"; \
   } while (0)
-#define CTS_ASSERT_OK(expr)                                          \
-  do {                                                               \
-    ::tessera::Status _cts_s = ::tessera::cts::ToStatus(expr);       \
-    ASSERT_TRUE(_cts_s.ok()) << #expr << ": " << _cts_s.ToString();  \
+#define CTS_ASSERT_OK(expr)                                              \
+  do {                                                                   \
+    ::tessera::Status _cts_s = ::tessera::cts::ToStatus(expr);           \
+    if (!_cts_s.ok()) FAIL() << _cts_s.ToString() << " (" << #expr << ")"; \
   } while (0)
 #define CTS_CONCAT_I_(a, b) a##b
 #define CTS_CONCAT_(a, b) CTS_CONCAT_I_(a, b)
 #define CTS_ASSERT_OK_AND_ASSIGN(lhs, expr) \
   CTS_ASSERT_OK_AND_ASSIGN_I_(CTS_CONCAT_(_cts_or_, __LINE__), lhs, expr)
-#define CTS_ASSERT_OK_AND_ASSIGN_I_(tmp, lhs, expr)                     \
-  auto tmp = (expr);                                                    \
-  ASSERT_TRUE(tmp.ok()) << #expr << ": " << tmp.status().ToString();   \
+#define CTS_ASSERT_OK_AND_ASSIGN_I_(tmp, lhs, expr)                       \
+  auto tmp = (expr);                                                      \
+  if (!tmp.ok()) FAIL() << tmp.status().ToString() << " (" << #expr << ")"; \
   lhs = std::move(tmp).value()
 
 // A misuse check: `expr` must fail, with a non-empty message.  `code_` is

@@ -28,6 +28,15 @@ class ResultsLogListener : public ::testing::EmptyTestEventListener {
     std::string text = part.message() ? part.message() : "";
     // FAIL() << msg yields "Failed\nmsg": keep the message.
     if (text.rfind("Failed\n", 0) == 0) text = text.substr(7);
+    // ASSERT_TRUE(x) << msg yields "Value of: x\n  Actual: false\nExpected:
+    // true\nmsg": the message first (the report's summary is the first
+    // line), then what was checked.
+    if (text.rfind("Value of: ", 0) == 0) {
+      size_t at = 0;
+      for (int line = 0; line < 3 && at != std::string::npos; ++line) at = text.find('\n', at + 1);
+      if (at != std::string::npos && at + 1 < text.size())
+        text = text.substr(at + 1) + " (" + text.substr(0, text.find('\n')) + ")";
+    }
     if (part.failed() && part.file_name())
       text = std::string(part.file_name()) + ":" +
              std::to_string(part.line_number()) + ": " + text;
