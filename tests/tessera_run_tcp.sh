@@ -143,6 +143,34 @@ check "other --input contents: both exit 1, naming it" \
 two_ranks outputs "$EX/tp_mlp.mlir --iterations 1" "$EX/tp_mlp.mlir --iterations 1 --output $T/lost.npy"
 check "--output on rank 1 only: both exit 1 (only rank 0 writes results)" \
   $(( $(rc_of "$T/outputs.0") != 1 || ! $(grep -c "the number of --output files is '0' on rank 0, '1' on rank 1" "$T/outputs.0") ))
+# Another program listening on the coordinator's port (it accepts, never
+# answers): process 1 says so after half its timeout, instead of waiting
+# it all out and blaming process 0.
+port=$(free_port)
+python3 -c "
+import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('127.0.0.1', int(sys.argv[1]))); s.listen(5)
+c = s.accept(); time.sleep(30)" "$port" &
+squatter=$!
+sleep 1
+start=$SECONDS
+TESSERA_TCP_TIMEOUT=6 TESSERA_COORDINATOR=127.0.0.1:$port TESSERA_NUM_PROCESSES=2 TESSERA_PROCESS_ID=1 \
+  timeout 60 "$RUN" "$EX/tp_mlp.mlir" > "$T/squat" 2>&1
+rc=$?
+kill $squatter 2>/dev/null; wait $squatter 2>/dev/null
+cat "$T/squat"
+check "another program on the coordinator's port: process 1 says so within half its timeout" \
+  $(( rc == 0 || SECONDS - start > 10 || ! $(grep -c "is another program listening on that port" "$T/squat") ))
+# A host name as the coordinator (it had to be an IPv4 literal).
+port=$(free_port)
+(TESSERA_COORDINATOR=localhost:$port TESSERA_NUM_PROCESSES=2 TESSERA_PROCESS_ID=1 \
+   timeout 60 "$RUN" "$EX/tp_mlp.mlir" --iterations 1 > "$T/host.1" 2>&1; echo $? > "$T/host.1.rc") &
+TESSERA_COORDINATOR=localhost:$port TESSERA_NUM_PROCESSES=2 TESSERA_PROCESS_ID=0 \
+  timeout 60 "$RUN" "$EX/tp_mlp.mlir" --iterations 1 > "$T/host.0" 2>&1
+rc=$?
+wait
+check "TESSERA_COORDINATOR=localhost:PORT: runs and passes" $(( rc != 0 || $(rc_of "$T/host.1") != 0 ))
 cp "$T/in_a.npy" "$T/in_a_copy.npy"
 two_ranks same_data "$EX/tp_mlp.mlir --iterations 1 --input $T/in_a.npy" "$EX/tp_mlp.mlir --iterations 1 --input $T/in_a_copy.npy"
 cat "$T/same_data.0"

@@ -653,7 +653,10 @@ Status Program::RunOn(const Stream* streams, const std::vector<KernelArg>* args,
   const ProgramImage& im = impl_->image;
   // Everything is checked before anything is enqueued.
   for (size_t d = 0; d < n; ++d) {
-    if (!streams[d].valid()) return Status(StatusCode::kInvalidHandle, "stream " + std::to_string(d) + " is not valid");
+    if (!streams[d].valid())
+      return Status(StatusCode::kInvalidHandle,
+                    "stream " + std::to_string(d) + " is not valid (destroyed, or the default stream of a device whose "
+                    "plugin has no Device_GetDefaultStream: create one with Device::create_stream)");
     if (!streams[d].is_on(impl_->devices[d]))
       return Status(StatusCode::kInvalidArgument, "stream " + std::to_string(d) + " is on " +
                                                       streams[d].device().info().name + ", not on the program's device " +

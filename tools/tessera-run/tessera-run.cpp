@@ -530,7 +530,17 @@ int Run(int argc, char** argv) {
   std::vector<Stream> streams;
   for (size_t d = 0; d < L; ++d) {
     const size_t g = first + d;  // its mesh position
-    streams.push_back(devices[d].default_stream());
+    // A plugin need not have default streams (Device_GetDefaultStream is
+    // optional): then a stream of its own.
+    Stream s = devices[d].default_stream();
+    if (!s.valid()) {
+      auto made = devices[d].create_stream();
+      if (!made.ok()) return Fail(kExitRuntime, "device " + std::to_string(d) + " has no default stream (the plugin "
+                                                "has no Device_GetDefaultStream) and creating one failed: " +
+                                                    made.status().ToString());
+      s = *made;
+    }
+    streams.push_back(s);
     for (size_t i = 0; i < params.size(); ++i) {
       if (!params[i].is_buffer()) {
         uint64_t raw = 0;

@@ -245,6 +245,10 @@ StatusOr<std::vector<net::Fd>> Gather(const net::Fd& listener, const UniqueId& i
                            " (rank 0 is the process that made the id)");
     if (links[rank - 1].valid()) return fail(*fd, "two processes join as rank " + w[3]);
     (*table)[rank] = {w[4], std::atoi(w[5].c_str())};
+    // Said at once: the joining process then knows process 0 is there,
+    // and waits for the others without mistaking another program on the
+    // port for it.
+    (void)net::SendFrame(*fd, "HELD", dl, Star::Name(rank));
     links[rank - 1] = std::move(*fd);
     ++joined;
   }
@@ -341,7 +345,21 @@ StatusOr<std::shared_ptr<ProcessGroup>> Join(const UniqueId& id, int size, int r
     const std::string hello = "TSTCP1 " + std::to_string(id.nonce) + " " + std::to_string(size) + " " +
                               std::to_string(rank) + " " + net::LocalAddress(*fd) + " " + std::to_string(data_port);
     TESSERA_RETURN_IF_ERROR(net::SendFrame(*fd, hello, dl, Star::Name(0)));
-    auto answer = net::RecvFrame(*fd, kMaxHello + 64 * static_cast<size_t>(size), dl, Star::Name(0));
+    // Process 0 answers a hello at once ("HELD"), then with the table once
+    // every process has come.  No answer within 30 s (or half the
+    // timeout): what listens on the port is not a Tessera process 0 (it
+    // waited the whole timeout, and the message blamed process 0).
+    const auto now = net::Clock::now();
+    const net::Deadline held_by =
+        now + std::min<net::Clock::duration>(std::chrono::seconds(30), (dl - now) / 2);
+    auto answer = net::RecvFrame(*fd, kMaxHello + 64 * static_cast<size_t>(size), held_by, Star::Name(0));
+    if (!answer.ok() && answer.status().code() == StatusCode::kDeadlineExceeded && held_by < dl)
+      return Status(StatusCode::kUnavailable,
+                    "tcp::Join (rank " + std::to_string(rank) + "): " + id.host + ":" + std::to_string(id.port) +
+                        " accepted the connection but did not answer the hello: is another program listening "
+                        "on that port? (it must be the port process 0 of this group listens on)");
+    if (answer.ok() && *answer == "HELD")
+      answer = net::RecvFrame(*fd, kMaxHello + 64 * static_cast<size_t>(size), dl, Star::Name(0));
     if (!answer.ok()) return Status(answer.status()).Annotate("tcp::Join (rank " + std::to_string(rank) + ")");
     if (answer->compare(0, 4, "ERR ") == 0)
       return Status(StatusCode::kInvalidArgument, "tcp::Join (rank " + std::to_string(rank) + "): process 0 says " +

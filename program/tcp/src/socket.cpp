@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <cerrno>
 #include <cstring>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -22,13 +23,27 @@ int MillisLeft(Deadline deadline) {
   return left <= 0 ? 0 : static_cast<int>(std::min<long long>(left, 1000));
 }
 
+// An IPv4 address, or a host name resolved to its first IPv4 address
+// (localhost, node07): TESSERA_COORDINATOR=HOST:PORT names hosts either way.
 StatusOr<sockaddr_in> Address(const std::string& host, int port) {
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(static_cast<uint16_t>(port));
-  if (port < 0 || port > 65535 || inet_pton(AF_INET, host.c_str(), &a.sin_addr) != 1)
+  if (port < 0 || port > 65535)
     return Status(StatusCode::kInvalidArgument,
-                  "'" + host + ":" + std::to_string(port) + "' is not an IPv4 address and port (e.g. 127.0.0.1:29500)");
+                  "'" + host + ":" + std::to_string(port) + "': the port must be 0..65535");
+  if (inet_pton(AF_INET, host.c_str(), &a.sin_addr) == 1) return a;
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const int rc = host.empty() ? EAI_NONAME : ::getaddrinfo(host.c_str(), nullptr, &hints, &found);
+  if (rc != 0 || !found)
+    return Status(StatusCode::kInvalidArgument,
+                  "'" + host + ":" + std::to_string(port) + "': " + (rc ? gai_strerror(rc) : "no address") +
+                      " (give an IPv4 address or a host name that resolves to one, e.g. 127.0.0.1:29500)");
+  a.sin_addr = reinterpret_cast<const sockaddr_in*>(found->ai_addr)->sin_addr;
+  ::freeaddrinfo(found);
   return a;
 }
 
