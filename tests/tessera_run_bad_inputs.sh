@@ -156,6 +156,21 @@ expect autotune_typo "tile_m=8 is not a --tessera-graph-to-schedule option" "$SM
 TESSERA_COORDINATOR=127.0.0.1:1 TESSERA_NUM_PROCESSES=4294967298 TESSERA_PROCESS_ID=1 \
   expect num_processes_huge "TESSERA_NUM_PROCESSES (N from 1 to 65536)" "$SM"
 
+# A program file with terminal control bytes: MLIR's diagnostic quotes the
+# line, and the bytes reached the terminal (ESC starts its sequences); now
+# they are shown as \xNN.
+printf 'func.func @f() {\n  \033[31mRED\033[0m \007\n}\n' > "$T/escape.mlir"
+out=$("$RUN" "$T/escape.mlir" --iterations 1 2>&1); rc=$?
+if [[ $rc -eq 1 && "$out" == *'\x1b[31mRED'* && "$out" != *$'\033'* && "$out" != *$'\007'* ]]; then
+  echo "ok   control bytes quoted as \\xNN"
+else
+  echo "FAIL control bytes: exit $rc"; echo "$out" | cat -v; fail=1
+fi
+printf "\x93NUMPY\x01\x00\x10\x00{'descr': '\033[2J" > "$T/escape.npy"
+out=$("$RUN" "$SM" --input "$T/escape.npy" --iterations 1 2>&1)
+if [[ "$out" == *$'\033'* ]]; then echo "FAIL an .npy header's control bytes reached the terminal"; fail=1
+else echo "ok   .npy header quoted without control bytes"; fi
+
 # A static shape too large for this machine's memory: refused before the
 # host arrays are allocated (it ended in an uncaught std::bad_alloc).
 cat > "$T/huge_tensor.mlir" <<'MLIR'

@@ -43,6 +43,19 @@ TEST(FaultTest, ThirdAllocationFails) {
   EXPECT_EQ(Download<float>(a, 64), testing::Iota(64));
 }
 
+TEST(FaultTest, SeveralCallsOfOneKindFail) {
+  // "alloc:1,alloc:3": the second entry replaced the first.
+  auto rt = FaultyRuntime("alloc:1,alloc:3");
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  const Device& dev = rt->devices().at(0);
+  EXPECT_FALSE(dev.allocate(256).ok()) << "call 1";
+  TS_ASSERT_OK_AND_ASSIGN(Buffer b, dev.allocate(256));
+  auto c = dev.allocate(256);
+  ASSERT_FALSE(c.ok()) << "call 3";
+  TS_EXPECT_CONTAINS(c.status().ToString(), "injected failure of alloc call 3");
+  TS_ASSERT_OK_AND_ASSIGN(Buffer d, dev.allocate(256));
+}
+
 TEST(FaultTest, PinnedMallocCountsAsAnAllocation) {
   auto rt = FaultyRuntime("alloc:1");
   ASSERT_TRUE(rt.ok());

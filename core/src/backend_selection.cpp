@@ -429,6 +429,11 @@ StatusOr<Selection> SelectBackend(const RuntimeOptions& options) {
       TESSERA_LOG(kDebug, "selected backend " + name + " from " + c->path);
       return selection;
     }
+    // Other files of the same name later in the path are never tried: say
+    // so (a broken copy first in TESSERA_PLUGIN_PATH hid a working one).
+    for (const PluginCandidate& other : candidates)
+      if (other.name == name && other.state == PluginState::kShadowed)
+        why += " (" + other.path + " has the same name but comes later in the search path: not tried)";
     reasons.push_back(why);
     if (code == StatusCode::kUnavailable && open_failure != StatusCode::kOk) code = open_failure;
   }

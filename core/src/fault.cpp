@@ -1,6 +1,7 @@
 // TESSERA_FAULT: fault injection around the core's plugin calls (fault.hpp).
 #include "fault.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <vector>
@@ -51,7 +52,8 @@ StatusOr<std::unique_ptr<FaultInjector>> FaultInjector::Parse(
       } else if (!ParseCount(count, &n)) {
         return bad(item, "has no count >= 1 after the colon");
       }
-      injector->lost_at_ = n;
+      // The earliest of several device_lost entries.
+      injector->lost_at_ = injector->lost_at_ ? std::min(injector->lost_at_, n) : n;
       continue;
     }
     int index = -1;
@@ -59,7 +61,7 @@ StatusOr<std::unique_ptr<FaultInjector>> FaultInjector::Parse(
       if (kind == kKindNames[i]) index = i;
     if (index < 0) return bad(item, "is not a fault");
     if (!ParseCount(count, &n)) return bad(item, "needs a count N >= 1 (" + kind + ":N)");
-    injector->fail_at_[index] = n;
+    injector->fail_at_[index].push_back(n);
   }
   return StatusOr<std::unique_ptr<FaultInjector>>(std::move(injector));
 }
@@ -95,9 +97,9 @@ Status FaultInjector::Check(FaultKind kind, const char* what) {
   }
   if (kind == FaultKind::kOther) return Status::Ok();
   int index = static_cast<int>(kind);
-  if (!fail_at_[index]) return Status::Ok();
+  if (fail_at_[index].empty()) return Status::Ok();
   uint64_t n = counts_[index].fetch_add(1, std::memory_order_relaxed) + 1;
-  if (n != fail_at_[index]) return Status::Ok();
+  if (std::find(fail_at_[index].begin(), fail_at_[index].end(), n) == fail_at_[index].end()) return Status::Ok();
   return Status(kind == FaultKind::kAlloc ? StatusCode::kResourceExhausted
                                           : StatusCode::kInternal,
                 std::string(what) + ": injected failure of " +

@@ -23,6 +23,8 @@
 #include <memory>
 #include <string>
 
+#include <vector>
+
 #include "tessera/status.hpp"
 
 namespace tessera::detail {
@@ -44,7 +46,9 @@ class FaultInjector {
 
  private:
   std::string spec_, source_;
-  uint64_t fail_at_[4] = {0, 0, 0, 0};  // 0: never
+  // The calls of each kind to fail ("alloc:1,alloc:3" fails both; a
+  // second entry replaced the first).  Set by Parse, read-only after.
+  std::vector<uint64_t> fail_at_[4];
   std::atomic<uint64_t> counts_[4] = {};
   uint64_t lost_at_ = 0;                // 0: never
   std::atomic<uint64_t> device_calls_{0};

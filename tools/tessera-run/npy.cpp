@@ -4,6 +4,7 @@
 
 #include "tessera/element_types.hpp"
 #include "tessera/output_file.hpp"
+#include "tessera/printable.hpp"
 
 #include <cstdint>
 #include <cstring>
@@ -189,7 +190,7 @@ std::string ReadNpy(const std::string& path, NpyArray* out) {
   Header h;
   if (std::string why = HeaderParser(header).Parse(&h); !why.empty())
     return path + ": malformed header (" + why + "): " +
-           header.substr(0, header.find_last_not_of(" \n") + 1);
+           Printable(header.substr(0, header.find_last_not_of(" \n") + 1), 200);
   if (h.fortran_order)
     return path + ": Fortran-order arrays are not supported (use np.ascontiguousarray)";
   out->dtype.clear();

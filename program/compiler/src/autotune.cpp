@@ -42,6 +42,7 @@
 #include "file_io.hpp"
 #include "plugin_log.hpp"
 #include "tessera/ir_version.h"
+#include "tessera/printable.hpp"
 #include "mlir/Pass/Pass.h"
 #include "tessera/Dialect/Graph/Transforms/Passes.h"
 
@@ -158,7 +159,7 @@ StatusOr<AutotuneResult> ReadAutotuneEntry(const std::string& file, const std::s
   for (auto p : parts) lines.push_back(p.str());
   if (lines.empty() || lines[0] != kHeader)
     return Status(StatusCode::kDataLoss, "not a version-1 autotune entry (first line '" +
-                                             (lines.empty() ? std::string() : lines[0].substr(0, 40)) + "')");
+                                             (lines.empty() ? std::string() : Printable(lines[0], 40)) + "')");
   // The checksum covers every line before it.
   std::string body;
   std::map<std::string, std::string> values;

@@ -1,4 +1,6 @@
 #include "parse.hpp"
+
+#include "tessera/printable.hpp"
 #include "placement.hpp"
 
 #include <sys/stat.h>
@@ -66,7 +68,9 @@ ParsedModule::ParsedModule() : context_(Registry(), mlir::MLIRContext::Threading
 
 std::string ParsedModule::TakeDiagnostics() {
   stream_->flush();
-  std::string out = std::move(diagnostics_);
+  // They quote the source: a binary file's bytes must not reach the
+  // terminal as control sequences.
+  std::string out = SafeForTerminal(diagnostics_);
   diagnostics_.clear();
   while (!out.empty() && out.back() == '\n') out.pop_back();
   return out;
