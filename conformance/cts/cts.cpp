@@ -10,6 +10,8 @@
 #include <climits>
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <regex>
 #include <sstream>
@@ -89,15 +91,35 @@ const std::vector<KernelModule>& ShippedKernelModules() {
       // kernels/cuda/basic.cu, built only where nvcc is found.
       {"ptx", "cuda/basic.ptx", false},
 #endif
+#ifdef TESSERA_CTS_HSACO_ARCHS
+      // kernels/hip/basic.hip, one code object per arch (clang 16).
+      {"hsaco", "hip/basic-{arch}.hsaco", false, "", TESSERA_CTS_HSACO_ARCHS},
+#endif
   };
   return modules;
 }
 
-
 const KernelModule* ShippedModuleFor(const DeviceInfo& info) {
+  // The per-arch modules resolved for an arch, kept for the process (the
+  // callers hold the pointer).
+  static std::mutex mu;
+  static std::map<std::string, std::pair<std::string, KernelModule>> resolved;
   for (const KernelModule& m : ShippedKernelModules())
-    for (const std::string& f : info.executable_formats)
-      if (f == m.format) return &m;
+    for (const std::string& f : info.executable_formats) {
+      if (f != m.format) continue;
+      if (!m.archs) return &m;
+      const std::string list = std::string(",") + m.archs + ",";
+      if (info.compile_arch.empty() || list.find("," + info.compile_arch + ",") == std::string::npos) continue;
+      std::lock_guard<std::mutex> lock(mu);
+      auto& entry = resolved[std::string(m.format) + "/" + info.compile_arch];
+      if (entry.first.empty()) {
+        entry.first = m.file;
+        entry.first.replace(entry.first.find("{arch}"), 6, info.compile_arch);
+        entry.second = m;
+      }
+      entry.second.file = entry.first.c_str();
+      return &entry.second;
+    }
   return nullptr;
 }
 
@@ -160,12 +182,13 @@ bool CtsTest::LoadKernels(std::string* why, size_t device_index) {
   if (!module) {
     std::string shipped, accepted;
     for (const KernelModule& m : ShippedKernelModules())
-      shipped += (shipped.empty() ? "" : ",") + std::string(m.format);
+      shipped += (shipped.empty() ? "" : ",") + std::string(m.format) +
+                 (m.archs ? " for " + std::string(m.archs) : "");
     for (const std::string& f : dev.info().executable_formats)
       accepted += (accepted.empty() ? "" : ",") + f;
     *why = "unsupported: executable_formats (the suite ships " + shipped +
            "; the device accepts " + (accepted.empty() ? "none" : accepted) +
-           ")";
+           (dev.info().compile_arch.empty() ? "" : ", compile arch " + dev.info().compile_arch) + ")";
     return false;
   }
   const std::string& dir = GlobalConfig().kernels_dir;

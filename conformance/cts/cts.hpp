@@ -160,11 +160,15 @@ struct TileKernel {
 // ("spirv": one compute shader per module) ships a directory instead, with
 // one module per kernel, `<file>/<kernel>.spv`, whose entry point is named
 // after the kernel.
+// A per-arch format ("hsaco": a code object runs on one GPU target) ships
+// one module per arch, `file` with "{arch}" replaced by the device's
+// compile arch; a device of another arch has none.
 struct KernelModule {
   const char* format;
   const char* file;
   bool per_kernel = false;
   const char* suffix = ".spv";  // per-kernel formats: <file>/<kernel><suffix>
+  const char* archs = nullptr;  // per-arch formats: the archs built, "gfx90a,gfx1100"
 };
 const std::vector<KernelModule>& ShippedKernelModules();
 // The first shipped module whose format the device accepts, or nullptr.
