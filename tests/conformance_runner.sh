@@ -63,4 +63,6 @@ expect_usage report_dir_empty "--report-dir needs a folder" --report-dir ""
 expect_usage timeout_nan "--timeout needs a number of seconds" --timeout nan --report-dir "$T/x"
 expect_usage timeout_inf "--timeout needs a number of seconds" --timeout inf --report-dir "$T/x"
 expect_usage areas_empty "--areas needs at least one area" --areas "" --report-dir "$T/x"
+expect_usage option_of_another_plugin "--plugin-option vulkan.validation=1 is for plugin 'vulkan', but this run tests cpu" \
+  --plugin-option vulkan.validation=1 --report-dir "$T/x"
 exit $fail

@@ -79,6 +79,14 @@ TEST(ElementTypes, CastsToUnsignedSaturateAtZeroAndTheTop) {
   EXPECT_EQ(CastValue(300.7, "f32", "ui8"), 255);
   EXPECT_EQ(CastValue(-40000, "f32", "i16"), -32768);
   EXPECT_EQ(CastValue(7.9, "f32", "i16"), 7);
+  // 64 bits: saturated to the largest double below 2^63 / 2^64, which stores
+  // as itself (2^63 - 1 rounds up to 2^63 and wrapped to INT64_MIN).
+  for (const char* d : {"i64", "ui64"}) {
+    const double sat = CastValue(1e30, "f32", d);
+    auto b = Stored(sat, d);
+    EXPECT_EQ(Decode(b.data(), d), sat) << d;
+    EXPECT_GT(sat, 9e18) << d;
+  }
 }
 
 TEST(ElementTypes, RandomUnsignedInputsAreNotNegative) {

@@ -55,7 +55,10 @@ TsDevice* Env::device2() {
   return devices_[1].raw();
 }
 
+// Null with *error empty when the plugin has no Buffer_Allocate (the case is
+// unsupported), with *error set when the call failed (the case fails).
 static TsBuffer* AllocateOn(Env& env, TsDevice* dev, std::string* error) {
+  error->clear();
   auto a = Args<TsBuffer_Allocate_Args>();
   a.device = dev;
   a.size = 1024;
@@ -71,7 +74,9 @@ static TsBuffer* AllocateOn(Env& env, TsDevice* dev, std::string* error) {
   return a.buffer;
 }
 
+// As AllocateOn, for Stream_Create.
 static TsStream* StreamOn(Env& env, TsDevice* dev, std::string* error) {
+  error->clear();
   auto a = Args<TsStream_Create_Args>();
   a.device = dev;
   if (!env.Has(&TsPluginApi::Stream_Create, "Stream_Create")) return nullptr;
@@ -87,26 +92,26 @@ static TsStream* StreamOn(Env& env, TsDevice* dev, std::string* error) {
 
 TsBuffer* Env::buffer() {
   std::string err;
-  if (!buffer_ && !(buffer_ = AllocateOn(*this, device(), &err)) && unsupported.empty()) Fail(err, nullptr);
+  if (!buffer_ && !(buffer_ = AllocateOn(*this, device(), &err)) && !err.empty()) Fail(err, nullptr);
   return buffer_;
 }
 
 TsBuffer* Env::buffer2() {
   std::string err;
-  if (!buffer2_ && device2() && !(buffer2_ = AllocateOn(*this, device2(), &err)) && unsupported.empty())
+  if (!buffer2_ && device2() && !(buffer2_ = AllocateOn(*this, device2(), &err)) && !err.empty())
     Fail(err, nullptr);
   return buffer2_;
 }
 
 TsStream* Env::stream() {
   std::string err;
-  if (!stream_ && !(stream_ = StreamOn(*this, device(), &err)) && unsupported.empty()) Fail(err, nullptr);
+  if (!stream_ && !(stream_ = StreamOn(*this, device(), &err)) && !err.empty()) Fail(err, nullptr);
   return stream_;
 }
 
 TsStream* Env::stream2() {
   std::string err;
-  if (!stream2_ && device2() && !(stream2_ = StreamOn(*this, device2(), &err)) && unsupported.empty())
+  if (!stream2_ && device2() && !(stream2_ = StreamOn(*this, device2(), &err)) && !err.empty())
     Fail(err, nullptr);
   return stream2_;
 }
@@ -212,7 +217,7 @@ TsGraph* Env::graph() {
     return nullptr;
   std::string err;
   if (!capture_stream_ && !(capture_stream_ = StreamOn(*this, device(), &err))) {
-    if (unsupported.empty()) Fail(err, nullptr);
+    if (!err.empty()) Fail(err, nullptr);
     return nullptr;
   }
   auto b = Args<TsStream_BeginCapture_Args>();
@@ -283,7 +288,7 @@ TsBuffer* Env::other_buffer() {
   std::string err;
   if (!other_buffer_) {
     TsDevice* d = other_device();
-    if (d && !(other_buffer_ = AllocateOn(*this, d, &err))) Fail(err + " (second client)", nullptr);
+    if (d && !(other_buffer_ = AllocateOn(*this, d, &err)) && !err.empty()) Fail(err + " (second client)", nullptr);
   }
   return other_buffer_;
 }
@@ -292,7 +297,7 @@ TsStream* Env::other_stream() {
   std::string err;
   if (!other_stream_) {
     TsDevice* d = other_device();
-    if (d && !(other_stream_ = StreamOn(*this, d, &err))) Fail(err + " (second client)", nullptr);
+    if (d && !(other_stream_ = StreamOn(*this, d, &err)) && !err.empty()) Fail(err + " (second client)", nullptr);
   }
   return other_stream_;
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -177,6 +178,28 @@ bool ParseArgs(int argc, char** argv, Options* o, std::string* error) {
   if (!o->backend.empty() && !o->plugin.empty()) {
     *error = "give --backend or --plugin, not both";
     return false;
+  }
+  // A --plugin-option for a plugin the run does not test was ignored.
+  if (!o->backend.empty() || !o->plugin.empty()) {
+    std::vector<std::string> tested = Split(o->backend, ',');
+    if (!o->plugin.empty()) {
+      std::string file = o->plugin.substr(o->plugin.rfind('/') + 1);
+      const std::string prefix = "libtessera_plugin_";
+      if (file.rfind(prefix, 0) == 0 && file.size() > prefix.size() + 3 && file.compare(file.size() - 3, 3, ".so") == 0)
+        tested.push_back(file.substr(prefix.size(), file.size() - prefix.size() - 3));
+      else
+        tested.clear();  // a file named otherwise: its plugin name is known only once loaded
+    }
+    for (const std::string& option : o->plugin_options) {
+      const std::string plugin = option.substr(0, option.find('.'));
+      if (!tested.empty() && std::find(tested.begin(), tested.end(), plugin) == tested.end()) {
+        std::string names;
+        for (const std::string& t : tested) names += (names.empty() ? "" : ", ") + t;
+        *error = "--plugin-option " + option + " is for plugin '" + plugin + "', but this run tests " + names +
+                 " (write " + tested.front() + ".NAME=VALUE)";
+        return false;
+      }
+    }
   }
   if (!o->plugin.empty() && ::access(o->plugin.c_str(), F_OK) != 0) {
     *error = "--plugin " + o->plugin + ": " + std::strerror(errno) + " (give the path of the plugin's .so)";

@@ -430,9 +430,10 @@ StatusOr<Selection> SelectBackend(const RuntimeOptions& options) {
       return selection;
     }
     // Other files of the same name later in the path are never tried: say
-    // so (a broken copy first in TESSERA_PLUGIN_PATH hid a working one).
+    // so when this one is broken (a copy of another ABI first in
+    // TESSERA_PLUGIN_PATH hid a working one).
     for (const PluginCandidate& other : candidates)
-      if (other.name == name && other.state == PluginState::kShadowed)
+      if (c->state == PluginState::kRejected && other.name == name && other.state == PluginState::kShadowed)
         why += " (" + other.path + " has the same name but comes later in the search path: not tried)";
     reasons.push_back(why);
     if (code == StatusCode::kUnavailable && open_failure != StatusCode::kOk) code = open_failure;

@@ -1,14 +1,16 @@
 #include "tessera/output_file.hpp"
 
 #include <fcntl.h>
-#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
+#include <random>
+#include <vector>
 
 namespace tessera {
 namespace {
@@ -35,7 +37,7 @@ Status Error(const std::string& path, const std::string& what, int err) {
   return Status(CodeOf(err), path + ": " + what + ": " + std::strerror(err));
 }
 
-// Writes all of `data` to `fd` (short writes and EINTR retried).
+// Writes all of `data` to `fd` (short writes and EINTR retried); 0 or errno.
 int WriteAll(int fd, std::string_view data) {
   size_t done = 0;
   while (done < data.size()) {
@@ -53,58 +55,87 @@ std::string FolderOf(const std::string& path) {
   return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
 }
 
+// The target of the link `path` (as lstat sized it), or "" when it is none.
+std::string ReadLink(const std::string& path, const struct stat& st) {
+  std::vector<char> target(static_cast<size_t>(st.st_size > 0 ? st.st_size : 255) + 1);
+  const ssize_t n = ::readlink(path.c_str(), target.data(), target.size());
+  if (n <= 0 || static_cast<size_t>(n) >= target.size()) return "";  // changed meanwhile
+  const std::string t(target.data(), static_cast<size_t>(n));
+  return t[0] == '/' || path.find('/') == std::string::npos ? t : FolderOf(path) + "/" + t;
+}
+
+// Opens `path` for writing in place (a device, or a file whose folder
+// takes no new file); 0 or errno.
+int WriteInPlace(const std::string& path, std::string_view data, int flags) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | flags);
+  if (fd < 0) return errno;
+  int err = WriteAll(fd, data);
+  if (::close(fd) != 0 && err == 0 && errno != EINTR) err = errno;
+  return err;
+}
+
+// A new file beside `path`, created with mode 0666 less the umask (the
+// kernel applies it: no umask() call, which would change it for every
+// thread); -1 with errno.
+int CreateTemporary(const std::string& path, std::string* tmp) {
+  static std::atomic<uint64_t> counter{0};
+  static thread_local std::mt19937_64 random(
+      std::random_device{}() ^ static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    char suffix[64];
+    std::snprintf(suffix, sizeof suffix, ".tmp%d.%llu.%llx", static_cast<int>(::getpid()),
+                  static_cast<unsigned long long>(counter.fetch_add(1)),
+                  static_cast<unsigned long long>(random() & 0xffffffu));
+    *tmp = path + suffix;
+    const int fd = ::open(tmp->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  errno = EEXIST;
+  return -1;
+}
+
 }  // namespace
 
 Status WriteOutputFile(const std::string& given, std::string_view data) {
   if (given.empty()) return Status(StatusCode::kInvalidArgument, "an output file needs a name");
   std::string path = given;
-  // A symbolic link: write what it points at, keep the link.
+  // Symbolic links (a chain of them too): write what they point at, keep
+  // the links.  A link to a file not made yet makes it there.
   struct stat st{};
-  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
-    if (char* real = ::realpath(path.c_str(), nullptr)) {
-      path = real;
-      std::free(real);
-    } else {  // a link to a file not made yet: make it there
-      char target[PATH_MAX];
-      const ssize_t n = ::readlink(path.c_str(), target, sizeof target - 1);
-      if (n > 0) {
-        target[n] = 0;
-        path = target[0] == '/' || path.find('/') == std::string::npos ? std::string(target)
-                                                                       : FolderOf(path) + "/" + target;
-      }
-    }
+  for (int hops = 0; hops < 40 && ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode); ++hops) {
+    const std::string next = ReadLink(path, st);
+    if (next.empty()) break;
+    path = next;
   }
   const bool exists = ::stat(path.c_str(), &st) == 0;
   if (exists && S_ISDIR(st.st_mode))
     return Status(StatusCode::kInvalidArgument, given + ": is a folder; give the name of a file in it");
   if (exists && !S_ISREG(st.st_mode)) {
     // A device, FIFO or terminal: written in place, never replaced.
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return Error(given, "cannot open it for writing", errno);
-    int err = WriteAll(fd, data);
-    if (::close(fd) != 0 && err == 0 && errno != EINTR) err = errno;
-    if (err) return Error(given, "writing failed", err);
+    if (const int err = WriteInPlace(path, data, 0)) return Error(given, "writing failed", err);
     return Status::Ok();
   }
+  // An existing file the user may not write (chmod 444) stays as it is,
+  // as opening it for writing would have refused.
+  if (exists && ::access(path.c_str(), W_OK) != 0) return Error(given, "cannot write it", errno);
   // A regular file or a new one: a temporary file beside it, then rename
   // (atomic within one file system).
-  std::string tmp = path + ".tmpXXXXXX";
-  const int fd = ::mkstemp(tmp.data());
+  std::string tmp;
+  const int fd = CreateTemporary(path, &tmp);
   if (fd < 0) {
     const int err = errno;
+    // A writable file in a folder that takes no new file (a shared results
+    // folder): written in place, as before, not refused.
+    if (exists && (err == EACCES || err == EPERM || err == EROFS)) {
+      if (const int e = WriteInPlace(path, data, O_TRUNC)) return Error(given, "writing failed", e);
+      return Status::Ok();
+    }
     if (err == ENOENT || err == ENOTDIR)
       return Error(given, "cannot write into the folder " + FolderOf(path) + " (does it exist?)", err);
     return Error(given, "cannot create a file in " + FolderOf(path), err);
   }
-  // mkstemp makes 0600: an existing file keeps its mode, a new one gets
-  // what the umask allows.
-  mode_t mode = st.st_mode & 07777;
-  if (!exists) {
-    const mode_t mask = ::umask(0);
-    ::umask(mask);
-    mode = 0666 & ~mask;
-  }
-  ::fchmod(fd, mode);
+  // An existing file keeps its permissions.
+  if (exists) ::fchmod(fd, st.st_mode & 07777);
   int err = WriteAll(fd, data);
   const char* step = "writing failed";
   if (err == 0 && ::fsync(fd) != 0) err = errno, step = "flushing to the disk failed";

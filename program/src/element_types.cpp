@@ -244,7 +244,10 @@ double CastValue(double v, const std::string& from, const std::string& to) {
     const IntKind k = IntegerKind(to);
     if (!k.width) return std::trunc(v);
     const double lo = k.is_unsigned ? 0 : -std::ldexp(1.0, k.width - 1);
-    const double hi = std::ldexp(1.0, k.width - (k.is_unsigned ? 0 : 1)) - 1;
+    // 2^63 - 1 and 2^64 - 1 are not doubles (they round up, and would then
+    // wrap when stored): the largest double below 2^63 / 2^64 instead.
+    const double top = std::ldexp(1.0, k.width - (k.is_unsigned ? 0 : 1));
+    const double hi = k.width >= 53 ? std::nextafter(top, 0.0) : top - 1;
     return std::min(std::max(std::trunc(v), lo), hi);
   }
   if (!fromFloat && toFloat) return RoundTo(static_cast<float>(v), to);

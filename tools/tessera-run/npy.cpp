@@ -189,7 +189,7 @@ std::string ReadNpy(const std::string& path, NpyArray* out) {
   if (!in.read(header.data(), hlen)) return path + ": truncated header";
   Header h;
   if (std::string why = HeaderParser(header).Parse(&h); !why.empty())
-    return path + ": malformed header (" + why + "): " +
+    return path + ": malformed header (" + Printable(why, 200) + "): " +
            Printable(header.substr(0, header.find_last_not_of(" \n") + 1), 200);
   if (h.fortran_order)
     return path + ": Fortran-order arrays are not supported (use np.ascontiguousarray)";
@@ -197,14 +197,14 @@ std::string ReadNpy(const std::string& path, NpyArray* out) {
   for (auto& d : kDescr)
     if (h.descr == d[0]) out->dtype = d[1];
   if (out->dtype.empty())
-    return path + ": unsupported dtype '" + h.descr +
+    return path + ": unsupported dtype '" + Printable(h.descr, 40) +
            "' (little-endian f16, f32, f64, i8, i16, i32, i64, u4, u8, bool '|b1' for i1; bf16 as '<u2' and fp8 "
            "as '|u1' bit patterns; use arr.astype('<f4'))";
   out->descr = h.descr;
   uint64_t count = 0;
   const std::string& shape = h.shape;
   if (!parseShape(shape, &out->shape, &count) || count > (uint64_t(1) << 62) / DtypeSize(out->dtype))
-    return path + ": malformed or too large shape " + shape;
+    return path + ": malformed or too large shape " + Printable(shape, 80);
   // Check the size against the file before allocating: a corrupt header must
   // not turn into a multi-gigabyte allocation.
   const uint64_t bytes = count * DtypeSize(out->dtype);

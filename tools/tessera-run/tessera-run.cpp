@@ -132,7 +132,7 @@ int64_t HostBytes(const std::vector<int64_t>& shape, size_t element_size) {
 // knows it and its value as text (files by their contents).
 struct Setting {
   std::string name, value;
-  std::string shown;  // what a message shows ("" : the value); not compared
+  std::string shown = "";  // what a message shows ("": the value); not compared
 };
 
 // FNV-1a 64 of a regular file's first GiB, as hex ("" if it is not one):
@@ -337,6 +337,14 @@ int Run(int argc, char** argv) {
   auto rt = Runtime::Create(ro);
   if (!rt.ok()) {
     std::fprintf(stderr, "tessera-run: %s\n", rt.status().ToString().c_str());
+    // The cpu plugin's devices= came from here, not from the user: say why.
+    if (need > 1 && rt.status().message().find("devices=" + std::to_string(need)) != std::string::npos &&
+        !std::getenv("TESSERA_CPU_DEVICES"))
+      std::fprintf(stderr,
+                   "tessera-run: (devices=%lld is what tessera-run asked the cpu plugin for: one device per "
+                   "position of the program's mesh%s; use a smaller mesh%s)\n",
+                   static_cast<long long>(need), processes > 1 ? " in this process" : "",
+                   processes > 1 ? " or more processes" : ", or run it across processes (--mpi, TESSERA_COORDINATOR)");
     if (RequestsVulkan() && (rt.status().code() == StatusCode::kUnavailable || rt.status().code() == StatusCode::kNotFound))
       return Fail(kExitSkip, "vulkan backend unavailable: skipped");
     return kExitRuntime;
@@ -381,7 +389,13 @@ int Run(int argc, char** argv) {
   }
   const double compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   auto program = Program::Create(devices, loaded, g_processes);
-  if (!program.ok()) return Fail(kExitRuntime, program.status().ToString());
+  if (!program.ok()) {
+    // A compiled file's messages name the source it came from: say which
+    // file was run.
+    Status st = program.status();
+    if (compiled_file) st.Annotate("running " + a.program);
+    return Fail(kExitRuntime, st.ToString());
+  }
   const size_t first = program->first_device();
   const ProgramImage& im = program->image();
   const auto& params = program->params();

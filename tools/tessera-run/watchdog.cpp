@@ -28,7 +28,7 @@ void StartWatchdog(double seconds, int exit_code) {
     // What the run printed so far, unless the main thread holds stdout
     // (it may be blocked in a write: never wait for it).
     if (::ftrylockfile(stdout) == 0) {
-      ::fflush_unlocked(stdout);
+      std::fflush(stdout);  // stdio's locks are recursive: this thread holds it
       ::funlockfile(stdout);
     }
     if (n > 0) (void)!::write(2, text, static_cast<size_t>(n) < sizeof text ? static_cast<size_t>(n) : sizeof text - 1);

@@ -5,12 +5,16 @@
 //  - A new file, or an existing regular file: written whole to a temporary
 //    file beside it, flushed to the disk (fsync) and renamed over it, so
 //    that a full disk or a crash leaves the old content (or nothing), never
-//    a truncated file.  An existing file keeps its permissions.
+//    a truncated file.  An existing file keeps its permissions (not its
+//    owner, nor other hard links to it); one the user may not write is
+//    refused.  A writable file in a folder that takes no new file is
+//    written in place.
 //  - An existing file that is not a regular file (/dev/null, a FIFO, a
 //    terminal): written in place.  Renaming over it replaced the device
 //    node with a regular file (as root, `-o /dev/null` deleted the system's
 //    /dev/null).
-//  - A symbolic link: its target is written, the link stays.
+//  - A symbolic link (or a chain of them): its target is written, the
+//    links stay.
 //  - A folder, or a path in a folder that does not exist: an error that
 //    says so.
 //

@@ -17,6 +17,7 @@
 #include "tessera/tcp.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -228,7 +229,11 @@ StatusOr<std::vector<net::Fd>> Gather(const net::Fd& listener, const UniqueId& i
                           std::to_string(size - 1 - joined) + " more of " + std::to_string(size) +
                               " processes to join " + id.text());
     if (!fd.ok()) return fd.status();
-    auto hello = net::RecvFrame(*fd, kMaxHello, dl, "a joining process");
+    // A joining process says hello at once: 10 s at most for it, so that a
+    // port scanner or health check that connects and says nothing does not
+    // hold the others' joins up.
+    const net::Deadline hello_by = std::min(dl, net::Clock::now() + std::chrono::seconds(10));
+    auto hello = net::RecvFrame(*fd, kMaxHello, hello_by, "a joining process");
     if (!hello.ok()) continue;  // not one of ours (a port scanner, a health check)
     std::vector<std::string> w = Words(*hello);
     if (w.size() != 6 || w[0] != "TSTCP1") continue;
@@ -349,9 +354,12 @@ StatusOr<std::shared_ptr<ProcessGroup>> Join(const UniqueId& id, int size, int r
     // every process has come.  No answer within 30 s (or half the
     // timeout): what listens on the port is not a Tessera process 0 (it
     // waited the whole timeout, and the message blamed process 0).
+    // Only for an id of TESSERA_COORDINATOR's form (nonce 0: process 0
+    // listens only inside Join); an id from GetUniqueId listens from the
+    // start, and process 0 may join much later.
     const auto now = net::Clock::now();
     const net::Deadline held_by =
-        now + std::min<net::Clock::duration>(std::chrono::seconds(30), (dl - now) / 2);
+        id.nonce != 0 ? dl : now + std::min<net::Clock::duration>(std::chrono::seconds(30), (dl - now) / 2);
     auto answer = net::RecvFrame(*fd, kMaxHello + 64 * static_cast<size_t>(size), held_by, Star::Name(0));
     if (!answer.ok() && answer.status().code() == StatusCode::kDeadlineExceeded && held_by < dl)
       return Status(StatusCode::kUnavailable,

@@ -533,6 +533,13 @@ struct WhileLoops {
     SmallVector<Value> results;  // the Function variables
   };
   DenseMap<Operation *, Loop> loops;  // by spirv.mlir.loop
+
+  /// The loop lowered from an scf.while that `terminator` ends a block of,
+  /// or null (a terminator of a lowered scf.for or scf.if).
+  const Loop *enclosing(Operation *terminator) const {
+    auto it = loops.find(terminator->getParentOp());
+    return it == loops.end() ? nullptr : &it->second;
+  }
 };
 
 struct WhilePattern : OpConversionPattern<scf::WhileOp> {
@@ -575,13 +582,13 @@ struct WhileConditionPattern : OpConversionPattern<scf::ConditionOp> {
       : OpConversionPattern(tc, ctx, /*benefit=*/2), state(std::move(state)) {}
   LogicalResult matchAndRewrite(scf::ConditionOp op, OpAdaptor a,
                                 ConversionPatternRewriter &rw) const override {
-    auto lp = dyn_cast<spirv::LoopOp>(op->getParentOp());
-    auto it = lp ? state->loops.find(lp) : state->loops.end();
-    if (it == state->loops.end() || it->second.results.size() != a.getArgs().size()) return failure();
-    for (auto [var, value] : llvm::zip(it->second.results, a.getArgs()))
+    const WhileLoops::Loop *loop = state->enclosing(op);
+    if (!loop || loop->results.size() != a.getArgs().size()) return failure();
+    for (auto [var, value] : llvm::zip(loop->results, a.getArgs()))
       rw.create<spirv::StoreOp>(op.getLoc(), var, value);
-    rw.replaceOpWithNewOp<spirv::BranchConditionalOp>(op, a.getCondition(), it->second.body, a.getArgs(),
-                                                      lp.getMergeBlock(), ValueRange{});
+    rw.replaceOpWithNewOp<spirv::BranchConditionalOp>(op, a.getCondition(), loop->body, a.getArgs(),
+                                                      cast<spirv::LoopOp>(op->getParentOp()).getMergeBlock(),
+                                                      ValueRange{});
     return success();
   }
   std::shared_ptr<WhileLoops> state;
@@ -594,10 +601,9 @@ struct WhileYieldPattern : OpConversionPattern<scf::YieldOp> {
       : OpConversionPattern(tc, ctx, /*benefit=*/2), state(std::move(state)) {}
   LogicalResult matchAndRewrite(scf::YieldOp op, OpAdaptor a,
                                 ConversionPatternRewriter &rw) const override {
-    auto lp = dyn_cast<spirv::LoopOp>(op->getParentOp());
-    auto it = lp ? state->loops.find(lp) : state->loops.end();
-    if (it == state->loops.end() || op->getBlock() != it->second.body) return failure();
-    rw.replaceOpWithNewOp<spirv::BranchOp>(op, it->second.header, a.getOperands());
+    const WhileLoops::Loop *loop = state->enclosing(op);
+    if (!loop || op->getBlock() != loop->body) return failure();
+    rw.replaceOpWithNewOp<spirv::BranchOp>(op, loop->header, a.getOperands());
     return success();
   }
   std::shared_ptr<WhileLoops> state;
