@@ -288,6 +288,32 @@ func.func @far(%x: memref<1xf32>)
   EXPECT_EQ(args[0].values, (std::vector<double>{1}));
 }
 
+TEST_F(TileInterpreterTest, I64ArithmeticPastTwoTo63WrapsWithoutUndefinedBehaviour) {
+  // 2^62 * 4 = 2^64 wraps to 0; INT64_MIN % -1 is 0.  The interpreter holds
+  // integers as doubles and converted 2^64 to int64 directly (undefined
+  // behaviour: UBSan's float-cast-overflow), and computed INT64_MIN % -1
+  // (an overflow trap on x86).
+  auto fn = Parse(R"(
+func.func @wide(%x: memref<2xi64>)
+    attributes {tessera_tile.group_size = array<i64: 1>, tessera_tile.grid = array<i64: 1>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %big = arith.constant 4611686018427387904 : i64
+  %four = arith.constant 4 : i64
+  %p = arith.muli %big, %four : i64
+  %q = arith.addi %p, %big : i64
+  memref.store %q, %x[%c0] : memref<2xi64>
+  %min = arith.constant -9223372036854775808 : i64
+  %m1 = arith.constant -1 : i64
+  %r = arith.remsi %min, %m1 : i64
+  memref.store %r, %x[%c1] : memref<2xi64>
+  return
+})");
+  std::vector<TileArgument> args = {{{7, 7}}};
+  ASSERT_EQ(RunTileKernel(fn, TileLaunch(), &args), "");
+  EXPECT_EQ(args[0].values, (std::vector<double>{4611686018427387904.0, 0}));
+}
+
 TEST_F(TileInterpreterTest, ArgumentsOfTheWrongSizeAreRefusedBeforeAnyWrite) {
   auto fn = Parse(kButterfly);
   std::vector<TileArgument> args = {{Ramp(8)}, {std::vector<double>(16, -1)}};

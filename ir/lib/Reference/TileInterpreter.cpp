@@ -2,6 +2,7 @@
 #include "tessera/Reference/TileInterpreter.h"
 
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -75,17 +76,36 @@ int IntWidth(Type t) {
   return 0;
 }
 
+// The low 64 bits of the integer trunc(x) (NaN and infinities: 0), with no
+// conversion out of range: casting a double at or past 2^63 to int64 is
+// undefined behaviour (an i64 product of two large values reaches it).
+uint64_t Bits64(double x) {
+  if (!std::isfinite(x)) return 0;
+  constexpr double k2To63 = 9223372036854775808.0, k2To64 = 18446744073709551616.0;
+  double r = std::fmod(std::trunc(x), k2To64);  // exact, in (-2^64, 2^64)
+  if (r >= k2To63) r -= k2To64;                 // exact there
+  if (r < -k2To63) r += k2To64;
+  return static_cast<uint64_t>(static_cast<int64_t>(r));
+}
+// An index or count held as a double, as int64 (saturated; NaN: 0).
+int64_t ToInt64(double x) {
+  if (std::isnan(x)) return 0;
+  if (x >= 9223372036854775808.0) return INT64_MAX;
+  if (x < -9223372036854775808.0) return INT64_MIN;
+  return static_cast<int64_t>(x);
+}
+
 // Two's complement wrap to `width` bits, as a signed value.
 double WrapSigned(double x, int width) {
-  if (width >= 64) return static_cast<double>(static_cast<int64_t>(x));
+  if (width >= 64) return static_cast<double>(static_cast<int64_t>(Bits64(x)));
   if (width == 1) return std::fmod(std::fabs(x), 2.0) != 0 ? 1 : 0;  // i1 holds 0 / 1
-  uint64_t u = static_cast<uint64_t>(static_cast<int64_t>(x));
+  uint64_t u = Bits64(x);
   u &= (uint64_t{1} << width) - 1;
   if (u >> (width - 1)) return static_cast<double>(static_cast<int64_t>(u) - (int64_t{1} << width));
   return static_cast<double>(u);
 }
 uint64_t AsUnsigned(double x, int width) {
-  uint64_t u = static_cast<uint64_t>(static_cast<int64_t>(x));
+  uint64_t u = Bits64(x);
   return width >= 64 ? u : u & ((uint64_t{1} << width) - 1);
 }
 
@@ -140,7 +160,7 @@ class Interpreter {
   }
   void Set(Lane &lane, Value v, Val x) { lane.env[v] = std::move(x); }
   double Scalar(Lane &lane, Value v) { return Get(lane, v).v.at(0); }
-  int64_t Index(Lane &lane, Value v) { return static_cast<int64_t>(Scalar(lane, v)); }
+  int64_t Index(Lane &lane, Value v) { return ToInt64(Scalar(lane, v)); }
 
   // Element of a memref at `idx`: checked against the shape and the storage.
   /// Element `at` of a matrix op's operand buffer as a value of
@@ -149,7 +169,7 @@ class Interpreter {
   double MatrixOperand(Operation *op, const MemRefVal &m, int64_t at, const std::string &operandType) {
     double x = *At(op, m, {at});
     if (!m.element.isInteger(16)) return x;
-    const uint16_t bits = static_cast<uint16_t>(static_cast<int64_t>(x));
+    const uint16_t bits = static_cast<uint16_t>(Bits64(x));
     const unsigned char bytes[2] = {static_cast<unsigned char>(bits & 0xff), static_cast<unsigned char>(bits >> 8)};
     return elements::Decode(bytes, operandType);
   }
@@ -163,8 +183,8 @@ class Interpreter {
     const int64_t q = linear % width, lda = mma.getLda(), ldb = mma.getLdb();
     const std::string ot = mma.getOperandType().isBF16() ? "bf16" : "f16";
     const Val &a = Get(lane, mma.getA()), &b = Get(lane, mma.getB()), &c = Get(lane, mma.getAcc());
-    const int64_t ai = static_cast<int64_t>(Scalar(lane, mma.getAIndex()));
-    const int64_t bi = static_cast<int64_t>(Scalar(lane, mma.getBIndex()));
+    const int64_t ai = ToInt64(Scalar(lane, mma.getAIndex()));
+    const int64_t bi = ToInt64(Scalar(lane, mma.getBIndex()));
     Val r = c;
     // i8 operands (wavefront_mma): exact products and sums, wrapping at 32 bits.
     const bool integer = mma.getOperandType().isInteger(8);
@@ -565,8 +585,8 @@ void Interpreter::StageWait(Lane &lane, Operation &op) {
   auto wait = dyn_cast<tile::TileLoadWaitOp>(op);
   auto acquire = dyn_cast<tile::TileLoadAcquireOp>(op);
   const int64_t stages = wait ? wait.getStages() : acquire.getStages();
-  const auto stage = static_cast<int64_t>(Scalar(lane, wait ? wait.getStage() : acquire.getStage()));
-  const auto phase = static_cast<int64_t>(Scalar(lane, wait ? wait.getPhase() : acquire.getPhase()));
+  const auto stage = ToInt64(Scalar(lane, wait ? wait.getStage() : acquire.getStage()));
+  const auto phase = ToInt64(Scalar(lane, wait ? wait.getPhase() : acquire.getPhase()));
   if (stage < 0 || stage >= stages)
     Fail(&op, "stage " + std::to_string(stage) + " is outside 0.." + std::to_string(stages - 1));
   int64_t &passed = (wait ? lane.stage_waits : lane.stage_acquires)[stage];
@@ -777,7 +797,9 @@ void Interpreter::Execute(Lane &lane, Operation &op) {
         .Case<arith::RemSIOp>([&](auto) {
           ibin([&](double a, double b) {
             if (b == 0) Fail(o, "integer division by zero");
-            return static_cast<double>(static_cast<int64_t>(a) % static_cast<int64_t>(b));
+            // INT64_MIN % -1 overflows in C++; its remainder is 0.
+            if (b == -1) return 0.0;
+            return static_cast<double>(ToInt64(a) % ToInt64(b));
           });
         })
         .Case<arith::RemUIOp>([&](auto) {
@@ -1068,9 +1090,9 @@ void Interpreter::Execute(Lane &lane, Operation &op) {
     // The group's copy; every lane makes it here (the same box, so the
     // repeats change nothing), complete at once as cp_async.
     const Val &src = Get(lane, tl.getSource()), &dst = Get(lane, tl.getTarget());
-    const int64_t row = static_cast<int64_t>(Scalar(lane, tl.getRow()));
-    const int64_t col = static_cast<int64_t>(Scalar(lane, tl.getCol()));
-    const int64_t index = static_cast<int64_t>(Scalar(lane, tl.getIndex()));
+    const int64_t row = ToInt64(Scalar(lane, tl.getRow()));
+    const int64_t col = ToInt64(Scalar(lane, tl.getCol()));
+    const int64_t index = ToInt64(Scalar(lane, tl.getIndex()));
     const int64_t cols = tl.getCols(), ld = tl.getLd();
     for (int64_t r = 0; r < static_cast<int64_t>(tl.getRows()); ++r)
       for (int64_t c = 0; c < cols; ++c) {
@@ -1083,14 +1105,14 @@ void Interpreter::Execute(Lane &lane, Operation &op) {
   if (auto commit = dyn_cast<tile::TileLoadCommitOp>(op)) {
     // A group commit: every lane makes it, counted once; a single-lane one
     // (a warp-specialized producer) by the lane that makes it.
-    const auto stage = static_cast<int64_t>(Scalar(lane, commit.getStage()));
+    const auto stage = ToInt64(Scalar(lane, commit.getStage()));
     if (stage < 0 || stage >= static_cast<int64_t>(commit.getStages()))
       Fail(o, "stage " + std::to_string(stage) + " is outside 0.." + std::to_string(commit.getStages() - 1));
     if (commit.getSingleLane() || lane.index == 0) ++commits_[stage];
     return;
   }
   if (auto release = dyn_cast<tile::TileLoadReleaseOp>(op)) {
-    const auto stage = static_cast<int64_t>(Scalar(lane, release.getStage()));
+    const auto stage = ToInt64(Scalar(lane, release.getStage()));
     if (stage < 0 || stage >= static_cast<int64_t>(release.getStages()))
       Fail(o, "stage " + std::to_string(stage) + " is outside 0.." + std::to_string(release.getStages() - 1));
     ++releases_[stage];
@@ -1144,8 +1166,8 @@ void Interpreter::Execute(Lane &lane, Operation &op) {
     const int64_t p = linear % 128, w = p / 32, q = p % 32, stride = mma.getBBlockStride();
     const std::string ot = mma.getOperandType().isBF16() ? "bf16" : "f16";
     const Val &a = Get(lane, mma.getA()), &b = Get(lane, mma.getB()), &c = Get(lane, mma.getAcc());
-    const int64_t ai = static_cast<int64_t>(Scalar(lane, mma.getAIndex()));
-    const int64_t bi = static_cast<int64_t>(Scalar(lane, mma.getBIndex()));
+    const int64_t ai = ToInt64(Scalar(lane, mma.getAIndex()));
+    const int64_t bi = ToInt64(Scalar(lane, mma.getBIndex()));
     auto sw = [](int64_t e) { return e ^ ((e >> 3) & 0x38); };
     auto operand = [&](const MemRefVal &m, int64_t at) { return MatrixOperand(o, m, sw(at), ot); };
     Val r = c;
