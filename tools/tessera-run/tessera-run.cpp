@@ -164,8 +164,8 @@ std::vector<Setting> AgreedSettings(const RunArgs& a) {
   for (const OptionValue& o : a.compile_options) options.push_back(o.name + "=" + o.ValueText());
   for (double v : a.scalars) scalars.push_back(FormatNumber(v));
   for (unsigned g : a.grid) grid.push_back(std::to_string(g));
-  std::vector<Setting> settings = {{"the program", "contents " + FileDigest(a.program),
-                                    a.program + " (contents " + FileDigest(a.program) + ")"},
+  const std::string program = "contents " + FileDigest(a.program);  // read once
+  std::vector<Setting> settings = {{"the program", program, a.program + " (" + program + ")"},
           {"--function", a.function},
           {"--input", join(inputs)},
           {"--scalar", join(scalars)},

@@ -542,9 +542,17 @@ struct WhileLoops {
   }
 };
 
-struct WhilePattern : OpConversionPattern<scf::WhileOp> {
-  WhilePattern(TypeConverter &tc, MLIRContext *ctx, std::shared_ptr<WhileLoops> state)
-      : OpConversionPattern(tc, ctx, /*benefit=*/2), state(std::move(state)) {}
+/// The three patterns share the loops they lowered; each is preferred to
+/// MLIR's pattern for its op (benefit 2).
+template <class Op>
+struct WhileLoweringPattern : OpConversionPattern<Op> {
+  WhileLoweringPattern(TypeConverter &tc, MLIRContext *ctx, std::shared_ptr<WhileLoops> state)
+      : OpConversionPattern<Op>(tc, ctx, /*benefit=*/2), state(std::move(state)) {}
+  std::shared_ptr<WhileLoops> state;
+};
+
+struct WhilePattern : WhileLoweringPattern<scf::WhileOp> {
+  using WhileLoweringPattern::WhileLoweringPattern;
   LogicalResult matchAndRewrite(scf::WhileOp op, OpAdaptor a,
                                 ConversionPatternRewriter &rw) const override {
     Location l = op.getLoc();
@@ -572,14 +580,12 @@ struct WhilePattern : OpConversionPattern<scf::WhileOp> {
     rw.replaceOp(op, results);
     return success();
   }
-  std::shared_ptr<WhileLoops> state;
 };
 
 /// The header's scf.condition: store the values that would leave the loop,
 /// then branch to the body or out.
-struct WhileConditionPattern : OpConversionPattern<scf::ConditionOp> {
-  WhileConditionPattern(TypeConverter &tc, MLIRContext *ctx, std::shared_ptr<WhileLoops> state)
-      : OpConversionPattern(tc, ctx, /*benefit=*/2), state(std::move(state)) {}
+struct WhileConditionPattern : WhileLoweringPattern<scf::ConditionOp> {
+  using WhileLoweringPattern::WhileLoweringPattern;
   LogicalResult matchAndRewrite(scf::ConditionOp op, OpAdaptor a,
                                 ConversionPatternRewriter &rw) const override {
     const WhileLoops::Loop *loop = state->enclosing(op);
@@ -591,14 +597,12 @@ struct WhileConditionPattern : OpConversionPattern<scf::ConditionOp> {
                                                       ValueRange{});
     return success();
   }
-  std::shared_ptr<WhileLoops> state;
 };
 
 /// The body's scf.yield: back to the header.  (An scf.yield of a lowered
 /// scf.for or scf.if is left to MLIR's pattern.)
-struct WhileYieldPattern : OpConversionPattern<scf::YieldOp> {
-  WhileYieldPattern(TypeConverter &tc, MLIRContext *ctx, std::shared_ptr<WhileLoops> state)
-      : OpConversionPattern(tc, ctx, /*benefit=*/2), state(std::move(state)) {}
+struct WhileYieldPattern : WhileLoweringPattern<scf::YieldOp> {
+  using WhileLoweringPattern::WhileLoweringPattern;
   LogicalResult matchAndRewrite(scf::YieldOp op, OpAdaptor a,
                                 ConversionPatternRewriter &rw) const override {
     const WhileLoops::Loop *loop = state->enclosing(op);
@@ -606,7 +610,6 @@ struct WhileYieldPattern : OpConversionPattern<scf::YieldOp> {
     rw.replaceOpWithNewOp<spirv::BranchOp>(op, loop->header, a.getOperands());
     return success();
   }
-  std::shared_ptr<WhileLoops> state;
 };
 
 struct GPUToSPIRVPass : tessera::spv::impl::GPUToSPIRVBase<GPUToSPIRVPass> {
