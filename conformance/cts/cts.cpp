@@ -91,6 +91,10 @@ const std::vector<KernelModule>& ShippedKernelModules() {
       // kernels/cuda/basic.cu, built only where nvcc is found.
       {"ptx", "cuda/basic.ptx", false},
 #endif
+#ifdef TESSERA_CTS_HAVE_SPIRV_KERNEL
+      // kernels/level_zero/basic.spvasm: one OpenCL SPIR-V module.
+      {"spirv-kernel", "level_zero/basic.spv", false},
+#endif
 #ifdef TESSERA_CTS_HSACO_ARCHS
       // kernels/hip/basic.hip, one code object per arch (clang 16).
       {"hsaco", "hip/basic-{arch}.hsaco", false, "", TESSERA_CTS_HSACO_ARCHS},
