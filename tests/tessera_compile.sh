@@ -36,6 +36,29 @@ expect cpu.run_spmd 0 "verify: 2 devices" env TESSERA_BACKEND=cpu "$BIN/tessera-
 (cd "$ROOT" && "$BIN/tessera-compile" examples/softmax.mlir --target cpu -o "$T/rel.tsp" > /dev/null 2>&1) ||
   bad cpu.relative_compile
 expect cpu.relative_source_elsewhere 0 "PASS" env -C "$T" TESSERA_BACKEND=cpu "$BIN/tessera-run" "$T/rel.tsp" --iterations 1
+# The reference of a compiled program runs on its source only while the
+# source is the text compiled (the image holds its SHA-256), read once and
+# bounded: an edited source is "not checked" (exit 4), never a FAIL that
+# blames the program; one that became a FIFO or /dev/zero never hangs.
+cp "$EX/saxpy.mlir" "$T/src.mlir"
+"$BIN/tessera-compile" "$T/src.mlir" --target cpu -o "$T/src.tsp" > /dev/null 2>&1 || bad cpu.source_compile
+sed 's/fma(%av, %xv, %yv)/fma(%av, %yv, %xv)/' "$EX/saxpy.mlir" > "$T/src.mlir"
+expect cpu.source_edited 4 "changed after it was compiled" env TESSERA_BACKEND=cpu "$BIN/tessera-run" "$T/src.tsp" --iterations 1
+rm "$T/src.mlir"; mkfifo "$T/src.mlir"
+expect cpu.source_fifo 4 "not a regular file" timeout 60 env TESSERA_BACKEND=cpu "$BIN/tessera-run" "$T/src.tsp" --iterations 1
+rm "$T/src.mlir"; ln -s /dev/zero "$T/src.mlir"
+expect cpu.source_dev_zero 4 "not a regular file" timeout 60 env TESSERA_BACKEND=cpu "$BIN/tessera-run" "$T/src.tsp" --iterations 1
+rm "$T/src.mlir"
+expect cpu.source_gone 4 "no source of saxpy" env TESSERA_BACKEND=cpu "$BIN/tessera-run" "$T/src.tsp" --iterations 1
+# A compiled training program trains without its source (the image holds
+# its tessera.update marks): the loss of step 3 is the source run's.
+cp "$EX/train_mlp.mlir" "$T/train.mlir"
+from_source=$(env TESSERA_BACKEND=cpu "$BIN/tessera-run" "$T/train.mlir" --iterations 3 2>&1 | grep '^step 3:')
+"$BIN/tessera-compile" "$T/train.mlir" --target cpu -o "$T/train.tsp" > /dev/null 2>&1 || bad cpu.train_compile
+rm "$T/train.mlir"
+from_image=$(env TESSERA_BACKEND=cpu "$BIN/tessera-run" "$T/train.tsp" --iterations 3 2>&1 | grep '^step 3:')
+if [[ -n "$from_source" && "$from_source" == "$from_image" ]]; then ok cpu.train_without_source
+else bad cpu.train_without_source "from the source: '$from_source'" "from the image alone: '$from_image'"; fi
 expect cpu.arch 0 "for cpu:x86-64" "$BIN/tessera-compile" "$EX/softmax.mlir" --target cpu:x86-64 -o "$T/sm.tsp"
 # A cpu LLVM does not know: an error naming it (LLVM aborted code generation).
 expect cpu.unknown_arch 1 "'nonexistentcpu' is not a CPU LLVM 16 knows" \
@@ -122,7 +145,7 @@ b = bytearray(open(sys.argv[1], "rb").read())
 b[8] = 9  # the file format version
 open(sys.argv[2], "wb").write(b)
 PY
-expect bad.version 1 "program file version 9; this Tessera reads version 6" "$BIN/tessera-run" "$T/v9.tsp"
+expect bad.version 1 "program file version 9; this Tessera reads version 7" "$BIN/tessera-run" "$T/v9.tsp"
 expect bad.dev_zero 1 "not a regular file" "$BIN/tessera-compile" /dev/zero --target cpu
 expect bad.missing_program 1 "nope.mlir: No such file or directory" "$BIN/tessera-compile" "$T/nope.mlir" --target cpu
 

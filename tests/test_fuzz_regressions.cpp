@@ -360,7 +360,9 @@ TEST(FuzzRegressions, PlacementGivenAtCompileTime) {
   bare.placed_in.clear();
   bare.placed_out.clear();
   std::string bytes = bare.Serialize();
-  const size_t flag = bytes.size() - 8 - 8 - 8 - 4;  // checksum, two empty counts, the flag
+  // checksum, step_ok, no state updates, no source digest, two empty
+  // placement counts, the flag
+  const size_t flag = bytes.size() - 8 - 8 - 8 - 8 - 8 - 8 - 4;
   ASSERT_EQ(bytes[flag], 1);
   bytes[flag] = 2;
   uint64_t h = 14695981039346656037ull;  // FNV-1a 64, as the writer
@@ -369,6 +371,59 @@ TEST(FuzzRegressions, PlacementGivenAtCompileTime) {
   auto two = ProgramImage::Deserialize(bytes, "flag2.tsp");
   ASSERT_FALSE(two.ok());
   TS_EXPECT_CONTAINS(two.status().message(), "a placement flag of 2");
+}
+
+// The training marks (file version 7) travel in the image, so a compiled
+// program trains without its source; an update or step_ok mark that names
+// no matching param is DATA_LOSS at Program::Create, not a copy between
+// buffers of other sizes at Run.
+TEST(FuzzRegressions, TrainingMarksInTheImage) {
+  auto image = [] {
+    ProgramImage im;
+    im.plugin = "cpu";
+    im.target = "cpu";
+    im.ir_version = TESSERA_IR_VERSION;
+    im.function = "step";
+    im.values = {{"f32", 16}, {"f32", 16}, {"i1", 1}};
+    im.params = {{"w", ParamRole::kInput, "f32", {4}, 16, {}},
+                 {"w_next", ParamRole::kOutput, "f32", {4}, 16, {}},
+                 {"ok", ParamRole::kOutput, "i1", {1}, 1, {}}};
+    im.param_values = {0, 1, 2};
+    im.state_updates = {{1, 0}};
+    im.step_ok_param = 2;
+    im.source_sha256 = std::string(64, 'a');
+    return im;
+  };
+  auto read = ProgramImage::Deserialize(image().Serialize(), "train.tsp");
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  ASSERT_EQ(read->state_updates.size(), 1u);
+  EXPECT_EQ(read->state_updates[0].result_param, 1u);
+  EXPECT_EQ(read->state_updates[0].arg_param, 0u);
+  EXPECT_EQ(read->step_ok_param, 2);
+  EXPECT_EQ(read->source_sha256, std::string(64, 'a'));
+  {
+    ProgramImage ok = image();
+    Status st = Program::Create({}, ok).status();
+    EXPECT_NE(st.code(), StatusCode::kDataLoss) << "a good image: " << st.ToString();
+  }
+  const struct {
+    std::function<void(ProgramImage&)> edit;
+    const char* says;
+  } bad[] = {
+      {[](ProgramImage& im) { im.state_updates[0].result_param = 9; }, "a state update of param 0 by param 9"},
+      {[](ProgramImage& im) { im.state_updates[0] = {0, 1}; }, "that do not match"},     // input <- output
+      {[](ProgramImage& im) { im.state_updates[0] = {2, 0}; }, "that do not match"},     // 1 byte -> 16
+      {[](ProgramImage& im) { im.state_updates.push_back({1, 0}); }, "that do not match"},  // twice
+      {[](ProgramImage& im) { im.step_ok_param = 0; }, "a step_ok mark on param 0"},
+      {[](ProgramImage& im) { im.step_ok_param = 3; }, "a step_ok mark on param 3"},
+  };
+  for (const auto& c : bad) {
+    ProgramImage im = image();
+    c.edit(im);
+    Status st = Program::Create({}, im).status();
+    EXPECT_EQ(st.code(), StatusCode::kDataLoss) << st.ToString();
+    TS_EXPECT_CONTAINS(st.message(), c.says);
+  }
 }
 
 // A parameter's bytes are what its shape and element type say, and a

@@ -129,6 +129,21 @@ Status CheckImage(const ProgramImage& im) {
       }
     }
   }
+  // Training marks: a result param replaces an input param of its size,
+  // each input at most once; step_ok is a result of one byte or more.
+  std::vector<bool> updated(im.params.size(), false);
+  for (const ProgramImage::StateUpdate& u : im.state_updates) {
+    if (u.result_param >= im.params.size() || u.arg_param >= im.params.size() ||
+        im.params[u.result_param].role != ParamRole::kOutput || im.params[u.arg_param].role != ParamRole::kInput ||
+        im.params[u.result_param].bytes != im.params[u.arg_param].bytes || updated[u.arg_param])
+      return Invalid(im, "a state update of param " + std::to_string(u.arg_param) + " by param " +
+                             std::to_string(u.result_param) + " that do not match");
+    updated[u.arg_param] = true;
+  }
+  if (im.step_ok_param >= 0 && (static_cast<size_t>(im.step_ok_param) >= im.params.size() ||
+                                im.params[im.step_ok_param].role != ParamRole::kOutput ||
+                                im.params[im.step_ok_param].bytes == 0))
+    return Invalid(im, "a step_ok mark on param " + std::to_string(im.step_ok_param) + ", which is no result");
   for (size_t v = 0; v < im.values.size(); ++v) {
     const PlanValue& pv = im.values[v];
     if (pv.mesh_position &&

@@ -235,6 +235,12 @@ std::string ProgramImage::Serialize() const {
     w.Vec(*side, [&](const std::vector<std::vector<std::string>>& dims) {
       w.Vec(dims, [&](const std::vector<std::string>& axes) { w.Vec(axes, [&](const std::string& a) { w.Str(a); }); });
     });
+  w.Str(source_sha256);
+  w.Vec(state_updates, [&](const StateUpdate& u) {
+    w.U32(u.result_param);
+    w.U32(u.arg_param);
+  });
+  w.I64(step_ok_param);
   const uint64_t sum = Fnv1a64(w.out().data(), w.out().size());
   w.U64(sum);
   return std::move(w.out());
@@ -358,6 +364,16 @@ StatusOr<ProgramImage> ProgramImage::Deserialize(const std::string& bytes, const
     });
   if (r.ok() && !im.placed && (!im.placed_in.empty() || !im.placed_out.empty()))
     r.Fail("shardings given at compile time without a placement");
+  im.source_sha256 = r.Str();
+  r.Vec(&im.state_updates, 8, [&] {
+    StateUpdate u;
+    u.result_param = r.U32();
+    u.arg_param = r.U32();
+    return u;
+  });
+  const int64_t step_ok = r.I64();
+  if (step_ok < -1 || step_ok > std::numeric_limits<int32_t>::max()) r.Fail("a step_ok param of " + std::to_string(step_ok));
+  im.step_ok_param = static_cast<int32_t>(step_ok);
   // The trailer: the checksum of every byte before it.  The structure above
   // is checked field by field; this catches what still parses, e.g. edited
   // bytes inside an executable image (a cached program is loaded as code).

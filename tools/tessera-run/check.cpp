@@ -60,17 +60,15 @@ TileReference RunTileReference(const Program& program, mlir::ModuleOp source, co
   return ref;
 }
 
-int CheckResults(const Program& program, mlir::ModuleOp source, const std::vector<std::vector<NpyArray>>& before,
+int CheckResults(const Program& program, mlir::ModuleOp source, const std::string& no_source,
+                 const std::vector<std::vector<NpyArray>>& before,
                  const std::vector<std::vector<NpyArray>>& after, TsDim3 grid, uint32_t subgroup_size,
                  const RunArgs& args, const reference::HostTensors* tile_expected) {
   const ProgramImage& im = program.image();
   const auto& params = program.params();
   const size_t devices = before.size();
   if (!source)  // gone, or no longer what was compiled (edited, not placeable)
-    return NotChecked(::access(im.source_name.c_str(), R_OK) != 0
-                          ? "no source of " + im.function + " (" + im.source_name + ") to run the reference on"
-                          : "the source of " + im.function + " (" + im.source_name +
-                                ") does not parse, verify and place as it was compiled: no reference to run");
+    return NotChecked(no_source);
   auto fn = source.lookupSymbol<mlir::func::FuncOp>(im.function);
   if (!fn) return NotChecked("the source " + im.source_name + " has no function " + im.function);
 

@@ -34,7 +34,9 @@ TileReference RunTileReference(const Program& program, mlir::ModuleOp source, co
 // before/after: per device, per param (scalars as one-element arrays).
 // tile_expected: a Tile IR kernel's reference values when computed already.
 // Returns kExitOk, kExitMismatch or kExitNotChecked.
-int CheckResults(const Program& program, mlir::ModuleOp source, const std::vector<std::vector<NpyArray>>& before,
+// no_source: why `source` is null (the message of "not checked").
+int CheckResults(const Program& program, mlir::ModuleOp source, const std::string& no_source,
+                 const std::vector<std::vector<NpyArray>>& before,
                  const std::vector<std::vector<NpyArray>>& after, TsDim3 grid, uint32_t subgroup_size,
                  const RunArgs& args, const reference::HostTensors* tile_expected = nullptr);
 

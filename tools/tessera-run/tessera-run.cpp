@@ -30,6 +30,8 @@
 #include "tessera/InitAll.h"
 #include "tessera/element_types.hpp"
 #include "tessera/program_compiler.hpp"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 #include "tessera/tcp.hpp"
 #ifdef TESSERA_HAVE_MPI
 #include "tessera/mpi.hpp"
@@ -67,11 +69,6 @@ int LaunchedProcesses() {
   return 0;
 }
 
-uint64_t Fnv1a(const std::string& s, uint64_t h = 14695981039346656037ull) {
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
 bool EndsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
@@ -106,16 +103,33 @@ bool RequestsVulkan() {
 }
 
 // The source module the reference runs on (null when there is none).
-mlir::OwningOpRef<mlir::ModuleOp> ParseSource(const std::string& path, mlir::MLIRContext* ctx,
+mlir::OwningOpRef<mlir::ModuleOp> ParseSource(const ProgramSource& source, mlir::MLIRContext* ctx,
                                               const ProgramCompileOptions& placement) {
-  if (path.empty() || !EndsWith(path, ".mlir")) return nullptr;
-  auto m = mlir::parseSourceFile<mlir::ModuleOp>(path, ctx);
+  llvm::SourceMgr files;  // its locations name the file
+  files.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(source.text, source.name), llvm::SMLoc());
+  auto m = mlir::parseSourceFile<mlir::ModuleOp>(files, ctx);
   // The program as it is compiled: declared gradients built, calls inlined,
   // placed on the --mesh given.
   if (m && mlir::failed(tessera::graph::expandGradients(*m))) return nullptr;
-  if (m && !tessera::program::PlaceOnMesh(*m, path, placement).ok()) return nullptr;
+  if (m && !tessera::program::PlaceOnMesh(*m, source.name, placement).ok()) return nullptr;
   if (m && mlir::failed(tessera::graph::propagateGlobalViewShardings(*m))) return nullptr;
   return m;
+}
+
+// The source of a compiled image for its reference: read once, and only
+// when it is still the text compiled (source_sha256); else *why says what.
+StatusOr<ProgramSource> SourceOfImage(const ProgramImage& im) {
+  if (!EndsWith(im.source_name, ".mlir"))
+    return Status(StatusCode::kNotFound, "no source of " + im.function + " (" + im.source_name + ") to run the reference on");
+  auto source = ProgramSource::Read(im.source_name);
+  if (!source.ok())
+    return Status(StatusCode::kNotFound, "no source of " + im.function + " to run the reference on (" +
+                                             source.status().message() + ")");
+  if (!im.source_sha256.empty() && SourceSha256(source->text) != im.source_sha256)
+    return Status(StatusCode::kFailedPrecondition,
+                  "the source of " + im.function + " (" + im.source_name +
+                      ") changed after it was compiled: no reference to run (compile it again, or restore it)");
+  return source;
 }
 
 }  // namespace
@@ -135,36 +149,27 @@ struct Setting {
   std::string shown = "";  // what a message shows ("": the value); not compared
 };
 
-// FNV-1a 64 of a regular file's first GiB, as hex ("" if it is not one):
-// files whose paths differ between processes may hold the same data.
-std::string FileDigest(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return "";
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return "";
-  uint64_t h = 14695981039346656037ull;
-  char buf[65536];
-  size_t total = 0;
-  for (size_t got; total < (size_t{1} << 30) && (got = std::fread(buf, 1, sizeof buf, f)) > 0; total += got)
-    h = Fnv1a(std::string(buf, got), h);
-  std::fclose(f);
-  char text[24];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
-  return text;
-}
+// The --input files, each read once: what the processes compare is what
+// runs.
+struct LoadedInput {
+  NpyArray array;
+  std::string error;  // ReadNpy's, "" when read
+  std::string digest;  // of dtype, shape and bytes; "unreadable" on error
+};
 
-std::vector<Setting> AgreedSettings(const RunArgs& a) {
+std::vector<Setting> AgreedSettings(const RunArgs& a, const std::string& program_digest,
+                                    const std::vector<LoadedInput>& loaded_inputs) {
   auto join = [](const std::vector<std::string>& v) {
     std::string out;
     for (const std::string& x : v) out += (out.empty() ? "" : ", ") + x;
     return out;
   };
   std::vector<std::string> inputs, options, scalars, grid;
-  for (const std::string& in : a.inputs) inputs.push_back("contents " + FileDigest(in));
+  for (const LoadedInput& in : loaded_inputs) inputs.push_back(in.digest);
   for (const OptionValue& o : a.compile_options) options.push_back(o.name + "=" + o.ValueText());
   for (double v : a.scalars) scalars.push_back(FormatNumber(v));
   for (unsigned g : a.grid) grid.push_back(std::to_string(g));
-  const std::string program = "contents " + FileDigest(a.program);  // read once
+  const std::string program = "contents " + program_digest;
   std::vector<Setting> settings = {{"the program", program, a.program + " (" + program + ")"},
           {"--function", a.function},
           {"--input", join(inputs)},
@@ -268,9 +273,20 @@ int Run(int argc, char** argv) {
 #endif
   }
 
-  // ---- what it needs: the compiled image, or how many devices the source's mesh has
+  // ---- what it needs: the compiled image, or how many devices the source's mesh has.
+  // Every file is read once: the program (its source, or the compiled
+  // image) and each --input; what the processes compare, what is compiled
+  // and what the reference runs on are these bytes.
   ProgramImage loaded;
+  ProgramSource source_text;  // a .mlir program, read
+  std::string program_digest;
   int64_t need = 1;
+  if (!compiled_file) {
+    auto read = ProgramSource::Read(a.program);
+    if (!read.ok()) return Fail(kExitBadInput, read.status().message());
+    source_text = std::move(*read);
+    program_digest = SourceSha256(source_text.text);
+  }
   if (compiled_file) {
     if (!a.mesh.empty() || !a.in_shardings.empty() || !a.out_shardings.empty())
       return Fail(kExitBadInput, "--mesh, --in-sharding and --out-sharding place a program when it is compiled; " +
@@ -279,6 +295,7 @@ int Run(int argc, char** argv) {
     auto image = ProgramImage::ReadFile(a.program);
     if (!image.ok()) return Fail(kExitBadInput, image.status().message());
     loaded = std::move(*image);
+    program_digest = SourceSha256(loaded.Serialize());
     need = static_cast<int64_t>(loaded.devices());
   } else if (!a.mesh.empty()) {
     for (const auto& axis : a.mesh)  // --mesh: the program is placed on it
@@ -287,9 +304,19 @@ int Run(int argc, char** argv) {
                                        " axes whose sizes multiply to more than a program runs on (" +
                                        std::to_string(kMaxProgramDevices) + " devices)");
   } else {
-    auto n = ProgramDevicesNeeded(ProgramSource::File(a.program), a.function);
+    auto n = ProgramDevicesNeeded(source_text, a.function);
     if (!n.ok()) return Fail(kExitBadInput, n.status().message());
     need = *n;
+  }
+  std::vector<LoadedInput> inputs(a.inputs.size());
+  for (size_t k = 0; k < a.inputs.size(); ++k) {
+    LoadedInput& in = inputs[k];
+    in.error = ReadNpy(a.inputs[k], &in.array);
+    std::string shape;
+    for (int64_t d : in.array.shape) shape += std::to_string(d) + ",";
+    in.digest = in.error.empty() ? "contents " + SourceSha256(in.array.dtype + "\n" + in.array.descr + "\n" + shape +
+                                                              "\n" + std::string(in.array.bytes.begin(), in.array.bytes.end()))
+                                 : "unreadable";
   }
   if (processes > 1) {
     if (processes > need)
@@ -305,7 +332,7 @@ int Run(int argc, char** argv) {
     // the same settings: a rank with other --iterations waited forever in
     // a collective (MPI) or exited 0 early (TCP), other inputs or
     // placements gave wrong results with exit 0.
-    const std::vector<Setting> mine = AgreedSettings(a);
+    const std::vector<Setting> mine = AgreedSettings(a, program_digest, inputs);
     std::string text;
     for (const Setting& s : mine) text += s.name + '\n' + s.value + '\n' + s.shown + '\n';
     auto all = g_processes->AllGather(text);
@@ -373,12 +400,12 @@ int Run(int argc, char** argv) {
     co.out_shardings = a.out_shardings;
     if (a.autotune) {
       SetPhase("autotuning");
-      const int rc = Autotune(a, devices, &co);  // one per mesh position
+      const int rc = Autotune(a, source_text, devices, &co);  // one per mesh position
       if (rc != kExitOk) return rc;
       t0 = std::chrono::steady_clock::now();  // the compile's time, not the search's
     }
     SetPhase("compiling");
-    auto image = CompileProgramImage(ProgramSource::File(a.program), co, &devices[0], &log);
+    auto image = CompileProgramImage(source_text, co, &devices[0], &log);
     if (!image.ok()) {
       std::fprintf(stderr, "%s\n", image.status().message().c_str());
       return image.status().code() == StatusCode::kUnavailable ? kExitRuntime : kExitBadInput;
@@ -465,8 +492,8 @@ int Run(int argc, char** argv) {
     global.shape = global_shape;
     global.bytes.assign(static_cast<size_t>(count) * es, 0);
     if (p.role != ParamRole::kOutput && next_input < a.inputs.size()) {
-      NpyArray in;
-      if (std::string e = ReadNpy(a.inputs[next_input], &in); !e.empty()) return Fail(kExitBadInput, e);
+      if (!inputs[next_input].error.empty()) return Fail(kExitBadInput, inputs[next_input].error);
+      NpyArray in = std::move(inputs[next_input].array);
       // fp8 files are raw bytes ('|u1'), read as f8E4M3FN: they hold either
       // fp8 type's bits.
       if (in.dtype == "f8E4M3FN" && p.dtype == "f8E5M2") in.dtype = p.dtype;
@@ -510,8 +537,9 @@ int Run(int argc, char** argv) {
     return Fail(kExitBadInput, std::to_string(a.outputs.size()) + " --output files given, " + im.function + " has " +
                                    std::to_string(result_params.size()) + " result" + (result_params.size() == 1 ? "" : "s"));
 
-  // Training programs: results that replace arguments after each run.
-  // The source, parsed once here for these marks and for the check.
+  // The source the reference runs on, parsed once here: the text compiled,
+  // or a compiled image's source when it is still the text it was compiled
+  // from.
   mlir::DialectRegistry registry;
   registerAllDialects(registry);
   mlir::MLIRContext source_ctx(registry);
@@ -530,13 +558,23 @@ int Run(int argc, char** argv) {
     placement.in_shardings = im.placed_in;
     placement.out_shardings = im.placed_out;
   }
-  auto source = ParseSource(compiled_file ? im.source_name : a.program, &source_ctx, placement);
-  std::vector<StateUpdate> updates;
-  if (std::string e = FindStateUpdates(source ? *source : mlir::ModuleOp(), im.function, params, &updates); !e.empty())
-    return Fail(kExitBadInput, e);
-  int step_ok = -1;  // the param of the result marked tessera.step_ok
-  if (std::string e = FindStepOk(source ? *source : mlir::ModuleOp(), im.function, params, &step_ok); !e.empty())
-    return Fail(kExitBadInput, e);
+  std::string no_source;  // why there is no reference source
+  mlir::OwningOpRef<mlir::ModuleOp> source;
+  if (compiled_file) {
+    auto read = SourceOfImage(im);
+    if (read.ok()) source_text = std::move(*read);
+    else no_source = read.status().message();
+  }
+  if (no_source.empty()) {
+    source = ParseSource(source_text, &source_ctx, placement);
+    if (!source)
+      no_source = "the source of " + im.function + " (" + source_text.name +
+                  ") does not parse, verify and place as it was compiled: no reference to run";
+  }
+  // Training programs: results that replace arguments after each run (the
+  // image records them: a compiled program trains without its source).
+  const std::vector<ProgramImage::StateUpdate>& updates = im.state_updates;
+  const int step_ok = im.step_ok_param;  // the param of the result marked tessera.step_ok
 
   // ---- device buffers and streams
   std::vector<std::vector<Buffer>> buffers(L, std::vector<Buffer>(params.size()));
@@ -646,7 +684,7 @@ int Run(int argc, char** argv) {
     // A program of no steps (a hand-made image) checks with no grid.
     const bool have_tile_ref = tile_ref && tile_ref->error.empty();
     SetPhase("checking the results");
-    rc = CheckResults(*program, source ? *source : mlir::ModuleOp(), host, results, check_grid,
+    rc = CheckResults(*program, source ? *source : mlir::ModuleOp(), no_source, host, results, check_grid,
                       devices[0].info().subgroup_size, a, have_tile_ref ? &tile_ref->values : nullptr);
   }
   if (processes > 1) {  // every rank ends with rank 0's verdict

@@ -7,7 +7,8 @@
 
 namespace tessera::run {
 
-int Autotune(const RunArgs& a, const std::vector<Device>& devices, ProgramCompileOptions* co) {
+int Autotune(const RunArgs& a, const ProgramSource& source, const std::vector<Device>& devices,
+             ProgramCompileOptions* co) {
   AutotuneOptions o;
   if (!a.autotune_space.empty()) {
     auto space = ParseAutotuneSpace(a.autotune_space);
@@ -23,7 +24,7 @@ int Autotune(const RunArgs& a, const std::vector<Device>& devices, ProgramCompil
   o.max_trials = a.autotune_trials;
   o.max_seconds = a.autotune_seconds;
   o.repeats = a.autotune_repeats;
-  auto r = tessera::Autotune(devices, ProgramSource::File(a.program), *co, o);
+  auto r = tessera::Autotune(devices, source, *co, o);
   if (!r.ok()) {
     std::fprintf(stderr, "tessera-run: autotune: %s\n", r.status().message().c_str());
     return r.status().code() == StatusCode::kInvalidArgument ? kExitBadInput : kExitRuntime;

@@ -10,7 +10,8 @@ namespace tessera::run {
 
 // Searches (or reads the cache), prints what it chose, and sets
 // options->schedule to it.  Returns an exit code (kExitOk to go on).
-int Autotune(const RunArgs& args, const std::vector<Device>& devices, ProgramCompileOptions* options);
+int Autotune(const RunArgs& args, const ProgramSource& source, const std::vector<Device>& devices,
+             ProgramCompileOptions* options);
 
 }  // namespace tessera::run
 

@@ -39,6 +39,7 @@
 #include <llvm/Support/SHA256.h>
 
 #include "autotune_cache.hpp"
+#include "parse.hpp"
 #include "file_io.hpp"
 #include "plugin_log.hpp"
 #include "tessera/ir_version.h"
@@ -73,11 +74,9 @@ std::string Sha256Hex(const std::string& s) {
 }
 
 StatusOr<std::string> SourceText(const ProgramSource& source) {
-  if (source.path.empty()) return source.text;
-  std::string text;
-  auto r = plugin_support::ReadBoundedFile(source.path, uint64_t{64} << 20, &text);
-  if (!r.ok()) return Status(StatusCode::kInvalidArgument, r.message);
-  return text;
+  auto once = program::ReadOnce(source);
+  if (!once.ok()) return once.status();
+  return std::move(once->text);
 }
 
 std::string OptionsText(const ProgramCompileOptions& options) {
@@ -399,10 +398,15 @@ StatusOr<AutotuneResult> Autotune(const Device& device, const ProgramSource& sou
   return Autotune(std::vector<Device>{device}, source, options, autotune);
 }
 
-StatusOr<AutotuneResult> Autotune(const std::vector<Device>& all_devices, const ProgramSource& source,
+StatusOr<AutotuneResult> Autotune(const std::vector<Device>& all_devices, const ProgramSource& given,
                                   const ProgramCompileOptions& options, const AutotuneOptions& autotune) {
   if (all_devices.empty() || !all_devices.front().valid())
     return Status(StatusCode::kInvalidArgument, "autotune: no device");
+  // Read once: every trial compiles, and the cache entry is keyed by, the
+  // same text.
+  auto once = program::ReadOnce(given);
+  if (!once.ok()) return once.status();
+  const ProgramSource& source = *once;
   const Device& device = all_devices.front();
   if (!options.schedule.empty())
     return Status(StatusCode::kInvalidArgument,

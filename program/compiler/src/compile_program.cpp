@@ -101,18 +101,8 @@ std::string ProgramCacheFile(const ProgramSource& source, const ProgramCompileOp
   for (const OptionValue& v : compile_options)
     if (v.name == "cache_dir") dir = v.string_value;
   if (dir.empty()) return "";
-  std::string text = source.text;
-  if (!source.path.empty()) {
-    // Only a regular file of bounded size (Parse says what is wrong with
-    // anything else): /dev/zero must not be read to the end.
-    llvm::sys::fs::file_status st;
-    if (llvm::sys::fs::status(source.path, st) || !llvm::sys::fs::is_regular_file(st) ||
-        st.getSize() > (uint64_t{64} << 20))
-      return "";
-    auto file = llvm::MemoryBuffer::getFile(source.path);
-    if (!file) return "";
-    text = (*file)->getBuffer().str();
-  }
+  // The text compiled (the entry points read a file once: ReadOnce).
+  const std::string& text = source.text;
   llvm::SHA256 h;
   auto add = [&](const std::string& s) {
     h.update(s);
@@ -177,6 +167,7 @@ StatusOr<Compiled> Build(const ProgramSource& source, const ProgramCompileOption
   for_arch.schedule = program::ScheduleForArch(target->schedule, ArchCompiledFor(*target, target_text, device));
   auto lowered = program::Lower(**parsed, options.function, for_arch, options.schedule, options.overlap_chunks, device);
   if (!lowered.ok()) return lowered.status();
+  lowered->image.source_sha256 = SourceSha256(source.text);
   if (!options.mesh.empty()) {  // placed here: recorded for the runners' references
     lowered->image.placed = true;
     lowered->image.placed_in = options.in_shardings;
@@ -258,8 +249,11 @@ StatusOr<Program> CompileProgram(const std::vector<Device>& devices, const Progr
   return Program::Create(devices, std::move(*image));
 }
 
-StatusOr<ProgramImage> CompileProgramImage(const ProgramSource& source, const ProgramCompileOptions& options,
+StatusOr<ProgramImage> CompileProgramImage(const ProgramSource& given, const ProgramCompileOptions& options,
                                            const Device* device, std::string* log) {
+  auto once = program::ReadOnce(given);
+  if (!once.ok()) return once.status();
+  const ProgramSource& source = *once;
   StatusOr<Compiler> compiler = device ? Compiler::ForDevice(*device) : CompilerFor(options);
   if (!compiler.ok()) return compiler.status();
   std::string target = options.target.empty() ? compiler->targets().front().name : options.target;
@@ -303,7 +297,9 @@ StatusOr<CompileOutput> EmitProgram(const ProgramSource& source, const ProgramCo
                                     const std::string& emit) {
   auto compiler = CompilerFor(options);
   if (!compiler.ok()) return compiler.status();
-  auto built = Build(source, options, *compiler, options.target, nullptr, emit);
+  auto once = program::ReadOnce(source);
+  if (!once.ok()) return once.status();
+  auto built = Build(*once, options, *compiler, options.target, nullptr, emit);
   if (!built.ok()) return built.status();
   return std::move(built->output);
 }

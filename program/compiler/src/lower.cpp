@@ -1,4 +1,5 @@
 #include "lower.hpp"
+#include "training_marks.hpp"
 
 #include <algorithm>
 #include <map>
@@ -564,10 +565,15 @@ StatusOr<LoweredProgram> Lower(ParsedModule& parsed, const std::string& function
   if (!selected.ok()) return selected.status();
   FuncOp fn = *selected;
   const std::string chosen = fn.getName().str();
+  // Read before lowering changes the function; recorded once params exist.
+  TrainingMarks marks;
+  if (std::string e = ReadTrainingMarks(fn, &marks); !e.empty())
+    return Status(StatusCode::kInvalidArgument, parsed.name() + ": " + e);
   StatusOr<LoweredProgram> lowered = IsTileKernel(fn) ? LowerTileKernel(parsed, fn, device)
                                                       : LowerGraph(parsed, fn, target, schedule, overlap_chunks);
   if (!lowered.ok()) return lowered;
   ProgramImage& im = lowered->image;
+  if (std::string e = RecordTrainingMarks(marks, &im); !e.empty()) return Status(StatusCode::kInternal, e);
   im.plugin = target.plugin;
   // The absolute path: a .tsp is checked against its source from any folder.
   im.source_name = parsed.absolute_path().empty() ? parsed.name() : parsed.absolute_path();

@@ -3,13 +3,21 @@
 #include "tessera/printable.hpp"
 #include "placement.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/ADT/StringExtras.h"
 #include "tessera/Dialect/Graph/Transforms/Grad.h"
 #include "tessera/Dialect/Graph/Transforms/ShardPropagation.h"
 #include "tessera/InitAll.h"
@@ -90,19 +98,10 @@ StatusOr<std::unique_ptr<ParsedModule>> ParsedModule::Parse(const ProgramSource&
     if (!llvm::sys::fs::make_absolute(absolute)) p->absolute_path_ = absolute.str().str();
   }
   std::unique_ptr<llvm::MemoryBuffer> buffer;
-  if (!source.path.empty()) {
-    // Only regular files of bounded size: a FIFO or /dev/zero would never end.
-    struct stat st {};
-    if (::stat(source.path.c_str(), &st) != 0)
-      return Status(StatusCode::kNotFound, source.path + ": cannot open: " + std::strerror(errno));
-    if (!S_ISREG(st.st_mode))
-      return Status(StatusCode::kInvalidArgument, source.path + ": not a regular file");
-    if (static_cast<uint64_t>(st.st_size) > kMaxSourceBytes)
-      return Status(StatusCode::kInvalidArgument, source.path + ": larger than the " +
-                                                      FormatBytes(kMaxSourceBytes) + " a program may be");
-    auto file = llvm::MemoryBuffer::getFile(source.path);
-    if (!file) return Status(StatusCode::kNotFound, source.path + ": cannot read: " + file.getError().message());
-    buffer = std::move(*file);
+  if (!source.path.empty() && !source.read) {
+    auto file = ProgramSource::Read(source.path);
+    if (!file.ok()) return file.status();
+    buffer = llvm::MemoryBuffer::getMemBufferCopy(file->text, p->name_);
   } else {
     buffer = llvm::MemoryBuffer::getMemBufferCopy(source.text, p->name_);
   }
@@ -129,4 +128,66 @@ StatusOr<std::unique_ptr<ParsedModule>> ParsedModule::Parse(const ProgramSource&
   return p;
 }
 
+StatusOr<ProgramSource> ReadOnce(const ProgramSource& source) {
+  if (source.path.empty() || source.read) return source;
+  auto file = ProgramSource::Read(source.path);
+  if (!file.ok()) return file.status();
+  if (!source.name.empty()) file->name = source.name;
+  return file;
+}
+
 }  // namespace tessera::program
+
+namespace tessera {
+
+StatusOr<ProgramSource> ProgramSource::Read(std::string path) {
+  // Only regular files of bounded size: a FIFO or /dev/zero would never end.
+  // Opened first and checked through the descriptor: what is read is what
+  // was checked.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return Status(StatusCode::kNotFound, path + ": cannot open: " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status(StatusCode::kInvalidArgument, path + ": not a regular file");
+  }
+  if (static_cast<uint64_t>(st.st_size) > program::kMaxSourceBytes) {
+    ::close(fd);
+    return Status(StatusCode::kInvalidArgument, path + ": larger than the " +
+                                                    FormatBytes(program::kMaxSourceBytes) + " a program may be");
+  }
+  ProgramSource s;
+  s.name = path;
+  s.path = std::move(path);
+  s.read = true;
+  // The size checked, then one byte more to see whether it grew meanwhile.
+  s.text.resize(static_cast<size_t>(st.st_size) + 1);
+  size_t got = 0;
+  while (got < s.text.size()) {
+    const ssize_t n = ::read(fd, &s.text[got], s.text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int e = errno;
+      ::close(fd);
+      return Status(StatusCode::kNotFound, s.path + ": cannot read: " + std::strerror(e));
+    }
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  if (got > static_cast<size_t>(st.st_size)) {
+    ::close(fd);
+    return Status(StatusCode::kUnavailable, s.path + ": it grew while it was read (is something writing it?): "
+                                                     "read it again once it is complete");
+  }
+  ::close(fd);
+  s.text.resize(got);
+  return s;
+}
+
+std::string SourceSha256(const std::string& text) {
+  llvm::SHA256 h;
+  h.update(text);
+  return llvm::toHex(h.final(), /*LowerCase=*/true);
+}
+
+}  // namespace tessera

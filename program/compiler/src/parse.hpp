@@ -14,6 +14,11 @@
 
 namespace tessera::program {
 
+// `source` with its file read (ProgramSource::Read; its name kept), or
+// itself when it is text or read already: each entry point reads a file
+// once, so that every step of one compile sees the same bytes.
+StatusOr<ProgramSource> ReadOnce(const ProgramSource& source);
+
 // Owns the context, the source and the module; diagnostics of everything
 // done on the module go to `diagnostics`.
 class ParsedModule {

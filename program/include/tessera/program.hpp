@@ -139,6 +139,20 @@ struct ProgramImage {
   // mesh is mesh_axes / mesh_shape. `placed` false: nothing was given.
   bool placed = false;
   std::vector<std::vector<std::vector<std::string>>> placed_in, placed_out;
+  // The SHA-256 (hex) of the source text compiled ("" when unknown): a
+  // runner parses the source named above for its reference only when it is
+  // still these bytes.
+  std::string source_sha256;
+  // A training step (docs/autodiff.md): after each run, the value of param
+  // `result_param` (a result marked {tessera.update = N}) becomes that of
+  // param `arg_param` (argument N); when step_ok_param >= 0 (the result
+  // marked tessera.step_ok, a tensor<1xi1>) is false, the step is skipped.
+  struct StateUpdate {
+    uint32_t result_param = 0;
+    uint32_t arg_param = 0;
+  };
+  std::vector<StateUpdate> state_updates;
+  int32_t step_ok_param = -1;
 
   uint64_t devices() const;  // product of mesh_shape (1 without a mesh)
   // Serialized (the .tsp file): "TSPROG" + versions + the fields above.
@@ -159,7 +173,8 @@ inline constexpr int64_t kMaxProgramDevices = 4096;
 // 4: plan values holding the device's mesh position.
 // 5: a list of mesh axes per sharded dim.
 // 6: the placement given at compile time.
-inline constexpr uint32_t kProgramFileVersion = 6;
+// 7: the source's SHA-256, the training marks (state updates, step_ok).
+inline constexpr uint32_t kProgramFileVersion = 7;
 
 struct RunOptions {
   // A Tile IR kernel program: the grid of its launch, instead of the

@@ -34,10 +34,20 @@ namespace tessera {
 struct ProgramSource {
   static ProgramSource File(std::string path);
   static ProgramSource Text(std::string text, std::string name = "<text>");
-  std::string path;  // read when set
+  // The file read now, once (a regular file of at most 1 GiB; else an
+  // error saying what it is): `path` names it, `text` holds it, and every
+  // later step (the program cache's key, the parse, the image's
+  // source_sha256) sees these same bytes, however the file changes after.
+  static StatusOr<ProgramSource> Read(std::string path);
+  std::string path;  // read when set (unless `read`)
   std::string text;  // else this
   std::string name;  // for diagnostics: the path, or the given name
+  bool read = false;  // `text` holds the file at `path` (Read)
 };
+
+// The SHA-256 of a program's text, as 64 hex digits (ProgramImage::
+// source_sha256).
+std::string SourceSha256(const std::string& text);
 
 struct ProgramCompileOptions {
   // The function (Graph IR) or kernel (Tile IR) to run; empty: the module's
