@@ -1,5 +1,9 @@
 // Graphs: capture kernels and copies on two streams joined with events,
 // instantiate once, launch many times; the result equals eager execution.
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
 #include "test_util.hpp"
 
 namespace tessera {
@@ -167,6 +171,84 @@ TEST_F(GraphTest, DestroyedGraphExecIsInvalidHandle) {
   TS_ASSERT_OK(exec.destroy());
   EXPECT_FALSE(exec.valid());
   TS_EXPECT_CODE(s.launch(exec), kInvalidHandle);
+}
+
+// A captured copy of pinned (Host_Allocate) or registered host memory
+// notes the range: replaying it after pinned_free / unregister_host is
+// FAILED_PRECONDITION naming it, never a copy from freed memory (the cpu
+// plugin segfaulted; vulkan already refused).
+TEST_F(GraphTest, CopyOfHostMemoryFreedAfterCaptureIsRefused) {
+  for (const bool registered : {false, true}) {
+    SCOPED_TRACE(registered ? "register_host" : "pinned_malloc");
+    Stream s = NewStream();
+    const size_t n = 1 << 20;
+    Buffer b = Alloc(n);
+    std::vector<char> mine;
+    void* host = nullptr;
+    if (registered) {
+      mine.assign(n, 1);
+      host = mine.data();
+      TS_ASSERT_OK(runtime_.register_host(host, n));
+    } else {
+      TS_ASSERT_OK_AND_ASSIGN(host, runtime_.pinned_malloc(n));
+      std::memset(host, 1, n);
+    }
+    TS_ASSERT_OK(s.begin_capture());
+    TS_ASSERT_OK(s.copy_async(b, host, n));
+    TS_ASSERT_OK_AND_ASSIGN(Graph graph, s.end_capture());
+    TS_ASSERT_OK_AND_ASSIGN(GraphExec exec, graph.instantiate());
+    TS_ASSERT_OK(s.launch(exec));
+    TS_ASSERT_OK(s.synchronize());
+    TS_ASSERT_OK(registered ? runtime_.unregister_host(host) : runtime_.pinned_free(host));
+    Status again = s.launch(exec);
+    EXPECT_EQ(again.code(), StatusCode::kFailedPrecondition) << again.ToString();
+    TS_EXPECT_CONTAINS(again.message(), registered ? "registered host memory" : "pinned host memory");
+    TS_EXPECT_OK(s.synchronize());
+  }
+}
+
+class GraphTwoDevicesTest : public GraphTest {
+ protected:
+  int NumDevices() const override { return 2; }
+};
+
+// A graph replays on its capture's device: a stream of another device that
+// would join (its work replayed where its device's synchronize does not
+// wait: a stale read after Device::synchronize) is refused, naming both.
+TEST_F(GraphTwoDevicesTest, AStreamOfAnotherDeviceCannotJoinACapture) {
+  Stream s0 = NewStream({}, 0), s1 = NewStream({}, 1);
+  Event fork = NewEvent(0, 0);
+  Buffer x = Alloc(kN * 4);
+  TS_ASSERT_OK(s0.begin_capture());
+  TS_ASSERT_OK(s0.memset_async(x, 0, 1, kN * 4));
+  TS_ASSERT_OK(s0.record(fork));
+  Status join = s1.wait(fork);
+  EXPECT_EQ(join.code(), StatusCode::kFailedPrecondition) << join.ToString();
+  TS_EXPECT_CONTAINS(join.message(), "a stream of device 1 cannot join a capture begun on device 0");
+  TS_EXPECT_OK(s0.end_capture().status());
+}
+
+// Buffer::destroy waits for work on every device's streams that uses the
+// buffer (peer access), not only its own device's: the copy below ran from
+// unmapped memory (SIGSEGV) when it waited for device 0 alone.
+TEST_F(GraphTwoDevicesTest, DestroyWaitsForAnotherDevicesWorkOnTheBuffer) {
+  Stream s1 = NewStream({}, 1);
+  const uint64_t n = 64ull << 20;  // mmap'ed: freed memory is unmapped
+  Buffer a = Alloc(n, TS_BUFFER_DEVICE, 0);
+  Buffer b = Alloc(n, TS_BUFFER_DEVICE, 1);
+  TS_ASSERT_OK(memset(a, 0, 7, n));
+  testing::HostGate gate;
+  TS_ASSERT_OK(s1.launch(kernel("gate", 1), {1, 1, 1}, {1, 1, 1}, gate.args()));
+  TS_ASSERT_OK(s1.copy_async(b, a, n));  // device 1 reads device 0's buffer
+  std::thread opener([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    gate.open();
+  });
+  TS_EXPECT_OK(a.destroy());  // returns once the copy is done
+  opener.join();
+  TS_ASSERT_OK(s1.synchronize());
+  EXPECT_FALSE(gate.timed_out());
+  EXPECT_EQ(Download<uint8_t>(b, 1)[0], 7);
 }
 
 }  // namespace

@@ -79,11 +79,11 @@ TsClient::~TsClient() {
     d->magic = tessera::cpu::kMagicDead;
   }
   // Host memory the application never freed goes with the client.
-  for (auto& [p, size] : host_allocs) {
-    munlock(p, size);
-    munmap(p, size);
+  for (auto& [p, range] : host_allocs) {
+    munlock(p, range.size);
+    munmap(p, range.size);
   }
-  for (auto& [p, size] : host_registered) munlock(p, size);
+  for (auto& [p, range] : host_registered) munlock(p, range.size);
 }
 
 namespace tessera::cpu {

@@ -87,6 +87,10 @@ TS_CPU_ENTRY(Memcpy, TS_MEMCPY_ARGS_STRUCT_SIZE) {
     uses.buffers[0] = sb;
     uses.buffers[1] = db;
     uses.op = "copy";
+    if (!sb || !db) {
+      uses.host = sb ? static_cast<const void*>(dst) : static_cast<const void*>(src);
+      uses.host_is_source = !sb;
+    }
     return submit_op(args->stream, CopyOp(dst, src, args->size), &uses);
   }
   TsDevice* dev = db ? db->device : sb ? sb->device : nullptr;

@@ -132,6 +132,24 @@ void note_uses_locked(CaptureSession& cs, const OpUses& u) {
     if (b)
       cs.refs.add(b->life, strprintf("%s of a %s (node %lld)", describe_buffer(b).c_str(),
                                      u.op, node));
+  // Host memory from Host_Allocate or Host_Register: replaying a copy of it
+  // after Host_Free / Host_Unregister would touch freed memory.  (Other
+  // host memory is the caller's to keep, as CUDA's pageable memory is.)
+  if (u.host) {
+    TsClient* c = cs.origin->device->client;
+    std::lock_guard<std::mutex> lk(c->host_mu);  // after the scheduler's: never the other way
+    for (auto* ranges : {&c->host_allocs, &c->host_registered}) {
+      auto it = ranges->upper_bound(const_cast<void*>(u.host));
+      if (it == ranges->begin()) continue;
+      --it;
+      const uint8_t* start = static_cast<const uint8_t*>(it->first);
+      if (static_cast<const uint8_t*>(u.host) >= start + it->second.size) continue;
+      cs.refs.add(it->second.life,
+                  strprintf("the %s host memory at %p (the %s of a copy, node %lld)",
+                            ranges == &c->host_allocs ? "pinned" : "registered", u.host,
+                            u.host_is_source ? "source" : "destination", node));
+    }
+  }
 }
 }  // namespace
 
@@ -169,6 +187,15 @@ TsError* capture_wait_event_locked(TsStream* stream, const std::shared_ptr<Captu
       return errorf(TS_ERROR_FAILED_PRECONDITION,
                     "cpu: Stream_WaitEvent: the default stream cannot join a capture: fork "
                     "work onto a stream created with Stream_Create");
+    // A graph replays on the device it was captured on (its lanes are that
+    // device's streams): work of another device's stream inside it would
+    // run where that device's synchronize does not wait for it.
+    if (stream->device != session->origin->device)
+      return errorf(TS_ERROR_FAILED_PRECONDITION,
+                    "cpu: Stream_WaitEvent: a stream of device %u cannot join a capture begun on "
+                    "device %u: a graph runs on one device; capture each device's work in a graph "
+                    "of its own",
+                    stream->device->ordinal, session->origin->device->ordinal);
     s->capture = session;  // join
     s->capture_tail = -1;
     s->capture_waits.clear();

@@ -93,10 +93,16 @@ struct TsClient {
   uint64_t physical_memory = 0;
   // Bound on waits for other processes (communicators across processes).
   double process_timeout_s = 600;
-  // Host_Allocate'd blocks (pointer -> size) and Host_Register'ed ranges.
+  // Host_Allocate'd blocks and Host_Register'ed ranges, by start.  `life`
+  // expires when the range is freed or unregistered: a graph that copies
+  // to or from it notes it (CapturedRefs) and refuses to replay after.
+  struct HostRange {
+    uint64_t size = 0;
+    std::shared_ptr<const void> life = std::make_shared<int>(0);
+  };
   std::mutex host_mu;
-  std::map<void*, uint64_t> host_allocs;
-  std::map<void*, uint64_t> host_registered;
+  std::map<void*, HostRange> host_allocs;
+  std::map<void*, HostRange> host_registered;
   // Communicators not destroyed yet (Client_Destroy frees them); guarded by
   // the scheduler mutex.
   std::unordered_set<TsCommunicator*> communicators;
@@ -207,6 +213,10 @@ struct OpUses {
   size_t num_args = 0;
   const TsBuffer* buffers[2] = {nullptr, nullptr};  // a copy's or memset's
   const char* op = "";                              // "copy", "memset"
+  // A copy's host memory (NULL: none): its pinned or registered range, if
+  // any, is noted like a buffer.
+  const void* host = nullptr;
+  bool host_is_source = false;
 };
 
 // ---- shared helpers (stream.cpp)

@@ -205,7 +205,10 @@ void destroy_buffer(TsBuffer* b) {
     std::lock_guard<std::mutex> lk(dev->sched().mutex());
     dev->live.buffers.erase(b);
   }
-  device_synchronize(dev);  // cudaFree semantics
+  // cudaFree semantics, over every device of the client: a stream of
+  // another device may copy from or launch on this buffer (peer access),
+  // and a graph replays captured work on its own device's streams.
+  for (TsDevice* d : dev->client->device_list) device_synchronize(d);
   if (!b->imported) free_buffer_memory(b);
   if (b->accounted) release_device_memory(dev, b->size);
   b->magic = kMagicDead;
@@ -268,7 +271,7 @@ TS_CPU_ENTRY(Host_Allocate, TS_HOST_ALLOCATE_ARGS_STRUCT_SIZE) {
   }
   try {
     std::lock_guard<std::mutex> lk(c->host_mu);
-    c->host_allocs[p] = size;
+    c->host_allocs[p].size = size;
   } catch (...) {
     munlock(p, size);
     munmap(p, size);
@@ -293,8 +296,8 @@ TS_CPU_ENTRY(Host_Free, TS_HOST_FREE_ARGS_STRUCT_SIZE) {
                     "was already freed); memory from Host_Register is released with "
                     "Host_Unregister",
                     args->pointer);
-    size = it->second;
-    c->host_allocs.erase(it);
+    size = it->second.size;
+    c->host_allocs.erase(it);  // its life token expires: graphs that copy it refuse to replay
   }
   for (TsDevice* d : c->device_list) device_synchronize(d);  // cudaFreeHost semantics
   munlock(args->pointer, size);
@@ -315,7 +318,7 @@ TS_CPU_ENTRY(Host_Register, TS_HOST_REGISTER_ARGS_STRUCT_SIZE) {
                   "cpu: Host_Register: %p is already registered: Host_Unregister it first",
                   args->pointer);
   if (mlock(args->pointer, args->size) != 0) return mlock_error("Host_Register", args->size, errno);
-  c->host_registered[args->pointer] = args->size;
+  c->host_registered[args->pointer].size = args->size;
   return nullptr;
 }
 
@@ -329,7 +332,7 @@ TS_CPU_ENTRY(Host_Unregister, TS_HOST_UNREGISTER_ARGS_STRUCT_SIZE) {
                   "cpu: Host_Unregister: %p was not registered with Host_Register on this "
                   "client",
                   args->pointer);
-  munlock(it->first, it->second);
+  munlock(it->first, it->second.size);
   c->host_registered.erase(it);
   return nullptr;
 }
