@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -146,9 +147,12 @@ uint64_t CopySize(const Endpoint& dst, const Endpoint& src, py::object nbytes) {
                                              "to copy a prefix)");
     return dst.nbytes;
   }
-  if (!py::isinstance<py::int_>(nbytes) || py::isinstance<py::bool_>(nbytes))
+  // Any integer (numpy's too: __index__), never a bool or a float.
+  if (py::isinstance<py::bool_>(nbytes) || !PyIndex_Check(nbytes.ptr()))
     Fail(StatusCode::kInvalidArgument, "nbytes must be an int, not " +
                                            std::string(py::str(nbytes.get_type().attr("__name__"))));
+  nbytes = py::reinterpret_steal<py::object>(PyNumber_Index(nbytes.ptr()));
+  if (!nbytes) throw py::error_already_set();
   if (nbytes < py::int_(0))
     Fail(StatusCode::kInvalidArgument, "nbytes=" + std::string(py::str(nbytes)) + ": a byte count is >= 0");
   const uint64_t smaller = std::min(dst.nbytes, src.nbytes);
@@ -257,7 +261,11 @@ py::object ExportDLPack(const PyArray& a, const py::object& stream) {
     py::gil_scoped_release release;
     ThrowIfError(a.buffer.device().synchronize());
   }
-  auto* ctx = new ExportContext();
+  // The type first: a dtype DLPack cannot name must not leak the context
+  // (which holds the buffer).
+  const DLDataType dl_type = ToDLType(a.dtype);
+  auto owned = std::make_unique<ExportContext>();
+  ExportContext* ctx = owned.get();
   ctx->shape = a.shape;
   ctx->strides.resize(a.shape.size());
   int64_t stride = 1;
@@ -271,17 +279,15 @@ py::object ExportDLPack(const PyArray& a, const py::object& stream) {
   t.data = data;
   t.device = device;
   t.ndim = static_cast<int32_t>(a.shape.size());
-  t.dtype = ToDLType(a.dtype);
+  t.dtype = dl_type;
   t.shape = ctx->shape.data();
   t.strides = ctx->strides.data();
   t.byte_offset = 0;
   ctx->tensor.manager_ctx = ctx;
   ctx->tensor.deleter = &DeleteExport;
   PyObject* capsule = PyCapsule_New(&ctx->tensor, "dltensor", &CapsuleDestructor);
-  if (!capsule) {
-    delete ctx;
-    throw py::error_already_set();
-  }
+  if (!capsule) throw py::error_already_set();  // `owned` frees the context
+  owned.release();  // the capsule's destructor (or the consumer's deleter) frees it
   return py::reinterpret_steal<py::object>(capsule);
 }
 
@@ -298,6 +304,14 @@ std::pair<const DLTensor*, py::capsule> TakeDLPack(const py::capsule& capsule) {
     if (m->deleter) m->deleter(m);
   });
   const DLTensor& d = t->dl_tensor;
+  // What a broken or hostile producer may hand over: checked before use.
+  if (d.ndim < 0 || d.ndim > 64 || (d.ndim > 0 && !d.shape))
+    throw py::buffer_error("from_dlpack: a tensor of " + std::to_string(d.ndim) + " dims" +
+                           (d.ndim > 0 && !d.shape ? " and no shape" : "") + ": the producer's capsule is broken");
+  for (int i = 0; i < d.ndim; ++i)
+    if (d.shape[i] < 0)
+      throw py::buffer_error("from_dlpack: dim " + std::to_string(i) + " of size " + std::to_string(d.shape[i]) +
+                             ": the producer's capsule is broken");
   if (d.strides) {
     int64_t expect = 1;
     for (int i = d.ndim; i-- > 0;) {
@@ -318,6 +332,9 @@ PyArray ImportDLPack(const py::capsule& capsule) {
   a.dtype = FromDLType(d->dtype);
   a.shape.assign(d->shape, d->shape + d->ndim);
   a.nbytes = NumBytes(a.shape, a.dtype);
+  if (!d->data && a.nbytes > 0)
+    throw py::buffer_error("from_dlpack: the tensor holds " + std::to_string(a.nbytes) +
+                           " bytes at address NULL: the producer's capsule is broken");
   a.host = static_cast<char*>(d->data) + d->byte_offset;
   a.owner = std::move(owner);
   return a;
@@ -333,6 +350,9 @@ PyArray ImportDLPackOnDevice(const py::capsule& capsule, const Device& device) {
   a.shape.assign(d->shape, d->shape + d->ndim);
   a.nbytes = NumBytes(a.shape, a.dtype);
   if (a.nbytes == 0) throw py::buffer_error("from_dlpack: an empty tensor has no memory to use in place");
+  if (!d->data)
+    throw py::buffer_error("from_dlpack: the tensor holds " + std::to_string(a.nbytes) +
+                           " bytes at address NULL: the producer's capsule is broken");
   const uint64_t address = reinterpret_cast<uintptr_t>(d->data) + d->byte_offset;
   StatusOr<Buffer> buffer = device.import_memory(address, a.nbytes, TS_BUFFER_DEVICE);
   if (!buffer.ok())
@@ -442,6 +462,7 @@ void BindArray(py::module_& m) {
       [](py::object dst, py::object src, py::object nbytes) {
         Endpoint d = ToEndpoint(dst, true, "destination"), s = ToEndpoint(src, false, "source");
         const uint64_t size = CopySize(d, s, nbytes);
+        if (size == 0) return;  // nothing to copy (an empty array): as cudaMemcpy of 0 bytes
         py::gil_scoped_release release;
         ThrowIfError(copy(d.ref, s.ref, size));
       },
@@ -451,10 +472,11 @@ void BindArray(py::module_& m) {
       [](py::object dst, py::object src, PyStream& stream, py::object nbytes) {
         Endpoint d = ToEndpoint(dst, true, "destination"), s = ToEndpoint(src, false, "source");
         const uint64_t size = CopySize(d, s, nbytes);
+        if (size == 0) return;  // nothing to copy, nothing to keep
         ThrowIfError(stream.stream.copy_async(d.ref, s.ref, size));
         // The memory must outlive the copy: held until the stream is synchronized.
-        stream.pending.push_back(dst);
-        stream.pending.push_back(src);
+        KeepUntilDone(stream, dst);
+        KeepUntilDone(stream, src);
       },
       py::arg("dst"), py::arg("src"), py::arg("stream"), py::arg("nbytes") = py::none());
   m.def(

@@ -62,6 +62,12 @@ struct PyStream {
   std::vector<py::object> pending;
 };
 
+// Keeps `o` (whose memory work queued on `s` uses) until `s` is
+// synchronized, and in every graph being captured: a stream that joined a
+// capture queues into it, and the graph replays that work later. (Holding
+// more than a graph needs only delays a free.) Called with the GIL held.
+void KeepUntilDone(PyStream& s, py::object o);
+
 // A Tessera array: a typed view of a whole Buffer (device, host-pinned or
 // managed memory), or of host memory that another library owns (imported
 // through DLPack; `owner` keeps it alive).

@@ -23,7 +23,16 @@ void RaiseStatus(const Status& status) {
   PyObject* cls = nullptr;
   if (g_error_classes) cls = PyDict_GetItemString(g_error_classes, StatusCodeName(status.code()));  // borrowed
   if (!cls) cls = g_error_base ? g_error_base : PyExc_RuntimeError;
-  PyErr_SetString(cls, status.message().c_str());
+  // Diagnostics may quote bytes that are not UTF-8 (a binary file read as
+  // a program): escaped, never an exception with no message.
+  const std::string& m = status.message();
+  PyObject* text = PyUnicode_DecodeUTF8(m.data(), static_cast<Py_ssize_t>(m.size()), "backslashreplace");
+  if (!text) {
+    PyErr_Clear();
+    text = PyUnicode_FromString("(a message that could not be decoded)");
+  }
+  PyErr_SetObject(cls, text);
+  Py_XDECREF(text);
 }
 
 std::string DeviceRepr(const Device& d) {
@@ -120,14 +129,7 @@ void BindStreams(py::module_& m) {
       .def("_begin_capture", [](const PyStream& s) { ThrowIfError(s.stream.begin_capture()); })
       .def("_end_capture", [](const PyStream& s) { return Unwrap(s.stream.end_capture()); })
       .def("_launch_graph", [](const PyStream& s, const GraphExec& exec) { ThrowIfError(s.stream.launch(exec)); })
-      .def("_keep", [](PyStream& s, py::object o) { s.pending.push_back(std::move(o)); })
-      .def("_take_pending",
-           [](PyStream& s) {
-             py::list out;
-             for (auto& o : s.pending) out.append(o);
-             s.pending.clear();
-             return out;
-           })
+      .def("_keep", [](PyStream& s, py::object o) { KeepUntilDone(s, std::move(o)); })
       .def("destroy", [](PyStream& s) { ThrowIfError(s.stream.destroy()); })
       .def("__eq__",
            [](const PyStream& a, const py::object& b) {
@@ -172,7 +174,20 @@ void BindStreams(py::module_& m) {
       .def("destroy", [](GraphExec& g) { ThrowIfError(g.destroy()); });
 }
 
+// The keep lists of the graphs being captured (graph.py's capture), guarded
+// by the GIL.  Never destroyed: at interpreter exit there is no GIL to drop
+// their references with.
+std::vector<py::list>& OpenCaptures() {
+  static auto* lists = new std::vector<py::list>();
+  return *lists;
+}
+
 }  // namespace
+
+void KeepUntilDone(PyStream& s, py::object o) {
+  for (py::list& l : OpenCaptures()) l.append(o);
+  s.pending.push_back(std::move(o));
+}
 
 PYBIND11_MODULE(_tessera, m) {
   m.doc() = "Tessera's runtime and programs (the C++ API); use the tessera package";
@@ -201,6 +216,16 @@ PYBIND11_MODULE(_tessera, m) {
   // For tests of the translation itself: raises the exception of `code`.
   m.def("_raise_status", [](int code, const std::string& message) {
     ThrowIfError(Status(static_cast<StatusCode>(code), message));
+  });
+  // graph.capture: what work queued during a capture uses goes into `keep`.
+  m.def("_open_capture", [](py::list keep) { OpenCaptures().push_back(std::move(keep)); });
+  m.def("_close_capture", [](py::list keep) {
+    auto& lists = OpenCaptures();
+    for (auto it = lists.begin(); it != lists.end(); ++it)
+      if (it->is(keep)) {
+        lists.erase(it);
+        return;
+      }
   });
   BindRuntime(m);
   BindStreams(m);

@@ -177,7 +177,7 @@ void Run(const Program& program, std::vector<PyStream*> streams, const std::vect
       ThrowIfError(program.Run(ss, kargs, options));
   }
   for (size_t d = 0; d < args.size(); ++d)
-    for (const py::object& o : args[d]) streams[d]->pending.push_back(o);
+    for (const py::object& o : args[d]) KeepUntilDone(*streams[d], o);
 }
 
 void CheckParam(const Program& p, size_t i) {

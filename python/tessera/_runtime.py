@@ -1,5 +1,6 @@
 """The process's runtimes: a default one, created on first use, and one per
 backend named explicitly (device="vulkan:0")."""
+import operator
 import threading
 
 from . import _tessera
@@ -19,7 +20,10 @@ def init(backend=None, devices=None):
     from an earlier runtime keep it alive and go on working.
     """
     global _default
-    rt = _tessera.Runtime.create(backend or "", int(devices or 0))
+    if devices is not None and (isinstance(devices, bool) or not hasattr(devices, "__index__")
+                                or operator.index(devices) < 1):
+        raise ValueError("devices=%r: give a whole number of devices, 1 or more (or None)" % (devices,))
+    rt = _tessera.Runtime.create(backend or "", operator.index(devices) if devices is not None else 0)
     with _lock:
         _default = rt
         _by_backend[rt.backend] = rt

@@ -8,6 +8,9 @@ program's shardings.  A Communicator runs collectives over devices of this
 process, or across processes from an id one of them made (collective_id).
 """
 import math
+import operator
+
+import numpy as np
 
 from . import _runtime, _tessera
 
@@ -24,7 +27,10 @@ class Mesh:
         if not items:
             raise ValueError("a mesh has at least one axis")
         self.axis_names = tuple(str(name) for name, _ in items)
-        self.shape = tuple(int(size) for _, size in items)
+        for name, size in items:  # integers only: 1.9 is no axis size (it was 1)
+            if isinstance(size, (bool, np.bool_)) or not hasattr(size, "__index__"):
+                raise TypeError("mesh axis %r: its size must be an integer, not %r" % (name, size))
+        self.shape = tuple(operator.index(size) for _, size in items)
         if len(set(self.axis_names)) != len(self.axis_names) or min(self.shape) < 1:
             raise ValueError("mesh axes must have distinct names and sizes >= 1: %r" % (items,))
         if self.size > _tessera.MAX_PROGRAM_DEVICES:
@@ -113,16 +119,19 @@ class ShardSpec:
     def replicated(self):
         return all(d is None for d in self.dims) and not self.reduce
 
+    def _key(self):
+        # No partitioned dim is the same as no dims at all; equal specs hash
+        # alike (set and dict keys).
+        dims = self.dims if any(d is not None for d in self.dims) else ()
+        return dims, frozenset(self.reduce)
+
     def __eq__(self, other):
         if not isinstance(other, ShardSpec):
             return NotImplemented
-        # No partitioned dim is the same as no dims at all.
-        mine = self.dims if any(d is not None for d in self.dims) else ()
-        theirs = other.dims if any(d is not None for d in other.dims) else ()
-        return mine == theirs and set(self.reduce) == set(other.reduce)
+        return self._key() == other._key()
 
     def __hash__(self):
-        return hash((self.dims, frozenset(self.reduce)))
+        return hash(self._key())
 
     def __repr__(self):
         parts = ["dims=%r" % (self.dims,)]

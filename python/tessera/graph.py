@@ -50,30 +50,24 @@ def capture(stream):
     run), then instantiates it.  An exception inside the block ends the
     capture and drops the graph."""
     g = CapturedGraph(stream)
-    # What the stream held before the capture stays with the stream; what is
-    # captured goes with the graph.
-    before = stream._take_pending()
-
-    def restore():
-        captured = list(stream._take_pending())
-        for o in before:
-            stream._keep(o)
-        return captured
-
+    # Refused (a nested capture, the default stream): nothing has changed.
     stream._begin_capture()
+    # What the captured work uses, on this stream and on every stream that
+    # joins the capture (fork/join through events), goes with the graph.
+    keep = []
+    _tessera._open_capture(keep)
     try:
         yield g
     except BaseException:
+        _tessera._close_capture(keep)
         try:
             stream._end_capture()
         except _tessera_errors():
             pass
-        restore()
         raise
-    try:
-        g.graph = stream._end_capture()
-    finally:
-        g._keep = restore()
+    _tessera._close_capture(keep)
+    g._keep = keep
+    g.graph = stream._end_capture()
     g.exec = g.graph.instantiate()
 
 

@@ -1,5 +1,7 @@
 """Memory: arrays in device, pinned and managed memory, copies, hints, and
 DLPack import."""
+import operator
+
 import numpy as np
 
 from . import _tessera
@@ -8,8 +10,16 @@ from ._runtime import device as _device, runtime as _runtime, runtime_for as _ru
 Array = _tessera.Array
 
 
+def _dim(d):
+    # Integers only (numpy's too), as numpy itself: 2.5 is a TypeError, never
+    # silently 2.
+    if isinstance(d, (bool, np.bool_)) or not hasattr(d, "__index__"):
+        raise TypeError("a shape holds integers, not %s (%r)" % (type(d).__name__, d))
+    return operator.index(d)
+
+
 def _shape(shape):
-    return [int(shape)] if np.isscalar(shape) else [int(d) for d in shape]
+    return [_dim(shape)] if np.isscalar(shape) else [_dim(d) for d in shape]
 
 
 def empty(shape, dtype=np.float32, device=None, kind="device"):

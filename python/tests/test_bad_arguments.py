@@ -43,6 +43,40 @@ def test_nbytes_must_be_a_count(dev, nbytes):
         memcpy(d, np.zeros(4, np.float32), nbytes=nbytes)
 
 
+def test_nbytes_takes_numpy_ints(dev):
+    d = tessera.asarray(np.zeros(4, np.float32))
+    memcpy(d, np.arange(4, dtype=np.float32), nbytes=np.int64(8))
+    assert d.numpy().tolist() == [0.0, 1.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize("shape", [(0,), (0, 3), (2, 0)])
+def test_empty_arrays_copy_nothing(dev, shape):
+    a = tessera.asarray(np.zeros(shape, np.float32))
+    assert a.shape == shape and a.numpy().shape == shape
+
+
+@pytest.mark.parametrize("shape", [2.5, (3.9, 2), (2, True)])
+def test_shapes_are_integers(dev, shape):
+    # numpy's rule: 2.5 was silently 2.
+    with pytest.raises(TypeError, match="integers"):
+        tessera.empty(shape)
+    with pytest.raises(TypeError, match="integers"):
+        tessera.pinned_malloc(shape)
+
+
+def test_counts_are_integers():
+    with pytest.raises(TypeError, match="integer"):
+        tessera.dist.Mesh({"tp": 1.9})
+    for devices in (2.5, -1, 0, True):
+        with pytest.raises(ValueError, match="devices="):
+            tessera.init(devices=devices)
+
+
+def test_equal_shardspecs_hash_alike():
+    a, b = tessera.dist.ShardSpec(dims=(None,)), tessera.dist.ShardSpec(dims=())
+    assert a == b and hash(a) == hash(b) and len({a, b}) == 1
+
+
 def test_nbytes_prefix_still_copies(dev):
     d = tessera.asarray(np.zeros(4, np.float32))
     memcpy(d, np.arange(4, dtype=np.float32), nbytes=8)
@@ -236,6 +270,9 @@ def test_broadcast_root_is_a_rank():
     {"min_gain": math.nan},
     {"min_gain": -0.5},
     {"budget": 2**40},
+    # warmup + repeats overflowed an int: no run timed, a crash
+    {"repeats": 2**31 - 1},
+    {"warmup": 2**31 - 1, "repeats": 1},
 ])
 def test_autotune_arguments_are_checked(kwargs):
     with pytest.raises(tessera.InvalidArgumentError):

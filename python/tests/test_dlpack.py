@@ -1,6 +1,7 @@
 """DLPack both ways, zero-copy with numpy for host-visible memory (backend-neutral)."""
 import ctypes
 import gc
+import os
 
 import numpy as np
 import pytest
@@ -128,3 +129,79 @@ def test_device_tensor_of_a_missing_backend_is_a_buffer_error():
         pytest.skip("a cuda device is present")
     with pytest.raises(BufferError, match="cuda"):
         tessera.from_dlpack(CudaTensor())
+
+
+# A hand-made DLPack producer (ctypes): what a broken or hostile library may
+# hand over must be refused at import, never read.
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int), ("device_id", ctypes.c_int)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int),
+                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+class _DLManagedTensor(ctypes.Structure):
+    pass
+
+
+_DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(_DLManagedTensor))
+_DLManagedTensor._fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", _DELETER)]
+
+
+def _capsule(keep, data, shape, ndim=None, with_shape=True):
+    new = ctypes.pythonapi.PyCapsule_New
+    new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    dims = (ctypes.c_int64 * max(1, len(shape)))(*shape)
+    m = _DLManagedTensor()
+    m.dl_tensor.data = data
+    m.dl_tensor.device = _DLDevice(1, 0)  # kDLCPU
+    m.dl_tensor.ndim = len(shape) if ndim is None else ndim
+    m.dl_tensor.dtype = _DLDataType(2, 32, 1)  # float32
+    if with_shape:
+        m.dl_tensor.shape = dims
+    m.deleter = _DELETER(0)
+    keep.extend([dims, m])
+    return new(ctypes.addressof(m), b"dltensor", None)
+
+
+def test_broken_producers_are_refused():
+    keep = []
+    real = np.zeros(4, np.float32)
+    # 16 bytes at NULL: imported, .numpy() read address 0 (SIGSEGV).
+    with pytest.raises(BufferError, match="at address NULL"):
+        tessera.Array._from_dlpack_capsule(_capsule(keep, None, [4]))
+    with pytest.raises(BufferError, match="no shape"):
+        tessera.Array._from_dlpack_capsule(_capsule(keep, real.ctypes.data, [4], with_shape=False))
+    with pytest.raises(BufferError, match="-1 dims"):
+        tessera.Array._from_dlpack_capsule(_capsule(keep, real.ctypes.data, [4], ndim=-1))
+    with pytest.raises(BufferError, match="size -4"):
+        tessera.Array._from_dlpack_capsule(_capsule(keep, real.ctypes.data, [-4]))
+    # An empty tensor may have no memory.
+    assert tessera.Array._from_dlpack_capsule(_capsule(keep, None, [0])).shape == (0,)
+
+
+def _rss_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def test_a_refused_export_leaks_nothing():
+    # A dtype DLPack cannot name (bool) is refused before anything is made:
+    # the export's context, which holds the buffer, leaked it whole before
+    # (16 x 32 MiB here; the bound leaves room for the allocator's noise).
+    gc.collect()
+    start = _rss_bytes()
+    for _ in range(16):
+        a = tessera.asarray(np.ones(32 << 20, bool))
+        with pytest.raises(BufferError):
+            a.__dlpack__()
+        del a
+    gc.collect()
+    assert _rss_bytes() - start < (160 << 20)

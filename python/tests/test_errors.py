@@ -32,3 +32,13 @@ def test_runtime_messages_arrive_unchanged():
     with pytest.raises(tessera.ResourceExhaustedError) as e:
         tessera.empty(1 << 60, "u1")
     assert "1.0 EiB" in str(e.value) or "EiB" in str(e.value) or "allocat" in str(e.value)
+
+
+def test_a_message_quoting_bytes_that_are_not_utf8_arrives(tmp_path):
+    # A binary file compiled as a program: the diagnostic quotes its bytes;
+    # the exception had no message at all (PyErr_SetString failed).
+    bad = tmp_path / "bad.mlir"
+    bad.write_bytes(b"garbage\xff\xfe")
+    with pytest.raises(tessera.InvalidArgumentError) as e:
+        tessera.compile(str(bad))
+    assert "not a valid Tessera program" in str(e.value)

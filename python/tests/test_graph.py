@@ -1,9 +1,12 @@
 """Graph capture (backend-neutral): `with graph.capture(s) as g:` ... g.launch()."""
+import gc
+import weakref
+
 import numpy as np
 import pytest
 
 import tessera
-from tessera import graph, memcpy_async, pinned_malloc, stream
+from tessera import event, graph, memcpy_async, pinned_malloc, stream
 
 SCALE = """
 func.func @scale(%a: f32, %x: memref<1024xf32>)
@@ -84,3 +87,47 @@ def test_an_exception_in_the_block_ends_the_capture(dev):
     memcpy_async(buf, src, s)
     s.synchronize()
     np.testing.assert_array_equal(buf.numpy(), 5)
+
+
+def test_the_graph_keeps_what_joined_streams_queued():
+    # Fork/join capture: the staging memory of a copy queued on the side
+    # stream must live as long as the graph, not until the side stream's
+    # synchronize (the graph replayed a copy from freed memory: SIGSEGV).
+    s, side = stream.create(), stream.create()
+    buf = tessera.empty(1 << 16, np.float32)
+    fork, join = event.create(), event.create()
+    staging = pinned_malloc(1 << 16, np.float32)
+    staging[:] = 3.0
+    alive = weakref.ref(staging)
+    with graph.capture(s) as g:
+        fork.record(s)
+        side.wait(fork)
+        memcpy_async(buf, staging, side)
+        join.record(side)
+        s.wait(join)
+    del staging
+    side.synchronize()
+    gc.collect()
+    assert alive() is not None
+    g.launch()
+    s.synchronize()
+    np.testing.assert_array_equal(buf.numpy(), np.full(1 << 16, 3.0, np.float32))
+
+
+def test_a_refused_nested_capture_keeps_the_outer_captures_memory():
+    s = stream.create()
+    buf = tessera.empty(1 << 16, np.float32)
+    staging = pinned_malloc(1 << 16, np.float32)
+    staging[:] = 5.0
+    alive = weakref.ref(staging)
+    with graph.capture(s) as g:
+        memcpy_async(buf, staging, s)
+        with pytest.raises(tessera.Error, match="already capturing"):
+            with graph.capture(s):
+                pass
+    del staging
+    gc.collect()
+    assert alive() is not None
+    g.launch()
+    s.synchronize()
+    np.testing.assert_array_equal(buf.numpy(), np.full(1 << 16, 5.0, np.float32))

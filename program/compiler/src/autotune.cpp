@@ -434,6 +434,15 @@ StatusOr<AutotuneResult> Autotune(const std::vector<Device>& all_devices, const 
   for (const auto& [key, values] : space)
     if (values.empty()) return Status(StatusCode::kInvalidArgument, "autotune: no values to try for " + key);
 
+  // Counts a search can finish: warmup + repeats overflowed an int at
+  // 2^31 - 1 (no run was timed, and the median of none crashed).
+  constexpr int kMaxRuns = 100000;
+  for (const auto& [name, value] : {std::pair<const char*, int>{"repeats", autotune.repeats},
+                                    {"warmup", autotune.warmup},
+                                    {"confirm", autotune.confirm}})
+    if (value > kMaxRuns)
+      return Status(StatusCode::kInvalidArgument, std::string("autotune: ") + name + " " + std::to_string(value) +
+                                                      ": give at most " + std::to_string(kMaxRuns));
   const int repeats = std::max(1, autotune.repeats);
   const int max_trials = std::max(1, autotune.max_trials);
   const bool random = autotune.strategy == "random";
@@ -517,11 +526,15 @@ StatusOr<AutotuneResult> Autotune(const std::vector<Device>& all_devices, const 
       shapes = ShapesText(*program);
     }
     std::vector<double> times;
-    for (int i = 0; st.ok() && i < autotune.warmup + repeats; ++i) {
+    const int warmup = std::max(0, autotune.warmup);
+    for (int i = 0; st.ok() && i < warmup + repeats; ++i) {
       auto t = run_once(*program);
       if (!t.ok()) st = t.status();
-      else if (i >= autotune.warmup) times.push_back(*t);
+      else if (i >= warmup) times.push_back(*t);
+      // The budget holds inside a trial too, once one run is timed.
+      if (autotune.max_seconds > 0 && !times.empty() && MsSince(start) > autotune.max_seconds * 1000) break;
     }
+    if (st.ok() && times.empty()) st = Status(StatusCode::kInternal, "autotune: no run of the trial was timed");
     if (!st.ok()) {
       if (schedule.empty()) return st;
       trial.error = st.message();
