@@ -10,6 +10,7 @@
 // never ran: the Vulkan plugin's pipeline cache was never saved, its VkDevice
 // never destroyed, and lavapipe's threads were still running at exit.
 #include <dirent.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -418,6 +419,44 @@ TEST(CpuClientDestroy, FreesWhatTheCallerLeftBehind) {
   }
   EXPECT_EQ(CountExecutableMemfds(), memfds_before) << "the executable was not unloaded";
   if (locked) EXPECT_EQ(LockedKiB(), locked_before) << "the pinned buffer is still locked";
+}
+
+// A child fork()ed after a Runtime was made has none of its plugin's
+// threads (the cpu worker pool stayed in the parent): every call through
+// the parent's Runtime is FAILED_PRECONDITION saying so (it hung forever),
+// destroying it in the child touches nothing of the parent's, and a
+// Runtime the child makes works.
+TEST(ForkTest, AParentsRuntimeSaysSoInTheChildAndANewOneWorks) {
+  auto rt = Runtime::Create(testing::PluginOptions("cpu", {}, "cpu"));
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  {
+    auto warm = rt->devices()[0].allocate(64);  // the worker pool is running
+    ASSERT_TRUE(warm.ok());
+  }
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // 10: refused as it should be; 11: a new Runtime works; other: wrong.
+    auto b = rt->devices()[0].allocate(64);
+    if (b.ok() || b.status().code() != StatusCode::kFailedPrecondition ||
+        b.status().message().find("before a fork()") == std::string::npos)
+      ::_exit(1);
+    Status sync = rt->devices()[0].synchronize();
+    if (sync.code() != StatusCode::kFailedPrecondition) ::_exit(2);
+    *rt = Runtime();  // the parent's runtime goes: nothing of it is touched
+    auto mine = Runtime::Create(testing::PluginOptions("cpu", {}, "cpu"));
+    if (!mine.ok()) ::_exit(3);
+    auto buffer = mine->devices()[0].allocate(64);
+    if (!buffer.ok() || !memset(*buffer, 0, 7, 64).ok()) ::_exit(4);
+    ::_exit(11);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child died of signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 11);
+  // The parent's runtime is untouched.
+  auto after = rt->devices()[0].allocate(64);
+  EXPECT_TRUE(after.ok()) << after.status().ToString();
 }
 
 }  // namespace

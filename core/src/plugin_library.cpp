@@ -1,5 +1,9 @@
 #include "plugin_library.hpp"
 
+#include <pthread.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <cstring>
 #include <exception>
 
@@ -11,6 +15,19 @@
 namespace tessera::detail {
 
 namespace {
+
+// Forks of this process so far, counted in the child (pthread_atfork): a
+// library loaded before the last fork is unusable in the child.
+std::atomic<uint64_t> g_forks{0};
+
+uint64_t ForkGeneration() {
+  static const bool registered = [] {
+    ::pthread_atfork(nullptr, nullptr, [] { g_forks.fetch_add(1, std::memory_order_relaxed); });
+    return true;
+  }();
+  (void)registered;
+  return g_forks.load(std::memory_order_relaxed);
+}
 
 std::string VersionText(TsAbiVersion v) {
   return std::to_string(v.major) + "." + std::to_string(v.minor);
@@ -47,6 +64,8 @@ PluginLibrary::~PluginLibrary() {
 StatusOr<std::shared_ptr<PluginLibrary>> PluginLibrary::Load(
     PluginCandidate* candidate, const RuntimeOptions& options) {
   std::shared_ptr<PluginLibrary> lib(new PluginLibrary());
+  lib->fork_generation_ = ForkGeneration();
+  lib->pid_ = static_cast<long>(::getpid());
   lib->name_ = candidate->name;
   lib->path_ = candidate->path;
 
@@ -167,6 +186,19 @@ StatusOr<std::shared_ptr<PluginLibrary>> PluginLibrary::Load(
                           candidate->path + " (ABI " +
                           candidate->abi_version + ")");
   return lib;
+}
+
+bool PluginLibrary::InForkedChild() const {
+  return g_forks.load(std::memory_order_relaxed) != fork_generation_;
+}
+
+Status PluginLibrary::ForkedChild(const char* entry) const {
+  return Status(StatusCode::kFailedPrecondition,
+                name_ + ": " + entry + ": this Runtime was created in process " + std::to_string(pid_) +
+                    ", before a fork(); its plugin's threads and device state stayed in that process, so "
+                    "nothing of it works in this child (" + std::to_string(static_cast<long>(::getpid())) +
+                    "): create a new Runtime in the child (tessera.init() in Python), or start children "
+                    "with exec or the 'spawn' method");
 }
 
 Status PluginLibrary::ToStatus(TsError* error, const char* entry) const {

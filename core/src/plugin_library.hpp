@@ -77,6 +77,14 @@ class PluginLibrary {
   // file and the entry point.  The answer is not used.
   Status BadAnswer(const char* entry, const std::string& what) const;
 
+  // True in a child process fork()ed after this library was loaded: the
+  // plugin's threads and device state stayed in the parent (a cpu worker
+  // pool, a GPU context), so a call would hang or corrupt it.  Cheap: one
+  // atomic load (a pthread_atfork handler counts forks).
+  bool InForkedChild() const;
+  // FAILED_PRECONDITION for `entry` in such a child, saying what to do.
+  Status ForkedChild(const char* entry) const;
+
  private:
   PluginLibrary() = default;
   std::string name_;
@@ -86,6 +94,8 @@ class PluginLibrary {
   TsPluginApi table_{};
   TsAbiVersion version_{};
   bool takes_options_ = false;
+  uint64_t fork_generation_ = 0;  // the process's fork count when loaded
+  long pid_ = 0;                  // the process that loaded it
   // Declared last, destroyed first: nothing calls through table() by then.
   std::unique_ptr<ValidationLayer> validation_;
 };
@@ -116,8 +126,9 @@ inline Args MakeArgs() {
 
 // Calls entry point `Entry` of `lib` with `args` (an lvalue Args struct) and
 // returns a Status; a missing entry returns UNSUPPORTED without calling.
-#define TESSERA_PLUGIN_CALL(lib, Entry, args)                              \
-  ((lib).table().Entry ? (lib).ToStatus((lib).table().Entry(&(args)), #Entry) \
+#define TESSERA_PLUGIN_CALL(lib, Entry, args)                                       \
+  ((lib).table().Entry ? ((lib).InForkedChild() ? (lib).ForkedChild(#Entry)           \
+                                                : (lib).ToStatus((lib).table().Entry(&(args)), #Entry)) \
                        : (lib).Missing(#Entry))
 
 // TESSERA_PLUGIN_CALL for an entry point whose success promises a non-null

@@ -39,7 +39,9 @@ RuntimeImpl::~RuntimeImpl() {
   trace.reset();
   visible_devices.clear();
   owned_devices.clear();
-  if (client && plugin) {
+  // In a child fork()ed after the client was made, the client is the
+  // parent's: left alone (the child's copy of its memory goes with it).
+  if (client && plugin && !plugin->InForkedChild()) {
     auto args = MakeArgs<TsClient_Destroy_Args>();
     args.client = client;
     Status st = TESSERA_PLUGIN_CALL(*plugin, Client_Destroy, args);

@@ -1,6 +1,7 @@
 """The process's runtimes: a default one, created on first use, and one per
 backend named explicitly (device="vulkan:0")."""
 import operator
+import os
 import threading
 
 from . import _tessera
@@ -8,6 +9,20 @@ from . import _tessera
 _lock = threading.RLock()
 _default = None
 _by_backend = {}
+_parents = []  # the runtimes of the parent in a fork()ed child, kept unused
+
+
+def _after_fork_in_child():
+    # The parent's runtimes do not work here (their plugins' threads stayed
+    # in the parent; every call says so): the child makes its own on first
+    # use.  They are kept, never destroyed here: their client is the
+    # parent's.
+    global _default, _by_backend
+    _parents.append((_default, _by_backend))
+    _default, _by_backend = None, {}
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def init(backend=None, devices=None):

@@ -1,4 +1,6 @@
 """Devices, streams and events (backend-neutral)."""
+import os
+
 import numpy as np
 import pytest
 
@@ -109,3 +111,18 @@ def test_stream_side_of_record_and_wait(rng):
     memcpy_async(out, buf, s2)
     s2.synchronize()
     np.testing.assert_array_equal(out, src)
+
+
+def test_a_forked_child_makes_its_own_runtime():
+    # The parent's runtime has no plugin threads in a fork()ed child (every
+    # call hung); the child makes its own on first use.
+    tessera.asarray(np.ones(4, np.float32))
+    pid = os.fork()
+    if pid == 0:
+        try:
+            ok = tessera.asarray(np.ones(4, np.float32)).numpy().tolist() == [1.0] * 4
+            os._exit(0 if ok else 1)
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
