@@ -207,6 +207,46 @@ TEST_F(GraphTest, CopyOfHostMemoryFreedAfterCaptureIsRefused) {
   }
 }
 
+// Destroying a stream that is capturing: the plugin refuses, and the
+// handle stays valid so the capture can still be ended (the core had
+// invalidated it: end_capture said INVALID_HANDLE, and a stream that had
+// joined stayed capturing for good, dropping the work issued to it).
+TEST_F(GraphTest, DestroyingACapturingStreamKeepsItsHandle) {
+  Stream s1 = NewStream(), s2 = NewStream();
+  Event fork = NewEvent(), join = NewEvent();
+  Buffer x = Alloc(kN * 4);
+  TS_ASSERT_OK(s1.begin_capture());
+  TS_ASSERT_OK(s1.record(fork));
+  TS_ASSERT_OK(s2.wait(fork));
+  TS_ASSERT_OK(s2.memset_async(x, 0, 1, kN * 4));
+  TS_ASSERT_OK(s2.record(join));
+  TS_ASSERT_OK(s1.wait(join));
+  TS_EXPECT_CODE(s1.destroy(), kFailedPrecondition);
+  EXPECT_TRUE(s1.valid());
+  TS_ASSERT_OK_AND_ASSIGN(Graph graph, s1.end_capture());
+  EXPECT_EQ(graph.num_nodes(), 1u);
+  TS_EXPECT_OK(s1.destroy());
+  EXPECT_FALSE(s1.valid());
+  TS_EXPECT_OK(s2.synchronize());  // s2 is no longer capturing
+}
+
+// The last handle of a capturing stream dropped: the capture is ended and
+// its graph discarded, so a stream that joined it works again.
+TEST_F(GraphTest, DroppingACapturingStreamEndsItsCapture) {
+  Stream s2 = NewStream();
+  Buffer x = Alloc(kN * 4);
+  {
+    Stream s1 = NewStream();
+    Event fork = NewEvent();
+    TS_ASSERT_OK(s1.begin_capture());
+    TS_ASSERT_OK(s1.record(fork));
+    TS_ASSERT_OK(s2.wait(fork));  // s2 joins, and is never joined back
+  }
+  TS_ASSERT_OK(s2.memset_async(x, 0, 7, kN * 4));  // runs: s2 is not capturing
+  TS_ASSERT_OK(s2.synchronize());
+  EXPECT_EQ(Download<uint8_t>(x, 1)[0], 7);
+}
+
 class GraphTwoDevicesTest : public GraphTest {
  protected:
   int NumDevices() const override { return 2; }

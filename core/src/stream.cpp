@@ -16,18 +16,43 @@ Status StreamImpl::Release() {
                   "destroyed");
   if (!MarkDestroyed()) return Status::Ok();
   if (raw == nullptr) return Status::Ok();  // never fully created
-  if (RuntimeTrace* trace = device.impl()->runtime->trace.get())
-    trace->StreamDestroyed(raw);
   auto args = MakeArgs<TsStream_Destroy_Args>();
   args.stream = raw;
+  Status st = TESSERA_PLUGIN_CALL(device.impl()->lib(), Stream_Destroy, args);
+  if (st.code() == StatusCode::kFailedPrecondition) {
+    // The plugin kept the stream (a capture is open on it): so does the
+    // handle, or the capture could never be ended (end_capture said
+    // INVALID_HANDLE, and streams that joined it stayed capturing).
+    alive.store(true, std::memory_order_release);
+    return st;
+  }
+  if (RuntimeTrace* trace = device.impl()->runtime->trace.get())
+    trace->StreamDestroyed(raw);
   released = raw;  // for "was destroyed" errors: the layer knows where
   raw = nullptr;
-  return TESSERA_PLUGIN_CALL(device.impl()->lib(), Stream_Destroy, args);
+  return st;
 }
 
 StreamImpl::~StreamImpl() {
   if (is_default || !raw) return;
   Status st = Release();
+  if (st.code() == StatusCode::kFailedPrecondition && raw && !device.impl()->lib().InForkedChild()) {
+    // The last handle of a stream that is still capturing: the capture is
+    // ended and its graph discarded (with every stream that joined it),
+    // then the stream goes.
+    const detail::PluginLibrary& lib = device.impl()->lib();
+    auto end = MakeArgs<TsStream_EndCapture_Args>();
+    end.stream = raw;
+    Status ended = TESSERA_PLUGIN_CALL(lib, Stream_EndCapture, end);
+    if (ended.ok() && end.graph) {
+      auto destroy = MakeArgs<TsGraph_Destroy_Args>();
+      destroy.graph = end.graph;
+      TESSERA_PLUGIN_CALL(lib, Graph_Destroy, destroy).IgnoreError();
+    }
+    TESSERA_LOG(kWarning, "a stream was dropped while capturing: its capture was ended and the graph "
+                          "discarded (end_capture() before dropping the stream keeps it)");
+    st = Release();
+  }
   if (!st.ok()) TESSERA_LOG(kWarning, "destroying a stream: " + st.ToString());
 }
 
