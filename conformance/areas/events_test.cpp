@@ -84,6 +84,55 @@ TEST_F(Events, RecordQuerySynchronize) {
   EXPECT_FALSE(gate.timed_out());
 }
 
+// An event covers the work queued before its record, not what follows on
+// the same stream (plugin.h, Event_Record): with a closed gate queued after
+// the record, synchronizing the event returns, and a stream waiting on it
+// runs.  (The vulkan plugin's event pointed at a batch that later work
+// joined, and both waited for the gate.)
+TEST_F(Events, AnEventDoesNotCoverWorkQueuedAfterIt) {
+  CTS_REQUIRE_GATE();
+  CTS_ASSERT_OK_AND_ASSIGN(Kernel gate_kernel, kernel("gate"));
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer word, device().allocate(4));
+  CTS_ASSERT_OK(tessera::memset(word, 0, 0, 4));
+  HostGate gate;
+  CTS_ASSERT_OK(gate.Init(device()));
+  StreamOptions nb;
+  nb.non_blocking = true;
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s, device().create_stream(nb));
+  CTS_ASSERT_OK_AND_ASSIGN(Event e, device().create_event());
+  CTS_ASSERT_OK(DelayedStore(s, word, 3, 0));
+  CTS_ASSERT_OK(s.record(e));
+  CTS_ASSERT_OK(gate.Queue(s, gate_kernel));  // after the record
+  CTS_ASSERT_OK(e.synchronize());
+  EXPECT_FALSE(gate.timed_out()) << "Event::synchronize waited for work queued after the record";
+  // Destroying an event whose record is done while later work waits does
+  // not wait for that work either.
+  CTS_ASSERT_OK(e.destroy());
+  EXPECT_FALSE(gate.timed_out()) << "Event::destroy waited for work queued after the record";
+  gate.open();
+  CTS_ASSERT_OK(s.synchronize());
+  // Read last: a synchronous copy may queue behind the gate (one queue).
+  CTS_ASSERT_OK_AND_ASSIGN(auto v, Download<uint32_t>(word, 1));
+  EXPECT_EQ(v[0], 3u);
+}
+
+// Event::destroy returns at once, as cudaEventDestroy does, even while its
+// record still waits behind a closed gate: the record completes later.
+TEST_F(Events, DestroyDoesNotWaitForThePendingRecord) {
+  CTS_REQUIRE_GATE();
+  CTS_ASSERT_OK_AND_ASSIGN(Kernel gate_kernel, kernel("gate"));
+  HostGate gate;
+  CTS_ASSERT_OK(gate.Init(device()));
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s, device().create_stream());
+  CTS_ASSERT_OK_AND_ASSIGN(Event e, device().create_event());  // a timing event
+  CTS_ASSERT_OK(gate.Queue(s, gate_kernel));
+  CTS_ASSERT_OK(s.record(e));
+  CTS_ASSERT_OK(e.destroy());
+  EXPECT_FALSE(gate.timed_out()) << "Event::destroy waited for the work before its record";
+  gate.open();
+  CTS_ASSERT_OK(s.synchronize());
+}
+
 TEST_F(Events, WaitOrdersWorkAcrossStreams) {
   CTS_REQUIRE_KERNELS();
   CTS_ASSERT_OK_AND_ASSIGN(Buffer flag, device().allocate(4));

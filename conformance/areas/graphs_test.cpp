@@ -196,6 +196,72 @@ TEST_F(Graphs, UnjoinedCaptureIsAnError) {
   CTS_EXPECT_OK(device().synchronize());
 }
 
+// A stream is joined back when the origin depends on its last work,
+// however many streams the edge goes through (s1 -> s2 -> s0), and a
+// stream that joined and issued nothing needs no join (CUDA's rules; the
+// vulkan plugin refused both, the cpu plugin took them).
+TEST_F(Graphs, JoinsAreTransitiveAndAnIdleJoinerNeedsNone) {
+  CTS_REQUIRE_GRAPHS();
+  const uint64_t n = 64;
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer x, device().allocate(n * 4));
+  CTS_ASSERT_OK(tessera::memset(x, 0, 0, n * 4));
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s0, device().create_stream());
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s1, device().create_stream());
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s2, device().create_stream());
+  CTS_ASSERT_OK_AND_ASSIGN(Stream idle, device().create_stream());
+  CTS_ASSERT_OK_AND_ASSIGN(Event fork, device().create_event(TS_EVENT_DISABLE_TIMING));
+  CTS_ASSERT_OK_AND_ASSIGN(Event hop, device().create_event(TS_EVENT_DISABLE_TIMING));
+  CTS_ASSERT_OK_AND_ASSIGN(Event join, device().create_event(TS_EVENT_DISABLE_TIMING));
+  CTS_ASSERT_OK(s0.begin_capture());
+  CTS_ASSERT_OK(MulAdd(s0, x, 1, 1, n));  // x = 1
+  CTS_ASSERT_OK(s0.record(fork));
+  CTS_ASSERT_OK(s1.wait(fork));
+  CTS_ASSERT_OK(idle.wait(fork));  // joins, issues nothing
+  CTS_ASSERT_OK(MulAdd(s1, x, 3, 0, n));  // x = 3
+  CTS_ASSERT_OK(s1.record(hop));
+  CTS_ASSERT_OK(s2.wait(hop));
+  CTS_ASSERT_OK(MulAdd(s2, x, 1, 4, n));  // x = 7
+  CTS_ASSERT_OK(s2.record(join));
+  CTS_ASSERT_OK(s0.wait(join));  // s1 is joined back through s2
+  CTS_ASSERT_OK(MulAdd(s0, x, 2, 0, n));  // x = 14
+  StatusOr<Graph> g = s0.end_capture();
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  CTS_ASSERT_OK_AND_ASSIGN(GraphExec exec, g->instantiate());
+  CTS_ASSERT_OK(s0.launch(exec));
+  CTS_ASSERT_OK(s0.synchronize());
+  CTS_ASSERT_OK_AND_ASSIGN(auto v, Download<uint32_t>(x, n));
+  EXPECT_EQ(v, std::vector<uint32_t>(n, 14));
+}
+
+// Capture misuse every plugin refuses alike, FAILED_PRECONDITION: the
+// default stream (it orders the blocking streams and synchronous copies:
+// the vulkan plugin took it, and those stopped working), a graph launched
+// into a capture (vulkan said UNSUPPORTED), and waiting on an event whose
+// last record was inside a capture that has ended (the cpu plugin waited on
+// the record before it).
+TEST_F(Graphs, CaptureMisuseIsFailedPrecondition) {
+  CTS_REQUIRE_GRAPHS();
+  CTS_ASSERT_OK_AND_ASSIGN(Buffer x, device().allocate(256));
+  CTS_EXPECT_ERROR(device().default_stream().begin_capture(), kFailedPrecondition);
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s, device().create_stream());
+  CTS_ASSERT_OK_AND_ASSIGN(Stream other, device().create_stream());
+  CTS_ASSERT_OK_AND_ASSIGN(Event e, device().create_event(TS_EVENT_DISABLE_TIMING));
+  CTS_ASSERT_OK(s.memset_async(x, 0, 1, 256));
+  CTS_ASSERT_OK(s.record(e));  // an eager record first
+  CTS_ASSERT_OK(s.begin_capture());
+  CTS_ASSERT_OK(s.memset_async(x, 0, 2, 256));
+  CTS_ASSERT_OK(s.record(e));  // then one inside the capture
+  CTS_ASSERT_OK_AND_ASSIGN(Graph g, s.end_capture());
+  CTS_ASSERT_OK_AND_ASSIGN(GraphExec exec, g.instantiate());
+  CTS_EXPECT_ERROR(other.wait(e), kFailedPrecondition);
+  CTS_ASSERT_OK(other.begin_capture());
+  CTS_EXPECT_ERROR(other.launch(exec), kFailedPrecondition);
+  CTS_ASSERT_OK(other.end_capture().status());
+  CTS_ASSERT_OK(s.record(e));  // recorded again outside: usable again
+  CTS_EXPECT_OK(other.wait(e));
+  CTS_EXPECT_OK(device().synchronize());
+}
+
 // A capturing stream cannot wait on an event recorded outside the capture:
 // the graph would replay without the dependency.  The wait is
 // FAILED_PRECONDITION (docs/memory-model.md), the capture goes on, and a

@@ -245,6 +245,13 @@ TS_CPU_ENTRY(Stream_WaitEvent, TS_STREAM_WAITEVENT_ARGS_STRUCT_SIZE) {
   std::lock_guard<std::mutex> lk(s->device->sched().mutex());
   if (ev->capture && capture_session_open_locked(*ev->capture))
     return capture_wait_event_locked(s, ev->capture, ev->capture_nodes);
+  // Last recorded inside a capture that has ended: that record belongs to
+  // a graph, and the one before it is not what the caller last asked for
+  // (it was waited on silently); as the vulkan plugin.
+  if (ev->capture)
+    return errorf(TS_ERROR_FAILED_PRECONDITION,
+                  "cpu: Stream_WaitEvent: the event was last recorded inside a graph capture "
+                  "that has ended; record it again outside the capture");
   if (!ev->record) return nullptr;  // never recorded: no-op
   if (capturing_locked(*s->state))
     return errorf(TS_ERROR_FAILED_PRECONDITION,

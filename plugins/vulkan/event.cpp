@@ -31,32 +31,29 @@ TS_VK_ENTRY(Event_Create, TS_EVENT_CREATE_ARGS_STRUCT_SIZE) {
 
 TsError* destroy_event(TsEvent* ev) {
   TsDevice* dev = ev->device;
-  std::shared_ptr<StreamState> keep;
-  uint64_t value = 0, submitted = 0;
-  TsError* e = nullptr;
   {
     std::lock_guard<std::mutex> lk(dev->mu);
     dev->live.events.erase(ev);
     ev->magic = kMagicDead;
-    keep = std::move(ev->stream);
-    value = ev->value;
     ev->capture.reset();
-    // A pending record still writes the query: let it land first.  When the
-    // submit fails, the record never reaches the queue: nothing to wait for.
-    if (keep && ev->query) {
-      e = flush_locked(*keep);
-      submitted = keep->submitted;
+    // A record still on its way writes the query: the pool goes with the
+    // batch that writes it, destroyed when that completes (reap), so this
+    // returns at once, as cudaEventDestroy does.
+    if (ev->stream && ev->query && counter_value(*ev->stream) < ev->value) {
+      StreamState& s = *ev->stream;
+      CommandList* writer = s.open.value == ev->value ? &s.open.cl : nullptr;
+      for (Batch& b : s.inflight)
+        if (b.value == ev->value) writer = &b.cl;
+      if (writer) {
+        writer->queries.push_back(ev->query);
+        ev->query = VK_NULL_HANDLE;
+      }
     }
-  }
-  if (keep && ev->query && value <= submitted) {
-    if (TsError* w = wait_value(*keep, value)) {
-      TsError_Destroy_Args da{TS_ERROR_DESTROY_ARGS_STRUCT_SIZE, nullptr, w};
-      plugin_support::Error_Destroy(&da);
-    }
+    ev->stream.reset();
   }
   if (ev->query) dev->fn.vkDestroyQueryPool(dev->device, ev->query, nullptr);
   delete ev;
-  return e;
+  return nullptr;
 }
 
 TS_VK_ENTRY(Event_Destroy, TS_EVENT_DESTROY_ARGS_STRUCT_SIZE) {

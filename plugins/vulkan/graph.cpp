@@ -36,10 +36,15 @@ struct GraphData {
 struct CaptureSession {
   StreamState* origin = nullptr;
   std::shared_ptr<GraphData> graph;
+  // A stream in the capture.  `clock[k]`: the last node of member k that
+  // this member's next node follows (through waits, transitively; its own
+  // entry is its last node).  A member is joined back when the origin's
+  // clock covers its last node, however many streams the edge went
+  // through; one that issued nothing needs no join.
   struct Member {
     StreamState* stream;
     int64_t last_node;
-    bool joined_back;
+    std::vector<int64_t> clock;
   };
   std::vector<Member> members;  // [0] is the origin
   int64_t nodes = 0;
@@ -51,6 +56,11 @@ struct CaptureSession {
       if (m.stream == s) return &m;
     return nullptr;
   }
+  size_t index(const Member* m) const { return static_cast<size_t>(m - members.data()); }
+  static void merge(std::vector<int64_t>* into, const std::vector<int64_t>& from) {
+    if (into->size() < from.size()) into->resize(from.size(), -1);
+    for (size_t k = 0; k < from.size(); ++k) (*into)[k] = std::max((*into)[k], from[k]);
+  }
 };
 
 TsError* capture_begin_op_locked(StreamState& s, CommandList** out) {
@@ -60,7 +70,9 @@ TsError* capture_begin_op_locked(StreamState& s, CommandList** out) {
   CaptureSession::Member* m = c.find(&s);
   if (m->last_node >= 0) c.edges++;  // in-stream order
   m->last_node = c.nodes++;
-  if (&s != c.origin) m->joined_back = false;
+  const size_t me = c.index(m);
+  if (m->clock.size() <= me) m->clock.resize(me + 1, -1);
+  m->clock[me] = m->last_node;
   cl.commands++;
   *out = &cl;
   return nullptr;
@@ -83,8 +95,10 @@ std::string describe_buffer(const TsBuffer* b) {
 void capture_record_event_locked(StreamState& s, TsEvent* ev) {
   CaptureSession& c = *s.capture;
   ev->capture = s.capture;
-  ev->capture_node = c.find(&s)->last_node;
+  const CaptureSession::Member* m = c.find(&s);
+  ev->capture_node = m->last_node;
   ev->capture_stream = &s;
+  ev->capture_clock = m->clock;
   ev->last_is_capture = true;
 }
 
@@ -100,13 +114,10 @@ TsError* capture_wait_event_locked(StreamState& s, TsEvent* ev) {
                   s.label.c_str());
   if (!s.capture) {  // s joins the capture
     s.capture = c;
-    c->members.push_back({&s, -1, false});
+    c->members.push_back({&s, -1, {}});
   }
   if (ev->capture_node >= 0 && ev->capture_stream != &s) c->edges++;
-  if (&s == c->origin && ev->capture_stream != &s) {
-    CaptureSession::Member* m = c->find(ev->capture_stream);
-    if (m && ev->capture_node >= m->last_node) m->joined_back = true;
-  }
+  CaptureSession::merge(&c->find(&s)->clock, ev->capture_clock);
   return nullptr;
 }
 
@@ -118,6 +129,14 @@ TS_VK_ENTRY(Stream_BeginCapture, TS_STREAM_BEGINCAPTURE_ARGS_STRUCT_SIZE) {
   if (s.capture)
     return errorf(TS_ERROR_FAILED_PRECONDITION,
                   "vulkan: Stream_BeginCapture: %s is already capturing", s.label.c_str());
+  // The default stream orders every blocking stream and the synchronous
+  // copies: captured, all of them would stop (as the cpu plugin and CUDA's
+  // legacy stream, refused).
+  if (s.is_default)
+    return errorf(TS_ERROR_FAILED_PRECONDITION,
+                  "vulkan: Stream_BeginCapture: %s is the default stream, which cannot be "
+                  "captured: capture a stream created with Stream_Create",
+                  s.label.c_str());
   auto g = std::make_shared<GraphData>();
   VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   pci.queueFamilyIndex = dev->family;
@@ -139,7 +158,7 @@ TS_VK_ENTRY(Stream_BeginCapture, TS_STREAM_BEGINCAPTURE_ARGS_STRUCT_SIZE) {
   auto c = std::make_shared<CaptureSession>();
   c->origin = &s;
   c->graph = std::move(g);
-  c->members.push_back({&s, -1, true});
+  c->members.push_back({&s, -1, {}});
   s.capture = std::move(c);
   return nullptr;
 }
@@ -161,9 +180,12 @@ TS_VK_ENTRY(Stream_EndCapture, TS_STREAM_ENDCAPTURE_ARGS_STRUCT_SIZE) {
   // The capture is over either way.
   c->open = false;
   std::string unjoined;
-  for (CaptureSession::Member& m : c->members) {
+  const std::vector<int64_t>& origin = c->members[0].clock;
+  for (size_t k = 0; k < c->members.size(); ++k) {
+    CaptureSession::Member& m = c->members[k];
     m.stream->capture.reset();
-    if (!m.joined_back && unjoined.empty()) unjoined = m.stream->label;
+    const bool joined = k == 0 || m.last_node < 0 || (k < origin.size() && origin[k] >= m.last_node);
+    if (!joined && unjoined.empty()) unjoined = m.stream->label;
   }
   if (!unjoined.empty())
     return errorf(TS_ERROR_FAILED_PRECONDITION,
@@ -252,9 +274,9 @@ TS_VK_ENTRY(GraphExec_Launch, TS_GRAPHEXEC_LAUNCH_ARGS_STRUCT_SIZE) {
   TS_VK_RETURN_IF_ERROR(exec->data->refs.check("vulkan"));
   std::lock_guard<std::mutex> lk(dev->mu);
   if (s.capture)
-    return errorf(TS_ERROR_UNSUPPORTED,
-                  "vulkan: GraphExec_Launch inside a capture (%s is capturing): nested "
-                  "graphs are not supported",
+    return errorf(TS_ERROR_FAILED_PRECONDITION,
+                  "vulkan: GraphExec_Launch inside a capture (%s is capturing): a graph "
+                  "cannot be launched into another; end the capture first",
                   s.label.c_str());
   CommandList* cl = nullptr;
   TS_VK_RETURN_IF_ERROR(begin_op_locked(s, &cl));

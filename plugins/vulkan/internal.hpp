@@ -95,6 +95,9 @@ struct CommandList {
   std::vector<VkDescriptorPool> pools;  // descriptor sets of its launches
   std::vector<Allocation> staging;      // freed when the work completes
   std::vector<std::shared_ptr<GraphData>> graphs;  // replayed graphs, kept alive
+  // Query pools of events destroyed while this list still writes them:
+  // destroyed when it completes (Event_Destroy does not wait for it).
+  std::vector<VkQueryPool> queries;
 };
 
 // A cross-stream dependency: wait until `stream`'s timeline reaches `value`.
@@ -384,6 +387,9 @@ struct TsEvent {
   std::shared_ptr<tessera::vk::CaptureSession> capture;
   int64_t capture_node = -1;
   tessera::vk::StreamState* capture_stream = nullptr;
+  // What the capture's streams had done when it was recorded: per member
+  // (CaptureSession::members index), its last node this record follows.
+  std::vector<int64_t> capture_clock;
   bool last_is_capture = false;
 };
 

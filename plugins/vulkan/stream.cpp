@@ -67,6 +67,8 @@ StreamState::~StreamState() {
     cl.pools.clear();
     for (Allocation& a : cl.staging) release(dev, a);
     cl.staging.clear();
+    for (VkQueryPool q : cl.queries) f.vkDestroyQueryPool(dev->device, q, nullptr);
+    cl.queries.clear();
   };
   for (Batch& b : inflight) drop(b.cl);
   drop(open.cl);
@@ -140,6 +142,8 @@ void recycle_list_locked(TsDevice* dev, CommandList& cl, bool reset_cb) {
   for (Allocation& a : cl.staging) release(dev, a);
   cl.staging.clear();
   cl.graphs.clear();
+  for (VkQueryPool q : cl.queries) dev->fn.vkDestroyQueryPool(dev->device, q, nullptr);
+  cl.queries.clear();
   if (reset_cb && cl.cb) dev->fn.vkResetCommandBuffer(cl.cb, 0);
   cl.begun = false;
   cl.commands = 0;
@@ -256,12 +260,14 @@ TsError* begin_op_locked(StreamState& s, CommandList** out) {
   if (s.capture) return capture_begin_op_locked(s, out);
   std::vector<Wait> waits;
   implicit_waits_locked(s, &waits);
-  if (!waits.empty()) {
-    // Waits sit at the start of a submit: close the batch holding earlier
-    // work, which others may already depend on (no cycles between batches).
-    if (s.open.cl.begun || s.open.referenced) TS_VK_RETURN_IF_ERROR(flush_locked(s));
-    for (Wait& w : waits) s.open.waits.push_back(std::move(w));
-  }
+  // A batch an event points at holds only the work queued before the
+  // record (plugin.h: an event captures the work queued so far): later
+  // work goes into the next batch, or Event_Synchronize waited for it too
+  // (for ever, behind a kernel that waits for the host).  Waits sit at the
+  // start of a submit: the batch holding earlier work, which others may
+  // already depend on, is closed first as well (no cycles between batches).
+  if (s.open.referenced || (!waits.empty() && s.open.cl.begun)) TS_VK_RETURN_IF_ERROR(flush_locked(s));
+  for (Wait& w : waits) s.open.waits.push_back(std::move(w));
   TS_VK_RETURN_IF_ERROR(ensure_begun_locked(s));
   if (s.open.cl.commands > 0) record_barrier(s.dev, s.open.cl.cb);
   *out = &s.open.cl;
