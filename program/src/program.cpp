@@ -688,6 +688,25 @@ Status Program::RunOn(const Stream* streams, const std::vector<KernelArg>* args,
     return Status(StatusCode::kInvalidArgument,
                   "RunOptions::grid applies to a program of one launch (a Tile IR kernel), with every "
                   "dimension > 0");
+  if (overrideGrid && im.steps[0].kind == PlanStep::kLaunch && im.steps[0].executable < im.executables.size()) {
+    // A kernel compiled for a grid (its tessera_tile.grid, or the one its
+    // shapes give) has buffers sized for it: groups past it would access
+    // out of bounds, which no backend checks alike (the cpu plugin refused,
+    // vulkan's robust buffer access dropped the writes, a GPU corrupts
+    // memory).  Smaller grids run part of the work.
+    const PlanStep& s = im.steps[0];
+    for (const KernelSignature& k : im.executables[s.executable].kernels) {
+      if (k.name != s.kernel || k.grid.x == 0) continue;
+      const TsDim3 g = options.grid;
+      if (g.x > k.grid.x || g.y > std::max(1u, k.grid.y) || g.z > std::max(1u, k.grid.z))
+        return Status(StatusCode::kInvalidArgument,
+                      "RunOptions::grid (" + std::to_string(g.x) + ", " + std::to_string(g.y) + ", " +
+                          std::to_string(g.z) + ") is larger than the grid (" + std::to_string(k.grid.x) + ", " +
+                          std::to_string(k.grid.y) + ", " + std::to_string(k.grid.z) + ") kernel '" + k.name +
+                          "' was compiled for: its buffers are sized for that grid, and the groups past it "
+                          "would access them out of bounds; give at most that grid");
+    }
+  }
   // Plans with a communication stream: it starts after what the caller
   // queued before Run, and the caller's stream ends after all of it (every
   // return below, errors too: nothing is left unordered behind the

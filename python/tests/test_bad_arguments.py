@@ -156,6 +156,18 @@ def test_grid_dimensions_are_counts_of_groups(saxpy, grid):
         saxpy(1.0, x, np.zeros(65536, np.float32), grid=grid)  # (0,) ran the whole default grid
 
 
+@pytest.mark.parametrize("grid", [(128,), (64, 2), (64, 1, 2)])
+def test_a_grid_past_the_kernels_is_refused_on_every_backend(saxpy, grid):
+    # saxpy is compiled for 64 groups over 65536 floats: more groups would
+    # access its buffers out of bounds (the cpu plugin refused, vulkan ran
+    # and dropped the writes).  Fewer run part of the work.
+    x = np.ones(65536, np.float32)
+    with pytest.raises(tessera.InvalidArgumentError, match="larger than the grid"):
+        saxpy(2.0, x, np.zeros(65536, np.float32), grid=grid)
+    _, y = saxpy(2.0, x, np.zeros(65536, np.float32), grid=(32,))
+    assert (y[:32768] == 2).all() and (y[32768:] == 0).all()
+
+
 @pytest.mark.parametrize("scalar", ["2.0", np.array([1.0, 2.0]), None])
 def test_a_scalar_of_the_wrong_kind_names_the_parameter(saxpy, scalar):
     x = np.ones(65536, np.float32)
