@@ -256,5 +256,33 @@ TEST_F(EventTest, DisableTimingMakesElapsedAnError) {
   EXPECT_TRUE(done);
 }
 
+// Objects of two Runtimes (of the same plugin) never mix, and the error
+// says that, not that two equal devices differ: an event recorded on a
+// stream of another Runtime, a kernel launched on one (the core did not
+// check; the cpu plugin's message named "device 0" twice), a buffer
+// prefetched on one (accepted with OK).
+TEST_F(EventTest, ObjectsOfAnotherRuntimeAreRefusedSayingSo) {
+  auto other = testing::CreateCpuRuntime(1, 0);
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  const Device& theirs = other->devices()[0];
+  TS_ASSERT_OK_AND_ASSIGN(Stream their_stream, theirs.create_stream());
+  Event mine = NewEvent();
+  Status record = mine.record(their_stream);
+  TS_EXPECT_CODE(record, kInvalidArgument);
+  TS_EXPECT_CONTAINS(record.message(), "another Runtime");
+
+  Buffer x = Alloc(256);
+  Status launch = their_stream.launch(kernel("count"), {1, 1, 1}, {1, 1, 1}, {KernelArg::buffer(x)});
+  TS_EXPECT_CODE(launch, kInvalidArgument);
+  TS_EXPECT_CONTAINS(launch.message(), "the kernel was loaded by another Runtime");
+
+  Buffer managed = Alloc(4096, TS_BUFFER_MANAGED);
+  auto prefetch = their_stream.prefetch(managed, nullptr);
+  ASSERT_FALSE(prefetch.ok());
+  TS_EXPECT_CODE(prefetch.status(), kInvalidArgument);
+  TS_EXPECT_CONTAINS(prefetch.status().message(), "the buffer belongs to another Runtime");
+  TS_EXPECT_OK(their_stream.synchronize());
+}
+
 }  // namespace
 }  // namespace tessera

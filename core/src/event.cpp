@@ -32,6 +32,11 @@ TsEvent* Event::raw() const { return valid() ? impl_->raw : nullptr; }
 Status Event::record(const Stream& stream) const {
   TESSERA_CHECK_HANDLE(impl_, "Event");
   TESSERA_CHECK_HANDLE(stream.impl(), "Stream");
+  if (stream.impl()->device.impl()->runtime != impl_->device.impl()->runtime)
+    return Status(StatusCode::kInvalidArgument,
+                  "record: the event belongs to another Runtime than the stream (" +
+                      stream.impl()->device.impl()->Describe() +
+                      "); create the event through the stream's Runtime");
   if (stream.impl()->device != impl_->device)
     return Status(StatusCode::kInvalidArgument,
                   "record: the event was created on " +

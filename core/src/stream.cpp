@@ -195,6 +195,13 @@ Status Stream::launch(const Kernel& kernel, TsDim3 grid, TsDim3 group_size,
                       ") must have every dimension >= 1");
   const detail::DeviceImpl* device = impl_->device.impl().get();
   detail::RuntimeImpl* rt = device->runtime;
+  // Another Runtime's kernel is another client's object: its plugin (even
+  // the same one) cannot run it here (the message it gave named two equal
+  // devices).
+  if (kernel.exe_->device.impl()->runtime != rt)
+    return Status(StatusCode::kInvalidArgument,
+                  "launch of '" + kernel.name() + "': the kernel was loaded by another Runtime than the "
+                  "stream's (" + device->Describe() + "): load its executable through this Runtime's device");
   TESSERA_TRACE_API(rt, "Stream::launch");
   TESSERA_INJECT_FAULT(rt, kLaunch, "launch");
   // Most kernels take a handful of arguments: convert them on the stack.
@@ -363,6 +370,10 @@ StatusOr<TsHintResult> Stream::prefetch(const Buffer& buffer,
       target->impl()->runtime != impl_->device.impl()->runtime)
     return Status(StatusCode::kInvalidArgument,
                   "prefetch: the target device belongs to another Runtime");
+  if (buffer.impl()->device.impl()->runtime != impl_->device.impl()->runtime)
+    return Status(StatusCode::kInvalidArgument,
+                  "prefetch: the buffer belongs to another Runtime than the stream (" +
+                      impl_->device.impl()->Describe() + ")");
   auto args = MakeArgs<TsBuffer_Prefetch_Args>();
   args.buffer = buffer.raw();
   args.offset = offset;

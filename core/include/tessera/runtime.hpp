@@ -515,6 +515,7 @@ class Kernel {
 
  private:
   friend class Executable;
+  friend class Stream;  // checks the kernel's Runtime at launch
   std::shared_ptr<detail::ExecutableImpl> exe_;
   TsKernel* kernel_ = nullptr;
   std::string name_;
