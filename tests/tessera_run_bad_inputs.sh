@@ -155,7 +155,7 @@ then echo "ok   i16 output"; else echo "FAIL i16 output"; fail=1; fi
 
 # An autotune space with a key the schedule does not have: refused before
 # any trial (every trial failed, and the default was cached as the choice).
-expect autotune_typo "tile_m=8 is not a --tessera-graph-to-schedule option" "$SM" --autotune-space "tile_m=8,16"
+expect autotune_typo "--tessera-graph-to-schedule has no option 'tile_m'" "$SM" --autotune-space "tile_m=8,16"
 # A process count an int cannot hold was truncated (4294967298 joined a
 # group of 2).
 TESSERA_COORDINATOR=127.0.0.1:1 TESSERA_NUM_PROCESSES=4294967298 TESSERA_PROCESS_ID=1 \

@@ -247,6 +247,28 @@ TEST_F(GraphTest, DroppingACapturingStreamEndsItsCapture) {
   EXPECT_EQ(Download<uint8_t>(x, 1)[0], 7);
 }
 
+// The host pointer of a HOST_PINNED buffer is pinned host memory too: a
+// captured copy through it notes the buffer, and replaying after the
+// buffer is destroyed is refused (it copied from unmapped memory).
+TEST_F(GraphTest, CopyThroughAPinnedBuffersHostPointerNotesTheBuffer) {
+  Stream s = NewStream();
+  const size_t n = 1 << 20;
+  Buffer b = Alloc(n);
+  Buffer pinned = Alloc(n, TS_BUFFER_HOST_PINNED);
+  ASSERT_NE(pinned.host_pointer(), nullptr);
+  TS_ASSERT_OK(s.begin_capture());
+  TS_ASSERT_OK(s.copy_async(b, pinned.host_pointer(), n));
+  TS_ASSERT_OK_AND_ASSIGN(Graph graph, s.end_capture());
+  TS_ASSERT_OK_AND_ASSIGN(GraphExec exec, graph.instantiate());
+  TS_ASSERT_OK(s.launch(exec));
+  TS_ASSERT_OK(s.synchronize());
+  TS_ASSERT_OK(pinned.destroy());
+  Status again = s.launch(exec);
+  EXPECT_EQ(again.code(), StatusCode::kFailedPrecondition) << again.ToString();
+  TS_EXPECT_CONTAINS(again.message(), "through its host pointer");
+  TS_EXPECT_OK(s.synchronize());
+}
+
 class GraphTwoDevicesTest : public GraphTest {
  protected:
   int NumDevices() const override { return 2; }

@@ -254,6 +254,15 @@ TEST_F(Graphs, CaptureMisuseIsFailedPrecondition) {
   CTS_ASSERT_OK_AND_ASSIGN(Graph g, s.end_capture());
   CTS_ASSERT_OK_AND_ASSIGN(GraphExec exec, g.instantiate());
   CTS_EXPECT_ERROR(other.wait(e), kFailedPrecondition);
+  {
+    // The default stream cannot join a capture either (vulkan let it).
+    CTS_ASSERT_OK_AND_ASSIGN(Stream origin, device().create_stream());
+    CTS_ASSERT_OK_AND_ASSIGN(Event fork, device().create_event(TS_EVENT_DISABLE_TIMING));
+    CTS_ASSERT_OK(origin.begin_capture());
+    CTS_ASSERT_OK(origin.record(fork));
+    CTS_EXPECT_ERROR(device().default_stream().wait(fork), kFailedPrecondition);
+    CTS_ASSERT_OK(origin.end_capture().status());
+  }
   CTS_ASSERT_OK(other.begin_capture());
   CTS_EXPECT_ERROR(other.launch(exec), kFailedPrecondition);
   CTS_ASSERT_OK(other.end_capture().status());

@@ -124,10 +124,11 @@ Status Stream::copy_async(MemoryRef dst, MemoryRef src, uint64_t size) const {
     return Status(
         StatusCode::kFailedPrecondition,
         std::string("asynchronous copy ") + (ref == &dst ? "to" : "from") +
-            " pageable host memory (" + std::to_string(size) +
-            " bytes): host memory in an async copy must be page-locked; "
-            "allocate it with Runtime::pinned_malloc(), or page-lock it with "
-            "Runtime::register_host(), or use the synchronous tessera::copy()");
+            " host memory this Runtime has not page-locked (" + std::to_string(size) +
+            " bytes: pageable memory, or memory another Runtime pinned): host memory in an "
+            "async copy must be page-locked by the stream's Runtime; allocate it with its "
+            "Runtime::pinned_malloc(), or page-lock it with its Runtime::register_host(), or "
+            "use the synchronous tessera::copy()");
   }
   // The stream must be on one of the devices the copy touches.
   bool on_device = false;
@@ -164,8 +165,9 @@ Status Stream::memset_async(const Buffer& buffer, uint64_t offset,
       detail::CheckRange("memset_async", buffer, offset, size));
   if (buffer.impl()->device != impl_->device)
     return Status(StatusCode::kInvalidArgument,
-                  "memset_async: the buffer is on another device than the "
-                  "stream");
+                  buffer.impl()->device.impl()->runtime != impl_->device.impl()->runtime
+                      ? "memset_async: the buffer belongs to another Runtime than the stream"
+                      : "memset_async: the buffer is on another device than the stream");
   auto args = MakeArgs<TsMemset_Args>();
   args.buffer = buffer.raw();
   args.offset = offset;

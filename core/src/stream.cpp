@@ -49,9 +49,19 @@ StreamImpl::~StreamImpl() {
       destroy.graph = end.graph;
       TESSERA_PLUGIN_CALL(lib, Graph_Destroy, destroy).IgnoreError();
     }
-    TESSERA_LOG(kWarning, "a stream was dropped while capturing: its capture was ended and the graph "
-                          "discarded (end_capture() before dropping the stream keeps it)");
     st = Release();
+    if (st.ok()) {
+      TESSERA_LOG(kWarning, "a stream was dropped while capturing: its capture was ended and the graph "
+                            "discarded (end_capture() before dropping the stream keeps it)");
+    } else if (st.code() == StatusCode::kFailedPrecondition) {
+      // A stream that joined another stream's capture: only the origin ends
+      // it.  The plugin keeps the stream until the Runtime goes
+      // (Client_Destroy frees what is left).
+      TESSERA_LOG(kWarning, "a stream that joined another stream's capture was dropped while that "
+                            "capture is open: it is released when the Runtime goes (end the capture "
+                            "on its origin stream before dropping the streams that joined it)");
+      return;
+    }
   }
   if (!st.ok()) TESSERA_LOG(kWarning, "destroying a stream: " + st.ToString());
 }

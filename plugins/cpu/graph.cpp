@@ -137,6 +137,16 @@ void note_uses_locked(CaptureSession& cs, const OpUses& u) {
   // host memory is the caller's to keep, as CUDA's pageable memory is.)
   if (u.host) {
     TsClient* c = cs.origin->device->client;
+    // The host pointer of a HOST_PINNED buffer (the core takes it as pinned
+    // host memory): the buffer's life.  The registries are guarded by the
+    // scheduler mutex, held here.
+    const uint8_t* at = static_cast<const uint8_t*>(u.host);
+    for (TsDevice* d : c->device_list)
+      for (TsBuffer* b : d->live.buffers)
+        if (b->kind == TS_BUFFER_HOST_PINNED && at >= b->data && at < b->data + b->size)
+          cs.refs.add(b->life, strprintf("%s (the %s of a copy through its host pointer, node %lld)",
+                                         describe_buffer(b).c_str(),
+                                         u.host_is_source ? "source" : "destination", node));
     std::lock_guard<std::mutex> lk(c->host_mu);  // after the scheduler's: never the other way
     for (auto* ranges : {&c->host_allocs, &c->host_registered}) {
       auto it = ranges->upper_bound(const_cast<void*>(u.host));

@@ -7,7 +7,9 @@
 // registries of live objects (TsDevice::live, TsClient::communicators).
 // Events guard their last record with their own mutex (taken before the
 // scheduler mutex), executables their kernel map, devices their memory
-// accounting (memory_mu), the client its host memory (host_mu).
+// accounting (memory_mu), the client its host memory (host_mu, taken after
+// the scheduler mutex when a capture notes the host ranges a copy uses;
+// never held across a long call such as mlock).
 //
 // Ownership: every object an entry point creates (buffer, stream, event,
 // executable, graph, graph exec; communicator on the client) is registered

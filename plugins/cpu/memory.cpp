@@ -312,13 +312,23 @@ TS_CPU_ENTRY(Host_Register, TS_HOST_REGISTER_ARGS_STRUCT_SIZE) {
     return errorf(TS_ERROR_INVALID_ARGUMENT,
                   "cpu: Host_Register: %s: pass the start and the size of existing host memory",
                   args->pointer == nullptr ? "pointer is NULL" : "size is 0");
-  std::lock_guard<std::mutex> lk(c->host_mu);
-  if (c->host_registered.count(args->pointer))
-    return errorf(TS_ERROR_ALREADY_EXISTS,
-                  "cpu: Host_Register: %p is already registered: Host_Unregister it first",
-                  args->pointer);
-  if (mlock(args->pointer, args->size) != 0) return mlock_error("Host_Register", args->size, errno);
-  c->host_registered[args->pointer].size = args->size;
+  {
+    // Claimed first, locked after: mlock of a large range takes long, and
+    // a capture noting host ranges waits for host_mu under the scheduler
+    // mutex (internal.hpp).
+    std::lock_guard<std::mutex> lk(c->host_mu);
+    if (c->host_registered.count(args->pointer))
+      return errorf(TS_ERROR_ALREADY_EXISTS,
+                    "cpu: Host_Register: %p is already registered: Host_Unregister it first",
+                    args->pointer);
+    c->host_registered[args->pointer].size = args->size;
+  }
+  if (mlock(args->pointer, args->size) != 0) {
+    const int e = errno;
+    std::lock_guard<std::mutex> lk(c->host_mu);
+    c->host_registered.erase(args->pointer);
+    return mlock_error("Host_Register", args->size, e);
+  }
   return nullptr;
 }
 

@@ -42,7 +42,7 @@ TS_CU_ENTRY(Stream_BeginCapture, TS_STREAM_BEGINCAPTURE_ARGS_STRUCT_SIZE) {
   TsStream* s = args->stream;
   TsDevice* dev = s->device;
   if (s->is_default)
-    return errorf(TS_ERROR_UNSUPPORTED,
+    return errorf(TS_ERROR_FAILED_PRECONDITION,
                   "cuda: Stream_BeginCapture: CUDA cannot capture its legacy default stream; "
                   "capture a created stream");
   TS_CU_RETURN_IF_ERROR(bind(dev));

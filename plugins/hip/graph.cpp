@@ -43,7 +43,7 @@ TS_HIP_ENTRY(Stream_BeginCapture, TS_STREAM_BEGINCAPTURE_ARGS_STRUCT_SIZE) {
   TsStream* s = args->stream;
   TsDevice* dev = s->device;
   if (s->is_default)
-    return errorf(TS_ERROR_UNSUPPORTED,
+    return errorf(TS_ERROR_FAILED_PRECONDITION,
                   "hip: Stream_BeginCapture: HIP cannot capture the NULL (default) stream; "
                   "capture a created stream");
   TS_HIP_RETURN_IF_ERROR(bind(dev));

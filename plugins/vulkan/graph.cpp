@@ -113,6 +113,10 @@ TsError* capture_wait_event_locked(StreamState& s, TsEvent* ev) {
                   "vulkan: Stream_WaitEvent: %s is capturing another graph",
                   s.label.c_str());
   if (!s.capture) {  // s joins the capture
+    if (s.is_default)
+      return errorf(TS_ERROR_FAILED_PRECONDITION,
+                    "vulkan: Stream_WaitEvent: the default stream cannot join a capture: fork "
+                    "work onto a stream created with Stream_Create");
     s.capture = c;
     c->members.push_back({&s, -1, {}});
   }

@@ -258,7 +258,7 @@ py::object ExportDLPack(const PyArray& a, const py::object& stream) {
   }
   if (a.on_device()) {
     // The consumer reads at once: the device's queued work must be done.
-    py::gil_scoped_release release;
+    ReleaseGil release;
     ThrowIfError(a.buffer.device().synchronize());
   }
   // The type first: a dtype DLPack cannot name must not leak the context
@@ -395,7 +395,7 @@ py::array ToNumpy(const PyArray& a) {
     std::memcpy(dst, a.host, a.nbytes);
     return out;
   }
-  py::gil_scoped_release release;
+  ReleaseGil release;
   ThrowIfError(copy(MemoryRef(dst), a.ref(), a.nbytes));
   return out;
 }
@@ -463,7 +463,7 @@ void BindArray(py::module_& m) {
         Endpoint d = ToEndpoint(dst, true, "destination"), s = ToEndpoint(src, false, "source");
         const uint64_t size = CopySize(d, s, nbytes);
         if (size == 0) return;  // nothing to copy (an empty array): as cudaMemcpy of 0 bytes
-        py::gil_scoped_release release;
+        ReleaseGil release;
         ThrowIfError(copy(d.ref, s.ref, size));
       },
       py::arg("dst"), py::arg("src"), py::arg("nbytes") = py::none());

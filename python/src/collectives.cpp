@@ -31,7 +31,7 @@ T Interruptible(std::function<T()> work) {
   std::thread([task] { (*task)(); }).detach();
   for (;;) {
     {
-      py::gil_scoped_release release;
+      ReleaseGil release;
       if (result.wait_for(std::chrono::milliseconds(100)) == std::future_status::ready) break;
     }
     if (PyErr_CheckSignals() != 0) throw py::error_already_set();
@@ -143,7 +143,7 @@ void BindCollectives(py::module_& m) {
             if (ranks > c.devices().size()) {
               Interruptible<bool>(std::move(work));
             } else {
-              py::gil_scoped_release release;
+              ReleaseGil release;
               work();
             }
           },
@@ -164,7 +164,7 @@ void BindCollectives(py::module_& m) {
         if (devices.empty()) Fail(StatusCode::kInvalidArgument, "a communicator needs at least one device");
         const Runtime runtime = devices[0].runtime();
         if (id.is_none()) {
-          py::gil_scoped_release release;
+          ReleaseGil release;
           return Unwrap(runtime.create_communicator(devices));
         }
         const std::string bytes = id.cast<std::string>();

@@ -56,7 +56,7 @@ void BindRuntime(py::module_& m) {
             // A default, like tessera-run's: TESSERA_CPU_DEVICES still wins.
             if (cpu_devices > 0)
               options.plugin_option_defaults["cpu"] = {OptionValue::Int("devices", cpu_devices)};
-            py::gil_scoped_release release;
+            ReleaseGil release;
             return Unwrap(Runtime::Create(options));
           },
           py::arg("backend") = "", py::arg("cpu_devices") = 0)
@@ -89,7 +89,7 @@ void BindRuntime(py::module_& m) {
       .def_property_readonly("runtime", &Device::runtime)
       .def("synchronize",
            [](const Device& d) {
-             py::gil_scoped_release release;
+             ReleaseGil release;
              ThrowIfError(d.synchronize());
            })
       .def("__eq__",
@@ -118,7 +118,7 @@ void BindStreams(py::module_& m) {
       .def("synchronize",
            [](PyStream& s) {
              {
-               py::gil_scoped_release release;
+               ReleaseGil release;
                ThrowIfError(s.stream.synchronize());
              }
              s.pending.clear();
@@ -156,7 +156,7 @@ void BindStreams(py::module_& m) {
       .def("query", [](const Event& e) { return Unwrap(e.query()); })
       .def("synchronize",
            [](const Event& e) {
-             py::gil_scoped_release release;
+             ReleaseGil release;
              ThrowIfError(e.synchronize());
            })
       .def(
@@ -184,12 +184,33 @@ std::vector<py::list>& OpenCaptures() {
 
 }  // namespace
 
+namespace {
+// The interpreter's main thread, where Py_Finalize runs (taken at import:
+// CPython imports extension modules on any thread, but finalizes on the
+// main one, the thread that ran Py_Initialize).
+unsigned long g_main_thread = 0;
+}  // namespace
+
+bool IsFinalizingFromAnotherThread() {
+#if PY_VERSION_HEX >= 0x030D0000
+  const bool finalizing = Py_IsFinalizing();
+#else
+  const bool finalizing = _Py_IsFinalizing();
+#endif
+  return finalizing && PyThread_get_thread_ident() != g_main_thread;
+}
+
 void KeepUntilDone(PyStream& s, py::object o) {
   for (py::list& l : OpenCaptures()) l.append(o);
   s.pending.push_back(std::move(o));
 }
 
 PYBIND11_MODULE(_tessera, m) {
+  {
+    // threading.main_thread(): the import may run on another thread.
+    py::object main = py::module_::import("threading").attr("main_thread")();
+    g_main_thread = main.attr("ident").cast<unsigned long>();
+  }
   m.doc() = "Tessera's runtime and programs (the C++ API); use the tessera package";
   // The most devices a program's mesh may have (tessera/program.hpp).
   m.attr("MAX_PROGRAM_DEVICES") = tessera::kMaxProgramDevices;

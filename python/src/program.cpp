@@ -18,8 +18,17 @@ namespace tessera::python {
 namespace {
 
 #ifdef TESSERA_PYTHON_HAS_COMPILER
-ProgramSource SourceOf(const std::string& source, bool is_path, const std::string& name) {
-  return is_path ? ProgramSource::File(source) : ProgramSource::Text(source, name.empty() ? "<text>" : name);
+// A program file read once (read_source): every step of a compile, and the
+// device count asked for before it, see the same bytes.
+struct SourceFile {
+  ProgramSource source;
+};
+
+// `source`: a SourceFile, a path (is_path) or the program's text.
+ProgramSource SourceOf(const py::object& source, bool is_path, const std::string& name) {
+  if (py::isinstance<SourceFile>(source)) return source.cast<const SourceFile&>().source;
+  const std::string text = source.cast<std::string>();
+  return is_path ? ProgramSource::File(text) : ProgramSource::Text(text, name.empty() ? "<text>" : name);
 }
 
 // tessera.autotune.search / lookup (docs/autotune.md): the result as a dict.
@@ -170,7 +179,7 @@ void Run(const Program& program, std::vector<PyStream*> streams, const std::vect
     options.grid = TsDim3{dims[0], dims[1], dims[2]};
   }
   {
-    py::gil_scoped_release release;  // the arrays are held by `args`
+    ReleaseGil release;  // the arrays are held by `args`
     if (ss.size() == 1 && program.devices().size() == 1)
       ThrowIfError(program.Run(ss[0], kargs[0], options));
     else
@@ -228,13 +237,13 @@ void BindProgram(py::module_& m) {
   m.def(
       "load_program",
       [](const std::vector<Device>& devices, const std::string& path) {
-        py::gil_scoped_release release;
+        ReleaseGil release;
         return Unwrap(Program::Load(devices, path));
       },
       py::arg("devices"), py::arg("path"));
   m.def(
       "compile_program",
-      [](const std::string& source, bool is_path, const std::vector<Device>& devices, const std::string& function,
+      [](py::object source, bool is_path, const std::vector<Device>& devices, const std::string& function,
          const std::string& schedule, const std::string& name, int64_t overlap_chunks,
          const std::vector<std::pair<std::string, int64_t>>& mesh,
          const std::vector<std::vector<std::vector<std::string>>>& in_shardings,
@@ -248,7 +257,7 @@ void BindProgram(py::module_& m) {
         for (const auto& [axis, size] : mesh) options.mesh.push_back({axis, size});
         options.in_shardings = in_shardings;
         options.out_shardings = out_shardings;
-        py::gil_scoped_release release;
+        ReleaseGil release;
         return Unwrap(CompileProgram(devices, src, options));
 #else
         (void)source, (void)is_path, (void)devices, (void)function, (void)schedule, (void)name, (void)overlap_chunks;
@@ -263,7 +272,7 @@ void BindProgram(py::module_& m) {
       py::arg("out_shardings") = std::vector<std::vector<std::vector<std::string>>>{});
   m.def(
       "autotune",
-      [](const std::string& source, bool is_path, const std::vector<Device>& devices, const std::string& function,
+      [](py::object source, bool is_path, const std::vector<Device>& devices, const std::string& function,
          const std::vector<std::pair<std::string, std::vector<std::string>>>& space, int trials, double seconds,
          int repeats, int warmup, bool use_cache, bool write_cache, const std::string& strategy,
          int confirm, double min_gain) -> py::dict {
@@ -282,9 +291,10 @@ void BindProgram(py::module_& m) {
         o.confirm = confirm;
         o.min_gain = min_gain;
         StatusOr<AutotuneResult> r = AutotuneResult{};
+        const ProgramSource src = SourceOf(source, is_path, "");  // with the GIL
         {
-          py::gil_scoped_release release;
-          r = Autotune(devices, SourceOf(source, is_path, ""), options, o);
+          ReleaseGil release;
+          r = Autotune(devices, src, options, o);
         }
         return AutotuneDict(Unwrap(std::move(r)));
 #else
@@ -300,14 +310,15 @@ void BindProgram(py::module_& m) {
       py::arg("min_gain") = 0.05);
   m.def(
       "autotune_lookup",
-      [](const std::string& source, bool is_path, const Device& device, const std::string& function) -> py::object {
+      [](py::object source, bool is_path, const Device& device, const std::string& function) -> py::object {
 #ifdef TESSERA_PYTHON_HAS_COMPILER
         ProgramCompileOptions options;
         options.function = function;
         StatusOr<AutotuneResult> r = AutotuneResult{};
+        const ProgramSource src = SourceOf(source, is_path, "");  // with the GIL
         {
-          py::gil_scoped_release release;
-          r = LookupAutotuneCache(device, SourceOf(source, is_path, ""), options);
+          ReleaseGil release;
+          r = LookupAutotuneCache(device, src, options);
         }
         if (!r.ok() && r.status().code() == StatusCode::kNotFound) return py::none();
         return AutotuneDict(Unwrap(std::move(r)));
@@ -319,7 +330,7 @@ void BindProgram(py::module_& m) {
       py::arg("source"), py::arg("is_path"), py::arg("device"), py::arg("function") = "");
   m.def(
       "devices_needed",
-      [](const std::string& source, bool is_path, const std::string& function) -> int64_t {
+      [](py::object source, bool is_path, const std::string& function) -> int64_t {
 #ifdef TESSERA_PYTHON_HAS_COMPILER
         return Unwrap(ProgramDevicesNeeded(SourceOf(source, is_path, ""), function));
 #else
@@ -328,6 +339,36 @@ void BindProgram(py::module_& m) {
 #endif
       },
       py::arg("source"), py::arg("is_path"), py::arg("function") = "");
+#ifdef TESSERA_PYTHON_HAS_COMPILER
+  py::class_<SourceFile>(m, "_SourceFile", "A program file read once (read_source)")
+      .def_property_readonly("name", [](const SourceFile& f) { return f.source.name; });
+  m.def(
+      "read_source",
+      [](const std::string& path) {
+        ReleaseGil release;
+        return SourceFile{Unwrap(ProgramSource::Read(path))};
+      },
+      py::arg("path"), "Reads a program file once (bounded): pass the result where a path is taken.");
+#endif
+  // A compiled program (.tsp) read once: its device count and the program
+  // loaded on the devices come from the same bytes.
+  py::class_<ProgramImage>(m, "_ProgramImage", "A compiled program file, read (read_image)")
+      .def_property_readonly("devices", [](const ProgramImage& im) { return static_cast<int64_t>(im.devices()); });
+  m.def(
+      "read_image",
+      [](const std::string& path) {
+        ReleaseGil release;
+        return Unwrap(ProgramImage::ReadFile(path));
+      },
+      py::arg("path"));
+  m.def(
+      "load_program_image",
+      [](const std::vector<Device>& devices, const ProgramImage& image) {
+        ProgramImage copy = image;
+        ReleaseGil release;
+        return Unwrap(Program::Create(devices, std::move(copy)));
+      },
+      py::arg("devices"), py::arg("image"));
   m.def(
       "image_devices_needed",
       [](const std::string& path) {

@@ -17,9 +17,11 @@ def _after_fork_in_child():
     # in the parent; every call says so): the child makes its own on first
     # use.  They are kept, never destroyed here: their client is the
     # parent's.
-    global _default, _by_backend
+    global _default, _by_backend, _lock
     _parents.append((_default, _by_backend))
     _default, _by_backend = None, {}
+    # A parent thread may have held the lock at fork(): it never lets go here.
+    _lock = threading.RLock()
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)

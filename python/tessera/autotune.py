@@ -74,8 +74,12 @@ class Result:
 
 
 def _source(program):
+    # A path is read once here: the device count, every trial and the cache
+    # key see the same bytes.
     from .program import _is_path
     is_path = _is_path(program)
+    if is_path and _tessera.has_compiler():
+        return _tessera.read_source(os.fspath(program)), True
     return (os.fspath(program) if is_path else program), is_path
 
 

@@ -215,12 +215,20 @@ def compile(source, device=None, mesh=None, function=None, schedule=None, in_spe
         raise InvalidArgumentError("compile(): the %s holds a NUL character" % ("path" if is_path else "program text"))
     if _runtime.int_or_none(overlap_chunks) is None or not 0 <= overlap_chunks < 2**31:
         raise InvalidArgumentError("overlap_chunks=%r: a number of row blocks >= 0 (0: no overlap)" % (overlap_chunks,))
+    # Files are read once: the device count and the program come from the
+    # same bytes, however the file changes meanwhile.
+    image = None
+    path = text
+    if is_path and text.endswith(".tsp"):
+        image = _tessera.read_image(text)
+    elif is_path and _tessera.has_compiler():
+        text = _tessera.read_source(text)
     if mesh is not None:
         devices = list(mesh.devices)
     else:
         dev = _runtime.device(device)
-        if is_path and text.endswith(".tsp"):
-            needed = _tessera.image_devices_needed(text)
+        if image is not None:
+            needed = image.devices
         else:
             needed = _tessera.devices_needed(text, is_path, function or "")
         if needed > 1:
@@ -231,11 +239,11 @@ def compile(source, device=None, mesh=None, function=None, schedule=None, in_spe
     placed = in_shardings is not None or out_shardings is not None
     if placed and mesh is None:
         raise InvalidArgumentError("in_shardings / out_shardings place a program on a mesh: give mesh= too")
-    if is_path and text.endswith(".tsp"):
+    if image is not None:
         if placed:
             raise InvalidArgumentError("%s is compiled already: in_shardings / out_shardings apply when compiling "
-                                       "the .mlir" % text)
-        program = _tessera.load_program(devices, text)
+                                       "the .mlir" % path)
+        program = _tessera.load_program_image(devices, image)
     elif placed:
         program = _tessera.compile_program(
             text, is_path, devices, function or "", schedule or "", "", int(overlap_chunks),

@@ -30,7 +30,9 @@
 #include "tessera/InitAll.h"
 #include "tessera/element_types.hpp"
 #include "tessera/program_compiler.hpp"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SHA256.h"
 #include "llvm/Support/SourceMgr.h"
 #include "tessera/tcp.hpp"
 #ifdef TESSERA_HAVE_MPI
@@ -122,9 +124,12 @@ StatusOr<ProgramSource> SourceOfImage(const ProgramImage& im) {
   if (!EndsWith(im.source_name, ".mlir"))
     return Status(StatusCode::kNotFound, "no source of " + im.function + " (" + im.source_name + ") to run the reference on");
   auto source = ProgramSource::Read(im.source_name);
-  if (!source.ok())
-    return Status(StatusCode::kNotFound, "no source of " + im.function + " to run the reference on (" +
-                                             source.status().message() + ")");
+  if (!source.ok()) {
+    std::string why = source.status().message();
+    if (why.rfind(im.source_name + ": ", 0) == 0) why = why.substr(im.source_name.size() + 2);
+    return Status(StatusCode::kNotFound, "no source of " + im.function + " (" + im.source_name +
+                                             ") to run the reference on (" + why + ")");
+  }
   if (!im.source_sha256.empty() && SourceSha256(source->text) != im.source_sha256)
     return Status(StatusCode::kFailedPrecondition,
                   "the source of " + im.function + " (" + im.source_name +
@@ -312,11 +317,17 @@ int Run(int argc, char** argv) {
   for (size_t k = 0; k < a.inputs.size(); ++k) {
     LoadedInput& in = inputs[k];
     in.error = ReadNpy(a.inputs[k], &in.array);
-    std::string shape;
-    for (int64_t d : in.array.shape) shape += std::to_string(d) + ",";
-    in.digest = in.error.empty() ? "contents " + SourceSha256(in.array.dtype + "\n" + in.array.descr + "\n" + shape +
-                                                              "\n" + std::string(in.array.bytes.begin(), in.array.bytes.end()))
-                                 : "unreadable";
+    if (processes == 1) continue;  // nothing to agree on
+    if (!in.error.empty()) {
+      in.digest = "unreadable";
+      continue;
+    }
+    llvm::SHA256 h;  // over the bytes in place: no second copy of the data
+    std::string header = in.array.dtype + "\n" + in.array.descr + "\n";
+    for (int64_t d : in.array.shape) header += std::to_string(d) + ",";
+    h.update(header + "\n");
+    h.update(llvm::ArrayRef<uint8_t>(in.array.bytes.data(), in.array.bytes.size()));
+    in.digest = "contents " + llvm::toHex(h.final(), /*LowerCase=*/true);
   }
   if (processes > 1) {
     if (processes > need)

@@ -798,7 +798,10 @@ typedef struct TsStream_Create_Args {
 #define TS_STREAM_CREATE_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsStream_Create_Args, stream)
 
 /* Returns at once; work already queued still runs to completion and the
- * stream's resources are released after it (cudaStreamDestroy semantics). */
+ * stream's resources are released after it (cudaStreamDestroy semantics).
+ * A stream in a capture (its origin or one that joined it) is refused with
+ * TS_ERROR_FAILED_PRECONDITION and stays usable: the capture is ended first
+ * (the core does that when the last handle of an origin goes). */
 typedef struct TsStream_Destroy_Args {
   TS_ARGS_HEADER;
   TsStream* stream;
@@ -856,18 +859,23 @@ typedef struct TsStream_WaitEvent_Args {
 #define TS_STREAM_WAITEVENT_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsStream_WaitEvent_Args, event)
 
 /* From now on work issued to `stream` (and to streams that join the capture
- * by waiting on an event recorded in it) is recorded, not run. */
+ * by waiting on an event recorded in it) is recorded, not run.  The default
+ * stream can neither begin nor join a capture (TS_ERROR_FAILED_PRECONDITION). */
 typedef struct TsStream_BeginCapture_Args {
   TS_ARGS_HEADER;
   TsStream* stream;
 } TsStream_BeginCapture_Args;
 #define TS_STREAM_BEGINCAPTURE_ARGS_STRUCT_SIZE TS_STRUCT_SIZE(TsStream_BeginCapture_Args, stream)
 
-/* Every stream that joined must have been joined back (origin waits on an
- * event recorded last in it), else TS_ERROR_FAILED_PRECONDITION.
+/* Every stream that joined and issued work must have been joined back: the
+ * origin's work depends on its last work, directly (the origin waits on an
+ * event recorded last in it) or through other streams of the capture; else
+ * TS_ERROR_FAILED_PRECONDITION, the capture ends and no graph is made.
  * While a stream captures, these are TS_ERROR_FAILED_PRECONDITION on it:
  * Stream_Synchronize, Stream_Query, waiting on an event recorded outside the
- * capture, launching a graph into it, and synchronous copies. */
+ * capture, launching a graph into it, synchronous copies and Stream_Destroy.
+ * Waiting on an event whose last record was made in a capture that has
+ * ended is TS_ERROR_FAILED_PRECONDITION too. */
 typedef struct TsStream_EndCapture_Args {
   TS_ARGS_HEADER;
   TsStream* stream;

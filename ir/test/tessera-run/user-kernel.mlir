@@ -26,5 +26,5 @@ func.func @twice(%x: memref<256xf32>) attributes {tessera_tile.group_size = arra
 // UNCHECKED-NOT: verify:
 // UNCHECKED: time:
 // UNCHECKED: exit code 0
-// NOSOURCE: verify: no source of twice ({{.*}}.mlir) to run the reference on: the result was NOT checked
+// NOSOURCE: verify: no source of twice ({{.*}}.mlir) to run the reference on (cannot open: {{.*}}): the result was NOT checked
 // NOSOURCE: exit code 4

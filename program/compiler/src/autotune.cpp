@@ -40,6 +40,7 @@
 
 #include "autotune_cache.hpp"
 #include "parse.hpp"
+#include "schedule_check.hpp"
 #include "file_io.hpp"
 #include "plugin_log.hpp"
 #include "tessera/ir_version.h"
@@ -311,6 +312,9 @@ StatusOr<AutotuneSpace> ParseAutotuneSpace(const std::string& text) {
       // (tile_m for tile-m) failed every trial, and the default it then
       // chose was cached as the answer.
       const std::string point = key.str() + "=" + v.str();
+      // Checked first: MLIR's parser prints its own complaint to stderr.
+      if (std::string e = program::CheckSchedule(point); !e.empty())
+        return Status(StatusCode::kInvalidArgument, "autotune space '" + text + "': " + e);
       std::unique_ptr<mlir::Pass> pass = graph::createGraphToSchedule(graph::GraphToScheduleOptions{});
       if (mlir::failed(pass->initializeOptions(point)))
         return Status(StatusCode::kInvalidArgument,

@@ -1,4 +1,5 @@
 #include "lower.hpp"
+#include "schedule_check.hpp"
 #include "training_marks.hpp"
 
 #include <algorithm>
@@ -199,6 +200,7 @@ Status LowerStagesToSchedule(ParsedModule& parsed, mlir::ModuleOp staged, const 
   graph::GraphToScheduleOptions defaults;
   defaults.rowStages = true;
   std::unique_ptr<mlir::Pass> gs = graph::createGraphToSchedule(defaults);
+  if (std::string e = CheckSchedule(schedule); !e.empty()) return Status(StatusCode::kInvalidArgument, e);
   const std::string text = target.schedule + (schedule.empty() ? "" : " " + schedule);
   if (!text.empty() && mlir::failed(gs->initializeOptions(text)))
     return Status(StatusCode::kInvalidArgument,
@@ -267,6 +269,7 @@ Status LowerStagesToTile(ParsedModule& parsed, mlir::ModuleOp staged, const std:
                          const CompileTargetInfo& target, const std::string& schedule, LoweredProgram* out,
                          std::vector<std::pair<size_t, size_t>>* stage_steps) {
   out->module = ModuleOf(staged, {});
+  if (std::string e = CheckSchedule(schedule); !e.empty()) return Status(StatusCode::kInvalidArgument, e);
   const std::string text = target.schedule + (schedule.empty() ? "" : " " + schedule);
   // Each stage function is lowered once; a function called several times
   // (row blocks of an overlapped pipeline) gets launches per call.
