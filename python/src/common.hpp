@@ -14,8 +14,6 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <unistd.h>
-
 #include <cstdint>
 #include <exception>
 #include <string>
@@ -30,22 +28,15 @@ namespace tessera::python {
 namespace py = pybind11;
 
 // Releases the GIL around a blocking call, as py::gil_scoped_release, and
-// is safe in a daemon thread when the interpreter exits: Python ends a
-// thread that takes the GIL back during finalization with pthread_exit,
-// whose forced unwind through a (noexcept) destructor called std::terminate
-// (the process aborted, exit 134, at a normal exit).  Such a thread waits
-// here instead; the process is ending and takes it along.
-// The thread that finalizes the interpreter (the main one) never parks: a
-// blocking call of a finalizer during teardown returns there as usual.
-bool IsFinalizingFromAnotherThread();
-
+// lets a daemon thread end when the interpreter exits: Python ends a thread
+// that takes the GIL back during finalization with pthread_exit, a forced
+// unwind, which through a noexcept destructor (py::gil_scoped_release's)
+// called std::terminate (the process aborted, exit 134, at a normal exit).
+// This destructor lets it pass; pybind11's dispatcher rethrows it.
 class ReleaseGil {
  public:
   ReleaseGil() : state_(PyEval_SaveThread()) {}
-  ~ReleaseGil() {
-    while (IsFinalizingFromAnotherThread()) ::pause();
-    PyEval_RestoreThread(state_);
-  }
+  ~ReleaseGil() noexcept(false) { PyEval_RestoreThread(state_); }
   ReleaseGil(const ReleaseGil&) = delete;
   ReleaseGil& operator=(const ReleaseGil&) = delete;
 

@@ -184,33 +184,12 @@ std::vector<py::list>& OpenCaptures() {
 
 }  // namespace
 
-namespace {
-// The interpreter's main thread, where Py_Finalize runs (taken at import:
-// CPython imports extension modules on any thread, but finalizes on the
-// main one, the thread that ran Py_Initialize).
-unsigned long g_main_thread = 0;
-}  // namespace
-
-bool IsFinalizingFromAnotherThread() {
-#if PY_VERSION_HEX >= 0x030D0000
-  const bool finalizing = Py_IsFinalizing();
-#else
-  const bool finalizing = _Py_IsFinalizing();
-#endif
-  return finalizing && PyThread_get_thread_ident() != g_main_thread;
-}
-
 void KeepUntilDone(PyStream& s, py::object o) {
   for (py::list& l : OpenCaptures()) l.append(o);
   s.pending.push_back(std::move(o));
 }
 
 PYBIND11_MODULE(_tessera, m) {
-  {
-    // threading.main_thread(): the import may run on another thread.
-    py::object main = py::module_::import("threading").attr("main_thread")();
-    g_main_thread = main.attr("ident").cast<unsigned long>();
-  }
   m.doc() = "Tessera's runtime and programs (the C++ API); use the tessera package";
   // The most devices a program's mesh may have (tessera/program.hpp).
   m.attr("MAX_PROGRAM_DEVICES") = tessera::kMaxProgramDevices;

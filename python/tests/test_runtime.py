@@ -126,3 +126,22 @@ def test_a_forked_child_makes_its_own_runtime():
             os._exit(2)
     _, status = os.waitpid(pid, 0)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+def test_a_daemon_thread_in_a_blocking_call_does_not_abort_the_exit():
+    # Python ends a daemon thread that takes the GIL back during
+    # finalization with pthread_exit; through a C++ destructor that aborted
+    # the process (exit 134) at a normal exit.
+    import subprocess
+    import sys
+    code = (
+        "import threading, time, tessera\n"
+        "s = tessera.stream.create()\n"
+        "def work():\n"
+        "    while True:\n"
+        "        s.synchronize()\n"
+        "threading.Thread(target=work, daemon=True).start()\n"
+        "time.sleep(0.2)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], timeout=120, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
