@@ -16,6 +16,10 @@ Status StreamImpl::Release() {
                   "destroyed");
   if (!MarkDestroyed()) return Status::Ok();
   if (raw == nullptr) return Status::Ok();  // never fully created
+  // The trace first: it synchronizes the stream's timed work, which needs
+  // the stream alive (after Stream_Destroy it read freed memory: ASan).
+  if (RuntimeTrace* trace = device.impl()->runtime->trace.get())
+    trace->StreamDestroyed(raw);
   auto args = MakeArgs<TsStream_Destroy_Args>();
   args.stream = raw;
   Status st = TESSERA_PLUGIN_CALL(device.impl()->lib(), Stream_Destroy, args);
@@ -26,8 +30,6 @@ Status StreamImpl::Release() {
     alive.store(true, std::memory_order_release);
     return st;
   }
-  if (RuntimeTrace* trace = device.impl()->runtime->trace.get())
-    trace->StreamDestroyed(raw);
   released = raw;  // for "was destroyed" errors: the layer knows where
   raw = nullptr;
   return st;
