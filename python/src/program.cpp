@@ -235,13 +235,6 @@ void BindProgram(py::module_& m) {
            });
 
   m.def(
-      "load_program",
-      [](const std::vector<Device>& devices, const std::string& path) {
-        ReleaseGil release;
-        return Unwrap(Program::Load(devices, path));
-      },
-      py::arg("devices"), py::arg("path"));
-  m.def(
       "compile_program",
       [](py::object source, bool is_path, const std::vector<Device>& devices, const std::string& function,
          const std::string& schedule, const std::string& name, int64_t overlap_chunks,
@@ -369,12 +362,6 @@ void BindProgram(py::module_& m) {
         return Unwrap(Program::Create(devices, std::move(copy)));
       },
       py::arg("devices"), py::arg("image"));
-  m.def(
-      "image_devices_needed",
-      [](const std::string& path) {
-        return static_cast<int64_t>(Unwrap(ProgramImage::ReadFile(path)).devices());
-      },
-      py::arg("path"), "How many devices a compiled program (.tsp) runs on: its mesh's size, 1 without one.");
   m.def("has_compiler", [] {
 #ifdef TESSERA_PYTHON_HAS_COMPILER
     return true;

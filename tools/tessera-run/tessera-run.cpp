@@ -284,13 +284,11 @@ int Run(int argc, char** argv) {
   // and what the reference runs on are these bytes.
   ProgramImage loaded;
   ProgramSource source_text;  // a .mlir program, read
-  std::string program_digest;
   int64_t need = 1;
   if (!compiled_file) {
     auto read = ProgramSource::Read(a.program);
     if (!read.ok()) return Fail(kExitBadInput, read.status().message());
     source_text = std::move(*read);
-    program_digest = SourceSha256(source_text.text);
   }
   if (compiled_file) {
     if (!a.mesh.empty() || !a.in_shardings.empty() || !a.out_shardings.empty())
@@ -300,7 +298,6 @@ int Run(int argc, char** argv) {
     auto image = ProgramImage::ReadFile(a.program);
     if (!image.ok()) return Fail(kExitBadInput, image.status().message());
     loaded = std::move(*image);
-    program_digest = SourceSha256(loaded.Serialize());
     need = static_cast<int64_t>(loaded.devices());
   } else if (!a.mesh.empty()) {
     for (const auto& axis : a.mesh)  // --mesh: the program is placed on it
@@ -343,6 +340,8 @@ int Run(int argc, char** argv) {
     // the same settings: a rank with other --iterations waited forever in
     // a collective (MPI) or exited 0 early (TCP), other inputs or
     // placements gave wrong results with exit 0.
+    // The bytes read once above: the source's text, or the image's.
+    const std::string program_digest = SourceSha256(compiled_file ? loaded.Serialize() : source_text.text);
     const std::vector<Setting> mine = AgreedSettings(a, program_digest, inputs);
     std::string text;
     for (const Setting& s : mine) text += s.name + '\n' + s.value + '\n' + s.shown + '\n';

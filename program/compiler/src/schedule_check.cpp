@@ -1,7 +1,5 @@
 #include "schedule_check.hpp"
 
-#include <cerrno>
-#include <cstdlib>
 #include <map>
 
 #include "llvm/ADT/SmallVector.h"
