@@ -236,6 +236,35 @@ TEST_F(Events, ElapsedTimeOfPendingEventIsNotReady) {
   CTS_EXPECT_OK(Event::elapsed_ms(start, end));
 }
 
+// Reading two completed events' times never waits for work queued after
+// them, and a pending one is NOT_READY at once, even while the device is
+// already running what came after (lavapipe's vkGetQueryPoolResults with
+// WAIT_BIT waited for the whole queue: here, for the gate to give up).
+TEST_F(Events, ElapsedTimeDoesNotWaitForLaterWork) {
+  CTS_REQUIRE_GATE();
+  CTS_ASSERT_OK_AND_ASSIGN(Kernel gate_kernel, kernel("gate"));
+  HostGate gate;
+  CTS_ASSERT_OK(gate.Init(device()));
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s, device().create_stream());
+  CTS_ASSERT_OK_AND_ASSIGN(Event start, device().create_event());
+  CTS_ASSERT_OK_AND_ASSIGN(Event end, device().create_event());
+  CTS_ASSERT_OK_AND_ASSIGN(Event late, device().create_event());
+  CTS_ASSERT_OK(s.record(start));
+  CTS_ASSERT_OK(s.record(end));
+  CTS_ASSERT_OK(end.synchronize());
+  CTS_ASSERT_OK(gate.Queue(s, gate_kernel));
+  CTS_ASSERT_OK(s.record(late));
+  CTS_ASSERT_OK_AND_ASSIGN(bool idle, s.query());  // the gate is on its way to the device
+  EXPECT_FALSE(idle);
+  CTS_EXPECT_OK(Event::elapsed_ms(start, end));
+  CTS_EXPECT_ERROR(Event::elapsed_ms(start, late), kNotReady);
+  CTS_EXPECT_ERROR(Event::elapsed_ms(late, end), kNotReady);
+  EXPECT_FALSE(gate.timed_out()) << "Event::elapsed_ms waited for the gate queued after the events";
+  gate.open();
+  CTS_ASSERT_OK(s.synchronize());
+  CTS_EXPECT_OK(Event::elapsed_ms(start, late));
+}
+
 TEST_F(Events, NeverRecordedEvent) {
   CTS_REQUIRE_KERNELS();
   CTS_ASSERT_OK_AND_ASSIGN(Event e, device().create_event());
@@ -365,6 +394,34 @@ TEST_F(Events, WriteTimestampWaitsForTheWorkBeforeIt) {
     EXPECT_GE(t + kClockSlackNs, opened) << "the work completed before the gate opened";
     EXPECT_LE(t, after + kClockSlackNs);
   }
+}
+
+// A point whose work completed is written without waiting for work queued
+// after it (the vulkan plugin read it with vkGetQueryPoolResults, which
+// lavapipe answers once the whole queue is idle: behind the gate, holding
+// the device's lock).
+TEST_F(Events, WriteTimestampDoesNotWaitForLaterWork) {
+  CTS_REQUIRE(TimestampsProvided(), "entry point Stream_WriteTimestamp");
+  CTS_REQUIRE_GATE();
+  CTS_ASSERT_OK_AND_ASSIGN(Kernel gate_kernel, kernel("gate"));
+  HostGate gate;
+  CTS_ASSERT_OK(gate.Init(device()));
+  CTS_ASSERT_OK_AND_ASSIGN(Stream s, device().create_stream());
+  CTS_ASSERT_OK_AND_ASSIGN(Event e, device().create_event());
+  uint64_t slot = 0;
+  ASSERT_EQ(WriteTimestamp(s, &slot), "");
+  CTS_ASSERT_OK(s.record(e));
+  CTS_ASSERT_OK(gate.Queue(s, gate_kernel));
+  CTS_ASSERT_OK_AND_ASSIGN(bool idle, s.query());  // the gate is on its way to the device
+  EXPECT_FALSE(idle);
+  CTS_ASSERT_OK(e.synchronize());
+  const uint64_t after = Now();
+  EXPECT_FALSE(gate.timed_out()) << "the point was written only after the gate queued after it";
+  const uint64_t t = ReadTimestamp(&slot);
+  EXPECT_NE(t, 0u) << "not written by the time a later event's synchronize returned";
+  EXPECT_LE(t, after + kClockSlackNs);
+  gate.open();
+  CTS_ASSERT_OK(s.synchronize());
 }
 
 // A Stream::wait before the point is work before it: the time is not

@@ -1,5 +1,7 @@
 // Events: a (stream timeline semaphore, value) pair, plus a timestamp query
 // written where the event is recorded when timing is on.
+#include <algorithm>
+
 #include "internal.hpp"
 
 namespace tessera::vk {
@@ -13,21 +15,28 @@ TS_VK_ENTRY(Event_Create, TS_EVENT_CREATE_ARGS_STRUCT_SIZE) {
   auto* ev = new TsEvent;
   ev->device = dev;
   ev->flags = args->flags;
-  if (!(args->flags & TS_EVENT_DISABLE_TIMING) && dev->timestamps) {
-    VkQueryPoolCreateInfo qci{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-    qci.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    qci.queryCount = 1;
-    VkResult r = dev->fn.vkCreateQueryPool(dev->device, &qci, nullptr, &ev->query);
-    if (r != VK_SUCCESS) {
-      delete ev;
-      return vk_error(r, "vkCreateQueryPool(TIMESTAMP)");
-    }
-  }
   std::lock_guard<std::mutex> lk(dev->mu);
+  if (!(args->flags & TS_EVENT_DISABLE_TIMING) && dev->timestamps) {
+    if (TsError* e = take_stamp_slot_locked(dev, &ev->stamp)) {
+      delete ev;
+      return e;
+    }
+    ev->timed = true;
+  }
   dev->live.events.insert(ev);
   args->event = ev;
   return nullptr;
 }
+
+namespace {
+
+// Forgets the records that have completed (mu held).
+void prune_writers_locked(TsEvent* ev) {
+  auto& w = ev->writers;
+  w.erase(std::remove_if(w.begin(), w.end(), event_writer_done), w.end());
+}
+
+}  // namespace
 
 TsError* destroy_event(TsEvent* ev) {
   TsDevice* dev = ev->device;
@@ -36,22 +45,18 @@ TsError* destroy_event(TsEvent* ev) {
     dev->live.events.erase(ev);
     ev->magic = kMagicDead;
     ev->capture.reset();
-    // A record still on its way writes the query: the pool goes with the
-    // batch that writes it, destroyed when that completes (reap), so this
-    // returns at once, as cudaEventDestroy does.
-    if (ev->stream && ev->query && counter_value(*ev->stream) < ev->value) {
-      StreamState& s = *ev->stream;
-      CommandList* writer = s.open.value == ev->value ? &s.open.cl : nullptr;
-      for (Batch& b : s.inflight)
-        if (b.value == ev->value) writer = &b.cl;
-      if (writer) {
-        writer->queries.push_back(ev->query);
-        ev->query = VK_NULL_HANDLE;
-      }
+    // A record still on its way writes the timestamp: the slot is reused
+    // only once every such record completed, so this returns at once, as
+    // cudaEventDestroy does.
+    if (ev->timed) {
+      prune_writers_locked(ev);
+      if (ev->writers.empty())
+        dev->free_stamps.push_back(ev->stamp);
+      else
+        dev->retiring_stamps.push_back({ev->stamp, std::move(ev->writers)});
     }
     ev->stream.reset();
   }
-  if (ev->query) dev->fn.vkDestroyQueryPool(dev->device, ev->query, nullptr);
   delete ev;
   return nullptr;
 }
@@ -79,9 +84,15 @@ TS_VK_ENTRY(Event_Record, TS_EVENT_RECORD_ARGS_STRUCT_SIZE) {
   // An event record is ordered like any operation (default-stream rules).
   CommandList* cl = nullptr;
   TS_VK_RETURN_IF_ERROR(begin_op_locked(s, &cl));
-  if (ev->query) {
-    dev->fn.vkCmdResetQueryPool(cl->cb, ev->query, 0, 1);
-    dev->fn.vkCmdWriteTimestamp(cl->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, ev->query, 0);
+  if (ev->timed) {
+    record_stamp_commands(dev, cl->cb, ev->stamp, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT);
+    // An earlier record on this stream completes first: this one replaces it.
+    prune_writers_locked(ev);
+    auto& w = ev->writers;
+    w.erase(std::remove_if(w.begin(), w.end(),
+                           [&](const EventWriter& x) { return x.stream.lock() == sp; }),
+            w.end());
+    w.push_back({sp, s.open.value});
   }
   // Point at this batch before end_op, which may submit it.
   s.open.referenced = true;
@@ -140,7 +151,7 @@ TS_VK_ENTRY(Event_ElapsedTime, TS_EVENT_ELAPSEDTIME_ARGS_STRUCT_SIZE) {
                     "vulkan: Event_ElapsedTime: the %s event was created with "
                     "TS_EVENT_DISABLE_TIMING",
                     i == 0 ? "start" : "end");
-    if (!ev->query)
+    if (!ev->timed)
       return errorf(TS_ERROR_UNSUPPORTED,
                     "vulkan: Event_ElapsedTime: the queue family of %s has no timestamp "
                     "support (timestampValidBits = 0)",
@@ -156,11 +167,14 @@ TS_VK_ENTRY(Event_ElapsedTime, TS_EVENT_ELAPSEDTIME_ARGS_STRUCT_SIZE) {
       return errorf(TS_ERROR_NOT_READY,
                     "vulkan: Event_ElapsedTime: the %s event has not completed yet",
                     i == 0 ? "start" : "end");
-    TsDevice* dev = ev->device;
-    VkResult r = dev->fn.vkGetQueryPoolResults(dev->device, ev->query, 0, 1, sizeof(uint64_t),
-                                               &ticks[i], sizeof(uint64_t),
-                                               VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
-    if (r != VK_SUCCESS) return vk_error(r, "vkGetQueryPoolResults(TIMESTAMP)");
+    // The record's batch has signalled: the device copied its timestamp
+    // (timestamp.cpp: no vkGetQueryPoolResults, which waits for the whole
+    // queue on lavapipe, i.e. for work queued after the event).
+    if (!read_stamp(ev->stamp, &ticks[i]))
+      return errorf(TS_ERROR_INTERNAL,
+                    "vulkan: Event_ElapsedTime: the %s event completed but its timestamp was "
+                    "never written (the submit of its record failed and said so)",
+                    i == 0 ? "start" : "end");
   }
   double period_ns = args->start->device->props.limits.timestampPeriod;
   args->milliseconds =

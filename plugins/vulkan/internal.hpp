@@ -95,9 +95,6 @@ struct CommandList {
   std::vector<VkDescriptorPool> pools;  // descriptor sets of its launches
   std::vector<Allocation> staging;      // freed when the work completes
   std::vector<std::shared_ptr<GraphData>> graphs;  // replayed graphs, kept alive
-  // Query pools of events destroyed while this list still writes them:
-  // destroyed when it completes (Event_Destroy does not wait for it).
-  std::vector<VkQueryPool> queries;
 };
 
 // A cross-stream dependency: wait until `stream`'s timeline reaches `value`.
@@ -106,11 +103,25 @@ struct Wait {
   uint64_t value = 0;
 };
 
-// A Stream_WriteTimestamp point (timestamp.cpp): query `index` of `pool`,
-// written into `out` when its batch is reaped.
+// A record of an event whose batch may not have completed: the event's
+// timestamp slot is written until `stream` reaches `value` (a stream that is
+// gone has completed its work).
+struct EventWriter {
+  std::weak_ptr<StreamState> stream;
+  uint64_t value = 0;
+};
+
+// A timestamp (timestamp.cpp): query `index` of `pool`, which the device
+// copies into `result` (host-visible: the ticks, then the availability
+// word) right after writing it, so the host never calls
+// vkGetQueryPoolResults: lavapipe's waits for the whole queue to drain,
+// WAIT_BIT or not, i.e. behind work queued after the timestamp.  A
+// Stream_WriteTimestamp point is stored into `out` when its batch is reaped.
 struct StampSlot {
   VkQueryPool pool = VK_NULL_HANDLE;
   uint32_t index = 0;
+  VkBuffer readback = VK_NULL_HANDLE;
+  uint64_t* result = nullptr;  // [0] ticks, [1] availability (0: not written)
   uint64_t* out = nullptr;
 };
 
@@ -309,10 +320,21 @@ struct TsDevice {
   std::mutex staging_mu;             // sync copies through `staging`
   tessera::vk::Allocation staging;
   uint32_t next_stream_id = 1;
-  // Stream_WriteTimestamp (timestamp.cpp), guarded by mu: the queries of
-  // points, and the device tick that matches a host time (the clock).
-  std::vector<VkQueryPool> stamp_pools;
+  // Timestamps (timestamp.cpp), guarded by mu: the slots of points and
+  // timed events, and the device tick that matches a host time (the clock).
+  struct StampPool {
+    VkQueryPool queries = VK_NULL_HANDLE;
+    tessera::vk::Allocation readback;  // host-visible, 16 bytes per query
+  };
+  std::vector<StampPool> stamp_pools;
   std::vector<tessera::vk::StampSlot> free_stamps;
+  // Slots of destroyed events whose records may still be written (Event_Destroy
+  // does not wait): free again once every writer has completed.
+  struct RetiringStamp {
+    tessera::vk::StampSlot slot;
+    std::vector<tessera::vk::EventWriter> writers;
+  };
+  std::vector<RetiringStamp> retiring_stamps;
   struct StampClock {
     bool valid = false;
     uint64_t ticks = 0, host_ns = 0;  // a device tick and its host time
@@ -379,7 +401,11 @@ struct TsEvent {
   uint32_t magic = kMagic;
   TsDevice* device = nullptr;
   uint32_t flags = 0;
-  VkQueryPool query = VK_NULL_HANDLE;  // one timestamp; NULL without timing
+  // Its timestamp (timing events on a device with timestamps), and the
+  // records that may still write it (guarded by device->mu).
+  bool timed = false;
+  tessera::vk::StampSlot stamp;
+  std::vector<tessera::vk::EventWriter> writers;
   // Last eager record (guarded by device->mu); stream NULL: never recorded.
   std::shared_ptr<tessera::vk::StreamState> stream;
   uint64_t value = 0;
@@ -495,6 +521,18 @@ void calibrate_stamp_clock_at_creation(TsDevice* dev);
 TsError* record_stamp_locked(StreamState& s, uint64_t* out);
 void write_stamps_locked(TsDevice* dev, Batch& b);
 void release_stamps(TsDevice* dev);  // ~TsDevice: the query pools
+// Whether an event's record has completed (mu held).
+bool event_writer_done(const EventWriter& w);
+// A timestamp slot (mu held): a free one, a retired event's whose writers
+// are done, or one of a new pool.
+TsError* take_stamp_slot_locked(TsDevice* dev, StampSlot* out);
+// Records, into `cb`, the write of `slot` at `stage` and its copy to the
+// host-visible result (after clearing the result's availability word).
+void record_stamp_commands(TsDevice* dev, VkCommandBuffer cb, const StampSlot& slot,
+                           VkPipelineStageFlagBits stage);
+// The ticks the device copied to `slot`'s result, once the batch that wrote
+// it has completed; false when it was never written (a failed submit).
+bool read_stamp(const StampSlot& slot, uint64_t* ticks);
 // Wakes the device's flusher: a stream has deferred its open batch.
 void wake_flusher_locked(TsDevice* dev);
 // Starts / stops the device's flusher thread (stop: mutex NOT held).

@@ -67,8 +67,6 @@ StreamState::~StreamState() {
     cl.pools.clear();
     for (Allocation& a : cl.staging) release(dev, a);
     cl.staging.clear();
-    for (VkQueryPool q : cl.queries) f.vkDestroyQueryPool(dev->device, q, nullptr);
-    cl.queries.clear();
   };
   for (Batch& b : inflight) drop(b.cl);
   drop(open.cl);
@@ -142,8 +140,6 @@ void recycle_list_locked(TsDevice* dev, CommandList& cl, bool reset_cb) {
   for (Allocation& a : cl.staging) release(dev, a);
   cl.staging.clear();
   cl.graphs.clear();
-  for (VkQueryPool q : cl.queries) dev->fn.vkDestroyQueryPool(dev->device, q, nullptr);
-  cl.queries.clear();
   if (reset_cb && cl.cb) dev->fn.vkResetCommandBuffer(cl.cb, 0);
   cl.begun = false;
   cl.commands = 0;

@@ -45,6 +45,7 @@ namespace tessera::vk {
 namespace {
 
 constexpr uint32_t kStampsPerPool = 1024;
+constexpr uint64_t kResultBytes = 2 * sizeof(uint64_t);  // ticks, availability
 constexpr uint64_t kSecondNs = 1000ull * 1000 * 1000;
 constexpr uint64_t kExtensionRereadNs = kSecondNs;      // calibrated timestamps
 constexpr uint64_t kQueueLookNs = 10 * kSecondNs;       // queue: the offset's age
@@ -90,27 +91,73 @@ void offer_offset_locked(TsDevice* dev, uint64_t ticks, uint64_t host_ns, uint64
   c.valid = true;
 }
 
-TsError* take_slot_locked(TsDevice* dev, StampSlot* out) {
+// The slots of destroyed events whose records have all completed go back
+// (mu held).
+void reclaim_retiring_locked(TsDevice* dev) {
+  auto& r = dev->retiring_stamps;
+  for (size_t i = 0; i < r.size();) {
+    if (std::all_of(r[i].writers.begin(), r[i].writers.end(), event_writer_done)) {
+      dev->free_stamps.push_back(r[i].slot);
+      r[i] = std::move(r.back());
+      r.pop_back();
+    } else {
+      ++i;
+    }
+  }
+}
+
+}  // namespace
+
+bool event_writer_done(const EventWriter& w) {
+  std::shared_ptr<StreamState> s = w.stream.lock();
+  return !s || counter_value(*s) >= w.value;
+}
+
+TsError* take_stamp_slot_locked(TsDevice* dev, StampSlot* out) {
+  if (dev->free_stamps.empty()) reclaim_retiring_locked(dev);
   if (dev->free_stamps.empty()) {
+    TsDevice::StampPool p;
     VkQueryPoolCreateInfo qci{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
     qci.queryType = VK_QUERY_TYPE_TIMESTAMP;
     qci.queryCount = kStampsPerPool;
-    VkQueryPool pool = VK_NULL_HANDLE;
-    TS_VK_CALL(dev->fn.vkCreateQueryPool(dev->device, &qci, nullptr, &pool),
-               "vkCreateQueryPool(TIMESTAMP, for Stream_WriteTimestamp)");
-    dev->stamp_pools.push_back(pool);
-    for (uint32_t i = kStampsPerPool; i-- > 0;) dev->free_stamps.push_back({pool, i, nullptr});
+    TS_VK_CALL(dev->fn.vkCreateQueryPool(dev->device, &qci, nullptr, &p.queries),
+               "vkCreateQueryPool(TIMESTAMP)");
+    if (TsError* e = allocate(dev, uint64_t{kStampsPerPool} * kResultBytes, MemoryUse::kHost,
+                              &p.readback, "timestamp results", alignof(uint64_t))) {
+      dev->fn.vkDestroyQueryPool(dev->device, p.queries, nullptr);
+      return e;
+    }
+    dev->stamp_pools.push_back(p);
+    auto* words = reinterpret_cast<uint64_t*>(p.readback.mapped);
+    for (uint32_t i = kStampsPerPool; i-- > 0;)
+      dev->free_stamps.push_back({p.queries, i, p.readback.buffer, words + 2 * i, nullptr});
   }
   *out = dev->free_stamps.back();
   dev->free_stamps.pop_back();
   return nullptr;
 }
 
-bool read_ticks(TsDevice* dev, const StampSlot& slot, uint64_t* ticks) {
-  return dev->fn.vkGetQueryPoolResults(dev->device, slot.pool, slot.index, 1, sizeof(uint64_t),
-                                       ticks, sizeof(uint64_t), VK_QUERY_RESULT_64_BIT) ==
-         VK_SUCCESS;
+void record_stamp_commands(TsDevice* dev, VkCommandBuffer cb, const StampSlot& slot,
+                           VkPipelineStageFlagBits stage) {
+  // Cleared by the host before the submit: a batch that never runs (its
+  // submit failed) leaves it 0, which read_stamp reports.
+  __atomic_store_n(&slot.result[1], uint64_t{0}, __ATOMIC_RELAXED);
+  dev->fn.vkCmdResetQueryPool(cb, slot.pool, slot.index, 1);
+  dev->fn.vkCmdWriteTimestamp(cb, stage, slot.pool, slot.index);
+  // WAIT_BIT makes the device (not the host) wait for the write.  A
+  // transfer write: the batch's closing barrier makes it visible to the host.
+  dev->fn.vkCmdCopyQueryPoolResults(
+      cb, slot.pool, slot.index, 1, slot.readback, uint64_t{slot.index} * kResultBytes, kResultBytes,
+      VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
 }
+
+bool read_stamp(const StampSlot& slot, uint64_t* ticks) {
+  if (__atomic_load_n(&slot.result[1], __ATOMIC_ACQUIRE) == 0) return false;
+  *ticks = __atomic_load_n(&slot.result[0], __ATOMIC_RELAXED);
+  return true;
+}
+
+namespace {
 
 // Records a timestamp at `stage` at the end of the open batch of `s`,
 // through the op path: the default-stream waits, a barrier after the work
@@ -123,8 +170,7 @@ TsError* write_query_locked(StreamState& s, const StampSlot& slot, VkPipelineSta
   *recorded = false;
   CommandList* cl = nullptr;
   TS_VK_RETURN_IF_ERROR(begin_op_locked(s, &cl));
-  s.dev->fn.vkCmdResetQueryPool(cl->cb, slot.pool, slot.index, 1);
-  s.dev->fn.vkCmdWriteTimestamp(cl->cb, stage, slot.pool, slot.index);
+  record_stamp_commands(s.dev, cl->cb, slot, stage);
   *recorded = true;
   if (point) s.open.stamps.push_back(slot);
   return end_op_locked(s);
@@ -156,7 +202,7 @@ TsError* calibrate_through_queue(TsDevice* dev, bool only_if_quiet = false) {
       dev->calibration_stream->label = "the timestamp calibration stream";
     }
     cal = dev->calibration_stream;
-    TS_VK_RETURN_IF_ERROR(take_slot_locked(dev, &slot));
+    TS_VK_RETURN_IF_ERROR(take_stamp_slot_locked(dev, &slot));
     bool recorded = false;
     TsError* e = write_query_locked(*cal, slot, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, false, &recorded);
     t0 = plugin_support::steady_clock_ns();
@@ -171,11 +217,11 @@ TsError* calibrate_through_queue(TsDevice* dev, bool only_if_quiet = false) {
   TsError* e = wait_value(*cal, value);
   const uint64_t t1 = plugin_support::steady_clock_ns();
   uint64_t ticks = 0;
-  const bool ok = !e && read_ticks(dev, slot, &ticks);
+  const bool ok = !e && read_stamp(slot, &ticks);
   std::lock_guard<std::mutex> lk(dev->mu);
   dev->free_stamps.push_back(slot);
   if (e) return e;
-  if (!ok) return errorf(TS_ERROR_INTERNAL, "vulkan: vkGetQueryPoolResults(timestamp calibration) failed");
+  if (!ok) return errorf(TS_ERROR_INTERNAL, "vulkan: the timestamp calibration's query was not written");
   offer_offset_locked(dev, ticks, t0 + (t1 - t0) / 2, t1 - t0, t1);
   return nullptr;
 }
@@ -288,7 +334,7 @@ TsError* ensure_stamp_clock(TsDevice* dev) {
 TsError* record_stamp_locked(StreamState& s, uint64_t* out) {
   TsDevice* dev = s.dev;
   StampSlot slot;
-  TS_VK_RETURN_IF_ERROR(take_slot_locked(dev, &slot));
+  TS_VK_RETURN_IF_ERROR(take_stamp_slot_locked(dev, &slot));
   slot.out = out;
   bool recorded = false;
   TsError* e = write_query_locked(s, slot, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, true, &recorded);
@@ -308,7 +354,7 @@ void write_stamps_locked(TsDevice* dev, Batch& b) {
   const uint64_t now = plugin_support::steady_clock_ns();
   for (StampSlot& slot : b.stamps) {
     uint64_t ticks = 0, t = 0;
-    if (valid && read_ticks(dev, slot, &ticks)) {
+    if (valid && read_stamp(slot, &ticks)) {
       // A point is reaped after it completed: a later time (a query that
       // reads garbage, a clock that jumped) is cut to now.
       t = std::min(ticks_to_host_ns(dev, ticks, now), now);
@@ -326,9 +372,13 @@ void write_stamps_locked(TsDevice* dev, Batch& b) {
 }
 
 void release_stamps(TsDevice* dev) {
-  for (VkQueryPool p : dev->stamp_pools) dev->fn.vkDestroyQueryPool(dev->device, p, nullptr);
+  for (TsDevice::StampPool& p : dev->stamp_pools) {
+    dev->fn.vkDestroyQueryPool(dev->device, p.queries, nullptr);
+    release(dev, p.readback);
+  }
   dev->stamp_pools.clear();
   dev->free_stamps.clear();
+  dev->retiring_stamps.clear();
 }
 
 TS_VK_ENTRY(Stream_WriteTimestamp, TS_STREAM_WRITETIMESTAMP_ARGS_STRUCT_SIZE) {
