@@ -15,6 +15,8 @@
 #include <pybind11/stl.h>
 
 #include <cstdint>
+#include <deque>
+#include <memory>
 #include <exception>
 #include <string>
 #include <utility>
@@ -71,18 +73,51 @@ T Unwrap(StatusOr<T> value) {
   throw StatusError(Status(code, message));
 }
 
-// A stream and the Python objects whose memory its queued asynchronous
-// copies use: they are kept alive until the stream is synchronized (or, for
-// work captured into a graph, as long as the graph).
-struct PyStream {
-  Stream stream;
-  std::vector<py::object> pending;
+// The Python objects whose memory a stream's queued work uses, each with
+// the number of the operation that queued it (numbered from 1, in order).
+// One per stream, shared by all its wrappers (Stream.default(d) twice is one
+// stream).  Guarded by the GIL.
+struct PendingWork {
+  std::weak_ptr<detail::StreamImpl> stream;
+  const void* device = nullptr;  // the stream's DeviceImpl, compared only
+  uint64_t queued = 0;           // operations kept so far
+  std::deque<std::pair<uint64_t, py::object>> objects;
+  // Drops the objects of operations 1..done (their work has completed).
+  void ReleaseThrough(uint64_t done) {
+    while (!objects.empty() && objects.front().first <= done) objects.pop_front();
+  }
 };
 
-// Keeps `o` (whose memory work queued on `s` uses) until `s` is
-// synchronized, and in every graph being captured: a stream that joined a
+// A stream and what its queued work uses: kept alive until the work is
+// known complete (the stream, its device or a later event synchronized or
+// queried complete), or, for work captured into a graph, as long as the graph.
+struct PyStream {
+  Stream stream;
+  std::shared_ptr<PendingWork> pending;
+};
+
+// The wrapper of `stream`, sharing the PendingWork of its other wrappers.
+PyStream WrapStream(Stream stream);
+
+// An event and what its last record covers: the operations of the stream's
+// PendingWork through `mark`.  Only an eager record (no capture open in this
+// process) marks: a record inside a capture says nothing about the eager
+// work queued before it.
+struct PyEvent {
+  Event event;
+  std::weak_ptr<PendingWork> work;
+  uint64_t mark = 0;
+  // The event is complete: what its record covers is done.
+  void Completed() const {
+    if (auto w = work.lock()) w->ReleaseThrough(mark);
+  }
+};
+
+// Keeps `o` (whose memory work queued on `s` uses) until that work is known
+// complete, and in every graph being captured: a stream that joined a
 // capture queues into it, and the graph replays that work later. (Holding
-// more than a graph needs only delays a free.) Called with the GIL held.
+// more than a graph needs only delays a free.) Called with the GIL held,
+// after the work was queued.
 void KeepUntilDone(PyStream& s, py::object o);
 
 // A Tessera array: a typed view of a whole Buffer (device, host-pinned or

@@ -14,6 +14,27 @@
 namespace tessera::python {
 namespace {
 
+std::vector<py::list>& OpenCaptures();
+
+// Every stream's PendingWork (held by its wrappers; expired ones are pruned
+// by WrapStream).  Never destroyed: no GIL at interpreter exit.
+std::vector<std::weak_ptr<PendingWork>>& AllPendingWork() {
+  static auto* all = new std::vector<std::weak_ptr<PendingWork>>();
+  return *all;
+}
+
+// Records `e` on `s`; an eager record marks what it covers (PyEvent).
+void RecordEvent(PyEvent& e, const PyStream& s) {
+  ThrowIfError(e.event.record(s.stream));
+  if (OpenCaptures().empty()) {
+    e.work = s.pending;
+    e.mark = s.pending->queued;
+  } else {
+    e.work.reset();
+    e.mark = 0;
+  }
+}
+
 // code name ("INVALID_ARGUMENT") -> exception class, set by tessera.errors
 // at import.  Owned reference, kept for the life of the process.
 PyObject* g_error_classes = nullptr;
@@ -89,8 +110,15 @@ void BindRuntime(py::module_& m) {
       .def_property_readonly("runtime", &Device::runtime)
       .def("synchronize",
            [](const Device& d) {
-             ReleaseGil release;
-             ThrowIfError(d.synchronize());
+             // The device's streams' work queued so far is done after it.
+             std::vector<std::pair<std::shared_ptr<PendingWork>, uint64_t>> marks;
+             for (const auto& w : AllPendingWork())
+               if (auto p = w.lock(); p && p->device == d.impl().get()) marks.emplace_back(p, p->queued);
+             {
+               ReleaseGil release;
+               ThrowIfError(d.synchronize());
+             }
+             for (auto& [p, mark] : marks) p->ReleaseThrough(mark);
            })
       .def("__eq__",
            [](const Device& a, const py::object& b) { return py::isinstance<Device>(b) && a == b.cast<const Device&>(); })
@@ -107,25 +135,34 @@ void BindStreams(py::module_& m) {
             options.weight = weight;
             options.priority = priority;
             options.non_blocking = non_blocking;
-            return PyStream{Unwrap(device.create_stream(options)), {}};
+            return WrapStream(Unwrap(device.create_stream(options)));
           },
           py::arg("device"), py::arg("weight") = 1, py::arg("priority") = 0, py::arg("non_blocking") = false)
-      .def_static("default", [](const Device& device) { return PyStream{device.default_stream(), {}}; })
+      .def_static("default", [](const Device& device) { return WrapStream(device.default_stream()); })
       .def_property_readonly("device", [](const PyStream& s) { return s.stream.device(); })
       .def_property_readonly("weight", [](const PyStream& s) { return s.stream.options().weight; })
       .def_property_readonly("priority", [](const PyStream& s) { return s.stream.options().priority; })
       .def_property_readonly("is_default", [](const PyStream& s) { return s.stream.is_default(); })
       .def("synchronize",
            [](PyStream& s) {
+             // Only what was queued before the wait began: another thread
+             // may queue more meanwhile.
+             const uint64_t mark = s.pending->queued;
              {
                ReleaseGil release;
                ThrowIfError(s.stream.synchronize());
              }
-             s.pending.clear();
+             s.pending->ReleaseThrough(mark);
            })
-      .def("query", [](const PyStream& s) { return Unwrap(s.stream.query()); })
-      .def("_record", [](const PyStream& s, const Event& e) { ThrowIfError(s.stream.record(e)); })
-      .def("_wait", [](const PyStream& s, const Event& e) { ThrowIfError(s.stream.wait(e)); })
+      .def("query",
+           [](PyStream& s) {
+             const uint64_t mark = s.pending->queued;
+             const bool idle = Unwrap(s.stream.query());
+             if (idle) s.pending->ReleaseThrough(mark);
+             return idle;
+           })
+      .def("_record", [](const PyStream& s, PyEvent& e) { RecordEvent(e, s); })
+      .def("_wait", [](const PyStream& s, const PyEvent& e) { ThrowIfError(s.stream.wait(e.event)); })
       .def("_begin_capture", [](const PyStream& s) { ThrowIfError(s.stream.begin_capture()); })
       .def("_end_capture", [](const PyStream& s) { return Unwrap(s.stream.end_capture()); })
       .def("_launch_graph", [](const PyStream& s, const GraphExec& exec) { ThrowIfError(s.stream.launch(exec)); })
@@ -142,28 +179,40 @@ void BindStreams(py::module_& m) {
                std::to_string(s.stream.options().weight) + " on " + DeviceRepr(s.stream.device()) + ">";
       });
 
-  py::class_<Event>(m, "Event", "A point in a stream's work")
+  py::class_<PyEvent>(m, "Event", "A point in a stream's work")
       .def_static(
           "create",
           [](const Device& device, bool timing) {
-            return Unwrap(device.create_event(timing ? 0u : static_cast<uint32_t>(TS_EVENT_DISABLE_TIMING)));
+            return PyEvent{
+                Unwrap(device.create_event(timing ? 0u : static_cast<uint32_t>(TS_EVENT_DISABLE_TIMING))), {}, 0};
           },
           py::arg("device"), py::arg("timing") = true)
-      .def("record", [](const Event& e, const PyStream& s) { ThrowIfError(e.record(s.stream)); }, py::arg("stream"),
+      .def("record", [](PyEvent& e, const PyStream& s) { RecordEvent(e, s); }, py::arg("stream"),
            "Captures all work queued on `stream` so far.")
-      .def("wait", [](const Event& e, const PyStream& s) { ThrowIfError(s.stream.wait(e)); }, py::arg("stream"),
-           "Makes `stream` wait for this event (the host does not block).")
-      .def("query", [](const Event& e) { return Unwrap(e.query()); })
+      .def("wait", [](const PyEvent& e, const PyStream& s) { ThrowIfError(s.stream.wait(e.event)); },
+           py::arg("stream"), "Makes `stream` wait for this event (the host does not block).")
+      .def("query",
+           [](const PyEvent& e) {
+             const bool done = Unwrap(e.event.query());
+             if (done) e.Completed();
+             return done;
+           })
       .def("synchronize",
-           [](const Event& e) {
-             ReleaseGil release;
-             ThrowIfError(e.synchronize());
+           [](const PyEvent& e) {
+             {
+               ReleaseGil release;
+               ThrowIfError(e.event.synchronize());
+             }
+             e.Completed();
            })
       .def(
           "elapsed",
-          [](const Event& start, const Event& end) { return Unwrap(Event::elapsed_ms(start, end)); },
+          [](const PyEvent& start, const PyEvent& end) { return Unwrap(Event::elapsed_ms(start.event, end.event)); },
           py::arg("end"), "Milliseconds from this event to `end` (both recorded and complete).")
-      .def("destroy", [](Event& e) { ThrowIfError(e.destroy()); });
+      .def("destroy", [](PyEvent& e) {
+        ThrowIfError(e.event.destroy());
+        e.work.reset();
+      });
 
   py::class_<Graph>(m, "Graph", "Work recorded from a capturing stream")
       .def_property_readonly("num_nodes", &Graph::num_nodes)
@@ -186,7 +235,29 @@ std::vector<py::list>& OpenCaptures() {
 
 void KeepUntilDone(PyStream& s, py::object o) {
   for (py::list& l : OpenCaptures()) l.append(o);
-  s.pending.push_back(std::move(o));
+  s.pending->objects.emplace_back(++s.pending->queued, std::move(o));
+}
+
+PyStream WrapStream(Stream stream) {
+  std::vector<std::weak_ptr<PendingWork>>* all = &AllPendingWork();
+  std::shared_ptr<PendingWork> found;
+  for (size_t i = 0; i < all->size();) {
+    std::shared_ptr<PendingWork> w = (*all)[i].lock();
+    if (!w) {
+      (*all)[i] = std::move(all->back());
+      all->pop_back();
+      continue;
+    }
+    if (w->stream.lock() == stream.impl()) found = std::move(w);
+    ++i;
+  }
+  if (!found) {
+    found = std::make_shared<PendingWork>();
+    found->stream = stream.impl();
+    found->device = stream.device().impl().get();
+    all->push_back(found);
+  }
+  return PyStream{std::move(stream), std::move(found)};
 }
 
 PYBIND11_MODULE(_tessera, m) {

@@ -50,12 +50,19 @@ def capture(stream):
     run), then instantiates it.  An exception inside the block ends the
     capture and drops the graph."""
     g = CapturedGraph(stream)
-    # Refused (a nested capture, the default stream): nothing has changed.
-    stream._begin_capture()
     # What the captured work uses, on this stream and on every stream that
     # joins the capture (fork/join through events), goes with the graph.
+    # Open before the capture begins: an event recorded meanwhile (another
+    # thread) must not count as an eager record (it would release memory of
+    # eager work when it completes).
     keep = []
     _tessera._open_capture(keep)
+    try:
+        # Refused (a nested capture, the default stream): nothing has changed.
+        stream._begin_capture()
+    except BaseException:
+        _tessera._close_capture(keep)
+        raise
     try:
         yield g
     except BaseException:

@@ -145,3 +145,89 @@ def test_a_daemon_thread_in_a_blocking_call_does_not_abort_the_exit():
     )
     done = subprocess.run([sys.executable, "-c", code], timeout=120, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def _queued_copy(s):
+    """Queues a copy from a temporary pinned array on `s`; returns a weak
+    reference to that array, which only the stream keeps alive."""
+    import weakref
+    src = pinned_malloc(1 << 16, np.float32)
+    src[:] = 2.0
+    buf = tessera.empty(1 << 16, np.float32)
+    memcpy_async(buf, src, s)
+    return weakref.ref(src)
+
+
+def test_an_event_synchronize_releases_what_the_work_before_it_used():
+    # The stream keeps a host array of queued work alive until that work is
+    # known complete; an event recorded after it says so as well as a stream
+    # synchronize.
+    import gc
+    s = stream.create()
+    kept = _queued_copy(s)
+    ev = event.create()
+    ev.record(s)
+    later = _queued_copy(s)          # queued after the record: not covered
+    gc.collect()
+    assert kept() is not None
+    ev.synchronize()
+    gc.collect()
+    assert kept() is None, "the event completed, but the stream still keeps the array of the work before it"
+    assert later() is not None, "released the array of work queued after the event"
+    s.synchronize()
+    gc.collect()
+    assert later() is None
+
+
+def test_a_complete_query_releases_too():
+    import gc
+    import time
+    s = stream.create()
+    kept = _queued_copy(s)
+    ev = event.create()
+    s.record(ev)
+    deadline = time.monotonic() + 60
+    while not ev.query():
+        assert time.monotonic() < deadline
+        time.sleep(0.001)
+    gc.collect()
+    assert kept() is None
+    kept = _queued_copy(s)
+    while not s.query():
+        assert time.monotonic() < deadline
+        time.sleep(0.001)
+    gc.collect()
+    assert kept() is None
+
+
+def test_every_wrapper_of_a_stream_shares_what_it_keeps(dev):
+    # stream.default() twice is one stream: a synchronize through either
+    # releases what work queued through the other used; so does the device's.
+    import gc
+    kept = _queued_copy(stream.default())
+    stream.default().synchronize()
+    gc.collect()
+    assert kept() is None
+    s = stream.create()
+    kept = _queued_copy(s)
+    dev.synchronize()
+    gc.collect()
+    assert kept() is None
+
+
+def test_an_event_recorded_while_a_capture_is_open_releases_nothing():
+    # Such a record may belong to the capture, and its completion says
+    # nothing about the eager work before it: only a synchronize releases.
+    import gc
+    from tessera import graph
+    s, other = stream.create(), stream.create()
+    kept = _queued_copy(s)
+    ev = event.create()
+    with graph.capture(other):
+        ev.record(s)
+    ev.synchronize()
+    gc.collect()
+    assert kept() is not None
+    s.synchronize()
+    gc.collect()
+    assert kept() is None
