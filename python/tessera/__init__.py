@@ -17,13 +17,14 @@ from .memory import (Array, advise, asarray, empty, from_dlpack, managed_malloc,
 from . import stream, event, graph, dist, autotune
 from .stream import Stream
 from .event import Event
-from .program import CompiledProgram, compile
+from .program import CompiledProgram, compile, from_bf16_bits, to_bf16_bits
 
 Device = _tessera.Device
 Runtime = _tessera.Runtime
 
 __all__ = [
     "Array", "CompiledProgram", "Device", "Event", "Runtime", "Stream", "advise", "asarray", "autotune", "backend",
-    "compile", "device", "devices", "dist", "empty", "errors", "event", "from_dlpack", "graph", "init",
-    "managed_malloc", "memcpy", "memcpy_async", "pinned_malloc", "prefetch", "runtime", "stream",
+    "compile", "device", "devices", "dist", "empty", "errors", "event", "from_bf16_bits", "from_dlpack", "graph",
+    "init", "managed_malloc", "memcpy", "memcpy_async", "pinned_malloc", "prefetch", "runtime", "stream",
+    "to_bf16_bits",
 ] + errors.__all__

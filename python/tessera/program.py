@@ -18,6 +18,50 @@ DTYPES = {
 }
 
 
+def to_bf16_bits(values):
+    """Float values rounded to bfloat16 (to nearest, ties to even; NaN stays
+    NaN), as the uint16 bits a bf16 parameter takes."""
+    a = np.asarray(values, dtype=np.float32)
+    bits = np.ascontiguousarray(a).view(np.uint32)
+    rounded = (bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16)
+    quiet_nan = (bits >> np.uint32(16)) | np.uint32(0x40)
+    return np.where(np.isnan(a), quiet_nan, rounded).astype(np.uint16)
+
+
+def from_bf16_bits(bits):
+    """bfloat16 values given as their uint16 bits (a bf16 result), as float32."""
+    b = np.asarray(bits)
+    if b.dtype != np.uint16:
+        raise InvalidArgumentError("from_bf16_bits takes the uint16 bits of bfloat16 values; got %s" % b.dtype)
+    return (b.astype(np.uint32) << np.uint32(16)).view(np.float32)
+
+
+# Element types that travel as raw bits, and how to make those bits.
+_RAW_BITS = {
+    "bf16": "numpy has no bfloat16: pass floats (rounded to bf16 for you) or the raw bits as uint16 "
+            "(tessera.to_bf16_bits)",
+    "f8E4M3FN": "numpy has no float8: pass the raw bits as uint8",
+    "f8E5M2": "numpy has no float8: pass the raw bits as uint8",
+}
+
+
+def check_grid(grid):
+    """A launch grid as a list of 1 to 3 ints (None or () for the program's own)."""
+    if grid is None:
+        return []
+    dims = grid if isinstance(grid, (tuple, list)) else (grid,)
+    out = []
+    for d in dims:
+        v = _runtime.int_or_none(d)
+        if v is None or not 1 <= v <= 0xFFFFFFFF:
+            raise InvalidArgumentError("grid=%r: every dimension is an int, a number of groups in 1..4294967295"
+                                       % (grid,))
+        out.append(v)
+    if len(out) > 3:
+        raise InvalidArgumentError("grid=%r: a grid has at most 3 dimensions" % (grid,))
+    return out
+
+
 def numpy_dtype(dtype):
     """The numpy dtype of a program's element type ("f32" -> float32)."""
     if dtype not in DTYPES:
@@ -89,9 +133,12 @@ class CompiledProgram:
     def _host_input(self, p, value, shape_key):
         want = numpy_dtype(p["dtype"])
         a = np.asarray(value)
+        if p["dtype"] == "bf16" and a.dtype.kind == "f":
+            a = to_bf16_bits(a)
         if a.dtype != want:
-            if not np.can_cast(a.dtype, want, "same_kind"):
-                raise InvalidArgumentError("argument %s: %s expected, got %s" % (p["name"], want, a.dtype))
+            if p["dtype"] in _RAW_BITS or not np.can_cast(a.dtype, want, "same_kind"):
+                why = _RAW_BITS.get(p["dtype"], "numpy %s" % want)
+                raise InvalidArgumentError("argument %s is %s (%s); got %s" % (p["name"], p["dtype"], why, a.dtype))
             a = a.astype(want)
         if tuple(a.shape) != tuple(p[shape_key]):
             raise InvalidArgumentError("argument %s: shape %s expected, got %s" % (
@@ -122,7 +169,7 @@ class CompiledProgram:
                     host = v.numpy() if isinstance(v, Array) else v
                     run_args.append(asarray(self._host_input(p, host, "shape"), device=dev))
         s = _tessera.Stream.default(dev)
-        self.program.run([s], [run_args], list(grid or ()))
+        self.program.run([s], [run_args], check_grid(grid))
         s.synchronize()
         results = [a.numpy() for p, a in zip(self.params, run_args) if p["role"] in ("output", "inout")]
         return results[0] if len(results) == 1 else tuple(results)
@@ -147,7 +194,7 @@ class CompiledProgram:
                 local = np.frombuffer(locals_[d], dtype=dtype).reshape(p["shape"])
                 per_device[d].append(asarray(local, device=self.devices[d]))
         streams = [_tessera.Stream.default(d) for d in self.devices]
-        self.program.run(streams, per_device, list(grid or ()))
+        self.program.run(streams, per_device, check_grid(grid))
         for s in streams:
             s.synchronize()
         results, worst = [], 0.0
@@ -171,7 +218,7 @@ class CompiledProgram:
         if self.spmd:
             raise InvalidArgumentError("enqueue runs a program of one device; %s runs on %d" % (
                 self.program.function, len(self.devices)))
-        self.program.run([stream], [list(args)], list(grid or ()))
+        self.program.run([stream], [list(args)], check_grid(grid))
 
 
 def _dim_axes_of(spec, what):

@@ -149,7 +149,7 @@ def test_enqueue_refuses_an_array_of_another_shape(saxpy):
         saxpy.enqueue(2.0, x, y, stream=s)
 
 
-@pytest.mark.parametrize("grid", [(0,), (64, 0), (-1,), (2**32,)])
+@pytest.mark.parametrize("grid", [(0,), (64, 0), (-1,), (2**32,), (2.5,), "ab", (1, 1, 1, 1), (True,)])
 def test_grid_dimensions_are_counts_of_groups(saxpy, grid):
     x = np.ones(65536, np.float32)
     with pytest.raises(tessera.InvalidArgumentError, match="grid"):

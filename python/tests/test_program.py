@@ -224,3 +224,33 @@ def test_enqueue_of_a_graph_program_checks_before_any_launch(dev, rng):
     np.testing.assert_allclose(out.numpy(), mlp_ref(x, w1, b1, w2), rtol=1e-3, atol=1e-3)
     with pytest.raises(tessera.OutOfRangeError, match=r"argument 4 \(result0\) needs 6 KiB"):
         fn.enqueue(*args, tessera.empty(8, np.float32, device=dev), stream=s)
+
+
+def test_bf16_bits_round_to_nearest_even():
+    ones = np.array([1.0, 1.0 + 2**-8, 1.0 + 3 * 2**-8, -2.5, np.inf, 0.0], np.float32)
+    bits = tessera.to_bf16_bits(ones)
+    assert bits.dtype == np.uint16
+    # 1 + 2^-8 is halfway between 1 and 1 + 2^-7: to the even one (1.0);
+    # 1 + 3 * 2^-8 is halfway between 1 + 2^-7 and 1 + 2^-6: to 1 + 2^-6.
+    assert list(bits) == [0x3F80, 0x3F80, 0x3F82, 0xC020, 0x7F80, 0x0000]
+    back = tessera.from_bf16_bits(bits)
+    assert back.dtype == np.float32
+    np.testing.assert_array_equal(back, np.array([1.0, 1.0, 1.015625, -2.5, np.inf, 0.0], np.float32))
+    assert np.isnan(tessera.from_bf16_bits(tessera.to_bf16_bits(np.float32("nan"))))
+    with pytest.raises(tessera.InvalidArgumentError, match="uint16"):
+        tessera.from_bf16_bits(np.zeros(2, np.float32))
+
+
+def test_a_bf16_parameter_takes_floats_or_their_bits(rng):
+    fn = tessera.compile("""
+func.func @f(%a: tensor<16x8xbf16>, %b: tensor<8x16xbf16>) -> tensor<16x16xf32> {
+  %c = tessera_graph.matmul %a, %b {accum = f32} : tensor<16x8xbf16>, tensor<8x16xbf16> -> tensor<16x16xf32>
+  return %c : tensor<16x16xf32>
+}""")
+    a = rng.standard_normal((16, 8)).astype(np.float32)
+    b = rng.standard_normal((8, 16)).astype(np.float32)
+    want = tessera.from_bf16_bits(tessera.to_bf16_bits(a)) @ tessera.from_bf16_bits(tessera.to_bf16_bits(b))
+    np.testing.assert_allclose(fn(a, b), want, rtol=1e-5, atol=1e-5)  # floats, rounded to bf16
+    np.testing.assert_allclose(fn(tessera.to_bf16_bits(a), tessera.to_bf16_bits(b)), want, rtol=1e-5, atol=1e-5)
+    with pytest.raises(tessera.InvalidArgumentError, match="is bf16 .*bfloat16.*got int32"):
+        fn(np.ones((16, 8), np.int32), b)
