@@ -469,7 +469,8 @@ void BindArray(py::module_& m) {
       py::arg("dst"), py::arg("src"), py::arg("nbytes") = py::none());
   m.def(
       "memcpy_async",
-      [](py::object dst, py::object src, PyStream& stream, py::object nbytes) {
+      [](py::object dst, py::object src, py::object stream_arg, py::object nbytes) {
+        PyStream& stream = Expect<PyStream>(stream_arg, "memcpy_async: stream", "tessera.Stream");
         Endpoint d = ToEndpoint(dst, true, "destination"), s = ToEndpoint(src, false, "source");
         const uint64_t size = CopySize(d, s, nbytes);
         if (size == 0) return;  // nothing to copy, nothing to keep
@@ -481,7 +482,9 @@ void BindArray(py::module_& m) {
       py::arg("dst"), py::arg("src"), py::arg("stream"), py::arg("nbytes") = py::none());
   m.def(
       "prefetch",
-      [](const PyArray& a, py::object target, const PyStream& stream) {
+      [](py::object array, py::object target, py::object stream_arg) {
+        const PyArray& a = Expect<PyArray>(array, "prefetch: array", "tessera.Array");
+        const PyStream& stream = Expect<PyStream>(stream_arg, "prefetch: stream", "tessera.Stream");
         if (!a.on_device()) Fail(StatusCode::kInvalidArgument, "prefetch: the array is not in Tessera memory");
         Device d;
         if (!target.is_none()) d = target.cast<Device>();
@@ -490,7 +493,8 @@ void BindArray(py::module_& m) {
       py::arg("array"), py::arg("target"), py::arg("stream"));
   m.def(
       "advise",
-      [](const PyArray& a, const std::string& advice, py::object device) {
+      [](py::object array, const std::string& advice, py::object device) {
+        const PyArray& a = Expect<PyArray>(array, "advise: array", "tessera.Array");
         if (!a.on_device()) Fail(StatusCode::kInvalidArgument, "advise: the array is not in Tessera memory");
         Device d;
         if (!device.is_none()) d = device.cast<Device>();

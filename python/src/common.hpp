@@ -96,6 +96,17 @@ struct PyStream {
   std::shared_ptr<PendingWork> pending;
 };
 
+// `o` as a T, else a TypeError naming the argument and what it takes
+// (pybind11's own says "incompatible function arguments" and prints the
+// signature).  `what`: "Event.record: stream"; `type_name`: "tessera.Stream".
+template <typename T>
+T& Expect(const py::handle& o, const char* what, const char* type_name) {
+  if (!py::isinstance<T>(o))
+    throw py::type_error(std::string(what) + " must be a " + type_name + ", not " +
+                         std::string(py::str(py::type::handle_of(o).attr("__name__"))));
+  return o.cast<T&>();
+}
+
 // The wrapper of `stream`, sharing the PendingWork of its other wrappers.
 PyStream WrapStream(Stream stream);
 

@@ -161,8 +161,12 @@ void BindStreams(py::module_& m) {
              if (idle) s.pending->ReleaseThrough(mark);
              return idle;
            })
-      .def("_record", [](const PyStream& s, PyEvent& e) { RecordEvent(e, s); })
-      .def("_wait", [](const PyStream& s, const PyEvent& e) { ThrowIfError(s.stream.wait(e.event)); })
+      .def("_record",
+           [](const PyStream& s, py::object e) { RecordEvent(Expect<PyEvent>(e, "Stream.record: event", "tessera.Event"), s); })
+      .def("_wait",
+           [](const PyStream& s, py::object e) {
+             ThrowIfError(s.stream.wait(Expect<PyEvent>(e, "Stream.wait: event", "tessera.Event").event));
+           })
       .def("_begin_capture", [](const PyStream& s) { ThrowIfError(s.stream.begin_capture()); })
       .def("_end_capture", [](const PyStream& s) { return Unwrap(s.stream.end_capture()); })
       .def("_launch_graph", [](const PyStream& s, const GraphExec& exec) { ThrowIfError(s.stream.launch(exec)); })
@@ -187,9 +191,14 @@ void BindStreams(py::module_& m) {
                 Unwrap(device.create_event(timing ? 0u : static_cast<uint32_t>(TS_EVENT_DISABLE_TIMING))), {}, 0};
           },
           py::arg("device"), py::arg("timing") = true)
-      .def("record", [](PyEvent& e, const PyStream& s) { RecordEvent(e, s); }, py::arg("stream"),
+      .def("record",
+           [](PyEvent& e, py::object s) { RecordEvent(e, Expect<PyStream>(s, "Event.record: stream", "tessera.Stream")); },
+           py::arg("stream"),
            "Captures all work queued on `stream` so far.")
-      .def("wait", [](const PyEvent& e, const PyStream& s) { ThrowIfError(s.stream.wait(e.event)); },
+      .def("wait",
+           [](const PyEvent& e, py::object s) {
+             ThrowIfError(Expect<PyStream>(s, "Event.wait: stream", "tessera.Stream").stream.wait(e.event));
+           },
            py::arg("stream"), "Makes `stream` wait for this event (the host does not block).")
       .def("query",
            [](const PyEvent& e) {
@@ -207,7 +216,9 @@ void BindStreams(py::module_& m) {
            })
       .def(
           "elapsed",
-          [](const PyEvent& start, const PyEvent& end) { return Unwrap(Event::elapsed_ms(start.event, end.event)); },
+          [](const PyEvent& start, py::object end) {
+            return Unwrap(Event::elapsed_ms(start.event, Expect<PyEvent>(end, "Event.elapsed: end", "tessera.Event").event));
+          },
           py::arg("end"), "Milliseconds from this event to `end` (both recorded and complete).")
       .def("destroy", [](PyEvent& e) {
         ThrowIfError(e.event.destroy());

@@ -37,6 +37,9 @@ def init(backend=None, devices=None):
     from an earlier runtime keep it alive and go on working.
     """
     global _default
+    if backend is not None and not isinstance(backend, str):
+        raise TypeError("backend=%r: a backend is a string of plugin names, as TESSERA_BACKEND (\"vulkan,cpu\")"
+                        % (backend,))
     if devices is not None and (isinstance(devices, bool) or not hasattr(devices, "__index__")
                                 or operator.index(devices) < 1):
         raise ValueError("devices=%r: give a whole number of devices, 1 or more (or None)" % (devices,))
@@ -111,6 +114,8 @@ def device(spec=None):
         return devs[spec]
     if isinstance(spec, str):
         name, _, ordinal = spec.partition(":")
+        if ordinal and not (ordinal.isascii() and ordinal.isdigit()):
+            raise ValueError("device %r: the ordinal after ':' is a whole number ('%s:0')" % (spec, name))
         devs = devices(name)
         index = int(ordinal) if ordinal else 0
         if not 0 <= index < len(devs):

@@ -23,7 +23,10 @@ class Mesh:
     """
 
     def __init__(self, axes, devices=None):
-        items = list(axes.items()) if isinstance(axes, dict) else list(axes)
+        items = list(axes.items()) if isinstance(axes, dict) else list(axes) if not isinstance(axes, str) else None
+        if items is None or any(not isinstance(i, (tuple, list)) or len(i) != 2 for i in items):
+            raise TypeError("Mesh(axes): axes is a dict {name: size} or a sequence of (name, size) pairs, not %r"
+                            % (axes,))
         if not items:
             raise ValueError("a mesh has at least one axis")
         self.axis_names = tuple(str(name) for name, _ in items)

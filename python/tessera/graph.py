@@ -49,6 +49,8 @@ def capture(stream):
     """Records the work issued to `stream` inside the block (it does not
     run), then instantiates it.  An exception inside the block ends the
     capture and drops the graph."""
+    if not isinstance(stream, _tessera.Stream):
+        raise TypeError("graph.capture(stream): stream must be a tessera.Stream, not %s" % type(stream).__name__)
     g = CapturedGraph(stream)
     # What the captured work uses, on this stream and on every stream that
     # joins the capture (fork/join through events), goes with the graph.

@@ -111,6 +111,9 @@ def from_dlpack(obj, device=None):
     runtime's device with that ordinal (plugin ABI 1.6). The producer's
     memory stays alive while the Array lives. With `device`: a copy of host
     memory in that device's memory."""
+    if not (hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__")):
+        raise TypeError("from_dlpack takes a DLPack producer (an object with __dlpack__ and __dlpack_device__: "
+                        "a numpy array, a tessera.Array, a CuPy or PyTorch tensor), not %s" % type(obj).__name__)
     dev_type, dev_id = obj.__dlpack_device__()
     if device is None and dev_type in _DLPACK_BACKENDS:
         target = _dlpack_device(dev_type, dev_id)

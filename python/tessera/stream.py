@@ -24,14 +24,14 @@ def default(device=None):
     return Stream.default(_device(device))
 
 
-def _record(self, event):
-    event.record(self)
+def _stream_record(self, event):
+    self._record(event)
 
 
-def _wait(self, event):
-    event.wait(self)
+def _stream_wait(self, event):
+    self._wait(event)
 
 
 # The stream's side of the same operations: s.record(ev), s.wait(ev).
-Stream.record = _record
-Stream.wait = _wait
+Stream.record = _stream_record
+Stream.wait = _stream_wait

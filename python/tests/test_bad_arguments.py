@@ -289,3 +289,38 @@ def test_broadcast_root_is_a_rank():
 def test_autotune_arguments_are_checked(kwargs):
     with pytest.raises(tessera.InvalidArgumentError):
         tessera.autotune.search(example("mlp.mlir"), **kwargs)
+
+
+def _wrong_types(dev):
+    a = tessera.empty(16, np.float32)
+    host = pinned_malloc(16, np.float32)
+    s, ev = stream.create(), event.create()
+    return {
+        "memcpy_async: stream must be a tessera.Stream, not str": lambda: memcpy_async(a, host, "s"),
+        "memcpy_async: stream must be a tessera.Stream, not NoneType": lambda: memcpy_async(a, host, None),
+        "Event.record: stream must be a tessera.Stream, not int": lambda: ev.record(5),
+        "Event.wait: stream must be a tessera.Stream, not NoneType": lambda: ev.wait(None),
+        "Event.elapsed: end must be a tessera.Event, not int": lambda: ev.elapsed(3),
+        "Stream.record: event must be a tessera.Event, not str": lambda: s.record("e"),
+        "Stream.wait: event must be a tessera.Event, not Stream": lambda: s.wait(s),
+        "prefetch: array must be a tessera.Array, not ndarray": lambda: tessera.prefetch(host, "host", s),
+        "prefetch: stream must be a tessera.Stream, not int": lambda: tessera.prefetch(a, "host", 7),
+        "advise: array must be a tessera.Array, not list": lambda: tessera.advise([1], "read_mostly"),
+        "graph.capture\\(stream\\): stream must be a tessera.Stream, not int": lambda: graph.capture(5).__enter__(),
+        "Mesh\\(axes\\): axes is a dict": lambda: dist.Mesh("tp"),
+        "from_dlpack takes a DLPack producer": lambda: tessera.from_dlpack(5),
+        "backend=5: a backend is a string": lambda: tessera.init(backend=5),
+    }
+
+
+def test_arguments_of_the_wrong_type_say_which_and_what_they_take(dev):
+    # Each raises TypeError naming the argument and the type it takes, in
+    # Tessera's words, not pybind11's "incompatible function arguments".
+    for message, call in _wrong_types(dev).items():
+        with pytest.raises(TypeError, match=message):
+            call()
+
+
+def test_a_device_ordinal_that_is_no_number_says_so():
+    with pytest.raises(ValueError, match="the ordinal after ':' is a whole number"):
+        tessera.device("%s:x" % tessera.backend())
