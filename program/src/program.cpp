@@ -688,6 +688,17 @@ Status Program::RunOn(const Stream* streams, const std::vector<KernelArg>* args,
     return Status(StatusCode::kInvalidArgument,
                   "RunOptions::grid applies to a program of one launch (a Tile IR kernel), with every "
                   "dimension > 0");
+  // A Graph IR function's parameters are inputs and outputs (a Tile IR
+  // kernel's are in-out buffers and scalars): its kernels' grids are the
+  // compiler's, and a smaller one left part of each result unwritten.
+  if (overrideGrid)
+    for (const ParamSpec& p : im.params)
+      if (p.role == ParamRole::kInput || p.role == ParamRole::kOutput)
+        return Status(StatusCode::kInvalidArgument,
+                      "RunOptions::grid applies to a Tile IR kernel; " + im.function +
+                          " is a Graph IR function, whose kernels' grids the compiler chose to cover "
+                          "its results (a smaller grid would leave part of them unwritten): run it "
+                          "without a grid");
   if (overrideGrid && im.steps[0].kind == PlanStep::kLaunch && im.steps[0].executable < im.executables.size()) {
     // A kernel compiled for a grid (its tessera_tile.grid, or the one its
     // shapes give) has buffers sized for it: groups past it would access

@@ -381,8 +381,10 @@ py::array PinnedEmpty(const Runtime& runtime, const std::vector<int64_t>& shape,
   alloc->pointer = *p;
   py::capsule owner(alloc, [](void* v) {
     auto* a = static_cast<PinnedAllocation*>(v);
-    a->runtime.pinned_free(a->pointer).IgnoreError();  // nothing to report it to
-    delete a;
+    FreeWithoutGil([a] {
+      a->runtime.pinned_free(a->pointer).IgnoreError();  // nothing to report it to
+      delete a;
+    });
   });
   return py::array(dtype, shape, {}, alloc->pointer, owner);
 }
@@ -475,7 +477,7 @@ void BindArray(py::module_& m) {
         const uint64_t size = CopySize(d, s, nbytes);
         if (size == 0) return;  // nothing to copy, nothing to keep
         ThrowIfError(stream.stream.copy_async(d.ref, s.ref, size));
-        // The memory must outlive the copy: held until the stream is synchronized.
+        // The memory must outlive the copy: held until the copy is known complete.
         KeepUntilDone(stream, dst);
         KeepUntilDone(stream, src);
       },

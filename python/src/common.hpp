@@ -14,6 +14,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -45,6 +47,29 @@ class ReleaseGil {
  private:
   PyThreadState* state_;
 };
+
+// Runs `free` (a call that may wait for the device: Buffer_Free and
+// Host_Free wait for the work that may use the memory) without the GIL, from
+// a destructor, so other Python threads go on meanwhile.  While the
+// interpreter is finalizing it keeps the GIL.  A thread other than the main
+// one that finds the interpreter finalizing once the free is done never
+// takes the GIL back: Python would end it with pthread_exit, a forced
+// unwind that a destructor cannot pass (the process would abort at exit);
+// it parks instead, and the process exits around it.
+unsigned long MainThreadIdent();  // threading.main_thread().ident, noted at import
+
+template <typename F>
+void FreeWithoutGil(F&& free) {
+  if (_Py_IsFinalizing()) {
+    free();
+    return;
+  }
+  PyThreadState* state = PyEval_SaveThread();
+  free();
+  if (_Py_IsFinalizing() && PyThread_get_thread_ident() != MainThreadIdent())
+    for (;;) pause();
+  PyEval_RestoreThread(state);
+}
 
 // A failed Status on its way to Python: the translator registered in
 // module.cpp raises the tessera.errors class registered for its code.
@@ -80,11 +105,18 @@ T Unwrap(StatusOr<T> value) {
 struct PendingWork {
   std::weak_ptr<detail::StreamImpl> stream;
   const void* device = nullptr;  // the stream's DeviceImpl, compared only
+  bool is_default = false;       // the device's default stream (a new impl per handle)
   uint64_t queued = 0;           // operations kept so far
   std::deque<std::pair<uint64_t, py::object>> objects;
   // Drops the objects of operations 1..done (their work has completed).
+  // They are dropped after the list is updated: a finalizer may run Python
+  // code that calls back into this list (a query, a synchronize).
   void ReleaseThrough(uint64_t done) {
-    while (!objects.empty() && objects.front().first <= done) objects.pop_front();
+    std::vector<py::object> dropped;
+    while (!objects.empty() && objects.front().first <= done) {
+      dropped.push_back(std::move(objects.front().second));
+      objects.pop_front();
+    }
   }
 };
 
@@ -135,6 +167,16 @@ void KeepUntilDone(PyStream& s, py::object o);
 // managed memory), or of host memory that another library owns (imported
 // through DLPack; `owner` keeps it alive).
 struct PyArray {
+  PyArray() = default;
+  PyArray(const PyArray&) = default;
+  PyArray(PyArray&&) = default;
+  PyArray& operator=(const PyArray&) = default;
+  PyArray& operator=(PyArray&&) = default;
+  // The buffer's free waits for the device: without the GIL.
+  ~PyArray() {
+    if (buffer.valid()) FreeWithoutGil([b = std::move(buffer)]() mutable { b = Buffer(); });
+  }
+
   Buffer buffer;                // invalid for imported host memory
   void* host = nullptr;         // imported host memory
   py::object owner;             // what keeps `host` alive

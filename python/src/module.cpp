@@ -174,9 +174,10 @@ void BindStreams(py::module_& m) {
       .def("destroy", [](PyStream& s) { ThrowIfError(s.stream.destroy()); })
       .def("__eq__",
            [](const PyStream& a, const py::object& b) {
-             return py::isinstance<PyStream>(b) && a.stream.impl() == b.cast<const PyStream&>().stream.impl();
+             // One PendingWork per stream (WrapStream): its identity.
+             return py::isinstance<PyStream>(b) && a.pending == b.cast<const PyStream&>().pending;
            })
-      .def("__hash__", [](const PyStream& s) { return std::hash<const void*>()(s.stream.impl().get()); })
+      .def("__hash__", [](const PyStream& s) { return std::hash<const void*>()(s.pending.get()); })
       .def("__repr__", [](const PyStream& s) {
         if (!s.stream.valid()) return std::string("<tessera.Stream destroyed>");
         return std::string("<tessera.Stream ") + (s.stream.is_default() ? "default " : "") + "weight=" +
@@ -226,8 +227,16 @@ void BindStreams(py::module_& m) {
       });
 
   py::class_<Graph>(m, "Graph", "Work recorded from a capturing stream")
-      .def_property_readonly("num_nodes", &Graph::num_nodes)
-      .def_property_readonly("num_edges", &Graph::num_edges)
+      .def_property_readonly("num_nodes",
+                             [](const Graph& g) {
+                               if (!g.valid()) Fail(StatusCode::kInvalidHandle, "Graph.num_nodes: the graph was destroyed");
+                               return g.num_nodes();
+                             })
+      .def_property_readonly("num_edges",
+                             [](const Graph& g) {
+                               if (!g.valid()) Fail(StatusCode::kInvalidHandle, "Graph.num_edges: the graph was destroyed");
+                               return g.num_edges();
+                             })
       .def("instantiate", [](const Graph& g) { return Unwrap(g.instantiate()); })
       .def("destroy", [](Graph& g) { ThrowIfError(g.destroy()); });
   py::class_<GraphExec>(m, "GraphExec", "An instantiated graph, launched many times")
@@ -259,19 +268,30 @@ PyStream WrapStream(Stream stream) {
       all->pop_back();
       continue;
     }
-    if (w->stream.lock() == stream.impl()) found = std::move(w);
+    // The default stream is one stream, whatever handle names it.
+    const bool same = stream.is_default() ? w->is_default && w->device == stream.device().impl().get()
+                                          : w->stream.lock() == stream.impl();
+    if (same) found = std::move(w);
     ++i;
   }
   if (!found) {
     found = std::make_shared<PendingWork>();
     found->stream = stream.impl();
     found->device = stream.device().impl().get();
+    found->is_default = stream.is_default();
     all->push_back(found);
   }
   return PyStream{std::move(stream), std::move(found)};
 }
 
+namespace {
+unsigned long g_main_thread_ident = 0;
+}  // namespace
+
+unsigned long MainThreadIdent() { return g_main_thread_ident; }
+
 PYBIND11_MODULE(_tessera, m) {
+  g_main_thread_ident = py::module_::import("threading").attr("main_thread")().attr("ident").cast<unsigned long>();
   m.doc() = "Tessera's runtime and programs (the C++ API); use the tessera package";
   // The most devices a program's mesh may have (tessera/program.hpp).
   m.attr("MAX_PROGRAM_DEVICES") = tessera::kMaxProgramDevices;

@@ -2,7 +2,10 @@
 // .mlir (or load a .tsp) for devices, describe its parameters, run it on
 // streams, and cut / assemble the global tensors of SPMD programs.  The
 // pure-Python tessera.compile() turns this into a callable on numpy arrays.
+#include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -82,20 +85,58 @@ py::dict ParamDict(const Program& p, size_t i) {
   return d;
 }
 
+// A scalar argument, converted only where no value is lost: an integer
+// parameter takes ints (Python or numpy, not bools or floats) within its
+// range; a float parameter takes real numbers (not bools) that its type can
+// hold (inf and nan as given, but no finite value that would become inf);
+// an i1 parameter takes bools, or the ints 0 and 1.
 KernelArg ScalarArg(const py::handle& value, const ParamSpec& spec) {
   const std::string& t = spec.dtype;
-  try {
-    if (t == "f32") return KernelArg::scalar(value.cast<float>());
-    if (t == "f64") return KernelArg::scalar(value.cast<double>());
-    if (t == "i32") return KernelArg::scalar(value.cast<int32_t>());
-    if (t == "i64" || t == "index") return KernelArg::scalar(value.cast<int64_t>());
-    if (t == "i16") return KernelArg::scalar(value.cast<int16_t>());
-    if (t == "i8") return KernelArg::scalar(value.cast<int8_t>());
-    if (t == "i1") return KernelArg::scalar(static_cast<uint8_t>(value.cast<bool>()));
-  } catch (const py::cast_error&) {
+  auto refuse = [&](const std::string& why) {
     Fail(StatusCode::kInvalidArgument, "scalar parameter " + spec.name + " is " + t + ": " +
-                                           std::string(py::repr(value)) + " is not a number of that type (or is "
-                                           "out of its range)");
+                                           std::string(py::repr(value)) + " " + why);
+  };
+  py::module_ np = py::module_::import("numpy");
+  // A numpy array passes as its one number only when it is 0-d.
+  py::object v = py::reinterpret_borrow<py::object>(value);
+  if (py::isinstance(v, np.attr("ndarray"))) {
+    if (v.attr("ndim").cast<int>() != 0) refuse("is an array; a scalar parameter takes one number");
+    v = v.attr("item")();
+  }
+  const bool is_bool = PyBool_Check(v.ptr()) || py::isinstance(v, np.attr("bool_"));
+  auto integer = [&](long double lo, long double hi) -> int64_t {
+    if (is_bool || !PyIndex_Check(v.ptr()))
+      refuse("is not an integer (give an int; a float or a bool is not converted)");
+    py::int_ i = py::reinterpret_steal<py::int_>(PyNumber_Index(v.ptr()));
+    if (!i) {
+      PyErr_Clear();
+      refuse("is not an integer (give an int; a float or a bool is not converted)");
+    }
+    if (i < py::int_(static_cast<int64_t>(lo)) || i > py::int_(static_cast<int64_t>(hi)))
+      refuse("is out of the range of " + t);
+    return i.cast<int64_t>();
+  };
+  auto real = [&](double max) -> double {
+    if (is_bool || (!PyFloat_Check(v.ptr()) && !PyIndex_Check(v.ptr()) && !py::isinstance(v, np.attr("floating"))))
+      refuse("is not a real number");
+    const double d = PyFloat_AsDouble(v.ptr());
+    if (d == -1.0 && PyErr_Occurred()) {
+      PyErr_Clear();
+      refuse("is out of the range of " + t);
+    }
+    if (std::isfinite(d) && std::fabs(d) > max) refuse("is out of the range of " + t + " (it would become inf)");
+    return d;
+  };
+  if (t == "f32") return KernelArg::scalar(static_cast<float>(real(std::numeric_limits<float>::max())));
+  if (t == "f64") return KernelArg::scalar(real(std::numeric_limits<double>::max()));
+  if (t == "i32") return KernelArg::scalar(static_cast<int32_t>(integer(INT32_MIN, INT32_MAX)));
+  if (t == "i64" || t == "index") return KernelArg::scalar(integer(INT64_MIN, INT64_MAX));
+  if (t == "i16") return KernelArg::scalar(static_cast<int16_t>(integer(INT16_MIN, INT16_MAX)));
+  if (t == "i8") return KernelArg::scalar(static_cast<int8_t>(integer(INT8_MIN, INT8_MAX)));
+  if (t == "i1") {
+    if (is_bool) return KernelArg::scalar(static_cast<uint8_t>(PyObject_IsTrue(v.ptr()) == 1));
+    if (!PyIndex_Check(v.ptr())) refuse("is not a bool (give True, False, 0 or 1)");
+    return KernelArg::scalar(static_cast<uint8_t>(integer(0, 1)));
   }
   Fail(StatusCode::kInvalidArgument, "scalar parameter " + spec.name + " of type " + t +
                                          " cannot be passed from Python");

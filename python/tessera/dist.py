@@ -177,8 +177,31 @@ class Communicator:
     as on one process."""
 
     def __init__(self, devices=None, num_ranks=None, ranks=None, id=None):
+        from .errors import InvalidArgumentError
         devs = [_runtime.device(d) for d in devices] if devices is not None else [_runtime.device()]
-        self._comm = _tessera._create_communicator(devs, num_ranks, ranks, id)
+        if id is None and (num_ranks is not None or ranks is not None):
+            raise InvalidArgumentError("num_ranks and ranks make a communicator across processes: give its id too "
+                                       "(dist.collective_id() in one process, handed to the others)")
+        if id is not None and not isinstance(id, (bytes, bytearray)):
+            raise TypeError("Communicator id must be the bytes dist.collective_id() made, not %s" % type(id).__name__)
+        self._comm = _tessera._create_communicator(devs, num_ranks, ranks, bytes(id) if id is not None else None)
+
+    def _run(self, kind, send, recv, op, root, deterministic):
+        from .errors import InvalidArgumentError
+        from .memory import Array
+        sides = []
+        for side, arrays in (("send", send), ("recv", recv)):
+            arrays = [arrays] if isinstance(arrays, Array) else list(arrays)
+            for a in arrays:
+                if not isinstance(a, Array):
+                    raise TypeError("Communicator.%s: %s takes tessera.Arrays (one per local rank), not %s"
+                                    % (kind, side, type(a).__name__))
+            sides.append(arrays)
+        if not isinstance(op, str):
+            raise InvalidArgumentError("Communicator.%s: op=%r is not 'sum', 'prod', 'max' or 'min'" % (kind, op))
+        if not isinstance(deterministic, (bool, np.bool_)):
+            raise TypeError("Communicator.%s: deterministic is True or False, not %r" % (kind, deterministic))
+        self._comm._collective(kind, sides[0], sides[1], op, root, bool(deterministic))
 
     @property
     def size(self):
@@ -191,21 +214,19 @@ class Communicator:
         return list(self._comm.devices)
 
     def all_reduce(self, send, recv=None, op="sum", deterministic=True):
-        self._comm._collective("all_reduce", list(send), list(recv if recv is not None else send), op, 0,
-                               deterministic)
+        self._run("all_reduce", send, recv if recv is not None else send, op, 0, deterministic)
 
     def reduce_scatter(self, send, recv, op="sum", deterministic=True):
-        self._comm._collective("reduce_scatter", list(send), list(recv), op, 0, deterministic)
+        self._run("reduce_scatter", send, recv, op, 0, deterministic)
 
     def all_gather(self, send, recv):
-        self._comm._collective("all_gather", list(send), list(recv), "sum", 0, True)
+        self._run("all_gather", send, recv, "sum", 0, True)
 
     def broadcast(self, send, recv=None, root=0):
         if _runtime.int_or_none(root) is None or not 0 <= root < self.size:
             from .errors import InvalidArgumentError
             raise InvalidArgumentError("broadcast root %r: a rank in 0..%d" % (root, self.size - 1))
-        self._comm._collective("broadcast", list(send), list(recv if recv is not None else send), "sum", int(root),
-                               True)
+        self._run("broadcast", send, recv if recv is not None else send, "sum", int(root), True)
 
     def destroy(self):
         self._comm.destroy()

@@ -66,8 +66,10 @@ def memcpy(dst, src, nbytes=None):
 def memcpy_async(dst, src, stream, nbytes=None):
     """Queues the copy on `stream` and returns at once (the design's
     memcpy.async).  Host memory must be pinned (pinned_malloc), else
-    FailedPreconditionError.  Both objects are kept alive until the stream
-    is synchronized; do not change the host memory before that."""
+    FailedPreconditionError.  Both objects are kept alive until the copy is
+    known complete (the stream or its device synchronized, the stream's
+    query() True, or an event recorded after the copy synchronized or
+    queried complete); do not change the host memory before that."""
     _tessera.memcpy_async(dst, src, stream, nbytes)
 
 

@@ -324,3 +324,69 @@ def test_arguments_of_the_wrong_type_say_which_and_what_they_take(dev):
 def test_a_device_ordinal_that_is_no_number_says_so():
     with pytest.raises(ValueError, match="the ordinal after ':' is a whole number"):
         tessera.device("%s:x" % tessera.backend())
+
+
+def test_a_grid_on_a_graph_ir_function_is_refused():
+    # Its kernels' grids are the compiler's: grid=(1,) computed 64 of
+    # softmax's 512 rows and returned the rest uninitialized.
+    fn = tessera.compile(example("softmax.mlir"))
+    x = np.zeros((512, 1024), np.float32)
+    with pytest.raises(tessera.InvalidArgumentError, match="softmax is a Graph IR function"):
+        fn(x, grid=(1,))
+
+
+@pytest.mark.parametrize("value,why", [
+    (np.float32(3.7), "not an integer"), (3.0, "not an integer"), (True, "not an integer"),
+    (2**31, "out of the range of i32"), (np.array([3]), "is an array"), ("3", "not an integer")])
+def test_an_integer_scalar_takes_integers_in_range(value, why):
+    fn = tessera.compile("""
+func.func @fill(%v: i32, %out: memref<64xi32>)
+    attributes {tessera_tile.group_size = array<i64: 64>, tessera_tile.grid = array<i64: 1>} {
+  %l = tessera_tile.lane_id 0 : index
+  %vv = vector.broadcast %v : i32 to vector<1xi32>
+  tessera_tile.store %vv, %out[%l] : vector<1xi32>, memref<64xi32>
+  return
+}""")
+    with pytest.raises(tessera.InvalidArgumentError, match=why):
+        fn(value, np.zeros(64, np.int32))
+    out = fn(np.int64(-7), np.zeros(64, np.int32))
+    assert (np.asarray(out) == -7).all()
+
+
+@pytest.mark.parametrize("value,why", [(1e300, "would become inf"), (2**200, "would become inf"),
+                                       (True, "not a real number"), ("1", "not a real number"),
+                                       (1 + 0j, "not a real number"), (np.ones(2), "is an array")])
+def test_a_float_scalar_takes_real_numbers_it_can_hold(saxpy, value, why):
+    x = np.ones(65536, np.float32)
+    with pytest.raises(tessera.InvalidArgumentError, match=why):
+        saxpy(value, x, np.zeros(65536, np.float32))
+    _, y = saxpy(np.array(2.0), x, np.zeros(65536, np.float32))  # a 0-d array is one number
+    assert (y == 2.0).all()
+
+
+def test_a_destroyed_graph_has_no_node_count(dev):
+    s = stream.create()
+    a, h = tessera.empty(16, np.float32), pinned_malloc(16, np.float32)
+    with graph.capture(s) as g:
+        memcpy_async(a, h, s)
+    assert g.num_nodes == 1
+    g.graph.destroy()
+    with pytest.raises(tessera.InvalidHandleError, match="destroyed"):
+        g.graph.num_nodes
+
+
+def test_communicator_arguments_are_checked(dev):
+    with pytest.raises(tessera.InvalidArgumentError, match="give its id too"):
+        dist.Communicator([dev], num_ranks=2, ranks=[0])  # made a 1-rank communicator
+    with pytest.raises(TypeError, match="the bytes dist.collective_id"):
+        dist.Communicator([dev], num_ranks=2, ranks=[0], id=5)
+    comm = dist.Communicator([dev])
+    a = tessera.asarray(np.ones(4, np.float32))
+    with pytest.raises(TypeError, match="send takes tessera.Arrays"):
+        comm.all_reduce([np.ones(4, np.float32)])
+    with pytest.raises(tessera.InvalidArgumentError, match="op=5"):
+        comm.all_reduce([a], op=5)
+    with pytest.raises(TypeError, match="deterministic is True or False"):
+        comm.all_reduce([a], deterministic="no")
+    comm.all_reduce(a)  # one local rank: the Array itself
+    np.testing.assert_array_equal(a.numpy(), np.ones(4, np.float32))

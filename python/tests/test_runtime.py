@@ -204,7 +204,17 @@ def test_every_wrapper_of_a_stream_shares_what_it_keeps(dev):
     # stream.default() twice is one stream: a synchronize through either
     # releases what work queued through the other used; so does the device's.
     import gc
-    kept = _queued_copy(stream.default())
+    first = stream.default()
+    kept = _queued_copy(first)
+    second = stream.default()
+    assert first == second and hash(first) == hash(second)
+    second.synchronize()
+    gc.collect()
+    assert kept() is None, "a synchronize through another wrapper of the default stream released nothing"
+    kept = _queued_copy(first)
+    del first
+    gc.collect()
+    assert kept() is not None, "the default stream's work lost its keep-alive with the wrapper that queued it"
     stream.default().synchronize()
     gc.collect()
     assert kept() is None
@@ -231,3 +241,29 @@ def test_an_event_recorded_while_a_capture_is_open_releases_nothing():
     s.synchronize()
     gc.collect()
     assert kept() is None
+
+
+@pytest.mark.parametrize("how", ["query", "synchronize", "device", "event"])
+def test_a_finalizer_that_calls_back_during_a_release(how):
+    # Dropping kept arrays runs their finalizers, which may call the stream
+    # API again (a pool's recycle hook): that re-entered the list being
+    # released (SIGSEGV).
+    import gc
+    import weakref
+    s = stream.create()
+    ev = event.create()
+    buf = tessera.empty(1024, np.float32)
+    calls = {"query": s.query, "synchronize": s.synchronize,
+             "device": lambda: s.device.synchronize(), "event": ev.query}
+    for _ in range(3):
+        h = pinned_malloc(1024, np.float32)
+        weakref.finalize(h, calls[how])
+        memcpy_async(buf, h, s)
+        del h
+    ev.record(s)
+    if how == "event":
+        ev.synchronize()
+    else:
+        calls[how]()
+    gc.collect()
+    s.synchronize()
