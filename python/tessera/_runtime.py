@@ -41,8 +41,8 @@ def init(backend=None, devices=None):
         raise TypeError("backend=%r: a backend is a string of plugin names, as TESSERA_BACKEND (\"vulkan,cpu\")"
                         % (backend,))
     if devices is not None and (isinstance(devices, bool) or not hasattr(devices, "__index__")
-                                or operator.index(devices) < 1):
-        raise ValueError("devices=%r: give a whole number of devices, 1 or more (or None)" % (devices,))
+                                or not 1 <= operator.index(devices) <= 4096):
+        raise ValueError("devices=%r: give a whole number of devices, 1 to 4096 (or None)" % (devices,))
     rt = _tessera.Runtime.create(backend or "", operator.index(devices) if devices is not None else 0)
     with _lock:
         _default = rt
@@ -84,6 +84,37 @@ def devices(backend=None):
     return list((runtime_for(backend) if backend else runtime()).devices)
 
 
+def check_str(value, what):
+    """None or a str; else TypeError naming `what`."""
+    if value is not None and not isinstance(value, str):
+        raise TypeError("%s must be a str, not %s" % (what, type(value).__name__))
+    return value
+
+
+def path_bytes(path, what):
+    """A path (str or os.PathLike) as the bytes the file system takes (a
+    name that is no valid UTF-8 survives); a NUL in it is refused (the C
+    layer would cut the name there)."""
+    from .errors import InvalidArgumentError
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError("%s must be a path (str or os.PathLike), not %s" % (what, type(path).__name__))
+    raw = os.fsencode(path)
+    if b"\0" in raw:
+        raise InvalidArgumentError("%s %r holds a NUL character" % (what, path))
+    return raw
+
+
+def check_text(text, what):
+    """Program text as UTF-8 (a lone surrogate is refused, saying where)."""
+    from .errors import InvalidArgumentError
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise InvalidArgumentError("%s is not valid Unicode text: %s at character %d" % (what, e.reason, e.start)) \
+            from None
+    return text
+
+
 def int_or_none(v):
     """v as an int when it is one (numpy ints too), else None: bools and
     floats are not counts, ordinals or ranks.  The argument checks of the
@@ -106,7 +137,8 @@ def device(spec=None):
         spec = 0
     if isinstance(spec, bool):  # an int to Python, but never meant as an ordinal
         raise TypeError("device must be None, a tessera.Device, an int or 'backend[:ordinal]', not %r" % (spec,))
-    if isinstance(spec, int):
+    if int_or_none(spec) is not None:  # numpy ints too
+        spec = int_or_none(spec)
         devs = devices()
         if not 0 <= spec < len(devs):
             from .errors import OutOfRangeError

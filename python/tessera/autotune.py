@@ -78,9 +78,28 @@ def _source(program):
     # key see the same bytes.
     from .program import _is_path
     is_path = _is_path(program)
-    if is_path and _tessera.has_compiler():
-        return _tessera.read_source(os.fspath(program)), True
-    return (os.fspath(program) if is_path else program), is_path
+    if not is_path:
+        return _runtime.check_text(program, "the program text"), False
+    path = _runtime.path_bytes(program, "the program's path")
+    if _tessera.has_compiler():
+        return _tessera.read_source(path), True
+    return path, True
+
+
+def _count(name, value, low):
+    """An int count >= low (numpy ints too; not a bool, a float or a str)."""
+    v = _runtime.int_or_none(value)
+    if v is None or v < low or v > 2**31 - 1:
+        raise InvalidArgumentError("autotune %s=%r: a whole number from %d to 2^31-1" % (name, value, low))
+    return v
+
+
+def _real(name, value):
+    """A real number (int or float; not a bool or a str)."""
+    import numbers
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidArgumentError("autotune %s=%r: a number" % (name, value))
+    return float(value)
 
 
 def search(program, params=None, objective="runtime", budget=None, seconds=None, repeats=5, warmup=1,
@@ -113,24 +132,29 @@ def search(program, params=None, objective="runtime", budget=None, seconds=None,
     if isinstance(budget, dict):
         unknown = set(budget) - {"trials", "seconds"}
         if unknown:
-            raise InvalidArgumentError("budget takes trials and seconds, not %s" % ", ".join(sorted(unknown)))
-        trials = int(budget.get("trials", trials))
-        limit = float(budget.get("seconds", limit))
+            raise InvalidArgumentError("budget takes trials and seconds, not %s" % ", ".join(sorted(map(str, unknown))))
+        trials = _count("budget trials", budget.get("trials", trials), 1)
+        limit = _real("budget seconds", budget.get("seconds", limit))
     elif budget is not None:
-        trials = int(budget)
+        trials = _count("budget", budget, 1)
     if seconds is not None:
-        limit = float(seconds)
+        limit = _real("seconds", seconds)
     import math
-    if trials < 1 or repeats < 1 or warmup < 0:
-        raise InvalidArgumentError("autotune needs at least one trial and one repeat")
-    if trials > 2**31 - 1 or repeats > 2**31 - 1 or warmup > 2**31 - 1 or not 0 <= int(confirm) < 2**31:
-        raise InvalidArgumentError("autotune trials, repeats, warmup and confirm are counts below 2^31")
+    repeats, warmup, confirm = _count("repeats", repeats, 1), _count("warmup", warmup, 0), _count("confirm", confirm, 0)
     if not (math.isfinite(limit) and limit > 0):
         raise InvalidArgumentError("autotune seconds %r: a finite number of seconds > 0" % (limit,))
-    if not (math.isfinite(float(min_gain)) and 0 <= float(min_gain) < 1):
+    min_gain = _real("min_gain", min_gain)
+    if not (math.isfinite(min_gain) and 0 <= min_gain < 1):
         raise InvalidArgumentError("autotune min_gain %r: a fraction in [0, 1)" % (min_gain,))
+    _runtime.check_str(function, "autotune function")
+    from .dist import check_mesh
+    check_mesh(mesh, "autotune.search")
+    if params is not None and not hasattr(params, "items"):
+        raise TypeError("autotune params must be a dict {name: [values]}, not %s" % type(params).__name__)
     space = []
     for name, values in (params or {}).items():
+        if not isinstance(name, str) or not name:
+            raise InvalidArgumentError("autotune parameter name %r: a schedule option's name (a str)" % (name,))
         if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
             raise InvalidArgumentError("autotune parameter %s: a list of values, not %r" % (name, values))
         values = list(values)
@@ -150,14 +174,16 @@ def search(program, params=None, objective="runtime", budget=None, seconds=None,
             devices = [dev]
     if strategy not in ("coordinate", "random"):
         raise InvalidArgumentError("autotune strategy %r: write coordinate or random" % (strategy,))
+    # Every point of the space is checked first, a cached answer or not.
     d = _tessera.autotune(text, is_path, devices, function or "", space, trials, limit, repeats, warmup, bool(cache),
-                          True, strategy, int(confirm), float(min_gain))
+                          True, strategy, confirm, min_gain)
     return Result(d, (params or {}).keys())
 
 
 def lookup(program, device=None, function=None):
     """The cached Result for `program` on `device`, or None (nothing is
     measured; an unusable entry warns and gives None)."""
+    _runtime.check_str(function, "autotune function")
     text, is_path = _source(program)
     d = _tessera.autotune_lookup(text, is_path, _runtime.device(device), function or "")
     return None if d is None else Result(d, ())

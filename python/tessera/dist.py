@@ -23,13 +23,14 @@ class Mesh:
     """
 
     def __init__(self, axes, devices=None):
-        items = list(axes.items()) if isinstance(axes, dict) else list(axes) if not isinstance(axes, str) else None
+        items = (list(axes.items()) if isinstance(axes, dict)
+                 else list(axes) if isinstance(axes, (tuple, list)) else None)
         if items is None or any(not isinstance(i, (tuple, list)) or len(i) != 2 for i in items):
             raise TypeError("Mesh(axes): axes is a dict {name: size} or a sequence of (name, size) pairs, not %r"
                             % (axes,))
         if not items:
             raise ValueError("a mesh has at least one axis")
-        self.axis_names = tuple(str(name) for name, _ in items)
+        self.axis_names = tuple(_axis_name(name, "Mesh") for name, _ in items)
         for name, size in items:  # integers only: 1.9 is no axis size (it was 1)
             if isinstance(size, (bool, np.bool_)) or not hasattr(size, "__index__"):
                 raise TypeError("mesh axis %r: its size must be an integer, not %r" % (name, size))
@@ -84,15 +85,29 @@ class Mesh:
         return "Mesh(%s, %s)" % (dict(zip(self.axis_names, self.shape)), self.devices[0].backend)
 
 
+def check_mesh(mesh, what):
+    """None or a Mesh; else TypeError."""
+    if mesh is not None and not isinstance(mesh, Mesh):
+        raise TypeError("%s: mesh must be a tessera.dist.Mesh, not %s" % (what, type(mesh).__name__))
+
+
+def _axis_name(a, what):
+    if not isinstance(a, str):
+        raise TypeError("%s: a mesh axis is a non-empty str, not %r" % (what, a))
+    if not a:
+        raise ValueError("%s: mesh axes must be non-empty names" % what)
+    return a
+
+
 def _dim_axes(d):
     """None, an axis name, or a tuple of two or more names."""
-    if d in (None, "", ()):
+    if d is None or (isinstance(d, (str, tuple, list)) and len(d) == 0):
         return None
     if isinstance(d, str):
         return d
-    names = tuple(str(a) for a in d)
-    if any(not a for a in names):
-        raise ValueError("a dim's mesh axes must be non-empty names: %r" % (d,))
+    if not isinstance(d, (tuple, list)):
+        raise TypeError("ShardSpec dims: each entry is None, an axis name or a tuple of names, not %r" % (d,))
+    names = tuple(_axis_name(a, "ShardSpec dims") for a in d)
     return names[0] if len(names) == 1 else names
 
 
@@ -109,9 +124,11 @@ class ShardSpec:
             if isinstance(v, (str, bytes)):
                 raise ValueError("ShardSpec %s=%r: a sequence, one entry per %s (write %s=(%r,))" % (
                     what, v, "global dim" if what == "dims" else "mesh axis", what, v))
+            if not isinstance(v, (tuple, list)):
+                raise TypeError("ShardSpec %s=%r: a sequence (tuple or list)" % (what, v))
         self.dims = tuple(_dim_axes(d) for d in dims)
-        self.reduce = tuple(reduce)
-        self.replicate = tuple(replicate)
+        self.reduce = tuple(_axis_name(a, "ShardSpec reduce") for a in reduce)
+        self.replicate = tuple(_axis_name(a, "ShardSpec replicate") for a in replicate)
 
     @classmethod
     def _of_param(cls, param):

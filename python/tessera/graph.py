@@ -39,6 +39,8 @@ class CapturedGraph:
         stream); returns at once, like the work it replays."""
         self._captured()
         s = stream if stream is not None else self.stream
+        if not isinstance(s, _tessera.Stream):
+            raise TypeError("launch: stream must be a tessera.Stream, not %s" % type(s).__name__)
         s._launch_graph(self.exec)
         for o in self._keep:
             s._keep(o)

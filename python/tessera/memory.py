@@ -15,7 +15,11 @@ def _dim(d):
     # silently 2.
     if isinstance(d, (bool, np.bool_)) or not hasattr(d, "__index__"):
         raise TypeError("a shape holds integers, not %s (%r)" % (type(d).__name__, d))
-    return operator.index(d)
+    v = operator.index(d)
+    if not -2**63 <= v < 2**63:
+        from .errors import InvalidArgumentError
+        raise InvalidArgumentError("shape dimension %d: no array is that large (a dimension fits in 64 bits)" % v)
+    return v
 
 
 def _shape(shape):
@@ -27,6 +31,8 @@ def empty(shape, dtype=np.float32, device=None, kind="device"):
 
     kind: "device", "host_pinned" or "managed" (the device must list it in
     Device.buffer_kinds)."""
+    if not isinstance(kind, str):
+        raise TypeError("kind must be 'device', 'host_pinned' or 'managed', not %r" % (kind,))
     return Array.empty(_device(device), _shape(shape), np.dtype(dtype), kind)
 
 
@@ -84,6 +90,8 @@ def advise(array, advice, device=None):
     """Advice on managed memory: "preferred_location", "read_mostly",
     "accessed_by" (or "unset_..."); device None or "host" means the host.
     Returns "applied", "emulated" or "ignored"."""
+    if not isinstance(advice, str):
+        raise TypeError("advise: advice is a str such as 'read_mostly', not %r" % (advice,))
     return _tessera.advise(array, advice, None if device in (None, "host") else _device(device))
 
 
@@ -133,3 +141,34 @@ def from_dlpack(obj, device=None):
     except TypeError:  # producers of the first protocol version take no stream
         capsule = obj.__dlpack__()
     return Array._from_dlpack_capsule(capsule)
+
+
+# The array API's (2023) keywords of __dlpack__ around the binding's own.
+_export_dlpack = Array.__dlpack__
+
+
+def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    """A DLPack capsule of this array (in place), for from_dlpack of numpy,
+    CuPy, PyTorch, ...  max_version: the consumer's newest DLPack version;
+    this exports the unversioned (0.x) capsule, which every consumer reads.
+    dl_device: where the consumer wants it; only this array's own device
+    (__dlpack_device__) is possible.  copy: True exports a copy (host-visible
+    memory only), False or None the array in place."""
+    if max_version is not None and not (
+            isinstance(max_version, tuple) and len(max_version) == 2
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in max_version)):
+        raise TypeError("__dlpack__: max_version is None or a (major, minor) tuple of ints, not %r" % (max_version,))
+    if dl_device is not None and tuple(dl_device) != tuple(self.__dlpack_device__()):
+        raise BufferError("__dlpack__: this array is on DLPack device %s, not %s; copy it there first "
+                          "(memcpy, or tessera.asarray)" % (tuple(self.__dlpack_device__()), tuple(dl_device)))
+    if copy not in (None, True, False):
+        raise TypeError("__dlpack__: copy is None, True or False, not %r" % (copy,))
+    if copy:
+        if not self.host_visible:
+            raise BufferError("__dlpack__(copy=True): the array is in device memory; copy it to the host with "
+                              ".numpy() and export that")
+        return self.numpy().__dlpack__()
+    return _export_dlpack(self, stream=stream)
+
+
+Array.__dlpack__ = _dlpack

@@ -127,7 +127,7 @@ class CompiledProgram:
     def save(self, path):
         """Writes the compiled program (a .tsp file; tessera.compile and
         tessera-run load it)."""
-        self.program.save(os.fspath(path))
+        self.program.save(_runtime.path_bytes(path, "CompiledProgram.save: the path"))
 
     # ---------------------------------------------------------------- running
     def _host_input(self, p, value, shape_key):
@@ -218,6 +218,8 @@ class CompiledProgram:
         if self.spmd:
             raise InvalidArgumentError("enqueue runs a program of one device; %s runs on %d" % (
                 self.program.function, len(self.devices)))
+        if not isinstance(stream, _tessera.Stream):
+            raise TypeError("enqueue: stream must be a tessera.Stream, not %s" % type(stream).__name__)
         self.program.run([stream], [list(args)], check_grid(grid))
 
 
@@ -260,13 +262,21 @@ def compile(source, device=None, mesh=None, function=None, schedule=None, in_spe
     text = os.fspath(source) if is_path else source
     if "\0" in text:
         raise InvalidArgumentError("compile(): the %s holds a NUL character" % ("path" if is_path else "program text"))
+    if is_path:
+        text = _runtime.path_bytes(text, "compile(): the path")
+    else:
+        _runtime.check_text(text, "compile(): the program text")
+    _runtime.check_str(function, "compile(): function")
+    _runtime.check_str(schedule, "compile(): schedule")
+    from .dist import check_mesh
+    check_mesh(mesh, "compile()")
     if _runtime.int_or_none(overlap_chunks) is None or not 0 <= overlap_chunks < 2**31:
         raise InvalidArgumentError("overlap_chunks=%r: a number of row blocks >= 0 (0: no overlap)" % (overlap_chunks,))
     # Files are read once: the device count and the program come from the
     # same bytes, however the file changes meanwhile.
     image = None
     path = text
-    if is_path and text.endswith(".tsp"):
+    if is_path and text.endswith(b".tsp"):
         image = _tessera.read_image(text)
     elif is_path and _tessera.has_compiler():
         text = _tessera.read_source(text)
@@ -289,7 +299,7 @@ def compile(source, device=None, mesh=None, function=None, schedule=None, in_spe
     if image is not None:
         if placed:
             raise InvalidArgumentError("%s is compiled already: in_shardings / out_shardings apply when compiling "
-                                       "the .mlir" % path)
+                                       "the .mlir" % os.fsdecode(path))
         program = _tessera.load_program_image(devices, image)
     elif placed:
         program = _tessera.compile_program(

@@ -117,10 +117,37 @@ def test_random_strategy_without_confirmation(cache):
         tessera.autotune.search(GEMM, strategy="annealing")
 
 
-def test_rejected_schedule_is_a_failed_trial(cache):
-    r = tessera.autotune.search(GEMM, params={"no-such-key": [1]}, budget=2, repeats=1)
-    assert len(r.trials) == 2 and r.trials[1][1] < 0 and r.trials[1][2]
-    assert r.schedule == "" and r.params == {}
+def test_a_point_that_is_no_schedule_option_is_an_error_cache_or_not(cache):
+    # Checked before any trial and before the cache answers (a search with a
+    # typo returned the cached choice, measuring nothing).
+    tessera.autotune.search(GEMM, params={"tile_m": [16]}, budget=1, repeats=1)
+    for cached in (True, False):
+        for params, why in (({"no-such-key": [1]}, "no-such-key"), ({"tile_m": ["a b"]}, "without spaces")):
+            with pytest.raises(tessera.InvalidArgumentError, match=why):
+                tessera.autotune.search(GEMM, params=params, budget=2, repeats=1, cache=cached)
+
+
+@pytest.mark.parametrize("kwargs,why", [
+    (dict(budget="3"), "budget"), (dict(budget=2.7), "budget"), (dict(budget={"trials": None}), "trials"),
+    (dict(seconds="x"), "seconds"), (dict(seconds=float("nan")), "seconds"), (dict(repeats=2.5), "repeats"),
+    (dict(repeats="3"), "repeats"), (dict(warmup=None), "warmup"), (dict(confirm=2.5), "confirm"),
+    (dict(min_gain="x"), "min_gain")])
+def test_search_counts_and_numbers_are_checked(kwargs, why):
+    with pytest.raises(tessera.InvalidArgumentError, match=why):
+        tessera.autotune.search(GEMM, params={"tile_m": [16]}, **kwargs)
+
+
+def test_search_argument_types_are_checked():
+    with pytest.raises(TypeError, match="params must be a dict"):
+        tessera.autotune.search(GEMM, params=[("tile_m", [16])])
+    with pytest.raises(tessera.InvalidArgumentError, match="parameter name 5"):
+        tessera.autotune.search(GEMM, params={5: [1]})
+    with pytest.raises(TypeError, match="mesh must be a tessera.dist.Mesh"):
+        tessera.autotune.search(GEMM, mesh={"tp": 2})
+    with pytest.raises(TypeError, match="function must be a str"):
+        tessera.autotune.lookup(GEMM, function=5)
+    with pytest.raises(tessera.InvalidArgumentError, match="NUL"):
+        tessera.autotune.lookup("examples/mlp.mlir\0x")
 
 
 @pytest.mark.parametrize("damage", ["edit", "truncate", "garbage", "version"])

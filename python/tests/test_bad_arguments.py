@@ -390,3 +390,72 @@ def test_communicator_arguments_are_checked(dev):
         comm.all_reduce([a], deterministic="no")
     comm.all_reduce(a)  # one local rank: the Array itself
     np.testing.assert_array_equal(a.numpy(), np.ones(4, np.float32))
+
+
+def test_more_arguments_of_the_wrong_type(dev, saxpy, tmp_path):
+    import os
+    h = pinned_malloc(16, np.float32)
+    a = tessera.empty(16, np.float32)
+    s = stream.create()
+    with graph.capture(s) as g:
+        memcpy_async(a, h, s)
+    cases = [
+        (TypeError, "function must be a str", lambda: tessera.compile(example("mlp.mlir"), function=5)),
+        (TypeError, "schedule must be a str", lambda: tessera.compile(example("mlp.mlir"), schedule=5)),
+        (TypeError, "mesh must be a tessera.dist.Mesh", lambda: tessera.compile(example("mlp.mlir"), mesh={"tp": 2})),
+        (tessera.InvalidArgumentError, "not valid Unicode", lambda: tessera.compile("func.func @f() {}\ud800")),
+        (TypeError, "enqueue: stream must be a tessera.Stream", lambda: saxpy.enqueue(1.0, a, a, stream=5)),
+        (tessera.InvalidArgumentError, "NUL", lambda: saxpy.save(str(tmp_path / "x.tsp") + "\0.evil")),
+        (TypeError, "launch: stream must be a tessera.Stream", lambda: g.launch(5)),
+        (TypeError, "start must be a tessera.Event", lambda: event.elapsed(None, None)),
+        (TypeError, "timing is True or False", lambda: event.create(timing="no")),
+        (ValueError, "non-empty", lambda: dist.Mesh({"": 2})),
+        (TypeError, "non-empty str", lambda: dist.Mesh({None: 2})),
+        (TypeError, "non-empty str", lambda: dist.ShardSpec(dims=[("tp", None)])),
+        (TypeError, "each entry is None", lambda: dist.ShardSpec(dims=[b"tp"])),
+        (TypeError, "non-empty str", lambda: dist.ShardSpec(reduce=[["a"]])),
+        (TypeError, "a sequence", lambda: dist.ShardSpec(reduce=5)),
+        (TypeError, "kind must be", lambda: tessera.empty(4, kind=None)),
+        (tessera.InvalidArgumentError, "fits in 64 bits", lambda: tessera.empty(2**63)),
+        (tessera.InvalidArgumentError, "fits in 64 bits", lambda: pinned_malloc(2**63)),
+        (TypeError, "advice is a str", lambda: tessera.advise(a, 5)),
+        (ValueError, "1 to 4096", lambda: tessera.init(devices=2**63)),
+        (TypeError, "max_version", lambda: a.__dlpack__(max_version=1)),
+    ]
+    for exc, message, call in cases:
+        with pytest.raises(exc, match=message):
+            call()
+    # A path that is no valid UTF-8 reaches the file system as its bytes.
+    bad = os.path.join(str(tmp_path), os.fsdecode(b"\xff.mlir"))
+    with pytest.raises(tessera.NotFoundError, match="cannot open"):
+        tessera.compile(bad)
+    assert dist.ShardSpec(dims=[[]]) == dist.ShardSpec(dims=[None])
+    # numpy ints are device ordinals too.
+    assert tessera.empty(4, device=np.int64(0)).device == dev
+
+
+def test_dlpack_takes_the_array_api_keywords(dev):
+    a = tessera.asarray(np.arange(4, dtype=np.float32), kind="host_pinned") \
+        if "host_pinned" in dev.buffer_kinds else None
+    if a is None or not a.host_visible:
+        pytest.skip("no host-visible memory kind")
+    v = np.from_dlpack(a)  # numpy passes none of them; in place
+    assert v.ctypes.data == a._host_address()
+    copied = np.from_dlpack(_Exporter(a, copy=True))
+    assert copied.ctypes.data != a._host_address() and (copied == np.arange(4)).all()
+    assert (np.from_dlpack(_Exporter(a, max_version=(1, 0))) == np.arange(4)).all()
+    with pytest.raises(BufferError, match="not \\(2, 0\\)"):
+        a.__dlpack__(dl_device=(2, 0))
+
+
+class _Exporter:
+    """Passes extra __dlpack__ keywords, as a newer consumer would."""
+
+    def __init__(self, a, **kwargs):
+        self.a, self.kwargs = a, kwargs
+
+    def __dlpack_device__(self):
+        return self.a.__dlpack_device__()
+
+    def __dlpack__(self, stream=None):
+        return self.a.__dlpack__(stream=stream, **self.kwargs)

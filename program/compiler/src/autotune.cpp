@@ -295,6 +295,29 @@ AutotuneSpace DefaultAutotuneSpace(const std::string& target, const std::string&
   return gpu;
 }
 
+namespace {
+
+// One point of a space, "key=value": "" when the compiler takes it as a
+// --tessera-graph-to-schedule option and value, else why not.  A typo
+// (tile_m for tile-m) failed every trial, and the default it then chose was
+// cached as the answer; a value with a space added an option of its own.
+std::string CheckSpacePoint(const std::string& key, const std::string& value) {
+  if (key.empty() || value.empty() || key.find_first_of(" =") != std::string::npos ||
+      value.find_first_of(" ,=") != std::string::npos)
+    return "'" + key + "=" + value + "': a key and a value, neither empty, without spaces, '=' or ','";
+  const std::string point = key + "=" + value;
+  // Checked first: MLIR's parser prints its own complaint to stderr.
+  if (std::string e = program::CheckSchedule(point); !e.empty()) return e;
+  std::unique_ptr<mlir::Pass> pass = graph::createGraphToSchedule(graph::GraphToScheduleOptions{});
+  if (mlir::failed(pass->initializeOptions(point)))
+    return point +
+           " is not a --tessera-graph-to-schedule option and value (tessera-run --help lists the keys: "
+           "tile-m, micro-m, ...)";
+  return "";
+}
+
+}  // namespace
+
 StatusOr<AutotuneSpace> ParseAutotuneSpace(const std::string& text) {
   AutotuneSpace space;
   llvm::SmallVector<llvm::StringRef, 8> items;
@@ -308,19 +331,8 @@ StatusOr<AutotuneSpace> ParseAutotuneSpace(const std::string& text) {
     llvm::SmallVector<llvm::StringRef, 8> parts;
     values.split(parts, ',', -1, false);
     for (auto v : parts) {
-      // Each point must be a schedule option the compiler takes: a typo
-      // (tile_m for tile-m) failed every trial, and the default it then
-      // chose was cached as the answer.
-      const std::string point = key.str() + "=" + v.str();
-      // Checked first: MLIR's parser prints its own complaint to stderr.
-      if (std::string e = program::CheckSchedule(point); !e.empty())
+      if (std::string e = CheckSpacePoint(key.str(), v.str()); !e.empty())
         return Status(StatusCode::kInvalidArgument, "autotune space '" + text + "': " + e);
-      std::unique_ptr<mlir::Pass> pass = graph::createGraphToSchedule(graph::GraphToScheduleOptions{});
-      if (mlir::failed(pass->initializeOptions(point)))
-        return Status(StatusCode::kInvalidArgument,
-                      "autotune space '" + text + "': " + point +
-                          " is not a --tessera-graph-to-schedule option and value (tessera-run --help lists the keys: "
-                          "tile-m, micro-m, ...)");
       vs.push_back(v.str());
     }
     space.push_back({key.str(), vs});
@@ -415,6 +427,15 @@ StatusOr<AutotuneResult> Autotune(const std::vector<Device>& all_devices, const 
   if (!options.schedule.empty())
     return Status(StatusCode::kInvalidArgument,
                   "autotune: the schedule is what is searched; give the values to try as the space, not options.schedule");
+  // Every point of a space given is checked before anything else, the
+  // cache's answer included (a space with a typo is an error, never the
+  // cached choice).
+  for (const auto& [key, values] : autotune.space) {
+    if (values.empty()) return Status(StatusCode::kInvalidArgument, "autotune: no values to try for " + key);
+    for (const std::string& v : values)
+      if (std::string e = CheckSpacePoint(key, v); !e.empty())
+        return Status(StatusCode::kInvalidArgument, "autotune space: " + e);
+  }
   if (autotune.use_cache) {
     auto hit = LookupAutotuneCache(device, source, options);
     if (hit.ok()) return hit;
