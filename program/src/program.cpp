@@ -53,6 +53,15 @@ bool ResolveView(const ProgramImage& im, uint32_t v, uint32_t* root, uint64_t* o
 
 namespace {
 
+// A device named in a message about another one: when the two are of
+// different Runtimes their names are the same ("cpu device 0" twice), so
+// that is said.
+std::string OtherDevice(const Device& have, const Device& want) {
+  if (have.runtime().impl() != want.runtime().impl())
+    return have.info().name + " of another Runtime (objects of one Runtime cannot be used with another's)";
+  return have.info().name;
+}
+
 Status Invalid(const ProgramImage& im, const std::string& what) {
   return Status(StatusCode::kDataLoss, "program " + im.function + " (" + im.source_name + ", target " +
                                            im.target + "): " + what + ": the program image is corrupt");
@@ -508,7 +517,7 @@ Status CheckArgs(const ProgramImage& im, const Device& dev, const std::vector<Ke
     const Buffer& b = *a.buffer_ref();
     if (!b.valid()) return Status(StatusCode::kInvalidHandle, what() + ": the buffer was destroyed or never created");
     if (!b.is_on(dev))
-      return Status(StatusCode::kInvalidArgument, what() + ": the buffer is on " + b.device().info().name +
+      return Status(StatusCode::kInvalidArgument, what() + ": the buffer is on " + OtherDevice(b.device(), dev) +
                                                       ", not on the program's device " + dev.info().name);
     const uint64_t size = b.size();
     if (a.offset() > size || size - a.offset() < p.bytes)
@@ -674,8 +683,8 @@ Status Program::RunOn(const Stream* streams, const std::vector<KernelArg>* args,
                     "plugin has no Device_GetDefaultStream: create one with Device::create_stream)");
     if (!streams[d].is_on(impl_->devices[d]))
       return Status(StatusCode::kInvalidArgument, "stream " + std::to_string(d) + " is on " +
-                                                      streams[d].device().info().name + ", not on the program's device " +
-                                                      impl_->devices[d].info().name);
+                                                      OtherDevice(streams[d].device(), impl_->devices[d]) +
+                                                      ", not on the program's device " + impl_->devices[d].info().name);
     TESSERA_RETURN_IF_ERROR(CheckArgs(im, impl_->devices[d], args[d], d));
     if (n > 1)
       for (const KernelArg& a : args[d])

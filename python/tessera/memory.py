@@ -23,7 +23,11 @@ def _dim(d):
 
 
 def _shape(shape):
-    return [_dim(shape)] if np.isscalar(shape) else [_dim(d) for d in shape]
+    dims = [_dim(shape)] if np.isscalar(shape) else [_dim(d) for d in shape]
+    if len(dims) > 32:
+        from .errors import InvalidArgumentError
+        raise InvalidArgumentError("a shape of %d dimensions: numpy (and so .numpy()) takes at most 32" % len(dims))
+    return dims
 
 
 def empty(shape, dtype=np.float32, device=None, kind="device"):
@@ -66,6 +70,10 @@ def memcpy(dst, src, nbytes=None):
     """Copies src to dst and returns when the copy is done.  Each is a
     tessera.Array or a C-contiguous numpy array (pageable memory is fine);
     the sizes must match unless nbytes is given."""
+    if isinstance(dst, np.ndarray) and isinstance(src, np.ndarray):
+        from .errors import InvalidArgumentError
+        raise InvalidArgumentError("memcpy between two numpy arrays: copy them with numpy (np.copyto(dst, src)); "
+                                   "a Tessera copy has a tessera.Array on at least one side")
     _tessera.memcpy(dst, src, nbytes)
 
 

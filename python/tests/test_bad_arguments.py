@@ -459,3 +459,19 @@ class _Exporter:
 
     def __dlpack__(self, stream=None):
         return self.a.__dlpack__(stream=stream, **self.kwargs)
+
+
+def test_an_old_runtimes_program_says_so_on_a_new_runtimes_stream(saxpy):
+    # The two devices have the same name: the message says "another Runtime".
+    tessera.init(backend=tessera.backend())
+    s = stream.create()
+    x = tessera.empty(65536, np.float32)
+    with pytest.raises(tessera.InvalidArgumentError, match="of another Runtime"):
+        saxpy.enqueue(1.0, x, x, stream=s)
+
+
+def test_shapes_numpy_cannot_hold_and_numpy_to_numpy_copies_say_so(dev):
+    with pytest.raises(tessera.InvalidArgumentError, match="at most 32"):
+        tessera.empty([1] * 33)
+    with pytest.raises(tessera.InvalidArgumentError, match="np.copyto"):
+        memcpy(np.zeros(4, np.float32), np.ones(4, np.float32))
