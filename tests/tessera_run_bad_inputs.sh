@@ -199,6 +199,21 @@ func.func @h(%x: tensor<100000000x100000xf32>) -> tensor<100000000x100000xf32> {
 }
 MLIR
 expect huge_tensor      "needs 40000000000000 bytes of host memory" "$T/huge_tensor.mlir"
+# Tensors that fit one by one but not together, under a 4 GB address-space
+# limit: refused before any is allocated (each alone was checked, against
+# the physical memory: three 8 GiB tensors passed on a 23.5 GiB machine).
+cat > "$T/together.mlir" <<'MLIR'
+func.func @t(%x: tensor<400000000xf32>, %y: tensor<400000000xf32>) -> tensor<400000000xf32> {
+  %z = tessera_graph.add %x, %y : tensor<400000000xf32>, tensor<400000000xf32>
+  return %z : tensor<400000000xf32>
+}
+MLIR
+out=$(bash -c 'ulimit -v 4000000; exec "$0" "$1" --iterations 1' "$RUN" "$T/together.mlir" 2>&1); rc=$?
+if [[ $rc -eq 1 && "$out" == *"bytes of host memory together; this process can use 4096000000"* ]]; then
+  echo "ok   tensors_together: $(grep -m1 'tessera-run:' <<<"$out")"
+else
+  echo "FAIL tensors_together: exit $rc (want 1)"; echo "$out"; fail=1
+fi
 # 100,000 nested brackets: refused before MLIR's recursive parser runs (it
 # overflowed the stack: SIGSEGV).
 { echo 'func.func @d(%x: tensor<4xf32>) -> tensor<4xf32> {'

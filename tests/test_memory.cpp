@@ -195,12 +195,34 @@ TEST_F(MemoryTest, AllocationsPastTheDeviceTotalAreOutOfMemory) {
   auto second = device().allocate(half);
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), StatusCode::kResourceExhausted) << second.status().ToString();
-  TS_EXPECT_CONTAINS(second.status().message(), "in use by 1 buffers");
+  TS_EXPECT_CONTAINS(second.status().message(), "of this device's 1 buffers");
   // The runtime stays usable, and freeing gives the memory back.
   auto small = device().allocate(4096);
   TS_EXPECT_OK(small);
   TS_ASSERT_OK(first->destroy());
   auto again = device().allocate(half);
+  TS_EXPECT_OK(again);
+}
+
+// The cpu devices share the host's memory: their buffers together are
+// bounded by it (each device alone was: 4 devices granted 4 times the RAM).
+TEST(CpuMemoryTest, TheDevicesShareTheHostsMemory) {
+  RuntimeOptions options;
+  options.backend = "cpu";
+  options.plugin_options["cpu"] = {OptionValue::Int("devices", 2)};
+  auto rt = Runtime::Create(options);
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  if (rt->devices().size() < 2) GTEST_SKIP() << "TESSERA_CPU_DEVICES fixes the devices at 1";
+  const uint64_t total = rt->devices()[0].info().total_memory;
+  const uint64_t half = total / 2 + 4096;  // address space only: never touched
+  auto first = rt->devices()[0].allocate(half);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto second = rt->devices()[1].allocate(half);
+  ASSERT_FALSE(second.ok()) << "two devices were granted more than the host's memory";
+  EXPECT_EQ(second.status().code(), StatusCode::kResourceExhausted) << second.status().ToString();
+  TS_EXPECT_CONTAINS(second.status().message(), "of the other devices'");
+  TS_ASSERT_OK(first->destroy());
+  auto again = rt->devices()[1].allocate(half);
   TS_EXPECT_OK(again);
 }
 

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include "child_process.hpp"
@@ -307,9 +308,20 @@ void ProbePluginFiles(const std::vector<const PluginCandidate*>& candidates,
         NotAPluginFileReason(c->path).empty())
       files.push_back(c);
   if (files.size() < 2) return;  // nothing to overlap: probed when loaded
+  // One thread per file; a thread that cannot start (out of memory or of
+  // threads) leaves its file to be probed when it is loaded, as a single
+  // file is.  (The vector's joinable threads, destroyed by the exception,
+  // called std::terminate: Runtime::Create aborted the process.)
   std::vector<std::thread> threads;
-  for (const PluginCandidate* c : files)
-    threads.emplace_back([c, &options] { ProbePluginFile(*c, options); });
+  try {
+    for (const PluginCandidate* c : files)
+      threads.emplace_back([c, &options] { ProbePluginFile(*c, options); });
+  } catch (const std::system_error& e) {
+    TESSERA_LOG(kDebug, std::string("plugin probes overlap less: a probe thread did not start (") + e.what() +
+                            "); the rest are probed when loaded");
+  } catch (const std::bad_alloc&) {
+    TESSERA_LOG(kDebug, "plugin probes overlap less: out of memory starting a probe thread");
+  }
   for (std::thread& t : threads) t.join();
 }
 

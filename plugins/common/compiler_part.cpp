@@ -1,6 +1,7 @@
 #include "compiler_part.hpp"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <vector>
 
@@ -41,40 +42,49 @@ const TsCompilerTarget* CompilerPart::Targets(const TsCompilerTarget* table, siz
 }
 
 TsError* CompilerPart::Load() noexcept {
-  std::call_once(once_, [&] {
-    std::vector<std::string> candidates = Candidates();
-    std::string tried;
-    for (const std::string& path : candidates) {
-      handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (handle_) break;
-      const char* e = dlerror();
-      tried += (tried.empty() ? "" : "; ") + path + ": " + (e ? e : "dlopen failed");
-    }
-    if (!handle_) {
-      load_error_ = "cannot load the compiler part " + std::string(file_) + " (" +
-                    (tried.empty() ? std::string("the plugin's folder is unknown") : tried) +
-                    "); install it in the compilers/ folder next to the plugin";
-      return;
-    }
-    using GetApi = const TsPluginApi* (*)(void);
-    auto get = reinterpret_cast<GetApi>(dlsym(handle_, TESSERA_PLUGIN_COMPILER_ENTRY_POINT));
-    const TsPluginApi* api = get ? get() : nullptr;
-    if (!api) {
-      load_error_ = std::string(file_) + " does not export " + TESSERA_PLUGIN_COMPILER_ENTRY_POINT +
-                    " or it returned NULL";
-    } else if (api->abi_version.major != TESSERA_ABI_VERSION_MAJOR ||
-               api->struct_size < TS_PLUGIN_API_STRUCT_SIZE || !api->Compiler_Compile ||
-               !api->Compilation_Destroy || !api->Error_Destroy || !api->Error_Message ||
-               !api->Error_GetCode) {
-      load_error_ = std::string(file_) + " is not a compiler part of plugin ABI " +
-                    std::to_string(TESSERA_ABI_VERSION_MAJOR) + "." +
-                    std::to_string(TESSERA_ABI_VERSION_MINOR) +
-                    " (wrong version or missing entries): rebuild it with the plugin";
-    } else {
-      api_ = api;
-    }
-  });
-  if (api_) return nullptr;
+  if (api_.load(std::memory_order_acquire)) return nullptr;
+  std::lock_guard<std::mutex> lock(load_mu_);
+  if (api_.load(std::memory_order_relaxed)) return nullptr;
+  if (!load_error_.empty())
+    return errorf(TS_ERROR_UNAVAILABLE, "%s: Compiler_Compile: %s", plugin_, load_error_.c_str());
+  std::string tried;
+  bool exists = false;
+  for (const std::string& path : Candidates()) {
+    handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle_) break;
+    const char* e = dlerror();
+    exists = exists || access(path.c_str(), F_OK) == 0;
+    tried += (tried.empty() ? "" : "; ") + path + ": " + (e ? e : "dlopen failed");
+  }
+  if (!handle_) {
+    if (exists)  // there, but not loadable now: out of memory, most often
+      return errorf(TS_ERROR_RESOURCE_EXHAUSTED,
+                    "%s: Compiler_Compile: cannot load the compiler part %s now (%s): free memory (or raise "
+                    "the address-space limit) and retry",
+                    plugin_, file_, tried.c_str());
+    return errorf(TS_ERROR_UNAVAILABLE,
+                  "%s: Compiler_Compile: cannot load the compiler part %s (%s); install it in the compilers/ "
+                  "folder next to the plugin",
+                  plugin_, file_, tried.empty() ? "the plugin's folder is unknown" : tried.c_str());
+  }
+  using GetApi = const TsPluginApi* (*)(void);
+  auto get = reinterpret_cast<GetApi>(dlsym(handle_, TESSERA_PLUGIN_COMPILER_ENTRY_POINT));
+  const TsPluginApi* api = get ? get() : nullptr;
+  if (!api) {
+    load_error_ = std::string(file_) + " does not export " + TESSERA_PLUGIN_COMPILER_ENTRY_POINT +
+                  " or it returned NULL";
+  } else if (api->abi_version.major != TESSERA_ABI_VERSION_MAJOR ||
+             api->struct_size < TS_PLUGIN_API_STRUCT_SIZE || !api->Compiler_Compile ||
+             !api->Compilation_Destroy || !api->Error_Destroy || !api->Error_Message ||
+             !api->Error_GetCode) {
+    load_error_ = std::string(file_) + " is not a compiler part of plugin ABI " +
+                  std::to_string(TESSERA_ABI_VERSION_MAJOR) + "." +
+                  std::to_string(TESSERA_ABI_VERSION_MINOR) +
+                  " (wrong version or missing entries): rebuild it with the plugin";
+  } else {
+    api_.store(api, std::memory_order_release);
+    return nullptr;
+  }
   return errorf(TS_ERROR_UNAVAILABLE, "%s: Compiler_Compile: %s", plugin_, load_error_.c_str());
 }
 
@@ -88,18 +98,18 @@ TsError* CompilerPart::Forward(TsError* part_error) noexcept {
   msg.error = part_error;
   TsErrorCode c = TS_ERROR_INTERNAL;
   std::string text = "(the compiler part returned an error without a message)";
-  if (api_->Error_GetCode(&code) == nullptr) c = code.code;
-  if (api_->Error_Message(&msg) == nullptr && msg.message) text.assign(msg.message, msg.message_size);
+  if (api_.load(std::memory_order_acquire)->Error_GetCode(&code) == nullptr) c = code.code;
+  if (api_.load(std::memory_order_acquire)->Error_Message(&msg) == nullptr && msg.message) text.assign(msg.message, msg.message_size);
   TsError_Destroy_Args destroy{};
   destroy.struct_size = TS_ERROR_DESTROY_ARGS_STRUCT_SIZE;
   destroy.error = part_error;
-  api_->Error_Destroy(&destroy);
+  api_.load(std::memory_order_acquire)->Error_Destroy(&destroy);
   return make_error(c, text);
 }
 
 TsError* CompilerPart::Compile(TsCompiler_Compile_Args* args) noexcept {
   if (TsError* e = Load()) return e;
-  return Forward(api_->Compiler_Compile(args));
+  return Forward(api_.load(std::memory_order_acquire)->Compiler_Compile(args));
 }
 
 TsError* CompilerPart::CompileWithDefaults(
@@ -150,7 +160,7 @@ TsError* CompilerPart::Destroy(TsCompilation_Destroy_Args* args) noexcept {
                   "there, so it never compiled anything)",
                   plugin_, static_cast<void*>(args->compilation), file_);
   }
-  return Forward(api_->Compilation_Destroy(args));
+  return Forward(api_.load(std::memory_order_acquire)->Compilation_Destroy(args));
 }
 
 }  // namespace tessera::plugin_support

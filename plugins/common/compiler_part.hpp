@@ -15,10 +15,11 @@
 // Errors of the part are copied into errors of the calling plugin (each
 // shared object has its own error allocator).
 //
-// Thread-safety: Load() runs once (std::call_once); Compile and Destroy may
+// Thread-safety: Load() is serialized by a mutex and succeeds once; Compile and Destroy may
 // be called from any thread, as the part's own entries allow.
 #pragma once
 
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -63,9 +64,14 @@ class CompilerPart {
   const char* plugin_;
   const char* file_;
   const void* anchor_;
-  std::once_flag once_;
+  // Load's state, guarded by load_mu_: the part once loaded (api_ is then
+  // set for good), or a lasting reason it cannot be (a part of another
+  // ABI).  A dlopen that failed is not remembered: the file may be
+  // installed later, or memory may come back (a failure under memory
+  // pressure made every later compile fail, saying to install the part).
+  std::mutex load_mu_;
   void* handle_ = nullptr;
-  const TsPluginApi* api_ = nullptr;
+  std::atomic<const TsPluginApi*> api_{nullptr};
   std::string load_error_;
   std::once_flag targets_once_;
   std::string build_id_;

@@ -10,6 +10,7 @@
 // Thread-safety: everything here is stateless or immutable.
 #pragma once
 
+#include <cerrno>
 #include <chrono>
 #include <cstdarg>
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include <exception>
 #include <new>
 #include <string>
+#include <system_error>
 #include <type_traits>
 
 #include "tessera/plugin.h"
@@ -67,6 +69,16 @@ TsError* guard(const char* plugin, const char* entry, F&& f) noexcept {
     return f();
   } catch (const std::bad_alloc&) {
     return errorf(TS_ERROR_RESOURCE_EXHAUSTED, "%s: %s: out of host memory", plugin, entry);
+  } catch (const std::system_error& e) {
+    // A thread or memory the system would not give (EAGAIN, ENOMEM) is
+    // exhaustion, not a defect of the plugin.
+    const int err = e.code().value();
+    if (err == EAGAIN || err == ENOMEM)
+      return errorf(TS_ERROR_RESOURCE_EXHAUSTED,
+                    "%s: %s: out of a system resource (%s): too many threads or processes, or too little "
+                    "memory; free some and retry",
+                    plugin, entry, e.what());
+    return errorf(TS_ERROR_INTERNAL, "%s: %s: internal error: %s", plugin, entry, e.what());
   } catch (const std::exception& e) {
     return errorf(TS_ERROR_INTERNAL, "%s: %s: internal error: %s", plugin, entry, e.what());
   } catch (...) {

@@ -93,6 +93,11 @@ struct TsClient {
   std::vector<TsDevice*> device_list;  // what Client_GetDevices returns
   std::string cpu_model;
   uint64_t physical_memory = 0;
+  // Every device's buffers come from the one host memory: their sum is
+  // bounded by it (a device alone was: 4 devices granted 4 times the RAM).
+  // Guarded by memory_mu (taken after a device's memory_mu).
+  std::mutex memory_mu;
+  uint64_t bytes_in_use = 0;
   // Bound on waits for other processes (communicators across processes).
   double process_timeout_s = 600;
   // Host_Allocate'd blocks and Host_Register'ed ranges, by start.  `life`

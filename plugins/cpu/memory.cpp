@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -42,24 +43,32 @@ TsError* mlock_error(const char* entry, uint64_t size, int err) {
 // Takes `size` bytes of the device's total for a new buffer; an error when
 // they are not there (the sizes and what is in use, for the user).
 TsError* reserve_device_memory(TsDevice* dev, uint64_t size) {
-  const uint64_t total = dev->client->physical_memory;
+  TsClient* c = dev->client;
+  const uint64_t total = c->physical_memory;
   std::lock_guard<std::mutex> lk(dev->memory_mu);
-  if (size > total - dev->bytes_in_use)
+  std::lock_guard<std::mutex> all(c->memory_mu);
+  if (size > total - std::min(c->bytes_in_use, total)) {
+    const uint64_t others = c->bytes_in_use - dev->bytes_in_use;
     return errorf(TS_ERROR_RESOURCE_EXHAUSTED,
-                  "cpu: cannot allocate %s of device memory on device %u: %s of its %s are in "
-                  "use by %llu buffers (%s free); free buffers first",
-                  human_size(size).c_str(), dev->ordinal, human_size(dev->bytes_in_use).c_str(),
-                  human_size(total).c_str(), static_cast<unsigned long long>(dev->buffers_in_use),
-                  human_size(total - dev->bytes_in_use).c_str());
+                  "cpu: cannot allocate %s on device %u: the host's %s hold %s of this device's %llu "
+                  "buffers%s (%s free); free buffers first",
+                  human_size(size).c_str(), dev->ordinal, human_size(total).c_str(),
+                  human_size(dev->bytes_in_use).c_str(), static_cast<unsigned long long>(dev->buffers_in_use),
+                  others ? (" and " + human_size(others) + " of the other devices'").c_str() : "",
+                  human_size(total - std::min(c->bytes_in_use, total)).c_str());
+  }
   dev->bytes_in_use += size;
   ++dev->buffers_in_use;
+  c->bytes_in_use += size;
   return nullptr;
 }
 
 void release_device_memory(TsDevice* dev, uint64_t size) {
   std::lock_guard<std::mutex> lk(dev->memory_mu);
+  std::lock_guard<std::mutex> all(dev->client->memory_mu);
   dev->bytes_in_use -= size;
   --dev->buffers_in_use;
+  dev->client->bytes_in_use -= size;
 }
 
 void free_buffer_memory(TsBuffer* b) {

@@ -461,6 +461,8 @@ TsError* create_device(TsClient* c, VkPhysicalDevice phys, uint32_t ordinal,
   // it is measured through the queue, and no timestamp ever waits behind
   // work for it (timestamp.cpp).
   if (d->timestamps) calibrate_stamp_clock_at_creation(d.get());
+  // Armed last: the device's own set-up work is not the one that fails.
+  d->test_fail_end_command_buffer.store(test_masks_feature(c, "end_command_buffer_once"));
   fill_properties(d.get());
   *out = std::move(d);
   return nullptr;

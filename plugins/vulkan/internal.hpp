@@ -293,6 +293,9 @@ struct TsDevice {
   // call once: the queue calibrates from then on (timestamp.cpp).
   std::atomic<bool> calibrated_timestamps_bad{false};
   bool test_skew_calibrated_host = false;  // test hook: that reading is 10 s late
+  // Test hook (test_mask_features=end_command_buffer_once): the next
+  // vkEndCommandBuffer of a stream fails with VK_ERROR_OUT_OF_HOST_MEMORY.
+  std::atomic<bool> test_fail_end_command_buffer{false};
   int type_device = -1, type_host = -1, type_managed = -1;  // memory types
   TsDeviceProperties ts{};        // filled once at creation
 

@@ -286,7 +286,22 @@ TS_VK_ENTRY(Buffer_Allocate, TS_BUFFER_ALLOCATE_ARGS_STRUCT_SIZE) {
   b->size = args->size;
   if (TsError* e = allocate(dev, args->size, use, &b->alloc, "a buffer", args->alignment)) {
     delete b;
-    return e;
+    if (e->code != TS_ERROR_RESOURCE_EXHAUSTED) return e;
+    // The driver ran out before the accounting below could say why: what
+    // the heaps hold and what this device's buffers use of them.
+    std::string heaps;
+    {
+      std::lock_guard<std::mutex> lk(dev->heap_mu);
+      for (uint32_t h = 0; h < dev->memory.memoryHeapCount; ++h)
+        heaps += strprintf("%sheap %u: %llu buffers use %s of %s", h ? ", " : "", h,
+                           static_cast<unsigned long long>(dev->heap_buffers[h]),
+                           human_size(dev->heap_in_use[h]).c_str(),
+                           human_size(dev->memory.memoryHeaps[h].size).c_str());
+    }
+    std::string message = e->message + " (" + heaps + "): free buffers first";
+    TsError_Destroy_Args da{TS_ERROR_DESTROY_ARGS_STRUCT_SIZE, nullptr, e};
+    plugin_support::Error_Destroy(&da);
+    return make_error(TS_ERROR_RESOURCE_EXHAUSTED, std::move(message));
   }
   {
     // Counted against the heap the driver placed it in.

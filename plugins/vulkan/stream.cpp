@@ -395,6 +395,14 @@ TsError* flush_locked(StreamState& s) {
     StreamState& o = *b.waits[i].stream;
     if (o.submitted < b.waits[i].value) TS_VK_RETURN_IF_ERROR(flush_locked(o));
   }
+  // A command buffer the driver could not finish (out of host memory while
+  // recording) is dropped with its operations: the batch is submitted
+  // without it, so its value is still signalled in the stream's order, its
+  // buffer is reset when the value is reached, and the stream goes on with
+  // a fresh one.  (It stayed open: every later operation was recorded into
+  // the broken buffer, lavapipe corrupted its heap, and the flusher retried
+  // the flush for ever.)
+  TsError* end_error = nullptr;
   if (b.cl.begun) {
     // Make the batch's writes visible to the host once the semaphore says so.
     VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
@@ -402,7 +410,12 @@ TsError* flush_locked(StreamState& s) {
     mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT;
     dev->fn.vkCmdPipelineBarrier(b.cl.cb, kStages, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0,
                                  nullptr);
-    TS_VK_CALL(dev->fn.vkEndCommandBuffer(b.cl.cb), "vkEndCommandBuffer");
+    VkResult er = dev->fn.vkEndCommandBuffer(b.cl.cb);
+    if (er == VK_SUCCESS && dev->test_fail_end_command_buffer.exchange(false)) er = VK_ERROR_OUT_OF_HOST_MEMORY;
+    if (er != VK_SUCCESS)
+      end_error = vk_error(er, strprintf("vkEndCommandBuffer on %s: its %u operation(s) queued since the last "
+                                         "submit were dropped (free memory, then queue them again)",
+                                         s.label.c_str(), b.cl.commands));
   }
   // Wait list: our own previous value, then one entry per other stream.
   std::vector<VkSemaphore> wsem;
@@ -434,7 +447,7 @@ TsError* flush_locked(StreamState& s) {
   si.waitSemaphoreCount = static_cast<uint32_t>(wsem.size());
   si.pWaitSemaphores = wsem.data();
   si.pWaitDstStageMask = stages.data();
-  si.commandBufferCount = b.cl.begun ? 1 : 0;
+  si.commandBufferCount = b.cl.begun && !end_error ? 1 : 0;
   si.pCommandBuffers = &b.cl.cb;
   si.signalSemaphoreCount = 1;
   si.pSignalSemaphores = &s.sem;
@@ -459,6 +472,13 @@ TsError* flush_locked(StreamState& s) {
   s.open = Batch{};
   s.open.value = value + 1;
   s.deferred = false;
+  if (end_error) {
+    if (r != VK_SUCCESS) {
+      TsError_Destroy_Args da{TS_ERROR_DESTROY_ARGS_STRUCT_SIZE, nullptr, vk_error(r, "vkQueueSubmit")};
+      plugin_support::Error_Destroy(&da);
+    }
+    return end_error;
+  }
   if (r != VK_SUCCESS) return vk_error(r, "vkQueueSubmit");
   // Recycle what has finished while we are here (cheap: one counter read).
   if (s.inflight.size() > 4) reap_locked(s);

@@ -3,8 +3,11 @@
 // exception translation.  Arrays and copies are in array.cpp, programs in
 // program.cpp.  The pure-Python package tessera/ builds the documented API
 // (docs/python.md) on top of these.
+#include <cerrno>
 #include <functional>
+#include <new>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -300,6 +303,21 @@ PYBIND11_MODULE(_tessera, m) {
       if (p) std::rethrow_exception(p);
     } catch (const StatusError& e) {
       RaiseStatus(e.status());
+    } catch (const std::bad_alloc&) {
+      // A host allocation of the C++ layer failed: the runtime's class
+      // (a MemoryError too), saying what to do, not a bare MemoryError.
+      RaiseStatus(Status(StatusCode::kResourceExhausted,
+                         "out of host memory in tessera's C++ layer (std::bad_alloc): free memory, or raise the "
+                         "process's address-space limit (ulimit -v), and retry"));
+    } catch (const std::system_error& e) {
+      // A thread or another system resource the C++ layer could not get.
+      const int err = e.code().value();
+      const bool exhausted = e.code().category() == std::generic_category() ||
+                             e.code().category() == std::system_category();
+      if (!exhausted || (err != EAGAIN && err != ENOMEM)) throw;
+      RaiseStatus(Status(StatusCode::kResourceExhausted,
+                         std::string("out of a system resource in tessera's C++ layer (") + e.what() +
+                             "): too many threads or processes, or too little memory; free some and retry"));
     }
   });
   m.def("_set_error_classes", [](py::dict classes, py::object base) {

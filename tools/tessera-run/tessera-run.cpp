@@ -12,6 +12,7 @@
 #include <optional>
 #include <random>
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -464,6 +465,15 @@ int Run(int argc, char** argv) {
   const size_t P = static_cast<size_t>(mesh_devices), L = devices.size();
   std::mt19937 rng(a.seed);
   std::vector<std::vector<NpyArray>> host(P, std::vector<NpyArray>(params.size()));
+  // The host copies of every tensor must fit together (each alone did: three
+  // 8 GiB outputs passed on a 23.5 GiB machine), in the memory this
+  // process may use: the physical memory, or less under an address-space
+  // limit (ulimit -v).
+  int64_t host_have = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+  if (struct rlimit as{}; getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY &&
+                          as.rlim_cur < static_cast<rlim_t>(host_have))
+    host_have = static_cast<int64_t>(as.rlim_cur);
+  int64_t host_total = 0;
   size_t next_input = 0, next_scalar = 0;
   for (size_t i = 0; i < params.size(); ++i) {
     const ParamSpec& p = params[i];
@@ -489,12 +499,23 @@ int Run(int argc, char** argv) {
     // The host copies (and the reference's) must fit this machine: refuse
     // before allocating rather than die in std::bad_alloc.
     const int64_t need = HostBytes(global_shape, es);
-    const int64_t have = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+    const int64_t have = host_have;
     if (need < 0 || need > have)
       return Fail(kExitBadInput, "argument " + std::to_string(i) + " of " + im.function + " (" + p.dtype + " " +
                                      ShapeText(global_shape) + ") needs " +
                                      (need < 0 ? std::string("more than 2^63") : std::to_string(need)) +
                                      " bytes of host memory; this machine has " + std::to_string(have) +
+                                     ": make the tensors smaller");
+    // Kept: each device's local copy (one device: the global tensor itself).
+    // While several devices' are made: the global tensor and the scattered
+    // parts too.
+    const int64_t kept = P > 1 ? static_cast<int64_t>(P) * static_cast<int64_t>(p.bytes) : need;
+    const int64_t making = P > 1 ? need + kept : 0;
+    host_total += kept;  // each term at most P x `have`: no overflow
+    if (host_total + making > have)
+      return Fail(kExitBadInput, "the arguments of " + im.function + " up to " + std::to_string(i) + " need " +
+                                     std::to_string(host_total + making) +
+                                     " bytes of host memory together; this process can use " + std::to_string(have) +
                                      ": make the tensors smaller");
     int64_t count = need / static_cast<int64_t>(es);
     NpyArray global;
@@ -520,9 +541,14 @@ int Run(int argc, char** argv) {
       for (int64_t k = 0; k < count; ++k)
         elements::Encode(elements::RandomValue(rng, p.dtype), &global.bytes[k * es], p.dtype);
     }
-    std::vector<std::string> locals;
-    if (P > 1) locals = program->ScatterGlobal(i, std::string(global.bytes.begin(), global.bytes.end()));
-    else locals.emplace_back(global.bytes.begin(), global.bytes.end());
+    if (P == 1) {  // the global tensor is the local one: no copy
+      host[0][i].dtype = p.dtype;
+      host[0][i].shape = p.shape;
+      host[0][i].bytes = std::move(global.bytes);
+      host[0][i].bytes.resize(p.bytes, 0);
+      continue;
+    }
+    std::vector<std::string> locals = program->ScatterGlobal(i, std::string(global.bytes.begin(), global.bytes.end()));
     for (size_t d = 0; d < P; ++d) {
       host[d][i].dtype = p.dtype;
       host[d][i].shape = p.shape;
@@ -800,7 +826,10 @@ int main(int argc, char** argv) {
   try {
     rc = Run(argc, argv);
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "tessera-run: out of host memory (the program's tensors are too large for this machine)\n");
+    std::fprintf(stderr,
+                 "tessera-run: out of host memory (the program's tensors, or the copies the reference check "
+                 "makes, are too large for this machine or its address-space limit; --no-check skips the "
+                 "reference)\n");
     rc = kExitRuntime;
   }
   if (g_processes) {

@@ -383,9 +383,28 @@ FailureOr<CompiledProgram> tessera::cpu::compileForCPU(ModuleOp input,
   llvm::sys::path::append(tmpSo, key + ".tmp%%%%%%.so");
   int fd;
   SmallString<256> objReal, soReal;
-  if (llvm::sys::fs::createUniqueFile(objPath, fd, objReal) ||
-      llvm::sys::fs::createUniqueFile(tmpSo, soReal)) {
-    emitError(module->getLoc()) << "cannot write into " << dir;
+  // The temporary files go on every way out, an error or an exception
+  // included (a failed link under memory pressure left them in the cache
+  // folder); the shared object handed to the cache was renamed away by then.
+  struct RemoveOnExit {
+    SmallString<256> &obj, &so;
+    ~RemoveOnExit() {
+      if (!obj.empty()) llvm::sys::fs::remove(obj);
+      if (!so.empty()) llvm::sys::fs::remove(so);
+    }
+  } removeOnExit{objReal, soReal};
+  // Out of memory, disk space or threads: said so to the caller.
+  auto noteResource = [&](const std::string &text) {
+    if (opts.resource_failure &&
+        (text.find("Cannot allocate memory") != std::string::npos ||
+         text.find("No space left on device") != std::string::npos ||
+         text.find("Resource temporarily unavailable") != std::string::npos))
+      *opts.resource_failure = true;
+  };
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(objPath, fd, objReal);
+      ec || (ec = llvm::sys::fs::createUniqueFile(tmpSo, soReal))) {
+    noteResource(ec.message());
+    emitError(module->getLoc()) << "cannot write into " << dir << ": " << ec.message();
     return failure();
   }
   {
@@ -404,13 +423,21 @@ FailureOr<CompiledProgram> tessera::cpu::compileForCPU(ModuleOp input,
   bool linked;
   {
     llvm::raw_string_ostream log(linkLog);
-    const char *args[] = {"ld.lld", "-shared", "--hash-style=gnu", "-o", soReal.c_str(), objReal.c_str()};
+    // One thread: the link of a program's kernels is small, and lld's
+    // worker threads, which may fail to start (out of memory or threads),
+    // end the process from a thread no caller can catch.
+    const char *args[] = {"ld.lld", "-shared", "--hash-style=gnu", "--threads=1",
+                          "-o", soReal.c_str(), objReal.c_str()};
+    // What lld's own main does after each link, on every way out.
+    struct ResetLinker {
+      ~ResetLinker() { lld::CommonLinkerContext::destroy(); }
+    } resetLinker;
     linked = lld::elf::link(args, log, log, /*exitEarly=*/false, /*disableOutput=*/false);
-    lld::CommonLinkerContext::destroy();  // what lld's own main does after each link
   }
   llvm::sys::fs::remove(objReal);
   if (!linked) {
     llvm::sys::fs::remove(soReal);
+    noteResource(linkLog);
     emitError(module->getLoc()) << "linking the kernels into a shared object failed (lld): " << linkLog;
     return failure();
   }
@@ -420,6 +447,7 @@ FailureOr<CompiledProgram> tessera::cpu::compileForCPU(ModuleOp input,
       fileio::ReadBoundedFile(std::string(soReal), cache::kMaxSharedObjectBytes, &prog.image);
   if (!read.ok()) {
     llvm::sys::fs::remove(soReal);
+    noteResource(read.message);
     emitError(module->getLoc()) << "cannot read the linked kernels back: " << read.message;
     return failure();
   }

@@ -35,9 +35,12 @@ TsErrorCode Lower(ModuleOp module, const CompileRequest &request, CompileResult 
   options.opt_level = static_cast<unsigned>(level);
   options.cache_dir = request.options.String("cache_dir", "");
   options.emit = request.emit;
+  bool resource_failure = false;
+  options.resource_failure = &resource_failure;
   FailureOr<tessera::cpu::CompiledProgram> compiled = tessera::cpu::compileForCPU(module, options);
-  // The module verified: what fails now is what this target cannot lower.
-  if (failed(compiled)) return TS_ERROR_UNSUPPORTED;
+  // The module verified: what fails now is what this target cannot lower,
+  // unless the system ran out of memory, disk or threads on the way.
+  if (failed(compiled)) return resource_failure ? TS_ERROR_RESOURCE_EXHAUSTED : TS_ERROR_UNSUPPORTED;
   if (!request.emit.empty()) {
     result->format = request.emit;
     result->data = std::move(compiled->emitted);

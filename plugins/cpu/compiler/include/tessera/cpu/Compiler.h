@@ -48,6 +48,11 @@ struct CompileOptions {
   /// "" for the shared object; "llvm" (LLVM IR after -O) or "asm" (the
   /// target's assembly) for text in CompiledProgram::emitted.  Never cached.
   std::string emit;
+  /// Set by compileForCPU when it failed for want of a system resource
+  /// (memory, disk space, threads) while writing or linking the kernels,
+  /// not because the module cannot be lowered: the caller reports that as
+  /// exhaustion, not as an unsupported program.
+  bool *resource_failure = nullptr;
 };
 
 struct CompiledProgram {
