@@ -1,7 +1,6 @@
 #include "compiler_part.hpp"
 
 #include <dlfcn.h>
-#include <unistd.h>
 
 #include <vector>
 
@@ -48,16 +47,21 @@ TsError* CompilerPart::Load() noexcept {
   if (!load_error_.empty())
     return errorf(TS_ERROR_UNAVAILABLE, "%s: Compiler_Compile: %s", plugin_, load_error_.c_str());
   std::string tried;
-  bool exists = false;
+  bool out_of_memory = false;
   for (const std::string& path : Candidates()) {
     handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle_) break;
-    const char* e = dlerror();
-    exists = exists || access(path.c_str(), F_OK) == 0;
-    tried += (tried.empty() ? "" : "; ") + path + ": " + (e ? e : "dlopen failed");
+    const char* message = dlerror();  // once: the call clears it
+    const std::string e = message ? message : "";
+    // The file is there but could not be mapped now (the loader's words
+    // for ENOMEM); any other failure (a missing dependency, an undefined
+    // symbol, another architecture, a truncated file) lasts.
+    out_of_memory = out_of_memory || e.find("Cannot allocate memory") != std::string::npos ||
+                    e.find("failed to map segment") != std::string::npos;
+    tried += (tried.empty() ? "" : "; ") + path + ": " + (e.empty() ? "dlopen failed" : e);
   }
   if (!handle_) {
-    if (exists)  // there, but not loadable now: out of memory, most often
+    if (out_of_memory)
       return errorf(TS_ERROR_RESOURCE_EXHAUSTED,
                     "%s: Compiler_Compile: cannot load the compiler part %s now (%s): free memory (or raise "
                     "the address-space limit) and retry",

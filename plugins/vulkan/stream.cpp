@@ -391,9 +391,18 @@ TsError* flush_locked(StreamState& s) {
   if (b.cl.commands == 0 && b.waits.empty() && !b.referenced && !b.cl.begun) return nullptr;
   TsDevice* dev = s.dev;
   // Everything this batch waits on must be on the queue before it.
+  // A failure there is the other stream's to report (its next synchronize,
+  // as a failure of its flusher is); its value is signalled either way, so
+  // this batch goes on.
   for (size_t i = 0; i < b.waits.size(); ++i) {
     StreamState& o = *b.waits[i].stream;
-    if (o.submitted < b.waits[i].value) TS_VK_RETURN_IF_ERROR(flush_locked(o));
+    if (o.submitted < b.waits[i].value)
+      if (TsError* e = flush_locked(o)) {
+        o.async_error_code = e->code;
+        o.async_error = e->message;
+        TsError_Destroy_Args da{TS_ERROR_DESTROY_ARGS_STRUCT_SIZE, nullptr, e};
+        plugin_support::Error_Destroy(&da);
+      }
   }
   // A command buffer the driver could not finish (out of host memory while
   // recording) is dropped with its operations: the batch is submitted

@@ -14,8 +14,6 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <unistd.h>
-
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -26,6 +24,13 @@
 
 #include "tessera/runtime.hpp"
 #include "tessera/status.hpp"
+
+// Py_IsFinalizing became public in Python 3.13 (and _Py_IsFinalizing went).
+#if PY_VERSION_HEX >= 0x030D0000
+#define Py_IsFinalizingCompat() Py_IsFinalizing()
+#else
+#define Py_IsFinalizingCompat() _Py_IsFinalizing()
+#endif
 
 namespace tessera::python {
 
@@ -49,25 +54,24 @@ class ReleaseGil {
 };
 
 // Runs `free` (a call that may wait for the device: Buffer_Free and
-// Host_Free wait for the work that may use the memory) without the GIL, from
-// a destructor, so other Python threads go on meanwhile.  While the
-// interpreter is finalizing it keeps the GIL.  A thread other than the main
-// one that finds the interpreter finalizing once the free is done never
-// takes the GIL back: Python would end it with pthread_exit, a forced
-// unwind that a destructor cannot pass (the process would abort at exit);
-// it parks instead, and the process exits around it.
-unsigned long MainThreadIdent();  // threading.main_thread().ident, noted at import
+// Host_Free wait for the work that may use the memory) from a destructor,
+// without the GIL where that is safe, so other Python threads go on
+// meanwhile.  It is not safe in a daemon thread (or a thread Python did not
+// start): once the interpreter begins to finalize, such a thread waiting to
+// take the GIL back is ended by pthread_exit, a forced unwind that a
+// destructor cannot pass (the process would abort at exit).  The main
+// thread finalizes, and the other threads threading started are joined
+// before it does, so they release it; nobody does while finalizing.
+bool ThreadMayReleaseGilInDestructor();  // module.cpp; the GIL held
 
 template <typename F>
 void FreeWithoutGil(F&& free) {
-  if (_Py_IsFinalizing()) {
+  if (Py_IsFinalizingCompat() || !ThreadMayReleaseGilInDestructor()) {
     free();
     return;
   }
   PyThreadState* state = PyEval_SaveThread();
   free();
-  if (_Py_IsFinalizing() && PyThread_get_thread_ident() != MainThreadIdent())
-    for (;;) pause();
   PyEval_RestoreThread(state);
 }
 

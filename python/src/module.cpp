@@ -212,11 +212,14 @@ void BindStreams(py::module_& m) {
            })
       .def("synchronize",
            [](const PyEvent& e) {
+             // What the record being waited for covers, before the wait: the
+             // event may be recorded again meanwhile (another thread).
+             const PyEvent covered = e;
              {
                ReleaseGil release;
-               ThrowIfError(e.event.synchronize());
+               ThrowIfError(covered.event.synchronize());
              }
-             e.Completed();
+             covered.Completed();
            })
       .def(
           "elapsed",
@@ -287,14 +290,31 @@ PyStream WrapStream(Stream stream) {
   return PyStream{std::move(stream), std::move(found)};
 }
 
-namespace {
-unsigned long g_main_thread_ident = 0;
-}  // namespace
-
-unsigned long MainThreadIdent() { return g_main_thread_ident; }
+bool ThreadMayReleaseGilInDestructor() {
+  // A thread's daemon flag never changes: asked once per thread.  A thread
+  // threading did not start is a daemon to it (_DummyThread).
+  thread_local int may = -1;
+  if (may < 0) {
+    PyObject *type, *value, *trace;
+    PyErr_Fetch(&type, &value, &trace);  // a destructor may run while an exception is set
+    may = 0;
+    if (PyObject* threading = PyImport_ImportModule("threading")) {
+      if (PyObject* current = PyObject_CallMethod(threading, "current_thread", nullptr)) {
+        if (PyObject* daemon = PyObject_GetAttrString(current, "daemon")) {
+          may = daemon == Py_False ? 1 : 0;
+          Py_DECREF(daemon);
+        }
+        Py_DECREF(current);
+      }
+      Py_DECREF(threading);
+    }
+    PyErr_Clear();
+    PyErr_Restore(type, value, trace);
+  }
+  return may == 1;
+}
 
 PYBIND11_MODULE(_tessera, m) {
-  g_main_thread_ident = py::module_::import("threading").attr("main_thread")().attr("ident").cast<unsigned long>();
   m.doc() = "Tessera's runtime and programs (the C++ API); use the tessera package";
   // The most devices a program's mesh may have (tessera/program.hpp).
   m.attr("MAX_PROGRAM_DEVICES") = tessera::kMaxProgramDevices;

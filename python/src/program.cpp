@@ -117,7 +117,8 @@ KernelArg ScalarArg(const py::handle& value, const ParamSpec& spec) {
     return i.cast<int64_t>();
   };
   auto real = [&](double max) -> double {
-    if (is_bool || (!PyFloat_Check(v.ptr()) && !PyIndex_Check(v.ptr()) && !py::isinstance(v, np.attr("floating"))))
+    if (is_bool || (!PyFloat_Check(v.ptr()) && !PyIndex_Check(v.ptr()) && !py::isinstance(v, np.attr("floating")) &&
+                    !py::isinstance(v, py::module_::import("numbers").attr("Real"))))  // Fraction, ...
       refuse("is not a real number");
     const double d = PyFloat_AsDouble(v.ptr());
     if (d == -1.0 && PyErr_Occurred()) {

@@ -21,7 +21,22 @@ DTYPES = {
 def to_bf16_bits(values):
     """Float values rounded to bfloat16 (to nearest, ties to even; NaN stays
     NaN), as the uint16 bits a bf16 parameter takes."""
-    a = np.asarray(values, dtype=np.float32)
+    x = np.asarray(values)
+    if x.dtype.kind != "f" or x.dtype.itemsize > 4:
+        # Wider than float32 (Python floats too): to float32 rounding to odd,
+        # so the rounding to bf16 below is the only one (rounding to nearest
+        # twice is off by one ulp when the first lands on a tie: 1 + 2^-8 +
+        # 2^-30 became 1.0).
+        x = np.asarray(x, dtype=np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            near = x.astype(np.float32)
+            toward_zero = np.where(np.abs(near.astype(np.float64)) > np.abs(x),
+                                   np.nextafter(near, np.float32(0)), near)
+            inexact = (toward_zero.astype(np.float64) != x) & np.isfinite(x)
+            odd = np.ascontiguousarray(toward_zero).view(np.uint32) | inexact.astype(np.uint32)
+        a = np.where(np.isnan(x), np.float32("nan"), odd.view(np.float32))
+    else:
+        a = x.astype(np.float32)
     bits = np.ascontiguousarray(a).view(np.uint32)
     rounded = (bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16)
     quiet_nan = (bits >> np.uint32(16)) | np.uint32(0x40)

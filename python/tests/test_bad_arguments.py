@@ -362,6 +362,9 @@ def test_a_float_scalar_takes_real_numbers_it_can_hold(saxpy, value, why):
         saxpy(value, x, np.zeros(65536, np.float32))
     _, y = saxpy(np.array(2.0), x, np.zeros(65536, np.float32))  # a 0-d array is one number
     assert (y == 2.0).all()
+    from fractions import Fraction
+    _, y = saxpy(Fraction(1, 2), x, np.zeros(65536, np.float32))  # any real number
+    assert (y == 0.5).all()
 
 
 def test_a_destroyed_graph_has_no_node_count(dev):

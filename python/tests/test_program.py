@@ -237,6 +237,12 @@ def test_bf16_bits_round_to_nearest_even():
     assert back.dtype == np.float32
     np.testing.assert_array_equal(back, np.array([1.0, 1.0, 1.015625, -2.5, np.inf, 0.0], np.float32))
     assert np.isnan(tessera.from_bf16_bits(tessera.to_bf16_bits(np.float32("nan"))))
+    # float64 (and Python floats) are rounded once: 1 + 2^-8 + 2^-30 is just
+    # above the tie, so it goes up (rounding to float32 first made it the
+    # tie, and then 1.0).
+    assert tessera.to_bf16_bits(1 + 2**-8 + 2**-30) == 0x3F81
+    assert tessera.to_bf16_bits(np.float64(-(1 + 2**-8 + 2**-30))) == 0xBF81
+    assert tessera.to_bf16_bits(1e300) == 0x7F80 and tessera.to_bf16_bits(-1e-300) == 0x8000
     with pytest.raises(tessera.InvalidArgumentError, match="uint16"):
         tessera.from_bf16_bits(np.zeros(2, np.float32))
 

@@ -406,5 +406,33 @@ TEST(VulkanOutOfMemory, AnUnfinishedCommandBufferIsDroppedAndTheStreamGoesOn) {
   EXPECT_EQ(host[63], 0x22);
 }
 
+// The same failure in a batch another stream waits on: it is the other
+// stream's to report; the waiting stream goes on (its flush submitted the
+// failed one first, and returned that stream's error as its own).
+TEST(VulkanOutOfMemory, ADroppedBatchIsReportedByItsOwnStream) {
+  auto rt = CreateVulkanRuntime({{"test_mask_features", "end_command_buffer_once"}});
+  if (!rt.ok() && rt.status().code() == StatusCode::kUnavailable)
+    GTEST_SKIP() << rt.status().ToString();
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  Device dev = rt->devices().at(0);
+  auto a = dev.allocate(64);
+  auto b = dev.allocate(64);
+  auto producer = dev.create_stream();
+  auto consumer = dev.create_stream();
+  auto e = dev.create_event();
+  ASSERT_TRUE(a.ok() && b.ok() && producer.ok() && consumer.ok() && e.ok());
+  TS_ASSERT_OK(producer->memset_async(*a, 0, 0x11, 64));
+  TS_ASSERT_OK(e->record(*producer));
+  TS_ASSERT_OK(consumer->wait(*e));
+  TS_ASSERT_OK(consumer->memset_async(*b, 0, 0x22, 64));
+  Status mine = consumer->synchronize();
+  EXPECT_TRUE(mine.ok()) << "the consumer got the producer's failure: " << mine.ToString();
+  Status theirs = producer->synchronize();
+  EXPECT_EQ(theirs.code(), StatusCode::kResourceExhausted) << theirs.ToString();
+  uint8_t host[64] = {};
+  TS_ASSERT_OK(tessera::copy(host, *b, 64));
+  EXPECT_EQ(host[0], 0x22);
+}
+
 }  // namespace
 }  // namespace tessera_vk_test
