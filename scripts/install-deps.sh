@@ -31,6 +31,11 @@ PACKAGES=(
   # vendor's own answer, and ROCm's device-library bitcode (ocml, ockl) the
   # hip compiler links for math functions.
   libamdhip64-dev libze-dev libze1 rocm-device-libs
+  # The level_zero compiler's SPIR-V kernels run on a CPU
+  # (tests/spirv_kernels_on_pocl.py): PoCL takes SPIR bitcode, the Khronos
+  # translator makes it of SPIR-V, clang-15 / llvm-link-15 (PoCL's LLVM)
+  # build and link the one-lane subgroup built-ins PoCL lacks.
+  pocl-opencl-icd ocl-icd-libopencl1 llvm-spirv-15 clang-15 llvm-15
   # Open MPI: SPMD across processes (libtessera_mpi.so, mpirun in the mpi.*
   # tests); without it everything else builds and those tests skip.
   libopenmpi-dev openmpi-bin

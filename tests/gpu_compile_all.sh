@@ -49,14 +49,13 @@ compile() {  # <source> <arch> <name>: each public function of the file
   done
 }
 # The conformance kernels' @PARAM@s, filled in as the areas fill them
-# (sizes of the layouts area's 37 x 53 matrix; a 64-lane group).
-fill() {
-  sed -e 's/@LOG2L@/6/g' -e 's/@L1@/32/g' -e 's/@L2@/64/g' -e 's/@L@/64/g' \
-      -e 's/@BMBN@/32/g' -e 's/@BM@/4/g' -e 's/@BN@/8/g' -e 's/@BPR@/7/g' \
-      -e 's/@MICRO_PER_ROW@/2/g' -e 's/@MPR@/7/g' -e 's/@MN@/1961/g' -e 's/@N@/53/g' \
-      -e 's/@TMTN@/64/g' -e 's/@SMSN@/16/g' -e 's/@TM@/8/g' -e 's/@TN@/8/g' \
-      -e 's/@SM@/4/g' -e 's/@SN@/4/g' "$1"
-}
+# (tests/cts_kernel_params.txt: KEY=VALUE lines).
+FILL_ARGS=()
+while IFS== read -r key value; do
+  [[ -z $key || $key == \#* ]] && continue
+  FILL_ARGS+=(-e "s/@$key@/$value/g")
+done <"$SRC/tests/cts_kernel_params.txt"
+fill() { sed "${FILL_ARGS[@]}" "$1"; }
 for arch in "${TARGETS[@]}"; do
   for f in "$SRC"/examples/*.mlir; do
     compile "$f" "$arch" "$(basename "$f" .mlir)"

@@ -1,5 +1,12 @@
 // Buffers of every kind, host memory (pinned, registered) and misuse.
+#include <linux/capability.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 
 #include "test_util.hpp"
 
@@ -224,6 +231,36 @@ TEST(CpuMemoryTest, TheDevicesShareTheHostsMemory) {
   TS_ASSERT_OK(first->destroy());
   auto again = rt->devices()[1].allocate(half);
   TS_EXPECT_OK(again);
+}
+
+// A pinned buffer the memlock limit refuses names its size, the limit and
+// how much this process has locked already (what the user weighs against
+// the limit).  Root ignores RLIMIT_MEMLOCK, so this thread gives up
+// CAP_IPC_LOCK from its effective set for the allocation (capabilities are
+// per thread; the permitted set keeps it, and it is taken back after).
+TEST_F(MemoryTest, AFailedMlockSaysWhatIsLockedAndTheLimit) {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct caps[2]{};
+  if (syscall(SYS_capget, &header, caps) != 0) GTEST_SKIP() << "capget: " << std::strerror(errno);
+  const __user_cap_data_struct saved[2] = {caps[0], caps[1]};
+  caps[0].effective &= ~(1u << CAP_IPC_LOCK);
+  ASSERT_EQ(syscall(SYS_capset, &header, caps), 0) << std::strerror(errno);
+  rlimit old{};
+  ASSERT_EQ(getrlimit(RLIMIT_MEMLOCK, &old), 0);
+  rlimit low{64 << 10, old.rlim_max};
+  if (old.rlim_max != RLIM_INFINITY && old.rlim_max < low.rlim_cur) low.rlim_cur = old.rlim_max;
+  ASSERT_EQ(setrlimit(RLIMIT_MEMLOCK, &low), 0) << std::strerror(errno);
+  auto buf = device().allocate(4 << 20, TS_BUFFER_HOST_PINNED);
+  setrlimit(RLIMIT_MEMLOCK, &old);
+  __user_cap_header_struct restore{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct back[2] = {saved[0], saved[1]};
+  syscall(SYS_capset, &restore, back);
+  ASSERT_FALSE(buf.ok()) << "4 MiB were locked under a 64 KiB RLIMIT_MEMLOCK";
+  EXPECT_EQ(buf.status().code(), StatusCode::kResourceExhausted) << buf.status().ToString();
+  TS_EXPECT_CONTAINS(buf.status().message(), "mlock(4.0 MiB) failed");
+  TS_EXPECT_CONTAINS(buf.status().message(), "locked already");
+  TS_EXPECT_CONTAINS(buf.status().message(), "RLIMIT_MEMLOCK is");
+  TS_EXPECT_CONTAINS(buf.status().message(), "ulimit -l");
 }
 
 }  // namespace

@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "internal.hpp"
 
@@ -28,15 +30,35 @@ std::string rlimit_text(rlim_t v) {
   return human_size(static_cast<uint64_t>(v));
 }
 
-// The message for a failed mlock: size, errno text, the limit, the fix.
+// Bytes this process has locked now (VmLck of /proc/self/status), or -1
+// when the kernel does not say.  Read with one bounded read: the file is a
+// few KiB.
+int64_t locked_bytes() {
+  FILE* f = std::fopen("/proc/self/status", "re");
+  if (!f) return -1;
+  char buf[8192];
+  const size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+  std::fclose(f);
+  buf[n] = '\0';
+  const char* line = std::strstr(buf, "\nVmLck:");
+  unsigned long long kib = 0;
+  if (!line || std::sscanf(line + 1, "VmLck: %llu kB", &kib) != 1) return -1;
+  return static_cast<int64_t>(kib * 1024);
+}
+
+// The message for a failed mlock: size, errno text, what is locked already,
+// the limit, the fix.
 TsError* mlock_error(const char* entry, uint64_t size, int err) {
   rlimit rl{};
   getrlimit(RLIMIT_MEMLOCK, &rl);
+  const int64_t locked = locked_bytes();
+  const std::string held =
+      locked >= 0 ? "; this process has " + human_size(static_cast<uint64_t>(locked)) + " locked already" : "";
   return errorf(TS_ERROR_RESOURCE_EXHAUSTED,
-                "cpu: %s: mlock(%s) failed: %s; RLIMIT_MEMLOCK is %s (hard limit %s): raise "
+                "cpu: %s: mlock(%s) failed: %s%s; RLIMIT_MEMLOCK is %s (hard limit %s): raise "
                 "it with `ulimit -l unlimited`, a `memlock` line in "
                 "/etc/security/limits.conf, or grant the process CAP_IPC_LOCK",
-                entry, human_size(size).c_str(), std::strerror(err),
+                entry, human_size(size).c_str(), std::strerror(err), held.c_str(),
                 rlimit_text(rl.rlim_cur).c_str(), rlimit_text(rl.rlim_max).c_str());
 }
 

@@ -708,12 +708,19 @@ Status Program::RunOn(const Stream* streams, const std::vector<KernelArg>* args,
                           " is a Graph IR function, whose kernels' grids the compiler chose to cover "
                           "its results (a smaller grid would leave part of them unwritten): run it "
                           "without a grid");
-  if (overrideGrid && im.steps[0].kind == PlanStep::kLaunch && im.steps[0].executable < im.executables.size()) {
-    // A kernel compiled for a grid (its tessera_tile.grid, or the one its
-    // shapes give) has buffers sized for it: groups past it would access
-    // out of bounds, which no backend checks alike (the cpu plugin refused,
-    // vulkan's robust buffer access dropped the writes, a GPU corrupts
-    // memory).  Smaller grids run part of the work.
+  // A kernel taking a buffer of dynamic size (memref<?xf32>) is sized by
+  // its caller, and bounds itself by its scalars (the conformance kernels'
+  // `n`): any grid is the caller's to choose, as with a CUDA kernel.
+  const bool callerSized = std::any_of(im.params.begin(), im.params.end(), [](const ParamSpec& p) {
+    return p.role != ParamRole::kScalar && std::any_of(p.shape.begin(), p.shape.end(), [](int64_t d) { return d < 0; });
+  });
+  if (overrideGrid && !callerSized && im.steps[0].kind == PlanStep::kLaunch &&
+      im.steps[0].executable < im.executables.size()) {
+    // A kernel of static buffers compiled for a grid (its tessera_tile.grid,
+    // or the one its shapes give) has buffers sized for it: groups past it
+    // would access out of bounds, which no backend checks alike (the cpu
+    // plugin refused, vulkan's robust buffer access dropped the writes, a
+    // GPU corrupts memory).  Smaller grids run part of the work.
     const PlanStep& s = im.steps[0];
     for (const KernelSignature& k : im.executables[s.executable].kernels) {
       if (k.name != s.kernel || k.grid.x == 0) continue;

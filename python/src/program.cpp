@@ -56,6 +56,15 @@ py::dict AutotuneDict(const AutotuneResult& r) {
 }
 #endif
 
+// A shape as Python shows it: a dynamic dim (memref<?xf32>: MLIR's
+// kDynamic, the most negative int64) is None, as in numpy-facing APIs
+// (JAX, TensorFlow), and a call takes any extent for it.
+py::tuple ShapeTuple(const std::vector<int64_t>& shape) {
+  py::list dims;
+  for (int64_t d : shape) dims.append(d < 0 ? py::object(py::none()) : py::object(py::int_(d)));
+  return py::tuple(dims);
+}
+
 py::dict ParamDict(const Program& p, size_t i) {
   const ParamSpec& s = p.params()[i];
   const auto& axes = p.image().mesh_axes;
@@ -63,7 +72,7 @@ py::dict ParamDict(const Program& p, size_t i) {
   d["name"] = s.name;
   d["role"] = std::string(ParamRoleName(s.role));
   d["dtype"] = s.dtype;
-  d["shape"] = py::tuple(py::cast(s.shape));
+  d["shape"] = ShapeTuple(s.shape);
   d["bytes"] = s.bytes;
   // Per dim: None (whole), an axis name, or a tuple of names (a dim split
   // over several axes, the major first), as dist.ShardSpec takes them.
@@ -81,7 +90,7 @@ py::dict ParamDict(const Program& p, size_t i) {
     if (a >= 0 && static_cast<size_t>(a) < axes.size()) reduce.append(axes[a]);
   d["dims"] = dims;
   d["reduce"] = reduce;
-  d["global_shape"] = axes.empty() ? py::tuple(py::cast(s.shape)) : py::tuple(py::cast(p.GlobalShape(i)));
+  d["global_shape"] = axes.empty() ? ShapeTuple(s.shape) : ShapeTuple(p.GlobalShape(i));
   return d;
 }
 

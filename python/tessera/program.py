@@ -134,7 +134,7 @@ class CompiledProgram:
 
     def __repr__(self):
         def one(p):
-            return "%s: %s[%s]" % (p["name"], p["dtype"], "x".join(str(d) for d in p["global_shape"]))
+            return "%s: %s[%s]" % (p["name"], p["dtype"], "x".join("?" if d is None else str(d) for d in p["global_shape"]))
         return "<tessera.CompiledProgram %s(%s) -> (%s) on %d %s device(s)>" % (
             self.program.function, ", ".join(one(p) for p in self.inputs),
             ", ".join(one(p) for p in self.outputs), len(self.devices), self.devices[0].backend)
@@ -155,7 +155,7 @@ class CompiledProgram:
                 why = _RAW_BITS.get(p["dtype"], "numpy %s" % want)
                 raise InvalidArgumentError("argument %s is %s (%s); got %s" % (p["name"], p["dtype"], why, a.dtype))
             a = a.astype(want)
-        if tuple(a.shape) != tuple(p[shape_key]):
+        if not _shape_matches(a.shape, p[shape_key]):
             raise InvalidArgumentError("argument %s: shape %s expected, got %s" % (
                 p["name"], tuple(p[shape_key]), tuple(a.shape)))
         return np.ascontiguousarray(a)
@@ -178,7 +178,7 @@ class CompiledProgram:
             else:
                 v = given[p["name"]]
                 if (isinstance(v, Array) and p["role"] == "input" and v.device == dev
-                        and v.dtype == numpy_dtype(p["dtype"]) and tuple(v.shape) == tuple(p["shape"])):
+                        and v.dtype == numpy_dtype(p["dtype"]) and _shape_matches(v.shape, p["shape"])):
                     run_args.append(v)  # used in place
                 else:
                     host = v.numpy() if isinstance(v, Array) else v
@@ -236,6 +236,11 @@ class CompiledProgram:
         if not isinstance(stream, _tessera.Stream):
             raise TypeError("enqueue: stream must be a tessera.Stream, not %s" % type(stream).__name__)
         self.program.run([stream], [list(args)], check_grid(grid))
+
+
+def _shape_matches(got, want):
+    """Whether an array's shape fits a parameter's (None: a dynamic dim, any extent)."""
+    return len(got) == len(want) and all(w is None or w == g for w, g in zip(want, got))
 
 
 def _dim_axes_of(spec, what):

@@ -124,6 +124,40 @@ def test_tile_kernel_with_scalar_and_inout(rng):
     np.testing.assert_array_equal(half[32768:], y[32768:])
 
 
+SCALE_ANY_LENGTH = """
+func.func @scale(%y: memref<?xf32>, %a: f32, %n: i64)
+    attributes {tessera_tile.group_size = array<i64: 64>} {
+  %t = tessera_tile.tile_id : index
+  %lanes = tessera_tile.lane_count 0 : index
+  %l = tessera_tile.lane_id 0 : index
+  %base = arith.muli %t, %lanes : index
+  %i = arith.addi %base, %l : index
+  %ni = arith.index_cast %n : i64 to index
+  %in = arith.cmpi ult, %i, %ni : index
+  scf.if %in {
+    %v = memref.load %y[%i] : memref<?xf32>
+    %r = arith.mulf %v, %a : f32
+    memref.store %r, %y[%i] : memref<?xf32>
+  }
+  return
+}
+"""
+
+
+def test_a_kernel_of_buffers_of_any_length(rng):
+    # memref<?xf32>: the shape shows None (not MLIR's kDynamic, -2^63), a
+    # call takes any length, and any grid: the kernel bounds itself by n.
+    fn = tessera.compile(SCALE_ANY_LENGTH)
+    assert fn.inputs[0]["shape"] == (None,)
+    assert "f32[?]" in repr(fn)
+    for n in (1000, 70):
+        y = rng.standard_normal(n, np.float32)
+        out = fn(y, 3.0, n, grid=(-(-n // 64),))
+        np.testing.assert_allclose(out, 3.0 * y, rtol=1e-6)
+    with pytest.raises(tessera.InvalidArgumentError, match="shape"):
+        fn(np.zeros((4, 4), np.float32), 1.0, 16)
+
+
 def test_save_and_load_a_compiled_program(tmp_path, rng):
     fn = tessera.compile(TWO)
     path = tmp_path / "two.tsp"

@@ -612,6 +612,25 @@ struct WhileYieldPattern : WhileLoweringPattern<scf::YieldOp> {
   }
 };
 
+/// gpu.subgroup_size -> the SubgroupSize builtin, a 32-bit integer in every
+/// client API (SPIR-V's "BuiltIn" rules; OpenCL's get_sub_group_size is a
+/// uint), widened to the index type.  MLIR 16's pattern declares the builtin
+/// with the index type, 64-bit in a Physical64 kernel: a module that reads a
+/// u64 where the driver provides a u32 (found by running level_zero kernels
+/// on PoCL, whose link then failed on get_sub_group_size returning i64).
+struct SubgroupSizeBuiltinPattern : OpConversionPattern<gpu::SubgroupSizeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(gpu::SubgroupSizeOp op, OpAdaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Type index = getTypeConverter()->convertType(op.getType());
+    if (!index) return failure();
+    Value size = builtinI32(op, spirv::BuiltIn::SubgroupSize, rw);
+    if (index != size.getType()) size = rw.create<spirv::UConvertOp>(op.getLoc(), index, size);
+    rw.replaceOp(op, size);
+    return success();
+  }
+};
+
 struct GPUToSPIRVPass : tessera::spv::impl::GPUToSPIRVBase<GPUToSPIRVPass> {
   void runOnOperation() override {
     ModuleOp m = getOperation();
@@ -634,6 +653,7 @@ struct GPUToSPIRVPass : tessera::spv::impl::GPUToSPIRVBase<GPUToSPIRVPass> {
       populateFuncToSPIRVPatterns(tc, patterns);
       populateSCFToSPIRVPatterns(tc, scfCtx, patterns);
       patterns.add<AtomicPattern, ShuffleRelativePattern>(tc, ctx);
+      patterns.add<SubgroupSizeBuiltinPattern>(tc, ctx, /*benefit=*/2);  // before MLIR's
       auto whileLoops = std::make_shared<WhileLoops>();
       patterns.add<WhilePattern, WhileConditionPattern, WhileYieldPattern>(tc, ctx, whileLoops);
       if (failed(applyFullConversion(gm, *target, std::move(patterns)))) return signalPassFailure();

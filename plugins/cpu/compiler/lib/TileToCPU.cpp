@@ -46,6 +46,7 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "tessera/Conversion/ConversionDriver.h"
+#include "tessera/Conversion/ElementTypes.h"
 
 namespace tessera::cpu {
 #define GEN_PASS_DEF_TILETOCPU
@@ -403,6 +404,16 @@ struct TileToCPUPass : tessera::cpu::impl::TileToCPUBase<TileToCPUPass> {
         for (Block &blk : reg)
           for (BlockArgument a : blk.getArguments()) strip(a);
     });
+
+    // round_to_bf16 (the GPU pipeline's bf16 stores) as the integer code
+    // the SPIR-V and HIP targets use: the same bits on every backend.
+    SmallVector<t::RoundToBF16Op> roundings;
+    f.walk([&](t::RoundToBF16Op op) { roundings.push_back(op); });
+    for (t::RoundToBF16Op op : roundings) {
+      OpBuilder rb(op);
+      op.replaceAllUsesWith(tessera::elements::roundToBF16Bits(rb, op.getLoc(), op.getValue()));
+      op.erase();
+    }
 
     CpuKernel kernel;
     kernel.entry = &entry;
