@@ -255,6 +255,15 @@ for k, (descr, shape) in enumerate(want):
 PY
 then echo "ok   one --output per result"; else echo "FAIL one --output per result"; fail=1; fi
 
+# A buffer the device refuses (TESSERA_FAULT fails the 2nd allocation: the
+# result) is named, with its size: a runtime error, exit 2.
+out=$(TESSERA_FAULT=alloc:2 "$RUN" "$SM" --iterations 1 2>&1); rc=$?
+if [[ $rc -eq 2 && "$out" == *"output result0 of softmax (f32 [512x1024], 2097152 bytes) on device 0: "* ]]; then
+  echo "ok   device allocation refused: $(grep -m1 'tessera-run:' <<<"$out")"
+else
+  echo "FAIL device allocation refused: exit $rc (want 2, naming the result)"; echo "$out"; fail=1
+fi
+
 # And the good file runs.
 if ! "$RUN" "$SM" --input "$T/good.npy" --iterations 1 >/dev/null 2>&1; then
   echo "FAIL good input did not run"; fail=1

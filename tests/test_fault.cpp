@@ -5,6 +5,11 @@
 // released.  That nothing leaks is checked in test_lifecycle.cpp
 // (LifecycleTest.FaultsLeakNothing: the plugin counts its live objects) and
 // by LeakSanitizer (scripts/sanitize.sh address).
+#include <sys/resource.h>
+
+#include <new>
+
+#include "plugin_support.hpp"
 #include "test_util.hpp"
 
 #include "tessera/compiler.hpp"
@@ -195,6 +200,23 @@ TEST(FaultTest, BadSpecificationsAreErrors) {
   }
   auto several = FaultyRuntime("alloc:2,launch:1,device_lost:100");
   EXPECT_TRUE(several.ok()) << several.status().ToString();
+}
+
+// A plugin entry that runs out of host memory (std::bad_alloc inside its
+// guard) says what the user weighs and what to do, not only "out of host
+// memory": the memory this process holds, the machine's, the address-space
+// limit when one is set.
+TEST(PluginGuardTest, OutOfHostMemorySaysWhatTheProcessHoldsAndWhatToDo) {
+  TsError* e = plugin_support::guard("cpu", "Kernel_Launch", []() -> TsError* { throw std::bad_alloc(); });
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->code, TS_ERROR_RESOURCE_EXHAUSTED);
+  TS_EXPECT_CONTAINS(e->message, "cpu: Kernel_Launch: out of host memory (this process holds ");
+  TS_EXPECT_CONTAINS(e->message, "resident of the machine's ");
+  TS_EXPECT_CONTAINS(e->message, "free buffers or other host memory");
+  rlimit as{};
+  ASSERT_EQ(getrlimit(RLIMIT_AS, &as), 0);
+  if (as.rlim_cur != RLIM_INFINITY) TS_EXPECT_CONTAINS(e->message, "ulimit -v");
+  delete e;
 }
 
 }  // namespace

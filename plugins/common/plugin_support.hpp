@@ -62,13 +62,18 @@ TsError* check_import(const char* plugin, const TsBuffer_Import_Args* args, uint
 // target's default); at most TS_NAME_MAX - 1 characters.
 void set_compile_arch(char (&dst)[TS_NAME_MAX], const std::string& arch, const char* archs) noexcept;
 
+// RESOURCE_EXHAUSTED for an entry that ran out of host memory, with what
+// the user weighs: the memory this process holds, the machine's, the
+// address-space limit when there is one, and what to do.
+TsError* out_of_host_memory(const char* plugin, const char* entry) noexcept;
+
 // Runs f, turning every C++ exception into a TsError: nothing crosses the ABI.
 template <class F>
 TsError* guard(const char* plugin, const char* entry, F&& f) noexcept {
   try {
     return f();
   } catch (const std::bad_alloc&) {
-    return errorf(TS_ERROR_RESOURCE_EXHAUSTED, "%s: %s: out of host memory", plugin, entry);
+    return out_of_host_memory(plugin, entry);
   } catch (const std::system_error& e) {
     // A thread or memory the system would not give (EAGAIN, ENOMEM) is
     // exhaustion, not a defect of the plugin.

@@ -640,7 +640,14 @@ int Run(int argc, char** argv) {
         continue;
       }
       auto b = devices[d].allocate(std::max<uint64_t>(params[i].bytes, 1));
-      if (!b.ok()) return Fail(kExitRuntime, b.status().ToString());
+      // Named: which argument or result did not fit, of what size.
+      if (!b.ok())
+        return Fail(kExitRuntime, Status(b.status())
+                                      .Annotate(std::string(ParamRoleName(params[i].role)) + " " + params[i].name +
+                                                " of " + im.function + " (" + params[i].dtype + " " +
+                                                ShapeText(params[i].shape) + ", " + std::to_string(params[i].bytes) +
+                                                " bytes) on device " + std::to_string(d))
+                                      .ToString());
       buffers[d][i] = *b;
       if (Status st = copy(buffers[d][i], host[g][i].bytes.data(), host[g][i].bytes.size()); !st.ok())
         return Fail(kExitRuntime, st.ToString());
