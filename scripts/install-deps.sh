@@ -33,8 +33,9 @@ PACKAGES=(
   libamdhip64-dev libze-dev libze1 rocm-device-libs
   # The level_zero compiler's SPIR-V kernels run on a CPU
   # (tests/spirv_kernels_on_pocl.py): PoCL takes SPIR bitcode, the Khronos
-  # translator makes it of SPIR-V, clang-15 / llvm-link-15 (PoCL's LLVM)
-  # build and link the one-lane subgroup built-ins PoCL lacks.
+  # translator makes it of SPIR-V, clang-15 / llvm-link-15 / llvm-dis-15
+  # (PoCL's LLVM) build and link the built-ins PoCL lacks (one-lane
+  # subgroups, mem_fence: tests/pocl/missing_builtins.cl).
   pocl-opencl-icd ocl-icd-libopencl1 llvm-spirv-15 clang-15 llvm-15
   # Open MPI: SPMD across processes (libtessera_mpi.so, mpirun in the mpi.*
   # tests); without it everything else builds and those tests skip.

@@ -215,8 +215,11 @@ TEST(PluginGuardTest, OutOfHostMemorySaysWhatTheProcessHoldsAndWhatToDo) {
   TS_EXPECT_CONTAINS(e->message, "free buffers or other host memory");
   rlimit as{};
   ASSERT_EQ(getrlimit(RLIMIT_AS, &as), 0);
-  if (as.rlim_cur != RLIM_INFINITY) TS_EXPECT_CONTAINS(e->message, "ulimit -v");
-  delete e;
+  if (as.rlim_cur != RLIM_INFINITY) {
+    TS_EXPECT_CONTAINS(e->message, "ulimit -v");
+  }
+  TsError_Destroy_Args destroy{TS_ERROR_DESTROY_ARGS_STRUCT_SIZE, nullptr, e};  // knows the static fallback
+  EXPECT_EQ(plugin_support::Error_Destroy(&destroy), nullptr);
 }
 
 }  // namespace

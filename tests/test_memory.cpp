@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <string>
 
 #include "test_util.hpp"
 
@@ -233,28 +235,69 @@ TEST(CpuMemoryTest, TheDevicesShareTheHostsMemory) {
   TS_EXPECT_OK(again);
 }
 
+// This thread without CAP_IPC_LOCK in its effective set and the process
+// under a soft RLIMIT_MEMLOCK, until destroyed: both are restored (checked)
+// on every way out of the test, so the rest of the binary runs as before.
+class MemlockLimited {
+ public:
+  explicit MemlockLimited(rlim_t soft) {
+    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+    if (syscall(SYS_capget, &header, caps_) != 0) {
+      why_ = std::string("capget: ") + std::strerror(errno);
+      return;
+    }
+    __user_cap_data_struct dropped[2] = {caps_[0], caps_[1]};
+    dropped[0].effective &= ~(1u << CAP_IPC_LOCK);
+    if (syscall(SYS_capset, &header, dropped) != 0) {
+      why_ = std::string("capset: ") + std::strerror(errno);
+      return;
+    }
+    capped_ = true;
+    if (getrlimit(RLIMIT_MEMLOCK, &old_) != 0) {
+      why_ = std::string("getrlimit: ") + std::strerror(errno);
+      return;
+    }
+    rlimit low{soft, old_.rlim_max};
+    if (old_.rlim_max != RLIM_INFINITY && old_.rlim_max < soft) low.rlim_cur = old_.rlim_max;
+    if (setrlimit(RLIMIT_MEMLOCK, &low) != 0) {
+      why_ = std::string("setrlimit: ") + std::strerror(errno);
+      return;
+    }
+    limited_ = true;
+  }
+  ~MemlockLimited() {
+    if (limited_) {
+      EXPECT_EQ(setrlimit(RLIMIT_MEMLOCK, &old_), 0) << std::strerror(errno);
+    }
+    if (capped_) {
+      __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+      EXPECT_EQ(syscall(SYS_capset, &header, caps_), 0) << std::strerror(errno);
+    }
+  }
+  // Empty when the limit holds; else why it could not be set.
+  const std::string& why() const { return why_; }
+
+ private:
+  __user_cap_data_struct caps_[2]{};
+  rlimit old_{};
+  bool capped_ = false, limited_ = false;
+  std::string why_;
+};
+
 // A pinned buffer the memlock limit refuses names its size, the limit and
 // how much this process has locked already (what the user weighs against
 // the limit).  Root ignores RLIMIT_MEMLOCK, so this thread gives up
 // CAP_IPC_LOCK from its effective set for the allocation (capabilities are
-// per thread; the permitted set keeps it, and it is taken back after).
+// per thread and the cpu plugin locks in the calling thread; the permitted
+// set keeps it, and it is taken back after).
 TEST_F(MemoryTest, AFailedMlockSaysWhatIsLockedAndTheLimit) {
-  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
-  __user_cap_data_struct caps[2]{};
-  if (syscall(SYS_capget, &header, caps) != 0) GTEST_SKIP() << "capget: " << std::strerror(errno);
-  const __user_cap_data_struct saved[2] = {caps[0], caps[1]};
-  caps[0].effective &= ~(1u << CAP_IPC_LOCK);
-  ASSERT_EQ(syscall(SYS_capset, &header, caps), 0) << std::strerror(errno);
-  rlimit old{};
-  ASSERT_EQ(getrlimit(RLIMIT_MEMLOCK, &old), 0);
-  rlimit low{64 << 10, old.rlim_max};
-  if (old.rlim_max != RLIM_INFINITY && old.rlim_max < low.rlim_cur) low.rlim_cur = old.rlim_max;
-  ASSERT_EQ(setrlimit(RLIMIT_MEMLOCK, &low), 0) << std::strerror(errno);
-  auto buf = device().allocate(4 << 20, TS_BUFFER_HOST_PINNED);
-  setrlimit(RLIMIT_MEMLOCK, &old);
-  __user_cap_header_struct restore{_LINUX_CAPABILITY_VERSION_3, 0};
-  __user_cap_data_struct back[2] = {saved[0], saved[1]};
-  syscall(SYS_capset, &restore, back);
+  std::optional<StatusOr<Buffer>> result;
+  {
+    MemlockLimited limited(64 << 10);
+    if (!limited.why().empty()) GTEST_SKIP() << limited.why();
+    result.emplace(device().allocate(4 << 20, TS_BUFFER_HOST_PINNED));
+  }
+  const StatusOr<Buffer>& buf = *result;
   ASSERT_FALSE(buf.ok()) << "4 MiB were locked under a 64 KiB RLIMIT_MEMLOCK";
   EXPECT_EQ(buf.status().code(), StatusCode::kResourceExhausted) << buf.status().ToString();
   TS_EXPECT_CONTAINS(buf.status().message(), "mlock(4.0 MiB) failed");

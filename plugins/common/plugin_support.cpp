@@ -86,34 +86,28 @@ void set_compile_arch(char (&dst)[TS_NAME_MAX], const std::string& arch, const c
 }
 
 TsError* out_of_host_memory(const char* plugin, const char* entry) noexcept try {
-  // Formatted into fixed buffers (the sizes are short strings, kept inline):
-  // the heap just said no.  /proc/self/statm is one short line (sizes in
-  // pages).
+  // The heap just said no: anything here may throw again, and the catch
+  // below then gives the plain message.  /proc/self/statm is one short
+  // line (sizes in pages).
   const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-  char held[96] = "";
+  std::string detail;
   if (FILE* f = std::fopen("/proc/self/statm", "re")) {
     unsigned long long size_pages = 0, resident_pages = 0;
-    if (std::fscanf(f, "%llu %llu", &size_pages, &resident_pages) == 2) {
-      const std::string resident = human_size(resident_pages * page);
-      std::snprintf(held, sizeof held, "this process holds %s resident", resident.c_str());
-    }
+    if (std::fscanf(f, "%llu %llu", &size_pages, &resident_pages) == 2)
+      detail = "this process holds " + human_size(resident_pages * page) + " resident";
     std::fclose(f);
   }
-  char machine[64] = "";
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  if (pages > 0) {
-    const std::string total = human_size(static_cast<uint64_t>(pages) * page);
-    std::snprintf(machine, sizeof machine, "%sof the machine's %s", held[0] ? " " : "", total.c_str());
-  }
-  char limit[96] = "";
+  if (const long pages = sysconf(_SC_PHYS_PAGES); pages > 0)
+    detail += (detail.empty() ? "the machine has " : " of the machine's ") +
+              human_size(static_cast<uint64_t>(pages) * page);
   struct rlimit as {};
-  if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
-    const std::string cap = human_size(static_cast<uint64_t>(as.rlim_cur));
-    std::snprintf(limit, sizeof limit, ", under an address-space limit (ulimit -v) of %s", cap.c_str());
-  }
-  return errorf(TS_ERROR_RESOURCE_EXHAUSTED,
-                "%s: %s: out of host memory (%s%s%s): free buffers or other host memory%s and retry", plugin,
-                entry, held, machine, limit, limit[0] ? ", or raise the limit," : "");
+  const bool limited = getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY;
+  if (limited)
+    detail += (detail.empty() ? "" : ", ") + std::string("under an address-space limit (ulimit -v) of ") +
+              human_size(static_cast<uint64_t>(as.rlim_cur));
+  return errorf(TS_ERROR_RESOURCE_EXHAUSTED, "%s: %s: out of host memory%s%s%s: free buffers or other host memory%s and retry",
+                plugin, entry, detail.empty() ? "" : " (", detail.c_str(), detail.empty() ? "" : ")",
+                limited ? ", or raise the limit," : "");
 } catch (...) {
   return errorf(TS_ERROR_RESOURCE_EXHAUSTED, "%s: %s: out of host memory: free buffers or other host memory and retry",
                 plugin, entry);

@@ -708,12 +708,18 @@ Status Program::RunOn(const Stream* streams, const std::vector<KernelArg>* args,
                           " is a Graph IR function, whose kernels' grids the compiler chose to cover "
                           "its results (a smaller grid would leave part of them unwritten): run it "
                           "without a grid");
-  // A kernel taking a buffer of dynamic size (memref<?xf32>) is sized by
-  // its caller, and bounds itself by its scalars (the conformance kernels'
-  // `n`): any grid is the caller's to choose, as with a CUDA kernel.
-  const bool callerSized = std::any_of(im.params.begin(), im.params.end(), [](const ParamSpec& p) {
-    return p.role != ParamRole::kScalar && std::any_of(p.shape.begin(), p.shape.end(), [](int64_t d) { return d < 0; });
-  });
+  // A kernel whose buffers are all of dynamic size (memref<?xf32>) is
+  // sized by its caller and bounds itself by its scalars (the conformance
+  // kernels' `n`): any grid is the caller's to choose, as with a CUDA
+  // kernel.  One static buffer keeps the check (groups past the grid would
+  // overrun it).
+  auto dynamic = [](const ParamSpec& p) {
+    return std::any_of(p.shape.begin(), p.shape.end(), [](int64_t d) { return d < 0; });
+  };
+  bool anyBuffer = false, allDynamic = true;
+  for (const ParamSpec& p : im.params)
+    if (p.role != ParamRole::kScalar) anyBuffer = true, allDynamic = allDynamic && dynamic(p);
+  const bool callerSized = anyBuffer && allDynamic;
   if (overrideGrid && !callerSized && im.steps[0].kind == PlanStep::kLaunch &&
       im.steps[0].executable < im.executables.size()) {
     // A kernel of static buffers compiled for a grid (its tessera_tile.grid,

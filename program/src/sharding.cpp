@@ -71,7 +71,10 @@ std::vector<int64_t> Program::GlobalShape(size_t param) const {
   const ProgramImage& im = impl_->image;
   const ParamSpec& p = im.params.at(param);
   std::vector<int64_t> out = p.shape;
-  for (size_t d = 0; d < out.size(); ++d) out[d] *= Parts(p.sharding, d, im.mesh_shape);
+  // A dynamic dim (kDynamic, negative) stays dynamic: multiplied, it would
+  // overflow.
+  for (size_t d = 0; d < out.size(); ++d)
+    if (out[d] >= 0) out[d] *= Parts(p.sharding, d, im.mesh_shape);
   return out;
 }
 

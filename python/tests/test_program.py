@@ -156,6 +156,12 @@ def test_a_kernel_of_buffers_of_any_length(rng):
         np.testing.assert_allclose(out, 3.0 * y, rtol=1e-6)
     with pytest.raises(tessera.InvalidArgumentError, match="shape"):
         fn(np.zeros((4, 4), np.float32), 1.0, 16)
+    # One static buffer keeps the grid check: groups past the compiled grid
+    # would overrun it.
+    mixed = tessera.compile(SCALE_ANY_LENGTH.replace("(%y: memref<?xf32>,", "(%s: memref<64xf32>, %y: memref<?xf32>,"))
+    assert [p["shape"] for p in mixed.inputs[:2]] == [(64,), (None,)]
+    with pytest.raises(tessera.InvalidArgumentError, match="larger than the grid"):
+        mixed(np.zeros(64, np.float32), np.zeros(1000, np.float32), 1.0, 1000, grid=(16,))
 
 
 def test_save_and_load_a_compiled_program(tmp_path, rng):

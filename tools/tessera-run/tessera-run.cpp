@@ -85,7 +85,7 @@ std::string FormatNumber(double v) {
 
 std::string ShapeText(const std::vector<int64_t>& s) {
   std::string r = "[";
-  for (size_t i = 0; i < s.size(); ++i) r += (i ? "x" : "") + std::to_string(s[i]);
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? "x" : "") + (s[i] < 0 ? std::string("?") : std::to_string(s[i]));
   return r + "]";
 }
 

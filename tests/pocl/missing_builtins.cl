@@ -1,11 +1,16 @@
-// OpenCL's subgroup built-ins for subgroups of one work-item, linked into the
-// level_zero kernels that spirv_kernels_on_pocl.py runs: Debian 12's PoCL 3.1
-// has none (cl_khr_subgroups is not among its extensions), and a subgroup
-// size of 1 is one every OpenCL device may report. The cpu plugin runs its
-// kernels with one-lane subgroups too (docs/ir.md "Work-item loops"), so the
-// two runs compute alike. What this leaves unchecked: the multi-lane paths
-// of shuffles and subgroup reductions (the vulkan plugin's lavapipe runs
-// them, with 8-lane subgroups and more).
+// The OpenCL built-ins Debian 12's PoCL 3.1 lacks, linked into the
+// level_zero kernels that spirv_kernels_on_pocl.py runs there:
+//
+// - the subgroup built-ins, for subgroups of one work-item (cl_khr_subgroups
+//   is not among PoCL's extensions; a subgroup size of 1 is one every
+//   OpenCL device may report). The cpu plugin runs its kernels with
+//   one-lane subgroups too (docs/ir.md "Work-item loops"), so the two runs
+//   compute alike. What this leaves unchecked: the multi-lane paths of
+//   shuffles and subgroup reductions (the vulkan plugin's lavapipe runs
+//   them, with 8-lane subgroups and more);
+// - mem_fence (OpenCL 1.2; the translation of OpMemoryBarrier, which the
+//   conformance suite's hand-written module uses), as a sequentially
+//   consistent fence: on a CPU every address space is the same memory.
 //
 // Built by clang-15 for spir64 (PoCL's LLVM), with the Itanium mangling of
 // overloadable functions that the Khronos translator's calls use.
@@ -32,6 +37,10 @@ uint OVERLOAD get_sub_group_id(void) {
                 get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2)));
 }
 void OVERLOAD sub_group_barrier(uint flags) {}
+
+void OVERLOAD mem_fence(uint flags) { __c11_atomic_thread_fence(__ATOMIC_SEQ_CST); }
+void OVERLOAD read_mem_fence(uint flags) { __c11_atomic_thread_fence(__ATOMIC_SEQ_CST); }
+void OVERLOAD write_mem_fence(uint flags) { __c11_atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
 // A reduction or scan over one lane is its value; a shuffle reads lane 0,
 // the caller's own (the Tile IR lowering guards reads past the subgroup).
