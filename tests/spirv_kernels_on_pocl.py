@@ -233,6 +233,26 @@ def kernel_functions(text):
     return out
 
 
+def fill_random_inputs(tessera, case):
+    """case.args from the kernel's parameters (the cpu plugin's compile of
+    it): tessera-run's scalars (1.5, 1) and generated buffers, bf16 bits
+    where case.bf16_bits. A kernel the cpu plugin cannot compile is this
+    case's failure."""
+    rng = case_rng(case.name)
+    try:
+        fn = tessera.compile(case.text, device="cpu", function=case.function)
+        for p in fn.inputs:
+            if p["role"] == "scalar":
+                case.args.append(1.5 if p["dtype"].startswith("f") else 1)
+            elif case.bf16_bits and p["dtype"] == "i16":
+                case.args.append(tessera.to_bf16_bits(rng.uniform(-1, 1, p["shape"]).astype(np.float32))
+                                 .view(np.int16))
+            else:
+                case.args.append(random_array(rng, p["dtype"], p["shape"]))
+    except Exception as e:  # reported with the case
+        case.error = f"the cpu plugin could not compile it: {e}"
+
+
 def example_cases(src, tessera):
     cases = []
     for f in sorted(os.listdir(os.path.join(src, "examples"))):
@@ -243,16 +263,7 @@ def example_cases(src, tessera):
             grid = re.search(r"tessera_tile\.grid = array<i64: ([0-9, ]+)>", head)
             case = Case(f"{f[:-5]}.{fn_name}", text, fn_name, [],
                         [int(x) for x in grid.group(1).split(",")] if grid else [1])
-            rng = case_rng(case.name)
-            try:
-                fn = tessera.compile(text, device="cpu", function=fn_name)
-                for p in fn.inputs:
-                    if p["role"] == "scalar":
-                        case.args.append(1.5 if p["dtype"].startswith("f") else 1)  # tessera-run's defaults
-                    else:
-                        case.args.append(random_array(rng, p["dtype"], p["shape"]))
-            except Exception as e:  # reported as this kernel's failure
-                case.error = f"the cpu plugin could not compile it: {e}"
+            fill_random_inputs(tessera, case)
             cases.append(case)
     return cases
 
@@ -323,23 +334,11 @@ def graph_cases(bin_dir, src, tessera, notes, only, work):
             grid = re.search(r"tessera_tile\.grid = array<i64: ([0-9, ]+)>", head)
             case = Case(f"{f[:-5]}.{kernel}", text, kernel, [],
                         [int(x) for x in grid.group(1).split(",")] if grid else [1])
-            rng = case_rng(case.name)
             # The GPU kernels keep bf16 as its bits in i16: in a program of
             # bf16 tensors, the i16 buffers get bf16 numbers, not small ints
             # (whose bits are NaNs and denormals).
             case.bf16_bits = "bf16" in source and "xi16>" not in source
-            try:
-                fn = tessera.compile(text, device="cpu", function=kernel)
-                for p in fn.inputs:
-                    if p["role"] == "scalar":
-                        case.args.append(1.5 if p["dtype"].startswith("f") else 1)
-                    elif case.bf16_bits and p["dtype"] == "i16":
-                        case.args.append(tessera.to_bf16_bits(rng.uniform(-1, 1, p["shape"]).astype(np.float32))
-                                         .view(np.int16))
-                    else:
-                        case.args.append(random_array(rng, p["dtype"], p["shape"]))
-            except Exception as e:  # reported as this kernel's failure
-                case.error = f"the cpu plugin could not compile it: {e}"
+            fill_random_inputs(tessera, case)
             cases.append(case)
     return cases
 
