@@ -291,6 +291,11 @@ class MemlockLimited {
 // per thread and the cpu plugin locks in the calling thread; the permitted
 // set keeps it, and it is taken back after).
 TEST_F(MemoryTest, AFailedMlockSaysWhatIsLockedAndTheLimit) {
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+  // The sanitizers' mlock interceptor locks nothing and returns 0 (it failed
+  // here in the ASan build: 4 MiB "locked" under a 64 KiB limit).
+  GTEST_SKIP() << "under a sanitizer, mlock is a no-op that succeeds";
+#endif
   std::optional<StatusOr<Buffer>> result;
   {
     MemlockLimited limited(64 << 10);
