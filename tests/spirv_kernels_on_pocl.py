@@ -278,68 +278,82 @@ def level_zero_schedule(bin_dir):
     raise RuntimeError("tessera-info lists no level_zero compile target")
 
 
+def lower_spmd_stages(opt, path, pipeline):
+    """An SPMD program as the program layer lowers it: cut at its
+    collectives into stage functions (--tessera-spmd-stages), each stage
+    lowered alone (made the module's one public function, the rest dropped).
+    Returns [(stage, completed process)]; an empty list if no stage came."""
+    staged = subprocess.run([opt, path, "--tessera-grad", "--inline", "--tessera-spmd-stages"], capture_output=True,
+                            text=True, timeout=600)
+    if staged.returncode != 0:
+        return [("spmd-stages", staged)]
+    out = []
+    for stage in re.findall(r"func\.func private @(\w+_stage\d+)\(", staged.stdout):
+        text = staged.stdout.replace(f"func.func private @{stage}(", f"func.func @{stage}(")
+        out.append((stage, subprocess.run([opt, "-", f"--symbol-privatize=exclude={stage}", "--symbol-dce", pipeline],
+                                          input=text, capture_output=True, text=True, timeout=600)))
+    return out
+
+
 def graph_cases(bin_dir, src, tessera, notes, only, work):
     """The kernels the level_zero compiler makes of each Graph IR example:
     tessera-opt's GPU pipeline with the level_zero schedule, then one
     kernel at a time (--tessera-strip-launch-plans=keep=NAME), each run on
     random inputs. Programs of gradients and calls go through
-    --tessera-grad and --inline first, as the program layer does; SPMD
-    programs (collectives: the program layer cuts those into stages) are
-    noted, not run."""
+    --tessera-grad and --inline first, and SPMD programs are cut into
+    stages lowered one at a time, as the program layer does."""
     schedule = level_zero_schedule(bin_dir)
     opt = os.path.join(bin_dir, "tessera-opt")
+    pipeline = f"--tessera-gpu-graph-pipeline=backend=level_zero schedule={{{schedule}}}"
     cases = []
     for f in sorted(os.listdir(os.path.join(src, "examples"))):
         if not f.endswith(".mlir"):
             continue
         path = os.path.join(src, "examples", f)
         source = read_text(path)
-        pipeline = f"--tessera-gpu-graph-pipeline=backend=level_zero schedule={{{schedule}}}"
-        # The lowered module (kernels and launch plans); a program of
-        # gradients and calls first through what the program layer does
-        # for them (--tessera-grad, --inline).
+        # The lowered modules (kernels and launch plans): the whole program,
+        # else through --tessera-grad and --inline, else per SPMD stage.
         r = subprocess.run([opt, path, pipeline], capture_output=True, text=True, timeout=600)
         if r.returncode != 0 and "'func.call' op is not lowered" in r.stderr:
             r = subprocess.run([opt, path, "--tessera-grad", "--inline", pipeline], capture_output=True, text=True,
                                timeout=600)
-        kernels = kernel_functions(r.stdout) if r.returncode == 0 else []
-        if r.returncode != 0:
-            first = (r.stderr.strip().splitlines() or ["?"])[0]
-            # Collectives: the program layer cuts an SPMD program into
-            # stages first. Any other error is a failure of the file.
-            if re.search(r"'tessera_graph\.(all_reduce|all_gather|reduce_scatter|broadcast|all_to_all)' op is "
-                         r"not lowered", first):
-                notes.append(f"{f}: SPMD, not lowered by the GPU pipeline alone ({first[:160]})")
+        units = [(f[:-5], r)]
+        if r.returncode != 0 and re.search(r"'tessera_graph\.(all_reduce|all_gather|reduce_scatter|broadcast|"
+                                           r"all_to_all)' op is not lowered", r.stderr):
+            units = lower_spmd_stages(opt, path, pipeline)
+            notes.append(f"{f}: SPMD, lowered per stage ({', '.join(name for name, _ in units) or 'no stage'})")
+        for unit, r in units or [(f[:-5], r)]:
+            kernels = kernel_functions(r.stdout) if r.returncode == 0 else []
+            if r.returncode != 0 or not kernels:
+                case = Case(f"{f[:-5]}.{unit}.lowering", "", "", [], [1])
+                case.error = (f"tessera-opt's GPU pipeline (exit {r.returncode}) gave {len(kernels)} kernels:\n"
+                              + r.stderr[-2000:])
+                cases.append(case)
                 continue
-        if r.returncode != 0 or not kernels:
-            case = Case(f"{f[:-5]}.lowering", "", "", [], [1])
-            case.error = (f"tessera-opt's GPU pipeline (exit {r.returncode}) gave {len(kernels)} kernels:\n"
-                          + r.stderr[-2000:])
-            cases.append(case)
-            continue
-        lowered = os.path.join(work, f[:-5] + ".tile.mlir")
-        with open(lowered, "w") as out:
-            out.write(r.stdout)
-        for kernel, head in kernels:
-            if only and only not in f"{f[:-5]}.{kernel}":
-                continue
-            k = subprocess.run([opt, lowered, f"--tessera-strip-launch-plans=keep={kernel}"],
-                               capture_output=True, text=True, timeout=600)
-            if k.returncode != 0:
-                raise RuntimeError(f"tessera-opt could not keep kernel {kernel} of {f}:\n{k.stderr}")
-            # The kernel alone: the declarations the module kept (gradients
-            # of functions the pipeline removed) are not its.
-            text = "\n".join(line for line in k.stdout.splitlines()
-                              if not (re.match(r"\s*func\.func private @", line) and not line.rstrip().endswith("{")))
-            grid = re.search(r"tessera_tile\.grid = array<i64: ([0-9, ]+)>", head)
-            case = Case(f"{f[:-5]}.{kernel}", text, kernel, [],
-                        [int(x) for x in grid.group(1).split(",")] if grid else [1])
-            # The GPU kernels keep bf16 as its bits in i16: in a program of
-            # bf16 tensors, the i16 buffers get bf16 numbers, not small ints
-            # (whose bits are NaNs and denormals).
-            case.bf16_bits = "bf16" in source and "xi16>" not in source
-            fill_random_inputs(tessera, case)
-            cases.append(case)
+            lowered = os.path.join(work, unit + ".tile.mlir")
+            with open(lowered, "w") as out:
+                out.write(r.stdout)
+            for kernel, head in kernels:
+                if only and only not in f"{f[:-5]}.{kernel}":
+                    continue
+                k = subprocess.run([opt, lowered, f"--tessera-strip-launch-plans=keep={kernel}"],
+                                   capture_output=True, text=True, timeout=600)
+                if k.returncode != 0:
+                    raise RuntimeError(f"tessera-opt could not keep kernel {kernel} of {f}:\n{k.stderr}")
+                # The kernel alone: the declarations the module kept
+                # (gradients of functions the pipeline removed) are not its.
+                text = "\n".join(line for line in k.stdout.splitlines()
+                                  if not (re.match(r"\s*func\.func private @", line) and
+                                          not line.rstrip().endswith("{")))
+                grid = re.search(r"tessera_tile\.grid = array<i64: ([0-9, ]+)>", head)
+                case = Case(f"{f[:-5]}.{kernel}", text, kernel, [],
+                            [int(x) for x in grid.group(1).split(",")] if grid else [1])
+                # The GPU kernels keep bf16 as its bits in i16: in a program
+                # of bf16 tensors, the i16 buffers get bf16 numbers, not
+                # small ints (whose bits are NaNs and denormals).
+                case.bf16_bits = "bf16" in source and "xi16>" not in source
+                fill_random_inputs(tessera, case)
+                cases.append(case)
     return cases
 
 
@@ -641,13 +655,13 @@ def main():
                 return 1
             cases += cts_module_cases(os.path.abspath(args.cts_module))
         else:
-            notes.append("the conformance spirv-kernel module: not given (--cts-module)")
+            notes.append("the conformance spirv-kernel module not run: not given (--cts-module)")
         if args.graph:
             cases += graph_cases(args.bin, args.src, tessera, notes, args.only, root)
         if args.only:
             cases = [c for c in cases if args.only in c.name]
         for n in notes:
-            print("not run: " + n)
+            print("note: " + n)
         tools.builtins = os.path.join(root, "missing_builtins.bc")
         r = subprocess.run([tools.clang, "-x", "cl", "-cl-std=CL2.0", "-target", "spir64-unknown-unknown", "-emit-llvm",
                             "-c", "-O1", "-o", tools.builtins,
