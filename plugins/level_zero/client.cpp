@@ -142,14 +142,18 @@ namespace tessera::level_zero {
 TS_ZE_ENTRY(Client_Destroy, TS_CLIENT_DESTROY_ARGS_STRUCT_SIZE) {
   TS_ZE_CHECK_HANDLE(args->client, "Client_Destroy", "client");
   TsClient* c = args->client;
+  // Captures still open produce no graph (their streams go below).
+  for (auto& d : c->devices) {
+    std::lock_guard<std::mutex> lk(d->mu);
+    for (TsStream* s : d->streams) abandon_capture_locked(s);
+  }
   // What the caller left behind, through the entry points it would have
-  // called (each waits for the work it needs to), streams last: events may
-  // refer to them, buffers and executables to nothing else. (No graphs:
-  // Graph_* report UNSUPPORTED here.)
+  // called (each waits for the work it needs to), streams last: graphs and
+  // events may refer to them, buffers and executables to nothing else.
   using plugin_support::destroy_leftovers;
   for (auto& d : c->devices)
-    plugin_support::destroy_device_leftovers(*d, destroy_error, nullptr, nullptr, Event_Destroy, Executable_Destroy,
-                                             Buffer_Free);
+    plugin_support::destroy_device_leftovers(*d, destroy_error, GraphExec_Destroy, Graph_Destroy,
+                                             Event_Destroy, Executable_Destroy, Buffer_Free);
   destroy_leftovers(c->live_communicators, TS_COMMUNICATOR_DESTROY_ARGS_STRUCT_SIZE,
                     &TsCommunicator_Destroy_Args::communicator, Communicator_Destroy, destroy_error);
   for (auto& d : c->devices) {

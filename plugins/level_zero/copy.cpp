@@ -9,6 +9,7 @@
 // waits for it: ordered as if on the default stream.
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include "internal.hpp"
@@ -42,17 +43,37 @@ void* address(const TsMemoryRef& r) {
                   : static_cast<uint8_t*>(r.host) + r.offset;
 }
 
-bool in_map(const std::map<uintptr_t, uint64_t>& m, uintptr_t p, uint64_t size) {
+// The range of `m` holding [p, p + size), or NULL.
+const HostRange* find_range(const std::map<uintptr_t, HostRange>& m, uintptr_t p,
+                            uint64_t size) {
   auto it = m.upper_bound(p);
-  if (it == m.begin()) return false;
+  if (it == m.begin()) return nullptr;
   --it;
-  return p - it->first <= it->second && size <= it->second - (p - it->first);
+  const uint64_t n = it->second.size;
+  return p - it->first <= n && size <= n - (p - it->first) ? &it->second : nullptr;
 }
 
-// One copy appended to `s` (device->mu taken here).
-TsError* append_copy(TsStream* s, void* dst, const void* src, size_t n, const char* what) {
+// What a captured copy notes (graph.cpp): called under device->mu when the
+// stream captures, before the copy is recorded; an error refuses the copy.
+using CaptureCheck = std::function<TsError*(TsStream*)>;
+
+// One copy appended to `s` (device->mu taken here), or recorded into the
+// capture `s` takes part in.
+TsError* append_copy(TsStream* s, void* dst, const void* src, size_t n, const char* what,
+                     const CaptureCheck& capture_check = nullptr) {
   TsDevice* dev = s->device;
   std::lock_guard<std::mutex> lk(dev->mu);
+  if (s->capture) {
+    if (!capture_check)
+      return refuse_in_capture_locked(s, "a blocking or host-staged copy");
+    TS_ZE_RETURN_IF_ERROR(capture_check(s));
+    return capture_append_locked(s, [&](ze_command_list_handle_t list) -> TsError* {
+      TS_ZE_CALL(dev, dev->fn->zeCommandListAppendMemoryCopy(list, dst, src, n, nullptr, 0, nullptr),
+                 strprintf("zeCommandListAppendMemoryCopy(%s, %s, captured)",
+                           human_size(n).c_str(), what));
+      return nullptr;
+    });
+  }
   TS_ZE_RETURN_IF_ERROR(prepare_op_locked(s));
   MarkerRef m;
   TS_ZE_RETURN_IF_ERROR(op_marker_locked(s, &m));
@@ -70,7 +91,8 @@ bool device_accessible(TsClient* c, const void* p, uint64_t size) {
   const uintptr_t u = reinterpret_cast<uintptr_t>(p);
   {
     std::lock_guard<std::mutex> lk(c->host_mu);
-    if (in_map(c->host_registered, u, size) || in_map(c->host_allocated, u, size)) return true;
+    if (find_range(c->host_registered, u, size) || find_range(c->host_allocated, u, size))
+      return true;
   }
   ze_memory_allocation_properties_t props{};
   props.stype = ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES;
@@ -79,11 +101,24 @@ bool device_accessible(TsClient* c, const void* p, uint64_t size) {
          props.type != ZE_MEMORY_TYPE_UNKNOWN;
 }
 
+std::weak_ptr<const void> host_range_life(TsClient* c, const void* p, uint64_t size) {
+  const uintptr_t u = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard<std::mutex> lk(c->host_mu);
+  if (const HostRange* r = find_range(c->host_registered, u, size)) return r->life;
+  if (const HostRange* r = find_range(c->host_allocated, u, size)) return r->life;
+  return {};
+}
+
 TsError* blocking_host_copy(TsStream* s, void* device_ptr, void* host, uint64_t size,
                             bool to_device, const char* what) {
   TsDevice* dev = s->device;
   TsClient* c = dev->client;
   if (size == 0) return nullptr;
+  {
+    // The host waits for this copy: nothing a graph could replay.
+    std::lock_guard<std::mutex> lk(dev->mu);
+    TS_ZE_RETURN_IF_ERROR(refuse_in_capture_locked(s, what));
+  }
   if (device_accessible(c, host, size)) {
     TS_ZE_RETURN_IF_ERROR(append_copy(s, to_device ? device_ptr : host,
                                       to_device ? host : device_ptr, static_cast<size_t>(size),
@@ -140,13 +175,38 @@ TS_ZE_ENTRY(Memcpy, TS_MEMCPY_ARGS_STRUCT_SIZE) {
   TsClient* c = dev->client;
   const size_t n = static_cast<size_t>(args->size);
   TsStream* exec = s ? s : dev->default_stream;
+  // In a capture: the graph notes both sides, so a replay after one was
+  // freed is refused; host memory must be pinned by this client.
+  const CaptureCheck capture_check = [&](TsStream* cs) -> TsError* {
+    for (const TsMemoryRef* r : {&args->src, &args->dst}) {
+      const char* side = r == &args->src ? "source" : "destination";
+      if (r->buffer) {
+        capture_note_locked(cs, r->buffer->life,
+                            strprintf("the %s of a copy (%s)", side,
+                                      describe_buffer(r->buffer).c_str()));
+        continue;
+      }
+      std::weak_ptr<const void> life = host_range_life(c, address(*r), n);
+      if (life.expired())
+        return errorf(TS_ERROR_FAILED_PRECONDITION,
+                      "level_zero: Memcpy: the %s of a captured copy is host memory at %p that "
+                      "is neither from Host_Allocate nor registered with Host_Register; a "
+                      "graph copies only pinned memory it can check at each replay",
+                      side, address(*r));
+      capture_note_locked(cs, life,
+                          strprintf("the pinned host memory at %p (the %s of a copy)",
+                                    address(*r), side));
+    }
+    return nullptr;
+  };
   if (db && sb && db->device != sb->device) {
     const TsDevice* other = dev == sb->device ? db->device : sb->device;
     if (dev->peer_access.size() > other->ordinal && dev->peer_access[other->ordinal] &&
         (dev == sb->device || dev == db->device)) {
       TS_ZE_RETURN_IF_ERROR(append_copy(
           exec, address(args->dst), address(args->src), n,
-          strprintf("device %u -> device %u", sb->device->ordinal, db->device->ordinal).c_str()));
+          strprintf("device %u -> device %u", sb->device->ordinal, db->device->ordinal).c_str(),
+          s ? capture_check : nullptr));
       args->peer_mode = TS_PEER_COPY_DIRECT;
       return s ? nullptr : synchronize_stream(exec);
     }
@@ -164,7 +224,7 @@ TS_ZE_ENTRY(Memcpy, TS_MEMCPY_ARGS_STRUCT_SIZE) {
   const bool src_ok = sb || device_accessible(c, address(args->src), n);
   if (dst_ok && src_ok) {
     TS_ZE_RETURN_IF_ERROR(append_copy(exec, address(args->dst), address(args->src), n,
-                                      s ? "async" : "synchronous"));
+                                      s ? "async" : "synchronous", s ? capture_check : nullptr));
     return s ? nullptr : synchronize_stream(exec);
   }
   if (s)
@@ -204,6 +264,18 @@ TS_ZE_ENTRY(Memset, TS_MEMSET_ARGS_STRUCT_SIZE) {
   const uint8_t value = args->value;
   {
     std::lock_guard<std::mutex> lk(dev->mu);
+    if (exec->capture) {
+      TS_ZE_RETURN_IF_ERROR(capture_append_locked(exec, [&](ze_command_list_handle_t list) -> TsError* {
+        TS_ZE_CALL(dev,
+                   dev->fn->zeCommandListAppendMemoryFill(
+                       list, static_cast<uint8_t*>(b->ptr) + args->offset, &value, 1, n, nullptr,
+                       0, nullptr),
+                   strprintf("zeCommandListAppendMemoryFill(%s, captured)", human_size(n).c_str()));
+        return nullptr;
+      }));
+      capture_note_locked(exec, b->life, "the " + describe_buffer(b) + " of a memset");
+      return nullptr;
+    }
     TS_ZE_RETURN_IF_ERROR(prepare_op_locked(exec));
     MarkerRef m;
     TS_ZE_RETURN_IF_ERROR(op_marker_locked(exec, &m));

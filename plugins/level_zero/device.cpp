@@ -89,6 +89,7 @@ TsDevice::~TsDevice() {
     default_stream->magic = tessera::level_zero::kMagicDead;
     delete default_stream;
   }
+  if (fn) tessera::level_zero::release_graph_queue(this);
   if (staging && fn) fn->zeMemFree(client->context, staging);
   if (fn) tessera::level_zero::release_timestamp_slots(this);
   if (events_timed) events_timed->Close();
@@ -148,7 +149,7 @@ void fill_properties(TsDevice* d) {
   for (size_t i = 0; i < d->peer_access.size(); ++i)
     if (!d->peer_access[i]) all_peers = false;
   p.peer_copy = all_peers ? TS_PEER_COPY_DIRECT : TS_PEER_COPY_HOST_STAGED;
-  p.graphs = 0;  // graph.cpp: not implemented
+  p.graphs = 1;  // graph.cpp: captured command lists
   p.collectives = TS_COLLECTIVE_CAP_ALL_REDUCE | TS_COLLECTIVE_CAP_BROADCAST |
                   TS_COLLECTIVE_CAP_ALL_GATHER | TS_COLLECTIVE_CAP_REDUCE_SCATTER |
                   TS_COLLECTIVE_CAP_DETERMINISTIC;

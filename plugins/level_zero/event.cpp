@@ -180,12 +180,18 @@ TS_ZE_ENTRY(Event_Record, TS_EVENT_RECORD_ARGS_STRUCT_SIZE) {
                   ev->device->ordinal, dev->ordinal);
   const bool timed = (ev->flags & TS_EVENT_DISABLE_TIMING) == 0;
   std::lock_guard<std::mutex> lk(dev->mu);
+  if (s->capture) {
+    capture_record_event_locked(s, ev);  // no command: a point in the graph
+    return nullptr;
+  }
   // The default stream's ordering applies to a record as to any command.
   TS_ZE_RETURN_IF_ERROR(prepare_op_locked(s));
   MarkerRef m;
   TS_ZE_RETURN_IF_ERROR(marker_locked(s, timed, &m));
   std::lock_guard<std::mutex> elk(ev->mu);
   ev->record = std::move(m);
+  ev->last_is_capture = false;
+  ev->capture.reset();
   return nullptr;
 }
 

@@ -373,7 +373,11 @@ TS_ZE_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_MIN_STRUCT_SIZE) {
                   "at most %u bytes of kernel arguments (maxArgumentsSize)",
                   kn, static_cast<unsigned long long>(scalar_bytes), dev->ts.max_scalar_arg_bytes);
   const ZeFns& fn = *dev->fn;
+  uint64_t* completion_ns =
+      TS_FIELD_PRESENT(args, TsKernel_Launch_Args, completion_ns) ? args->completion_ns : nullptr;
   std::lock_guard<std::mutex> lk(dev->mu);
+  if (completion_ns)
+    TS_ZE_RETURN_IF_ERROR(refuse_in_capture_locked(s, "a launch with completion_ns"));
   if (k->group.x != b.x || k->group.y != b.y || k->group.z != b.z) {
     TS_ZE_CALL(dev, fn.zeKernelSetGroupSize(k->kernel, b.x, b.y, b.z),
                strprintf("zeKernelSetGroupSize('%s', %u, %u, %u)", kn, b.x, b.y, b.z));
@@ -397,10 +401,28 @@ TS_ZE_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_MIN_STRUCT_SIZE) {
                  strprintf("zeKernelSetArgumentValue('%s', %zu, %zu bytes)", kn, i, a.size));
     }
   }
+  const ze_group_count_t groups{g.x, g.y, g.z};
+  if (s->capture) {
+    // The argument values and the group size are taken at append, so the
+    // recorded launch keeps them whatever later launches set.
+    TS_ZE_RETURN_IF_ERROR(capture_append_locked(s, [&](ze_command_list_handle_t list) -> TsError* {
+      TS_ZE_CALL(dev, fn.zeCommandListAppendLaunchKernel(list, k->kernel, &groups, nullptr, 0, nullptr),
+                 strprintf("zeCommandListAppendLaunchKernel('%s', captured)", kn));
+      return nullptr;
+    }));
+    capture_note_locked(s, k->executable->life,
+                        strprintf("the executable of kernel '%s' (%s)", kn,
+                                  k->executable->origin.c_str()));
+    for (size_t i = 0; i < args->num_args; ++i)
+      if (args->args[i].kind == TS_KERNEL_ARG_BUFFER)
+        capture_note_locked(s, args->args[i].buffer->life,
+                            strprintf("buffer argument %zu of kernel '%s' (%s)", i, kn,
+                                      describe_buffer(args->args[i].buffer).c_str()));
+    return nullptr;
+  }
   TS_ZE_RETURN_IF_ERROR(prepare_op_locked(s));
   MarkerRef m;
   TS_ZE_RETURN_IF_ERROR(op_marker_locked(s, &m));
-  const ze_group_count_t groups{g.x, g.y, g.z};
   TS_ZE_CALL(dev,
              fn.zeCommandListAppendLaunchKernel(s->list, k->kernel, &groups,
                                                 m ? m->event() : nullptr, 0, nullptr),
@@ -408,8 +430,6 @@ TS_ZE_ENTRY(Kernel_Launch, TS_KERNEL_LAUNCH_ARGS_MIN_STRUCT_SIZE) {
                        "(%u,%u,%u))",
                        kn, g.x, g.y, g.z, b.x, b.y, b.z));
   commit_op_locked(s, std::move(m));
-  uint64_t* completion_ns =
-      TS_FIELD_PRESENT(args, TsKernel_Launch_Args, completion_ns) ? args->completion_ns : nullptr;
   if (completion_ns) {
     if (TsError* e = record_timestamp_locked(s, completion_ns)) {
       // The kernel is queued and will run; only its time is lost.

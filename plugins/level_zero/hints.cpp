@@ -46,6 +46,19 @@ TS_ZE_ENTRY(Buffer_Prefetch, TS_BUFFER_PREFETCH_ARGS_STRUCT_SIZE) {
   }
   TsDevice* sdev = s->device;
   std::lock_guard<std::mutex> lk(sdev->mu);
+  if (s->capture) {
+    TS_ZE_RETURN_IF_ERROR(capture_append_locked(s, [&](ze_command_list_handle_t list) -> TsError* {
+      TS_ZE_CALL(sdev,
+                 sdev->fn->zeCommandListAppendMemoryPrefetch(
+                     list, static_cast<uint8_t*>(b->ptr) + args->offset, static_cast<size_t>(n)),
+                 strprintf("zeCommandListAppendMemoryPrefetch(%s to device %u, captured)",
+                           human_size(n).c_str(), sdev->ordinal));
+      return nullptr;
+    }));
+    capture_note_locked(s, b->life, "the prefetched " + describe_buffer(b));
+    args->result = TS_HINT_APPLIED;
+    return nullptr;
+  }
   TS_ZE_RETURN_IF_ERROR(prepare_op_locked(s));
   TS_ZE_CALL(sdev,
              sdev->fn->zeCommandListAppendMemoryPrefetch(

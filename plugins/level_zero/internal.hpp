@@ -27,6 +27,11 @@
 // TsDevice::mu, never the other way).  TsEvent::mu guards an event's current
 // record.  TsClient::host_mu guards the pinned-memory maps.  Lock order:
 // staging_mu, then TsDevice::mu, then TsEvent::mu, then EventAllocator::mu.
+// A graph's launch_mu (graph.cpp) comes before TsDevice::mu.
+//
+// GRAPHS (graph.cpp).  A capture records into one regular command list; a
+// launch replays it on the device's graph queue, ordered with the stream by
+// two events.
 #pragma once
 
 #include <atomic>
@@ -40,6 +45,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "captured_refs.hpp"
 #include "error.hpp"
 #include "live_set.hpp"
 #include "spirv.hpp"
@@ -57,6 +63,8 @@ enum : uint32_t {
   kMagicExecutable = 0x5a455845,
   kMagicKernel = 0x5a4b524e,
   kMagicCommunicator = 0x5a434f4d,
+  kMagicGraph = 0x5a475248,
+  kMagicGraphExec = 0x5a475845,
   kMagicDead = 0xdeadbeef,
 };
 
@@ -93,6 +101,17 @@ inline void destroy_error(TsError* e) {
   TsError_Destroy_Args a{TS_ERROR_DESTROY_ARGS_STRUCT_SIZE, nullptr, e};
   plugin_support::Error_Destroy(&a);
 }
+
+struct CaptureSession;  // graph.cpp
+struct GraphData;       // graph.cpp
+
+// Pinned host memory the client handed out (Host_Allocate) or imported
+// (Host_Register); `life` expires when it is freed or unregistered, so a
+// graph that copies to or from it can refuse to replay.
+struct HostRange {
+  uint64_t size = 0;
+  plugin_support::LifeToken life = plugin_support::make_life_token();
+};
 
 // ---- event.cpp: event slots
 struct EventSlot {
@@ -187,8 +206,8 @@ struct TsClient {
   std::vector<std::unique_ptr<TsDevice>> devices;
   std::vector<TsDevice*> device_list;  // what Client_GetDevices returns
   std::mutex host_mu;                  // guards the two maps
-  // Pinned host memory this client handed out or imported: start -> size.
-  std::map<uintptr_t, uint64_t> host_allocated, host_registered;
+  // Pinned host memory this client handed out or imported: start -> range.
+  std::map<uintptr_t, tessera::level_zero::HostRange> host_allocated, host_registered;
   // Communicators not yet destroyed (Client_Destroy frees them).
   tessera::plugin_support::LiveSet<TsCommunicator> live_communicators;
   ~TsClient();
@@ -231,7 +250,12 @@ struct TsDevice {
   tessera::plugin_support::LiveSet<TsBuffer> live_buffers;
   tessera::plugin_support::LiveSet<TsEvent> live_events;
   tessera::plugin_support::LiveSet<TsExecutable> live_executables;
+  tessera::plugin_support::LiveSet<TsGraph> live_graphs;
+  tessera::plugin_support::LiveSet<TsGraphExec> live_graph_execs;
   std::vector<tessera::level_zero::RetiredStream> retired;
+  // The queue graphs replay on (graph.cpp; guarded by mu, made by the first
+  // capture, destroyed with the device).
+  ze_command_queue_handle_t graph_queue = nullptr;
 
   // A host USM bounce buffer for copies of pageable host memory.
   std::mutex staging_mu;
@@ -259,6 +283,9 @@ struct TsStream {
   uint64_t seen_by_default = 0;  // last_work the default stream waited for
   uint64_t default_seen = 0;     // the default stream's last_work waited for
   std::deque<tessera::level_zero::StampPoint> stamps;  // not yet written
+  // The capture this stream records into (graph.cpp), NULL when none:
+  // begun on it, or joined by waiting on an event recorded in one.
+  std::shared_ptr<tessera::level_zero::CaptureSession> capture;
 };
 
 struct TsBuffer {
@@ -270,6 +297,8 @@ struct TsBuffer {
   void* ptr = nullptr;   // the USM allocation (zeMemFree)
   void* host = nullptr;  // host-addressable (host and shared allocations)
   bool imported = false;  // Buffer_Import: the owner frees the memory
+  // Expires when the buffer is freed: graphs that captured it check it.
+  tessera::plugin_support::LifeToken life = tessera::plugin_support::make_life_token();
 };
 
 struct TsEvent {
@@ -277,8 +306,16 @@ struct TsEvent {
   uint32_t magic = kMagic;
   TsDevice* device = nullptr;
   uint32_t flags = 0;
-  std::mutex mu;                          // guards `record`
-  tessera::level_zero::MarkerRef record;  // the latest record; NULL: never
+  std::mutex mu;                          // guards `record` and the capture fields
+  tessera::level_zero::MarkerRef record;  // the latest record outside a capture; NULL: never
+  // The latest record made inside a capture (graph.cpp), and whether it came
+  // after `record`: the node it follows, the stream, and what each member of
+  // the capture had done by then.
+  std::shared_ptr<tessera::level_zero::CaptureSession> capture;
+  int64_t capture_node = -1;
+  const TsStream* capture_stream = nullptr;
+  std::vector<int64_t> capture_clock;
+  bool last_is_capture = false;
 };
 
 struct TsCommunicator {
@@ -310,6 +347,23 @@ struct TsExecutable {
   std::map<std::string, size_t> entry;  // archive: kernel name -> module index
   std::mutex mu;
   std::unordered_map<std::string, std::unique_ptr<TsKernel>> kernels;
+  // Expires when the executable is destroyed: graphs that captured a launch
+  // of one of its kernels check it.
+  tessera::plugin_support::LifeToken life = tessera::plugin_support::make_life_token();
+};
+
+struct TsGraph {
+  static constexpr uint32_t kMagic = tessera::level_zero::kMagicGraph;
+  uint32_t magic = kMagic;
+  TsDevice* device = nullptr;
+  std::shared_ptr<tessera::level_zero::GraphData> data;  // shared with its execs
+};
+
+struct TsGraphExec {
+  static constexpr uint32_t kMagic = tessera::level_zero::kMagicGraphExec;
+  uint32_t magic = kMagic;
+  TsDevice* device = nullptr;
+  std::shared_ptr<tessera::level_zero::GraphData> data;
 };
 
 namespace tessera::level_zero {
@@ -389,6 +443,45 @@ TsError* blocking_host_copy(TsStream* s, void* device_ptr, void* host, uint64_t 
 
 // ---- memory.cpp
 std::string describe_buffer(const TsBuffer* b);
+
+// ---- copy.cpp
+// The pinned host range (Host_Allocate or Host_Register) holding
+// [p, p + size), or NULL (client->host_mu taken here).
+std::weak_ptr<const void> host_range_life(TsClient* c, const void* p, uint64_t size);
+
+// ---- graph.cpp (all *_locked: device->mu held)
+// When `s` captures: appends the command `append` makes to the capture's
+// list instead of the stream's (a barrier orders it after the command
+// before), and counts the node.  A failed append ends the capture with the
+// error (Stream_EndCapture then reports it).
+template <class Append>
+TsError* capture_append_locked(TsStream* s, Append&& append);
+// Notes that the node just captured on `s` uses the object behind `token`.
+void capture_note_locked(TsStream* s, const std::weak_ptr<const void>& token,
+                         const std::string& what);
+// FAILED_PRECONDITION when `s` captures: `what` cannot be recorded.
+TsError* refuse_in_capture_locked(const TsStream* s, const char* what);
+// The capture bookkeeping behind capture_append_locked.
+TsError* capture_begin_node_locked(TsStream* s, ze_command_list_handle_t* list);
+void capture_fail_locked(TsStream* s, const TsError* e);
+// Event_Record inside a capture: no command, the event remembers the node.
+void capture_record_event_locked(TsStream* s, TsEvent* ev);
+// Stream_WaitEvent on an event whose last record was inside a capture
+// (ev->mu held too).
+TsError* capture_wait_event_locked(TsStream* s, TsEvent* ev);
+// Client_Destroy: ends the capture `s` takes part in, producing no graph.
+void abandon_capture_locked(TsStream* s);
+// ~TsDevice: the graph queue.
+void release_graph_queue(TsDevice* dev);
+
+template <class Append>
+TsError* capture_append_locked(TsStream* s, Append&& append) {
+  ze_command_list_handle_t list = nullptr;
+  TS_ZE_RETURN_IF_ERROR(capture_begin_node_locked(s, &list));
+  TsError* e = append(list);
+  if (e) capture_fail_locked(s, e);
+  return e;
+}
 
 // ---- client.cpp: what Client_Create takes (Plugin_GetInfo lists it)
 extern const TsOptionInfo kClientOptions[];

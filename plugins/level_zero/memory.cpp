@@ -170,7 +170,7 @@ TS_ZE_ENTRY(Host_Allocate, TS_HOST_ALLOCATE_ARGS_STRUCT_SIZE) {
              strprintf("zeMemAllocHost(%s)", human_size(args->size).c_str()));
   {
     std::lock_guard<std::mutex> lk(c->host_mu);
-    c->host_allocated[reinterpret_cast<uintptr_t>(p)] = args->size;
+    c->host_allocated[reinterpret_cast<uintptr_t>(p)] = HostRange{args->size};
   }
   args->pointer = p;
   return nullptr;
@@ -217,7 +217,7 @@ TS_ZE_ENTRY(Host_Register, TS_HOST_REGISTER_ARGS_STRUCT_SIZE) {
              strprintf("zexDriverImportExternalPointer(%p, %s)", args->pointer,
                        human_size(args->size).c_str()));
   std::lock_guard<std::mutex> lk(c->host_mu);
-  c->host_registered[key] = args->size;
+  c->host_registered[key] = HostRange{args->size};
   return nullptr;
 }
 

@@ -193,6 +193,7 @@ TsError* synchronize_stream(TsStream* s) {
   MarkerRef m;
   {
     std::lock_guard<std::mutex> lk(dev->mu);
+    TS_ZE_RETURN_IF_ERROR(refuse_in_capture_locked(s, "waiting for the stream from the host"));
     poll_locked(s);
     if (s->done_upto >= s->last_op) return nullptr;
     TS_ZE_RETURN_IF_ERROR(marker_locked(s, false, &m));
@@ -228,6 +229,10 @@ TS_ZE_ENTRY(Stream_Destroy, TS_STREAM_DESTROY_ARGS_STRUCT_SIZE) {
     return errorf(TS_ERROR_FAILED_PRECONDITION,
                   "level_zero: Stream_Destroy: the default stream belongs to its device");
   std::lock_guard<std::mutex> lk(dev->mu);
+  if (s->capture)
+    return errorf(TS_ERROR_FAILED_PRECONDITION,
+                  "level_zero: Stream_Destroy: the stream takes part in a graph capture; end "
+                  "the capture (Stream_EndCapture on the stream that began it) first");
   poll_locked(s);
   if (s->done_upto >= s->last_op) {
     dev->fn->zeCommandListDestroy(s->list);
@@ -259,6 +264,10 @@ TS_ZE_ENTRY(Stream_Query, TS_STREAM_QUERY_ARGS_STRUCT_SIZE) {
   TsStream* s = args->stream;
   TsDevice* dev = s->device;
   std::lock_guard<std::mutex> lk(dev->mu);
+  if (s->capture) {
+    args->idle = 0;
+    return refuse_in_capture_locked(s, "Stream_Query");
+  }
   poll_locked(s);
   if (s->done_upto >= s->last_op) {
     args->idle = 1;
@@ -288,9 +297,17 @@ TS_ZE_ENTRY(Stream_WaitEvent, TS_STREAM_WAITEVENT_ARGS_STRUCT_SIZE) {
   MarkerRef m;
   {
     std::lock_guard<std::mutex> elk(ev->mu);
+    if (ev->last_is_capture && ev->capture) return capture_wait_event_locked(s, ev);
     m = ev->record;
   }
-  if (!m) return nullptr;  // never recorded: a no-op
+  if (!m) return nullptr;  // never recorded: a no-op, also in a capture
+  if (s->capture)
+    // A graph cannot depend on work outside it: a replay would drop the edge.
+    return errorf(TS_ERROR_FAILED_PRECONDITION,
+                  "level_zero: Stream_WaitEvent: the stream is capturing a graph, but the "
+                  "event was recorded outside the capture; a graph cannot depend on work "
+                  "outside it: record the event inside the capture, or wait on it before "
+                  "Stream_BeginCapture");
   // The event pools belong to the context, so a stream of any device of the
   // client may wait on any event.
   return append_wait_locked(s, m);

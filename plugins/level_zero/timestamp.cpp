@@ -92,6 +92,8 @@ TsError* take_slot_locked(TsDevice* dev, uint64_t** out) {
 
 TsError* record_timestamp_locked(TsStream* s, uint64_t* out) {
   TsDevice* dev = s->device;
+  // A replayed graph would have nowhere to write the time.
+  TS_ZE_RETURN_IF_ERROR(refuse_in_capture_locked(s, "Stream_WriteTimestamp"));
   uint64_t* slot = nullptr;
   TS_ZE_RETURN_IF_ERROR(take_slot_locked(dev, &slot));
   __atomic_store_n(slot, 0, __ATOMIC_RELAXED);
