@@ -9,7 +9,6 @@
 // waits for it: ordered as if on the default stream.
 #include <algorithm>
 #include <cstring>
-#include <functional>
 #include <vector>
 
 #include "internal.hpp"
@@ -53,20 +52,50 @@ const HostRange* find_range(const std::map<uintptr_t, HostRange>& m, uintptr_t p
   return p - it->first <= n && size <= n - (p - it->first) ? &it->second : nullptr;
 }
 
-// What a captured copy notes (graph.cpp): called under device->mu when the
-// stream captures, before the copy is recorded; an error refuses the copy.
-using CaptureCheck = std::function<TsError*(TsStream*)>;
+// The two sides of an asynchronous Memcpy, for a capture to note.
+struct CopySides {
+  TsClient* client;
+  const TsMemoryRef* src;
+  const TsMemoryRef* dst;
+  uint64_t size;
+};
+
+// In a capture (device->mu held): the graph notes both sides, so a replay
+// after one was freed is refused; host memory must be pinned by this
+// client, which the graph can check.
+TsError* note_copy_sides_locked(TsStream* s, const CopySides& c) {
+  for (const TsMemoryRef* r : {c.src, c.dst}) {
+    const char* side = r == c.src ? "source" : "destination";
+    if (r->buffer) {
+      capture_note_locked(s, r->buffer->life,
+                          strprintf("the %s of a copy (%s)", side,
+                                    describe_buffer(r->buffer).c_str()));
+      continue;
+    }
+    std::weak_ptr<const void> life = host_range_life(c.client, address(*r), c.size);
+    if (life.expired())
+      return errorf(TS_ERROR_FAILED_PRECONDITION,
+                    "level_zero: Memcpy: the %s of a captured copy is host memory at %p that is "
+                    "neither from Host_Allocate nor registered with Host_Register; a graph "
+                    "copies only pinned memory it can check at each replay",
+                    side, address(*r));
+    capture_note_locked(s, life,
+                        strprintf("the pinned host memory at %p (the %s of a copy)", address(*r),
+                                  side));
+  }
+  return nullptr;
+}
 
 // One copy appended to `s` (device->mu taken here), or recorded into the
-// capture `s` takes part in.
+// capture `s` takes part in when `sides` says what it copies (NULL: a
+// blocking copy, refused in a capture).
 TsError* append_copy(TsStream* s, void* dst, const void* src, size_t n, const char* what,
-                     const CaptureCheck& capture_check = nullptr) {
+                     const CopySides* sides = nullptr) {
   TsDevice* dev = s->device;
   std::lock_guard<std::mutex> lk(dev->mu);
   if (s->capture) {
-    if (!capture_check)
-      return refuse_in_capture_locked(s, "a blocking or host-staged copy");
-    TS_ZE_RETURN_IF_ERROR(capture_check(s));
+    if (!sides) return refuse_in_capture_locked(s, "a blocking or host-staged copy");
+    TS_ZE_RETURN_IF_ERROR(note_copy_sides_locked(s, *sides));
     return capture_append_locked(s, [&](ze_command_list_handle_t list) -> TsError* {
       TS_ZE_CALL(dev, dev->fn->zeCommandListAppendMemoryCopy(list, dst, src, n, nullptr, 0, nullptr),
                  strprintf("zeCommandListAppendMemoryCopy(%s, %s, captured)",
@@ -175,30 +204,7 @@ TS_ZE_ENTRY(Memcpy, TS_MEMCPY_ARGS_STRUCT_SIZE) {
   TsClient* c = dev->client;
   const size_t n = static_cast<size_t>(args->size);
   TsStream* exec = s ? s : dev->default_stream;
-  // In a capture: the graph notes both sides, so a replay after one was
-  // freed is refused; host memory must be pinned by this client.
-  const CaptureCheck capture_check = [&](TsStream* cs) -> TsError* {
-    for (const TsMemoryRef* r : {&args->src, &args->dst}) {
-      const char* side = r == &args->src ? "source" : "destination";
-      if (r->buffer) {
-        capture_note_locked(cs, r->buffer->life,
-                            strprintf("the %s of a copy (%s)", side,
-                                      describe_buffer(r->buffer).c_str()));
-        continue;
-      }
-      std::weak_ptr<const void> life = host_range_life(c, address(*r), n);
-      if (life.expired())
-        return errorf(TS_ERROR_FAILED_PRECONDITION,
-                      "level_zero: Memcpy: the %s of a captured copy is host memory at %p that "
-                      "is neither from Host_Allocate nor registered with Host_Register; a "
-                      "graph copies only pinned memory it can check at each replay",
-                      side, address(*r));
-      capture_note_locked(cs, life,
-                          strprintf("the pinned host memory at %p (the %s of a copy)",
-                                    address(*r), side));
-    }
-    return nullptr;
-  };
+  const CopySides sides{c, &args->src, &args->dst, args->size};
   if (db && sb && db->device != sb->device) {
     const TsDevice* other = dev == sb->device ? db->device : sb->device;
     if (dev->peer_access.size() > other->ordinal && dev->peer_access[other->ordinal] &&
@@ -206,7 +212,7 @@ TS_ZE_ENTRY(Memcpy, TS_MEMCPY_ARGS_STRUCT_SIZE) {
       TS_ZE_RETURN_IF_ERROR(append_copy(
           exec, address(args->dst), address(args->src), n,
           strprintf("device %u -> device %u", sb->device->ordinal, db->device->ordinal).c_str(),
-          s ? capture_check : nullptr));
+          s ? &sides : nullptr));
       args->peer_mode = TS_PEER_COPY_DIRECT;
       return s ? nullptr : synchronize_stream(exec);
     }
@@ -224,7 +230,7 @@ TS_ZE_ENTRY(Memcpy, TS_MEMCPY_ARGS_STRUCT_SIZE) {
   const bool src_ok = sb || device_accessible(c, address(args->src), n);
   if (dst_ok && src_ok) {
     TS_ZE_RETURN_IF_ERROR(append_copy(exec, address(args->dst), address(args->src), n,
-                                      s ? "async" : "synchronous", s ? capture_check : nullptr));
+                                      s ? "async" : "synchronous", s ? &sides : nullptr));
     return s ? nullptr : synchronize_stream(exec);
   }
   if (s)
@@ -265,10 +271,13 @@ TS_ZE_ENTRY(Memset, TS_MEMSET_ARGS_STRUCT_SIZE) {
   {
     std::lock_guard<std::mutex> lk(dev->mu);
     if (exec->capture) {
+      // The pattern lives with the graph: the specification does not say
+      // the driver copies it when the command is appended.
+      const void* pattern = capture_keep_locked(exec, &value, 1);
       TS_ZE_RETURN_IF_ERROR(capture_append_locked(exec, [&](ze_command_list_handle_t list) -> TsError* {
         TS_ZE_CALL(dev,
                    dev->fn->zeCommandListAppendMemoryFill(
-                       list, static_cast<uint8_t*>(b->ptr) + args->offset, &value, 1, n, nullptr,
+                       list, static_cast<uint8_t*>(b->ptr) + args->offset, pattern, 1, n, nullptr,
                        0, nullptr),
                    strprintf("zeCommandListAppendMemoryFill(%s, captured)", human_size(n).c_str()));
         return nullptr;

@@ -89,7 +89,6 @@ TsDevice::~TsDevice() {
     default_stream->magic = tessera::level_zero::kMagicDead;
     delete default_stream;
   }
-  if (fn) tessera::level_zero::release_graph_queue(this);
   if (staging && fn) fn->zeMemFree(client->context, staging);
   if (fn) tessera::level_zero::release_timestamp_slots(this);
   if (events_timed) events_timed->Close();

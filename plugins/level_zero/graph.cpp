@@ -1,6 +1,6 @@
 // Graphs: Stream_BeginCapture records a stream's commands into one regular
 // command list (zeCommandListCreate), Stream_EndCapture closes it, and
-// GraphExec_Launch replays it on the device's graph queue
+// GraphExec_Launch replays it on the graph's own command queue
 // (zeCommandQueueExecuteCommandLists), ordered with the launching stream by
 // two events of the graph's own.
 //
@@ -18,23 +18,29 @@
 //
 // REPLAY.  A closed list takes no new waits, so its order with the stream
 // goes through the graph's events:
-//     stream: [wait for the previous replay's end reset] signal(start)
+//     stream: [wait for the previous launch's marker] signal(start)
 //     queue:  the list (waits for start, resets it, runs, signals end)
-//     stream: wait(end), reset(end)
+//     stream: wait(end), reset(end), barrier -> the launch's marker
+// The marker (last_launch) covers everything the launch appended to the
+// stream: the next launch, from any stream, waits for it before signalling
+// start, and the graph's destructor waits for it before destroying events.
 // Level Zero forbids submitting a command list that the device still
 // references, so a launch first waits on the host for the previous replay
 // of the same graph (its fence).  Replays of one graph are serialized on
-// the host that way; replays of different graphs are not.
+// the host that way.  Each graph has its own queue (taken in turn from the
+// compute group's queues), so a replay waiting for its stream does not hold
+// up another graph's.
 //
 // LIFETIME.  A TsGraph and its TsGraphExecs share one GraphData; the last
-// of them destroyed waits for the last replay (the launching stream past
-// its end reset, and the fence) before it destroys the list, fence and
-// events.  A graph keeps no buffer, executable or pinned host range alive:
+// of them destroyed waits for the last replay (the launch's marker, and the
+// fence) before it destroys the list, fence, queue and events.  A launch
+// that failed half way and could not append its marker leaves the events
+// possibly referenced by the stream: they are then leaked, not destroyed.  A graph keeps no buffer, executable or pinned host range alive:
 // a launch checks them (CapturedRefs) and refuses with FAILED_PRECONDITION
 // naming the one destroyed.
 //
 // LOCKING.  device->mu guards the capture bookkeeping (TsStream::capture,
-// CaptureSession), GraphData::last_launch and the graph queue.
+// CaptureSession, the patterns) and GraphData::last_launch.
 // GraphData::launch_mu serializes the launches of one graph and guards
 // `submitted` and `broken`; it is taken before device->mu and is the only
 // lock held across the host wait on the fence.
@@ -43,6 +49,8 @@
 // (docs/level_zero.md); the conformance area "graphs" checks this on a
 // device.
 #include <algorithm>
+#include <deque>
+#include <vector>
 
 #include "internal.hpp"
 
@@ -51,18 +59,23 @@ namespace tessera::level_zero {
 struct GraphData {
   TsDevice* dev = nullptr;
   const ZeFns* fn = nullptr;
-  ze_command_list_handle_t list = nullptr;  // regular; closed at EndCapture
-  ze_event_pool_handle_t pool = nullptr;    // holds start and end
+  ze_command_queue_handle_t queue = nullptr;  // the graph's; replays run here
+  ze_command_list_handle_t list = nullptr;    // regular; closed at EndCapture
+  ze_event_pool_handle_t pool = nullptr;      // holds start and end
   ze_event_handle_t start = nullptr, end = nullptr;
-  ze_fence_handle_t fence = nullptr;  // on dev->graph_queue; made at EndCapture
+  ze_fence_handle_t fence = nullptr;  // on `queue`; made at EndCapture
   size_t nodes = 0, edges = 0;
   // The buffers, executables and pinned host ranges the commands name.
   plugin_support::CapturedRefs refs;
+  // Bytes the device reads at each replay (fill patterns); a deque keeps
+  // their addresses stable.  device->mu while capturing, then immutable.
+  std::deque<std::vector<uint8_t>> kept;
 
   std::mutex launch_mu;
-  bool submitted = false;  // launch_mu: a replay was submitted since the fence reset
-  std::string broken;      // launch_mu: why later launches are refused
-  MarkerRef last_launch;   // device->mu: the launching stream past its end reset
+  bool submitted = false;     // launch_mu: a replay was submitted since the fence reset
+  std::string broken;         // launch_mu: why later launches are refused
+  bool leak_events = false;   // launch_mu: a stream may still use them, unknown till when
+  MarkerRef last_launch;      // device->mu: covers all the last launch appended
 
   ~GraphData() {
     if (!fn) return;
@@ -77,6 +90,8 @@ struct GraphData {
       fn->zeFenceDestroy(fence);
     }
     if (list) fn->zeCommandListDestroy(list);
+    if (queue) fn->zeCommandQueueDestroy(queue);
+    if (leak_events) return;  // the context's destruction frees them
     if (end) fn->zeEventDestroy(end);
     if (start) fn->zeEventDestroy(start);
     if (pool) fn->zeEventPoolDestroy(pool);
@@ -211,9 +226,11 @@ void abandon_capture_locked(TsStream* s) {
   for (CaptureSession::Member& m : c->members) m.stream->capture.reset();
 }
 
-void release_graph_queue(TsDevice* dev) {
-  if (dev->graph_queue) dev->fn->zeCommandQueueDestroy(dev->graph_queue);
-  dev->graph_queue = nullptr;
+const void* capture_keep_locked(TsStream* s, const void* bytes, size_t size) {
+  GraphData& g = *s->capture->graph;
+  const auto* p = static_cast<const uint8_t*>(bytes);
+  g.kept.emplace_back(p, p + size);
+  return g.kept.back().data();
 }
 
 namespace {
@@ -222,13 +239,22 @@ namespace {
 // graph's last replay.
 void destroy_graph_data(std::shared_ptr<GraphData> data) { data.reset(); }
 
-// The graph's list and events; the list begins by waiting for `start`.
+// The graph's queue, list and events; the list begins by waiting for
+// `start`.
 TsError* make_graph_data(TsDevice* dev, std::shared_ptr<GraphData>* out) {
   const ZeFns& fn = *dev->fn;
   ze_context_handle_t ctx = dev->client->context;
   auto g = std::make_shared<GraphData>();
   g->dev = dev;
   g->fn = dev->fn;
+  ze_command_queue_desc_t qd{};
+  qd.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC;
+  qd.ordinal = dev->queue_group;  // the list's group, as Level Zero requires
+  qd.index = dev->next_queue.fetch_add(1, std::memory_order_relaxed) % dev->queue_count;
+  qd.mode = ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS;
+  qd.priority = ZE_COMMAND_QUEUE_PRIORITY_NORMAL;
+  TS_ZE_CALL(dev, fn.zeCommandQueueCreate(ctx, dev->ze, &qd, &g->queue),
+             strprintf("zeCommandQueueCreate(graph, group %u index %u)", qd.ordinal, qd.index));
   ze_event_pool_desc_t pd{};
   pd.stype = ZE_STRUCTURE_TYPE_EVENT_POOL_DESC;
   pd.flags = ZE_EVENT_POOL_FLAG_HOST_VISIBLE;
@@ -272,17 +298,6 @@ TS_ZE_ENTRY(Stream_BeginCapture, TS_STREAM_BEGINCAPTURE_ARGS_STRUCT_SIZE) {
   if (s->capture)
     return errorf(TS_ERROR_FAILED_PRECONDITION,
                   "level_zero: Stream_BeginCapture: the stream already takes part in a capture");
-  if (!dev->graph_queue) {
-    ze_command_queue_desc_t qd{};
-    qd.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC;
-    qd.ordinal = dev->queue_group;
-    qd.index = 0;
-    qd.mode = ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS;
-    qd.priority = ZE_COMMAND_QUEUE_PRIORITY_NORMAL;
-    TS_ZE_CALL(dev,
-               dev->fn->zeCommandQueueCreate(dev->client->context, dev->ze, &qd, &dev->graph_queue),
-               strprintf("zeCommandQueueCreate(graph queue, group %u)", dev->queue_group));
-  }
   std::shared_ptr<GraphData> g;
   TS_ZE_RETURN_IF_ERROR(make_graph_data(dev, &g));
   auto c = std::make_shared<CaptureSession>();
@@ -322,10 +337,11 @@ TS_ZE_ENTRY(Stream_EndCapture, TS_STREAM_ENDCAPTURE_ARGS_STRUCT_SIZE) {
   std::shared_ptr<GraphData> g = std::move(c->graph);
   if (unjoined)
     return errorf(TS_ERROR_FAILED_PRECONDITION,
-                  "level_zero: Stream_EndCapture: stream %zu of the capture (the %zu-th to join "
-                  "it) was not joined back: the origin stream must wait on an event recorded "
-                  "after that stream's last captured work; no graph was produced",
-                  unjoined, unjoined);
+                  "level_zero: Stream_EndCapture: a stream that joined the capture (member %zu; "
+                  "the origin is member 0) was not joined back: the origin stream must wait on "
+                  "an event recorded after that stream's last captured work; no graph was "
+                  "produced",
+                  unjoined);
   if (!c->failed.empty())
     return errorf(TS_ERROR_FAILED_PRECONDITION,
                   "level_zero: Stream_EndCapture: a command of the capture failed to record "
@@ -336,7 +352,7 @@ TS_ZE_ENTRY(Stream_EndCapture, TS_STREAM_ENDCAPTURE_ARGS_STRUCT_SIZE) {
   TS_ZE_CALL(dev, fn.zeCommandListClose(g->list), "zeCommandListClose(graph)");
   ze_fence_desc_t fd{};
   fd.stype = ZE_STRUCTURE_TYPE_FENCE_DESC;
-  TS_ZE_CALL(dev, fn.zeFenceCreate(dev->graph_queue, &fd, &g->fence), "zeFenceCreate(graph)");
+  TS_ZE_CALL(dev, fn.zeFenceCreate(g->queue, &fd, &g->fence), "zeFenceCreate(graph)");
   g->nodes = static_cast<size_t>(c->nodes);
   g->edges = c->edges;
   auto* graph = new TsGraph;
@@ -422,33 +438,52 @@ TS_ZE_ENTRY(GraphExec_Launch, TS_GRAPHEXEC_LAUNCH_ARGS_STRUCT_SIZE) {
   // Checked again: a capture may have begun while the host waited.
   TS_ZE_RETURN_IF_ERROR(refuse_in_capture_locked(s, "GraphExec_Launch (a graph launched into a capture)"));
   TS_ZE_RETURN_IF_ERROR(prepare_op_locked(s));
-  // The previous replay's launcher resets `end` after it: this replay's
-  // signal must come later, whichever stream that was.
+  // The previous launch's marker: the next signal of `start` comes after
+  // its reset of `end`, whichever stream it was on.
   TS_ZE_RETURN_IF_ERROR(append_wait_locked(s, g.last_launch));
+  // Taken before anything refers to the graph's events, so that once
+  // something does, only appends can fail.
+  MarkerRef done;
+  TS_ZE_RETURN_IF_ERROR(new_marker(dev, false, &done));
   TS_ZE_CALL(dev, fn.zeCommandListAppendSignalEvent(s->list, g.start),
              "zeCommandListAppendSignalEvent(graph start)");
-  ze_result_t r = fn.zeCommandQueueExecuteCommandLists(dev->graph_queue, 1, &g.list, g.fence);
+  // Ends the launch: the marker after everything it appended, or, when
+  // even that cannot be appended, a graph no one may launch or free again.
+  auto finish = [&](TsError* e) -> TsError* {
+    const ze_result_t r = fn.zeCommandListAppendBarrier(s->list, done->event(), 0, nullptr);
+    if (r != ZE_RESULT_SUCCESS) {
+      commit_op_locked(s, nullptr);
+      TsError* be = dev_error(dev, r, "zeCommandListAppendBarrier(graph launch marker)");
+      if (g.broken.empty()) g.broken = be->message;
+      g.leak_events = true;
+      if (!e) return be;
+      destroy_error(be);
+      return e;
+    }
+    commit_op_locked(s, done);
+    g.last_launch = std::move(done);
+    return e;
+  };
+  ze_result_t r = fn.zeCommandQueueExecuteCommandLists(g.queue, 1, &g.list, g.fence);
   if (r != ZE_RESULT_SUCCESS) {
     TsError* e = dev_error(dev, r, "zeCommandQueueExecuteCommandLists(graph)");
     // Take the start signal back, or the next replay would begin early.
     if (fn.zeCommandListAppendEventReset(s->list, g.start) != ZE_RESULT_SUCCESS)
       g.broken = e->message;
-    commit_op_locked(s, nullptr);
-    return e;
+    return finish(e);
   }
   g.submitted = true;
   ze_event_handle_t end = g.end;
   r = fn.zeCommandListAppendWaitOnEvents(s->list, 1, &end);
   if (r == ZE_RESULT_SUCCESS) r = fn.zeCommandListAppendEventReset(s->list, g.end);
-  commit_op_locked(s, nullptr);
   if (r != ZE_RESULT_SUCCESS) {
-    // The replay runs, but the stream is not ordered after it and `end`
-    // may stay signalled: no later launch can be trusted.
-    TsError* e = dev_error(dev, r, "zeCommandListAppendWaitOnEvents(graph end)");
+    // The replay runs, but the stream may not be ordered after it and
+    // `end` may stay signalled: no later launch can be trusted.
+    TsError* e = dev_error(dev, r, "zeCommandListAppendWaitOnEvents/EventReset(graph end)");
     g.broken = e->message;
-    return e;
+    return finish(e);
   }
-  return marker_locked(s, false, &g.last_launch);
+  return finish(nullptr);
 }
 
 }  // namespace tessera::level_zero

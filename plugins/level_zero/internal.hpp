@@ -27,11 +27,13 @@
 // TsDevice::mu, never the other way).  TsEvent::mu guards an event's current
 // record.  TsClient::host_mu guards the pinned-memory maps.  Lock order:
 // staging_mu, then TsDevice::mu, then TsEvent::mu, then EventAllocator::mu.
-// A graph's launch_mu (graph.cpp) comes before TsDevice::mu.
+// TsClient::host_mu may be taken under TsDevice::mu (a captured copy looks
+// its host side up), never the other way.  A graph's launch_mu (graph.cpp)
+// comes before TsDevice::mu.
 //
 // GRAPHS (graph.cpp).  A capture records into one regular command list; a
-// launch replays it on the device's graph queue, ordered with the stream by
-// two events.
+// launch replays it on the graph's own command queue, ordered with the
+// stream by two events.
 #pragma once
 
 #include <atomic>
@@ -253,9 +255,6 @@ struct TsDevice {
   tessera::plugin_support::LiveSet<TsGraph> live_graphs;
   tessera::plugin_support::LiveSet<TsGraphExec> live_graph_execs;
   std::vector<tessera::level_zero::RetiredStream> retired;
-  // The queue graphs replay on (graph.cpp; guarded by mu, made by the first
-  // capture, destroyed with the device).
-  ze_command_queue_handle_t graph_queue = nullptr;
 
   // A host USM bounce buffer for copies of pageable host memory.
   std::mutex staging_mu;
@@ -471,8 +470,9 @@ void capture_record_event_locked(TsStream* s, TsEvent* ev);
 TsError* capture_wait_event_locked(TsStream* s, TsEvent* ev);
 // Client_Destroy: ends the capture `s` takes part in, producing no graph.
 void abandon_capture_locked(TsStream* s);
-// ~TsDevice: the graph queue.
-void release_graph_queue(TsDevice* dev);
+// A copy of `size` bytes that lives as long as the graph `s` captures (a
+// fill pattern the device reads at each replay).
+const void* capture_keep_locked(TsStream* s, const void* bytes, size_t size);
 
 template <class Append>
 TsError* capture_append_locked(TsStream* s, Append&& append) {

@@ -150,7 +150,7 @@ TS_ZE_ENTRY(Stream_WriteTimestamp, TS_STREAM_WRITETIMESTAMP_ARGS_STRUCT_SIZE) {
   if (TsError* e = plugin_support::check_timestamp_slot("level_zero", "Stream_WriteTimestamp",
                                                         args->timestamp_ns))
     return e;
-  // No capture to refuse: this plugin records no graphs (graph.cpp).
+  // record_timestamp_locked refuses a capturing stream (graph.cpp).
   std::lock_guard<std::mutex> lk(args->stream->device->mu);
   return record_timestamp_locked(args->stream, args->timestamp_ns);
 }
