@@ -118,8 +118,14 @@ TS_ZE_ENTRY(Buffer_Free, TS_BUFFER_FREE_ARGS_STRUCT_SIZE) {
   TsBuffer* b = args->buffer;
   TsDevice* dev = b->device;
   // cudaFree semantics: never free under running work (zeMemFree does not
-  // wait).  Host and shared memory may be used by any device.
-  TsError* e = b->kind == TS_BUFFER_DEVICE ? synchronize_device(dev) : synchronize_all(dev->client);
+  // wait).  Host and shared memory may be used by any device, device memory
+  // by the devices with peer access to it (copies and kernel arguments).
+  bool peers_use_it = false;
+  for (const TsDevice* other : dev->client->device_list)
+    if (other != dev && other->peer_access.size() > dev->ordinal && other->peer_access[dev->ordinal])
+      peers_use_it = true;
+  TsError* e = b->kind == TS_BUFFER_DEVICE && !peers_use_it ? synchronize_device(dev)
+                                                             : synchronize_all(dev->client);
   ze_result_t r = b->imported ? ZE_RESULT_SUCCESS : dev->fn->zeMemFree(dev->client->context, b->ptr);
   dev->live_buffers.remove(b);
   b->magic = kMagicDead;
