@@ -52,18 +52,21 @@ void Kernels(std::string text, bool fix) {
     const std::string body = nl == std::string::npos ? "" : text.substr(nl + 1);
     char hex[17];
     std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(llvm::xxHash64(body)));
-    text = "tessera-cpu-kernels " + std::to_string(cc::kFormatVersion) + " 16 0123456789abcdef " + hex +
+    text = "tessera-cpu-kernels " + std::to_string(cc::kFormatVersion) + " k 16 0123456789abcdef " + hex +
            "\n" + body;
   }
   std::vector<tessera::cpu::KernelInfo> kernels;
   cc::ImageId id;
-  if (!cc::ParseKernels(text, &kernels, &id).empty()) return;
-  const std::string again = cc::SerializeKernels(kernels, id);
+  std::string key;
+  if (!cc::ParseKernels(text, &kernels, &id, &key).empty()) return;
+  const std::string again = cc::SerializeKernels(kernels, id, key);
   std::vector<tessera::cpu::KernelInfo> reread;
   cc::ImageId id2;
-  if (std::string why = cc::ParseKernels(again, &reread, &id2); !why.empty())
+  std::string key2;
+  if (std::string why = cc::ParseKernels(again, &reread, &id2, &key2); !why.empty())
     fuzz::Fail("a written .kernels file does not read back: " + why + "\n" + again);
-  if (cc::SerializeKernels(reread, id2) != again) fuzz::Fail(".kernels round trip changed the file");
+  if (key2 != key) fuzz::Fail(".kernels round trip changed the key");
+  if (cc::SerializeKernels(reread, id2, key2) != again) fuzz::Fail(".kernels round trip changed the file");
 }
 
 void ProgramFile(std::string bytes, bool fix) {

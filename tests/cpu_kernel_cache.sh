@@ -37,7 +37,7 @@ run "$C" "$EX/saxpy.mlir"
 so=$(ls "$C"/cpu/*.so 2>/dev/null | head -1)
 meta=${so%.so}.kernels
 if [[ -z "$so" || ! -f "$meta" ]]; then bad "no cache entry in $C/cpu"; exit 1; fi
-head -1 "$meta" | grep -q '^tessera-cpu-kernels 2 [0-9]* [0-9a-f]\{16\} [0-9a-f]\{16\}$' &&
+head -1 "$meta" | grep -q '^tessera-cpu-kernels 3 [0-9a-f]* [0-9]* [0-9a-f]\{16\} [0-9a-f]\{16\}$' &&
   ok "header: $(head -1 "$meta")" || { bad "header: $(head -1 "$meta")"; }
 ls "$C"/cpu | grep -q '\.tmp' && bad "temporary files left: $(ls "$C"/cpu)" || ok "no temporary files left"
 cp "$so" "$T/good.so"; cp "$meta" "$T/good.kernels"
@@ -63,6 +63,13 @@ run "$C" "$EX/saxpy.mlir"; expect_recovered "swapped .so" "not the shared object
 restore; rm "$so"; mkfifo "$so"
 run "$C" "$EX/saxpy.mlir"; expect_recovered "FIFO as .so" "only regular files"
 
+# Another program's whole entry (.so and .kernels, each vouching for the
+# other) under this key: its header names its own key.  Before, it ran the
+# other program's kernels, or failed every compile for good.
+restore; other=$(ls "$T"/other/cpu/*.kernels | head -1)
+cp "$other" "$meta"; cp "${other%.kernels}.so" "$so"
+run "$C" "$EX/saxpy.mlir"; expect_recovered "another entry's pair" "written for the entry"
+
 # The compiled-program cache above it (<dir>/cpu/programs/<key>.tsp): a byte
 # changed inside the program's executable image is caught by its checksum.
 restore; TESSERA_CACHE_DIR=$C "$RUN" "$EX/saxpy.mlir" --iterations 1 >/dev/null 2>&1
@@ -71,12 +78,28 @@ if [[ -z "$tsp" ]]; then bad "no cached program in $C/cpu/programs"; else
   python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[len(b) // 2] ^= 0x40; open(sys.argv[1], "wb").write(b)' "$tsp"
   TESSERA_CACHE_DIR=$C timeout 120 "$RUN" "$EX/saxpy.mlir" --iterations 1 >"$T/out" 2>&1; rc=$?
   expect_recovered "edited cached program" "checksum mismatch"
+  # Another program's well-formed file under this key: it names its own.
+  # Before, it answered silently for the wrong program.
+  restore; TESSERA_CACHE_DIR=$T/other "$RUN" "$EX/softmax.mlir" --iterations 1 >/dev/null 2>&1
+  other_tsp=$(ls "$T"/other/cpu/programs/*.tsp 2>/dev/null | head -1)
+  cp "$other_tsp" "$tsp"
+  TESSERA_CACHE_DIR=$C timeout 120 "$RUN" "$EX/saxpy.mlir" --iterations 1 >"$T/out" 2>&1; rc=$?
+  expect_recovered "another program's cached file" "written for another program"
+  # A FIFO in its place: the warning, then a new entry (before: the write
+  # into the FIFO waited for a reader for ever).
+  rm -f "$tsp"; mkfifo "$tsp"
+  TESSERA_CACHE_DIR=$C timeout 120 "$RUN" "$EX/saxpy.mlir" --iterations 1 >"$T/out" 2>&1; rc=$?
+  expect_recovered "FIFO as cached program" "not a regular file"
+  [[ -f "$tsp" && ! -p "$tsp" ]] && ok "FIFO as cached program: replaced by the new entry" ||
+    bad "FIFO as cached program: not replaced"
 fi
 
 # Cache folders that cannot be used: a regular file, a read-only file system
 # (/proc; chmod does not stop root).
 touch "$T/file"
 run "$T/file" "$EX/saxpy.mlir"; expect_recovered "cache folder is a file" "compiling without it"
+mkdir -p "$T/sub"; touch "$T/sub/cpu"
+run "$T/sub" "$EX/saxpy.mlir"; expect_recovered "the plugin's cache folder is a file" "compiling without it"
 run /proc/self/tessera-cache "$EX/saxpy.mlir"; expect_recovered "read-only cache folder" "compiling without it"
 
 exit $fail

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -62,6 +63,28 @@ TEST_F(OutputFile, ADeviceIsWrittenNeverReplaced) {
   struct stat st{};
   ASSERT_EQ(::stat("/dev/null", &st), 0);
   EXPECT_TRUE(S_ISCHR(st.st_mode)) << "/dev/null must stay a character device";
+}
+
+// A FIFO no process reads: the open would wait for a reader for ever (a
+// program cache entry, TESSERA_TRACE or --save pointing at one hung).  With
+// a reader, it is written like a pipe.
+TEST_F(OutputFile, AFifoWithoutAReaderIsAnErrorNotAHang) {
+  const std::string p = dir_ + "/fifo";
+  ASSERT_EQ(::mkfifo(p.c_str(), 0600), 0);
+  Status st = WriteOutputFile(p, "data");
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition) << st.ToString();
+  EXPECT_NE(st.message().find("no process is reading"), std::string::npos) << st.ToString();
+  struct stat sb{};
+  ASSERT_EQ(::stat(p.c_str(), &sb), 0);
+  EXPECT_TRUE(S_ISFIFO(sb.st_mode)) << "the FIFO must stay a FIFO";
+  const int reader = ::open(p.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  ASSERT_TRUE(WriteOutputFile(p, "data").ok());
+  char got[8] = {};
+  EXPECT_EQ(::read(reader, got, sizeof got), 4);
+  EXPECT_STREQ(got, "data");
+  ::close(reader);
 }
 
 TEST_F(OutputFile, AFullDiskIsAnErrorWithItsReason) {

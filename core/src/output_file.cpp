@@ -110,8 +110,24 @@ Status WriteOutputFile(const std::string& given, std::string_view data) {
   const bool exists = ::stat(path.c_str(), &st) == 0;
   if (exists && S_ISDIR(st.st_mode))
     return Status(StatusCode::kInvalidArgument, given + ": is a folder; give the name of a file in it");
+  if (exists && S_ISFIFO(st.st_mode)) {
+    // Opened without blocking: with no process reading it, a blocking open
+    // would wait for one for ever (the program would hang at the write).
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0 && errno == ENXIO)
+      return Status(StatusCode::kFailedPrecondition,
+                    given + ": is a FIFO that no process is reading; start the reader first "
+                            "(for example `cat " + given + " > copy &`), or write to a file");
+    if (fd < 0) return Error(given, "cannot open the FIFO", errno);
+    // A reader is there: the writes may wait for it, as a pipe's do.
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    int err = WriteAll(fd, data);
+    if (::close(fd) != 0 && err == 0 && errno != EINTR) err = errno;
+    if (err) return Error(given, "writing failed", err);
+    return Status::Ok();
+  }
   if (exists && !S_ISREG(st.st_mode)) {
-    // A device, FIFO or terminal: written in place, never replaced.
+    // A device or terminal: written in place, never replaced.
     if (const int err = WriteInPlace(path, data, 0)) return Error(given, "writing failed", err);
     return Status::Ok();
   }

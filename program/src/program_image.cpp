@@ -241,6 +241,7 @@ std::string ProgramImage::Serialize() const {
     w.U32(u.arg_param);
   });
   w.I64(step_ok_param);
+  w.Str(cache_key);
   const uint64_t sum = Fnv1a64(w.out().data(), w.out().size());
   w.U64(sum);
   return std::move(w.out());
@@ -374,6 +375,7 @@ StatusOr<ProgramImage> ProgramImage::Deserialize(const std::string& bytes, const
   const int64_t step_ok = r.I64();
   if (step_ok < -1 || step_ok > std::numeric_limits<int32_t>::max()) r.Fail("a step_ok param of " + std::to_string(step_ok));
   im.step_ok_param = static_cast<int32_t>(step_ok);
+  im.cache_key = r.Str();
   // The trailer: the checksum of every byte before it.  The structure above
   // is checked field by field; this catches what still parses, e.g. edited
   // bytes inside an executable image (a cached program is loaded as code).

@@ -323,6 +323,21 @@ std::pair<const DLTensor*, py::capsule> TakeDLPack(const py::capsule& capsule) {
   return {&t->dl_tensor, std::move(owner)};
 }
 
+// The first byte of the tensor, data + byte_offset, once the whole range
+// [data + byte_offset, + nbytes) is known not to wrap the address space (a
+// byte_offset of 2^63 made an address the first read crashed on; 2^64 - 16
+// pointed 16 bytes before the producer's memory).
+uint64_t DLPackAddress(const DLTensor& d, uint64_t nbytes) {
+  const uint64_t data = reinterpret_cast<uintptr_t>(d.data);
+  uint64_t first = 0, end = 0;
+  if (__builtin_add_overflow(data, d.byte_offset, &first) || __builtin_add_overflow(first, nbytes, &end) ||
+      end > (uint64_t{1} << 57))  // beyond any user-space address (57-bit virtual addresses)
+    throw py::buffer_error("from_dlpack: data " + std::to_string(data) + " + byte_offset " +
+                           std::to_string(d.byte_offset) + " + " + std::to_string(nbytes) +
+                           " bytes is past the end of the address space: the producer's capsule is broken");
+  return first;
+}
+
 PyArray ImportDLPack(const py::capsule& capsule) {
   auto [d, owner] = TakeDLPack(capsule);
   if (d->device.device_type != kDLCPU && d->device.device_type != kDLCUDAHost)
@@ -335,7 +350,7 @@ PyArray ImportDLPack(const py::capsule& capsule) {
   if (!d->data && a.nbytes > 0)
     throw py::buffer_error("from_dlpack: the tensor holds " + std::to_string(a.nbytes) +
                            " bytes at address NULL: the producer's capsule is broken");
-  a.host = static_cast<char*>(d->data) + d->byte_offset;
+  a.host = reinterpret_cast<char*>(static_cast<uintptr_t>(DLPackAddress(*d, a.nbytes)));
   a.owner = std::move(owner);
   return a;
 }
@@ -353,7 +368,7 @@ PyArray ImportDLPackOnDevice(const py::capsule& capsule, const Device& device) {
   if (!d->data)
     throw py::buffer_error("from_dlpack: the tensor holds " + std::to_string(a.nbytes) +
                            " bytes at address NULL: the producer's capsule is broken");
-  const uint64_t address = reinterpret_cast<uintptr_t>(d->data) + d->byte_offset;
+  const uint64_t address = DLPackAddress(*d, a.nbytes);
   StatusOr<Buffer> buffer = device.import_memory(address, a.nbytes, TS_BUFFER_DEVICE);
   if (!buffer.ok())
     throw py::buffer_error("from_dlpack: cannot use the tensor's memory on " + device.backend() + " in place: " +

@@ -66,14 +66,34 @@ def managed_malloc(shape, dtype=np.float32, device=None):
     return empty(shape, dtype, device, "managed")
 
 
+def _check_same_dtype(dst, src, nbytes, what):
+    """A copy moves bytes: between element types that differ it would
+    reinterpret them (int32 ones read as float32 are 1e-45), so the types
+    must agree unless the caller asks for raw bytes with nbytes."""
+    if nbytes is not None:
+        return
+    a, b = getattr(dst, "dtype", None), getattr(src, "dtype", None)
+    if a is None or b is None or np.dtype(a) == np.dtype(b):
+        return
+    a, b = np.dtype(a), np.dtype(b)
+    if "O" in (a.kind, b.kind) or not (a.isnative and b.isnative):
+        return  # refused below with its own reason (objects, byte order)
+    from .errors import InvalidArgumentError
+    raise InvalidArgumentError(
+        "%s: the destination holds %s and the source %s; a copy moves bytes and would reinterpret them: "
+        "convert the data first (numpy's astype), or pass nbytes to copy raw bytes" % (what, np.dtype(a), np.dtype(b)))
+
+
 def memcpy(dst, src, nbytes=None):
     """Copies src to dst and returns when the copy is done.  Each is a
     tessera.Array or a C-contiguous numpy array (pageable memory is fine);
-    the sizes must match unless nbytes is given."""
+    the sizes and element types must match unless nbytes is given (then raw
+    bytes are copied)."""
     if isinstance(dst, np.ndarray) and isinstance(src, np.ndarray):
         from .errors import InvalidArgumentError
         raise InvalidArgumentError("memcpy between two numpy arrays: copy them with numpy (np.copyto(dst, src)); "
                                    "a Tessera copy has a tessera.Array on at least one side")
+    _check_same_dtype(dst, src, nbytes, "memcpy")
     _tessera.memcpy(dst, src, nbytes)
 
 
@@ -84,6 +104,7 @@ def memcpy_async(dst, src, stream, nbytes=None):
     known complete (the stream or its device synchronized, the stream's
     query() True, or an event recorded after the copy synchronized or
     queried complete); do not change the host memory before that."""
+    _check_same_dtype(dst, src, nbytes, "memcpy_async")
     _tessera.memcpy_async(dst, src, stream, nbytes)
 
 

@@ -93,6 +93,29 @@ def _is_path(source):
     return "\n" not in source and "{" not in source
 
 
+def _check_cast_kept_values(p, a, cast):
+    """An argument converted to its parameter's type must keep its values, as
+    a scalar argument must: integers that do not fit would wrap (1000 as an
+    i8 became -24) and finite floats beyond the type's range would become
+    inf, silently."""
+    if a.size == 0 or np.can_cast(a.dtype, cast.dtype, "safe"):
+        return
+    if cast.dtype.kind in "iu" and a.dtype.kind in "iub":
+        info = np.iinfo(cast.dtype)
+        lo, hi = int(a.min()), int(a.max())
+        if lo < info.min or hi > info.max:
+            bad = lo if lo < info.min else hi
+            raise InvalidArgumentError(
+                "argument %s is %s, which holds %d..%d; it has the value %d (of %s): convert it "
+                "yourself if wrapping is meant" % (p["name"], p["dtype"], info.min, info.max, bad, a.dtype))
+    elif cast.dtype.kind == "f" and a.dtype.kind == "f":
+        overflow = np.isinf(cast) & np.isfinite(a)
+        if overflow.any():
+            raise InvalidArgumentError(
+                "argument %s is %s; its value %r (of %s) is beyond that type's range and would "
+                "become inf" % (p["name"], p["dtype"], a[overflow].flat[0].item(), a.dtype))
+
+
 class CompiledProgram:
     """A compiled program: call it with numpy arrays (or tessera Arrays) for
     its inputs; it returns its results as numpy arrays (a tuple when there
@@ -154,7 +177,10 @@ class CompiledProgram:
             if p["dtype"] in _RAW_BITS or not np.can_cast(a.dtype, want, "same_kind"):
                 why = _RAW_BITS.get(p["dtype"], "numpy %s" % want)
                 raise InvalidArgumentError("argument %s is %s (%s); got %s" % (p["name"], p["dtype"], why, a.dtype))
-            a = a.astype(want)
+            with np.errstate(over="ignore", invalid="ignore"):  # checked just below
+                cast = a.astype(want)
+            _check_cast_kept_values(p, a, cast)
+            a = cast
         if not _shape_matches(a.shape, p[shape_key]):
             raise InvalidArgumentError("argument %s: shape %s expected, got %s" % (
                 p["name"], tuple(p[shape_key]), tuple(a.shape)))
@@ -236,6 +262,10 @@ class CompiledProgram:
         if not isinstance(stream, _tessera.Stream):
             raise TypeError("enqueue: stream must be a tessera.Stream, not %s" % type(stream).__name__)
         self.program.run([stream], [list(args)], check_grid(grid))
+        # The program (its executables) lives as long as the queued run, and
+        # as long as a graph capturing it: a program made in a helper and
+        # dropped after the capture made every replay fail.
+        stream._keep(self)
 
 
 def _shape_matches(got, want):

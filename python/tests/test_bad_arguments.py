@@ -478,3 +478,37 @@ def test_shapes_numpy_cannot_hold_and_numpy_to_numpy_copies_say_so(dev):
         tessera.empty([1] * 33)
     with pytest.raises(tessera.InvalidArgumentError, match="np.copyto"):
         memcpy(np.zeros(4, np.float32), np.ones(4, np.float32))
+
+
+def test_copies_between_element_types_are_refused(dev):
+    # A copy moves bytes: int32 ones became 1e-45 as float32, silently.
+    d = tessera.empty(4, np.float32)
+    with pytest.raises(tessera.InvalidArgumentError, match="holds float32 and the source int32"):
+        memcpy(d, np.ones(4, np.int32))
+    out = np.zeros(4, np.int32)
+    with pytest.raises(tessera.InvalidArgumentError, match="reinterpret"):
+        memcpy(out, tessera.asarray(np.ones(4, np.float32)))
+    s = stream.create()
+    with pytest.raises(tessera.InvalidArgumentError, match="memcpy_async"):
+        memcpy_async(d, pinned_malloc(4, np.int32), s)
+    memcpy(d, np.ones(4, np.int32), nbytes=16)  # raw bytes, asked for
+    assert d.numpy().view(np.int32).tolist() == [1] * 4
+
+
+def test_arguments_that_do_not_fit_their_parameter_are_refused():
+    # Array arguments were cast with wrapping: 1000 as an i8 became -24,
+    # 1e300 as an f32 became inf (scalar arguments refused both).
+    k = tessera.compile("func.func @k(%x: tensor<4xi8>) -> tensor<4xi32> {\n"
+                        "  %y = tessera_graph.cast %x : tensor<4xi8> -> tensor<4xi32>\n"
+                        "  return %y : tensor<4xi32>\n}\n")
+    with pytest.raises(tessera.InvalidArgumentError, match="holds -128..127; it has the value 1000"):
+        k(np.array([1000, 2, 3, 4]))
+    with pytest.raises(tessera.InvalidArgumentError, match="value 200"):
+        k(np.array([200, 1, 1, 1], np.uint8))
+    assert k([1, -2, 127, -128]).tolist() == [1, -2, 127, -128]  # values that fit
+    r = tessera.compile("func.func @r(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+                        "  %y = tessera_graph.relu %x : tensor<4xf32>\n"
+                        "  return %y : tensor<4xf32>\n}\n")
+    with pytest.raises(tessera.InvalidArgumentError, match="would become inf"):
+        r(np.array([1e300, 1.0, 2.0, 3.0]))
+    assert r(np.array([np.inf, -1.0, 0.5, 2.0])).tolist() == [np.inf, 0.0, 0.5, 2.0]  # inf stays inf

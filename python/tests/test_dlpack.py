@@ -83,7 +83,7 @@ def test_managed_memory_into_numpy(dev, rng):
     if not m.host_visible:
         pytest.skip("managed memory not host-visible")
     v = np.from_dlpack(m)
-    tessera.memcpy(m, np.full((16, 16), 3.5))
+    tessera.memcpy(m, np.full((16, 16), 3.5, np.float64))
     assert v.ctypes.data == m._host_address()
     np.testing.assert_array_equal(v, 3.5)
 
@@ -155,7 +155,7 @@ _DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(_DLManagedTensor))
 _DLManagedTensor._fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", _DELETER)]
 
 
-def _capsule(keep, data, shape, ndim=None, with_shape=True):
+def _capsule(keep, data, shape, ndim=None, with_shape=True, byte_offset=0):
     new = ctypes.pythonapi.PyCapsule_New
     new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
     dims = (ctypes.c_int64 * max(1, len(shape)))(*shape)
@@ -166,6 +166,7 @@ def _capsule(keep, data, shape, ndim=None, with_shape=True):
     m.dl_tensor.dtype = _DLDataType(2, 32, 1)  # float32
     if with_shape:
         m.dl_tensor.shape = dims
+    m.dl_tensor.byte_offset = byte_offset
     m.deleter = _DELETER(0)
     keep.extend([dims, m])
     return new(ctypes.addressof(m), b"dltensor", None)
@@ -183,6 +184,11 @@ def test_broken_producers_are_refused():
         tessera.Array._from_dlpack_capsule(_capsule(keep, real.ctypes.data, [4], ndim=-1))
     with pytest.raises(BufferError, match="size -4"):
         tessera.Array._from_dlpack_capsule(_capsule(keep, real.ctypes.data, [-4]))
+    # A byte_offset that wraps the address space: 2^63 was imported and its
+    # first read crashed; 2^64 - 16 read 16 bytes before the memory.
+    for offset in (2**63, 2**64 - 16):
+        with pytest.raises(BufferError, match="past the end of the address space"):
+            tessera.Array._from_dlpack_capsule(_capsule(keep, real.ctypes.data, [4], byte_offset=offset))
     # An empty tensor may have no memory.
     assert tessera.Array._from_dlpack_capsule(_capsule(keep, None, [0])).shape == (0,)
 

@@ -131,3 +131,27 @@ def test_a_refused_nested_capture_keeps_the_outer_captures_memory():
     g.launch()
     s.synchronize()
     np.testing.assert_array_equal(buf.numpy(), np.full(1 << 16, 5.0, np.float32))
+
+
+def test_the_graph_keeps_the_program_it_replays(dev):
+    # A program compiled in a helper and dropped after the capture: every
+    # launch failed ("the executable ... was destroyed").
+    if not dev.graphs:
+        pytest.skip("%s has no graphs" % dev.name)
+    s = stream.create()
+    x = tessera.asarray(-np.ones((4, 8), np.float32))
+    y = tessera.empty((4, 8), np.float32)
+
+    def build():
+        fn = tessera.compile("func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {\n"
+                             "  %y = tessera_graph.relu %x : tensor<4x8xf32>\n"
+                             "  return %y : tensor<4x8xf32>\n}\n", device=dev)
+        with graph.capture(s) as g:
+            fn.enqueue(x, y, stream=s)
+        return g
+
+    g = build()
+    gc.collect()
+    g.launch()
+    s.synchronize()
+    np.testing.assert_array_equal(y.numpy(), np.zeros((4, 8), np.float32))

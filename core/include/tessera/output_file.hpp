@@ -12,7 +12,8 @@
 //  - An existing file that is not a regular file (/dev/null, a FIFO, a
 //    terminal): written in place.  Renaming over it replaced the device
 //    node with a regular file (as root, `-o /dev/null` deleted the system's
-//    /dev/null).
+//    /dev/null).  A FIFO that no process is reading is an error
+//    (FAILED_PRECONDITION), not a write that waits for a reader for ever.
 //  - A symbolic link (or a chain of them): its target is written, the
 //    links stay.
 //  - A folder, or a path in a folder that does not exist: an error that

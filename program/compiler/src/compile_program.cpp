@@ -1,5 +1,8 @@
 // The public entry points of libtessera_compiler: parse, lower, compile
 // through the plugin, finish the image.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -93,10 +96,11 @@ std::string ArchCompiledFor(const CompileTargetInfo& target, const std::string& 
   return target.default_arch;
 }
 
+// The cache file of the program (empty without a cache) and its key.
 std::string ProgramCacheFile(const ProgramSource& source, const ProgramCompileOptions& options,
                              const std::vector<OptionValue>& compile_options, const std::string& plugin,
                              const CompileTargetInfo& target_info, const std::string& target,
-                             const Device* device) {
+                             const Device* device, std::string* key_out) {
   std::string dir;
   for (const OptionValue& v : compile_options)
     if (v.name == "cache_dir") dir = v.string_value;
@@ -124,6 +128,7 @@ std::string ProgramCacheFile(const ProgramSource& source, const ProgramCompileOp
   add(source.name);
   add(text);
   std::string key = llvm::toHex(h.final(), true).substr(0, 32);
+  *key_out = key;
   return dir + "/programs/" + key + ".tsp";
 }
 
@@ -137,11 +142,20 @@ StatusOr<Compiled> Build(const ProgramSource& source, const ProgramCompileOption
   const CompileTargetInfo* target = compiler.FindTarget(target_text);
   if (!target) return Status(StatusCode::kInvalidArgument, "the " + compiler.plugin() + " plugin has no target '" + target_text + "'");
   const std::vector<OptionValue> compile_options = CompileOptionsFor(*target, options);
+  std::string cache_key;
   const std::string cached =
-      emit.empty() ? ProgramCacheFile(source, options, compile_options, compiler.plugin(), *target, target_text, device) : "";
+      emit.empty() ? ProgramCacheFile(source, options, compile_options, compiler.plugin(), *target, target_text, device,
+                                      &cache_key)
+                   : "";
   if (!cached.empty()) {
     TraceScope phase("compile", "program cache lookup");
     auto image = ProgramImage::ReadFile(cached);
+    // A well-formed entry of another program (renamed or copied over this
+    // one) would run the wrong code: its own key must be this one.
+    if (image.ok() && image->cache_key != cache_key)
+      image = Status(StatusCode::kFailedPrecondition,
+                     "it was written for another program (cache key '" + image->cache_key + "', not '" + cache_key +
+                         "')");
     phase.AddArg("hit", image.ok() ? "yes" : "no");
     if (image.ok()) {
       Compiled c;
@@ -226,7 +240,15 @@ StatusOr<Compiled> Build(const ProgramSource& source, const ProgramCompileOption
   c.output = std::move(*out);
   if (!cached.empty()) {
     llvm::sys::fs::create_directories(llvm::sys::path::parent_path(cached));
-    c.image.WriteFile(cached).IgnoreError();  // a cache that cannot be written is no cache
+    // An entry that is not a regular file (a FIFO, a link, a device) is
+    // the cache's own name: removed, so the new entry replaces it instead
+    // of being written into it.
+    struct stat st {};
+    if (::lstat(cached.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+      ::unlink(cached.c_str());
+    ProgramImage entry = c.image;  // the caller's image names no cache
+    entry.cache_key = cache_key;
+    entry.WriteFile(cached).IgnoreError();  // a cache that cannot be written is no cache
   }
   return c;
 }

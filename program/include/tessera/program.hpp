@@ -153,6 +153,11 @@ struct ProgramImage {
   };
   std::vector<StateUpdate> state_updates;
   int32_t step_ok_param = -1;
+  // The program cache's key (docs/program.md, "The program cache") when the
+  // image was written there, "" otherwise: a cached file is used only under
+  // its own key, so an entry renamed or copied over another is compiled
+  // again instead of answering for a different program.
+  std::string cache_key;
 
   uint64_t devices() const;  // product of mesh_shape (1 without a mesh)
   // Serialized (the .tsp file): "TSPROG" + versions + the fields above.
@@ -174,7 +179,8 @@ inline constexpr int64_t kMaxProgramDevices = 4096;
 // 5: a list of mesh axes per sharded dim.
 // 6: the placement given at compile time.
 // 7: the source's SHA-256, the training marks (state updates, step_ok).
-inline constexpr uint32_t kProgramFileVersion = 7;
+// 8: the program cache's key.
+inline constexpr uint32_t kProgramFileVersion = 8;
 
 struct RunOptions {
   // A Tile IR kernel program: the grid of its launch, instead of the

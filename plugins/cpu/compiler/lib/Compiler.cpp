@@ -132,6 +132,8 @@ std::set<std::string> gUnwritableDirs;
 std::string checkWritable(const std::string &dir) {
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return "cannot create it: " + ec.message();
+  // create_directories takes an existing file of that name for the folder.
+  if (!llvm::sys::fs::is_directory(dir)) return "it is not a folder";
   if (std::error_code ec = llvm::sys::fs::access(dir, llvm::sys::fs::AccessMode::Write))
     return "cannot write into it: " + ec.message();
   return "";

@@ -131,24 +131,30 @@ std::string KernelsPath(const std::string &dir, const std::string &key) {
   return std::string(p);
 }
 
-std::string SerializeKernels(const std::vector<KernelInfo> &kernels, const ImageId &so) {
+std::string SerializeKernels(const std::vector<KernelInfo> &kernels, const ImageId &so,
+                             const std::string &key) {
   const std::string body = Body(kernels);
-  return std::string(kMagic) + " " + std::to_string(kFormatVersion) + " " + std::to_string(so.bytes) +
+  return std::string(kMagic) + " " + std::to_string(kFormatVersion) + " " + key + " " +
+         std::to_string(so.bytes) +
          " " + Hex(so.xxh64) + " " + Hex(llvm::xxHash64(StringRef(body))) + "\n" + body;
 }
 
-std::string ParseKernels(const std::string &text, std::vector<KernelInfo> *kernels, ImageId *so) {
+std::string ParseKernels(const std::string &text, std::vector<KernelInfo> *kernels, ImageId *so,
+                         std::string *key) {
   kernels->clear();
   StringRef all(text);
   auto [header, body] = all.split('\n');
   llvm::SmallVector<StringRef> w;
   header.split(w, ' ', -1, /*KeepEmpty=*/false);
-  if (w.size() != 5 || w[0] != kMagic) return "no tessera-cpu-kernels header";
+  if (w.empty() || w[0] != kMagic) return "no tessera-cpu-kernels header";
   int version = 0;
-  if (!Num(w[1], &version) || version != kFormatVersion)
-    return "format version " + w[1].str() + ", this build writes " + std::to_string(kFormatVersion);
+  if (w.size() < 2 || !Num(w[1], &version) || version != kFormatVersion)
+    return "format version " + (w.size() < 2 ? std::string("?") : w[1].str()) +
+           ", this build writes " + std::to_string(kFormatVersion);
+  if (w.size() != 6) return "malformed header";
+  *key = w[2].str();
   uint64_t bodyHash = 0;
-  if (!Num(w[2], &so->bytes) || w[3].getAsInteger(16, so->xxh64) || w[4].getAsInteger(16, bodyHash))
+  if (!Num(w[3], &so->bytes) || w[4].getAsInteger(16, so->xxh64) || w[5].getAsInteger(16, bodyHash))
     return "malformed header";
   if (llvm::xxHash64(body) != bodyHash) return "the launch descriptions do not match their checksum";
   return ParseBody(body, *kernels);
@@ -178,8 +184,15 @@ bool Load(const std::string &dir, const std::string &key, CompiledProgram *prog,
     return false;
   }
   std::vector<KernelInfo> kernels;
-  if (std::string why = ParseKernels(text, &kernels, id); !why.empty()) {
+  std::string named;
+  if (std::string why = ParseKernels(text, &kernels, id, &named); !why.empty()) {
     Drop(dir, key, metaPath + ": " + why);
+    return false;
+  }
+  // A well-formed entry of another key (renamed, or copied over this one
+  // with its .so) holds another program's kernels.
+  if (named != key) {
+    Drop(dir, key, metaPath + ": it was written for the entry '" + named + "'");
     return false;
   }
   std::string image;
@@ -200,7 +213,7 @@ std::string Store(const std::string &dir, const std::string &key, const std::str
   if (std::string why = fileio::SyncFile(linkedSo); !why.empty()) return why;
   if (std::error_code ec = llvm::sys::fs::rename(linkedSo, soPath))
     return "cannot rename " + linkedSo + " to " + soPath + ": " + ec.message();
-  const std::string text = SerializeKernels(kernels, id);
+  const std::string text = SerializeKernels(kernels, id, key);
   return fileio::WriteFileAtomically(KernelsPath(dir, key), text.data(), text.size());
 }
 

@@ -3,8 +3,10 @@
 // One compiled program is two files in the cache folder:
 //   <key>.so       the elf-native shared object;
 //   <key>.kernels  a header line, then the kernels' launch descriptions:
-//     tessera-cpu-kernels <version> <so bytes> <so xxh64> <body xxh64>
-// The header names the exact shared object (size and xxHash64 of its bytes,
+//     tessera-cpu-kernels <version> <key> <so bytes> <so xxh64> <body xxh64>
+// The header names its own key (an entry renamed or copied over another,
+// .so and .kernels together, is caught: it would run another program's
+// kernels) and the exact shared object (size and xxHash64 of its bytes,
 // LLVM's implementation), so a truncated, edited or swapped .so is caught
 // before it is loaded, and the body's checksum catches an edited or cut
 // .kernels file.  Both files are read with a size limit (regular files only)
@@ -29,7 +31,7 @@
 namespace tessera::cpu::cache {
 
 /// Bumped when the .kernels text changes meaning: older entries are dropped.
-inline constexpr int kFormatVersion = 2;
+inline constexpr int kFormatVersion = 3;  // 3: the key in the header
 /// A shared object of cpu kernels larger than this is not read back.
 inline constexpr uint64_t kMaxSharedObjectBytes = uint64_t{512} << 20;
 /// Launch descriptions: a few lines per kernel.
@@ -43,10 +45,13 @@ struct ImageId {
 };
 ImageId IdOf(const std::string &image);
 
-/// The .kernels file: header + body.
-std::string SerializeKernels(const std::vector<KernelInfo> &kernels, const ImageId &so);
-/// Parses and checks a .kernels file; "" on success, else why it is bad.
-std::string ParseKernels(const std::string &text, std::vector<KernelInfo> *kernels, ImageId *so);
+/// The .kernels file of entry `key`: header + body.
+std::string SerializeKernels(const std::vector<KernelInfo> &kernels, const ImageId &so,
+                             const std::string &key);
+/// Parses and checks a .kernels file; "" on success (the key it names in
+/// *key), else why it is bad.
+std::string ParseKernels(const std::string &text, std::vector<KernelInfo> *kernels, ImageId *so,
+                         std::string *key);
 
 /// Reads the shared object at `path` (bounded) and checks it is `want`.
 /// "" on success (the bytes in *image), else why not.
