@@ -467,5 +467,44 @@ TEST(ForkTest, AParentsRuntimeSaysSoInTheChildAndANewOneWorks) {
   EXPECT_TRUE(after.ok()) << after.status().ToString();
 }
 
+// A default-constructed Runtime or Device (invalid until created) answers
+// with empty values and FAILED_PRECONDITION / INVALID_HANDLE: pinned_malloc,
+// is_pinned, register_host and backend() dereferenced NULL.
+TEST(NullHandles, ADefaultRuntimeAndDeviceAnswerWithoutCrashing) {
+  Runtime r;
+  EXPECT_FALSE(r.valid());
+  EXPECT_EQ(r.backend(), "");
+  EXPECT_TRUE(r.candidates().empty());
+  EXPECT_TRUE(r.devices().empty());
+  EXPECT_EQ(r.plugin_api(), nullptr);
+  EXPECT_EQ(r.raw_client(), nullptr);
+  auto p = r.pinned_malloc(16);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), StatusCode::kFailedPrecondition) << p.status().ToString();
+  EXPECT_NE(p.status().message().find("Runtime::Create"), std::string::npos) << p.status().ToString();
+  int x = 0;
+  EXPECT_FALSE(r.is_pinned(&x, sizeof x));
+  EXPECT_EQ(r.register_host(&x, sizeof x).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(r.unregister_host(&x).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(r.pinned_free(&x).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(r.create_communicator({}).status().code(), StatusCode::kFailedPrecondition);
+  Device d;
+  EXPECT_EQ(d.info().name, "");
+  EXPECT_EQ(d.backend(), "");
+  EXPECT_FALSE(d.allocate(16).ok());
+}
+
+// register_host of a range that wraps the address space is refused (the
+// cpu plugin's mlock locked a few pages and reported success).
+TEST(NullHandles, ARegisteredRangeThatWrapsIsRefused) {
+  auto rt = Runtime::Create();
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  int x = 0;
+  Status st = rt->register_host(&x, SIZE_MAX);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+  EXPECT_NE(st.message().find("wraps the address space"), std::string::npos) << st.ToString();
+  EXPECT_FALSE(rt->is_pinned(&x, sizeof x));
+}
+
 }  // namespace
 }  // namespace tessera

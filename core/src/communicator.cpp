@@ -156,6 +156,10 @@ StatusOr<Communicator> Runtime::create_communicator(
 
 StatusOr<Communicator> Runtime::CreateCommunicator(const std::vector<Device>& devices,
                                                    const AcrossProcesses* across) const {
+  if (!impl_)
+    return Status(StatusCode::kFailedPrecondition,
+                  "create_communicator: the Runtime was not created (a default-constructed Runtime is empty): "
+                  "use Runtime::Create()");
   if (devices.empty())
     return Status(StatusCode::kInvalidArgument,
                   "create_communicator: pass at least one device");

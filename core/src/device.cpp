@@ -23,8 +23,16 @@ Buffer WrapBuffer(const Device& device, TsBuffer* raw, uint64_t size, TsBufferKi
 
 }  // namespace
 
-const DeviceInfo& Device::info() const { return impl_->info; }
-const std::string& Device::backend() const { return impl_->runtime->backend; }
+// A null Device (default-constructed) answers empty values: its calls
+// return INVALID_HANDLE, and these two return references.
+const DeviceInfo& Device::info() const {
+  static const DeviceInfo none;
+  return impl_ ? impl_->info : none;
+}
+const std::string& Device::backend() const {
+  static const std::string none;
+  return impl_ ? impl_->runtime->backend : none;
+}
 TsDevice* Device::raw() const { return impl_ ? impl_->raw : nullptr; }
 Runtime Device::runtime() const {
   if (!impl_) return Runtime();

@@ -226,9 +226,23 @@ std::vector<std::string> Runtime::DefaultPluginDirectories() {
   return dirs;
 }
 
-const std::string& Runtime::backend() const { return impl_->backend; }
+namespace {
+// What a default-constructed Runtime (invalid until Create) answers: empty
+// values, and an error that says so, instead of a null dereference.
+Status NotCreated(const char* what) {
+  return Status(StatusCode::kFailedPrecondition,
+                std::string(what) + ": the Runtime was not created (a default-constructed Runtime is "
+                                    "empty): use Runtime::Create()");
+}
+}  // namespace
+
+const std::string& Runtime::backend() const {
+  static const std::string none;
+  return impl_ ? impl_->backend : none;
+}
 const std::vector<PluginCandidate>& Runtime::candidates() const {
-  return impl_->candidates;
+  static const std::vector<PluginCandidate> none;
+  return impl_ ? impl_->candidates : none;
 }
 Runtime::Runtime(std::shared_ptr<detail::RuntimeImpl> impl) : impl_(std::move(impl)) {
   if (!impl_) return;
@@ -242,13 +256,15 @@ Runtime::Runtime(std::shared_ptr<detail::RuntimeImpl> impl) : impl_(std::move(im
 
 const std::vector<Device>& Runtime::devices() const { return devices_; }
 const TsPluginApi* Runtime::plugin_api() const {
+  if (!impl_) return nullptr;
   // Validating, the raw table too goes through the layer.
   return impl_->plugin->validation() ? &impl_->plugin->table() : impl_->plugin->raw_api();
 }
-const TsPluginApi* Runtime::plugin_own_api() const { return impl_->plugin->raw_api(); }
-TsClient* Runtime::raw_client() const { return impl_->client; }
+const TsPluginApi* Runtime::plugin_own_api() const { return impl_ ? impl_->plugin->raw_api() : nullptr; }
+TsClient* Runtime::raw_client() const { return impl_ ? impl_->client : nullptr; }
 
 StatusOr<void*> Runtime::pinned_malloc(size_t size) const {
+  if (!impl_) return NotCreated("pinned_malloc");
   if (size == 0)
     return Status(StatusCode::kInvalidArgument,
                   "pinned_malloc(0): the size must be greater than zero");
@@ -264,6 +280,7 @@ StatusOr<void*> Runtime::pinned_malloc(size_t size) const {
 
 Status Runtime::pinned_free(void* pointer) const {
   if (pointer == nullptr) return Status::Ok();
+  if (!impl_) return NotCreated("pinned_free");
   if (!impl_->pinned.Remove(pointer, detail::PinnedRegistry::Origin::kPinnedMalloc))
     return Status(StatusCode::kInvalidArgument,
                   "pinned_free: the pointer was not returned by pinned_malloc "
@@ -275,9 +292,14 @@ Status Runtime::pinned_free(void* pointer) const {
 }
 
 Status Runtime::register_host(void* pointer, size_t size) const {
+  if (!impl_) return NotCreated("register_host");
   if (pointer == nullptr || size == 0)
     return Status(StatusCode::kInvalidArgument,
                   "register_host needs a non-null pointer and a size > 0");
+  if (uintptr_t end = 0; __builtin_add_overflow(reinterpret_cast<uintptr_t>(pointer), size, &end))
+    return Status(StatusCode::kInvalidArgument,
+                  "register_host: " + FormatBytes(size) + " from the pointer wraps the address space: give "
+                  "the size of the memory at the pointer");
   // Claim the range first so two threads cannot register overlapping memory.
   if (!impl_->pinned.Add(pointer, size,
                          detail::PinnedRegistry::Origin::kRegisterHost))
@@ -297,6 +319,7 @@ Status Runtime::register_host(void* pointer, size_t size) const {
 }
 
 Status Runtime::unregister_host(void* pointer) const {
+  if (!impl_) return NotCreated("unregister_host");
   if (!impl_->pinned.Remove(pointer, detail::PinnedRegistry::Origin::kRegisterHost))
     return Status(StatusCode::kInvalidArgument,
                   "unregister_host: the pointer was not registered with "
@@ -308,7 +331,7 @@ Status Runtime::unregister_host(void* pointer) const {
 }
 
 bool Runtime::is_pinned(const void* pointer, size_t size) const {
-  return impl_->pinned.Contains(pointer, size);
+  return impl_ && impl_->pinned.Contains(pointer, size);
 }
 
 }  // namespace tessera

@@ -343,6 +343,14 @@ TS_CPU_ENTRY(Host_Register, TS_HOST_REGISTER_ARGS_STRUCT_SIZE) {
     return errorf(TS_ERROR_INVALID_ARGUMENT,
                   "cpu: Host_Register: %s: pass the start and the size of existing host memory",
                   args->pointer == nullptr ? "pointer is NULL" : "size is 0");
+  // mlock rounds the end up to a page: a range that wraps the address space
+  // became a small one and "succeeded", locking nothing asked for.
+  if (uintptr_t end = 0;
+      __builtin_add_overflow(reinterpret_cast<uintptr_t>(args->pointer), args->size, &end))
+    return errorf(TS_ERROR_INVALID_ARGUMENT,
+                  "cpu: Host_Register: %llu bytes from %p wrap the address space: give the size of "
+                  "the memory at the pointer",
+                  static_cast<unsigned long long>(args->size), args->pointer);
   {
     // Claimed first, locked after: mlock of a large range takes long, and
     // a capture noting host ranges waits for host_mu under the scheduler

@@ -512,3 +512,13 @@ def test_arguments_that_do_not_fit_their_parameter_are_refused():
     with pytest.raises(tessera.InvalidArgumentError, match="would become inf"):
         r(np.array([1e300, 1.0, 2.0, 3.0]))
     assert r(np.array([np.inf, -1.0, 0.5, 2.0])).tolist() == [np.inf, 0.0, 0.5, 2.0]  # inf stays inf
+
+
+@pytest.mark.parametrize("shape", ["9223372036854775807", "4294967296x4294967296"])
+def test_shapes_beyond_any_memory_are_refused_saying_so(shape):
+    # 2^32 x 2^32 elements wrapped to 0 ("has no elements"); 2^63 - 1 was
+    # "the program image is corrupt".
+    t = "tensor<%sxf32>" % shape
+    text = "func.func @f(%%x: %s) -> %s {\n  %%y = tessera_graph.relu %%x : %s\n  return %%y : %s\n}\n" % (t, t, t, t)
+    with pytest.raises(tessera.InvalidArgumentError, match="no device addresses that much memory"):
+        tessera.compile(text)

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "mlir/IR/Verifier.h"
+#include "mlir/IR/FunctionInterfaces.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -67,6 +68,49 @@ mlir::DialectRegistry Registry() {
   registerAllDialects(registry);
   return registry;
 }
+// The first value whose static shape holds more bytes than any device
+// addresses (2^62), or whose element count overflows 64 bits: "" when none.
+// Past the verifier, such a count wrapped (2^32 x 2^32 elements became "no
+// elements") or overflowed the plan's sizes ("the program image is
+// corrupt").
+std::string OversizedValue(mlir::ModuleOp module) {
+  constexpr uint64_t kMaxBytes = uint64_t{1} << 62;
+  std::string found;
+  auto check = [&](mlir::Type type, mlir::Location loc) {
+    auto shaped = type.dyn_cast<mlir::ShapedType>();
+    if (!found.empty() || !shaped || !shaped.hasRank()) return;
+    uint64_t elements = 1;
+    bool count_overflows = false;
+    for (int64_t d : shaped.getShape())
+      if (d > 0)
+        count_overflows = count_overflows || __builtin_mul_overflow(elements, static_cast<uint64_t>(d), &elements);
+    const mlir::Type e = shaped.getElementType();
+    const uint64_t bytes_each = e.isIntOrFloat() ? std::max<uint64_t>(1, (e.getIntOrFloatBitWidth() + 7) / 8) : 8;
+    uint64_t bytes = 0;
+    const bool bytes_overflow = count_overflows || __builtin_mul_overflow(elements, bytes_each, &bytes);
+    if (!bytes_overflow && bytes <= kMaxBytes) return;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << type;
+    std::string where = "<unknown>";
+    if (auto l = loc.dyn_cast<mlir::FileLineColLoc>())
+      where = l.getFilename().str() + ":" + std::to_string(l.getLine()) + ":" + std::to_string(l.getColumn());
+    found = where + ": " + os.str() +
+            (count_overflows ? " has more elements than a 64-bit count holds"
+                             : " holds " + std::to_string(elements) + " elements, more than 2^62 bytes") +
+            ": no device addresses that much memory; give it a size that fits";
+  };
+  module.walk([&](mlir::Operation* op) {
+    for (mlir::Region& r : op->getRegions())
+      for (mlir::Block& b : r)
+        for (mlir::BlockArgument a : b.getArguments()) check(a.getType(), a.getLoc());
+    for (mlir::Value v : op->getResults()) check(v.getType(), op->getLoc());
+    if (auto f = llvm::dyn_cast<mlir::FunctionOpInterface>(op))
+      for (mlir::Type t : f.getResultTypes()) check(t, op->getLoc());
+  });
+  return found;
+}
+
 }  // namespace
 
 ParsedModule::ParsedModule() : context_(Registry(), mlir::MLIRContext::Threading::DISABLED) {
@@ -114,6 +158,8 @@ StatusOr<std::unique_ptr<ParsedModule>> ParsedModule::Parse(const ProgramSource&
   if (!p->module_) return p->Error(StatusCode::kInvalidArgument, p->name_ + ": not a valid Tessera program");
   if (mlir::failed(mlir::verify(*p->module_)))
     return p->Error(StatusCode::kInvalidArgument, p->name_ + ": the program does not verify");
+  if (std::string big = OversizedValue(*p->module_); !big.empty())
+    return Status(StatusCode::kInvalidArgument, big);
   // Gradients the program declares (tessera.grad_of) are built here, and
   // calls between Graph IR functions inlined: what follows sees one
   // function of plain Graph IR (docs/autodiff.md).
