@@ -4,6 +4,15 @@
 // Two Runtimes of one process stand for two processes: each has its own
 // cpu client, and they meet only through the id, as processes do.  The
 // same code under mpirun: tests/mpi (collectives_plugin).
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
 #include <future>
 #include <thread>
 
@@ -245,6 +254,47 @@ TEST(PluginProcessCommunicatorJoin, BadIdsAndRanksAreRefused) {
   expect(a.create_communicator(a.devices(), 4, {0}, id), StatusCode::kInvalidArgument, "give each device its rank");
   expect(a.create_communicator(a.devices(), 4, {0, 1}, Runtime::CollectiveId(5)), StatusCode::kInvalidArgument,
          "the id has 5 bytes");
+}
+
+// A segment a process left when it was killed or interrupted while joining
+// (/dev/shm/tessera-cpu-<nonce>, 12 MiB each, kept for good) is removed by
+// the next join once its processes are all gone; one whose process lives,
+// or one too young to judge, stays.
+namespace {
+std::string MakeSegment(const char* nonce, int32_t pid, time_t age_s) {
+  const std::string name = std::string("/tessera-cpu-") + nonce;
+  const int fd = ::shm_open(name.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
+  EXPECT_GE(fd, 0) << std::strerror(errno);
+  if (fd < 0) return name;
+  EXPECT_EQ(::ftruncate(fd, 8192), 0);
+  const uint32_t ranks = 2;
+  EXPECT_EQ(::pwrite(fd, &ranks, sizeof ranks, 0), static_cast<ssize_t>(sizeof ranks));  // header: num_ranks
+  EXPECT_EQ(::pwrite(fd, &pid, sizeof pid, 4096), static_cast<ssize_t>(sizeof pid));     // rank 0's pid
+  const timespec old[2] = {{::time(nullptr) - age_s, 0}, {::time(nullptr) - age_s, 0}};
+  EXPECT_EQ(::futimens(fd, old), 0);
+  ::close(fd);
+  return name;
+}
+bool SegmentExists(const std::string& name) { return ::access(("/dev/shm" + name).c_str(), F_OK) == 0; }
+}  // namespace
+
+TEST(PluginProcessCommunicatorJoin, SegmentsOfProcessesThatDiedWhileJoiningAreRemoved) {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  ::waitpid(child, nullptr, 0);  // a pid that no longer runs
+  const std::string dead = MakeSegment("0123456789abcdef0123456789abcd01", child, 3600);
+  const std::string alive = MakeSegment("0123456789abcdef0123456789abcd02", ::getpid(), 3600);
+  const std::string young = MakeSegment("0123456789abcdef0123456789abcd03", child, 0);
+  Runtime a = MakeCpu(1), b = MakeCpu(1);
+  TS_ASSERT_OK_AND_ASSIGN(auto id, a.create_collective_id());
+  auto [ca, cb] = JoinBoth(a, {0}, b, {1}, 2, id);
+  TS_ASSERT_OK(ca.status());
+  TS_ASSERT_OK(cb.status());
+  EXPECT_FALSE(SegmentExists(dead)) << "the segment of a process that died while joining was kept";
+  EXPECT_TRUE(SegmentExists(alive)) << "a segment whose process runs was removed";
+  EXPECT_TRUE(SegmentExists(young)) << "a segment too young to judge was removed";
+  for (const std::string& n : {dead, alive, young}) ::shm_unlink(n.c_str());
 }
 
 TEST(PluginProcessCommunicatorJoin, ProcessesThatDisagreeOnTheSizeFail) {

@@ -1,5 +1,6 @@
 #include "shm_group.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -12,6 +13,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <ctime>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include "host_reduce.hpp"
@@ -135,6 +139,91 @@ uint8_t* ShmGroup::slot(uint32_t r) const {
   return static_cast<uint8_t*>(base_) + kHeaderBytes + records + r * slot_bytes_;
 }
 
+namespace {
+
+// SEGMENTS LEFT BEHIND.  A segment's name is removed once every rank has
+// joined, or when a join fails.  A process that ends while it waits to
+// join (Ctrl-C in Python leaves the waiting thread behind and exits;
+// SIGTERM, SIGKILL) never gets there, and the segment stayed in /dev/shm
+// for good (12 MiB each).  Two remedies:
+//  - at a normal exit, the names this process is still joining are removed
+//    (JoiningNames' destructor; exit() runs it whatever threads still wait);
+//  - every join first removes segments whose processes are all gone
+//    (RemoveStaleSegments), which covers the signals no handler sees.
+constexpr char kSegmentPrefix[] = "tessera-cpu-";
+// A segment younger than this may be one whose creator has not written its
+// pid yet: never judged stale.
+constexpr time_t kStaleAfterSeconds = 30;
+
+class JoiningNames {
+ public:
+  void Add(const std::string& name) {
+    std::lock_guard<std::mutex> lk(mu_);
+    names_.insert(name);
+  }
+  void Remove(const std::string& name) {
+    std::lock_guard<std::mutex> lk(mu_);
+    names_.erase(name);
+  }
+  ~JoiningNames() {
+    std::lock_guard<std::mutex> lk(mu_);
+    for (const std::string& n : names_) shm_unlink(n.c_str());
+  }
+
+ private:
+  std::mutex mu_;
+  std::set<std::string> names_;
+};
+JoiningNames g_joining;
+
+// Whether any rank of the segment at `fd` (of `size` bytes) may still be
+// running: a registered pid that exists.  Unreadable or implausible
+// content counts as alive (the segment is left alone).
+bool AnyRankAlive(int fd, uint64_t size) {
+  if (size < kHeaderBytes) return true;
+  void* head = mmap(nullptr, kHeaderBytes, PROT_READ, MAP_SHARED, fd, 0);
+  if (head == MAP_FAILED) return true;
+  const uint32_t n = static_cast<const ShmGroup::Header*>(head)->num_ranks.load(std::memory_order_acquire);
+  munmap(head, kHeaderBytes);
+  if (n == 0) return false;  // nobody ever set it up
+  const uint64_t mapped = kHeaderBytes + RoundUp(uint64_t{n} * kRecordBytes, 4096);
+  if (n > kMaxRanks || size < mapped) return true;
+  void* base = mmap(nullptr, mapped, PROT_READ, MAP_SHARED, fd, 0);
+  if (base == MAP_FAILED) return true;
+  bool alive = false;
+  for (uint32_t r = 0; r < n && !alive; ++r) {
+    const auto* rec = reinterpret_cast<const ShmGroup::RankRecord*>(static_cast<const uint8_t*>(base) +
+                                                                    kHeaderBytes + r * kRecordBytes);
+    const int32_t pid = rec->pid.load(std::memory_order_relaxed);
+    alive = pid > 0 && (kill(pid, 0) == 0 || errno != ESRCH);
+  }
+  munmap(base, mapped);
+  return alive;
+}
+
+}  // namespace
+
+void RemoveStaleSegments() {
+  DIR* dir = opendir("/dev/shm");
+  if (!dir) return;
+  const time_t now = time(nullptr);
+  const size_t prefix = sizeof kSegmentPrefix - 1;
+  while (const dirent* e = readdir(dir)) {
+    const std::string n = e->d_name;
+    if (n.size() != prefix + 2 * kNonceBytes || n.compare(0, prefix, kSegmentPrefix) != 0) continue;
+    const std::string name = "/" + n;
+    const int fd = shm_open(name.c_str(), O_RDONLY, 0);
+    if (fd < 0) continue;
+    struct stat st {};
+    const bool stale = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+                       now - st.st_mtime >= kStaleAfterSeconds &&
+                       !AnyRankAlive(fd, static_cast<uint64_t>(st.st_size));
+    close(fd);
+    if (stale) shm_unlink(name.c_str());
+  }
+  closedir(dir);
+}
+
 TsError* MakeShmUniqueId(uint8_t out[TS_UNIQUE_ID_BYTES]) noexcept {
   uint8_t nonce[kNonceBytes];
   size_t got = 0;
@@ -178,7 +267,8 @@ TsError* ShmGroup::Join(const uint8_t* id, uint32_t num_ranks, std::vector<uint3
     // One slot per rank, and one for the result of an all_reduce's chunk.
     g->slot_bytes_ = std::clamp<uint64_t>(kSegmentDataBytes / (num_ranks + 1) / 4096 * 4096, kMinSlot, kMaxSlot);
     g->bytes_ = kHeaderBytes + RoundUp(uint64_t{num_ranks} * kRecordBytes, 4096) + (num_ranks + 1) * g->slot_bytes_;
-    const std::string name = "/tessera-cpu-" + parsed.nonce;
+    const std::string name = "/" + std::string(kSegmentPrefix) + parsed.nonce;
+    RemoveStaleSegments();
     const int fd = shm_open(name.c_str(), O_RDWR | O_CREAT, 0600);
     if (fd < 0)
       return errorf(TS_ERROR_INTERNAL, "cpu: Communicator_Create: shm_open(%s): %s (is /dev/shm writable?)",
@@ -207,10 +297,15 @@ TsError* ShmGroup::Join(const uint8_t* id, uint32_t num_ranks, std::vector<uint3
                     plugin_support::human_size(g->bytes_).c_str(), std::strerror(map_errno));
     }
     g->base_ = base;
-    // From here the name goes once every rank has joined, or on failure.
+    // From here the name goes once every rank has joined, or on failure,
+    // or at this process's exit if it is still waiting then.
+    g_joining.Add(name);
     struct Unlink {
       std::string name;
-      ~Unlink() { shm_unlink(name.c_str()); }
+      ~Unlink() {
+        shm_unlink(name.c_str());
+        g_joining.Remove(name);
+      }
     } unlink_at_end{name};
     Header* h = g->header();
     uint32_t expected = 0;

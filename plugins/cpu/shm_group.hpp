@@ -41,6 +41,12 @@
 
 namespace tessera::cpu {
 
+// Removes the segments of joins that never finished (/dev/shm/tessera-cpu-*
+// of this user, at least 30 s old, whose registered processes are all
+// gone): a process killed or interrupted while it waited left its segment
+// for good.  Every join calls it first.
+void RemoveStaleSegments();
+
 // Communicator_CreateUniqueId: "tessera-cpu-shm/1 <host name> <32 hex digits>".
 TsError* MakeShmUniqueId(uint8_t out[TS_UNIQUE_ID_BYTES]) noexcept;
 
