@@ -148,6 +148,9 @@ expect scalar_not_whole "--scalar 2.9: argument 0 of int16_scale is i16; give a 
   "$I16" --scalar 2.9
 expect scalar_too_big   "--scalar 40000: argument 0 of int16_scale is i16" "$I16" --scalar 40000
 expect extra_scalars    "2 --scalar values given, int16_scale takes 1 scalar argument" "$I16" --scalar 3 --scalar 4
+# A float scalar beyond its type: 1e300 for saxpy's f32 a became inf.
+expect scalar_beyond_f32 "--scalar 1e+300: argument 0 of saxpy is f32, whose largest value is smaller" \
+  "$EX/saxpy.mlir" --scalar 1e300
 expect extra_scalars_graph "1 --scalar values given, softmax takes 0 scalar arguments" "$SM" --scalar 3
 # An i16 result is written as numpy's '<i2' and reads back as what ran.
 if "$RUN" "$I16" --scalar 3 --iterations 1 --output "$T/i16.npy" >/dev/null 2>&1 &&

@@ -112,7 +112,8 @@ def prefetch(array, target, stream):
     """Migrates managed memory toward `target` (a Device, or "host") on
     `stream`.  Returns what the device did: "applied", "emulated" or
     "ignored" (never a silent success)."""
-    return _tessera.prefetch(array, None if target in (None, "host") else _device(target), stream)
+    host = target is None or (isinstance(target, str) and target.lower() == "host")
+    return _tessera.prefetch(array, None if host else _device(target), stream)
 
 
 def advise(array, advice, device=None):
@@ -121,7 +122,8 @@ def advise(array, advice, device=None):
     Returns "applied", "emulated" or "ignored"."""
     if not isinstance(advice, str):
         raise TypeError("advise: advice is a str such as 'read_mostly', not %r" % (advice,))
-    return _tessera.advise(array, advice, None if device in (None, "host") else _device(device))
+    host = device is None or (isinstance(device, str) and device.lower() == "host")
+    return _tessera.advise(array, advice, None if host else _device(device))
 
 
 # DLPack device types of device memory -> the backend whose devices use it.

@@ -310,6 +310,9 @@ def compile(source, device=None, mesh=None, function=None, schedule=None, in_spe
     """
     is_path = _is_path(source)
     text = os.fspath(source) if is_path else source
+    if isinstance(text, (str, bytes)) and not text:
+        raise InvalidArgumentError("compile(): the source is empty: give a path (a .mlir or .tsp file) or the "
+                                   "program's text")
     if "\0" in text:
         raise InvalidArgumentError("compile(): the %s holds a NUL character" % ("path" if is_path else "program text"))
     if is_path:

@@ -522,3 +522,12 @@ def test_shapes_beyond_any_memory_are_refused_saying_so(shape):
     text = "func.func @f(%%x: %s) -> %s {\n  %%y = tessera_graph.relu %%x : %s\n  return %%y : %s\n}\n" % (t, t, t, t)
     with pytest.raises(tessera.InvalidArgumentError, match="no device addresses that much memory"):
         tessera.compile(text)
+
+
+def test_small_mistakes_are_named():
+    # bool("no") is True: a non-bool non_blocking made a non-blocking stream.
+    with pytest.raises(tessera.InvalidArgumentError, match="give True or False"):
+        stream.create(non_blocking="no")
+    # An empty source was ": cannot open".
+    with pytest.raises(tessera.InvalidArgumentError, match="the source is empty"):
+        tessera.compile("")

@@ -487,6 +487,14 @@ int Run(int argc, char** argv) {
           (v != std::trunc(v) || elements::RoundTo(v, p.dtype) != v))
         return Fail(kExitBadInput, "--scalar " + FormatNumber(v) + ": argument " + std::to_string(i) + " of " +
                                        im.function + " is " + p.dtype + "; give a whole number it holds");
+      // A float argument takes a value its type holds: 1e300 as an f32
+      // became inf silently (the Python API refuses it too).
+      if (given && elements::IsFloatDtype(p.dtype) && std::isfinite(v) &&
+          !std::isfinite(elements::RoundTo(v, p.dtype)))
+        return Fail(kExitBadInput, "--scalar " + FormatNumber(v) + ": argument " + std::to_string(i) + " of " +
+                                       im.function + " is " + p.dtype +
+                                       ", whose largest value is smaller: it would become inf; give a value the "
+                                       "type holds (inf itself is accepted)");
       for (auto& h : host) {
         h[i].dtype = p.dtype;
         h[i].shape = {1};
