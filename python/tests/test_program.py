@@ -300,3 +300,41 @@ func.func @f(%a: tensor<16x8xbf16>, %b: tensor<8x16xbf16>) -> tensor<16x16xf32> 
     np.testing.assert_allclose(fn(tessera.to_bf16_bits(a), tessera.to_bf16_bits(b)), want, rtol=1e-5, atol=1e-5)
     with pytest.raises(tessera.InvalidArgumentError, match="is bf16 .*bfloat16.*got int32"):
         fn(np.ones((16, 8), np.int32), b)
+
+
+_SPECIAL = np.array([np.nan, np.inf, -np.inf, 88.5, 88.8, 100.0, -1e38, -100.0, 0.0, -0.0, 1.0, -2.5,
+                     3e38, -3e38, 1e-40, 88.7], np.float32)
+
+
+@pytest.mark.parametrize("op,ref", [
+    ("relu", lambda x: np.where(x < 0, np.float32(0), x)),
+    ("exp", np.exp),
+    ("erf", None),
+    ("silu", lambda x: x / (1 + np.exp(-x.astype(np.float64)))),
+])
+def test_special_values_follow_ieee(op, ref):
+    # NaN stays NaN, exp overflows to inf: the cpu backend gave relu(NaN) = 0,
+    # erf(NaN) = 1, exp(inf) = exp(88.8) = 2.4e38 and silu(-1e38) = -0.42.
+    fn = tessera.compile("func.func @f(%x: tensor<16xf32>) -> tensor<16xf32> {\n"
+                         "  %y = tessera_graph.OP %x : tensor<16xf32>\n"
+                         "  return %y : tensor<16xf32>\n}\n".replace("OP", op))
+    with np.errstate(all="ignore"):
+        got = np.asarray(fn(_SPECIAL), np.float64)
+        if ref is None:  # erf: NaN in, NaN out; +-1 at the infinities
+            assert np.isnan(got[0]) and got[1] == 1.0 and got[2] == -1.0
+            return
+        want = np.asarray(ref(_SPECIAL), np.float64)
+    assert np.array_equal(np.isnan(got), np.isnan(want)), (got, want)
+    finite = ~np.isnan(want)
+    np.testing.assert_allclose(got[finite], want[finite], rtol=1e-5, atol=1e-30)
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_max_min_propagate_nan_from_either_side(op):
+    fn = tessera.compile("func.func @f(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {\n"
+                         "  %r = tessera_graph.OP %x, %y : tensor<4xf32>, tensor<4xf32>\n"
+                         "  return %r : tensor<4xf32>\n}\n".replace("OP", op))
+    x = np.array([np.nan, 1.0, np.nan, 2.0], np.float32)
+    y = np.array([1.0, np.nan, np.nan, 3.0], np.float32)
+    got = fn(x, y)
+    assert np.isnan(got[:3]).all() and got[3] == (3.0 if op == "max" else 2.0)

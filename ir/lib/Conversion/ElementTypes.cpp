@@ -292,7 +292,9 @@ Value emitErf(OpBuilder &b, Location loc, Value x) {
   // A rational minimax approximation on [-4, 4] (the one XLA and Eigen
   // use for f32): erf(x) = x P(x^2) / Q(x^2), P of degree 6 and Q of
   // degree 4 in x^2, a few ulp; |x| >= 4 rounds to +-1 in f32 (clamped).
-  // NaN propagates through the min / max as NaN (arith.minf / maxf).
+  // NaN is passed through at the end: the clamp's arith.minf / maxf lower
+  // to maxnum on the cpu (LLVM 16) and to an undefined result in SPIR-V, so
+  // erf(NaN) came out 1.
   auto c = [&](double v) { return splatConstant(b, loc, x.getType(), v); };
   Value xc = b.create<arith::MaxFOp>(loc, b.create<arith::MinFOp>(loc, x, c(4)), c(-4));
   Value x2 = b.create<arith::MulFOp>(loc, xc, xc);
@@ -306,7 +308,19 @@ Value emitErf(OpBuilder &b, Location loc, Value x) {
                       -1.60960333262415e-02});
   Value den = horner({-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
                       -7.37332916720468e-03, -1.42647390514189e-02});
-  return b.create<arith::DivFOp>(loc, b.create<arith::MulFOp>(loc, xc, num), den);
+  Value r = b.create<arith::DivFOp>(loc, b.create<arith::MulFOp>(loc, xc, num), den);
+  Value nan = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, x, x);
+  return b.create<arith::SelectOp>(loc, nan, x, r);
+}
+
+// max / min of floats with NaN propagated from either side (numpy's
+// maximum / minimum, IEEE 754-2019 maximum): arith.maxf / minf lower to
+// LLVM's maxnum on the cpu and to PTX max.f32, which return the other
+// operand, and SPIR-V's FMax / FMin leave a NaN operand undefined.
+static Value emitMaxMinF(OpBuilder &b, Location loc, Value x, Value y, bool isMax) {
+  Value m = isMax ? b.create<arith::MaxFOp>(loc, x, y).getResult() : b.create<arith::MinFOp>(loc, x, y).getResult();
+  Value nan = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, x, y);
+  return b.create<arith::SelectOp>(loc, nan, b.create<arith::AddFOp>(loc, x, y), m);
 }
 
 namespace {
@@ -454,7 +468,7 @@ FailureOr<Value> emitElementwise(OpBuilder &b, Location loc, Operation *op, Arra
   if (isa<g::AddOp>(op)) return f ? b.create<arith::AddFOp>(loc, x, in[1]).getResult() : b.create<arith::AddIOp>(loc, x, in[1]).getResult();
   if (isa<g::SubOp>(op)) return f ? b.create<arith::SubFOp>(loc, x, in[1]).getResult() : b.create<arith::SubIOp>(loc, x, in[1]).getResult();
   if (isa<g::MulOp>(op)) return f ? b.create<arith::MulFOp>(loc, x, in[1]).getResult() : b.create<arith::MulIOp>(loc, x, in[1]).getResult();
-  if (isa<g::MaxOp>(op)) return f ? b.create<arith::MaxFOp>(loc, x, in[1]).getResult() : b.create<arith::MaxSIOp>(loc, x, in[1]).getResult();
+  if (isa<g::MaxOp>(op)) return f ? emitMaxMinF(b, loc, x, in[1], true) : b.create<arith::MaxSIOp>(loc, x, in[1]).getResult();
   if (isa<g::DivOp>(op)) {
     if (f && o.selectDivisionByZero) {
       Bits u(b, loc, t);
@@ -477,9 +491,13 @@ FailureOr<Value> emitElementwise(OpBuilder &b, Location loc, Operation *op, Arra
     q = b.create<arith::SelectOp>(loc, minus1, b.create<arith::SubIOp>(loc, c(0), x), q);
     return b.create<arith::SelectOp>(loc, zero, c(0), q).getResult();
   }
+  // relu: x < 0 ? 0 : x keeps a NaN (one maxps on x86); arith.maxf(x, 0)
+  // gave 0 for NaN on the cpu (maxnum).
   if (isa<g::ReluOp>(op))
-    return f ? b.create<arith::MaxFOp>(loc, x, c(0)).getResult() : b.create<arith::MaxSIOp>(loc, x, c(0)).getResult();
-  if (isa<g::MinOp>(op)) return f ? b.create<arith::MinFOp>(loc, x, in[1]).getResult() : b.create<arith::MinSIOp>(loc, x, in[1]).getResult();
+    return f ? b.create<arith::SelectOp>(loc, b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, x, c(0)), c(0), x)
+                   .getResult()
+             : b.create<arith::MaxSIOp>(loc, x, c(0)).getResult();
+  if (isa<g::MinOp>(op)) return f ? emitMaxMinF(b, loc, x, in[1], false) : b.create<arith::MinSIOp>(loc, x, in[1]).getResult();
   if (isa<g::NegOp>(op)) return f ? b.create<arith::NegFOp>(loc, x).getResult() : b.create<arith::SubIOp>(loc, c(0), x).getResult();
   if (isa<g::AbsOp>(op)) {
     if (f) return b.create<math::AbsFOp>(loc, x).getResult();

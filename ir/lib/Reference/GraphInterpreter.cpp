@@ -63,8 +63,10 @@ F floatElementwise(Operation& op, F x, F y) {
   if (isa<g::SubOp>(op)) return x - y;
   if (isa<g::MulOp>(op)) return x * y;
   if (isa<g::DivOp>(op)) return x / y;
-  if (isa<g::MaxOp>(op)) return std::max(x, y);
-  if (isa<g::MinOp>(op)) return std::min(x, y);
+  // NaN from either side, as numpy's maximum / minimum (std::max kept y's
+  // NaN out when x came first).
+  if (isa<g::MaxOp>(op)) return std::isnan(x) || std::isnan(y) ? x + y : std::max(x, y);
+  if (isa<g::MinOp>(op)) return std::isnan(x) || std::isnan(y) ? x + y : std::min(x, y);
   if (isa<g::PowOp>(op)) return std::pow(x, y);
   if (isa<g::ReluOp>(op)) return std::max(x, F(0));
   if (isa<g::ExpOp>(op)) return std::exp(x);

@@ -14,7 +14,8 @@
 // CHECK: memref.alloc() {alignment = 64 : i64} : memref<6528xf32>
 // CHECK: scf.for
 // CHECK: vector.fma
-// CHECK: arith.maxf
+// CHECK: arith.cmpf olt
+// CHECK: arith.select
 // CHECK: vector.store
 // AVX-512 (matmul-lanes=16, what the cpu compiler sets on a target with
 // AVX-512F): a 12 x 32 register tile is 24 vector<16xf32> accumulators.
@@ -33,7 +34,7 @@
 // ZMM: vector.load {{.*}} : memref<{{[0-9]+}}xf32>, vector<16xf32>
 // ZMM: vector.fma {{.*}} : vector<16xf32>
 // ZMM-NOT: vector.fma {{.*}} : vector<8xf32>
-// ZMM: arith.maxf {{.*}} : vector<16xf32>
+// ZMM: arith.select {{.*}} : vector<16xi1>, vector<16xf32>
 // ZMM: vector.store {{.*}} : memref<96x32xf32>, vector<16xf32>
 // A tile whose NR is not a multiple of 16 keeps 8 lanes.
 // YMM-LABEL: func.func @dense

@@ -23,7 +23,8 @@
 // CHECK: scf.if %[[STORE]] {
 // CHECK: arith.remui %{{.*}}, %c50 : index
 // CHECK: arith.addf
-// CHECK: arith.maxf
+// CHECK: arith.cmpf olt
+// CHECK: arith.select
 // CHECK: memref.store %{{.*}}, %arg3
 func.func @odd(%a: tensor<100x70xf32>, %w: tensor<70x50xf32>, %b: tensor<50xf32>) -> tensor<100x50xf32> {
   %0 = tessera_graph.matmul %a, %w : tensor<100x70xf32>, tensor<70x50xf32> -> tensor<100x50xf32>

@@ -35,18 +35,19 @@
 // CHECK: scf.for %{{.*}} = %c0 to %c16 step %c1 iter_args(
 // CHECK-COUNT-64: math.fma
 // CHECK: tessera_tile.barrier
-// Epilogue on the registers: bias (broadcast over rows: flat % 4096), relu,
-// then the store.
+// Epilogue on the registers: bias (broadcast over rows: flat % 4096), relu
+// (x < 0 ? 0 : x, which keeps a NaN), then the store.
 // CHECK: arith.remui %{{.*}}, %c4096
 // CHECK-NEXT: %[[BIAS:.*]] = memref.load %arg2
 // CHECK-NEXT: %[[S:.*]] = arith.addf %[[ACC]]#0, %[[BIAS]] : f32
-// CHECK-NEXT: %[[R:.*]] = arith.maxf %[[S]], %cst : f32
+// CHECK-NEXT: %[[NEG:.*]] = arith.cmpf olt, %[[S]], %cst : f32
+// CHECK-NEXT: %[[R:.*]] = arith.select %[[NEG]], %cst, %[[S]] : f32
 // CHECK-NEXT: memref.store %[[R]], %arg3
 // CHECK-LABEL: func.func @mlp_k1_gemm(
 // CHECK-SAME: tessera_tile.grid = array<i64: 8, 4, 1>
 // CHECK: math.fma
 // CHECK: arith.addf
-// CHECK-NOT: arith.maxf
+// CHECK-NOT: arith.select
 // CHECK: return
 
 // SPV: spirv.module @__spv__mlp_k0_gemm

@@ -4,9 +4,12 @@
 // without -fveclib), which would dominate the online softmax.  This pass
 // replaces math.exp on f32 VECTORS by Cephes' expf in vector ops (range
 // reduction x = n ln2 + r, a degree-5 polynomial for e^r, 2^n built in the
-// exponent bits); relative error about 2 ulp.  Inputs below -88.37 (and -inf)
-// give 0, as the online softmax needs for exp(-inf - m); results below 2^-126
-// (x < -87.3) flush to 0, NaN stays NaN.  Scalar f32 math.exp gets the same
+// exponent bits, as two factors so that 2^128 and 2^-127 are reachable);
+// relative error about 2 ulp.  Inputs at or below -88.37 (and -inf) give 0,
+// as the online softmax needs for exp(-inf - m); inputs above
+// ln(FLT_MAX) = 88.72 (and +inf) give inf, the ones just below it the
+// largest floats (a clamp at 88.37 once made exp(inf) 2.4e38); NaN stays
+// NaN.  Scalar f32 math.exp gets the same
 // polynomial (as a 1-lane vector), so that every exp of a kernel is one
 // function: fusion or a remainder loop never changes a result bit.
 //
@@ -16,6 +19,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/BuiltinOps.h"
+
+#include <limits>
 
 namespace tessera::cpu {
 #define GEN_PASS_DEF_EXPANDVECTOREXP
@@ -37,7 +42,7 @@ Value expandExp(OpBuilder &b, Location loc, Value x, VectorType vt) {
     return b.create<arith::ConstantOp>(loc, it, SplatElementsAttr::get(it, b.getI32IntegerAttr(v)));
   };
   auto fma = [&](Value a, Value m, Value c) -> Value { return b.create<math::FmaOp>(loc, a, m, c); };
-  const double lo = -88.3762626647949, hi = 88.3762626647949;
+  const double lo = -88.3762626647949, hi = 88.72283935546875;  // hi: the f32 below ln(FLT_MAX)
   Value xc = b.create<arith::MaxFOp>(loc, b.create<arith::MinFOp>(loc, x, cf(hi)), cf(lo));
   // n = floor(x / ln2 + 1/2), r = x - n ln2 (ln2 split in two for accuracy).
   Value n = b.create<math::FloorOp>(loc, fma(xc, cf(1.44269504088896341), cf(0.5)));
@@ -48,15 +53,26 @@ Value expandExp(OpBuilder &b, Location loc, Value x, VectorType vt) {
     y = fma(y, r, cf(p));
   y = fma(y, b.create<arith::MulFOp>(loc, r, r), r);
   y = b.create<arith::AddFOp>(loc, y, cf(1.0));
-  // 2^n from the exponent bits (n + 127 = 0 at n = -127 gives exactly 0).
+  // 2^n = 2^(n/2) * 2^(n - n/2) from the exponent bits: n reaches 128 near
+  // the top (one factor 2^128 would be the bits of inf) and -127 at the
+  // bottom (exponent field 0); halves keep both factors normal.
   Value ni = b.create<arith::FPToSIOp>(loc, it, n);
-  Value bits = b.create<arith::ShLIOp>(loc, b.create<arith::AddIOp>(loc, ni, ci(127)), ci(23));
-  y = b.create<arith::MulFOp>(loc, y, b.create<arith::BitcastOp>(loc, vt, bits));
-  // At or below the clamp the result is 0 (exp(-inf) = 0 exactly; at the
-  // clamp itself n could round to -128, whose bits would read as -inf); NaN
-  // stays NaN (the clamp's min/max may drop it).
+  Value n1 = b.create<arith::ShRSIOp>(loc, ni, ci(1));
+  Value n2 = b.create<arith::SubIOp>(loc, ni, n1);
+  auto pow2 = [&](Value k) -> Value {
+    return b.create<arith::BitcastOp>(
+        loc, vt, b.create<arith::ShLIOp>(loc, b.create<arith::AddIOp>(loc, k, ci(127)), ci(23)));
+  };
+  Value p1 = pow2(n1);  // in this order: the IR does not depend on the compiler's
+  Value p2 = pow2(n2);  // order of evaluating arguments
+  y = b.create<arith::MulFOp>(loc, b.create<arith::MulFOp>(loc, y, p1), p2);
+  // At or below the low clamp the result is 0 (exp(-inf) = 0 exactly);
+  // above ln(FLT_MAX) it is inf; NaN stays NaN (the clamp's min/max may
+  // drop it).
   Value under = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLE, x, cf(lo));
   y = b.create<arith::SelectOp>(loc, under, cf(0.0), y);
+  Value over = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, x, cf(hi));
+  y = b.create<arith::SelectOp>(loc, over, cf(std::numeric_limits<float>::infinity()), y);
   Value nan = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, x, x);
   return b.create<arith::SelectOp>(loc, nan, x, y);
 }
