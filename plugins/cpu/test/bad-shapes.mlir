@@ -9,3 +9,4 @@ func.func @zero_sized(%a: tensor<0x16xf32>) -> tensor<0x16xf32> {
   return %r : tensor<0x16xf32>
 }
 
+

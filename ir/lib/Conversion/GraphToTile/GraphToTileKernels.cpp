@@ -36,6 +36,7 @@
 // (KernelBodies.h). This file: the pass, and reading a plan back.
 //===----------------------------------------------------------------------===//
 #include "tessera/Conversion/GraphToTile/Passes.h"
+#include "tessera/Conversion/ShapeLimits.h"
 
 #include "LaunchPlanPatterns.h"
 
@@ -80,7 +81,12 @@ struct GraphToTileKernelsPass : tessera::conversion::impl::GraphToTileKernelsBas
       SmallVector<Type> types(op->getOperandTypes());
       llvm::append_range(types, op->getResultTypes());
       for (Type ty : types)
-        if (auto t = ty.dyn_cast<RankedTensorType>(); t && t.hasStaticShape() && t.getNumElements() == 0) {
+        if (std::string big = tessera::oversizedShapeReason(ty); !big.empty()) {
+          // Before getNumElements, which wraps (2^62+1 x 4 became 4).
+          op->emitOpError() << "has a tensor " << ty << " that " << big
+                            << ": no device addresses that much memory; give it a size that fits";
+          return WalkResult::interrupt();
+        } else if (auto t = ty.dyn_cast<RankedTensorType>(); t && t.hasStaticShape() && t.getNumElements() == 0) {
           op->emitOpError() << "has a zero-element tensor " << t << ": zero-sized tensors are not supported by the "
                             << backend << " backend (give every dim a size >= 1)";
           return WalkResult::interrupt();
@@ -95,7 +101,10 @@ struct GraphToTileKernelsPass : tessera::conversion::impl::GraphToTileKernelsBas
     });
     if (empty.wasInterrupted()) return failure();
     for (BlockArgument a : f.getArguments())
-      if (auto t = a.getType().dyn_cast<RankedTensorType>(); t && t.getNumElements() == 0)
+      if (std::string big = tessera::oversizedShapeReason(a.getType()); !big.empty())
+        return f.emitError() << "argument " << a.getArgNumber() << " " << a.getType() << " " << big
+                             << ": no device addresses that much memory; give it a size that fits";
+      else if (auto t = a.getType().dyn_cast<RankedTensorType>(); t && t.getNumElements() == 0)
         return f.emitError() << "argument " << a.getArgNumber() << " " << t
                              << " has no elements: zero-sized tensors are not supported by the " << backend
                              << " backend";

@@ -25,3 +25,13 @@ func.func @layout_operand(%x: tensor<8x16xf32, #tessera_graph.layout<col_major>>
   %r = tessera_graph.exp %x : tensor<8x16xf32, #tessera_graph.layout<col_major>>
   return %r : tensor<8x16xf32, #tessera_graph.layout<col_major>>
 }
+
+// -----
+
+// A shape whose element count wraps 64 bits: getNumElements said 4, and the
+// kernel was lowered onto memref<4xf32>.
+func.func @wraps(%x: tensor<4611686018427387905x4xf32>) -> tensor<4611686018427387905x4xf32> {
+  // expected-error @+1 {{'tessera_graph.relu' op has a tensor 'tensor<4611686018427387905x4xf32>' that has more elements than a 64-bit count holds: no device addresses that much memory; give it a size that fits}}
+  %r = tessera_graph.relu %x : tensor<4611686018427387905x4xf32>
+  return %r : tensor<4611686018427387905x4xf32>
+}

@@ -14,6 +14,7 @@
 #include "tessera/cpu/Passes.h"
 
 #include "tessera/Conversion/ElementTypes.h"
+#include "tessera/Conversion/ShapeLimits.h"
 #include "tessera/Conversion/ShapeOps.h"
 #include "FlashAttentionToCPU.h"
 #include "LoopBuilder.h"
@@ -579,6 +580,10 @@ LogicalResult KernelBuilder::run() {
     if (!t.hasStaticShape())
       return emitError(at) << "cpu backend: " << t << " has a dynamic shape: Graph IR programs are "
                               "compiled for static shapes";
+    // Before getNumElements, which wraps (2^62+1 x 4 became 4 elements).
+    if (std::string big = tessera::oversizedShapeReason(t); !big.empty())
+      return emitError(at) << "cpu backend: " << t << " " << big
+                           << ": no device addresses that much memory; give it a size that fits";
     if (t.getNumElements() == 0)
       return emitError(at) << "cpu backend: " << t << " has no elements: zero-sized tensors are "
                               "not supported";
