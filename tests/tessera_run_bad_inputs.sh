@@ -130,6 +130,21 @@ MLIR
 expect endless_loop_checked "did not finish endless within --check-seconds, so it was not run on cpu" \
   "$T/endless.mlir" --check-seconds 0.5
 expect endless_loop_names_the_loop "in the scf.while at $T/endless.mlir:7:8" "$T/endless.mlir" --check-seconds 0.5
+# A loop with an empty body counted no operation, so --check-seconds never
+# stopped it: each iteration counts now.
+cat > "$T/empty_loop.mlir" <<'MLIR'
+func.func @empty_loop(%x: memref<256xf32>)
+    attributes {tessera_tile.group_size = array<i64: 1>, tessera_tile.grid = array<i64: 1>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %big = arith.constant 9223372036854775807 : index
+  scf.for %i = %c0 to %big step %c1 {
+  }
+  return
+}
+MLIR
+expect empty_loop_checked "did not finish empty_loop within --check-seconds, so it was not run on cpu" \
+  "$T/empty_loop.mlir" --check-seconds 0.5
 expect check_seconds_nan "--check-seconds nan: not a number of seconds" "$T/endless.mlir" --check-seconds nan
 expect timeout_negative "--timeout -1: not a number of seconds" "$T/endless.mlir" --timeout -1
 # Unchecked, --timeout bounds the run: exit 2 saying what it was doing.

@@ -685,7 +685,11 @@ void Interpreter::Execute(Lane &lane, Operation &op) {
     SmallVector<Val> carried;
     for (Value v : f.getInitArgs()) carried.push_back(Get(lane, v));
     Block &body = f.getRegion().front();
+    // Each iteration counts as an operation (its yield): a loop with an
+    // empty body ran past --check-seconds and the operation limit.
+    const bool counting = launch_.max_operations || launch_.max_seconds > 0;
     for (int64_t i = lb; i < ub; i = NextIteration(i, step, ub)) {
+      if (counting) CountOperation(*body.getTerminator());
       Val iv;
       iv.v.push_back(static_cast<double>(i));
       Set(lane, body.getArgument(0), iv);
@@ -701,7 +705,9 @@ void Interpreter::Execute(Lane &lane, Operation &op) {
     int64_t lb = Index(lane, p.getLb()), ub = Index(lane, p.getUb()), step = Index(lane, p.getStep());
     if (step <= 0) Fail(o, "a pipeline step of " + Twine(step));
     Block &body = p.getBody().front();
+    const bool counting = launch_.max_operations || launch_.max_seconds > 0;
     for (int64_t i = lb; i < ub; i = NextIteration(i, step, ub)) {
+      if (counting) CountOperation(*body.getTerminator());
       Val iv;
       iv.v.push_back(static_cast<double>(i));
       Set(lane, body.getArgument(0), iv);
@@ -721,8 +727,10 @@ void Interpreter::Execute(Lane &lane, Operation &op) {
   if (auto w = dyn_cast<scf::WhileOp>(op)) {
     SmallVector<Val> args;
     for (Value v : w.getInits()) args.push_back(Get(lane, v));
+    const bool counting = launch_.max_operations || launch_.max_seconds > 0;
     for (int64_t guard = 0;; ++guard) {
       Block &before = w.getBefore().front();
+      if (counting) CountOperation(*before.getTerminator());  // as scf.for's iterations
       for (size_t k = 0; k < args.size(); ++k) Set(lane, before.getArgument(k), args[k]);
       for (Operation &b : before.without_terminator()) Execute(lane, b);
       auto cond = cast<scf::ConditionOp>(before.getTerminator());
