@@ -145,6 +145,22 @@ func.func @empty_loop(%x: memref<256xf32>)
 MLIR
 expect empty_loop_checked "did not finish empty_loop within --check-seconds, so it was not run on cpu" \
   "$T/empty_loop.mlir" --check-seconds 0.5
+# A barrier only some lanes reach (lane-dependent scf.if): undefined on a
+# GPU (a hang, or shared memory read early).  It was run, "NOT checked".
+cat > "$T/divergent.mlir" <<'MLIR'
+func.func @divergent(%x: memref<256xf32>)
+    attributes {tessera_tile.group_size = array<i64: 256>, tessera_tile.grid = array<i64: 1>} {
+  %c128 = arith.constant 128 : index
+  %l = tessera_tile.lane_id 0 : index
+  %lo = arith.cmpi ult, %l, %c128 : index
+  scf.if %lo {
+    tessera_tile.barrier
+  }
+  return
+}
+MLIR
+expect divergent_barrier_not_run "found divergent with lanes that do not all reach the same barrier or subgroup op, so it was not run on cpu" \
+  "$T/divergent.mlir"
 expect check_seconds_nan "--check-seconds nan: not a number of seconds" "$T/endless.mlir" --check-seconds nan
 expect timeout_negative "--timeout -1: not a number of seconds" "$T/endless.mlir" --timeout -1
 # Unchecked, --timeout bounds the run: exit 2 saying what it was doing.

@@ -55,6 +55,7 @@ TileReference RunTileReference(const Program& program, mlir::ModuleOp source, co
   ref.error = reference::RunTileKernel(fn, launch, &targs, &failure);
   ref.out_of_bounds = failure == reference::TileFailure::kOutOfBounds;
   ref.limit = failure == reference::TileFailure::kLimit;
+  ref.divergent = failure == reference::TileFailure::kDivergent;
   if (ref.error.empty())
     for (auto& t : targs) ref.values.push_back(std::move(t.values));
   return ref;

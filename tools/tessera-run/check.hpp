@@ -25,6 +25,7 @@ struct TileReference {
   std::string error;
   bool out_of_bounds = false;  // the error is an access out of bounds
   bool limit = false;          // the interpreter stopped at max_seconds
+  bool divergent = false;      // a barrier or subgroup op not every lane reaches
   bool no_launch = false;      // the program launches no kernel
 };
 // max_seconds: the interpreter's limit (0: none).

@@ -691,6 +691,14 @@ int Run(int argc, char** argv) {
         return Fail(kExitBadInput, "the Tile IR interpreter found " + im.function +
                                        " accessing memory out of bounds, so it was not run on " + devices[0].backend() +
                                        ": " + tile_ref->error + " (--no-check runs it unchecked)");
+      // A barrier not every lane reaches hangs a GPU or corrupts its
+      // shared memory (undefined behaviour): not run either.
+      if (tile_ref->divergent)
+        return Fail(kExitBadInput, "the Tile IR interpreter found " + im.function +
+                                       " with lanes that do not all reach the same barrier or subgroup op, so it "
+                                       "was not run on " + devices[0].backend() + ": " + tile_ref->error +
+                                       " (move the barrier out of lane-dependent control flow; --no-check runs "
+                                       "it unchecked)");
       // A loop that never ends would hang the device as it did the
       // interpreter: not run either.
       if (tile_ref->limit)

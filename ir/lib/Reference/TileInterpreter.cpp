@@ -497,6 +497,7 @@ void Interpreter::Resolve() {
                       (acquire ? "tile_load_acquire" : "tile_load_wait") + " of stage " +
                       std::to_string(lanes_[l].wait_stage) + ": every other lane waits or has finished, and no " +
                       (acquire ? "tile_load_release" : "tile_load_commit") + " of the stage is to come (deadlock)";
+        failure_ = TileFailure::kDivergent;  // a device would hang there too
         return true;
       }
     return false;
@@ -510,6 +511,7 @@ void Interpreter::Resolve() {
         if (stageDeadlock()) return;
         Operation *op = lanes_[waiting.front()].wait;
         lane_error_ = LocationText(op->getLoc()) + ": a barrier that not every lane of the group reaches (divergent control flow)";
+        failure_ = TileFailure::kDivergent;
         return;
       }
     if (waiting.size() == n) {
@@ -562,9 +564,11 @@ void Interpreter::Resolve() {
     if (stageDeadlock()) return;
     Operation *op = waiting.empty() ? kernel_.getOperation() : lanes_[waiting.front()].wait;
     lane_error_ = LocationText(op->getLoc()) + ": the lanes of a subgroup do not all reach this shuffle or reduction";
+    failure_ = TileFailure::kDivergent;
   } else if (!progress && barrier && waiting.size() != n) {
     // Some lanes wait at a barrier while others of a subgroup wait elsewhere.
     lane_error_ = LocationText(lanes_[waiting.front()].wait->getLoc()) + ": lanes wait at different collective ops (divergent control flow)";
+    failure_ = TileFailure::kDivergent;
   }
 }
 

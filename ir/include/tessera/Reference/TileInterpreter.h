@@ -51,6 +51,7 @@ enum class TileFailure {
   kNone,
   kOutOfBounds,  // a load, store or view outside its buffer
   kLimit,        // max_operations or max_seconds reached
+  kDivergent,    // a barrier or subgroup op not every lane reaches (a GPU hangs or corrupts)
   kOther,
 };
 
