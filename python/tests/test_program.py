@@ -338,3 +338,19 @@ def test_max_min_propagate_nan_from_either_side(op):
     y = np.array([1.0, np.nan, np.nan, 3.0], np.float32)
     got = fn(x, y)
     assert np.isnan(got[:3]).all() and got[3] == (3.0 if op == "max" else 2.0)
+
+
+def test_pow_follows_c_on_every_backend():
+    # GLSL's Pow is undefined for x < 0 and for 0^y, y <= 0: on Vulkan
+    # pow(0, 0) was 0, pow(-20, -20) negative and pow(NaN, NaN) 0.
+    fn = tessera.compile("func.func @f(%x: tensor<12xf32>, %y: tensor<12xf32>) -> tensor<12xf32> {\n"
+                         "  %r = tessera_graph.pow %x, %y : tensor<12xf32>, tensor<12xf32>\n"
+                         "  return %r : tensor<12xf32>\n}\n")
+    x = np.array([0, -20, -2, -2, -88.8, np.nan, 1, np.nan, 0, 0, 2, 3], np.float32)
+    y = np.array([0, -20, 3, 2, -88.8, np.nan, np.nan, 0, 2, -1, 10, 0.5], np.float32)
+    got = fn(x, y)
+    with np.errstate(all="ignore"):
+        want = np.power(x.astype(np.float64), y.astype(np.float64)).astype(np.float32)
+    assert np.array_equal(np.isnan(got), np.isnan(want)), (got, want)
+    ok = ~np.isnan(want)
+    np.testing.assert_allclose(got[ok], want[ok], rtol=1e-5)

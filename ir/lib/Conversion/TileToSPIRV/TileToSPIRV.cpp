@@ -97,6 +97,7 @@
 #include "tessera/Conversion/TileToSPIRV/Passes.h"
 #include "NarrowIntegerLiterals.h"
 
+#include <cmath>
 #include <fstream>
 
 #include "mlir/Conversion/ArithToSPIRV/ArithToSPIRV.h"
@@ -515,6 +516,47 @@ void expandExp2(gpu::GPUModuleOp gm) {
   });
 }
 
+/// math.powf(x, y) -> C's pow on GLSL (Vulkan): GLSL's Pow is undefined for
+/// x < 0 and for x = 0 with y <= 0, and lavapipe gave pow(0, 0) = 0,
+/// pow(-20, -20) < 0 and pow(NaN, NaN) = 0.  The expansion takes Pow of |x|
+/// and then the sign of an integer exponent, NaN for a negative base with a
+/// fractional exponent, the zero base, NaN operands, pow(x, 0) = 1 and
+/// pow(1, y) = 1, as the cpu (libm) and the reference do.  OpenCL's pow has
+/// these semantics already: Kernel modules keep math.powf.
+void expandPowF(gpu::GPUModuleOp gm) {
+  gm.walk([](math::PowFOp op) {
+    OpBuilder b(op);
+    Location l = op.getLoc();
+    Type t = op.getType();
+    auto c = [&](double v) -> Value {
+      Attribute a = b.getFloatAttr(getElementTypeOrSelf(t), v);
+      if (auto vt = t.dyn_cast<VectorType>()) a = DenseElementsAttr::get(vt, a);
+      return b.create<arith::ConstantOp>(l, t, a.cast<TypedAttr>());
+    };
+    auto cmp = [&](arith::CmpFPredicate p, Value x, Value y) -> Value {
+      return b.create<arith::CmpFOp>(l, p, x, y);
+    };
+    auto sel = [&](Value cond, Value x, Value y) -> Value { return b.create<arith::SelectOp>(l, cond, x, y); };
+    using P = arith::CmpFPredicate;
+    Value x = op.getLhs(), y = op.getRhs();
+    Value r = b.create<math::PowFOp>(l, b.create<math::AbsFOp>(l, x), y);
+    // A negative base: an integer exponent gives the sign of x^y (odd:
+    // negative), a fractional one NaN.
+    Value yInt = cmp(P::OEQ, b.create<math::FloorOp>(l, y), y);
+    Value half = b.create<arith::MulFOp>(l, y, c(0.5));
+    Value yOdd = b.create<arith::AndIOp>(l, yInt, cmp(P::ONE, b.create<math::FloorOp>(l, half), half));
+    Value negR = sel(yOdd, b.create<arith::NegFOp>(l, r), r);
+    r = sel(cmp(P::OLT, x, c(0)), sel(yInt, negR, c(std::nan(""))), r);
+    // A zero base: 0 for y > 0, inf for y < 0 (y = 0 below).
+    r = sel(cmp(P::OEQ, x, c(0)), sel(cmp(P::OGT, y, c(0)), c(0), c(INFINITY)), r);
+    // NaN in, NaN out, but for the two cases C defines as 1.
+    r = sel(cmp(P::UNO, x, y), b.create<arith::AddFOp>(l, x, y), r);
+    r = sel(b.create<arith::OrIOp>(l, cmp(P::OEQ, y, c(0)), cmp(P::OEQ, x, c(1))), c(1), r);
+    op.replaceAllUsesWith(r);
+    op.erase();
+  });
+}
+
 /// scf.while -> spirv.mlir.loop: the `before` block becomes the loop
 /// header (it computes the condition and branches to the body or the
 /// merge block), the `after` block the body (it branches back).  MLIR 16's
@@ -639,6 +681,7 @@ struct GPUToSPIRVPass : tessera::spv::impl::GPUToSPIRVBase<GPUToSPIRVPass> {
     for (gpu::GPUModuleOp gm : gms) {
       expandExp2(gm);
       spirv::TargetEnvAttr env = spirv::lookupTargetEnvOrDefault(gm);
+      if (!spirv::TargetEnv(env).allows(spirv::Capability::Kernel)) expandPowF(gm);
       std::unique_ptr<ConversionTarget> target = SPIRVConversionTarget::get(env);
       SPIRVConversionOptions co;
       // Physical64 kernels index with 64-bit integers (size_t).
