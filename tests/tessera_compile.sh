@@ -27,6 +27,9 @@ expect() {
 #    source it names).
 expect cpu.compile 0 "wrote $T/mlp.tsp: mlp for cpu" "$BIN/tessera-compile" "$EX/mlp.mlir" --target cpu -o "$T/mlp.tsp"
 expect cpu.run_compiled 0 "PASS" env TESSERA_BACKEND=cpu "$BIN/tessera-run" "$T/mlp.tsp" --iterations 1
+# How to compile, given for a compiled file: refused (it was ignored).
+expect cpu.compiled_ignores_no_option 1 "these options choose how a program is compiled: --schedule --compile-option" \
+  env TESSERA_BACKEND=cpu "$BIN/tessera-run" "$T/mlp.tsp" --iterations 1 --schedule tile-m=64 --compile-option opt_level=0
 expect cpu.tile_kernel 0 "wrote $T/saxpy.tsp" "$BIN/tessera-compile" "$EX/saxpy.mlir" --target cpu -o "$T/saxpy.tsp"
 expect cpu.run_tile 0 "PASS" env TESSERA_BACKEND=cpu "$BIN/tessera-run" "$T/saxpy.tsp" --iterations 1
 expect cpu.spmd 0 "wrote $T/tp.tsp" "$BIN/tessera-compile" "$EX/tp_mlp.mlir" --target cpu -o "$T/tp.tsp"
@@ -145,7 +148,7 @@ b = bytearray(open(sys.argv[1], "rb").read())
 b[8] = 9  # the file format version
 open(sys.argv[2], "wb").write(b)
 PY
-expect bad.version 1 "program file version 9; this Tessera reads version 7" "$BIN/tessera-run" "$T/v9.tsp"
+expect bad.version 1 "program file version 9; this Tessera reads version 8" "$BIN/tessera-run" "$T/v9.tsp"
 expect bad.dev_zero 1 "not a regular file" "$BIN/tessera-compile" /dev/zero --target cpu
 expect bad.missing_program 1 "nope.mlir: No such file or directory" "$BIN/tessera-compile" "$T/nope.mlir" --target cpu
 

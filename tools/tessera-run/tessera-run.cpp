@@ -299,6 +299,16 @@ int Run(int argc, char** argv) {
     auto image = ProgramImage::ReadFile(a.program);
     if (!image.ok()) return Fail(kExitBadInput, image.status().message());
     loaded = std::move(*image);
+    // How to compile, given for a compiled file: ignored silently before.
+    std::string how;
+    if (!a.schedule.empty()) how += " --schedule";
+    if (!a.compile_options.empty()) how += " --compile-option";
+    if (a.overlap_chunks) how += " --overlap-chunks";
+    if (!a.target.empty() && a.target != loaded.target) how += " --target " + a.target;
+    if (!how.empty())
+      return Fail(kExitBadInput, "these options choose how a program is compiled:" + how + "; " + a.program +
+                                     " is compiled already (for " + loaded.target +
+                                     "): give them to tessera-compile, or run the .mlir source");
     need = static_cast<int64_t>(loaded.devices());
   } else if (!a.mesh.empty()) {
     for (const auto& axis : a.mesh)  // --mesh: the program is placed on it
