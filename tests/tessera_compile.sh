@@ -26,6 +26,7 @@ expect() {
 # 1. cpu: compile ahead of time, then run the file (checked against the
 #    source it names).
 expect cpu.compile 0 "wrote $T/mlp.tsp: mlp for cpu" "$BIN/tessera-compile" "$EX/mlp.mlir" --target cpu -o "$T/mlp.tsp"
+expect cpu.empty_output_name 1 "-o needs a file name" "$BIN/tessera-compile" "$EX/mlp.mlir" --target cpu -o ""
 expect cpu.run_compiled 0 "PASS" env TESSERA_BACKEND=cpu "$BIN/tessera-run" "$T/mlp.tsp" --iterations 1
 # How to compile, given for a compiled file: refused (it was ignored).
 expect cpu.compiled_ignores_no_option 1 "these options choose how a program is compiled: --schedule --compile-option" \

@@ -132,7 +132,11 @@ int main(int argc, char** argv) {
                s == "--out-sharding") {
       if (!(v = value())) return Fail(1, s + " needs a value (tessera-compile --help)");
       if (s == "--target") options.target = v;
-      else if (s == "-o") output = v;
+      else if (s == "-o") {
+        // An empty name meant the default one beside the source, silently.
+        if (!*v) return Fail(1, "-o needs a file name (leave -o out for the default, PROGRAM with .tsp)");
+        output = v;
+      }
       else if (s == "--emit") emit = v;
       else if (s == "--function") options.function = v;
       else if (s == "--schedule") options.schedule = v;
