@@ -187,6 +187,14 @@ struct FunctionLowering {
                                                     : std::to_string(t.lanes()) + " lanes per group")
                      << "; it needs RM | TM, RN | TN and (TM/RM) x (TN/RN) <= " << kMaxLanes
                      << " lanes (raise micro-m / micro-n or lower tile-m / tile-n)";
+            // Each lane keeps RM x RN accumulators in registers, and the
+            // lowerings unroll the block: 64 x 64 made the Vulkan, CUDA and
+            // HIP compiles run for minutes and gigabytes.
+            if (t.rm * t.rn > gt::kMaxLaneAccumulators)
+              return unsupported(s.matmul, "the schedule's GEMM register block ")
+                     << t.rm << "x" << t.rn << " is " << t.rm * t.rn
+                     << " accumulators per lane; a GPU kernel keeps at most " << gt::kMaxLaneAccumulators
+                     << " in registers (micro-m x micro-n <= " << gt::kMaxLaneAccumulators << ", e.g. 8x8 or 16x16)";
           }
         }
         specs.push_back(std::move(s));

@@ -45,6 +45,8 @@ inline constexpr int64_t kAttentionLanes = 64;
 // Lanes a group may have (Vulkan guarantees 128; every device we target
 // has at least 1024).
 inline constexpr int64_t kMaxLanes = 1024;
+// The most accumulators one lane of a GEMM kernel keeps (RM x RN).
+inline constexpr int64_t kMaxLaneAccumulators = 256;
 // Vulkan's minimum maxComputeWorkGroupCount; larger problems loop.
 inline constexpr int64_t kMaxGroups = 65535;
 

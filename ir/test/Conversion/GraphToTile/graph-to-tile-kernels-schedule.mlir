@@ -24,6 +24,10 @@
 // VWIDTH: error: --tessera-graph-to-schedule: vector-width=65536 is out of range; use 1..64
 // TILEK: error: --tessera-graph-to-schedule: tile-k=0 is out of range; use 1..1048576
 // RUN: not tessera-opt %s --tessera-gpu-graph-pipeline="schedule={tile-m=64 tile-n=64 micro-m=1 micro-n=1}" 2>&1 | FileCheck %s --check-prefix=LANES
+// A register block of 64 x 64 (4096 accumulators per lane) made the GPU
+// compiles run for minutes and gigabytes:
+// RUN: not tessera-opt %s --tessera-gpu-graph-pipeline="schedule={micro-m=64 micro-n=64}" 2>&1 | FileCheck %s --check-prefix=BLOCK
+// BLOCK: register block 64x64 is 4096 accumulators per lane; a GPU kernel keeps at most 256 in registers
 
 // 64x32 tiles of 4x4 per lane: 16 x 8 = 128 lanes; A slices of 8 x 64, B
 // slices of 8 x 32 in shared memory; grid N/32 x M/64.

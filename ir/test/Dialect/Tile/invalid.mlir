@@ -481,3 +481,13 @@ func.func @subgroup_mma_i8_f32_acc(%a: memref<4096xi8, 3>, %b: memref<4096xi8, 3
   %r = tessera_tile.subgroup_mma %a[%i], %b[%i], %c {m = 64 : i64, n = 32 : i64, lda = 48 : i64, ldb = 48 : i64, operand_type = i8} : memref<4096xi8, 3>, memref<4096xi8, 3>, vector<64xf32>
   return
 }
+
+// -----
+
+// A lane vector of 2^20 elements made the GPU compiles run for minutes and
+// gigabytes (the lowerings unroll it).
+func.func @lane_vector_too_long(%x: memref<1048576xf32>, %i: index) {
+  // expected-error @+1 {{moves a 'vector<1048576xf32>' per lane; a lane moves at most 1024 elements at once}}
+  %v = tessera_tile.load %x[%i] : memref<1048576xf32>, vector<1048576xf32>
+  return
+}

@@ -353,10 +353,24 @@ LogicalResult SubgroupReduceOp::verify() {
   return success();
 }
 
+// The most elements one lane's tessera_tile.load / store moves: the GPU
+// lowerings unroll a lane vector into scalars and registers, so a
+// vector<1048576xf32> ran a compile for minutes and gigabytes.  Kernels use
+// 4 to 64.
+static constexpr int64_t kMaxLaneVectorElements = 1024;
+
+static LogicalResult verifyLaneVector(Operation *op, VectorType v) {
+  if (v.getNumElements() > kMaxLaneVectorElements)
+    return op->emitOpError() << "moves a " << v << " per lane; a lane moves at most "
+                             << kMaxLaneVectorElements
+                             << " elements at once (split it into several loads or stores, or spread it over lanes)";
+  return success();
+}
+
 LogicalResult LoadOp::verify() {
   auto t = getMemref().getType().cast<MemRefType>();
   auto v = getResult().getType().cast<VectorType>();
-  if (failed(verifyIndices(*this, t, getIndices().size(), "memref")))
+  if (failed(verifyIndices(*this, t, getIndices().size(), "memref")) || failed(verifyLaneVector(*this, v)))
     return failure();
   if (v.getElementType() != t.getElementType())
     return emitOpError() << "vector element type " << v.getElementType()
@@ -367,7 +381,7 @@ LogicalResult LoadOp::verify() {
 LogicalResult StoreOp::verify() {
   auto t = getMemref().getType().cast<MemRefType>();
   auto v = getValue().getType().cast<VectorType>();
-  if (failed(verifyIndices(*this, t, getIndices().size(), "memref")))
+  if (failed(verifyIndices(*this, t, getIndices().size(), "memref")) || failed(verifyLaneVector(*this, v)))
     return failure();
   if (v.getElementType() != t.getElementType())
     return emitOpError() << "vector element type " << v.getElementType()
