@@ -531,3 +531,12 @@ def test_small_mistakes_are_named():
     # An empty source was ": cannot open".
     with pytest.raises(tessera.InvalidArgumentError, match="the source is empty"):
         tessera.compile("")
+
+
+def test_function_names_longer_than_a_kernel_name_are_refused():
+    # Cut at 1024 bytes by the core, then "the cpu compiler returned no kernel".
+    name = "f" + "a" * 1100
+    text = ("func.func @%s(%%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+            "  %%y = tessera_graph.relu %%x : tensor<4xf32>\n  return %%y : tensor<4xf32>\n}\n" % name)
+    with pytest.raises(tessera.InvalidArgumentError, match="C strings of at most 1024 bytes"):
+        tessera.compile(text)

@@ -160,6 +160,18 @@ StatusOr<std::unique_ptr<ParsedModule>> ParsedModule::Parse(const ProgramSource&
     return p->Error(StatusCode::kInvalidArgument, p->name_ + ": the program does not verify");
   if (std::string big = OversizedValue(*p->module_); !big.empty())
     return Status(StatusCode::kInvalidArgument, big);
+  // Function names become kernel names, which cross the plugin ABI as C
+  // strings the core bounds at 1024 bytes: a longer one, or one holding a
+  // NUL, was cut and then "returned no kernel".
+  for (auto f : p->module_->getOps<mlir::FunctionOpInterface>()) {
+    const llvm::StringRef name = f.getName();
+    if (name.size() > 1024 || name.contains('\0'))
+      return Status(StatusCode::kInvalidArgument,
+                    p->name_ + ": function '" + Printable(std::string_view(name.data(), name.size()), 64) +
+                        "' has a name of " + std::to_string(name.size()) +
+                        " bytes" + (name.contains('\0') ? " holding a NUL" : "") +
+                        ": kernel names are C strings of at most 1024 bytes; rename it");
+  }
   // Gradients the program declares (tessera.grad_of) are built here, and
   // calls between Graph IR functions inlined: what follows sees one
   // function of plain Graph IR (docs/autodiff.md).
