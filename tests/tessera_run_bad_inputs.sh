@@ -161,6 +161,20 @@ func.func @divergent(%x: memref<256xf32>)
 MLIR
 expect divergent_barrier_not_run "found divergent with lanes that do not all reach the same barrier or subgroup op, so it was not run on cpu" \
   "$T/divergent.mlir"
+# A kernel whose buffers are of any length (memref<?xf32>) is sized by its
+# --input files; without one it says so (it "needed more than 2^63 bytes").
+sed -e 's/memref<65536xf32>/memref<?xf32>/g' "$EX/saxpy.mlir" > "$T/saxpy_any.mlir"
+npy "$T/x8k.npy" "{'descr': '<f4', 'fortran_order': False, 'shape': (8192,), }" 8192
+expect any_length_needs_input "argument 1 of saxpy (f32 [?]) has a dimension of any length: give its contents with --input" \
+  "$T/saxpy_any.mlir" --scalar 2
+out=$("$RUN" "$T/saxpy_any.mlir" --scalar 2 --input "$T/x8k.npy" --input "$T/x8k.npy" --grid 8 --iterations 1 \
+  --output "$T/any.npy" 2>&1); rc=$?
+if [[ $rc -eq 0 && "$out" == *PASS* ]] && python3 -c "
+import sys; b = open(sys.argv[1], 'rb').read(); sys.exit(0 if b\"'shape': (8192,)\" in b else 1)" "$T/any.npy"; then
+  echo "ok   any_length_sized_by_its_input: $(grep -m1 verify <<<"$out")"
+else
+  echo "FAIL any_length_sized_by_its_input: exit $rc"; echo "$out"; fail=1
+fi
 expect check_seconds_nan "--check-seconds nan: not a number of seconds" "$T/endless.mlir" --check-seconds nan
 expect timeout_negative "--timeout -1: not a number of seconds" "$T/endless.mlir" --timeout -1
 # Unchecked, --timeout bounds the run: exit 2 saying what it was doing.

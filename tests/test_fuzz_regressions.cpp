@@ -360,9 +360,9 @@ TEST(FuzzRegressions, PlacementGivenAtCompileTime) {
   bare.placed_in.clear();
   bare.placed_out.clear();
   std::string bytes = bare.Serialize();
-  // checksum, step_ok, no state updates, no source digest, two empty
-  // placement counts, the flag
-  const size_t flag = bytes.size() - 8 - 8 - 8 - 8 - 8 - 8 - 4;
+  // checksum, no cache key, step_ok, no state updates, no source digest,
+  // two empty placement counts, the flag
+  const size_t flag = bytes.size() - 8 - 8 - 8 - 8 - 8 - 8 - 8 - 4;
   ASSERT_EQ(bytes[flag], 1);
   bytes[flag] = 2;
   uint64_t h = 14695981039346656037ull;  // FNV-1a 64, as the writer

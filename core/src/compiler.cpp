@@ -152,8 +152,15 @@ std::vector<CompileTargetInfo> Compiler::ListTargets(const RuntimeOptions& optio
   return out;
 }
 
-const std::string& Compiler::plugin() const { return impl_->plugin->name(); }
-const std::vector<CompileTargetInfo>& Compiler::targets() const { return impl_->targets; }
+// A default-constructed Compiler answers empty values, as Runtime does.
+const std::string& Compiler::plugin() const {
+  static const std::string none;
+  return impl_ ? impl_->plugin->name() : none;
+}
+const std::vector<CompileTargetInfo>& Compiler::targets() const {
+  static const std::vector<CompileTargetInfo> none;
+  return impl_ ? impl_->targets : none;
+}
 
 const CompileTargetInfo* Compiler::FindTarget(const std::string& target) const {
   if (!impl_) return nullptr;

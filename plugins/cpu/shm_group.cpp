@@ -14,8 +14,9 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <cstdlib>
+#include <map>
 #include <mutex>
-#include <set>
 #include <thread>
 
 #include "host_reduce.hpp"
@@ -147,7 +148,7 @@ namespace {
 // SIGTERM, SIGKILL) never gets there, and the segment stayed in /dev/shm
 // for good (12 MiB each).  Two remedies:
 //  - at a normal exit, the names this process is still joining are removed
-//    (JoiningNames' destructor; exit() runs it whatever threads still wait);
+//    (an atexit hook; exit() runs it whatever threads still wait);
 //  - every join first removes segments whose processes are all gone
 //    (RemoveStaleSegments), which covers the signals no handler sees.
 constexpr char kSegmentPrefix[] = "tessera-cpu-";
@@ -155,26 +156,41 @@ constexpr char kSegmentPrefix[] = "tessera-cpu-";
 // pid yet: never judged stale.
 constexpr time_t kStaleAfterSeconds = 30;
 
+// The names being joined, with the process joining each.  Never destroyed
+// (a join thread may still run when exit() runs the hook, and would then
+// touch a destroyed set); the hook takes the lock only if it is free (a
+// fork may have copied it held) and unlinks only this process's names (a
+// child must not remove its parent's segment).
 class JoiningNames {
  public:
+  static JoiningNames& Get() {
+    static JoiningNames* names = [] {
+      auto* n = new JoiningNames;
+      std::atexit([] { Get().UnlinkOwn(); });
+      return n;
+    }();
+    return *names;
+  }
   void Add(const std::string& name) {
     std::lock_guard<std::mutex> lk(mu_);
-    names_.insert(name);
+    names_[name] = getpid();
   }
   void Remove(const std::string& name) {
     std::lock_guard<std::mutex> lk(mu_);
     names_.erase(name);
   }
-  ~JoiningNames() {
-    std::lock_guard<std::mutex> lk(mu_);
-    for (const std::string& n : names_) shm_unlink(n.c_str());
-  }
 
  private:
+  void UnlinkOwn() {
+    std::unique_lock<std::mutex> lk(mu_, std::try_to_lock);
+    if (!lk.owns_lock()) return;
+    const pid_t me = getpid();
+    for (const auto& [name, pid] : names_)
+      if (pid == me) shm_unlink(name.c_str());
+  }
   std::mutex mu_;
-  std::set<std::string> names_;
+  std::map<std::string, pid_t> names_;
 };
-JoiningNames g_joining;
 
 // Whether any rank of the segment at `fd` (of `size` bytes) may still be
 // running: a registered pid that exists.  Unreadable or implausible
@@ -211,10 +227,15 @@ void RemoveStaleSegments() {
   while (const dirent* e = readdir(dir)) {
     const std::string n = e->d_name;
     if (n.size() != prefix + 2 * kNonceBytes || n.compare(0, prefix, kSegmentPrefix) != 0) continue;
-    const std::string name = "/" + n;
-    const int fd = shm_open(name.c_str(), O_RDONLY, 0);
-    if (fd < 0) continue;
+    // Judged before it is opened: /dev/shm is writable by every user, and
+    // opening a FIFO named like a segment would wait for a writer for ever.
     struct stat st {};
+    if (fstatat(dirfd(dir), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_uid != geteuid())
+      continue;
+    const std::string name = "/" + n;
+    const int fd = shm_open(name.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW, 0);
+    if (fd < 0) continue;
     const bool stale = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
                        now - st.st_mtime >= kStaleAfterSeconds &&
                        !AnyRankAlive(fd, static_cast<uint64_t>(st.st_size));
@@ -299,12 +320,12 @@ TsError* ShmGroup::Join(const uint8_t* id, uint32_t num_ranks, std::vector<uint3
     g->base_ = base;
     // From here the name goes once every rank has joined, or on failure,
     // or at this process's exit if it is still waiting then.
-    g_joining.Add(name);
+    JoiningNames::Get().Add(name);
     struct Unlink {
       std::string name;
       ~Unlink() {
         shm_unlink(name.c_str());
-        g_joining.Remove(name);
+        JoiningNames::Get().Remove(name);
       }
     } unlink_at_end{name};
     Header* h = g->header();

@@ -100,6 +100,8 @@ def _check_cast_kept_values(p, a, cast):
     inf, silently."""
     if a.size == 0 or np.can_cast(a.dtype, cast.dtype, "safe"):
         return
+    if cast.dtype.kind == "f" and np.isfinite(cast).all():
+        return  # the common case: nothing overflowed
     if cast.dtype.kind in "iu" and a.dtype.kind in "iub":
         info = np.iinfo(cast.dtype)
         lo, hi = int(a.min()), int(a.max())
@@ -108,8 +110,9 @@ def _check_cast_kept_values(p, a, cast):
             raise InvalidArgumentError(
                 "argument %s is %s, which holds %d..%d; it has the value %d (of %s): convert it "
                 "yourself if wrapping is meant" % (p["name"], p["dtype"], info.min, info.max, bad, a.dtype))
-    elif cast.dtype.kind == "f" and a.dtype.kind == "f":
-        overflow = np.isinf(cast) & np.isfinite(a)
+    elif cast.dtype.kind == "f" and a.dtype.kind in "fiub":
+        # floats, and integers too (70000 for an f16 became inf)
+        overflow = np.isinf(cast) & (np.isfinite(a) if a.dtype.kind == "f" else True)
         if overflow.any():
             raise InvalidArgumentError(
                 "argument %s is %s; its value %r (of %s) is beyond that type's range and would "

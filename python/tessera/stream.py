@@ -1,4 +1,6 @@
 """Streams: in-order queues of copies and kernels (from tessera import stream)."""
+import numpy as np
+
 from . import _tessera
 from ._runtime import device as _device, int_or_none as _int_or_none
 
@@ -16,10 +18,10 @@ def create(weight=1, priority=0, non_blocking=False, device=None):
                                    "relative to the other streams' weights)" % (weight,))
     if p is None or not -2**31 <= p < 2**31:
         raise InvalidArgumentError("stream priority %r: a priority is a 32-bit int" % (priority,))
-    if not isinstance(non_blocking, bool):
+    if not isinstance(non_blocking, (bool, np.bool_)):
         # bool("no") is True: a str or number here is a mistake, not a choice.
         raise InvalidArgumentError("non_blocking=%r: give True or False" % (non_blocking,))
-    return Stream.create(_device(device), w, p, non_blocking)
+    return Stream.create(_device(device), w, p, bool(non_blocking))
 
 
 def default(device=None):

@@ -511,6 +511,11 @@ def test_arguments_that_do_not_fit_their_parameter_are_refused():
                         "  return %y : tensor<4xf32>\n}\n")
     with pytest.raises(tessera.InvalidArgumentError, match="would become inf"):
         r(np.array([1e300, 1.0, 2.0, 3.0]))
+    h = tessera.compile("func.func @h(%x: tensor<4xf16>) -> tensor<4xf16> {\n"
+                        "  %y = tessera_graph.relu %x : tensor<4xf16>\n"
+                        "  return %y : tensor<4xf16>\n}\n")
+    with pytest.raises(tessera.InvalidArgumentError, match="would become inf"):
+        h(np.array([70000, 1, 2, 3]))  # an integer beyond f16's range
     assert r(np.array([np.inf, -1.0, 0.5, 2.0])).tolist() == [np.inf, 0.0, 0.5, 2.0]  # inf stays inf
 
 
@@ -528,6 +533,7 @@ def test_small_mistakes_are_named():
     # bool("no") is True: a non-bool non_blocking made a non-blocking stream.
     with pytest.raises(tessera.InvalidArgumentError, match="give True or False"):
         stream.create(non_blocking="no")
+    assert stream.create(non_blocking=np.bool_(True)) is not None  # numpy's bool is a bool
     # An empty source was ": cannot open".
     with pytest.raises(tessera.InvalidArgumentError, match="the source is empty"):
         tessera.compile("")

@@ -343,12 +343,18 @@ def test_max_min_propagate_nan_from_either_side(op):
 def test_pow_follows_c_on_every_backend():
     # GLSL's Pow is undefined for x < 0 and for 0^y, y <= 0: on Vulkan
     # pow(0, 0) was 0, pow(-20, -20) negative and pow(NaN, NaN) 0.
-    fn = tessera.compile("func.func @f(%x: tensor<12xf32>, %y: tensor<12xf32>) -> tensor<12xf32> {\n"
-                         "  %r = tessera_graph.pow %x, %y : tensor<12xf32>, tensor<12xf32>\n"
-                         "  return %r : tensor<12xf32>\n}\n")
-    x = np.array([0, -20, -2, -2, -88.8, np.nan, 1, np.nan, 0, 0, 2, 3], np.float32)
-    y = np.array([0, -20, 3, 2, -88.8, np.nan, np.nan, 0, 2, -1, 10, 0.5], np.float32)
+    fn = tessera.compile("func.func @f(%x: tensor<20xf32>, %y: tensor<20xf32>) -> tensor<20xf32> {\n"
+                         "  %r = tessera_graph.pow %x, %y : tensor<20xf32>, tensor<20xf32>\n"
+                         "  return %r : tensor<20xf32>\n}\n")
+    inf = np.inf
+    x = np.array([0, -20, -2, -2, -88.8, np.nan, 1, np.nan, 0, 0, 2, 3,
+                  -0.0, -0.0, -inf, -inf, -inf, -1, -1, -0.5], np.float32)
+    y = np.array([0, -20, 3, 2, -88.8, np.nan, np.nan, 0, 2, -1, 10, 0.5,
+                  -3, 3, 0.5, -0.5, 3, inf, -inf, inf], np.float32)
     got = fn(x, y)
+    # The signs C gives: pow(-0, odd) keeps the sign, pow(-inf, 3) = -inf.
+    assert np.signbit(got[12]) and np.isinf(got[12]) and np.signbit(got[13]) and got[13] == 0
+    assert got[16] == -inf
     with np.errstate(all="ignore"):
         want = np.power(x.astype(np.float64), y.astype(np.float64)).astype(np.float32)
     assert np.array_equal(np.isnan(got), np.isnan(want)), (got, want)

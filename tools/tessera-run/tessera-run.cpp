@@ -513,7 +513,29 @@ int Run(int argc, char** argv) {
       }
       continue;
     }
-    const std::vector<int64_t> global_shape = P > 1 ? program->GlobalShape(i) : p.shape;
+    std::vector<int64_t> global_shape = P > 1 ? program->GlobalShape(i) : p.shape;
+    // A dimension of any length (memref<?xf32>: a kernel sized by its
+    // caller) takes its extent from the argument's --input file; before, it
+    // "needed more than 2^63 bytes".
+    const bool dynamic = std::any_of(global_shape.begin(), global_shape.end(), [](int64_t d) { return d < 0; });
+    if (dynamic) {
+      const std::string what = "argument " + std::to_string(i) + " of " + im.function + " (" + p.dtype + " " +
+                               ShapeText(global_shape) + ") has a dimension of any length";
+      if (P > 1) return Fail(kExitBadInput, what + ": tessera-run runs such a program on one device only");
+      if (p.role == ParamRole::kOutput || next_input >= a.inputs.size() || !inputs[next_input].error.empty())
+        return Fail(kExitBadInput,
+                    what + ": give its contents with --input FILE.npy (the file's shape sizes it)" +
+                        (next_input < a.inputs.size() && !inputs[next_input].error.empty()
+                             ? "; " + inputs[next_input].error
+                             : std::string()));
+      const std::vector<int64_t>& file = inputs[next_input].array.shape;
+      bool fits = file.size() == global_shape.size();
+      for (size_t k = 0; fits && k < file.size(); ++k) fits = global_shape[k] < 0 || global_shape[k] == file[k];
+      if (!fits)
+        return Fail(kExitBadInput, a.inputs[next_input] + ": " + what + ", and the file holds " +
+                                       ShapeText(file) + ", which does not fit its other dimensions");
+      global_shape = file;
+    }
     // The host copies (and the reference's) must fit this machine: refuse
     // before allocating rather than die in std::bad_alloc.
     const int64_t need = HostBytes(global_shape, es);
@@ -561,9 +583,9 @@ int Run(int argc, char** argv) {
     }
     if (P == 1) {  // the global tensor is the local one: no copy
       host[0][i].dtype = p.dtype;
-      host[0][i].shape = p.shape;
+      host[0][i].shape = dynamic ? global_shape : p.shape;
       host[0][i].bytes = std::move(global.bytes);
-      host[0][i].bytes.resize(p.bytes, 0);
+      if (!dynamic) host[0][i].bytes.resize(p.bytes, 0);
       continue;
     }
     std::vector<std::string> locals = program->ScatterGlobal(i, std::string(global.bytes.begin(), global.bytes.end()));
@@ -657,13 +679,15 @@ int Run(int argc, char** argv) {
                                                  : KernelArg::scalar(raw));
         continue;
       }
-      auto b = devices[d].allocate(std::max<uint64_t>(params[i].bytes, 1));
+      // A buffer of any length is as long as its input file.
+      auto b = devices[d].allocate(std::max<uint64_t>({params[i].bytes, host[g][i].bytes.size(), 1}));
       // Named: which argument or result did not fit, of what size.
       if (!b.ok())
         return Fail(kExitRuntime, Status(b.status())
                                       .Annotate(std::string(ParamRoleName(params[i].role)) + " " + params[i].name +
                                                 " of " + im.function + " (" + params[i].dtype + " " +
-                                                ShapeText(params[i].shape) + ", " + std::to_string(params[i].bytes) +
+                                                ShapeText(host[g][i].shape) + ", " +
+                                                std::to_string(std::max<uint64_t>(params[i].bytes, host[g][i].bytes.size())) +
                                                 " bytes) on device " + std::to_string(d))
                                       .ToString());
       buffers[d][i] = *b;
@@ -833,7 +857,8 @@ int Run(int argc, char** argv) {
       out.shape = program->GlobalShape(i);
       out.bytes.assign(g.begin(), g.end());
     } else {
-      out.shape = params[i].shape;
+      // The host copy's shape: a buffer of any length has its file's.
+      out.shape = results[0][i].shape;
       out.bytes = results[0][i].bytes;
       int64_t n = 1;
       for (int64_t d : out.shape) n *= d;

@@ -160,6 +160,7 @@ StatusOr<Compiled> Build(const ProgramSource& source, const ProgramCompileOption
     if (image.ok()) {
       Compiled c;
       c.image = std::move(*image);
+      c.image.cache_key.clear();  // the caller's image is the same, hit or miss
       c.output.plugin = compiler.plugin();
       c.output.target = target_text;
       c.output.log = "cache hit (program)\n";
@@ -246,9 +247,9 @@ StatusOr<Compiled> Build(const ProgramSource& source, const ProgramCompileOption
     struct stat st {};
     if (::lstat(cached.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
       ::unlink(cached.c_str());
-    ProgramImage entry = c.image;  // the caller's image names no cache
-    entry.cache_key = cache_key;
-    entry.WriteFile(cached).IgnoreError();  // a cache that cannot be written is no cache
+    c.image.cache_key = cache_key;  // the entry's; the caller's image names none
+    c.image.WriteFile(cached).IgnoreError();  // a cache that cannot be written is no cache
+    c.image.cache_key.clear();
   }
   return c;
 }

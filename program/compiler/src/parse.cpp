@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "mlir/IR/Verifier.h"
+#include "tessera/Conversion/ShapeLimits.h"
 #include "mlir/IR/FunctionInterfaces.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/SmallString.h"
@@ -69,36 +70,23 @@ mlir::DialectRegistry Registry() {
   return registry;
 }
 // The first value whose static shape holds more bytes than any device
-// addresses (2^62), or whose element count overflows 64 bits: "" when none.
-// Past the verifier, such a count wrapped (2^32 x 2^32 elements became "no
-// elements") or overflowed the plan's sizes ("the program image is
-// corrupt").
+// addresses (kMaxTensorBytes), or whose element count overflows 64 bits:
+// "" when none.  Past the verifier, such a count wrapped (2^32 x 2^32
+// elements became "no elements") or overflowed the plan's sizes ("the
+// program image is corrupt").
 std::string OversizedValue(mlir::ModuleOp module) {
-  constexpr uint64_t kMaxBytes = uint64_t{1} << 62;
   std::string found;
   auto check = [&](mlir::Type type, mlir::Location loc) {
-    auto shaped = type.dyn_cast<mlir::ShapedType>();
-    if (!found.empty() || !shaped || !shaped.hasRank()) return;
-    uint64_t elements = 1;
-    bool count_overflows = false;
-    for (int64_t d : shaped.getShape())
-      if (d > 0)
-        count_overflows = count_overflows || __builtin_mul_overflow(elements, static_cast<uint64_t>(d), &elements);
-    const mlir::Type e = shaped.getElementType();
-    const uint64_t bytes_each = e.isIntOrFloat() ? std::max<uint64_t>(1, (e.getIntOrFloatBitWidth() + 7) / 8) : 8;
-    uint64_t bytes = 0;
-    const bool bytes_overflow = count_overflows || __builtin_mul_overflow(elements, bytes_each, &bytes);
-    if (!bytes_overflow && bytes <= kMaxBytes) return;
+    if (!found.empty()) return;
+    const std::string why = tessera::oversizedShapeReason(type);
+    if (why.empty()) return;
     std::string text;
     llvm::raw_string_ostream os(text);
     os << type;
     std::string where = "<unknown>";
     if (auto l = loc.dyn_cast<mlir::FileLineColLoc>())
       where = l.getFilename().str() + ":" + std::to_string(l.getLine()) + ":" + std::to_string(l.getColumn());
-    found = where + ": " + os.str() +
-            (count_overflows ? " has more elements than a 64-bit count holds"
-                             : " holds " + std::to_string(elements) + " elements, more than 2^62 bytes") +
-            ": no device addresses that much memory; give it a size that fits";
+    found = where + ": " + os.str() + " " + why + ": no device addresses that much memory; give it a size that fits";
   };
   module.walk([&](mlir::Operation* op) {
     for (mlir::Region& r : op->getRegions())
@@ -160,17 +148,19 @@ StatusOr<std::unique_ptr<ParsedModule>> ParsedModule::Parse(const ProgramSource&
     return p->Error(StatusCode::kInvalidArgument, p->name_ + ": the program does not verify");
   if (std::string big = OversizedValue(*p->module_); !big.empty())
     return Status(StatusCode::kInvalidArgument, big);
-  // Function names become kernel names, which cross the plugin ABI as C
-  // strings the core bounds at 1024 bytes: a longer one, or one holding a
-  // NUL, was cut and then "returned no kernel".
+  // Function names become kernel names (with suffixes: _k3_gemm, _stage2,
+  // _part1), which cross the plugin ABI as C strings the core bounds at
+  // 1024 bytes: a longer one, or one holding a NUL, was cut and then
+  // "returned no kernel".
+  constexpr size_t kMaxFunctionName = 960;
   for (auto f : p->module_->getOps<mlir::FunctionOpInterface>()) {
     const llvm::StringRef name = f.getName();
-    if (name.size() > 1024 || name.contains('\0'))
+    if (name.size() > kMaxFunctionName || name.contains('\0'))
       return Status(StatusCode::kInvalidArgument,
                     p->name_ + ": function '" + Printable(std::string_view(name.data(), name.size()), 64) +
                         "' has a name of " + std::to_string(name.size()) +
                         " bytes" + (name.contains('\0') ? " holding a NUL" : "") +
-                        ": kernel names are C strings of at most 1024 bytes; rename it");
+                        ": kernel names are C strings of at most 1024 bytes, and the compiler adds suffixes (_k0_gemm, _stage1): keep a name to " + std::to_string(kMaxFunctionName) + " bytes");
   }
   // Gradients the program declares (tessera.grad_of) are built here, and
   // calls between Graph IR functions inlined: what follows sees one

@@ -17,12 +17,13 @@
 
 namespace tessera {
 
-/// No device addresses more than this many bytes in one tensor.
-inline constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 62;
+/// No device addresses more than this many bytes in one tensor; kept 8x
+/// below 2^63 so that sizes in bits (elements x bit width) fit int64 too.
+inline constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 60;
 
 /// "" when the static shape of `t` holds at most kMaxTensorBytes; else why
 /// not ("has more elements than a 64-bit count holds", "holds N elements,
-/// more than 2^62 bytes").  Unranked and dynamic shapes: "".
+/// more than 2^60 bytes").  Unranked and dynamic shapes: "".
 inline std::string oversizedShapeReason(mlir::Type type) {
   auto t = type.dyn_cast<mlir::ShapedType>();
   if (!t || !t.hasRank()) return "";
@@ -36,7 +37,7 @@ inline std::string oversizedShapeReason(mlir::Type type) {
   const uint64_t each = e.isIntOrFloat() ? (e.getIntOrFloatBitWidth() + 7) / 8 : 8;
   uint64_t bytes = 0;
   if (__builtin_mul_overflow(elements, each ? each : 1, &bytes) || bytes > kMaxTensorBytes)
-    return "holds " + std::to_string(elements) + " elements, more than 2^62 bytes";
+    return "holds " + std::to_string(elements) + " elements, more than 2^60 bytes";
   return "";
 }
 

@@ -519,10 +519,12 @@ void expandExp2(gpu::GPUModuleOp gm) {
 /// math.powf(x, y) -> C's pow on GLSL (Vulkan): GLSL's Pow is undefined for
 /// x < 0 and for x = 0 with y <= 0, and lavapipe gave pow(0, 0) = 0,
 /// pow(-20, -20) < 0 and pow(NaN, NaN) = 0.  The expansion takes Pow of |x|
-/// and then the sign of an integer exponent, NaN for a negative base with a
-/// fractional exponent, the zero base, NaN operands, pow(x, 0) = 1 and
-/// pow(1, y) = 1, as the cpu (libm) and the reference do.  OpenCL's pow has
-/// these semantics already: Kernel modules keep math.powf.
+/// and then C99's Annex F cases: the sign of an odd integer exponent, NaN
+/// for a finite negative base with a fractional exponent, the zero base
+/// (+-0 and +-inf by the sign of x for odd y), pow(-1, +-inf) = 1, NaN
+/// operands, pow(x, 0) = 1 and pow(1, y) = 1, as the cpu (libm) and the
+/// reference do.  OpenCL's pow has these semantics already: Kernel modules
+/// keep math.powf.
 void expandPowF(gpu::GPUModuleOp gm) {
   gm.walk([](math::PowFOp op) {
     OpBuilder b(op);
@@ -539,16 +541,25 @@ void expandPowF(gpu::GPUModuleOp gm) {
     auto sel = [&](Value cond, Value x, Value y) -> Value { return b.create<arith::SelectOp>(l, cond, x, y); };
     using P = arith::CmpFPredicate;
     Value x = op.getLhs(), y = op.getRhs();
-    Value r = b.create<math::PowFOp>(l, b.create<math::AbsFOp>(l, x), y);
-    // A negative base: an integer exponent gives the sign of x^y (odd:
-    // negative), a fractional one NaN.
+    Value ax = b.create<math::AbsFOp>(l, x), ay = b.create<math::AbsFOp>(l, y);
+    Value r = b.create<math::PowFOp>(l, ax, y);
+    // A negative base: an odd integer exponent gives the negative of
+    // |x|^y; a finite base with a fractional exponent gives NaN (-inf with
+    // one gives |x|^y: +inf or +0).
     Value yInt = cmp(P::OEQ, b.create<math::FloorOp>(l, y), y);
     Value half = b.create<arith::MulFOp>(l, y, c(0.5));
     Value yOdd = b.create<arith::AndIOp>(l, yInt, cmp(P::ONE, b.create<math::FloorOp>(l, half), half));
     Value negR = sel(yOdd, b.create<arith::NegFOp>(l, r), r);
-    r = sel(cmp(P::OLT, x, c(0)), sel(yInt, negR, c(std::nan(""))), r);
-    // A zero base: 0 for y > 0, inf for y < 0 (y = 0 below).
-    r = sel(cmp(P::OEQ, x, c(0)), sel(cmp(P::OGT, y, c(0)), c(0), c(INFINITY)), r);
+    Value xInf = cmp(P::OEQ, ax, c(INFINITY));
+    Value real = b.create<arith::OrIOp>(l, yInt, xInf);
+    r = sel(cmp(P::OLT, x, c(0)), sel(real, negR, c(std::nan(""))), r);
+    // A zero base (Pow is undefined there): +-0 for y > 0 and +-inf for
+    // y < 0, negative only for -0 and an odd y (x itself, 1 / x).
+    Value zeroR = sel(cmp(P::OGT, y, c(0)), sel(yOdd, x, c(0)),
+                      sel(yOdd, b.create<arith::DivFOp>(l, c(1), x), c(INFINITY)));
+    r = sel(cmp(P::OEQ, x, c(0)), zeroR, r);
+    // pow(-1, +-inf) = 1 (Pow(1, inf) may be exp2(inf * 0), NaN).
+    r = sel(b.create<arith::AndIOp>(l, cmp(P::OEQ, x, c(-1)), cmp(P::OEQ, ay, c(INFINITY))), c(1), r);
     // NaN in, NaN out, but for the two cases C defines as 1.
     r = sel(cmp(P::UNO, x, y), b.create<arith::AddFOp>(l, x, y), r);
     r = sel(b.create<arith::OrIOp>(l, cmp(P::OEQ, y, c(0)), cmp(P::OEQ, x, c(1))), c(1), r);

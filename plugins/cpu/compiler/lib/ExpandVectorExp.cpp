@@ -42,7 +42,9 @@ Value expandExp(OpBuilder &b, Location loc, Value x, VectorType vt) {
     return b.create<arith::ConstantOp>(loc, it, SplatElementsAttr::get(it, b.getI32IntegerAttr(v)));
   };
   auto fma = [&](Value a, Value m, Value c) -> Value { return b.create<math::FmaOp>(loc, a, m, c); };
-  const double lo = -88.3762626647949, hi = 88.72283935546875;  // hi: the f32 below ln(FLT_MAX)
+  // hi: the f32 just above ln(FLT_MAX) = 88.7228390: at it the polynomial
+  // overflows to inf already, the correctly rounded result.
+  const double lo = -88.3762626647949, hi = 88.72283935546875;
   Value xc = b.create<arith::MaxFOp>(loc, b.create<arith::MinFOp>(loc, x, cf(hi)), cf(lo));
   // n = floor(x / ln2 + 1/2), r = x - n ln2 (ln2 split in two for accuracy).
   Value n = b.create<math::FloorOp>(loc, fma(xc, cf(1.44269504088896341), cf(0.5)));

@@ -345,7 +345,10 @@ LogicalResult KernelBuilder::lowerTile(schedule::TileOp tile) {
   if (hasMatmul) {
     ArrayRef<int64_t> ts = tile.getTileSizes(), mt = tile.getMicroTile();
     MC = ts[0]; NC = ts[1]; KC = ts[2]; MR = mt[0]; NR = mt[1];
-    if (NR % kVec) return tile.emitError() << "cpu backend: NR must be a multiple of " << kVec;
+    if (NR % kVec)
+      return tile.emitError() << "cpu backend: the schedule's register block is " << NR
+                              << " columns wide (micro-n), not a multiple of the " << kVec
+                              << " lanes of a vector: give micro-n a multiple of " << kVec;
   } else {
     vectorWidth = tile.getMicroTile()[0];
   }

@@ -155,7 +155,7 @@ struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePas
       if (!f.isExternal()) blocks.push_back(&f.front());
     });
     for (Block *block : blocks) {
-      if (failed(groupBlock(*block))) return signalPassFailure();
+      if (failed(groupBlock(*block)) || badSchedule) return signalPassFailure();
       if (mergeMatmulChains) mergeChains(*block);
     }
     if (rowStages) {
@@ -165,6 +165,8 @@ struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePas
         if (failed(graph::cutIntoRowStages(f, symbols))) return signalPassFailure();
     }
   }
+
+  bool badSchedule = false;  // makeTile refused a tile (its error is out)
 
   /// Is `v` computed inside its single user's group?
   bool fused(Value v) {
@@ -256,6 +258,19 @@ struct GraphToSchedulePass : graph::impl::GraphToScheduleBase<GraphToSchedulePas
       int64_t tm = tileM, tn = tileN;
       if (clampTiles && M < tm) tm = std::max<int64_t>(microM, (M + microM - 1) / microM * microM);
       if (clampTiles && N < tn) tn = std::max<int64_t>(microN, (N + microN - 1) / microN * microN);
+      // Named with the options (the tile op's verifier said "micro tile
+      // [8, 32] does not divide the cache tile [144, 1]" and dumped it).
+      if (tm % microM || tn % microN) {
+        const bool onM = tm % microM != 0;
+        matmul.emitError() << "--tessera-graph-to-schedule: " << (onM ? "tile-m=" : "tile-n=")
+                           << (onM ? tm : tn) << " is not a multiple of " << (onM ? "micro-m=" : "micro-n=")
+                           << (onM ? microM : microN) << " for this " << M << "x" << N
+                           << " matmul (a tile holds whole register blocks): give "
+                           << (onM ? "tile-m" : "tile-n") << " a multiple of " << (onM ? microM : microN)
+                           << ", or another " << (onM ? "micro-m" : "micro-n");
+        badSchedule = true;
+        return;
+      }
       sizes = {tm, tn, contractionBlock(matmul)};
       micro = {microM, microN};
     } else {
