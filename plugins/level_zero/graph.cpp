@@ -99,34 +99,13 @@ struct GraphData {
 };
 
 struct CaptureSession {
-  TsStream* origin = nullptr;
+  explicit CaptureSession(TsStream* origin) : joins(origin) {}
   std::shared_ptr<GraphData> graph;  // moved out by EndCapture
-  // A stream in the capture.  `clock[k]`: the last node of member k that
-  // this member's next node follows (through waits, transitively; its own
-  // entry is its last node).  A member is joined back when the origin's
-  // clock covers its last node, however many streams the edge went
-  // through; one that issued nothing needs no join (CUDA's rules).
-  struct Member {
-    TsStream* stream;
-    int64_t last_node;
-    std::vector<int64_t> clock;
-  };
-  std::vector<Member> members;  // [0] is the origin
-  int64_t nodes = 0;
-  size_t edges = 0;
+  // Who joined, the nodes and edges, and who was joined back
+  // (plugins/common/capture_joins.hpp).
+  plugin_support::CaptureJoins<TsStream> joins;
   bool open = true;
   std::string failed;  // the first append that failed; EndCapture reports it
-
-  Member* find(const TsStream* s) {
-    for (Member& m : members)
-      if (m.stream == s) return &m;
-    return nullptr;
-  }
-  size_t index(const Member* m) const { return static_cast<size_t>(m - members.data()); }
-  static void merge(std::vector<int64_t>* into, const std::vector<int64_t>& from) {
-    if (into->size() < from.size()) into->resize(from.size(), -1);
-    for (size_t k = 0; k < from.size(); ++k) (*into)[k] = std::max((*into)[k], from[k]);
-  }
 };
 
 TsError* refuse_in_capture_locked(const TsStream* s, const char* what) {
@@ -146,7 +125,7 @@ TsError* capture_begin_node_locked(TsStream* s, ze_command_list_handle_t* list) 
                   "end it with Stream_EndCapture and capture again",
                   c.failed.c_str());
   GraphData& g = *c.graph;
-  if (c.nodes > 0) {
+  if (c.joins.nodes() > 0) {
     // After every command recorded before it, whichever stream issued it.
     const ze_result_t r = g.fn->zeCommandListAppendBarrier(g.list, nullptr, 0, nullptr);
     if (r != ZE_RESULT_SUCCESS) {
@@ -155,12 +134,7 @@ TsError* capture_begin_node_locked(TsStream* s, ze_command_list_handle_t* list) 
       return e;
     }
   }
-  CaptureSession::Member* m = c.find(s);
-  if (m->last_node >= 0) c.edges++;  // in-stream order
-  m->last_node = c.nodes++;
-  const size_t me = c.index(m);
-  if (m->clock.size() <= me) m->clock.resize(me + 1, -1);
-  m->clock[me] = m->last_node;
+  c.joins.AddNode(s);
   *list = g.list;
   return nullptr;
 }
@@ -177,12 +151,9 @@ void capture_note_locked(TsStream* s, const std::weak_ptr<const void>& token,
 }
 
 void capture_record_event_locked(TsStream* s, TsEvent* ev) {
-  const CaptureSession::Member* m = s->capture->find(s);
   std::lock_guard<std::mutex> elk(ev->mu);
   ev->capture = s->capture;
-  ev->capture_node = m->last_node;
-  ev->capture_stream = s;
-  ev->capture_clock = m->clock;
+  ev->capture_point = s->capture->joins.Record(s);
   ev->last_is_capture = true;
 }
 
@@ -211,10 +182,9 @@ TsError* capture_wait_event_locked(TsStream* s, TsEvent* ev) {
                     "level_zero: Stream_WaitEvent: the default stream cannot join a capture: "
                     "fork work onto a stream created with Stream_Create");
     s->capture = c;
-    c->members.push_back({s, -1, {}});
+    c->joins.Join(s);
   }
-  if (ev->capture_node >= 0 && ev->capture_stream != s) c->edges++;
-  CaptureSession::merge(&c->find(s)->clock, ev->capture_clock);
+  c->joins.Wait(s, ev->capture_point);
   return nullptr;
 }
 
@@ -223,7 +193,7 @@ void abandon_capture_locked(TsStream* s) {
   if (!c) return;
   c->open = false;  // events recorded in it can no longer be waited on
   c->graph.reset();  // never launched: destroyed without waiting
-  for (CaptureSession::Member& m : c->members) m.stream->capture.reset();
+  for (size_t k = 0; k < c->joins.num_members(); ++k) c->joins.member(k)->capture.reset();
 }
 
 const void* capture_keep_locked(TsStream* s, const void* bytes, size_t size) {
@@ -300,10 +270,8 @@ TS_ZE_ENTRY(Stream_BeginCapture, TS_STREAM_BEGINCAPTURE_ARGS_STRUCT_SIZE) {
                   "level_zero: Stream_BeginCapture: the stream already takes part in a capture");
   std::shared_ptr<GraphData> g;
   TS_ZE_RETURN_IF_ERROR(make_graph_data(dev, &g));
-  auto c = std::make_shared<CaptureSession>();
-  c->origin = s;
+  auto c = std::make_shared<CaptureSession>(s);
   c->graph = std::move(g);
-  c->members.push_back({s, -1, {}});
   s->capture = std::move(c);
   return nullptr;
 }
@@ -318,22 +286,15 @@ TS_ZE_ENTRY(Stream_EndCapture, TS_STREAM_ENDCAPTURE_ARGS_STRUCT_SIZE) {
     return errorf(TS_ERROR_FAILED_PRECONDITION,
                   "level_zero: Stream_EndCapture: the stream is not capturing");
   std::shared_ptr<CaptureSession> c = s->capture;
-  if (c->origin != s)
+  if (c->joins.origin() != s)
     return errorf(TS_ERROR_FAILED_PRECONDITION,
                   "level_zero: Stream_EndCapture: the stream joined a capture begun on another "
                   "stream; end it there");
   // The capture is over either way.  The graph data was never launched, so
   // dropping it on an error path destroys it without waiting.
   c->open = false;
-  size_t unjoined = 0;
-  const std::vector<int64_t>& origin = c->members[0].clock;
-  for (size_t k = 0; k < c->members.size(); ++k) {
-    CaptureSession::Member& m = c->members[k];
-    m.stream->capture.reset();
-    const bool joined =
-        k == 0 || m.last_node < 0 || (k < origin.size() && origin[k] >= m.last_node);
-    if (!joined && unjoined == 0) unjoined = k;
-  }
+  const size_t unjoined = c->joins.FirstUnjoined();
+  for (size_t k = 0; k < c->joins.num_members(); ++k) c->joins.member(k)->capture.reset();
   std::shared_ptr<GraphData> g = std::move(c->graph);
   if (unjoined)
     return errorf(TS_ERROR_FAILED_PRECONDITION,
@@ -353,8 +314,8 @@ TS_ZE_ENTRY(Stream_EndCapture, TS_STREAM_ENDCAPTURE_ARGS_STRUCT_SIZE) {
   ze_fence_desc_t fd{};
   fd.stype = ZE_STRUCTURE_TYPE_FENCE_DESC;
   TS_ZE_CALL(dev, fn.zeFenceCreate(g->queue, &fd, &g->fence), "zeFenceCreate(graph)");
-  g->nodes = static_cast<size_t>(c->nodes);
-  g->edges = c->edges;
+  g->nodes = static_cast<size_t>(c->joins.nodes());
+  g->edges = c->joins.edges();
   auto* graph = new TsGraph;
   graph->device = dev;
   graph->data = std::move(g);

@@ -47,6 +47,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "capture_joins.hpp"
 #include "captured_refs.hpp"
 #include "error.hpp"
 #include "live_set.hpp"
@@ -311,9 +312,7 @@ struct TsEvent {
   // after `record`: the node it follows, the stream, and what each member of
   // the capture had done by then.
   std::shared_ptr<tessera::level_zero::CaptureSession> capture;
-  int64_t capture_node = -1;
-  const TsStream* capture_stream = nullptr;
-  std::vector<int64_t> capture_clock;
+  tessera::plugin_support::CaptureJoins<TsStream>::Point capture_point;
   bool last_is_capture = false;
 };
 

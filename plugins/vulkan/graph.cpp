@@ -34,45 +34,19 @@ struct GraphData {
 };
 
 struct CaptureSession {
-  StreamState* origin = nullptr;
+  explicit CaptureSession(StreamState* origin) : joins(origin) {}
   std::shared_ptr<GraphData> graph;
-  // A stream in the capture.  `clock[k]`: the last node of member k that
-  // this member's next node follows (through waits, transitively; its own
-  // entry is its last node).  A member is joined back when the origin's
-  // clock covers its last node, however many streams the edge went
-  // through; one that issued nothing needs no join.
-  struct Member {
-    StreamState* stream;
-    int64_t last_node;
-    std::vector<int64_t> clock;
-  };
-  std::vector<Member> members;  // [0] is the origin
-  int64_t nodes = 0;
-  size_t edges = 0;
+  // Who joined, the nodes and edges, and who was joined back
+  // (plugins/common/capture_joins.hpp).
+  plugin_support::CaptureJoins<StreamState> joins;
   bool open = true;
-
-  Member* find(StreamState* s) {
-    for (Member& m : members)
-      if (m.stream == s) return &m;
-    return nullptr;
-  }
-  size_t index(const Member* m) const { return static_cast<size_t>(m - members.data()); }
-  static void merge(std::vector<int64_t>* into, const std::vector<int64_t>& from) {
-    if (into->size() < from.size()) into->resize(from.size(), -1);
-    for (size_t k = 0; k < from.size(); ++k) (*into)[k] = std::max((*into)[k], from[k]);
-  }
 };
 
 TsError* capture_begin_op_locked(StreamState& s, CommandList** out) {
   CaptureSession& c = *s.capture;
   CommandList& cl = c.graph->cl;
   if (cl.commands > 0) record_barrier(s.dev, cl.cb);
-  CaptureSession::Member* m = c.find(&s);
-  if (m->last_node >= 0) c.edges++;  // in-stream order
-  m->last_node = c.nodes++;
-  const size_t me = c.index(m);
-  if (m->clock.size() <= me) m->clock.resize(me + 1, -1);
-  m->clock[me] = m->last_node;
+  c.joins.AddNode(&s);
   cl.commands++;
   *out = &cl;
   return nullptr;
@@ -82,7 +56,7 @@ void capture_note_locked(StreamState& s, const std::weak_ptr<const void>& token,
                          const std::string& what) {
   CaptureSession& c = *s.capture;
   c.graph->refs.add(token, strprintf("%s (node %lld)", what.c_str(),
-                                     static_cast<long long>(c.nodes - 1)));
+                                     static_cast<long long>(c.joins.nodes() - 1)));
 }
 
 std::string describe_buffer(const TsBuffer* b) {
@@ -93,12 +67,8 @@ std::string describe_buffer(const TsBuffer* b) {
 }
 
 void capture_record_event_locked(StreamState& s, TsEvent* ev) {
-  CaptureSession& c = *s.capture;
   ev->capture = s.capture;
-  const CaptureSession::Member* m = c.find(&s);
-  ev->capture_node = m->last_node;
-  ev->capture_stream = &s;
-  ev->capture_clock = m->clock;
+  ev->capture_point = s.capture->joins.Record(&s);
   ev->last_is_capture = true;
 }
 
@@ -118,10 +88,9 @@ TsError* capture_wait_event_locked(StreamState& s, TsEvent* ev) {
                     "vulkan: Stream_WaitEvent: the default stream cannot join a capture: fork "
                     "work onto a stream created with Stream_Create");
     s.capture = c;
-    c->members.push_back({&s, -1, {}});
+    c->joins.Join(&s);
   }
-  if (ev->capture_node >= 0 && ev->capture_stream != &s) c->edges++;
-  CaptureSession::merge(&c->find(&s)->clock, ev->capture_clock);
+  c->joins.Wait(&s, ev->capture_point);
   return nullptr;
 }
 
@@ -159,10 +128,8 @@ TS_VK_ENTRY(Stream_BeginCapture, TS_STREAM_BEGINCAPTURE_ARGS_STRUCT_SIZE) {
   bi.pInheritanceInfo = &inh;
   TS_VK_CALL(dev->fn.vkBeginCommandBuffer(g->cl.cb, &bi), "vkBeginCommandBuffer(graph)");
   g->cl.begun = true;
-  auto c = std::make_shared<CaptureSession>();
-  c->origin = &s;
+  auto c = std::make_shared<CaptureSession>(&s);
   c->graph = std::move(g);
-  c->members.push_back({&s, -1, {}});
   s.capture = std::move(c);
   return nullptr;
 }
@@ -176,21 +143,16 @@ TS_VK_ENTRY(Stream_EndCapture, TS_STREAM_ENDCAPTURE_ARGS_STRUCT_SIZE) {
     return errorf(TS_ERROR_FAILED_PRECONDITION,
                   "vulkan: Stream_EndCapture: %s is not capturing", s.label.c_str());
   std::shared_ptr<CaptureSession> c = s.capture;
-  if (c->origin != &s)
+  if (c->joins.origin() != &s)
     return errorf(TS_ERROR_FAILED_PRECONDITION,
                   "vulkan: Stream_EndCapture: %s joined a capture begun on %s; end it "
                   "there",
-                  s.label.c_str(), c->origin->label.c_str());
+                  s.label.c_str(), c->joins.origin()->label.c_str());
   // The capture is over either way.
   c->open = false;
-  std::string unjoined;
-  const std::vector<int64_t>& origin = c->members[0].clock;
-  for (size_t k = 0; k < c->members.size(); ++k) {
-    CaptureSession::Member& m = c->members[k];
-    m.stream->capture.reset();
-    const bool joined = k == 0 || m.last_node < 0 || (k < origin.size() && origin[k] >= m.last_node);
-    if (!joined && unjoined.empty()) unjoined = m.stream->label;
-  }
+  const size_t first_unjoined = c->joins.FirstUnjoined();
+  const std::string unjoined = first_unjoined ? c->joins.member(first_unjoined)->label : "";
+  for (size_t k = 0; k < c->joins.num_members(); ++k) c->joins.member(k)->capture.reset();
   if (!unjoined.empty())
     return errorf(TS_ERROR_FAILED_PRECONDITION,
                   "vulkan: Stream_EndCapture: %s joined the capture and was not joined "
@@ -199,8 +161,8 @@ TS_VK_ENTRY(Stream_EndCapture, TS_STREAM_ENDCAPTURE_ARGS_STRUCT_SIZE) {
                   unjoined.c_str());
   std::shared_ptr<GraphData> g = std::move(c->graph);
   TS_VK_CALL(dev->fn.vkEndCommandBuffer(g->cl.cb), "vkEndCommandBuffer(graph)");
-  g->nodes = static_cast<size_t>(c->nodes);
-  g->edges = c->edges;
+  g->nodes = static_cast<size_t>(c->joins.nodes());
+  g->edges = c->joins.edges();
   auto* graph = new TsGraph;
   graph->device = dev;
   graph->data = std::move(g);
@@ -213,7 +175,7 @@ void abandon_capture_locked(StreamState& s) {
   std::shared_ptr<CaptureSession> c = s.capture;
   if (!c) return;
   c->open = false;  // events recorded in it can no longer be waited on
-  for (CaptureSession::Member& m : c->members) m.stream->capture.reset();
+  for (size_t k = 0; k < c->joins.num_members(); ++k) c->joins.member(k)->capture.reset();
 }
 
 void destroy_graph(TsGraph* g) {

@@ -32,6 +32,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "capture_joins.hpp"
 #include "captured_refs.hpp"
 #include "error.hpp"
 #include "tessera/plugin.h"
@@ -414,11 +415,8 @@ struct TsEvent {
   uint64_t value = 0;
   // Last record made inside a capture (graph.cpp), and which came last.
   std::shared_ptr<tessera::vk::CaptureSession> capture;
-  int64_t capture_node = -1;
-  tessera::vk::StreamState* capture_stream = nullptr;
-  // What the capture's streams had done when it was recorded: per member
-  // (CaptureSession::members index), its last node this record follows.
-  std::vector<int64_t> capture_clock;
+  // The node it follows and what the capture's streams had done by then.
+  tessera::plugin_support::CaptureJoins<tessera::vk::StreamState>::Point capture_point;
   bool last_is_capture = false;
 };
 
